@@ -1,0 +1,347 @@
+package generator
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// emitOperations writes, per operation, its typed argument struct and the
+// Store method that performs it.
+func emitOperations(f *jen.File, d *Domain) {
+	for _, o := range d.Operations {
+		emitArgsStruct(f, o.GoName+"Args", fmt.Sprintf("%sArgs are the arguments of %s.", o.GoName, o.Name), nil, o.Args, false)
+		if needsMatch(o) {
+			emitMatch(f, o)
+		}
+		emitOperation(f, o)
+	}
+}
+
+// emitArgsStruct writes an argument struct. Required arguments are values,
+// optional ones pointers (maps and slices are nil when absent). With
+// allOptional every argument is optional, as in a tool's union struct.
+func emitArgsStruct(f *jen.File, name, comment string, lead []jen.Code, args []*Arg, allOptional bool) {
+	fields := append([]jen.Code{}, lead...)
+	for _, a := range args {
+		t := typeCode(a.GoType)
+		tag := a.Name
+		if !a.Required || allOptional {
+			tag += ",omitempty"
+			if !a.GoType.nilable() {
+				t = jen.Op("*").Add(t)
+			}
+		}
+		fields = append(fields, jen.Id(a.GoName).Add(t).Tag(map[string]string{"json": tag}))
+	}
+	f.Comment(comment)
+	f.Type().Id(name).Struct(fields...)
+	f.Line()
+}
+
+// argValue is the value of an argument that is known to be present.
+func argValue(a *Arg) *jen.Statement {
+	if a.Required || a.GoType.nilable() {
+		return jen.Id("a").Dot(a.GoName)
+	}
+	return jen.Op("*").Id("a").Dot(a.GoName)
+}
+
+// present is the condition that an optional argument was given.
+func present(a *Arg) *jen.Statement {
+	return jen.Id("a").Dot(a.GoName).Op("!=").Nil()
+}
+
+func needsMatch(o *Operation) bool {
+	switch o.Kind {
+	case KList, KUpdateWhere, KAggregate, KPreset:
+		return true
+	}
+	return false
+}
+
+// compare renders `v.Field <op> value` for a field, comparing timestamps
+// by instant rather than as text.
+func compare(fd *Field, op string, value jen.Code) *jen.Statement {
+	field := jen.Id("v").Dot(fd.GoName)
+	if fd.Type == TTimestamp && op != "!=" {
+		return jen.Qual(runtimePkg, "CompareTime").Call(field, value).Op(op).Lit(0)
+	}
+	return field.Op(op).Add(value)
+}
+
+// emitMatch writes the filter an operation applies to rows:
+//
+//	func (a ListDevicesArgs) match(v *Device) bool {
+//		if a.Room != nil && v.Room != *a.Room { return false }
+//		return true
+//	}
+func emitMatch(f *jen.File, o *Operation) {
+	var body []jen.Code
+	for _, w := range o.Where {
+		body = append(body, jen.If(compare(w.Field, "!=", literal(w.Field, w.Value))).Block(jen.Return(jen.False())))
+	}
+	for _, a := range o.Args {
+		var cond *jen.Statement
+		switch a.Role {
+		case RoleFilter:
+			cond = compare(a.Field, "!=", argValue(a))
+		case RoleMin:
+			cond = compare(a.Field, "<", argValue(a))
+		case RoleMax:
+			cond = compare(a.Field, ">", argValue(a))
+		default:
+			continue
+		}
+		if !a.Required {
+			cond = present(a).Op("&&").Add(cond)
+		}
+		body = append(body, jen.If(cond).Block(jen.Return(jen.False())))
+	}
+	body = append(body, jen.Return(jen.True()))
+	f.Comment(fmt.Sprintf("match reports whether a row passes %s's filters.", o.Name))
+	f.Func().Params(jen.Id("a").Id(o.GoName+"Args")).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
+	f.Line()
+}
+
+// lockFor returns the statements that take the store's lock for o.
+func lockFor(o *Operation) []jen.Code {
+	if o.ReadOnly {
+		return []jen.Code{jen.Id("s").Dot("mu").Dot("RLock").Call(), jen.Defer().Id("s").Dot("mu").Dot("RUnlock").Call()}
+	}
+	return []jen.Code{jen.Id("s").Dot("mu").Dot("Lock").Call(), jen.Defer().Id("s").Dot("mu").Dot("Unlock").Call()}
+}
+
+// refChecks returns checks that every reference argument names a row,
+// all made before anything changes.
+func refChecks(o *Operation, zero jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, a := range o.Args {
+		if a.Role != RoleValue || a.Field.Type != TReference {
+			continue
+		}
+		check := jen.If(jen.Err().Op(":=").Id("s").Dot(tableField(a.Field.Ref)).Dot("Check").Call(jen.Lit(a.Name), argValue(a)), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(zero, jen.Err()))
+		if !a.Required {
+			check = jen.If(present(a)).Block(check)
+		}
+		out = append(out, check)
+	}
+	return out
+}
+
+// assignArgs sets each given value argument on row v.
+func assignArgs(o *Operation) []jen.Code {
+	var out []jen.Code
+	for _, a := range o.Args {
+		if a.Role != RoleValue {
+			continue
+		}
+		var val jen.Code = argValue(a)
+		switch {
+		case a.Field.Type == TObject && o.Merge:
+			val = jen.Qual(runtimePkg, "MergeObject").Call(jen.Id("v").Dot(a.Field.GoName), jen.Id("a").Dot(a.GoName))
+		case a.Field.Type == TObject:
+			val = jen.Qual(runtimePkg, "CloneObject").Call(jen.Id("a").Dot(a.GoName))
+		case a.Field.Type == TArray:
+			val = jen.Qual(runtimePkg, "CloneSlice").Call(jen.Id("a").Dot(a.GoName))
+		}
+		set := jen.Id("v").Dot(a.Field.GoName).Op("=").Add(val)
+		if a.Required {
+			out = append(out, set)
+		} else {
+			out = append(out, jen.If(present(a)).Block(set))
+		}
+	}
+	return out
+}
+
+func assignFixed(set []Assign) []jen.Code {
+	var out []jen.Code
+	for _, s := range set {
+		out = append(out, jen.Id("v").Dot(s.Field.GoName).Op("=").Add(literal(s.Field, s.Value)))
+	}
+	return out
+}
+
+// nothingToSet returns the check that an update names at least one field.
+func nothingToSet(o *Operation, zero jen.Code) jen.Code {
+	var cond *jen.Statement
+	var names []jen.Code
+	for _, a := range o.Args {
+		if a.Role != RoleValue {
+			continue
+		}
+		c := jen.Id("a").Dot(a.GoName).Op("==").Nil()
+		if cond == nil {
+			cond = c
+		} else {
+			cond = cond.Op("&&").Add(c)
+		}
+		names = append(names, jen.Lit(a.Name))
+	}
+	if cond == nil {
+		return jen.Null()
+	}
+	return jen.If(cond).Block(jen.Return(zero, jen.Qual(runtimePkg, "NothingToSet").Call(names...)))
+}
+
+func argByRole(o *Operation, r ArgRole) *Arg {
+	for _, a := range o.Args {
+		if a.Role == r {
+			return a
+		}
+	}
+	return nil
+}
+
+// emitOperation writes the Store method of one operation.
+func emitOperation(f *jen.File, o *Operation) {
+	e := o.Entity
+	table := jen.Id("s").Dot(tableField(e))
+	var result jen.Code
+	var body []jen.Code
+	body = append(body, lockFor(o)...)
+	switch o.Kind {
+	case KGet:
+		result = jen.Id(e.GoName)
+		body = append(body, jen.Return(table.Clone().Dot("Get").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, RoleID).GoName))))
+	case KList:
+		result = jen.Qual(runtimePkg, "ListResult").Types(jen.Id(e.GoName))
+		body = append(body, jen.Return(table.Clone().Dot("List").Call(
+			jen.Qual(runtimePkg, "Or").Call(jen.Id("a").Dot("Limit"), jen.Lit(o.Limit)), jen.Id("a").Dot("match")), jen.Nil()))
+	case KCreate:
+		result = jen.Id(e.GoName)
+		zero := jen.Id(e.GoName).Values()
+		body = append(body, refChecks(o, zero)...)
+		// v := Rule{Enabled: true}  (defaults), then the given arguments.
+		defaults := jen.Dict{}
+		for _, fd := range e.Fields {
+			switch {
+			case fd.Default != nil && !isZero(fd.Default):
+				defaults[jen.Id(fd.GoName)] = literal(fd, fd.Default)
+			case fd.Type == TObject || fd.Type == TArray:
+				defaults[jen.Id(fd.GoName)] = literal(fd, zeroValue(fd))
+			}
+		}
+		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Values(defaults))
+		body = append(body, assignArgs(o)...)
+		body = append(body, jen.Return(table.Clone().Dot("Insert").Call(jen.Id("v")), jen.Nil()))
+	case KUpdate:
+		result = jen.Id(e.GoName)
+		zero := jen.Id(e.GoName).Values()
+		body = append(body,
+			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(table.Clone()).Dot("Ptr").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, RoleID).GoName)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
+			nothingToSet(o, zero),
+		)
+		body = append(body, refChecks(o, zero)...)
+		body = append(body, assignArgs(o)...)
+		body = append(body, jen.Return(jen.Id("clone"+e.GoName).Call(jen.Op("*").Id("v")), jen.Nil()))
+	case KUpdateWhere:
+		result = jen.Qual(runtimePkg, "BulkResult")
+		zero := jen.Qual(runtimePkg, "BulkResult").Values()
+		if len(o.Set) == 0 {
+			body = append(body, nothingToSet(o, zero))
+		}
+		body = append(body, refChecks(o, zero)...)
+		set := append(assignFixed(o.Set), assignArgs(o)...)
+		body = append(body,
+			jen.Id("ids").Op(":=").Add(table.Clone()).Dot("Update").Call(jen.Id("a").Dot("match"),
+				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Block(set...)),
+			jen.Return(jen.Qual(runtimePkg, "NewBulkResult").Call(jen.Lit(e.Name), jen.Lit(""), jen.Id("ids")), jen.Nil()),
+		)
+	case KDelete:
+		result = jen.Qual(runtimePkg, "DeleteResult")
+		body = append(body, jen.Return(table.Clone().Dot("Delete").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, RoleID).GoName))))
+	case KAggregate:
+		result = jen.Qual(runtimePkg, "AggregateResult")
+		body = append(body, aggregateBody(o, table)...)
+	case KPreset:
+		result = jen.Qual(runtimePkg, "BulkResult")
+		body = append(body, presetBody(o, table)...)
+	}
+	f.Comment(doc(o.GoName, o.Description))
+	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(o.GoName+"Args")).Params(result, jen.Error()).Block(body...)
+	f.Line()
+}
+
+// aggregateBody computes one statistic, optionally grouped:
+//
+//	agg := runtime.NewAggregator("sensor", a.Function, a.Field, runtime.Deref(a.GroupBy))
+//	s.sensors.Each(a.match, func(v *Sensor) { ...; agg.Add(key, x) })
+//	return agg.Result(), nil
+func aggregateBody(o *Operation, table *jen.Statement) []jen.Code {
+	fn := jen.Lit(o.Functions[0])
+	if a := argByRole(o, RoleFunction); a != nil {
+		fn = jen.Id("a").Dot(a.GoName)
+	}
+	var field jen.Code = jen.Lit("")
+	if len(o.Fields) == 1 {
+		field = jen.Lit(o.Fields[0].Name)
+	} else if a := argByRole(o, RoleAggField); a != nil {
+		field = jen.Id("a").Dot(a.GoName)
+	}
+	var group jen.Code = jen.Lit("")
+	if a := argByRole(o, RoleGroupBy); a != nil {
+		group = jen.Qual(runtimePkg, "Deref").Call(jen.Id("a").Dot(a.GoName))
+	}
+	var each []jen.Code
+	each = append(each, jen.Var().Id("x").Float64())
+	if len(o.Fields) > 0 {
+		var cases []jen.Code
+		for _, fd := range o.Fields {
+			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(jen.Id("x").Op("=").Float64().Call(jen.Id("v").Dot(fd.GoName))))
+		}
+		each = append(each, jen.Switch(jen.Id("agg").Dot("Field").Call()).Block(cases...))
+	}
+	each = append(each, jen.Var().Id("key").String())
+	if len(o.GroupBy) > 0 {
+		var cases []jen.Code
+		for _, fd := range o.GroupBy {
+			var val jen.Code = jen.Id("v").Dot(fd.GoName)
+			if g := fieldGoType(fd); g.Kind != "string" {
+				val = jen.Qual("fmt", "Sprint").Call(jen.Id("v").Dot(fd.GoName))
+			}
+			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(jen.Id("key").Op("=").Add(val)))
+		}
+		each = append(each, jen.Switch(jen.Id("agg").Dot("GroupBy").Call()).Block(cases...))
+	}
+	each = append(each, jen.Id("agg").Dot("Add").Call(jen.Id("key"), jen.Id("x")))
+	return []jen.Code{
+		jen.Id("agg").Op(":=").Qual(runtimePkg, "NewAggregator").Call(jen.Lit(o.Entity.Name), fn, field, group),
+		table.Clone().Dot("Each").Call(jen.Id("a").Dot("match"), jen.Func().Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Block(each...)),
+		jen.Return(jen.Id("agg").Dot("Result").Call(), jen.Nil()),
+	}
+}
+
+// presetBody applies the chosen bundle's steps to the rows in scope:
+//
+//	switch a.Mode {
+//	case "night":
+//		ids = append(ids, s.devices.Update(func(v *Device) bool { return a.match(v) && v.Kind == "light" }, func(v *Device) { v.Power = "off" })...)
+//	}
+func presetBody(o *Operation, table *jen.Statement) []jen.Code {
+	e := o.Entity
+	pa := argByRole(o, RolePreset)
+	var cases []jen.Code
+	for _, p := range o.Presets {
+		var steps []jen.Code
+		for _, st := range p.Steps {
+			cond := jen.Id("a").Dot("match").Call(jen.Id("v"))
+			for _, w := range st.Where {
+				cond = cond.Op("&&").Add(compare(w.Field, "==", literal(w.Field, w.Value)))
+			}
+			steps = append(steps, jen.Id("ids").Op("=").Append(jen.Id("ids"), table.Clone().Dot("Update").Call(
+				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Bool().Block(jen.Return(cond)),
+				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Block(assignFixed(st.Set)...),
+			).Op("...")))
+		}
+		cases = append(cases, jen.Case(jen.Lit(p.Name)).Block(steps...))
+	}
+	return []jen.Code{
+		jen.Var().Id("ids").Index().String(),
+		jen.Switch(jen.Id("a").Dot(pa.GoName)).Block(cases...),
+		jen.Return(jen.Qual(runtimePkg, "NewBulkResult").Call(jen.Lit(e.Name), jen.Id("a").Dot(pa.GoName), jen.Id("ids")), jen.Nil()),
+	}
+}

@@ -1,0 +1,218 @@
+package generator
+
+// The IR is what the emitters see: every reference resolved, every Go name
+// fixed, everything in spec (document) order or sorted. Emitters never look
+// at YAML.
+
+// FieldType is the type of an entity field.
+type FieldType string
+
+// Field types of the spec language.
+const (
+	TString    FieldType = "string"
+	TInteger   FieldType = "integer"
+	TNumber    FieldType = "number"
+	TBoolean   FieldType = "boolean"
+	TEnum      FieldType = "enum"
+	TTimestamp FieldType = "timestamp"
+	TObject    FieldType = "object"
+	TArray     FieldType = "array"
+	TReference FieldType = "reference"
+)
+
+// scalar reports whether values of the type can be compared for equality.
+func (t FieldType) scalar() bool { return t != TObject && t != TArray }
+
+// ordered reports whether values of the type can be range-filtered.
+func (t FieldType) ordered() bool { return t == TInteger || t == TNumber || t == TTimestamp }
+
+// numeric reports whether values of the type can be aggregated.
+func (t FieldType) numeric() bool { return t == TInteger || t == TNumber }
+
+// Operation kinds.
+const (
+	KGet         = "get"
+	KList        = "list"
+	KCreate      = "create"
+	KUpdate      = "update"
+	KUpdateWhere = "update_where"
+	KDelete      = "delete"
+	KAggregate   = "aggregate"
+	KPreset      = "preset"
+)
+
+// Categories, in the order L3 tools are derived.
+var categories = []string{"status_query", "action_execution", "configuration", "analysis"}
+
+// Domain is one domain spec, checked and resolved.
+type Domain struct {
+	Name        string
+	Title       string
+	Description string
+	Now         string
+	File        string
+	Entities    []*Entity
+	Operations  []*Operation
+	Levels      []*Level // L4, L3, L2, L1
+}
+
+// Entity is an entity type with its seed rows.
+type Entity struct {
+	Name        string
+	Plural      string
+	GoName      string
+	Description string
+	IDPrefix    string
+	IDDigits    int
+	Fields      []*Field
+	Seed        []*Row
+}
+
+// Field is one field of an entity (the ID field is implicit).
+type Field struct {
+	Name        string
+	GoName      string
+	Description string
+	Type        FieldType
+	Unit        string
+	Values      []string
+	Min, Max    *float64
+	Pattern     string
+	MaxLength   int
+	Ref         *Entity
+	Items       *Field
+	Optional    bool
+	// Default is the value a seed row or create without the field gets;
+	// nil means the zero value.
+	Default any
+}
+
+// Row is one seed row; Values holds a normalised Go value per field name
+// (string, int64, float64, bool, map[string]any, []any).
+type Row struct {
+	ID     string
+	Values map[string]any
+}
+
+// Assign is a fixed field value in a where or set clause.
+type Assign struct {
+	Field *Field
+	Value any
+}
+
+// Preset is one named bundle of a preset operation.
+type Preset struct {
+	Name        string
+	Description string
+	Steps       []PresetStep
+}
+
+// PresetStep sets fields on the rows a where clause matches.
+type PresetStep struct {
+	Where []Assign
+	Set   []Assign
+}
+
+// ArgRole says what an argument does in its operation.
+type ArgRole int
+
+// Argument roles.
+const (
+	RoleID       ArgRole = iota // the row an operation acts on
+	RoleFilter                  // equality filter on Field
+	RoleMin                     // lower bound on Field
+	RoleMax                     // upper bound on Field
+	RoleLimit                   // page size of a list
+	RoleValue                   // value of Field to create or set
+	RoleFunction                // aggregate function
+	RoleAggField                // field to aggregate
+	RoleGroupBy                 // aggregate grouping
+	RolePreset                  // preset to apply
+)
+
+// Arg is one argument of an operation.
+type Arg struct {
+	Name     string
+	GoName   string
+	Role     ArgRole
+	Field    *Field // for filters, bounds and values
+	Required bool
+	// Schema is the argument's JSON Schema as the model sees it.
+	Schema obj
+	// JSONType is the schema's type; GoType the Go type of a required value.
+	JSONType string
+	GoType   goType
+	Enum     []string
+	// Entity is set on arguments that carry the ID of a row.
+	Entity *Entity
+	Hint   string
+}
+
+// Operation is one atomic operation.
+type Operation struct {
+	Name        string
+	GoName      string
+	Kind        string
+	Category    string
+	Description string
+	Entity      *Entity
+	Args        []*Arg
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+
+	Filters   []*Field
+	Ranges    []*Field
+	Fields    []*Field
+	Merge     bool
+	Where     []Assign
+	Set       []Assign
+	Functions []string
+	GroupBy   []*Field
+	Limit     int
+	PresetArg string
+	Presets   []*Preset
+
+	// Schema is the JSON Schema of the arguments; Example a valid call.
+	Schema  string
+	Example string
+}
+
+// Level is one granularity level's tools.
+type Level struct {
+	Name  string
+	Tools []*Tool
+}
+
+// Tool is a tool at one level: one operation, or several behind "action".
+type Tool struct {
+	Name        string
+	GoName      string
+	Description string
+	Operations  []*Operation
+	// Args is the union of the operations' arguments for a tool with an
+	// action, in first-seen order.
+	Args   []*Arg
+	Schema string
+}
+
+// goType is a Go type in a form every emitter can render.
+type goType struct {
+	Kind string  // string, int, float64, bool, map, slice
+	Elem *goType // slice element
+}
+
+func (g goType) String() string {
+	switch g.Kind {
+	case "map":
+		return "map[string]any"
+	case "slice":
+		return "[]" + g.Elem.String()
+	default:
+		return g.Kind
+	}
+}
+
+// nilable reports whether the type has nil as its absent value, so an
+// optional argument of it needs no pointer.
+func (g goType) nilable() bool { return g.Kind == "map" || g.Kind == "slice" }

@@ -1,0 +1,550 @@
+package generator
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// SchemaFile is the name of the domain spec schema at the root of a specs
+// folder.
+const SchemaFile = "domain.schema.json"
+
+// Spec is every domain of a specs folder, sorted by name.
+type Spec struct {
+	Domains []*Domain
+	// Warnings are deliberate deviations worth a look, such as a level
+	// with more tools than its definition.
+	Warnings ErrorList
+}
+
+// Load reads, validates and resolves every <domain>/domain.yaml under
+// fsys, with the schema at its root. The error, if any, is an ErrorList
+// holding every problem of every file.
+func Load(fsys fs.FS) (*Spec, error) {
+	schemaData, err := fs.ReadFile(fsys, SchemaFile)
+	if err != nil {
+		return nil, fmt.Errorf("read spec schema: %w", err)
+	}
+	sch, err := compileSpecSchema(SchemaFile, schemaData)
+	if err != nil {
+		return nil, err
+	}
+	files, err := fs.Glob(fsys, "*/domain.yaml")
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no domain specs: expected <domain>/domain.yaml files")
+	}
+	sort.Strings(files)
+	spec := &Spec{}
+	var errs ErrorList
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		d, derrs, warns := LoadDomain(f, data, sch)
+		errs = append(errs, derrs...)
+		spec.Warnings = append(spec.Warnings, warns...)
+		if d == nil {
+			continue
+		}
+		if dir := path.Dir(f); d.Name != dir {
+			errs = append(errs, &Error{Pos: Pos{File: f, Line: 1, Col: 1}, Path: "$.domain",
+				Msg: fmt.Sprintf("found domain %q in folder %q; expected the folder to be named after the domain", d.Name, dir)})
+		}
+		spec.Domains = append(spec.Domains, d)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// LoadDomain parses, validates and resolves one domain spec. It returns
+// every error of the file at once; the domain is nil when there were any.
+func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, ErrorList, ErrorList) {
+	root, errs := parseYAML(file, data)
+	if len(errs) > 0 {
+		return nil, errs, nil
+	}
+	if errs := validateNode(sch, root); len(errs) > 0 {
+		errs.sort()
+		return nil, errs, nil
+	}
+	b := &builder{
+		file: file, root: root,
+		entities: map[string]*Entity{}, ops: map[string]*Operation{},
+		seedIDs:  map[*Entity]map[string]bool{}, fieldDecl: map[*Field]*node{},
+		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{},
+	}
+	d := b.build()
+	b.errs.sort()
+	b.warns.sort()
+	if len(b.errs) > 0 {
+		return nil, b.errs, b.warns
+	}
+	return d, nil, b.warns
+}
+
+type builder struct {
+	file     string
+	root     *node
+	d        *Domain
+	errs     ErrorList
+	warns    ErrorList
+	entities map[string]*Entity
+	ops      map[string]*Operation
+	seedIDs  map[*Entity]map[string]bool
+	// entityNode, fieldDecl and opNode remember where things were declared.
+	entityNode map[*Entity]*node
+	fieldDecl  map[*Field]*node
+	opNode     map[*Operation]*node
+}
+
+func (b *builder) errorf(n *node, format string, args ...any) {
+	e := &Error{Pos: Pos{File: b.file, Line: 1, Col: 1}, Path: "$", Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Pos, e.Path = n.pos, n.path
+	}
+	b.errs = append(b.errs, e)
+}
+
+func (b *builder) warnf(n *node, format string, args ...any) {
+	b.warns = append(b.warns, &Error{Pos: n.pos, Path: n.path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) build() *Domain {
+	r := b.root
+	b.d = &Domain{
+		Name:        r.get("domain").str(),
+		Title:       r.get("title").str(),
+		Description: strings.TrimSpace(r.get("description").str()),
+		Now:         r.get("now").str(),
+		File:        b.file,
+	}
+	ents := r.get("entities")
+	for i, k := range ents.keys {
+		b.entity(k, ents.vals[i])
+	}
+	for _, e := range b.d.Entities {
+		b.resolveFields(e)
+	}
+	for _, e := range b.d.Entities {
+		b.seedIndex(e)
+	}
+	for _, e := range b.d.Entities {
+		b.seedRows(e)
+	}
+	ops := r.get("operations")
+	for i, k := range ops.keys {
+		b.operation(k, ops.vals[i])
+	}
+	b.levels(r.get("levels"))
+	b.goNames()
+	if len(b.errs) == 0 {
+		b.schemas()
+	}
+	return b.d
+}
+
+// --- entities
+
+func (b *builder) entity(k, n *node) {
+	e := &Entity{
+		Name:        k.str(),
+		Plural:      n.get("plural").str(),
+		GoName:      n.get("go_name").str(),
+		Description: strings.TrimSpace(n.get("description").str()),
+		IDPrefix:    n.get("id_prefix").str(),
+		IDDigits:    3,
+	}
+	if e.Plural == "" {
+		e.Plural = plural(e.Name)
+	}
+	if e.GoName == "" {
+		e.GoName = goName(e.Name)
+	}
+	if dn := n.get("id_digits"); dn != nil {
+		e.IDDigits = int(dn.scalar.(int64))
+	}
+	for _, o := range b.d.Entities {
+		if o.IDPrefix == e.IDPrefix {
+			b.errorf(n.get("id_prefix"), "found ID prefix %q, already used by entity %q; expected a prefix unique in the domain", e.IDPrefix, o.Name)
+		}
+	}
+	fields := n.get("fields")
+	for i, fk := range fields.keys {
+		if fk.str() == "id" {
+			b.errorf(fk, "found a field named \"id\"; expected it left out: every entity has an implicit id field")
+			continue
+		}
+		e.Fields = append(e.Fields, b.field(fk.str(), fields.vals[i]))
+	}
+	b.entities[e.Name] = e
+	b.entityNode[e] = n
+	b.d.Entities = append(b.d.Entities, e)
+}
+
+func plural(s string) string {
+	switch {
+	case strings.HasSuffix(s, "y") && !strings.HasSuffix(s, "ay") && !strings.HasSuffix(s, "ey"):
+		return s[:len(s)-1] + "ies"
+	case strings.HasSuffix(s, "s"), strings.HasSuffix(s, "x"), strings.HasSuffix(s, "ch"), strings.HasSuffix(s, "sh"):
+		return s + "es"
+	default:
+		return s + "s"
+	}
+}
+
+func (b *builder) field(name string, n *node) *Field {
+	f := &Field{
+		Name:        name,
+		GoName:      n.get("go_name").str(),
+		Description: strings.TrimSpace(n.get("description").str()),
+		Type:        FieldType(n.get("type").str()),
+		Unit:        n.get("unit").str(),
+		Values:      n.get("values").strs(),
+		Pattern:     n.get("pattern").str(),
+		Optional:    n.get("optional") != nil && n.get("optional").scalar == true,
+	}
+	if f.GoName == "" {
+		f.GoName = goName(name)
+	}
+	if v := n.get("min"); v != nil {
+		x := toFloat(v.scalar)
+		f.Min = &x
+	}
+	if v := n.get("max"); v != nil {
+		x := toFloat(v.scalar)
+		f.Max = &x
+	}
+	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
+		b.errorf(n.get("min"), "found min %v above max %v; expected min <= max", *f.Min, *f.Max)
+	}
+	if v := n.get("max_length"); v != nil {
+		f.MaxLength = int(v.scalar.(int64))
+	}
+	if f.Pattern != "" {
+		if _, err := regexp.Compile(f.Pattern); err != nil {
+			b.errorf(n.get("pattern"), "found pattern %q that does not compile (%v); expected a regular expression", f.Pattern, err)
+		}
+	}
+	if it := n.get("items"); it != nil {
+		f.Items = b.field(name+"_item", it)
+		if !f.Items.Type.scalar() {
+			b.errorf(it.get("type"), "found array items of type %s; expected a scalar type (arrays of objects or arrays are not supported)", f.Items.Type)
+		}
+	}
+	b.fieldDecl[f] = n
+	return f
+}
+
+func toFloat(v any) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return 0
+}
+
+func (b *builder) resolveFields(e *Entity) {
+	var resolve func(f *Field)
+	resolve = func(f *Field) {
+		n := b.fieldDecl[f]
+		if ref := n.get("ref"); ref != nil {
+			if f.Type != TReference {
+				b.errorf(ref, "found ref on a %s field; expected ref only on type reference", f.Type)
+			} else if f.Ref = b.entities[ref.str()]; f.Ref == nil {
+				b.errorf(ref, "found reference to entity %q, which is not declared; expected one of %s", ref.str(), strings.Join(b.entityNames(), ", "))
+			}
+		}
+		if f.Type != TEnum && n.get("values") != nil {
+			b.errorf(n.get("values"), "found values on a %s field; expected values only on type enum", f.Type)
+		}
+		if (f.Min != nil || f.Max != nil) && !f.Type.numeric() {
+			b.errorf(n, "found min/max on a %s field; expected them only on integer or number fields", f.Type)
+		}
+		if f.Items != nil {
+			resolve(f.Items)
+		}
+	}
+	for _, f := range e.Fields {
+		resolve(f)
+	}
+	// Defaults are checked once references resolve.
+	for _, f := range e.Fields {
+		n := b.fieldDecl[f]
+		if dn := n.get("default"); dn != nil {
+			if dn.scalar == "now" && f.Type == TTimestamp {
+				if b.d.Now == "" {
+					b.errorf(dn, "found default \"now\" but the domain has no \"now\" clock; expected a top-level now: <RFC 3339 timestamp>")
+					continue
+				}
+				f.Default = b.d.Now
+				continue
+			}
+			if f.Type == TReference {
+				b.errorf(dn, "found a default on a reference field; expected references to be given explicitly")
+				continue
+			}
+			if v, ok := b.value(f, dn); ok {
+				f.Default = v
+			}
+		}
+	}
+}
+
+func (b *builder) entityNames() []string {
+	names := make([]string, len(b.d.Entities))
+	for i, e := range b.d.Entities {
+		names[i] = e.Name
+	}
+	return names
+}
+
+func (b *builder) fieldOf(e *Entity, name string) *Field {
+	for _, f := range e.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func (b *builder) fieldNames(e *Entity, ok func(*Field) bool) string {
+	var names []string
+	for _, f := range e.Fields {
+		if ok(f) {
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// --- seed rows
+
+var idPattern = func(e *Entity) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`^%s\d{%d,}$`, regexp.QuoteMeta(e.IDPrefix), e.IDDigits))
+}
+
+func (e *Entity) idRegexp() string { return fmt.Sprintf(`^%s[0-9]{%d,}$`, e.IDPrefix, e.IDDigits) }
+
+// exampleID is an ID of the entity's shape, for descriptions.
+func (e *Entity) exampleID() string { return fmt.Sprintf("%s%0*d", e.IDPrefix, e.IDDigits, 1) }
+
+func (b *builder) seedIndex(e *Entity) {
+	ids := map[string]bool{}
+	re := idPattern(e)
+	seed := b.entityNode[e].get("seed")
+	for _, row := range seed.list() {
+		idn := row.get("id")
+		id := idn.str()
+		exact := fmt.Sprintf("%s%0*d", e.IDPrefix, e.IDDigits, 0)
+		if !re.MatchString(id) || len(id) != len(exact) {
+			b.errorf(idn, "found id %q; expected %s followed by %d digits, like %s", id, e.IDPrefix, e.IDDigits, e.exampleID())
+		}
+		if ids[id] {
+			b.errorf(idn, "found id %q a second time; expected unique seed ids", id)
+		}
+		ids[id] = true
+	}
+	b.seedIDs[e] = ids
+}
+
+func (b *builder) seedRows(e *Entity) {
+	seed := b.entityNode[e].get("seed")
+	for _, rn := range seed.list() {
+		row := &Row{ID: rn.get("id").str(), Values: map[string]any{}}
+		for i, k := range rn.keys {
+			if k.str() == "id" {
+				continue
+			}
+			f := b.fieldOf(e, k.str())
+			if f == nil {
+				b.errorf(k, "found field %q, which entity %q does not have; expected one of %s", k.str(), e.Name, b.fieldNames(e, func(*Field) bool { return true }))
+				continue
+			}
+			if v, ok := b.value(f, rn.vals[i]); ok {
+				row.Values[f.Name] = v
+			}
+		}
+		for _, f := range e.Fields {
+			if _, ok := row.Values[f.Name]; ok {
+				continue
+			}
+			switch {
+			case f.Default != nil:
+				row.Values[f.Name] = f.Default
+			case f.Optional:
+				row.Values[f.Name] = zeroValue(f)
+			default:
+				b.errorf(rn, "seed row %s lacks field %q; expected a %s value (or declare the field optional or with a default)", row.ID, f.Name, f.Type)
+			}
+		}
+		e.Seed = append(e.Seed, row)
+	}
+	// Rows live in ID order in the store; sort the seed the same way so
+	// the generated literal reads in that order.
+	sort.SliceStable(e.Seed, func(i, j int) bool { return e.Seed[i].ID < e.Seed[j].ID })
+}
+
+func zeroValue(f *Field) any {
+	switch f.Type {
+	case TInteger:
+		return int64(0)
+	case TNumber:
+		return float64(0)
+	case TBoolean:
+		return false
+	case TObject:
+		return map[string]any{}
+	case TArray:
+		return []any{}
+	default:
+		return ""
+	}
+}
+
+// value checks a spec value against a field and returns it normalised.
+func (b *builder) value(f *Field, n *node) (any, bool) {
+	bad := func(expected string) (any, bool) {
+		b.errorf(n, "found %s for field %q; expected %s", jsonText(n.toAny()), f.Name, expected)
+		return nil, false
+	}
+	v := n.scalar
+	switch f.Type {
+	case TString:
+		s, ok := v.(string)
+		if !ok {
+			return bad("a string")
+		}
+		if f.MaxLength > 0 && len([]rune(s)) > f.MaxLength {
+			return bad(fmt.Sprintf("at most %d characters", f.MaxLength))
+		}
+		if f.Pattern != "" {
+			if re, err := regexp.Compile(f.Pattern); err == nil && !re.MatchString(s) {
+				return bad("a string matching " + f.Pattern)
+			}
+		}
+		return s, true
+	case TEnum:
+		s, ok := v.(string)
+		if !ok || !slices.Contains(f.Values, s) {
+			return bad("one of " + strings.Join(f.Values, ", "))
+		}
+		return s, true
+	case TTimestamp:
+		s, ok := v.(string)
+		if !ok {
+			return bad("an RFC 3339 timestamp like 2026-03-14T08:00:00Z")
+		}
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return bad("an RFC 3339 timestamp like 2026-03-14T08:00:00Z")
+		}
+		return s, true
+	case TReference:
+		s, ok := v.(string)
+		if !ok || f.Ref == nil {
+			return bad(fmt.Sprintf("the ID of a %s", refName(f)))
+		}
+		if !b.seedIDs[f.Ref][s] {
+			return bad(fmt.Sprintf("the ID of a seed %s row (%s)", f.Ref.Name, strings.Join(sortedKeys(b.seedIDs[f.Ref]), ", ")))
+		}
+		return s, true
+	case TBoolean:
+		if _, ok := v.(bool); !ok {
+			return bad("true or false")
+		}
+		return v, true
+	case TInteger:
+		i, ok := v.(int64)
+		if !ok {
+			return bad("an integer" + rangeWords(f))
+		}
+		if !inRange(f, float64(i)) {
+			return bad("an integer" + rangeWords(f))
+		}
+		return i, true
+	case TNumber:
+		var x float64
+		switch t := v.(type) {
+		case int64:
+			x = float64(t)
+		case float64:
+			x = t
+		default:
+			return bad("a number" + rangeWords(f))
+		}
+		if !inRange(f, x) {
+			return bad("a number" + rangeWords(f))
+		}
+		return x, true
+	case TObject:
+		if !n.isMap {
+			return bad("a mapping")
+		}
+		return n.toAny(), true
+	case TArray:
+		if !n.isSeq {
+			return bad("a sequence")
+		}
+		out := make([]any, 0, len(n.items))
+		for _, it := range n.list() {
+			if x, ok := b.value(f.Items, it); ok {
+				out = append(out, x)
+			}
+		}
+		return out, true
+	}
+	return bad("a known field type")
+}
+
+func refName(f *Field) string {
+	if f.Ref == nil {
+		return "row"
+	}
+	return f.Ref.Name
+}
+
+func inRange(f *Field, x float64) bool {
+	return (f.Min == nil || x >= *f.Min) && (f.Max == nil || x <= *f.Max)
+}
+
+func rangeWords(f *Field) string {
+	switch {
+	case f.Min != nil && f.Max != nil:
+		return fmt.Sprintf(" from %v to %v", *f.Min, *f.Max)
+	case f.Min != nil:
+		return fmt.Sprintf(" of at least %v", *f.Min)
+	case f.Max != nil:
+		return fmt.Sprintf(" of at most %v", *f.Max)
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	if len(out) > 6 {
+		out = append(out[:6], "…")
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package generator
+
+import (
+	"go/token"
+	"strings"
+	"unicode"
+)
+
+// initialisms are written in capitals in Go names (DeviceID, not DeviceId),
+// as golint and sqlc do.
+var initialisms = map[string]bool{
+	"ACL": true, "API": true, "CO2": true, "CPU": true, "DNS": true, "GPS": true,
+	"GPU": true, "HTTP": true, "ID": true, "IP": true, "JSON": true, "PH": true,
+	"RPM": true, "SLA": true, "UI": true, "URL": true, "UTC": true, "UUID": true,
+	"HVAC": true, "IO": true, "OS": true, "PV": true, "SOC": true, "TTL": true,
+}
+
+// goName converts a snake_case spec name to an exported Go identifier.
+func goName(snake string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(snake, "_") {
+		if part == "" {
+			continue
+		}
+		if up := strings.ToUpper(part); initialisms[up] {
+			b.WriteString(up)
+			continue
+		}
+		r := []rune(part)
+		r[0] = unicode.ToUpper(r[0])
+		b.WriteString(string(r))
+	}
+	return b.String()
+}
+
+// validGoIdent reports whether s can name an exported Go identifier.
+func validGoIdent(s string) bool {
+	if s == "" || token.IsKeyword(s) || !token.IsIdentifier(s) {
+		return false
+	}
+	return unicode.IsUpper([]rune(s)[0])
+}
+
+// reservedGoNames are the identifiers every generated domain package
+// declares itself; spec names must not collide with them.
+var reservedGoNames = map[string]bool{
+	"Store": true, "NewStore": true, "NewServer": true, "Domain": true,
+	"Operations": true, "Tools": true,
+}

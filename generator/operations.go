@@ -1,0 +1,436 @@
+package generator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// kindKeys lists the operation keys that mean something for each kind;
+// any other kind-specific key is an error rather than silently ignored.
+var kindKeys = map[string][]string{
+	KGet:         {},
+	KList:        {"filters", "ranges", "required", "limit"},
+	KCreate:      {"fields", "optional"},
+	KUpdate:      {"fields", "merge"},
+	KUpdateWhere: {"filters", "required", "fields", "where", "set"},
+	KDelete:      {},
+	KAggregate:   {"filters", "required", "fields", "functions", "group_by"},
+	KPreset:      {"filters", "required", "argument", "presets"},
+}
+
+var commonOpKeys = []string{"kind", "entity", "description", "category", "go_name"}
+
+func defaultCategory(kind string) string {
+	switch kind {
+	case KGet, KList:
+		return "status_query"
+	case KAggregate:
+		return "analysis"
+	case KCreate, KDelete:
+		return "configuration"
+	default:
+		return "action_execution"
+	}
+}
+
+func (b *builder) operation(k, n *node) {
+	o := &Operation{
+		Name:        k.str(),
+		GoName:      n.get("go_name").str(),
+		Kind:        n.get("kind").str(),
+		Category:    n.get("category").str(),
+		Description: strings.TrimSpace(n.get("description").str()),
+		Limit:       50,
+		PresetArg:   "preset",
+	}
+	if o.GoName == "" {
+		o.GoName = goName(o.Name)
+	}
+	if o.Category == "" {
+		o.Category = defaultCategory(o.Kind)
+	}
+	switch o.Kind {
+	case KGet, KList, KAggregate:
+		o.ReadOnly, o.Idempotent = true, true
+	case KCreate:
+	case KUpdate, KUpdateWhere, KPreset, KDelete:
+		o.Destructive, o.Idempotent = true, true
+	}
+	b.ops[o.Name] = o
+	b.opNode[o] = n
+	b.d.Operations = append(b.d.Operations, o)
+	for i, key := range n.keys {
+		if !slices.Contains(commonOpKeys, key.str()) && !slices.Contains(kindKeys[o.Kind], key.str()) {
+			b.errorf(key, "found key %q on a %s operation; expected only %s", key.str(), o.Kind, strings.Join(append(slices.Clone(commonOpKeys), kindKeys[o.Kind]...), ", "))
+			_ = n.vals[i]
+		}
+	}
+	e := b.entities[n.get("entity").str()]
+	if e == nil {
+		b.errorf(n.get("entity"), "found entity %q, which is not declared; expected one of %s", n.get("entity").str(), strings.Join(b.entityNames(), ", "))
+		return
+	}
+	o.Entity = e
+	if v := n.get("limit"); v != nil {
+		o.Limit = int(v.scalar.(int64))
+	}
+	if v := n.get("argument"); v != nil {
+		o.PresetArg = v.str()
+	}
+	o.Merge = n.get("merge") != nil && n.get("merge").scalar == true
+	o.Functions = n.get("functions").strs()
+
+	o.Filters = b.fieldList(o, n.get("filters"), "an equality filter", func(f *Field) bool { return f.Type.scalar() })
+	o.Ranges = b.fieldList(o, n.get("ranges"), "a range filter", func(f *Field) bool { return f.Type.ordered() })
+	o.GroupBy = b.fieldList(o, n.get("group_by"), "a group-by field", func(f *Field) bool { return f.Type.scalar() })
+	fieldsOK := func(*Field) bool { return true }
+	if o.Kind == KAggregate {
+		fieldsOK = func(f *Field) bool { return f.Type.numeric() }
+	}
+	o.Fields = b.fieldList(o, n.get("fields"), "a field of this operation", fieldsOK)
+	o.Where = b.assigns(o, n.get("where"))
+	o.Set = b.assigns(o, n.get("set"))
+
+	required := map[string]bool{}
+	for _, r := range n.get("required").list() {
+		if b.fieldOf(e, r.str()) == nil || !slices.ContainsFunc(o.Filters, func(f *Field) bool { return f.Name == r.str() }) {
+			b.errorf(r, "found required %q, which is not among this operation's filters; expected one of %s", r.str(), names(o.Filters))
+		}
+		required[r.str()] = true
+	}
+	optional := map[string]bool{}
+	for _, r := range n.get("optional").list() {
+		if !slices.ContainsFunc(o.Fields, func(f *Field) bool { return f.Name == r.str() }) {
+			b.errorf(r, "found optional %q, which is not among this operation's fields; expected one of %s", r.str(), names(o.Fields))
+		}
+		optional[r.str()] = true
+	}
+	if ps := n.get("presets"); ps != nil {
+		for i, pk := range ps.keys {
+			pn := ps.vals[i]
+			p := &Preset{Name: pk.str(), Description: strings.TrimSpace(pn.get("description").str())}
+			for _, sn := range pn.get("apply").list() {
+				p.Steps = append(p.Steps, PresetStep{Where: b.assigns(o, sn.get("where")), Set: b.assigns(o, sn.get("set"))})
+			}
+			o.Presets = append(o.Presets, p)
+		}
+	}
+	switch o.Kind {
+	case KUpdateWhere:
+		if len(o.Set) == 0 && len(o.Fields) == 0 {
+			b.errorf(n, "found an update_where that changes nothing; expected set, fields or both")
+		}
+	case KAggregate:
+		if len(o.Fields) == 0 && slices.ContainsFunc(o.Functions, func(f string) bool { return f != "count" }) {
+			b.errorf(n.get("functions"), "found functions other than count but no fields; expected fields listing the numeric fields to aggregate")
+		}
+	}
+	b.args(o, required, optional)
+}
+
+func names(fs []*Field) string {
+	if len(fs) == 0 {
+		return "(none)"
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Name
+	}
+	return strings.Join(out, ", ")
+}
+
+// fieldList resolves a list of field names of the operation's entity.
+func (b *builder) fieldList(o *Operation, n *node, role string, ok func(*Field) bool) []*Field {
+	var out []*Field
+	for _, it := range n.list() {
+		f := b.fieldOf(o.Entity, it.str())
+		switch {
+		case f == nil:
+			b.errorf(it, "found %q, which is not a field of entity %q; expected one of %s", it.str(), o.Entity.Name, b.fieldNames(o.Entity, ok))
+		case !ok(f):
+			b.errorf(it, "found %s field %q, which cannot be %s; expected one of %s", f.Type, f.Name, role, b.fieldNames(o.Entity, ok))
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// assigns resolves a where or set mapping of fixed field values.
+func (b *builder) assigns(o *Operation, n *node) []Assign {
+	var out []Assign
+	if n == nil {
+		return nil
+	}
+	for i, k := range n.keys {
+		f := b.fieldOf(o.Entity, k.str())
+		if f == nil || !f.Type.scalar() {
+			b.errorf(k, "found %q, which is not a scalar field of entity %q; expected one of %s", k.str(), o.Entity.Name, b.fieldNames(o.Entity, func(f *Field) bool { return f.Type.scalar() }))
+			continue
+		}
+		if v, ok := b.value(f, n.vals[i]); ok {
+			out = append(out, Assign{Field: f, Value: v})
+		}
+	}
+	return out
+}
+
+// args builds the operation's arguments, each with the schema the model
+// sees and the description that states its constraints in words.
+func (b *builder) args(o *Operation, required, optional map[string]bool) {
+	e := o.Entity
+	add := func(a *Arg) {
+		for _, x := range o.Args {
+			if x.Name == a.Name {
+				b.errorf(b.opNode[o], "found two arguments named %q; expected distinct argument names (rename a field or filter)", a.Name)
+				return
+			}
+		}
+		if a.GoName == "" {
+			a.GoName = goName(a.Name)
+		}
+		o.Args = append(o.Args, a)
+	}
+	idArg := func(verb string) {
+		add(&Arg{
+			Name: e.Name + "_id", Role: RoleID, Required: true, Entity: e, JSONType: "string", GoType: goType{Kind: "string"},
+			Hint:   fmt.Sprintf("%s ID like %s", e.Name, e.exampleID()),
+			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("ID of the %s to %s, like %s.", e.Name, verb, e.exampleID())}, {"pattern", e.idRegexp()}},
+		})
+	}
+	filters := func() {
+		for _, f := range o.Filters {
+			add(fieldArg(f, f.Name, RoleFilter, required[f.Name], fmt.Sprintf("Only %s whose %s is this value.", words(e.Plural), words(f.Name))))
+		}
+	}
+	switch o.Kind {
+	case KGet:
+		idArg("get")
+	case KDelete:
+		idArg("delete")
+	case KList:
+		filters()
+		for _, f := range o.Ranges {
+			add(fieldArg(f, "min_"+f.Name, RoleMin, false, fmt.Sprintf("Only %s whose %s is at least this.", words(e.Plural), words(f.Name))))
+			add(fieldArg(f, "max_"+f.Name, RoleMax, false, fmt.Sprintf("Only %s whose %s is at most this.", words(e.Plural), words(f.Name))))
+		}
+		add(&Arg{
+			Name: "limit", Role: RoleLimit, JSONType: "integer", GoType: goType{Kind: "int"},
+			Hint:   fmt.Sprintf("integer from 1 to %d", o.Limit),
+			Schema: obj{{"type", "integer"}, {"description", fmt.Sprintf("Return at most this many %s (1 to %d; default %d).", words(e.Plural), o.Limit, o.Limit)}, {"minimum", 1}, {"maximum", o.Limit}},
+		})
+	case KCreate:
+		for _, f := range o.Fields {
+			req := !optional[f.Name] && f.Default == nil && !f.Optional
+			add(fieldArg(f, f.Name, RoleValue, req, ""))
+		}
+	case KUpdate:
+		idArg("change")
+		for _, f := range o.Fields {
+			add(fieldArg(f, f.Name, RoleValue, false, "New value; left out: unchanged."))
+		}
+	case KUpdateWhere:
+		filters()
+		for _, f := range o.Fields {
+			add(fieldArg(f, f.Name, RoleValue, false, fmt.Sprintf("New value for every matching %s; left out: unchanged.", e.Name)))
+		}
+	case KAggregate:
+		if len(o.Functions) > 1 {
+			add(&Arg{Name: "function", Role: RoleFunction, Required: true, JSONType: "string", GoType: goType{Kind: "string"}, Enum: o.Functions,
+				Hint:   "one of " + strings.Join(o.Functions, ", "),
+				Schema: obj{{"type", "string"}, {"description", "Statistic to compute: " + strings.Join(o.Functions, ", ") + "."}, {"enum", o.Functions}}})
+		}
+		if len(o.Fields) > 1 {
+			fs := fieldNameList(o.Fields)
+			var desc []string
+			for _, f := range o.Fields {
+				d := strings.TrimSuffix(f.Description, ".")
+				if f.Unit != "" && !strings.Contains(d, f.Unit) {
+					d += unitWords(f)
+				}
+				desc = append(desc, fmt.Sprintf("%s (%s)", f.Name, d))
+			}
+			add(&Arg{Name: "field", Role: RoleAggField, Required: true, JSONType: "string", GoType: goType{Kind: "string"}, Enum: fs,
+				Hint:   "one of " + strings.Join(fs, ", "),
+				Schema: obj{{"type", "string"}, {"description", "Field to aggregate: " + strings.Join(desc, "; ") + "."}, {"enum", fs}}})
+		}
+		if len(o.GroupBy) > 0 {
+			gs := fieldNameList(o.GroupBy)
+			add(&Arg{Name: "group_by", Role: RoleGroupBy, JSONType: "string", GoType: goType{Kind: "string"}, Enum: gs,
+				Hint:   "one of " + strings.Join(gs, ", "),
+				Schema: obj{{"type", "string"}, {"description", "Give one value per " + strings.Join(gs, " or ") + " instead of one overall value."}, {"enum", gs}}})
+		}
+		filters()
+	case KPreset:
+		filters()
+		ps := make([]string, len(o.Presets))
+		var desc []string
+		for i, p := range o.Presets {
+			ps[i] = p.Name
+			desc = append(desc, fmt.Sprintf("%s (%s)", p.Name, p.Description))
+		}
+		add(&Arg{Name: o.PresetArg, Role: RolePreset, Required: true, JSONType: "string", GoType: goType{Kind: "string"}, Enum: ps,
+			Hint:   "one of " + strings.Join(ps, ", "),
+			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("%s to apply: %s.", capitalize(words(o.PresetArg)), strings.Join(desc, "; "))}, {"enum", ps}}})
+	}
+}
+
+func fieldNameList(fs []*Field) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// fieldArg builds an argument that carries a value of field f.
+func fieldArg(f *Field, name string, role ArgRole, required bool, lead string) *Arg {
+	a := &Arg{Name: name, Role: role, Field: f, Required: required, Enum: f.Values}
+	a.Schema, a.JSONType, a.GoType = fieldSchema(f)
+	desc := strings.TrimSpace(strings.Join(nonEmpty(lead, f.Description, constraintWords(f)), " "))
+	if desc == "" {
+		desc = capitalize(words(f.Name)) + "."
+	}
+	a.Schema = append(obj{{"type", a.Schema[0].V}, {"description", desc}}, a.Schema[1:]...)
+	a.Hint = hint(f)
+	if f.Type == TReference {
+		a.Entity = f.Ref
+	}
+	return a
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" {
+			if !strings.HasSuffix(s, ".") {
+				s += "."
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fieldSchema returns a field's JSON Schema (type first, no description),
+// its JSON type and its Go type.
+func fieldSchema(f *Field) (obj, string, goType) {
+	switch f.Type {
+	case TInteger, TNumber:
+		s := obj{{"type", string(f.Type)}}
+		if f.Min != nil {
+			s = append(s, kv{"minimum", num(*f.Min)})
+		}
+		if f.Max != nil {
+			s = append(s, kv{"maximum", num(*f.Max)})
+		}
+		if f.Type == TInteger {
+			return s, "integer", goType{Kind: "int"}
+		}
+		return s, "number", goType{Kind: "float64"}
+	case TBoolean:
+		return obj{{"type", "boolean"}}, "boolean", goType{Kind: "bool"}
+	case TEnum:
+		return obj{{"type", "string"}, {"enum", f.Values}}, "string", goType{Kind: "string"}
+	case TTimestamp:
+		return obj{{"type", "string"}, {"format", "date-time"}}, "string", goType{Kind: "string"}
+	case TReference:
+		return obj{{"type", "string"}, {"pattern", f.Ref.idRegexp()}}, "string", goType{Kind: "string"}
+	case TObject:
+		return obj{{"type", "object"}}, "object", goType{Kind: "map"}
+	case TArray:
+		is, _, ig := fieldSchema(f.Items)
+		return obj{{"type", "array"}, {"items", is}}, "array", goType{Kind: "slice", Elem: &ig}
+	default:
+		s := obj{{"type", "string"}}
+		if f.MaxLength > 0 {
+			s = append(s, kv{"maxLength", f.MaxLength})
+		}
+		if f.Pattern != "" {
+			s = append(s, kv{"pattern", f.Pattern})
+		}
+		return s, "string", goType{Kind: "string"}
+	}
+}
+
+// num keeps integral bounds integral in the emitted schema (100, not 100.0).
+func num(x float64) any {
+	if x == float64(int64(x)) {
+		return int64(x)
+	}
+	return x
+}
+
+// constraintWords states in words what a schema keyword says, because
+// Ollama drops minimum, maximum, pattern and format before a model sees
+// the schema.
+func constraintWords(f *Field) string {
+	switch f.Type {
+	case TInteger, TNumber:
+		w := "Integer"
+		if f.Type == TNumber {
+			w = "Number"
+		}
+		r := strings.TrimSpace(rangeWords(f))
+		if r == "" && f.Unit == "" {
+			return ""
+		}
+		if r != "" {
+			w += " " + r
+		}
+		if f.Unit != "" {
+			w += ", in " + f.Unit
+		}
+		return w + "."
+	case TTimestamp:
+		return "RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z."
+	case TReference:
+		return fmt.Sprintf("ID of a %s, like %s.", f.Ref.Name, f.Ref.exampleID())
+	case TString:
+		var w []string
+		if f.MaxLength > 0 {
+			w = append(w, fmt.Sprintf("At most %d characters.", f.MaxLength))
+		}
+		if f.Pattern != "" {
+			w = append(w, fmt.Sprintf("Must match the pattern %s.", f.Pattern))
+		}
+		return strings.Join(w, " ")
+	case TArray:
+		if iw := constraintWords(f.Items); iw != "" {
+			return "Each item: " + iw
+		}
+	}
+	return ""
+}
+
+func unitWords(f *Field) string {
+	if f.Unit == "" {
+		return ""
+	}
+	return ", in " + f.Unit
+}
+
+// hint is the few words an error message adds about what a value must be.
+func hint(f *Field) string {
+	switch f.Type {
+	case TReference:
+		return fmt.Sprintf("%s ID like %s", f.Ref.Name, f.Ref.exampleID())
+	case TEnum:
+		return "one of " + strings.Join(f.Values, ", ")
+	case TTimestamp:
+		return "RFC 3339 timestamp like 2026-03-14T08:00:00Z"
+	case TInteger, TNumber:
+		return strings.TrimSpace(string(f.Type) + rangeWords(f) + unitWords(f))
+	}
+	return string(f.Type)
+}
+
+func words(snake string) string { return strings.ReplaceAll(snake, "_", " ") }
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Store is what every generated domain store offers beyond its typed
+// operations.
+type Store interface {
+	// Reset restores the seed data and ID counters.
+	Reset()
+	// Snapshot returns the canonical JSON of the whole state: rows in ID
+	// order, then the ID counters. Equal states have equal bytes.
+	Snapshot() []byte
+	// Call runs an operation by name on JSON arguments, bypassing the
+	// schema check that the MCP path performs.
+	Call(op string, args []byte) (any, error)
+	// CloneStore returns a deep copy that shares nothing with the store.
+	CloneStore() Store
+}
+
+// Domain is the registry entry of one generated domain.
+type Domain struct {
+	Name        string
+	Title       string
+	Description string
+	Entities    []string
+	Operations  []*Operation
+	// Tools holds each level's tools, finest level first.
+	Tools     map[Level][]*Tool
+	NewStore  func() Store
+	newServer func(Level, Store) (*server.MCPServer, error)
+}
+
+// NewDomain is called by generated code to build a registry entry.
+func NewDomain(d Domain, newServer func(Level, Store) (*server.MCPServer, error)) *Domain {
+	d.newServer = newServer
+	return &d
+}
+
+// NewServer returns an MCP server exposing st at the given level.
+func (d *Domain) NewServer(level Level, st Store) (*server.MCPServer, error) {
+	if _, ok := d.Tools[level]; !ok {
+		return nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, level)
+	}
+	return d.newServer(level, st)
+}
+
+// Operation returns the operation with the given name, or nil.
+func (d *Domain) Operation(name string) *Operation {
+	for _, o := range d.Operations {
+		if o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// Tool returns the tool with the given name at a level, or nil.
+func (d *Domain) Tool(level Level, name string) *Tool {
+	for _, t := range d.Tools[level] {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}

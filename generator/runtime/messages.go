@@ -1,0 +1,159 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+var defaultPrinter = message.NewPrinter(language.English)
+
+// sentences turns a schema validation error into one sentence per problem,
+// each naming the argument and what was expected, in the order the
+// validator found them.
+func (t *Tool) sentences(op *Operation, verr *jsonschema.ValidationError) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		for _, s := range t.sentence(op, e) {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	walk(verr)
+	if len(out) == 0 {
+		out = append(out, "invalid arguments: "+verr.Error())
+	}
+	return out
+}
+
+func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
+	arg := strings.Join(e.InstanceLocation, ".")
+	subject := fmt.Sprintf("argument %q", arg)
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		var out []string
+		for _, m := range k.Missing {
+			name := m
+			if arg != "" {
+				name = arg + "." + m
+			}
+			s := fmt.Sprintf("missing required argument %q", name)
+			if a := op.Arg(m); a != nil && arg == "" && a.Hint != "" {
+				s += " (" + a.Hint + ")"
+			}
+			out = append(out, s)
+		}
+		return out
+	case *kind.AdditionalProperties:
+		var out []string
+		for _, p := range k.Properties {
+			if arg != "" {
+				out = append(out, fmt.Sprintf("%s has no field %q", subject, p))
+				continue
+			}
+			out = append(out, fmt.Sprintf("unknown argument %q; %s", p, t.takes(op)))
+		}
+		return out
+	case *kind.Type:
+		return []string{fmt.Sprintf("%s: expected %s, got %s", subject, strings.Join(k.Want, " or "), k.Got)}
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = plain(w)
+		}
+		return []string{fmt.Sprintf("%s: %s is not one of %s", subject, display(k.Got), strings.Join(want, ", "))}
+	case *kind.Const:
+		return []string{fmt.Sprintf("%s: %s is not %s", subject, display(k.Got), plain(k.Want))}
+	case *kind.Minimum:
+		return []string{fmt.Sprintf("%s: %s is below the minimum %s", subject, rat(k.Got), rat(k.Want))}
+	case *kind.Maximum:
+		return []string{fmt.Sprintf("%s: %s is above the maximum %s", subject, rat(k.Got), rat(k.Want))}
+	case *kind.ExclusiveMinimum:
+		return []string{fmt.Sprintf("%s: %s must be greater than %s", subject, rat(k.Got), rat(k.Want))}
+	case *kind.ExclusiveMaximum:
+		return []string{fmt.Sprintf("%s: %s must be less than %s", subject, rat(k.Got), rat(k.Want))}
+	case *kind.Pattern:
+		s := fmt.Sprintf("%s: %q does not match the pattern %s", subject, k.Got, k.Want)
+		if a := op.Arg(arg); a != nil && a.Hint != "" {
+			s = fmt.Sprintf("%s: %q is not a %s", subject, k.Got, a.Hint)
+		}
+		return []string{s}
+	case *kind.Format:
+		return []string{fmt.Sprintf("%s: %s is not a valid %s%s", subject, display(k.Got), k.Want, formatHint(k.Want))}
+	default:
+		return []string{fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(defaultPrinter))}
+	}
+}
+
+// takes says which arguments the tool (or its chosen action) accepts.
+func (t *Tool) takes(op *Operation) string {
+	who := fmt.Sprintf("tool %s", t.Name)
+	if t.HasAction() {
+		who = fmt.Sprintf("action %s", op.Name)
+	}
+	if len(op.Args) == 0 {
+		return who + " takes no arguments"
+	}
+	return fmt.Sprintf("%s takes: %s", who, strings.Join(op.argNames(), ", "))
+}
+
+func formatHint(format string) string {
+	if format == "date-time" {
+		return " (RFC 3339, like 2026-03-14T08:00:00Z)"
+	}
+	return ""
+}
+
+func rat(r *big.Rat) string {
+	f, _ := r.Float64()
+	return fmt.Sprint(f)
+}
+
+// display renders a JSON value as the model wrote it: strings quoted.
+func display(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// plain renders an allowed value unquoted when it is a string, so lists
+// read "one of plain, shout, whisper".
+func plain(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return display(v)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}

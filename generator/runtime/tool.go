@@ -1,0 +1,263 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Arg describes one argument of an operation.
+type Arg struct {
+	Name string
+	// Type is the JSON type: string, integer, number, boolean, object, array.
+	Type     string
+	Required bool
+	// Enum lists the allowed values of an enum argument.
+	Enum []string
+	// Entity is set when the argument carries the ID of a row of that entity.
+	Entity string
+	// Hint says in a few words what the argument holds, for error messages.
+	Hint string
+}
+
+// Operation is the generated description of one atomic operation.
+type Operation struct {
+	Name        string
+	Kind        string
+	Category    string
+	Entity      string
+	Description string
+	// ReadOnly, Destructive and Idempotent are the truthful MCP annotations
+	// of the operation: reads change nothing; writes that overwrite or remove
+	// state are destructive; writes whose repetition changes nothing more
+	// are idempotent.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	Args        []Arg
+	// Schema is the JSON Schema of the operation's arguments.
+	Schema string
+	// Example is a valid argument object against the seed data.
+	Example string
+
+	once     sync.Once
+	compiled *jsonschema.Schema
+	err      error
+}
+
+// Arg returns the argument with the given name, or nil.
+func (o *Operation) Arg(name string) *Arg {
+	for i := range o.Args {
+		if o.Args[i].Name == name {
+			return &o.Args[i]
+		}
+	}
+	return nil
+}
+
+func (o *Operation) argNames() []string {
+	names := make([]string, len(o.Args))
+	for i, a := range o.Args {
+		names[i] = a.Name
+	}
+	return names
+}
+
+func (o *Operation) schema() (*jsonschema.Schema, error) {
+	o.once.Do(func() {
+		o.compiled, o.err = CompileSchema("granite:op/"+o.Name, o.Schema)
+	})
+	return o.compiled, o.err
+}
+
+// CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
+// otherwise) with format assertions on.
+func CompileSchema(url, schema string) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", url, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", url, err)
+	}
+	return c.Compile(url)
+}
+
+// Tool is one generated MCP tool at one level: a single operation, or
+// several chosen by an "action" argument.
+type Tool struct {
+	Level       Level
+	Name        string
+	Description string
+	// InputSchema is the schema the model sees: for a tool with an action,
+	// the union of its operations' arguments.
+	InputSchema string
+	Operations  []*Operation
+}
+
+// HasAction reports whether the tool takes an "action" argument.
+func (t *Tool) HasAction() bool { return len(t.Operations) > 1 }
+
+// Actions returns the tool's action names (its operations' names).
+func (t *Tool) Actions() []string {
+	names := make([]string, len(t.Operations))
+	for i, o := range t.Operations {
+		names[i] = o.Name
+	}
+	return names
+}
+
+// Operation returns the operation an action names, or nil.
+func (t *Tool) Operation(action string) *Operation {
+	for _, o := range t.Operations {
+		if o.Name == action {
+			return o
+		}
+	}
+	return nil
+}
+
+// ReadOnly reports whether every operation of the tool only reads.
+func (t *Tool) ReadOnly() bool {
+	for _, o := range t.Operations {
+		if !o.ReadOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// MCP returns the mcp-go tool with its schema and truthful annotations.
+func (t *Tool) MCP() mcp.Tool {
+	tool := mcp.NewToolWithRawSchema(t.Name, t.Description, json.RawMessage(t.InputSchema))
+	readOnly, destructive, idempotent := t.ReadOnly(), false, true
+	for _, o := range t.Operations {
+		destructive = destructive || o.Destructive
+		idempotent = idempotent && o.Idempotent
+	}
+	openWorld := false
+	tool.Annotations = mcp.ToolAnnotation{
+		ReadOnlyHint:    &readOnly,
+		DestructiveHint: &destructive,
+		IdempotentHint:  &idempotent,
+		OpenWorldHint:   &openWorld,
+	}
+	return tool
+}
+
+// Prepare checks raw arguments against the tool and the chosen operation's
+// schema. It returns the operation and the arguments re-encoded so that
+// they decode into the generated Go types; every error is a ToolError.
+func (t *Tool) Prepare(raw []byte) (*Operation, []byte, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte("{}")
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, nil, Errorf("arguments are not valid JSON: %v", err)
+	}
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	args, ok := doc.(map[string]any)
+	if !ok {
+		return nil, nil, Errorf("arguments must be a JSON object of named arguments, got %s", jsonType(doc))
+	}
+	op := t.Operations[0]
+	var action any
+	if t.HasAction() {
+		action, ok = args["action"]
+		if !ok {
+			return nil, nil, Errorf("missing required argument \"action\": one of %s", strings.Join(t.Actions(), ", "))
+		}
+		name, _ := action.(string)
+		if op = t.Operation(name); op == nil {
+			return nil, nil, Errorf("argument \"action\": %s is not one of %s", display(action), strings.Join(t.Actions(), ", "))
+		}
+		delete(args, "action")
+	}
+	sch, err := op.schema()
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %s: %w", t.Name, err)
+	}
+	if err := sch.Validate(args); err != nil {
+		verr, ok := err.(*jsonschema.ValidationError)
+		if !ok {
+			return nil, nil, Errorf("invalid arguments: %v", err)
+		}
+		return nil, nil, &ToolError{Msg: strings.Join(t.sentences(op, verr), "; ")}
+	}
+	canonicalNumbers(args)
+	if action != nil {
+		args["action"] = action
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-encode arguments: %w", err)
+	}
+	return op, out, nil
+}
+
+// CallFunc runs an operation on prepared arguments.
+type CallFunc func(op *Operation, args []byte) (any, error)
+
+// Call prepares raw arguments and runs the operation. A ToolError means the
+// call was refused or failed on the caller's account; the store is unchanged.
+func (t *Tool) Call(raw []byte, call CallFunc) (any, error) {
+	op, args, err := t.Prepare(raw)
+	if err != nil {
+		return nil, err
+	}
+	return call(op, args)
+}
+
+// Handler adapts the tool to mcp-go. No panic reaches the client: it turns
+// into a tool error.
+func (t *Tool) Handler(call CallFunc) server.ToolHandlerFunc {
+	return func(_ context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		defer func() {
+			if r := recover(); r != nil {
+				res = mcp.NewToolResultError(fmt.Sprintf("internal error in tool %s: %v", t.Name, r))
+			}
+		}()
+		raw := []byte(req.Params.RawArguments)
+		if len(raw) == 0 && req.Params.Arguments != nil {
+			var err error
+			if raw, err = json.Marshal(req.Params.Arguments); err != nil {
+				return mcp.NewToolResultError("arguments are not valid JSON: " + err.Error()), nil
+			}
+		}
+		out, err := t.Call(raw, call)
+		if err != nil {
+			if IsToolError(err) {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return mcp.NewToolResultError(fmt.Sprintf("internal error in tool %s: %v", t.Name, err)), nil
+		}
+		text, err := json.Marshal(out)
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("internal error in tool %s: encode result: %v", t.Name, err)), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(string(text))},
+			StructuredContent: json.RawMessage(text),
+		}, nil
+	}
+}
+
+// Register adds every tool to s, each with the handler call gives it.
+func Register(s *server.MCPServer, tools []*Tool, call func(*Tool) CallFunc) {
+	for _, t := range tools {
+		s.AddTool(t.MCP(), t.Handler(call(t)))
+	}
+}

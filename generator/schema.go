@@ -1,0 +1,116 @@
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// compileSpecSchema compiles a spec JSON Schema (domain.schema.json).
+func compileSpecSchema(name string, data []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	url := "granite:" + name
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+// validateNode checks a parsed file against a schema and returns every
+// violation with its position.
+func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
+	err := sch.Validate(root.toAny())
+	if err == nil {
+		return nil
+	}
+	verr, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return ErrorList{{Pos: root.pos, Path: "$", Msg: err.Error()}}
+	}
+	var out ErrorList
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		for _, pe := range schemaError(e, root) {
+			if k := pe.Error(); !seen[k] {
+				seen[k] = true
+				out = append(out, pe)
+			}
+		}
+	}
+	walk(verr)
+	return out
+}
+
+// schemaError turns one leaf validation error into positioned errors that
+// say what was found and what was expected.
+func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
+	path, n := pointerToPath(e.InstanceLocation, root)
+	pos := root.pos
+	if n != nil {
+		pos = n.pos
+	}
+	one := func(msg string) ErrorList { return ErrorList{{Pos: pos, Path: path, Msg: msg}} }
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		return one(fmt.Sprintf("missing required key %s", quoteJoin(k.Missing)))
+	case *kind.AdditionalProperties:
+		var out ErrorList
+		for _, p := range k.Properties {
+			at := pos
+			if kn := n.keyNode(p); kn != nil {
+				at = kn.pos
+			}
+			out = append(out, &Error{Pos: at, Path: childPath(path, p), Msg: fmt.Sprintf("found unknown key %q; expected only the keys the schema defines here", p)})
+		}
+		return out
+	case *kind.Type:
+		return one(fmt.Sprintf("found %s %s; expected %s", k.Got, jsonText(n.toAny()), strings.Join(k.Want, " or ")))
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = fmt.Sprint(w)
+		}
+		return one(fmt.Sprintf("found %s; expected one of %s", jsonText(k.Got), strings.Join(want, ", ")))
+	case *kind.Pattern:
+		return one(fmt.Sprintf("found %q; expected a string matching %s", k.Got, k.Want))
+	case *kind.PropertyNames:
+		at := pos
+		if kn := n.keyNode(k.Property); kn != nil {
+			at = kn.pos
+		}
+		return ErrorList{{Pos: at, Path: childPath(path, k.Property), Msg: fmt.Sprintf("found name %q; expected snake_case (lower-case letters, digits and single underscores, starting with a letter)", k.Property)}}
+	default:
+		return one(fmt.Sprintf("found %s; expected %s", jsonText(n.toAny()), e.ErrorKind.LocalizedString(printer)))
+	}
+}
+
+func quoteJoin(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
