@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("serve", "--domain D --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
+		"Serves one domain at one granularity level to any MCP client, on a fresh store.\n"+
+			"stdio (the default) speaks MCP on standard input and output; http serves MCP\n"+
+			"streamable HTTP at /mcp, bound to loopback unless --addr says otherwise.", stderr)
+	domain := fs.String("domain", "", "domain to serve (see granite list)")
+	levelFlag := fs.String("level", "L4", "granularity level: L4, L3, L2 or L1")
+	transport := fs.String("transport", "stdio", "stdio or http")
+	addr := fs.String("addr", "127.0.0.1:8765", "listen address for --transport http")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	d, ok := gen.Lookup(*domain)
+	if !ok {
+		fmt.Fprintf(stderr, "granite serve: unknown domain %q: want one of %s\n", *domain, domainNames())
+		return 2
+	}
+	level, err := runtime.ParseLevel(*levelFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
+		return 2
+	}
+	srv, err := d.NewServer(level, d.NewStore())
+	if err != nil {
+		fmt.Fprintf(stderr, "granite serve: %v\n", err)
+		return 1
+	}
+	switch *transport {
+	case "stdio":
+		stdio := server.NewStdioServer(srv)
+		if err := stdio.Listen(ctx, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "granite serve: %v\n", err)
+			return 1
+		}
+		return 0
+	case "http":
+		return serveHTTP(ctx, srv, *addr, d.Name, level, stderr)
+	default:
+		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", *transport)
+		return 2
+	}
+}
+
+func serveHTTP(ctx context.Context, srv *server.MCPServer, addr, domain string, level runtime.Level, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite serve: listen %s: %v\n", addr, err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", server.NewStreamableHTTPServer(srv))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "granite: serving %s at %s on http://%s/mcp\n", domain, level, ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		fmt.Fprintf(stderr, "granite serve: %v\n", err)
+		return 1
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil {
+			fmt.Fprintf(stderr, "granite serve: shutdown: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+}
+
+func domainNames() string {
+	m := map[string]bool{}
+	for _, d := range gen.Domains {
+		m[d.Name] = true
+	}
+	return sortedNames(m)
+}

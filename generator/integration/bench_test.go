@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// BenchmarkToolsCallRoundTrip is one tools/call through the in-process
+// mcp-go client and a generated server: JSON-RPC encode and decode, schema
+// validation, the operation, and the result. Target: under 100 µs.
+func BenchmarkToolsCallRoundTrip(b *testing.B) {
+	d, _ := gen.Lookup("smarthome")
+	for _, c := range []struct {
+		level runtime.Level
+		tool  string
+		args  string
+	}{
+		{runtime.L4, "get_device", `{"device_id":"DV003"}`},
+		{runtime.L4, "list_devices", `{"room":"kitchen"}`},
+		{runtime.L1, "smart_home", `{"action":"set_device","device_id":"DV001","brightness":40}`},
+	} {
+		b.Run(string(c.level)+"/"+c.tool, func(b *testing.B) {
+			s := newSession(b, d, c.level)
+			req := mcp.CallToolRequest{}
+			req.Params.Name = c.tool
+			req.Params.RawArguments = []byte(c.args)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := s.c.CallTool(ctx, req)
+				if err != nil || res.IsError {
+					b.Fatalf("%v %v", err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStoreReset restores a domain's seed data. Target: under 50 µs.
+func BenchmarkStoreReset(b *testing.B) {
+	for _, d := range gen.Domains {
+		b.Run(d.Name, func(b *testing.B) {
+			st := d.NewStore()
+			b.ReportAllocs()
+			for b.Loop() {
+				st.Reset()
+			}
+		})
+	}
+}

@@ -1,0 +1,292 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// wantTools is each level's tool count by definition.
+var wantTools = map[runtime.Level][2]int{runtime.L4: {8, 10}, runtime.L3: {4, 4}, runtime.L2: {2, 2}, runtime.L1: {1, 1}}
+
+func TestListToolsMatchesDefinition(t *testing.T) {
+	for _, d := range gen.Domains {
+		for _, level := range runtime.Levels {
+			t.Run(d.Name+"/"+string(level), func(t *testing.T) {
+				s := newSession(t, d, level)
+				res, err := s.c.ListTools(context.Background(), mcp.ListToolsRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, tool := range res.Tools {
+					got = append(got, tool.Name)
+					if tool.Annotations.ReadOnlyHint == nil || tool.Annotations.OpenWorldHint == nil || *tool.Annotations.OpenWorldHint {
+						t.Errorf("tool %s: annotations %+v: want readOnlyHint set and openWorldHint false", tool.Name, tool.Annotations)
+					}
+				}
+				var want []string
+				for _, tool := range d.Tools[level] {
+					want = append(want, tool.Name)
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("tools/list names (-want +got):\n%s", diff)
+				}
+				if r := wantTools[level]; len(got) < r[0] || len(got) > r[1] {
+					t.Errorf("%d tools at %s, want %d..%d", len(got), level, r[0], r[1])
+				}
+			})
+		}
+	}
+}
+
+// TestEveryOperationReachableOncePerLevel checks that each level is a view
+// over all operations: each appears in exactly one tool.
+func TestEveryOperationReachableOncePerLevel(t *testing.T) {
+	for _, d := range gen.Domains {
+		for _, level := range runtime.Levels {
+			seen := map[string]int{}
+			for _, tool := range d.Tools[level] {
+				for _, op := range tool.Operations {
+					seen[op.Name]++
+				}
+			}
+			for _, op := range d.Operations {
+				if seen[op.Name] != 1 {
+					t.Errorf("%s %s: operation %s is in %d tools, want 1", d.Name, level, op.Name, seen[op.Name])
+				}
+			}
+		}
+	}
+}
+
+// TestValidCallEqualsDirectOperation calls every tool (every action) with
+// its operation's example through MCP and checks that the result and the
+// store change equal calling the operation directly on another store.
+func TestValidCallEqualsDirectOperation(t *testing.T) {
+	for _, d := range gen.Domains {
+		for _, level := range runtime.Levels {
+			for _, tool := range d.Tools[level] {
+				for _, op := range tool.Operations {
+					t.Run(fmt.Sprintf("%s/%s/%s/%s", d.Name, level, tool.Name, op.Name), func(t *testing.T) {
+						s := newSession(t, d, level)
+						before := s.st.Snapshot()
+						text, isErr := s.call(t, tool.Name, withAction(t, tool, op, op.Example))
+						if isErr {
+							t.Fatalf("valid call %s returned a tool error: %s", op.Example, text)
+						}
+						direct := d.NewStore()
+						want, err := direct.Call(op.Name, []byte(op.Example))
+						if err != nil {
+							t.Fatalf("direct call: %v", err)
+						}
+						wantText, _ := json.Marshal(want)
+						if diff := cmp.Diff(string(wantText), text); diff != "" {
+							t.Errorf("result via MCP differs from direct call (-direct +mcp):\n%s", diff)
+						}
+						if diff := cmp.Diff(string(direct.Snapshot()), string(s.st.Snapshot())); diff != "" {
+							t.Errorf("store via MCP differs from direct call (-direct +mcp):\n%s", diff)
+						}
+						if changed := string(before) != string(s.st.Snapshot()); changed && op.ReadOnly {
+							t.Errorf("read-only operation %s changed the store", op.Name)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// badCall is one class of invalid call, built from an operation's example.
+type badCall struct {
+	class string
+	// make returns the arguments, and a word the error must contain; ok
+	// is false when the class does not apply to the operation.
+	make func(tool *runtime.Tool, op *runtime.Operation, ex map[string]any) (args map[string]any, mention string, ok bool)
+}
+
+var badCalls = []badCall{
+	{"unknown argument", func(_ *runtime.Tool, _ *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		ex["bogus_argument"] = 1
+		return ex, `"bogus_argument"`, true
+	}},
+	{"missing required", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		for _, a := range op.Args {
+			if a.Required {
+				delete(ex, a.Name)
+				return ex, `"` + a.Name + `"`, true
+			}
+		}
+		return nil, "", false
+	}},
+	{"wrong type", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		for _, a := range op.Args {
+			switch a.Type {
+			case "string", "object", "array":
+				ex[a.Name] = 12345
+			default:
+				ex[a.Name] = "not a " + a.Type
+			}
+			return ex, `"` + a.Name + `"`, true
+		}
+		return nil, "", false
+	}},
+	{"outside enum", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		for _, a := range op.Args {
+			if len(a.Enum) > 0 {
+				ex[a.Name] = "no_such_value"
+				return ex, "is not one of " + strings.Join(a.Enum, ", "), true
+			}
+		}
+		return nil, "", false
+	}},
+	{"unknown ID", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		for _, a := range op.Args {
+			if a.Entity != "" && a.Required {
+				id, _ := ex[a.Name].(string)
+				ex[a.Name] = id[:len(id)-3] + "999"
+				return ex, "valid " + a.Entity + " IDs include", true
+			}
+		}
+		return nil, "", false
+	}},
+	{"unknown action", func(tool *runtime.Tool, _ *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		if !tool.HasAction() {
+			return nil, "", false
+		}
+		ex["action"] = "self_destruct"
+		return ex, `"action": "self_destruct" is not one of`, true
+	}},
+	{"missing action", func(tool *runtime.Tool, _ *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+		if !tool.HasAction() {
+			return nil, "", false
+		}
+		delete(ex, "action")
+		return ex, `missing required argument "action"`, true
+	}},
+}
+
+// TestBadCallsAreToolErrorsAndChangeNothing sends every class of bad call
+// to every tool and action: each must come back as isError with a message
+// naming the argument, and leave the store byte-identical.
+func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
+	applied := map[string]int{}
+	for _, d := range gen.Domains {
+		for _, level := range runtime.Levels {
+			s := newSession(t, d, level)
+			for _, tool := range d.Tools[level] {
+				for _, op := range tool.Operations {
+					for _, bc := range badCalls {
+						ex := map[string]any{}
+						if err := json.Unmarshal(withAction(t, tool, op, op.Example), &ex); err != nil {
+							t.Fatal(err)
+						}
+						args, mention, ok := bc.make(tool, op, ex)
+						if !ok {
+							continue
+						}
+						applied[bc.class]++
+						raw, _ := json.Marshal(args)
+						before := s.st.Snapshot()
+						text, isErr := s.call(t, tool.Name, raw)
+						where := fmt.Sprintf("%s %s %s/%s %s %s", d.Name, level, tool.Name, op.Name, bc.class, raw)
+						if !isErr {
+							t.Errorf("%s: want isError, got success: %s", where, text)
+							continue
+						}
+						if !strings.Contains(text, mention) {
+							t.Errorf("%s: error %q does not mention %q", where, text, mention)
+						}
+						if string(before) != string(s.st.Snapshot()) {
+							t.Errorf("%s: store changed by a refused call", where)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, bc := range badCalls {
+		if applied[bc.class] == 0 {
+			t.Errorf("bad-call class %q never applied to any tool", bc.class)
+		}
+	}
+}
+
+func TestErrorSentences(t *testing.T) {
+	d, _ := gen.Lookup("smarthome")
+	s := newSession(t, d, runtime.L4)
+	cases := []struct {
+		tool, args, want string
+	}{
+		{"set_room_mode", `{"room":"kitchen","mode":"loud"}`, `argument "mode": "loud" is not one of night, away, comfort`},
+		{"set_device", `{"device_id":"DV001","brightness":150}`, `argument "brightness": 150 is above the maximum 100`},
+		{"set_device", `{"device_id":"DV001"}`, `nothing to change: give at least one of "power", "brightness", "target_temp_c", "locked", "position"`},
+		{"get_device", `{"device_id":"DV999"}`, `argument "device_id": device "DV999" does not exist; valid device IDs include DV001, DV002, DV003, DV004, DV005, … (13 in total)`},
+		{"get_device", `{"device_id":"lamp"}`, `argument "device_id": "lamp" is not a device ID like DV001`},
+		{"get_device", `{}`, `missing required argument "device_id" (device ID like DV001)`},
+		{"get_device", `[1,2]`, `arguments must be a JSON object of named arguments, got an array`},
+		{"list_events", `{"min_timestamp":"yesterday"}`, `argument "min_timestamp": "yesterday" is not a valid date-time (RFC 3339, like 2026-03-14T08:00:00Z)`},
+		{"create_rule", `{"name":"x","trigger_sensor":"SN001","condition":"above","threshold":1,"action_device":"DV404","action_power":"on"}`, `argument "action_device": device "DV404" does not exist`},
+		{"list_devices", `{"limit":"ten"}`, `argument "limit": expected integer, got string`},
+	}
+	for _, c := range cases {
+		text, isErr := s.call(t, c.tool, []byte(c.args))
+		if !isErr || !strings.HasPrefix(text, c.want) {
+			t.Errorf("%s %s:\n got %q (isError %v)\nwant prefix %q", c.tool, c.args, text, isErr, c.want)
+		}
+	}
+}
+
+// TestIntegralFloatsDecodeAsIntegers checks that 100.0 is accepted for an
+// integer argument, as JSON Schema says it is an integer.
+func TestIntegralFloatsDecodeAsIntegers(t *testing.T) {
+	d, _ := gen.Lookup("smarthome")
+	s := newSession(t, d, runtime.L1)
+	text, isErr := s.call(t, "smart_home", []byte(`{"action":"set_device","device_id":"DV002","brightness":55.0,"power":"on"}`))
+	if isErr || !strings.Contains(text, `"brightness":55`) {
+		t.Fatalf("got %s (isError %v)", text, isErr)
+	}
+}
+
+// TestStoreCloneResetSnapshot checks the store contract the harness relies on.
+func TestStoreCloneResetSnapshot(t *testing.T) {
+	for _, d := range gen.Domains {
+		st := d.NewStore()
+		seed := st.Snapshot()
+		clone := st.CloneStore()
+		var changed bool
+		for _, op := range d.Operations {
+			if op.ReadOnly {
+				continue
+			}
+			if _, err := st.Call(op.Name, []byte(op.Example)); err != nil {
+				t.Fatalf("%s %s: %v", d.Name, op.Name, err)
+			}
+			changed = true
+		}
+		if changed && string(st.Snapshot()) == string(seed) {
+			t.Errorf("%s: write examples changed nothing", d.Name)
+		}
+		if string(clone.Snapshot()) != string(seed) {
+			t.Errorf("%s: clone saw writes made to the original", d.Name)
+		}
+		st.Reset()
+		if diff := cmp.Diff(string(seed), string(st.Snapshot())); diff != "" {
+			t.Errorf("%s: Reset did not restore the seed (-seed +reset):\n%s", d.Name, diff)
+		}
+		if !json.Valid(seed) {
+			t.Errorf("%s: snapshot is not JSON", d.Name)
+		}
+	}
+}
