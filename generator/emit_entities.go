@@ -34,8 +34,8 @@ func emitEntities(f *jen.File, d *Domain) {
 			}
 		}
 		body = append(body, jen.Return(jen.Id("v")))
-		f.Func().Id("clone"+e.GoName).Params(jen.Id("v").Id(e.GoName)).Id(e.GoName).Block(body...)
-		f.Func().Id(lowerFirst(e.GoName)+"ID").Params(jen.Id("v").Op("*").Id(e.GoName)).Op("*").String().Block(jen.Return(jen.Op("&").Id("v").Dot("ID")))
+		f.Func().Id("clone" + e.GoName).Params(jen.Id("v").Id(e.GoName)).Id(e.GoName).Block(body...)
+		f.Func().Id(lowerFirst(e.GoName) + "ID").Params(jen.Id("v").Op("*").Id(e.GoName)).Op("*").String().Block(jen.Return(jen.Op("&").Id("v").Dot("ID")))
 		f.Line()
 
 		// func seedDevices() []Device { return []Device{{ID: "DV001", ...}} }

@@ -100,7 +100,7 @@ func emitMatch(f *jen.File, o *Operation) {
 	}
 	body = append(body, jen.Return(jen.True()))
 	f.Comment(fmt.Sprintf("match reports whether a row passes %s's filters.", o.Name))
-	f.Func().Params(jen.Id("a").Id(o.GoName+"Args")).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
+	f.Func().Params(jen.Id("a").Id(o.GoName + "Args")).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
 	f.Line()
 }
 

@@ -84,7 +84,7 @@ func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, Erro
 	b := &builder{
 		file: file, root: root,
 		entities: map[string]*Entity{}, ops: map[string]*Operation{},
-		seedIDs:  map[*Entity]map[string]bool{}, fieldDecl: map[*Field]*node{},
+		seedIDs: map[*Entity]map[string]bool{}, fieldDecl: map[*Field]*node{},
 		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{},
 	}
 	d := b.build()
@@ -370,6 +370,7 @@ func (b *builder) seedRows(e *Entity) {
 	seed := b.entityNode[e].get("seed")
 	for _, rn := range seed.list() {
 		row := &Row{ID: rn.get("id").str(), Values: map[string]any{}}
+		invalid := map[string]bool{} // reported already: not "missing" too
 		for i, k := range rn.keys {
 			if k.str() == "id" {
 				continue
@@ -381,10 +382,12 @@ func (b *builder) seedRows(e *Entity) {
 			}
 			if v, ok := b.value(f, rn.vals[i]); ok {
 				row.Values[f.Name] = v
+			} else {
+				invalid[f.Name] = true
 			}
 		}
 		for _, f := range e.Fields {
-			if _, ok := row.Values[f.Name]; ok {
+			if _, ok := row.Values[f.Name]; ok || invalid[f.Name] {
 				continue
 			}
 			switch {
@@ -393,7 +396,7 @@ func (b *builder) seedRows(e *Entity) {
 			case f.Optional:
 				row.Values[f.Name] = zeroValue(f)
 			default:
-				b.errorf(rn, "seed row %s lacks field %q; expected a %s value (or declare the field optional or with a default)", row.ID, f.Name, f.Type)
+				b.errorf(rn, "seed row %s lacks field %q; expected %s %s value (or declare the field optional or with a default)", row.ID, f.Name, article(string(f.Type)), f.Type)
 			}
 		}
 		e.Seed = append(e.Seed, row)
@@ -458,8 +461,11 @@ func (b *builder) value(f *Field, n *node) (any, bool) {
 		}
 		return s, true
 	case TReference:
+		if f.Ref == nil {
+			return nil, false // the dangling reference is reported where it is declared
+		}
 		s, ok := v.(string)
-		if !ok || f.Ref == nil {
+		if !ok {
 			return bad(fmt.Sprintf("the ID of a %s", refName(f)))
 		}
 		if !b.seedIDs[f.Ref][s] {
@@ -512,6 +518,13 @@ func (b *builder) value(f *Field, n *node) (any, bool) {
 		return out, true
 	}
 	return bad("a known field type")
+}
+
+func article(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func refName(f *Field) string {

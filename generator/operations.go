@@ -180,6 +180,11 @@ func (b *builder) assigns(o *Operation, n *node) []Assign {
 // sees and the description that states its constraints in words.
 func (b *builder) args(o *Operation, required, optional map[string]bool) {
 	e := o.Entity
+	for _, f := range append(append(slices.Clone(o.Fields), o.Filters...), o.Ranges...) {
+		if f.Type == TReference && f.Ref == nil {
+			return // the dangling reference is reported already
+		}
+	}
 	add := func(a *Arg) {
 		for _, x := range o.Args {
 			if x.Name == a.Name {

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -30,13 +32,19 @@ func BenchmarkToolsCallRoundTrip(b *testing.B) {
 			req.Params.Name = c.tool
 			req.Params.RawArguments = []byte(c.args)
 			ctx := context.Background()
+			var took []time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
+				start := time.Now()
 				res, err := s.c.CallTool(ctx, req)
+				took = append(took, time.Since(start))
 				if err != nil || res.IsError {
 					b.Fatalf("%v %v", err, res)
 				}
 			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds()), "p99-ns")
 		})
 	}
 }
