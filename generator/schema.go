@@ -9,6 +9,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/mcpgranite/granite/generator/runtime"
 )
 
 var printer = message.NewPrinter(language.English)
@@ -45,14 +47,7 @@ func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
 	}
 	var out ErrorList
 	seen := map[string]bool{}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
+	for _, e := range runtime.Leaves(verr) {
 		for _, pe := range schemaError(e, root) {
 			if k := pe.Error(); !seen[k] {
 				seen[k] = true
@@ -60,7 +55,6 @@ func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
 			}
 		}
 	}
-	walk(verr)
 	return out
 }
 

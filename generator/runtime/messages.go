@@ -20,14 +20,7 @@ var defaultPrinter = message.NewPrinter(language.English)
 func (t *Tool) sentences(op *Operation, verr *jsonschema.ValidationError) []string {
 	var out []string
 	seen := map[string]bool{}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
+	for _, e := range Leaves(verr) {
 		for _, s := range t.sentence(op, e) {
 			if !seen[s] {
 				seen[s] = true
@@ -35,9 +28,21 @@ func (t *Tool) sentences(op *Operation, verr *jsonschema.ValidationError) []stri
 			}
 		}
 	}
-	walk(verr)
 	if len(out) == 0 {
 		out = append(out, "invalid arguments: "+verr.Error())
+	}
+	return out
+}
+
+// Leaves returns the innermost errors of a validation error, the ones that
+// name a single problem, in the order the validator found them.
+func Leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, Leaves(c)...)
 	}
 	return out
 }
