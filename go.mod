@@ -3,16 +3,16 @@ module github.com/mcpgranite/granite
 go 1.26
 
 require (
+	github.com/dave/jennifer v1.7.1
+	github.com/goccy/go-yaml v1.19.2
+	github.com/google/go-cmp v0.7.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/text v0.30.0
 )
 
 require (
-	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/dlclark/regexp2 v1.11.4 // indirect
-	github.com/goccy/go-yaml v1.19.2 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/spf13/cast v1.7.1 // indirect

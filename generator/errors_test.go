@@ -113,3 +113,40 @@ func TestLevelCountWarns(t *testing.T) {
 		t.Fatalf("warnings: %v", spec.Warnings)
 	}
 }
+
+// TestLoaderNeverPanics loads mutilated versions of a valid spec: whatever
+// the input, the loader reports errors and does not panic.
+func TestLoaderNeverPanics(t *testing.T) {
+	base, _ := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	lines := strings.Split(string(base), "\n")
+	for i := range lines {
+		edits := []string{
+			strings.Join(append(append([]string{}, lines[:i]...), lines[i+1:]...), "\n"), // drop a line
+			strings.Replace(string(base), lines[i], strings.ReplaceAll(lines[i], "2", "2.0"), 1),
+			strings.Replace(string(base), lines[i], strings.ReplaceAll(lines[i], "lamp", "lump"), 1),
+		}
+		for _, e := range edits {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("panic on edit of line %d: %v\n%s", i+1, r, e)
+					}
+				}()
+				_, _ = Load(specFS(t, map[string]string{"tiny/domain.yaml": e}))
+			}()
+		}
+	}
+}
+
+// FuzzLoadDomain feeds arbitrary bytes as a domain spec: the loader must
+// return a domain or errors, never panic.
+//
+//	go test ./generator -run '^$' -fuzz FuzzLoadDomain -fuzztime 30s
+func FuzzLoadDomain(f *testing.F) {
+	base, _ := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	f.Add(string(base))
+	f.Add("domain: x\n")
+	f.Fuzz(func(t *testing.T, spec string) {
+		_, _ = Load(specFS(t, map[string]string{"tiny/domain.yaml": spec}))
+	})
+}

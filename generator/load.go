@@ -175,7 +175,7 @@ func (b *builder) entity(k, n *node) {
 		e.GoName = goName(e.Name)
 	}
 	if dn := n.get("id_digits"); dn != nil {
-		e.IDDigits = int(dn.scalar.(int64))
+		e.IDDigits = int(toFloat(dn.scalar)) // the schema allows 3.0 as an integer
 	}
 	for _, o := range b.d.Entities {
 		if o.IDPrefix == e.IDPrefix {
@@ -232,7 +232,7 @@ func (b *builder) field(name string, n *node) *Field {
 		b.errorf(n.get("min"), "found min %v above max %v; expected min <= max", *f.Min, *f.Max)
 	}
 	if v := n.get("max_length"); v != nil {
-		f.MaxLength = int(v.scalar.(int64))
+		f.MaxLength = int(toFloat(v.scalar))
 	}
 	if f.Pattern != "" {
 		if _, err := regexp.Compile(f.Pattern); err != nil {

@@ -60,10 +60,9 @@ func (b *builder) operation(k, n *node) {
 	b.ops[o.Name] = o
 	b.opNode[o] = n
 	b.d.Operations = append(b.d.Operations, o)
-	for i, key := range n.keys {
+	for _, key := range n.keys {
 		if !slices.Contains(commonOpKeys, key.str()) && !slices.Contains(kindKeys[o.Kind], key.str()) {
 			b.errorf(key, "found key %q on a %s operation; expected only %s", key.str(), o.Kind, strings.Join(append(slices.Clone(commonOpKeys), kindKeys[o.Kind]...), ", "))
-			_ = n.vals[i]
 		}
 	}
 	e := b.entities[n.get("entity").str()]
@@ -73,7 +72,7 @@ func (b *builder) operation(k, n *node) {
 	}
 	o.Entity = e
 	if v := n.get("limit"); v != nil {
-		o.Limit = int(v.scalar.(int64))
+		o.Limit = int(toFloat(v.scalar))
 	}
 	if v := n.get("argument"); v != nil {
 		o.PresetArg = v.str()
