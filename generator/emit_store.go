@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -103,13 +104,4 @@ func emitStore(f *jen.File, d *Domain) {
 	)
 }
 
-func joinNames(ops []*Operation) string {
-	s := ""
-	for i, o := range ops {
-		if i > 0 {
-			s += ", "
-		}
-		s += o.Name
-	}
-	return s
-}
+func joinNames(ops []*Operation) string { return strings.Join(opNameList(ops), ", ") }

@@ -98,18 +98,7 @@ func TestGolden(t *testing.T) {
 // TestRenderIsDeterministic renders the repository's specs twice and
 // compares bytes: no map order, time or path may leak into generated code.
 func TestRenderIsDeterministic(t *testing.T) {
-	var outs []map[string][]byte
-	for range 2 {
-		spec, err := Load(os.DirFS("../specs"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := Render(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, files)
-	}
+	outs := []map[string][]byte{renderRepo(t), renderRepo(t)}
 	if len(outs[0]) != len(outs[1]) {
 		t.Fatalf("file counts differ: %d vs %d", len(outs[0]), len(outs[1]))
 	}
@@ -125,15 +114,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 
 // TestCommittedGenIsCurrent compares the committed gen/ with a fresh render.
 func TestCommittedGenIsCurrent(t *testing.T) {
-	spec, err := Load(os.DirFS("../specs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := Render(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, data := range files {
+	for p, data := range renderRepo(t) {
 		old, err := os.ReadFile(filepath.Join("..", "gen", p))
 		if err != nil || !bytes.Equal(old, data) {
 			t.Errorf("gen/%s is stale: run go generate ./...", p)

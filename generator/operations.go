@@ -132,11 +132,7 @@ func names(fs []*Field) string {
 	if len(fs) == 0 {
 		return "(none)"
 	}
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = f.Name
-	}
-	return strings.Join(out, ", ")
+	return strings.Join(fieldNameList(fs), ", ")
 }
 
 // fieldList resolves a list of field names of the operation's entity.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -90,10 +91,11 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, addr, domain string, 
 	}
 }
 
+// domainNames lists the domains, in the registry's sorted order.
 func domainNames() string {
-	m := map[string]bool{}
-	for _, d := range gen.Domains {
-		m[d.Name] = true
+	names := make([]string, len(gen.Domains))
+	for i, d := range gen.Domains {
+		names[i] = d.Name
 	}
-	return sortedNames(m)
+	return strings.Join(names, ", ")
 }

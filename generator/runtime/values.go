@@ -18,9 +18,6 @@ func Deref[T any](p *T) T {
 	return *p
 }
 
-// Ptr returns a pointer to v.
-func Ptr[T any](v T) *T { return &v }
-
 // CloneSlice returns a copy of s that shares no backing array.
 func CloneSlice[T any](s []T) []T {
 	if s == nil {
