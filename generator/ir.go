@@ -54,6 +54,8 @@ type Domain struct {
 	Entities    []*Entity
 	Operations  []*Operation
 	Levels      []*Level // L4, L3, L2, L1
+	// Scenarios are the domain's scenario table, once LoadScenarios ran.
+	Scenarios []*Scenario
 }
 
 // Entity is an entity type with its seed rows.

@@ -5,7 +5,8 @@ package specs
 
 import "embed"
 
-// FS holds domain.schema.json and every <domain>/domain.yaml.
+// FS holds the two schemas, every <domain>/domain.yaml and every
+// <domain>/scenarios.yaml.
 //
-//go:embed domain.schema.json */domain.yaml
+//go:embed domain.schema.json scenario.schema.json */domain.yaml */scenarios.yaml
 var FS embed.FS

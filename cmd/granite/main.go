@@ -23,6 +23,7 @@ type command struct {
 var commands = []command{
 	{"list", "list domains and their tools per level", runList},
 	{"validate", "validate domain specs and report every error with its position", runValidate},
+	{"verify", "execute every scenario's gold calls at every level and check the expectations", runVerify},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 }
 

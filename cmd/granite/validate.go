@@ -14,10 +14,12 @@ import (
 
 func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("validate", "[--specs DIR]",
-		"Validates every <domain>/domain.yaml against the spec schema and the checks a schema\n"+
-			"cannot make, and prints every error as file:line:col: path: what was found and expected.\n"+
+		"Validates every <domain>/domain.yaml and <domain>/scenarios.yaml against their schemas\n"+
+			"and the checks a schema cannot make (gold calls against the tools' input schemas,\n"+
+			"expectations against the entities), and prints every error as\n"+
+			"file:line:col: path: what was found and expected.\n"+
 			"Without --specs it validates the specs built into this binary.", stderr)
-	dir := fset.String("specs", "", "folder holding domain.schema.json and <domain>/domain.yaml (default: the embedded specs)")
+	dir := fset.String("specs", "", "folder holding the schemas and <domain>/{domain,scenarios}.yaml (default: the embedded specs)")
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
@@ -30,7 +32,7 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		src, where = os.DirFS(*dir), *dir
 	}
-	spec, err := generator.Load(src)
+	spec, err := generator.LoadAll(src)
 	if err != nil {
 		var list generator.ErrorList
 		if errors.As(err, &list) && *dir != "" {
@@ -45,10 +47,11 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range spec.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	ops := 0
+	ops, scenarios := 0, 0
 	for _, d := range spec.Domains {
 		ops += len(d.Operations)
+		scenarios += len(d.Scenarios)
 	}
-	fmt.Fprintf(stdout, "%s: %d domains, %d operations, all valid\n", where, len(spec.Domains), ops)
+	fmt.Fprintf(stdout, "%s: %d domains, %d operations, %d scenarios, all valid\n", where, len(spec.Domains), ops, scenarios)
 	return 0
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/specs"
+)
+
+func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("verify", "[--domain D] [--json]",
+		"Executes every scenario's gold tool calls at every level through MCP tools/call on a\n"+
+			"fresh store and checks that no call fails, the expectations hold, the four levels end\n"+
+			"in identical stores, every alternative argument is equally right, and every tool and\n"+
+			"action is used. Exits 1 on any failure, naming the scenario, level and step.", stderr)
+	domain := fset.String("domain", "", "verify only this domain (default: all)")
+	asJSON := fset.Bool("json", false, "print the report as JSON")
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	spec, err := generator.LoadAll(specs.FS)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	var only []string
+	if *domain != "" {
+		only = append(only, *domain)
+	}
+	rep, err := harness.Verify(ctx, spec, gen.Lookup, only...)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite verify: %v\n", err)
+		return 2
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	} else {
+		for _, f := range rep.Failures {
+			fmt.Fprintln(stderr, f)
+		}
+		printCoverage(stdout, rep.Coverage)
+		fmt.Fprintln(stdout, rep.Summary())
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
+
+// printCoverage prints one row per domain: tools (and actions) used per
+// level.
+func printCoverage(w io.Writer, cov []harness.Coverage) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DOMAIN\tL4\tL3\tL2\tL1")
+	byDomain := map[string]map[runtime.Level]harness.Coverage{}
+	var order []string
+	for _, c := range cov {
+		if byDomain[c.Domain] == nil {
+			byDomain[c.Domain] = map[runtime.Level]harness.Coverage{}
+			order = append(order, c.Domain)
+		}
+		byDomain[c.Domain][c.Level] = c
+	}
+	for _, d := range order {
+		cells := []string{d}
+		for _, l := range runtime.Levels {
+			c := byDomain[d][l]
+			cell := fmt.Sprintf("%d/%d tools", c.ToolsUsed, c.Tools)
+			if c.Actions > 0 {
+				cell += fmt.Sprintf(", %d/%d actions", c.ActionsUsed, c.Actions)
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+}

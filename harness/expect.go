@@ -1,0 +1,205 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mcpgranite/granite/generator"
+)
+
+// Rows decodes a store snapshot into rows per collection.
+func Rows(snapshot []byte) (map[string][]map[string]any, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(snapshot, &raw); err != nil {
+		return nil, fmt.Errorf("decode snapshot: %w", err)
+	}
+	out := map[string][]map[string]any{}
+	for k, v := range raw {
+		if k == "next_ids" {
+			continue
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal(v, &rows); err != nil {
+			return nil, fmt.Errorf("decode snapshot %s: %w", k, err)
+		}
+		out[k] = rows
+	}
+	return out, nil
+}
+
+// CheckState returns the conditions a store snapshot fails, each with why;
+// none means the state is as expected.
+func CheckState(snapshot []byte, checks []*generator.StateCheck) ([]string, error) {
+	rows, err := Rows(snapshot)
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, c := range checks {
+		if why := checkOne(rows[c.Collection], c); why != "" {
+			failed = append(failed, fmt.Sprintf("%s: %s", c, why))
+		}
+	}
+	return failed, nil
+}
+
+func checkOne(rows []map[string]any, c *generator.StateCheck) string {
+	var sel []map[string]any
+	for _, r := range rows {
+		if c.ID != "" && r["id"] == c.ID || c.ID == "" && holds(r, c.Where) == "" {
+			sel = append(sel, r)
+		}
+	}
+	switch {
+	case c.Absent && len(sel) > 0:
+		return fmt.Sprintf("found %d matching row(s); expected none", len(sel))
+	case c.Absent:
+		return ""
+	case c.Count != nil && len(sel) != *c.Count:
+		return fmt.Sprintf("found %d matching row(s); expected %d", len(sel), *c.Count)
+	case len(sel) == 0:
+		return "found no such row; expected one"
+	}
+	for _, r := range sel {
+		if why := holds(r, c.Fields); why != "" {
+			return fmt.Sprintf("row %v: %s", r["id"], why)
+		}
+	}
+	return ""
+}
+
+// valueEqual compares decoded JSON with spec values: numbers by value
+// (an integer 18 equals 18.0), objects and arrays deeply.
+var valueEqual = cmp.Options{cmpopts.EquateApprox(0, 1e-9)}
+
+// holds says which field of a row differs from the wanted values, or "".
+func holds(row map[string]any, want map[string]any) string {
+	for k, w := range want {
+		got, ok := row[k]
+		if !ok {
+			return fmt.Sprintf("field %s missing", k)
+		}
+		if !cmp.Equal(normalize(got), normalize(w), valueEqual) {
+			return fmt.Sprintf("found %s = %s; expected %s", k, jsonString(got), jsonString(w))
+		}
+	}
+	return ""
+}
+
+// normalize round-trips a value through JSON so numbers are float64 on
+// both sides.
+func normalize(v any) any {
+	var out any
+	if err := json.Unmarshal([]byte(jsonString(v)), &out); err != nil {
+		return v
+	}
+	return out
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Stated reports whether a text states a fact in any of its forms.
+func Stated(text string, f *generator.Fact) bool {
+	for _, form := range f.Forms() {
+		if statesValue(text, form) {
+			return true
+		}
+	}
+	return false
+}
+
+func statesValue(text string, v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return statesNumber(text, x, decimals(strconv.FormatFloat(x, 'f', -1, 64)))
+	case int64:
+		return statesNumber(text, float64(x), 0)
+	case int:
+		return statesNumber(text, float64(x), 0)
+	case string:
+		w := words(x)
+		return w != "" && strings.Contains(" "+words(text)+" ", " "+w+" ")
+	default:
+		return strings.Contains(text, fmt.Sprint(v))
+	}
+}
+
+// numberToken is a number standing alone: not part of an identifier like
+// SN005 or a longer number.
+var numberToken = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._])(-?[0-9]+(?:\.[0-9]+)?)`)
+
+// statesNumber reports whether text holds a number equal to v at the
+// coarser of the two precisions. A value with decimals needs at least one
+// decimal place in the text: "21.5" states 21.46, "21" does not.
+func statesNumber(text string, v float64, dv int) bool {
+	for _, m := range numberToken.FindAllStringSubmatchIndex(text, -1) {
+		tok := text[m[2]:m[3]]
+		if end := m[3]; end < len(text) {
+			if r, _ := utf8.DecodeRuneInString(text[end:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+				continue
+			}
+		}
+		x, err := strconv.ParseFloat(tok, 64)
+		if err != nil {
+			continue
+		}
+		dx := decimals(tok)
+		if dv > 0 && dx == 0 {
+			continue
+		}
+		if math.Abs(x-v) <= 0.5*math.Pow10(-min(dx, dv))+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
+func decimals(num string) int {
+	if i := strings.IndexByte(num, '.'); i >= 0 {
+		return len(num) - i - 1
+	}
+	return 0
+}
+
+// words lower-cases a text and splits it into words of only letters or
+// only digits, so that living_room, "Living room" and "living-room" read
+// the same, and so do 2026-03-13T22:10:00Z and "22:10".
+func words(s string) string {
+	var b strings.Builder
+	prev := ' '
+	class := func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r):
+			return 'a'
+		case unicode.IsDigit(r):
+			return '0'
+		}
+		return ' '
+	}
+	for _, r := range strings.ToLower(s) {
+		c := class(r)
+		if c != prev && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if c != ' ' {
+			b.WriteRune(r)
+		}
+		prev = c
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}

@@ -1,0 +1,90 @@
+// Package harness runs scenarios against the generated MCP servers: gold
+// sequences for verification, models for experiments, and the checks that
+// decide whether a task was done.
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// Session is a fresh store behind a domain's MCP server at one level,
+// with an initialised in-process MCP client: every call goes through the
+// same tools/call path a remote client uses.
+type Session struct {
+	Domain *runtime.Domain
+	Level  runtime.Level
+	Store  runtime.Store
+	client *client.Client
+}
+
+// Open starts a session on a fresh store.
+func Open(ctx context.Context, d *runtime.Domain, level runtime.Level) (*Session, error) {
+	st := d.NewStore()
+	srv, err := d.NewServer(level, st)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: in-process client: %w", d.Name, level, err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("%s %s: start client: %w", d.Name, level, err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "granite", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s %s: initialize: %w", d.Name, level, err)
+	}
+	return &Session{Domain: d, Level: level, Store: st, client: c}, nil
+}
+
+// Close ends the session.
+func (s *Session) Close() error { return s.client.Close() }
+
+// Tools returns the tools the server lists.
+func (s *Session) Tools(ctx context.Context) ([]mcp.Tool, error) {
+	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return res.Tools, nil
+}
+
+// Result is the outcome of one tools/call.
+type Result struct {
+	// Text is the result's text content.
+	Text string
+	// IsError is set for tool errors (bad arguments, unknown IDs): the
+	// model sees them and may retry.
+	IsError bool
+}
+
+// Call sends tools/call with raw JSON arguments. An error means the call
+// never produced a tool result (a protocol failure), not a tool error.
+func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (Result, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.client.CallTool(ctx, req)
+	if err != nil {
+		return Result{}, err
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return Result{Text: b.String(), IsError: res.IsError}, nil
+}

@@ -1,0 +1,350 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// Failure is one way a scenario's gold fell short.
+type Failure struct {
+	Domain   string        `json:"domain"`
+	Scenario string        `json:"scenario,omitempty"`
+	Level    runtime.Level `json:"level,omitempty"`
+	// Step is the 1-based gold call; 0 is the scenario as a whole.
+	Step int `json:"step,omitempty"`
+	// Variant names the alternative or omission a variant run used.
+	Variant string `json:"variant,omitempty"`
+	Message string `json:"message"`
+}
+
+func (f Failure) String() string {
+	var b strings.Builder
+	b.WriteString(f.Domain)
+	if f.Scenario != "" {
+		b.Reset()
+		b.WriteString(f.Scenario)
+	}
+	if f.Level != "" {
+		b.WriteString(" " + string(f.Level))
+	}
+	if f.Step > 0 {
+		fmt.Fprintf(&b, " step %d", f.Step)
+	}
+	if f.Variant != "" {
+		b.WriteString(" (variant " + f.Variant + ")")
+	}
+	return b.String() + ": " + f.Message
+}
+
+// Coverage is how much of one level's interface the gold of a domain uses.
+type Coverage struct {
+	Domain      string        `json:"domain"`
+	Level       runtime.Level `json:"level"`
+	Tools       int           `json:"tools"`
+	ToolsUsed   int           `json:"tools_used"`
+	Actions     int           `json:"actions"`
+	ActionsUsed int           `json:"actions_used"`
+	// Missing lists unused tools and tool.action pairs.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Complete reports whether every tool and action is used.
+func (c Coverage) Complete() bool { return len(c.Missing) == 0 }
+
+// Report is the outcome of Verify.
+type Report struct {
+	Domains   int `json:"domains"`
+	Scenarios int `json:"scenarios"`
+	// Executions counts scenario x level gold runs; Variants the extra L4
+	// runs with an alternative value or an optional argument left out.
+	Executions int        `json:"executions"`
+	Variants   int        `json:"variants"`
+	Coverage   []Coverage `json:"coverage"`
+	Failures   []Failure  `json:"failures"`
+}
+
+// OK reports whether everything verified.
+func (r *Report) OK() bool { return len(r.Failures) == 0 }
+
+// Summary is the one-line result.
+func (r *Report) Summary() string {
+	var tools, toolsUsed, acts, actsUsed int
+	for _, c := range r.Coverage {
+		tools, toolsUsed = tools+c.Tools, toolsUsed+c.ToolsUsed
+		acts, actsUsed = acts+c.Actions, actsUsed+c.ActionsUsed
+	}
+	return fmt.Sprintf("%d domains, %d scenarios, %d scenario×level executions and %d variants verified; coverage: tools %d/%d, actions %d/%d; %d failures",
+		r.Domains, r.Scenarios, r.Executions, r.Variants, toolsUsed, tools, actsUsed, acts, len(r.Failures))
+}
+
+// Lookup finds the generated code of a domain.
+type Lookup func(name string) (*runtime.Domain, bool)
+
+// Verify executes every gold sequence of the given domains (all when
+// only is empty) at every level through MCP tools/call on a fresh store.
+// It checks that no call errs, the expectations hold, the levels end in
+// identical stores, every alternative and optional argument is equally
+// right, and every tool and action is used by some gold.
+func Verify(ctx context.Context, spec *generator.Spec, lookup Lookup, only ...string) (*Report, error) {
+	r := &Report{Failures: []Failure{}}
+	for _, name := range only {
+		if spec.Domain(name) == nil {
+			return nil, fmt.Errorf("unknown domain %q: want one of %s", name, strings.Join(domainNames(spec), ", "))
+		}
+	}
+	for _, d := range spec.Domains {
+		if len(only) > 0 && !slices.Contains(only, d.Name) {
+			continue
+		}
+		r.Domains++
+		rt, ok := lookup(d.Name)
+		if !ok {
+			r.fail(Failure{Domain: d.Name, Message: "no generated code; run go generate ./... and rebuild"})
+			continue
+		}
+		if msg := stale(d, rt); msg != "" {
+			r.fail(Failure{Domain: d.Name, Message: msg})
+			continue
+		}
+		if len(d.Scenarios) == 0 {
+			r.fail(Failure{Domain: d.Name, Message: fmt.Sprintf("no scenarios; expected them in %s/scenarios.yaml", d.Name)})
+		}
+		for _, s := range d.Scenarios {
+			r.Scenarios++
+			if err := r.scenario(ctx, d, rt, s); err != nil {
+				return nil, err
+			}
+		}
+		r.coverage(d)
+	}
+	return r, nil
+}
+
+func (r *Report) fail(f Failure) { r.Failures = append(r.Failures, f) }
+
+func domainNames(spec *generator.Spec) []string {
+	var out []string
+	for _, d := range spec.Domains {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// stale compares the spec's tools with the generated ones.
+func stale(d *generator.Domain, rt *runtime.Domain) string {
+	for i, lv := range d.Levels {
+		level := runtime.Levels[i]
+		var want, got []string
+		for _, t := range lv.Tools {
+			want = append(want, t.Name)
+		}
+		for _, t := range rt.Tools[level] {
+			got = append(got, t.Name)
+		}
+		if !slices.Equal(want, got) {
+			return fmt.Sprintf("generated code is stale: %s tools are %v, the spec says %v; run go generate ./... and rebuild", level, got, want)
+		}
+	}
+	return ""
+}
+
+// run is the outcome of one gold execution.
+type run struct {
+	final   []byte
+	outputs string
+	// step and err locate a call that failed; step is 0 when none did.
+	step int
+	err  string
+}
+
+// runGold executes calls on a fresh store at one level; replace, when not
+// nil, gives other arguments for one step.
+func runGold(ctx context.Context, rt *runtime.Domain, level runtime.Level, calls []*generator.Call, replace func(i int) []byte) (*run, error) {
+	s, err := Open(ctx, rt, level)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	out := &run{}
+	var texts []string
+	for i, c := range calls {
+		args := c.JSON()
+		if replace != nil {
+			if b := replace(i); b != nil {
+				args = b
+			}
+		}
+		res, err := s.Call(ctx, c.Tool, args)
+		switch {
+		case err != nil:
+			out.step, out.err = i+1, fmt.Sprintf("%s %s: protocol error: %v", c.Tool, args, err)
+		case res.IsError:
+			out.step, out.err = i+1, fmt.Sprintf("%s %s: tool error: %s", c.Tool, args, res.Text)
+		}
+		if out.step > 0 {
+			break
+		}
+		texts = append(texts, res.Text)
+	}
+	out.final = s.Store.Snapshot()
+	out.outputs = strings.Join(texts, "\n")
+	return out, nil
+}
+
+// judge checks a run against the scenario's expectations.
+func judge(s *generator.Scenario, o *run) ([]string, error) {
+	if o.step > 0 {
+		return []string{o.err}, nil
+	}
+	msgs, err := CheckState(o.final, s.State)
+	if err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		msgs[i] = "state: " + msgs[i]
+	}
+	for _, f := range s.Answer {
+		if !Stated(o.outputs, f) {
+			msgs = append(msgs, fmt.Sprintf("answer fact %s (%s) appears in no gold tool output; expected the tools to report it", jsonString(f.Value), f.What))
+		}
+	}
+	return msgs, nil
+}
+
+func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.Domain, s *generator.Scenario) error {
+	fail := func(level runtime.Level, step int, variant, msg string) {
+		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
+	}
+	if len(s.State) > 0 {
+		msgs, err := CheckState(rt.NewStore().Snapshot(), s.State)
+		if err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			fail("", 0, "", "every state condition already holds on the fresh store; expected at least one that only the task's writes make true")
+		}
+	}
+	var l4 []byte
+	for _, level := range runtime.Levels {
+		o, err := runGold(ctx, rt, level, s.Gold[level], nil)
+		if err != nil {
+			return err
+		}
+		r.Executions++
+		msgs, err := judge(s, o)
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			fail(level, o.step, "", m)
+		}
+		if level == runtime.L4 {
+			l4 = o.final
+			continue
+		}
+		if diff := snapshotDiff(l4, o.final); diff != "" {
+			fail(level, 0, "", "final store differs from L4 (-L4 +"+string(level)+"):\n"+diff)
+		}
+	}
+	return r.variants(ctx, rt, s, fail)
+}
+
+// variants runs the L4 gold once per alternative value and once per
+// optional argument left out: each must meet the expectations too.
+func (r *Report) variants(ctx context.Context, rt *runtime.Domain, s *generator.Scenario, fail func(runtime.Level, int, string, string)) error {
+	calls := s.Gold[runtime.L4]
+	for i, c := range calls {
+		type variant struct {
+			name string
+			args []byte
+		}
+		var vs []variant
+		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
+			for _, v := range c.Alternatives[arg] {
+				vs = append(vs, variant{arg + "=" + jsonString(v), c.With(arg, v)})
+			}
+		}
+		for _, arg := range c.Optional {
+			vs = append(vs, variant{"without " + arg, c.With(arg, nil)})
+		}
+		for _, v := range vs {
+			o, err := runGold(ctx, rt, runtime.L4, calls, func(j int) []byte {
+				if j == i {
+					return v.args
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			r.Variants++
+			msgs, err := judge(s, o)
+			if err != nil {
+				return err
+			}
+			for _, m := range msgs {
+				fail(runtime.L4, i+1, v.name, m)
+			}
+		}
+	}
+	return nil
+}
+
+// snapshotDiff compares two snapshots as JSON values.
+func snapshotDiff(a, b []byte) string {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		if string(a) == string(b) {
+			return ""
+		}
+		return "snapshots are not JSON"
+	}
+	return cmp.Diff(x, y)
+}
+
+// coverage records which tools and actions of each level the domain's
+// gold uses.
+func (r *Report) coverage(d *generator.Domain) {
+	for i, lv := range d.Levels {
+		level := runtime.Levels[i]
+		used := map[string]bool{}
+		for _, s := range d.Scenarios {
+			for _, c := range s.Gold[level] {
+				used[c.Tool] = true
+				used[c.Tool+"."+c.Op] = true
+			}
+		}
+		c := Coverage{Domain: d.Name, Level: level, Tools: len(lv.Tools)}
+		for _, t := range lv.Tools {
+			if used[t.Name] {
+				c.ToolsUsed++
+			} else {
+				c.Missing = append(c.Missing, t.Name)
+			}
+			if len(t.Operations) < 2 {
+				continue
+			}
+			for _, o := range t.Operations {
+				c.Actions++
+				if k := t.Name + "." + o.Name; used[k] {
+					c.ActionsUsed++
+				} else if used[t.Name] {
+					c.Missing = append(c.Missing, k)
+				}
+			}
+		}
+		r.Coverage = append(r.Coverage, c)
+		if !c.Complete() {
+			r.fail(Failure{Domain: d.Name, Level: level, Message: "gold never uses " + strings.Join(c.Missing, ", ") + "; expected every tool and action in some scenario"})
+		}
+	}
+}
