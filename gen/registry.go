@@ -6,12 +6,19 @@ package gen
 
 import (
 	agriculture "github.com/mcpgranite/granite/gen/agriculture"
+	energy "github.com/mcpgranite/granite/gen/energy"
+	fleet "github.com/mcpgranite/granite/gen/fleet"
+	healthcare "github.com/mcpgranite/granite/gen/healthcare"
+	industrial "github.com/mcpgranite/granite/gen/industrial"
+	robotics "github.com/mcpgranite/granite/gen/robotics"
 	smarthome "github.com/mcpgranite/granite/gen/smarthome"
+	surveillance "github.com/mcpgranite/granite/gen/surveillance"
+	warehouse "github.com/mcpgranite/granite/gen/warehouse"
 	runtime "github.com/mcpgranite/granite/generator/runtime"
 )
 
 // Domains lists every generated domain, sorted by name.
-var Domains = []*runtime.Domain{agriculture.Domain, smarthome.Domain}
+var Domains = []*runtime.Domain{agriculture.Domain, energy.Domain, fleet.Domain, healthcare.Domain, industrial.Domain, robotics.Domain, smarthome.Domain, surveillance.Domain, warehouse.Domain}
 
 // Lookup returns the domain with the given name.
 func Lookup(name string) (*runtime.Domain, bool) {

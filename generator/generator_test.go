@@ -19,11 +19,14 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // files (path -> content).
 func specFS(t testing.TB, files map[string]string) fstest.MapFS {
 	t.Helper()
-	schema, err := os.ReadFile("../specs/" + SchemaFile)
-	if err != nil {
-		t.Fatal(err)
+	fsys := fstest.MapFS{}
+	for _, name := range []string{SchemaFile, ScenarioSchemaFile} {
+		schema, err := os.ReadFile("../specs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[name] = &fstest.MapFile{Data: schema}
 	}
-	fsys := fstest.MapFS{SchemaFile: {Data: schema}}
 	for p, c := range files {
 		fsys[p] = &fstest.MapFile{Data: []byte(c)}
 	}

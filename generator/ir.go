@@ -44,6 +44,9 @@ const (
 // Categories, in the order L3 tools are derived.
 var categories = []string{"status_query", "action_execution", "configuration", "analysis"}
 
+// defaultNowExample is the example timestamp of a domain without now.
+const defaultNowExample = "2026-01-01T08:00:00Z"
+
 // Domain is one domain spec, checked and resolved.
 type Domain struct {
 	Name        string
@@ -84,6 +87,9 @@ type Field struct {
 	Ref         *Entity
 	Items       *Field
 	Optional    bool
+	// Example is a valid value of a timestamp field (the domain's now),
+	// for descriptions and error hints.
+	Example string
 	// Default is the value a seed row or create without the field gets;
 	// nil means the zero value.
 	Default any

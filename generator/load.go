@@ -220,6 +220,12 @@ func (b *builder) field(name string, n *node) *Field {
 	if f.GoName == "" {
 		f.GoName = goName(name)
 	}
+	if f.Type == TTimestamp {
+		f.Example = b.d.Now
+		if f.Example == "" {
+			f.Example = defaultNowExample
+		}
+	}
 	if v := n.get("min"); v != nil {
 		x := toFloat(v.scalar)
 		f.Min = &x
@@ -450,10 +456,10 @@ func (b *builder) value(f *Field, n *node) (any, bool) {
 	case TTimestamp:
 		s, ok := v.(string)
 		if !ok {
-			return bad("an RFC 3339 timestamp like 2026-03-14T08:00:00Z")
+			return bad("an RFC 3339 timestamp like " + f.Example)
 		}
 		if _, err := time.Parse(time.RFC3339, s); err != nil {
-			return bad("an RFC 3339 timestamp like 2026-03-14T08:00:00Z")
+			return bad("an RFC 3339 timestamp like " + f.Example)
 		}
 		return s, true
 	case TReference:

@@ -196,7 +196,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		add(&Arg{
 			Name: e.Name + "_id", Role: RoleID, Required: true, Entity: e, JSONType: "string", GoType: goType{Kind: "string"},
 			Hint:   fmt.Sprintf("%s ID like %s", e.Name, e.exampleID()),
-			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("ID of the %s to %s, like %s.", e.Name, verb, e.exampleID())}, {"pattern", e.idRegexp()}},
+			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("ID of the %s to %s, like %s.", words(e.Name), verb, e.exampleID())}, {"pattern", e.idRegexp()}},
 		})
 	}
 	filters := func() {
@@ -384,9 +384,9 @@ func constraintWords(f *Field) string {
 		}
 		return w + "."
 	case TTimestamp:
-		return "RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z."
+		return "RFC 3339 UTC timestamp, like " + f.Example + "."
 	case TReference:
-		return fmt.Sprintf("ID of a %s, like %s.", f.Ref.Name, f.Ref.exampleID())
+		return fmt.Sprintf("ID of %s %s, like %s.", article(f.Ref.Name), f.Ref.Name, f.Ref.exampleID())
 	case TString:
 		var w []string
 		if f.MaxLength > 0 {
@@ -419,7 +419,7 @@ func hint(f *Field) string {
 	case TEnum:
 		return "one of " + strings.Join(f.Values, ", ")
 	case TTimestamp:
-		return "RFC 3339 timestamp like 2026-03-14T08:00:00Z"
+		return "RFC 3339 timestamp like " + f.Example
 	case TInteger, TNumber:
 		return strings.TrimSpace(string(f.Type) + rangeWords(f) + unitWords(f))
 	}

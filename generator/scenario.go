@@ -292,7 +292,7 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	}
 	l4 := gold.get("L4").list()
 	if t, ok := TierOf(s.Difficulty); ok && (len(l4) < t.Min || len(l4) > t.Max) {
-		l.errorf(gold.get("L4"), "found %d gold calls at L4 for a %s scenario; expected %d-%d (%s on %s)", len(l4), t.Name, t.Min, t.Max, t.Name, t.Reach)
+		l.errorf(gold.get("L4"), "found %d gold calls at L4 for %s %s scenario; expected %d-%d (%s on %s)", len(l4), article(t.Name), t.Name, t.Min, t.Max, t.Name, t.Reach)
 	}
 	exp := n.get("expect")
 	for _, sn := range exp.get("state").list() {
@@ -305,9 +305,9 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	}
 	writes := slices.ContainsFunc(s.Gold[runtime.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
 	switch {
-	case writes && len(s.State) == 0:
+	case writes && exp.get("state") == nil:
 		l.errorf(exp, "found gold that changes the store but no state conditions; expected expect.state to say what the task must leave behind")
-	case !writes && len(s.Answer) == 0:
+	case !writes && exp.get("answer") == nil:
 		l.errorf(exp, "found gold that only reads but no answer facts; expected expect.answer to say what the answer must state")
 	}
 	return s

@@ -3,6 +3,8 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -88,6 +90,10 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 			want[i] = fmt.Sprint(w)
 		}
 		return one(fmt.Sprintf("found %s; expected one of %s", jsonText(k.Got), strings.Join(want, ", ")))
+	case *kind.Maximum:
+		return one(fmt.Sprintf("found %s; expected at most %s", jsonText(n.toAny()), rat(k.Want)))
+	case *kind.Minimum:
+		return one(fmt.Sprintf("found %s; expected at least %s", jsonText(n.toAny()), rat(k.Want)))
 	case *kind.Pattern:
 		return one(fmt.Sprintf("found %q; expected a string matching %s", k.Got, k.Want))
 	case *kind.PropertyNames:
@@ -99,6 +105,15 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 	default:
 		return one(fmt.Sprintf("found %s; expected %s", jsonText(n.toAny()), e.ErrorKind.LocalizedString(printer)))
 	}
+}
+
+// rat prints a schema bound as JSON would.
+func rat(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 func quoteJoin(ss []string) string {

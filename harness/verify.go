@@ -1,12 +1,15 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -95,37 +98,68 @@ type Lookup func(name string) (*runtime.Domain, bool)
 // identical stores, every alternative and optional argument is equally
 // right, and every tool and action is used by some gold.
 func Verify(ctx context.Context, spec *generator.Spec, lookup Lookup, only ...string) (*Report, error) {
-	r := &Report{Failures: []Failure{}}
 	for _, name := range only {
 		if spec.Domain(name) == nil {
 			return nil, fmt.Errorf("unknown domain %q: want one of %s", name, strings.Join(domainNames(spec), ", "))
 		}
 	}
+	var domains []*generator.Domain
 	for _, d := range spec.Domains {
-		if len(only) > 0 && !slices.Contains(only, d.Name) {
-			continue
+		if len(only) == 0 || slices.Contains(only, d.Name) {
+			domains = append(domains, d)
 		}
-		r.Domains++
-		rt, ok := lookup(d.Name)
-		if !ok {
-			r.fail(Failure{Domain: d.Name, Message: "no generated code; run go generate ./... and rebuild"})
-			continue
-		}
-		if msg := stale(d, rt); msg != "" {
-			r.fail(Failure{Domain: d.Name, Message: msg})
-			continue
-		}
-		if len(d.Scenarios) == 0 {
-			r.fail(Failure{Domain: d.Name, Message: fmt.Sprintf("no scenarios; expected them in %s/scenarios.yaml", d.Name)})
-		}
-		for _, s := range d.Scenarios {
-			r.Scenarios++
-			if err := r.scenario(ctx, d, rt, s); err != nil {
-				return nil, err
-			}
-		}
-		r.coverage(d)
 	}
+	// Domains share nothing, so they verify in parallel; their reports are
+	// merged in spec order, so the result does not depend on scheduling.
+	parts := make([]*Report, len(domains))
+	errs := make([]error, len(domains))
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, d := range domains {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			parts[i], errs[i] = verifyDomain(ctx, d, lookup)
+		}()
+	}
+	wg.Wait()
+	r := &Report{Failures: []Failure{}}
+	for i, p := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		r.Domains += p.Domains
+		r.Scenarios += p.Scenarios
+		r.Executions += p.Executions
+		r.Variants += p.Variants
+		r.Coverage = append(r.Coverage, p.Coverage...)
+		r.Failures = append(r.Failures, p.Failures...)
+	}
+	return r, nil
+}
+
+func verifyDomain(ctx context.Context, d *generator.Domain, lookup Lookup) (*Report, error) {
+	r := &Report{Domains: 1}
+	rt, ok := lookup(d.Name)
+	if !ok {
+		r.fail(Failure{Domain: d.Name, Message: "no generated code; run go generate ./... and rebuild"})
+		return r, nil
+	}
+	if msg := stale(d, rt); msg != "" {
+		r.fail(Failure{Domain: d.Name, Message: msg})
+		return r, nil
+	}
+	if len(d.Scenarios) == 0 {
+		r.fail(Failure{Domain: d.Name, Message: fmt.Sprintf("no scenarios; expected them in %s/scenarios.yaml", d.Name)})
+	}
+	for _, s := range d.Scenarios {
+		r.Scenarios++
+		if err := r.scenario(ctx, d, rt, s); err != nil {
+			return nil, err
+		}
+	}
+	r.coverage(d)
 	return r, nil
 }
 
@@ -200,17 +234,29 @@ func runGold(ctx context.Context, rt *runtime.Domain, level runtime.Level, calls
 	return out, nil
 }
 
-// judge checks a run against the scenario's expectations.
-func judge(s *generator.Scenario, o *run) ([]string, error) {
+// judge checks runs against a scenario's expectations. Most runs of a
+// scenario end in the same store, so state verdicts are kept by snapshot.
+type judge struct {
+	s     *generator.Scenario
+	state map[string][]string
+}
+
+func (j *judge) check(o *run) ([]string, error) {
 	if o.step > 0 {
 		return []string{o.err}, nil
 	}
-	msgs, err := CheckState(o.final, s.State)
-	if err != nil {
-		return nil, err
+	s := j.s
+	state, ok := j.state[string(o.final)]
+	if !ok {
+		var err error
+		if state, err = CheckState(o.final, s.State); err != nil {
+			return nil, err
+		}
+		j.state[string(o.final)] = state
 	}
-	for i := range msgs {
-		msgs[i] = "state: " + msgs[i]
+	var msgs []string
+	for _, m := range state {
+		msgs = append(msgs, "state: "+m)
 	}
 	for _, f := range s.Answer {
 		if !Stated(o.outputs, f) {
@@ -233,6 +279,7 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 			fail("", 0, "", "every state condition already holds on the fresh store; expected at least one that only the task's writes make true")
 		}
 	}
+	j := &judge{s: s, state: map[string][]string{}}
 	var l4 []byte
 	for _, level := range runtime.Levels {
 		o, err := runGold(ctx, rt, level, s.Gold[level], nil)
@@ -240,7 +287,7 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 			return err
 		}
 		r.Executions++
-		msgs, err := judge(s, o)
+		msgs, err := j.check(o)
 		if err != nil {
 			return err
 		}
@@ -255,13 +302,13 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 			fail(level, 0, "", "final store differs from L4 (-L4 +"+string(level)+"):\n"+diff)
 		}
 	}
-	return r.variants(ctx, rt, s, fail)
+	return r.variants(ctx, rt, j, fail)
 }
 
 // variants runs the L4 gold once per alternative value and once per
 // optional argument left out: each must meet the expectations too.
-func (r *Report) variants(ctx context.Context, rt *runtime.Domain, s *generator.Scenario, fail func(runtime.Level, int, string, string)) error {
-	calls := s.Gold[runtime.L4]
+func (r *Report) variants(ctx context.Context, rt *runtime.Domain, j *judge, fail func(runtime.Level, int, string, string)) error {
+	calls := j.s.Gold[runtime.L4]
 	for i, c := range calls {
 		type variant struct {
 			name string
@@ -287,7 +334,7 @@ func (r *Report) variants(ctx context.Context, rt *runtime.Domain, s *generator.
 				return err
 			}
 			r.Variants++
-			msgs, err := judge(s, o)
+			msgs, err := j.check(o)
 			if err != nil {
 				return err
 			}
@@ -301,6 +348,9 @@ func (r *Report) variants(ctx context.Context, rt *runtime.Domain, s *generator.
 
 // snapshotDiff compares two snapshots as JSON values.
 func snapshotDiff(a, b []byte) string {
+	if bytes.Equal(a, b) { // snapshots are canonical: equal states, equal bytes
+		return ""
+	}
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		if string(a) == string(b) {
