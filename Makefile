@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build test check-generate vet unit fuzz bench run clean
+.PHONY: all generate build test check-generate vet unit verify fuzz bench run clean
 
 all: build
 
@@ -20,8 +20,8 @@ generate:
 build:
 	$(GO) build -o $(BIN) ./cmd/granite
 
-## test: generated code up to date, vet, and every test
-test: check-generate vet unit
+## test: generated code up to date, vet, every test, and every scenario's gold
+test: check-generate vet unit verify
 
 check-generate:
 	@$(GO) generate ./...
@@ -34,18 +34,23 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
-## fuzz: fuzz every smarthome tool for 30 s
+## verify: execute every scenario's gold calls at every level (granite verify)
+verify: build
+	$(BIN) verify
+
+## fuzz: fuzz every generated tool for 30 s
 fuzz:
-	$(GO) test ./generator/integration -run '^$$' -fuzz FuzzSmarthomeTools -fuzztime 30s
+	$(GO) test ./generator/integration -run '^$$' -fuzz FuzzTools -fuzztime 30s
 
 ## bench: the performance figures the issues ask for
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./generator/...
+	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/...
 
-## run: the main job on the embedded default (list, then validate the embedded specs)
+## run: the main job on the embedded default (list the domains, validate the specs, verify the scenarios)
 run: build
 	$(BIN) list
 	$(BIN) validate
+	$(BIN) verify
 
 clean:
 	rm -rf bin

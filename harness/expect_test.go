@@ -16,8 +16,8 @@ func TestStated(t *testing.T) {
 		{"It is set to 21.5 °C.", 21.5, nil, true},
 		{"It is set to 21.5°C.", 21.5, nil, true},
 		{"It is set to 21.50 degrees", 21.5, nil, true},
-		{"about 21.5", 21.46, nil, true},    // the answer's precision decides
-		{"about 21", 21.46, nil, false},     // a value with decimals needs one
+		{"about 21.5", 21.46, nil, true}, // the answer's precision decides
+		{"about 21", 21.46, nil, false},  // a value with decimals needs one
 		{"avg 17.77", 17.766666666, nil, true},
 		{`{"avg":17.766666666666666}`, 17.77, nil, true}, // tool output, finer than the fact
 		{"21.4 degrees", 21.5, nil, false},

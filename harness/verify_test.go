@@ -84,9 +84,9 @@ func lastWrite(d *generator.Domain, s *generator.Scenario) int {
 // in each way verify exists to catch, and checks the failure it reports.
 func TestVerifyCatchesBrokenGold(t *testing.T) {
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(d *generator.Domain, s *generator.Scenario)
-		want  []string // substrings of the failures, in order
+		want   []string // substrings of the failures, in order
 	}{
 		{"gold does not reach its expected state", func(d *generator.Domain, s *generator.Scenario) {
 			for k := range s.State[0].Fields {

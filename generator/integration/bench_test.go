@@ -10,21 +10,22 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator/runtime"
+	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 )
 
 // BenchmarkToolsCallRoundTrip is one tools/call through the in-process
 // mcp-go client and a generated server: JSON-RPC encode and decode, schema
 // validation, the operation, and the result. Target: under 100 µs.
 func BenchmarkToolsCallRoundTrip(b *testing.B) {
-	d, _ := gen.Lookup("smarthome")
+	d := tiny.Domain
 	for _, c := range []struct {
 		level runtime.Level
 		tool  string
 		args  string
 	}{
-		{runtime.L4, "get_device", `{"device_id":"DV003"}`},
-		{runtime.L4, "list_devices", `{"room":"kitchen"}`},
-		{runtime.L1, "smart_home", `{"action":"set_device","device_id":"DV001","brightness":40}`},
+		{runtime.L4, "get_lamp", `{"lamp_id":"LP01"}`},
+		{runtime.L4, "list_lamps", `{"room":"hall"}`},
+		{runtime.L1, "tiny", `{"action":"set_lamp","lamp_id":"LP01","level":40}`},
 	} {
 		b.Run(string(c.level)+"/"+c.tool, func(b *testing.B) {
 			s := newSession(b, d, c.level)

@@ -10,36 +10,38 @@ import (
 	"github.com/mcpgranite/granite/generator/runtime"
 )
 
-// FuzzSmarthomeTools feeds arbitrary JSON arguments to every smarthome tool
-// at every level through the generated handlers: no panic may escape, and a
-// call that returns an error must leave the store byte-identical.
+// FuzzTools feeds arbitrary JSON arguments to every tool of every generated
+// domain at every level through the generated handlers: no panic may
+// escape, and a call that returns an error must leave the store
+// byte-identical.
 //
-//	go test ./generator/integration -fuzz FuzzSmarthomeTools -fuzztime 30s
-func FuzzSmarthomeTools(f *testing.F) {
-	d, _ := gen.Lookup("smarthome")
+//	go test ./generator/integration -fuzz FuzzTools -fuzztime 30s
+func FuzzTools(f *testing.F) {
 	type target struct {
 		st   runtime.Store
 		tool func(mcp.CallToolRequest) (*mcp.CallToolResult, error)
 		name string
 	}
 	var targets []target
-	for _, level := range runtime.Levels {
-		for _, tool := range d.Tools[level] {
-			st := d.NewStore()
-			srv, err := d.NewServer(level, st)
-			if err != nil {
-				f.Fatal(err)
-			}
-			h := srv.GetTool(tool.Name).Handler
-			targets = append(targets, target{st: st, name: tool.Name, tool: func(r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return h(context.Background(), r)
-			}})
-			for _, op := range tool.Operations {
-				f.Add(uint16(len(targets)-1), string(withAction(f, tool, op, op.Example)))
+	for _, d := range gen.Domains {
+		for _, level := range runtime.Levels {
+			for _, tool := range d.Tools[level] {
+				st := d.NewStore()
+				srv, err := d.NewServer(level, st)
+				if err != nil {
+					f.Fatal(err)
+				}
+				h := srv.GetTool(tool.Name).Handler
+				targets = append(targets, target{st: st, name: tool.Name, tool: func(r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return h(context.Background(), r)
+				}})
+				for _, op := range tool.Operations {
+					f.Add(uint16(len(targets)-1), string(withAction(f, tool, op, op.Example)))
+				}
 			}
 		}
 	}
-	for _, s := range []string{``, `null`, `[]`, `"x"`, `{"action":null}`, `{"limit":1e400}`, `{"device_id":{"$ref":"#"}}`, `{"brightness":-0.0}`, `{`} {
+	for _, s := range []string{``, `null`, `[]`, `"x"`, `{"action":null}`, `{"limit":1e400}`, `{"id":{"$ref":"#"}}`, `{"level":-0.0}`, `{`} {
 		f.Add(uint16(0), s)
 	}
 	f.Fuzz(func(t *testing.T, which uint16, args string) {

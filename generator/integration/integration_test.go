@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator/runtime"
+	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 )
 
 // wantTools is each level's tool count by definition.
@@ -223,22 +224,25 @@ func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
 	}
 }
 
+// TestErrorSentences pins the text of each kind of tool error. It runs on
+// the golden tiny domain (generator/testdata/golden/tiny), so that no test
+// depends on a benchmark domain's content.
 func TestErrorSentences(t *testing.T) {
-	d, _ := gen.Lookup("smarthome")
-	s := newSession(t, d, runtime.L4)
+	s := newSession(t, tiny.Domain, runtime.L4)
 	cases := []struct {
 		tool, args, want string
 	}{
-		{"set_room_mode", `{"room":"kitchen","mode":"loud"}`, `argument "mode": "loud" is not one of night, away, comfort`},
-		{"set_device", `{"device_id":"DV001","brightness":150}`, `argument "brightness": 150 is above the maximum 100`},
-		{"set_device", `{"device_id":"DV001"}`, `nothing to change: give at least one of "power", "brightness", "target_temp_c", "locked", "position"`},
-		{"get_device", `{"device_id":"DV999"}`, `argument "device_id": device "DV999" does not exist; valid device IDs include DV001, DV002, DV003, DV004, DV005, … (13 in total)`},
-		{"get_device", `{"device_id":"lamp"}`, `argument "device_id": "lamp" is not a device ID like DV001`},
-		{"get_device", `{}`, `missing required argument "device_id" (device ID like DV001)`},
-		{"get_device", `[1,2]`, `arguments must be a JSON object of named arguments, got an array`},
-		{"list_events", `{"min_timestamp":"yesterday"}`, `argument "min_timestamp": "yesterday" is not a valid date-time (RFC 3339, like 2026-03-14T08:00:00Z)`},
-		{"create_rule", `{"name":"x","trigger_sensor":"SN001","condition":"above","threshold":1,"action_device":"DV404","action_power":"on"}`, `argument "action_device": device "DV404" does not exist`},
-		{"list_devices", `{"limit":"ten"}`, `argument "limit": expected integer, got string`},
+		{"scene", `{"room":"den","scene":"loud"}`, `argument "scene": "loud" is not one of bright, dark`},
+		{"set_lamp", `{"lamp_id":"LP01","level":150}`, `argument "level": 150 is above the maximum 100`},
+		{"set_lamp", `{"lamp_id":"LP01"}`, `nothing to change: give at least one of "on", "level", "config"`},
+		{"get_lamp", `{"lamp_id":"LP99"}`, `argument "lamp_id": lamp "LP99" does not exist; valid lamp IDs include LP01, LP02`},
+		{"get_lamp", `{"lamp_id":"lamp"}`, `argument "lamp_id": "lamp" is not a lamp ID like LP01`},
+		{"get_lamp", `{}`, `missing required argument "lamp_id" (lamp ID like LP01)`},
+		{"get_lamp", `[1,2]`, `arguments must be a JSON object of named arguments, got an array`},
+		{"add_timer", `{"lamp":"LP01","at":"yesterday"}`, `argument "at": "yesterday" is not a valid date-time (RFC 3339 timestamp like 2026-01-01T00:00:00Z)`},
+		{"add_timer", `{"lamp":"LP09"}`, `argument "lamp": lamp "LP09" does not exist; valid lamp IDs include LP01, LP02`},
+		{"list_lamps", `{"limit":"ten"}`, `argument "limit": expected integer, got string`},
+		{"list_lamps", `{"limit":11}`, `argument "limit": 11 is above the maximum 10`},
 	}
 	for _, c := range cases {
 		text, isErr := s.call(t, c.tool, []byte(c.args))
@@ -248,13 +252,12 @@ func TestErrorSentences(t *testing.T) {
 	}
 }
 
-// TestIntegralFloatsDecodeAsIntegers checks that 100.0 is accepted for an
+// TestIntegralFloatsDecodeAsIntegers checks that 55.0 is accepted for an
 // integer argument, as JSON Schema says it is an integer.
 func TestIntegralFloatsDecodeAsIntegers(t *testing.T) {
-	d, _ := gen.Lookup("smarthome")
-	s := newSession(t, d, runtime.L1)
-	text, isErr := s.call(t, "smart_home", []byte(`{"action":"set_device","device_id":"DV002","brightness":55.0,"power":"on"}`))
-	if isErr || !strings.Contains(text, `"brightness":55`) {
+	s := newSession(t, tiny.Domain, runtime.L1)
+	text, isErr := s.call(t, "tiny", []byte(`{"action":"set_lamp","lamp_id":"LP02","level":55.0,"on":true}`))
+	if isErr || !strings.Contains(text, `"level":55`) {
 		t.Fatalf("got %s (isError %v)", text, isErr)
 	}
 }

@@ -100,6 +100,9 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 		}
 		return []string{s}
 	case *kind.Format:
+		if a := op.Arg(arg); a != nil && a.Hint != "" {
+			return []string{fmt.Sprintf("%s: %s is not a valid %s (%s)", subject, display(k.Got), k.Want, a.Hint)}
+		}
 		return []string{fmt.Sprintf("%s: %s is not a valid %s%s", subject, display(k.Got), k.Want, formatHint(k.Want))}
 	default:
 		return []string{fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(defaultPrinter))}
@@ -120,7 +123,7 @@ func (t *Tool) takes(op *Operation) string {
 
 func formatHint(format string) string {
 	if format == "date-time" {
-		return " (RFC 3339, like 2026-03-14T08:00:00Z)"
+		return " (RFC 3339, like 2026-01-31T08:00:00Z)"
 	}
 	return ""
 }
