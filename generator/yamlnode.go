@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // node is a YAML value with its position and JSON path, in document order.
@@ -274,4 +275,64 @@ func jsonText(v any) string {
 		s = s[:57] + "..."
 	}
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// Document is a YAML file parsed with positions and validated against a
+// JSON Schema, for loaders outside this package (experiment configs) that
+// want the same positioned errors as domain specs.
+type Document struct {
+	File string
+	root *node
+}
+
+// ParseDocument parses a YAML file and validates it against sch. It
+// returns every error at once, each with its position.
+func ParseDocument(file string, data []byte, sch *jsonschema.Schema) (*Document, ErrorList) {
+	root, errs := parseYAML(file, data)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if errs := validateNode(sch, root); len(errs) > 0 {
+		errs.sort()
+		return nil, errs
+	}
+	return &Document{File: file, root: root}, nil
+}
+
+// Decode stores the document's value in v, as encoding/json would.
+func (d *Document) Decode(v any) error {
+	b, err := json.Marshal(d.root.toAny())
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// Errorf returns an error positioned at the value the path leads to (map
+// keys as strings, sequence indexes as ints), or at the nearest existing
+// parent.
+func (d *Document) Errorf(path []any, format string, args ...any) *Error {
+	n := d.root
+	for _, p := range path {
+		var next *node
+		switch k := p.(type) {
+		case string:
+			next = n.get(k)
+		case int:
+			if items := n.list(); k >= 0 && k < len(items) {
+				next = items[k]
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return &Error{Pos: n.pos, Path: n.path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// CompileSchema compiles a JSON Schema document (with format assertions)
+// for ParseDocument.
+func CompileSchema(name string, data []byte) (*jsonschema.Schema, error) {
+	return compileSpecSchema(name, data)
 }

@@ -1,12 +1,13 @@
-// Package specs embeds the domain specs and their JSON Schema, so the
-// granite binary can validate and describe its domains anywhere, without
-// the source tree.
+// Package specs embeds the domain specs, the scenario tables, the
+// experiment configs and the JSON Schemas that validate them, so the
+// granite binary can validate, verify and run its benchmark anywhere,
+// without the source tree.
 package specs
 
 import "embed"
 
-// FS holds the two schemas, every <domain>/domain.yaml and every
-// <domain>/scenarios.yaml.
+// FS holds the schemas, every <domain>/domain.yaml and
+// <domain>/scenarios.yaml, and experiments/*.yaml.
 //
-//go:embed domain.schema.json scenario.schema.json */domain.yaml */scenarios.yaml
+//go:embed *.schema.json */domain.yaml */scenarios.yaml experiments/*.yaml
 var FS embed.FS

@@ -24,6 +24,8 @@ var commands = []command{
 	{"list", "list domains and their tools per level", runList},
 	{"validate", "validate domain specs and report every error with its position", runValidate},
 	{"verify", "execute every scenario's gold calls at every level and check the expectations", runVerify},
+	{"run", "run an experiment (models or built-in agents x domains x levels x scenarios)", runRun},
+	{"merge", "combine the output folders of a sharded run", runMerge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 }
 

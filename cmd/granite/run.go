@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/specs"
+)
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n] [--models a,b] [--domains a,b]",
+		"Runs an experiment: every model x domain x level x scenario x repetition of the config,\n"+
+			"each trial on a fresh store behind a fresh MCP server, appending each finished trial to\n"+
+			"<out>/trials.jsonl. --config takes a file or the name of an embedded config (smoke, paper).", stderr)
+	config := fset.String("config", "smoke", "experiment config: a YAML file, or smoke / paper (embedded)")
+	out := fset.String("out", "", "output folder (default: the config's output, results/<name>)")
+	resume := fset.Bool("resume", false, "continue a run in --out, skipping trials already recorded")
+	shard := fset.String("shard", "", "run only shard i of n (i/n, 0-based), e.g. a Kubernetes completion index")
+	models := fset.String("models", "", "only these models of the config (comma-separated)")
+	domains := fset.String("domains", "", "only these domains of the config (comma-separated)")
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	spec, err := generator.LoadAll(specs.FS)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	cfg, err := harness.LoadConfig(*config, spec)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		var list generator.ErrorList
+		if errors.As(err, &list) {
+			fmt.Fprintf(stderr, "%d errors\n", len(list))
+		}
+		return 2
+	}
+	opts := harness.Options{Out: *out, Resume: *resume, Progress: stderr, Lookup: gen.Lookup, Terminal: isTerminal(stderr)}
+	if *shard != "" {
+		if opts.Shard, err = harness.ParseShard(*shard); err != nil {
+			fmt.Fprintf(stderr, "granite run: %v\n", err)
+			return 2
+		}
+	}
+	if cfg.Models, err = narrow("models", cfg.Models, *models); err == nil && *domains != "" {
+		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "granite run: %v\n", err)
+		return 2
+	}
+	sum, err := harness.Run(ctx, cfg, spec, opts)
+	if sum != nil {
+		fmt.Fprintf(stdout, "%d trials in shard %s: %d run now, %d recorded before, in %s\n", sum.Planned, opts.Shard, sum.Ran, sum.Resumed, sum.Duration.Round(1e6))
+		var ms []string
+		for m := range sum.TC {
+			ms = append(ms, m)
+		}
+		sort.Strings(ms)
+		for _, m := range ms {
+			fmt.Fprintf(stdout, "  %-40s mean TC %.3f\n", m, sum.TC[m])
+		}
+		fmt.Fprintf(stdout, "results: %s/%s\n", sum.Out, harness.TrialsFile)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "granite run: interrupted; finished trials are recorded, continue with --resume\n")
+			return 130
+		}
+		fmt.Fprintf(stderr, "granite run: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// narrow keeps the config's entries named in a comma list (all when the
+// list is empty) and refuses names the config does not have.
+func narrow(what string, have []string, list string) ([]string, error) {
+	if list == "" {
+		return have, nil
+	}
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(have, n) {
+			return nil, fmt.Errorf("--%s: %q is not in the config (it has %s)", what, n, strings.Join(have, ", "))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func domainsOf(cfg *harness.Config, spec *generator.Spec) []string {
+	if len(cfg.Domains) > 0 {
+		return cfg.Domains
+	}
+	var out []string
+	for _, d := range spec.Domains {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("merge", "--out DIR SHARD_DIR...",
+		"Combines the output folders of the shards of one run into one trials.jsonl, in grid order.\n"+
+			"Refuses folders of different configs, a shard given twice and overlapping trials.", stderr)
+	out := fset.String("out", "", "folder for the merged run (must not hold trials.jsonl)")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" || fset.NArg() == 0 {
+		fmt.Fprintln(stderr, "granite merge: need --out DIR and at least one shard folder")
+		fset.Usage()
+		return 2
+	}
+	sum, err := harness.Merge(*out, fset.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "granite %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", strings.Join(sum.Shards, ", "), sum.Records, sum.Grid, *out, harness.TrialsFile)
+	if sum.Missing > 0 {
+		fmt.Fprintf(stdout, "warning: %d trials of the grid are in no shard; run the missing shards (or --resume unfinished ones) and merge again\n", sum.Missing)
+	}
+	return 0
+}

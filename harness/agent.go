@@ -1,0 +1,124 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// agent plays one trial: it reads the prompt, calls tools through the
+// trial's MCP session and leaves its answer in the record.
+type agent interface {
+	run(ctx context.Context, tr *trialRun)
+}
+
+// trialRun is one trial in progress: a fresh store behind a fresh server at
+// the trial's level, the tools as listed over MCP, and the record being
+// filled.
+type trialRun struct {
+	t     Trial
+	sess  *Session
+	tools []mcp.Tool
+	// byName holds the generated tools, to tell a schema violation from
+	// an error of the operation itself.
+	byName map[string]*runtime.Tool
+	rec    *Record
+}
+
+// call sends one tool call through MCP tools/call (or refuses a tool the
+// server did not list, as a client would) and records it.
+func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.RawMessage) Call {
+	c := Call{Turn: turn, Tool: name, Arguments: args}
+	if len(c.Arguments) == 0 {
+		c.Arguments = json.RawMessage("{}")
+	}
+	start := time.Now()
+	defer func() {
+		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+		tr.rec.Calls = append(tr.rec.Calls, c)
+	}()
+	t, ok := tr.byName[name]
+	if !ok {
+		c.IsError, c.ErrorClass = true, ErrUnknown
+		c.Result = fmt.Sprintf("unknown tool %q; the tools are: %s", name, strings.Join(toolNames(tr.tools), ", "))
+		return c
+	}
+	res, err := tr.sess.Call(ctx, name, c.Arguments)
+	switch {
+	case err != nil:
+		c.IsError, c.ErrorClass, c.Result = true, ErrTool, "call failed: "+err.Error()
+	case res.IsError:
+		c.IsError, c.Result = true, res.Text
+		c.ErrorClass = ErrTool
+		if _, _, perr := t.Prepare(c.Arguments); perr != nil {
+			c.ErrorClass = ErrSchema
+		}
+	default:
+		c.Result = res.Text
+	}
+	return c
+}
+
+func toolNames(tools []mcp.Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// firstCallError is the class of the trial's first failed call.
+func firstCallError(calls []Call) string {
+	for _, c := range calls {
+		if c.ErrorClass != "" {
+			return c.ErrorClass
+		}
+	}
+	return ""
+}
+
+// oracle replays the level's gold calls and answers with what the tools
+// returned. It is a self-test of the benchmark, not a model: every trial
+// it plays must score TC = 1.
+type oracle struct{}
+
+func (oracle) run(ctx context.Context, tr *trialRun) {
+	var results []string
+	for i, g := range tr.t.Scenario.Gold[tr.t.Level] {
+		args := g.JSON()
+		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", ToolCalls: []MessageCall{{Name: g.Tool, Arguments: args}}})
+		c := tr.call(ctx, i+1, g.Tool, args)
+		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "tool", ToolName: g.Tool, Content: c.Result})
+		results = append(results, c.Result)
+	}
+	tr.answer(strings.Join(results, "\n"), len(results)+1)
+}
+
+// silent answers without calling a tool: the floor every scenario must
+// fail (verify proves its expectations are not met by the fresh store).
+type silent struct{}
+
+func (silent) run(_ context.Context, tr *trialRun) {
+	tr.answer("I can't help with that.", 1)
+}
+
+// answer ends the trial with a final answer message.
+func (tr *trialRun) answer(text string, turns int) {
+	tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", Content: text})
+	tr.end(text, turns)
+}
+
+// end ends the trial with the final answer already in the messages.
+func (tr *trialRun) end(text string, turns int) {
+	tr.rec.FinalAnswer = text
+	tr.rec.Turns = turns
+	tr.rec.StopReason = stopAnswer
+}

@@ -1,0 +1,111 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// MergeSummary is what Merge combined.
+type MergeSummary struct {
+	Shards  []string
+	Records int
+	Grid    int
+	// Missing counts grid trials no shard recorded (shards not run or not
+	// finished).
+	Missing int
+}
+
+// Merge combines the output folders of shards of one run into out. It
+// refuses folders of different configs or benchmarks, a shard given
+// twice, and a trial recorded by two folders.
+func Merge(out string, dirs []string) (*MergeSummary, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("merge: no shard folders given")
+	}
+	var first *Manifest
+	shards := map[string]string{}
+	owner := map[string]string{}
+	var all []Record
+	for _, d := range dirs {
+		m, err := readManifest(d)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %s: %w (expected a folder granite run wrote)", d, err)
+		}
+		if first == nil {
+			first = m
+		} else if m.ConfigHash != first.ConfigHash {
+			return nil, fmt.Errorf("merge: %s is a run of another config or benchmark (hash %s) than %s (hash %s)", d, m.ConfigHash, dirs[0], first.ConfigHash)
+		}
+		if prev, ok := shards[m.Shard]; ok {
+			return nil, fmt.Errorf("merge: %s and %s are both shard %s", prev, d, m.Shard)
+		}
+		shards[m.Shard] = d
+		recs, _, err := ReadJournal(filepath.Join(d, TrialsFile))
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		for _, r := range recs {
+			if prev, ok := owner[r.TrialID]; ok {
+				return nil, fmt.Errorf("merge: trial %s is in both %s and %s; shards must not overlap", r.TrialID, prev, d)
+			}
+			owner[r.TrialID] = d
+			all = append(all, r)
+		}
+	}
+	if abs(out) == "" {
+		return nil, fmt.Errorf("merge: no output folder")
+	}
+	for _, d := range dirs {
+		if abs(d) == abs(out) {
+			return nil, fmt.Errorf("merge: the output folder %s is one of the shards", out)
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(out, TrialsFile)); err == nil {
+		return nil, fmt.Errorf("merge: %s already holds %s; choose an empty folder", out, TrialsFile)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Index < all[j].Index })
+	j, _, err := OpenJournal(filepath.Join(out, TrialsFile))
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if err := j.Append(&all[i]); err != nil {
+			j.Close()
+			return nil, err
+		}
+	}
+	if err := j.Close(); err != nil {
+		return nil, err
+	}
+	var names []string
+	for s := range shards {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	m := *first
+	m.Shard = "merged " + strings.Join(names, ",")
+	m.Trials = len(all)
+	m.WarmUps = nil
+	for _, d := range dirs {
+		dm, _ := readManifest(d)
+		m.WarmUps = append(m.WarmUps, dm.WarmUps...)
+	}
+	if err := writeManifest(out, &m); err != nil {
+		return nil, err
+	}
+	return &MergeSummary{Shards: names, Records: len(all), Grid: first.Grid, Missing: first.Grid - len(all)}, nil
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}

@@ -1,0 +1,248 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// Record is one finished trial: one line of trials.jsonl. Its keys are a
+// stable contract, described by specs/trial.schema.json; add keys, never
+// rename or remove them.
+type Record struct {
+	TrialID    string `json:"trial_id"`
+	Index      int    `json:"index"`
+	Experiment string `json:"experiment"`
+	Model      string `json:"model"`
+	// Agent is "ollama" for a model, "builtin" for oracle and silent.
+	Agent      string        `json:"agent"`
+	Domain     string        `json:"domain"`
+	Level      runtime.Level `json:"level"`
+	Scenario   string        `json:"scenario"`
+	Difficulty string        `json:"difficulty"`
+	Repetition int           `json:"repetition"`
+	Host       string        `json:"host,omitempty"`
+	StartedAt  string        `json:"started_at"`
+	EndedAt    string        `json:"ended_at"`
+	// Messages is the whole conversation as sent to and received from
+	// the model, the tools' replies included.
+	Messages    []Message `json:"messages"`
+	Calls       []Call    `json:"calls"`
+	FinalAnswer string    `json:"final_answer"`
+	Turns       int       `json:"turns"`
+	// StopReason is answer, max_turns, timeout or error.
+	StopReason       string    `json:"stop_reason"`
+	DoneReason       string    `json:"done_reason,omitempty"`
+	PromptTokens     int       `json:"prompt_tokens"`
+	CompletionTokens int       `json:"completion_tokens"`
+	Durations        Durations `json:"durations"`
+	// ErrorClass is empty, or the first failure of the trial: one of
+	// the ErrorClass constants.
+	ErrorClass string `json:"error_class"`
+	Error      string `json:"error,omitempty"`
+	// Options are the effective Ollama options of every request.
+	Options map[string]any `json:"options,omitempty"`
+	Metrics *Metrics       `json:"metrics,omitempty"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	Thinking  string         `json:"thinking,omitempty"`
+	ToolCalls []MessageCall  `json:"tool_calls,omitempty"`
+	ToolName  string         `json:"tool_name,omitempty"`
+	Extra     map[string]any `json:"extra,omitempty"`
+}
+
+// MessageCall is a tool call as the model wrote it.
+type MessageCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Call is one tool call the agent made and what came of it.
+type Call struct {
+	Turn      int             `json:"turn"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    string          `json:"result"`
+	IsError   bool            `json:"is_error"`
+	// ErrorClass is unknown_tool, schema_violation or tool_error when
+	// the call failed.
+	ErrorClass string  `json:"error_class,omitempty"`
+	LatencyMS  float64 `json:"latency_ms"`
+}
+
+// Durations are Ollama's timings summed over the trial's requests, in
+// nanoseconds, plus the wall time spent waiting for the model.
+type Durations struct {
+	TotalNS      int64 `json:"total_ns"`
+	LoadNS       int64 `json:"load_ns"`
+	PromptEvalNS int64 `json:"prompt_eval_ns"`
+	EvalNS       int64 `json:"eval_ns"`
+	ModelWaitNS  int64 `json:"model_wait_ns"`
+}
+
+// Metrics are the trial's scores.
+type Metrics struct {
+	TC           float64  `json:"tc"`
+	F1           float64  `json:"f1"`
+	ActionF1     float64  `json:"action_f1"`
+	ArgAcc       float64  `json:"arg_acc"`
+	ZeroToolCall bool     `json:"zero_tool_call"`
+	Timeout      bool     `json:"timeout"`
+	WallS        float64  `json:"wall_s"`
+	EnergyJ      *float64 `json:"energy_j"`
+	// StateOK and FactsOK are TC's two halves.
+	StateOK bool `json:"state_ok"`
+	FactsOK bool `json:"facts_ok"`
+}
+
+// Error classes of calls and trials.
+const (
+	ErrMalformed = "malformed_tool_call"
+	ErrUnknown   = "unknown_tool"
+	ErrSchema    = "schema_violation"
+	ErrTool      = "tool_error"
+	ErrTransport = "transport_error"
+	ErrTimeout   = "timeout"
+)
+
+// Why a trial stopped.
+const (
+	stopAnswer   = "answer"
+	stopMaxTurns = "max_turns"
+	stopTimeout  = "timeout"
+	stopError    = "error"
+)
+
+const (
+	// TrialsFile is the journal's name in the output folder.
+	TrialsFile    = "trials.jsonl"
+	agentOllama   = "ollama"
+	agentBuiltin  = "builtin"
+	journalBuffer = 256
+)
+
+// Journal appends records to trials.jsonl. Each record is one write of one
+// whole line, and the file is synced before a record counts as recorded,
+// so a run killed at any moment leaves only whole records (and at worst
+// one partial last line, which ReadJournal drops).
+type Journal struct {
+	f    *os.File
+	in   chan []byte
+	done chan error
+	once sync.Once
+}
+
+// OpenJournal opens path for appending after dropping a partial last line.
+// It returns the records already there.
+func OpenJournal(path string) (*Journal, []Record, error) {
+	recs, good, err := ReadJournal(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	j := &Journal{f: f, in: make(chan []byte, journalBuffer), done: make(chan error, 1)}
+	go j.loop()
+	return j, recs, nil
+}
+
+// loop writes queued lines, syncing once per batch (group commit).
+func (j *Journal) loop() {
+	var err error
+	for line := range j.in {
+		if err == nil {
+			_, err = j.f.Write(line)
+		}
+		for more := true; more && err == nil; {
+			select {
+			case l, ok := <-j.in:
+				if !ok {
+					more = false
+					break
+				}
+				_, err = j.f.Write(l)
+			default:
+				more = false
+			}
+		}
+		if err == nil {
+			err = j.f.Sync()
+		}
+	}
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	j.done <- err
+}
+
+// Append queues a record; it is on disk once Close returns.
+func (j *Journal) Append(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	j.in <- append(b, '\n')
+	return nil
+}
+
+// Close flushes, syncs and closes the journal.
+func (j *Journal) Close() error {
+	j.once.Do(func() { close(j.in) })
+	return <-j.done
+}
+
+// ReadJournal reads the whole records of a trials.jsonl and the byte
+// length they span. A last line without its newline, or one that is not a
+// JSON object, is the remains of a killed write and is not counted;
+// damage anywhere else is an error. The first record of a trial id wins.
+func ReadJournal(path string) ([]Record, int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []Record
+	seen := map[string]bool{}
+	var good int64
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // partial last line
+		}
+		line := data[:i]
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil || r.TrialID == "" {
+			if len(data) == i+1 {
+				break // a damaged last line, also the remains of a kill
+			}
+			return nil, 0, fmt.Errorf("%s:%d: not a trial record: %v", path, lineNo, err)
+		}
+		if !seen[r.TrialID] {
+			seen[r.TrialID] = true
+			out = append(out, r)
+		}
+		good += int64(i + 1)
+		data = data[i+1:]
+	}
+	return out, good, nil
+}

@@ -1,0 +1,503 @@
+package harness
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// Trial is one cell of the experiment grid.
+type Trial struct {
+	// Index is the trial's place in the full grid; ID is stable across
+	// runs, shards and resumes of the same config.
+	Index      int
+	ID         string
+	Model      string
+	Domain     *generator.Domain
+	RT         *runtime.Domain
+	Level      runtime.Level
+	Scenario   *generator.Scenario
+	Repetition int
+}
+
+// Shard selects every n-th trial starting at i (0 <= i < n).
+type Shard struct{ I, N int }
+
+// ParseShard reads "i/n".
+func ParseShard(s string) (Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard %q: expected i/n with 0 <= i < n, e.g. 0/4", s)
+	}
+	return Shard{i, n}, nil
+}
+
+func (s Shard) String() string {
+	if s.N == 0 {
+		return "0/1"
+	}
+	return fmt.Sprintf("%d/%d", s.I, s.N)
+}
+
+func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
+
+// Plan lists the grid in a fixed order (model, domain, level, scenario,
+// repetition), so that each model's trials run together and its load
+// happens once.
+func Plan(cfg *Config, spec *generator.Spec, lookup Lookup) ([]Trial, error) {
+	var out []Trial
+	for _, model := range cfg.Models {
+		for _, d := range spec.Domains {
+			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
+				continue
+			}
+			rt, ok := lookup(d.Name)
+			if !ok {
+				return nil, fmt.Errorf("domain %s has no generated code; run go generate ./... and rebuild", d.Name)
+			}
+			if msg := stale(d, rt); msg != "" {
+				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
+			}
+			for _, level := range cfg.Granularities {
+				for _, s := range d.Scenarios {
+					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
+						continue
+					}
+					for rep := 1; rep <= cfg.Repetitions; rep++ {
+						out = append(out, Trial{
+							Index: len(out), ID: fmt.Sprintf("%s/%s/%s/r%d", model, s.ID, level, rep),
+							Model: model, Domain: d, RT: rt, Level: level, Scenario: s, Repetition: rep,
+						})
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Options are a run's settings beyond the config.
+type Options struct {
+	Out    string
+	Resume bool
+	Shard  Shard
+	// Progress receives the progress bar (Terminal) or log lines.
+	Progress io.Writer
+	Terminal bool
+	Lookup   Lookup
+	// HTTP is the client for Ollama (nil: a default one).
+	HTTP *http.Client
+}
+
+// Manifest is <out>/run.json: what a run was, so that resumes and merges
+// can refuse results of another config.
+type Manifest struct {
+	Experiment string `json:"experiment"`
+	// ConfigHash covers the config (without its output folder) and the
+	// benchmark's specs; runs with equal hashes produce comparable trials.
+	ConfigHash string  `json:"config_hash"`
+	Config     *Config `json:"config"`
+	Shard      string  `json:"shard"`
+	Trials     int     `json:"trials"`
+	Grid       int     `json:"grid"`
+	StartedAt  string  `json:"started_at"`
+	// Lost lists, per domain and level, the schema keywords Ollama's tool
+	// types drop.
+	Lost    map[string]string `json:"lost_keywords,omitempty"`
+	WarmUps []WarmUp          `json:"warm_ups,omitempty"`
+}
+
+// WarmUp is one model load before a model's first trial on a host.
+type WarmUp struct {
+	Model  string  `json:"model"`
+	Host   string  `json:"host"`
+	LoadS  float64 `json:"load_s"`
+	Error  string  `json:"error,omitempty"`
+	WallS  float64 `json:"wall_s"`
+	Config string  `json:"options"`
+}
+
+// ManifestFile is the manifest's name in the output folder.
+const ManifestFile = "run.json"
+
+// Summary is what a run did.
+type Summary struct {
+	Out      string
+	Planned  int // trials in this shard
+	Resumed  int // already recorded
+	Ran      int
+	Duration time.Duration
+	// TC is the mean task completion per model over this shard's records.
+	TC map[string]float64
+}
+
+// Run executes the trials of cfg's grid in this shard that the output
+// folder does not hold yet, appending each finished trial to trials.jsonl.
+func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (*Summary, error) {
+	start := time.Now()
+	grid, err := Plan(cfg, spec, opts.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	var trials []Trial
+	for _, t := range grid {
+		if opts.Shard.has(t.Index) {
+			trials = append(trials, t)
+		}
+	}
+	out := opts.Out
+	if out == "" {
+		out = cfg.Output
+	}
+	man := &Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
+		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339)}
+	if err := prepareOut(out, man, opts.Resume); err != nil {
+		return nil, err
+	}
+	j, done, err := OpenJournal(filepath.Join(out, TrialsFile))
+	if err != nil {
+		return nil, err
+	}
+	recorded := map[string]bool{}
+	for _, r := range done {
+		recorded[r.TrialID] = true
+	}
+	var todo []Trial
+	for _, t := range trials {
+		if !recorded[t.ID] {
+			todo = append(todo, t)
+		}
+	}
+	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
+	man.Lost = lostByLevel(cfg, spec, opts.Lookup)
+	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m string) bool { return !IsBuiltin(m) }) {
+		fmt.Fprintf(opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (stated in the descriptions instead): %s\n", LostSummary(flatLost(man.Lost)))
+	}
+	if needsOllama(todo) {
+		if err := checkHosts(ctx, cfg.HostList(), cfg.Models, opts.HTTP); err != nil {
+			j.Close()
+			return nil, err
+		}
+	}
+	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out,
+		progress: newProgress(opts.Progress, opts.Terminal, len(trials), sum.Resumed)}
+	runErr := r.run(ctx, todo)
+	if err := j.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := writeManifest(out, man); err != nil && runErr == nil {
+		runErr = err
+	}
+	r.progress.finish()
+	sum.Ran = r.ran
+	sum.Duration = time.Since(start)
+	recs, _, err := ReadJournal(filepath.Join(out, TrialsFile))
+	if err == nil {
+		n := map[string]int{}
+		for _, rec := range recs {
+			if rec.Metrics != nil {
+				sum.TC[rec.Model] += rec.Metrics.TC
+				n[rec.Model]++
+			}
+		}
+		for m := range sum.TC {
+			sum.TC[m] /= float64(n[m])
+		}
+	}
+	return sum, runErr
+}
+
+func needsOllama(ts []Trial) bool {
+	return slices.ContainsFunc(ts, func(t Trial) bool { return !IsBuiltin(t.Model) })
+}
+
+// ConfigHash identifies a config and the benchmark it runs on.
+func ConfigHash(cfg *Config) string {
+	c := *cfg
+	c.Output = ""
+	h := sha256.New()
+	b, _ := json.Marshal(c)
+	h.Write(b)
+	_ = fs.WalkDir(specs.FS, ".", func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && !strings.HasPrefix(p, "experiments/") {
+			data, _ := fs.ReadFile(specs.FS, p)
+			h.Write([]byte(p))
+			h.Write(data)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// prepareOut creates the output folder, or checks that resuming continues
+// the same run.
+func prepareOut(out string, man *Manifest, resume bool) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	prev, err := readManifest(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if st, serr := os.Stat(filepath.Join(out, TrialsFile)); serr == nil && st.Size() > 0 {
+			return fmt.Errorf("%s holds trials.jsonl but no %s; expected a folder granite run made", out, ManifestFile)
+		}
+	case err != nil:
+		return err
+	case !resume:
+		return fmt.Errorf("%s already holds a run (%s, shard %s); add --resume to continue it, or choose another --out", out, prev.Experiment, prev.Shard)
+	case prev.ConfigHash != man.ConfigHash:
+		return fmt.Errorf("%s holds a run of another config or benchmark (hash %s, now %s); resume only with the same config, or choose another --out", out, prev.ConfigHash, man.ConfigHash)
+	case prev.Shard != man.Shard:
+		return fmt.Errorf("%s holds shard %s; this run is shard %s", out, prev.Shard, man.Shard)
+	default:
+		man.WarmUps = prev.WarmUps
+		man.StartedAt = prev.StartedAt
+	}
+	return writeManifest(out, man)
+}
+
+func readManifest(dir string) (*Manifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	return m, nil
+}
+
+// writeManifest replaces run.json atomically.
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, ManifestFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
+}
+
+// lostByLevel records what Ollama's tool types drop, per domain and level.
+func lostByLevel(cfg *Config, spec *generator.Spec, lookup Lookup) map[string]string {
+	out := map[string]string{}
+	for _, d := range spec.Domains {
+		if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
+			continue
+		}
+		rt, ok := lookup(d.Name)
+		if !ok {
+			continue
+		}
+		for _, l := range cfg.Granularities {
+			if lost := ToolLoss(rt.Tools[l]); len(lost) > 0 {
+				out[d.Name+"/"+string(l)] = LostSummary(lost)
+			}
+		}
+	}
+	return out
+}
+
+// flatLost turns per-level summaries back into counts for one warning.
+func flatLost(m map[string]string) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range m {
+		for _, part := range strings.Split(v, ", ") {
+			name, n, _ := strings.Cut(part, " ×")
+			c, _ := strconv.Atoi(n)
+			for range c {
+				out[k] = append(out[k], name)
+			}
+		}
+	}
+	return out
+}
+
+// runner runs trials on workers and journals them.
+type runner struct {
+	cfg      *Config
+	opts     Options
+	j        *Journal
+	man      *Manifest
+	out      string
+	progress *progress
+	mu       sync.Mutex
+	ran      int
+}
+
+// run goes model by model: a model's trials are shared by one worker per
+// Ollama host (built-in agents: one per CPU), each host warmed up first.
+func (r *runner) run(ctx context.Context, todo []Trial) error {
+	for _, model := range r.cfg.Models {
+		var ts []Trial
+		for _, t := range todo {
+			if t.Model == model {
+				ts = append(ts, t)
+			}
+		}
+		if len(ts) == 0 {
+			continue
+		}
+		r.progress.model(model)
+		if err := r.runModel(ctx, model, ts); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
+	type worker struct {
+		host  string
+		agent agent
+	}
+	var workers []worker
+	switch {
+	case model == Oracle:
+		for range min(4, len(ts)) {
+			workers = append(workers, worker{agent: oracle{}})
+		}
+	case model == Silent:
+		workers = append(workers, worker{agent: silent{}})
+	default:
+		for _, h := range r.cfg.HostList() {
+			c, err := newOllamaClient(h, r.opts.HTTP)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			load, err := warmUp(ctx, c, model, r.cfg)
+			w := WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
+			if err != nil {
+				w.Error = err.Error()
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("warm-up of %s on %s: %w", model, h, err)
+			}
+			r.mu.Lock()
+			r.man.WarmUps = append(r.man.WarmUps, w)
+			r.mu.Unlock()
+			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: model, cfg: r.cfg, tools: map[string]api.Tools{}}})
+		}
+	}
+	feed := make(chan Trial)
+	errc := make(chan error, len(workers))
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range feed {
+				rec, err := r.trial(ctx, t, w.agent, w.host)
+				if err != nil {
+					errc <- err
+					return
+				}
+				if rec == nil { // interrupted: not finished, not recorded
+					continue
+				}
+				if err := r.j.Append(rec); err != nil {
+					errc <- err
+					return
+				}
+				r.mu.Lock()
+				r.ran++
+				r.mu.Unlock()
+				r.progress.done()
+			}
+		}()
+	}
+	var err error
+loop:
+	for _, t := range ts {
+		select {
+		case feed <- t:
+		case err = <-errc:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	close(feed)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errc:
+		default:
+		}
+	}
+	return err
+}
+
+// trial runs one trial on a fresh store and scores it. It returns nil when
+// the run was interrupted before the trial finished.
+func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Record, error) {
+	rec := &Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
+		Domain: t.Domain.Name, Level: t.Level, Scenario: t.Scenario.ID, Difficulty: t.Scenario.Difficulty,
+		Repetition: t.Repetition, Host: host, Calls: []Call{}}
+	if IsBuiltin(t.Model) {
+		rec.Agent = agentBuiltin
+	}
+	start := time.Now()
+	rec.StartedAt = start.UTC().Format(time.RFC3339Nano)
+	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
+	defer cancel()
+	sess, err := Open(tctx, t.RT, t.Level)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: %w", t.ID, err)
+	}
+	defer sess.Close()
+	tools, err := sess.Tools(tctx)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: tools/list: %w", t.ID, err)
+	}
+	tr := &trialRun{t: t, sess: sess, tools: tools, byName: map[string]*runtime.Tool{}, rec: rec}
+	for _, tool := range t.RT.Tools[t.Level] {
+		tr.byName[tool.Name] = tool
+	}
+	rec.Messages = append(rec.Messages, Message{Role: "user", Content: t.Scenario.Prompt})
+	a.run(tctx, tr)
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	if rec.ErrorClass == "" {
+		rec.ErrorClass = firstCallError(rec.Calls)
+	}
+	end := time.Now()
+	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
+	m, err := Score(rec, t.Scenario, sess.Store.Snapshot())
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
+	}
+	m.WallS = end.Sub(start).Seconds()
+	rec.Metrics = m
+	return rec, nil
+}
