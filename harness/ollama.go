@@ -36,10 +36,7 @@ func newOllamaClient(host string, hc *http.Client) (*api.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ollama host %q: %w", host, err)
 	}
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	return api.NewClient(u, hc), nil
+	return api.NewClient(u, sniffingClient(hc)), nil
 }
 
 // options are the request options, the same for every request of a model
@@ -75,7 +72,8 @@ func chat(ctx context.Context, c *api.Client, req *api.ChatRequest) (*reply, err
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		r := &reply{}
-		err := c.Chat(ctx, req, func(resp api.ChatResponse) error {
+		sctx, sn := withSniff(ctx)
+		err := c.Chat(sctx, req, func(resp api.ChatResponse) error {
 			r.msg.Role = resp.Message.Role
 			r.msg.Content += resp.Message.Content
 			r.msg.Thinking += resp.Message.Thinking
@@ -86,6 +84,9 @@ func chat(ctx context.Context, c *api.Client, req *api.ChatRequest) (*reply, err
 			return nil
 		})
 		r.wait = time.Since(start)
+		if err != nil && sn.err() != nil {
+			return r, &malformedError{err: sn.err()}
+		}
 		if err == nil || !retryable(ctx, err) {
 			return r, err
 		}
@@ -96,6 +97,13 @@ func chat(ctx context.Context, c *api.Client, req *api.ChatRequest) (*reply, err
 		case <-time.After(backoff):
 		}
 	}
+}
+
+// malformedError is a reply the client could not decode.
+type malformedError struct{ err error }
+
+func (e *malformedError) Error() string {
+	return "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + e.err.Error()
 }
 
 // retryable reports transient failures: 5xx, connections refused or cut,
@@ -114,9 +122,8 @@ func retryable(ctx context.Context, err error) bool {
 // malformed reports a reply Ollama sent but the client could not decode:
 // the model wrote tool-call arguments that are not a JSON object.
 func malformed(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te) || strings.Contains(err.Error(), "cannot unmarshal")
+	var me *malformedError
+	return errors.As(err, &me)
 }
 
 // classify names the error class of a failed request.
@@ -152,7 +159,10 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 	stream := a.cfg.Streaming()
 	rec.Options = options(a.cfg)
 	rec.Messages = []Message{{Role: "system", Content: msgs[0].Content}, {Role: "user", Content: msgs[1].Content}}
-	for turn := 1; turn <= a.cfg.MaxAgentTurns; turn++ {
+	// A turn is a model reply with tool calls; max_agent_turns of them may
+	// run, and one more reply may answer, so that a model calling one tool
+	// per reply can finish a 10-call scenario under the default of 10.
+	for turn := 1; ; turn++ {
 		rec.Turns = turn
 		req := &api.ChatRequest{Model: a.model, Messages: msgs, Tools: tools, Stream: &stream, KeepAlive: keepAlive(a.cfg), Options: rec.Options}
 		r, err := chat(ctx, a.client, req)
@@ -186,6 +196,10 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 			tr.end(r.msg.Content, turn)
 			return
 		}
+		if turn > a.cfg.MaxAgentTurns {
+			rec.StopReason = stopMaxTurns
+			return
+		}
 		for _, tc := range r.msg.ToolCalls {
 			args, _ := json.Marshal(tc.Function.Arguments)
 			c := tr.call(ctx, turn, tc.Function.Name, args)
@@ -197,7 +211,6 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 			return
 		}
 	}
-	rec.StopReason = stopMaxTurns
 }
 
 // toolsFor converts the trial's listed tools, once per domain and level.

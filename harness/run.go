@@ -156,6 +156,9 @@ type Summary struct {
 // folder does not hold yet, appending each finished trial to trials.jsonl.
 func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (*Summary, error) {
 	start := time.Now()
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
 	grid, err := Plan(cfg, spec, opts.Lookup)
 	if err != nil {
 		return nil, err

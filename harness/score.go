@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -42,7 +43,7 @@ func Score(rec *Record, s *generator.Scenario, final []byte) (*Metrics, error) {
 	var got, want, gotOps, wantOps []string
 	for _, g := range gold {
 		want = append(want, g.Tool)
-		wantOps = append(wantOps, g.Tool+"."+g.Op)
+		wantOps = append(wantOps, g.Tool+"."+callOp(Call{Arguments: g.JSON()}))
 	}
 	for _, c := range rec.Calls {
 		got = append(got, c.Tool)
@@ -53,8 +54,8 @@ func Score(rec *Record, s *generator.Scenario, final []byte) (*Metrics, error) {
 	return m, nil
 }
 
-// callOp is the operation a call asked for: its action, or nothing for a
-// single-operation tool (whose gold Op is then compared by tool).
+// callOp is the action a call asked for, or "" for a tool without one
+// (whose tool name then says the operation).
 func callOp(c Call) string {
 	var a struct {
 		Action any `json:"action"`
@@ -127,7 +128,7 @@ func argsMatch(raw json.RawMessage, g *generator.Call) bool {
 		}
 	}
 	for k := range g.Args {
-		if _, ok := got[k]; !ok && !contains(g.Optional, k) {
+		if _, ok := got[k]; !ok && !slices.Contains(g.Optional, k) {
 			return false
 		}
 	}
@@ -147,11 +148,3 @@ func anySame(v any, alts []any) bool {
 	return false
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -1,0 +1,339 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+)
+
+// tinySpec is the golden tiny domain with its scenarios, and a lookup that
+// finds its generated package: a fixture no benchmark change can move.
+func tinySpec(t testing.TB) (*generator.Spec, Lookup) {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, from := range map[string]string{
+		generator.SchemaFile:         "../specs/" + generator.SchemaFile,
+		generator.ScenarioSchemaFile: "../specs/" + generator.ScenarioSchemaFile,
+		"tiny/domain.yaml":           "../generator/testdata/golden/tiny/domain.yaml",
+		"tiny/scenarios.yaml":        "../generator/testdata/golden/tiny/scenarios.yaml",
+	} {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[name] = &fstest.MapFile{Data: data}
+	}
+	spec, err := generator.LoadAll(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, func(name string) (*runtime.Domain, bool) {
+		if name == tiny.Domain.Name {
+			return tiny.Domain, true
+		}
+		return nil, false
+	}
+}
+
+// testConfig is a config with the documented defaults and a fake host.
+func testConfig(name, host string, models ...string) *Config {
+	c := &Config{Name: name, Models: models, Ollama: OllamaConfig{Host: host}}
+	c.defaults()
+	return c
+}
+
+func runTrials(t *testing.T, cfg *Config, spec *generator.Spec, lookup Lookup) ([]Record, error) {
+	t.Helper()
+	out := t.TempDir()
+	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
+	recs, _, rerr := ReadJournal(filepath.Join(out, TrialsFile))
+	if rerr != nil && err == nil {
+		t.Fatal(rerr)
+	}
+	return recs, err
+}
+
+// goldModel scripts a model that calls the gold of the trial's scenario at
+// the level its tools show, one call per reply, and then answers with the
+// tool results: the oracle, but through Ollama's wire format.
+func goldModel(spec *generator.Spec, lookup Lookup) func(chatRequest, int) step {
+	byPrompt := map[string]*generator.Scenario{}
+	levelOf := map[string]runtime.Level{}
+	for _, d := range spec.Domains {
+		rt, _ := lookup(d.Name)
+		for _, s := range d.Scenarios {
+			byPrompt[s.Prompt] = s
+		}
+		for _, l := range runtime.Levels {
+			var names []string
+			for _, t := range rt.Tools[l] {
+				names = append(names, t.Name)
+			}
+			slices.Sort(names)
+			levelOf[d.Name+":"+strings.Join(names, ",")] = l
+		}
+	}
+	return func(req chatRequest, _ int) step {
+		prompt, done := req.progress()
+		s := byPrompt[prompt]
+		var names []string
+		for _, t := range req.Tools {
+			names = append(names, t.Function.Name)
+		}
+		slices.Sort(names)
+		domain, _, _ := strings.Cut(s.ID, "-")
+		gold := s.Gold[levelOf[domain+":"+strings.Join(names, ",")]]
+		if done < len(gold) {
+			return step{calls: []fakeCall{{gold[done].Tool, string(gold[done].JSON())}}}
+		}
+		return step{content: strings.Join(req.toolResults(), "\n")}
+	}
+}
+
+// TestOllamaGoldModelScoresFull runs a scripted model that follows the gold
+// through Ollama's wire format, streamed and not, over every domain, level
+// and scenario: every trial must score TC = 1, with the conversation, the
+// counts and the options recorded.
+func TestOllamaGoldModelScoresFull(t *testing.T) {
+	spec := loadSpec(t)
+	for _, stream := range []bool{true, false} {
+		f := newFakeOllama(t, []string{"fake:gold"}, goldModel(spec, gen.Lookup))
+		cfg := testConfig("gold", f.URL, "fake:gold")
+		cfg.Stream = &stream
+		if !stream {
+			cfg.Granularities = []runtime.Level{runtime.L2} // the other mode once over
+		}
+		recs, err := runTrials(t, cfg, spec, gen.Lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for _, d := range spec.Domains {
+			want += len(d.Scenarios) * len(cfg.Granularities)
+		}
+		if len(recs) != want {
+			t.Fatalf("stream=%v: %d records, want %d", stream, len(recs), want)
+		}
+		for _, r := range recs {
+			m := r.Metrics
+			if m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" || r.StopReason != stopAnswer {
+				t.Fatalf("stream=%v %s: metrics %+v, error %q %s, stop %s", stream, r.TrialID, m, r.ErrorClass, r.Error, r.StopReason)
+			}
+			if r.Agent != agentOllama || r.DoneReason != "stop" || r.PromptTokens != 120*r.Turns || r.CompletionTokens != 15*r.Turns ||
+				r.Durations.EvalNS != 100000000*int64(r.Turns) || r.Options["num_ctx"] != float64(8192) && r.Options["num_ctx"] != 8192 {
+				t.Fatalf("%s: record %+v", r.TrialID, r)
+			}
+			if r.Messages[0].Role != "system" || r.Messages[1].Role != "user" || len(r.Calls) != len(r.Messages)/2-1 {
+				t.Fatalf("%s: messages %+v", r.TrialID, r.Messages)
+			}
+		}
+		reqs := f.requests()
+		if len(reqs[0].Messages) != 0 {
+			t.Fatalf("first request is not a warm-up load: %+v", reqs[0])
+		}
+		for i, r := range reqs {
+			if len(r.Messages) == 0 && i > 0 {
+				t.Errorf("request %d: a second load request", i)
+			}
+			if jsonString(r.Options) != jsonString(reqs[0].Options) {
+				t.Errorf("request %d: options %v differ from %v: Ollama would reload the model", i, r.Options, reqs[0].Options)
+			}
+		}
+	}
+}
+
+// TestOllamaFaults scripts each way a model or Ollama misbehaves and checks
+// where it lands in the record. The trials run the tiny domain's scenario
+// that switches a lamp on.
+func TestOllamaFaults(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	set := `{"lamp_id":"LP02","on":true,"level":40}`
+	answer := step{content: "Done: LP02 is on at 40 percent."}
+	cases := []struct {
+		name    string
+		script  func(n *atomic.Int32, req chatRequest) step
+		timeout float64
+		turns   int
+		check   func(t *testing.T, r Record)
+	}{
+		{"hallucinated tool name", func(_ *atomic.Int32, req chatRequest) step {
+			if _, k := req.progress(); k == 0 {
+				return step{calls: []fakeCall{{"switch_on_everything", `{}`}}}
+			}
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			c := r.Calls[0]
+			if c.ErrorClass != ErrUnknown || !c.IsError || !strings.Contains(c.Result, `unknown tool "switch_on_everything"; the tools are: add_timer,`) || r.ErrorClass != ErrUnknown || r.StopReason != stopAnswer {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"arguments violating the schema", func(_ *atomic.Int32, req chatRequest) step {
+			if _, k := req.progress(); k == 0 {
+				return step{calls: []fakeCall{{"set_lamp", `{"lamp_id":"LP02","level":400}`}}}
+			}
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			c := r.Calls[0]
+			if c.ErrorClass != ErrSchema || c.Result != `argument "level": 400 is above the maximum 100` || r.ErrorClass != ErrSchema || r.Metrics.TC != 0 || r.Metrics.ArgAcc != 0 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a call the operation refuses", func(_ *atomic.Int32, req chatRequest) step {
+			if _, k := req.progress(); k == 0 {
+				return step{calls: []fakeCall{{"get_lamp", `{"lamp_id":"LP99"}`}}}
+			}
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			if c := r.Calls[0]; c.ErrorClass != ErrTool || !strings.Contains(c.Result, `lamp "LP99" does not exist`) || r.ErrorClass != ErrTool {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"arguments that are not an object", func(_ *atomic.Int32, req chatRequest) step {
+			return step{calls: []fakeCall{{"set_lamp", `"lamp_id=LP02"`}}}
+		}, 0, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || len(r.Calls) != 0 || r.Metrics.TC != 0 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a tool call written as text", func(_ *atomic.Int32, req chatRequest) step {
+			return step{content: `{"name": "set_lamp", "arguments": ` + set + `}`}
+		}, 0, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != ErrMalformed || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"no tool calls", func(_ *atomic.Int32, req chatRequest) step {
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != "" || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 || r.Metrics.F1 != 0 || r.StopReason != stopAnswer {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a reply slower than the timeout", func(_ *atomic.Int32, req chatRequest) step {
+			return step{delay: 1500 * time.Millisecond, content: "late"}
+		}, 0.3, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != ErrTimeout || r.StopReason != stopTimeout || !r.Metrics.Timeout || r.Metrics.WallS > 1.2 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"500s, then success", func(n *atomic.Int32, req chatRequest) step {
+			if n.Add(1) <= 2 {
+				return step{status: 500}
+			}
+			if _, k := req.progress(); k == 0 {
+				return step{calls: []fakeCall{{"set_lamp", set}}}
+			}
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != "" || r.Metrics.TC != 1 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"an error line mid-stream, then success", func(n *atomic.Int32, req chatRequest) step {
+			if n.Add(1) == 1 {
+				return step{content: "I will", errLine: "model runner has unexpectedly stopped"}
+			}
+			if _, k := req.progress(); k == 0 {
+				return step{calls: []fakeCall{{"set_lamp", set}}}
+			}
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != "" || r.Metrics.TC != 1 || r.Messages[2].Content != "" {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a dropped connection, then success", func(n *atomic.Int32, req chatRequest) step {
+			if n.Add(1) == 1 {
+				return step{hangup: true}
+			}
+			if _, k := req.progress(); k == 0 {
+				return step{calls: []fakeCall{{"set_lamp", set}}}
+			}
+			return answer
+		}, 0, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != "" || r.Metrics.TC != 1 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a model that never stops calling", func(_ *atomic.Int32, req chatRequest) step {
+			return step{calls: []fakeCall{{"get_lamp", `{"lamp_id":"LP02"}`}}}
+		}, 0, 3, func(t *testing.T, r Record) {
+			if r.StopReason != stopMaxTurns || r.Turns != 4 || len(r.Calls) != 3 || r.Metrics.TC != 0 {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a 5xx that never ends", func(_ *atomic.Int32, req chatRequest) step {
+			return step{status: 503}
+		}, 1, 0, func(t *testing.T, r Record) {
+			if r.ErrorClass != ErrTimeout && r.ErrorClass != ErrTransport || r.StopReason == stopAnswer {
+				t.Errorf("%+v", r)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var n atomic.Int32
+			f := newFakeOllama(t, []string{"fake:1"}, func(req chatRequest, _ int) step { return c.script(&n, req) })
+			cfg := testConfig("faults", f.URL, "fake:1")
+			cfg.Scenarios = []string{"tiny-002"}
+			cfg.Granularities = []runtime.Level{runtime.L4}
+			if c.timeout > 0 {
+				cfg.AgentTimeoutSeconds = c.timeout
+			}
+			if c.turns > 0 {
+				cfg.MaxAgentTurns = c.turns
+			}
+			recs, err := runTrials(t, cfg, spec, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != 1 {
+				t.Fatalf("%d records", len(recs))
+			}
+			c.check(t, recs[0])
+		})
+	}
+}
+
+// TestOllamaHostChecks fails fast, before any trial, naming the host and
+// the fix.
+func TestOllamaHostChecks(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	f := newFakeOllama(t, []string{"fake:1"}, func(chatRequest, int) step { return step{content: "hi"} })
+	cases := []struct {
+		cfg  *Config
+		want []string
+	}{
+		{testConfig("down", "http://127.0.0.1:1", "fake:1"), []string{"ollama at http://127.0.0.1:1 refused the connection", "ollama serve"}},
+		{testConfig("missing", f.URL, "fake:1", "fake:absent"), []string{"ollama at " + f.URL + ` has no model "fake:absent"`, "ollama pull fake:absent"}},
+	}
+	for _, c := range cases {
+		out := t.TempDir()
+		_, err := Run(context.Background(), c.cfg, spec, Options{Out: out, Lookup: lookup})
+		if err == nil {
+			t.Fatalf("%s: ran", c.cfg.Name)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v lacks %q", c.cfg.Name, err, w)
+			}
+		}
+		if recs, _, _ := ReadJournal(filepath.Join(out, TrialsFile)); len(recs) > 0 {
+			t.Errorf("%s: %d trials ran", c.cfg.Name, len(recs))
+		}
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("%d chat requests before the checks passed", n)
+	}
+}

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/ollama/ollama/api"
+)
+
+// The ollama client reports a reply it cannot decode (a model that wrote
+// tool-call arguments that are not a JSON object) and an error line in the
+// stream (a crashed runner) as equally plain errors. The first is the
+// model's fault and must not be retried; the second is transient. A
+// sniffing transport watches the NDJSON lines go by, leaving the client's
+// work untouched, and remembers which lines would not decode.
+
+type sniffKey struct{}
+
+// sniff is the verdict on one request's reply.
+type sniff struct {
+	mu        sync.Mutex
+	malformed error
+}
+
+func (s *sniff) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.malformed
+}
+
+// withSniff attaches a sniff to a request context.
+func withSniff(ctx context.Context) (context.Context, *sniff) {
+	s := &sniff{}
+	return context.WithValue(ctx, sniffKey{}, s), s
+}
+
+// sniffTransport wraps response bodies of requests that carry a sniff.
+type sniffTransport struct{ base http.RoundTripper }
+
+func (t sniffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if s, ok := req.Context().Value(sniffKey{}).(*sniff); ok && err == nil && resp.StatusCode < 400 {
+		resp.Body = &lineSniffer{ReadCloser: resp.Body, s: s}
+	}
+	return resp, err
+}
+
+// lineSniffer checks each complete line it passes on.
+type lineSniffer struct {
+	io.ReadCloser
+	s    *sniff
+	line []byte
+}
+
+func (l *lineSniffer) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	data := p[:n]
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			l.line = append(l.line, data...)
+			break
+		}
+		l.check(append(l.line, data[:i]...))
+		l.line = l.line[:0]
+		data = data[i+1:]
+	}
+	if err == io.EOF && len(bytes.TrimSpace(l.line)) > 0 {
+		l.check(l.line)
+	}
+	return n, err
+}
+
+func (l *lineSniffer) check(line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(line, &e) == nil && e.Error != "" {
+		return // an error line: transient, the client reports it
+	}
+	var resp api.ChatResponse
+	if err := json.Unmarshal(line, &resp); err != nil {
+		l.s.mu.Lock()
+		if l.s.malformed == nil {
+			l.s.malformed = err
+		}
+		l.s.mu.Unlock()
+	}
+}
+
+// sniffingClient returns an HTTP client whose transport sniffs replies.
+func sniffingClient(hc *http.Client) *http.Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = sniffTransport{base: base}
+	return &c
+}
