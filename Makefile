@@ -46,11 +46,12 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/...
 
-## run: the main job on the embedded default (list the domains, validate the specs, verify the scenarios)
+## run: the main job on the embedded default: the smoke experiment (built-in agents,
+## every domain, level and scenario) into results/smoke
 run: build
 	$(BIN) list
-	$(BIN) validate
-	$(BIN) verify
+	rm -rf results/smoke
+	$(BIN) run --config smoke --out results/smoke
 
 clean:
 	rm -rf bin

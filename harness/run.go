@@ -126,6 +126,8 @@ type Manifest struct {
 	// types drop.
 	Lost    map[string]string `json:"lost_keywords,omitempty"`
 	WarmUps []WarmUp          `json:"warm_ups,omitempty"`
+	// Meter is the energy meter in use: none until one is available.
+	Meter string `json:"meter"`
 }
 
 // WarmUp is one model load before a model's first trial on a host.
@@ -159,6 +161,9 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
+	if cfg.Meter == "nvml" {
+		return nil, fmt.Errorf("meter nvml: this build has no energy meter yet; use meter: auto (measures when it can) or none")
+	}
 	grid, err := Plan(cfg, spec, opts.Lookup)
 	if err != nil {
 		return nil, err
@@ -174,7 +179,7 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 		out = cfg.Output
 	}
 	man := &Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
-		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339)}
+		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: "none"}
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
@@ -61,7 +63,38 @@ func runTrials(t *testing.T, cfg *Config, spec *generator.Spec, lookup Lookup) (
 	if rerr != nil && err == nil {
 		t.Fatal(rerr)
 	}
+	checkRecordSchema(t, filepath.Join(out, TrialsFile))
 	return recs, err
+}
+
+// checkRecordSchema validates every line of a journal against the
+// published contract, specs/trial.schema.json.
+func checkRecordSchema(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile("../specs/trial.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := generator.CompileSchema("trial.schema.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		if line == "" {
+			continue
+		}
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Fatalf("line %d does not follow trial.schema.json: %v\n%s", i+1, err, line)
+		}
+	}
 }
 
 // goldModel scripts a model that calls the gold of the trial's scenario at
@@ -335,5 +368,48 @@ func TestOllamaHostChecks(t *testing.T) {
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Errorf("%d chat requests before the checks passed", n)
+	}
+}
+
+// TestHostsShareTrials runs one model on two Ollama hosts: each is warmed
+// up once, both serve trials, and the journal holds every trial once in
+// whole lines.
+func TestHostsShareTrials(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	var hosts []*fakeOllama
+	for range 2 {
+		hosts = append(hosts, newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+			s := goldModel(spec, lookup)(req, n)
+			s.delay = time.Millisecond
+			return s
+		}))
+	}
+	cfg := testConfig("hosts", "", "fake:gold")
+	cfg.Ollama = OllamaConfig{Hosts: []string{hosts[0].URL, hosts[1].URL}}
+	cfg.Repetitions = 3
+	recs, err := runTrials(t, cfg, spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4*4*3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	served := map[string]int{}
+	for _, r := range recs {
+		served[r.Host]++
+		if r.Metrics.TC != 1 {
+			t.Errorf("%s: TC %v", r.TrialID, r.Metrics.TC)
+		}
+	}
+	for _, h := range hosts {
+		loads := 0
+		for _, r := range h.requests() {
+			if len(r.Messages) == 0 {
+				loads++
+			}
+		}
+		if served[h.URL] == 0 || loads != 1 {
+			t.Errorf("host %s served %d trials after %d loads", h.URL, served[h.URL], loads)
+		}
 	}
 }

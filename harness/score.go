@@ -147,4 +147,3 @@ func anySame(v any, alts []any) bool {
 	}
 	return false
 }
-

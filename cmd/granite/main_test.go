@@ -30,6 +30,7 @@ func TestCLI(t *testing.T) {
 		names = append(names, d.Name)
 	}
 	n := fmt.Sprint(len(gen.Domains))
+	runs := t.TempDir()
 	cases := []struct {
 		args     []string
 		code     int
@@ -47,6 +48,16 @@ func TestCLI(t *testing.T) {
 		{[]string{"verify", "--domain", first}, 0, "1 domains, 9 scenarios, 36 scenario×level executions", ""},
 		{[]string{"verify", "--domain", first, "--json"}, 0, `"executions": 36`, ""},
 		{[]string{"verify", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen"`},
+		{[]string{"run", "--domains", first, "--out", runs + "/a"}, 0, "results: " + runs + "/a/trials.jsonl", ""},
+		{[]string{"run", "--domains", first, "--out", runs + "/a"}, 1, "", "add --resume to continue it"},
+		{[]string{"run", "--domains", first, "--out", runs + "/a", "--resume"}, 0, "0 run now, 72 recorded before", ""},
+		{[]string{"run", "--domains", first, "--models", "builtin:oracle", "--out", runs + "/b"}, 0, "builtin:oracle                           mean TC 1.000", ""},
+		{[]string{"run", "--shard", "2/2"}, 2, "", "expected i/n with 0 <= i < n"},
+		{[]string{"run", "--models", "llama3.2:3b"}, 2, "", `--models: "llama3.2:3b" is not in the config`},
+		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: paper, smoke)"},
+		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: 72 of 72 trials", ""},
+		{[]string{"merge", "--out", runs + "/m2", runs + "/a", runs + "/b"}, 1, "", "is a run of another config"},
+		{[]string{"merge"}, 2, "", "need --out DIR and at least one shard folder"},
 		{[]string{"list", "--colour"}, 2, "", "flag provided but not defined: -colour"},
 		{[]string{"list", "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},

@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator/runtime"
+	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+)
+
+// BenchmarkOracleGrid runs the oracle over the paper's grid for one agent:
+// 81 scenarios x 4 levels x 3 repetitions = 972 trials, each on a fresh
+// store and server with tools/list, journaled and scored. Target: < 5 s.
+func BenchmarkOracleGrid(b *testing.B) {
+	spec := loadSpec(b)
+	cfg := testConfig("oracle-grid", "http://127.0.0.1:1", Oracle)
+	cfg.Repetitions = 3
+	for b.Loop() {
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.Ran != 972 || sum.TC[Oracle] != 1 {
+			b.Fatalf("%+v", sum)
+		}
+	}
+	b.ReportMetric(972, "trials/op")
+}
+
+// BenchmarkAgentTurn is the harness's cost per model reply, with a model
+// that answers at once. p50-ns/turn is the harness's own work per turn
+// (the MCP tools/call of the tool asked for, tool conversion, records,
+// scoring): the trial's wall time less the time inside the Ollama client
+// call, per reply. Target: median under 1 ms. p50-ns/turn-with-client
+// adds that call: ollama/api over local HTTP to the double, whose client
+// allocates an 8 MB line buffer per request.
+func BenchmarkAgentTurn(b *testing.B) {
+	spec, lookup := tinySpec(b)
+	f := newFakeOllama(&testing.T{}, []string{"fake:gold"}, goldModel(spec, lookup))
+	defer f.Close()
+	cfg := testConfig("turns", f.URL, "fake:gold")
+	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
+	cfg.Granularities = []runtime.Level{runtime.L1}
+	d := spec.Domain(tiny.Domain.Name)
+	rt, _ := lookup(d.Name)
+	s := d.Scenarios[3]
+	c, err := newOllamaClient(f.URL, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := &ollamaAgent{client: c, model: "fake:gold", cfg: cfg, tools: map[string]api.Tools{}}
+	r := &runner{cfg: cfg}
+	var own, all []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Domain: d, RT: rt, Level: runtime.L1, Scenario: s, Repetition: 1}, a, f.URL)
+		if err != nil || rec.Metrics.TC != 1 {
+			b.Fatalf("%v %+v", err, rec)
+		}
+		wall := time.Since(start)
+		turns := time.Duration(rec.Turns)
+		all = append(all, wall/turns)
+		own = append(own, (wall-time.Duration(rec.Durations.ModelWaitNS))/turns)
+	}
+	slices.Sort(own)
+	slices.Sort(all)
+	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
+	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
+}

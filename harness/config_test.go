@@ -1,0 +1,93 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+)
+
+func TestEmbeddedConfigs(t *testing.T) {
+	spec := loadSpec(t)
+	smoke, err := LoadConfig("smoke", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(smoke.Models, []string{Oracle, Silent}) || smoke.Repetitions != 1 || smoke.Meter != "none" {
+		t.Errorf("smoke: %+v", smoke)
+	}
+	paper, err := LoadConfig("paper.yaml", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid, err := Plan(paper, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The paper's grid: 9 models x 81 scenarios x 4 levels x 3 = 8,748.
+	if len(paper.Models) != 9 || len(grid) != 9*81*4*3 {
+		t.Errorf("paper: %d models, %d trials", len(paper.Models), len(grid))
+	}
+	if paper.NumCtx != 8192 || paper.MaxAgentTurns != 10 || paper.AgentTimeoutSeconds != 360 || paper.Temperature != 0 || paper.MaxTokens != 4096 {
+		t.Errorf("paper: %+v", paper)
+	}
+	seen := map[string]bool{}
+	for i, tr := range grid {
+		if tr.Index != i || seen[tr.ID] {
+			t.Fatalf("trial %d: index %d, id %s seen before: %v", i, tr.Index, tr.ID, seen[tr.ID])
+		}
+		seen[tr.ID] = true
+	}
+}
+
+// TestConfigErrors pins the positioned error of each kind of bad config.
+func TestConfigErrors(t *testing.T) {
+	spec := loadSpec(t)
+	first := spec.Domains[0].Name
+	cases := []struct {
+		yaml string
+		want []string
+	}{
+		{"name: x\nmodels: [a]\nrepetitons: 3\n", []string{
+			`x.yaml:3:1: $.repetitons: found unknown key "repetitons"; expected only the keys the schema defines here`}},
+		{"name: x\nmodels: [a]\ngranularities: [L5]\n", []string{
+			`x.yaml:3:17: $.granularities[0]: found "L5"; expected one of L4, L3, L2, L1`}},
+		{"name: x\nmodels: []\n", []string{
+			`x.yaml:2:9: $.models: found []; expected minItems: got 0, want 1`}},
+		{"name: x\nmodels: [a]\ndomains: [" + first + ", atlantis]\n", []string{
+			`x.yaml:3:` + strconv.Itoa(13+len(first)) + `: $.domains[1]: found domain "atlantis"; expected one of `}},
+		{"name: x\nmodels: [builtin:genius]\nscenarios: [atlantis-001]\n", []string{
+			`x.yaml:2:10: $.models[0]: found built-in agent "builtin:genius"; expected builtin:oracle or builtin:silent`,
+			`x.yaml:3:13: $.scenarios[0]: found scenario "atlantis-001", which no scenario table has`}},
+		{"name: x\nmodels: [a]\nollama: {host: localhost}\n", []string{
+			`x.yaml:3:16: $.ollama.host: found host "localhost"; expected a URL like http://127.0.0.1:11434`}},
+		{"name: x\nmodels: [a]\nkeep_alive: forever\n", []string{
+			`x.yaml:3:13: $.keep_alive: found "forever"; expected a string matching`}},
+		{"name: x\nmodels: [a\n", []string{`x.yaml:2:9: invalid YAML`}},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "x.yaml")
+		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path, spec)
+		if err == nil {
+			t.Errorf("%q: loaded", c.yaml)
+			continue
+		}
+		got := strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), "")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q:\n got %s\nwant %s", c.yaml, got, w)
+			}
+		}
+	}
+	if _, err := LoadConfig("no-such-config", spec); err == nil || !strings.Contains(err.Error(), "embedded: paper, smoke") {
+		t.Errorf("missing config: %v", err)
+	}
+}
+

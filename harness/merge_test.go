@@ -1,0 +1,108 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestShardsMergeToTheWholeRun runs a grid as three shards and merges
+// them: the records equal an unsharded run's, and merge refuses a shard
+// given twice, folders of another config and an output among the inputs.
+func TestShardsMergeToTheWholeRun(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("shards", "http://127.0.0.1:1", Oracle, Silent)
+	cfg.Repetitions = 2
+	whole := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: whole, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := ReadJournal(filepath.Join(whole, TrialsFile))
+	sort.Slice(want, func(i, j int) bool { return want[i].Index < want[j].Index }) // workers finish out of order
+	var dirs []string
+	for i := range 3 {
+		d := t.TempDir()
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: d, Shard: Shard{i, 3}, Lookup: lookup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Planned < len(want)/3 || sum.Planned > len(want)/3+1 {
+			t.Errorf("shard %d/3 planned %d of %d", i, sum.Planned, len(want))
+		}
+		dirs = append(dirs, d)
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	sum, err := Merge(merged, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := ReadJournal(filepath.Join(merged, TrialsFile))
+	if sum.Records != len(want) || sum.Missing != 0 || len(got) != len(want) {
+		t.Fatalf("merged %+v, %d records, want %d", sum, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].TrialID != want[i].TrialID || comparable(got[i]) != comparable(want[i]) {
+			t.Fatalf("record %d: %s, want %s", i, got[i].TrialID, want[i].TrialID)
+		}
+	}
+
+	other := testConfig("shards", "http://127.0.0.1:1", Oracle)
+	odir := t.TempDir()
+	if _, err := Run(context.Background(), other, spec, Options{Out: odir, Shard: Shard{1, 3}, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out  string
+		dirs []string
+		want string
+	}{
+		{t.TempDir(), []string{dirs[0], dirs[0]}, "are both shard 0/3"},
+		{t.TempDir(), []string{dirs[0], odir}, "is a run of another config"},
+		{t.TempDir(), []string{dirs[0], whole}, "is in both"},
+		{dirs[0], dirs, "is one of the shards"},
+		{t.TempDir(), []string{t.TempDir()}, "expected a folder granite run wrote"},
+	} {
+		if _, err := Merge(c.out, c.dirs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("merge %v: %v, want %q", c.dirs, err, c.want)
+		}
+	}
+}
+
+// TestResumeRefusesAnotherRun keeps results of different runs apart.
+func TestResumeRefusesAnotherRun(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("resume", "http://127.0.0.1:1", Silent)
+	out := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	if err != nil || sum.Ran != 0 || sum.Resumed != sum.Planned {
+		t.Fatalf("resume of a finished run: %+v %v", sum, err)
+	}
+	cases := []struct {
+		cfg  *Config
+		opts Options
+		want string
+	}{
+		{cfg, Options{Out: out}, "add --resume to continue it"},
+		{testConfig("resume", "http://127.0.0.1:1", Oracle), Options{Out: out, Resume: true}, "holds a run of another config"},
+		{cfg, Options{Out: out, Resume: true, Shard: Shard{0, 2}}, "holds shard 0/1; this run is shard 0/2"},
+	}
+	for _, c := range cases {
+		c.opts.Lookup = lookup
+		if _, err := Run(context.Background(), c.cfg, spec, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want %q", err, c.want)
+		}
+	}
+	stray := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stray, TrialsFile), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: stray, Lookup: lookup}); err == nil || !strings.Contains(err.Error(), "no run.json") {
+		t.Errorf("a folder with a stray trials.jsonl: %v", err)
+	}
+}

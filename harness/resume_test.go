@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the kill test run this test binary as the child process
+// it kills.
+func TestMain(m *testing.M) {
+	if out := os.Getenv("GRANITE_TEST_CHILD_OUT"); out != "" {
+		os.Exit(childRun(out, os.Getenv("GRANITE_TEST_CHILD_HOST")))
+	}
+	os.Exit(m.Run())
+}
+
+// killConfig is the run the kill test interrupts: the tiny domain, every
+// level, ten repetitions, one scripted model.
+func killConfig(host string) *Config {
+	cfg := testConfig("kill", host, "fake:gold")
+	cfg.Repetitions = 10
+	return cfg
+}
+
+func childRun(out, host string) int {
+	spec, lookup := tinySpec(&testing.T{})
+	_, err := Run(context.Background(), killConfig(host), spec, Options{Out: out, Resume: true, Lookup: lookup})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// comparable is what must not depend on being killed: the trial's calls,
+// answer and scores.
+func comparable(r Record) string {
+	var calls []string
+	for _, c := range r.Calls {
+		calls = append(calls, c.Tool+string(c.Arguments)+c.Result)
+	}
+	m := *r.Metrics
+	m.WallS = 0
+	b, _ := json.Marshal(m)
+	return strings.Join(calls, "|") + "#" + r.FinalAnswer + "#" + string(b) + "#" + r.ErrorClass
+}
+
+// TestKilledRunResumesToTheSameRecords SIGKILLs a run at random moments,
+// resumes it each time, and compares the final records with an
+// uninterrupted run: same trial ids, same contents, no duplicates, and no
+// partial line left in the file.
+func TestKilledRunResumesToTheSameRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	spec, lookup := tinySpec(t)
+	f := newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+		s := goldModel(spec, lookup)(req, n)
+		s.delay = 3 * time.Millisecond
+		return s
+	})
+	ref := t.TempDir()
+	if _, err := Run(context.Background(), killConfig(f.URL), spec, Options{Out: ref, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := ReadJournal(filepath.Join(ref, TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := t.TempDir()
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	t.Logf("kill schedule seed %d", seed)
+	kills, partials := 0, 0
+	for round := 0; ; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "GRANITE_TEST_CHILD_OUT="+out, "GRANITE_TEST_CHILD_HOST="+f.URL)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var wait <-chan time.Time
+		if round < 8 {
+			wait = time.After(time.Duration(50+rng.IntN(400)) * time.Millisecond)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("child: %v\n%s", err, stderr.String())
+			}
+		case <-wait:
+			_ = cmd.Process.Kill() // SIGKILL: no chance to flush anything
+			<-done
+			kills++
+			if data, _ := os.ReadFile(filepath.Join(out, TrialsFile)); len(data) > 0 && data[len(data)-1] != '\n' {
+				partials++
+			}
+			continue
+		}
+		break
+	}
+	t.Logf("%d kills, %d of them mid-line", kills, partials)
+	if kills < 3 {
+		t.Fatalf("only %d kills landed; the run is too short for the test", kills)
+	}
+	data, err := os.ReadFile(filepath.Join(out, TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	got, _, err := ReadJournal(filepath.Join(out, TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(got) || len(got) != len(want) || data[len(data)-1] != '\n' {
+		t.Fatalf("%d lines, %d distinct records, want %d", len(lines), len(got), len(want))
+	}
+	byID := map[string]Record{}
+	for _, r := range got {
+		byID[r.TrialID] = r
+	}
+	for _, w := range want {
+		g, ok := byID[w.TrialID]
+		if !ok {
+			t.Errorf("trial %s missing after resume", w.TrialID)
+			continue
+		}
+		if comparable(g) != comparable(w) {
+			t.Errorf("trial %s differs:\n got %s\nwant %s", w.TrialID, comparable(g), comparable(w))
+		}
+	}
+}
+
+func TestJournalDropsAPartialLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), TrialsFile)
+	whole := `{"trial_id":"a","index":0}` + "\n" + `{"trial_id":"b","index":1}` + "\n"
+	if err := os.WriteFile(path, []byte(whole+`{"trial_id":"c","ind`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, good, err := ReadJournal(path)
+	if err != nil || len(recs) != 2 || good != int64(len(whole)) {
+		t.Fatalf("read: %d records, %d bytes, %v", len(recs), good, err)
+	}
+	j, recs, err := OpenJournal(path)
+	if err != nil || len(recs) != 2 {
+		t.Fatal(recs, err)
+	}
+	if err := j.Append(&Record{TrialID: "c", Index: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err = ReadJournal(path)
+	if err != nil || len(recs) != 3 || recs[2].TrialID != "c" {
+		t.Fatalf("after append: %+v %v", recs, err)
+	}
+	// Damage before the last line is not a kill's remains: refuse it.
+	if err := os.WriteFile(path, []byte("{broken\n"+whole), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadJournal(path); err == nil || !strings.Contains(err.Error(), TrialsFile+":1: not a trial record") {
+		t.Fatalf("damaged journal: %v", err)
+	}
+}
