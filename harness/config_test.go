@@ -90,4 +90,3 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("missing config: %v", err)
 	}
 }
-
