@@ -122,9 +122,9 @@ type Manifest struct {
 	Trials     int     `json:"trials"`
 	Grid       int     `json:"grid"`
 	StartedAt  string  `json:"started_at"`
-	// Lost lists, per domain and level, the schema keywords Ollama's tool
-	// types drop.
-	Lost    map[string]string `json:"lost_keywords,omitempty"`
+	// Lost lists, per domain/level and tool, the schema keywords Ollama's
+	// tool types drop before a model sees them.
+	Lost    map[string]map[string][]string `json:"lost_keywords,omitempty"`
 	WarmUps []WarmUp          `json:"warm_ups,omitempty"`
 	// Meter is the energy meter in use: none until one is available.
 	Meter string `json:"meter"`
@@ -200,7 +200,13 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostByLevel(cfg, spec, opts.Lookup)
 	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m string) bool { return !IsBuiltin(m) }) {
-		fmt.Fprintf(opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (stated in the descriptions instead): %s\n", LostSummary(flatLost(man.Lost)))
+		all := map[string][]string{}
+		for lv, tools := range man.Lost {
+			for t, l := range tools {
+				all[lv+"/"+t] = l
+			}
+		}
+		fmt.Fprintf(opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
 	}
 	if needsOllama(todo) {
 		if err := checkHosts(ctx, cfg.HostList(), cfg.Models, opts.HTTP); err != nil {
@@ -311,8 +317,8 @@ func writeManifest(dir string, m *Manifest) error {
 }
 
 // lostByLevel records what Ollama's tool types drop, per domain and level.
-func lostByLevel(cfg *Config, spec *generator.Spec, lookup Lookup) map[string]string {
-	out := map[string]string{}
+func lostByLevel(cfg *Config, spec *generator.Spec, lookup Lookup) map[string]map[string][]string {
+	out := map[string]map[string][]string{}
 	for _, d := range spec.Domains {
 		if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 			continue
@@ -323,22 +329,7 @@ func lostByLevel(cfg *Config, spec *generator.Spec, lookup Lookup) map[string]st
 		}
 		for _, l := range cfg.Granularities {
 			if lost := ToolLoss(rt.Tools[l]); len(lost) > 0 {
-				out[d.Name+"/"+string(l)] = LostSummary(lost)
-			}
-		}
-	}
-	return out
-}
-
-// flatLost turns per-level summaries back into counts for one warning.
-func flatLost(m map[string]string) map[string][]string {
-	out := map[string][]string{}
-	for k, v := range m {
-		for _, part := range strings.Split(v, ", ") {
-			name, n, _ := strings.Cut(part, " ×")
-			c, _ := strconv.Atoi(n)
-			for range c {
-				out[k] = append(out[k], name)
+				out[d.Name+"/"+string(l)] = lost
 			}
 		}
 	}

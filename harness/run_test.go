@@ -413,3 +413,32 @@ func TestHostsShareTrials(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinAgentsEverywhere is the benchmark's self-test: the oracle
+// scores TC = 1 on every domain, level and scenario, through the same MCP
+// path and scoring a model gets; the silent agent scores 0 everywhere.
+func TestBuiltinAgentsEverywhere(t *testing.T) {
+	spec := loadSpec(t)
+	recs, err := runTrials(t, testConfig("builtin", "http://127.0.0.1:1", Oracle, Silent), spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, d := range spec.Domains {
+		want += 2 * 4 * len(d.Scenarios)
+	}
+	if len(recs) != want {
+		t.Fatalf("%d records, want %d", len(recs), want)
+	}
+	for _, r := range recs {
+		m := r.Metrics
+		switch {
+		case r.Agent != agentBuiltin:
+			t.Fatalf("%s: agent %q", r.TrialID, r.Agent)
+		case r.Model == Oracle && (m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != ""):
+			t.Errorf("%s: %+v %s", r.TrialID, m, r.ErrorClass)
+		case r.Model == Silent && (m.TC != 0 || !m.ZeroToolCall):
+			t.Errorf("%s: %+v", r.TrialID, m)
+		}
+	}
+}
