@@ -125,7 +125,7 @@ type Manifest struct {
 	// Lost lists, per domain/level and tool, the schema keywords Ollama's
 	// tool types drop before a model sees them.
 	Lost    map[string]map[string][]string `json:"lost_keywords,omitempty"`
-	WarmUps []WarmUp          `json:"warm_ups,omitempty"`
+	WarmUps []WarmUp                       `json:"warm_ups,omitempty"`
 	// Meter is the energy meter in use: none until one is available.
 	Meter string `json:"meter"`
 }
