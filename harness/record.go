@@ -101,9 +101,16 @@ type Metrics struct {
 	Timeout      bool     `json:"timeout"`
 	WallS        float64  `json:"wall_s"`
 	EnergyJ      *float64 `json:"energy_j"`
-	// StateOK and FactsOK are TC's two halves.
-	StateOK bool `json:"state_ok"`
-	FactsOK bool `json:"facts_ok"`
+	ToolCalls    int      `json:"tool_calls"`
+	// Redundant counts repeated identical calls; RedundantRate is their
+	// share of the calls.
+	Redundant     int     `json:"redundant_calls"`
+	RedundantRate float64 `json:"redundant_rate"`
+	// SnapshotOK and FactsOK are TC's two halves; StateOK is the looser
+	// check that the scenario's state conditions hold.
+	SnapshotOK bool `json:"snapshot_ok"`
+	FactsOK    bool `json:"facts_ok"`
+	StateOK    bool `json:"state_ok"`
 }
 
 // Error classes of calls and trials.

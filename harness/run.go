@@ -346,6 +346,27 @@ type runner struct {
 	progress *progress
 	mu       sync.Mutex
 	ran      int
+	// finals caches each scenario's right final stores.
+	finals map[string][][]byte
+}
+
+// gold returns what a trial is scored against.
+func (r *runner) gold(ctx context.Context, t Trial) (*Gold, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finals == nil {
+		r.finals = map[string][][]byte{}
+	}
+	key := t.Domain.Name + "/" + t.Scenario.ID
+	f, ok := r.finals[key]
+	if !ok {
+		var err error
+		if f, err = Finals(ctx, t.RT, t.Scenario); err != nil {
+			return nil, err
+		}
+		r.finals[key] = f
+	}
+	return NewGold(t.Scenario, t.Level, t.RT, f), nil
 }
 
 // run goes model by model: a model's trials are shared by one worker per
@@ -492,7 +513,11 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	}
 	end := time.Now()
 	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
-	m, err := Score(rec, t.Scenario, sess.Store.Snapshot())
+	g, err := r.gold(context.Background(), t)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: gold: %w", t.ID, err)
+	}
+	m, err := Score(rec, g, sess.Store.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
 	}

@@ -218,7 +218,7 @@ func TestOllamaFaults(t *testing.T) {
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
 			c := r.Calls[0]
-			if c.ErrorClass != ErrSchema || c.Result != `argument "level": 400 is above the maximum 100` || r.ErrorClass != ErrSchema || r.Metrics.TC != 0 || r.Metrics.ArgAcc != 0 {
+			if c.ErrorClass != ErrSchema || c.Result != `argument "level": 400 is above the maximum 100` || r.ErrorClass != ErrSchema || r.Metrics.TC != 0 || r.Metrics.ArgAcc != 1.0/3 { // lamp_id right, on missing, level wrong
 				t.Errorf("%+v", r)
 			}
 		}},

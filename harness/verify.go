@@ -346,6 +346,49 @@ func (r *Report) variants(ctx context.Context, rt *runtime.Domain, j *judge, fai
 	return nil
 }
 
+// Finals returns every final store a right solution of a scenario may
+// leave: the L4 gold's and those of its variants (verify proves the
+// levels end alike), deduplicated.
+func Finals(ctx context.Context, rt *runtime.Domain, s *generator.Scenario) ([][]byte, error) {
+	calls := s.Gold[runtime.L4]
+	var out [][]byte
+	add := func(replace func(int) []byte) error {
+		o, err := runGold(ctx, rt, runtime.L4, calls, replace)
+		if err != nil {
+			return err
+		}
+		if o.step == 0 && !slices.ContainsFunc(out, func(b []byte) bool { return bytes.Equal(b, o.final) }) {
+			out = append(out, o.final)
+		}
+		return nil
+	}
+	if err := add(nil); err != nil {
+		return nil, err
+	}
+	for i, c := range calls {
+		var vs [][]byte
+		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
+			for _, v := range c.Alternatives[arg] {
+				vs = append(vs, c.With(arg, v))
+			}
+		}
+		for _, arg := range c.Optional {
+			vs = append(vs, c.With(arg, nil))
+		}
+		for _, v := range vs {
+			if err := add(func(j int) []byte {
+				if j == i {
+					return v
+				}
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
 // snapshotDiff compares two snapshots as JSON values.
 func snapshotDiff(a, b []byte) string {
 	if bytes.Equal(a, b) { // snapshots are canonical: equal states, equal bytes
