@@ -1,0 +1,273 @@
+// Package report turns a results folder (trials.jsonl and run.json) into
+// the tables, statistics and plots a researcher would publish.
+package report
+
+import (
+	"errors"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Resamples is the number of bootstrap resamples per interval.
+const Resamples = 2000
+
+// rngFor returns a generator seeded from the report seed and a label, so
+// that every interval is reproducible on its own, whatever else is
+// computed and in whatever order.
+func rngFor(seed uint64, label string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(label))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// CI is a mean with its 95% percentile bootstrap interval.
+type CI struct {
+	Mean, Lo, Hi float64
+	N            int
+}
+
+// Bootstrap returns the mean of xs and its 95% percentile interval from
+// Resamples resamples of xs with replacement.
+func Bootstrap(xs []float64, rng *rand.Rand) CI {
+	ci, _ := bootstrap(xs, rng)
+	return ci
+}
+
+// bootstrap also returns the sorted resample means.
+func bootstrap(xs []float64, rng *rand.Rand) (CI, []float64) {
+	ci := CI{Mean: mean(xs), N: len(xs)}
+	if len(xs) == 0 {
+		ci.Lo, ci.Hi = math.NaN(), math.NaN()
+		return ci, nil
+	}
+	means := make([]float64, Resamples)
+	n := len(xs)
+	for b := range means {
+		s := 0.0
+		for range n {
+			s += xs[rng.IntN(n)]
+		}
+		means[b] = s / float64(n)
+	}
+	slices.Sort(means)
+	ci.Lo = stat.Quantile(0.025, stat.Empirical, means, nil)
+	ci.Hi = stat.Quantile(0.975, stat.Empirical, means, nil)
+	return ci, means
+}
+
+// Paired is a paired comparison: the mean difference, its interval and a
+// two-sided bootstrap p-value.
+type Paired struct {
+	CI
+	P float64
+}
+
+// PairedBootstrap resamples paired differences: p is twice the smaller
+// share of resample means on either side of zero (at most 1).
+func PairedBootstrap(diffs []float64, rng *rand.Rand) Paired {
+	ci, means := bootstrap(diffs, rng)
+	if len(diffs) == 0 {
+		return Paired{CI: ci, P: math.NaN()}
+	}
+	le, ge := 0, 0
+	for _, m := range means {
+		if m <= 0 {
+			le++
+		}
+		if m >= 0 {
+			ge++
+		}
+	}
+	return Paired{CI: ci, P: math.Min(1, 2*float64(min(le, ge))/Resamples)}
+}
+
+// BH returns Benjamini-Hochberg adjusted p-values, in the order given.
+func BH(ps []float64) []float64 {
+	n := len(ps)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ps[idx[a]] < ps[idx[b]] })
+	out := make([]float64, n)
+	prev := 1.0
+	for r := n - 1; r >= 0; r-- {
+		i := idx[r]
+		q := math.Min(prev, ps[i]*float64(n)/float64(r+1))
+		out[i] = q
+		prev = q
+	}
+	return out
+}
+
+// Spearman returns Spearman's rank correlation of x and y (ties get their
+// average rank) and its two-sided p-value from the t distribution with
+// n-2 degrees of freedom.
+func Spearman(x, y []float64) (rho, p float64, err error) {
+	if len(x) != len(y) || len(x) < 3 {
+		return math.NaN(), math.NaN(), errors.New("needs at least 3 pairs")
+	}
+	rho = stat.Correlation(ranks(x), ranks(y), nil)
+	n := float64(len(x))
+	if math.Abs(rho) >= 1 {
+		return rho, 0, nil
+	}
+	t := rho * math.Sqrt((n-2)/(1-rho*rho))
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 2}
+	return rho, 2 * dist.Survival(math.Abs(t)), nil
+}
+
+// ranks gives 1-based ranks, ties sharing their mean rank.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	out := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && xs[idx[j+1]] == xs[idx[i]] {
+			j++
+		}
+		r := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			out[idx[k]] = r
+		}
+		i = j + 1
+	}
+	return out
+}
+
+// Coef is one coefficient of a logistic regression, with its odds ratio.
+type Coef struct {
+	Name              string
+	Beta, SE          float64
+	OR, ORLo, ORHi, P float64
+}
+
+// Logistic fits P(y=1) = σ(Xβ) by maximum likelihood (gonum's BFGS on the
+// negative log-likelihood) and returns each coefficient with its odds
+// ratio, 95% Wald interval and p-value; standard errors come from the
+// inverse Fisher information XᵀWX. X holds an intercept column if one is
+// wanted.
+func Logistic(X [][]float64, y []float64, names []string) ([]Coef, error) {
+	n, k := len(X), len(names)
+	if n == 0 || k == 0 || n <= k {
+		return nil, errors.New("not enough trials for the model")
+	}
+	nll := func(beta []float64, grad []float64) float64 {
+		for j := range grad {
+			grad[j] = 0
+		}
+		f := 0.0
+		for i, row := range X {
+			z := 0.0
+			for j, x := range row {
+				z += x * beta[j]
+			}
+			// log(1+e^z) - y z, computed stably.
+			f += softplus(z) - y[i]*z
+			if grad != nil {
+				d := sigmoid(z) - y[i]
+				for j, x := range row {
+					grad[j] += d * x
+				}
+			}
+		}
+		return f
+	}
+	p := optimize.Problem{
+		Func: func(b []float64) float64 { return nll(b, make([]float64, k)) },
+		Grad: func(grad, b []float64) { nll(b, grad) },
+	}
+	res, err := optimize.Minimize(p, make([]float64, k), &optimize.Settings{GradientThreshold: 1e-8}, &optimize.BFGS{})
+	if err != nil && res == nil {
+		return nil, err
+	}
+	beta := res.X
+	info := mat.NewSymDense(k, nil)
+	for _, row := range X {
+		z := 0.0
+		for j, x := range row {
+			z += x * beta[j]
+		}
+		w := sigmoid(z) * (1 - sigmoid(z))
+		for a := range k {
+			for b := a; b < k; b++ {
+				info.SetSym(a, b, info.At(a, b)+w*row[a]*row[b])
+			}
+		}
+	}
+	var chol mat.Cholesky
+	if ok := chol.Factorize(info); !ok {
+		return nil, errors.New("the predictors are collinear or a group always (or never) completes: odds ratios are not estimable")
+	}
+	var cov mat.SymDense
+	if err := chol.InverseTo(&cov); err != nil {
+		return nil, err
+	}
+	norm := distuv.UnitNormal
+	out := make([]Coef, k)
+	for j := range k {
+		se := math.Sqrt(cov.At(j, j))
+		z := beta[j] / se
+		out[j] = Coef{Name: names[j], Beta: beta[j], SE: se, OR: math.Exp(beta[j]),
+			ORLo: math.Exp(beta[j] - 1.959964*se), ORHi: math.Exp(beta[j] + 1.959964*se), P: 2 * norm.Survival(math.Abs(z))}
+	}
+	return out, nil
+}
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+func softplus(z float64) float64 {
+	if z > 30 {
+		return z
+	}
+	return math.Log1p(math.Exp(z))
+}
+
+// PassK is τ-bench's pass^k: for each scenario with c successes in n
+// repetitions, C(c,k)/C(n,k), averaged over scenarios, for k = 1..n. n is
+// the smallest repetition count among the scenarios.
+func PassK(successes, reps []int) []float64 {
+	if len(successes) == 0 {
+		return nil
+	}
+	n := slices.Min(reps)
+	out := make([]float64, n)
+	for k := 1; k <= n; k++ {
+		s := 0.0
+		for i, c := range successes {
+			s += choose(c, k) / choose(reps[i], k)
+		}
+		out[k-1] = s / float64(len(successes))
+	}
+	return out
+}
+
+func choose(n, k int) float64 {
+	if k < 0 || k > n {
+		return 0
+	}
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r *= float64(n-k+i) / float64(i)
+	}
+	return r
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stat.Mean(xs, nil)
+}
