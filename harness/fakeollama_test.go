@@ -97,6 +97,14 @@ func newFakeOllama(t *testing.T, models []string, script func(chatRequest, int) 
 		writeJSON(w, map[string]any{"models": ms})
 	})
 	mux.HandleFunc("POST /api/chat", f.chat)
+	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		writeJSON(w, map[string]any{
+			"details":    map[string]any{"family": "fake", "parameter_size": "3.2B", "quantization_level": "Q4_K_M"},
+			"model_info": map[string]any{"general.parameter_count": 3212749888},
+		})
+	})
 	f.Server = httptest.NewServer(mux)
 	t.Cleanup(f.Close)
 	return f

@@ -128,6 +128,54 @@ type Manifest struct {
 	WarmUps []WarmUp                       `json:"warm_ups,omitempty"`
 	// Meter is the energy meter in use: none until one is available.
 	Meter string `json:"meter"`
+	// Models describes each Ollama model as /api/show reported it.
+	Models map[string]ModelInfo `json:"models,omitempty"`
+}
+
+// ModelInfo is what Ollama says of a model: the report takes sizes and
+// quantisation from here, never from hand-typed tables.
+type ModelInfo struct {
+	Family        string `json:"family,omitempty"`
+	ParameterSize string `json:"parameter_size,omitempty"`
+	// Parameters is general.parameter_count, or ParameterSize read as a
+	// number when Ollama gives no count.
+	Parameters   float64 `json:"parameters,omitempty"`
+	Quantization string  `json:"quantization,omitempty"`
+}
+
+// showModel asks Ollama about a model.
+func showModel(ctx context.Context, c *api.Client, model string) (ModelInfo, error) {
+	resp, err := c.Show(ctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	info := ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
+	if n, ok := resp.ModelInfo["general.parameter_count"].(float64); ok {
+		info.Parameters = n
+	} else {
+		info.Parameters = ParseSize(info.ParameterSize)
+	}
+	return info, nil
+}
+
+// ParseSize reads Ollama's parameter sizes ("268.10M", "3.2B", "20.9B").
+func ParseSize(s string) float64 {
+	s = strings.TrimSpace(strings.ToUpper(s))
+	mult := map[byte]float64{'K': 1e3, 'M': 1e6, 'B': 1e9, 'T': 1e12}
+	if s == "" {
+		return 0
+	}
+	m, ok := mult[s[len(s)-1]]
+	if !ok {
+		m = 1
+	} else {
+		s = s[:len(s)-1]
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0
+	}
+	return f * m
 }
 
 // WarmUp is one model load before a model's first trial on a host.
@@ -422,8 +470,16 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				}
 				return fmt.Errorf("warm-up of %s on %s: %w", model, h, err)
 			}
+			info, err := showModel(ctx, c, model)
+			if err != nil {
+				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
+			}
 			r.mu.Lock()
 			r.man.WarmUps = append(r.man.WarmUps, w)
+			if r.man.Models == nil {
+				r.man.Models = map[string]ModelInfo{}
+			}
+			r.man.Models[model] = info
 			r.mu.Unlock()
 			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: model, cfg: r.cfg, tools: map[string]api.Tools{}}})
 		}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,13 @@ func runTrials(t *testing.T, cfg *Config, spec *generator.Spec, lookup Lookup) (
 		t.Fatal(rerr)
 	}
 	checkRecordSchema(t, filepath.Join(out, TrialsFile))
+	if man, merr := readManifest(out); err == nil && merr == nil {
+		for _, m := range cfg.Models {
+			if info := man.Models[m]; !IsBuiltin(m) && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
+				t.Errorf("run.json: model %s: %+v, want what /api/show said", m, info)
+			}
+		}
+	}
 	return recs, err
 }
 
@@ -368,6 +376,14 @@ func TestOllamaHostChecks(t *testing.T) {
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Errorf("%d chat requests before the checks passed", n)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]float64{"268.10M": 268.1e6, "3.2B": 3.2e9, "20.9B": 20.9e9, "7b": 7e9, "": 0, "big": 0} {
+		if got := ParseSize(in); math.Abs(got-want) > 1 {
+			t.Errorf("ParseSize(%q) = %v, want %v", in, got, want)
+		}
 	}
 }
 
