@@ -47,11 +47,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/...
 
 ## run: the main job on the embedded default: the smoke experiment (built-in agents,
-## every domain, level and scenario) into results/smoke
+## every domain, level and scenario) into results/smoke, and its report
 run: build
 	$(BIN) list
 	rm -rf results/smoke
 	$(BIN) run --config smoke --out results/smoke
+	$(BIN) report --results results/smoke
 
 clean:
 	rm -rf bin

@@ -30,7 +30,7 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	owner := map[string]string{}
 	var all []Record
 	for _, d := range dirs {
-		m, err := readManifest(d)
+		m, err := ReadManifest(d)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %s: %w (expected a folder granite run wrote)", d, err)
 		}
@@ -93,7 +93,7 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	m.Trials = len(all)
 	m.WarmUps = nil
 	for _, d := range dirs {
-		dm, _ := readManifest(d)
+		dm, _ := ReadManifest(d)
 		m.WarmUps = append(m.WarmUps, dm.WarmUps...)
 	}
 	if err := writeManifest(out, &m); err != nil {

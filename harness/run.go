@@ -318,7 +318,7 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	prev, err := readManifest(out)
+	prev, err := ReadManifest(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if st, serr := os.Stat(filepath.Join(out, TrialsFile)); serr == nil && st.Size() > 0 {
@@ -339,7 +339,8 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 	return writeManifest(out, man)
 }
 
-func readManifest(dir string) (*Manifest, error) {
+// ReadManifest reads <dir>/run.json.
+func ReadManifest(dir string) (*Manifest, error) {
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func runTrials(t *testing.T, cfg *Config, spec *generator.Spec, lookup Lookup) (
 		t.Fatal(rerr)
 	}
 	checkRecordSchema(t, filepath.Join(out, TrialsFile))
-	if man, merr := readManifest(out); err == nil && merr == nil {
+	if man, merr := ReadManifest(out); err == nil && merr == nil {
 		for _, m := range cfg.Models {
 			if info := man.Models[m]; !IsBuiltin(m) && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
 				t.Errorf("run.json: model %s: %+v, want what /api/show said", m, info)

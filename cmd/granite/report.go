@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/mcpgranite/granite/harness/report"
+)
+
+func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("report", "--results DIR [--out DIR] [--seed N]",
+		"Writes report.md, a CSV per table, trials.csv and plots (SVG and PNG) for a results\n"+
+			"folder of granite run or merge, finished or not: the report says how many trials it covers.", stderr)
+	results := fset.String("results", "", "results folder (holds run.json and trials.jsonl)")
+	out := fset.String("out", "", "report folder (default: <results>/report)")
+	seed := fset.Uint64("seed", report.Seed, "bootstrap seed")
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	if *results == "" {
+		fmt.Fprintln(stderr, "granite report: need --results DIR")
+		fset.Usage()
+		return 2
+	}
+	if *out == "" {
+		*out = filepath.Join(*results, "report")
+	}
+	res, err := report.Load(*results)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite report: %v\n", err)
+		return 1
+	}
+	r := report.Build(res, *seed)
+	files, err := r.Write(*out)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite report: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "report on %d of %d planned trials: %s (%d files)\n", r.Covered, r.Planned, filepath.Join(*out, "report.md"), len(files))
+	for _, n := range r.Notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	return 0
+}

@@ -1,0 +1,597 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness"
+)
+
+// Seed is the default seed of the bootstrap; reports are reproducible.
+const Seed = 20260921
+
+// SmallModel is the size below which a model counts as small, as in the
+// paper's small/large split.
+const SmallModel = 8e9
+
+// Results is a results folder: its manifest and its trial records.
+type Results struct {
+	Dir      string
+	Manifest *harness.Manifest
+	Records  []harness.Record
+}
+
+// Load reads a results folder, finished or not.
+func Load(dir string) (*Results, error) {
+	man, err := harness.ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (expected a folder granite run or merge wrote)", dir, err)
+	}
+	recs, _, err := harness.ReadJournal(filepath.Join(dir, harness.TrialsFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Results{Dir: dir, Manifest: man, Records: recs}, nil
+}
+
+// Table is one table of the report: a CSV file and a Markdown table.
+type Table struct {
+	Name, Title string
+	Header      []string
+	Rows        [][]any // string, int, float64 (NaN: not available), bool
+	Note        string
+}
+
+// Report is everything computed from a results folder.
+type Report struct {
+	Results *Results
+	// Covered is the number of scored trials; Planned what run.json
+	// planned.
+	Covered, Planned int
+	Models           []string
+	Levels           []runtime.Level
+	Tables           []*Table
+	// Notes are sentences the report must say (what could not be
+	// computed, and why).
+	Notes []string
+	seed  uint64
+	rows  []row
+}
+
+// row is one scored trial, flattened.
+type row struct {
+	model, domain, scenario, difficulty string
+	level                               runtime.Level
+	rep                                 int
+	tc, f1, af1, arg, wall, calls       float64
+	zero, err, timeout                  bool
+	redundant, ptok, ctok               float64
+	energy                              float64 // NaN without a meter
+	params                              float64 // 0 unknown
+	quant                               string
+}
+
+// Build computes every table. seed 0 takes the default.
+func Build(res *Results, seed uint64) *Report {
+	if seed == 0 {
+		seed = Seed
+	}
+	r := &Report{Results: res, seed: seed, Planned: res.Manifest.Trials}
+	for _, rec := range res.Records {
+		if rec.Metrics == nil {
+			continue
+		}
+		m := rec.Metrics
+		info := res.Manifest.Models[rec.Model]
+		e := math.NaN()
+		if m.EnergyJ != nil {
+			e = *m.EnergyJ
+		}
+		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
+			level: rec.Level, rep: rec.Repetition, tc: m.TC, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, wall: m.WallS,
+			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", timeout: m.Timeout,
+			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
+			energy: e, params: info.Parameters, quant: info.Quantization})
+	}
+	r.Covered = len(r.rows)
+	for _, m := range res.Manifest.Config.Models {
+		if slices.ContainsFunc(r.rows, func(x row) bool { return x.model == m }) {
+			r.Models = append(r.Models, m)
+		}
+	}
+	for _, l := range runtime.Levels {
+		if slices.ContainsFunc(r.rows, func(x row) bool { return x.level == l }) {
+			r.Levels = append(r.Levels, l)
+		}
+	}
+	builders := []func() *Table{r.overall, r.byLevel, r.modelLevel, r.modelDomain, r.byDomain, r.byDifficulty,
+		r.sizeClass, r.bestLevel, r.passK, r.errorClasses, r.spearman, r.logistic}
+	r.Tables = make([]*Table, len(builders))
+	var wg sync.WaitGroup
+	for i, b := range builders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Tables[i] = b()
+		}()
+	}
+	wg.Wait()
+	for _, t := range r.Tables {
+		if t.Note != "" && len(t.Rows) == 0 {
+			r.Notes = append(r.Notes, t.Title+": "+t.Note)
+		}
+	}
+	return r
+}
+
+// Table returns the table with the given name.
+func (r *Report) Table(name string) *Table {
+	for _, t := range r.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// where returns the rows a filter keeps.
+func (r *Report) where(keep func(row) bool) []row {
+	var out []row
+	for _, x := range r.rows {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func col(rows []row, f func(row) float64) []float64 {
+	out := make([]float64, 0, len(rows))
+	for _, x := range rows {
+		if v := f(x); !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func rate(rows []row, f func(row) bool) float64 {
+	if len(rows) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, x := range rows {
+		if f(x) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(rows))
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var (
+	getTC   = func(x row) float64 { return x.tc }
+	getF1   = func(x row) float64 { return x.f1 }
+	getAF1  = func(x row) float64 { return x.af1 }
+	getArg  = func(x row) float64 { return x.arg }
+	getWall = func(x row) float64 { return x.wall }
+)
+
+// tcCI is the TC of some rows with its bootstrap interval.
+func (r *Report) tcCI(label string, rows []row) CI {
+	return Bootstrap(col(rows, getTC), rngFor(r.seed, label))
+}
+
+// summary is the columns most tables share.
+func (r *Report) summary(label string, rows []row) []any {
+	ci := r.tcCI(label, rows)
+	return []any{len(rows), ci.Mean, ci.Lo, ci.Hi, mean(col(rows, getF1)), mean(col(rows, getAF1)), mean(col(rows, getArg)),
+		mean(col(rows, getWall)), rate(rows, func(x row) bool { return x.err }), rate(rows, func(x row) bool { return x.zero })}
+}
+
+var summaryHeader = []string{"trials", "tc", "tc_lo", "tc_hi", "f1", "action_f1", "arg_acc", "wall_s", "error_rate", "zero_call_rate"}
+
+func (r *Report) overall() *Table {
+	t := &Table{Name: "overall", Title: "Overall by model",
+		Header: append([]string{"model", "params_b", "quantization"}, append(summaryHeader, "calls", "redundant_rate", "prompt_tokens", "completion_tokens")...)}
+	for _, m := range r.Models {
+		rows := r.where(func(x row) bool { return x.model == m })
+		p := math.NaN()
+		if rows[0].params > 0 {
+			p = rows[0].params / 1e9
+		}
+		line := append([]any{m, p, rows[0].quant}, r.summary("model/"+m, rows)...)
+		line = append(line, mean(col(rows, func(x row) float64 { return x.calls })), mean(col(rows, func(x row) float64 { return x.redundant })),
+			mean(col(rows, func(x row) float64 { return x.ptok })), mean(col(rows, func(x row) float64 { return x.ctok })))
+		t.Rows = append(t.Rows, line)
+	}
+	return t
+}
+
+// byLevel compares every level with L4 by paired bootstrap over trials
+// that share model, scenario and repetition, Benjamini-Hochberg adjusted
+// over the family of (level, metric) tests.
+func (r *Report) byLevel() *Table {
+	t := &Table{Name: "by_level", Title: "By level, with paired bootstrap tests against L4 (BH-adjusted p)",
+		Header: append([]string{"level"}, append(summaryHeader, "d_tc", "p_tc", "d_f1", "p_f1", "d_arg_acc", "p_arg_acc", "sig")...)}
+	metrics := []func(row) float64{getTC, getF1, getArg}
+	type test struct {
+		level runtime.Level
+		m     int
+		p     Paired
+	}
+	var tests []test
+	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
+	base := map[string]row{}
+	for _, x := range r.where(func(x row) bool { return x.level == runtime.L4 }) {
+		base[key(x)] = x
+	}
+	for _, l := range r.Levels {
+		if l == runtime.L4 {
+			continue
+		}
+		for mi, f := range metrics {
+			var diffs []float64
+			for _, x := range r.where(func(x row) bool { return x.level == l }) {
+				if b, ok := base[key(x)]; ok {
+					diffs = append(diffs, f(x)-f(b))
+				}
+			}
+			tests = append(tests, test{l, mi, PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("paired/%s/%d", l, mi)))})
+		}
+	}
+	ps := make([]float64, len(tests))
+	for i, x := range tests {
+		ps[i] = x.p.P
+	}
+	adj := BH(ps)
+	for _, l := range r.Levels {
+		line := append([]any{string(l)}, r.summary("level/"+string(l), r.where(func(x row) bool { return x.level == l }))...)
+		cells := []any{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+		sig := ""
+		for i, x := range tests {
+			if x.level != l {
+				continue
+			}
+			cells[2*x.m], cells[2*x.m+1] = x.p.Mean, adj[i]
+			if x.m == 0 && adj[i] < 0.05 {
+				sig = "*"
+				if adj[i] < 0.01 {
+					sig = "**"
+				}
+				if adj[i] < 0.001 {
+					sig = "***"
+				}
+			}
+		}
+		if l == runtime.L4 {
+			sig = "ref"
+		}
+		t.Rows = append(t.Rows, append(append(line, cells...), sig))
+	}
+	if len(base) == 0 {
+		t.Note = "no L4 trials: the levels cannot be compared with L4"
+	}
+	return t
+}
+
+func (r *Report) modelLevel() *Table {
+	t := &Table{Name: "model_level", Title: "By model and level",
+		Header: append([]string{"model", "level"}, append(summaryHeader, "tc_per_s", "j_per_success", "mean_power_w")...)}
+	for _, m := range r.Models {
+		for _, l := range r.Levels {
+			rows := r.where(func(x row) bool { return x.model == m && x.level == l })
+			if len(rows) == 0 {
+				continue
+			}
+			line := append([]any{m, string(l)}, r.summary("ml/"+m+"/"+string(l), rows)...)
+			t.Rows = append(t.Rows, append(line, efficiency(rows)...))
+		}
+	}
+	return t
+}
+
+// efficiency is TC per second of wall time, GPU joules per completed
+// task, and mean power (NaN without energy).
+func efficiency(rows []row) []any {
+	var tc, wall, e float64
+	metered := true
+	for _, x := range rows {
+		tc += x.tc
+		wall += x.wall
+		if math.IsNaN(x.energy) {
+			metered = false
+		}
+		e += x.energy
+	}
+	jps, power := math.NaN(), math.NaN()
+	if metered && len(rows) > 0 {
+		if tc > 0 {
+			jps = e / tc
+		}
+		if wall > 0 {
+			power = e / wall
+		}
+	}
+	tps := math.NaN()
+	if wall > 0 {
+		tps = tc / wall
+	}
+	return []any{tps, jps, power}
+}
+
+func (r *Report) modelDomain() *Table {
+	t := &Table{Name: "model_domain", Title: "TC by model and domain", Header: []string{"model", "domain", "trials", "tc"}}
+	for _, m := range r.Models {
+		for _, d := range r.domains() {
+			rows := r.where(func(x row) bool { return x.model == m && x.domain == d })
+			if len(rows) > 0 {
+				t.Rows = append(t.Rows, []any{m, d, len(rows), mean(col(rows, getTC))})
+			}
+		}
+	}
+	return t
+}
+
+func (r *Report) domains() []string {
+	var out []string
+	for _, x := range r.rows {
+		if !slices.Contains(out, x.domain) {
+			out = append(out, x.domain)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r *Report) byDomain() *Table {
+	t := &Table{Name: "by_domain", Title: "By domain", Header: append([]string{"domain"}, summaryHeader...)}
+	for _, d := range r.domains() {
+		t.Rows = append(t.Rows, append([]any{d}, r.summary("domain/"+d, r.where(func(x row) bool { return x.domain == d }))...))
+	}
+	return t
+}
+
+func (r *Report) byDifficulty() *Table {
+	t := &Table{Name: "by_difficulty", Title: "By difficulty", Header: append([]string{"difficulty"}, summaryHeader...)}
+	for _, d := range []string{"easy", "medium", "hard"} {
+		rows := r.where(func(x row) bool { return x.difficulty == d })
+		if len(rows) > 0 {
+			t.Rows = append(t.Rows, append([]any{d}, r.summary("difficulty/"+d, rows)...))
+		}
+	}
+	return t
+}
+
+func (r *Report) sizeClass() *Table {
+	t := &Table{Name: "size_class", Title: "Small (< 8B) and large models", Header: append([]string{"class"}, summaryHeader...)}
+	for _, c := range []struct {
+		name string
+		keep func(row) bool
+	}{
+		{"small (<8B)", func(x row) bool { return x.params > 0 && x.params < SmallModel }},
+		{"large (>=8B)", func(x row) bool { return x.params >= SmallModel }},
+	} {
+		if rows := r.where(c.keep); len(rows) > 0 {
+			t.Rows = append(t.Rows, append([]any{c.name}, r.summary("size/"+c.name, rows)...))
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Note = "no model sizes in run.json (built-in agents have none)"
+	}
+	return t
+}
+
+// bestLevel is each model at the level where its TC is highest, with its
+// wall time, energy per completed task and TC per second; pareto marks
+// models no other model beats on both TC and wall time.
+func (r *Report) bestLevel() *Table {
+	t := &Table{Name: "best_level", Title: "Each model at its best level (Pareto front: no model is both faster and better)",
+		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto"}}
+	type pt struct {
+		m    string
+		l    runtime.Level
+		tc   float64
+		wall float64
+		eff  []any
+	}
+	var pts []pt
+	for _, m := range r.Models {
+		best := pt{m: m, tc: -1}
+		for _, l := range r.Levels {
+			rows := r.where(func(x row) bool { return x.model == m && x.level == l })
+			if len(rows) == 0 {
+				continue
+			}
+			if tc := mean(col(rows, getTC)); tc > best.tc {
+				best = pt{m, l, tc, mean(col(rows, getWall)), efficiency(rows)}
+			}
+		}
+		if best.tc >= 0 {
+			pts = append(pts, best)
+		}
+	}
+	for _, p := range pts {
+		front := !slices.ContainsFunc(pts, func(q pt) bool {
+			return q.m != p.m && q.tc >= p.tc && q.wall <= p.wall && (q.tc > p.tc || q.wall < p.wall)
+		})
+		t.Rows = append(t.Rows, []any{p.m, string(p.l), p.tc, p.wall, p.eff[0], p.eff[1], front})
+	}
+	return t
+}
+
+func (r *Report) passK() *Table {
+	t := &Table{Name: "pass_k", Title: "pass^k: the chance that all k repetitions of a scenario succeed", Header: []string{"model", "level", "k", "pass_k"}}
+	for _, m := range r.Models {
+		for _, l := range r.Levels {
+			succ := map[string]int{}
+			reps := map[string]int{}
+			var keys []string
+			for _, x := range r.where(func(x row) bool { return x.model == m && x.level == l }) {
+				k := x.domain + "/" + x.scenario
+				if _, ok := reps[k]; !ok {
+					keys = append(keys, k)
+				}
+				reps[k]++
+				succ[k] += int(x.tc)
+			}
+			if len(keys) == 0 {
+				continue
+			}
+			var c, n []int
+			for _, k := range keys {
+				c, n = append(c, succ[k]), append(n, reps[k])
+			}
+			for k, v := range PassK(c, n) {
+				t.Rows = append(t.Rows, []any{m, string(l), k + 1, v})
+			}
+		}
+	}
+	return t
+}
+
+func (r *Report) errorClasses() *Table {
+	t := &Table{Name: "errors", Title: "Error classes by model", Header: []string{"model", "error_class", "trials", "share"}}
+	classes := map[string]map[string]int{}
+	for _, rec := range r.Results.Records {
+		if rec.Metrics == nil || rec.ErrorClass == "" {
+			continue
+		}
+		if classes[rec.Model] == nil {
+			classes[rec.Model] = map[string]int{}
+		}
+		classes[rec.Model][rec.ErrorClass]++
+	}
+	for _, m := range r.Models {
+		n := len(r.where(func(x row) bool { return x.model == m }))
+		cs := classes[m]
+		keys := make([]string, 0, len(cs))
+		for k := range cs {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			t.Rows = append(t.Rows, []any{m, k, cs[k], float64(cs[k]) / float64(n)})
+		}
+	}
+	return t
+}
+
+// sized are the per-model means of the models with a known size.
+func (r *Report) sized() (params, tc, arg, wall []float64, models []string) {
+	for _, m := range r.Models {
+		rows := r.where(func(x row) bool { return x.model == m })
+		if rows[0].params <= 0 {
+			continue
+		}
+		models = append(models, m)
+		params = append(params, rows[0].params)
+		tc = append(tc, mean(col(rows, getTC)))
+		arg = append(arg, mean(col(rows, getArg)))
+		wall = append(wall, mean(col(rows, getWall)))
+	}
+	return
+}
+
+func (r *Report) spearman() *Table {
+	t := &Table{Name: "spearman", Title: "Spearman correlation of model size with per-model means", Header: []string{"metric", "models", "rho", "p"}}
+	params, tc, arg, wall, models := r.sized()
+	for _, c := range []struct {
+		name string
+		ys   []float64
+	}{{"tc", tc}, {"arg_acc", arg}, {"wall_s", wall}} {
+		rho, p, err := Spearman(params, c.ys)
+		if err != nil {
+			t.Note = fmt.Sprintf("needs at least 3 models with a size in run.json, found %d", len(models))
+			t.Rows = nil
+			return t
+		}
+		t.Rows = append(t.Rows, []any{c.name, len(models), rho, p})
+	}
+	return t
+}
+
+// logistic regresses TC on level (against L4), log10 model size,
+// quantisation bits, domain (against the first) and difficulty (against
+// easy).
+func (r *Report) logistic() *Table {
+	t := &Table{Name: "logistic", Title: "Logistic regression of TC: odds ratios with 95% CIs", Header: []string{"term", "beta", "se", "odds_ratio", "or_lo", "or_hi", "p"}}
+	rows := r.where(func(x row) bool { return x.params > 0 })
+	if len(rows) == 0 {
+		t.Note = "no model sizes in run.json (built-in agents have none)"
+		return t
+	}
+	names := []string{"intercept"}
+	var levels, domains []string
+	for _, l := range r.Levels[1:] {
+		levels = append(levels, string(l))
+	}
+	ds := r.domains()
+	if len(ds) > 1 {
+		domains = ds[1:]
+	}
+	for _, l := range levels {
+		names = append(names, "level="+l)
+	}
+	names = append(names, "log10_params", "quant_bits")
+	for _, d := range domains {
+		names = append(names, "domain="+d)
+	}
+	names = append(names, "difficulty=medium", "difficulty=hard")
+	var X [][]float64
+	var y []float64
+	for _, x := range rows {
+		v := []float64{1}
+		for _, l := range levels {
+			v = append(v, b2f(string(x.level) == l))
+		}
+		v = append(v, math.Log10(x.params), QuantBits(x.quant))
+		for _, d := range domains {
+			v = append(v, b2f(x.domain == d))
+		}
+		v = append(v, b2f(x.difficulty == "medium"), b2f(x.difficulty == "hard"))
+		X = append(X, v)
+		y = append(y, x.tc)
+	}
+	cs, err := Logistic(X, y, names)
+	if err != nil {
+		t.Note = err.Error()
+		return t
+	}
+	for _, c := range cs {
+		t.Rows = append(t.Rows, []any{c.Name, c.Beta, c.SE, c.OR, c.ORLo, c.ORHi, c.P})
+	}
+	return t
+}
+
+// QuantBits reads the bits per weight of an Ollama quantisation level
+// (Q4_K_M: 4, Q8_0: 8, F16: 16, MXFP4: 4); 16 when unknown.
+func QuantBits(q string) float64 {
+	q = strings.ToUpper(q)
+	for _, p := range []string{"MXFP", "IQ", "Q", "BF", "F"} {
+		if i := strings.Index(q, p); i >= 0 {
+			n := 0
+			for _, c := range q[i+len(p):] {
+				if c < '0' || c > '9' {
+					break
+				}
+				n = n*10 + int(c-'0')
+			}
+			if n > 0 {
+				return float64(n)
+			}
+		}
+	}
+	return 16
+}

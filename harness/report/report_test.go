@@ -1,0 +1,305 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness"
+)
+
+// synthetic writes a results folder shaped like the paper's run: 9 models
+// (268M to 20.9B) × 9 domains × 4 levels × 9 scenarios × 3 repetitions =
+// 8,748 trials, with outcomes drawn from a seeded model in which L3 helps,
+// L1 hurts and size helps a little. keep decides which trials land (a
+// partial run).
+func synthetic(t testing.TB, keep func(i int) bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	models := []struct {
+		name  string
+		size  string
+		quant string
+	}{
+		{"fg:270m", "268.10M", "Q8_0"}, {"l32:3b", "3.2B", "Q4_K_M"}, {"g4:3b", "3.4B", "Q4_K_M"},
+		{"h3:3b", "3.2B", "Q4_K_M"}, {"m3:8b", "8.0B", "Q4_K_M"}, {"x2:8b", "8.0B", "Q3_K_M"},
+		{"mn:12b", "12.2B", "Q4_0"}, {"q3:14b", "14.8B", "Q6_K"}, {"go:20b", "20.9B", "MXFP4"},
+	}
+	man := &harness.Manifest{Experiment: "synthetic", ConfigHash: "feedfacecafebeef", Shard: "0/1", Meter: "nvml",
+		Config: &harness.Config{Name: "synthetic"}, Models: map[string]harness.ModelInfo{}}
+	for _, m := range models {
+		man.Config.Models = append(man.Config.Models, m.name)
+		man.Models[m.name] = harness.ModelInfo{ParameterSize: m.size, Parameters: harness.ParseSize(m.size), Quantization: m.quant}
+	}
+	domains := []string{"agri", "energy", "fleet", "health", "indus", "robot", "home", "surv", "ware"}
+	levelEffect := map[runtime.Level]float64{runtime.L4: 0, runtime.L3: 0.5, runtime.L2: -0.2, runtime.L1: -0.6}
+	rng := rand.New(rand.NewPCG(1, 2))
+	f, err := os.Create(filepath.Join(dir, harness.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for mi, m := range models {
+		size := harness.ParseSize(m.size)
+		for _, d := range domains {
+			for _, l := range runtime.Levels {
+				for s := 1; s <= 9; s++ {
+					diff := []string{"easy", "medium", "hard"}[(s-1)/3]
+					for rep := 1; rep <= 3; rep++ {
+						z := -0.4 + 0.25*math.Log10(size/1e9) + levelEffect[l] - 0.5*float64((s-1)/3)
+						tc := 0.0
+						if rng.Float64() < 1/(1+math.Exp(-z)) {
+							tc = 1
+						}
+						wall := 2 + size/1e9*8*(0.8+0.4*rng.Float64())
+						energy := wall * (40 + 3*float64(mi))
+						calls := rng.IntN(8)
+						rec := harness.Record{TrialID: fmt.Sprintf("%s/%s-%03d/%s/r%d", m.name, d, s, l, rep), Index: i, Experiment: "synthetic",
+							Model: m.name, Agent: "ollama", Domain: d, Level: l, Scenario: fmt.Sprintf("%s-%03d", d, s), Difficulty: diff, Repetition: rep,
+							StopReason: "answer", PromptTokens: 500 + calls*100, CompletionTokens: 40 + calls*10,
+							Metrics: &harness.Metrics{TC: tc, F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64(), ZeroToolCall: calls == 0,
+								WallS: wall, EnergyJ: &energy, ToolCalls: calls}}
+						if rng.IntN(20) == 0 {
+							rec.ErrorClass = []string{harness.ErrMalformed, harness.ErrSchema, harness.ErrTimeout}[rng.IntN(3)]
+						}
+						if keep(i) {
+							b, _ := json.Marshal(rec)
+							f.Write(append(b, '\n'))
+						}
+						i++
+					}
+				}
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	man.Trials, man.Grid = i, i
+	b, _ := json.Marshal(man)
+	if err := os.WriteFile(filepath.Join(dir, harness.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	if s == "" {
+		return math.NaN()
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return f
+}
+
+// TestReportOnThePaperGrid renders the report of a synthetic 8,748-trial
+// run and checks it: the PNGs decode at their size, and every table's
+// numbers equal a recomputation from trials.csv.
+func TestReportOnThePaperGrid(t *testing.T) {
+	dir := synthetic(t, func(int) bool { return true })
+	res, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Build(res, 0)
+	out := t.TempDir()
+	files, err := r.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Covered != 8748 || r.Planned != 8748 {
+		t.Fatalf("covered %d of %d", r.Covered, r.Planned)
+	}
+	pngs := 0
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".png") {
+			continue
+		}
+		pngs++
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(fh)
+		fh.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if b := img.Bounds(); b.Dx() != PNGWidth || b.Dy() != PNGHeight {
+			t.Errorf("%s: %dx%d, want %dx%d", f, b.Dx(), b.Dy(), PNGWidth, PNGHeight)
+		}
+	}
+	if pngs != 5 {
+		t.Errorf("%d PNGs, want 5 (power included: the run has energy)", pngs)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"covers **8748 of 8748** planned trials", "## By level, with paired bootstrap", "![pareto_tc_wall](pareto_tc_wall.svg)", "| level=L3 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+
+	// Recompute from trials.csv.
+	trials := readCSV(t, filepath.Join(out, "trials.csv"))
+	type acc struct{ n, tc, f1, arg, wall, errs, energy float64 }
+	group := func(key func(map[string]string) string) map[string]*acc {
+		g := map[string]*acc{}
+		for _, tr := range trials {
+			k := key(tr)
+			if g[k] == nil {
+				g[k] = &acc{}
+			}
+			a := g[k]
+			a.n++
+			a.tc += num(t, tr["tc"])
+			a.f1 += num(t, tr["f1"])
+			a.arg += num(t, tr["arg_acc"])
+			a.wall += num(t, tr["wall_s"])
+			a.energy += num(t, tr["energy_j"])
+			if tr["error"] == "true" {
+				a.errs++
+			}
+		}
+		return g
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	check := func(table string, key func(map[string]string) string, g map[string]*acc) {
+		rows := readCSV(t, filepath.Join(out, table+".csv"))
+		if len(rows) != len(g) {
+			t.Errorf("%s: %d rows, recomputed %d groups", table, len(rows), len(g))
+		}
+		for _, row := range rows {
+			a := g[key(row)]
+			if a == nil {
+				t.Errorf("%s: row %v has no group", table, row)
+				continue
+			}
+			if num(t, row["trials"]) != a.n || !near(num(t, row["tc"]), a.tc/a.n) {
+				t.Errorf("%s %s: trials %s tc %s; recomputed %v %v", table, key(row), row["trials"], row["tc"], a.n, a.tc/a.n)
+			}
+			if f, ok := row["f1"]; ok && (!near(num(t, f), a.f1/a.n) || !near(num(t, row["arg_acc"]), a.arg/a.n) || !near(num(t, row["wall_s"]), a.wall/a.n) || !near(num(t, row["error_rate"]), a.errs/a.n)) {
+				t.Errorf("%s %s: f1/arg_acc/wall/error_rate differ from the recomputation", table, key(row))
+			}
+			if j, ok := row["j_per_success"]; ok && a.tc > 0 && !near(num(t, j), a.energy/a.tc) {
+				t.Errorf("%s %s: J per success %s, recomputed %v", table, key(row), j, a.energy/a.tc)
+			}
+			if lo, hi := num(t, row["tc_lo"]), num(t, row["tc_hi"]); !math.IsNaN(lo) && (lo > a.tc/a.n || hi < a.tc/a.n) {
+				t.Errorf("%s %s: interval [%v, %v] misses the mean %v", table, key(row), lo, hi, a.tc/a.n)
+			}
+		}
+	}
+	by := func(cols ...string) func(map[string]string) string {
+		return func(m map[string]string) string {
+			var parts []string
+			for _, c := range cols {
+				parts = append(parts, m[c])
+			}
+			return strings.Join(parts, "|")
+		}
+	}
+	check("overall", by("model"), group(by("model")))
+	check("by_level", by("level"), group(by("level")))
+	check("model_level", by("model", "level"), group(by("model", "level")))
+	check("model_domain", by("model", "domain"), group(by("model", "domain")))
+	check("by_domain", by("domain"), group(by("domain")))
+	check("by_difficulty", by("difficulty"), group(by("difficulty")))
+
+	// The synthetic world has L3 > L4 > L2 > L1: the tests must see L3
+	// and L1 apart from L4, and the regression the level and size effects.
+	lv := map[string]map[string]string{}
+	for _, row := range readCSV(t, filepath.Join(out, "by_level.csv")) {
+		lv[row["level"]] = row
+	}
+	if num(t, lv["L3"]["d_tc"]) <= 0 || num(t, lv["L3"]["p_tc"]) > 0.01 || num(t, lv["L1"]["d_tc"]) >= 0 || num(t, lv["L1"]["p_tc"]) > 0.01 {
+		t.Errorf("level tests: %v %v", lv["L3"], lv["L1"])
+	}
+	coef := map[string]map[string]string{}
+	for _, row := range readCSV(t, filepath.Join(out, "logistic.csv")) {
+		coef[row["term"]] = row
+	}
+	if or := num(t, coef["level=L3"]["odds_ratio"]); or < 1.3 || or > 2.2 {
+		t.Errorf("L3 odds ratio %v, the world's is e^0.5 = 1.65", or)
+	}
+	if or := num(t, coef["level=L1"]["odds_ratio"]); or > 0.75 || or < 0.4 {
+		t.Errorf("L1 odds ratio %v, the world's is e^-0.6 = 0.55", or)
+	}
+	sp := readCSV(t, filepath.Join(out, "spearman.csv"))
+	if len(sp) != 3 || sp[0]["models"] != "9" {
+		t.Errorf("spearman: %v", sp)
+	}
+	pk := readCSV(t, filepath.Join(out, "pass_k.csv"))
+	if len(pk) != 9*4*3 {
+		t.Errorf("pass_k: %d rows", len(pk))
+	}
+}
+
+// TestReportOnAPartialRun works on a run still in progress and says so.
+func TestReportOnAPartialRun(t *testing.T) {
+	dir := synthetic(t, func(i int) bool { return i%3 == 0 })
+	res, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Build(res, 0)
+	out := t.TempDir()
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if r.Covered != 2916 || !strings.Contains(string(md), "covers **2916 of 8748** planned trials (33.3%)") || !strings.Contains(string(md), "unfinished or partial") {
+		t.Errorf("covered %d:\n%.400s", r.Covered, md)
+	}
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "expected a folder granite run or merge wrote") {
+		t.Errorf("empty folder: %v", err)
+	}
+}
+
+// BenchmarkReport is granite report on the paper's grid (8,748 trials):
+// every table with 2,000 bootstrap resamples per interval, the tests, the
+// regression and the plots. Target: under 3 s.
+func BenchmarkReport(b *testing.B) {
+	dir := synthetic(b, func(int) bool { return true })
+	for b.Loop() {
+		res, err := Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Build(res, 0).Write(b.TempDir()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

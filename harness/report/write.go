@@ -1,0 +1,174 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Write puts the report into out: report.md, one CSV per table,
+// trials.csv (one row per scored trial, the tables' raw material) and the
+// plots as SVG and PNG. It returns the files written.
+func (r *Report) Write(out string) ([]string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, t := range r.Tables {
+		f := filepath.Join(out, t.Name+".csv")
+		if err := writeCSV(f, t.Header, t.Rows); err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	f := filepath.Join(out, "trials.csv")
+	if err := writeCSV(f, trialHeader, r.trialRows()); err != nil {
+		return nil, err
+	}
+	files = append(files, f)
+	plots, notes, err := r.plots(out)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, plots...)
+	md := filepath.Join(out, "report.md")
+	if err := os.WriteFile(md, []byte(r.markdown(plots, notes, out)), 0o644); err != nil {
+		return nil, err
+	}
+	return append(files, md), nil
+}
+
+var trialHeader = []string{"model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "f1", "action_f1", "arg_acc",
+	"wall_s", "tool_calls", "zero_tool_call", "error", "timeout", "redundant_rate", "prompt_tokens", "completion_tokens", "energy_j", "params", "quantization"}
+
+func (r *Report) trialRows() [][]any {
+	out := make([][]any, 0, len(r.rows))
+	for _, x := range r.rows {
+		out = append(out, []any{x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.f1, x.af1, x.arg,
+			x.wall, x.calls, x.zero, x.err, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant})
+	}
+	return out
+}
+
+func writeCSV(path string, header []string, rows [][]any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if err := w.Write(header); err != nil {
+		f.Close()
+		return err
+	}
+	for _, row := range rows {
+		rec := make([]string, len(row))
+		for i, v := range row {
+			rec[i] = csvCell(v)
+		}
+		if err := w.Write(rec); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// csvCell writes numbers in full precision; not-available is empty.
+func csvCell(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// mdCell writes numbers for reading: 3 decimals, "–" when not available.
+func mdCell(v any) string {
+	switch x := v.(type) {
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "–"
+		case x != 0 && math.Abs(x) < 0.001:
+			return strconv.FormatFloat(x, 'e', 1, 64)
+		case math.Abs(x) >= 1000:
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	case bool:
+		if x {
+			return "yes"
+		}
+		return ""
+	default:
+		return strings.ReplaceAll(fmt.Sprint(x), "|", `\|`)
+	}
+}
+
+func (r *Report) markdown(plots, notes []string, out string) string {
+	var b strings.Builder
+	m := r.Results.Manifest
+	fmt.Fprintf(&b, "# granite report: %s\n\n", m.Experiment)
+	cover := fmt.Sprintf("This report covers **%d of %d** planned trials", r.Covered, r.Planned)
+	if r.Planned > 0 {
+		cover += fmt.Sprintf(" (%.1f%%)", 100*float64(r.Covered)/float64(r.Planned))
+	}
+	b.WriteString(cover + " of " + m.Shard + ", config hash `" + m.ConfigHash + "`")
+	if r.Covered < r.Planned {
+		b.WriteString(". **The run is unfinished or partial**: numbers will change as trials land")
+	}
+	b.WriteString(".\n\n")
+	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001). Energy meter: %s.\n\n",
+		strings.Join(r.Models, ", "), levelsString(r), Resamples, r.seed, m.Meter)
+	b.WriteString("Definitions: TC is 1 when the trial answered, its final store equals a right final store and the answer states every fact; F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right; pass^k is the chance that all k repetitions of a scenario succeed.\n\n")
+	for _, n := range append(r.Notes, notes...) {
+		b.WriteString("> " + n + "\n\n")
+	}
+	for _, p := range plots {
+		if strings.HasSuffix(p, ".svg") {
+			rel, _ := filepath.Rel(out, p)
+			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(p), ".svg"), filepath.ToSlash(rel))
+		}
+	}
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "## %s\n\n", t.Title)
+		if len(t.Rows) == 0 {
+			fmt.Fprintf(&b, "Not available: %s.\n\n", t.Note)
+			continue
+		}
+		b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n")
+		b.WriteString("|" + strings.Repeat(" --- |", len(t.Header)) + "\n")
+		for _, row := range t.Rows {
+			cells := make([]string, len(row))
+			for i, v := range row {
+				cells[i] = mdCell(v)
+			}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		fmt.Fprintf(&b, "\nCSV: `%s.csv`\n\n", t.Name)
+	}
+	return b.String()
+}
+
+func levelsString(r *Report) string {
+	var s []string
+	for _, l := range r.Levels {
+		s = append(s, string(l))
+	}
+	return strings.Join(s, ", ")
+}
