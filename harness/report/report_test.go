@@ -40,7 +40,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 		man.Config.Models = append(man.Config.Models, m.name)
 		man.Models[m.name] = harness.ModelInfo{ParameterSize: m.size, Parameters: harness.ParseSize(m.size), Quantization: m.quant}
 	}
-	domains := []string{"agri", "energy", "fleet", "health", "indus", "robot", "home", "surv", "ware"}
+	domains := []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"}
 	levelEffect := map[runtime.Level]float64{runtime.L4: 0, runtime.L3: 0.5, runtime.L2: -0.2, runtime.L1: -0.6}
 	rng := rand.New(rand.NewPCG(1, 2))
 	f, err := os.Create(filepath.Join(dir, harness.TrialsFile))
