@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -49,7 +50,15 @@ type Config struct {
 	Stream              *bool           `json:"stream,omitempty"`
 	Ollama              OllamaConfig    `json:"ollama"`
 	Meter               string          `json:"meter"`
+	MeterIntervalMS     int             `json:"meter_interval_ms,omitempty"`
+	GPUs                []int           `json:"gpus,omitempty"`
+	PowercapRoot        string          `json:"powercap_root,omitempty"`
 	Output              string          `json:"output"`
+}
+
+// MeterOptions are the meter settings of the config.
+func (c *Config) MeterOptions() meter.Options {
+	return meter.Options{Kind: c.Meter, Interval: time.Duration(c.MeterIntervalMS) * time.Millisecond, Devices: c.GPUs, PowercapRoot: c.PowercapRoot}
 }
 
 // OllamaConfig says where Ollama runs.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness/meter"
 )
 
 // Record is one finished trial: one line of trials.jsonl. Its keys are a
@@ -49,6 +50,9 @@ type Record struct {
 	Error      string `json:"error,omitempty"`
 	// Options are the effective Ollama options of every request.
 	Options map[string]any `json:"options,omitempty"`
+	// Energy is what the meter measured over the trial's agent run, and
+	// which meter measured it.
+	Energy  *meter.Reading `json:"energy,omitempty"`
 	Metrics *Metrics       `json:"metrics,omitempty"`
 }
 

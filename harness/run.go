@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -108,6 +109,10 @@ type Options struct {
 	Lookup   Lookup
 	// HTTP is the client for Ollama (nil: a default one).
 	HTTP *http.Client
+	// Meter measures the trials (nil: the one the config asks for).
+	Meter meter.Meter
+	// Live receives progress and telemetry for live metrics (may be nil).
+	Live *Live
 }
 
 // Manifest is <out>/run.json: what a run was, so that resumes and merges
@@ -126,8 +131,11 @@ type Manifest struct {
 	// tool types drop before a model sees them.
 	Lost    map[string]map[string][]string `json:"lost_keywords,omitempty"`
 	WarmUps []WarmUp                       `json:"warm_ups,omitempty"`
-	// Meter is the energy meter in use: none until one is available.
-	Meter string `json:"meter"`
+	// Meter is the energy meter that measured the trials, MeterInfo what it
+	// saw, IdleW the power before the first trial.
+	Meter     string  `json:"meter"`
+	MeterInfo string  `json:"meter_info,omitempty"`
+	IdleW     float64 `json:"idle_w,omitempty"`
 	// Models describes each Ollama model as /api/show reported it.
 	Models map[string]ModelInfo `json:"models,omitempty"`
 }
@@ -209,9 +217,6 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	if cfg.Meter == "nvml" {
-		return nil, fmt.Errorf("meter nvml: this build has no energy meter yet; use meter: auto (measures when it can) or none")
-	}
 	grid, err := Plan(cfg, spec, opts.Lookup)
 	if err != nil {
 		return nil, err
@@ -227,7 +232,7 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 		out = cfg.Output
 	}
 	man := &Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
-		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: "none"}
+		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
@@ -262,7 +267,20 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 			return nil, err
 		}
 	}
-	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out,
+	m := opts.Meter
+	if m == nil && len(todo) > 0 {
+		if m, err = meter.Open(cfg.MeterOptions()); err != nil {
+			j.Close()
+			return nil, err
+		}
+		defer m.Close()
+	}
+	if m != nil {
+		fmt.Fprintln(opts.Progress, m.Describe())
+		man.Meter, man.MeterInfo, man.IdleW = m.Name(), m.Describe(), m.IdleW()
+	}
+	opts.Live.attach(m, len(trials), sum.Resumed)
+	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
 		progress: newProgress(opts.Progress, opts.Terminal, len(trials), sum.Resumed)}
 	runErr := r.run(ctx, todo)
 	if err := j.Close(); err != nil && runErr == nil {
@@ -393,6 +411,7 @@ type runner struct {
 	man      *Manifest
 	out      string
 	progress *progress
+	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
 	// finals caches each scenario's right final stores.
@@ -509,6 +528,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				r.ran++
 				r.mu.Unlock()
 				r.progress.done()
+				r.opts.Live.finished(rec)
 			}
 		}()
 	}
@@ -561,7 +581,15 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 		tr.byName[tool.Name] = tool
 	}
 	rec.Messages = append(rec.Messages, Message{Role: "user", Content: t.Scenario.Prompt})
+	var mark meter.Mark
+	if r.meter != nil {
+		mark = r.meter.Mark()
+	}
 	a.run(tctx, tr)
+	if r.meter != nil {
+		reading := r.meter.Since(mark)
+		rec.Energy = &reading
+	}
 	if ctx.Err() != nil {
 		return nil, nil
 	}
@@ -579,6 +607,9 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 		return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
 	}
 	m.WallS = end.Sub(start).Seconds()
+	if rec.Energy != nil {
+		m.EnergyJ = rec.Energy.EnergyJ
+	}
 	rec.Metrics = m
 	return rec, nil
 }

@@ -26,6 +26,7 @@ var commands = []command{
 	{"verify", "execute every scenario's gold calls at every level and check the expectations", runVerify},
 	{"run", "run an experiment (models or built-in agents x domains x levels x scenarios)", runRun},
 	{"merge", "combine the output folders of a sharded run", runMerge},
+	{"power", "probe what this node can measure (GPU energy, RAPL) and sample it", runPower},
 	{"report", "write the report (tables, statistics, plots) of a results folder", runReport},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 }

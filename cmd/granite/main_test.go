@@ -61,6 +61,8 @@ func TestCLI(t *testing.T) {
 		{[]string{"report", "--results", runs + "/a"}, 0, "report on 72 of 72 planned trials: " + runs + "/a/report/report.md", ""},
 		{[]string{"report", "--results", runs + "/none"}, 1, "", "expected a folder granite run or merge wrote"},
 		{[]string{"report"}, 2, "", "need --results DIR"},
+		{[]string{"power", "--seconds", "0", "--powercap", runs}, 0, "auto picks: meter: ", ""},
+		{[]string{"power", "--seconds", "0", "--json", "--powercap", runs}, 0, `"auto": "`, ""},
 		{[]string{"list", "--colour"}, 2, "", "flag provided but not defined: -colour"},
 		{[]string{"list", "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator"
@@ -27,6 +30,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	shard := fset.String("shard", "", "run only shard i of n (i/n, 0-based), e.g. a Kubernetes completion index")
 	models := fset.String("models", "", "only these models of the config (comma-separated)")
 	domains := fset.String("domains", "", "only these domains of the config (comma-separated)")
+	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
@@ -57,6 +61,21 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "granite run: %v\n", err)
 		return 2
+	}
+	if *metricsAddr != "" {
+		live := harness.NewLive()
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite run: --metrics-addr: %v\n", err)
+			return 2
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", live.Handler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", ln.Addr())
+		opts.Live = live
 	}
 	sum, err := harness.Run(ctx, cfg, spec, opts)
 	if sum != nil {

@@ -27,7 +27,6 @@ const (
 // plots draws every figure as SVG and PNG. It returns the files and notes
 // on figures that could not be drawn.
 func (r *Report) plots(out string) (files, notes []string, err error) {
-	notes = append(notes, "GPU utilisation by model and level: trials do not record utilisation yet, only energy")
 	figs := []struct {
 		name string
 		draw func() (*plot.Plot, string, error)
@@ -35,6 +34,7 @@ func (r *Report) plots(out string) (files, notes []string, err error) {
 		{"tc_model_level", r.plotTCModelLevel},
 		{"pareto_tc_wall", r.plotPareto},
 		{"power_model_level", r.plotPower},
+		{"gpu_util_model_level", r.plotUtil},
 		{"tc_model_domain", r.plotHeatmap},
 		{"metrics_by_level", r.plotMetricsByLevel},
 	}
@@ -197,6 +197,21 @@ func (r *Report) plotPower() (*plot.Plot, string, error) {
 	p, err := groupedBars("Mean GPU power by model and level", "W", r.Models, levels, func(x, s int) float64 {
 		return r.cell(r.Models[x], levels[s], func(rows []row) float64 { return efficiency(rows)[2].(float64) })
 	})
+	return p, "", err
+}
+
+// plotUtil shows mean GPU utilisation by model and level.
+func (r *Report) plotUtil() (*plot.Plot, string, error) {
+	if !slices.ContainsFunc(r.rows, func(x row) bool { return !math.IsNaN(x.util) }) {
+		return nil, "GPU utilisation by model and level: no trial has GPU telemetry (no NVML meter ran)", nil
+	}
+	levels := r.levelNames()
+	p, err := groupedBars("Mean GPU utilisation by model and level", "%", r.Models, levels, func(x, s int) float64 {
+		return r.cell(r.Models[x], levels[s], func(rows []row) float64 { return mean(col(rows, func(y row) float64 { return y.util })) })
+	})
+	if err == nil {
+		p.Y.Min, p.Y.Max = 0, 100
+	}
 	return p, "", err
 }
 

@@ -72,6 +72,7 @@ type row struct {
 	zero, err, timeout                  bool
 	redundant, ptok, ctok               float64
 	energy                              float64 // NaN without a meter
+	util                                float64 // mean GPU utilisation, NaN unknown
 	params                              float64 // 0 unknown
 	quant                               string
 }
@@ -88,15 +89,18 @@ func Build(res *Results, seed uint64) *Report {
 		}
 		m := rec.Metrics
 		info := res.Manifest.Models[rec.Model]
-		e := math.NaN()
+		e, util := math.NaN(), math.NaN()
 		if m.EnergyJ != nil {
 			e = *m.EnergyJ
+		}
+		if rec.Energy != nil && rec.Energy.Meter == "nvml" && rec.Energy.Telemetry != nil {
+			util = rec.Energy.Telemetry.MeanGPUUtil
 		}
 		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, wall: m.WallS,
 			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
-			energy: e, params: info.Parameters, quant: info.Quantization})
+			energy: e, util: util, params: info.Parameters, quant: info.Quantization})
 	}
 	r.Covered = len(r.rows)
 	for _, m := range res.Manifest.Config.Models {

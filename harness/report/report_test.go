@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/meter"
 )
 
 // synthetic writes a results folder shaped like the paper's run: 9 models
@@ -66,6 +67,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 						rec := harness.Record{TrialID: fmt.Sprintf("%s/%s-%03d/%s/r%d", m.name, d, s, l, rep), Index: i, Experiment: "synthetic",
 							Model: m.name, Agent: "ollama", Domain: d, Level: l, Scenario: fmt.Sprintf("%s-%03d", d, s), Difficulty: diff, Repetition: rep,
 							StopReason: "answer", PromptTokens: 500 + calls*100, CompletionTokens: 40 + calls*10,
+							Energy: &meter.Reading{Meter: meter.NVML, EnergyJ: &energy, Telemetry: &meter.Telemetry{Samples: 10, MeanPowerW: energy / wall, MeanGPUUtil: 30 + 5*float64(mi)}},
 							Metrics: &harness.Metrics{TC: tc, F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64(), ZeroToolCall: calls == 0,
 								WallS: wall, EnergyJ: &energy, ToolCalls: calls}}
 						if rng.IntN(20) == 0 {
@@ -163,8 +165,8 @@ func TestReportOnThePaperGrid(t *testing.T) {
 			t.Errorf("%s: %dx%d, want %dx%d", f, b.Dx(), b.Dy(), PNGWidth, PNGHeight)
 		}
 	}
-	if pngs != 5 {
-		t.Errorf("%d PNGs, want 5 (power included: the run has energy)", pngs)
+	if pngs != 6 {
+		t.Errorf("%d PNGs, want 6 (power and utilisation included: the run has GPU telemetry)", pngs)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	for _, want := range []string{"covers **8748 of 8748** planned trials", "## By level, with paired bootstrap", "![pareto_tc_wall](pareto_tc_wall.svg)", "| level=L3 |"} {
