@@ -15,10 +15,10 @@ import (
 // Prometheus exposition format, so an existing Prometheus and Grafana see
 // runs as they happen.
 type Live struct {
-	reg     *prometheus.Registry
-	planned prometheus.Gauge
-	done_   prometheus.Counter
-	energy  prometheus.Counter
+	reg       *prometheus.Registry
+	planned   prometheus.Gauge
+	finishedN prometheus.Counter
+	energy    prometheus.Counter
 
 	mu sync.Mutex
 	m  meter.Meter
@@ -27,11 +27,11 @@ type Live struct {
 // NewLive returns an empty set of live metrics.
 func NewLive() *Live {
 	l := &Live{reg: prometheus.NewRegistry(),
-		planned: prometheus.NewGauge(prometheus.GaugeOpts{Name: "granite_trials_planned", Help: "Trials in this run's shard."}),
-		done_:   prometheus.NewCounter(prometheus.CounterOpts{Name: "granite_trials_done_total", Help: "Trials finished and recorded (resumed ones included)."}),
-		energy:  prometheus.NewCounter(prometheus.CounterOpts{Name: "granite_trial_energy_joules_total", Help: "Energy measured over finished trials."}),
+		planned:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "granite_trials_planned", Help: "Trials in this run's shard."}),
+		finishedN: prometheus.NewCounter(prometheus.CounterOpts{Name: "granite_trials_done_total", Help: "Trials finished and recorded (resumed ones included)."}),
+		energy:    prometheus.NewCounter(prometheus.CounterOpts{Name: "granite_trial_energy_joules_total", Help: "Energy measured over finished trials."}),
 	}
-	l.reg.MustRegister(l.planned, l.done_, l.energy, l)
+	l.reg.MustRegister(l.planned, l.finishedN, l.energy, l)
 	return l
 }
 
@@ -47,7 +47,7 @@ func (l *Live) attach(m meter.Meter, planned, resumed int) {
 	l.m = m
 	l.mu.Unlock()
 	l.planned.Set(float64(planned))
-	l.done_.Add(float64(resumed))
+	l.finishedN.Add(float64(resumed))
 }
 
 // finished counts a recorded trial and its energy; nil-safe.
@@ -55,7 +55,7 @@ func (l *Live) finished(r *Record) {
 	if l == nil {
 		return
 	}
-	l.done_.Inc()
+	l.finishedN.Inc()
 	if r.Energy != nil && r.Energy.EnergyJ != nil && *r.Energy.EnergyJ >= 0 {
 		l.energy.Add(*r.Energy.EnergyJ)
 	}

@@ -16,7 +16,7 @@ type progress struct {
 	w        io.Writer
 	terminal bool
 	total    int
-	done_    int
+	count    int
 	resumed  int
 	start    time.Time
 	last     time.Time
@@ -27,7 +27,7 @@ func newProgress(w io.Writer, terminal bool, total, resumed int) *progress {
 	if w == nil {
 		w = io.Discard
 	}
-	p := &progress{w: w, terminal: terminal, total: total, done_: resumed, resumed: resumed, start: time.Now()}
+	p := &progress{w: w, terminal: terminal, total: total, count: resumed, resumed: resumed, start: time.Now()}
 	if resumed > 0 {
 		fmt.Fprintf(w, "resuming: %d of %d trials already recorded\n", resumed, total)
 	}
@@ -46,35 +46,35 @@ func (p *progress) model(m string) {
 func (p *progress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done_++
+	p.count++
 	now := time.Now()
 	interval := 5 * time.Second
 	if p.terminal {
 		interval = 100 * time.Millisecond
 	}
-	if now.Sub(p.last) >= interval || p.done_ == p.total {
+	if now.Sub(p.last) >= interval || p.count == p.total {
 		p.last = now
 		p.draw(now)
 	}
 }
 
 func (p *progress) draw(now time.Time) {
-	ran := p.done_ - p.resumed
+	ran := p.count - p.resumed
 	rate := float64(ran) / now.Sub(p.start).Seconds()
 	eta := "?"
 	if rate > 0 {
-		eta = (time.Duration(float64(p.total-p.done_)/rate) * time.Second).Round(time.Second).String()
+		eta = (time.Duration(float64(p.total-p.count)/rate) * time.Second).Round(time.Second).String()
 	}
 	if !p.terminal {
-		fmt.Fprintf(p.w, "%s %d/%d trials, %.1f/s, ETA %s, model %s\n", now.Format(time.TimeOnly), p.done_, p.total, rate, eta, p.cur)
+		fmt.Fprintf(p.w, "%s %d/%d trials, %.1f/s, ETA %s, model %s\n", now.Format(time.TimeOnly), p.count, p.total, rate, eta, p.cur)
 		return
 	}
 	const width = 30
 	fill := 0
 	if p.total > 0 {
-		fill = width * p.done_ / p.total
+		fill = width * p.count / p.total
 	}
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d %.1f/s ETA %s %s\x1b[K", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.done_, p.total, rate, eta, p.cur)
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d %.1f/s ETA %s %s\x1b[K", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), p.count, p.total, rate, eta, p.cur)
 }
 
 func (p *progress) finish() {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -168,23 +169,13 @@ func (n none) Describe() string {
 	if len(n.why) == 0 {
 		return "meter: none"
 	}
-	return "meter: none (" + joinErr(n.why) + ")"
+	return "meter: none (" + strings.Join(n.why, "; ") + ")"
 }
 func (none) Mark() Mark         { return Mark{T: time.Now()} }
 func (none) Since(Mark) Reading { return Reading{Meter: None} }
 func (none) IdleW() float64     { return 0 }
 func (none) Latest() []Sample   { return nil }
 func (none) Close() error       { return nil }
-func joinErr(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += "; "
-		}
-		out += s
-	}
-	return out
-}
 
 // summarise computes telemetry over samples (of all devices; power is
 // the sum over devices at each sample time, utilisation the mean).
