@@ -233,6 +233,13 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	}
 	man := &Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
+	// Check the hosts before anything is written, so that a run that
+	// cannot start leaves no folder to --resume.
+	if needsOllama(trials) {
+		if err := checkHosts(ctx, cfg.HostList(), cfg.Models, opts.HTTP); err != nil {
+			return nil, err
+		}
+	}
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
@@ -260,12 +267,6 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 			}
 		}
 		fmt.Fprintf(opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
-	}
-	if needsOllama(todo) {
-		if err := checkHosts(ctx, cfg.HostList(), cfg.Models, opts.HTTP); err != nil {
-			j.Close()
-			return nil, err
-		}
 	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
@@ -481,7 +482,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				return err
 			}
 			start := time.Now()
-			load, err := warmUp(ctx, c, model, r.cfg)
+			wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
+			load, err := warmUp(wctx, c, model, r.cfg)
+			cancel()
 			w := WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
 			if err != nil {
 				w.Error = err.Error()

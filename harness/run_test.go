@@ -373,6 +373,9 @@ func TestOllamaHostChecks(t *testing.T) {
 		if recs, _, _ := ReadJournal(filepath.Join(out, TrialsFile)); len(recs) > 0 {
 			t.Errorf("%s: %d trials ran", c.cfg.Name, len(recs))
 		}
+		if _, err := os.Stat(filepath.Join(out, ManifestFile)); err == nil {
+			t.Errorf("%s: a run that could not start left run.json behind (a retry would need --resume)", c.cfg.Name)
+		}
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Errorf("%d chat requests before the checks passed", n)
