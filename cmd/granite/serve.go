@@ -21,13 +21,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlags("serve", "--domain D --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
 		"Serves one domain at one granularity level to any MCP client, on a fresh store.\n"+
 			"stdio (the default) speaks MCP on standard input and output; http serves MCP\n"+
-			"streamable HTTP at /mcp, bound to loopback unless --addr says otherwise.", stderr)
+			"streamable HTTP at /mcp (and /healthz for probes), bound to loopback unless --addr\n"+
+			"says otherwise: each session gets its own fresh store, browser origins other than\n"+
+			"loopback are refused, and --token (or $GRANITE_TOKEN) requires a bearer token.", stderr)
 	domain := fs.String("domain", "", "domain to serve (see granite list)")
 	levelFlag := fs.String("level", "L4", "granularity level: L4, L3, L2 or L1")
 	transport := fs.String("transport", "stdio", "stdio or http")
 	addr := fs.String("addr", "127.0.0.1:8765", "listen address for --transport http")
+	var ho runtime.HTTPOptions
+	fs.IntVar(&ho.MaxSessions, "max-sessions", 256, "http: most live sessions, each on its own fresh store")
+	fs.DurationVar(&ho.IdleTimeout, "idle", 10*time.Minute, "http: end sessions idle this long")
+	fs.BoolVar(&ho.SharedStore, "shared-store", false, "http: one store for all sessions instead of one each")
+	fs.StringVar(&ho.Token, "token", "", "http: bearer token every request must carry (default: $GRANITE_TOKEN)")
+	origins := fs.String("allow-origin", "", "http: browser origins to allow besides loopback ones (comma-separated)")
+	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if ho.Token == "" {
+		ho.Token = os.Getenv("GRANITE_TOKEN")
+	}
+	if *origins != "" {
+		ho.AllowedOrigins = strings.Split(*origins, ",")
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {
@@ -39,13 +54,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
 		return 2
 	}
-	srv, err := d.NewServer(level, d.NewStore())
-	if err != nil {
-		fmt.Fprintf(stderr, "granite serve: %v\n", err)
-		return 1
-	}
 	switch *transport {
 	case "stdio":
+		srv, err := d.NewServer(level, d.NewStore())
+		if err != nil {
+			fmt.Fprintf(stderr, "granite serve: %v\n", err)
+			return 1
+		}
 		stdio := server.NewStdioServer(srv)
 		if err := stdio.Listen(ctx, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "granite serve: %v\n", err)
@@ -53,26 +68,33 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	case "http":
-		return serveHTTP(ctx, srv, *addr, d.Name, level, stderr)
+		h, err := d.NewHTTPHandler(level, ho)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite serve: %v\n", err)
+			return 1
+		}
+		defer h.Close(context.Background())
+		return serveHTTP(ctx, h, *addr, d.Name, level, stderr)
 	default:
 		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", *transport)
 		return 2
 	}
 }
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, addr, domain string, level runtime.Level, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level runtime.Level, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite serve: listen %s: %v\n", addr, err)
 		return 1
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", server.NewStreamableHTTPServer(srv))
+	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// No write timeout: a GET on /mcp is a long-lived event stream.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(stderr, "granite: serving %s at %s on http://%s/mcp\n", domain, level, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -1,0 +1,241 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+)
+
+func httpServer(t *testing.T, o runtime.HTTPOptions) (*httptest.Server, *runtime.HTTPHandler) {
+	t.Helper()
+	h, err := tiny.Domain.NewHTTPHandler(runtime.L4, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		h.Close(context.Background())
+	})
+	return srv, h
+}
+
+// session opens a client speaking protocol 2025-11-25, which has
+// sessions.
+func session(t *testing.T, url string, headers map[string]string) *client.Client {
+	return sessionAt(t, url, headers, mcp.ProtocolVersion20251125)
+}
+
+func sessionAt(t *testing.T, url string, headers map[string]string, version string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = version
+	init.Params.ClientInfo = mcp.Implementation{Name: "granite-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// TestSessionlessProtocolKeepsItsWrites: a 2026-07-28 client has no
+// session, and its writes persist from call to call.
+func TestSessionlessProtocolKeepsItsWrites(t *testing.T) {
+	srv, h := httpServer(t, runtime.HTTPOptions{})
+	c := sessionAt(t, srv.URL, nil, mcp.LATEST_PROTOCOL_VERSION)
+	if c.GetSessionId() != "" || h.Sessions() != 0 {
+		t.Fatalf("session %q, %d sessions", c.GetSessionId(), h.Sessions())
+	}
+	call(t, c, "set_lamp", `{"lamp_id":"LP02","level":33}`)
+	if got, _ := call(t, c, "get_lamp", `{"lamp_id":"LP02"}`); !strings.Contains(got, `"level":33`) {
+		t.Errorf("the write did not persist: %s", got)
+	}
+}
+
+func call(t *testing.T, c *client.Client, tool, args string) (string, bool) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = json.RawMessage(args)
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return res.Content[0].(mcp.TextContent).Text, res.IsError
+}
+
+// TestSessionsHaveTheirOwnStores: one client's writes are never visible
+// to another; with a shared store they are.
+func TestSessionsHaveTheirOwnStores(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		srv, _ := httpServer(t, runtime.HTTPOptions{SharedStore: shared})
+		a, b := session(t, srv.URL, nil), session(t, srv.URL, nil)
+		if _, isErr := call(t, a, "set_lamp", `{"lamp_id":"LP02","level":55,"on":true}`); isErr {
+			t.Fatal("set_lamp failed")
+		}
+		got, _ := call(t, b, "get_lamp", `{"lamp_id":"LP02"}`)
+		if sees := strings.Contains(got, `"level":55`); sees != shared {
+			t.Errorf("shared=%v: the other session sees the write: %v (%s)", shared, sees, got)
+		}
+		a.Close()
+		b.Close()
+	}
+}
+
+func post(t *testing.T, url string, headers map[string]string, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestHTTPRefusals: token, origin, body size, unknown and deleted
+// sessions, and broken JSON-RPC each get their proper answer.
+func TestHTTPRefusals(t *testing.T) {
+	srv, _ := httpServer(t, runtime.HTTPOptions{Token: "s3cret", MaxBody: 4096, AllowedOrigins: []string{"https://inspector.example"}})
+	auth := map[string]string{"Authorization": "Bearer s3cret"}
+	cases := []struct {
+		name    string
+		headers map[string]string
+		body    string
+		status  int
+		want    string
+	}{
+		{"no token", nil, initialize, 401, "missing or wrong bearer token"},
+		{"wrong token", map[string]string{"Authorization": "Bearer guess"}, initialize, 401, "missing or wrong bearer token"},
+		{"foreign origin", map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://evil.example"}, initialize, 403, "origin not allowed"},
+		{"allowed origin", map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://inspector.example"}, initialize, 200, `"serverInfo"`},
+		{"loopback origin", map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://localhost:6274"}, initialize, 200, `"serverInfo"`},
+		{"oversized body", auth, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 5000) + `"}}`, 413, "request body over 4096 bytes"},
+		{"unknown session", map[string]string{"Authorization": "Bearer s3cret", "Mcp-Session-Id": "mcp-session-nope"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, 404, "session not found"},
+		{"malformed JSON", auth, `{"jsonrpc":"2.0","id":1,"method":`, 400, `"code":-32700`},
+	}
+	for _, c := range cases {
+		status, body := post(t, srv.URL, c.headers, c.body)
+		if status != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s; want %d containing %q", c.name, status, body, c.status, c.want)
+		}
+		if strings.Contains(body, "goroutine") || strings.Contains(body, ".go:") {
+			t.Errorf("%s: internals in the reply: %s", c.name, body)
+		}
+	}
+
+	// A live session answers unknown methods with a JSON-RPC error and
+	// survives; after DELETE its ID is refused.
+	c := session(t, srv.URL, auth)
+	id := c.GetSessionId()
+	if id == "" {
+		t.Fatal("no session ID")
+	}
+	hdr := map[string]string{"Authorization": "Bearer s3cret", "Mcp-Session-Id": id, "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
+	if status, body := post(t, srv.URL, hdr, `{"jsonrpc":"2.0","id":7,"method":"tools/frobnicate"}`); !strings.Contains(body, `"code":-32601`) {
+		t.Errorf("unknown method: %d %s", status, body)
+	}
+	if _, isErr := call(t, c, "get_lamp", `{"lamp_id":"LP01"}`); isErr {
+		t.Error("session broken after an unknown method")
+	}
+	req, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if status, body := post(t, srv.URL, hdr, `{"jsonrpc":"2.0","id":8,"method":"ping"}`); status != 404 || !strings.Contains(body, "session not found") {
+		t.Errorf("deleted session: %d %s", status, body)
+	}
+}
+
+// TestManySessionsThenExpiry opens 200 concurrent sessions, uses each, and
+// waits for idle expiry to end them all.
+func TestManySessionsThenExpiry(t *testing.T) {
+	srv, h := httpServer(t, runtime.HTTPOptions{IdleTimeout: 2 * time.Second, MaxSessions: 200})
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	clients := make([]*client.Client, 200)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := client.NewStreamableHttpClient(srv.URL)
+			if err == nil {
+				err = c.Start(context.Background())
+			}
+			if err == nil {
+				init := mcp.InitializeRequest{}
+				init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+				_, err = c.Initialize(context.Background(), init)
+			}
+			if err == nil {
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "set_lamp"
+				req.Params.Arguments = json.RawMessage(fmt.Sprintf(`{"lamp_id":"LP01","level":%d}`, i%100))
+				var res *mcp.CallToolResult
+				if res, err = c.CallTool(context.Background(), req); err == nil && res.IsError {
+					err = fmt.Errorf("tool error")
+				}
+			}
+			clients[i] = c
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := h.Sessions(); n != 200 {
+		t.Fatalf("%d live sessions, want 200", n)
+	}
+	if status, body := post(t, srv.URL, nil, initialize); status != 503 || !strings.Contains(body, "too many sessions") {
+		t.Errorf("session 201: %d %s", status, body)
+	}
+	deadline := time.Now().Add(8 * time.Second)
+	for h.Sessions() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := h.Sessions(); n != 0 {
+		t.Fatalf("%d sessions left after the idle timeout", n)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": clients[0].GetSessionId()}
+	if status, _ := post(t, srv.URL, hdr, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); status != 404 {
+		t.Errorf("expired session: %d", status)
+	}
+}
