@@ -34,7 +34,7 @@ var interop struct {
 }
 
 // interopTools installs the pinned clients and builds the granite binary.
-func interopTools(t *testing.T) (node, dir, granite string) {
+func interopTools(t testing.TB) (node, dir, granite string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("interoperability tests install npm packages")
@@ -65,7 +65,7 @@ func interopTools(t *testing.T) (node, dir, granite string) {
 
 // serveHTTP starts `granite serve --transport http` on a free port and
 // returns its /mcp URL.
-func serveHTTP(t *testing.T, granite, domain string, level runtime.Level, extra ...string) string {
+func serveHTTP(t testing.TB, granite, domain string, level runtime.Level, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	args := append([]string{"serve", "--domain", domain, "--level", string(level), "--transport", "http", "--addr", "127.0.0.1:0"}, extra...)
