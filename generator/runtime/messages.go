@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -67,7 +68,7 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 		return out
 	case *kind.AdditionalProperties:
 		var out []string
-		for _, p := range k.Properties {
+		for _, p := range slices.Sorted(slices.Values(k.Properties)) { // the validator's order varies
 			if arg != "" {
 				out = append(out, fmt.Sprintf("%s has no field %q", subject, p))
 				continue

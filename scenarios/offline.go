@@ -1,0 +1,388 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// ArtifactVersion is the version of the artifact format
+// (specs/artifact.schema.json).
+const ArtifactVersion = 1
+
+// Tool is a tool as a server lists it, with what synthesis needs.
+type Tool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  map[string]any  `json:"annotations,omitempty"`
+
+	// examples are known-good argument objects (a generated domain's
+	// operation examples, valid against its seed data).
+	examples []json.RawMessage
+	run      func(args []byte) (string, bool) // executes a call on a fresh store
+	compiled *jsonschema.Schema
+}
+
+// FromDomain lists a generated domain's tools at a level, each with its
+// operations' examples and a way to execute calls on a fresh store.
+func FromDomain(d *runtime.Domain, level runtime.Level) []Tool {
+	var out []Tool
+	for _, t := range d.Tools[level] {
+		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}
+		for _, op := range t.Operations {
+			ex := map[string]any{}
+			_ = json.Unmarshal([]byte(op.Example), &ex)
+			if t.HasAction() {
+				ex["action"] = op.Name
+			}
+			b, _ := json.Marshal(ex)
+			tool.examples = append(tool.examples, b)
+		}
+		rt := t
+		tool.run = func(args []byte) (string, bool) {
+			st := d.NewStore()
+			res, err := rt.Call(args, func(op *runtime.Operation, a []byte) (any, error) { return st.Call(op.Name, a) })
+			if err != nil {
+				return err.Error(), true
+			}
+			b, _ := json.Marshal(res)
+			return string(b), false
+		}
+		out = append(out, tool)
+	}
+	return out
+}
+
+// LoadTools reads a tools/list result ({"tools": [...]}) or a bare list.
+func LoadTools(path string) ([]Tool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var wrapped struct {
+		Tools []Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &wrapped); err != nil || wrapped.Tools == nil {
+		var list []Tool
+		if err2 := json.Unmarshal(data, &list); err2 != nil {
+			return nil, fmt.Errorf("%s: expected a tools/list result or a list of tools: %v", path, err)
+		}
+		wrapped.Tools = list
+	}
+	for i, t := range wrapped.Tools {
+		if t.Name == "" || len(t.InputSchema) == 0 {
+			return nil, fmt.Errorf("%s: tool %d: expected a name and an inputSchema", path, i)
+		}
+	}
+	return wrapped.Tools, nil
+}
+
+// compile compiles the tool's input schema once.
+func (t *Tool) compile() error {
+	if t.compiled != nil {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
+	if err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	url := "tool:" + t.Name
+	if err := c.AddResource(url, doc); err != nil {
+		return fmt.Errorf("tool %s: %w", t.Name, err)
+	}
+	if t.compiled, err = c.Compile(url); err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	return nil
+}
+
+// Valid reports whether arguments satisfy the tool's input schema.
+func (t *Tool) Valid(args json.RawMessage) bool {
+	if t.compile() != nil {
+		return false
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	return err == nil && t.compiled.Validate(v) == nil
+}
+
+// Artifact is one synthesized scenario (specs/artifact.schema.json).
+type Artifact struct {
+	Version       int            `json:"version"`
+	ID            string         `json:"id"`
+	Source        string         `json:"source"`
+	Tier          string         `json:"tier"`
+	Turns         []Turn         `json:"turns"`
+	ExpectedCalls []ExpectedCall `json:"expected_calls"`
+	MockOutputs   []MockOutput   `json:"mock_outputs"`
+	Assertions    []Assertion    `json:"assertions"`
+	Provenance    Provenance     `json:"provenance"`
+}
+
+// Turn is one user prompt.
+type Turn struct {
+	Prompt string `json:"prompt"`
+}
+
+// ExpectedCall is a held-out oracle call.
+type ExpectedCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Reason    string          `json:"reason"`
+}
+
+// MockOutput is the output of an expected call.
+type MockOutput struct {
+	Call    int    `json:"call"`
+	Output  string `json:"output"`
+	IsError bool   `json:"is_error"`
+	// Grounding is executed (run against a real store), or high, medium
+	// or low by the reference material available.
+	Grounding string `json:"grounding"`
+}
+
+// Assertion is a structured check of an agent's behaviour.
+type Assertion struct {
+	// Kind is tool_call (the call must be made), not_call (it must not be
+	// made as given: the agent should refuse or repair it) or
+	// output_schema (the result must fit the tool's output schema).
+	Kind      string          `json:"kind"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Severity  string          `json:"severity"` // blocker or warning
+	Note      string          `json:"note"`
+}
+
+// Provenance says how an artifact was made.
+type Provenance struct {
+	Backend string `json:"backend"`
+	Model   string `json:"model,omitempty"`
+	Stage   string `json:"stage"`
+	Retries int    `json:"retries"`
+}
+
+// Offline synthesizes scenarios from the schemas alone: for each tool, a
+// call with its required arguments, one with every argument, and calls
+// with deliberately invalid values an agent should refuse or repair. Tools
+// are taken least-used first, so with count >= the number of tools every
+// tool is used; count 0 means one round of every variant.
+func Offline(source string, tools []Tool, count int) ([]Artifact, error) {
+	var variants [][]Artifact
+	for i := range tools {
+		v, err := variantsOf(source, &tools[i])
+		if err != nil {
+			return nil, err
+		}
+		variants = append(variants, v)
+	}
+	total := 0
+	for _, v := range variants {
+		total += len(v)
+	}
+	if count <= 0 || count > total {
+		count = total
+	}
+	var out []Artifact
+	for round := 0; len(out) < count; round++ {
+		for _, v := range variants {
+			if round < len(v) && len(out) < count {
+				a := v[round]
+				a.ID = fmt.Sprintf("%s-offline-%04d", strings.NewReplacer(":", "-", "/", "-").Replace(source), len(out)+1)
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}
+
+// variantsOf lists a tool's scenarios, valid ones first.
+func variantsOf(source string, t *Tool) ([]Artifact, error) {
+	if err := t.compile(); err != nil {
+		return nil, err
+	}
+	var root map[string]any
+	if err := json.Unmarshal(t.InputSchema, &root); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+	}
+	doc := schemaDoc{root: root}
+	var valid []json.RawMessage
+	valid = append(valid, t.examples...)
+	for _, all := range []bool{false, true} {
+		b, _ := json.Marshal(doc.valid(root, all, 0))
+		if t.Valid(b) && !containsJSON(valid, b) {
+			valid = append(valid, b)
+		}
+	}
+	var out []Artifact
+	for i, args := range valid {
+		if !t.Valid(args) {
+			continue
+		}
+		// A tool that can run (a generated one) keeps only calls its
+		// operations accept: its input schema at a coarse level is the
+		// union of its actions', wider than any one action.
+		if t.run != nil && i >= len(t.examples) {
+			if _, isErr := t.run(args); isErr {
+				continue
+			}
+		}
+		a := t.artifact(source, args, fmt.Sprintf("call %s with %s", t.Name, describe(args)))
+		a.Assertions = append(a.Assertions, Assertion{Kind: "tool_call", Tool: t.Name, Arguments: args, Severity: "blocker", Note: "the agent must make this call"})
+		if len(t.OutputSchema) > 0 {
+			a.Assertions = append(a.Assertions, Assertion{Kind: "output_schema", Tool: t.Name, Severity: "warning", Note: "the result must fit the tool's output schema"})
+		}
+		if t.run != nil {
+			outText, isErr := t.run(args)
+			a.MockOutputs = []MockOutput{{Call: 0, Output: outText, IsError: isErr, Grounding: "executed"}}
+		} else {
+			a.MockOutputs = []MockOutput{{Call: 0, Output: mockFromSchema(t), Grounding: "low"}}
+		}
+		if i > 0 {
+			a.Tier = "complex"
+		}
+		out = append(out, a)
+	}
+	// Invalid inputs: one per required argument that has a refusable value.
+	if len(valid) > 0 {
+		var base map[string]any
+		_ = json.Unmarshal(valid[0], &base)
+		for _, ex := range t.examples { // prefer an example that has arguments
+			var m map[string]any
+			if json.Unmarshal(ex, &m) == nil && len(m) > 1 {
+				base = m
+				break
+			}
+		}
+		props, _ := root["properties"].(map[string]any)
+		names := asList(root["required"])
+		if len(t.examples) > 0 {
+			// A coarse tool requires little but its action; corrupt the
+			// arguments its operation example gives instead.
+			names = sortedKeys(base)
+		}
+		for _, name := range names {
+			ps, _ := props[name].(map[string]any)
+			if ps == nil || name == "action" {
+				continue
+			}
+			for _, bad := range doc.invalid(ps) {
+				m := map[string]any{}
+				for k, v := range base {
+					m[k] = v
+				}
+				m[name] = bad.value
+				b, _ := json.Marshal(m)
+				if t.Valid(b) {
+					continue
+				}
+				a := t.artifact(source, b, fmt.Sprintf("call %s with %s (%s: %s)", t.Name, describe(b), name, bad.why))
+				a.ExpectedCalls = nil
+				a.Assertions = []Assertion{{Kind: "not_call", Tool: t.Name, Arguments: b, Severity: "blocker",
+					Note: fmt.Sprintf("argument %q is %s; a good agent refuses or repairs it", name, bad.why)}}
+				a.Tier = "simple"
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("tool %s: no valid call could be derived from its schema", t.Name)
+	}
+	return out, nil
+}
+
+func (t *Tool) artifact(source string, args json.RawMessage, reason string) Artifact {
+	desc := strings.TrimSpace(t.Description)
+	if i := strings.IndexAny(desc, ".\n"); i > 0 {
+		desc = desc[:i]
+	}
+	prompt := fmt.Sprintf("%s. Use these values: %s.", strings.TrimSuffix(desc, "."), describe(args))
+	if desc == "" {
+		prompt = fmt.Sprintf("Run %s with these values: %s.", t.Name, describe(args))
+	}
+	return Artifact{Version: ArtifactVersion, Source: source, Tier: "simple",
+		Turns:         []Turn{{Prompt: prompt}},
+		ExpectedCalls: []ExpectedCall{{Tool: t.Name, Arguments: args, Reason: reason}},
+		Provenance:    Provenance{Backend: "offline", Stage: "scenario"}}
+}
+
+// describe renders arguments as "a=1, b=x" in key order.
+func describe(args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil || len(m) == 0 {
+		return "no arguments"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		b, _ := json.Marshal(m[k])
+		parts[i] = k + "=" + string(b)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func containsJSON(list []json.RawMessage, b []byte) bool {
+	for _, x := range list {
+		if bytes.Equal(x, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// mockFromSchema is the smallest value of the output schema, or an empty
+// object: a low-grounding mock for an external tool.
+func mockFromSchema(t *Tool) string {
+	if len(t.OutputSchema) == 0 {
+		return "{}"
+	}
+	var root map[string]any
+	if json.Unmarshal(t.OutputSchema, &root) != nil {
+		return "{}"
+	}
+	b, _ := json.Marshal(schemaDoc{root: root}.valid(root, true, 0))
+	return string(b)
+}
+
+// Coverage is the share of tools some artifact calls, and the calls that
+// fit their tool's schema.
+type Coverage struct {
+	Tools, Used, Calls, ValidCalls int
+}
+
+// Measure computes the coverage and schema validity of artifacts.
+func Measure(tools []Tool, arts []Artifact) Coverage {
+	byName := map[string]*Tool{}
+	for i := range tools {
+		byName[tools[i].Name] = &tools[i]
+	}
+	used := map[string]bool{}
+	c := Coverage{Tools: len(tools)}
+	for _, a := range arts {
+		for _, call := range a.ExpectedCalls {
+			c.Calls++
+			if t, ok := byName[call.Tool]; ok {
+				used[call.Tool] = true
+				if t.Valid(call.Arguments) {
+					c.ValidCalls++
+				}
+			}
+		}
+	}
+	c.Used = len(used)
+	return c
+}

@@ -1,0 +1,204 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// checkArtifacts validates artifacts against specs/artifact.schema.json.
+func checkArtifacts(t testing.TB, arts []Artifact) {
+	t.Helper()
+	data, err := os.ReadFile("../specs/artifact.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("artifact.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("artifact.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range arts {
+		b, _ := json.Marshal(a)
+		v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err := sch.Validate(v); err != nil {
+			t.Fatalf("%s does not follow artifact.schema.json: %v\n%s", a.ID, err, b)
+		}
+	}
+}
+
+// TestOfflineOnEveryGeneratedDomain: every tool of every domain at every
+// level is used, every expected call fits its tool's schema, and the
+// outputs are the real store's (executed grounding).
+func TestOfflineOnEveryGeneratedDomain(t *testing.T) {
+	for _, d := range gen.Domains {
+		for _, l := range runtime.Levels {
+			tools := FromDomain(d, l)
+			arts, err := Offline("domain:"+d.Name+"/"+string(l), tools, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkArtifacts(t, arts)
+			cov := Measure(tools, arts)
+			if cov.Used != cov.Tools || cov.ValidCalls != cov.Calls || cov.Calls == 0 {
+				t.Errorf("%s %s: %+v", d.Name, l, cov)
+			}
+			notCalls := 0
+			for _, a := range arts {
+				for i, c := range a.ExpectedCalls {
+					m := a.MockOutputs[i]
+					var tool *Tool
+					for k := range tools {
+						if tools[k].Name == c.Tool {
+							tool = &tools[k]
+						}
+					}
+					want, isErr := tool.run(c.Arguments)
+					if m.Grounding != "executed" || m.Output != want || m.IsError != isErr {
+						t.Fatalf("%s: mock output %+v, the store says %q", a.ID, m, want)
+					}
+				}
+				for _, as := range a.Assertions {
+					if as.Kind == "not_call" {
+						notCalls++
+					}
+				}
+			}
+			if notCalls == 0 {
+				t.Errorf("%s %s: no invalid-input scenario", d.Name, l)
+			}
+		}
+	}
+}
+
+// seventyTools is a synthetic spec of 70 tools of varied schema shapes.
+func seventyTools() []Tool {
+	shapes := []string{
+		`{"type":"object","properties":{"id":{"type":"string","pattern":"^T[0-9]{4}$"}},"required":["id"]}`,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":5,"maximum":9},"x":{"type":"number","exclusiveMinimum":0}},"required":["n","x"]}`,
+		`{"type":"object","properties":{"mode":{"enum":["a","b"]},"when":{"type":"string","format":"date-time"}},"required":["mode","when"]}`,
+		`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","minLength":3},"minItems":2},"flag":{"type":"boolean"}},"required":["tags"]}`,
+		`{"$defs":{"p":{"type":"object","properties":{"lat":{"type":"number","minimum":-90,"maximum":90},"lon":{"type":"number"}},"required":["lat","lon"]}},"type":"object","properties":{"at":{"$ref":"#/$defs/p"}},"required":["at"]}`,
+		`{"type":"object","properties":{"v":{"anyOf":[{"type":"null"},{"type":"string","format":"email"}]}},"required":["v"]}`,
+		`{"type":"object","properties":{"cfg":{"type":"object","properties":{"depth":{"type":"integer","minimum":1},"name":{"type":"string","maxLength":4}},"required":["depth","name"],"additionalProperties":false}},"required":["cfg"],"additionalProperties":false}`,
+	}
+	var out []Tool
+	for i := range 70 {
+		out = append(out, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("Tool number %d.", i), InputSchema: json.RawMessage(shapes[i%len(shapes)])})
+	}
+	return out
+}
+
+func TestOfflineOnSeventyTools(t *testing.T) {
+	tools := seventyTools()
+	// Fewer scenarios than variants: least-used tools first still covers
+	// every tool once there are at least as many scenarios as tools.
+	arts, err := Offline("tools:synthetic", tools, 70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkArtifacts(t, arts)
+	if cov := Measure(tools, arts); cov.Used != 70 || cov.ValidCalls != cov.Calls || len(arts) != 70 {
+		t.Fatalf("%+v over %d artifacts", cov, len(arts))
+	}
+}
+
+// TestPublicStyleSchemasLoad: tools/list fixtures written in the style of
+// popular public MCP servers ($schema, $defs/$ref, anyOf, oneOf, allOf,
+// enums, formats, patterns, nested objects and arrays, outputSchema,
+// annotations) load and yield schema-valid scenarios.
+func TestPublicStyleSchemasLoad(t *testing.T) {
+	tools, err := LoadTools("testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := Offline("tools:public_style", tools, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkArtifacts(t, arts)
+	cov := Measure(tools, arts)
+	if cov.Used != len(tools) || cov.ValidCalls != cov.Calls {
+		t.Fatalf("%+v", cov)
+	}
+	outputChecks := 0
+	for _, a := range arts {
+		for _, as := range a.Assertions {
+			if as.Kind == "output_schema" {
+				outputChecks++
+			}
+		}
+	}
+	if outputChecks == 0 {
+		t.Error("no output_schema assertion for the tool with an outputSchema")
+	}
+	if _, err := LoadTools("testdata/missing.json"); err == nil {
+		t.Error("missing file loaded")
+	}
+}
+
+func TestFromPattern(t *testing.T) {
+	for _, p := range []string{`^DV[0-9]{3,}$`, `^C[A-Z0-9]{8,}$`, `^[0-9]+\.[0-9]+$`, `^climate\.[a-z_]+$`, `^(ab|cd)x?$`} {
+		s, err := fromPattern(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(p).MatchString(s) {
+			t.Errorf("%q does not match %s", s, p)
+		}
+	}
+}
+
+// BenchmarkOffline100 synthesizes 100 scenarios from the 70-tool spec.
+// Target: under 1 s per 100.
+func BenchmarkOffline100(b *testing.B) {
+	for b.Loop() {
+		if _, err := Offline("tools:synthetic", seventyTools(), 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestToolsFromALiveServer lists a running server's tools over streamable
+// HTTP and synthesizes from them.
+func TestToolsFromALiveServer(t *testing.T) {
+	d := gen.Domains[0]
+	h, err := d.NewHTTPHandler(runtime.L3, runtime.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close(context.Background())
+	tools, err := FromMCP(context.Background(), "", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != len(d.Tools[runtime.L3]) {
+		t.Fatalf("%d tools, want %d", len(tools), len(d.Tools[runtime.L3]))
+	}
+	arts, err := Offline("mcp:test", tools, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cov := Measure(tools, arts); cov.Used != cov.Tools || cov.ValidCalls != cov.Calls {
+		t.Errorf("%+v", cov)
+	}
+	if _, err := FromMCP(context.Background(), "", ""); err == nil {
+		t.Error("no server: no error")
+	}
+}
