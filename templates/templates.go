@@ -5,6 +5,7 @@ package templates
 
 import (
 	"embed"
+	"strings"
 	"text/template"
 )
 
@@ -14,3 +15,8 @@ var fs embed.FS
 // Agent is the system prompt of a model under test. It takes the domain's
 // Title and Description.
 var Agent = template.Must(template.ParseFS(fs, "agent.tmpl"))
+
+// SynthScenario is the synthesizer's scenario stage prompt. It takes Tools
+// (Name, Description, Schema), Tier (simple or complex) and Focus (tool
+// names the scenario must use).
+var SynthScenario = template.Must(template.New("synth_scenario.tmpl").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(fs, "synth_scenario.tmpl"))

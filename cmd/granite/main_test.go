@@ -67,6 +67,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"synth", "--domain", first, "--level", "L1", "--out", runs + "/s.jsonl"}, 0, "", "of 1 tools used"},
 		{[]string{"synth", "--tools", "../../scenarios/testdata/public_style_tools.json", "--count", "3"}, 0, `"version":1`, "3 scenarios from tools:"},
 		{[]string{"synth"}, 2, "", "give --domain, --tools, --mcp-cmd or --mcp-url"},
+		{[]string{"synth", "--domain", first, "--model", "m", "--ollama", "http://127.0.0.1:1", "--count", "2"}, 0, "", "using the offline backend"},
 		{[]string{"synth", "--tools", runs + "/none.json"}, 1, "", "no such file"},
 		{[]string{"power", "--seconds", "0", "--json", "--powercap", runs}, 0, `"auto": "`, ""},
 		{[]string{"list", "--colour"}, 2, "", "flag provided but not defined: -colour"},

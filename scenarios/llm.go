@@ -1,0 +1,297 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/templates"
+)
+
+// Retries is how often a stage's reply may fail validation before the
+// record is discarded.
+const Retries = 3
+
+// ErrDiscarded is returned when a stage's replies fail validation Retries
+// times over.
+var ErrDiscarded = errors.New("discarded after failed validation")
+
+// LLM runs synthesis stages on an Ollama model with constrained decoding:
+// the stage's JSON Schema is the request's format, and every reply is
+// validated again before it is used.
+type LLM struct {
+	Client  *api.Client
+	Model   string
+	Timeout time.Duration
+}
+
+// NewLLM connects to an Ollama host.
+func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, err
+	}
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &LLM{Client: api.NewClient(u, hc), Model: model, Timeout: 2 * time.Minute}, nil
+}
+
+// Stage sends a prompt with the schema as format, validates the reply and
+// decodes it into out. A reply that fails validation is fed back and the
+// stage retried, at most Retries times; it returns the retries used.
+func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any) (int, error) {
+	sch, err := compile("stage", schema)
+	if err != nil {
+		return 0, err
+	}
+	msgs := []api.Message{{Role: "user", Content: prompt}}
+	stream := false
+	for attempt := 0; ; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, l.Timeout)
+		var reply string
+		err := l.Client.Chat(sctx, &api.ChatRequest{Model: l.Model, Messages: msgs, Stream: &stream, Format: schema,
+			Options: map[string]any{"temperature": 0}}, func(r api.ChatResponse) error {
+			reply += r.Message.Content
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return attempt, fmt.Errorf("ollama: %w", err)
+		}
+		problem := ""
+		v, perr := jsonschema.UnmarshalJSON(strings.NewReader(reply))
+		switch {
+		case perr != nil:
+			problem = "the reply is not JSON: " + perr.Error()
+		default:
+			if verr := sch.Validate(v); verr != nil {
+				problem = verr.Error()
+			}
+		}
+		if problem == "" {
+			return attempt, json.Unmarshal([]byte(reply), out)
+		}
+		if attempt >= Retries {
+			return attempt, fmt.Errorf("%w: %s", ErrDiscarded, problem)
+		}
+		msgs = append(msgs, api.Message{Role: "assistant", Content: reply},
+			api.Message{Role: "user", Content: "Your reply does not match the required JSON Schema: " + problem + "\nReply again with JSON only."})
+	}
+}
+
+func compile(name string, schema json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(name, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(name)
+}
+
+// ScenarioSchema is the scenario stage's contract for a tool set: each
+// call's tool is one of the tools, exactly, and its arguments must satisfy
+// that tool's input schema (a oneOf discriminated by the tool name). A
+// model answering to it cannot name a tool that does not exist or give
+// arguments its schema refuses.
+func ScenarioSchema(tools []Tool) (json.RawMessage, error) {
+	defs := map[string]any{}
+	var branches []any
+	for i, t := range tools {
+		var s map[string]any
+		if err := json.Unmarshal(t.InputSchema, &s); err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		prefix := fmt.Sprintf("t%d_", i)
+		hoist(s, prefix, defs)
+		branches = append(branches, map[string]any{
+			"type":                 "object",
+			"additionalProperties": false,
+			"required":             []string{"tool", "arguments", "reason"},
+			"properties": map[string]any{
+				"tool":      map[string]any{"const": t.Name},
+				"arguments": s,
+				"reason":    map[string]any{"type": "string", "minLength": 1},
+			},
+		})
+	}
+	schema := map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"type":                 "object",
+		"additionalProperties": false,
+		"required":             []string{"title", "instruction", "calls", "novelty", "follow_up"},
+		"properties": map[string]any{
+			"title":       map[string]any{"type": "string", "minLength": 1},
+			"instruction": map[string]any{"type": "string", "minLength": 1},
+			"calls":       map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"oneOf": branches}},
+			"novelty":     map[string]any{"type": "string"},
+			"follow_up":   map[string]any{"type": "string"},
+		},
+	}
+	if len(defs) > 0 {
+		schema["$defs"] = defs
+	}
+	return json.Marshal(schema)
+}
+
+// hoist moves a tool schema's $defs to the stage schema's root under a
+// prefix and rewrites its local references to match.
+func hoist(s map[string]any, prefix string, defs map[string]any) {
+	var mine []any
+	for _, key := range []string{"$defs", "definitions"} {
+		if d, ok := s[key].(map[string]any); ok {
+			for name, v := range d {
+				defs[prefix+name] = v
+				mine = append(mine, v)
+			}
+			delete(s, key)
+		}
+	}
+	delete(s, "$schema")
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				for _, p := range []string{"#/$defs/", "#/definitions/"} {
+					if name, ok := strings.CutPrefix(ref, p); ok {
+						x["$ref"] = "#/$defs/" + prefix + name
+					}
+				}
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(s)
+	for _, v := range mine {
+		walk(v)
+	}
+}
+
+// stageScenario is the scenario stage's reply.
+type stageScenario struct {
+	Title       string `json:"title"`
+	Instruction string `json:"instruction"`
+	Calls       []struct {
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+		Reason    string          `json:"reason"`
+	} `json:"calls"`
+	Novelty  string `json:"novelty"`
+	FollowUp string `json:"follow_up"`
+}
+
+// Result is what an LLM synthesis produced.
+type Result struct {
+	Artifacts []Artifact
+	// Discarded counts scenarios whose replies failed validation
+	// Retries times; Retried the replies that failed and were retried.
+	Discarded, Retried int
+}
+
+// Synthesize writes count scenarios with the model, alternating simple and
+// complex tiers and steering each toward the least-used tools until every
+// tool is used. exec, when not nil, runs a scenario's calls on a fresh
+// store and returns their outputs (executed grounding).
+func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count int, exec func([]ExpectedCall) []MockOutput) (*Result, error) {
+	schema, err := ScenarioSchema(tools)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]int{}
+	res := &Result{}
+	type promptTool struct{ Name, Description, Schema string }
+	var pts []promptTool
+	for _, t := range tools {
+		pts = append(pts, promptTool{t.Name, t.Description, string(t.InputSchema)})
+	}
+	for i := 0; len(res.Artifacts) < count && i < count*(Retries+1); i++ {
+		tier, focusN := "simple", 1
+		if i%2 == 1 {
+			tier, focusN = "complex", 3
+		}
+		focus := leastUsed(tools, used, focusN)
+		var prompt strings.Builder
+		if err := templates.SynthScenario.Execute(&prompt, map[string]any{"Tools": pts, "Tier": tier, "Focus": focus}); err != nil {
+			return nil, err
+		}
+		var s stageScenario
+		retries, err := l.Stage(ctx, prompt.String(), schema, &s)
+		res.Retried += retries
+		if errors.Is(err, ErrDiscarded) {
+			res.Discarded++
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		a := Artifact{Version: ArtifactVersion, ID: fmt.Sprintf("%s-%s-%04d", strings.NewReplacer(":", "-", "/", "-").Replace(source), l.Model, len(res.Artifacts)+1),
+			Source: source, Tier: tier, Turns: []Turn{{Prompt: s.Instruction}},
+			Provenance: Provenance{Backend: "ollama", Model: l.Model, Stage: "scenario", Retries: retries}}
+		for _, c := range s.Calls {
+			a.ExpectedCalls = append(a.ExpectedCalls, ExpectedCall{Tool: c.Tool, Arguments: c.Arguments, Reason: c.Reason})
+			a.Assertions = append(a.Assertions, Assertion{Kind: "tool_call", Tool: c.Tool, Arguments: c.Arguments, Severity: "blocker", Note: c.Reason})
+			used[c.Tool]++
+		}
+		if exec != nil {
+			a.MockOutputs = exec(a.ExpectedCalls)
+		}
+		res.Artifacts = append(res.Artifacts, a)
+	}
+	return res, nil
+}
+
+// leastUsed picks n tools used least so far, in name order on ties.
+func leastUsed(tools []Tool, used map[string]int, n int) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	sort.SliceStable(names, func(a, b int) bool { return used[names[a]] < used[names[b]] })
+	return names[:min(n, len(names))]
+}
+
+// Executor runs a scenario's calls in order on one fresh store of a
+// generated domain at a level: outputs that are real and consistent
+// across calls (grounding: executed).
+func Executor(d *runtime.Domain, level runtime.Level) func([]ExpectedCall) []MockOutput {
+	return func(calls []ExpectedCall) []MockOutput {
+		st := d.NewStore()
+		var out []MockOutput
+		for i, c := range calls {
+			t := d.Tool(level, c.Tool)
+			m := MockOutput{Call: i, Grounding: "executed"}
+			if t == nil {
+				m.Output, m.IsError = "unknown tool "+c.Tool, true
+			} else if res, err := t.Call(c.Arguments, func(op *runtime.Operation, a []byte) (any, error) { return st.Call(op.Name, a) }); err != nil {
+				m.Output, m.IsError = err.Error(), true
+			} else {
+				b, _ := json.Marshal(res)
+				m.Output = string(b)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+}
