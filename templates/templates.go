@@ -20,3 +20,7 @@ var Agent = template.Must(template.ParseFS(fs, "agent.tmpl"))
 // (Name, Description, Schema), Tier (simple or complex) and Focus (tool
 // names the scenario must use).
 var SynthScenario = template.Must(template.New("synth_scenario.tmpl").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(fs, "synth_scenario.tmpl"))
+
+// Judge is the judge's prompt. It takes Tools (Name, Description, Schema),
+// Turns (Prompt) and Calls (Tool, Arguments, Reason).
+var Judge = template.Must(template.ParseFS(fs, "judge.tmpl"))

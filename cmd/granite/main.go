@@ -28,7 +28,8 @@ var commands = []command{
 	{"merge", "combine the output folders of a sharded run", runMerge},
 	{"power", "probe what this node can measure (GPU energy, RAPL) and sample it", runPower},
 	{"report", "write the report (tables, statistics, plots) of a results folder", runReport},
-	{"synth", "synthesize scenarios from tool specs (offline backend)", runSynth},
+	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model)", runSynth},
+	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +16,81 @@ import (
 	"github.com/mcpgranite/granite/scenarios"
 )
 
+// toolSource is where synth and judge take their tools from.
+type toolSource struct {
+	domain, level, tools, mcpCmd, mcpURL *string
+}
+
+func addToolSource(fset *flag.FlagSet) *toolSource {
+	return &toolSource{
+		domain: fset.String("domain", "", "a generated domain"),
+		level:  fset.String("level", "L4", "its granularity level"),
+		tools:  fset.String("tools", "", "a JSON file holding a tools/list result"),
+		mcpCmd: fset.String("mcp-cmd", "", "an MCP server command speaking stdio"),
+		mcpURL: fset.String("mcp-url", "", "an MCP streamable HTTP endpoint"),
+	}
+}
+
+// load lists the tools; for a generated domain it also returns an executor
+// that grounds calls on a fresh store. code is the exit code on error.
+func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (tools []scenarios.Tool, source string, exec func([]scenarios.ExpectedCall) []scenarios.MockOutput, code int) {
+	var err error
+	switch {
+	case *s.domain != "":
+		d, ok := gen.Lookup(*s.domain)
+		if !ok {
+			fmt.Fprintf(stderr, "granite %s: unknown domain %q: want one of %s\n", cmd, *s.domain, domainNames())
+			return nil, "", nil, 2
+		}
+		level, lerr := runtime.ParseLevel(*s.level)
+		if lerr != nil {
+			fmt.Fprintf(stderr, "granite %s: --level: %v\n", cmd, lerr)
+			return nil, "", nil, 2
+		}
+		return scenarios.FromDomain(d, level), "domain:" + d.Name + "/" + string(level), scenarios.Executor(d, level), 0
+	case *s.tools != "":
+		tools, err = scenarios.LoadTools(*s.tools)
+		source = "tools:" + *s.tools
+	case *s.mcpCmd != "" || *s.mcpURL != "":
+		tools, err = scenarios.FromMCP(ctx, *s.mcpCmd, *s.mcpURL)
+		source = "mcp:" + *s.mcpCmd + *s.mcpURL
+	default:
+		fmt.Fprintf(stderr, "granite %s: give --domain, --tools, --mcp-cmd or --mcp-url\n", cmd)
+		return nil, "", nil, 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
+		return nil, "", nil, 1
+	}
+	return tools, source, nil, 0
+}
+
+// connectLLM returns the Ollama model, or nil when no Ollama answers.
+func connectLLM(ctx context.Context, host, model, cmd string, stderr io.Writer) *scenarios.LLM {
+	if host == "" {
+		host = os.Getenv("OLLAMA_HOST")
+	}
+	if host == "" {
+		host = "http://127.0.0.1:11434"
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	llm, err := scenarios.NewLLM(host, model, nil)
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = llm.Client.List(pctx)
+		cancel()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "granite %s: no Ollama at %s (%v)\n", cmd, host, err)
+		return nil
+	}
+	return llm
+}
+
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("synth", "(--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL) [--count N] [--out FILE]",
+	fset := newFlags("synth", "(--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL) [--model M] [--count N] [--out FILE]",
 		"Synthesizes evaluation scenarios from tool specifications. With --model, an Ollama model\n"+
 			"writes them under constrained decoding (each call's tool must exist and its arguments fit\n"+
 			"its schema; replies are validated, failures fed back, discarded after 3 retries). Without\n"+
@@ -23,11 +98,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"Tools come from a generated domain (calls are then executed on a fresh store), a\n"+
 			"tools/list JSON file, or a live MCP server. Writes one artifact per line\n"+
 			"(specs/artifact.schema.json).", stderr)
-	domain := fset.String("domain", "", "a generated domain")
-	levelFlag := fset.String("level", "L4", "its granularity level")
-	toolsFile := fset.String("tools", "", "a JSON file holding a tools/list result")
-	mcpCmd := fset.String("mcp-cmd", "", "an MCP server command speaking stdio")
-	mcpURL := fset.String("mcp-url", "", "an MCP streamable HTTP endpoint")
+	src := addToolSource(fset)
 	count := fset.Int("count", 0, "scenarios to write (offline, 0: one round of every variant; with --model, default 10)")
 	model := fset.String("model", "", "an Ollama model for the LLM backend (default: the offline backend)")
 	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
@@ -35,71 +106,23 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	var tools []scenarios.Tool
-	var source string
-	var err error
-	switch {
-	case *domain != "":
-		d, ok := gen.Lookup(*domain)
-		if !ok {
-			fmt.Fprintf(stderr, "granite synth: unknown domain %q: want one of %s\n", *domain, domainNames())
-			return 2
-		}
-		level, lerr := runtime.ParseLevel(*levelFlag)
-		if lerr != nil {
-			fmt.Fprintf(stderr, "granite synth: --level: %v\n", lerr)
-			return 2
-		}
-		tools, source = scenarios.FromDomain(d, level), "domain:"+d.Name+"/"+string(level)
-	case *toolsFile != "":
-		tools, err = scenarios.LoadTools(*toolsFile)
-		source = "tools:" + *toolsFile
-	case *mcpCmd != "" || *mcpURL != "":
-		tools, err = scenarios.FromMCP(ctx, *mcpCmd, *mcpURL)
-		source = "mcp:" + *mcpCmd + *mcpURL
-	default:
-		fmt.Fprintln(stderr, "granite synth: give --domain, --tools, --mcp-cmd or --mcp-url")
-		fset.Usage()
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "granite synth: %v\n", err)
-		return 1
-	}
-	var exec func([]scenarios.ExpectedCall) []scenarios.MockOutput
-	if *domain != "" {
-		d, _ := gen.Lookup(*domain)
-		level, _ := runtime.ParseLevel(*levelFlag)
-		exec = scenarios.Executor(d, level)
+	tools, source, exec, code := src.load(ctx, "synth", stderr)
+	if code != 0 {
+		return code
 	}
 	backend := "offline"
 	var arts []scenarios.Artifact
 	if *model != "" {
-		if *host == "" {
-			*host = os.Getenv("OLLAMA_HOST")
-		}
-		if *host == "" {
-			*host = "http://127.0.0.1:11434"
-		}
-		if !strings.Contains(*host, "://") {
-			*host = "http://" + *host
-		}
-		llm, lerr := scenarios.NewLLM(*host, *model, nil)
-		if lerr == nil {
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, lerr = llm.Client.List(pctx)
-			cancel()
-		}
-		if lerr != nil {
-			fmt.Fprintf(stderr, "granite synth: no Ollama at %s (%v); using the offline backend\n", *host, lerr)
+		if llm := connectLLM(ctx, *host, *model, "synth", stderr); llm == nil {
+			fmt.Fprintln(stderr, "granite synth: using the offline backend")
 		} else {
 			n := *count
 			if n <= 0 {
 				n = 10
 			}
-			res, serr := llm.Synthesize(ctx, source, tools, n, exec)
-			if serr != nil {
-				fmt.Fprintf(stderr, "granite synth: %v\n", serr)
+			res, err := llm.Synthesize(ctx, source, tools, n, exec)
+			if err != nil {
+				fmt.Fprintf(stderr, "granite synth: %v\n", err)
 				return 1
 			}
 			arts, backend = res.Artifacts, "ollama "+*model
@@ -107,6 +130,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if arts == nil {
+		var err error
 		if arts, err = scenarios.Offline(source, tools, *count); err != nil {
 			fmt.Fprintf(stderr, "granite synth: %v\n", err)
 			return 1
@@ -133,4 +157,86 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stderr, "%d scenarios from %s (%s backend): %d of %d tools used, %d of %d expected calls fit their tool's schema\n",
 		len(arts), source, backend, cov.Used, cov.Tools, cov.ValidCalls, cov.Calls)
 	return 0
+}
+
+func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("judge", "FILE.jsonl (--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL) [--model M] [--json OUT]",
+		"Judges synthesized artifacts against their tools: deterministic checks (tool existence,\n"+
+			"schema validity, coverage per tool, Gini of tool use, co-occurring tools, retries) and,\n"+
+			"with --model, an Ollama judge (temperature 0, structured output) scoring tool-calling\n"+
+			"correctness and coherence, with cascading penalties. Prints a Markdown summary.", stderr)
+	src := addToolSource(fset)
+	model := fset.String("model", "", "an Ollama model to judge with (default: deterministic checks only)")
+	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+	jsonOut := fset.String("json", "", "write the checks and scores as JSON here")
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
+	}
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	if file == "" {
+		fmt.Fprintln(stderr, "granite judge: give the artifacts file first")
+		fset.Usage()
+		return 2
+	}
+	tools, _, _, code := src.load(ctx, "judge", stderr)
+	if code != 0 {
+		return code
+	}
+	arts, err := readArtifacts(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite judge: %v\n", err)
+		return 1
+	}
+	q := scenarios.Check(tools, arts)
+	var scores []scenarios.Scores
+	failed := 0
+	if *model != "" {
+		llm := connectLLM(ctx, *host, *model, "judge", stderr)
+		if llm == nil {
+			return 1
+		}
+		for _, a := range arts {
+			s, err := llm.Judge(ctx, tools, a)
+			if err != nil {
+				failed++
+				continue
+			}
+			scores = append(scores, s)
+		}
+	}
+	fmt.Fprint(stdout, scenarios.Summary(q, scores, failed))
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(map[string]any{"quality": q, "scores": scores, "unjudged": failed}, "", "  ")
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "granite judge: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// readArtifacts reads one artifact per line.
+func readArtifacts(path string) ([]scenarios.Artifact, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []scenarios.Artifact
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var a scenarios.Artifact
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			return nil, fmt.Errorf("%s:%d: not an artifact: %v", path, line, err)
+		}
+		out = append(out, a)
+	}
+	return out, sc.Err()
 }
