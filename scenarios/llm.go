@@ -206,8 +206,9 @@ type stageScenario struct {
 type Result struct {
 	Artifacts []Artifact
 	// Discarded counts scenarios whose replies failed validation
-	// Retries times; Retried the replies that failed and were retried.
-	Discarded, Retried int
+	// Retries times; Retried the replies that failed and were retried;
+	// SingleTurn the multi-turn expansions dropped for having one turn.
+	Discarded, Retried, SingleTurn int
 }
 
 // Synthesize writes count scenarios with the model, alternating simple and
@@ -224,7 +225,16 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 	type promptTool struct{ Name, Description, Schema string }
 	var pts []promptTool
 	for _, t := range tools {
-		pts = append(pts, promptTool{t.Name, t.Description, string(t.InputSchema)})
+		// Enrich: the scenario prompt shows each tool as the enrich stage
+		// read it; a tool whose enrichment fails keeps its description.
+		desc := t.Description
+		if e, n, err := l.Enrich(ctx, t); err == nil {
+			desc = fmt.Sprintf("%s Uses: %s. Context: %s.", e.FunctionalDescription, strings.Join(e.UseCases, "; "), e.Context)
+			res.Retried += n
+		} else if !errors.Is(err, ErrDiscarded) {
+			return nil, err
+		}
+		pts = append(pts, promptTool{t.Name, desc, string(t.InputSchema)})
 	}
 	for i := 0; len(res.Artifacts) < count && i < count*(Retries+1); i++ {
 		tier, focusN := "simple", 1
@@ -256,6 +266,33 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 		}
 		if exec != nil {
 			a.MockOutputs = exec(a.ExpectedCalls)
+		} else {
+			outs, n, err := l.Mock(ctx, tools, s.Instruction, a.ExpectedCalls)
+			res.Retried += n
+			a.Provenance.Retries += n
+			if errors.Is(err, ErrDiscarded) {
+				res.Discarded++
+				continue
+			}
+			if err != nil {
+				return res, err
+			}
+			a.MockOutputs = outs
+		}
+		a.Provenance.Stage = "enrich+scenario+mock"
+		if len(a.ExpectedCalls) > 1 {
+			turns, n, err := l.Expand(ctx, s.Instruction, a.ExpectedCalls, a.MockOutputs)
+			res.Retried += n
+			a.Provenance.Retries += n
+			switch {
+			case err == nil:
+				a.Turns = turns
+				a.Provenance.Stage += "+multi-turn"
+			case errors.Is(err, ErrSingleTurn) || errors.Is(err, ErrDiscarded):
+				res.SingleTurn++ // the expansion is dropped; the scenario stays one turn
+			default:
+				return res, err
+			}
 		}
 		res.Artifacts = append(res.Artifacts, a)
 	}

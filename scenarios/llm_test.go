@@ -42,6 +42,46 @@ func (f *stageOllama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"message": map[string]any{"role": "assistant", "content": content}})
 }
 
+// stageOf names the synthesis stage a request's prompt belongs to.
+func stageOf(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	first, _ := msgs[0].(map[string]any)
+	prompt, _ := first["content"].(string)
+	switch {
+	case strings.HasPrefix(prompt, "Describe this tool"):
+		return "enrich"
+	case strings.HasPrefix(prompt, "You play the system"):
+		return "mock"
+	case strings.HasPrefix(prompt, "Split this task"):
+		return "turns"
+	case strings.HasPrefix(prompt, "You judge"):
+		return "judge"
+	}
+	return "scenario"
+}
+
+// byStage scripts replies per stage; each handler gets the number of
+// earlier requests of its stage. Enrich requests get a valid reading
+// unless scripted.
+func byStage(handlers map[string]func(k int, req map[string]any) (string, time.Duration)) func(int, map[string]any) (string, time.Duration) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return func(_ int, req map[string]any) (string, time.Duration) {
+		st := stageOf(req)
+		mu.Lock()
+		k := seen[st]
+		seen[st]++
+		mu.Unlock()
+		if h, ok := handlers[st]; ok {
+			return h(k, req)
+		}
+		if st == "enrich" {
+			return `{"functional_description":"d","parameters":[],"use_cases":["u"],"context":"c"}`, 0
+		}
+		return "{}", 0
+	}
+}
+
 func llmFor(t *testing.T, f *stageOllama) *LLM {
 	t.Helper()
 	srv := httptest.NewServer(f)
@@ -95,7 +135,9 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := &stageOllama{reply: func(n int, _ map[string]any) (string, time.Duration) { return c.reply(n) }}
+			f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
+				"scenario": func(k int, _ map[string]any) (string, time.Duration) { return c.reply(k) },
+			})}
 			l := llmFor(t, f)
 			l.Timeout = 300 * time.Millisecond
 			res, err := l.Synthesize(context.Background(), "test", tools[:1], 1, Executor(d, runtime.L2))
@@ -120,14 +162,14 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 			}
 			// The retry fed the validation error back.
 			if c.retried > 0 {
-				msgs := f.reqs[1]["messages"].([]any)
+				msgs := f.reqs[len(f.reqs)-1]["messages"].([]any)
 				last := msgs[len(msgs)-1].(map[string]any)["content"].(string)
 				if !strings.Contains(last, "does not match the required JSON Schema") {
 					t.Errorf("retry prompt: %q", last)
 				}
 			}
-			// Every request carried the stage schema as its format.
-			if format, _ := json.Marshal(f.reqs[0]["format"]); !strings.Contains(string(format), `"const":"`+tools[0].Name+`"`) {
+			// Every scenario request carried the stage schema as its format.
+			if format, _ := json.Marshal(f.reqs[len(f.reqs)-1]["format"]); !strings.Contains(string(format), `"const":"`+tools[0].Name+`"`) {
 				t.Errorf("format: %s", format)
 			}
 		})
@@ -179,19 +221,99 @@ func TestLLMCoversEveryTool(t *testing.T) {
 		byName[tl.Name] = tl
 	}
 	// The scripted model calls the first tool the prompt asks it to use.
-	f := &stageOllama{reply: func(_ int, req map[string]any) (string, time.Duration) {
+	f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){"scenario": func(_ int, req map[string]any) (string, time.Duration) {
 		prompt := req["messages"].([]any)[0].(map[string]any)["content"].(string)
 		_, after, _ := strings.Cut(prompt, "It must use these tools: ")
 		name := strings.TrimSuffix(strings.Split(strings.Split(after, ".")[0], ", ")[0], ".")
 		call := map[string]any{"tool": name, "arguments": json.RawMessage(byName[name].examples[0]), "reason": "r"}
 		b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Do it.", "calls": []any{call}, "novelty": "n", "follow_up": "f"})
 		return string(b), 0
-	}}
+	}})}
 	res, err := llmFor(t, f).Synthesize(context.Background(), "domain:x/L4", tools, len(tools)*2, Executor(d, runtime.L4))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cov := Measure(tools, res.Artifacts); cov.Used != cov.Tools || cov.ValidCalls != cov.Calls {
+		t.Fatalf("%+v", cov)
+	}
+}
+
+// TestPipelineMocksAndExpands runs every stage on external tools: the mock
+// outputs must fit the output schema (a misfit is refused and retried),
+// and the multi-turn expansion must cite earlier values; one that yields
+// a single turn is dropped.
+func TestPipelineMocksAndExpands(t *testing.T) {
+	tools, err := LoadTools("testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario := `{"title":"t","instruction":"File a bug about the login page and show me the log file.","novelty":"n","follow_up":"f","calls":[
+		{"tool":"create_issue","arguments":{"owner":"acme","repo":"web","title":"Login broken","labels":["bug"]},"reason":"file it"},
+		{"tool":"read_file","arguments":{"path":"/var/log/web.log"},"reason":"look"}]}`
+	misfit := `{"state":{},"outputs":[{"call":0,"output":"{\"number\":42}","grounding":"medium"},{"call":1,"output":"\"error at 10:02\"","grounding":"low"}]}`
+	fit := `{"state":{"issue":42},"outputs":[{"call":0,"output":"{\"number\":42,\"url\":\"https://example.com/acme/web/issues/42\"}","grounding":"medium"},{"call":1,"output":"\"error at 10:02\"","grounding":"low"}]}`
+	for _, c := range []struct {
+		name      string
+		turns     string
+		wantTurns int
+		single    int
+	}{
+		{"two turns citing an earlier value", `{"turns":[{"prompt":"File a bug about the login page.","calls":[0]},{"prompt":"Thanks. Now, for issue 42, show me the web log.","calls":[1]}]}`, 2, 0},
+		{"a single turn", `{"turns":[{"prompt":"Do it all.","calls":[0,1]}]}`, 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
+				"scenario": func(int, map[string]any) (string, time.Duration) { return scenario, 0 },
+				"mock": func(k int, _ map[string]any) (string, time.Duration) {
+					if k == 0 {
+						return misfit, 0
+					}
+					return fit, 0
+				},
+				"turns": func(int, map[string]any) (string, time.Duration) { return c.turns, 0 },
+			})}
+			res, err := llmFor(t, f).Synthesize(context.Background(), "tools:public", tools, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Artifacts) != 1 {
+				t.Fatalf("%+v", res)
+			}
+			a := res.Artifacts[0]
+			checkArtifacts(t, res.Artifacts)
+			if len(a.Turns) != c.wantTurns || res.SingleTurn != c.single || a.MockOutputs[0].Grounding != "medium" || !strings.Contains(a.MockOutputs[0].Output, "url") || a.Provenance.Retries < 1 {
+				t.Errorf("%+v / %+v", a, res)
+			}
+		})
+	}
+}
+
+// TestLLMCoversSeventyTools: steering reaches every tool of a 70-tool spec.
+func TestLLMCoversSeventyTools(t *testing.T) {
+	tools := seventyTools()
+	valid := map[string]json.RawMessage{}
+	for _, tl := range tools {
+		arts, _ := variantsOf("x", &tl)
+		valid[tl.Name] = arts[0].ExpectedCalls[0].Arguments
+	}
+	f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
+		"scenario": func(_ int, req map[string]any) (string, time.Duration) {
+			prompt := req["messages"].([]any)[0].(map[string]any)["content"].(string)
+			_, after, _ := strings.Cut(prompt, "It must use these tools: ")
+			name := strings.Split(strings.Split(after, ".")[0], ", ")[0]
+			b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Do it.", "novelty": "n", "follow_up": "f",
+				"calls": []any{map[string]any{"tool": name, "arguments": valid[name], "reason": "r"}}})
+			return string(b), 0
+		},
+		"mock": func(int, map[string]any) (string, time.Duration) {
+			return `{"state":{},"outputs":[{"call":0,"output":"{}","grounding":"low"}]}`, 0
+		},
+	})}
+	res, err := llmFor(t, f).Synthesize(context.Background(), "tools:70", tools, 70, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cov := Measure(tools, res.Artifacts); cov.Used != 70 || cov.ValidCalls != cov.Calls {
 		t.Fatalf("%+v", cov)
 	}
 }

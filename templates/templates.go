@@ -24,3 +24,11 @@ var SynthScenario = template.Must(template.New("synth_scenario.tmpl").Funcs(temp
 // Judge is the judge's prompt. It takes Tools (Name, Description, Schema),
 // Turns (Prompt) and Calls (Tool, Arguments, Reason).
 var Judge = template.Must(template.ParseFS(fs, "judge.tmpl"))
+
+// SynthEnrich, SynthMock and SynthTurns are the synthesizer's enrich,
+// mock-output and multi-turn stage prompts.
+var (
+	SynthEnrich = template.Must(template.ParseFS(fs, "synth_enrich.tmpl"))
+	SynthMock   = template.Must(template.ParseFS(fs, "synth_mock.tmpl"))
+	SynthTurns  = template.Must(template.ParseFS(fs, "synth_turns.tmpl"))
+)
