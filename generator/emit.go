@@ -32,6 +32,7 @@ var artifacts = []artifact{
 	{"store_gen.go", emitStore},
 	{"operations_gen.go", emitOperations},
 	{"server_gen.go", emitServer},
+	{"synth_gen.go", emitSynth},
 }
 
 // Render produces every generated file, keyed by its path relative to the

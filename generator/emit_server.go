@@ -95,8 +95,9 @@ func emitServer(f *jen.File, d *Domain) {
 					g.Lit(e.Name)
 				}
 			}),
-			jen.Id("Operations"): jen.Id("Operations"),
-			jen.Id("Tools"):      jen.Id("Tools"),
+			jen.Id("Operations"):   jen.Id("Operations"),
+			jen.Id("Tools"):        jen.Id("Tools"),
+			jen.Id("StageSchemas"): jen.Id("StageSchemas"),
 			jen.Id("NewStore"): jen.Func().Params().Qual(runtimePkg, "Store").Block(
 				jen.Return(jen.Id("NewStore").Call())),
 		}),

@@ -104,89 +104,18 @@ func compile(name string, schema json.RawMessage) (*jsonschema.Schema, error) {
 	return c.Compile(name)
 }
 
-// ScenarioSchema is the scenario stage's contract for a tool set: each
-// call's tool is one of the tools, exactly, and its arguments must satisfy
-// that tool's input schema (a oneOf discriminated by the tool name). A
-// model answering to it cannot name a tool that does not exist or give
-// arguments its schema refuses.
+// ScenarioSchema is the scenario stage's contract for a tool set (see
+// runtime.ScenarioStageSchema). A generated domain's tools carry the
+// contract the generator emitted for their level, which is the same.
 func ScenarioSchema(tools []Tool) (json.RawMessage, error) {
-	defs := map[string]any{}
-	var branches []any
+	if len(tools) > 0 && tools[0].stage != "" {
+		return json.RawMessage(tools[0].stage), nil
+	}
+	st := make([]runtime.StageTool, len(tools))
 	for i, t := range tools {
-		var s map[string]any
-		if err := json.Unmarshal(t.InputSchema, &s); err != nil {
-			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-		}
-		prefix := fmt.Sprintf("t%d_", i)
-		hoist(s, prefix, defs)
-		branches = append(branches, map[string]any{
-			"type":                 "object",
-			"additionalProperties": false,
-			"required":             []string{"tool", "arguments", "reason"},
-			"properties": map[string]any{
-				"tool":      map[string]any{"const": t.Name},
-				"arguments": s,
-				"reason":    map[string]any{"type": "string", "minLength": 1},
-			},
-		})
+		st[i] = runtime.StageTool{Name: t.Name, InputSchema: string(t.InputSchema)}
 	}
-	schema := map[string]any{
-		"$schema":              "https://json-schema.org/draft/2020-12/schema",
-		"type":                 "object",
-		"additionalProperties": false,
-		"required":             []string{"title", "instruction", "calls", "novelty", "follow_up"},
-		"properties": map[string]any{
-			"title":       map[string]any{"type": "string", "minLength": 1},
-			"instruction": map[string]any{"type": "string", "minLength": 1},
-			"calls":       map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"oneOf": branches}},
-			"novelty":     map[string]any{"type": "string"},
-			"follow_up":   map[string]any{"type": "string"},
-		},
-	}
-	if len(defs) > 0 {
-		schema["$defs"] = defs
-	}
-	return json.Marshal(schema)
-}
-
-// hoist moves a tool schema's $defs to the stage schema's root under a
-// prefix and rewrites its local references to match.
-func hoist(s map[string]any, prefix string, defs map[string]any) {
-	var mine []any
-	for _, key := range []string{"$defs", "definitions"} {
-		if d, ok := s[key].(map[string]any); ok {
-			for name, v := range d {
-				defs[prefix+name] = v
-				mine = append(mine, v)
-			}
-			delete(s, key)
-		}
-	}
-	delete(s, "$schema")
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if ref, ok := x["$ref"].(string); ok {
-				for _, p := range []string{"#/$defs/", "#/definitions/"} {
-					if name, ok := strings.CutPrefix(ref, p); ok {
-						x["$ref"] = "#/$defs/" + prefix + name
-					}
-				}
-			}
-			for _, c := range x {
-				walk(c)
-			}
-		case []any:
-			for _, c := range x {
-				walk(c)
-			}
-		}
-	}
-	walk(s)
-	for _, v := range mine {
-		walk(v)
-	}
+	return runtime.ScenarioStageSchema(st)
 }
 
 // stageScenario is the scenario stage's reply.

@@ -317,3 +317,23 @@ func TestLLMCoversSeventyTools(t *testing.T) {
 		t.Fatalf("%+v", cov)
 	}
 }
+
+// TestGeneratedStageContracts: the contract the generator emitted for each
+// domain and level is the one the synthesizer builds from the same tools,
+// and FromDomain hands it on.
+func TestGeneratedStageContracts(t *testing.T) {
+	for _, d := range gen.Domains {
+		for _, l := range runtime.Levels {
+			built, err := runtime.ScenarioStageSchema(d.StageTools(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(built) != d.StageSchemas[l] {
+				t.Fatalf("%s %s: the generated stage contract differs from the one built at run time", d.Name, l)
+			}
+			if got, _ := ScenarioSchema(FromDomain(d, l)); string(got) != d.StageSchemas[l] {
+				t.Fatalf("%s %s: FromDomain does not carry the generated contract", d.Name, l)
+			}
+		}
+	}
+}

@@ -29,6 +29,9 @@ type Tool struct {
 	// operation examples, valid against its seed data).
 	examples []json.RawMessage
 	run      func(args []byte) (string, bool) // executes a call on a fresh store
+	// stage is the scenario stage contract the generator emitted for the
+	// tool's level (generated domains only).
+	stage    string
 	compiled *jsonschema.Schema
 }
 
@@ -37,7 +40,7 @@ type Tool struct {
 func FromDomain(d *runtime.Domain, level runtime.Level) []Tool {
 	var out []Tool
 	for _, t := range d.Tools[level] {
-		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}
+		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema), stage: d.StageSchemas[level]}
 		for _, op := range t.Operations {
 			ex := map[string]any{}
 			_ = json.Unmarshal([]byte(op.Example), &ex)

@@ -1054,9 +1054,10 @@ var Domain = runtime.NewDomain(runtime.Domain{
 	NewStore: func() runtime.Store {
 		return NewStore()
 	},
-	Operations: Operations,
-	Title:      "Campus microgrid",
-	Tools:      Tools,
+	Operations:   Operations,
+	StageSchemas: StageSchemas,
+	Title:        "Campus microgrid",
+	Tools:        Tools,
 }, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {

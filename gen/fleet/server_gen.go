@@ -1147,9 +1147,10 @@ var Domain = runtime.NewDomain(runtime.Domain{
 	NewStore: func() runtime.Store {
 		return NewStore()
 	},
-	Operations: Operations,
-	Title:      "Delivery fleet",
-	Tools:      Tools,
+	Operations:   Operations,
+	StageSchemas: StageSchemas,
+	Title:        "Delivery fleet",
+	Tools:        Tools,
 }, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {

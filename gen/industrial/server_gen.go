@@ -1088,9 +1088,10 @@ var Domain = runtime.NewDomain(runtime.Domain{
 	NewStore: func() runtime.Store {
 		return NewStore()
 	},
-	Operations: Operations,
-	Title:      "Plant floor",
-	Tools:      Tools,
+	Operations:   Operations,
+	StageSchemas: StageSchemas,
+	Title:        "Plant floor",
+	Tools:        Tools,
 }, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {

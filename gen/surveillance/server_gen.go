@@ -1105,9 +1105,10 @@ var Domain = runtime.NewDomain(runtime.Domain{
 	NewStore: func() runtime.Store {
 		return NewStore()
 	},
-	Operations: Operations,
-	Title:      "Campus video surveillance and access control",
-	Tools:      Tools,
+	Operations:   Operations,
+	StageSchemas: StageSchemas,
+	Title:        "Campus video surveillance and access control",
+	Tools:        Tools,
 }, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {

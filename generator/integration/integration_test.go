@@ -293,3 +293,28 @@ func TestStoreCloneResetSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedStageTypes: a scenario stage reply decodes into the
+// generated Go types, and the generated schema refuses unknown tools.
+func TestGeneratedStageTypes(t *testing.T) {
+	reply := `{"title":"t","instruction":"How bright is the hall lamp?","calls":[{"tool":"get_lamp","arguments":{"lamp_id":"LP01"},"reason":"read it"}],"novelty":"n","follow_up":"f"}`
+	var st tiny.L4ScenarioStage
+	if err := json.Unmarshal([]byte(reply), &st); err != nil || st.Calls[0].Tool != tiny.L4GetLamp {
+		t.Fatalf("%+v %v", st, err)
+	}
+	sch, err := runtime.CompileSchema("stage", tiny.StageSchemas[runtime.L4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, want := range map[string]bool{
+		reply: true,
+		strings.Replace(reply, `"get_lamp"`, `"launch_rockets"`, 1): false,
+		strings.Replace(reply, `"LP01"`, `"lamp one"`, 1):           false,
+	} {
+		var v any
+		_ = json.Unmarshal([]byte(doc), &v)
+		if got := sch.Validate(v) == nil; got != want {
+			t.Errorf("valid=%v, want %v: %s", got, want, doc)
+		}
+	}
+}

@@ -667,9 +667,10 @@ var Domain = runtime.NewDomain(runtime.Domain{
 	NewStore: func() runtime.Store {
 		return NewStore()
 	},
-	Operations: Operations,
-	Title:      "Tiny lab",
-	Tools:      Tools,
+	Operations:   Operations,
+	StageSchemas: StageSchemas,
+	Title:        "Tiny lab",
+	Tools:        Tools,
 }, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
