@@ -70,6 +70,8 @@ func TestCLI(t *testing.T) {
 		{[]string{"judge", runs + "/s.jsonl", "--domain", first, "--level", "L1", "--json", runs + "/q.json"}, 0, "Tool coverage 100%", ""},
 		{[]string{"judge", runs + "/nope.jsonl", "--domain", first}, 1, "", "no such file"},
 		{[]string{"judge"}, 2, "", "give the artifacts file first"},
+		{[]string{"synth", "promote", runs + "/s.jsonl", "--domain", first}, 0, "", ": its prompt names a tool"},
+		{[]string{"synth", "promote", runs + "/s.jsonl"}, 2, "", "give the artifacts file and --domain"},
 		{[]string{"synth", "--domain", first, "--model", "m", "--ollama", "http://127.0.0.1:1", "--count", "2"}, 0, "", "using the offline backend"},
 		{[]string{"synth", "--tools", runs + "/none.json"}, 1, "", "no such file"},
 		{[]string{"power", "--seconds", "0", "--json", "--powercap", runs}, 0, `"auto": "`, ""},

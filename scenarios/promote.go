@@ -1,0 +1,209 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness"
+)
+
+// PromotedScenario is one entry of a scenarios.yaml table.
+type PromotedScenario struct {
+	ID         string                      `yaml:"id"`
+	Title      string                      `yaml:"title,omitempty"`
+	Difficulty string                      `yaml:"difficulty"`
+	Prompt     string                      `yaml:"prompt"`
+	Gold       map[string][]map[string]any `yaml:"gold"`
+	Expect     map[string][]map[string]any `yaml:"expect"`
+}
+
+// Promote turns executed-grounded artifacts of a generated domain into
+// scenarios in the scenarios.yaml form, which granite verify can check.
+// The gold is the artifact's calls, mapped to L4; the expectations are
+// read off the store the calls leave: changed fields of seeded rows,
+// deleted rows, created rows (matched by their values), and for read-only
+// scenarios a value the outputs report. It returns the promoted scenarios
+// and, per artifact left out, why.
+func Promote(d *generator.Domain, rt *runtime.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
+	var out []PromotedScenario
+	var skipped []string
+	names := map[string]bool{}
+	for _, lv := range d.Levels {
+		for _, t := range lv.Tools {
+			names[t.Name] = true
+		}
+	}
+	snake := regexp.MustCompile(`[a-z][a-z0-9]*(?:_[a-z0-9]+)+`)
+	for _, a := range arts {
+		skip := func(why string) { skipped = append(skipped, a.ID+": "+why) }
+		level, ok := artifactLevel(a.Source, d.Name)
+		if !ok {
+			skip(fmt.Sprintf("its source %q is not domain %s", a.Source, d.Name))
+			continue
+		}
+		if len(a.MockOutputs) != len(a.ExpectedCalls) || slices.ContainsFunc(a.MockOutputs, func(m MockOutput) bool { return m.Grounding != "executed" || m.IsError }) {
+			skip("not every call was executed without error")
+			continue
+		}
+		var parts []string
+		for _, t := range a.Turns {
+			parts = append(parts, t.Prompt)
+		}
+		prompt := strings.Join(parts, " ")
+		if slices.ContainsFunc(snake.FindAllString(prompt, -1), func(w string) bool { return names[w] }) {
+			skip("its prompt names a tool")
+			continue
+		}
+		n := len(a.ExpectedCalls)
+		tier, ok := tierOf(n)
+		if !ok {
+			skip(fmt.Sprintf("%d calls fit no tier (easy 1-2, medium 4-5, hard 9-10)", n))
+			continue
+		}
+		var gold []map[string]any
+		bad := false
+		for _, c := range a.ExpectedCalls {
+			t := rt.Tool(level, c.Tool)
+			if t == nil {
+				bad = true
+				break
+			}
+			op, args, err := t.Prepare(c.Arguments)
+			if err != nil {
+				bad = true
+				break
+			}
+			var m map[string]any
+			_ = json.Unmarshal(args, &m)
+			delete(m, "action")
+			gold = append(gold, map[string]any{"tool": op.Name, "arguments": m})
+		}
+		if bad {
+			skip("a call does not prepare")
+			continue
+		}
+		expect, err := expectations(d, rt, level, a)
+		if err != nil {
+			skip(err.Error())
+			continue
+		}
+		out = append(out, PromotedScenario{ID: fmt.Sprintf("%s-%03d", d.Name, firstID+len(out)), Title: a.ID, Difficulty: tier,
+			Prompt: prompt, Gold: map[string][]map[string]any{"L4": gold}, Expect: expect})
+	}
+	return out, skipped
+}
+
+func artifactLevel(source, domain string) (runtime.Level, bool) {
+	rest, ok := strings.CutPrefix(source, "domain:"+domain+"/")
+	if !ok {
+		return "", false
+	}
+	l, err := runtime.ParseLevel(rest)
+	return l, err == nil
+}
+
+func tierOf(n int) (string, bool) {
+	for _, t := range generator.Tiers {
+		if n >= t.Min && n <= t.Max {
+			return t.Name, true
+		}
+	}
+	return "", false
+}
+
+// expectations replays the calls on a fresh store and describes what
+// changed, or a reported value when nothing did.
+func expectations(d *generator.Domain, rt *runtime.Domain, level runtime.Level, a Artifact) (map[string][]map[string]any, error) {
+	st := rt.NewStore()
+	before, err := harness.Rows(st.Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range a.ExpectedCalls {
+		t := rt.Tool(level, c.Tool)
+		if _, err := t.Call(c.Arguments, func(op *runtime.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }); err != nil {
+			return nil, fmt.Errorf("replaying %s: %v", c.Tool, err)
+		}
+	}
+	after, err := harness.Rows(st.Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	var state []map[string]any
+	for _, e := range d.Entities {
+		old := map[string]map[string]any{}
+		for _, r := range before[e.Plural] {
+			old[fmt.Sprint(r["id"])] = r
+		}
+		seen := map[string]bool{}
+		for _, r := range after[e.Plural] {
+			id := fmt.Sprint(r["id"])
+			seen[id] = true
+			prev, existed := old[id]
+			if !existed {
+				where := map[string]any{}
+				for k, v := range r {
+					if _, scalar := v.(map[string]any); k != "id" && !scalar && v != nil {
+						if _, list := v.([]any); !list {
+							where[k] = v
+						}
+					}
+				}
+				state = append(state, map[string]any{"entity": e.Name, "where": where, "count": 1})
+				continue
+			}
+			changed := map[string]any{}
+			for k, v := range r {
+				if fmt.Sprint(prev[k]) != fmt.Sprint(v) {
+					changed[k] = v
+				}
+			}
+			if len(changed) > 0 {
+				state = append(state, map[string]any{"entity": e.Name, "id": id, "fields": changed})
+			}
+		}
+		for id := range old {
+			if !seen[id] {
+				state = append(state, map[string]any{"entity": e.Name, "id": id, "absent": true})
+			}
+		}
+	}
+	sort.SliceStable(state, func(i, j int) bool {
+		return fmt.Sprint(state[i]["entity"], state[i]["id"]) < fmt.Sprint(state[j]["entity"], state[j]["id"])
+	})
+	if len(state) > 0 {
+		return map[string][]map[string]any{"state": state}, nil
+	}
+	if v, ok := reported(a.MockOutputs); ok {
+		return map[string][]map[string]any{"answer": {{"value": v, "what": "a value the tools report"}}}, nil
+	}
+	return nil, fmt.Errorf("no state change and no reported value to expect")
+}
+
+// reported picks a distinctive value from the outputs: the first ID.
+func reported(outs []MockOutput) (string, bool) {
+	idRe := regexp.MustCompile(`"id":"([A-Z]+[0-9]+)"`)
+	for _, o := range outs {
+		if m := idRe.FindStringSubmatch(o.Output); m != nil {
+			return m[1], true
+		}
+	}
+	return "", false
+}
+
+// PromotedYAML renders promoted scenarios as a scenarios.yaml table.
+func PromotedYAML(domain string, scs []PromotedScenario) ([]byte, error) {
+	b, err := yaml.Marshal(map[string]any{"domain": domain, "scenarios": scs})
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# yaml-language-server: $schema=../scenario.schema.json\n"), b...), nil
+}

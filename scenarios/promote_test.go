@@ -1,0 +1,71 @@
+package scenarios
+
+import (
+	"context"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// TestPromotedScenariosVerify promotes executed artifacts built from a
+// domain's own scenarios at L3 and checks that the scenario table loads
+// and granite verify passes every promoted scenario at every level.
+func TestPromotedScenariosVerify(t *testing.T) {
+	spec, err := generator.LoadAll(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := spec.Domains[0]
+	rt, _ := gen.Lookup(d.Name)
+	exec := Executor(rt, runtime.L3)
+	var arts []Artifact
+	for _, s := range d.Scenarios {
+		a := Artifact{Version: ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []Turn{{Prompt: s.Prompt}}}
+		for _, c := range s.Gold[runtime.L3] {
+			a.ExpectedCalls = append(a.ExpectedCalls, ExpectedCall{Tool: c.Tool, Arguments: c.JSON()})
+		}
+		a.MockOutputs = exec(a.ExpectedCalls)
+		arts = append(arts, a)
+	}
+	arts = append(arts, Artifact{ID: "foreign", Source: "tools:x"},
+		Artifact{ID: "named", Source: "domain:" + d.Name + "/L4", Turns: []Turn{{Prompt: "call " + d.Operations[0].Name + " now"}}})
+	promoted, skipped := Promote(d, rt, arts, 101)
+	if len(promoted) < len(d.Scenarios)-2 || len(skipped) < 2 {
+		t.Fatalf("%d promoted, skipped: %v", len(promoted), skipped)
+	}
+	if !strings.Contains(strings.Join(skipped, "\n"), "named: its prompt names a tool") {
+		t.Errorf("skipped: %v", skipped)
+	}
+	y, err := PromotedYAML(d.Name, promoted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemaData, _ := fs.ReadFile(specs.FS, generator.ScenarioSchemaFile)
+	sch, err := generator.CompileSchema(generator.ScenarioSchemaFile, schemaData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs, errs := generator.LoadScenarioTable(d.Name+"/scenarios.yaml", y, sch, d)
+	if len(errs) > 0 {
+		t.Fatalf("the promoted table does not load:\n%v\n%s", errs, y)
+	}
+	d.Scenarios = scs
+	rep, err := harness.Verify(context.Background(), spec, gen.Lookup, d.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Failures {
+		if f.Scenario != "" { // coverage of the whole domain is not the point here
+			t.Errorf("%s", f)
+		}
+	}
+	if rep.Scenarios != len(promoted) {
+		t.Errorf("verified %d scenarios, promoted %d", rep.Scenarios, len(promoted))
+	}
+}
