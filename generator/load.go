@@ -73,12 +73,8 @@ func Load(fsys fs.FS) (*Spec, error) {
 // LoadDomain parses, validates and resolves one domain spec. It returns
 // every error of the file at once; the domain is nil when there were any.
 func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, ErrorList, ErrorList) {
-	root, errs := parseYAML(file, data)
+	root, errs := parseValidated(file, data, sch)
 	if len(errs) > 0 {
-		return nil, errs, nil
-	}
-	if errs := validateNode(sch, root); len(errs) > 0 {
-		errs.sort()
 		return nil, errs, nil
 	}
 	b := &builder{

@@ -215,12 +215,8 @@ func (s *Spec) Domain(name string) *Domain {
 // LoadScenarioTable parses and checks one scenario table against its
 // domain. It returns every error of the file at once.
 func LoadScenarioTable(file string, data []byte, sch *jsonschema.Schema, d *Domain) ([]*Scenario, ErrorList) {
-	root, errs := parseYAML(file, data)
+	root, errs := parseValidated(file, data, sch)
 	if len(errs) > 0 {
-		return nil, errs
-	}
-	if errs := validateNode(sch, root); len(errs) > 0 {
-		errs.sort()
 		return nil, errs
 	}
 	l := &scenarioLoader{builder: builder{file: file, root: root, d: d, seedIDs: map[*Entity]map[string]bool{}}, opSchemas: map[*Operation]*jsonschema.Schema{}}

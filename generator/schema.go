@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"bytes"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -17,23 +16,10 @@ import (
 
 var printer = message.NewPrinter(language.English)
 
-// compileSpecSchema compiles a spec JSON Schema (domain.schema.json).
+// compileSpecSchema compiles a spec JSON Schema (domain.schema.json) the
+// way the runtime compiles tool schemas.
 func compileSpecSchema(name string, data []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	url := "granite:" + name
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return s, nil
+	return runtime.CompileSchema("granite:"+name, string(data))
 }
 
 // validateNode checks a parsed file against a schema and returns every

@@ -288,6 +288,16 @@ type Document struct {
 // ParseDocument parses a YAML file and validates it against sch. It
 // returns every error at once, each with its position.
 func ParseDocument(file string, data []byte, sch *jsonschema.Schema) (*Document, ErrorList) {
+	root, errs := parseValidated(file, data, sch)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Document{File: file, root: root}, nil
+}
+
+// parseValidated parses a YAML file and validates it against a schema,
+// returning every error, sorted, at once.
+func parseValidated(file string, data []byte, sch *jsonschema.Schema) (*node, ErrorList) {
 	root, errs := parseYAML(file, data)
 	if len(errs) > 0 {
 		return nil, errs
@@ -296,7 +306,7 @@ func ParseDocument(file string, data []byte, sch *jsonschema.Schema) (*Document,
 		errs.sort()
 		return nil, errs
 	}
-	return &Document{File: file, root: root}, nil
+	return root, nil
 }
 
 // Decode stores the document's value in v, as encoding/json would.

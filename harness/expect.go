@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpgranite/granite/generator"
 )
@@ -78,42 +77,49 @@ func checkOne(rows []map[string]any, c *generator.StateCheck) string {
 	return ""
 }
 
-// valueEqual compares decoded JSON with spec values: numbers by value
-// (an integer 18 equals 18.0), objects and arrays deeply.
-var valueEqual = cmp.Options{cmpopts.EquateApprox(0, 1e-9)}
-
 // holds says which field of a row differs from the wanted values, or "".
+// Values compare as arguments do (see sameValue), free text loosely: a
+// model that names a task "corner deli" did what was asked of "Corner
+// Deli" (enum values are exact already: the schema refuses any other
+// spelling).
 func holds(row map[string]any, want map[string]any) string {
 	for k, w := range want {
 		got, ok := row[k]
 		if !ok {
 			return fmt.Sprintf("field %s missing", k)
 		}
-		if !cmp.Equal(normalize(got), normalize(w), valueEqual) && !sameText(got, w) && !sameInstant(got, w) {
+		if !sameValue(got, w, false) {
 			return fmt.Sprintf("found %s = %s; expected %s", k, jsonString(got), jsonString(w))
 		}
 	}
 	return ""
 }
 
-// sameText reports whether two values are the same text but for case and
-// surrounding space: a model that names a task "corner deli" did what was
-// asked of "Corner Deli". (Enum values are exact already: the schema
-// refuses any other spelling.)
-func sameText(a, b any) bool {
-	sa, ok1 := a.(string)
-	sb, ok2 := b.(string)
-	return ok1 && ok2 && strings.EqualFold(strings.TrimSpace(sa), strings.TrimSpace(sb))
+// sameValue is the one comparison of values the harness makes, for state
+// conditions and arguments alike: numbers by value (21 = 21.0), objects key
+// by key, arrays in order; strings trimmed and case-folded, and
+// timestamps by instant, unless exact.
+func sameValue(got, want any, exact bool) bool {
+	opts := looseValues
+	if exact {
+		opts = exactValues
+	}
+	return cmp.Equal(normalize(got), normalize(want), opts)
 }
 
-// sameInstant reports whether two values are timestamps of the same
+var (
+	numbers = cmp.Comparer(func(a, b float64) bool {
+		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+	})
+	exactValues = cmp.Options{numbers}
+	looseValues = cmp.Options{numbers, cmp.Comparer(func(a, b string) bool {
+		return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b)) || sameInstant(a, b)
+	})}
+)
+
+// sameInstant reports whether two strings are timestamps of the same
 // instant, however their zones are written (Z or +00:00).
-func sameInstant(a, b any) bool {
-	sa, ok1 := a.(string)
-	sb, ok2 := b.(string)
-	if !ok1 || !ok2 {
-		return false
-	}
+func sameInstant(sa, sb string) bool {
 	ta, err1 := time.Parse(time.RFC3339, sa)
 	tb, err2 := time.Parse(time.RFC3339, sb)
 	return err1 == nil && err2 == nil && ta.Equal(tb)

@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
@@ -201,24 +197,10 @@ func (g *Gold) ArgAcc(calls []Call) float64 {
 // must be exact; objects compare key by key and arrays in order, by the
 // same rules; a value of another JSON type is wrong.
 func (g *Gold) ValueMatches(arg string, got any, accept []any) bool {
-	opts := valueOptions(g.exact[arg])
 	for _, want := range accept {
-		if cmp.Equal(normalize(got), normalize(want), opts) {
+		if sameValue(got, want, g.exact[arg]) {
 			return true
 		}
 	}
 	return false
-}
-
-// valueOptions are the go-cmp options of ValueMatches.
-func valueOptions(exact bool) cmp.Options {
-	opts := cmp.Options{cmp.Comparer(func(a, b float64) bool {
-		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
-	})}
-	if !exact {
-		opts = append(opts, cmp.Comparer(func(a, b string) bool {
-			return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b)) || sameInstant(a, b)
-		}))
-	}
-	return opts
 }

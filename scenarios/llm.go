@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,7 +51,7 @@ func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
 // decodes it into out. A reply that fails validation is fed back and the
 // stage retried, at most Retries times; it returns the retries used.
 func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any) (int, error) {
-	sch, err := compile("stage", schema)
+	sch, err := runtime.CompileSchema("stage", string(schema))
 	if err != nil {
 		return 0, err
 	}
@@ -91,18 +90,6 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 	}
 }
 
-func compile(name string, schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource(name, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(name)
-}
 
 // ScenarioSchema is the scenario stage's contract for a tool set (see
 // runtime.ScenarioStageSchema). A generated domain's tools carry the

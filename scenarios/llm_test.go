@@ -188,7 +188,7 @@ func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := compile("s", schema)
+	sch, err := runtime.CompileSchema("s", string(schema))
 	if err != nil {
 		t.Fatal(err)
 	}

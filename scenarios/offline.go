@@ -94,17 +94,8 @@ func (t *Tool) compile() error {
 	if t.compiled != nil {
 		return nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.InputSchema))
-	if err != nil {
-		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	url := "tool:" + t.Name
-	if err := c.AddResource(url, doc); err != nil {
-		return fmt.Errorf("tool %s: %w", t.Name, err)
-	}
-	if t.compiled, err = c.Compile(url); err != nil {
+	var err error
+	if t.compiled, err = runtime.CompileSchema("tool:"+t.Name, string(t.InputSchema)); err != nil {
 		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
 	return nil
