@@ -415,27 +415,40 @@ type runner struct {
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
-	// finals caches each scenario's right final stores.
+	// finals caches each scenario's right final stores; golds what a
+	// scenario is scored against at each level.
 	finals map[string][][]byte
+	golds  map[string]*Gold
 }
 
 // gold returns what a trial is scored against.
 func (r *runner) gold(ctx context.Context, t Trial) (*Gold, error) {
+	scenario := t.Domain.Name + "/" + t.Scenario.ID
+	key := scenario + "/" + string(t.Level)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finals == nil {
-		r.finals = map[string][][]byte{}
+	g, ok := r.golds[key]
+	f, haveFinals := r.finals[scenario]
+	r.mu.Unlock()
+	if ok {
+		return g, nil
 	}
-	key := t.Domain.Name + "/" + t.Scenario.ID
-	f, ok := r.finals[key]
-	if !ok {
+	if !haveFinals {
+		// Computed outside the lock, so that workers do not queue behind
+		// each other's gold runs; two may compute the same finals, which
+		// is harmless. Finals do not depend on the level.
 		var err error
 		if f, err = Finals(ctx, t.RT, t.Scenario); err != nil {
 			return nil, err
 		}
-		r.finals[key] = f
 	}
-	return NewGold(t.Scenario, t.Level, t.RT, f), nil
+	g = NewGold(t.Scenario, t.Level, t.RT, f)
+	r.mu.Lock()
+	if r.golds == nil {
+		r.golds, r.finals = map[string]*Gold{}, map[string][][]byte{}
+	}
+	r.finals[scenario], r.golds[key] = f, g
+	r.mu.Unlock()
+	return g, nil
 }
 
 // run goes model by model: a model's trials are shared by one worker per

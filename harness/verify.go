@@ -309,41 +309,55 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 // optional argument left out: each must meet the expectations too.
 func (r *Report) variants(ctx context.Context, rt *runtime.Domain, j *judge, fail func(runtime.Level, int, string, string)) error {
 	calls := j.s.Gold[runtime.L4]
-	for i, c := range calls {
-		type variant struct {
-			name string
-			args []byte
+	for _, v := range goldVariants(calls) {
+		o, err := v.run(ctx, rt, calls)
+		if err != nil {
+			return err
 		}
-		var vs []variant
-		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
-			for _, v := range c.Alternatives[arg] {
-				vs = append(vs, variant{arg + "=" + jsonString(v), c.With(arg, v)})
-			}
+		r.Variants++
+		msgs, err := j.check(o)
+		if err != nil {
+			return err
 		}
-		for _, arg := range c.Optional {
-			vs = append(vs, variant{"without " + arg, c.With(arg, nil)})
-		}
-		for _, v := range vs {
-			o, err := runGold(ctx, rt, runtime.L4, calls, func(j int) []byte {
-				if j == i {
-					return v.args
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			r.Variants++
-			msgs, err := j.check(o)
-			if err != nil {
-				return err
-			}
-			for _, m := range msgs {
-				fail(runtime.L4, i+1, v.name, m)
-			}
+		for _, m := range msgs {
+			fail(runtime.L4, v.step+1, v.name, m)
 		}
 	}
 	return nil
+}
+
+// goldVariant is the L4 gold with one call changed: an alternative value
+// of one argument, or an optional argument left out.
+type goldVariant struct {
+	step int
+	name string
+	args []byte
+}
+
+// goldVariants lists every variant of a gold sequence, in call order.
+func goldVariants(calls []*generator.Call) []goldVariant {
+	var out []goldVariant
+	for i, c := range calls {
+		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
+			for _, v := range c.Alternatives[arg] {
+				out = append(out, goldVariant{i, arg + "=" + jsonString(v), c.With(arg, v)})
+			}
+		}
+		for _, arg := range c.Optional {
+			out = append(out, goldVariant{i, "without " + arg, c.With(arg, nil)})
+		}
+	}
+	return out
+}
+
+// run executes the variant at L4 on a fresh store.
+func (v goldVariant) run(ctx context.Context, rt *runtime.Domain, calls []*generator.Call) (*run, error) {
+	return runGold(ctx, rt, runtime.L4, calls, func(j int) []byte {
+		if j == v.step {
+			return v.args
+		}
+		return nil
+	})
 }
 
 // Finals returns every final store a right solution of a scenario may
@@ -352,8 +366,7 @@ func (r *Report) variants(ctx context.Context, rt *runtime.Domain, j *judge, fai
 func Finals(ctx context.Context, rt *runtime.Domain, s *generator.Scenario) ([][]byte, error) {
 	calls := s.Gold[runtime.L4]
 	var out [][]byte
-	add := func(replace func(int) []byte) error {
-		o, err := runGold(ctx, rt, runtime.L4, calls, replace)
+	add := func(o *run, err error) error {
 		if err != nil {
 			return err
 		}
@@ -362,28 +375,12 @@ func Finals(ctx context.Context, rt *runtime.Domain, s *generator.Scenario) ([][
 		}
 		return nil
 	}
-	if err := add(nil); err != nil {
+	if err := add(runGold(ctx, rt, runtime.L4, calls, nil)); err != nil {
 		return nil, err
 	}
-	for i, c := range calls {
-		var vs [][]byte
-		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
-			for _, v := range c.Alternatives[arg] {
-				vs = append(vs, c.With(arg, v))
-			}
-		}
-		for _, arg := range c.Optional {
-			vs = append(vs, c.With(arg, nil))
-		}
-		for _, v := range vs {
-			if err := add(func(j int) []byte {
-				if j == i {
-					return v
-				}
-				return nil
-			}); err != nil {
-				return nil, err
-			}
+	for _, v := range goldVariants(calls) {
+		if err := add(v.run(ctx, rt, calls)); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
