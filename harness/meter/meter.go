@@ -12,6 +12,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -176,6 +177,40 @@ func (none) Since(Mark) Reading { return Reading{Meter: None} }
 func (none) IdleW() float64     { return 0 }
 func (none) Latest() []Sample   { return nil }
 func (none) Close() error       { return nil }
+
+// deviceErrors keeps each device's first error, which every later
+// reading reports: a failing device is reported, never fatal.
+type deviceErrors struct {
+	mu sync.Mutex
+	m  map[int]string
+}
+
+func (e *deviceErrors) note(device int, msg string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[int]string{}
+	}
+	if _, ok := e.m[device]; !ok {
+		e.m[device] = msg
+	}
+}
+
+// attach adds the errors to a reading, in device order, and to the
+// readings of the devices they belong to.
+func (e *deviceErrors) attach(r *Reading) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k := range r.Devices {
+		d := &r.Devices[k]
+		if msg, ok := e.m[d.Index]; ok {
+			r.Errors = append(r.Errors, msg)
+			if d.Error == "" {
+				d.Error = msg
+			}
+		}
+	}
+}
 
 // summarise computes telemetry over samples (of all devices; power is
 // the sum over devices at each sample time, utilisation the mean).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -28,8 +27,7 @@ type nvmlMeter struct {
 	idle float64
 	now  func() time.Time
 
-	mu   sync.Mutex
-	errs map[int]string // first error of each device
+	errs deviceErrors
 }
 
 // OpenNVML opens the GPUs through lib (nil: the system's NVML library).
@@ -70,7 +68,7 @@ func newNVML(lib nvml.Interface, o Options, now func() time.Time) (*nvmlMeter, e
 			idx = append(idx, i)
 		}
 	}
-	m := &nvmlMeter{lib: lib, now: now, errs: map[int]string{}}
+	m := &nvmlMeter{lib: lib, now: now}
 	for _, i := range idx {
 		if i < 0 || i >= n {
 			return nil, fmt.Errorf("nvml: no GPU %d (the driver sees %d)", i, n)
@@ -104,11 +102,7 @@ func (m *nvmlMeter) Describe() string {
 // fail records a device's first error; a failing device is reported in
 // every reading, not fatal.
 func (m *nvmlMeter) fail(i int, what string, ret nvml.Return) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.errs[i]; !ok {
-		m.errs[i] = fmt.Sprintf("GPU %d: %s: %v", i, what, ret)
-	}
+	m.errs.note(i, fmt.Sprintf("GPU %d: %s: %v", i, what, ret))
 }
 
 // read samples every device once.
@@ -212,18 +206,7 @@ func (m *nvmlMeter) Since(mk Mark) Reading {
 		r.Method = strings.Join(methods, "; ")
 	}
 	r.Telemetry = summarise(inWindow(samples, mk.T, end))
-	m.mu.Lock()
-	for _, g := range m.gpus {
-		if e, ok := m.errs[g.index]; ok {
-			r.Errors = append(r.Errors, e)
-			for k := range r.Devices {
-				if r.Devices[k].Index == g.index && r.Devices[k].Error == "" {
-					r.Devices[k].Error = e
-				}
-			}
-		}
-	}
-	m.mu.Unlock()
+	m.errs.attach(&r)
 	return r
 }
 

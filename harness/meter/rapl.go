@@ -30,7 +30,7 @@ type raplMeter struct {
 
 	mu   sync.Mutex
 	prev map[int][2]float64 // last counter and time (s) per zone, for sampled power
-	errs map[int]string
+	errs deviceErrors
 }
 
 var topZone = regexp.MustCompile(`^intel-rapl:(\d+)$`)
@@ -55,7 +55,7 @@ func newRAPL(o Options, now func() time.Time) (*raplMeter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rapl: %v", err)
 	}
-	m := &raplMeter{now: now, prev: map[int][2]float64{}, errs: map[int]string{}}
+	m := &raplMeter{now: now, prev: map[int][2]float64{}}
 	for _, e := range entries {
 		sub := topZone.FindStringSubmatch(e.Name())
 		if sub == nil {
@@ -109,11 +109,7 @@ func (m *raplMeter) Describe() string {
 func (m *raplMeter) counter(z raplZone) float64 {
 	uj, err := readUint(filepath.Join(z.dir, "energy_uj"))
 	if err != nil {
-		m.mu.Lock()
-		if _, ok := m.errs[z.index]; !ok {
-			m.errs[z.index] = fmt.Sprintf("zone %d: %v", z.index, err)
-		}
-		m.mu.Unlock()
+		m.errs.note(z.index, fmt.Sprintf("zone %d: %v", z.index, err))
 		return math.NaN()
 	}
 	return float64(uj) / 1e6
@@ -175,13 +171,7 @@ func (m *raplMeter) Since(mk Mark) Reading {
 	}
 	r.EnergyJ = &total
 	r.Telemetry = summarise(inWindow(m.s.window(mk.T, end), mk.T, end))
-	m.mu.Lock()
-	for _, z := range m.zones {
-		if e, ok := m.errs[z.index]; ok {
-			r.Errors = append(r.Errors, e)
-		}
-	}
-	m.mu.Unlock()
+	m.errs.attach(&r)
 	return r
 }
 
