@@ -174,10 +174,7 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	model := fset.String("model", "", "an Ollama model to judge with (default: deterministic checks only)")
 	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
 	jsonOut := fset.String("json", "", "write the checks and scores as JSON here")
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
+	file, args := leadingFile(args)
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
@@ -254,10 +251,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	domain := fset.String("domain", "", "the generated domain the artifacts ran on")
 	first := fset.Int("first", 101, "number of the first promoted scenario id")
 	out := fset.String("out", "", "output file (default: standard output)")
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
+	file, args := leadingFile(args)
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
@@ -301,4 +295,13 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "promoted %d of %d artifacts; add them to specs/%s/scenarios.yaml and run granite verify --domain %s\n", len(promoted), len(arts), d.Name, d.Name)
 	return 0
+}
+
+// leadingFile takes a file named before the flags (granite judge FILE
+// --flags), so that flag parsing sees only flags.
+func leadingFile(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
 }
