@@ -230,21 +230,25 @@ func leastUsed(tools []Tool, used map[string]int, n int) []string {
 // across calls (grounding: executed).
 func Executor(d *runtime.Domain, level runtime.Level) func([]ExpectedCall) []MockOutput {
 	return func(calls []ExpectedCall) []MockOutput {
-		st := d.NewStore()
-		var out []MockOutput
-		for i, c := range calls {
-			t := d.Tool(level, c.Tool)
-			m := MockOutput{Call: i, Grounding: "executed"}
-			if t == nil {
-				m.Output, m.IsError = "unknown tool "+c.Tool, true
-			} else if res, err := t.Call(c.Arguments, func(op *runtime.Operation, a []byte) (any, error) { return st.Call(op.Name, a) }); err != nil {
-				m.Output, m.IsError = err.Error(), true
-			} else {
-				b, _ := json.Marshal(res)
-				m.Output = string(b)
-			}
-			out = append(out, m)
-		}
-		return out
+		return runCalls(d, level, d.NewStore(), calls)
 	}
+}
+
+// runCalls runs calls in order on a store.
+func runCalls(d *runtime.Domain, level runtime.Level, st runtime.Store, calls []ExpectedCall) []MockOutput {
+	var out []MockOutput
+	for i, c := range calls {
+		t := d.Tool(level, c.Tool)
+		m := MockOutput{Call: i, Grounding: "executed"}
+		if t == nil {
+			m.Output, m.IsError = "unknown tool "+c.Tool, true
+		} else if res, err := t.Call(c.Arguments, func(op *runtime.Operation, a []byte) (any, error) { return st.Call(op.Name, a) }); err != nil {
+			m.Output, m.IsError = err.Error(), true
+		} else {
+			b, _ := json.Marshal(res)
+			m.Output = string(b)
+		}
+		out = append(out, m)
+	}
+	return out
 }

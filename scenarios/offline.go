@@ -39,6 +39,7 @@ type Tool struct {
 // operations' examples and a way to execute calls on a fresh store.
 func FromDomain(d *runtime.Domain, level runtime.Level) []Tool {
 	var out []Tool
+	exec := Executor(d, level)
 	for _, t := range d.Tools[level] {
 		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema), stage: d.StageSchemas[level]}
 		for _, op := range t.Operations {
@@ -50,15 +51,10 @@ func FromDomain(d *runtime.Domain, level runtime.Level) []Tool {
 			b, _ := json.Marshal(ex)
 			tool.examples = append(tool.examples, b)
 		}
-		rt := t
+		name := t.Name
 		tool.run = func(args []byte) (string, bool) {
-			st := d.NewStore()
-			res, err := rt.Call(args, func(op *runtime.Operation, a []byte) (any, error) { return st.Call(op.Name, a) })
-			if err != nil {
-				return err.Error(), true
-			}
-			b, _ := json.Marshal(res)
-			return string(b), false
+			m := exec([]ExpectedCall{{Tool: name, Arguments: args}})[0]
+			return m.Output, m.IsError
 		}
 		out = append(out, tool)
 	}

@@ -127,10 +127,9 @@ func expectations(d *generator.Domain, rt *runtime.Domain, level runtime.Level, 
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range a.ExpectedCalls {
-		t := rt.Tool(level, c.Tool)
-		if _, err := t.Call(c.Arguments, func(op *runtime.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }); err != nil {
-			return nil, fmt.Errorf("replaying %s: %v", c.Tool, err)
+	for _, m := range runCalls(rt, level, st, a.ExpectedCalls) {
+		if m.IsError {
+			return nil, fmt.Errorf("replaying call %d: %s", m.Call, m.Output)
 		}
 	}
 	after, err := harness.Rows(st.Snapshot())
