@@ -90,7 +90,6 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 	}
 }
 
-
 // ScenarioSchema is the scenario stage's contract for a tool set (see
 // runtime.ScenarioStageSchema). A generated domain's tools carry the
 // contract the generator emitted for their level, which is the same.
