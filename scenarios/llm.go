@@ -48,9 +48,11 @@ func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
 }
 
 // Stage sends a prompt with the schema as format, validates the reply and
-// decodes it into out. A reply that fails validation is fed back and the
-// stage retried, at most Retries times; it returns the retries used.
-func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any) (int, error) {
+// decodes it into out; each check then looks at out and names a problem a
+// schema cannot express, or returns "". A reply that fails validation or
+// a check is fed back with the reason and the stage retried, at most
+// Retries times; it returns the retries used.
+func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any, checks ...func() string) (int, error) {
 	sch, err := runtime.CompileSchema("stage", string(schema))
 	if err != nil {
 		return 0, err
@@ -71,22 +73,31 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 		}
 		problem := ""
 		v, perr := jsonschema.UnmarshalJSON(strings.NewReader(reply))
+		if perr == nil {
+			perr = sch.Validate(v)
+		}
 		switch {
 		case perr != nil:
-			problem = "the reply is not JSON: " + perr.Error()
+			problem = "Your reply does not match the required JSON Schema: " + perr.Error()
 		default:
-			if verr := sch.Validate(v); verr != nil {
-				problem = verr.Error()
+			if err := json.Unmarshal([]byte(reply), out); err != nil {
+				return attempt, err
+			}
+			for _, check := range checks {
+				if p := check(); p != "" {
+					problem = "Your reply was refused: " + p + "."
+					break
+				}
 			}
 		}
 		if problem == "" {
-			return attempt, json.Unmarshal([]byte(reply), out)
+			return attempt, nil
 		}
 		if attempt >= Retries {
 			return attempt, fmt.Errorf("%w: %s", ErrDiscarded, problem)
 		}
 		msgs = append(msgs, api.Message{Role: "assistant", Content: reply},
-			api.Message{Role: "user", Content: "Your reply does not match the required JSON Schema: " + problem + "\nReply again with JSON only."})
+			api.Message{Role: "user", Content: problem + "\nReply again with JSON only."})
 	}
 }
 

@@ -71,7 +71,7 @@ func mockSchema(n int) json.RawMessage {
 // Mock runs the mock-output stage: one result per expected call, from one
 // shared state so IDs and values agree across calls. An output must be
 // JSON, and must fit the tool's output schema when it has one; a reply
-// that breaks either is fed back like a schema violation.
+// that breaks either is fed back and retried like a schema violation.
 func (l *LLM) Mock(ctx context.Context, tools []Tool, instruction string, calls []ExpectedCall) ([]MockOutput, int, error) {
 	type pt struct{ Name, Description, Output string }
 	byName := map[string]Tool{}
@@ -87,41 +87,29 @@ func (l *LLM) Mock(ctx context.Context, tools []Tool, instruction string, calls 
 	var reply struct {
 		Outputs []MockOutput `json:"outputs"`
 	}
-	total := 0
-	for {
-		n, err := l.Stage(ctx, prompt.String(), mockSchema(len(calls)), &reply)
-		total += n
-		if err != nil {
-			return nil, total, err
-		}
-		problem := ""
+	fits := func() string {
 		for i, o := range reply.Outputs {
 			if o.Call != i {
-				problem = fmt.Sprintf("output %d is for call %d; give the calls in order", i, o.Call)
-				break
+				return fmt.Sprintf("output %d is for call %d; give the calls in order", i, o.Call)
 			}
 			t := byName[calls[i].Tool]
 			if !json.Valid([]byte(o.Output)) {
-				problem = fmt.Sprintf("output %d is not JSON text", i)
-				break
+				return fmt.Sprintf("output %d is not JSON text", i)
 			}
 			if len(t.OutputSchema) > 0 {
 				out := Tool{Name: t.Name + " output", InputSchema: t.OutputSchema}
 				if !out.Valid(json.RawMessage(o.Output)) {
-					problem = fmt.Sprintf("output %d does not match %s's output schema", i, t.Name)
-					break
+					return fmt.Sprintf("output %d does not match %s's output schema", i, t.Name)
 				}
 			}
 		}
-		if problem == "" {
-			return reply.Outputs, total, nil
-		}
-		total++
-		if total > Retries {
-			return nil, total, fmt.Errorf("%w: %s", ErrDiscarded, problem)
-		}
-		prompt.WriteString("\n\nYour previous reply was refused: " + problem + ".")
+		return ""
 	}
+	n, err := l.Stage(ctx, prompt.String(), mockSchema(len(calls)), &reply, fits)
+	if err != nil {
+		return nil, n, err
+	}
+	return reply.Outputs, n, nil
 }
 
 // turnsSchema is the multi-turn stage's contract for n calls.
@@ -161,49 +149,36 @@ func (l *LLM) Expand(ctx context.Context, instruction string, calls []ExpectedCa
 			Calls  []int  `json:"calls"`
 		} `json:"turns"`
 	}
-	total := 0
-	for {
-		n, err := l.Stage(ctx, prompt.String(), turnsSchema(len(calls)), &reply)
-		total += n
-		if err != nil {
-			return nil, total, err
-		}
-		problem := ""
+	splits := func() string {
 		next := 0
 		for ti, t := range reply.Turns {
 			for _, c := range t.Calls {
 				if c != next {
-					problem = fmt.Sprintf("turn %d lists call %d where call %d comes next; keep every call once, in order", ti, c, next)
-					break
+					return fmt.Sprintf("turn %d lists call %d where call %d comes next; keep every call once, in order", ti, c, next)
 				}
 				next++
 			}
-			if problem == "" && ti > 0 && !citesEarlier(t.Prompt, outs[:next-len(t.Calls)]) {
-				problem = fmt.Sprintf("turn %d cites no concrete value from the earlier results", ti)
-			}
-			if problem != "" {
-				break
+			if ti > 0 && !citesEarlier(t.Prompt, outs[:next-len(t.Calls)]) {
+				return fmt.Sprintf("turn %d cites no concrete value from the earlier results", ti)
 			}
 		}
-		if problem == "" && next != len(calls) {
-			problem = fmt.Sprintf("the turns cover %d of %d calls", next, len(calls))
+		if next != len(calls) {
+			return fmt.Sprintf("the turns cover %d of %d calls", next, len(calls))
 		}
-		if problem == "" {
-			if len(reply.Turns) < 2 {
-				return nil, total, ErrSingleTurn
-			}
-			turns := make([]Turn, len(reply.Turns))
-			for i, t := range reply.Turns {
-				turns[i] = Turn{Prompt: t.Prompt}
-			}
-			return turns, total, nil
-		}
-		total++
-		if total > Retries {
-			return nil, total, fmt.Errorf("%w: %s", ErrDiscarded, problem)
-		}
-		prompt.WriteString("\n\nYour previous reply was refused: " + problem + ".")
+		return ""
 	}
+	n, err := l.Stage(ctx, prompt.String(), turnsSchema(len(calls)), &reply, splits)
+	if err != nil {
+		return nil, n, err
+	}
+	if len(reply.Turns) < 2 {
+		return nil, n, ErrSingleTurn
+	}
+	turns := make([]Turn, len(reply.Turns))
+	for i, t := range reply.Turns {
+		turns[i] = Turn{Prompt: t.Prompt}
+	}
+	return turns, n, nil
 }
 
 // citesEarlier reports whether a prompt quotes a string or number value
