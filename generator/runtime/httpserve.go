@@ -196,8 +196,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, "origin not allowed")
 		return
 	}
+	var body []byte
 	if r.Body != nil {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBody))
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBody))
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
@@ -218,7 +220,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method != http.MethodPost:
 			httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id: initialize a session with POST first")
-		case isInitialize(r):
+		case isInitialize(body):
 			h.open(w, r)
 		default:
 			h.stateless().ServeHTTP(w, r)
@@ -245,9 +247,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // isInitialize reports whether a POST body is an initialize request.
-func isInitialize(r *http.Request) bool {
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+func isInitialize(body []byte) bool {
 	var msg struct {
 		Method string `json:"method"`
 	}
