@@ -28,18 +28,27 @@ func OllamaTools(tools []mcp.Tool) (api.Tools, map[string][]string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 		}
-		var params api.ToolFunctionParameters
-		if err := json.Unmarshal(raw, &params); err != nil {
-			return nil, nil, fmt.Errorf("tool %s: Ollama cannot read its input schema: %w", t.Name, err)
-		}
-		if l, err := LostKeywords(raw, params); err != nil {
+		params, l, err := ollamaParams(raw)
+		if err != nil {
 			return nil, nil, fmt.Errorf("tool %s: %w", t.Name, err)
-		} else if len(l) > 0 {
+		}
+		if len(l) > 0 {
 			lost[t.Name] = l
 		}
 		out = append(out, api.Tool{Type: "function", Function: api.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	return out, lost, nil
+}
+
+// ollamaParams decodes an input schema as Ollama does and lists what it
+// lost.
+func ollamaParams(raw []byte) (api.ToolFunctionParameters, []string, error) {
+	var params api.ToolFunctionParameters
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return params, nil, fmt.Errorf("Ollama cannot read the input schema: %w", err)
+	}
+	lost, err := LostKeywords(raw, params)
+	return params, lost, err
 }
 
 // LostKeywords lists, as "argument: keyword" (or "keyword" at the top),
@@ -116,12 +125,11 @@ func LostSummary(lost map[string][]string) string {
 func ToolLoss(tools []*runtime.Tool) map[string][]string {
 	out := map[string][]string{}
 	for _, t := range tools {
-		var params api.ToolFunctionParameters
-		if err := json.Unmarshal([]byte(t.InputSchema), &params); err != nil {
+		_, l, err := ollamaParams([]byte(t.InputSchema))
+		switch {
+		case err != nil:
 			out[t.Name] = []string{"(unreadable: " + err.Error() + ")"}
-			continue
-		}
-		if l, err := LostKeywords([]byte(t.InputSchema), params); err == nil && len(l) > 0 {
+		case len(l) > 0:
 			out[t.Name] = l
 		}
 	}
