@@ -14,32 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
 )
-
-// Rows decodes a store snapshot into rows per collection.
-func Rows(snapshot []byte) (map[string][]map[string]any, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(snapshot, &raw); err != nil {
-		return nil, fmt.Errorf("decode snapshot: %w", err)
-	}
-	out := map[string][]map[string]any{}
-	for k, v := range raw {
-		if k == "next_ids" {
-			continue
-		}
-		var rows []map[string]any
-		if err := json.Unmarshal(v, &rows); err != nil {
-			return nil, fmt.Errorf("decode snapshot %s: %w", k, err)
-		}
-		out[k] = rows
-	}
-	return out, nil
-}
 
 // CheckState returns the conditions a store snapshot fails, each with why;
 // none means the state is as expected.
 func CheckState(snapshot []byte, checks []*generator.StateCheck) ([]string, error) {
-	rows, err := Rows(snapshot)
+	rows, err := runtime.Rows(snapshot)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
-	"github.com/mcpgranite/granite/harness"
 )
 
 // PromotedScenario is one entry of a scenarios.yaml table.
@@ -123,7 +122,7 @@ func tierOf(n int) (string, bool) {
 // changed, or a reported value when nothing did.
 func expectations(d *generator.Domain, rt *runtime.Domain, level runtime.Level, a Artifact) (map[string][]map[string]any, error) {
 	st := rt.NewStore()
-	before, err := harness.Rows(st.Snapshot())
+	before, err := runtime.Rows(st.Snapshot())
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +131,7 @@ func expectations(d *generator.Domain, rt *runtime.Domain, level runtime.Level, 
 			return nil, fmt.Errorf("replaying call %d: %s", m.Call, m.Output)
 		}
 	}
-	after, err := harness.Rows(st.Snapshot())
+	after, err := runtime.Rows(st.Snapshot())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -23,26 +24,26 @@ func TestPromotedScenariosVerify(t *testing.T) {
 	}
 	d := spec.Domains[0]
 	rt, _ := gen.Lookup(d.Name)
-	exec := Executor(rt, runtime.L3)
-	var arts []Artifact
+	exec := scenarios.Executor(rt, runtime.L3)
+	var arts []scenarios.Artifact
 	for _, s := range d.Scenarios {
-		a := Artifact{Version: ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []Turn{{Prompt: s.Prompt}}}
+		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []scenarios.Turn{{Prompt: s.Prompt}}}
 		for _, c := range s.Gold[runtime.L3] {
-			a.ExpectedCalls = append(a.ExpectedCalls, ExpectedCall{Tool: c.Tool, Arguments: c.JSON()})
+			a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: c.Tool, Arguments: c.JSON()})
 		}
 		a.MockOutputs = exec(a.ExpectedCalls)
 		arts = append(arts, a)
 	}
-	arts = append(arts, Artifact{ID: "foreign", Source: "tools:x"},
-		Artifact{ID: "named", Source: "domain:" + d.Name + "/L4", Turns: []Turn{{Prompt: "call " + d.Operations[0].Name + " now"}}})
-	promoted, skipped := Promote(d, rt, arts, 101)
+	arts = append(arts, scenarios.Artifact{ID: "foreign", Source: "tools:x"},
+		scenarios.Artifact{ID: "named", Source: "domain:" + d.Name + "/L4", Turns: []scenarios.Turn{{Prompt: "call " + d.Operations[0].Name + " now"}}})
+	promoted, skipped := scenarios.Promote(d, rt, arts, 101)
 	if len(promoted) < len(d.Scenarios)-2 || len(skipped) < 2 {
 		t.Fatalf("%d promoted, skipped: %v", len(promoted), skipped)
 	}
 	if !strings.Contains(strings.Join(skipped, "\n"), "named: its prompt names a tool") {
 		t.Errorf("skipped: %v", skipped)
 	}
-	y, err := PromotedYAML(d.Name, promoted)
+	y, err := scenarios.PromotedYAML(d.Name, promoted)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -19,6 +20,26 @@ type Store interface {
 	Call(op string, args []byte) (any, error)
 	// CloneStore returns a deep copy that shares nothing with the store.
 	CloneStore() Store
+}
+
+// Rows decodes a store snapshot into rows per collection.
+func Rows(snapshot []byte) (map[string][]map[string]any, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(snapshot, &raw); err != nil {
+		return nil, fmt.Errorf("decode snapshot: %w", err)
+	}
+	out := map[string][]map[string]any{}
+	for k, v := range raw {
+		if k == "next_ids" {
+			continue
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal(v, &rows); err != nil {
+			return nil, fmt.Errorf("decode snapshot %s: %w", k, err)
+		}
+		out[k] = rows
+	}
+	return out, nil
 }
 
 // Domain is the registry entry of one generated domain.
