@@ -13,10 +13,6 @@ import (
 	"github.com/mcpgranite/granite/generator/runtime"
 )
 
-// ArtifactVersion is the version of the artifact format
-// (specs/artifact.schema.json).
-const ArtifactVersion = 1
-
 // Tool is a tool as a server lists it, with what synthesis needs.
 type Tool struct {
 	Name         string          `json:"name"`
@@ -31,8 +27,8 @@ type Tool struct {
 	run      func(args []byte) (string, bool) // executes a call on a fresh store
 	// stage is the scenario stage contract the generator emitted for the
 	// tool's level (generated domains only).
-	stage    string
-	compiled *jsonschema.Schema
+	stage                 string
+	compiled, compiledOut *jsonschema.Schema
 }
 
 // FromDomain lists a generated domain's tools at a level, each with its
@@ -85,80 +81,52 @@ func LoadTools(path string) ([]Tool, error) {
 	return wrapped.Tools, nil
 }
 
-// compile compiles the tool's input schema once.
-func (t *Tool) compile() error {
+// Compile compiles the tool's input and output schemas, once; call it
+// before sharing the tool between goroutines.
+func (t *Tool) Compile() error {
 	if t.compiled != nil {
 		return nil
 	}
-	var err error
-	if t.compiled, err = runtime.CompileSchema("tool:"+t.Name, string(t.InputSchema)); err != nil {
+	in, err := runtime.CompileSchema("tool:"+t.Name, string(t.InputSchema))
+	if err != nil {
 		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
+	if len(t.OutputSchema) > 0 {
+		if t.compiledOut, err = runtime.CompileSchema("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
+			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+		}
+	}
+	t.compiled = in
 	return nil
 }
 
+// OutputFits checks that a result is JSON text fitting the tool's output
+// schema; any text fits a tool without one.
+func (t *Tool) OutputFits(output string) error {
+	if err := t.Compile(); err != nil || t.compiledOut == nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(output))
+	if err != nil {
+		return fmt.Errorf("the output is not JSON text")
+	}
+	return t.compiledOut.Validate(v)
+}
+
 // Valid reports whether arguments satisfy the tool's input schema.
-func (t *Tool) Valid(args json.RawMessage) bool {
-	if t.compile() != nil {
-		return false
+func (t *Tool) Valid(args json.RawMessage) bool { return t.Validate(args) == nil }
+
+// Validate checks arguments against the tool's input schema and says what
+// is wrong, as the validator words it.
+func (t *Tool) Validate(args json.RawMessage) error {
+	if err := t.Compile(); err != nil {
+		return err
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	return err == nil && t.compiled.Validate(v) == nil
-}
-
-// Artifact is one synthesized scenario (specs/artifact.schema.json).
-type Artifact struct {
-	Version       int            `json:"version"`
-	ID            string         `json:"id"`
-	Source        string         `json:"source"`
-	Tier          string         `json:"tier"`
-	Turns         []Turn         `json:"turns"`
-	ExpectedCalls []ExpectedCall `json:"expected_calls"`
-	MockOutputs   []MockOutput   `json:"mock_outputs"`
-	Assertions    []Assertion    `json:"assertions"`
-	Provenance    Provenance     `json:"provenance"`
-}
-
-// Turn is one user prompt.
-type Turn struct {
-	Prompt string `json:"prompt"`
-}
-
-// ExpectedCall is a held-out oracle call.
-type ExpectedCall struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Reason    string          `json:"reason"`
-}
-
-// MockOutput is the output of an expected call.
-type MockOutput struct {
-	Call    int    `json:"call"`
-	Output  string `json:"output"`
-	IsError bool   `json:"is_error"`
-	// Grounding is executed (run against a real store), or high, medium
-	// or low by the reference material available.
-	Grounding string `json:"grounding"`
-}
-
-// Assertion is a structured check of an agent's behaviour.
-type Assertion struct {
-	// Kind is tool_call (the call must be made), not_call (it must not be
-	// made as given: the agent should refuse or repair it) or
-	// output_schema (the result must fit the tool's output schema).
-	Kind      string          `json:"kind"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Severity  string          `json:"severity"` // blocker or warning
-	Note      string          `json:"note"`
-}
-
-// Provenance says how an artifact was made.
-type Provenance struct {
-	Backend string `json:"backend"`
-	Model   string `json:"model,omitempty"`
-	Stage   string `json:"stage"`
-	Retries int    `json:"retries"`
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	return t.compiled.Validate(v)
 }
 
 // Offline synthesizes scenarios from the schemas alone: for each tool, a
@@ -197,7 +165,7 @@ func Offline(source string, tools []Tool, count int) ([]Artifact, error) {
 
 // variantsOf lists a tool's scenarios, valid ones first.
 func variantsOf(source string, t *Tool) ([]Artifact, error) {
-	if err := t.compile(); err != nil {
+	if err := t.Compile(); err != nil {
 		return nil, err
 	}
 	var root map[string]any

@@ -96,11 +96,8 @@ func (l *LLM) Mock(ctx context.Context, tools []Tool, instruction string, calls 
 			if !json.Valid([]byte(o.Output)) {
 				return fmt.Sprintf("output %d is not JSON text", i)
 			}
-			if len(t.OutputSchema) > 0 {
-				out := Tool{Name: t.Name + " output", InputSchema: t.OutputSchema}
-				if !out.Valid(json.RawMessage(o.Output)) {
-					return fmt.Sprintf("output %d does not match %s's output schema", i, t.Name)
-				}
+			if t.OutputFits(o.Output) != nil {
+				return fmt.Sprintf("output %d does not match %s's output schema", i, t.Name)
 			}
 		}
 		return ""

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -31,6 +30,10 @@ func addToolSource(fset *flag.FlagSet) *toolSource {
 		mcpCmd: fset.String("mcp-cmd", "", "an MCP server command speaking stdio"),
 		mcpURL: fset.String("mcp-url", "", "an MCP streamable HTTP endpoint"),
 	}
+}
+
+func (s *toolSource) given() bool {
+	return *s.domain != "" || *s.tools != "" || *s.mcpCmd != "" || *s.mcpURL != ""
 }
 
 // load lists the tools; for a generated domain it also returns an executor
@@ -102,7 +105,8 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"it, or when no Ollama answers, the offline backend derives them from the schemas alone.\n"+
 			"Tools come from a generated domain (calls are then executed on a fresh store), a\n"+
 			"tools/list JSON file, or a live MCP server. Writes one artifact per line\n"+
-			"(specs/artifact.schema.json).", stderr)
+			"(specs/artifact.schema.json) and, with --out F.jsonl, the tools to F.tools.json, so that\n"+
+			"granite judge and granite run --artifacts need no server.", stderr)
 	src := addToolSource(fset)
 	count := fset.Int("count", 0, "scenarios to write (offline, 0: one round of every variant; with --model, default 10)")
 	model := fset.String("model", "", "an Ollama model for the LLM backend (default: the offline backend)")
@@ -141,22 +145,9 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 	}
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			fmt.Fprintf(stderr, "granite synth: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		w = f
-	}
-	enc := json.NewEncoder(w)
-	for _, a := range arts {
-		if err := enc.Encode(a); err != nil {
-			fmt.Fprintf(stderr, "granite synth: %v\n", err)
-			return 1
-		}
+	if err := writeSynth(*out, stdout, tools, arts); err != nil {
+		fmt.Fprintf(stderr, "granite synth: %v\n", err)
+		return 1
 	}
 	cov := scenarios.Measure(tools, arts)
 	fmt.Fprintf(stderr, "%d scenarios from %s (%s backend): %d of %d tools used, %d of %d expected calls fit their tool's schema\n",
@@ -165,11 +156,12 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("judge", "FILE.jsonl (--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL) [--model M] [--json OUT]",
+	fset := newFlags("judge", "FILE.jsonl [--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL] [--model M] [--json OUT]",
 		"Judges synthesized artifacts against their tools: deterministic checks (tool existence,\n"+
 			"schema validity, coverage per tool, Gini of tool use, co-occurring tools, retries) and,\n"+
 			"with --model, an Ollama judge (temperature 0, structured output) scoring tool-calling\n"+
-			"correctness and coherence, with cascading penalties. Prints a Markdown summary.", stderr)
+			"correctness and coherence, with cascading penalties. Prints a Markdown summary. The tools\n"+
+			"default to FILE.tools.json, which granite synth --out writes beside the artifacts.", stderr)
 	src := addToolSource(fset)
 	model := fset.String("model", "", "an Ollama model to judge with (default: deterministic checks only)")
 	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
@@ -183,11 +175,15 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fset.Usage()
 		return 2
 	}
+	if !src.given() {
+		// The tools granite synth wrote beside the artifacts.
+		*src.tools = scenarios.ToolsFile(file)
+	}
 	tools, _, _, code := src.load(ctx, "judge", stderr)
 	if code != 0 {
 		return code
 	}
-	arts, err := readArtifacts(file)
+	arts, err := scenarios.ReadArtifacts(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite judge: %v\n", err)
 		return 1
@@ -220,29 +216,6 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// readArtifacts reads one artifact per line.
-func readArtifacts(path string) ([]scenarios.Artifact, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []scenarios.Artifact
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var a scenarios.Artifact
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an artifact: %v", path, line, err)
-		}
-		out = append(out, a)
-	}
-	return out, sc.Err()
-}
-
 func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("synth promote", "FILE.jsonl --domain D [--first N] [--out FILE]",
 		"Turns executed-grounded artifacts of a generated domain into scenarios in the\n"+
@@ -270,7 +243,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "granite synth promote: unknown domain %q: want one of %s\n", *domain, domainNames())
 		return 2
 	}
-	arts, err := readArtifacts(file)
+	arts, err := scenarios.ReadArtifacts(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
 		return 1
@@ -295,6 +268,26 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stderr, "promoted %d of %d artifacts; add them to specs/%s/scenarios.yaml and run granite verify --domain %s\n", len(promoted), len(arts), d.Name, d.Name)
 	return 0
+}
+
+// writeSynth writes the artifacts to out (standard output when empty) and,
+// beside a file, the tools they were made from, which judge and run read.
+func writeSynth(out string, stdout io.Writer, tools []scenarios.Tool, arts []scenarios.Artifact) error {
+	if out == "" {
+		return scenarios.WriteArtifacts(stdout, arts)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := scenarios.WriteArtifacts(f, arts); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return scenarios.WriteTools(scenarios.ToolsFile(out), tools)
 }
 
 // leadingFile takes a file named before the flags (granite judge FILE

@@ -1,0 +1,184 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// ArtifactVersion is the version of the artifact format
+// (specs/artifact.schema.json).
+const ArtifactVersion = 1
+
+// Artifact is one synthesized scenario (specs/artifact.schema.json).
+type Artifact struct {
+	Version       int            `json:"version"`
+	ID            string         `json:"id"`
+	Source        string         `json:"source"`
+	Tier          string         `json:"tier"`
+	Turns         []Turn         `json:"turns"`
+	ExpectedCalls []ExpectedCall `json:"expected_calls"`
+	MockOutputs   []MockOutput   `json:"mock_outputs"`
+	Assertions    []Assertion    `json:"assertions"`
+	Provenance    Provenance     `json:"provenance"`
+}
+
+// Turn is one user prompt.
+type Turn struct {
+	Prompt string `json:"prompt"`
+}
+
+// ExpectedCall is a held-out oracle call.
+type ExpectedCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Reason    string          `json:"reason"`
+}
+
+// MockOutput is the output of an expected call.
+type MockOutput struct {
+	Call    int    `json:"call"`
+	Output  string `json:"output"`
+	IsError bool   `json:"is_error"`
+	// Grounding is executed (run against a real store), or high, medium
+	// or low by the reference material available.
+	Grounding string `json:"grounding"`
+}
+
+// Assertion is a structured check of an agent's behaviour.
+type Assertion struct {
+	// Kind is tool_call (the call must be made), not_call (it must not be
+	// made as given: the agent should refuse or repair it) or
+	// output_schema (the result must fit the tool's output schema).
+	Kind      string          `json:"kind"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Severity  string          `json:"severity"` // blocker or warning
+	Note      string          `json:"note"`
+}
+
+// Provenance says how an artifact was made.
+type Provenance struct {
+	Backend string `json:"backend"`
+	Model   string `json:"model,omitempty"`
+	Stage   string `json:"stage"`
+	Retries int    `json:"retries"`
+}
+
+// ArtifactSchemaFile describes one line of an artifacts file.
+const ArtifactSchemaFile = "artifact.schema.json"
+
+var artifactSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	data, err := fs.ReadFile(specs.FS, ArtifactSchemaFile)
+	if err != nil {
+		return nil, err
+	}
+	return generator.CompileSchema(ArtifactSchemaFile, data)
+})
+
+// WriteArtifacts writes one artifact per line.
+func WriteArtifacts(w io.Writer, arts []Artifact) error {
+	enc := json.NewEncoder(w)
+	for _, a := range arts {
+		if err := enc.Encode(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadArtifacts reads an artifacts file, validating every line against
+// specs/artifact.schema.json. Every problem is reported at once, each as
+// file:line:col: $.path: what was found and expected; ids must be unique
+// and each mock output must belong to an expected call.
+func ReadArtifacts(path string) ([]Artifact, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sch, err := artifactSchema()
+	if err != nil {
+		return nil, err
+	}
+	var out []Artifact
+	var errs generator.ErrorList
+	seen := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		if text[0] != '{' {
+			errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: "found a line that is not a JSON object; expected one artifact per line"})
+			continue
+		}
+		doc, lerrs := generator.ParseDocument(path, text, sch)
+		for _, e := range lerrs {
+			e.Pos.Line = line
+			errs = append(errs, e)
+		}
+		if len(lerrs) > 0 {
+			continue
+		}
+		var a Artifact
+		if err := doc.Decode(&a); err != nil {
+			errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: err.Error()})
+			continue
+		}
+		at := func(path []any, format string, args ...any) {
+			e := doc.Errorf(path, format, args...)
+			e.Pos.Line = line
+			errs = append(errs, e)
+		}
+		if prev, dup := seen[a.ID]; dup {
+			at([]any{"id"}, "found id %q again (first on line %d); expected ids unique in the file", a.ID, prev)
+		}
+		seen[a.ID] = line
+		for i, m := range a.MockOutputs {
+			if m.Call >= len(a.ExpectedCalls) {
+				at([]any{"mock_outputs", i, "call"}, "found call %d; expected the index of one of the %d expected calls", m.Call, len(a.ExpectedCalls))
+			}
+		}
+		out = append(out, a)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no artifacts; expected one JSON object per line, as granite synth --out writes", path)
+	}
+	return out, nil
+}
+
+// ToolsFile is where granite synth keeps the tools an artifacts file was
+// made from (a tools/list result), so that the artifacts can be judged and
+// replayed without the server that listed them.
+func ToolsFile(artifacts string) string {
+	return strings.TrimSuffix(artifacts, ".jsonl") + ".tools.json"
+}
+
+// WriteTools writes tools as a tools/list result.
+func WriteTools(path string, tools []Tool) error {
+	b, err := json.MarshalIndent(map[string][]Tool{"tools": tools}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
