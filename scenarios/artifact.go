@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -79,6 +80,10 @@ type Provenance struct {
 // ArtifactSchemaFile describes one line of an artifacts file.
 const ArtifactSchemaFile = "artifact.schema.json"
 
+// maxErrors is how many broken lines ReadArtifacts reports before it
+// stops reading a file that is likely not an artifacts file at all.
+const maxErrors = 20
+
 var artifactSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	data, err := fs.ReadFile(specs.FS, ArtifactSchemaFile)
 	if err != nil {
@@ -122,8 +127,12 @@ func ReadArtifacts(path string) ([]Artifact, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if text[0] != '{' {
+		if text[0] != '{' || !json.Valid(text) {
 			errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: "found a line that is not a JSON object; expected one artifact per line"})
+			if len(errs) == maxErrors {
+				errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: "stopped after this many errors; is this a file granite synth --out wrote?"})
+				break
+			}
 			continue
 		}
 		doc, lerrs := generator.ParseDocument(path, text, sch)
@@ -181,4 +190,16 @@ func WriteTools(path string, tools []Tool) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// DomainSource reads an artifact source of the form domain:<name>/<level>,
+// which granite synth gives artifacts of a generated domain.
+func DomainSource(source string) (domain string, level runtime.Level, ok bool) {
+	rest, ok := strings.CutPrefix(source, "domain:")
+	name, lv, ok2 := strings.Cut(rest, "/")
+	l, err := runtime.ParseLevel(lv)
+	if !ok || !ok2 || err != nil || name == "" {
+		return "", "", false
+	}
+	return name, l, true
 }

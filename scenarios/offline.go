@@ -3,12 +3,15 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/mcpgranite/granite/generator/runtime"
 )
@@ -110,7 +113,7 @@ func (t *Tool) OutputFits(output string) error {
 	if err != nil {
 		return fmt.Errorf("the output is not JSON text")
 	}
-	return t.compiledOut.Validate(v)
+	return reasons(t.compiledOut.Validate(v))
 }
 
 // Valid reports whether arguments satisfy the tool's input schema.
@@ -126,7 +129,23 @@ func (t *Tool) Validate(args json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("arguments are not JSON: %w", err)
 	}
-	return t.compiled.Validate(v)
+	return reasons(t.compiled.Validate(v))
+}
+
+var printer = message.NewPrinter(language.English)
+
+// reasons words a validation error as one "at /path: problem" per problem,
+// joined by "; ", as an agent or a person can act on.
+func reasons(err error) error {
+	verr, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err
+	}
+	var parts []string
+	for _, e := range runtime.Leaves(verr) {
+		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(printer)))
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // Offline synthesizes scenarios from the schemas alone: for each tool, a

@@ -43,7 +43,8 @@ func Promote(d *generator.Domain, rt *runtime.Domain, arts []Artifact, firstID i
 	snake := regexp.MustCompile(`[a-z][a-z0-9]*(?:_[a-z0-9]+)+`)
 	for _, a := range arts {
 		skip := func(why string) { skipped = append(skipped, a.ID+": "+why) }
-		level, ok := artifactLevel(a.Source, d.Name)
+		name, level, ok := DomainSource(a.Source)
+		ok = ok && name == d.Name
 		if !ok {
 			skip(fmt.Sprintf("its source %q is not domain %s", a.Source, d.Name))
 			continue
@@ -98,15 +99,6 @@ func Promote(d *generator.Domain, rt *runtime.Domain, arts []Artifact, firstID i
 			Prompt: prompt, Gold: map[string][]map[string]any{"L4": gold}, Expect: expect})
 	}
 	return out, skipped
-}
-
-func artifactLevel(source, domain string) (runtime.Level, bool) {
-	rest, ok := strings.CutPrefix(source, "domain:"+domain+"/")
-	if !ok {
-		return "", false
-	}
-	l, err := runtime.ParseLevel(rest)
-	return l, err == nil
 }
 
 func tierOf(n int) (string, bool) {
