@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/mcpgranite/granite/generator/runtime"
 )
 
 // agent plays one trial: it reads the prompt, calls tools through the
@@ -26,10 +24,17 @@ type trialRun struct {
 	t     Trial
 	sess  *Session
 	tools []mcp.Tool
-	// byName holds the generated tools, to tell a schema violation from
-	// an error of the operation itself.
-	byName map[string]*runtime.Tool
-	rec    *Record
+	// valid checks arguments against each listed tool's schema, to tell
+	// a schema violation from an error of the tool itself.
+	valid map[string]func(json.RawMessage) bool
+	// prompts are the user turns, asked one after the other's answer.
+	prompts []string
+	rec     *Record
+}
+
+// ask adds the i-th user turn to the record.
+func (tr *trialRun) ask(i int) {
+	tr.rec.Messages = append(tr.rec.Messages, Message{Role: "user", Content: tr.prompts[i]})
 }
 
 // call sends one tool call through MCP tools/call (or refuses a tool the
@@ -44,7 +49,7 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		tr.rec.Calls = append(tr.rec.Calls, c)
 	}()
-	t, ok := tr.byName[name]
+	valid, ok := tr.valid[name]
 	if !ok {
 		c.IsError, c.ErrorClass = true, ErrUnknown
 		c.Result = fmt.Sprintf("unknown tool %q; the tools are: %s", name, strings.Join(toolNames(tr.tools), ", "))
@@ -57,7 +62,7 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	case res.IsError:
 		c.IsError, c.Result = true, res.Text
 		c.ErrorClass = ErrTool
-		if _, _, perr := t.Prepare(c.Arguments); perr != nil {
+		if !valid(c.Arguments) {
 			c.ErrorClass = ErrSchema
 		}
 	default:
@@ -85,21 +90,26 @@ func firstCallError(calls []Call) string {
 	return ""
 }
 
-// oracle replays the level's gold calls and answers with what the tools
-// returned. It is a self-test of the benchmark, not a model: every trial
-// it plays must score TC = 1.
+// oracle replays the level's gold calls (an artifact's expected calls)
+// and answers with what the tools returned; later user turns get the same
+// answer. It is a self-test of the benchmark, not a model: every trial it
+// plays must score TC = 1.
 type oracle struct{}
 
 func (oracle) run(ctx context.Context, tr *trialRun) {
+	tr.ask(0)
 	var results []string
-	for i, g := range tr.t.Scenario.Gold[tr.t.Level] {
-		args := g.JSON()
-		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", ToolCalls: []MessageCall{{Name: g.Tool, Arguments: args}}})
-		c := tr.call(ctx, i+1, g.Tool, args)
-		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "tool", ToolName: g.Tool, Content: c.Result})
+	for i, g := range tr.t.goldCalls() {
+		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", ToolCalls: []MessageCall{g}})
+		c := tr.call(ctx, i+1, g.Name, g.Arguments)
+		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "tool", ToolName: g.Name, Content: c.Result})
 		results = append(results, c.Result)
 	}
-	tr.answer(strings.Join(results, "\n"), len(results)+1)
+	text := strings.Join(results, "\n")
+	if len(results) == 0 {
+		text = "No tool call is right for this request."
+	}
+	tr.answerAll(text, len(results))
 }
 
 // silent answers without calling a tool: the floor every scenario must
@@ -107,7 +117,18 @@ func (oracle) run(ctx context.Context, tr *trialRun) {
 type silent struct{}
 
 func (silent) run(_ context.Context, tr *trialRun) {
-	tr.answer("I can't help with that.", 1)
+	tr.ask(0)
+	tr.answerAll("I can't help with that.", 0)
+}
+
+// answerAll answers the current user turn and every later one with the
+// same text; calls is the number of calls made before.
+func (tr *trialRun) answerAll(text string, calls int) {
+	for i := 1; i < len(tr.prompts); i++ {
+		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", Content: text})
+		tr.ask(i)
+	}
+	tr.answer(text, calls+len(tr.prompts))
 }
 
 // answer ends the trial with a final answer message.

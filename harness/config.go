@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -54,6 +55,10 @@ type Config struct {
 	GPUs                []int           `json:"gpus,omitempty"`
 	PowercapRoot        string          `json:"powercap_root,omitempty"`
 	Output              string          `json:"output"`
+	// Artifacts makes this an artifact run: models x artifacts x
+	// repetitions, each artifact on a replay server (see LoadArtifacts).
+	Artifacts     string `json:"artifacts,omitempty"`
+	ArtifactTools string `json:"artifact_tools,omitempty"`
 }
 
 // MeterOptions are the meter settings of the config.
@@ -129,6 +134,25 @@ func LoadConfig(name string, spec *generator.Spec) (*Config, error) {
 			list = append(list, doc.Errorf([]any{"models", i}, "found built-in agent %q; expected %s or %s", m, Oracle, Silent))
 		}
 	}
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"domains", len(c.Domains)}, {"scenarios", len(c.Scenarios)}, {"granularities", len(c.Granularities)}} {
+		if c.Artifacts != "" && f.n > 0 {
+			list = append(list, doc.Errorf([]any{f.key}, "found %s beside artifacts; expected one or the other: an artifact run takes its tools and prompts from the artifacts", f.key))
+		}
+	}
+	if c.ArtifactTools != "" && c.Artifacts == "" {
+		list = append(list, doc.Errorf([]any{"artifact_tools"}, "found artifact_tools without artifacts; expected an artifacts file they belong to"))
+	}
+	if !strings.HasPrefix(file, "embedded:") {
+		// Paths in a config on disk are relative to its folder.
+		for _, p := range []*string{&c.Artifacts, &c.ArtifactTools} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(filepath.Dir(file), *p)
+			}
+		}
+	}
 	c.defaults()
 	for i, h := range c.HostList() {
 		if u, err := url.Parse(h); err != nil || u.Scheme == "" || u.Host == "" {
@@ -167,7 +191,7 @@ func readConfig(name string) (string, []byte, error) {
 
 // defaults fills the documented defaults.
 func (c *Config) defaults() {
-	if len(c.Granularities) == 0 {
+	if len(c.Granularities) == 0 && c.Artifacts == "" {
 		c.Granularities = slices.Clone(runtime.Levels)
 	}
 	if c.Repetitions == 0 {

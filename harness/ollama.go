@@ -151,19 +151,37 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 		return
 	}
 	var sys strings.Builder
-	if err := templates.Agent.Execute(&sys, tr.t.RT); err != nil {
+	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
 		rec.ErrorClass, rec.Error, rec.StopReason = ErrTransport, err.Error(), stopError
 		return
 	}
-	msgs := []api.Message{{Role: "system", Content: sys.String()}, {Role: "user", Content: tr.t.Scenario.Prompt}}
+	msgs := []api.Message{{Role: "system", Content: sys.String()}}
 	stream := a.cfg.Streaming()
 	rec.Options = options(a.cfg)
-	rec.Messages = []Message{{Role: "system", Content: msgs[0].Content}, {Role: "user", Content: msgs[1].Content}}
-	// A turn is a model reply with tool calls; max_agent_turns of them may
-	// run, and one more reply may answer, so that a model calling one tool
-	// per reply can finish a 10-call scenario under the default of 10.
-	for turn := 1; ; turn++ {
-		rec.Turns = turn
+	rec.Messages = []Message{{Role: "system", Content: msgs[0].Content}}
+	turn := 0
+	for i := range tr.prompts {
+		tr.ask(i)
+		msgs = append(msgs, api.Message{Role: "user", Content: tr.prompts[i]})
+		var answered bool
+		if msgs, answered = a.converse(ctx, tr, msgs, tools, stream, &turn); !answered {
+			return
+		}
+	}
+	tr.end(rec.Messages[len(rec.Messages)-1].Content, turn)
+}
+
+// converse runs the model on one user turn until it answers without
+// calling a tool (answered) or the trial stops (the record says why).
+// Within a user turn, max_agent_turns replies may call tools and one more
+// may answer, so that a model calling one tool per reply can finish a
+// 10-call scenario under the default of 10; turn counts replies over the
+// whole trial.
+func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Message, tools api.Tools, stream bool, turn *int) ([]api.Message, bool) {
+	rec := tr.rec
+	for replies := 1; ; replies++ {
+		*turn++
+		rec.Turns = *turn
 		req := &api.ChatRequest{Model: a.model, Messages: msgs, Tools: tools, Stream: &stream, KeepAlive: keepAlive(a.cfg), Options: rec.Options}
 		r, err := chat(ctx, a.client, req)
 		rec.Durations.TotalNS += int64(r.metrics.TotalDuration)
@@ -179,7 +197,7 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 			if rec.ErrorClass == ErrTimeout {
 				rec.StopReason = stopTimeout
 			}
-			return
+			return msgs, false
 		}
 		rec.DoneReason = r.done
 		m := Message{Role: "assistant", Content: r.msg.Content, Thinking: r.msg.Thinking}
@@ -190,32 +208,31 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 		rec.Messages = append(rec.Messages, m)
 		msgs = append(msgs, api.Message{Role: "assistant", Content: r.msg.Content, Thinking: r.msg.Thinking, ToolCalls: r.msg.ToolCalls})
 		if len(r.msg.ToolCalls) == 0 {
-			if toolCallText.MatchString(r.msg.Content) {
+			if toolCallText.MatchString(r.msg.Content) && rec.ErrorClass == "" {
 				rec.ErrorClass, rec.Error = ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
 			}
-			tr.end(r.msg.Content, turn)
-			return
+			return msgs, true
 		}
-		if turn > a.cfg.MaxAgentTurns {
+		if replies > a.cfg.MaxAgentTurns {
 			rec.StopReason = stopMaxTurns
-			return
+			return msgs, false
 		}
 		for _, tc := range r.msg.ToolCalls {
 			args, _ := json.Marshal(tc.Function.Arguments)
-			c := tr.call(ctx, turn, tc.Function.Name, args)
+			c := tr.call(ctx, *turn, tc.Function.Name, args)
 			rec.Messages = append(rec.Messages, Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Tool, Content: c.Result, ToolCallID: tc.ID})
 		}
 		if ctx.Err() != nil {
 			rec.ErrorClass, rec.StopReason = ErrTimeout, stopTimeout
-			return
+			return msgs, false
 		}
 	}
 }
 
 // toolsFor converts the trial's listed tools, once per domain and level.
 func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
-	key := tr.t.RT.Name + "/" + string(tr.t.Level)
+	key := tr.t.toolSet()
 	if t, ok := a.tools[key]; ok {
 		return t, nil
 	}

@@ -23,15 +23,23 @@ type Record struct {
 	Experiment string `json:"experiment"`
 	Model      string `json:"model"`
 	// Agent is "ollama" for a model, "builtin" for oracle and silent.
-	Agent      string        `json:"agent"`
-	Domain     string        `json:"domain"`
-	Level      runtime.Level `json:"level"`
-	Scenario   string        `json:"scenario"`
-	Difficulty string        `json:"difficulty"`
-	Repetition int           `json:"repetition"`
-	Host       string        `json:"host,omitempty"`
-	StartedAt  string        `json:"started_at"`
-	EndedAt    string        `json:"ended_at"`
+	Agent string `json:"agent"`
+	// Domain is the benchmark domain, or an artifact's source.
+	Domain string `json:"domain"`
+	// Level is empty for an artifact of tools from outside the benchmark.
+	Level runtime.Level `json:"level,omitempty"`
+	// Scenario is the scenario id, or the artifact id; Difficulty the
+	// tier (easy, medium, hard; an artifact's simple or complex).
+	Scenario   string `json:"scenario"`
+	Difficulty string `json:"difficulty"`
+	// Artifacts is the artifacts file an artifact trial was played from;
+	// Assertions are its assertions' verdicts.
+	Artifacts  string    `json:"artifacts,omitempty"`
+	Assertions []Verdict `json:"assertions,omitempty"`
+	Repetition int       `json:"repetition"`
+	Host       string    `json:"host,omitempty"`
+	StartedAt  string    `json:"started_at"`
+	EndedAt    string    `json:"ended_at"`
 	// Messages is the whole conversation as sent to and received from
 	// the model, the tools' replies included.
 	Messages    []Message `json:"messages"`
@@ -115,6 +123,10 @@ type Metrics struct {
 	SnapshotOK bool `json:"snapshot_ok"`
 	FactsOK    bool `json:"facts_ok"`
 	StateOK    bool `json:"state_ok"`
+	// BlockersFailed and WarningsFailed count an artifact trial's failed
+	// assertions by severity (see ScoreArtifact).
+	BlockersFailed int `json:"blockers_failed,omitempty"`
+	WarningsFailed int `json:"warnings_failed,omitempty"`
 }
 
 // Error classes of calls and trials.

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -38,6 +39,11 @@ type Trial struct {
 	Level      runtime.Level
 	Scenario   *generator.Scenario
 	Repetition int
+	// Artifact is set for a trial of a synthesized artifact of Set,
+	// played on a replay server; Domain, RT and Scenario are then nil,
+	// and Level is the artifact's when it came from a generated domain.
+	Artifact *scenarios.Artifact
+	Set      *ArtifactSet
 }
 
 // Shard selects every n-th trial starting at i (0 <= i < n).
@@ -66,8 +72,28 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 // Plan lists the grid in a fixed order (model, domain, level, scenario,
 // repetition), so that each model's trials run together and its load
 // happens once.
+//
+// An artifact run (cfg.Artifacts) plans model, artifact, repetition
+// instead, with ids <model>/<artifact id>/r<n>.
 func Plan(cfg *Config, spec *generator.Spec, lookup Lookup) ([]Trial, error) {
 	var out []Trial
+	if cfg.Artifacts != "" {
+		set, err := LoadArtifacts(cfg.Artifacts, cfg.ArtifactTools, lookup)
+		if err != nil {
+			return nil, err
+		}
+		for _, model := range cfg.Models {
+			for i := range set.Artifacts {
+				a := &set.Artifacts[i]
+				_, level, _ := scenarios.DomainSource(a.Source)
+				for rep := 1; rep <= cfg.Repetitions; rep++ {
+					out = append(out, Trial{Index: len(out), ID: fmt.Sprintf("%s/%s/r%d", model, a.ID, rep),
+						Model: model, Level: level, Repetition: rep, Artifact: a, Set: set})
+				}
+			}
+		}
+		return out, nil
+	}
 	for _, model := range cfg.Models {
 		for _, d := range spec.Domains {
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
@@ -258,7 +284,11 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 		}
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
-	man.Lost = lostByLevel(cfg, spec, opts.Lookup)
+	if cfg.Artifacts != "" && len(grid) > 0 {
+		man.Lost = grid[0].Set.lost()
+	} else {
+		man.Lost = lostByLevel(cfg, spec, opts.Lookup)
+	}
 	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m string) bool { return !IsBuiltin(m) }) {
 		all := map[string][]string{}
 		for lv, tools := range man.Lost {
@@ -320,6 +350,17 @@ func ConfigHash(cfg *Config) string {
 	h := sha256.New()
 	b, _ := json.Marshal(c)
 	h.Write(b)
+	if c.Artifacts != "" {
+		// An artifact run is its artifacts and their tools.
+		tools := c.ArtifactTools
+		if tools == "" {
+			tools = scenarios.ToolsFile(c.Artifacts)
+		}
+		for _, f := range []string{c.Artifacts, tools} {
+			data, _ := os.ReadFile(f)
+			h.Write(data)
+		}
+	}
 	_ = fs.WalkDir(specs.FS, ".", func(p string, e fs.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && !strings.HasPrefix(p, "experiments/") {
 			data, _ := fs.ReadFile(specs.FS, p)
@@ -574,8 +615,12 @@ loop:
 // the run was interrupted before the trial finished.
 func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Record, error) {
 	rec := &Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
-		Domain: t.Domain.Name, Level: t.Level, Scenario: t.Scenario.ID, Difficulty: t.Scenario.Difficulty,
-		Repetition: t.Repetition, Host: host, Calls: []Call{}}
+		Level: t.Level, Repetition: t.Repetition, Host: host, Calls: []Call{}}
+	if a := t.Artifact; a != nil {
+		rec.Domain, rec.Scenario, rec.Difficulty, rec.Artifacts = a.Source, a.ID, a.Tier, t.Set.Path
+	} else {
+		rec.Domain, rec.Scenario, rec.Difficulty = t.Domain.Name, t.Scenario.ID, t.Scenario.Difficulty
+	}
 	if IsBuiltin(t.Model) {
 		rec.Agent = agentBuiltin
 	}
@@ -583,7 +628,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	rec.StartedAt = start.UTC().Format(time.RFC3339Nano)
 	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
 	defer cancel()
-	sess, err := Open(tctx, t.RT, t.Level)
+	sess, valid, err := t.open(tctx)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", t.ID, err)
 	}
@@ -592,11 +637,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: tools/list: %w", t.ID, err)
 	}
-	tr := &trialRun{t: t, sess: sess, tools: tools, byName: map[string]*runtime.Tool{}, rec: rec}
-	for _, tool := range t.RT.Tools[t.Level] {
-		tr.byName[tool.Name] = tool
-	}
-	rec.Messages = append(rec.Messages, Message{Role: "user", Content: t.Scenario.Prompt})
+	tr := &trialRun{t: t, sess: sess, tools: tools, valid: valid, prompts: t.prompts(), rec: rec}
 	var mark meter.Mark
 	if r.meter != nil {
 		mark = r.meter.Mark()
@@ -614,13 +655,17 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	}
 	end := time.Now()
 	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
-	g, err := r.gold(context.Background(), t)
-	if err != nil {
-		return nil, fmt.Errorf("trial %s: gold: %w", t.ID, err)
-	}
-	m, err := Score(rec, g, sess.Store.Snapshot())
-	if err != nil {
-		return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
+	var m *Metrics
+	if t.Artifact != nil {
+		m, rec.Assertions = ScoreArtifact(rec, t.Set.Tools(t.Artifact), t.Artifact)
+	} else {
+		g, err := r.gold(context.Background(), t)
+		if err != nil {
+			return nil, fmt.Errorf("trial %s: gold: %w", t.ID, err)
+		}
+		if m, err = Score(rec, g, sess.Store.Snapshot()); err != nil {
+			return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
+		}
 	}
 	m.WallS = end.Sub(start).Seconds()
 	if rec.Energy != nil {
@@ -628,4 +673,73 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	}
 	rec.Metrics = m
 	return rec, nil
+}
+
+// open starts the trial's server: a fresh store behind the generated
+// server at the trial's level, or the artifact's replay server. valid
+// tells, per listed tool, whether arguments satisfy its schema, to tell a
+// schema violation from an error of the tool itself.
+func (t Trial) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+	valid := map[string]func(json.RawMessage) bool{}
+	if t.Artifact != nil {
+		tools := t.Set.Tools(t.Artifact)
+		for i := range tools {
+			valid[tools[i].Name] = tools[i].Valid
+		}
+		s, err := openReplay(ctx, tools, t.Artifact)
+		return s, valid, err
+	}
+	for _, tool := range t.RT.Tools[t.Level] {
+		valid[tool.Name] = func(args json.RawMessage) bool {
+			_, _, err := tool.Prepare(args)
+			return err == nil
+		}
+	}
+	s, err := Open(ctx, t.RT, t.Level)
+	return s, valid, err
+}
+
+// prompts are the trial's user turns.
+func (t Trial) prompts() []string {
+	if t.Artifact == nil {
+		return []string{t.Scenario.Prompt}
+	}
+	out := make([]string, len(t.Artifact.Turns))
+	for i, turn := range t.Artifact.Turns {
+		out[i] = turn.Prompt
+	}
+	return out
+}
+
+// system is what the agent's system prompt says of the system.
+func (t Trial) system() system {
+	if t.Artifact != nil {
+		return t.Set.about[t.Artifact.Source]
+	}
+	return system{t.RT.Title, t.RT.Description}
+}
+
+// toolSet names the trial's tools, which every trial with the same name
+// lists identically.
+func (t Trial) toolSet() string {
+	if t.Artifact != nil {
+		return "artifact " + t.Artifact.Source
+	}
+	return t.RT.Name + "/" + string(t.Level)
+}
+
+// goldCalls are the calls the oracle makes: the scenario's gold at the
+// trial's level, or the artifact's expected calls.
+func (t Trial) goldCalls() []MessageCall {
+	var out []MessageCall
+	if t.Artifact != nil {
+		for _, c := range t.Artifact.ExpectedCalls {
+			out = append(out, MessageCall{Name: c.Tool, Arguments: c.Arguments})
+		}
+		return out
+	}
+	for _, g := range t.Scenario.Gold[t.Level] {
+		out = append(out, MessageCall{Name: g.Tool, Arguments: g.JSON()})
+	}
+	return out
 }

@@ -75,13 +75,20 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 	if rec.StopReason == stopAnswer && m.SnapshotOK && m.FactsOK {
 		m.TC = 1
 	}
+	g.callScores(m, rec.Calls)
+	return m, nil
+}
+
+// callScores fills the scores of the calls themselves: f1, action_f1,
+// arg_acc and redundant calls (see Score).
+func (g *Gold) callScores(m *Metrics, calls []Call) {
 	var got, want, gotOps, wantOps []string
 	for _, c := range g.Calls {
 		want = append(want, c.Tool)
 		wantOps = append(wantOps, c.Tool+"."+actionOf(c.JSON()))
 	}
 	seen := map[string]bool{}
-	for _, c := range rec.Calls {
+	for _, c := range calls {
 		got = append(got, c.Tool)
 		gotOps = append(gotOps, c.Tool+"."+actionOf(c.Arguments))
 		key := c.Tool + string(canonical(c.Arguments))
@@ -90,12 +97,11 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 		}
 		seen[key] = true
 	}
-	if len(rec.Calls) > 0 {
-		m.RedundantRate = float64(m.Redundant) / float64(len(rec.Calls))
+	if len(calls) > 0 {
+		m.RedundantRate = float64(m.Redundant) / float64(len(calls))
 	}
 	m.F1, m.ActionF1 = F1(got, want), F1(gotOps, wantOps)
-	m.ArgAcc = g.ArgAcc(rec.Calls)
-	return m, nil
+	m.ArgAcc = g.ArgAcc(calls)
 }
 
 // actionOf is a call's action, or "" for a tool without one.

@@ -11,13 +11,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/generator/runtime"
 )
 
-// Session is a fresh store behind a domain's MCP server at one level,
-// with an initialised in-process MCP client: every call goes through the
-// same tools/call path a remote client uses.
+// Session is a fresh store behind a domain's MCP server at one level (or
+// an artifact's replay server, without a store), with an initialised
+// in-process MCP client: every call goes through the same tools/call path
+// a remote client uses.
 type Session struct {
 	Domain *runtime.Domain
 	Level  runtime.Level
@@ -32,21 +34,31 @@ func Open(ctx context.Context, d *runtime.Domain, level runtime.Level) (*Session
 	if err != nil {
 		return nil, err
 	}
+	s, err := connect(ctx, srv, d.Name+" "+string(level))
+	if err != nil {
+		return nil, err
+	}
+	s.Domain, s.Level, s.Store = d, level, st
+	return s, nil
+}
+
+// connect starts an initialised in-process client of a server.
+func connect(ctx context.Context, srv *server.MCPServer, name string) (*Session, error) {
 	c, err := client.NewInProcessClient(srv)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: in-process client: %w", d.Name, level, err)
+		return nil, fmt.Errorf("%s: in-process client: %w", name, err)
 	}
 	if err := c.Start(ctx); err != nil {
-		return nil, fmt.Errorf("%s %s: start client: %w", d.Name, level, err)
+		return nil, fmt.Errorf("%s: start client: %w", name, err)
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "granite", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%s %s: initialize: %w", d.Name, level, err)
+		return nil, fmt.Errorf("%s: initialize: %w", name, err)
 	}
-	return &Session{Domain: d, Level: level, Store: st, client: c}, nil
+	return &Session{client: c}, nil
 }
 
 // Close ends the session.

@@ -68,6 +68,12 @@ func TestCLI(t *testing.T) {
 		{[]string{"synth", "--tools", "../../scenarios/testdata/public_style_tools.json", "--count", "3"}, 0, `"version":1`, "3 scenarios from tools:"},
 		{[]string{"synth"}, 2, "", "give --domain, --tools, --mcp-cmd or --mcp-url"},
 		{[]string{"judge", runs + "/s.jsonl", "--domain", first, "--level", "L1", "--json", runs + "/q.json"}, 0, "Tool coverage 100%", ""},
+		{[]string{"judge", runs + "/s.jsonl"}, 0, "Tool coverage 100%", ""}, // tools from s.tools.json
+		{[]string{"run", "--artifacts", runs + "/s.jsonl", "--out", runs + "/art"}, 0, "builtin:oracle                           mean TC 1.000", ""},
+		{[]string{"report", "--results", runs + "/art"}, 0, "report on", ""},
+		{[]string{"run", "--artifacts", runs + "/s.jsonl", "--domains", first}, 2, "", "--domains and --artifacts exclude each other"},
+		{[]string{"run", "--artifact-tools", runs + "/s.tools.json"}, 2, "", "--artifact-tools needs --artifacts"},
+		{[]string{"run", "--artifacts", runs + "/s.tools.json", "--out", runs + "/art2"}, 1, "", runs + "/s.tools.json:1:1: found a line that is not a JSON object; expected one artifact per line"},
 		{[]string{"judge", runs + "/nope.jsonl", "--domain", first}, 1, "", "no such file"},
 		{[]string{"judge"}, 2, "", "give the artifacts file first"},
 		{[]string{"synth", "promote", runs + "/s.jsonl", "--domain", first}, 0, "", ": its prompt names a tool"},

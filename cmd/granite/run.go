@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -20,16 +21,21 @@ import (
 )
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n] [--models a,b] [--domains a,b]",
+	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n] [--models a,b] [--domains a,b | --artifacts FILE.jsonl]",
 		"Runs an experiment: every model x domain x level x scenario x repetition of the config,\n"+
 			"each trial on a fresh store behind a fresh MCP server, appending each finished trial to\n"+
-			"<out>/trials.jsonl. --config takes a file or the name of an embedded config (smoke, paper).", stderr)
+			"<out>/trials.jsonl. --config takes a file or the name of an embedded config (smoke, paper).\n"+
+			"With --artifacts, every model x artifact x repetition instead: each synthesized artifact\n"+
+			"is played on a replay server answering its expected calls with its recorded outputs, and\n"+
+			"scored by its assertions (default output: results/<artifacts file name>).", stderr)
 	config := fset.String("config", "smoke", "experiment config: a YAML file, or smoke / paper (embedded)")
 	out := fset.String("out", "", "output folder (default: the config's output, results/<name>)")
 	resume := fset.Bool("resume", false, "continue a run in --out, skipping trials already recorded")
 	shard := fset.String("shard", "", "run only shard i of n (i/n, 0-based), e.g. a Kubernetes completion index")
 	models := fset.String("models", "", "only these models of the config (comma-separated)")
 	domains := fset.String("domains", "", "only these domains of the config (comma-separated)")
+	artifacts := fset.String("artifacts", "", "play these granite synth artifacts (JSONL) on replay servers instead of the config's scenarios; models, repetitions and options stay the config's")
+	artifactTools := fset.String("artifact-tools", "", "the artifacts' tools/list file (default: the .tools.json beside them, or the generated domain's tools)")
 	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
 	if code, ok := parse(fset, args); !ok {
 		return code
@@ -54,6 +60,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "granite run: %v\n", err)
 			return 2
 		}
+	}
+	if *artifacts != "" {
+		if *domains != "" {
+			fmt.Fprintln(stderr, "granite run: --domains and --artifacts exclude each other: an artifact run takes its tools and prompts from the artifacts")
+			return 2
+		}
+		cfg.Artifacts, cfg.ArtifactTools = *artifacts, *artifactTools
+		cfg.Domains, cfg.Scenarios, cfg.Granularities = nil, nil, nil
+		if *out == "" {
+			opts.Out = filepath.Join("results", strings.TrimSuffix(filepath.Base(*artifacts), ".jsonl"))
+		}
+	} else if *artifactTools != "" {
+		fmt.Fprintln(stderr, "granite run: --artifact-tools needs --artifacts")
+		return 2
 	}
 	if cfg.Models, err = narrow("models", cfg.Models, *models); err == nil && *domains != "" {
 		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)

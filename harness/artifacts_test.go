@@ -1,0 +1,385 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// writeArtifacts writes artifacts as granite synth --out does, with the
+// tools beside them unless tools is nil.
+func writeArtifacts(t *testing.T, arts []scenarios.Artifact, tools []scenarios.Tool) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "arts.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scenarios.WriteArtifacts(f, arts); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if tools != nil {
+		if err := scenarios.WriteTools(scenarios.ToolsFile(path), tools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// artifactConfig is an artifact run with the documented defaults.
+func artifactConfig(path, host string, models ...string) *Config {
+	c := &Config{Name: "artifacts", Models: models, Artifacts: path, Ollama: OllamaConfig{Host: host}}
+	c.defaults()
+	return c
+}
+
+// TestBuiltinAgentsPlayArtifacts runs the built-in agents over offline
+// artifacts of a generated domain (tools from its generated code) and of
+// public-style external tools (tools from the file synth writes beside
+// the artifacts). The oracle must pass every artifact with outputs equal
+// to the recorded ones; the silent agent must pass exactly the artifacts
+// that expect no call (refusing an invalid request is right).
+func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	rt, _ := lookup(spec.Domains[0].Name)
+	external, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []struct {
+		name    string
+		source  string
+		tools   []scenarios.Tool
+		sidecar bool
+	}{
+		{"generated domain", "domain:" + rt.Name + "/L2", scenarios.FromDomain(rt, runtime.L2), false},
+		{"external tools", "tools:public_style_tools.json", external, true},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			arts, err := scenarios.Offline(src.source, src.tools, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sidecar []scenarios.Tool
+			if src.sidecar {
+				sidecar = src.tools
+			}
+			path := writeArtifacts(t, arts, sidecar)
+			recs, err := runTrials(t, artifactConfig(path, "", Oracle, Silent), spec, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != 2*len(arts) {
+				t.Fatalf("%d records for %d artifacts and 2 agents", len(recs), len(arts))
+			}
+			byID := map[string]scenarios.Artifact{}
+			for _, a := range arts {
+				byID[a.ID] = a
+			}
+			refusals := 0
+			for _, r := range recs {
+				a := byID[r.Scenario]
+				if r.Artifacts != path || r.Domain != src.source || r.Difficulty != a.Tier || len(r.Assertions) != len(a.Assertions) {
+					t.Fatalf("%s: artifacts %q domain %q difficulty %q, %d verdicts", r.TrialID, r.Artifacts, r.Domain, r.Difficulty, len(r.Assertions))
+				}
+				wantTC := 1.0
+				if r.Model == Silent && len(a.ExpectedCalls) > 0 {
+					wantTC = 0
+				}
+				if r.Metrics.TC != wantTC || r.Model == Oracle && (r.Metrics.WarningsFailed != 0 || r.Metrics.F1 != 1 || r.Metrics.ArgAcc != 1) {
+					t.Errorf("%s: metrics %+v, verdicts %+v; want tc %v", r.TrialID, r.Metrics, r.Assertions, wantTC)
+				}
+				if r.Model == Oracle {
+					for i, c := range r.Calls {
+						if c.Result != a.MockOutputs[i].Output || c.IsError != a.MockOutputs[i].IsError {
+							t.Errorf("%s: call %d answered %q, recorded %q", r.TrialID, i, c.Result, a.MockOutputs[i].Output)
+						}
+					}
+				}
+				if len(a.ExpectedCalls) == 0 {
+					refusals++
+				}
+			}
+			if refusals == 0 {
+				t.Errorf("no artifact expects a refusal; the offline backend should write some")
+			}
+		})
+	}
+}
+
+// TestReplayServer: a matching call gets its recorded output, in any
+// order and again when repeated; arguments the schema rejects get the
+// validator's reasons; other calls get an error; the tools are listed with
+// their schemas as published.
+func TestReplayServer(t *testing.T) {
+	tools, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool *scenarios.Tool
+	var valid []json.RawMessage
+	for i := range tools {
+		arts, err := scenarios.Offline("x", tools[i:i+1], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls []json.RawMessage
+		for _, a := range arts {
+			for _, c := range a.ExpectedCalls {
+				calls = append(calls, c.Arguments)
+			}
+		}
+		if len(calls) >= 2 && strings.Contains(string(tools[i].InputSchema), "required") {
+			tool, valid = &tools[i], calls[:2]
+			break
+		}
+	}
+	if tool == nil {
+		t.Fatal("no fixture tool has two distinct valid calls")
+	}
+	a := &scenarios.Artifact{ID: "a", ExpectedCalls: []scenarios.ExpectedCall{{Tool: tool.Name, Arguments: valid[0]}, {Tool: tool.Name, Arguments: valid[1]}},
+		MockOutputs: []scenarios.MockOutput{{Call: 0, Output: `{"first":1}`}, {Call: 1, Output: "refused", IsError: true}}}
+	ctx := context.Background()
+	if err := tool.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := openReplay(ctx, tools, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	listed, err := sess.Tools(ctx)
+	if err != nil || len(listed) != len(tools) {
+		t.Fatalf("tools/list: %d tools, %v", len(listed), err)
+	}
+	// The client decodes schemas into mcp-go's typed form; compare them
+	// in that form.
+	for _, l := range listed {
+		for _, want := range tools {
+			var typed mcp.ToolInputSchema
+			_ = json.Unmarshal(want.InputSchema, &typed)
+			got, _ := json.Marshal(l.InputSchema)
+			published, _ := json.Marshal(typed)
+			if l.Name == want.Name && (!jsonEqual(got, published) || l.Description != want.Description) {
+				t.Errorf("%s is listed with %s, published %s", l.Name, got, published)
+			}
+		}
+	}
+	// Keys in another order and numbers spelled differently still match.
+	var m map[string]any
+	_ = json.Unmarshal(valid[1], &m)
+	reordered, _ := json.Marshal(m)
+	for _, c := range []struct {
+		args, want string
+		isErr      bool
+	}{
+		{string(reordered), "refused", true},
+		{string(valid[0]), `{"first":1}`, false},
+		{string(valid[0]), `{"first":1}`, false},
+		{`{"no_such_argument": true}`, "invalid arguments for " + tool.Name + ": at /", true},
+	} {
+		res, err := sess.Call(ctx, tool.Name, json.RawMessage(c.args))
+		if err != nil || res.IsError != c.isErr || !strings.Contains(res.Text, c.want) {
+			t.Errorf("call %s: %+v, %v; want %q (error %v)", c.args, res, err, c.want, c.isErr)
+		}
+	}
+	other := tools[0]
+	if other.Name == tool.Name {
+		other = tools[1]
+	}
+	arts, _ := scenarios.Offline("x", []scenarios.Tool{other}, 1)
+	res, err := sess.Call(ctx, other.Name, arts[0].ExpectedCalls[0].Arguments)
+	if err != nil || !res.IsError || !strings.Contains(res.Text, "nothing is recorded for "+other.Name) {
+		t.Errorf("unrecorded call: %+v, %v", res, err)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// multiTurn is an executed two-turn artifact of the tiny domain's longest
+// L4 gold: the first call in the first turn, the rest in the second.
+func multiTurn(t *testing.T, spec *generator.Spec, rt *runtime.Domain) scenarios.Artifact {
+	t.Helper()
+	var longest *generator.Scenario
+	for _, s := range spec.Domains[0].Scenarios {
+		if longest == nil || len(s.Gold[runtime.L4]) > len(longest.Gold[runtime.L4]) {
+			longest = s
+		}
+	}
+	a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "two-turns", Source: "domain:" + rt.Name + "/L4", Tier: "complex",
+		Turns:      []scenarios.Turn{{Prompt: "first: " + longest.Prompt}, {Prompt: "then the rest"}},
+		Provenance: scenarios.Provenance{Backend: "ollama", Model: "m", Stage: "multi-turn"}}
+	for _, g := range longest.Gold[runtime.L4] {
+		a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: g.Tool, Arguments: g.JSON(), Reason: "gold"})
+		a.Assertions = append(a.Assertions, scenarios.Assertion{Kind: "tool_call", Tool: g.Tool, Arguments: g.JSON(), Severity: "blocker", Note: "gold"})
+	}
+	a.MockOutputs = scenarios.Executor(rt, runtime.L4)(a.ExpectedCalls)
+	return a
+}
+
+// TestModelPlaysMultiTurnArtifact drives a scripted model through Ollama's
+// wire format over a two-turn artifact: the second user turn is asked
+// only after the first is answered, the replay answers every call with
+// its recorded output, and the trial passes. A model that sends arguments
+// the schema rejects, or names a tool that does not exist, fails the
+// blocker, and its calls are classified.
+func TestModelPlaysMultiTurnArtifact(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	rt, _ := lookup(spec.Domains[0].Name)
+	a := multiTurn(t, spec, rt)
+	path := writeArtifacts(t, []scenarios.Artifact{a}, nil)
+	good := func(req chatRequest, _ int) step {
+		users, done := 0, len(req.toolResults())
+		for _, m := range req.Messages {
+			var msg struct{ Role string }
+			_ = json.Unmarshal(m, &msg)
+			if msg.Role == "user" {
+				users++
+			}
+		}
+		switch {
+		case users == 1 && done == 0:
+			return step{calls: []fakeCall{{a.ExpectedCalls[0].Tool, string(a.ExpectedCalls[0].Arguments)}}}
+		case users == 1:
+			return step{content: "first part done"}
+		case done < len(a.ExpectedCalls):
+			return step{calls: []fakeCall{{a.ExpectedCalls[done].Tool, string(a.ExpectedCalls[done].Arguments)}}}
+		}
+		return step{content: "all done"}
+	}
+	f := newFakeOllama(t, []string{"m"}, good)
+	recs, err := runTrials(t, artifactConfig(path, f.URL, "m"), spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	var roles []string
+	for _, m := range r.Messages {
+		roles = append(roles, m.Role)
+	}
+	if r.Metrics.TC != 1 || r.FinalAnswer != "all done" || len(r.Calls) != len(a.ExpectedCalls) || r.Turns != len(a.ExpectedCalls)+2 {
+		t.Fatalf("tc %v, answer %q, %d calls, %d turns; roles %v", r.Metrics.TC, r.FinalAnswer, len(r.Calls), r.Turns, roles)
+	}
+	if roles[1] != "user" || roles[4] != "assistant" || roles[5] != "user" || r.Messages[5].Content != "then the rest" {
+		t.Errorf("roles %v: the second user turn must follow the first answer", roles)
+	}
+	for i, c := range r.Calls {
+		if c.Result != a.MockOutputs[i].Output {
+			t.Errorf("call %d answered %q, recorded %q", i, c.Result, a.MockOutputs[i].Output)
+		}
+	}
+
+	bad := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step {
+		switch len(req.toolResults()) {
+		case 0:
+			return step{calls: []fakeCall{{a.ExpectedCalls[0].Tool, `{"no_such_argument": 1}`}}}
+		case 1:
+			return step{calls: []fakeCall{{"no_such_tool", `{}`}}}
+		}
+		return step{content: "done"}
+	})
+	recs, err = runTrials(t, artifactConfig(path, bad.URL, "m"), spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = recs[0]
+	if r.Metrics.TC != 0 || r.Metrics.BlockersFailed != len(a.Assertions) || r.ErrorClass != ErrSchema ||
+		r.Calls[0].ErrorClass != ErrSchema || r.Calls[1].ErrorClass != ErrUnknown {
+		t.Errorf("tc %v, blockers failed %d, error %q, calls %+v", r.Metrics.TC, r.Metrics.BlockersFailed, r.ErrorClass, r.Calls)
+	}
+	if r.Assertions[0].Passed || r.Assertions[0].Why == "" {
+		t.Errorf("verdict %+v", r.Assertions[0])
+	}
+}
+
+// TestArtifactRunsShardAndResume: shards of an artifact run merge into
+// the whole run, and resuming a finished run runs nothing.
+func TestArtifactRunsShardAndResume(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	rt, _ := lookup(spec.Domains[0].Name)
+	arts, err := scenarios.Offline("domain:"+rt.Name+"/L4", scenarios.FromDomain(rt, runtime.L4), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeArtifacts(t, arts, nil)
+	cfg := artifactConfig(path, "", Oracle)
+	cfg.Repetitions = 2
+	var dirs []string
+	for i := range 2 {
+		out := t.TempDir()
+		if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Shard: Shard{i, 2}}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, out)
+	}
+	merged := t.TempDir()
+	sum, err := Merge(merged, dirs)
+	if err != nil || sum.Records != 2*len(arts) || sum.Missing != 0 {
+		t.Fatalf("merge: %+v, %v", sum, err)
+	}
+	again, err := Run(context.Background(), cfg, spec, Options{Out: dirs[0], Lookup: lookup, Shard: Shard{0, 2}, Resume: true})
+	if err != nil || again.Ran != 0 || again.Resumed != again.Planned {
+		t.Fatalf("resume: %+v, %v", again, err)
+	}
+	// Another artifacts file is another run.
+	other := writeArtifacts(t, arts[:1], nil)
+	cfg2 := artifactConfig(other, "", Oracle)
+	cfg2.Repetitions = 2
+	if _, err := Run(context.Background(), cfg2, spec, Options{Out: dirs[0], Lookup: lookup, Shard: Shard{0, 2}, Resume: true}); err == nil || !strings.Contains(err.Error(), "another config") {
+		t.Errorf("resume with other artifacts: %v", err)
+	}
+}
+
+// TestArtifactInputsRefused: artifacts whose tools cannot be found, or
+// that name tools their tools file lacks, and configs that mix artifacts
+// with the benchmark's grid, fail with what to fix.
+func TestArtifactInputsRefused(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	external, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := scenarios.Offline("tools:x.json", external, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noTools := writeArtifacts(t, arts, nil)
+	if _, err := LoadArtifacts(noTools, "", lookup); err == nil || !strings.Contains(err.Error(), "no tools for its source tools:x.json; expected them in "+scenarios.ToolsFile(noTools)) {
+		t.Errorf("no tools file: %v", err)
+	}
+	fewer := writeArtifacts(t, arts, external[len(external)-1:])
+	if _, err := LoadArtifacts(fewer, "", lookup); err == nil || !strings.Contains(err.Error(), "expected call 0 names tool") || !strings.Contains(err.Error(), "does not list") {
+		t.Errorf("tool missing from the tools file: %v", err)
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "exp.yaml")
+	yaml := "name: x\nmodels: [builtin:oracle]\nartifacts: a.jsonl\ndomains: [" + spec.Domains[0].Name + "]\nartifact_tools: t.json\n"
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadConfig(cfgPath, spec)
+	if err == nil || !strings.Contains(err.Error(), cfgPath+":4:10: $.domains: found domains beside artifacts") {
+		t.Errorf("artifacts with domains: %v", err)
+	}
+	if err := os.WriteFile(cfgPath, []byte("name: x\nmodels: [builtin:oracle]\nartifacts: a.jsonl\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(cfgPath, spec)
+	if err != nil || cfg.Artifacts != filepath.Join(dir, "a.jsonl") || len(cfg.Granularities) != 0 {
+		t.Errorf("artifacts path relative to the config: %+v, %v", cfg, err)
+	}
+}
