@@ -108,6 +108,9 @@ func (r *Report) plotTCModelLevel() (*plot.Plot, string, error) {
 	if len(r.rows) == 0 {
 		return nil, "no trials to plot", nil
 	}
+	if len(r.Levels) == 0 {
+		return nil, "no trial has a level (artifacts of tools from outside the benchmark)", nil
+	}
 	levels := r.levelNames()
 	p, err := groupedBars("Task completion by model and level", "TC", r.Models, levels, func(x, s int) float64 {
 		return r.cell(r.Models[x], levels[s], func(rows []row) float64 { return mean(col(rows, getTC)) })
@@ -121,6 +124,9 @@ func (r *Report) plotTCModelLevel() (*plot.Plot, string, error) {
 func (r *Report) plotMetricsByLevel() (*plot.Plot, string, error) {
 	if len(r.rows) == 0 {
 		return nil, "no trials to plot", nil
+	}
+	if len(r.Levels) == 0 {
+		return nil, "no trial has a level (artifacts of tools from outside the benchmark)", nil
 	}
 	levels := r.levelNames()
 	metrics := []func(row) float64{getF1, getAF1, getArg}

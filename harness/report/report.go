@@ -59,8 +59,10 @@ type Report struct {
 	// Notes are sentences the report must say (what could not be
 	// computed, and why).
 	Notes []string
-	seed  uint64
-	rows  []row
+	// Artifacts is set when some trials played synthesized artifacts.
+	Artifacts bool
+	seed      uint64
+	rows      []row
 }
 
 // row is one scored trial, flattened.
@@ -75,6 +77,8 @@ type row struct {
 	util                                float64 // mean GPU utilisation, NaN unknown
 	params                              float64 // 0 unknown
 	quant                               string
+	// verdicts are an artifact trial's assertion outcomes.
+	verdicts []harness.Verdict
 }
 
 // Build computes every table. seed 0 takes the default.
@@ -100,7 +104,8 @@ func Build(res *Results, seed uint64) *Report {
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, wall: m.WallS,
 			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
-			energy: e, util: util, params: info.Parameters, quant: info.Quantization})
+			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions})
+		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
 	r.Covered = len(r.rows)
 	for _, m := range res.Manifest.Config.Models {
@@ -115,6 +120,9 @@ func Build(res *Results, seed uint64) *Report {
 	}
 	builders := []func() *Table{r.overall, r.byLevel, r.modelLevel, r.modelDomain, r.byDomain, r.byDifficulty,
 		r.sizeClass, r.bestLevel, r.passK, r.errorClasses, r.spearman, r.logistic}
+	if r.Artifacts {
+		builders = append(builders, r.assertions)
+	}
 	r.Tables = make([]*Table, len(builders))
 	var wg sync.WaitGroup
 	for i, b := range builders {
@@ -303,6 +311,9 @@ func (r *Report) modelLevel() *Table {
 			t.Rows = append(t.Rows, append(line, efficiency(rows)...))
 		}
 	}
+	if len(r.Levels) == 0 {
+		t.Note = "no trial has a level (artifacts of tools from outside the benchmark)"
+	}
 	return t
 }
 
@@ -333,6 +344,38 @@ func efficiency(rows []row) []any {
 		tps = tc / wall
 	}
 	return []any{tps, jps, power}
+}
+
+// assertions is the pass rate of artifact assertions by model, kind and
+// severity.
+func (r *Report) assertions() *Table {
+	t := &Table{Name: "assertions", Title: "Artifact assertions passed, by model, kind and severity",
+		Header: []string{"model", "kind", "severity", "assertions", "passed"}}
+	for _, m := range r.Models {
+		type key struct{ kind, severity string }
+		n, ok := map[key]int{}, map[key]int{}
+		var keys []key
+		for _, x := range r.where(func(x row) bool { return x.model == m }) {
+			for _, v := range x.verdicts {
+				k := key{v.Kind, v.Severity}
+				if n[k] == 0 {
+					keys = append(keys, k)
+				}
+				n[k]++
+				if v.Passed {
+					ok[k]++
+				}
+			}
+		}
+		slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.kind+a.severity, b.kind+b.severity) })
+		for _, k := range keys {
+			t.Rows = append(t.Rows, []any{m, k.kind, k.severity, n[k], float64(ok[k]) / float64(n[k])})
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Note = "no artifact trial has assertions"
+	}
+	return t
 }
 
 func (r *Report) modelDomain() *Table {
@@ -369,13 +412,23 @@ func (r *Report) byDomain() *Table {
 
 func (r *Report) byDifficulty() *Table {
 	t := &Table{Name: "by_difficulty", Title: "By difficulty", Header: append([]string{"difficulty"}, summaryHeader...)}
-	for _, d := range []string{"easy", "medium", "hard"} {
+	for _, d := range r.difficulties() {
 		rows := r.where(func(x row) bool { return x.difficulty == d })
-		if len(rows) > 0 {
-			t.Rows = append(t.Rows, append([]any{d}, r.summary("difficulty/"+d, rows)...))
-		}
+		t.Rows = append(t.Rows, append([]any{d}, r.summary("difficulty/"+d, rows)...))
 	}
 	return t
+}
+
+// difficulties lists the difficulties the trials have, in order: the
+// benchmark's tiers, then synthesized artifacts' tiers.
+func (r *Report) difficulties() []string {
+	var out []string
+	for _, d := range []string{"easy", "medium", "hard", "simple", "complex"} {
+		if slices.ContainsFunc(r.rows, func(x row) bool { return x.difficulty == d }) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func (r *Report) sizeClass() *Table {
@@ -528,7 +581,7 @@ func (r *Report) spearman() *Table {
 
 // logistic regresses TC on level (against L4), log10 model size,
 // quantisation bits, domain (against the first) and difficulty (against
-// easy).
+// the first present, easy for the benchmark).
 func (r *Report) logistic() *Table {
 	t := &Table{Name: "logistic", Title: "Logistic regression of TC: odds ratios with 95% CIs", Header: []string{"term", "beta", "se", "odds_ratio", "or_lo", "or_hi", "p"}}
 	rows := r.where(func(x row) bool { return x.params > 0 })
@@ -538,8 +591,10 @@ func (r *Report) logistic() *Table {
 	}
 	names := []string{"intercept"}
 	var levels, domains []string
-	for _, l := range r.Levels[1:] {
-		levels = append(levels, string(l))
+	for i, l := range r.Levels {
+		if i > 0 {
+			levels = append(levels, string(l))
+		}
 	}
 	ds := r.domains()
 	if len(ds) > 1 {
@@ -552,7 +607,13 @@ func (r *Report) logistic() *Table {
 	for _, d := range domains {
 		names = append(names, "domain="+d)
 	}
-	names = append(names, "difficulty=medium", "difficulty=hard")
+	var diffs []string
+	if all := r.difficulties(); len(all) > 1 {
+		diffs = all[1:]
+	}
+	for _, d := range diffs {
+		names = append(names, "difficulty="+d)
+	}
 	var X [][]float64
 	var y []float64
 	for _, x := range rows {
@@ -564,7 +625,9 @@ func (r *Report) logistic() *Table {
 		for _, d := range domains {
 			v = append(v, b2f(x.domain == d))
 		}
-		v = append(v, b2f(x.difficulty == "medium"), b2f(x.difficulty == "hard"))
+		for _, d := range diffs {
+			v = append(v, b2f(x.difficulty == d))
+		}
 		X = append(X, v)
 		y = append(y, x.tc)
 	}

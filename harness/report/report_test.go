@@ -305,3 +305,76 @@ func BenchmarkReport(b *testing.B) {
 		}
 	}
 }
+
+// TestReportOnArtifactTrials: trials of synthesized artifacts of external
+// tools have no level and simple/complex tiers; the report still builds
+// every table it can, says why the level tables are empty, regresses on
+// the tiers present, and tabulates the assertions.
+func TestReportOnArtifactTrials(t *testing.T) {
+	dir := t.TempDir()
+	models := []string{"a:1b", "b:3b", "c:8b", "d:14b"}
+	man := &harness.Manifest{Experiment: "arts", ConfigHash: "0123456789abcdef", Shard: "0/1", Meter: "none",
+		Config: &harness.Config{Name: "arts", Models: models}, Models: map[string]harness.ModelInfo{}}
+	f, err := os.Create(filepath.Join(dir, harness.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	i := 0
+	for mi, m := range models {
+		man.Models[m] = harness.ModelInfo{Parameters: float64(mi+1) * 1e9, Quantization: []string{"Q4_K_M", "Q8_0", "Q6_K", "Q4_0"}[mi]}
+		for a := range 40 {
+			tier := []string{"simple", "complex"}[a%2]
+			pass := rng.Float64() < 0.2+0.15*float64(mi)
+			tc := 0.0
+			if pass {
+				tc = 1
+			}
+			rec := harness.Record{TrialID: fmt.Sprintf("%s/x-%d/r1", m, a), Index: i, Model: m, Agent: "ollama", Domain: "tools:x.json",
+				Scenario: fmt.Sprintf("x-%d", a), Difficulty: tier, Repetition: 1, Artifacts: "x.jsonl",
+				Assertions: []harness.Verdict{{Kind: "tool_call", Tool: "t", Severity: "blocker", Passed: pass}, {Kind: "output_schema", Tool: "t", Severity: "warning", Passed: true}},
+				Metrics:    &harness.Metrics{TC: tc, F1: tc, ArgAcc: tc, WallS: 1}}
+			b, _ := json.Marshal(rec)
+			f.Write(append(b, '\n'))
+			i++
+		}
+	}
+	f.Close()
+	man.Trials, man.Grid = i, i
+	b, _ := json.Marshal(man)
+	if err := os.WriteFile(filepath.Join(dir, harness.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Build(res, 0)
+	out := t.TempDir()
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"Levels: none", "no trial has a level", "For synthesized artifacts", "| simple | 80 |", "| complex | 80 |", "difficulty=complex"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	rows := readCSV(t, filepath.Join(out, "assertions.csv"))
+	if len(rows) != 8 {
+		t.Fatalf("assertions.csv: %v", rows)
+	}
+	for _, row := range rows {
+		if row["kind"] == "tool_call" {
+			var want float64
+			for _, x := range r.rows {
+				if x.model == row["model"] {
+					want += x.tc / 40
+				}
+			}
+			if got, _ := strconv.ParseFloat(row["passed"], 64); math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s: tool_call passed %v, want %v", row["model"], got, want)
+			}
+		}
+	}
+}
