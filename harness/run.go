@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -312,7 +313,7 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	}
 	opts.Live.attach(m, len(trials), sum.Resumed)
 	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
-		progress: newProgress(opts.Progress, opts.Terminal, len(trials), sum.Resumed)}
+		progress: progress.New(opts.Progress, opts.Terminal, len(trials), sum.Resumed, "trials")}
 	runErr := r.run(ctx, todo)
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -320,7 +321,7 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	if err := writeManifest(out, man); err != nil && runErr == nil {
 		runErr = err
 	}
-	r.progress.finish()
+	r.progress.Finish()
 	sum.Ran = r.ran
 	sum.Duration = time.Since(start)
 	recs, _, err := ReadJournal(filepath.Join(out, TrialsFile))
@@ -452,7 +453,7 @@ type runner struct {
 	j        *Journal
 	man      *Manifest
 	out      string
-	progress *progress
+	progress *progress.Bar
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
@@ -505,7 +506,7 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 		if len(ts) == 0 {
 			continue
 		}
-		r.progress.model(model)
+		r.progress.Label("model " + model)
 		if err := r.runModel(ctx, model, ts); err != nil {
 			return err
 		}
@@ -584,7 +585,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				r.mu.Lock()
 				r.ran++
 				r.mu.Unlock()
-				r.progress.done()
+				r.progress.Done()
 				r.opts.Live.finished(rec)
 			}
 		}()

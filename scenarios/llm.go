@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -33,6 +34,9 @@ type LLM struct {
 	Client  *api.Client
 	Model   string
 	Timeout time.Duration
+	// Progress, when set, counts Synthesize's enriched tools and kept
+	// scenarios, labelled with the stage and what was discarded.
+	Progress *progress.Bar
 }
 
 // NewLLM connects to an Ollama host.
@@ -150,6 +154,7 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 	res := &Result{}
 	type promptTool struct{ Name, Description, Schema string }
 	var pts []promptTool
+	l.Progress.Label(fmt.Sprintf("enrich: %d tools", len(tools)))
 	for _, t := range tools {
 		// Enrich: the scenario prompt shows each tool as the enrich stage
 		// read it; a tool whose enrichment fails keeps its description.
@@ -161,6 +166,12 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 			return nil, err
 		}
 		pts = append(pts, promptTool{t.Name, desc, string(t.InputSchema)})
+		l.Progress.Done()
+	}
+	l.Progress.Label(fmt.Sprintf("scenarios: %d wanted", count))
+	discarded := func() {
+		res.Discarded++
+		l.Progress.Label(fmt.Sprintf("scenarios: %d wanted, %d discarded after %d retries", count, res.Discarded, Retries))
 	}
 	for i := 0; len(res.Artifacts) < count && i < count*(Retries+1); i++ {
 		tier, focusN := "simple", 1
@@ -176,7 +187,7 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 		retries, err := l.Stage(ctx, prompt.String(), schema, &s)
 		res.Retried += retries
 		if errors.Is(err, ErrDiscarded) {
-			res.Discarded++
+			discarded()
 			continue
 		}
 		if err != nil {
@@ -197,7 +208,7 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 			res.Retried += n
 			a.Provenance.Retries += n
 			if errors.Is(err, ErrDiscarded) {
-				res.Discarded++
+				discarded()
 				continue
 			}
 			if err != nil {
@@ -221,6 +232,7 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 			}
 		}
 		res.Artifacts = append(res.Artifacts, a)
+		l.Progress.Done()
 	}
 	return res, nil
 }

@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/progress"
 )
 
 // stageOllama answers /api/chat (non-streaming, as docs/api.md describes
@@ -140,6 +143,8 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 			})}
 			l := llmFor(t, f)
 			l.Timeout = 300 * time.Millisecond
+			var shown bytes.Buffer
+			l.Progress = progress.New(&shown, false, 2, 0, "steps")
 			res, err := l.Synthesize(context.Background(), "test", tools[:1], 1, Executor(d, runtime.L2))
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
@@ -152,6 +157,16 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 			}
 			if len(res.Artifacts) != c.artifacts || res.Retried != c.retried || res.Discarded != c.discarded {
 				t.Fatalf("%d artifacts, %d retried, %d discarded", len(res.Artifacts), res.Retried, res.Discarded)
+			}
+			// Progress names the stages, the discards and the steps done.
+			for _, want := range []string{"enrich: 1 tools", "scenarios: 1 wanted"} {
+				if !strings.Contains(shown.String(), want) {
+					t.Errorf("progress lacks %q:\n%s", want, shown.String())
+				}
+			}
+			if c.discarded > 0 && !strings.Contains(shown.String(), fmt.Sprintf("%d discarded after %d retries", c.discarded, Retries)) ||
+				c.artifacts > 0 && !strings.Contains(shown.String(), "2/2 steps") {
+				t.Errorf("progress:\n%s", shown.String())
 			}
 			if c.artifacts > 0 {
 				a := res.Artifacts[0]

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -129,7 +130,9 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			if n <= 0 {
 				n = 10
 			}
+			llm.Progress = progress.New(stderr, isTerminal(stderr), len(tools)+n, 0, "steps (tools enriched, scenarios kept)")
 			res, err := llm.Synthesize(ctx, source, tools, n, exec)
+			llm.Progress.Finish()
 			if err != nil {
 				fmt.Fprintf(stderr, "granite synth: %v\n", err)
 				return 1
