@@ -265,8 +265,11 @@ func TestPipelineMocksAndExpands(t *testing.T) {
 	scenario := `{"title":"t","instruction":"File a bug about the login page and show me the log file.","novelty":"n","follow_up":"f","calls":[
 		{"tool":"create_issue","arguments":{"owner":"acme","repo":"web","title":"Login broken","labels":["bug"]},"reason":"file it"},
 		{"tool":"read_file","arguments":{"path":"/var/log/web.log"},"reason":"look"}]}`
+	// The first reply misses create_issue's output schema and read_file's
+	// example shape; the second fits both and claims high grounding,
+	// which only read_file (with an example output) may keep.
 	misfit := `{"state":{},"outputs":[{"call":0,"output":"{\"number\":42}","grounding":"medium"},{"call":1,"output":"\"error at 10:02\"","grounding":"low"}]}`
-	fit := `{"state":{"issue":42},"outputs":[{"call":0,"output":"{\"number\":42,\"url\":\"https://example.com/acme/web/issues/42\"}","grounding":"medium"},{"call":1,"output":"\"error at 10:02\"","grounding":"low"}]}`
+	fit := `{"state":{"issue":42},"outputs":[{"call":0,"output":"{\"number\":42,\"url\":\"https://example.com/acme/web/issues/42\"}","grounding":"high"},{"call":1,"output":"{\"content\":\"error at 10:02\",\"lines\":1}","grounding":"high"}]}`
 	for _, c := range []struct {
 		name      string
 		turns     string
@@ -296,9 +299,13 @@ func TestPipelineMocksAndExpands(t *testing.T) {
 			}
 			a := res.Artifacts[0]
 			checkArtifacts(t, res.Artifacts)
-			if len(a.Turns) != c.wantTurns || res.SingleTurn != c.single || a.MockOutputs[0].Grounding != "medium" || !strings.Contains(a.MockOutputs[0].Output, "url") || a.Provenance.Retries < 1 {
+			if len(a.Turns) != c.wantTurns || res.SingleTurn != c.single || a.MockOutputs[0].Grounding != "medium" || a.MockOutputs[1].Grounding != "high" ||
+				!strings.Contains(a.MockOutputs[0].Output, "url") || a.Provenance.Retries < 1 {
 				t.Errorf("%+v / %+v", a, res)
 			}
+			// Mock-stage replies are checked in order, so the first
+			// reason fed back is the schema misfit; a misfit of shape
+			// alone is refused in TestMockShapeOfExampleOutputs.
 		})
 	}
 }
@@ -348,6 +355,58 @@ func TestGeneratedStageContracts(t *testing.T) {
 			}
 			if got, _ := ScenarioSchema(FromDomain(d, l)); string(got) != d.StageSchemas[l] {
 				t.Fatalf("%s %s: FromDomain does not carry the generated contract", d.Name, l)
+			}
+		}
+	}
+}
+
+// TestMockShapeOfExampleOutputs: a mock output without the shape of the
+// tool's example output is refused with the reason fed back, and the
+// offline backend mocks external tools from their examples, else their
+// output schema, graded by that material.
+func TestMockShapeOfExampleOutputs(t *testing.T) {
+	tools, err := LoadTools("testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var readFile Tool
+	for _, tl := range tools {
+		if len(tl.OutputExamples) > 0 {
+			readFile = tl
+		}
+	}
+	calls := []ExpectedCall{{Tool: readFile.Name, Arguments: json.RawMessage(`{"path":"/a"}`)}}
+	f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
+		"mock": func(k int, _ map[string]any) (string, time.Duration) {
+			if k == 0 {
+				return `{"state":{},"outputs":[{"call":0,"output":"{\"content\":\"x\"}","grounding":"high"}]}`, 0
+			}
+			return `{"state":{},"outputs":[{"call":0,"output":"{\"content\":\"x\",\"lines\":1,\"extra\":true}","grounding":"high"}]}`, 0
+		},
+	})}
+	outs, n, err := llmFor(t, f).Mock(context.Background(), tools, "read /a", calls)
+	if err != nil || n != 1 || outs[0].Grounding != "high" {
+		t.Fatalf("%+v, %d retries, %v", outs, n, err)
+	}
+	b, _ := json.Marshal(f.reqs[len(f.reqs)-1]["messages"])
+	if want := `lacks \"lines\", which the example has`; !strings.Contains(string(b), want) {
+		t.Errorf("the reason fed back lacks %s:\n%s", want, b)
+	}
+	arts, err := Offline("tools:public", tools, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range arts {
+		for _, m := range a.MockOutputs {
+			var tl Tool
+			for _, x := range tools {
+				if x.Name == a.ExpectedCalls[m.Call].Tool {
+					tl = x
+				}
+			}
+			want := map[bool]string{true: "high", false: map[bool]string{true: "medium", false: "low"}[len(tl.OutputSchema) > 0]}[len(tl.OutputExamples) > 0]
+			if m.Grounding != want || tl.OutputFits(m.Output) != nil || tl.ShapeMismatch(m.Output) != "" {
+				t.Errorf("%s: %s mock %s graded %s, want %s", a.ID, tl.Name, m.Output, m.Grounding, want)
 			}
 		}
 	}

@@ -23,6 +23,10 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  map[string]any  `json:"annotations,omitempty"`
+	// OutputExamples are example results (JSON values), a granite
+	// extension of a tools/list file: mock outputs must have the shape
+	// of one of them, and they ground outputs best.
+	OutputExamples []json.RawMessage `json:"outputExamples,omitempty"`
 
 	// examples are known-good argument objects (a generated domain's
 	// operation examples, valid against its seed data).
@@ -222,7 +226,7 @@ func variantsOf(source string, t *Tool) ([]Artifact, error) {
 			outText, isErr := t.run(args)
 			a.MockOutputs = []MockOutput{{Call: 0, Output: outText, IsError: isErr, Grounding: "executed"}}
 		} else {
-			a.MockOutputs = []MockOutput{{Call: 0, Output: mockFromSchema(t), Grounding: "low"}}
+			a.MockOutputs = []MockOutput{{Call: 0, Output: mockFromSchema(t), Grounding: t.Grounding()}}
 		}
 		if i > 0 {
 			a.Tier = "complex"
@@ -321,9 +325,13 @@ func containsJSON(list []json.RawMessage, b []byte) bool {
 	return false
 }
 
-// mockFromSchema is the smallest value of the output schema, or an empty
-// object: a low-grounding mock for an external tool.
+// mockFromSchema is the tool's first example output, else the smallest
+// value of its output schema, else an empty object: a mock for an
+// external tool, grounded as well as that material allows.
 func mockFromSchema(t *Tool) string {
+	if len(t.OutputExamples) > 0 {
+		return string(t.OutputExamples[0])
+	}
 	if len(t.OutputSchema) == 0 {
 		return "{}"
 	}
@@ -333,6 +341,88 @@ func mockFromSchema(t *Tool) string {
 	}
 	b, _ := json.Marshal(schemaDoc{root: root}.valid(root, true, 0))
 	return string(b)
+}
+
+// Grounding is the best grounding tier the tool's reference material
+// allows a mock output: high with example outputs, medium with an output
+// schema, low with neither.
+func (t *Tool) Grounding() string {
+	switch {
+	case len(t.OutputExamples) > 0:
+		return "high"
+	case len(t.OutputSchema) > 0:
+		return "medium"
+	}
+	return "low"
+}
+
+// ShapeMismatch says how an output differs in shape from every one of the
+// tool's example outputs ("" when it matches one, or there are none). The
+// shape is the JSON type; an object's keys, each with its value's shape;
+// an array's first element's shape.
+func (t *Tool) ShapeMismatch(output string) string {
+	if len(t.OutputExamples) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal([]byte(output), &v) != nil {
+		return "the output is not JSON text"
+	}
+	var first string
+	for _, ex := range t.OutputExamples {
+		var e any
+		if json.Unmarshal(ex, &e) != nil {
+			continue
+		}
+		why := shapeDiff("$", e, v)
+		if why == "" {
+			return ""
+		}
+		if first == "" {
+			first = why
+		}
+	}
+	return first
+}
+
+func shapeDiff(at string, example, v any) string {
+	kind := func(x any) string {
+		switch x.(type) {
+		case map[string]any:
+			return "an object"
+		case []any:
+			return "an array"
+		case string:
+			return "a string"
+		case float64:
+			return "a number"
+		case bool:
+			return "a boolean"
+		}
+		return "null"
+	}
+	if kind(example) != kind(v) {
+		return fmt.Sprintf("%s is %s; the example has %s", at, kind(v), kind(example))
+	}
+	switch e := example.(type) {
+	case map[string]any:
+		got := v.(map[string]any)
+		for _, k := range sortedKeys(e) {
+			gv, ok := got[k]
+			if !ok {
+				return fmt.Sprintf("%s lacks %q, which the example has", at, k)
+			}
+			if why := shapeDiff(at+"."+k, e[k], gv); why != "" {
+				return why
+			}
+		}
+	case []any:
+		got := v.([]any)
+		if len(e) > 0 && len(got) > 0 {
+			return shapeDiff(at+"[0]", e[0], got[0])
+		}
+	}
+	return ""
 }
 
 // Coverage is the share of tools some artifact calls, and the calls that

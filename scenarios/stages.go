@@ -70,14 +70,23 @@ func mockSchema(n int) json.RawMessage {
 
 // Mock runs the mock-output stage: one result per expected call, from one
 // shared state so IDs and values agree across calls. An output must be
-// JSON, and must fit the tool's output schema when it has one; a reply
-// that breaks either is fed back and retried like a schema violation.
+// JSON, fit the tool's output schema when it has one, and have the shape
+// of one of its example outputs when it has some; a reply that breaks any
+// of these is fed back and retried like a schema violation. Grounding is
+// the model's claim, capped by the tool's material (see Grounding).
 func (l *LLM) Mock(ctx context.Context, tools []Tool, instruction string, calls []ExpectedCall) ([]MockOutput, int, error) {
-	type pt struct{ Name, Description, Output string }
+	type pt struct {
+		Name, Description, Output string
+		Examples                  []string
+	}
 	byName := map[string]Tool{}
 	var pts []pt
 	for _, t := range tools {
-		pts = append(pts, pt{t.Name, t.Description, string(t.OutputSchema)})
+		p := pt{Name: t.Name, Description: t.Description, Output: string(t.OutputSchema)}
+		for _, ex := range t.OutputExamples {
+			p.Examples = append(p.Examples, string(ex))
+		}
+		pts = append(pts, p)
 		byName[t.Name] = t
 	}
 	var prompt strings.Builder
@@ -99,12 +108,25 @@ func (l *LLM) Mock(ctx context.Context, tools []Tool, instruction string, calls 
 			if t.OutputFits(o.Output) != nil {
 				return fmt.Sprintf("output %d does not match %s's output schema", i, t.Name)
 			}
+			if why := t.ShapeMismatch(o.Output); why != "" {
+				return fmt.Sprintf("output %d does not have the shape of %s's example output: %s", i, t.Name, why)
+			}
 		}
 		return ""
 	}
 	n, err := l.Stage(ctx, prompt.String(), mockSchema(len(calls)), &reply, fits)
 	if err != nil {
 		return nil, n, err
+	}
+	// A model may claim better grounding than its material allows; the
+	// tool's reference material caps it.
+	rank := map[string]int{"low": 0, "medium": 1, "high": 2}
+	for i := range reply.Outputs {
+		o := &reply.Outputs[i]
+		t := byName[calls[i].Tool]
+		if ceiling := t.Grounding(); rank[o.Grounding] > rank[ceiling] {
+			o.Grounding = ceiling
+		}
 	}
 	return reply.Outputs, n, nil
 }
