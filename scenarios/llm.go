@@ -137,14 +137,19 @@ type Result struct {
 	Artifacts []Artifact
 	// Discarded counts scenarios whose replies failed validation
 	// Retries times; Retried the replies that failed and were retried;
-	// SingleTurn the multi-turn expansions dropped for having one turn.
-	Discarded, Retried, SingleTurn int
+	// SingleTurn the multi-turn expansions dropped for having one turn;
+	// NoNewTool the scenarios written after count was reached that used
+	// no unused tool, which are not kept.
+	Discarded, Retried, SingleTurn, NoNewTool int
 }
 
-// Synthesize writes count scenarios with the model, alternating simple and
-// complex tiers and steering each toward the least-used tools until every
-// tool is used. exec, when not nil, runs a scenario's calls on a fresh
-// store and returns their outputs (executed grounding).
+// Synthesize writes at least count scenarios with the model, alternating
+// simple and complex tiers and steering each toward the least-used tools,
+// and goes on until every tool is used: past count, a scenario is kept
+// only when it uses a tool no earlier one did. Attempts are bounded
+// (count × (Retries+1) + 2 × tools), so a model that ignores the steering
+// cannot loop forever. exec, when not nil, runs a scenario's calls on a
+// fresh store and returns their outputs (executed grounding).
 func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count int, exec func([]ExpectedCall) []MockOutput) (*Result, error) {
 	schema, err := ScenarioSchema(tools)
 	if err != nil {
@@ -173,7 +178,17 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 		res.Discarded++
 		l.Progress.Label(fmt.Sprintf("scenarios: %d wanted, %d discarded after %d retries", count, res.Discarded, Retries))
 	}
-	for i := 0; len(res.Artifacts) < count && i < count*(Retries+1); i++ {
+	unused := func() int {
+		n := 0
+		for _, t := range tools {
+			if used[t.Name] == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	limit := count*(Retries+1) + 2*len(tools)
+	for i := 0; (len(res.Artifacts) < count || unused() > 0) && i < limit; i++ {
 		tier, focusN := "simple", 1
 		if i%2 == 1 {
 			tier, focusN = "complex", 3
@@ -192,6 +207,14 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 		}
 		if err != nil {
 			return res, err
+		}
+		fresh := false
+		for _, c := range s.Calls {
+			fresh = fresh || used[c.Tool] == 0
+		}
+		if len(res.Artifacts) >= count && !fresh {
+			res.NoNewTool++
+			continue
 		}
 		a := Artifact{Version: ArtifactVersion, ID: fmt.Sprintf("%s-%s-%04d", strings.NewReplacer(":", "-", "/", "-").Replace(source), l.Model, len(res.Artifacts)+1),
 			Source: source, Tier: tier, Turns: []Turn{{Prompt: s.Instruction}},
@@ -232,6 +255,10 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 			}
 		}
 		res.Artifacts = append(res.Artifacts, a)
+		if len(res.Artifacts) >= count {
+			// Past count, aim for one more scenario per two unused tools.
+			l.Progress.SetTotal(len(tools) + len(res.Artifacts) + (unused()+1)/2)
+		}
 		l.Progress.Done()
 	}
 	return res, nil

@@ -109,7 +109,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"(specs/artifact.schema.json) and, with --out F.jsonl, the tools to F.tools.json, so that\n"+
 			"granite judge and granite run --artifacts need no server.", stderr)
 	src := addToolSource(fset)
-	count := fset.Int("count", 0, "scenarios to write (offline, 0: one round of every variant; with --model, default 10)")
+	count := fset.Int("count", 0, "scenarios to write (offline, 0: one round of every variant; with --model, default 10, and more until every tool is used)")
 	model := fset.String("model", "", "an Ollama model for the LLM backend (default: the offline backend)")
 	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
 	out := fset.String("out", "", "output file (default: standard output)")
@@ -138,7 +138,8 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				return 1
 			}
 			arts, backend = res.Artifacts, "ollama "+*model
-			fmt.Fprintf(stderr, "%d replies failed validation and were retried, %d scenarios discarded after %d retries\n", res.Retried, res.Discarded, scenarios.Retries)
+			fmt.Fprintf(stderr, "%d replies failed validation and were retried, %d scenarios discarded after %d retries, %d multi-turn expansions dropped for one turn, %d scenarios past --count left out for using no unused tool\n",
+				res.Retried, res.Discarded, scenarios.Retries, res.SingleTurn, res.NoNewTool)
 		}
 	}
 	if arts == nil {

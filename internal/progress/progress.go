@@ -51,6 +51,17 @@ func (p *Bar) Label(s string) {
 	}
 }
 
+// SetTotal changes the number of units, for work whose size is learned on
+// the way.
+func (p *Bar) SetTotal(n int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = n
+}
+
 // Done counts one unit done.
 func (p *Bar) Done() {
 	if p == nil {
