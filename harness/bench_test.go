@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/scenarios"
 )
 
 // BenchmarkOracleGrid runs the oracle over the paper's grid for one agent:
@@ -71,4 +74,40 @@ func BenchmarkAgentTurn(b *testing.B) {
 	slices.Sort(all)
 	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
 	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
+}
+
+// BenchmarkArtifactOracle plays offline artifacts of every generated
+// domain at L4 with the oracle: each trial on a fresh replay server with
+// tools/list, journaled and scored by its assertions. It measures what
+// replaying costs beside running the generated servers (OracleGrid).
+func BenchmarkArtifactOracle(b *testing.B) {
+	spec := loadSpec(b)
+	var arts []scenarios.Artifact
+	for _, d := range gen.Domains {
+		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, runtime.L4), 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		arts = append(arts, a...)
+	}
+	path := filepath.Join(b.TempDir(), "arts.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := scenarios.WriteArtifacts(f, arts); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	cfg := artifactConfig(path, "http://127.0.0.1:1", Oracle)
+	for b.Loop() {
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.Ran != len(arts) || sum.TC[Oracle] != 1 {
+			b.Fatalf("%+v", sum)
+		}
+	}
+	b.ReportMetric(float64(len(arts)), "trials/op")
 }
