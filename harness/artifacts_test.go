@@ -18,7 +18,7 @@ import (
 
 // writeArtifacts writes artifacts as granite synth --out does, with the
 // tools beside them unless tools is nil.
-func writeArtifacts(t *testing.T, arts []scenarios.Artifact, tools []scenarios.Tool) string {
+func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []scenarios.Tool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "arts.jsonl")
 	f, err := os.Create(path)

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -90,15 +88,7 @@ func BenchmarkArtifactOracle(b *testing.B) {
 		}
 		arts = append(arts, a...)
 	}
-	path := filepath.Join(b.TempDir(), "arts.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := scenarios.WriteArtifacts(f, arts); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	path := writeArtifacts(b, arts, nil)
 	cfg := artifactConfig(path, "http://127.0.0.1:1", Oracle)
 	for b.Loop() {
 		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})

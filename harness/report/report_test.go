@@ -94,6 +94,23 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 	return dir
 }
 
+// writeReport builds the report of a results folder and writes it to a
+// temporary folder, returning the files written.
+func writeReport(t *testing.T, dir string) (*Report, string, []string) {
+	t.Helper()
+	res, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Build(res, 0)
+	out := t.TempDir()
+	files, err := r.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, out, files
+}
+
 func readCSV(t *testing.T, path string) []map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
@@ -133,16 +150,7 @@ func num(t *testing.T, s string) float64 {
 // numbers equal a recomputation from trials.csv.
 func TestReportOnThePaperGrid(t *testing.T) {
 	dir := synthetic(t, func(int) bool { return true })
-	res, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Build(res, 0)
-	out := t.TempDir()
-	files, err := r.Write(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, out, files := writeReport(t, dir)
 	if r.Covered != 8748 || r.Planned != 8748 {
 		t.Fatalf("covered %d of %d", r.Covered, r.Planned)
 	}
@@ -272,15 +280,7 @@ func TestReportOnThePaperGrid(t *testing.T) {
 // TestReportOnAPartialRun works on a run still in progress and says so.
 func TestReportOnAPartialRun(t *testing.T) {
 	dir := synthetic(t, func(i int) bool { return i%3 == 0 })
-	res, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Build(res, 0)
-	out := t.TempDir()
-	if _, err := r.Write(out); err != nil {
-		t.Fatal(err)
-	}
+	r, out, _ := writeReport(t, dir)
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	if r.Covered != 2916 || !strings.Contains(string(md), "covers **2916 of 8748** planned trials (33.3%)") || !strings.Contains(string(md), "unfinished or partial") {
 		t.Errorf("covered %d:\n%.400s", r.Covered, md)
@@ -345,15 +345,7 @@ func TestReportOnArtifactTrials(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, harness.ManifestFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Build(res, 0)
-	out := t.TempDir()
-	if _, err := r.Write(out); err != nil {
-		t.Fatal(err)
-	}
+	r, out, _ := writeReport(t, dir)
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	for _, want := range []string{"Levels: none", "no trial has a level", "For synthesized artifacts", "| simple | 80 |", "| complex | 80 |", "difficulty=complex"} {
 		if !strings.Contains(string(md), want) {
