@@ -230,7 +230,8 @@ func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Mes
 	}
 }
 
-// toolsFor converts the trial's listed tools, once per domain and level.
+// toolsFor converts the trial's listed tools, once per tool set (a
+// domain and level, or an artifact source).
 func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
 	key := tr.t.toolSet()
 	if t, ok := a.tools[key]; ok {
