@@ -24,10 +24,16 @@ const ArtifactVersion = 1
 
 // Artifact is one synthesized scenario (specs/artifact.schema.json).
 type Artifact struct {
-	Version       int            `json:"version"`
-	ID            string         `json:"id"`
-	Source        string         `json:"source"`
-	Tier          string         `json:"tier"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	Source  string `json:"source"`
+	Tier    string `json:"tier"`
+	// Title, Novelty (why the scenario is a new composition) and
+	// FollowUp (a natural next question) are the scenario stage's, for
+	// people reading artifacts; optional.
+	Title         string         `json:"title,omitempty"`
+	Novelty       string         `json:"novelty,omitempty"`
+	FollowUp      string         `json:"follow_up,omitempty"`
 	Turns         []Turn         `json:"turns"`
 	ExpectedCalls []ExpectedCall `json:"expected_calls"`
 	MockOutputs   []MockOutput   `json:"mock_outputs"`

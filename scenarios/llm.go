@@ -217,7 +217,7 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 			continue
 		}
 		a := Artifact{Version: ArtifactVersion, ID: fmt.Sprintf("%s-%s-%04d", strings.NewReplacer(":", "-", "/", "-").Replace(source), l.Model, len(res.Artifacts)+1),
-			Source: source, Tier: tier, Turns: []Turn{{Prompt: s.Instruction}},
+			Source: source, Tier: tier, Title: s.Title, Novelty: s.Novelty, FollowUp: s.FollowUp, Turns: []Turn{{Prompt: s.Instruction}},
 			Provenance: Provenance{Backend: "ollama", Model: l.Model, Stage: "scenario", Retries: retries}}
 		for _, c := range s.Calls {
 			a.ExpectedCalls = append(a.ExpectedCalls, ExpectedCall{Tool: c.Tool, Arguments: c.Arguments, Reason: c.Reason})

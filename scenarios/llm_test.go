@@ -299,6 +299,9 @@ func TestPipelineMocksAndExpands(t *testing.T) {
 			}
 			a := res.Artifacts[0]
 			checkArtifacts(t, res.Artifacts)
+			if a.Title != "t" || a.Novelty != "n" || a.FollowUp != "f" {
+				t.Errorf("the scenario stage's title, novelty and follow-up are lost: %+v", a)
+			}
 			if len(a.Turns) != c.wantTurns || res.SingleTurn != c.single || a.MockOutputs[0].Grounding != "medium" || a.MockOutputs[1].Grounding != "high" ||
 				!strings.Contains(a.MockOutputs[0].Output, "url") || a.Provenance.Retries < 1 {
 				t.Errorf("%+v / %+v", a, res)

@@ -197,11 +197,16 @@ func variantsOf(source string, t *Tool) ([]Artifact, error) {
 	}
 	doc := schemaDoc{root: root}
 	var valid []json.RawMessage
+	var kinds []string // what each valid call is, for its title
+	for range t.examples {
+		kinds = append(kinds, "an operation's example")
+	}
 	valid = append(valid, t.examples...)
 	for _, all := range []bool{false, true} {
 		b, _ := json.Marshal(doc.valid(root, all, 0))
 		if t.Valid(b) && !containsJSON(valid, b) {
 			valid = append(valid, b)
+			kinds = append(kinds, map[bool]string{false: "required arguments", true: "every argument"}[all])
 		}
 	}
 	var out []Artifact
@@ -231,6 +236,7 @@ func variantsOf(source string, t *Tool) ([]Artifact, error) {
 		if i > 0 {
 			a.Tier = "complex"
 		}
+		a.Title = t.Name + " with " + kinds[i]
 		out = append(out, a)
 	}
 	// Invalid inputs: one per required argument that has a refusable value.
@@ -271,6 +277,7 @@ func variantsOf(source string, t *Tool) ([]Artifact, error) {
 				a.Assertions = []Assertion{{Kind: "not_call", Tool: t.Name, Arguments: b, Severity: "blocker",
 					Note: fmt.Sprintf("argument %q is %s; a good agent refuses or repairs it", name, bad.why)}}
 				a.Tier = "simple"
+				a.Title = fmt.Sprintf("%s with %s: %s (to refuse or repair)", t.Name, name, bad.why)
 				out = append(out, a)
 				break
 			}

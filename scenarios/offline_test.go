@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
@@ -54,6 +55,9 @@ func TestOfflineOnEveryGeneratedDomain(t *testing.T) {
 			}
 			notCalls := 0
 			for _, a := range arts {
+				if !strings.HasPrefix(a.Title, a.Assertions[0].Tool+" with ") {
+					t.Errorf("%s: title %q does not say which tool and what kind of call", a.ID, a.Title)
+				}
 				for i, c := range a.ExpectedCalls {
 					m := a.MockOutputs[i]
 					var tool *Tool
