@@ -90,26 +90,36 @@ func firstCallError(calls []Call) string {
 	return ""
 }
 
-// oracle replays the level's gold calls (an artifact's expected calls)
-// and answers with what the tools returned; later user turns get the same
-// answer. It is a self-test of the benchmark, not a model: every trial it
-// plays must score TC = 1.
+// oracle replays the level's gold calls (an artifact's expected calls,
+// each in the user turn it answers) and answers each turn with what the
+// tools returned. It is a self-test of the benchmark, not a model: every
+// trial it plays must score TC = 1.
 type oracle struct{}
 
 func (oracle) run(ctx context.Context, tr *trialRun) {
-	tr.ask(0)
+	gold := tr.t.goldCalls()
+	made := 0
 	var results []string
-	for i, g := range tr.t.goldCalls() {
-		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", ToolCalls: []MessageCall{g}})
-		c := tr.call(ctx, i+1, g.Name, g.Arguments)
-		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "tool", ToolName: g.Name, Content: c.Result})
-		results = append(results, c.Result)
+	for ti, calls := range tr.t.turnCalls(len(gold)) {
+		tr.ask(ti)
+		for _, k := range calls {
+			g := gold[k]
+			made++
+			tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", ToolCalls: []MessageCall{g}})
+			c := tr.call(ctx, made, g.Name, g.Arguments)
+			tr.rec.Messages = append(tr.rec.Messages, Message{Role: "tool", ToolName: g.Name, Content: c.Result})
+			results = append(results, c.Result)
+		}
+		text := strings.Join(results, "\n")
+		if len(results) == 0 {
+			text = "No tool call is right for this request."
+		}
+		if ti < len(tr.prompts)-1 {
+			tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", Content: text})
+			continue
+		}
+		tr.answer(text, made+len(tr.prompts))
 	}
-	text := strings.Join(results, "\n")
-	if len(results) == 0 {
-		text = "No tool call is right for this request."
-	}
-	tr.answerAll(text, len(results))
 }
 
 // silent answers without calling a tool: the floor every scenario must

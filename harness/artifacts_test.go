@@ -221,11 +221,14 @@ func multiTurn(t *testing.T, spec *generator.Spec, rt *runtime.Domain) scenarios
 		}
 	}
 	a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "two-turns", Source: "domain:" + rt.Name + "/L4", Tier: "complex",
-		Turns:      []scenarios.Turn{{Prompt: "first: " + longest.Prompt}, {Prompt: "then the rest"}},
+		Turns:      []scenarios.Turn{{Prompt: "first: " + longest.Prompt, Calls: []int{0}}, {Prompt: "then the rest"}},
 		Provenance: scenarios.Provenance{Backend: "ollama", Model: "m", Stage: "multi-turn"}}
 	for _, g := range longest.Gold[runtime.L4] {
 		a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: g.Tool, Arguments: g.JSON(), Reason: "gold"})
 		a.Assertions = append(a.Assertions, scenarios.Assertion{Kind: "tool_call", Tool: g.Tool, Arguments: g.JSON(), Severity: "blocker", Note: "gold"})
+	}
+	for i := 1; i < len(a.ExpectedCalls); i++ {
+		a.Turns[1].Calls = append(a.Turns[1].Calls, i)
 	}
 	a.MockOutputs = scenarios.Executor(rt, runtime.L4)(a.ExpectedCalls)
 	return a
@@ -281,6 +284,20 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 		if c.Result != a.MockOutputs[i].Output {
 			t.Errorf("call %d answered %q, recorded %q", i, c.Result, a.MockOutputs[i].Output)
 		}
+	}
+
+	// The oracle follows the artifact's split: the first call, an
+	// answer, the second user turn, the other calls.
+	recs, err = runTrials(t, artifactConfig(path, "", Oracle), spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles = roles[:0]
+	for _, m := range recs[0].Messages {
+		roles = append(roles, m.Role)
+	}
+	if recs[0].Metrics.TC != 1 || strings.Join(roles[:5], " ") != "user assistant tool assistant user" || recs[0].Turns != len(a.ExpectedCalls)+2 {
+		t.Errorf("oracle: tc %v, %d turns, roles %v", recs[0].Metrics.TC, recs[0].Turns, roles)
 	}
 
 	bad := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step {

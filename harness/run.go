@@ -729,6 +729,28 @@ func (t Trial) toolSet() string {
 	return t.RT.Name + "/" + string(t.Level)
 }
 
+// turnCalls lists, per user turn, the indexes of the gold calls that
+// answer it: the artifact's own split when its turns list calls, else
+// every call in the first turn.
+func (t Trial) turnCalls(n int) [][]int {
+	prompts := t.prompts()
+	out := make([][]int, len(prompts))
+	if t.Artifact != nil {
+		listed := false
+		for i, turn := range t.Artifact.Turns {
+			out[i] = turn.Calls
+			listed = listed || len(turn.Calls) > 0
+		}
+		if listed {
+			return out
+		}
+	}
+	for k := range n {
+		out[0] = append(out[0], k)
+	}
+	return out
+}
+
 // goldCalls are the calls the oracle makes: the scenario's gold at the
 // trial's level, or the artifact's expected calls.
 func (t Trial) goldCalls() []MessageCall {

@@ -41,9 +41,11 @@ type Artifact struct {
 	Provenance    Provenance     `json:"provenance"`
 }
 
-// Turn is one user prompt.
+// Turn is one user prompt, and the expected calls (by index) that answer
+// it when the scenario was split into turns.
 type Turn struct {
 	Prompt string `json:"prompt"`
+	Calls  []int  `json:"calls,omitempty"`
 }
 
 // ExpectedCall is a held-out oracle call.
@@ -163,6 +165,9 @@ func ReadArtifacts(path string) ([]Artifact, error) {
 			at([]any{"id"}, "found id %q again (first on line %d); expected ids unique in the file", a.ID, prev)
 		}
 		seen[a.ID] = line
+		if why := turnCalls(a); why != "" {
+			at([]any{"turns"}, "%s", why)
+		}
 		for i, m := range a.MockOutputs {
 			if m.Call >= len(a.ExpectedCalls) {
 				at([]any{"mock_outputs", i, "call"}, "found call %d; expected the index of one of the %d expected calls", m.Call, len(a.ExpectedCalls))
@@ -180,6 +185,25 @@ func ReadArtifacts(path string) ([]Artifact, error) {
 		return nil, fmt.Errorf("%s: no artifacts; expected one JSON object per line, as granite synth --out writes", path)
 	}
 	return out, nil
+}
+
+// turnCalls checks that turns that list calls list every expected call
+// once, in order; "" when they do, or when no turn lists calls.
+func turnCalls(a Artifact) string {
+	listed, next := false, 0
+	for ti, t := range a.Turns {
+		for _, c := range t.Calls {
+			listed = true
+			if c != next {
+				return fmt.Sprintf("found turn %d listing call %d where call %d comes next; expected every expected call once, in order", ti, c, next)
+			}
+			next++
+		}
+	}
+	if listed && next != len(a.ExpectedCalls) {
+		return fmt.Sprintf("found turns listing %d of %d expected calls; expected all of them", next, len(a.ExpectedCalls))
+	}
+	return ""
 }
 
 // ToolsFile is where granite synth keeps the tools an artifacts file was

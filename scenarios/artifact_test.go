@@ -17,6 +17,7 @@ func TestReadArtifactsRefusesBadLines(t *testing.T) {
 		strings.Replace(good, `"tier":"simple"`, `"tier":"hard"`, 1),
 		good, // id a1 again
 		strings.Replace(strings.Replace(good, `"id":"a1"`, `"id":"a5"`, 1), `"call":0`, `"call":3`, 1),
+		strings.Replace(strings.Replace(good, `"id":"a1"`, `"id":"a6"`, 1), `"turns":[{"prompt":"p"}]`, `"turns":[{"prompt":"p","calls":[1]}]`, 1),
 		"",
 	}
 	path := filepath.Join(t.TempDir(), "bad.jsonl")
@@ -35,6 +36,8 @@ func TestReadArtifactsRefusesBadLines(t *testing.T) {
 		`found id "a1" again (first on line 1)`,
 		path + ":5:",
 		"$.mock_outputs[0].call: found call 3; expected the index of one of the 1 expected calls",
+		path + ":6:",
+		"$.turns: found turn 0 listing call 1 where call 0 comes next",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -299,6 +299,9 @@ func TestPipelineMocksAndExpands(t *testing.T) {
 			}
 			a := res.Artifacts[0]
 			checkArtifacts(t, res.Artifacts)
+			if c.wantTurns == 2 && (len(a.Turns[0].Calls) != 1 || a.Turns[1].Calls[0] != 1) {
+				t.Errorf("the turns do not say which calls answer them: %+v", a.Turns)
+			}
 			if a.Title != "t" || a.Novelty != "n" || a.FollowUp != "f" {
 				t.Errorf("the scenario stage's title, novelty and follow-up are lost: %+v", a)
 			}

@@ -195,7 +195,7 @@ func (l *LLM) Expand(ctx context.Context, instruction string, calls []ExpectedCa
 	}
 	turns := make([]Turn, len(reply.Turns))
 	for i, t := range reply.Turns {
-		turns[i] = Turn{Prompt: t.Prompt}
+		turns[i] = Turn{Prompt: t.Prompt, Calls: t.Calls}
 	}
 	return turns, n, nil
 }
