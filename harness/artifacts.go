@@ -133,13 +133,15 @@ func (s *ArtifactSet) lost() map[string]map[string][]string {
 
 // replay plays an artifact's tools. A call whose arguments match an
 // expected call not answered yet (same tool; same arguments by the
-// harness's value comparison, key order and number spelling ignored) gets
+// harness's value comparison, key order and number spelling ignored, an
+// argument at its schema default the same as one left out) gets
 // that call's recorded output; a repeat of an answered call gets the same
 // output again. Arguments the tool's schema rejects get the validator's
 // reasons, as a real server would answer; any other call gets an error
 // saying nothing was recorded for it.
 type replay struct {
 	art  *scenarios.Artifact
+	args map[string]toolArgs
 	mu   sync.Mutex
 	used []bool
 }
@@ -148,9 +150,10 @@ type replay struct {
 // MCP client.
 func openReplay(ctx context.Context, tools []scenarios.Tool, a *scenarios.Artifact) (*Session, error) {
 	srv := server.NewMCPServer("granite-replay", "1", server.WithToolCapabilities(false))
-	r := &replay{art: a, used: make([]bool, len(a.ExpectedCalls))}
+	r := &replay{art: a, used: make([]bool, len(a.ExpectedCalls)), args: map[string]toolArgs{}}
 	for i := range tools {
 		t := &tools[i]
+		r.args[t.Name] = argsOf(t.InputSchema)
 		mt := mcp.Tool{Name: t.Name, Description: t.Description, RawInputSchema: t.InputSchema}
 		if len(t.OutputSchema) > 0 {
 			mt.RawOutputSchema = t.OutputSchema
@@ -183,7 +186,7 @@ func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToo
 	idx := -1
 	for _, fresh := range []bool{true, false} {
 		for i, c := range r.art.ExpectedCalls {
-			if idx < 0 && r.used[i] != fresh && c.Tool == t.Name && sameArgs(args, c.Arguments) {
+			if idx < 0 && r.used[i] != fresh && c.Tool == t.Name && r.args[t.Name].same(args, c.Arguments) {
 				idx = i
 			}
 		}
@@ -203,12 +206,48 @@ func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToo
 	return mcp.NewToolResultError(fmt.Sprintf("nothing is recorded for %s with these arguments: the scenario has no output for this call", t.Name))
 }
 
-// sameArgs reports whether two argument objects are the same call's: the
-// same keys, each with the same value by sameValue's loose rules.
-func sameArgs(got, want json.RawMessage) bool {
-	var g, w any
+// toolArgs is what comparing a tool's arguments needs from its schema:
+// the top-level arguments chosen from a fixed set (enum or const), which
+// compare exactly in ArgAcc, and the declared defaults.
+type toolArgs struct {
+	exact    map[string]bool
+	defaults map[string]any
+}
+
+func argsOf(schema json.RawMessage) toolArgs {
+	var s struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	out := toolArgs{exact: map[string]bool{}, defaults: map[string]any{}}
+	if json.Unmarshal(schema, &s) != nil {
+		return out
+	}
+	for name, p := range s.Properties {
+		_, enum := p["enum"]
+		_, konst := p["const"]
+		out.exact[name] = enum || konst
+		if d, ok := p["default"]; ok {
+			out.defaults[name] = d
+		}
+	}
+	return out
+}
+
+// same reports whether two argument objects are the same call's: the same
+// keys, each with the same value by sameValue's loose rules, where an
+// argument given its schema default counts as left out (the tool behaves
+// the same either way).
+func (ta toolArgs) same(got, want json.RawMessage) bool {
+	var g, w map[string]any
 	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
 		return false
+	}
+	for _, m := range []map[string]any{g, w} {
+		for k, v := range m {
+			if d, ok := ta.defaults[k]; ok && sameValue(v, d, true) {
+				delete(m, k)
+			}
+		}
 	}
 	return sameValue(g, w, false)
 }
@@ -226,7 +265,8 @@ type Verdict struct {
 // assertions, by these definitions:
 //
 //   - tool_call passes when some call names the tool with the asserted
-//     arguments (sameArgs), or any arguments when none are asserted;
+//     arguments (toolArgs.same: an argument at its schema default counts
+//     as left out), or any arguments when none are asserted;
 //   - not_call passes when no call does;
 //   - output_schema passes when every successful call of the tool
 //     returned JSON text fitting the tool's output schema;
@@ -236,8 +276,14 @@ type Verdict struct {
 //     expected calls.
 func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (*Metrics, []Verdict) {
 	byName := map[string]*scenarios.Tool{}
+	args := map[string]toolArgs{}
+	g := &Gold{exact: map[string]bool{"action": true}}
 	for i := range tools {
 		byName[tools[i].Name] = &tools[i]
+		args[tools[i].Name] = argsOf(tools[i].InputSchema)
+		for name, exact := range args[tools[i].Name].exact {
+			g.exact[name] = g.exact[name] || exact
+		}
 	}
 	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.ErrorClass == ErrTimeout, ToolCalls: len(rec.Calls)}
 	verdicts := make([]Verdict, len(a.Assertions))
@@ -245,7 +291,7 @@ func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (
 		v := Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
 		made := -1
 		for k, c := range rec.Calls {
-			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || sameArgs(c.Arguments, as.Arguments)) {
+			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || args[as.Tool].same(c.Arguments, as.Arguments)) {
 				made = k
 			}
 		}
@@ -286,12 +332,6 @@ func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (
 	if rec.StopReason == stopAnswer && m.BlockersFailed == 0 {
 		m.TC = 1
 	}
-	g := &Gold{exact: map[string]bool{"action": true}}
-	for _, t := range tools {
-		for name := range exactArgs(t.InputSchema) {
-			g.exact[name] = true
-		}
-	}
 	for _, c := range a.ExpectedCalls {
 		gc := &generator.Call{Tool: c.Tool}
 		_ = json.Unmarshal(c.Arguments, &gc.Args)
@@ -299,24 +339,4 @@ func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (
 	}
 	g.callScores(m, rec.Calls)
 	return m, verdicts
-}
-
-// exactArgs names a tool's top-level arguments whose values are chosen
-// from a fixed set (enum or const), which compare exactly.
-func exactArgs(schema json.RawMessage) map[string]bool {
-	var s struct {
-		Properties map[string]map[string]any `json:"properties"`
-	}
-	out := map[string]bool{}
-	if json.Unmarshal(schema, &s) != nil {
-		return out
-	}
-	for name, p := range s.Properties {
-		_, enum := p["enum"]
-		_, konst := p["const"]
-		if enum || konst {
-			out[name] = true
-		}
-	}
-	return out
 }
