@@ -183,6 +183,8 @@ func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToo
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// First an expected call not answered yet, then an answered one (a
+	// repeat).
 	idx := -1
 	for _, fresh := range []bool{true, false} {
 		for i, c := range r.art.ExpectedCalls {
@@ -199,6 +201,12 @@ func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToo
 		if m.Call == idx {
 			if m.IsError {
 				return mcp.NewToolResultError(m.Output)
+			}
+			// A tool with an output schema returns its result as
+			// structured content too, as the MCP spec asks.
+			var structured map[string]any
+			if len(t.OutputSchema) > 0 && json.Unmarshal([]byte(m.Output), &structured) == nil {
+				return mcp.NewToolResultStructured(structured, m.Output)
 			}
 			return mcp.NewToolResultText(m.Output)
 		}

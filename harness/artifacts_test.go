@@ -425,3 +425,33 @@ func TestArgumentsAtTheirDefault(t *testing.T) {
 		t.Errorf("exact: %v", ta.exact)
 	}
 }
+
+// TestReplayStructuredContent: a tool with an output schema answers with
+// structured content beside the text, as the MCP spec asks; one without
+// answers with text only.
+func TestReplayStructuredContent(t *testing.T) {
+	tools, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []bool{true, false} {
+		var tool *scenarios.Tool
+		for i := range tools {
+			if (len(tools[i].OutputSchema) > 0) == want {
+				tool = &tools[i]
+			}
+		}
+		a := &scenarios.Artifact{ExpectedCalls: []scenarios.ExpectedCall{{Tool: tool.Name, Arguments: json.RawMessage(`{}`)}},
+			MockOutputs: []scenarios.MockOutput{{Call: 0, Output: `{"n":1}`}}}
+		r := &replay{art: a, used: []bool{false}, args: map[string]toolArgs{tool.Name: argsOf(tool.InputSchema)}}
+		// Skip schema validation: the point is the shape of the answer.
+		loose := *tool
+		loose.InputSchema = json.RawMessage(`{"type":"object"}`)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = tool.Name, map[string]any{}
+		res := r.answer(&loose, req)
+		if res.IsError || (res.StructuredContent != nil) != want || res.Content[0].(mcp.TextContent).Text != `{"n":1}` {
+			t.Errorf("%s (output schema %v): %+v", tool.Name, want, res)
+		}
+	}
+}
