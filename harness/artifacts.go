@@ -25,14 +25,44 @@ type ArtifactSet struct {
 	// they came from generated code.
 	ToolsPath string
 	Artifacts []scenarios.Artifact
-	// tools holds each source's tools, compiled; about is what the
-	// agent's system prompt says of the system, for a generated domain.
-	tools map[string][]scenarios.Tool
-	about map[string]system
+	// sources holds each source's tools; golds each artifact's expected
+	// calls as ArgAcc and F1 read them, by artifact id. Both are built
+	// once, at load, and only read by the trials.
+	sources map[string]*toolSet
+	golds   map[string]*Gold
 }
 
 // system is what the agent's system prompt says of the system it serves.
 type system struct{ Title, Description string }
+
+// toolSet is one source's tools, compiled, with what comparing their
+// arguments needs.
+type toolSet struct {
+	tools  []scenarios.Tool
+	byName map[string]*scenarios.Tool
+	args   map[string]toolArgs
+	// exact names the arguments ArgAcc compares exactly, over all tools.
+	exact map[string]bool
+	about system
+}
+
+// newToolSet compiles its own copy of the tools.
+func newToolSet(tools []scenarios.Tool, about system) (*toolSet, error) {
+	ts := &toolSet{tools: append([]scenarios.Tool(nil), tools...), byName: map[string]*scenarios.Tool{},
+		args: map[string]toolArgs{}, exact: map[string]bool{"action": true}, about: about}
+	for i := range ts.tools {
+		t := &ts.tools[i]
+		if err := t.Compile(); err != nil {
+			return nil, err
+		}
+		ts.byName[t.Name] = t
+		ts.args[t.Name] = argsOf(t.InputSchema)
+		for name, exact := range ts.args[t.Name].exact {
+			ts.exact[name] = ts.exact[name] || exact
+		}
+	}
+	return ts, nil
+}
 
 // LoadArtifacts reads an artifacts file and the tools its artifacts call:
 // from toolsPath, else from the file granite synth wrote beside it
@@ -44,7 +74,7 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 	if err != nil {
 		return nil, err
 	}
-	set := &ArtifactSet{Path: path, Artifacts: arts, tools: map[string][]scenarios.Tool{}, about: map[string]system{}}
+	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*Gold{}}
 	var shared []scenarios.Tool
 	if toolsPath == "" {
 		toolsPath = scenarios.ToolsFile(path)
@@ -60,15 +90,17 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 	}
 	for _, a := range arts {
 		src := a.Source
-		if _, done := set.tools[src]; !done {
+		ts, done := set.sources[src]
+		if !done {
 			tools := shared
 			name, level, isDomain := scenarios.DomainSource(src)
 			var rt *runtime.Domain
+			var about system
 			if isDomain {
 				rt, _ = lookup(name)
 			}
 			if rt != nil {
-				set.about[src] = system{rt.Title, rt.Description}
+				about = system{rt.Title, rt.Description}
 			}
 			if tools == nil {
 				if rt == nil {
@@ -76,28 +108,28 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 				}
 				tools = scenarios.FromDomain(rt, level)
 			}
-			tools = append([]scenarios.Tool(nil), tools...) // each source compiles its own copy
-			for i := range tools {
-				if err := tools[i].Compile(); err != nil {
-					return nil, fmt.Errorf("%s: %w", toolsOrigin(set, path), err)
-				}
+			if ts, err = newToolSet(tools, about); err != nil {
+				return nil, fmt.Errorf("%s: %w", toolsOrigin(set, path), err)
 			}
-			set.tools[src] = tools
-		}
-		listed := map[string]bool{}
-		for _, t := range set.tools[src] {
-			listed[t.Name] = true
+			set.sources[src] = ts
 		}
 		for i, c := range a.ExpectedCalls {
-			if !listed[c.Tool] {
+			if ts.byName[c.Tool] == nil {
 				return nil, fmt.Errorf("%s: artifact %s: expected call %d names tool %q, which %s does not list", path, a.ID, i, c.Tool, toolsOrigin(set, src))
 			}
 		}
 		for i, as := range a.Assertions {
-			if !listed[as.Tool] {
+			if ts.byName[as.Tool] == nil {
 				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list", path, a.ID, i, as.Tool, toolsOrigin(set, src))
 			}
 		}
+		g := &Gold{exact: ts.exact}
+		for _, c := range a.ExpectedCalls {
+			gc := &generator.Call{Tool: c.Tool}
+			_ = json.Unmarshal(c.Arguments, &gc.Args)
+			g.Calls = append(g.Calls, gc)
+		}
+		set.golds[a.ID] = g
 	}
 	return set, nil
 }
@@ -110,26 +142,7 @@ func toolsOrigin(set *ArtifactSet, fallback string) string {
 }
 
 // Tools returns the tools an artifact is played with.
-func (s *ArtifactSet) Tools(a *scenarios.Artifact) []scenarios.Tool { return s.tools[a.Source] }
-
-// lost is what Ollama's tool types drop of each source's tools.
-func (s *ArtifactSet) lost() map[string]map[string][]string {
-	out := map[string]map[string][]string{}
-	for src, tools := range s.tools {
-		l := map[string][]string{}
-		for _, t := range tools {
-			if _, kw, err := ollamaParams(t.InputSchema); err != nil {
-				l[t.Name] = []string{"(unreadable: " + err.Error() + ")"}
-			} else if len(kw) > 0 {
-				l[t.Name] = kw
-			}
-		}
-		if len(l) > 0 {
-			out[src] = l
-		}
-	}
-	return out
-}
+func (s *ArtifactSet) Tools(a *scenarios.Artifact) []scenarios.Tool { return s.sources[a.Source].tools }
 
 // replay plays an artifact's tools. A call whose arguments match an
 // expected call not answered yet (same tool; same arguments by the
@@ -141,19 +154,18 @@ func (s *ArtifactSet) lost() map[string]map[string][]string {
 // saying nothing was recorded for it.
 type replay struct {
 	art  *scenarios.Artifact
-	args map[string]toolArgs
+	ts   *toolSet
 	mu   sync.Mutex
 	used []bool
 }
 
 // openReplay starts a replay server for an artifact behind an in-process
 // MCP client.
-func openReplay(ctx context.Context, tools []scenarios.Tool, a *scenarios.Artifact) (*Session, error) {
+func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*Session, error) {
 	srv := server.NewMCPServer("granite-replay", "1", server.WithToolCapabilities(false))
-	r := &replay{art: a, used: make([]bool, len(a.ExpectedCalls)), args: map[string]toolArgs{}}
-	for i := range tools {
-		t := &tools[i]
-		r.args[t.Name] = argsOf(t.InputSchema)
+	r := &replay{art: a, ts: ts, used: make([]bool, len(a.ExpectedCalls))}
+	for i := range ts.tools {
+		t := &ts.tools[i]
 		mt := mcp.Tool{Name: t.Name, Description: t.Description, RawInputSchema: t.InputSchema}
 		if len(t.OutputSchema) > 0 {
 			mt.RawOutputSchema = t.OutputSchema
@@ -188,7 +200,7 @@ func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToo
 	idx := -1
 	for _, fresh := range []bool{true, false} {
 		for i, c := range r.art.ExpectedCalls {
-			if idx < 0 && r.used[i] != fresh && c.Tool == t.Name && r.args[t.Name].same(args, c.Arguments) {
+			if idx < 0 && r.used[i] != fresh && c.Tool == t.Name && r.ts.args[t.Name].same(args, c.Arguments) {
 				idx = i
 			}
 		}
@@ -269,7 +281,7 @@ type Verdict struct {
 	Why      string `json:"why,omitempty"`
 }
 
-// ScoreArtifact scores a trial of a synthesized artifact by its
+// Score scores a trial of one of the set's artifacts by its
 // assertions, by these definitions:
 //
 //   - tool_call passes when some call names the tool with the asserted
@@ -282,24 +294,15 @@ type Verdict struct {
 //     (failed warnings are counted, not fatal);
 //   - f1, action_f1, arg_acc and redundant calls as in Score, against the
 //     expected calls.
-func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (*Metrics, []Verdict) {
-	byName := map[string]*scenarios.Tool{}
-	args := map[string]toolArgs{}
-	g := &Gold{exact: map[string]bool{"action": true}}
-	for i := range tools {
-		byName[tools[i].Name] = &tools[i]
-		args[tools[i].Name] = argsOf(tools[i].InputSchema)
-		for name, exact := range args[tools[i].Name].exact {
-			g.exact[name] = g.exact[name] || exact
-		}
-	}
+func (s *ArtifactSet) Score(rec *Record, a *scenarios.Artifact) (*Metrics, []Verdict) {
+	ts := s.sources[a.Source]
 	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.ErrorClass == ErrTimeout, ToolCalls: len(rec.Calls)}
 	verdicts := make([]Verdict, len(a.Assertions))
 	for i, as := range a.Assertions {
 		v := Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
 		made := -1
 		for k, c := range rec.Calls {
-			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || args[as.Tool].same(c.Arguments, as.Arguments)) {
+			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
 				made = k
 			}
 		}
@@ -320,7 +323,7 @@ func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (
 				if c.Tool != as.Tool || c.IsError {
 					continue
 				}
-				if err := byName[as.Tool].OutputFits(c.Result); err != nil {
+				if err := ts.byName[as.Tool].OutputFits(c.Result); err != nil {
 					v.Passed, v.Why = false, fmt.Sprintf("call %d: %v", k+1, err)
 					break
 				}
@@ -340,11 +343,6 @@ func ScoreArtifact(rec *Record, tools []scenarios.Tool, a *scenarios.Artifact) (
 	if rec.StopReason == stopAnswer && m.BlockersFailed == 0 {
 		m.TC = 1
 	}
-	for _, c := range a.ExpectedCalls {
-		gc := &generator.Call{Tool: c.Tool}
-		_ = json.Unmarshal(c.Arguments, &gc.Args)
-		g.Calls = append(g.Calls, gc)
-	}
-	g.callScores(m, rec.Calls)
+	s.golds[a.ID].callScores(m, rec.Calls)
 	return m, verdicts
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,10 +153,11 @@ func TestReplayServer(t *testing.T) {
 	a := &scenarios.Artifact{ID: "a", ExpectedCalls: []scenarios.ExpectedCall{{Tool: tool.Name, Arguments: valid[0]}, {Tool: tool.Name, Arguments: valid[1]}},
 		MockOutputs: []scenarios.MockOutput{{Call: 0, Output: `{"first":1}`}, {Call: 1, Output: "refused", IsError: true}}}
 	ctx := context.Background()
-	if err := tool.Compile(); err != nil {
+	ts, err := newToolSet(tools, system{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := openReplay(ctx, tools, a)
+	sess, err := openReplay(ctx, ts, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,15 +446,57 @@ func TestReplayStructuredContent(t *testing.T) {
 		}
 		a := &scenarios.Artifact{ExpectedCalls: []scenarios.ExpectedCall{{Tool: tool.Name, Arguments: json.RawMessage(`{}`)}},
 			MockOutputs: []scenarios.MockOutput{{Call: 0, Output: `{"n":1}`}}}
-		r := &replay{art: a, used: []bool{false}, args: map[string]toolArgs{tool.Name: argsOf(tool.InputSchema)}}
 		// Skip schema validation: the point is the shape of the answer.
 		loose := *tool
 		loose.InputSchema = json.RawMessage(`{"type":"object"}`)
+		ts, err := newToolSet([]scenarios.Tool{loose}, system{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &replay{art: a, ts: ts, used: []bool{false}}
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = tool.Name, map[string]any{}
-		res := r.answer(&loose, req)
+		res := r.answer(ts.byName[tool.Name], req)
 		if res.IsError || (res.StructuredContent != nil) != want || res.Content[0].(mcp.TextContent).Text != `{"n":1}` {
 			t.Errorf("%s (output schema %v): %+v", tool.Name, want, res)
 		}
+	}
+}
+
+// TestLostKeywordsPerToolSet: run.json's lost keywords come from one
+// pass over the grid, keyed by domain/level for benchmark trials and by
+// source for artifacts, and name what Ollama drops.
+func TestLostKeywordsPerToolSet(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	rt, _ := lookup(spec.Domains[0].Name)
+	grid, err := Plan(testConfig("lost", "", Oracle), spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := lostKeywords(grid)
+	if len(lost) == 0 {
+		t.Fatal("the tiny domain's tools lose no keyword; the test needs some")
+	}
+	for _, l := range runtime.Levels {
+		key := rt.Name + "/" + string(l)
+		if want := ToolLoss(rt.Tools[l]); len(want) > 0 && !reflect.DeepEqual(lost[key], want) || len(want) == 0 && lost[key] != nil {
+			t.Errorf("%s: %v, want %v", l, lost[key], want)
+		}
+	}
+	external, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := scenarios.Offline("tools:x.json", external, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid, err = Plan(artifactConfig(writeArtifacts(t, arts, external), "", Oracle), spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lostKeywords(grid)["tools:x.json"]
+	if !slices.Contains(got["fetch"], "url: format") || len(lostKeywords(grid)) != 1 {
+		t.Errorf("external tools lose: %v", lostKeywords(grid))
 	}
 }

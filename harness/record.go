@@ -124,7 +124,7 @@ type Metrics struct {
 	FactsOK    bool `json:"facts_ok"`
 	StateOK    bool `json:"state_ok"`
 	// BlockersFailed and WarningsFailed count an artifact trial's failed
-	// assertions by severity (see ScoreArtifact).
+	// assertions by severity (see ArtifactSet.Score).
 	BlockersFailed int `json:"blockers_failed,omitempty"`
 	WarningsFailed int `json:"warnings_failed,omitempty"`
 }

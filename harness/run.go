@@ -285,11 +285,7 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 		}
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
-	if cfg.Artifacts != "" && len(grid) > 0 {
-		man.Lost = grid[0].Set.lost()
-	} else {
-		man.Lost = lostByLevel(cfg, spec, opts.Lookup)
-	}
+	man.Lost = lostKeywords(grid)
 	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m string) bool { return !IsBuiltin(m) }) {
 		all := map[string][]string{}
 		for lv, tools := range man.Lost {
@@ -426,21 +422,19 @@ func writeManifest(dir string, m *Manifest) error {
 	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
 }
 
-// lostByLevel records what Ollama's tool types drop, per domain and level.
-func lostByLevel(cfg *Config, spec *generator.Spec, lookup Lookup) map[string]map[string][]string {
+// lostKeywords records what Ollama's tool types drop of each tool set the
+// grid plays (a domain at a level, or an artifact source).
+func lostKeywords(grid []Trial) map[string]map[string][]string {
 	out := map[string]map[string][]string{}
-	for _, d := range spec.Domains {
-		if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
+	seen := map[string]bool{}
+	for _, t := range grid {
+		key := t.toolSet()
+		if seen[key] {
 			continue
 		}
-		rt, ok := lookup(d.Name)
-		if !ok {
-			continue
-		}
-		for _, l := range cfg.Granularities {
-			if lost := ToolLoss(rt.Tools[l]); len(lost) > 0 {
-				out[d.Name+"/"+string(l)] = lost
-			}
+		seen[key] = true
+		if lost := schemaLoss(t.schemas()); len(lost) > 0 {
+			out[key] = lost
 		}
 	}
 	return out
@@ -658,7 +652,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
 	var m *Metrics
 	if t.Artifact != nil {
-		m, rec.Assertions = ScoreArtifact(rec, t.Set.Tools(t.Artifact), t.Artifact)
+		m, rec.Assertions = t.Set.Score(rec, t.Artifact)
 	} else {
 		g, err := r.gold(context.Background(), t)
 		if err != nil {
@@ -683,11 +677,11 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 func (t Trial) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
 	valid := map[string]func(json.RawMessage) bool{}
 	if t.Artifact != nil {
-		tools := t.Set.Tools(t.Artifact)
-		for i := range tools {
-			valid[tools[i].Name] = tools[i].Valid
+		ts := t.Set.sources[t.Artifact.Source]
+		for _, tool := range ts.byName {
+			valid[tool.Name] = tool.Valid
 		}
-		s, err := openReplay(ctx, tools, t.Artifact)
+		s, err := openReplay(ctx, ts, t.Artifact)
 		return s, valid, err
 	}
 	for _, tool := range t.RT.Tools[t.Level] {
@@ -715,18 +709,33 @@ func (t Trial) prompts() []string {
 // system is what the agent's system prompt says of the system.
 func (t Trial) system() system {
 	if t.Artifact != nil {
-		return t.Set.about[t.Artifact.Source]
+		return t.Set.sources[t.Artifact.Source].about
 	}
 	return system{t.RT.Title, t.RT.Description}
 }
 
 // toolSet names the trial's tools, which every trial with the same name
-// lists identically.
+// lists identically: domain/level, or the artifact's source.
 func (t Trial) toolSet() string {
 	if t.Artifact != nil {
-		return "artifact " + t.Artifact.Source
+		return t.Artifact.Source
 	}
 	return t.RT.Name + "/" + string(t.Level)
+}
+
+// schemas are the input schemas of the trial's tools, by name.
+func (t Trial) schemas() map[string][]byte {
+	out := map[string][]byte{}
+	if t.Artifact != nil {
+		for _, tool := range t.Set.Tools(t.Artifact) {
+			out[tool.Name] = tool.InputSchema
+		}
+		return out
+	}
+	for _, tool := range t.RT.Tools[t.Level] {
+		out[tool.Name] = []byte(tool.InputSchema)
+	}
+	return out
 }
 
 // turnCalls lists, per user turn, the indexes of the gold calls that

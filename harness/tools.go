@@ -123,14 +123,23 @@ func LostSummary(lost map[string][]string) string {
 
 // ToolLoss is what Ollama drops of each generated tool's input schema.
 func ToolLoss(tools []*runtime.Tool) map[string][]string {
-	out := map[string][]string{}
+	schemas := map[string][]byte{}
 	for _, t := range tools {
-		_, l, err := ollamaParams([]byte(t.InputSchema))
+		schemas[t.Name] = []byte(t.InputSchema)
+	}
+	return schemaLoss(schemas)
+}
+
+// schemaLoss is what Ollama drops of each input schema, by tool name.
+func schemaLoss(schemas map[string][]byte) map[string][]string {
+	out := map[string][]string{}
+	for name, schema := range schemas {
+		_, l, err := ollamaParams(schema)
 		switch {
 		case err != nil:
-			out[t.Name] = []string{"(unreadable: " + err.Error() + ")"}
+			out[name] = []string{"(unreadable: " + err.Error() + ")"}
 		case len(l) > 0:
-			out[t.Name] = l
+			out[name] = l
 		}
 	}
 	return out

@@ -88,6 +88,20 @@ func groupedBars(title, ylabel string, xs []string, series []string, value func(
 	return p, nil
 }
 
+// noLevels says why a plot by level cannot be drawn, or "".
+func (r *Report) noLevels() string {
+	switch {
+	case len(r.rows) == 0:
+		return "no trials to plot"
+	case len(r.Levels) == 0:
+		return noLevelNote
+	}
+	return ""
+}
+
+// noLevelNote says why trials have no level.
+const noLevelNote = "no trial has a level (artifacts of tools from outside the benchmark)"
+
 func (r *Report) levelNames() []string {
 	var out []string
 	for _, l := range r.Levels {
@@ -105,11 +119,8 @@ func (r *Report) cell(model, level string, f func([]row) float64) float64 {
 }
 
 func (r *Report) plotTCModelLevel() (*plot.Plot, string, error) {
-	if len(r.rows) == 0 {
-		return nil, "no trials to plot", nil
-	}
-	if len(r.Levels) == 0 {
-		return nil, "no trial has a level (artifacts of tools from outside the benchmark)", nil
+	if note := r.noLevels(); note != "" {
+		return nil, note, nil
 	}
 	levels := r.levelNames()
 	p, err := groupedBars("Task completion by model and level", "TC", r.Models, levels, func(x, s int) float64 {
@@ -122,11 +133,8 @@ func (r *Report) plotTCModelLevel() (*plot.Plot, string, error) {
 }
 
 func (r *Report) plotMetricsByLevel() (*plot.Plot, string, error) {
-	if len(r.rows) == 0 {
-		return nil, "no trials to plot", nil
-	}
-	if len(r.Levels) == 0 {
-		return nil, "no trial has a level (artifacts of tools from outside the benchmark)", nil
+	if note := r.noLevels(); note != "" {
+		return nil, note, nil
 	}
 	levels := r.levelNames()
 	metrics := []func(row) float64{getF1, getAF1, getArg}

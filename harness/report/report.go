@@ -312,7 +312,7 @@ func (r *Report) modelLevel() *Table {
 		}
 	}
 	if len(r.Levels) == 0 {
-		t.Note = "no trial has a level (artifacts of tools from outside the benchmark)"
+		t.Note = noLevelNote
 	}
 	return t
 }
