@@ -105,10 +105,17 @@ type Durations struct {
 
 // Metrics are the trial's scores.
 type Metrics struct {
-	TC           float64  `json:"tc"`
-	F1           float64  `json:"f1"`
-	ActionF1     float64  `json:"action_f1"`
+	// TC is task completion judged by the task (see Score); TCStrict the
+	// byte-equal final store verdict of τ-bench, kept beside it.
+	TC       float64 `json:"tc"`
+	TCStrict float64 `json:"tc_strict"`
+	F1       float64 `json:"f1"`
+	ActionF1 float64 `json:"action_f1"`
+	// ArgAcc is the paper's argument accuracy (k-th gold call of a tool
+	// against its k-th call); ActionArgAcc pairs calls within the same
+	// (tool, action) by the best assignment, so that order does not count.
 	ArgAcc       float64  `json:"arg_acc"`
+	ActionArgAcc float64  `json:"action_arg_acc"`
 	ZeroToolCall bool     `json:"zero_tool_call"`
 	Timeout      bool     `json:"timeout"`
 	WallS        float64  `json:"wall_s"`
