@@ -3,8 +3,10 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +66,8 @@ func checkOne(rows []map[string]any, c *generator.StateCheck) string {
 // Deli" (enum values are exact already: the schema refuses any other
 // spelling).
 func holds(row map[string]any, want map[string]any) string {
-	for k, w := range want {
+	for _, k := range slices.Sorted(maps.Keys(want)) { // the same reason every time
+		w := want[k]
 		got, ok := row[k]
 		if !ok {
 			return fmt.Sprintf("field %s missing", k)
@@ -151,33 +154,87 @@ func statesValue(text string, v any) bool {
 }
 
 // numberToken is a number standing alone: not part of an identifier like
-// SN005 or a longer number.
-var numberToken = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._])(-?[0-9]+(?:\.[0-9]+)?)`)
+// SN005 or a longer number. groupedNumber is one written with thousands
+// separators (1,180.9); both readings of "1,180" are tried.
+var (
+	numberToken   = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._])(-?[0-9]+(?:\.[0-9]+)?)`)
+	groupedNumber = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._,])(-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?)`)
+	// minusSigns are the other ways a text writes a minus sign: the
+	// Unicode minus, the small and the full-width hyphen-minus.
+	minusSigns = strings.NewReplacer("\u2212", "-", "\ufe63", "-", "\uff0d", "-")
+)
 
 // statesNumber reports whether text holds a number equal to v at the
 // coarser of the two precisions. A value with decimals needs at least one
-// decimal place in the text: "21.5" states 21.46, "21" does not.
+// decimal place in the text: "21.5" states 21.46, "21" does not. Numbers
+// are read the way people write them: with thousands separators
+// (1,180.9), a unit glued on (142.8kW, 102.2bpm), a Unicode minus
+// (−23.5), and as percentages (78% states 78, and 0.78). A number that is
+// part of an identifier (SN005, 5G2) or an ordinal (2nd) states nothing.
 func statesNumber(text string, v float64, dv int) bool {
-	for _, m := range numberToken.FindAllStringSubmatchIndex(text, -1) {
-		tok := text[m[2]:m[3]]
-		if end := m[3]; end < len(text) {
-			if r, _ := utf8.DecodeRuneInString(text[end:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+	text = minusSigns.Replace(text)
+	for _, re := range []*regexp.Regexp{numberToken, groupedNumber} {
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			tok := text[m[2]:m[3]]
+			if afterGroup(text[:m[2]]) || !standsAlone(tok, text[m[3]:]) {
 				continue
 			}
-		}
-		x, err := strconv.ParseFloat(tok, 64)
-		if err != nil {
-			continue
-		}
-		dx := decimals(tok)
-		if dv > 0 && dx == 0 {
-			continue
-		}
-		if math.Abs(x-v) <= 0.5*math.Pow10(-min(dx, dv))+1e-9 {
-			return true
+			x, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64)
+			if err != nil {
+				continue
+			}
+			dx := decimals(tok)
+			if sameNumber(x, dx, v, dv) || strings.HasPrefix(text[m[3]:], "%") && sameNumber(x/100, dx+2, v, dv) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// sameNumber reports whether x, written with dx decimals, equals v, which
+// has dv decimals, at the coarser precision; a v with decimals needs an x
+// with some.
+func sameNumber(x float64, dx int, v float64, dv int) bool {
+	if dv > 0 && dx == 0 {
+		return false
+	}
+	return math.Abs(x-v) <= 0.5*math.Pow10(-min(dx, dv))+1e-9
+}
+
+// afterGroup reports whether a number starts right after "<digit>,": it
+// is the tail of a number with thousands separators (the 180 of 1,180),
+// which groupedNumber reads whole.
+func afterGroup(before string) bool {
+	n := len(before)
+	return n >= 2 && before[n-1] == ',' && before[n-2] >= '0' && before[n-2] <= '9'
+}
+
+// standsAlone reports whether a number token, followed by rest, is a
+// quantity: followed by nothing alphanumeric, or by a unit (letters, then
+// nothing alphanumeric). Letters then digits make an identifier, and
+// st, nd, rd and th after a whole number an ordinal.
+func standsAlone(tok, rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	switch {
+	case rest == "" || unicode.IsDigit(r):
+		return rest == ""
+	case !unicode.IsLetter(r):
+		return true
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) })
+	suffix := rest
+	if end >= 0 {
+		suffix = rest[:end]
+		if r, _ := utf8.DecodeRuneInString(rest[end:]); unicode.IsDigit(r) || r == '_' {
+			return false
+		}
+	}
+	switch strings.ToLower(suffix) {
+	case "st", "nd", "rd", "th":
+		return strings.Contains(tok, ".")
+	}
+	return true
 }
 
 func decimals(num string) int {

@@ -26,6 +26,26 @@ func TestStated(t *testing.T) {
 		{"sensor SN003 reports", int64(3), nil, false}, // part of an ID
 		{"13 events", int64(3), nil, false},
 		{"-4.5 kW", -4.5, nil, true},
+		// Numbers as people write them.
+		{"The site used 1,180.9 kWh today", 1180.9, nil, true},
+		{"1,180.9", 180.9, nil, false}, // the tail of a grouped number
+		{"12,345,678 rows", int64(12345678), nil, true},
+		{"readings 3,4 and 5", int64(4), nil, false}, // 3,4 is not a list here, as in 1,180
+		{"readings 3, 4 and 5", int64(4), nil, true},
+		{"the array delivers 142.8kW", 142.8, nil, true},
+		{"field F3 is 11.3ha", 11.3, nil, true},
+		{"heart rate 102.2bpm", 102.2, nil, true},
+		{"the freezer is at \u221223.5 °C", -23.5, nil, true},
+		{"the freezer is at \u221223.5 °C", 23.5, nil, false},
+		{"humidity is 78%", int64(78), nil, true},
+		{"humidity is 78%.", 0.78, nil, true}, // a fraction said as a percentage
+		{"humidity is 78%", 0.79, nil, false},
+		{"humidity is 78 %", int64(78), nil, true},
+		{"sensor SN005 reports", int64(5), nil, false},
+		{"it came 2nd", int64(2), nil, false},
+		{"the 3rd and 4th bays", int64(3), nil, false},
+		{"bay 5G2", int64(5), nil, false},
+		{"5 kW", int64(5), nil, true},
 		{"The living room is warmest", "living_room", nil, true},
 		{"living-room", "living_room", nil, true},
 		{"Living Room", "living room", nil, true},
