@@ -41,15 +41,17 @@ type toolSet struct {
 	tools  []scenarios.Tool
 	byName map[string]*scenarios.Tool
 	args   map[string]toolArgs
-	// exact names the arguments ArgAcc compares exactly, over all tools.
-	exact map[string]bool
-	about system
+	// exact names the arguments ArgAcc compares exactly, over all tools;
+	// actions the tools that take an action argument.
+	exact   map[string]bool
+	actions map[string]bool
+	about   system
 }
 
 // newToolSet compiles its own copy of the tools.
 func newToolSet(tools []scenarios.Tool, about system) (*toolSet, error) {
 	ts := &toolSet{tools: append([]scenarios.Tool(nil), tools...), byName: map[string]*scenarios.Tool{},
-		args: map[string]toolArgs{}, exact: map[string]bool{"action": true}, about: about}
+		args: map[string]toolArgs{}, exact: map[string]bool{"action": true}, actions: map[string]bool{}, about: about}
 	for i := range ts.tools {
 		t := &ts.tools[i]
 		if err := t.Compile(); err != nil {
@@ -60,6 +62,7 @@ func newToolSet(tools []scenarios.Tool, about system) (*toolSet, error) {
 		for name, exact := range ts.args[t.Name].exact {
 			ts.exact[name] = ts.exact[name] || exact
 		}
+		_, ts.actions[t.Name] = ts.args[t.Name].exact["action"]
 	}
 	return ts, nil
 }
@@ -123,7 +126,7 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list", path, a.ID, i, as.Tool, toolsOrigin(set, src))
 			}
 		}
-		g := &Gold{exact: ts.exact}
+		g := &Gold{exact: ts.exact, actions: ts.actions}
 		for _, c := range a.ExpectedCalls {
 			gc := &generator.Call{Tool: c.Tool}
 			_ = json.Unmarshal(c.Arguments, &gc.Args)
@@ -340,9 +343,20 @@ func (s *ArtifactSet) Score(rec *Record, a *scenarios.Artifact) (*Metrics, []Ver
 		}
 		verdicts[i] = v
 	}
+	if rec.StopReason != stopAnswer {
+		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
+	}
+	for _, v := range verdicts {
+		if !v.Passed && v.Severity == "blocker" {
+			m.Why = append(m.Why, fmt.Sprintf("blocker %s of %s fails: %s", v.Kind, v.Tool, v.Why))
+		}
+	}
 	if rec.StopReason == stopAnswer && m.BlockersFailed == 0 {
 		m.TC = 1
 	}
+	// An artifact has no store to compare byte for byte: its strict
+	// verdict is its verdict.
+	m.TCStrict = m.TC
 	s.golds[a.ID].callScores(m, rec.Calls)
 	return m, verdicts
 }

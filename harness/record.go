@@ -125,11 +125,16 @@ type Metrics struct {
 	// share of the calls.
 	Redundant     int     `json:"redundant_calls"`
 	RedundantRate float64 `json:"redundant_rate"`
-	// SnapshotOK and FactsOK are TC's two halves; StateOK is the looser
-	// check that the scenario's state conditions hold.
+	// StateOK, FactsOK and ChangesOK are TC's parts beside the answer: the
+	// state conditions hold, the answer states every fact, and the store
+	// changed nothing the task did not ask for. SnapshotOK is tc_strict's:
+	// the final store equals a right final store byte for byte.
 	SnapshotOK bool `json:"snapshot_ok"`
 	FactsOK    bool `json:"facts_ok"`
 	StateOK    bool `json:"state_ok"`
+	ChangesOK  bool `json:"changes_ok"`
+	// Why says, when TC is 0, every reason, in words.
+	Why []string `json:"why,omitempty"`
 	// BlockersFailed and WarningsFailed count an artifact trial's failed
 	// assertions by severity (see ArtifactSet.Score).
 	BlockersFailed int `json:"blockers_failed,omitempty"`

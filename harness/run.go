@@ -477,7 +477,7 @@ func (r *runner) gold(ctx context.Context, t Trial) (*Gold, error) {
 			return nil, err
 		}
 	}
-	g = NewGold(t.Scenario, t.Level, t.RT, f)
+	g = NewGold(t.Domain, t.Scenario, t.Level, t.RT, f)
 	r.mu.Lock()
 	if r.golds == nil {
 		r.golds, r.finals = map[string]*Gold{}, map[string][][]byte{}

@@ -21,12 +21,17 @@ type Gold struct {
 	// exact names arguments compared exactly (enums, IDs, action); other
 	// strings are trimmed and case-folded.
 	exact map[string]bool
+	// actions names the tools that take an action argument; the action of
+	// a call of any other tool is "", whatever the call sent.
+	actions map[string]bool
+	// changes is what the right final stores change, for TC.
+	changes *changeGold
 }
 
-// NewGold prepares the scoring of a scenario at a level on a domain's
-// generated code; finals are the right final snapshots.
-func NewGold(s *generator.Scenario, level runtime.Level, rt *runtime.Domain, finals [][]byte) *Gold {
-	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}}
+// NewGold prepares the scoring of a scenario of domain d at a level on the
+// domain's generated code; finals are the right final snapshots.
+func NewGold(d *generator.Domain, s *generator.Scenario, level runtime.Level, rt *runtime.Domain, finals [][]byte) *Gold {
+	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}}
 	for _, op := range rt.Operations {
 		for _, a := range op.Args {
 			if len(a.Enum) > 0 || a.Entity != "" {
@@ -34,46 +39,83 @@ func NewGold(s *generator.Scenario, level runtime.Level, rt *runtime.Domain, fin
 			}
 		}
 	}
+	for _, t := range rt.Tools[level] {
+		g.actions[t.Name] = t.HasAction()
+	}
+	g.changes = newChangeGold(d, rt.NewStore().Snapshot(), finals)
 	return g
 }
 
 // Score computes a finished trial's metrics, by these definitions:
 //
-//   - tc: 1 when the trial ended with an answer, its final store equals
-//     one of the gold's final stores byte for byte (snapshots are
-//     canonical), and the answer states every answer fact; else 0.
+//   - tc: 1 when the trial ended with an answer, every state condition of
+//     the scenario holds, the answer states every answer fact, and the
+//     store changed nothing the task did not ask for: compared with the
+//     seed, every change is one some right final store makes, created
+//     rows matched by content whatever their IDs, free text as present or
+//     absent, optional fields left out as right (see changeGold). Else 0,
+//     and why lists each reason.
+//   - tc_strict: 1 when the trial ended with an answer, the final store
+//     equals one of the right final stores byte for byte (snapshots are
+//     canonical; τ-bench's reading) and the answer states every fact.
 //   - f1: tool selection, over the multisets of called and gold tool names,
 //     order ignored. precision = matched calls / calls, recall = matched
 //     gold calls / gold calls, F1 their harmonic mean. No calls and no gold
 //     calls: 1; exactly one of them empty: 0.
 //   - action_f1: the same over (tool, action) pairs; plain f1 flatters L1,
-//     where every call has the same tool name.
-//   - arg_acc: the gold calls of each tool are aligned in order with the
-//     calls of that tool (k-th with k-th). It is the fraction of required
-//     gold key-value pairs (the action included; optional ones excluded)
-//     that the aligned call gives a right value. A gold call without
-//     required arguments counts as one pair, right when an aligned call
-//     exists. Missing calls, missing arguments and wrong values are wrong;
-//     extra arguments are not counted. See ValueMatches for "right".
+//     where every call has the same tool name. A tool without an action
+//     argument has action "", whatever the call sent.
+//   - arg_acc: the paper's argument accuracy. The gold calls of each tool
+//     are aligned in order with the calls of that tool (k-th with k-th).
+//     It is the fraction of required gold key-value pairs (the action
+//     included; optional ones excluded) that the aligned call gives a
+//     right value. A gold call without required arguments counts as one
+//     pair, right when an aligned call exists. Missing calls, missing
+//     arguments and wrong values are wrong; extra arguments are not
+//     counted. See ValueMatches for "right".
+//   - action_arg_acc: the same pairs, the action excluded (it is part of
+//     the grouping), with calls paired within the same (tool, action) by
+//     the assignment that gets the most pairs right, so that independent
+//     steps done in another order than the gold's score alike at every
+//     level.
 //   - redundant_rate: repeated identical calls (same tool and arguments) /
 //     calls.
 func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 	s := g.Scenario
 	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.ErrorClass == ErrTimeout, ToolCalls: len(rec.Calls)}
+	answered := rec.StopReason == stopAnswer
+	if !answered {
+		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
+	}
 	failed, err := CheckState(final, s.State)
 	if err != nil {
 		return nil, err
 	}
 	m.StateOK = len(failed) == 0
-	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
+	for _, f := range failed {
+		m.Why = append(m.Why, "state condition fails: "+f)
+	}
 	m.FactsOK = true
 	for _, f := range s.Answer {
 		if !Stated(rec.FinalAnswer, f) {
 			m.FactsOK = false
+			m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)", jsonString(f.Value), f.What))
 		}
 	}
-	if rec.StopReason == stopAnswer && m.SnapshotOK && m.FactsOK {
+	var collateral []string
+	if g.changes != nil {
+		collateral = g.changes.judge(final)
+	}
+	m.ChangesOK = len(collateral) == 0
+	for _, c := range collateral {
+		m.Why = append(m.Why, "a change the task did not ask for: "+c)
+	}
+	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
+	if answered && m.StateOK && m.FactsOK && m.ChangesOK {
 		m.TC = 1
+	}
+	if answered && m.SnapshotOK && m.FactsOK {
+		m.TCStrict = 1
 	}
 	g.callScores(m, rec.Calls)
 	return m, nil
@@ -85,12 +127,12 @@ func (g *Gold) callScores(m *Metrics, calls []Call) {
 	var got, want, gotOps, wantOps []string
 	for _, c := range g.Calls {
 		want = append(want, c.Tool)
-		wantOps = append(wantOps, c.Tool+"."+actionOf(c.JSON()))
+		wantOps = append(wantOps, c.Tool+"."+g.actionOf(c.Tool, c.JSON()))
 	}
 	seen := map[string]bool{}
 	for _, c := range calls {
 		got = append(got, c.Tool)
-		gotOps = append(gotOps, c.Tool+"."+actionOf(c.Arguments))
+		gotOps = append(gotOps, c.Tool+"."+g.actionOf(c.Tool, c.Arguments))
 		key := c.Tool + string(canonical(c.Arguments))
 		if seen[key] {
 			m.Redundant++
@@ -102,10 +144,15 @@ func (g *Gold) callScores(m *Metrics, calls []Call) {
 	}
 	m.F1, m.ActionF1 = F1(got, want), F1(gotOps, wantOps)
 	m.ArgAcc = g.ArgAcc(calls)
+	m.ActionArgAcc = g.ActionArgAcc(calls)
 }
 
-// actionOf is a call's action, or "" for a tool without one.
-func actionOf(args json.RawMessage) string {
+// actionOf is a call's action, or "" for a tool without one: a stray
+// action sent to a tool that takes none names no operation.
+func (g *Gold) actionOf(tool string, args json.RawMessage) string {
+	if has, known := g.actions[tool]; known && !has {
+		return ""
+	}
 	var a struct {
 		Action any `json:"action"`
 	}
@@ -156,11 +203,7 @@ func F1(got, want []string) float64 {
 func (g *Gold) ArgAcc(calls []Call) float64 {
 	byTool := map[string][]map[string]any{}
 	for _, c := range calls {
-		var args map[string]any
-		if json.Unmarshal(c.Arguments, &args) != nil {
-			args = nil // unreadable arguments: the call exists, no value is right
-		}
-		byTool[c.Tool] = append(byTool[c.Tool], args)
+		byTool[c.Tool] = append(byTool[c.Tool], readArgs(c.Arguments))
 	}
 	used := map[string]int{}
 	right, total := 0, 0
@@ -172,29 +215,86 @@ func (g *Gold) ArgAcc(calls []Call) float64 {
 		if aligned {
 			got = byTool[gc.Tool][k]
 		}
-		pairs := 0
-		for name, want := range gc.Args {
-			if slices.Contains(gc.Optional, name) {
-				continue
-			}
-			pairs++
-			total++
-			v, ok := got[name]
-			if ok && g.ValueMatches(name, v, append([]any{want}, gc.Alternatives[name]...)) {
-				right++
-			}
-		}
-		if pairs == 0 {
-			total++
-			if aligned {
-				right++
-			}
-		}
+		r, n := g.pairs(gc, got, aligned, false)
+		right += r
+		total += n
 	}
 	if total == 0 {
 		return 1
 	}
 	return float64(right) / float64(total)
+}
+
+// ActionArgAcc scores the calls' arguments against the gold with calls
+// paired within each (tool, action) by the best assignment (see Score).
+func (g *Gold) ActionArgAcc(calls []Call) float64 {
+	type op struct{ tool, action string }
+	byOp := map[op][]map[string]any{}
+	for _, c := range calls {
+		k := op{c.Tool, g.actionOf(c.Tool, c.Arguments)}
+		byOp[k] = append(byOp[k], readArgs(c.Arguments))
+	}
+	goldByOp := map[op][]*generator.Call{}
+	var order []op
+	for _, gc := range g.Calls {
+		k := op{gc.Tool, g.actionOf(gc.Tool, gc.JSON())}
+		if goldByOp[k] == nil {
+			order = append(order, k)
+		}
+		goldByOp[k] = append(goldByOp[k], gc)
+	}
+	right, total := 0, 0
+	for _, k := range order {
+		golds, got := goldByOp[k], byOp[k]
+		weights := make([][]int, len(golds))
+		for i, gc := range golds {
+			weights[i] = make([]int, len(got))
+			for j, args := range got {
+				weights[i][j], _ = g.pairs(gc, args, true, true)
+			}
+			_, n := g.pairs(gc, nil, false, true)
+			total += n
+		}
+		right += maxAssignment(weights)
+	}
+	if total == 0 {
+		return 1
+	}
+	return float64(right) / float64(total)
+}
+
+// pairs counts the required key-value pairs of a gold call and how many
+// of them the arguments got give a right value; withoutAction leaves the
+// action out. A gold call without required pairs counts as one, right
+// when a call is aligned with it.
+func (g *Gold) pairs(gc *generator.Call, got map[string]any, aligned, withoutAction bool) (right, total int) {
+	for name, want := range gc.Args {
+		if slices.Contains(gc.Optional, name) || withoutAction && name == "action" {
+			continue
+		}
+		total++
+		v, ok := got[name]
+		if ok && g.ValueMatches(name, v, append([]any{want}, gc.Alternatives[name]...)) {
+			right++
+		}
+	}
+	if total == 0 {
+		total = 1
+		if aligned {
+			right = 1
+		}
+	}
+	return right, total
+}
+
+// readArgs reads a call's arguments; unreadable ones are nil: the call
+// exists, no value of it is right.
+func readArgs(raw json.RawMessage) map[string]any {
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil {
+		return nil
+	}
+	return args
 }
 
 // ValueMatches reports whether a model's value of an argument equals one

@@ -1,0 +1,151 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/generator/runtime"
+)
+
+// TestTrajectoriesByHand plays the hand-made trajectories of
+// testdata/trajectories.yaml on the benchmark's domains and checks the
+// verdicts they pin: right outcomes that the byte-equal store fails, and
+// collateral damage that task completion must catch.
+func TestTrajectoriesByHand(t *testing.T) {
+	data, err := os.ReadFile("testdata/trajectories.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name     string          `yaml:"name"`
+		Scenario string          `yaml:"scenario"`
+		Level    runtime.Level   `yaml:"level"`
+		Calls    [][]interface{} `yaml:"calls"`
+		Answer   string          `yaml:"answer"`
+		TC       float64         `yaml:"tc"`
+		Strict   float64         `yaml:"tc_strict"`
+		Why      string          `yaml:"why"`
+	}
+	if err := yaml.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no trajectories")
+	}
+	spec := loadSpec(t)
+	ctx := context.Background()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			d, s := findScenario(spec, c.Scenario)
+			if s == nil {
+				t.Fatalf("no scenario %s", c.Scenario)
+			}
+			rt, _ := gen.Lookup(d.Name)
+			finals, err := Finals(ctx, rt, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, err := Open(ctx, rt, c.Level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			rec := &Record{FinalAnswer: c.Answer, StopReason: stopAnswer}
+			for _, call := range c.Calls {
+				tool, _ := call[0].(string)
+				args, _ := json.Marshal(call[1])
+				res, err := sess.Call(ctx, tool, args)
+				if err != nil || res.IsError {
+					t.Fatalf("call %s %s: %v %+v", tool, args, err, res)
+				}
+				rec.Calls = append(rec.Calls, Call{Tool: tool, Arguments: args})
+			}
+			m, err := Score(rec, NewGold(d, s, c.Level, rt, finals), sess.Store.Snapshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.TC != c.TC || m.TCStrict != c.Strict {
+				t.Errorf("tc %v tc_strict %v, want %v %v; why %q", m.TC, m.TCStrict, c.TC, c.Strict, m.Why)
+			}
+			if c.Why != "" && !slices.ContainsFunc(m.Why, func(w string) bool { return strings.Contains(w, c.Why) }) {
+				t.Errorf("why %q; want a reason containing %q", m.Why, c.Why)
+			}
+		})
+	}
+}
+
+// findScenario finds a scenario of any domain by its id.
+func findScenario(spec *generator.Spec, id string) (*generator.Domain, *generator.Scenario) {
+	for _, d := range spec.Domains {
+		for _, s := range d.Scenarios {
+			if s.ID == id {
+				return d, s
+			}
+		}
+	}
+	return nil, nil
+}
+
+// TestOptionalArgumentsLeftOutTogether plays every scenario's gold at L4
+// with every optional argument left out at once. verify proves each
+// omission right alone; task completion must accept them together, which
+// the byte-equal store does not when two of them change the store.
+func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
+	spec := loadSpec(t)
+	ctx := context.Background()
+	played, strictFails := 0, 0
+	for _, d := range spec.Domains {
+		rt, _ := gen.Lookup(d.Name)
+		for _, s := range d.Scenarios {
+			finals, err := Finals(ctx, rt, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, err := Open(ctx, rt, runtime.L4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &Record{StopReason: stopAnswer}
+			var outputs []string
+			for _, c := range s.Gold[runtime.L4] {
+				args := map[string]any{}
+				for k, v := range c.Args {
+					if !slices.Contains(c.Optional, k) {
+						args[k] = v
+					}
+				}
+				raw, _ := json.Marshal(args)
+				res, err := sess.Call(ctx, c.Tool, raw)
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %s %s: %v %+v", s.ID, c.Tool, raw, err, res)
+				}
+				rec.Calls = append(rec.Calls, Call{Tool: c.Tool, Arguments: raw})
+				outputs = append(outputs, res.Text)
+			}
+			// The facts are stated as the tools gave them, as the oracle
+			// does.
+			rec.FinalAnswer = strings.Join(outputs, "\n")
+			m, err := Score(rec, NewGold(d, s, runtime.L4, rt, finals), sess.Store.Snapshot())
+			sess.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			played++
+			if m.TC != 1 {
+				t.Errorf("%s: tc %v with every optional argument left out: %q", s.ID, m.TC, m.Why)
+			}
+			if m.TCStrict == 0 {
+				strictFails++
+			}
+		}
+	}
+	t.Logf("%d scenarios; the byte-equal store fails %d of them", played, strictFails)
+}
