@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -89,16 +90,19 @@ func newChangeGold(d *generator.Domain, seed []byte, finals [][]byte) *changeGol
 			}
 		}
 	}
-	if g.seed, g.err = indexRows(seed); g.err != nil {
+	seedRows, err := runtime.Rows(seed)
+	if err != nil {
+		g.err = err
 		return g
 	}
+	g.seed = indexRows(seedRows)
 	for _, fin := range finals {
-		rows, err := indexRows(fin)
+		rows, err := runtime.Rows(fin)
 		if err != nil {
 			g.err = err
 			return g
 		}
-		ch := diffStores(g.seed, rows)
+		ch := diffStores(g.seed, indexRows(rows))
 		for k := range ch.deleted {
 			g.deletes[k] = true
 		}
@@ -146,21 +150,17 @@ func kindOf(f *generator.Field) fieldKind {
 	return kindExact
 }
 
-// indexRows reads a snapshot into rows by collection and ID.
-func indexRows(snapshot []byte) (map[string]map[string]map[string]any, error) {
-	rows, err := runtime.Rows(snapshot)
-	if err != nil {
-		return nil, err
-	}
+// indexRows indexes a decoded snapshot's rows by collection and ID.
+func indexRows(rows map[string][]map[string]any) map[string]map[string]map[string]any {
 	out := map[string]map[string]map[string]any{}
 	for coll, rs := range rows {
-		out[coll] = map[string]map[string]any{}
+		out[coll] = make(map[string]map[string]any, len(rs))
 		for _, r := range rs {
 			id, _ := r["id"].(string)
 			out[coll][id] = r
 		}
 	}
-	return out, nil
+	return out
 }
 
 // storeChanges is how a store differs from the seed.
@@ -181,8 +181,10 @@ func diffStores(seed, final map[string]map[string]map[string]any) storeChanges {
 				ch.deleted[rowKey{coll, id}] = true
 				continue
 			}
+			// Both sides are decoded from the same canonical encoder:
+			// equal values are deeply equal.
 			for _, f := range unionKeys(before, after) {
-				if !sameValue(before[f], after[f], true) {
+				if !reflect.DeepEqual(before[f], after[f]) {
 					if ch.updated[rowKey{coll, id}] == nil {
 						ch.updated[rowKey{coll, id}] = map[string]any{}
 					}
@@ -218,18 +220,14 @@ func unionKeys(a, b map[string]any) []string {
 // reasonable trajectory, and one past it is judged unmatched.
 const maxMatchings = 100_000
 
-// judge returns the changes of a final store that no right store makes,
-// each said in words; none means the agent changed nothing the task did
-// not ask for.
-func (g *changeGold) judge(final []byte) []string {
+// judge returns the changes of a final store (decoded) that no right
+// store makes, each said in words; none means the agent changed nothing
+// the task did not ask for.
+func (g *changeGold) judge(final map[string][]map[string]any) []string {
 	if g.err != nil {
 		return []string{"the right final stores cannot be read: " + g.err.Error()}
 	}
-	rows, err := indexRows(final)
-	if err != nil {
-		return []string{"the final store cannot be read: " + err.Error()}
-	}
-	ch := diffStores(g.seed, rows)
+	ch := diffStores(g.seed, indexRows(final))
 	var why []string
 	for _, k := range sortedKeys(ch.deleted) {
 		if !g.deletes[k] {

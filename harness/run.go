@@ -451,10 +451,17 @@ type runner struct {
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
-	// finals caches each scenario's right final stores; golds what a
-	// scenario is scored against at each level.
-	finals map[string][][]byte
+	// rights caches each scenario's right final stores and what they
+	// change; golds what a scenario is scored against at each level.
+	rights map[string]*rightStores
 	golds  map[string]*Gold
+}
+
+// rightStores are a scenario's right final stores and their changes to
+// the seed, which do not depend on the level.
+type rightStores struct {
+	finals  [][]byte
+	changes *changeGold
 }
 
 // gold returns what a trial is scored against.
@@ -463,26 +470,27 @@ func (r *runner) gold(ctx context.Context, t Trial) (*Gold, error) {
 	key := scenario + "/" + string(t.Level)
 	r.mu.Lock()
 	g, ok := r.golds[key]
-	f, haveFinals := r.finals[scenario]
+	rs := r.rights[scenario]
 	r.mu.Unlock()
 	if ok {
 		return g, nil
 	}
-	if !haveFinals {
+	if rs == nil {
 		// Computed outside the lock, so that workers do not queue behind
-		// each other's gold runs; two may compute the same finals, which
-		// is harmless. Finals do not depend on the level.
-		var err error
-		if f, err = Finals(ctx, t.RT, t.Scenario); err != nil {
+		// each other's gold runs; two may compute the same stores, which
+		// is harmless.
+		f, err := Finals(ctx, t.RT, t.Scenario)
+		if err != nil {
 			return nil, err
 		}
+		rs = &rightStores{f, newChangeGold(t.Domain, t.RT.NewStore().Snapshot(), f)}
 	}
-	g = NewGold(t.Domain, t.Scenario, t.Level, t.RT, f)
+	g = newGold(t.Scenario, t.Level, t.RT, rs.finals, rs.changes)
 	r.mu.Lock()
 	if r.golds == nil {
-		r.golds, r.finals = map[string]*Gold{}, map[string][][]byte{}
+		r.golds, r.rights = map[string]*Gold{}, map[string]*rightStores{}
 	}
-	r.finals[scenario], r.golds[key] = f, g
+	r.rights[scenario], r.golds[key] = rs, g
 	r.mu.Unlock()
 	return g, nil
 }

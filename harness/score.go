@@ -31,7 +31,13 @@ type Gold struct {
 // NewGold prepares the scoring of a scenario of domain d at a level on the
 // domain's generated code; finals are the right final snapshots.
 func NewGold(d *generator.Domain, s *generator.Scenario, level runtime.Level, rt *runtime.Domain, finals [][]byte) *Gold {
-	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}}
+	return newGold(s, level, rt, finals, newChangeGold(d, rt.NewStore().Snapshot(), finals))
+}
+
+// newGold is NewGold with the right stores' changes prepared, which do not
+// depend on the level.
+func newGold(s *generator.Scenario, level runtime.Level, rt *runtime.Domain, finals [][]byte, changes *changeGold) *Gold {
+	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: changes}
 	for _, op := range rt.Operations {
 		for _, a := range op.Args {
 			if len(a.Enum) > 0 || a.Entity != "" {
@@ -42,7 +48,6 @@ func NewGold(d *generator.Domain, s *generator.Scenario, level runtime.Level, rt
 	for _, t := range rt.Tools[level] {
 		g.actions[t.Name] = t.HasAction()
 	}
-	g.changes = newChangeGold(d, rt.NewStore().Snapshot(), finals)
 	return g
 }
 
@@ -87,10 +92,11 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 	if !answered {
 		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
 	}
-	failed, err := CheckState(final, s.State)
+	rows, err := runtime.Rows(final)
 	if err != nil {
 		return nil, err
 	}
+	failed := checkRows(rows, s.State)
 	m.StateOK = len(failed) == 0
 	for _, f := range failed {
 		m.Why = append(m.Why, "state condition fails: "+f)
@@ -102,15 +108,16 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 			m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)", jsonString(f.Value), f.What))
 		}
 	}
+	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
+	// A right final store makes only changes the task asks for.
 	var collateral []string
-	if g.changes != nil {
-		collateral = g.changes.judge(final)
+	if g.changes != nil && !m.SnapshotOK {
+		collateral = g.changes.judge(rows)
 	}
 	m.ChangesOK = len(collateral) == 0
 	for _, c := range collateral {
 		m.Why = append(m.Why, "a change the task did not ask for: "+c)
 	}
-	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
 	if answered && m.StateOK && m.FactsOK && m.ChangesOK {
 		m.TC = 1
 	}
