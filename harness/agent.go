@@ -38,7 +38,10 @@ func (tr *trialRun) ask(i int) {
 }
 
 // call sends one tool call through MCP tools/call (or refuses a tool the
-// server did not list, as a client would) and records it.
+// server did not list, as a client would) and records it. A failed call
+// classes the trial when nothing failed before it: the agent may find a
+// failure of its own later (a tool call written as text), and the trial's
+// class is the first in time.
 func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.RawMessage) Call {
 	c := Call{Turn: turn, Tool: name, Arguments: args}
 	if len(c.Arguments) == 0 {
@@ -48,6 +51,9 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	defer func() {
 		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		tr.rec.Calls = append(tr.rec.Calls, c)
+		if tr.rec.ErrorClass == "" {
+			tr.rec.ErrorClass = c.ErrorClass
+		}
 	}()
 	valid, ok := tr.valid[name]
 	if !ok {
@@ -80,7 +86,9 @@ func toolNames(tools []mcp.Tool) []string {
 	return out
 }
 
-// firstCallError is the class of the trial's first failed call.
+// firstCallError is the class of the trial's first failed call: a
+// fallback at the trial's end for calls not made through call, which
+// classes the trial as each call fails.
 func firstCallError(calls []Call) string {
 	for _, c := range calls {
 		if c.ErrorClass != "" {

@@ -71,6 +71,7 @@ func (r chatRequest) toolResults() []string {
 // step is one scripted reply.
 type step struct {
 	status  int           // HTTP status; 0 is 200
+	errBody string        // the error of a status ≥ 400; "scripted failure" if empty
 	delay   time.Duration // before the first byte
 	content string
 	calls   []fakeCall
@@ -121,6 +122,18 @@ func (f *fakeOllama) requests() []chatRequest {
 	return append([]chatRequest(nil), f.reqs...)
 }
 
+// chats counts the /api/chat requests that asked the model for a reply,
+// the warm-up loads left out.
+func (f *fakeOllama) chats() int {
+	n := 0
+	for _, r := range f.requests() {
+		if len(r.Messages) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -161,8 +174,12 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	time.Sleep(s.delay)
 	if s.status >= 400 {
+		msg := s.errBody
+		if msg == "" {
+			msg = "scripted failure"
+		}
 		w.WriteHeader(s.status)
-		writeJSON(w, map[string]string{"error": "scripted failure"})
+		writeJSON(w, map[string]string{"error": msg})
 		return
 	}
 	calls := make([]json.RawMessage, 0, len(s.calls))

@@ -67,7 +67,9 @@ type reply struct {
 }
 
 // chat sends one /api/chat request, retrying transport errors and 5xx with
-// backoff until ctx ends.
+// backoff until ctx ends. A tool call the model garbled comes back at
+// once as a *malformedError: asking again would only replay the model's
+// failure until the trial's deadline.
 func chat(ctx context.Context, c *api.Client, req *api.ChatRequest) (*reply, error) {
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
@@ -85,7 +87,10 @@ func chat(ctx context.Context, c *api.Client, req *api.ChatRequest) (*reply, err
 		})
 		r.wait = time.Since(start)
 		if err != nil && sn.err() != nil {
-			return r, &malformedError{err: sn.err()}
+			return r, &malformedError{msg: "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + sn.err().Error()}
+		}
+		if msg, ok := unparsedToolCall(err); ok {
+			return r, &malformedError{msg: msg}
 		}
 		if err == nil || !retryable(ctx, err) {
 			return r, err
@@ -99,11 +104,36 @@ func chat(ctx context.Context, c *api.Client, req *api.ChatRequest) (*reply, err
 	}
 }
 
-// malformedError is a reply the client could not decode.
-type malformedError struct{ err error }
+// malformedError is a tool call the model garbled: Ollama could not parse
+// it, or the client could not decode the reply Ollama made of it. It is
+// the model's failure, not the transport's.
+type malformedError struct{ msg string }
 
-func (e *malformedError) Error() string {
-	return "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + e.err.Error()
+func (e *malformedError) Error() string { return e.msg }
+
+// unparsedToolCall returns Ollama's message when err is Ollama's report
+// that it could not parse the tool call the model wrote, "error parsing
+// tool call: raw='…', err=…" (ollama/ollama issues 12884, 12064, 11704:
+// https://github.com/ollama/ollama/issues/12884). Ollama sends it as an
+// HTTP 500 with that error body when nothing was streamed yet or the
+// request is not streamed, and as an error line of a 200 stream once
+// chunks went out; the client turns the first into an api.StatusError
+// and the second into a plain error. Nothing but the text tells it from
+// a crashed runner, which is worth a retry, so the text is matched
+// anywhere in the message and in any case.
+func unparsedToolCall(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	msg := err.Error()
+	var se api.StatusError
+	if errors.As(err, &se) {
+		msg = se.ErrorMessage // without the status Error() puts first
+	}
+	if strings.Contains(strings.ToLower(msg), "error parsing tool call") {
+		return msg, true
+	}
+	return "", false
 }
 
 // retryable reports transient failures: 5xx, connections refused or cut,
@@ -119,8 +149,7 @@ func retryable(ctx context.Context, err error) bool {
 	return true
 }
 
-// malformed reports a reply Ollama sent but the client could not decode:
-// the model wrote tool-call arguments that are not a JSON object.
+// malformed reports a tool call the model garbled (see malformedError).
 func malformed(err error) bool {
 	var me *malformedError
 	return errors.As(err, &me)

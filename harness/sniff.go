@@ -14,9 +14,11 @@ import (
 // The ollama client reports a reply it cannot decode (a model that wrote
 // tool-call arguments that are not a JSON object) and an error line in the
 // stream (a crashed runner) as equally plain errors. The first is the
-// model's fault and must not be retried; the second is transient. A
-// sniffing transport watches the NDJSON lines go by, leaving the client's
-// work untouched, and remembers which lines would not decode.
+// model's fault and must not be retried; the second is transient, unless
+// its text is Ollama's report of a tool call it could not parse (see
+// unparsedToolCall). A sniffing transport watches the NDJSON lines go by,
+// leaving the client's work untouched, and remembers which lines would
+// not decode.
 
 type sniffKey struct{}
 
@@ -83,7 +85,7 @@ func (l *lineSniffer) check(line []byte) {
 		Error string `json:"error"`
 	}
 	if json.Unmarshal(line, &e) == nil && e.Error != "" {
-		return // an error line: transient, the client reports it
+		return // an error line: the client reports it, chat reads its text
 	}
 	var resp api.ChatResponse
 	if err := json.Unmarshal(line, &resp); err != nil {

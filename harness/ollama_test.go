@@ -1,0 +1,148 @@
+package harness
+
+import (
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// userTurns counts the user messages of a request: which user turn of a
+// multi-turn trial the model is answering.
+func userTurns(req chatRequest) int {
+	n := 0
+	for _, m := range req.Messages {
+		var msg struct{ Role string }
+		_ = json.Unmarshal(m, &msg)
+		if msg.Role == "user" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestErrorClassIsFirstFailure: a trial's error_class is the failure that
+// came first, whether it was a failed call (found while the trial runs)
+// or a tool call written as text (found when the reply comes), unless a
+// later failure stopped the trial: then the class is that stop's cause,
+// as stop_reason and the timeout metric read it.
+func TestErrorClassIsFirstFailure(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	rt, _ := lookup(spec.Domains[0].Name)
+	arts := writeArtifacts(t, []scenarios.Artifact{multiTurn(t, spec, rt)}, nil)
+	asText := step{content: `{"name": "set_lamp", "arguments": {"lamp_id":"LP02","on":true,"level":40}}`}
+	unknown := step{calls: []fakeCall{{"switch_on_everything", `{}`}}}
+	cases := []struct {
+		name string
+		// multiTurn plays the two-turn artifact instead of tiny-002.
+		multiTurn bool
+		script    func(req chatRequest) step
+		class     string
+		stop      string
+	}{
+		{"an unknown tool, then a tool call as text", false, func(req chatRequest) step {
+			if len(req.toolResults()) == 0 {
+				return unknown
+			}
+			return asText
+		}, ErrUnknown, stopAnswer},
+		{"a tool call as text, then an unknown tool in the next user turn", true, func(req chatRequest) step {
+			switch {
+			case userTurns(req) == 1:
+				return asText
+			case len(req.toolResults()) == 0:
+				return unknown
+			}
+			return step{content: "done"}
+		}, ErrMalformed, stopAnswer},
+		{"an unknown tool, then a call Ollama cannot parse", false, func(req chatRequest) step {
+			if len(req.toolResults()) == 0 {
+				return unknown
+			}
+			return step{status: 500, errBody: "error parsing tool call: raw='{', err=unexpected end of JSON input"}
+		}, ErrMalformed, stopError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step { return c.script(req) })
+			cfg := testConfig("errors", f.URL, "m")
+			cfg.Scenarios = []string{"tiny-002"}
+			cfg.Granularities = []runtime.Level{runtime.L4}
+			if c.multiTurn {
+				cfg = artifactConfig(arts, f.URL, "m")
+			}
+			cfg.AgentTimeoutSeconds = 5 // what a retried parse error would cost
+			recs, err := runTrials(t, cfg, spec, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := recs[0]; r.ErrorClass != c.class || r.StopReason != c.stop {
+				t.Errorf("error_class %q, stop_reason %q (%s); want %q, %q; calls %+v", r.ErrorClass, r.StopReason, r.Error, c.class, c.stop, r.Calls)
+			}
+		})
+	}
+}
+
+// TestOllamaToolCallParseError: Ollama's report that it could not parse
+// the model's tool call, in each form it takes on the wire, ends the trial
+// at once as the model's failure, with one request for the reply; a
+// crashed runner is still retried.
+func TestOllamaToolCallParseError(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	const garbled = `error parsing tool call: raw='{"lamp_id":"LP02","on":true,"level":40', err=unexpected end of JSON input`
+	cases := []struct {
+		name   string
+		stream bool
+		fail   step // the first reply
+		// retried: the failure is transient, the trial goes on and passes.
+		retried bool
+	}{
+		{"an error line in the stream", true, step{content: "Switching it on.", errLine: garbled}, false},
+		{"a 500 before the stream", true, step{status: 500, errBody: garbled}, false},
+		{"a 500 without streaming", false, step{status: 500, errBody: garbled}, false},
+		{"a 500 worded otherwise", true, step{status: 500, errBody: "llm: Error Parsing Tool Call: raw='x', err=bad"}, false},
+		{"a crashed runner, streaming", true, step{status: 500, errBody: "llama runner process has terminated: exit status 2"}, true},
+		{"a crashed runner, not streaming", false, step{status: 500, errBody: "llama runner process has terminated: exit status 2"}, true},
+		{"a crashed runner mid-stream", true, step{content: "Switching", errLine: "llama runner process has terminated: exit status 2"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var replies atomic.Int32
+			f := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step {
+				switch {
+				case replies.Add(1) == 1:
+					return c.fail
+				case len(req.toolResults()) == 0:
+					return step{calls: []fakeCall{{"set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`}}}
+				}
+				return step{content: "Done: LP02 is on at 40 percent."}
+			})
+			cfg := testConfig("parse", f.URL, "m")
+			cfg.Scenarios = []string{"tiny-002"}
+			cfg.Granularities = []runtime.Level{runtime.L4}
+			cfg.Stream = &c.stream
+			// A retried parse error would run until this deadline, and
+			// end as a timeout.
+			cfg.AgentTimeoutSeconds = 5
+			recs, err := runTrials(t, cfg, spec, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := recs[0]
+			if c.retried {
+				if r.ErrorClass != "" || r.StopReason != stopAnswer || r.Metrics.TC != 1 || f.chats() != 3 {
+					t.Errorf("error_class %q (%s), stop_reason %q, tc %v, %d chat requests; want a retry that passes in 3",
+						r.ErrorClass, r.Error, r.StopReason, r.Metrics.TC, f.chats())
+				}
+				return
+			}
+			want := c.fail.errBody + c.fail.errLine
+			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || r.Error != want || f.chats() != 1 || len(r.Calls) != 0 {
+				t.Errorf("error_class %q, stop_reason %q, error %q, %d chat requests, %d calls; want %q, %q, %q, one request, no call",
+					r.ErrorClass, r.StopReason, r.Error, f.chats(), len(r.Calls), ErrMalformed, stopError, want)
+			}
+		})
+	}
+}
