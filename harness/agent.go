@@ -51,9 +51,7 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	defer func() {
 		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		tr.rec.Calls = append(tr.rec.Calls, c)
-		if tr.rec.ErrorClass == "" {
-			tr.rec.ErrorClass = c.ErrorClass
-		}
+		tr.rec.classify(c.ErrorClass)
 	}()
 	valid, ok := tr.valid[name]
 	if !ok {

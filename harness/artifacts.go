@@ -299,7 +299,7 @@ type Verdict struct {
 //     expected calls.
 func (s *ArtifactSet) Score(rec *Record, a *scenarios.Artifact) (*Metrics, []Verdict) {
 	ts := s.sources[a.Source]
-	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.ErrorClass == ErrTimeout, ToolCalls: len(rec.Calls)}
+	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == stopTimeout, ToolCalls: len(rec.Calls)}
 	verdicts := make([]Verdict, len(a.Assertions))
 	for i, as := range a.Assertions {
 		v := Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}

@@ -221,11 +221,14 @@ func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Mes
 		rec.PromptTokens += r.metrics.PromptEvalCount
 		rec.CompletionTokens += r.metrics.EvalCount
 		if err != nil {
-			rec.ErrorClass, rec.Error = classify(ctx, err), err.Error()
-			rec.StopReason = stopError
-			if rec.ErrorClass == ErrTimeout {
+			// The failure that stops the trial says why it stopped; the
+			// trial's class stays its first failure in time.
+			class := classify(ctx, err)
+			rec.Error, rec.StopReason = err.Error(), stopError
+			if class == ErrTimeout {
 				rec.StopReason = stopTimeout
 			}
+			rec.classify(class)
 			return msgs, false
 		}
 		rec.DoneReason = r.done
@@ -253,7 +256,8 @@ func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Mes
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Tool, Content: c.Result, ToolCallID: tc.ID})
 		}
 		if ctx.Err() != nil {
-			rec.ErrorClass, rec.StopReason = ErrTimeout, stopTimeout
+			rec.StopReason = stopTimeout
+			rec.classify(ErrTimeout)
 			return msgs, false
 		}
 	}

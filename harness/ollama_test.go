@@ -24,10 +24,9 @@ func userTurns(req chatRequest) int {
 }
 
 // TestErrorClassIsFirstFailure: a trial's error_class is the failure that
-// came first, whether it was a failed call (found while the trial runs)
-// or a tool call written as text (found when the reply comes), unless a
-// later failure stopped the trial: then the class is that stop's cause,
-// as stop_reason and the timeout metric read it.
+// came first, whether it was a failed call (found while the trial runs),
+// a tool call written as text (found when the reply comes) or a failure
+// that stopped the trial; stop_reason and error say how it stopped.
 func TestErrorClassIsFirstFailure(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	rt, _ := lookup(spec.Domains[0].Name)
@@ -62,7 +61,7 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 				return unknown
 			}
 			return step{status: 500, errBody: "error parsing tool call: raw='{', err=unexpected end of JSON input"}
-		}, ErrMalformed, stopError},
+		}, ErrUnknown, stopError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -52,8 +52,9 @@ type Record struct {
 	PromptTokens     int       `json:"prompt_tokens"`
 	CompletionTokens int       `json:"completion_tokens"`
 	Durations        Durations `json:"durations"`
-	// ErrorClass is empty, or the first failure of the trial: one of
-	// the ErrorClass constants.
+	// ErrorClass is empty, or the trial's first failure in time: one of
+	// the ErrorClass constants. Error is the message of the failure that
+	// stopped the trial, or of a tool call written as text.
 	ErrorClass string `json:"error_class"`
 	Error      string `json:"error,omitempty"`
 	// Options are the effective Ollama options of every request.
@@ -62,6 +63,14 @@ type Record struct {
 	// which meter measured it.
 	Energy  *meter.Reading `json:"energy,omitempty"`
 	Metrics *Metrics       `json:"metrics,omitempty"`
+}
+
+// classify records a failure's class unless an earlier failure was
+// recorded: a trial's class is its first failure in time.
+func (r *Record) classify(class string) {
+	if r.ErrorClass == "" {
+		r.ErrorClass = class
+	}
 }
 
 // Message is one chat message.

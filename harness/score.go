@@ -87,7 +87,7 @@ func newGold(s *generator.Scenario, level runtime.Level, rt *runtime.Domain, fin
 //     calls.
 func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 	s := g.Scenario
-	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.ErrorClass == ErrTimeout, ToolCalls: len(rec.Calls)}
+	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == stopTimeout, ToolCalls: len(rec.Calls)}
 	answered := rec.StopReason == stopAnswer
 	if !answered {
 		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
