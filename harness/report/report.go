@@ -108,8 +108,18 @@ func Build(res *Results, seed uint64) *Report {
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
 	r.Covered = len(r.rows)
-	for _, m := range res.Manifest.Config.Models {
-		if slices.ContainsFunc(r.rows, func(x row) bool { return x.model == m }) {
+	// Models come in the config's order; a run.json without its config
+	// (made by hand, or damaged) leaves the order the trials came in.
+	var order []string
+	if cfg := res.Manifest.Config; cfg != nil {
+		order = cfg.Models
+	} else {
+		for _, x := range r.rows {
+			order = append(order, x.model)
+		}
+	}
+	for _, m := range order {
+		if !slices.Contains(r.Models, m) && slices.ContainsFunc(r.rows, func(x row) bool { return x.model == m }) {
 			r.Models = append(r.Models, m)
 		}
 	}

@@ -134,7 +134,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	}
 	b.WriteString(".\n\n")
 	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001). Energy meter: %s.\n\n",
-		strings.Join(r.Models, ", "), levelsString(r), Resamples, r.seed, m.Meter)
+		orNone(r.Models), levelsString(r), Resamples, r.seed, m.Meter)
 	b.WriteString("Definitions: TC is 1 when the trial answered, its final store equals a right final store and the answer states every fact; F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right; pass^k is the chance that all k repetitions of a scenario succeed.")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
@@ -170,12 +170,13 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 }
 
 func levelsString(r *Report) string {
-	var s []string
-	for _, l := range r.Levels {
-		s = append(s, string(l))
-	}
-	if len(s) == 0 {
+	return orNone(r.levelNames())
+}
+
+// orNone lists names, or says there are none.
+func orNone(names []string) string {
+	if len(names) == 0 {
 		return "none"
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(names, ", ")
 }
