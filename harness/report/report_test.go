@@ -370,3 +370,18 @@ func TestReportOnArtifactTrials(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownPValues: report.md never prints a p-value as 0; a p that
+// underflowed (a logistic z past 37) prints as the bound it is below.
+func TestMarkdownPValues(t *testing.T) {
+	r := &Report{Results: &Results{Manifest: &harness.Manifest{Experiment: "p"}}, Tables: []*Table{{
+		Name: "t", Title: "T", Header: []string{"term", "p", "d_tc", "p_tc", "rho"},
+		Rows: [][]any{{"a", 0.0, 0.0, 2.0 / (Resamples + 1), 0.0}, {"b", 0.5, 0.25, 1.0, 1.0}},
+	}}}
+	md := r.markdown(nil, nil, t.TempDir())
+	for _, want := range []string{"| a | < 1e-300 | 0.000 | 1.0e-03 | 0.000 |", "| b | 0.500 | 0.250 | 1.000 | 1.000 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -70,8 +70,12 @@ type Paired struct {
 	P float64
 }
 
-// PairedBootstrap resamples paired differences: p is twice the smaller
-// share of resample means on either side of zero (at most 1).
+// PairedBootstrap resamples paired differences. p is two-sided: twice
+// the smaller tail, a tail being (resample means on that side of zero,
+// zero included, + 1) / (Resamples + 1), at most 1. The +1 counts the
+// observed sample as one of the resamples (Davison and Hinkley 1997,
+// eq. 4.11): B resamples cannot resolve a p below 1/(B+1) a side, and a
+// difference no resample crosses gets 2/(B+1) ≈ 0.001, not 0.
 func PairedBootstrap(diffs []float64, rng *rand.Rand) Paired {
 	ci, means := bootstrap(diffs, rng)
 	if len(diffs) == 0 {
@@ -86,7 +90,7 @@ func PairedBootstrap(diffs []float64, rng *rand.Rand) Paired {
 			ge++
 		}
 	}
-	return Paired{CI: ci, P: math.Min(1, 2*float64(min(le, ge))/Resamples)}
+	return Paired{CI: ci, P: math.Min(1, 2*float64(min(le, ge)+1)/(Resamples+1))}
 }
 
 // BH returns Benjamini-Hochberg adjusted p-values, in the order given.

@@ -55,12 +55,30 @@ func TestBootstrapIsReproducible(t *testing.T) {
 	if !near(a.Mean, 10.0/15, 1e-12) || a.Lo >= a.Mean || a.Hi <= a.Mean || a.Lo < 0.3 || a.Hi > 0.95 {
 		t.Errorf("interval %+v", a)
 	}
-	p := PairedBootstrap([]float64{0.5, 0.4, 0.6, 0.5, 0.3, 0.7}, rngFor(1, "p"))
-	if p.P != 0 || p.Lo <= 0 {
-		t.Errorf("clearly positive differences: %+v", p)
+}
+
+// TestPairedBootstrapP pins the p-value's floor: with B resamples the
+// smallest p a bootstrap can resolve is 1/(B+1) a side, never 0.
+func TestPairedBootstrapP(t *testing.T) {
+	floor := 2.0 / (Resamples + 1)
+	for _, c := range []struct {
+		name   string
+		diffs  []float64
+		lo, hi float64
+	}{
+		{"clearly positive: no resample crosses zero", []float64{0.5, 0.4, 0.6, 0.5, 0.3, 0.7}, floor, floor},
+		{"clearly negative", []float64{-1, -1, -1, -0.5}, floor, floor},
+		{"one positive pair", []float64{1}, floor, floor},
+		{"no difference at all", []float64{0, 0, 0}, 1, 1},
+		{"balanced", []float64{1, -1, 1, -1, 0, 0}, 0.5, 1},
+	} {
+		p := PairedBootstrap(c.diffs, rngFor(1, c.name))
+		if p.P < c.lo || p.P > c.hi {
+			t.Errorf("%s: p %v, want in [%v, %v]", c.name, p.P, c.lo, c.hi)
+		}
 	}
-	if q := PairedBootstrap([]float64{1, -1, 1, -1, 0, 0}, rngFor(1, "q")); q.P < 0.5 {
-		t.Errorf("no difference: %+v", q)
+	if p := PairedBootstrap(nil, rngFor(1, "none")); !math.IsNaN(p.P) {
+		t.Errorf("no pairs: p %v, want NaN", p.P)
 	}
 }
 

@@ -133,8 +133,8 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 		b.WriteString(". **The run is unfinished or partial**: numbers will change as trials land")
 	}
 	b.WriteString(".\n\n")
-	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001). Energy meter: %s.\n\n",
-		orNone(r.Models), levelsString(r), Resamples, r.seed, m.Meter)
+	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0. Energy meter: %s.\n\n",
+		orNone(r.Models), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), m.Meter)
 	b.WriteString("Definitions: TC is 1 when the trial answered, its final store equals a right final store and the answer states every fact; F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right; pass^k is the chance that all k repetitions of a scenario succeed.")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
@@ -161,6 +161,11 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			cells := make([]string, len(row))
 			for i, v := range row {
 				cells[i] = mdCell(v)
+				if isP(t.Header[i]) && v == 0.0 {
+					// Only a normal tail that underflowed float64 is 0
+					// here (the bootstrap's floor is 1/(B+1) a side).
+					cells[i] = "< 1e-300"
+				}
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
@@ -168,6 +173,9 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	}
 	return b.String()
 }
+
+// isP tells a p-value column by its name: p, or p_ and the metric.
+func isP(header string) bool { return header == "p" || strings.HasPrefix(header, "p_") }
 
 func levelsString(r *Report) string {
 	return orNone(r.levelNames())
