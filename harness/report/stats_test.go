@@ -33,11 +33,40 @@ func TestSpearman(t *testing.T) {
 	if err != nil || !near(rho, -29.0/165, 1e-12) || !near(p, 0.6272, 1e-3) {
 		t.Errorf("rho %v p %v err %v; want -0.17576, p 0.627", rho, p, err)
 	}
-	if rho, _, _ := Spearman([]float64{1, 2, 2, 3}, []float64{10, 20, 20, 40}); !near(rho, 1, 1e-12) {
-		t.Errorf("monotone with ties: %v", rho)
-	}
 	if _, _, err := Spearman([]float64{1, 2}, []float64{1, 2}); err == nil {
 		t.Error("two points: no error")
+	}
+}
+
+// TestSpearmanExact checks the permutation p-values of small samples
+// against counts by hand (R's cor.test(method = "spearman") agrees where
+// there are no ties), and the bound used for |ρ| = 1 above nine pairs.
+func TestSpearmanExact(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		x, y   []float64
+		rho, p float64
+	}{
+		// Of the 3! pairings only the identity and the reversal reach |ρ| = 1.
+		{"n=3, rho=1", []float64{1, 2, 3}, []float64{10, 20, 30}, 1, 2.0 / 6},
+		{"n=3, rho=-1", []float64{0.3, 1.2, 4}, []float64{9, 5, 1}, -1, 2.0 / 6},
+		// |ρ| = 0.5: all but the two pairings with ρ = ±1 reach it.
+		{"n=3, rho=0.5", []float64{1, 2, 3}, []float64{1, 3, 2}, 0.5, 1},
+		{"n=4, rho=1", []float64{1, 2, 3, 4}, []float64{1, 2, 3, 4}, 1, 2.0 / 24},
+		// Σd² = 2: the identity and 3 adjacent swaps, and their 4 mirrors.
+		{"n=4, rho=0.8", []float64{1, 2, 3, 4}, []float64{1, 2, 4, 3}, 0.8, 8.0 / 24},
+		{"n=5, rho=1", []float64{1, 2, 3, 4, 5}, []float64{2, 4, 6, 8, 10}, 1, 2.0 / 120},
+		{"n=5, rho=0.9", []float64{1, 2, 3, 4, 5}, []float64{1, 2, 3, 5, 4}, 0.9, 10.0 / 120},
+		// Ties: swapping the tied pair keeps ρ = 1, as in the reversal.
+		{"n=4 with ties, rho=1", []float64{1, 2, 2, 3}, []float64{10, 20, 20, 40}, 1, 4.0 / 24},
+		{"n=9, rho=1", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 1, 2.0 / 362880},
+		{"n=10, rho=1", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 1, 2.0 / 3628800},
+		{"n=10 with ties, rho=-1", []float64{1, 1, 2, 3, 4, 5, 6, 7, 8, 9}, []float64{9, 9, 8, 7, 6, 5, 4, 3, 2, 1}, -1, 4.0 / 3628800},
+	} {
+		rho, p, err := Spearman(c.x, c.y)
+		if err != nil || !near(rho, c.rho, 1e-12) || !near(p, c.p, 1e-12*c.p) {
+			t.Errorf("%s: rho %v p %v err %v; want rho %v p %v", c.name, rho, p, err, c.rho, c.p)
+		}
 	}
 }
 

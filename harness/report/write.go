@@ -133,8 +133,8 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 		b.WriteString(". **The run is unfinished or partial**: numbers will change as trials land")
 	}
 	b.WriteString(".\n\n")
-	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0. Energy meter: %s.\n\n",
-		orNone(r.Models), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), m.Meter)
+	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0; Spearman p-values are exact permutation p-values up to %d models (t approximation above). Energy meter: %s.\n\n",
+		orNone(r.Models), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), ExactSpearman, m.Meter)
 	b.WriteString("Definitions: TC is 1 when the trial answered, its final store equals a right final store and the answer states every fact; F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right; pass^k is the chance that all k repetitions of a scenario succeed.")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
