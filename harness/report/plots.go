@@ -154,8 +154,8 @@ func (r *Report) plotMetricsByLevel() (*plot.Plot, string, error) {
 		return nil, note, nil
 	}
 	levels := r.levelNames()
-	metrics := []func(row) float64{getF1, getAF1, getArg}
-	p, err := groupedBars("Tool selection and arguments by level", "score", levels, []string{"F1", "action F1", "ArgAcc"}, func(x, s int) float64 {
+	metrics := []func(row) float64{getF1, getAF1, getArg, getAArg}
+	p, err := groupedBars("Tool selection and arguments by level", "score", levels, []string{"F1", "action F1", "ArgAcc", "action ArgAcc"}, func(x, s int) float64 {
 		return mean(col(r.where(func(y row) bool { return string(y.level) == levels[x] }), metrics[s]))
 	})
 	if err == nil {

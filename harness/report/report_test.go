@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +71,13 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 							Energy: &meter.Reading{Meter: meter.NVML, EnergyJ: &energy, Telemetry: &meter.Telemetry{Samples: 10, MeanPowerW: energy / wall, MeanGPUUtil: 30 + 5*float64(mi)}},
 							Metrics: &harness.Metrics{TC: tc, F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64(), ZeroToolCall: calls == 0,
 								WallS: wall, EnergyJ: &energy, ToolCalls: calls}}
+						// The strict TC fails one success in five; action
+						// ArgAcc forgives some order. Neither draws from rng,
+						// so the world above stays as it was.
+						if i%5 != 0 {
+							rec.Metrics.TCStrict = tc
+						}
+						rec.Metrics.ActionArgAcc = math.Min(1, rec.Metrics.ArgAcc+0.1)
 						if rng.IntN(20) == 0 {
 							rec.ErrorClass = []string{harness.ErrMalformed, harness.ErrSchema, harness.ErrTimeout}[rng.IntN(3)]
 						}
@@ -176,7 +184,14 @@ func TestReportOnThePaperGrid(t *testing.T) {
 	if pngs != 6 {
 		t.Errorf("%d PNGs, want 6 (power and utilisation included: the run has GPU telemetry)", pngs)
 	}
+	svg, _ := os.ReadFile(filepath.Join(out, "metrics_by_level.svg"))
+	if !strings.Contains(string(svg), ">action ArgAcc<") {
+		t.Error("metrics_by_level.svg has no action ArgAcc series")
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if strings.Contains(string(md), "records written before") {
+		t.Error("report.md says the strict metrics are missing; the synthetic run has them")
+	}
 	for _, want := range []string{"covers **8748 of 8748** planned trials", "## By level, with paired bootstrap", "![pareto_tc_wall](pareto_tc_wall.svg)", "| level=L3 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
@@ -185,7 +200,7 @@ func TestReportOnThePaperGrid(t *testing.T) {
 
 	// Recompute from trials.csv.
 	trials := readCSV(t, filepath.Join(out, "trials.csv"))
-	type acc struct{ n, tc, f1, arg, wall, errs, energy float64 }
+	type acc struct{ n, tc, tcs, f1, arg, aarg, wall, errs, energy float64 }
 	group := func(key func(map[string]string) string) map[string]*acc {
 		g := map[string]*acc{}
 		for _, tr := range trials {
@@ -196,8 +211,10 @@ func TestReportOnThePaperGrid(t *testing.T) {
 			a := g[k]
 			a.n++
 			a.tc += num(t, tr["tc"])
+			a.tcs += num(t, tr["tc_strict"])
 			a.f1 += num(t, tr["f1"])
 			a.arg += num(t, tr["arg_acc"])
+			a.aarg += num(t, tr["action_arg_acc"])
 			a.wall += num(t, tr["wall_s"])
 			a.energy += num(t, tr["energy_j"])
 			if tr["error"] == "true" {
@@ -221,8 +238,12 @@ func TestReportOnThePaperGrid(t *testing.T) {
 			if num(t, row["trials"]) != a.n || !near(num(t, row["tc"]), a.tc/a.n) {
 				t.Errorf("%s %s: trials %s tc %s; recomputed %v %v", table, key(row), row["trials"], row["tc"], a.n, a.tc/a.n)
 			}
-			if f, ok := row["f1"]; ok && (!near(num(t, f), a.f1/a.n) || !near(num(t, row["arg_acc"]), a.arg/a.n) || !near(num(t, row["wall_s"]), a.wall/a.n) || !near(num(t, row["error_rate"]), a.errs/a.n)) {
-				t.Errorf("%s %s: f1/arg_acc/wall/error_rate differ from the recomputation", table, key(row))
+			if s, ok := row["tc_strict"]; ok && (!near(num(t, s), a.tcs/a.n) || a.tcs >= a.tc) {
+				t.Errorf("%s %s: tc_strict %s, recomputed %v (tc %v)", table, key(row), s, a.tcs/a.n, a.tc/a.n)
+			}
+			if f, ok := row["f1"]; ok && (!near(num(t, f), a.f1/a.n) || !near(num(t, row["arg_acc"]), a.arg/a.n) || !near(num(t, row["action_arg_acc"]), a.aarg/a.n) ||
+				!near(num(t, row["wall_s"]), a.wall/a.n) || !near(num(t, row["error_rate"]), a.errs/a.n)) {
+				t.Errorf("%s %s: f1/arg_acc/action_arg_acc/wall/error_rate differ from the recomputation", table, key(row))
 			}
 			if j, ok := row["j_per_success"]; ok && a.tc > 0 && !near(num(t, j), a.energy/a.tc) {
 				t.Errorf("%s %s: J per success %s, recomputed %v", table, key(row), j, a.energy/a.tc)
@@ -257,6 +278,12 @@ func TestReportOnThePaperGrid(t *testing.T) {
 	if num(t, lv["L3"]["d_tc"]) <= 0 || num(t, lv["L3"]["p_tc"]) > 0.01 || num(t, lv["L1"]["d_tc"]) >= 0 || num(t, lv["L1"]["p_tc"]) > 0.01 {
 		t.Errorf("level tests: %v %v", lv["L3"], lv["L1"])
 	}
+	// The strict TC follows TC; action ArgAcc is ArgAcc shifted, so its
+	// paired difference is ArgAcc's but where the shift is capped at 1.
+	if num(t, lv["L3"]["d_tc_strict"]) <= 0 || num(t, lv["L1"]["d_tc_strict"]) >= 0 || num(t, lv["L1"]["p_tc_strict"]) > 0.05 ||
+		math.Abs(num(t, lv["L3"]["d_action_arg_acc"])-num(t, lv["L3"]["d_arg_acc"])) > 0.01 || math.IsNaN(num(t, lv["L3"]["p_action_arg_acc"])) {
+		t.Errorf("level tests of tc_strict and action_arg_acc: %v %v", lv["L3"], lv["L1"])
+	}
 	coef := map[string]map[string]string{}
 	for _, row := range readCSV(t, filepath.Join(out, "logistic.csv")) {
 		coef[row["term"]] = row
@@ -268,7 +295,7 @@ func TestReportOnThePaperGrid(t *testing.T) {
 		t.Errorf("L1 odds ratio %v, the world's is e^-0.6 = 0.55", or)
 	}
 	sp := readCSV(t, filepath.Join(out, "spearman.csv"))
-	if len(sp) != 3 || sp[0]["models"] != "9" {
+	if len(sp) != 5 || sp[0]["models"] != "9" || sp[1]["metric"] != "tc_strict" || sp[3]["metric"] != "action_arg_acc" {
 		t.Errorf("spearman: %v", sp)
 	}
 	pk := readCSV(t, filepath.Join(out, "pass_k.csv"))
@@ -383,5 +410,47 @@ func TestMarkdownPValues(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestTableHeaders pins the columns of the tables that put the two task
+// completions and the two argument accuracies side by side: TC first,
+// then TC strict; ArgAcc, then action ArgAcc.
+func TestTableHeaders(t *testing.T) {
+	r, _, _ := writeReport(t, trialSet{models: 1, levels: 2, scenarios: 1, reps: 1, wall: 1}.write(t))
+	summary := "trials tc tc_lo tc_hi tc_strict f1 action_f1 arg_acc action_arg_acc wall_s error_rate zero_call_rate"
+	for _, c := range []struct{ table, header string }{
+		{"overall", "model params_b quantization " + summary + " calls redundant_rate prompt_tokens completion_tokens"},
+		{"model_level", "model level " + summary + " tc_per_s j_per_success mean_power_w"},
+		{"by_level", "level " + summary + " d_tc p_tc d_tc_strict p_tc_strict d_f1 p_f1 d_arg_acc p_arg_acc d_action_arg_acc p_action_arg_acc sig"},
+		{"model_domain", "model domain trials tc tc_strict"},
+	} {
+		if got := strings.Join(r.Table(c.table).Header, " "); got != c.header {
+			t.Errorf("%s:\n got %s\nwant %s", c.table, got, c.header)
+		}
+	}
+	if got, want := strings.Join(trialHeader, " "), "model level domain scenario difficulty repetition tc tc_strict f1 action_f1 arg_acc action_arg_acc "+
+		"wall_s tool_calls zero_tool_call error timeout redundant_rate prompt_tokens completion_tokens energy_j params quantization"; got != want {
+		t.Errorf("trials.csv:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestNoteOnRecordsBeforeStrictMetrics: results recorded before tc_strict
+// and action_arg_acc existed read 0 there, and the report says why.
+func TestNoteOnRecordsBeforeStrictMetrics(t *testing.T) {
+	r, _, _ := writeReport(t, trialSet{models: 2, levels: 2, scenarios: 3, reps: 1, wall: 1}.write(t))
+	want := []string{
+		"TC strict is 0 in every trial while TC is not: records written before granite scored TC strict carry 0 for it",
+		"action ArgAcc is 0 in every trial while ArgAcc is not: records written before granite scored action ArgAcc carry 0 for it",
+	}
+	for _, w := range want {
+		if !slices.Contains(r.Notes, w) {
+			t.Errorf("notes lack %q: %q", w, r.Notes)
+		}
+	}
+	// Every trial failed: nothing to tell apart.
+	r, _, _ = writeReport(t, trialSet{models: 1, levels: 1, scenarios: 1, reps: 1, failed: true}.write(t))
+	if len(r.Notes) > 0 && strings.Contains(strings.Join(r.Notes, "|"), "records written before") {
+		t.Errorf("notes on failed trials: %q", r.Notes)
 	}
 }

@@ -42,13 +42,13 @@ func (r *Report) Write(out string) ([]string, error) {
 	return append(files, md), nil
 }
 
-var trialHeader = []string{"model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "f1", "action_f1", "arg_acc",
+var trialHeader = []string{"model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "tc_strict", "f1", "action_f1", "arg_acc", "action_arg_acc",
 	"wall_s", "tool_calls", "zero_tool_call", "error", "timeout", "redundant_rate", "prompt_tokens", "completion_tokens", "energy_j", "params", "quantization"}
 
 func (r *Report) trialRows() [][]any {
 	out := make([][]any, 0, len(r.rows))
 	for _, x := range r.rows {
-		out = append(out, []any{x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.f1, x.af1, x.arg,
+		out = append(out, []any{x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.tcs, x.f1, x.af1, x.arg, x.aarg,
 			x.wall, x.calls, x.zero, x.err, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant})
 	}
 	return out
@@ -135,7 +135,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	b.WriteString(".\n\n")
 	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0; Spearman p-values are exact permutation p-values up to %d models (t approximation above). Energy meter: %s.\n\n",
 		orNone(r.Models), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), ExactSpearman, m.Meter)
-	b.WriteString("Definitions: TC is 1 when the trial answered, its final store equals a right final store and the answer states every fact; F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right; pass^k is the chance that all k repetitions of a scenario succeed.")
+	b.WriteString("Definitions: TC is 1 when the trial answered, every state condition holds, every answer fact is stated, and the store changed nothing the task did not ask for (rows created are matched by content whatever IDs they got, free text by presence not wording, an optional field left out counts as right); TC strict is 1 when the trial answered, the answer states every fact and the final store equals a right final store byte for byte (τ-bench's reading); F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right, action ArgAcc the same share with calls paired within each (tool, action) by the best assignment, so that their order does not count; pass^k is the chance that all k repetitions of a scenario succeed.")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
 	}
