@@ -75,6 +75,7 @@ type row struct {
 	// pairing within each (tool, action).
 	tc, tcs, f1, af1, arg, aarg, wall, calls float64
 	zero, err, timeout                       bool
+	errClass                                 string
 	redundant, ptok, ctok                    float64
 	energy                                   float64 // NaN without a meter
 	util                                     float64 // mean GPU utilisation, NaN unknown
@@ -90,8 +91,25 @@ func Build(res *Results, seed uint64) *Report {
 		seed = Seed
 	}
 	r := &Report{Results: res, seed: seed, Planned: res.Manifest.Trials}
+	seen := map[string]bool{}
+	var repeated, unplanned int
+	var firstUnplanned string
 	for _, rec := range res.Records {
 		if rec.Metrics == nil {
+			continue
+		}
+		// ReadJournal keeps the first record of a trial id; Results made
+		// otherwise may repeat one, and a repeat must not count twice.
+		if seen[rec.TrialID] {
+			repeated++
+			continue
+		}
+		seen[rec.TrialID] = true
+		if why := notPlanned(res.Manifest, &rec); why != "" {
+			if unplanned == 0 {
+				firstUnplanned = rec.TrialID + ": " + why
+			}
+			unplanned++
 			continue
 		}
 		m := rec.Metrics
@@ -105,12 +123,21 @@ func Build(res *Results, seed uint64) *Report {
 		}
 		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
-			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", timeout: m.Timeout,
+			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: rec.ErrorClass, timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
 			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions})
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
 	r.Covered = len(r.rows)
+	if unplanned > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d %s of run.json's plan and left out of every table (the first, %s)", unplanned, plural(unplanned, "record is not a trial", "records are not trials"), firstUnplanned))
+	}
+	if repeated > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d %s a trial id; the first of each counts", repeated, plural(repeated, "record repeats", "records repeat")))
+	}
+	if r.Covered > r.Planned {
+		r.Notes = append(r.Notes, fmt.Sprintf("the results hold %d scored trials that fit run.json's config, but it plans %d: run.json does not list the benchmark's scenarios, so the report cannot tell which are extra and covers them all", r.Covered, r.Planned))
+	}
 	// Models come in the config's order; a run.json without its config
 	// (made by hand, or damaged) leaves the order the trials came in.
 	var order []string
@@ -160,6 +187,54 @@ func Build(res *Results, seed uint64) *Report {
 		}
 	}
 	return r
+}
+
+// plural picks the words for a count.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// notPlanned says why a record is not a trial of the run's plan, or "".
+// run.json keeps the config but not the benchmark's scenarios, so the
+// plan is checked as far as the config fixes it: the model, level,
+// domain, scenario and repetition, the shard, and that the trial id is
+// the one Plan gives those. Without a config nothing can be checked.
+func notPlanned(man *harness.Manifest, rec *harness.Record) string {
+	cfg := man.Config
+	if cfg == nil {
+		return ""
+	}
+	switch {
+	case !slices.Contains(cfg.Models, rec.Model):
+		return fmt.Sprintf("model %s is not in the config", rec.Model)
+	case cfg.Repetitions > 0 && (rec.Repetition < 1 || rec.Repetition > cfg.Repetitions):
+		return fmt.Sprintf("repetition %d, the config has %d", rec.Repetition, cfg.Repetitions)
+	}
+	var i, n int
+	if _, err := fmt.Sscanf(man.Shard, "%d/%d", &i, &n); err == nil && n > 1 && rec.Index%n != i {
+		return fmt.Sprintf("index %d is not in shard %s", rec.Index, man.Shard)
+	}
+	if rec.Artifacts != "" {
+		// <model>/<artifact id>/r<n>, as Plan names artifact trials.
+		if !strings.HasPrefix(rec.TrialID, rec.Model+"/") || !strings.HasSuffix(rec.TrialID, fmt.Sprintf("/r%d", rec.Repetition)) {
+			return "its id does not name its model and repetition"
+		}
+		return ""
+	}
+	switch {
+	case len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
+		return fmt.Sprintf("level %s is not in the config", rec.Level)
+	case len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, rec.Domain):
+		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
+	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
+		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
+	case rec.TrialID != fmt.Sprintf("%s/%s/%s/r%d", rec.Model, rec.Scenario, rec.Level, rec.Repetition):
+		return "its id does not name its model, scenario, level and repetition"
+	}
+	return ""
 }
 
 // Table returns the table with the given name.
@@ -560,14 +635,14 @@ func (r *Report) passK() *Table {
 func (r *Report) errorClasses() *Table {
 	t := &Table{Name: "errors", Title: "Error classes by model", Header: []string{"model", "error_class", "trials", "share"}}
 	classes := map[string]map[string]int{}
-	for _, rec := range r.Results.Records {
-		if rec.Metrics == nil || rec.ErrorClass == "" {
+	for _, x := range r.rows {
+		if x.errClass == "" {
 			continue
 		}
-		if classes[rec.Model] == nil {
-			classes[rec.Model] = map[string]int{}
+		if classes[x.model] == nil {
+			classes[x.model] = map[string]int{}
 		}
-		classes[rec.Model][rec.ErrorClass]++
+		classes[x.model][x.errClass]++
 	}
 	for _, m := range r.Models {
 		n := len(r.where(func(x row) bool { return x.model == m }))

@@ -454,3 +454,86 @@ func TestNoteOnRecordsBeforeStrictMetrics(t *testing.T) {
 		t.Errorf("notes on failed trials: %q", r.Notes)
 	}
 }
+
+// TestReportCountsPlannedTrials: records that are not trials of the run's
+// plan, or repeat one, never inflate "N of M planned"; when the report
+// cannot tell, it says the count passes the plan instead of a share.
+func TestReportCountsPlannedTrials(t *testing.T) {
+	base := trialSet{models: 2, levels: 2, scenarios: 3, reps: 2, wall: 1}
+	for _, c := range []struct {
+		name     string
+		set      trialSet
+		change   func(res *Results)
+		covered  int
+		note     string
+		coverage string
+	}{
+		{"all planned", base, func(*Results) {}, 24, "", "covers **24 of 24** planned trials (100.0%)"},
+		{"repetitions the config lacks", trialSet{models: 2, levels: 2, scenarios: 3, reps: 2, wall: 1, extra: 1}, func(*Results) {}, 24,
+			"12 records are not trials of run.json's plan and left out of every table (the first, m0:1b/d1-001/L4/r3: repetition 3, the config has 2)",
+			"covers **24 of 24** planned trials"},
+		{"failed repetitions the config lacks", trialSet{models: 2, levels: 2, scenarios: 3, reps: 2, wall: 1, extra: 1, failed: true}, func(*Results) {}, 24,
+			"12 records are not trials of run.json's plan", "covers **24 of 24** planned trials"},
+		{"a model the config lacks", base, func(res *Results) {
+			rec := res.Records[0]
+			rec.TrialID, rec.Model = "ghost:7b/d1-001/L4/r1", "ghost:7b"
+			res.Records = append(res.Records, rec)
+		}, 24, "1 record is not a trial of run.json's plan and left out of every table (the first, ghost:7b/d1-001/L4/r1: model ghost:7b is not in the config)", ""},
+		{"a level the config lacks", base, func(res *Results) {
+			rec := res.Records[0]
+			rec.TrialID, rec.Level = "m0:1b/d1-001/L1/r1", runtime.L1
+			res.Records = append(res.Records, rec)
+		}, 24, "(the first, m0:1b/d1-001/L1/r1: level L1 is not in the config)", ""},
+		{"an id that does not name its trial", base, func(res *Results) {
+			rec := res.Records[0]
+			rec.TrialID = "m0:1b/other/L4/r1"
+			res.Records = append(res.Records, rec)
+		}, 24, "(the first, m0:1b/other/L4/r1: its id does not name its model, scenario, level and repetition)", ""},
+		{"another shard's trial", base, func(res *Results) {
+			res.Manifest.Shard, res.Manifest.Trials = "1/2", 12
+			var keep []harness.Record
+			for _, r := range res.Records {
+				if r.Index%2 == 1 || r.Index == 0 {
+					keep = append(keep, r)
+				}
+			}
+			res.Records = keep
+		}, 12, "(the first, m0:1b/d1-001/L4/r1: index 0 is not in shard 1/2)", "covers **12 of 12** planned trials"},
+		{"a repeated trial id", base, func(res *Results) {
+			res.Records = append(res.Records, res.Records[3])
+		}, 24, "1 record repeats a trial id; the first of each counts", "covers **24 of 24**"},
+		{"more records than run.json plans", base, func(res *Results) { res.Manifest.Trials = 20 }, 24,
+			"the results hold 24 scored trials that fit run.json's config, but it plans 20: run.json does not list the benchmark's scenarios, so the report cannot tell which are extra and covers them all",
+			"This report covers **24** trials, **more than the 20 planned** (see the notes), of 0/1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Load(c.set.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.change(res)
+			r := Build(res, 0)
+			if r.Covered != c.covered {
+				t.Errorf("covered %d, want %d", r.Covered, c.covered)
+			}
+			failed := 0
+			for _, row := range r.Table("errors").Rows {
+				failed += row[2].(int)
+			}
+			if want := map[bool]int{true: c.covered}[c.set.failed]; failed != want {
+				t.Errorf("the errors table counts %d failed trials, want %d", failed, want)
+			}
+			notes := strings.Join(r.Notes, "\n")
+			if c.note != "" && !strings.Contains(notes, c.note) {
+				t.Errorf("notes lack %q:\n%s", c.note, notes)
+			}
+			if c.note == "" && (strings.Contains(notes, "plan") || strings.Contains(notes, "repeat")) {
+				t.Errorf("unexpected notes:\n%s", notes)
+			}
+			md := r.markdown(nil, nil, t.TempDir())
+			if !strings.Contains(md, c.coverage) {
+				t.Errorf("report.md lacks %q:\n%.300s", c.coverage, md)
+			}
+		})
+	}
+}

@@ -125,7 +125,11 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	m := r.Results.Manifest
 	fmt.Fprintf(&b, "# granite report: %s\n\n", m.Experiment)
 	cover := fmt.Sprintf("This report covers **%d of %d** planned trials", r.Covered, r.Planned)
-	if r.Planned > 0 {
+	switch {
+	case r.Covered > r.Planned:
+		// A share above 100% would read as a finished run; the notes say why.
+		cover = fmt.Sprintf("This report covers **%d** trials, **more than the %d planned** (see the notes),", r.Covered, r.Planned)
+	case r.Planned > 0:
 		cover += fmt.Sprintf(" (%.1f%%)", 100*float64(r.Covered)/float64(r.Planned))
 	}
 	b.WriteString(cover + " of " + m.Shard + ", config hash `" + m.ConfigHash + "`")
