@@ -656,6 +656,9 @@ func (r *Report) errorClasses() *Table {
 			t.Rows = append(t.Rows, []any{m, k, cs[k], float64(cs[k]) / float64(n)})
 		}
 	}
+	if len(t.Rows) == 0 {
+		t.Note = "no trial has an error class"
+	}
 	return t
 }
 

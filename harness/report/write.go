@@ -156,7 +156,11 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "## %s\n\n", t.Title)
 		if len(t.Rows) == 0 {
-			fmt.Fprintf(&b, "Not available: %s.\n\n", t.Note)
+			note := t.Note
+			if note == "" {
+				note = "no scored trial"
+			}
+			fmt.Fprintf(&b, "Not available: %s.\n\n", note)
 			continue
 		}
 		b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n")
