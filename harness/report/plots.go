@@ -39,23 +39,40 @@ func (r *Report) plots(out string) (files, notes []string, err error) {
 		{"metrics_by_level", r.plotMetricsByLevel},
 	}
 	for _, f := range figs {
-		p, note, err := f.draw()
+		saved, note, err := drawFigure(out, f.name, f.draw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("plot %s: %w", f.name, err)
 		}
-		if p == nil {
+		files = append(files, saved...)
+		if note != "" {
 			notes = append(notes, note)
-			continue
-		}
-		for _, ext := range []string{".svg", ".png"} {
-			file := filepath.Join(out, f.name+ext)
-			if err := p.Save(plotW, plotH, file); err != nil {
-				return nil, nil, fmt.Errorf("plot %s: %w", f.name, err)
-			}
-			files = append(files, file)
 		}
 	}
 	return files, notes, nil
+}
+
+// drawFigure draws one figure and saves it as SVG and PNG. gonum/plot
+// panics on data it cannot place (a log axis reaching zero, say); a
+// figure that does becomes a note, so that one bad figure never costs the
+// tables. The figures guard their data, and FuzzReport looks for the note.
+func drawFigure(out, name string, draw func() (*plot.Plot, string, error)) (files []string, note string, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			files, note, err = nil, fmt.Sprintf("%s could not be drawn: %v", name, e), nil
+		}
+	}()
+	p, note, err := draw()
+	if err != nil || p == nil {
+		return nil, note, err
+	}
+	for _, ext := range []string{".svg", ".png"} {
+		file := filepath.Join(out, name+ext)
+		if err := p.Save(plotW, plotH, file); err != nil {
+			return nil, "", err
+		}
+		files = append(files, file)
+	}
+	return files, "", nil
 }
 
 // groupedBars draws one bar group per x name with one bar per series.
@@ -68,8 +85,8 @@ func groupedBars(title, ylabel string, xs []string, series []string, value func(
 		vals := make(plotter.Values, len(xs))
 		for xi := range xs {
 			v := value(xi, si)
-			if math.IsNaN(v) {
-				v = 0
+			if !finite(v) {
+				v = 0 // not available: no bar (gonum refuses NaN and ±Inf)
 			}
 			vals[xi] = v
 		}
@@ -137,8 +154,8 @@ func (r *Report) plotMetricsByLevel() (*plot.Plot, string, error) {
 		return nil, note, nil
 	}
 	levels := r.levelNames()
-	metrics := []func(row) float64{getF1, getAF1, getArg}
-	p, err := groupedBars("Tool selection and arguments by level", "score", levels, []string{"F1", "action F1", "ArgAcc"}, func(x, s int) float64 {
+	metrics := []func(row) float64{getF1, getAF1, getArg, getAArg}
+	p, err := groupedBars("Tool selection and arguments by level", "score", levels, []string{"F1", "action F1", "ArgAcc", "action ArgAcc"}, func(x, s int) float64 {
 		return mean(col(r.where(func(y row) bool { return string(y.level) == levels[x] }), metrics[s]))
 	})
 	if err == nil {
@@ -147,19 +164,26 @@ func (r *Report) plotMetricsByLevel() (*plot.Plot, string, error) {
 	return p, "", err
 }
 
-// plotPareto puts each model at its best level: TC against mean wall time
-// on a log axis, with the Pareto front drawn through the models no other
-// beats on both.
+// plotPareto puts each model at its best level: TC against mean wall time,
+// with the Pareto front drawn through the models no other beats on both.
 func (r *Report) plotPareto() (*plot.Plot, string, error) {
+	if note := r.noLevels(); note != "" {
+		return nil, note, nil
+	}
 	t := r.Table("best_level")
 	var pts, front plotter.XYs
 	var labels []string
+	skipped := 0
 	for _, row := range t.Rows {
-		wall := math.Max(row[3].(float64), 1e-3) // a log axis needs > 0
-		pts = append(pts, plotter.XY{X: wall, Y: row[2].(float64)})
+		pt := plotter.XY{X: row[3].(float64), Y: row[2].(float64)}
+		if !finite(pt.X) || !finite(pt.Y) {
+			skipped++ // sums past float64's range; the table still shows them
+			continue
+		}
+		pts = append(pts, pt)
 		labels = append(labels, row[0].(string)+" "+row[1].(string))
 		if row[6].(bool) {
-			front = append(front, plotter.XY{X: wall, Y: row[2].(float64)})
+			front = append(front, pt)
 		}
 	}
 	if len(pts) == 0 {
@@ -167,10 +191,7 @@ func (r *Report) plotPareto() (*plot.Plot, string, error) {
 	}
 	p := plot.New()
 	p.Title.Text = "Best-level task completion against latency (Pareto front)"
-	p.X.Label.Text = "mean wall time per trial (s, log scale)"
 	p.Y.Label.Text = "TC at the model's best level"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
 		return nil, "", err
@@ -188,9 +209,40 @@ func (r *Report) plotPareto() (*plot.Plot, string, error) {
 	}
 	p.Add(s, l, lb)
 	p.Legend.Add("Pareto front", l)
+	xs := make([]float64, len(pts))
+	for i, pt := range pts {
+		xs[i] = pt.X
+	}
+	p.X.Label.Text = wallAxis(&p.X, xs)
+	if skipped > 0 {
+		p.X.Label.Text += fmt.Sprintf("; %d models with no finite wall time or TC left out", skipped)
+	}
 	p.Y.Min, p.Y.Max = 0, 1.05
 	return p, "", nil
 }
+
+// wallAxis scales an axis of mean wall times and returns its label. The
+// axis is logarithmic when every time is positive and they span a decade,
+// where a log axis shows what a linear one squashes; otherwise it is
+// linear from zero. A log axis cannot hold zero, and gonum widens a range
+// of one value by ±1, below zero for any time under a second: the built-in
+// agents, whose trials take milliseconds, made that panic.
+func wallAxis(ax *plot.Axis, walls []float64) string {
+	lo, hi := slices.Min(walls), slices.Max(walls)
+	if lo > 0 && hi >= 10*lo {
+		ax.Scale = plot.LogScale{}
+		ax.Tick.Marker = plot.LogTicks{Prec: -1}
+		ax.Min, ax.Max = lo/1.5, hi*1.5
+		return "mean wall time per trial (s, log scale)"
+	}
+	ax.Min, ax.Max = math.Min(0, lo), hi*1.1
+	if !(ax.Max > ax.Min) || !finite(ax.Max-ax.Min) {
+		ax.Max = ax.Min + 1 // every time zero, or a range past float64's
+	}
+	return "mean wall time per trial (s)"
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func cmpFloat(a, b float64) int {
 	switch {

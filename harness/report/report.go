@@ -70,13 +70,17 @@ type row struct {
 	model, domain, scenario, difficulty string
 	level                               runtime.Level
 	rep                                 int
-	tc, f1, af1, arg, wall, calls       float64
-	zero, err, timeout                  bool
-	redundant, ptok, ctok               float64
-	energy                              float64 // NaN without a meter
-	util                                float64 // mean GPU utilisation, NaN unknown
-	params                              float64 // 0 unknown
-	quant                               string
+	// tc is TC judged by the task, tcs the strict byte-equal store;
+	// arg is ArgAcc aligning k-th calls, aarg action ArgAcc's best
+	// pairing within each (tool, action).
+	tc, tcs, f1, af1, arg, aarg, wall, calls float64
+	zero, err, timeout                       bool
+	errClass                                 string
+	redundant, ptok, ctok                    float64
+	energy                                   float64 // NaN without a meter
+	util                                     float64 // mean GPU utilisation, NaN unknown
+	params                                   float64 // 0 unknown
+	quant                                    string
 	// verdicts are an artifact trial's assertion outcomes.
 	verdicts []harness.Verdict
 }
@@ -87,8 +91,25 @@ func Build(res *Results, seed uint64) *Report {
 		seed = Seed
 	}
 	r := &Report{Results: res, seed: seed, Planned: res.Manifest.Trials}
+	seen := map[string]bool{}
+	var repeated, unplanned int
+	var firstUnplanned string
 	for _, rec := range res.Records {
 		if rec.Metrics == nil {
+			continue
+		}
+		// ReadJournal keeps the first record of a trial id; Results made
+		// otherwise may repeat one, and a repeat must not count twice.
+		if seen[rec.TrialID] {
+			repeated++
+			continue
+		}
+		seen[rec.TrialID] = true
+		if why := notPlanned(res.Manifest, &rec); why != "" {
+			if unplanned == 0 {
+				firstUnplanned = rec.TrialID + ": " + why
+			}
+			unplanned++
 			continue
 		}
 		m := rec.Metrics
@@ -101,21 +122,48 @@ func Build(res *Results, seed uint64) *Report {
 			util = rec.Energy.Telemetry.MeanGPUUtil
 		}
 		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
-			level: rec.Level, rep: rec.Repetition, tc: m.TC, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, wall: m.WallS,
-			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", timeout: m.Timeout,
+			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
+			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: rec.ErrorClass, timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
 			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions})
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
 	r.Covered = len(r.rows)
-	for _, m := range res.Manifest.Config.Models {
-		if slices.ContainsFunc(r.rows, func(x row) bool { return x.model == m }) {
+	if unplanned > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d %s of run.json's plan and left out of every table (the first, %s)", unplanned, plural(unplanned, "record is not a trial", "records are not trials"), firstUnplanned))
+	}
+	if repeated > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d %s a trial id; the first of each counts", repeated, plural(repeated, "record repeats", "records repeat")))
+	}
+	if r.Covered > r.Planned {
+		r.Notes = append(r.Notes, fmt.Sprintf("the results hold %d scored trials that fit run.json's config, but it plans %d: run.json does not list the benchmark's scenarios, so the report cannot tell which are extra and covers them all", r.Covered, r.Planned))
+	}
+	// Models come in the config's order; a run.json without its config
+	// (made by hand, or damaged) leaves the order the trials came in.
+	var order []string
+	if cfg := res.Manifest.Config; cfg != nil {
+		order = cfg.Models
+	} else {
+		for _, x := range r.rows {
+			order = append(order, x.model)
+		}
+	}
+	for _, m := range order {
+		if !slices.Contains(r.Models, m) && slices.ContainsFunc(r.rows, func(x row) bool { return x.model == m }) {
 			r.Models = append(r.Models, m)
 		}
 	}
 	for _, l := range runtime.Levels {
 		if slices.ContainsFunc(r.rows, func(x row) bool { return x.level == l }) {
 			r.Levels = append(r.Levels, l)
+		}
+	}
+	for _, pair := range []struct {
+		name, strict   string
+		get, getStrict func(row) float64
+	}{{"TC", "TC strict", getTC, getTCS}, {"ArgAcc", "action ArgAcc", getArg, getAArg}} {
+		if slices.ContainsFunc(r.rows, func(x row) bool { return pair.get(x) > 0 }) && !slices.ContainsFunc(r.rows, func(x row) bool { return pair.getStrict(x) > 0 }) {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s is 0 in every trial while %s is not: records written before granite scored %s carry 0 for it", pair.strict, pair.name, pair.strict))
 		}
 	}
 	builders := []func() *Table{r.overall, r.byLevel, r.modelLevel, r.modelDomain, r.byDomain, r.byDifficulty,
@@ -139,6 +187,54 @@ func Build(res *Results, seed uint64) *Report {
 		}
 	}
 	return r
+}
+
+// plural picks the words for a count.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// notPlanned says why a record is not a trial of the run's plan, or "".
+// run.json keeps the config but not the benchmark's scenarios, so the
+// plan is checked as far as the config fixes it: the model, level,
+// domain, scenario and repetition, the shard, and that the trial id is
+// the one Plan gives those. Without a config nothing can be checked.
+func notPlanned(man *harness.Manifest, rec *harness.Record) string {
+	cfg := man.Config
+	if cfg == nil {
+		return ""
+	}
+	switch {
+	case !slices.Contains(cfg.Models, rec.Model):
+		return fmt.Sprintf("model %s is not in the config", rec.Model)
+	case cfg.Repetitions > 0 && (rec.Repetition < 1 || rec.Repetition > cfg.Repetitions):
+		return fmt.Sprintf("repetition %d, the config has %d", rec.Repetition, cfg.Repetitions)
+	}
+	var i, n int
+	if _, err := fmt.Sscanf(man.Shard, "%d/%d", &i, &n); err == nil && n > 1 && rec.Index%n != i {
+		return fmt.Sprintf("index %d is not in shard %s", rec.Index, man.Shard)
+	}
+	if rec.Artifacts != "" {
+		// <model>/<artifact id>/r<n>, as Plan names artifact trials.
+		if !strings.HasPrefix(rec.TrialID, rec.Model+"/") || !strings.HasSuffix(rec.TrialID, fmt.Sprintf("/r%d", rec.Repetition)) {
+			return "its id does not name its model and repetition"
+		}
+		return ""
+	}
+	switch {
+	case len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
+		return fmt.Sprintf("level %s is not in the config", rec.Level)
+	case len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, rec.Domain):
+		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
+	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
+		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
+	case rec.TrialID != fmt.Sprintf("%s/%s/%s/r%d", rec.Model, rec.Scenario, rec.Level, rec.Repetition):
+		return "its id does not name its model, scenario, level and repetition"
+	}
+	return ""
 }
 
 // Table returns the table with the given name.
@@ -194,9 +290,11 @@ func b2f(b bool) float64 {
 
 var (
 	getTC   = func(x row) float64 { return x.tc }
+	getTCS  = func(x row) float64 { return x.tcs }
 	getF1   = func(x row) float64 { return x.f1 }
 	getAF1  = func(x row) float64 { return x.af1 }
 	getArg  = func(x row) float64 { return x.arg }
+	getAArg = func(x row) float64 { return x.aarg }
 	getWall = func(x row) float64 { return x.wall }
 )
 
@@ -208,11 +306,22 @@ func (r *Report) tcCI(label string, rows []row) CI {
 // summary is the columns most tables share.
 func (r *Report) summary(label string, rows []row) []any {
 	ci := r.tcCI(label, rows)
-	return []any{len(rows), ci.Mean, ci.Lo, ci.Hi, mean(col(rows, getF1)), mean(col(rows, getAF1)), mean(col(rows, getArg)),
-		mean(col(rows, getWall)), rate(rows, func(x row) bool { return x.err }), rate(rows, func(x row) bool { return x.zero })}
+	return []any{len(rows), ci.Mean, ci.Lo, ci.Hi, mean(col(rows, getTCS)), mean(col(rows, getF1)), mean(col(rows, getAF1)),
+		mean(col(rows, getArg)), mean(col(rows, getAArg)), mean(col(rows, getWall)),
+		rate(rows, func(x row) bool { return x.err }), rate(rows, func(x row) bool { return x.zero })}
 }
 
-var summaryHeader = []string{"trials", "tc", "tc_lo", "tc_hi", "f1", "action_f1", "arg_acc", "wall_s", "error_rate", "zero_call_rate"}
+// summaryHeader puts each task completion before its strict reading and
+// each argument accuracy before its order-free one, so that the pairs read
+// side by side.
+var summaryHeader = []string{"trials", "tc", "tc_lo", "tc_hi", "tc_strict", "f1", "action_f1", "arg_acc", "action_arg_acc", "wall_s", "error_rate", "zero_call_rate"}
+
+// levelTests are the metrics each level is tested on against L4, in the
+// order of their columns; the stars of sig are TC's.
+var levelTests = []struct {
+	name string
+	get  func(row) float64
+}{{"tc", getTC}, {"tc_strict", getTCS}, {"f1", getF1}, {"arg_acc", getArg}, {"action_arg_acc", getAArg}}
 
 func (r *Report) overall() *Table {
 	t := &Table{Name: "overall", Title: "Overall by model",
@@ -235,9 +344,11 @@ func (r *Report) overall() *Table {
 // that share model, scenario and repetition, Benjamini-Hochberg adjusted
 // over the family of (level, metric) tests.
 func (r *Report) byLevel() *Table {
-	t := &Table{Name: "by_level", Title: "By level, with paired bootstrap tests against L4 (BH-adjusted p)",
-		Header: append([]string{"level"}, append(summaryHeader, "d_tc", "p_tc", "d_f1", "p_f1", "d_arg_acc", "p_arg_acc", "sig")...)}
-	metrics := []func(row) float64{getTC, getF1, getArg}
+	header := append([]string{"level"}, summaryHeader...)
+	for _, m := range levelTests {
+		header = append(header, "d_"+m.name, "p_"+m.name)
+	}
+	t := &Table{Name: "by_level", Title: "By level, with paired bootstrap tests against L4 (BH-adjusted p)", Header: append(header, "sig")}
 	type test struct {
 		level runtime.Level
 		m     int
@@ -253,14 +364,14 @@ func (r *Report) byLevel() *Table {
 		if l == runtime.L4 {
 			continue
 		}
-		for mi, f := range metrics {
+		for mi, m := range levelTests {
 			var diffs []float64
 			for _, x := range r.where(func(x row) bool { return x.level == l }) {
 				if b, ok := base[key(x)]; ok {
-					diffs = append(diffs, f(x)-f(b))
+					diffs = append(diffs, m.get(x)-m.get(b))
 				}
 			}
-			tests = append(tests, test{l, mi, PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("paired/%s/%d", l, mi)))})
+			tests = append(tests, test{l, mi, PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("paired/%s/%s", l, m.name)))})
 		}
 	}
 	ps := make([]float64, len(tests))
@@ -270,7 +381,10 @@ func (r *Report) byLevel() *Table {
 	adj := BH(ps)
 	for _, l := range r.Levels {
 		line := append([]any{string(l)}, r.summary("level/"+string(l), r.where(func(x row) bool { return x.level == l }))...)
-		cells := []any{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+		cells := make([]any, 2*len(levelTests))
+		for i := range cells {
+			cells[i] = math.NaN()
+		}
 		sig := ""
 		for i, x := range tests {
 			if x.level != l {
@@ -379,12 +493,12 @@ func (r *Report) assertions() *Table {
 }
 
 func (r *Report) modelDomain() *Table {
-	t := &Table{Name: "model_domain", Title: "TC by model and domain", Header: []string{"model", "domain", "trials", "tc"}}
+	t := &Table{Name: "model_domain", Title: "TC by model and domain", Header: []string{"model", "domain", "trials", "tc", "tc_strict"}}
 	for _, m := range r.Models {
 		for _, d := range r.domains() {
 			rows := r.where(func(x row) bool { return x.model == m && x.domain == d })
 			if len(rows) > 0 {
-				t.Rows = append(t.Rows, []any{m, d, len(rows), mean(col(rows, getTC))})
+				t.Rows = append(t.Rows, []any{m, d, len(rows), mean(col(rows, getTC)), mean(col(rows, getTCS))})
 			}
 		}
 	}
@@ -521,14 +635,14 @@ func (r *Report) passK() *Table {
 func (r *Report) errorClasses() *Table {
 	t := &Table{Name: "errors", Title: "Error classes by model", Header: []string{"model", "error_class", "trials", "share"}}
 	classes := map[string]map[string]int{}
-	for _, rec := range r.Results.Records {
-		if rec.Metrics == nil || rec.ErrorClass == "" {
+	for _, x := range r.rows {
+		if x.errClass == "" {
 			continue
 		}
-		if classes[rec.Model] == nil {
-			classes[rec.Model] = map[string]int{}
+		if classes[x.model] == nil {
+			classes[x.model] = map[string]int{}
 		}
-		classes[rec.Model][rec.ErrorClass]++
+		classes[x.model][x.errClass]++
 	}
 	for _, m := range r.Models {
 		n := len(r.where(func(x row) bool { return x.model == m }))
@@ -542,11 +656,16 @@ func (r *Report) errorClasses() *Table {
 			t.Rows = append(t.Rows, []any{m, k, cs[k], float64(cs[k]) / float64(n)})
 		}
 	}
+	if len(t.Rows) == 0 {
+		t.Note = "no trial has an error class"
+	}
 	return t
 }
 
-// sized are the per-model means of the models with a known size.
-func (r *Report) sized() (params, tc, arg, wall []float64, models []string) {
+// sized are the models with a known size, their sizes, and their means
+// of each metric the Spearman table relates to size.
+func (r *Report) sized() (models []string, params []float64, means [][]float64) {
+	means = make([][]float64, len(sizeTrends))
 	for _, m := range r.Models {
 		rows := r.where(func(x row) bool { return x.model == m })
 		if rows[0].params <= 0 {
@@ -554,21 +673,24 @@ func (r *Report) sized() (params, tc, arg, wall []float64, models []string) {
 		}
 		models = append(models, m)
 		params = append(params, rows[0].params)
-		tc = append(tc, mean(col(rows, getTC)))
-		arg = append(arg, mean(col(rows, getArg)))
-		wall = append(wall, mean(col(rows, getWall)))
+		for i, c := range sizeTrends {
+			means[i] = append(means[i], mean(col(rows, c.get)))
+		}
 	}
 	return
 }
 
+// sizeTrends are the per-model means Spearman relates to model size.
+var sizeTrends = []struct {
+	name string
+	get  func(row) float64
+}{{"tc", getTC}, {"tc_strict", getTCS}, {"arg_acc", getArg}, {"action_arg_acc", getAArg}, {"wall_s", getWall}}
+
 func (r *Report) spearman() *Table {
 	t := &Table{Name: "spearman", Title: "Spearman correlation of model size with per-model means", Header: []string{"metric", "models", "rho", "p"}}
-	params, tc, arg, wall, models := r.sized()
-	for _, c := range []struct {
-		name string
-		ys   []float64
-	}{{"tc", tc}, {"arg_acc", arg}, {"wall_s", wall}} {
-		rho, p, err := Spearman(params, c.ys)
+	models, params, means := r.sized()
+	for i, c := range sizeTrends {
+		rho, p, err := Spearman(params, means[i])
 		if err != nil {
 			t.Note = fmt.Sprintf("needs at least 3 models with a size in run.json, found %d", len(models))
 			t.Rows = nil

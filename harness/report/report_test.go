@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +71,13 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 							Energy: &meter.Reading{Meter: meter.NVML, EnergyJ: &energy, Telemetry: &meter.Telemetry{Samples: 10, MeanPowerW: energy / wall, MeanGPUUtil: 30 + 5*float64(mi)}},
 							Metrics: &harness.Metrics{TC: tc, F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64(), ZeroToolCall: calls == 0,
 								WallS: wall, EnergyJ: &energy, ToolCalls: calls}}
+						// The strict TC fails one success in five; action
+						// ArgAcc forgives some order. Neither draws from rng,
+						// so the world above stays as it was.
+						if i%5 != 0 {
+							rec.Metrics.TCStrict = tc
+						}
+						rec.Metrics.ActionArgAcc = math.Min(1, rec.Metrics.ArgAcc+0.1)
 						if rng.IntN(20) == 0 {
 							rec.ErrorClass = []string{harness.ErrMalformed, harness.ErrSchema, harness.ErrTimeout}[rng.IntN(3)]
 						}
@@ -176,7 +184,14 @@ func TestReportOnThePaperGrid(t *testing.T) {
 	if pngs != 6 {
 		t.Errorf("%d PNGs, want 6 (power and utilisation included: the run has GPU telemetry)", pngs)
 	}
+	svg, _ := os.ReadFile(filepath.Join(out, "metrics_by_level.svg"))
+	if !strings.Contains(string(svg), ">action ArgAcc<") {
+		t.Error("metrics_by_level.svg has no action ArgAcc series")
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if strings.Contains(string(md), "records written before") {
+		t.Error("report.md says the strict metrics are missing; the synthetic run has them")
+	}
 	for _, want := range []string{"covers **8748 of 8748** planned trials", "## By level, with paired bootstrap", "![pareto_tc_wall](pareto_tc_wall.svg)", "| level=L3 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
@@ -185,7 +200,7 @@ func TestReportOnThePaperGrid(t *testing.T) {
 
 	// Recompute from trials.csv.
 	trials := readCSV(t, filepath.Join(out, "trials.csv"))
-	type acc struct{ n, tc, f1, arg, wall, errs, energy float64 }
+	type acc struct{ n, tc, tcs, f1, arg, aarg, wall, errs, energy float64 }
 	group := func(key func(map[string]string) string) map[string]*acc {
 		g := map[string]*acc{}
 		for _, tr := range trials {
@@ -196,8 +211,10 @@ func TestReportOnThePaperGrid(t *testing.T) {
 			a := g[k]
 			a.n++
 			a.tc += num(t, tr["tc"])
+			a.tcs += num(t, tr["tc_strict"])
 			a.f1 += num(t, tr["f1"])
 			a.arg += num(t, tr["arg_acc"])
+			a.aarg += num(t, tr["action_arg_acc"])
 			a.wall += num(t, tr["wall_s"])
 			a.energy += num(t, tr["energy_j"])
 			if tr["error"] == "true" {
@@ -221,8 +238,12 @@ func TestReportOnThePaperGrid(t *testing.T) {
 			if num(t, row["trials"]) != a.n || !near(num(t, row["tc"]), a.tc/a.n) {
 				t.Errorf("%s %s: trials %s tc %s; recomputed %v %v", table, key(row), row["trials"], row["tc"], a.n, a.tc/a.n)
 			}
-			if f, ok := row["f1"]; ok && (!near(num(t, f), a.f1/a.n) || !near(num(t, row["arg_acc"]), a.arg/a.n) || !near(num(t, row["wall_s"]), a.wall/a.n) || !near(num(t, row["error_rate"]), a.errs/a.n)) {
-				t.Errorf("%s %s: f1/arg_acc/wall/error_rate differ from the recomputation", table, key(row))
+			if s, ok := row["tc_strict"]; ok && (!near(num(t, s), a.tcs/a.n) || a.tcs >= a.tc) {
+				t.Errorf("%s %s: tc_strict %s, recomputed %v (tc %v)", table, key(row), s, a.tcs/a.n, a.tc/a.n)
+			}
+			if f, ok := row["f1"]; ok && (!near(num(t, f), a.f1/a.n) || !near(num(t, row["arg_acc"]), a.arg/a.n) || !near(num(t, row["action_arg_acc"]), a.aarg/a.n) ||
+				!near(num(t, row["wall_s"]), a.wall/a.n) || !near(num(t, row["error_rate"]), a.errs/a.n)) {
+				t.Errorf("%s %s: f1/arg_acc/action_arg_acc/wall/error_rate differ from the recomputation", table, key(row))
 			}
 			if j, ok := row["j_per_success"]; ok && a.tc > 0 && !near(num(t, j), a.energy/a.tc) {
 				t.Errorf("%s %s: J per success %s, recomputed %v", table, key(row), j, a.energy/a.tc)
@@ -257,6 +278,12 @@ func TestReportOnThePaperGrid(t *testing.T) {
 	if num(t, lv["L3"]["d_tc"]) <= 0 || num(t, lv["L3"]["p_tc"]) > 0.01 || num(t, lv["L1"]["d_tc"]) >= 0 || num(t, lv["L1"]["p_tc"]) > 0.01 {
 		t.Errorf("level tests: %v %v", lv["L3"], lv["L1"])
 	}
+	// The strict TC follows TC; action ArgAcc is ArgAcc shifted, so its
+	// paired difference is ArgAcc's but where the shift is capped at 1.
+	if num(t, lv["L3"]["d_tc_strict"]) <= 0 || num(t, lv["L1"]["d_tc_strict"]) >= 0 || num(t, lv["L1"]["p_tc_strict"]) > 0.05 ||
+		math.Abs(num(t, lv["L3"]["d_action_arg_acc"])-num(t, lv["L3"]["d_arg_acc"])) > 0.01 || math.IsNaN(num(t, lv["L3"]["p_action_arg_acc"])) {
+		t.Errorf("level tests of tc_strict and action_arg_acc: %v %v", lv["L3"], lv["L1"])
+	}
 	coef := map[string]map[string]string{}
 	for _, row := range readCSV(t, filepath.Join(out, "logistic.csv")) {
 		coef[row["term"]] = row
@@ -268,7 +295,7 @@ func TestReportOnThePaperGrid(t *testing.T) {
 		t.Errorf("L1 odds ratio %v, the world's is e^-0.6 = 0.55", or)
 	}
 	sp := readCSV(t, filepath.Join(out, "spearman.csv"))
-	if len(sp) != 3 || sp[0]["models"] != "9" {
+	if len(sp) != 5 || sp[0]["models"] != "9" || sp[1]["metric"] != "tc_strict" || sp[3]["metric"] != "action_arg_acc" {
 		t.Errorf("spearman: %v", sp)
 	}
 	pk := readCSV(t, filepath.Join(out, "pass_k.csv"))
@@ -368,5 +395,145 @@ func TestReportOnArtifactTrials(t *testing.T) {
 				t.Errorf("%s: tool_call passed %v, want %v", row["model"], got, want)
 			}
 		}
+	}
+}
+
+// TestMarkdownPValues: report.md never prints a p-value as 0; a p that
+// underflowed (a logistic z past 37) prints as the bound it is below.
+func TestMarkdownPValues(t *testing.T) {
+	r := &Report{Results: &Results{Manifest: &harness.Manifest{Experiment: "p"}}, Tables: []*Table{{
+		Name: "t", Title: "T", Header: []string{"term", "p", "d_tc", "p_tc", "rho"},
+		Rows: [][]any{{"a", 0.0, 0.0, 2.0 / (Resamples + 1), 0.0}, {"b", 0.5, 0.25, 1.0, 1.0}},
+	}}}
+	md := r.markdown(nil, nil, t.TempDir())
+	for _, want := range []string{"| a | < 1e-300 | 0.000 | 1.0e-03 | 0.000 |", "| b | 0.500 | 0.250 | 1.000 | 1.000 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestTableHeaders pins the columns of the tables that put the two task
+// completions and the two argument accuracies side by side: TC first,
+// then TC strict; ArgAcc, then action ArgAcc.
+func TestTableHeaders(t *testing.T) {
+	r, _, _ := writeReport(t, trialSet{models: 1, levels: 2, scenarios: 1, reps: 1, wall: 1}.write(t))
+	summary := "trials tc tc_lo tc_hi tc_strict f1 action_f1 arg_acc action_arg_acc wall_s error_rate zero_call_rate"
+	for _, c := range []struct{ table, header string }{
+		{"overall", "model params_b quantization " + summary + " calls redundant_rate prompt_tokens completion_tokens"},
+		{"model_level", "model level " + summary + " tc_per_s j_per_success mean_power_w"},
+		{"by_level", "level " + summary + " d_tc p_tc d_tc_strict p_tc_strict d_f1 p_f1 d_arg_acc p_arg_acc d_action_arg_acc p_action_arg_acc sig"},
+		{"model_domain", "model domain trials tc tc_strict"},
+	} {
+		if got := strings.Join(r.Table(c.table).Header, " "); got != c.header {
+			t.Errorf("%s:\n got %s\nwant %s", c.table, got, c.header)
+		}
+	}
+	if got, want := strings.Join(trialHeader, " "), "model level domain scenario difficulty repetition tc tc_strict f1 action_f1 arg_acc action_arg_acc "+
+		"wall_s tool_calls zero_tool_call error timeout redundant_rate prompt_tokens completion_tokens energy_j params quantization"; got != want {
+		t.Errorf("trials.csv:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestNoteOnRecordsBeforeStrictMetrics: results recorded before tc_strict
+// and action_arg_acc existed read 0 there, and the report says why.
+func TestNoteOnRecordsBeforeStrictMetrics(t *testing.T) {
+	r, _, _ := writeReport(t, trialSet{models: 2, levels: 2, scenarios: 3, reps: 1, wall: 1}.write(t))
+	want := []string{
+		"TC strict is 0 in every trial while TC is not: records written before granite scored TC strict carry 0 for it",
+		"action ArgAcc is 0 in every trial while ArgAcc is not: records written before granite scored action ArgAcc carry 0 for it",
+	}
+	for _, w := range want {
+		if !slices.Contains(r.Notes, w) {
+			t.Errorf("notes lack %q: %q", w, r.Notes)
+		}
+	}
+	// Every trial failed: nothing to tell apart.
+	r, _, _ = writeReport(t, trialSet{models: 1, levels: 1, scenarios: 1, reps: 1, failed: true}.write(t))
+	if len(r.Notes) > 0 && strings.Contains(strings.Join(r.Notes, "|"), "records written before") {
+		t.Errorf("notes on failed trials: %q", r.Notes)
+	}
+}
+
+// TestReportCountsPlannedTrials: records that are not trials of the run's
+// plan, or repeat one, never inflate "N of M planned"; when the report
+// cannot tell, it says the count passes the plan instead of a share.
+func TestReportCountsPlannedTrials(t *testing.T) {
+	base := trialSet{models: 2, levels: 2, scenarios: 3, reps: 2, wall: 1}
+	for _, c := range []struct {
+		name     string
+		set      trialSet
+		change   func(res *Results)
+		covered  int
+		note     string
+		coverage string
+	}{
+		{"all planned", base, func(*Results) {}, 24, "", "covers **24 of 24** planned trials (100.0%)"},
+		{"repetitions the config lacks", trialSet{models: 2, levels: 2, scenarios: 3, reps: 2, wall: 1, extra: 1}, func(*Results) {}, 24,
+			"12 records are not trials of run.json's plan and left out of every table (the first, m0:1b/d1-001/L4/r3: repetition 3, the config has 2)",
+			"covers **24 of 24** planned trials"},
+		{"failed repetitions the config lacks", trialSet{models: 2, levels: 2, scenarios: 3, reps: 2, wall: 1, extra: 1, failed: true}, func(*Results) {}, 24,
+			"12 records are not trials of run.json's plan", "covers **24 of 24** planned trials"},
+		{"a model the config lacks", base, func(res *Results) {
+			rec := res.Records[0]
+			rec.TrialID, rec.Model = "ghost:7b/d1-001/L4/r1", "ghost:7b"
+			res.Records = append(res.Records, rec)
+		}, 24, "1 record is not a trial of run.json's plan and left out of every table (the first, ghost:7b/d1-001/L4/r1: model ghost:7b is not in the config)", ""},
+		{"a level the config lacks", base, func(res *Results) {
+			rec := res.Records[0]
+			rec.TrialID, rec.Level = "m0:1b/d1-001/L1/r1", runtime.L1
+			res.Records = append(res.Records, rec)
+		}, 24, "(the first, m0:1b/d1-001/L1/r1: level L1 is not in the config)", ""},
+		{"an id that does not name its trial", base, func(res *Results) {
+			rec := res.Records[0]
+			rec.TrialID = "m0:1b/other/L4/r1"
+			res.Records = append(res.Records, rec)
+		}, 24, "(the first, m0:1b/other/L4/r1: its id does not name its model, scenario, level and repetition)", ""},
+		{"another shard's trial", base, func(res *Results) {
+			res.Manifest.Shard, res.Manifest.Trials = "1/2", 12
+			var keep []harness.Record
+			for _, r := range res.Records {
+				if r.Index%2 == 1 || r.Index == 0 {
+					keep = append(keep, r)
+				}
+			}
+			res.Records = keep
+		}, 12, "(the first, m0:1b/d1-001/L4/r1: index 0 is not in shard 1/2)", "covers **12 of 12** planned trials"},
+		{"a repeated trial id", base, func(res *Results) {
+			res.Records = append(res.Records, res.Records[3])
+		}, 24, "1 record repeats a trial id; the first of each counts", "covers **24 of 24**"},
+		{"more records than run.json plans", base, func(res *Results) { res.Manifest.Trials = 20 }, 24,
+			"the results hold 24 scored trials that fit run.json's config, but it plans 20: run.json does not list the benchmark's scenarios, so the report cannot tell which are extra and covers them all",
+			"This report covers **24** trials, **more than the 20 planned** (see the notes), of 0/1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Load(c.set.write(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.change(res)
+			r := Build(res, 0)
+			if r.Covered != c.covered {
+				t.Errorf("covered %d, want %d", r.Covered, c.covered)
+			}
+			failed := 0
+			for _, row := range r.Table("errors").Rows {
+				failed += row[2].(int)
+			}
+			if want := map[bool]int{true: c.covered}[c.set.failed]; failed != want {
+				t.Errorf("the errors table counts %d failed trials, want %d", failed, want)
+			}
+			notes := strings.Join(r.Notes, "\n")
+			if c.note != "" && !strings.Contains(notes, c.note) {
+				t.Errorf("notes lack %q:\n%s", c.note, notes)
+			}
+			if c.note == "" && (strings.Contains(notes, "plan") || strings.Contains(notes, "repeat")) {
+				t.Errorf("unexpected notes:\n%s", notes)
+			}
+			md := r.markdown(nil, nil, t.TempDir())
+			if !strings.Contains(md, c.coverage) {
+				t.Errorf("report.md lacks %q:\n%.300s", c.coverage, md)
+			}
+		})
 	}
 }

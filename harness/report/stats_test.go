@@ -33,11 +33,40 @@ func TestSpearman(t *testing.T) {
 	if err != nil || !near(rho, -29.0/165, 1e-12) || !near(p, 0.6272, 1e-3) {
 		t.Errorf("rho %v p %v err %v; want -0.17576, p 0.627", rho, p, err)
 	}
-	if rho, _, _ := Spearman([]float64{1, 2, 2, 3}, []float64{10, 20, 20, 40}); !near(rho, 1, 1e-12) {
-		t.Errorf("monotone with ties: %v", rho)
-	}
 	if _, _, err := Spearman([]float64{1, 2}, []float64{1, 2}); err == nil {
 		t.Error("two points: no error")
+	}
+}
+
+// TestSpearmanExact checks the permutation p-values of small samples
+// against counts by hand (R's cor.test(method = "spearman") agrees where
+// there are no ties), and the bound used for |ρ| = 1 above nine pairs.
+func TestSpearmanExact(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		x, y   []float64
+		rho, p float64
+	}{
+		// Of the 3! pairings only the identity and the reversal reach |ρ| = 1.
+		{"n=3, rho=1", []float64{1, 2, 3}, []float64{10, 20, 30}, 1, 2.0 / 6},
+		{"n=3, rho=-1", []float64{0.3, 1.2, 4}, []float64{9, 5, 1}, -1, 2.0 / 6},
+		// |ρ| = 0.5: all but the two pairings with ρ = ±1 reach it.
+		{"n=3, rho=0.5", []float64{1, 2, 3}, []float64{1, 3, 2}, 0.5, 1},
+		{"n=4, rho=1", []float64{1, 2, 3, 4}, []float64{1, 2, 3, 4}, 1, 2.0 / 24},
+		// Σd² = 2: the identity and 3 adjacent swaps, and their 4 mirrors.
+		{"n=4, rho=0.8", []float64{1, 2, 3, 4}, []float64{1, 2, 4, 3}, 0.8, 8.0 / 24},
+		{"n=5, rho=1", []float64{1, 2, 3, 4, 5}, []float64{2, 4, 6, 8, 10}, 1, 2.0 / 120},
+		{"n=5, rho=0.9", []float64{1, 2, 3, 4, 5}, []float64{1, 2, 3, 5, 4}, 0.9, 10.0 / 120},
+		// Ties: swapping the tied pair keeps ρ = 1, as in the reversal.
+		{"n=4 with ties, rho=1", []float64{1, 2, 2, 3}, []float64{10, 20, 20, 40}, 1, 4.0 / 24},
+		{"n=9, rho=1", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 1, 2.0 / 362880},
+		{"n=10, rho=1", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 1, 2.0 / 3628800},
+		{"n=10 with ties, rho=-1", []float64{1, 1, 2, 3, 4, 5, 6, 7, 8, 9}, []float64{9, 9, 8, 7, 6, 5, 4, 3, 2, 1}, -1, 4.0 / 3628800},
+	} {
+		rho, p, err := Spearman(c.x, c.y)
+		if err != nil || !near(rho, c.rho, 1e-12) || !near(p, c.p, 1e-12*c.p) {
+			t.Errorf("%s: rho %v p %v err %v; want rho %v p %v", c.name, rho, p, err, c.rho, c.p)
+		}
 	}
 }
 
@@ -55,12 +84,30 @@ func TestBootstrapIsReproducible(t *testing.T) {
 	if !near(a.Mean, 10.0/15, 1e-12) || a.Lo >= a.Mean || a.Hi <= a.Mean || a.Lo < 0.3 || a.Hi > 0.95 {
 		t.Errorf("interval %+v", a)
 	}
-	p := PairedBootstrap([]float64{0.5, 0.4, 0.6, 0.5, 0.3, 0.7}, rngFor(1, "p"))
-	if p.P != 0 || p.Lo <= 0 {
-		t.Errorf("clearly positive differences: %+v", p)
+}
+
+// TestPairedBootstrapP pins the p-value's floor: with B resamples the
+// smallest p a bootstrap can resolve is 1/(B+1) a side, never 0.
+func TestPairedBootstrapP(t *testing.T) {
+	floor := 2.0 / (Resamples + 1)
+	for _, c := range []struct {
+		name   string
+		diffs  []float64
+		lo, hi float64
+	}{
+		{"clearly positive: no resample crosses zero", []float64{0.5, 0.4, 0.6, 0.5, 0.3, 0.7}, floor, floor},
+		{"clearly negative", []float64{-1, -1, -1, -0.5}, floor, floor},
+		{"one positive pair", []float64{1}, floor, floor},
+		{"no difference at all", []float64{0, 0, 0}, 1, 1},
+		{"balanced", []float64{1, -1, 1, -1, 0, 0}, 0.5, 1},
+	} {
+		p := PairedBootstrap(c.diffs, rngFor(1, c.name))
+		if p.P < c.lo || p.P > c.hi {
+			t.Errorf("%s: p %v, want in [%v, %v]", c.name, p.P, c.lo, c.hi)
+		}
 	}
-	if q := PairedBootstrap([]float64{1, -1, 1, -1, 0, 0}, rngFor(1, "q")); q.P < 0.5 {
-		t.Errorf("no difference: %+v", q)
+	if p := PairedBootstrap(nil, rngFor(1, "none")); !math.IsNaN(p.P) {
+		t.Errorf("no pairs: p %v, want NaN", p.P)
 	}
 }
 

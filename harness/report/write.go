@@ -42,13 +42,13 @@ func (r *Report) Write(out string) ([]string, error) {
 	return append(files, md), nil
 }
 
-var trialHeader = []string{"model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "f1", "action_f1", "arg_acc",
+var trialHeader = []string{"model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "tc_strict", "f1", "action_f1", "arg_acc", "action_arg_acc",
 	"wall_s", "tool_calls", "zero_tool_call", "error", "timeout", "redundant_rate", "prompt_tokens", "completion_tokens", "energy_j", "params", "quantization"}
 
 func (r *Report) trialRows() [][]any {
 	out := make([][]any, 0, len(r.rows))
 	for _, x := range r.rows {
-		out = append(out, []any{x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.f1, x.af1, x.arg,
+		out = append(out, []any{x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.tcs, x.f1, x.af1, x.arg, x.aarg,
 			x.wall, x.calls, x.zero, x.err, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant})
 	}
 	return out
@@ -125,7 +125,11 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	m := r.Results.Manifest
 	fmt.Fprintf(&b, "# granite report: %s\n\n", m.Experiment)
 	cover := fmt.Sprintf("This report covers **%d of %d** planned trials", r.Covered, r.Planned)
-	if r.Planned > 0 {
+	switch {
+	case r.Covered > r.Planned:
+		// A share above 100% would read as a finished run; the notes say why.
+		cover = fmt.Sprintf("This report covers **%d** trials, **more than the %d planned** (see the notes),", r.Covered, r.Planned)
+	case r.Planned > 0:
 		cover += fmt.Sprintf(" (%.1f%%)", 100*float64(r.Covered)/float64(r.Planned))
 	}
 	b.WriteString(cover + " of " + m.Shard + ", config hash `" + m.ConfigHash + "`")
@@ -133,9 +137,9 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 		b.WriteString(". **The run is unfinished or partial**: numbers will change as trials land")
 	}
 	b.WriteString(".\n\n")
-	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001). Energy meter: %s.\n\n",
-		strings.Join(r.Models, ", "), levelsString(r), Resamples, r.seed, m.Meter)
-	b.WriteString("Definitions: TC is 1 when the trial answered, its final store equals a right final store and the answer states every fact; F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right; pass^k is the chance that all k repetitions of a scenario succeed.")
+	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0; Spearman p-values are exact permutation p-values up to %d models (t approximation above). Energy meter: %s.\n\n",
+		orNone(r.Models), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), ExactSpearman, m.Meter)
+	b.WriteString("Definitions: TC is 1 when the trial answered, every state condition holds, every answer fact is stated, and the store changed nothing the task did not ask for (rows created are matched by content whatever IDs they got, free text by presence not wording, an optional field left out counts as right); TC strict is 1 when the trial answered, the answer states every fact and the final store equals a right final store byte for byte (τ-bench's reading); F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right, action ArgAcc the same share with calls paired within each (tool, action) by the best assignment, so that their order does not count; pass^k is the chance that all k repetitions of a scenario succeed.")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
 	}
@@ -152,7 +156,11 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "## %s\n\n", t.Title)
 		if len(t.Rows) == 0 {
-			fmt.Fprintf(&b, "Not available: %s.\n\n", t.Note)
+			note := t.Note
+			if note == "" {
+				note = "no scored trial"
+			}
+			fmt.Fprintf(&b, "Not available: %s.\n\n", note)
 			continue
 		}
 		b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n")
@@ -161,6 +169,11 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			cells := make([]string, len(row))
 			for i, v := range row {
 				cells[i] = mdCell(v)
+				if isP(t.Header[i]) && v == 0.0 {
+					// Only a normal tail that underflowed float64 is 0
+					// here (the bootstrap's floor is 1/(B+1) a side).
+					cells[i] = "< 1e-300"
+				}
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
@@ -169,13 +182,17 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	return b.String()
 }
 
+// isP tells a p-value column by its name: p, or p_ and the metric.
+func isP(header string) bool { return header == "p" || strings.HasPrefix(header, "p_") }
+
 func levelsString(r *Report) string {
-	var s []string
-	for _, l := range r.Levels {
-		s = append(s, string(l))
-	}
-	if len(s) == 0 {
+	return orNone(r.levelNames())
+}
+
+// orNone lists names, or says there are none.
+func orNone(names []string) string {
+	if len(names) == 0 {
 		return "none"
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(names, ", ")
 }
