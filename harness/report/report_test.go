@@ -504,7 +504,7 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 		}, 24, "1 record repeats a trial id; the first of each counts", "covers **24 of 24**"},
 		{"more records than run.json plans", base, func(res *Results) { res.Manifest.Trials = 20 }, 24,
 			"the results hold 24 scored trials that fit run.json's config, but it plans 20: run.json does not list the benchmark's scenarios, so the report cannot tell which are extra and covers them all",
-			"This report covers **24** trials, **more than the 20 planned** (see the notes), of 0/1"},
+			"This report covers **24** trials, **more than the 20 planned** (see the notes), config hash"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Load(c.set.write(t))

@@ -132,7 +132,10 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	case r.Planned > 0:
 		cover += fmt.Sprintf(" (%.1f%%)", 100*float64(r.Covered)/float64(r.Planned))
 	}
-	b.WriteString(cover + " of " + m.Shard + ", config hash `" + m.ConfigHash + "`")
+	if m.Shard != "" && m.Shard != "0/1" {
+		cover += " of shard " + m.Shard
+	}
+	b.WriteString(cover + ", config hash `" + m.ConfigHash + "`")
 	if r.Covered < r.Planned {
 		b.WriteString(". **The run is unfinished or partial**: numbers will change as trials land")
 	}
