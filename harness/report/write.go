@@ -128,7 +128,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	switch {
 	case r.Covered > r.Planned:
 		// A share above 100% would read as a finished run; the notes say why.
-		cover = fmt.Sprintf("This report covers **%d** trials, **more than the %d planned** (see the notes),", r.Covered, r.Planned)
+		cover = fmt.Sprintf("This report covers **%d** trials, **more than the %d planned** (see the notes)", r.Covered, r.Planned)
 	case r.Planned > 0:
 		cover += fmt.Sprintf(" (%.1f%%)", 100*float64(r.Covered)/float64(r.Planned))
 	}
