@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -174,22 +173,31 @@ type Journal struct {
 }
 
 // OpenJournal opens path for appending after dropping a partial last line.
-// It returns the records already there.
+// It returns the records already there. The caller holds the folder's
+// lock (lockOut): nothing else may write the file between the drop and
+// the appends.
 func OpenJournal(path string) (*Journal, []Record, error) {
 	recs, good, err := ReadJournal(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, nil, err
+	default:
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.Size() > good {
+			if err := os.Truncate(path, good); err != nil {
+				return nil, nil, fmt.Errorf("drop the partial last line of %s: %w", path, err)
+			}
+		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	// O_APPEND: every write lands at the end of the file as it is then,
+	// never at an offset this process remembers, so even a writer that
+	// bypassed the lock could not overwrite records.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	j := &Journal{f: f, in: make(chan []byte, journalBuffer), done: make(chan error, 1)}

@@ -267,6 +267,11 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 			return nil, err
 		}
 	}
+	lock, err := lockOut(out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
@@ -369,12 +374,9 @@ func ConfigHash(cfg *Config) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// prepareOut creates the output folder, or checks that resuming continues
-// the same run.
+// prepareOut checks that the output folder is new, or that resuming
+// continues the same run. The caller holds the folder's lock.
 func prepareOut(out string, man *Manifest, resume bool) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
 	prev, err := ReadManifest(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
