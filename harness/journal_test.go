@@ -6,13 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+
+	"github.com/mcpgranite/granite/harness/meter"
 )
 
 // journalLines reads a journal line by line, failing on any line that is
@@ -152,5 +157,123 @@ func TestOutLockedByAnotherProcess(t *testing.T) {
 	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
 	if err != nil || sum.Ran != 16 {
 		t.Fatalf("run after the holder died: %+v %v", sum, err)
+	}
+}
+
+// fullDisk passes the first n writes to the journal's file and fails the
+// rest with ENOSPC, as a disk that fills up does. Only the journal's
+// writer goroutine calls it.
+type fullDisk struct {
+	*os.File
+	n    int
+	full chan struct{} // closed at the first failed write
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if d.n == 0 {
+		select {
+		case <-d.full:
+		default:
+			close(d.full)
+		}
+		return 0, &fs.PathError{Op: "write", Path: d.Name(), Err: syscall.ENOSPC}
+	}
+	d.n--
+	return d.File.Write(p)
+}
+
+// startCounter is a meter that counts the trials started (each marks its
+// start) before and after the disk filled up.
+type startCounter struct {
+	meter.Meter
+	full          <-chan struct{}
+	before, after atomic.Int32
+}
+
+func (m *startCounter) Mark() meter.Mark {
+	select {
+	case <-m.full:
+		m.after.Add(1)
+	default:
+		m.before.Add(1)
+	}
+	return m.Meter.Mark()
+}
+
+// TestFullDiskStopsTheRun fills the disk under the journal after two
+// records: the run stops at once with an error that names the file and
+// the way on, starts no trial beyond those already in flight, keeps the
+// two records and leaves no temporary manifest; a resume then finishes
+// the run.
+func TestFullDiskStopsTheRun(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("full", "http://127.0.0.1:1", Oracle)
+	cfg.Repetitions = 3 // 48 trials on 4 workers
+	out := t.TempDir()
+	disk := &fullDisk{n: 2, full: make(chan struct{})}
+	none, err := meter.Open(meter.Options{Kind: meter.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := &startCounter{Meter: none, full: disk.full}
+	_, err = Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: starts,
+		disk: func(f *os.File) journalFile { disk.File = f; return disk }})
+	want := fmt.Sprintf("write %s: no space left on device; the trials recorded so far are kept; free space and rerun with --resume", filepath.Join(out, TrialsFile))
+	if err == nil || err.Error() != want {
+		t.Errorf("run on a full disk: %v\nwant %s", err, want)
+	}
+	t.Logf("trials started: %d before the disk filled up, %d after", starts.before.Load(), starts.after.Load())
+	if n := starts.after.Load(); n > 4 {
+		t.Errorf("%d trials started after the disk filled up (%d before); want at most the 4 in flight", n, starts.before.Load())
+	}
+	if ids := journalLines(t, filepath.Join(out, TrialsFile)); len(ids) != 2 {
+		t.Errorf("journal holds %d records, want the 2 written before the disk filled up", len(ids))
+	}
+	if _, err := os.Stat(filepath.Join(out, ManifestFile+".tmp")); err == nil {
+		t.Errorf("%s.tmp left behind", ManifestFile)
+	}
+	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	if err != nil || sum.Resumed != 2 || sum.Ran != 46 {
+		t.Fatalf("resume with space again: %+v %v", sum, err)
+	}
+}
+
+// TestManifestWriteLeavesNoTemporary fails each step of replacing run.json:
+// the error says what failed, the old run.json stands, and no
+// run.json.tmp is left for a person to wonder about.
+func TestManifestWriteLeavesNoTemporary(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string) // makes the write fail
+		want  string
+	}{
+		{"disk full", func(t *testing.T, dir string) {
+			if _, err := os.Stat("/dev/full"); err != nil {
+				t.Skip("no /dev/full here")
+			}
+			// Writes through the link land in /dev/full, which fails them
+			// with ENOSPC.
+			if err := os.Symlink("/dev/full", filepath.Join(dir, ManifestFile+".tmp")); err != nil {
+				t.Fatal(err)
+			}
+		}, "no space left on device"},
+		{"rename refused", func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, ManifestFile, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "rename"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.setup(t, dir)
+			err := writeManifest(dir, &Manifest{Experiment: "x"})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("writeManifest: %v, want %q", err, c.want)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, ManifestFile+".tmp")); err == nil {
+				t.Errorf("%s.tmp left behind", ManifestFile)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -140,6 +141,9 @@ type Options struct {
 	Meter meter.Meter
 	// Live receives progress and telemetry for live metrics (may be nil).
 	Live *Live
+	// disk, when set, stands between the journal and its file: tests
+	// put a disk that fills up there.
+	disk func(*os.File) journalFile
 }
 
 // Manifest is <out>/run.json: what a run was, so that resumes and merges
@@ -275,7 +279,7 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
-	j, done, err := OpenJournal(filepath.Join(out, TrialsFile))
+	j, done, err := openJournal(filepath.Join(out, TrialsFile), opts.disk)
 	if err != nil {
 		return nil, err
 	}
@@ -316,8 +320,8 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
 		progress: progress.New(opts.Progress, opts.Terminal, len(trials), sum.Resumed, "trials")}
 	runErr := r.run(ctx, todo)
-	if err := j.Close(); err != nil && runErr == nil {
-		runErr = err
+	if err := j.Close(); err != nil {
+		runErr = journalFailed(err) // why the run stopped, whatever else failed with it
 	}
 	if err := writeManifest(out, man); err != nil && runErr == nil {
 		runErr = err
@@ -339,6 +343,16 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 		}
 	}
 	return sum, runErr
+}
+
+// journalFailed says what a failed journal means: which records are kept,
+// and how to go on.
+func journalFailed(err error) error {
+	next := "fix the cause"
+	if errors.Is(err, syscall.ENOSPC) {
+		next = "free space"
+	}
+	return fmt.Errorf("%w; the trials recorded so far are kept; %s and rerun with --resume", err, next)
 }
 
 func needsOllama(ts []Trial) bool {
@@ -411,17 +425,41 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return m, nil
 }
 
-// writeManifest replaces run.json atomically.
+// writeManifest replaces run.json atomically: a new file, synced, renamed
+// over the old one. When that fails the old run.json stands and the new
+// file is removed, so that a full disk leaves no run.json.tmp behind.
 func writeManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(dir, ManifestFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := writeSynced(tmp, append(b, '\n')); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
+	if err := os.Rename(tmp, filepath.Join(dir, ManifestFile)); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeSynced writes a file and syncs it, so that a rename after it never
+// puts an empty file in place of a whole one after a crash.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // lostKeywords records what Ollama's tool types drop of each tool set the
@@ -502,6 +540,11 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 		if len(ts) == 0 {
 			continue
 		}
+		select {
+		case <-r.j.failed: // no warm-up for trials that cannot be recorded
+			return r.j.err
+		default:
+		}
 		r.progress.Label("model " + model)
 		if err := r.runModel(ctx, model, ts); err != nil {
 			return err
@@ -558,6 +601,17 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: model, cfg: r.cfg, tools: map[string]api.Tools{}}})
 		}
 	}
+	// The trials' context ends when the journal fails: what they would
+	// finish could not be recorded, so they stop at once.
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.j.failed:
+			cancel()
+		case <-tctx.Done():
+		}
+	}()
 	feed := make(chan Trial)
 	errc := make(chan error, len(workers))
 	var wg sync.WaitGroup
@@ -566,7 +620,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		go func() {
 			defer wg.Done()
 			for t := range feed {
-				rec, err := r.trial(ctx, t, w.agent, w.host)
+				rec, err := r.trial(tctx, t, w.agent, w.host)
 				if err != nil {
 					errc <- err
 					return
@@ -590,8 +644,15 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 loop:
 	for _, t := range ts {
 		select {
+		case <-r.j.failed: // checked first: a free worker would otherwise hide it
+			break loop
+		default:
+		}
+		select {
 		case feed <- t:
 		case err = <-errc:
+			break loop
+		case <-r.j.failed:
 			break loop
 		case <-ctx.Done():
 			break loop
@@ -599,6 +660,11 @@ loop:
 	}
 	close(feed)
 	wg.Wait()
+	select {
+	case <-r.j.failed: // the cause; workers' errors after it are its effects
+		return r.j.err
+	default:
+	}
 	if err == nil {
 		select {
 		case err = <-errc:
