@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -91,10 +92,13 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	m := *first
 	m.Shard = "merged " + strings.Join(names, ",")
 	m.Trials = len(all)
-	m.WarmUps = nil
+	m.WarmUps, m.Models = nil, map[string]ModelInfo{}
 	for _, d := range dirs {
 		dm, _ := ReadManifest(d)
 		m.WarmUps = append(m.WarmUps, dm.WarmUps...)
+		// A shard describes only the models it ran; the report's size
+		// tables need every model of the merged run.
+		maps.Copy(m.Models, dm.Models)
 	}
 	if err := writeManifest(out, &m); err != nil {
 		return nil, err

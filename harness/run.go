@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -227,6 +228,17 @@ type WarmUp struct {
 	Config string  `json:"options"`
 }
 
+// addWarmUp keeps one warm-up per model and host: the first. A resume
+// loads the model again, often from Ollama's memory in no time; listing
+// that load too would misstate what loading the model costs, and the
+// manifest of a resumed run should read like that of a run never
+// interrupted. (A merge lists every shard's, which were separate runs.)
+func (m *Manifest) addWarmUp(w WarmUp) {
+	if !slices.ContainsFunc(m.WarmUps, func(o WarmUp) bool { return o.Model == w.Model && o.Host == w.Host }) {
+		m.WarmUps = append(m.WarmUps, w)
+	}
+}
+
 // ManifestFile is the manifest's name in the output folder.
 const ManifestFile = "run.json"
 
@@ -314,7 +326,11 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	}
 	if m != nil {
 		fmt.Fprintln(opts.Progress, m.Describe())
-		man.Meter, man.MeterInfo, man.IdleW = m.Name(), m.Describe(), m.IdleW()
+		// A meter that measures describes the trials from here on; one that
+		// measures nothing leaves the line of an earlier run that did.
+		if m.Name() != meter.None || man.Meter == meter.None {
+			man.Meter, man.MeterInfo, man.IdleW = m.Name(), m.Describe(), m.IdleW()
+		}
 	}
 	opts.Live.attach(m, len(trials), sum.Resumed)
 	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
@@ -406,8 +422,13 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 	case prev.Shard != man.Shard:
 		return fmt.Errorf("%s holds shard %s; this run is shard %s", out, prev.Shard, man.Shard)
 	default:
-		man.WarmUps = prev.WarmUps
+		// A resume continues the earlier run, and its run.json says what
+		// all of it learned: this run warms up and asks /api/show only for
+		// models with trials left, and opens no meter when none are left.
 		man.StartedAt = prev.StartedAt
+		man.WarmUps = prev.WarmUps
+		man.Models = maps.Clone(prev.Models)
+		man.Meter, man.MeterInfo, man.IdleW = prev.Meter, prev.MeterInfo, prev.IdleW
 	}
 	return writeManifest(out, man)
 }
@@ -592,7 +613,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 			}
 			r.mu.Lock()
-			r.man.WarmUps = append(r.man.WarmUps, w)
+			r.man.addWarmUp(w)
 			if r.man.Models == nil {
 				r.man.Models = map[string]ModelInfo{}
 			}
