@@ -344,3 +344,48 @@ func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeRefusesRecordsNotInThePlan resumes a folder whose journal holds
+// records of trials this run does not plan (here: a model and repetitions
+// it does not have): the resume stops before running anything, naming the
+// file, how many and the first ids, and touches neither file.
+func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("foreign", "http://127.0.0.1:1", Silent)
+	out := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, TrialsFile)
+	recs, _, err := ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []byte
+	for i, r := range recs[:6] {
+		switch i {
+		case 2:
+			r.TrialID = "fake:x/" + r.Scenario + "/L1/r1"
+		case 3, 4, 5:
+			r.TrialID = strings.TrimSuffix(r.TrialID, "r1") + fmt.Sprintf("r%d", i)
+		}
+		b, _ := json.Marshal(r)
+		lines = append(append(lines, b...), '\n')
+	}
+	if err := os.WriteFile(path, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(out, ManifestFile))
+	_, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	ids := journalLines(t, path)
+	want := fmt.Sprintf("%s holds 4 records of trials that are not in this run's plan (shard 0/1), e.g. %s, %s, %s; remove them from the file, or choose another --out", path, ids[2], ids[3], ids[4])
+	if err == nil || err.Error() != want {
+		t.Errorf("resume: %v\nwant %s", err, want)
+	}
+	if data, _ := os.ReadFile(path); string(data) != string(lines) {
+		t.Errorf("the refused resume changed %s", TrialsFile)
+	}
+	if data, _ := os.ReadFile(filepath.Join(out, ManifestFile)); string(data) != string(manifest) {
+		t.Errorf("the refused resume changed %s", ManifestFile)
+	}
+}

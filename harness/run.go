@@ -295,6 +295,14 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPlanned(filepath.Join(out, TrialsFile), done, trials, opts.Shard); err != nil {
+		j.Close()
+		return nil, err
+	}
+	if err := writeManifest(out, man); err != nil {
+		j.Close()
+		return nil, err
+	}
 	recorded := map[string]bool{}
 	for _, r := range done {
 		recorded[r.TrialID] = true
@@ -405,7 +413,9 @@ func ConfigHash(cfg *Config) string {
 }
 
 // prepareOut checks that the output folder is new, or that resuming
-// continues the same run. The caller holds the folder's lock.
+// continues the same run, and fills man with what the earlier run
+// learned. The caller holds the folder's lock and writes man once the
+// journal is checked too.
 func prepareOut(out string, man *Manifest, resume bool) error {
 	prev, err := ReadManifest(out)
 	switch {
@@ -430,7 +440,30 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 		man.Models = maps.Clone(prev.Models)
 		man.Meter, man.MeterInfo, man.IdleW = prev.Meter, prev.MeterInfo, prev.IdleW
 	}
-	return writeManifest(out, man)
+	return nil
+}
+
+// checkPlanned refuses a journal holding records of trials this run does
+// not plan. A resume would count them as done ("77 of 72 planned
+// trials") and the report would mix them in; the config hash cannot catch
+// them, since they got into the file some other way (copied in, or joined
+// from another folder's journal).
+func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error {
+	planned := make(map[string]bool, len(trials))
+	for _, t := range trials {
+		planned[t.ID] = true
+	}
+	var foreign []string
+	for _, r := range done {
+		if !planned[r.TrialID] {
+			foreign = append(foreign, r.TrialID)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s holds %d records of trials that are not in this run's plan (shard %s), e.g. %s; remove them from the file, or choose another --out",
+		path, len(foreign), shard, strings.Join(foreign[:min(3, len(foreign))], ", "))
 }
 
 // ReadManifest reads <dir>/run.json.
