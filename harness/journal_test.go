@@ -219,11 +219,14 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	starts := &startCounter{Meter: none, full: disk.full}
-	_, err = Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: starts,
+	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: starts,
 		disk: func(f *os.File) journalFile { disk.File = f; return disk }})
 	want := fmt.Sprintf("write %s: no space left on device; the trials recorded so far are kept; free space and rerun with --resume", filepath.Join(out, TrialsFile))
 	if err == nil || err.Error() != want {
 		t.Errorf("run on a full disk: %v\nwant %s", err, want)
+	}
+	if sum == nil || sum.Ran != 2 {
+		t.Errorf("summary of the run on a full disk: %+v, want the 2 trials recorded", sum)
 	}
 	t.Logf("trials started: %d before the disk filled up, %d after", starts.before.Load(), starts.after.Load())
 	if n := starts.after.Load(); n > 4 {
@@ -235,7 +238,7 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, ManifestFile+".tmp")); err == nil {
 		t.Errorf("%s.tmp left behind", ManifestFile)
 	}
-	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	sum, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
 	if err != nil || sum.Resumed != 2 || sum.Ran != 46 {
 		t.Fatalf("resume with space again: %+v %v", sum, err)
 	}
@@ -346,46 +349,72 @@ func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
 }
 
 // TestResumeRefusesRecordsNotInThePlan resumes a folder whose journal holds
-// records of trials this run does not plan (here: a model and repetitions
-// it does not have): the resume stops before running anything, naming the
+// records of trials this run does not plan (a model and repetitions it
+// does not have): the resume stops before running anything, naming the
 // file, how many and the first ids, and touches neither file.
 func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	cfg := testConfig("foreign", "http://127.0.0.1:1", Silent)
-	out := t.TempDir()
-	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup}); err != nil {
+	ref := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: ref, Lookup: lookup}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(out, TrialsFile)
-	recs, _, err := ReadJournal(path)
+	recs, _, err := ReadJournal(filepath.Join(ref, TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []byte
-	for i, r := range recs[:6] {
-		switch i {
-		case 2:
-			r.TrialID = "fake:x/" + r.Scenario + "/L1/r1"
-		case 3, 4, 5:
-			r.TrialID = strings.TrimSuffix(r.TrialID, "r1") + fmt.Sprintf("r%d", i)
-		}
-		b, _ := json.Marshal(r)
-		lines = append(append(lines, b...), '\n')
+	cases := []struct {
+		name string
+		// foreign renames record i, or leaves it in the plan ("").
+		foreign func(i int, r Record) string
+		want    string // the error after the file's path, %[1]s..%[3]s the first ids
+	}{
+		{"one", func(i int, r Record) string {
+			if i == 2 {
+				return "fake:x/" + r.Scenario + "/L1/r1"
+			}
+			return ""
+		}, " holds 1 record of a trial that is not in this run's plan (shard 0/1), e.g. %[1]s; remove it from the file, or choose another --out"},
+		{"several", func(i int, r Record) string {
+			if i >= 2 {
+				return strings.TrimSuffix(r.TrialID, "r1") + fmt.Sprintf("r%d", i)
+			}
+			return ""
+		}, " holds 4 records of trials that are not in this run's plan (shard 0/1), e.g. %[1]s, %[2]s, %[3]s; remove them from the file, or choose another --out"},
 	}
-	if err := os.WriteFile(path, lines, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	manifest, _ := os.ReadFile(filepath.Join(out, ManifestFile))
-	_, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
-	ids := journalLines(t, path)
-	want := fmt.Sprintf("%s holds 4 records of trials that are not in this run's plan (shard 0/1), e.g. %s, %s, %s; remove them from the file, or choose another --out", path, ids[2], ids[3], ids[4])
-	if err == nil || err.Error() != want {
-		t.Errorf("resume: %v\nwant %s", err, want)
-	}
-	if data, _ := os.ReadFile(path); string(data) != string(lines) {
-		t.Errorf("the refused resume changed %s", TrialsFile)
-	}
-	if data, _ := os.ReadFile(filepath.Join(out, ManifestFile)); string(data) != string(manifest) {
-		t.Errorf("the refused resume changed %s", ManifestFile)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			manifest, err := os.ReadFile(filepath.Join(ref, ManifestFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []byte
+			var ids []any
+			for i, r := range recs[:6] {
+				if id := c.foreign(i, r); id != "" {
+					r.TrialID = id
+					ids = append(ids, id)
+				}
+				b, _ := json.Marshal(r)
+				lines = append(append(lines, b...), '\n')
+			}
+			path := filepath.Join(out, TrialsFile)
+			for f, data := range map[string][]byte{path: lines, filepath.Join(out, ManifestFile): manifest} {
+				if err := os.WriteFile(f, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+			if want := path + fmt.Sprintf(c.want, ids...); err == nil || err.Error() != want {
+				t.Errorf("resume: %v\nwant %s", err, want)
+			}
+			if data, _ := os.ReadFile(path); string(data) != string(lines) {
+				t.Errorf("the refused resume changed %s", TrialsFile)
+			}
+			if data, _ := os.ReadFile(filepath.Join(out, ManifestFile)); string(data) != string(manifest) {
+				t.Errorf("the refused resume changed %s", ManifestFile)
+			}
+		})
 	}
 }

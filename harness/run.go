@@ -355,6 +355,9 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	sum.Duration = time.Since(start)
 	recs, _, err := ReadJournal(filepath.Join(out, TrialsFile))
 	if err == nil {
+		// What the journal kept, which after a failed write is less than
+		// the trials the workers finished.
+		sum.Ran = len(recs) - sum.Resumed
 		n := map[string]int{}
 		for _, rec := range recs {
 			if rec.Metrics != nil {
@@ -462,8 +465,12 @@ func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error
 	if len(foreign) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s holds %d records of trials that are not in this run's plan (shard %s), e.g. %s; remove them from the file, or choose another --out",
-		path, len(foreign), shard, strings.Join(foreign[:min(3, len(foreign))], ", "))
+	what, them := "records of trials that are", "them"
+	if len(foreign) == 1 {
+		what, them = "record of a trial that is", "it"
+	}
+	return fmt.Errorf("%s holds %d %s not in this run's plan (shard %s), e.g. %s; remove %s from the file, or choose another --out",
+		path, len(foreign), what, shard, strings.Join(foreign[:min(3, len(foreign))], ", "), them)
 }
 
 // ReadManifest reads <dir>/run.json.
