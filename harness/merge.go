@@ -64,9 +64,11 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 			return nil, fmt.Errorf("merge: the output folder %s is one of the shards", out)
 		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, err
+	lock, err := lockOut(out)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
 	}
+	defer lock.release()
 	if _, err := os.Stat(filepath.Join(out, TrialsFile)); err == nil {
 		return nil, fmt.Errorf("merge: %s already holds %s; choose an empty folder", out, TrialsFile)
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,6 +110,7 @@ func TestResumeRefusesAnotherRun(t *testing.T) {
 
 // TestMergeKeepsEveryShardsModels merges shards that each ran one model:
 // the merged run.json describes both, as the report's size tables need.
+// Like a run, a merge first locks its output folder.
 func TestMergeKeepsEveryShardsModels(t *testing.T) {
 	var dirs []string
 	for i, model := range []string{"fake:a", "fake:b"} {
@@ -131,6 +133,15 @@ func TestMergeKeepsEveryShardsModels(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	merged := filepath.Join(t.TempDir(), "merged")
+	lock, err := lockOut(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("merge: %s is in use by another granite run (pid %d); wait for it to finish or choose another --out", merged, os.Getpid())
+	if _, err := Merge(merged, dirs); err == nil || err.Error() != want {
+		t.Errorf("merge into a locked folder: %v\nwant %s", err, want)
+	}
+	lock.release()
 	if _, err := Merge(merged, dirs); err != nil {
 		t.Fatal(err)
 	}

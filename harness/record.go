@@ -192,8 +192,8 @@ type journalFile interface {
 
 // OpenJournal opens path for appending after dropping a partial last line.
 // It returns the records already there. The caller holds the folder's
-// lock (lockOut): nothing else may write the file between the drop and
-// the appends.
+// lock (lockOut), as Run and Merge do: nothing else may write the file
+// between the drop and the appends.
 func OpenJournal(path string) (*Journal, []Record, error) {
 	return openJournal(path, nil)
 }
