@@ -234,8 +234,9 @@ func openJournal(path string, disk func(*os.File) journalFile) (*Journal, []Reco
 }
 
 // loop writes queued lines, syncing once per batch (group commit). After a
-// failure it writes nothing more, only drains the queue: a record after a
-// lost one would make a journal that says less than it seems to.
+// failure it writes nothing more, only drains the queue: a failed write
+// may leave part of a line, harmless as the last line (ReadJournal drops
+// it) but damage if whole lines followed it.
 func (j *Journal) loop() {
 	failed := false
 	for line := range j.in {
