@@ -169,33 +169,45 @@ func TestOutLockedByAnotherProcess(t *testing.T) {
 type fullDisk struct {
 	*os.File
 	n    int
-	full chan struct{} // closed at the first failed write
+	full bool
+	// synced is closed at the first sync after a failed write. The journal
+	// has told the runner by then; the moment between the failed write and
+	// that (a goroutine descheduled on a busy machine) is not the
+	// runner's to act on, so trials are counted from here.
+	synced chan struct{}
 }
 
 func (d *fullDisk) Write(p []byte) (int, error) {
 	if d.n == 0 {
-		select {
-		case <-d.full:
-		default:
-			close(d.full)
-		}
+		d.full = true
 		return 0, &fs.PathError{Op: "write", Path: d.Name(), Err: syscall.ENOSPC}
 	}
 	d.n--
 	return d.File.Write(p)
 }
 
+func (d *fullDisk) Sync() error {
+	if d.full {
+		select {
+		case <-d.synced:
+		default:
+			close(d.synced)
+		}
+	}
+	return d.File.Sync()
+}
+
 // startCounter is a meter that counts the trials started (each marks its
-// start) before and after the disk filled up.
+// start) before and after the journal failed.
 type startCounter struct {
 	meter.Meter
-	full          <-chan struct{}
+	failed        <-chan struct{}
 	before, after atomic.Int32
 }
 
 func (m *startCounter) Mark() meter.Mark {
 	select {
-	case <-m.full:
+	case <-m.failed:
 		m.after.Add(1)
 	default:
 		m.before.Add(1)
@@ -213,12 +225,12 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	cfg := testConfig("full", "http://127.0.0.1:1", Oracle)
 	cfg.Repetitions = 3 // 48 trials on 4 workers
 	out := t.TempDir()
-	disk := &fullDisk{n: 2, full: make(chan struct{})}
+	disk := &fullDisk{n: 2, synced: make(chan struct{})}
 	none, err := meter.Open(meter.Options{Kind: meter.None})
 	if err != nil {
 		t.Fatal(err)
 	}
-	starts := &startCounter{Meter: none, full: disk.full}
+	starts := &startCounter{Meter: none, failed: disk.synced}
 	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: starts,
 		disk: func(f *os.File) journalFile { disk.File = f; return disk }})
 	want := fmt.Sprintf("write %s: no space left on device; the trials recorded so far are kept; free space and rerun with --resume", filepath.Join(out, TrialsFile))
@@ -228,9 +240,14 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	if sum == nil || sum.Ran != 2 {
 		t.Errorf("summary of the run on a full disk: %+v, want the 2 trials recorded", sum)
 	}
-	t.Logf("trials started: %d before the disk filled up, %d after", starts.before.Load(), starts.after.Load())
+	select {
+	case <-disk.synced:
+	default:
+		t.Fatal("the journal did not sync the whole lines written before the failed write")
+	}
+	t.Logf("trials started: %d before the journal failed, %d after", starts.before.Load(), starts.after.Load())
 	if n := starts.after.Load(); n > 4 {
-		t.Errorf("%d trials started after the disk filled up (%d before); want at most the 4 in flight", n, starts.before.Load())
+		t.Errorf("%d trials started after the journal failed (%d before); want at most the 4 in flight", n, starts.before.Load())
 	}
 	if ids := journalLines(t, filepath.Join(out, TrialsFile)); len(ids) != 2 {
 		t.Errorf("journal holds %d records, want the 2 written before the disk filled up", len(ids))

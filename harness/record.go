@@ -256,14 +256,15 @@ func (j *Journal) loop() {
 				more = false
 			}
 		}
+		if err != nil { // told before the sync, which may take a while
+			j.fail(err)
+			failed = true
+		}
 		// Synced even after a failed write, which keeps the whole lines
 		// before it (a partial one is dropped when the journal reopens).
-		if serr := j.f.Sync(); serr != nil && err == nil {
-			err = j.pathError("sync", serr)
-		}
-		if err != nil {
-			j.err, failed = err, true
-			close(j.failed)
+		if err := j.f.Sync(); err != nil && !failed {
+			j.fail(j.pathError("sync", err))
+			failed = true
 		}
 	}
 	cerr := j.f.Close()
@@ -275,6 +276,13 @@ func (j *Journal) loop() {
 	default:
 		j.done <- nil
 	}
+}
+
+// fail ends the journal with err, for Append and for runners watching
+// failed.
+func (j *Journal) fail(err error) {
+	j.err = err
+	close(j.failed)
 }
 
 func (j *Journal) write(line []byte) error {

@@ -681,6 +681,11 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		go func() {
 			defer wg.Done()
 			for t := range feed {
+				select {
+				case <-r.j.failed: // fed as the journal failed: not started
+					continue
+				default:
+				}
 				rec, err := r.trial(tctx, t, w.agent, w.host)
 				if err != nil {
 					errc <- err
