@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -63,9 +64,11 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 			return nil, fmt.Errorf("merge: the output folder %s is one of the shards", out)
 		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, err
+	lock, err := lockOut(out)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
 	}
+	defer lock.release()
 	if _, err := os.Stat(filepath.Join(out, TrialsFile)); err == nil {
 		return nil, fmt.Errorf("merge: %s already holds %s; choose an empty folder", out, TrialsFile)
 	}
@@ -91,10 +94,13 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	m := *first
 	m.Shard = "merged " + strings.Join(names, ",")
 	m.Trials = len(all)
-	m.WarmUps = nil
+	m.WarmUps, m.Models = nil, map[string]ModelInfo{}
 	for _, d := range dirs {
 		dm, _ := ReadManifest(d)
 		m.WarmUps = append(m.WarmUps, dm.WarmUps...)
+		// A shard describes only the models it ran; the report's size
+		// tables need every model of the merged run.
+		maps.Copy(m.Models, dm.Models)
 	}
 	if err := writeManifest(out, &m); err != nil {
 		return nil, err

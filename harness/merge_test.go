@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -104,5 +105,51 @@ func TestResumeRefusesAnotherRun(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: stray, Lookup: lookup}); err == nil || !strings.Contains(err.Error(), "no run.json") {
 		t.Errorf("a folder with a stray trials.jsonl: %v", err)
+	}
+}
+
+// TestMergeKeepsEveryShardsModels merges shards that each ran one model:
+// the merged run.json describes both, as the report's size tables need.
+// Like a run, a merge first locks its output folder.
+func TestMergeKeepsEveryShardsModels(t *testing.T) {
+	var dirs []string
+	for i, model := range []string{"fake:a", "fake:b"} {
+		d := t.TempDir()
+		man := &Manifest{Experiment: "merge", ConfigHash: "h", Shard: Shard{i, 2}.String(), Grid: 2,
+			Models: map[string]ModelInfo{model: {Parameters: float64(i + 1), Quantization: "Q4_K_M"}}}
+		if err := writeManifest(d, man); err != nil {
+			t.Fatal(err)
+		}
+		j, _, err := OpenJournal(filepath.Join(d, TrialsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Append(&Record{TrialID: model + "/s/L1/r1", Index: i, Model: model}); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	lock, err := lockOut(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("merge: %s is in use by another granite run (pid %d); wait for it to finish or choose another --out", merged, os.Getpid())
+	if _, err := Merge(merged, dirs); err == nil || err.Error() != want {
+		t.Errorf("merge into a locked folder: %v\nwant %s", err, want)
+	}
+	lock.release()
+	if _, err := Merge(merged, dirs); err != nil {
+		t.Fatal(err)
+	}
+	man, err := ReadManifest(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := man.Models["fake:a"], man.Models["fake:b"]; a.Parameters != 1 || b.Parameters != 2 {
+		t.Errorf("merged run.json models: %+v", man.Models)
 	}
 }

@@ -14,10 +14,13 @@ import (
 )
 
 // TestMain lets the kill test run this test binary as the child process
-// it kills.
+// it kills, and the lock test as the other process holding a folder.
 func TestMain(m *testing.M) {
 	if out := os.Getenv("GRANITE_TEST_CHILD_OUT"); out != "" {
 		os.Exit(childRun(out, os.Getenv("GRANITE_TEST_CHILD_HOST")))
+	}
+	if dir := os.Getenv("GRANITE_TEST_LOCK_DIR"); dir != "" {
+		os.Exit(holdLock(dir))
 	}
 	os.Exit(m.Run())
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -140,6 +142,9 @@ type Options struct {
 	Meter meter.Meter
 	// Live receives progress and telemetry for live metrics (may be nil).
 	Live *Live
+	// disk, when set, stands between the journal and its file: tests
+	// put a disk that fills up there.
+	disk func(*os.File) journalFile
 }
 
 // Manifest is <out>/run.json: what a run was, so that resumes and merges
@@ -223,6 +228,17 @@ type WarmUp struct {
 	Config string  `json:"options"`
 }
 
+// addWarmUp keeps one warm-up per model and host: the first. A resume
+// loads the model again, often from Ollama's memory in no time; listing
+// that load too would misstate what loading the model costs, and the
+// manifest of a resumed run should read like that of a run never
+// interrupted. (A merge lists every shard's, which were separate runs.)
+func (m *Manifest) addWarmUp(w WarmUp) {
+	if !slices.ContainsFunc(m.WarmUps, func(o WarmUp) bool { return o.Model == w.Model && o.Host == w.Host }) {
+		m.WarmUps = append(m.WarmUps, w)
+	}
+}
+
 // ManifestFile is the manifest's name in the output folder.
 const ManifestFile = "run.json"
 
@@ -267,11 +283,24 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 			return nil, err
 		}
 	}
+	lock, err := lockOut(out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
-	j, done, err := OpenJournal(filepath.Join(out, TrialsFile))
+	j, done, err := openJournal(filepath.Join(out, TrialsFile), opts.disk)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPlanned(filepath.Join(out, TrialsFile), done, trials, opts.Shard); err != nil {
+		j.Close()
+		return nil, err
+	}
+	if err := writeManifest(out, man); err != nil {
+		j.Close()
 		return nil, err
 	}
 	recorded := map[string]bool{}
@@ -305,14 +334,18 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	}
 	if m != nil {
 		fmt.Fprintln(opts.Progress, m.Describe())
-		man.Meter, man.MeterInfo, man.IdleW = m.Name(), m.Describe(), m.IdleW()
+		// A meter that measures describes the trials from here on; one that
+		// measures nothing leaves the line of an earlier run that did.
+		if m.Name() != meter.None || man.Meter == meter.None {
+			man.Meter, man.MeterInfo, man.IdleW = m.Name(), m.Describe(), m.IdleW()
+		}
 	}
 	opts.Live.attach(m, len(trials), sum.Resumed)
 	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
 		progress: progress.New(opts.Progress, opts.Terminal, len(trials), sum.Resumed, "trials")}
 	runErr := r.run(ctx, todo)
-	if err := j.Close(); err != nil && runErr == nil {
-		runErr = err
+	if err := j.Close(); err != nil {
+		runErr = journalFailed(err) // why the run stopped, whatever else failed with it
 	}
 	if err := writeManifest(out, man); err != nil && runErr == nil {
 		runErr = err
@@ -322,6 +355,9 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 	sum.Duration = time.Since(start)
 	recs, _, err := ReadJournal(filepath.Join(out, TrialsFile))
 	if err == nil {
+		// What the journal kept, which after a failed write is less than
+		// the trials the workers finished.
+		sum.Ran = len(recs) - sum.Resumed
 		n := map[string]int{}
 		for _, rec := range recs {
 			if rec.Metrics != nil {
@@ -334,6 +370,16 @@ func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (
 		}
 	}
 	return sum, runErr
+}
+
+// journalFailed says what a failed journal means: which records are kept,
+// and how to go on.
+func journalFailed(err error) error {
+	next := "fix the cause"
+	if errors.Is(err, syscall.ENOSPC) {
+		next = "free space"
+	}
+	return fmt.Errorf("%w; the trials recorded so far are kept; %s and rerun with --resume", err, next)
 }
 
 func needsOllama(ts []Trial) bool {
@@ -369,12 +415,11 @@ func ConfigHash(cfg *Config) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// prepareOut creates the output folder, or checks that resuming continues
-// the same run.
+// prepareOut checks that the output folder is new, or that resuming
+// continues the same run, and fills man with what the earlier run
+// learned. The caller holds the folder's lock and writes man once the
+// journal is checked too.
 func prepareOut(out string, man *Manifest, resume bool) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
 	prev, err := ReadManifest(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -390,10 +435,42 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 	case prev.Shard != man.Shard:
 		return fmt.Errorf("%s holds shard %s; this run is shard %s", out, prev.Shard, man.Shard)
 	default:
-		man.WarmUps = prev.WarmUps
+		// A resume continues the earlier run, and its run.json says what
+		// all of it learned: this run warms up and asks /api/show only for
+		// models with trials left, and opens no meter when none are left.
 		man.StartedAt = prev.StartedAt
+		man.WarmUps = prev.WarmUps
+		man.Models = maps.Clone(prev.Models)
+		man.Meter, man.MeterInfo, man.IdleW = prev.Meter, prev.MeterInfo, prev.IdleW
 	}
-	return writeManifest(out, man)
+	return nil
+}
+
+// checkPlanned refuses a journal holding records of trials this run does
+// not plan. A resume would count them as done ("77 of 72 planned
+// trials") and the report would mix them in; the config hash cannot catch
+// them, since they got into the file some other way (copied in, or joined
+// from another folder's journal).
+func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error {
+	planned := make(map[string]bool, len(trials))
+	for _, t := range trials {
+		planned[t.ID] = true
+	}
+	var foreign []string
+	for _, r := range done {
+		if !planned[r.TrialID] {
+			foreign = append(foreign, r.TrialID)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	what, them := "records of trials that are", "them"
+	if len(foreign) == 1 {
+		what, them = "record of a trial that is", "it"
+	}
+	return fmt.Errorf("%s holds %d %s not in this run's plan (shard %s), e.g. %s; remove %s from the file, or choose another --out",
+		path, len(foreign), what, shard, strings.Join(foreign[:min(3, len(foreign))], ", "), them)
 }
 
 // ReadManifest reads <dir>/run.json.
@@ -409,17 +486,41 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return m, nil
 }
 
-// writeManifest replaces run.json atomically.
+// writeManifest replaces run.json atomically: a new file, synced, renamed
+// over the old one. When that fails the old run.json stands and the new
+// file is removed, so that a full disk leaves no run.json.tmp behind.
 func writeManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(dir, ManifestFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := writeSynced(tmp, append(b, '\n')); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, ManifestFile))
+	if err := os.Rename(tmp, filepath.Join(dir, ManifestFile)); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeSynced writes a file and syncs it, so that a rename after it never
+// puts an empty file in place of a whole one after a crash.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // lostKeywords records what Ollama's tool types drop of each tool set the
@@ -508,6 +609,11 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 		if len(ts) == 0 {
 			continue
 		}
+		select {
+		case <-r.j.failed: // no warm-up for trials that cannot be recorded
+			return r.j.err
+		default:
+		}
 		r.progress.Label("model " + model)
 		if err := r.runModel(ctx, model, ts); err != nil {
 			return err
@@ -555,7 +661,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 			}
 			r.mu.Lock()
-			r.man.WarmUps = append(r.man.WarmUps, w)
+			r.man.addWarmUp(w)
 			if r.man.Models == nil {
 				r.man.Models = map[string]ModelInfo{}
 			}
@@ -564,6 +670,17 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: model, cfg: r.cfg, tools: map[string]api.Tools{}}})
 		}
 	}
+	// The trials' context ends when the journal fails: what they would
+	// finish could not be recorded, so they stop at once.
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.j.failed:
+			cancel()
+		case <-tctx.Done():
+		}
+	}()
 	feed := make(chan Trial)
 	errc := make(chan error, len(workers))
 	var wg sync.WaitGroup
@@ -572,7 +689,12 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		go func() {
 			defer wg.Done()
 			for t := range feed {
-				rec, err := r.trial(ctx, t, w.agent, w.host)
+				select {
+				case <-r.j.failed: // fed as the journal failed: not started
+					continue
+				default:
+				}
+				rec, err := r.trial(tctx, t, w.agent, w.host)
 				if err != nil {
 					errc <- err
 					return
@@ -596,8 +718,15 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 loop:
 	for _, t := range ts {
 		select {
+		case <-r.j.failed: // checked first: a free worker would otherwise hide it
+			break loop
+		default:
+		}
+		select {
 		case feed <- t:
 		case err = <-errc:
+			break loop
+		case <-r.j.failed:
 			break loop
 		case <-ctx.Done():
 			break loop
@@ -605,6 +734,11 @@ loop:
 	}
 	close(feed)
 	wg.Wait()
+	select {
+	case <-r.j.failed: // the cause; workers' errors after it are its effects
+		return r.j.err
+	default:
+	}
 	if err == nil {
 		select {
 		case err = <-errc:

@@ -1,0 +1,437 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgranite/granite/harness/meter"
+)
+
+// journalLines reads a journal line by line, failing on any line that is
+// not a whole record, and returns the trial ids in file order.
+func journalLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, line := range strings.SplitAfter(string(data), "\n") {
+		var r Record
+		if line == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.TrialID == "" || !strings.HasSuffix(line, "\n") {
+			t.Fatalf("%s:%d is not a whole record (%v): %.80q", path, i+1, err, line)
+		}
+		ids = append(ids, r.TrialID)
+	}
+	return ids
+}
+
+// TestConcurrentResumesShareNoJournal starts a second --resume on a folder
+// while a first run is inside a trial: the second must stop at once,
+// naming the folder and the holder, and the journal must hold every trial
+// once in whole lines.
+func TestConcurrentResumesShareNoJournal(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	gold := goldModel(spec, lookup)
+	first, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+		held := false
+		once.Do(func() { held = true })
+		if held { // the first run's first trial waits here for the second run
+			close(first)
+			<-release
+		}
+		return gold(req, n)
+	})
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released) // before the fake's Close, which waits for the held request
+	cfg := testConfig("lock", f.URL, "fake:gold")
+	out := filepath.Join(t.TempDir(), "out")
+	firstRun := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+		firstRun <- err
+	}()
+	<-first
+	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	want := fmt.Sprintf("%s is in use by another granite run (pid %d); wait for it to finish or choose another --out", out, os.Getpid())
+	if err == nil || err.Error() != want {
+		t.Errorf("second run: %v\nwant %s", err, want)
+	}
+	released()
+	if err := <-firstRun; err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	ids := journalLines(t, filepath.Join(out, TrialsFile))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("trial %s recorded twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 16 {
+		t.Errorf("%d trials recorded, want 16", len(seen))
+	}
+	// The lock goes with the run: a later resume finds nothing to do.
+	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	if err != nil || sum.Ran != 0 || sum.Resumed != 16 {
+		t.Fatalf("resume after the first run: %+v %v", sum, err)
+	}
+}
+
+// holdLock is the child process of TestOutLockedByAnotherProcess: it locks
+// dir, says so on stdout, and holds the lock until stdin closes or it is
+// killed.
+func holdLock(dir string) int {
+	if _, err := lockOut(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// TestOutLockedByAnotherProcess locks a folder from another process: a run
+// there stops before writing anything, naming that process; once it is
+// killed (no chance to clean up), the lock is gone with it and the run
+// goes ahead despite the PID left in the lock file.
+func TestOutLockedByAnotherProcess(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("locked", "http://127.0.0.1:1", Silent)
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GRANITE_TEST_LOCK_DIR="+out)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("child: %q %v\n%s", line, err, stderr.String())
+	}
+	_, err = Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
+	want := fmt.Sprintf("%s is in use by another granite run (pid %d); wait for it to finish or choose another --out", out, cmd.Process.Pid)
+	if err == nil || err.Error() != want {
+		t.Errorf("run on a locked folder: %v\nwant %s", err, want)
+	}
+	for _, f := range []string{ManifestFile, TrialsFile} {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			t.Errorf("the refused run wrote %s", f)
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if pid, _ := os.ReadFile(filepath.Join(out, LockFile)); strings.TrimSpace(string(pid)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Fatalf("lock file holds %q, want the killed child's pid", pid)
+	}
+	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
+	if err != nil || sum.Ran != 16 {
+		t.Fatalf("run after the holder died: %+v %v", sum, err)
+	}
+}
+
+// fullDisk passes the first n writes to the journal's file and fails the
+// rest with ENOSPC, as a disk that fills up does. Only the journal's
+// writer goroutine calls it.
+type fullDisk struct {
+	*os.File
+	n    int
+	full bool
+	// synced is closed at the first sync after a failed write. The journal
+	// has told the runner by then; the moment between the failed write and
+	// that (a goroutine descheduled on a busy machine) is not the
+	// runner's to act on, so trials are counted from here.
+	synced chan struct{}
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if d.n == 0 {
+		d.full = true
+		return 0, &fs.PathError{Op: "write", Path: d.Name(), Err: syscall.ENOSPC}
+	}
+	d.n--
+	return d.File.Write(p)
+}
+
+func (d *fullDisk) Sync() error {
+	if d.full {
+		select {
+		case <-d.synced:
+		default:
+			close(d.synced)
+		}
+	}
+	return d.File.Sync()
+}
+
+// startCounter is a meter that counts the trials started (each marks its
+// start) before and after the journal failed.
+type startCounter struct {
+	meter.Meter
+	failed        <-chan struct{}
+	before, after atomic.Int32
+}
+
+func (m *startCounter) Mark() meter.Mark {
+	select {
+	case <-m.failed:
+		m.after.Add(1)
+	default:
+		m.before.Add(1)
+	}
+	return m.Meter.Mark()
+}
+
+// TestFullDiskStopsTheRun fills the disk under the journal after two
+// records: the run stops at once with an error that names the file and
+// the way on, starts no trial beyond those already in flight, keeps the
+// two records and leaves no temporary manifest; a resume then finishes
+// the run.
+func TestFullDiskStopsTheRun(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("full", "http://127.0.0.1:1", Oracle)
+	cfg.Repetitions = 3 // 48 trials on 4 workers
+	out := t.TempDir()
+	disk := &fullDisk{n: 2, synced: make(chan struct{})}
+	none, err := meter.Open(meter.Options{Kind: meter.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := &startCounter{Meter: none, failed: disk.synced}
+	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: starts,
+		disk: func(f *os.File) journalFile { disk.File = f; return disk }})
+	want := fmt.Sprintf("write %s: no space left on device; the trials recorded so far are kept; free space and rerun with --resume", filepath.Join(out, TrialsFile))
+	if err == nil || err.Error() != want {
+		t.Errorf("run on a full disk: %v\nwant %s", err, want)
+	}
+	if sum == nil || sum.Ran != 2 {
+		t.Errorf("summary of the run on a full disk: %+v, want the 2 trials recorded", sum)
+	}
+	select {
+	case <-disk.synced:
+	default:
+		t.Fatal("the journal did not sync the whole lines written before the failed write")
+	}
+	t.Logf("trials started: %d before the journal failed, %d after", starts.before.Load(), starts.after.Load())
+	if n := starts.after.Load(); n > 4 {
+		t.Errorf("%d trials started after the journal failed (%d before); want at most the 4 in flight", n, starts.before.Load())
+	}
+	if ids := journalLines(t, filepath.Join(out, TrialsFile)); len(ids) != 2 {
+		t.Errorf("journal holds %d records, want the 2 written before the disk filled up", len(ids))
+	}
+	if _, err := os.Stat(filepath.Join(out, ManifestFile+".tmp")); err == nil {
+		t.Errorf("%s.tmp left behind", ManifestFile)
+	}
+	sum, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+	if err != nil || sum.Resumed != 2 || sum.Ran != 46 {
+		t.Fatalf("resume with space again: %+v %v", sum, err)
+	}
+}
+
+// TestManifestWriteLeavesNoTemporary fails each step of replacing run.json:
+// the error says what failed, the old run.json stands, and no
+// run.json.tmp is left for a person to wonder about.
+func TestManifestWriteLeavesNoTemporary(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string) // makes the write fail
+		want  string
+	}{
+		{"disk full", func(t *testing.T, dir string) {
+			if _, err := os.Stat("/dev/full"); err != nil {
+				t.Skip("no /dev/full here")
+			}
+			// Writes through the link land in /dev/full, which fails them
+			// with ENOSPC.
+			if err := os.Symlink("/dev/full", filepath.Join(dir, ManifestFile+".tmp")); err != nil {
+				t.Fatal(err)
+			}
+		}, "no space left on device"},
+		{"rename refused", func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, ManifestFile, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "rename"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.setup(t, dir)
+			err := writeManifest(dir, &Manifest{Experiment: "x"})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("writeManifest: %v, want %q", err, c.want)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, ManifestFile+".tmp")); err == nil {
+				t.Errorf("%s.tmp left behind", ManifestFile)
+			}
+		})
+	}
+}
+
+// TestResumeKeepsWhatEarlierRunsLearned interrupts a run of two models in
+// the second one's first trial and resumes it twice: run.json must keep
+// both models' /api/show details although the first resume touches only
+// the second model, one warm-up per model and host, and the meter line
+// although the last resume has nothing to measure.
+func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	gold := goldModel(spec, lookup)
+	f := newFakeOllama(t, []string{"fake:a", "fake:b"}, func(req chatRequest, n int) step {
+		if req.Model == "fake:b" {
+			interrupt() // Ctrl-C as fake:b's first trials start
+		}
+		return gold(req, n)
+	})
+	m, err := meter.OpenNVML(steadyGPU(), meter.Options{Interval: 5 * time.Millisecond, Idle: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := testConfig("learned", f.URL, "fake:a", "fake:b")
+	out := t.TempDir()
+	if _, err := Run(ctx, cfg, spec, Options{Out: out, Lookup: lookup, Meter: m}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	first, err := ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, resume := range []struct {
+		name  string
+		meter meter.Meter
+		ran   func(n int) bool
+	}{
+		{"fake:b's trials", m, func(n int) bool { return n > 0 && n < 32 }},
+		{"nothing left", nil, func(n int) bool { return n == 0 }},
+	} {
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup, Meter: resume.meter})
+		if err != nil || !resume.ran(sum.Ran) {
+			t.Fatalf("resume with %s: %+v %v", resume.name, sum, err)
+		}
+		man, err := ReadManifest(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, model := range cfg.Models {
+			if info := man.Models[model]; info.Parameters != 3212749888 || info.Quantization != "Q4_K_M" {
+				t.Errorf("resume with %s: run.json has %s as %+v, want what /api/show said", resume.name, model, info)
+			}
+		}
+		var warmUps []string
+		for _, w := range man.WarmUps {
+			warmUps = append(warmUps, w.Model+"@"+w.Host)
+		}
+		if want := []string{"fake:a@" + f.URL, "fake:b@" + f.URL}; !slices.Equal(warmUps, want) {
+			t.Errorf("resume with %s: warm-ups %v, want %v", resume.name, warmUps, want)
+		}
+		if man.Meter != meter.NVML || man.MeterInfo != first.MeterInfo || man.StartedAt != first.StartedAt {
+			t.Errorf("resume with %s: meter %q %q, started %s; want %q %q, %s", resume.name, man.Meter, man.MeterInfo, man.StartedAt, meter.NVML, first.MeterInfo, first.StartedAt)
+		}
+	}
+}
+
+// TestResumeRefusesRecordsNotInThePlan resumes a folder whose journal holds
+// records of trials this run does not plan (a model and repetitions it
+// does not have): the resume stops before running anything, naming the
+// file, how many and the first ids, and touches neither file.
+func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("foreign", "http://127.0.0.1:1", Silent)
+	ref := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: ref, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := ReadJournal(filepath.Join(ref, TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		// foreign renames record i, or leaves it in the plan ("").
+		foreign func(i int, r Record) string
+		want    string // the error after the file's path, %[1]s..%[3]s the first ids
+	}{
+		{"one", func(i int, r Record) string {
+			if i == 2 {
+				return "fake:x/" + r.Scenario + "/L1/r1"
+			}
+			return ""
+		}, " holds 1 record of a trial that is not in this run's plan (shard 0/1), e.g. %[1]s; remove it from the file, or choose another --out"},
+		{"several", func(i int, r Record) string {
+			if i >= 2 {
+				return strings.TrimSuffix(r.TrialID, "r1") + fmt.Sprintf("r%d", i)
+			}
+			return ""
+		}, " holds 4 records of trials that are not in this run's plan (shard 0/1), e.g. %[1]s, %[2]s, %[3]s; remove them from the file, or choose another --out"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			manifest, err := os.ReadFile(filepath.Join(ref, ManifestFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []byte
+			var ids []any
+			for i, r := range recs[:6] {
+				if id := c.foreign(i, r); id != "" {
+					r.TrialID = id
+					ids = append(ids, id)
+				}
+				b, _ := json.Marshal(r)
+				lines = append(append(lines, b...), '\n')
+			}
+			path := filepath.Join(out, TrialsFile)
+			for f, data := range map[string][]byte{path: lines, filepath.Join(out, ManifestFile): manifest} {
+				if err := os.WriteFile(f, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
+			if want := path + fmt.Sprintf(c.want, ids...); err == nil || err.Error() != want {
+				t.Errorf("resume: %v\nwant %s", err, want)
+			}
+			if data, _ := os.ReadFile(path); string(data) != string(lines) {
+				t.Errorf("the refused resume changed %s", TrialsFile)
+			}
+			if data, _ := os.ReadFile(filepath.Join(out, ManifestFile)); string(data) != string(manifest) {
+				t.Errorf("the refused resume changed %s", ManifestFile)
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+)
+
+// LockFile is the output folder's lock. A run holds it from its first look
+// at the folder to its last write, so that two runs never append to one
+// journal. The lock is the OS's (flock), which dies with its process; the
+// PID written inside only tells a person who holds it.
+const LockFile = ".lock"
+
+// outLock is a held lock of an output folder.
+type outLock struct {
+	fl *flock.Flock
+}
+
+// lockOut creates dir if needed and locks it, or says which process
+// holds it. It never waits: a second run on the same folder is a mistake
+// to show at once, not a queue.
+func lockOut(dir string) (*outLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, LockFile)
+	fl := flock.New(path, flock.SetPermissions(0o644))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w (granite needs a file system with file locks for its output)", path, err)
+	}
+	if !ok {
+		holder := ""
+		if b, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				holder = fmt.Sprintf(" (pid %d)", pid)
+			}
+		}
+		return nil, fmt.Errorf("%s is in use by another granite run%s; wait for it to finish or choose another --out", dir, holder)
+	}
+	// Best effort: the PID is for people, and a holder that could not
+	// write it (Windows locks the byte it would go in) still holds the
+	// lock. A PID left by a killed run names no holder: the next run
+	// takes the lock and writes its own.
+	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	return &outLock{fl: fl}, nil
+}
+
+// release empties the PID, so that it cannot name an unrelated process
+// later, and unlocks. The file stays: removing it would let a run that
+// opened it just before lock a file no later run can see. Errors are
+// dropped: a lock that fails to unlock is released when the process ends,
+// which is soon after every caller's release.
+func (l *outLock) release() {
+	_ = os.Truncate(l.fl.Path(), 0)
+	_ = l.fl.Unlock()
+}
