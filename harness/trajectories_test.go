@@ -149,3 +149,54 @@ func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
 	}
 	t.Logf("%d scenarios; the byte-equal store fails %d of them", played, strictFails)
 }
+
+// BenchmarkScoreByChanges scores a trajectory whose store no right store
+// equals byte for byte, so that task completion judges it change by
+// change: the cost a model's trial pays that the oracle's does not.
+func BenchmarkScoreByChanges(b *testing.B) {
+	spec := loadSpec(b)
+	ctx := context.Background()
+	for _, d := range spec.Domains {
+		rt, _ := gen.Lookup(d.Name)
+		for _, s := range d.Scenarios {
+			finals, err := Finals(ctx, rt, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The gold with every optional argument left out: where that
+			// changes the store, the judging is change by change.
+			sess, err := Open(ctx, rt, runtime.L4)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range s.Gold[runtime.L4] {
+				args := map[string]any{}
+				for k, v := range c.Args {
+					if !slices.Contains(c.Optional, k) {
+						args[k] = v
+					}
+				}
+				raw, _ := json.Marshal(args)
+				if _, err := sess.Call(ctx, c.Tool, raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+			final := sess.Store.Snapshot()
+			sess.Close()
+			g := NewGold(d, s, runtime.L4, rt, finals)
+			rec := &Record{StopReason: stopAnswer}
+			if m, _ := Score(rec, g, final); m.SnapshotOK {
+				continue
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := Score(rec, g, final); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(final)), "store_bytes")
+			return
+		}
+	}
+	b.Skip("no scenario's store changes when its optional arguments are left out")
+}
