@@ -30,6 +30,7 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	shards := map[string]string{}
 	owner := map[string]string{}
 	var all []Record
+	planned := 0
 	for _, d := range dirs {
 		m, err := ReadManifest(d)
 		if err != nil {
@@ -44,6 +45,7 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 			return nil, fmt.Errorf("merge: %s and %s are both shard %s", prev, d, m.Shard)
 		}
 		shards[m.Shard] = d
+		planned += m.Trials
 		recs, _, err := ReadJournal(filepath.Join(d, TrialsFile))
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
@@ -93,7 +95,9 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	sort.Strings(names)
 	m := *first
 	m.Shard = "merged " + strings.Join(names, ",")
-	m.Trials = len(all)
+	// The merged run plans what its shards planned: a merge of some of
+	// the shards, or of unfinished ones, must not read as a finished run.
+	m.Trials = planned
 	m.WarmUps, m.Models = nil, map[string]ModelInfo{}
 	for _, d := range dirs {
 		dm, _ := ReadManifest(d)

@@ -40,6 +40,30 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if m, err := ReadManifest(merged); err != nil || m.Trials != len(want) {
+		t.Errorf("merged run.json plans %v trials (%v), want %d", m.Trials, err, len(want))
+	}
+	// A shard killed halfway: merged, its missing trials stay planned.
+	unfinished := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: unfinished, Shard: Shard{0, 3}, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(unfinished, TrialsFile)
+	data, _ := os.ReadFile(journal)
+	lines := strings.SplitAfter(string(data), "\n")
+	if err := os.WriteFile(journal, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	partial := filepath.Join(t.TempDir(), "partial")
+	psum, err := Merge(partial, []string{unfinished, dirs[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard0, _ := ReadManifest(dirs[0])
+	shard1, _ := ReadManifest(dirs[1])
+	if m, err := ReadManifest(partial); err != nil || m.Trials != shard0.Trials+shard1.Trials || psum.Records >= m.Trials {
+		t.Errorf("an unfinished and a finished shard merged: %d records, run.json plans %v (%v); want %d planned", psum.Records, m.Trials, err, shard0.Trials+shard1.Trials)
+	}
 	got, _, _ := ReadJournal(filepath.Join(merged, TrialsFile))
 	if sum.Records != len(want) || sum.Missing != 0 || len(got) != len(want) {
 		t.Fatalf("merged %+v, %d records, want %d", sum, len(got), len(want))

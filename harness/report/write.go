@@ -132,7 +132,10 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	case r.Planned > 0:
 		cover += fmt.Sprintf(" (%.1f%%)", 100*float64(r.Covered)/float64(r.Planned))
 	}
-	if m.Shard != "" && m.Shard != "0/1" {
+	switch {
+	case strings.HasPrefix(m.Shard, "merged "):
+		cover += " of the merged shards " + strings.TrimPrefix(m.Shard, "merged ")
+	case m.Shard != "" && m.Shard != "0/1":
 		cover += " of shard " + m.Shard
 	}
 	b.WriteString(cover + ", config hash `" + m.ConfigHash + "`")
