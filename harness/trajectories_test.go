@@ -100,41 +100,12 @@ func findScenario(spec *generator.Spec, id string) (*generator.Domain, *generato
 // the byte-equal store does not when two of them change the store.
 func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
 	spec := loadSpec(t)
-	ctx := context.Background()
 	played, strictFails := 0, 0
 	for _, d := range spec.Domains {
 		rt, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
-			finals, err := Finals(ctx, rt, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, err := Open(ctx, rt, runtime.L4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := &Record{StopReason: stopAnswer}
-			var outputs []string
-			for _, c := range s.Gold[runtime.L4] {
-				args := map[string]any{}
-				for k, v := range c.Args {
-					if !slices.Contains(c.Optional, k) {
-						args[k] = v
-					}
-				}
-				raw, _ := json.Marshal(args)
-				res, err := sess.Call(ctx, c.Tool, raw)
-				if err != nil || res.IsError {
-					t.Fatalf("%s: %s %s: %v %+v", s.ID, c.Tool, raw, err, res)
-				}
-				rec.Calls = append(rec.Calls, Call{Tool: c.Tool, Arguments: raw})
-				outputs = append(outputs, res.Text)
-			}
-			// The facts are stated as the tools gave them, as the oracle
-			// does.
-			rec.FinalAnswer = strings.Join(outputs, "\n")
-			m, err := Score(rec, NewGold(d, s, runtime.L4, rt, finals), sess.Store.Snapshot())
-			sess.Close()
+			g, rec, final := playWithoutOptionals(t, d, rt, s)
+			m, err := Score(rec, g, final)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,38 +126,12 @@ func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
 // change: the cost a model's trial pays that the oracle's does not.
 func BenchmarkScoreByChanges(b *testing.B) {
 	spec := loadSpec(b)
-	ctx := context.Background()
 	for _, d := range spec.Domains {
 		rt, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
-			finals, err := Finals(ctx, rt, s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			// The gold with every optional argument left out: where that
-			// changes the store, the judging is change by change.
-			sess, err := Open(ctx, rt, runtime.L4)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, c := range s.Gold[runtime.L4] {
-				args := map[string]any{}
-				for k, v := range c.Args {
-					if !slices.Contains(c.Optional, k) {
-						args[k] = v
-					}
-				}
-				raw, _ := json.Marshal(args)
-				if _, err := sess.Call(ctx, c.Tool, raw); err != nil {
-					b.Fatal(err)
-				}
-			}
-			final := sess.Store.Snapshot()
-			sess.Close()
-			g := NewGold(d, s, runtime.L4, rt, finals)
-			rec := &Record{StopReason: stopAnswer}
+			g, rec, final := playWithoutOptionals(b, d, rt, s)
 			if m, _ := Score(rec, g, final); m.SnapshotOK {
-				continue
+				continue // judged byte for byte: not the case measured
 			}
 			b.ResetTimer()
 			for b.Loop() {
@@ -199,4 +144,41 @@ func BenchmarkScoreByChanges(b *testing.B) {
 		}
 	}
 	b.Skip("no scenario's store changes when its optional arguments are left out")
+}
+
+// playWithoutOptionals plays a scenario's gold at L4 with every optional
+// argument left out, and answers with what the tools returned, as the
+// oracle does. It returns the scenario's gold, the record and the store
+// the calls left.
+func playWithoutOptionals(t testing.TB, d *generator.Domain, rt *runtime.Domain, s *generator.Scenario) (*Gold, *Record, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	finals, err := Finals(ctx, rt, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := Open(ctx, rt, runtime.L4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	rec := &Record{StopReason: stopAnswer}
+	var outputs []string
+	for _, c := range s.Gold[runtime.L4] {
+		args := map[string]any{}
+		for k, v := range c.Args {
+			if !slices.Contains(c.Optional, k) {
+				args[k] = v
+			}
+		}
+		raw, _ := json.Marshal(args)
+		res, err := sess.Call(ctx, c.Tool, raw)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %s %s: %v %+v", s.ID, c.Tool, raw, err, res)
+		}
+		rec.Calls = append(rec.Calls, Call{Tool: c.Tool, Arguments: raw})
+		outputs = append(outputs, res.Text)
+	}
+	rec.FinalAnswer = strings.Join(outputs, "\n")
+	return NewGold(d, s, runtime.L4, rt, finals), rec, sess.Store.Snapshot()
 }
