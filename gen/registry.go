@@ -14,14 +14,14 @@ import (
 	smarthome "github.com/mcpgranite/granite/gen/smarthome"
 	surveillance "github.com/mcpgranite/granite/gen/surveillance"
 	warehouse "github.com/mcpgranite/granite/gen/warehouse"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Domains lists every generated domain, sorted by name.
-var Domains = []*runtime.Domain{agriculture.Domain, energy.Domain, fleet.Domain, healthcare.Domain, industrial.Domain, robotics.Domain, smarthome.Domain, surveillance.Domain, warehouse.Domain}
+var Domains = []*mcpdomain.Domain{agriculture.Domain, energy.Domain, fleet.Domain, healthcare.Domain, industrial.Domain, robotics.Domain, smarthome.Domain, surveillance.Domain, warehouse.Domain}
 
 // Lookup returns the domain with the given name.
-func Lookup(name string) (*runtime.Domain, bool) {
+func Lookup(name string) (*mcpdomain.Domain, bool) {
 	for _, d := range Domains {
 		if d.Name == name {
 			return d, true

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"github.com/mcpgranite/granite/internal/speclang"
 	"os"
 	"testing"
 )
@@ -18,7 +19,7 @@ func BenchmarkGenerateAll(b *testing.B) {
 // renderRepo loads the repository's specs and renders all of gen/.
 func renderRepo(tb testing.TB) map[string][]byte {
 	tb.Helper()
-	spec, err := Load(os.DirFS("../specs"))
+	spec, err := speclang.Load(os.DirFS("../specs"))
 	if err != nil {
 		tb.Fatal(err)
 	}

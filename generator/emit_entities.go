@@ -2,18 +2,19 @@ package generator
 
 import (
 	"fmt"
+	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
 )
 
 // emitEntities writes each entity's struct, its copy and ID accessors, and
 // its seed rows.
-func emitEntities(f *jen.File, d *Domain) {
+func emitEntities(f *jen.File, d *speclang.Domain) {
 	for _, e := range d.Entities {
 		// type Device struct { ID string `json:"id"`; ... }
 		fields := []jen.Code{jen.Id("ID").String().Tag(map[string]string{"json": "id"})}
 		for _, fd := range e.Fields {
-			c := jen.Id(fd.GoName).Add(typeCode(fieldGoType(fd))).Tag(map[string]string{"json": fd.Name})
+			c := jen.Id(fd.GoName).Add(typeCode(speclang.FieldGoType(fd))).Tag(map[string]string{"json": fd.Name})
 			if fd.Description != "" {
 				c = jen.Comment(fd.Description).Line().Add(c)
 			}
@@ -27,9 +28,9 @@ func emitEntities(f *jen.File, d *Domain) {
 		var body []jen.Code
 		for _, fd := range e.Fields {
 			switch fd.Type {
-			case TObject:
+			case speclang.TObject:
 				body = append(body, jen.Id("v").Dot(fd.GoName).Op("=").Qual(runtimePkg, "CloneObject").Call(jen.Id("v").Dot(fd.GoName)))
-			case TArray:
+			case speclang.TArray:
 				body = append(body, jen.Id("v").Dot(fd.GoName).Op("=").Qual(runtimePkg, "CloneSlice").Call(jen.Id("v").Dot(fd.GoName)))
 			}
 		}
@@ -49,8 +50,8 @@ func emitEntities(f *jen.File, d *Domain) {
 			}
 			rows[i] = jen.Values(dict)
 		}
-		f.Comment(fmt.Sprintf("seed%s returns fresh copies of the %s seed rows, in ID order.", goName(e.Plural), e.Name))
-		f.Func().Id("seed" + goName(e.Plural)).Params().Index().Id(e.GoName).Block(
+		f.Comment(fmt.Sprintf("seed%s returns fresh copies of the %s seed rows, in ID order.", speclang.GoName(e.Plural), e.Name))
+		f.Func().Id("seed" + speclang.GoName(e.Plural)).Params().Index().Id(e.GoName).Block(
 			jen.Return(jen.Index().Id(e.GoName).ValuesFunc(func(g *jen.Group) {
 				for _, r := range rows {
 					g.Line().Add(r)

@@ -2,13 +2,14 @@ package generator
 
 import (
 	"fmt"
+	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
 )
 
 // emitOperations writes, per operation, its typed argument struct and the
 // Store method that performs it.
-func emitOperations(f *jen.File, d *Domain) {
+func emitOperations(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
 		emitArgsStruct(f, o.GoName+"Args", fmt.Sprintf("%sArgs are the arguments of %s.", o.GoName, o.Name), nil, o.Args, false)
 		if needsMatch(o) {
@@ -21,14 +22,14 @@ func emitOperations(f *jen.File, d *Domain) {
 // emitArgsStruct writes an argument struct. Required arguments are values,
 // optional ones pointers (maps and slices are nil when absent). With
 // allOptional every argument is optional, as in a tool's union struct.
-func emitArgsStruct(f *jen.File, name, comment string, lead []jen.Code, args []*Arg, allOptional bool) {
+func emitArgsStruct(f *jen.File, name, comment string, lead []jen.Code, args []*speclang.Arg, allOptional bool) {
 	fields := append([]jen.Code{}, lead...)
 	for _, a := range args {
 		t := typeCode(a.GoType)
 		tag := a.Name
 		if !a.Required || allOptional {
 			tag += ",omitempty"
-			if !a.GoType.nilable() {
+			if !a.GoType.Nilable() {
 				t = jen.Op("*").Add(t)
 			}
 		}
@@ -40,21 +41,21 @@ func emitArgsStruct(f *jen.File, name, comment string, lead []jen.Code, args []*
 }
 
 // argValue is the value of an argument that is known to be present.
-func argValue(a *Arg) *jen.Statement {
-	if a.Required || a.GoType.nilable() {
+func argValue(a *speclang.Arg) *jen.Statement {
+	if a.Required || a.GoType.Nilable() {
 		return jen.Id("a").Dot(a.GoName)
 	}
 	return jen.Op("*").Id("a").Dot(a.GoName)
 }
 
 // present is the condition that an optional argument was given.
-func present(a *Arg) *jen.Statement {
+func present(a *speclang.Arg) *jen.Statement {
 	return jen.Id("a").Dot(a.GoName).Op("!=").Nil()
 }
 
-func needsMatch(o *Operation) bool {
+func needsMatch(o *speclang.Operation) bool {
 	switch o.Kind {
-	case KList, KUpdateWhere, KAggregate, KPreset:
+	case speclang.KList, speclang.KUpdateWhere, speclang.KAggregate, speclang.KPreset:
 		return true
 	}
 	return false
@@ -62,9 +63,9 @@ func needsMatch(o *Operation) bool {
 
 // compare renders `v.Field <op> value` for a field, comparing timestamps
 // by instant rather than as text.
-func compare(fd *Field, op string, value jen.Code) *jen.Statement {
+func compare(fd *speclang.Field, op string, value jen.Code) *jen.Statement {
 	field := jen.Id("v").Dot(fd.GoName)
-	if fd.Type == TTimestamp && op != "!=" {
+	if fd.Type == speclang.TTimestamp && op != "!=" {
 		return jen.Qual(runtimePkg, "CompareTime").Call(field, value).Op(op).Lit(0)
 	}
 	return field.Op(op).Add(value)
@@ -76,7 +77,7 @@ func compare(fd *Field, op string, value jen.Code) *jen.Statement {
 //		if a.Room != nil && v.Room != *a.Room { return false }
 //		return true
 //	}
-func emitMatch(f *jen.File, o *Operation) {
+func emitMatch(f *jen.File, o *speclang.Operation) {
 	var body []jen.Code
 	for _, w := range o.Where {
 		body = append(body, jen.If(compare(w.Field, "!=", literal(w.Field, w.Value))).Block(jen.Return(jen.False())))
@@ -84,11 +85,11 @@ func emitMatch(f *jen.File, o *Operation) {
 	for _, a := range o.Args {
 		var cond *jen.Statement
 		switch a.Role {
-		case RoleFilter:
+		case speclang.RoleFilter:
 			cond = compare(a.Field, "!=", argValue(a))
-		case RoleMin:
+		case speclang.RoleMin:
 			cond = compare(a.Field, "<", argValue(a))
-		case RoleMax:
+		case speclang.RoleMax:
 			cond = compare(a.Field, ">", argValue(a))
 		default:
 			continue
@@ -105,7 +106,7 @@ func emitMatch(f *jen.File, o *Operation) {
 }
 
 // lockFor returns the statements that take the store's lock for o.
-func lockFor(o *Operation) []jen.Code {
+func lockFor(o *speclang.Operation) []jen.Code {
 	if o.ReadOnly {
 		return []jen.Code{jen.Id("s").Dot("mu").Dot("RLock").Call(), jen.Defer().Id("s").Dot("mu").Dot("RUnlock").Call()}
 	}
@@ -114,10 +115,10 @@ func lockFor(o *Operation) []jen.Code {
 
 // refChecks returns checks that every reference argument names a row,
 // all made before anything changes.
-func refChecks(o *Operation, zero jen.Code) []jen.Code {
+func refChecks(o *speclang.Operation, zero jen.Code) []jen.Code {
 	var out []jen.Code
 	for _, a := range o.Args {
-		if a.Role != RoleValue || a.Field.Type != TReference {
+		if a.Role != speclang.RoleValue || a.Field.Type != speclang.TReference {
 			continue
 		}
 		check := jen.If(jen.Err().Op(":=").Id("s").Dot(tableField(a.Field.Ref)).Dot("Check").Call(jen.Lit(a.Name), argValue(a)), jen.Err().Op("!=").Nil()).Block(
@@ -131,19 +132,19 @@ func refChecks(o *Operation, zero jen.Code) []jen.Code {
 }
 
 // assignArgs sets each given value argument on row v.
-func assignArgs(o *Operation) []jen.Code {
+func assignArgs(o *speclang.Operation) []jen.Code {
 	var out []jen.Code
 	for _, a := range o.Args {
-		if a.Role != RoleValue {
+		if a.Role != speclang.RoleValue {
 			continue
 		}
 		var val jen.Code = argValue(a)
 		switch {
-		case a.Field.Type == TObject && o.Merge:
+		case a.Field.Type == speclang.TObject && o.Merge:
 			val = jen.Qual(runtimePkg, "MergeObject").Call(jen.Id("v").Dot(a.Field.GoName), jen.Id("a").Dot(a.GoName))
-		case a.Field.Type == TObject:
+		case a.Field.Type == speclang.TObject:
 			val = jen.Qual(runtimePkg, "CloneObject").Call(jen.Id("a").Dot(a.GoName))
-		case a.Field.Type == TArray:
+		case a.Field.Type == speclang.TArray:
 			val = jen.Qual(runtimePkg, "CloneSlice").Call(jen.Id("a").Dot(a.GoName))
 		}
 		set := jen.Id("v").Dot(a.Field.GoName).Op("=").Add(val)
@@ -156,7 +157,7 @@ func assignArgs(o *Operation) []jen.Code {
 	return out
 }
 
-func assignFixed(set []Assign) []jen.Code {
+func assignFixed(set []speclang.Assign) []jen.Code {
 	var out []jen.Code
 	for _, s := range set {
 		out = append(out, jen.Id("v").Dot(s.Field.GoName).Op("=").Add(literal(s.Field, s.Value)))
@@ -165,11 +166,11 @@ func assignFixed(set []Assign) []jen.Code {
 }
 
 // nothingToSet returns the check that an update names at least one field.
-func nothingToSet(o *Operation, zero jen.Code) jen.Code {
+func nothingToSet(o *speclang.Operation, zero jen.Code) jen.Code {
 	var cond *jen.Statement
 	var names []jen.Code
 	for _, a := range o.Args {
-		if a.Role != RoleValue {
+		if a.Role != speclang.RoleValue {
 			continue
 		}
 		c := jen.Id("a").Dot(a.GoName).Op("==").Nil()
@@ -186,7 +187,7 @@ func nothingToSet(o *Operation, zero jen.Code) jen.Code {
 	return jen.If(cond).Block(jen.Return(zero, jen.Qual(runtimePkg, "NothingToSet").Call(names...)))
 }
 
-func argByRole(o *Operation, r ArgRole) *Arg {
+func argByRole(o *speclang.Operation, r speclang.ArgRole) *speclang.Arg {
 	for _, a := range o.Args {
 		if a.Role == r {
 			return a
@@ -196,21 +197,21 @@ func argByRole(o *Operation, r ArgRole) *Arg {
 }
 
 // emitOperation writes the Store method of one operation.
-func emitOperation(f *jen.File, o *Operation) {
+func emitOperation(f *jen.File, o *speclang.Operation) {
 	e := o.Entity
 	table := jen.Id("s").Dot(tableField(e))
 	var result jen.Code
 	var body []jen.Code
 	body = append(body, lockFor(o)...)
 	switch o.Kind {
-	case KGet:
+	case speclang.KGet:
 		result = jen.Id(e.GoName)
-		body = append(body, jen.Return(table.Clone().Dot("Get").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, RoleID).GoName))))
-	case KList:
+		body = append(body, jen.Return(table.Clone().Dot("Get").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName))))
+	case speclang.KList:
 		result = jen.Qual(runtimePkg, "ListResult").Types(jen.Id(e.GoName))
 		body = append(body, jen.Return(table.Clone().Dot("List").Call(
 			jen.Qual(runtimePkg, "Or").Call(jen.Id("a").Dot("Limit"), jen.Lit(o.Limit)), jen.Id("a").Dot("match")), jen.Nil()))
-	case KCreate:
+	case speclang.KCreate:
 		result = jen.Id(e.GoName)
 		zero := jen.Id(e.GoName).Values()
 		body = append(body, refChecks(o, zero)...)
@@ -220,25 +221,25 @@ func emitOperation(f *jen.File, o *Operation) {
 			switch {
 			case fd.Default != nil && !isZero(fd.Default):
 				defaults[jen.Id(fd.GoName)] = literal(fd, fd.Default)
-			case fd.Type == TObject || fd.Type == TArray:
-				defaults[jen.Id(fd.GoName)] = literal(fd, zeroValue(fd))
+			case fd.Type == speclang.TObject || fd.Type == speclang.TArray:
+				defaults[jen.Id(fd.GoName)] = literal(fd, speclang.ZeroValue(fd))
 			}
 		}
 		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Values(defaults))
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(table.Clone().Dot("Insert").Call(jen.Id("v")), jen.Nil()))
-	case KUpdate:
+	case speclang.KUpdate:
 		result = jen.Id(e.GoName)
 		zero := jen.Id(e.GoName).Values()
 		body = append(body,
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(table.Clone()).Dot("Ptr").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, RoleID).GoName)),
+			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(table.Clone()).Dot("Ptr").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
 			nothingToSet(o, zero),
 		)
 		body = append(body, refChecks(o, zero)...)
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(jen.Id("clone"+e.GoName).Call(jen.Op("*").Id("v")), jen.Nil()))
-	case KUpdateWhere:
+	case speclang.KUpdateWhere:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		zero := jen.Qual(runtimePkg, "BulkResult").Values()
 		if len(o.Set) == 0 {
@@ -251,13 +252,13 @@ func emitOperation(f *jen.File, o *Operation) {
 				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Block(set...)),
 			jen.Return(jen.Qual(runtimePkg, "NewBulkResult").Call(jen.Lit(e.Name), jen.Lit(""), jen.Id("ids")), jen.Nil()),
 		)
-	case KDelete:
+	case speclang.KDelete:
 		result = jen.Qual(runtimePkg, "DeleteResult")
-		body = append(body, jen.Return(table.Clone().Dot("Delete").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, RoleID).GoName))))
-	case KAggregate:
+		body = append(body, jen.Return(table.Clone().Dot("Delete").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName))))
+	case speclang.KAggregate:
 		result = jen.Qual(runtimePkg, "AggregateResult")
 		body = append(body, aggregateBody(o, table)...)
-	case KPreset:
+	case speclang.KPreset:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		body = append(body, presetBody(o, table)...)
 	}
@@ -271,19 +272,19 @@ func emitOperation(f *jen.File, o *Operation) {
 //	agg := runtime.NewAggregator("sensor", a.Function, a.Field, runtime.Deref(a.GroupBy))
 //	s.sensors.Each(a.match, func(v *Sensor) { ...; agg.Add(key, x) })
 //	return agg.Result(), nil
-func aggregateBody(o *Operation, table *jen.Statement) []jen.Code {
+func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 	fn := jen.Lit(o.Functions[0])
-	if a := argByRole(o, RoleFunction); a != nil {
+	if a := argByRole(o, speclang.RoleFunction); a != nil {
 		fn = jen.Id("a").Dot(a.GoName)
 	}
 	var field jen.Code = jen.Lit("")
 	if len(o.Fields) == 1 {
 		field = jen.Lit(o.Fields[0].Name)
-	} else if a := argByRole(o, RoleAggField); a != nil {
+	} else if a := argByRole(o, speclang.RoleAggField); a != nil {
 		field = jen.Id("a").Dot(a.GoName)
 	}
 	var group jen.Code = jen.Lit("")
-	if a := argByRole(o, RoleGroupBy); a != nil {
+	if a := argByRole(o, speclang.RoleGroupBy); a != nil {
 		group = jen.Qual(runtimePkg, "Deref").Call(jen.Id("a").Dot(a.GoName))
 	}
 	var each []jen.Code
@@ -300,7 +301,7 @@ func aggregateBody(o *Operation, table *jen.Statement) []jen.Code {
 		var cases []jen.Code
 		for _, fd := range o.GroupBy {
 			var val jen.Code = jen.Id("v").Dot(fd.GoName)
-			if g := fieldGoType(fd); g.Kind != "string" {
+			if g := speclang.FieldGoType(fd); g.Kind != "string" {
 				val = jen.Qual("fmt", "Sprint").Call(jen.Id("v").Dot(fd.GoName))
 			}
 			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(jen.Id("key").Op("=").Add(val)))
@@ -321,9 +322,9 @@ func aggregateBody(o *Operation, table *jen.Statement) []jen.Code {
 //	case "night":
 //		ids = append(ids, s.devices.Update(func(v *Device) bool { return a.match(v) && v.Kind == "light" }, func(v *Device) { v.Power = "off" })...)
 //	}
-func presetBody(o *Operation, table *jen.Statement) []jen.Code {
+func presetBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 	e := o.Entity
-	pa := argByRole(o, RolePreset)
+	pa := argByRole(o, speclang.RolePreset)
 	var cases []jen.Code
 	for _, p := range o.Presets {
 		var steps []jen.Code

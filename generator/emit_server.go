@@ -2,13 +2,14 @@ package generator
 
 import (
 	"fmt"
+	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
 )
 
 // emitServer writes the operation and tool tables, each multi-operation
 // tool's argument struct and dispatcher, NewServer and the registry entry.
-func emitServer(f *jen.File, d *Domain) {
+func emitServer(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
 		f.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Values(operationDict(o))
 	}
@@ -109,12 +110,12 @@ func emitServer(f *jen.File, d *Domain) {
 	)
 }
 
-func opVar(o *Operation) string { return "op" + o.GoName }
+func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
-func callName(lv *Level, t *Tool) string { return "call" + lv.Name + t.GoName }
+func callName(lv *speclang.Level, t *speclang.Tool) string { return "call" + lv.Name + t.GoName }
 
 // operationDict is the runtime.Operation literal of o.
-func operationDict(o *Operation) jen.Dict {
+func operationDict(o *speclang.Operation) jen.Dict {
 	args := make([]jen.Code, len(o.Args))
 	for i, a := range o.Args {
 		dict := jen.Dict{jen.Id("Name"): jen.Lit(a.Name), jen.Id("Type"): jen.Lit(a.JSONType)}
@@ -165,7 +166,7 @@ func operationDict(o *Operation) jen.Dict {
 //			return s.GetDevice(GetDeviceArgs{DeviceID: runtime.Deref(a.DeviceID)})
 //		}
 //	}
-func emitToolArgs(f *jen.File, lv *Level, t *Tool) {
+func emitToolArgs(f *jen.File, lv *speclang.Level, t *speclang.Tool) {
 	name := lv.Name + t.GoName + "Args"
 	lead := []jen.Code{jen.Comment("Action picks the operation."), jen.Id("Action").String().Tag(map[string]string{"json": "action"})}
 	emitArgsStruct(f, name, fmt.Sprintf("%s are the arguments of %s tool %s.", name, lv.Name, t.Name), lead, t.Args, true)
@@ -175,7 +176,7 @@ func emitToolArgs(f *jen.File, lv *Level, t *Tool) {
 		dict := jen.Dict{}
 		for _, a := range o.Args {
 			var v jen.Code = jen.Id("a").Dot(a.GoName)
-			if a.Required && !a.GoType.nilable() {
+			if a.Required && !a.GoType.Nilable() {
 				v = jen.Qual(runtimePkg, "Deref").Call(jen.Id("a").Dot(a.GoName))
 			}
 			dict[jen.Id(a.GoName)] = v
@@ -194,7 +195,7 @@ func emitToolArgs(f *jen.File, lv *Level, t *Tool) {
 }
 
 // emitRegistry writes gen/registry.go, which lists every domain.
-func emitRegistry(f *jen.File, spec *Spec) {
+func emitRegistry(f *jen.File, spec *speclang.Spec) {
 	f.PackageComment("Package gen holds the code granite-gen generates from specs/: one package per")
 	f.PackageComment("domain and this registry of them all. Never edit it by hand; run go generate ./...")
 	f.Comment("Domains lists every generated domain, sorted by name.")

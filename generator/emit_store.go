@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -9,7 +10,7 @@ import (
 
 // emitStore writes the Store: one table per entity behind one lock, Reset,
 // Clone, a canonical Snapshot and Call by operation name.
-func emitStore(f *jen.File, d *Domain) {
+func emitStore(f *jen.File, d *speclang.Domain) {
 	var fields []jen.Code
 	fields = append(fields, jen.Id("mu").Qual("sync", "RWMutex"))
 	for _, e := range d.Entities {
@@ -40,7 +41,7 @@ func emitStore(f *jen.File, d *Domain) {
 	var reset []jen.Code
 	for _, e := range d.Entities {
 		reset = append(reset, jen.Id("s").Dot(tableField(e)).Op("=").Qual(runtimePkg, "NewTable").Call(
-			jen.Lit(e.Name), jen.Lit(e.IDPrefix), jen.Lit(e.IDDigits), jen.Id("seed"+goName(e.Plural)).Call(),
+			jen.Lit(e.Name), jen.Lit(e.IDPrefix), jen.Lit(e.IDDigits), jen.Id("seed"+speclang.GoName(e.Plural)).Call(),
 			jen.Id(lowerFirst(e.GoName)+"ID"), jen.Id("clone"+e.GoName)))
 	}
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("reset").Params().Block(reset...)
@@ -68,8 +69,8 @@ func emitStore(f *jen.File, d *Domain) {
 	snapVals := jen.Dict{}
 	next := jen.Dict{}
 	for _, e := range d.Entities {
-		snapFields = append(snapFields, jen.Id(goName(e.Plural)).Index().Id(e.GoName).Tag(map[string]string{"json": e.Plural}))
-		snapVals[jen.Id(goName(e.Plural))] = jen.Id("s").Dot(tableField(e)).Dot("Rows").Call()
+		snapFields = append(snapFields, jen.Id(speclang.GoName(e.Plural)).Index().Id(e.GoName).Tag(map[string]string{"json": e.Plural}))
+		snapVals[jen.Id(speclang.GoName(e.Plural))] = jen.Id("s").Dot(tableField(e)).Dot("Rows").Call()
 		next[jen.Lit(e.Name)] = jen.Id("s").Dot(tableField(e)).Dot("Next").Call()
 	}
 	snapFields = append(snapFields, jen.Id("NextIDs").Map(jen.String()).Int().Tag(map[string]string{"json": "next_ids"}))
@@ -104,4 +105,4 @@ func emitStore(f *jen.File, d *Domain) {
 	)
 }
 
-func joinNames(ops []*Operation) string { return strings.Join(opNameList(ops), ", ") }
+func joinNames(ops []*speclang.Operation) string { return strings.Join(speclang.OpNames(ops), ", ") }

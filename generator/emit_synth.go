@@ -2,10 +2,11 @@ package generator
 
 import (
 	"fmt"
+	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/stage"
 )
 
 // emitSynth writes the synthesizer's typed stage contracts: per level, an
@@ -16,8 +17,8 @@ import (
 //	type L4Tool string
 //	const L4GetLamp L4Tool = "get_lamp"
 //	type L4ScenarioCall struct { Tool L4Tool; Arguments json.RawMessage; Reason string }
-//	var StageSchemas = map[runtime.Level]string{runtime.L4: `{...}`}
-func emitSynth(f *jen.File, d *Domain) {
+//	var StageSchemas = map[mcpdomain.Level]string{mcpdomain.L4: `{...}`}
+func emitSynth(f *jen.File, d *speclang.Domain) {
 	schemas := jen.Dict{}
 	for _, lv := range d.Levels {
 		enum := lv.Name + "Tool"
@@ -34,7 +35,7 @@ func emitSynth(f *jen.File, d *Domain) {
 			jen.Id("Arguments").Qual("encoding/json", "RawMessage").Tag(map[string]string{"json": "arguments"}),
 			jen.Id("Reason").String().Tag(map[string]string{"json": "reason"}),
 		)
-		f.Commentf("%sScenarioStage is the scenario stage's output at %s (StageSchemas[runtime.%s]).", lv.Name, lv.Name, lv.Name)
+		f.Commentf("%sScenarioStage is the scenario stage's output at %s (StageSchemas[mcpdomain.%s]).", lv.Name, lv.Name, lv.Name)
 		f.Type().Id(lv.Name+"ScenarioStage").Struct(
 			jen.Id("Title").String().Tag(map[string]string{"json": "title"}),
 			jen.Id("Instruction").String().Tag(map[string]string{"json": "instruction"}),
@@ -43,11 +44,11 @@ func emitSynth(f *jen.File, d *Domain) {
 			jen.Id("FollowUp").String().Tag(map[string]string{"json": "follow_up"}),
 		)
 		f.Line()
-		st := make([]runtime.StageTool, len(lv.Tools))
+		st := make([]stage.Tool, len(lv.Tools))
 		for i, t := range lv.Tools {
-			st[i] = runtime.StageTool{Name: t.Name, InputSchema: t.Schema}
+			st[i] = stage.Tool{Name: t.Name, InputSchema: t.Schema}
 		}
-		b, err := runtime.ScenarioStageSchema(st)
+		b, err := stage.ScenarioSchema(st)
 		if err != nil {
 			panic(fmt.Sprintf("generator: stage schema of %s %s: %v", d.Name, lv.Name, err)) // tool schemas are built by schemas()
 		}

@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"flag"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 func specFS(t testing.TB, files map[string]string) fstest.MapFS {
 	t.Helper()
 	fsys := fstest.MapFS{}
-	for _, name := range []string{SchemaFile, ScenarioSchemaFile} {
+	for _, name := range []string{speclang.SchemaFile, speclang.ScenarioSchemaFile} {
 		schema, err := os.ReadFile("../specs/" + name)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +50,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec, err := Load(specFS(t, map[string]string{name + "/domain.yaml": string(src)}))
+			spec, err := speclang.Load(specFS(t, map[string]string{name + "/domain.yaml": string(src)}))
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
@@ -157,11 +158,11 @@ func TestGoName(t *testing.T) {
 		"device_id": "DeviceID", "co2_ppm": "CO2Ppm", "target_temp_c": "TargetTempC",
 		"url": "URL", "gps_lat": "GPSLat", "type": "Type", "ph": "PH",
 	} {
-		if got := goName(in); got != want {
-			t.Errorf("goName(%q) = %q, want %q", in, got, want)
+		if got := speclang.GoName(in); got != want {
+			t.Errorf("GoName(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if !strings.Contains(goName("a_b"), "AB") {
+	if !strings.Contains(speclang.GoName("a_b"), "AB") {
 		t.Error("single letters")
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -97,7 +97,7 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 		if !done {
 			tools := shared
 			name, level, isDomain := scenarios.DomainSource(src)
-			var rt *runtime.Domain
+			var rt *mcpdomain.Domain
 			var about system
 			if isDomain {
 				rt, _ = lookup(name)
@@ -128,7 +128,7 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 		}
 		g := &Gold{exact: ts.exact, actions: ts.actions}
 		for _, c := range a.ExpectedCalls {
-			gc := &generator.Call{Tool: c.Tool}
+			gc := &speclang.Call{Tool: c.Tool}
 			_ = json.Unmarshal(c.Arguments, &gc.Args)
 			g.Calls = append(g.Calls, gc)
 		}

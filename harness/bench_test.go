@@ -9,8 +9,8 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -46,7 +46,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	defer f.Close()
 	cfg := testConfig("turns", f.URL, "fake:gold")
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
-	cfg.Granularities = []runtime.Level{runtime.L1}
+	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
 	d := spec.Domain(tiny.Domain.Name)
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
@@ -59,7 +59,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	var own, all []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Domain: d, RT: rt, Level: runtime.L1, Scenario: s, Repetition: 1}, a, f.URL)
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Domain: d, RT: rt, Level: mcpdomain.L1, Scenario: s, Repetition: 1}, a, f.URL)
 		if err != nil || rec.Metrics.TC != 1 {
 			b.Fatalf("%v %+v", err, rec)
 		}
@@ -82,7 +82,7 @@ func BenchmarkArtifactOracle(b *testing.B) {
 	spec := loadSpec(b)
 	var arts []scenarios.Artifact
 	for _, d := range gen.Domains {
-		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, runtime.L4), 0)
+		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, mcpdomain.L4), 0)
 		if err != nil {
 			b.Fatal(err)
 		}

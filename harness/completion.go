@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Task completion judges the task, not the bytes. A store that differs from
@@ -75,7 +75,7 @@ type changeGold struct {
 }
 
 // newChangeGold reads the seed and the right final stores of a scenario.
-func newChangeGold(d *generator.Domain, seed []byte, finals [][]byte) *changeGold {
+func newChangeGold(d *speclang.Domain, seed []byte, finals [][]byte) *changeGold {
 	g := &changeGold{kinds: map[string]map[string]fieldKind{}, refs: map[string]map[string]string{},
 		deletes: map[rowKey]bool{}, sets: map[rowKey]map[string][]any{}, creates: map[rowKey]map[string][]any{},
 		createIDs: map[string][]string{}}
@@ -84,20 +84,20 @@ func newChangeGold(d *generator.Domain, seed []byte, finals [][]byte) *changeGol
 			g.kinds[e.Plural], g.refs[e.Plural] = map[string]fieldKind{}, map[string]string{}
 			for _, f := range e.Fields {
 				g.kinds[e.Plural][f.Name] = kindOf(f)
-				if f.Type == generator.TReference && f.Ref != nil {
+				if f.Type == speclang.TReference && f.Ref != nil {
 					g.refs[e.Plural][f.Name] = f.Ref.Plural
 				}
 			}
 		}
 	}
-	seedRows, err := runtime.Rows(seed)
+	seedRows, err := mcpdomain.Rows(seed)
 	if err != nil {
 		g.err = err
 		return g
 	}
 	g.seed = indexRows(seedRows)
 	for _, fin := range finals {
-		rows, err := runtime.Rows(fin)
+		rows, err := mcpdomain.Rows(fin)
 		if err != nil {
 			g.err = err
 			return g
@@ -131,20 +131,20 @@ func newChangeGold(d *generator.Domain, seed []byte, finals [][]byte) *changeGol
 }
 
 // kindOf says how a field's values compare.
-func kindOf(f *generator.Field) fieldKind {
+func kindOf(f *speclang.Field) fieldKind {
 	switch f.Type {
-	case generator.TString:
+	case speclang.TString:
 		if f.Pattern != "" {
 			return kindText
 		}
 		return kindFreeText
-	case generator.TInteger, generator.TNumber:
+	case speclang.TInteger, speclang.TNumber:
 		return kindNumber
-	case generator.TTimestamp:
+	case speclang.TTimestamp:
 		return kindTimestamp
-	case generator.TReference:
+	case speclang.TReference:
 		return kindReference
-	case generator.TObject, generator.TArray:
+	case speclang.TObject, speclang.TArray:
 		return kindStructured
 	}
 	return kindExact

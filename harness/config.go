@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -34,27 +34,27 @@ func IsBuiltin(model string) bool { return strings.HasPrefix(model, "builtin:") 
 // Config is one experiment. Zero fields take the documented defaults in
 // LoadConfig.
 type Config struct {
-	Name                string          `json:"name"`
-	Description         string          `json:"description,omitempty"`
-	Models              []string        `json:"models"`
-	Domains             []string        `json:"domains,omitempty"`
-	Scenarios           []string        `json:"scenarios,omitempty"`
-	Granularities       []runtime.Level `json:"granularities,omitempty"`
-	Repetitions         int             `json:"repetitions"`
-	MaxAgentTurns       int             `json:"max_agent_turns"`
-	AgentTimeoutSeconds float64         `json:"agent_timeout_seconds"`
-	Temperature         float64         `json:"temperature"`
-	MaxTokens           int             `json:"max_tokens"`
-	NumCtx              int             `json:"num_ctx"`
-	KeepAlive           string          `json:"keep_alive"`
-	Seed                int             `json:"seed"`
-	Stream              *bool           `json:"stream,omitempty"`
-	Ollama              OllamaConfig    `json:"ollama"`
-	Meter               string          `json:"meter"`
-	MeterIntervalMS     int             `json:"meter_interval_ms,omitempty"`
-	GPUs                []int           `json:"gpus,omitempty"`
-	PowercapRoot        string          `json:"powercap_root,omitempty"`
-	Output              string          `json:"output"`
+	Name                string            `json:"name"`
+	Description         string            `json:"description,omitempty"`
+	Models              []string          `json:"models"`
+	Domains             []string          `json:"domains,omitempty"`
+	Scenarios           []string          `json:"scenarios,omitempty"`
+	Granularities       []mcpdomain.Level `json:"granularities,omitempty"`
+	Repetitions         int               `json:"repetitions"`
+	MaxAgentTurns       int               `json:"max_agent_turns"`
+	AgentTimeoutSeconds float64           `json:"agent_timeout_seconds"`
+	Temperature         float64           `json:"temperature"`
+	MaxTokens           int               `json:"max_tokens"`
+	NumCtx              int               `json:"num_ctx"`
+	KeepAlive           string            `json:"keep_alive"`
+	Seed                int               `json:"seed"`
+	Stream              *bool             `json:"stream,omitempty"`
+	Ollama              OllamaConfig      `json:"ollama"`
+	Meter               string            `json:"meter"`
+	MeterIntervalMS     int               `json:"meter_interval_ms,omitempty"`
+	GPUs                []int             `json:"gpus,omitempty"`
+	PowercapRoot        string            `json:"powercap_root,omitempty"`
+	Output              string            `json:"output"`
 	// Artifacts makes this an artifact run: models x artifacts x
 	// repetitions, each artifact on a replay server (see LoadArtifacts).
 	Artifacts     string `json:"artifacts,omitempty"`
@@ -91,7 +91,7 @@ func (c *Config) HostList() []string {
 // LoadConfig reads an experiment config: a path on disk, or the name of an
 // embedded one ("smoke", "paper"). Domains and scenarios are checked
 // against spec; every error carries its position.
-func LoadConfig(name string, spec *generator.Spec) (*Config, error) {
+func LoadConfig(name string, spec *speclang.Spec) (*Config, error) {
 	file, data, err := readConfig(name)
 	if err != nil {
 		return nil, err
@@ -100,11 +100,11 @@ func LoadConfig(name string, spec *generator.Spec) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := generator.CompileSchema(ExperimentSchemaFile, schemaData)
+	sch, err := speclang.CompileSchema(ExperimentSchemaFile, schemaData)
 	if err != nil {
 		return nil, err
 	}
-	doc, errs := generator.ParseDocument(file, data, sch)
+	doc, errs := speclang.ParseDocument(file, data, sch)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -112,7 +112,7 @@ func LoadConfig(name string, spec *generator.Spec) (*Config, error) {
 	if err := doc.Decode(c); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	var list generator.ErrorList
+	var list speclang.ErrorList
 	for i, d := range c.Domains {
 		if spec.Domain(d) == nil {
 			list = append(list, doc.Errorf([]any{"domains", i}, "found domain %q; expected one of %s", d, strings.Join(domainNames(spec), ", ")))
@@ -192,7 +192,7 @@ func readConfig(name string) (string, []byte, error) {
 // defaults fills the documented defaults.
 func (c *Config) defaults() {
 	if len(c.Granularities) == 0 && c.Artifacts == "" {
-		c.Granularities = slices.Clone(runtime.Levels)
+		c.Granularities = slices.Clone(mcpdomain.Levels)
 	}
 	if c.Repetitions == 0 {
 		c.Repetitions = 1

@@ -15,14 +15,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // CheckState returns the conditions a store snapshot fails, each with why;
 // none means the state is as expected.
-func CheckState(snapshot []byte, checks []*generator.StateCheck) ([]string, error) {
-	rows, err := runtime.Rows(snapshot)
+func CheckState(snapshot []byte, checks []*speclang.StateCheck) ([]string, error) {
+	rows, err := mcpdomain.Rows(snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func CheckState(snapshot []byte, checks []*generator.StateCheck) ([]string, erro
 }
 
 // checkRows is CheckState on a decoded snapshot.
-func checkRows(rows map[string][]map[string]any, checks []*generator.StateCheck) []string {
+func checkRows(rows map[string][]map[string]any, checks []*speclang.StateCheck) []string {
 	var failed []string
 	for _, c := range checks {
 		if why := checkOne(rows[c.Collection], c); why != "" {
@@ -40,7 +40,7 @@ func checkRows(rows map[string][]map[string]any, checks []*generator.StateCheck)
 	return failed
 }
 
-func checkOne(rows []map[string]any, c *generator.StateCheck) string {
+func checkOne(rows []map[string]any, c *speclang.StateCheck) string {
 	var sel []map[string]any
 	for _, r := range rows {
 		if c.ID != "" && r["id"] == c.ID || c.ID == "" && holds(r, c.Where) == "" {
@@ -186,7 +186,7 @@ func jsonString(v any) string {
 }
 
 // Stated reports whether a text states a fact in any of its forms.
-func Stated(text string, f *generator.Fact) bool {
+func Stated(text string, f *speclang.Fact) bool {
 	for _, form := range f.Forms() {
 		if statesValue(text, form) {
 			return true

@@ -3,7 +3,7 @@ package harness
 import (
 	"testing"
 
-	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 func TestStated(t *testing.T) {
@@ -60,7 +60,7 @@ func TestStated(t *testing.T) {
 		{"nothing relevant", "SN005", []any{"Bedroom temperature"}, false},
 	}
 	for _, c := range cases {
-		f := &generator.Fact{Value: c.fact, Alternatives: c.alts}
+		f := &speclang.Fact{Value: c.fact, Alternatives: c.alts}
 		if got := Stated(c.text, f); got != c.want {
 			t.Errorf("Stated(%q, %v): got %v, want %v", c.text, c.fact, got, c.want)
 		}
@@ -71,25 +71,25 @@ func TestCheckState(t *testing.T) {
 	snap := []byte(`{"lamps":[{"id":"LP01","name":"Hall lamp","on":true,"level":80,"at":"2026-01-01T22:00:00Z"},{"id":"LP02","on":false,"level":0,"at":"2026-01-01T22:00:00Z"}],"next_ids":{"lamp":3}}`)
 	two, one := 2, 1
 	cases := []struct {
-		check *generator.StateCheck
+		check *speclang.StateCheck
 		want  string
 	}{
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"on": true, "level": int64(80)}}, ""},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"level": 80.0}}, ""},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"at": "2026-01-01T23:00:00+01:00"}}, ""},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"name": " hall LAMP"}}, ""},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"level": int64(70)}},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"on": true, "level": int64(80)}}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"level": 80.0}}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"at": "2026-01-01T23:00:00+01:00"}}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"name": " hall LAMP"}}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"level": int64(70)}},
 			`lamp LP01 with {"level":70}: row LP01: found level = 80; expected 70`},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP03"}, "lamp LP03: found no such row; expected one"},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP02", Absent: true}, "lamp LP02 absent: found 1 matching row(s); expected none"},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"at": "2026-01-01T22:00:00Z"}, Count: &two}, ""},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"on": false}, Count: &one, Fields: map[string]any{"level": int64(0)}}, ""},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"on": true}, Count: &two},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP03"}, "lamp LP03: found no such row; expected one"},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP02", Absent: true}, "lamp LP02 absent: found 1 matching row(s); expected none"},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"at": "2026-01-01T22:00:00Z"}, Count: &two}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"on": false}, Count: &one, Fields: map[string]any{"level": int64(0)}}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"on": true}, Count: &two},
 			`lamp rows where {"on":true} (exactly 2): found 1 matching row(s); expected 2`},
-		{&generator.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"level": int64(50)}}, `lamp rows where {"level":50}: found no such row; expected one`},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"level": int64(50)}}, `lamp rows where {"level":50}: found no such row; expected one`},
 	}
 	for _, c := range cases {
-		got, err := CheckState(snap, []*generator.StateCheck{c.check})
+		got, err := CheckState(snap, []*speclang.StateCheck{c.check})
 		if err != nil {
 			t.Fatal(err)
 		}

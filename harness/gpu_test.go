@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // TestGPUCounterAgainstIntegration runs only on a GPU node
@@ -35,7 +35,7 @@ func TestGPUCounterAgainstIntegration(t *testing.T) {
 		return s
 	})
 	cfg := testConfig("gpu", f.URL, "fake:gold")
-	cfg.Granularities = []runtime.Level{runtime.L4}
+	cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
 	cfg.Repetitions = 2
 	out := os.Getenv("GRANITE_GPU_OUT")
 	if out == "" {

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -68,7 +68,7 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 			f := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step { return c.script(req) })
 			cfg := testConfig("errors", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []runtime.Level{runtime.L4}
+			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
 			if c.multiTurn {
 				cfg = artifactConfig(arts, f.URL, "m")
 			}
@@ -120,7 +120,7 @@ func TestOllamaToolCallParseError(t *testing.T) {
 			})
 			cfg := testConfig("parse", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []runtime.Level{runtime.L4}
+			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
 			cfg.Stream = &c.stream
 			// A retried parse error would run until this deadline, and
 			// end as a timeout.

@@ -10,8 +10,8 @@ import (
 	"os"
 	"sync"
 
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Record is one finished trial: one line of trials.jsonl. Its keys are a
@@ -27,7 +27,7 @@ type Record struct {
 	// Domain is the benchmark domain, or an artifact's source.
 	Domain string `json:"domain"`
 	// Level is empty for an artifact of tools from outside the benchmark.
-	Level runtime.Level `json:"level,omitempty"`
+	Level mcpdomain.Level `json:"level,omitempty"`
 	// Scenario is the scenario id, or the artifact id; Difficulty the
 	// tier (easy, medium, hard; an artifact's simple or complex).
 	Scenario   string `json:"scenario"`

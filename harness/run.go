@@ -22,10 +22,10 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -37,10 +37,10 @@ type Trial struct {
 	Index      int
 	ID         string
 	Model      string
-	Domain     *generator.Domain
-	RT         *runtime.Domain
-	Level      runtime.Level
-	Scenario   *generator.Scenario
+	Domain     *speclang.Domain
+	RT         *mcpdomain.Domain
+	Level      mcpdomain.Level
+	Scenario   *speclang.Scenario
 	Repetition int
 	// Artifact is set for a trial of a synthesized artifact of Set,
 	// played on a replay server; Domain, RT and Scenario are then nil,
@@ -78,7 +78,7 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
 // instead, with ids <model>/<artifact id>/r<n>.
-func Plan(cfg *Config, spec *generator.Spec, lookup Lookup) ([]Trial, error) {
+func Plan(cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
 	var out []Trial
 	if cfg.Artifacts != "" {
 		set, err := LoadArtifacts(cfg.Artifacts, cfg.ArtifactTools, lookup)
@@ -255,7 +255,7 @@ type Summary struct {
 
 // Run executes the trials of cfg's grid in this shard that the output
 // folder does not hold yet, appending each finished trial to trials.jsonl.
-func Run(ctx context.Context, cfg *Config, spec *generator.Spec, opts Options) (*Summary, error) {
+func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard

@@ -15,21 +15,21 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // tinySpec is the golden tiny domain with its scenarios, and a lookup that
 // finds its generated package: a fixture no benchmark change can move.
-func tinySpec(t testing.TB) (*generator.Spec, Lookup) {
+func tinySpec(t testing.TB) (*speclang.Spec, Lookup) {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	for name, from := range map[string]string{
-		generator.SchemaFile:         "../specs/" + generator.SchemaFile,
-		generator.ScenarioSchemaFile: "../specs/" + generator.ScenarioSchemaFile,
-		"tiny/domain.yaml":           "../generator/testdata/golden/tiny/domain.yaml",
-		"tiny/scenarios.yaml":        "../generator/testdata/golden/tiny/scenarios.yaml",
+		speclang.SchemaFile:         "../specs/" + speclang.SchemaFile,
+		speclang.ScenarioSchemaFile: "../specs/" + speclang.ScenarioSchemaFile,
+		"tiny/domain.yaml":          "../generator/testdata/golden/tiny/domain.yaml",
+		"tiny/scenarios.yaml":       "../generator/testdata/golden/tiny/scenarios.yaml",
 	} {
 		data, err := os.ReadFile(from)
 		if err != nil {
@@ -37,11 +37,11 @@ func tinySpec(t testing.TB) (*generator.Spec, Lookup) {
 		}
 		fsys[name] = &fstest.MapFile{Data: data}
 	}
-	spec, err := generator.LoadAll(fsys)
+	spec, err := speclang.LoadAll(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return spec, func(name string) (*runtime.Domain, bool) {
+	return spec, func(name string) (*mcpdomain.Domain, bool) {
 		if name == tiny.Domain.Name {
 			return tiny.Domain, true
 		}
@@ -56,7 +56,7 @@ func testConfig(name, host string, models ...string) *Config {
 	return c
 }
 
-func runTrials(t *testing.T, cfg *Config, spec *generator.Spec, lookup Lookup) ([]Record, error) {
+func runTrials(t *testing.T, cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Record, error) {
 	t.Helper()
 	out := t.TempDir()
 	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
@@ -83,7 +83,7 @@ func checkRecordSchema(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := generator.CompileSchema("trial.schema.json", data)
+	sch, err := speclang.CompileSchema("trial.schema.json", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,15 +108,15 @@ func checkRecordSchema(t *testing.T, path string) {
 // goldModel scripts a model that calls the gold of the trial's scenario at
 // the level its tools show, one call per reply, and then answers with the
 // tool results: the oracle, but through Ollama's wire format.
-func goldModel(spec *generator.Spec, lookup Lookup) func(chatRequest, int) step {
-	byPrompt := map[string]*generator.Scenario{}
-	levelOf := map[string]runtime.Level{}
+func goldModel(spec *speclang.Spec, lookup Lookup) func(chatRequest, int) step {
+	byPrompt := map[string]*speclang.Scenario{}
+	levelOf := map[string]mcpdomain.Level{}
 	for _, d := range spec.Domains {
 		rt, _ := lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
 		}
-		for _, l := range runtime.Levels {
+		for _, l := range mcpdomain.Levels {
 			var names []string
 			for _, t := range rt.Tools[l] {
 				names = append(names, t.Name)
@@ -153,7 +153,7 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 		cfg := testConfig("gold", f.URL, "fake:gold")
 		cfg.Stream = &stream
 		if !stream {
-			cfg.Granularities = []runtime.Level{runtime.L2} // the other mode once over
+			cfg.Granularities = []mcpdomain.Level{mcpdomain.L2} // the other mode once over
 		}
 		recs, err := runTrials(t, cfg, spec, gen.Lookup)
 		if err != nil {
@@ -328,7 +328,7 @@ func TestOllamaFaults(t *testing.T) {
 			f := newFakeOllama(t, []string{"fake:1"}, func(req chatRequest, _ int) step { return c.script(&n, req) })
 			cfg := testConfig("faults", f.URL, "fake:1")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []runtime.Level{runtime.L4}
+			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
 			if c.timeout > 0 {
 				cfg.AgentTimeoutSeconds = c.timeout
 			}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Gold is what a trial is scored against: the scenario's gold calls at the
@@ -15,8 +15,8 @@ import (
 // gold's, and those of its alternative values and omitted optional
 // arguments, which verify proves equally right).
 type Gold struct {
-	Scenario *generator.Scenario
-	Calls    []*generator.Call
+	Scenario *speclang.Scenario
+	Calls    []*speclang.Call
 	Finals   [][]byte
 	// exact names arguments compared exactly (enums, IDs, action); other
 	// strings are trimmed and case-folded.
@@ -30,13 +30,13 @@ type Gold struct {
 
 // NewGold prepares the scoring of a scenario of domain d at a level on the
 // domain's generated code; finals are the right final snapshots.
-func NewGold(d *generator.Domain, s *generator.Scenario, level runtime.Level, rt *runtime.Domain, finals [][]byte) *Gold {
+func NewGold(d *speclang.Domain, s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, finals [][]byte) *Gold {
 	return newGold(s, level, rt, finals, newChangeGold(d, rt.NewStore().Snapshot(), finals))
 }
 
 // newGold is NewGold with the right stores' changes prepared, which do not
 // depend on the level.
-func newGold(s *generator.Scenario, level runtime.Level, rt *runtime.Domain, finals [][]byte, changes *changeGold) *Gold {
+func newGold(s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, finals [][]byte, changes *changeGold) *Gold {
 	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: changes}
 	for _, op := range rt.Operations {
 		for _, a := range op.Args {
@@ -92,7 +92,7 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 	if !answered {
 		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
 	}
-	rows, err := runtime.Rows(final)
+	rows, err := mcpdomain.Rows(final)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (g *Gold) ActionArgAcc(calls []Call) float64 {
 		k := op{c.Tool, g.actionOf(c.Tool, c.Arguments)}
 		byOp[k] = append(byOp[k], readArgs(c.Arguments))
 	}
-	goldByOp := map[op][]*generator.Call{}
+	goldByOp := map[op][]*speclang.Call{}
 	var order []op
 	for _, gc := range g.Calls {
 		k := op{gc.Tool, g.actionOf(gc.Tool, gc.JSON())}
@@ -274,7 +274,7 @@ func (g *Gold) ActionArgAcc(calls []Call) float64 {
 // of them the arguments got give a right value; withoutAction leaves the
 // action out. A gold call without required pairs counts as one, right
 // when a call is aligned with it.
-func (g *Gold) pairs(gc *generator.Call, got map[string]any, aligned, withoutAction bool) (right, total int) {
+func (g *Gold) pairs(gc *speclang.Call, got map[string]any, aligned, withoutAction bool) (right, total int) {
 	for name, want := range gc.Args {
 		if slices.Contains(gc.Optional, name) || withoutAction && name == "action" {
 			continue

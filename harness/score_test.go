@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-func gcall(tool string, args map[string]any, optional ...string) *generator.Call {
-	return &generator.Call{Tool: tool, Args: args, Alternatives: map[string][]any{}, Optional: optional}
+func gcall(tool string, args map[string]any, optional ...string) *speclang.Call {
+	return &speclang.Call{Tool: tool, Args: args, Alternatives: map[string][]any{}, Optional: optional}
 }
 
 func calls(pairs ...string) []Call {
@@ -31,7 +31,7 @@ func calls(pairs ...string) []Call {
 func TestMetricsByHand(t *testing.T) {
 	// Gold at L4: 4 calls, 6 required pairs (get_lamp 1, set_lamp 3,
 	// list_lamps none: counts 1, get_lamp 1).
-	l4 := []*generator.Call{
+	l4 := []*speclang.Call{
 		gcall("get_lamp", map[string]any{"lamp_id": "LP01"}),
 		gcall("set_lamp", map[string]any{"lamp_id": "LP01", "level": int64(30), "on": true}),
 		gcall("list_lamps", map[string]any{"room": "hall"}, "room"),
@@ -39,17 +39,17 @@ func TestMetricsByHand(t *testing.T) {
 	}
 	l4[1].Alternatives["level"] = []any{int64(31)}
 	// Gold at L1: one tool, the operation in action.
-	l1 := []*generator.Call{
+	l1 := []*speclang.Call{
 		gcall("tiny", map[string]any{"action": "get_lamp", "lamp_id": "LP01"}),
 		gcall("tiny", map[string]any{"action": "set_lamp", "lamp_id": "LP01", "level": int64(30)}),
 	}
-	strict := []*generator.Call{
+	strict := []*speclang.Call{
 		gcall("list_lamps", map[string]any{"room": "hall"}),
 		gcall("set_lamp", map[string]any{"lamp_id": "LP01", "config": map[string]any{"color": "warm", "tags": []any{"a", "b"}}}),
 	}
 	cases := []struct {
 		name                 string
-		gold                 []*generator.Call
+		gold                 []*speclang.Call
 		calls                []Call
 		f1, actionF1, argAcc float64
 		redundant            int
@@ -117,7 +117,7 @@ func TestMetricsByHand(t *testing.T) {
 	spec, _ := tinySpec(t)
 	seed := tiny.Domain.NewStore().Snapshot()
 	for _, c := range cases {
-		g := NewGold(spec.Domains[0], &generator.Scenario{}, runtime.L4, tiny.Domain, nil)
+		g := NewGold(spec.Domains[0], &speclang.Scenario{}, mcpdomain.L4, tiny.Domain, nil)
 		g.Calls = c.gold
 		rec := &Record{Calls: c.calls, StopReason: stopAnswer}
 		m, err := Score(rec, g, seed)
@@ -138,7 +138,7 @@ func TestMetricsByHand(t *testing.T) {
 // scores all four the same.
 func TestActionArgAccIgnoresOrder(t *testing.T) {
 	spec, _ := tinySpec(t)
-	l1 := tiny.Domain.Tools[runtime.L1][0].Name
+	l1 := tiny.Domain.Tools[mcpdomain.L1][0].Name
 	steps := []struct {
 		op   string
 		args map[string]any
@@ -147,16 +147,16 @@ func TestActionArgAccIgnoresOrder(t *testing.T) {
 		{"set_lamp", map[string]any{"lamp_id": "LP02", "level": int64(40), "on": true}},
 		{"add_timer", map[string]any{"lamp": "LP02", "at": "2026-01-01T23:00:00Z"}},
 	}
-	gold := map[runtime.Level][]*generator.Call{}
+	gold := map[mcpdomain.Level][]*speclang.Call{}
 	for _, st := range steps {
-		gold[runtime.L4] = append(gold[runtime.L4], gcall(st.op, st.args))
+		gold[mcpdomain.L4] = append(gold[mcpdomain.L4], gcall(st.op, st.args))
 		withAction := map[string]any{"action": st.op}
 		maps.Copy(withAction, st.args)
-		gold[runtime.L1] = append(gold[runtime.L1], gcall(l1, withAction))
+		gold[mcpdomain.L1] = append(gold[mcpdomain.L1], gcall(l1, withAction))
 	}
 	orders := map[string][]int{"gold order": {0, 1, 2}, "timer first": {2, 0, 1}}
-	for _, level := range []runtime.Level{runtime.L4, runtime.L1} {
-		g := NewGold(spec.Domains[0], &generator.Scenario{Gold: gold}, level, tiny.Domain, nil)
+	for _, level := range []mcpdomain.Level{mcpdomain.L4, mcpdomain.L1} {
+		g := NewGold(spec.Domains[0], &speclang.Scenario{Gold: gold}, level, tiny.Domain, nil)
 		for name, order := range orders {
 			var cs []Call
 			for _, i := range order {
@@ -168,7 +168,7 @@ func TestActionArgAccIgnoresOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantArgAcc := 1.0
-			if level == runtime.L1 && name != "gold order" {
+			if level == mcpdomain.L1 && name != "gold order" {
 				// k-th with k-th: add_timer vs get_lamp (action 0 of 1,
 				// lamp_id missing), get_lamp vs set_lamp (lamp_id wrong,
 				// action wrong: 0 of 4), set_lamp vs add_timer (0 of 3).
@@ -211,31 +211,31 @@ func TestMaxAssignment(t *testing.T) {
 func TestTaskCompletionByHand(t *testing.T) {
 	spec, _ := tinySpec(t)
 	d := spec.Domains[0]
-	timer := func(lamp string) *generator.Call {
+	timer := func(lamp string) *speclang.Call {
 		return gcall("add_timer", map[string]any{"lamp": lamp, "at": "2026-01-01T23:00:00Z"}, "at")
 	}
-	s := &generator.Scenario{
-		Gold: map[runtime.Level][]*generator.Call{runtime.L4: {
+	s := &speclang.Scenario{
+		Gold: map[mcpdomain.Level][]*speclang.Call{mcpdomain.L4: {
 			gcall("get_lamp", map[string]any{"lamp_id": "LP01"}),
 			gcall("set_lamp", map[string]any{"lamp_id": "LP02", "on": true, "level": int64(40)}),
 			gcall("drop_timer", map[string]any{"timer_id": "TM001"}),
 			timer("LP01"),
 			timer("LP02"),
 		}},
-		State: []*generator.StateCheck{
+		State: []*speclang.StateCheck{
 			{Entity: "lamp", Collection: "lamps", ID: "LP02", Fields: map[string]any{"on": true}},
 			{Entity: "timer", Collection: "timers", ID: "TM001", Absent: true},
 			{Entity: "timer", Collection: "timers", Where: map[string]any{"lamp": "LP01"}, Count: ptr(1)},
 			{Entity: "timer", Collection: "timers", Where: map[string]any{"lamp": "LP02"}}, // at least one
 		},
-		Answer: []*generator.Fact{{Value: int64(80), What: "hall lamp brightness"}},
+		Answer: []*speclang.Fact{{Value: int64(80), What: "hall lamp brightness"}},
 	}
 	ctx := context.Background()
 	finals, err := Finals(ctx, tiny.Domain, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewGold(d, s, runtime.L4, tiny.Domain, finals)
+	g := NewGold(d, s, mcpdomain.L4, tiny.Domain, finals)
 	const ok = "The hall lamp is at 80 percent."
 	gold := []string{
 		"get_lamp", `{"lamp_id":"LP01"}`,
@@ -288,7 +288,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 		{"stopped at max turns", ok, stopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
 	}
 	for _, c := range cases {
-		sess, err := Open(ctx, tiny.Domain, runtime.L4)
+		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Session is a fresh store behind a domain's MCP server at one level (or
@@ -21,14 +21,14 @@ import (
 // in-process MCP client: every call goes through the same tools/call path
 // a remote client uses.
 type Session struct {
-	Domain *runtime.Domain
-	Level  runtime.Level
-	Store  runtime.Store
+	Domain *mcpdomain.Domain
+	Level  mcpdomain.Level
+	Store  mcpdomain.Store
 	client *client.Client
 }
 
 // Open starts a session on a fresh store.
-func Open(ctx context.Context, d *runtime.Domain, level runtime.Level) (*Session, error) {
+func Open(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level) (*Session, error) {
 	st := d.NewStore()
 	srv, err := d.NewServer(level, st)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/ollama/ollama/api"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // OllamaTools converts tools listed over MCP into Ollama's tool type, as
@@ -122,7 +122,7 @@ func LostSummary(lost map[string][]string) string {
 }
 
 // ToolLoss is what Ollama drops of each generated tool's input schema.
-func ToolLoss(tools []*runtime.Tool) map[string][]string {
+func ToolLoss(tools []*mcpdomain.Tool) map[string][]string {
 	schemas := map[string][]byte{}
 	for _, t := range tools {
 		schemas[t.Name] = []byte(t.InputSchema)

@@ -11,8 +11,8 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // TestTrajectoriesByHand plays the hand-made trajectories of
@@ -27,7 +27,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 	var cases []struct {
 		Name     string          `yaml:"name"`
 		Scenario string          `yaml:"scenario"`
-		Level    runtime.Level   `yaml:"level"`
+		Level    mcpdomain.Level `yaml:"level"`
 		Calls    [][]interface{} `yaml:"calls"`
 		Answer   string          `yaml:"answer"`
 		TC       float64         `yaml:"tc"`
@@ -83,7 +83,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 }
 
 // findScenario finds a scenario of any domain by its id.
-func findScenario(spec *generator.Spec, id string) (*generator.Domain, *generator.Scenario) {
+func findScenario(spec *speclang.Spec, id string) (*speclang.Domain, *speclang.Scenario) {
 	for _, d := range spec.Domains {
 		for _, s := range d.Scenarios {
 			if s.ID == id {
@@ -150,21 +150,21 @@ func BenchmarkScoreByChanges(b *testing.B) {
 // argument left out, and answers with what the tools returned, as the
 // oracle does. It returns the scenario's gold, the record and the store
 // the calls left.
-func playWithoutOptionals(t testing.TB, d *generator.Domain, rt *runtime.Domain, s *generator.Scenario) (*Gold, *Record, []byte) {
+func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*Gold, *Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	finals, err := Finals(ctx, rt, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := Open(ctx, rt, runtime.L4)
+	sess, err := Open(ctx, rt, mcpdomain.L4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
 	rec := &Record{StopReason: stopAnswer}
 	var outputs []string
-	for _, c := range s.Gold[runtime.L4] {
+	for _, c := range s.Gold[mcpdomain.L4] {
 		args := map[string]any{}
 		for k, v := range c.Args {
 			if !slices.Contains(c.Optional, k) {
@@ -180,5 +180,5 @@ func playWithoutOptionals(t testing.TB, d *generator.Domain, rt *runtime.Domain,
 		outputs = append(outputs, res.Text)
 	}
 	rec.FinalAnswer = strings.Join(outputs, "\n")
-	return NewGold(d, s, runtime.L4, rt, finals), rec, sess.Store.Snapshot()
+	return NewGold(d, s, mcpdomain.L4, rt, finals), rec, sess.Store.Snapshot()
 }

@@ -13,15 +13,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Failure is one way a scenario's gold fell short.
 type Failure struct {
-	Domain   string        `json:"domain"`
-	Scenario string        `json:"scenario,omitempty"`
-	Level    runtime.Level `json:"level,omitempty"`
+	Domain   string          `json:"domain"`
+	Scenario string          `json:"scenario,omitempty"`
+	Level    mcpdomain.Level `json:"level,omitempty"`
 	// Step is the 1-based gold call; 0 is the scenario as a whole.
 	Step int `json:"step,omitempty"`
 	// Variant names the alternative or omission a variant run used.
@@ -50,12 +50,12 @@ func (f Failure) String() string {
 
 // Coverage is how much of one level's interface the gold of a domain uses.
 type Coverage struct {
-	Domain      string        `json:"domain"`
-	Level       runtime.Level `json:"level"`
-	Tools       int           `json:"tools"`
-	ToolsUsed   int           `json:"tools_used"`
-	Actions     int           `json:"actions"`
-	ActionsUsed int           `json:"actions_used"`
+	Domain      string          `json:"domain"`
+	Level       mcpdomain.Level `json:"level"`
+	Tools       int             `json:"tools"`
+	ToolsUsed   int             `json:"tools_used"`
+	Actions     int             `json:"actions"`
+	ActionsUsed int             `json:"actions_used"`
 	// Missing lists unused tools and tool.action pairs.
 	Missing []string `json:"missing,omitempty"`
 }
@@ -90,20 +90,20 @@ func (r *Report) Summary() string {
 }
 
 // Lookup finds the generated code of a domain.
-type Lookup func(name string) (*runtime.Domain, bool)
+type Lookup func(name string) (*mcpdomain.Domain, bool)
 
 // Verify executes every gold sequence of the given domains (all when
 // only is empty) at every level through MCP tools/call on a fresh store.
 // It checks that no call errs, the expectations hold, the levels end in
 // identical stores, every alternative and optional argument is equally
 // right, and every tool and action is used by some gold.
-func Verify(ctx context.Context, spec *generator.Spec, lookup Lookup, only ...string) (*Report, error) {
+func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...string) (*Report, error) {
 	for _, name := range only {
 		if spec.Domain(name) == nil {
 			return nil, fmt.Errorf("unknown domain %q: want one of %s", name, strings.Join(domainNames(spec), ", "))
 		}
 	}
-	var domains []*generator.Domain
+	var domains []*speclang.Domain
 	for _, d := range spec.Domains {
 		if len(only) == 0 || slices.Contains(only, d.Name) {
 			domains = append(domains, d)
@@ -139,7 +139,7 @@ func Verify(ctx context.Context, spec *generator.Spec, lookup Lookup, only ...st
 	return r, nil
 }
 
-func verifyDomain(ctx context.Context, d *generator.Domain, lookup Lookup) (*Report, error) {
+func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Report, error) {
 	r := &Report{Domains: 1}
 	rt, ok := lookup(d.Name)
 	if !ok {
@@ -165,7 +165,7 @@ func verifyDomain(ctx context.Context, d *generator.Domain, lookup Lookup) (*Rep
 
 func (r *Report) fail(f Failure) { r.Failures = append(r.Failures, f) }
 
-func domainNames(spec *generator.Spec) []string {
+func domainNames(spec *speclang.Spec) []string {
 	var out []string
 	for _, d := range spec.Domains {
 		out = append(out, d.Name)
@@ -174,9 +174,9 @@ func domainNames(spec *generator.Spec) []string {
 }
 
 // stale compares the spec's tools with the generated ones.
-func stale(d *generator.Domain, rt *runtime.Domain) string {
+func stale(d *speclang.Domain, rt *mcpdomain.Domain) string {
 	for i, lv := range d.Levels {
-		level := runtime.Levels[i]
+		level := mcpdomain.Levels[i]
 		var want, got []string
 		for _, t := range lv.Tools {
 			want = append(want, t.Name)
@@ -202,7 +202,7 @@ type run struct {
 
 // runGold executes calls on a fresh store at one level; replace, when not
 // nil, gives other arguments for one step.
-func runGold(ctx context.Context, rt *runtime.Domain, level runtime.Level, calls []*generator.Call, replace func(i int) []byte) (*run, error) {
+func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
 	s, err := Open(ctx, rt, level)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func runGold(ctx context.Context, rt *runtime.Domain, level runtime.Level, calls
 // judge checks runs against a scenario's expectations. Most runs of a
 // scenario end in the same store, so state verdicts are kept by snapshot.
 type judge struct {
-	s     *generator.Scenario
+	s     *speclang.Scenario
 	state map[string][]string
 }
 
@@ -266,8 +266,8 @@ func (j *judge) check(o *run) ([]string, error) {
 	return msgs, nil
 }
 
-func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.Domain, s *generator.Scenario) error {
-	fail := func(level runtime.Level, step int, variant, msg string) {
+func (r *Report) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) error {
+	fail := func(level mcpdomain.Level, step int, variant, msg string) {
 		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
 	}
 	if len(s.State) > 0 {
@@ -281,7 +281,7 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 	}
 	j := &judge{s: s, state: map[string][]string{}}
 	var l4 []byte
-	for _, level := range runtime.Levels {
+	for _, level := range mcpdomain.Levels {
 		o, err := runGold(ctx, rt, level, s.Gold[level], nil)
 		if err != nil {
 			return err
@@ -294,7 +294,7 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 		for _, m := range msgs {
 			fail(level, o.step, "", m)
 		}
-		if level == runtime.L4 {
+		if level == mcpdomain.L4 {
 			l4 = o.final
 			continue
 		}
@@ -307,8 +307,8 @@ func (r *Report) scenario(ctx context.Context, d *generator.Domain, rt *runtime.
 
 // variants runs the L4 gold once per alternative value and once per
 // optional argument left out: each must meet the expectations too.
-func (r *Report) variants(ctx context.Context, rt *runtime.Domain, j *judge, fail func(runtime.Level, int, string, string)) error {
-	calls := j.s.Gold[runtime.L4]
+func (r *Report) variants(ctx context.Context, rt *mcpdomain.Domain, j *judge, fail func(mcpdomain.Level, int, string, string)) error {
+	calls := j.s.Gold[mcpdomain.L4]
 	for _, v := range goldVariants(calls) {
 		o, err := v.run(ctx, rt, calls)
 		if err != nil {
@@ -320,7 +320,7 @@ func (r *Report) variants(ctx context.Context, rt *runtime.Domain, j *judge, fai
 			return err
 		}
 		for _, m := range msgs {
-			fail(runtime.L4, v.step+1, v.name, m)
+			fail(mcpdomain.L4, v.step+1, v.name, m)
 		}
 	}
 	return nil
@@ -335,7 +335,7 @@ type goldVariant struct {
 }
 
 // goldVariants lists every variant of a gold sequence, in call order.
-func goldVariants(calls []*generator.Call) []goldVariant {
+func goldVariants(calls []*speclang.Call) []goldVariant {
 	var out []goldVariant
 	for i, c := range calls {
 		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
@@ -351,8 +351,8 @@ func goldVariants(calls []*generator.Call) []goldVariant {
 }
 
 // run executes the variant at L4 on a fresh store.
-func (v goldVariant) run(ctx context.Context, rt *runtime.Domain, calls []*generator.Call) (*run, error) {
-	return runGold(ctx, rt, runtime.L4, calls, func(j int) []byte {
+func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*speclang.Call) (*run, error) {
+	return runGold(ctx, rt, mcpdomain.L4, calls, func(j int) []byte {
 		if j == v.step {
 			return v.args
 		}
@@ -363,8 +363,8 @@ func (v goldVariant) run(ctx context.Context, rt *runtime.Domain, calls []*gener
 // Finals returns every final store a right solution of a scenario may
 // leave: the L4 gold's and those of its variants (verify proves the
 // levels end alike), deduplicated.
-func Finals(ctx context.Context, rt *runtime.Domain, s *generator.Scenario) ([][]byte, error) {
-	calls := s.Gold[runtime.L4]
+func Finals(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) ([][]byte, error) {
+	calls := s.Gold[mcpdomain.L4]
 	var out [][]byte
 	add := func(o *run, err error) error {
 		if err != nil {
@@ -375,7 +375,7 @@ func Finals(ctx context.Context, rt *runtime.Domain, s *generator.Scenario) ([][
 		}
 		return nil
 	}
-	if err := add(runGold(ctx, rt, runtime.L4, calls, nil)); err != nil {
+	if err := add(runGold(ctx, rt, mcpdomain.L4, calls, nil)); err != nil {
 		return nil, err
 	}
 	for _, v := range goldVariants(calls) {
@@ -403,9 +403,9 @@ func snapshotDiff(a, b []byte) string {
 
 // coverage records which tools and actions of each level the domain's
 // gold uses.
-func (r *Report) coverage(d *generator.Domain) {
+func (r *Report) coverage(d *speclang.Domain) {
 	for i, lv := range d.Levels {
-		level := runtime.Levels[i]
+		level := mcpdomain.Levels[i]
 		used := map[string]bool{}
 		for _, s := range d.Scenarios {
 			for _, c := range s.Gold[level] {

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
-func loadSpec(t testing.TB) *generator.Spec {
+func loadSpec(t testing.TB) *speclang.Spec {
 	t.Helper()
-	spec, err := generator.LoadAll(specs.FS)
+	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestVerifyEverything(t *testing.T) {
 		for _, s := range d.Scenarios {
 			tiers[s.Difficulty]++
 		}
-		for _, tier := range generator.Tiers {
+		for _, tier := range speclang.Tiers {
 			if tiers[tier.Name] != 3 {
 				t.Errorf("%s: %d %s scenarios; the benchmark has 3 per tier", d.Name, tiers[tier.Name], tier.Name)
 			}
@@ -55,7 +55,7 @@ func TestVerifyEverything(t *testing.T) {
 
 // writer finds a scenario whose gold writes and whose first state
 // condition names a seeded row with field values, with its domain.
-func writer(t *testing.T, spec *generator.Spec) (*generator.Domain, *generator.Scenario) {
+func writer(t *testing.T, spec *speclang.Spec) (*speclang.Domain, *speclang.Scenario) {
 	t.Helper()
 	for _, d := range spec.Domains {
 		for _, s := range d.Scenarios {
@@ -69,10 +69,10 @@ func writer(t *testing.T, spec *generator.Spec) (*generator.Domain, *generator.S
 }
 
 // lastWrite is the index of the scenario's last L4 call that writes.
-func lastWrite(d *generator.Domain, s *generator.Scenario) int {
-	for i := len(s.Gold[runtime.L4]) - 1; i >= 0; i-- {
+func lastWrite(d *speclang.Domain, s *speclang.Scenario) int {
+	for i := len(s.Gold[mcpdomain.L4]) - 1; i >= 0; i-- {
 		for _, o := range d.Operations {
-			if o.Name == s.Gold[runtime.L4][i].Op && !o.ReadOnly {
+			if o.Name == s.Gold[mcpdomain.L4][i].Op && !o.ReadOnly {
 				return i
 			}
 		}
@@ -85,28 +85,28 @@ func lastWrite(d *generator.Domain, s *generator.Scenario) int {
 func TestVerifyCatchesBrokenGold(t *testing.T) {
 	cases := []struct {
 		name   string
-		break_ func(d *generator.Domain, s *generator.Scenario)
+		break_ func(d *speclang.Domain, s *speclang.Scenario)
 		want   []string // substrings of the failures, in order
 	}{
-		{"gold does not reach its expected state", func(d *generator.Domain, s *generator.Scenario) {
+		{"gold does not reach its expected state", func(d *speclang.Domain, s *speclang.Scenario) {
 			for k := range s.State[0].Fields {
 				s.State[0].Fields[k] = "never this value"
 			}
 		}, []string{" L4: state: ", " L3: state: ", " L2: state: ", " L1: state: "}},
-		{"levels end in different states", func(d *generator.Domain, s *generator.Scenario) {
+		{"levels end in different states", func(d *speclang.Domain, s *speclang.Scenario) {
 			i := lastWrite(d, s)
-			s.Gold[runtime.L2] = append(s.Gold[runtime.L2][:i:i], s.Gold[runtime.L2][i+1:]...)
+			s.Gold[mcpdomain.L2] = append(s.Gold[mcpdomain.L2][:i:i], s.Gold[mcpdomain.L2][i+1:]...)
 		}, []string{" L2: final store differs from L4 (-L4 +L2):\n"}},
-		{"a call the tool refuses", func(d *generator.Domain, s *generator.Scenario) {
-			c := *s.Gold[runtime.L3][0]
+		{"a call the tool refuses", func(d *speclang.Domain, s *speclang.Scenario) {
+			c := *s.Gold[mcpdomain.L3][0]
 			c.Args = map[string]any{"no_such_argument": 1}
-			s.Gold[runtime.L3][0] = &c
+			s.Gold[mcpdomain.L3][0] = &c
 		}, []string{" L3 step 1: " + s0Tool + ` {"no_such_argument":1}: tool error: `}},
-		{"answer fact no tool reports", func(d *generator.Domain, s *generator.Scenario) {
-			s.Answer = append(s.Answer, &generator.Fact{Value: "zebra crossing", What: "nothing"})
+		{"answer fact no tool reports", func(d *speclang.Domain, s *speclang.Scenario) {
+			s.Answer = append(s.Answer, &speclang.Fact{Value: "zebra crossing", What: "nothing"})
 		}, []string{` L4: answer fact "zebra crossing" (nothing) appears in no gold tool output`}},
-		{"expectations that hold before the task", func(d *generator.Domain, s *generator.Scenario) {
-			s.State = []*generator.StateCheck{{Entity: s.State[0].Entity, Collection: s.State[0].Collection, ID: s.State[0].ID}}
+		{"expectations that hold before the task", func(d *speclang.Domain, s *speclang.Scenario) {
+			s.State = []*speclang.StateCheck{{Entity: s.State[0].Entity, Collection: s.State[0].Collection, ID: s.State[0].ID}}
 		}, []string{": every state condition already holds on the fresh store"}},
 	}
 	for _, c := range cases {
@@ -124,7 +124,7 @@ func TestVerifyCatchesBrokenGold(t *testing.T) {
 			}
 			all := strings.Join(got, "\n")
 			for _, w := range c.want {
-				w = strings.ReplaceAll(w, s0Tool, s.Gold[runtime.L3][0].Tool)
+				w = strings.ReplaceAll(w, s0Tool, s.Gold[mcpdomain.L3][0].Tool)
 				if !strings.Contains(all, s.ID+w) {
 					t.Errorf("failures lack %q:\n%s", s.ID+w, all)
 				}
@@ -156,10 +156,10 @@ func TestVerifyCoverageAndStaleness(t *testing.T) {
 		}
 	}
 
-	stale := func(name string) (*runtime.Domain, bool) {
+	stale := func(name string) (*mcpdomain.Domain, bool) {
 		rt, ok := gen.Lookup(name)
 		cp := *rt
-		cp.Tools = map[runtime.Level][]*runtime.Tool{}
+		cp.Tools = map[mcpdomain.Level][]*mcpdomain.Tool{}
 		for l, ts := range rt.Tools {
 			cp.Tools[l] = ts[1:]
 		}
@@ -172,7 +172,7 @@ func TestVerifyCoverageAndStaleness(t *testing.T) {
 	if len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0].Message, "generated code is stale") {
 		t.Errorf("stale code: %v", rep.Failures)
 	}
-	missing := func(string) (*runtime.Domain, bool) { return nil, false }
+	missing := func(string) (*mcpdomain.Domain, bool) { return nil, false }
 	rep, _ = Verify(context.Background(), loadSpec(t), missing, d.Name)
 	if len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0].Message, "no generated code; run go generate") {
 		t.Errorf("missing code: %v", rep.Failures)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -97,7 +97,7 @@ var artifactSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return generator.CompileSchema(ArtifactSchemaFile, data)
+	return speclang.CompileSchema(ArtifactSchemaFile, data)
 })
 
 // WriteArtifacts writes one artifact per line.
@@ -126,7 +126,7 @@ func ReadArtifacts(path string) ([]Artifact, error) {
 		return nil, err
 	}
 	var out []Artifact
-	var errs generator.ErrorList
+	var errs speclang.ErrorList
 	seen := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -136,14 +136,14 @@ func ReadArtifacts(path string) ([]Artifact, error) {
 			continue
 		}
 		if text[0] != '{' || !json.Valid(text) {
-			errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: "found a line that is not a JSON object; expected one artifact per line"})
+			errs = append(errs, &speclang.Error{Pos: speclang.Pos{File: path, Line: line, Col: 1}, Msg: "found a line that is not a JSON object; expected one artifact per line"})
 			if len(errs) == maxErrors {
-				errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: "stopped after this many errors; is this a file granite synth --out wrote?"})
+				errs = append(errs, &speclang.Error{Pos: speclang.Pos{File: path, Line: line, Col: 1}, Msg: "stopped after this many errors; is this a file granite synth --out wrote?"})
 				break
 			}
 			continue
 		}
-		doc, lerrs := generator.ParseDocument(path, text, sch)
+		doc, lerrs := speclang.ParseDocument(path, text, sch)
 		for _, e := range lerrs {
 			e.Pos.Line = line
 			errs = append(errs, e)
@@ -153,7 +153,7 @@ func ReadArtifacts(path string) ([]Artifact, error) {
 		}
 		var a Artifact
 		if err := doc.Decode(&a); err != nil {
-			errs = append(errs, &generator.Error{Pos: generator.Pos{File: path, Line: line, Col: 1}, Msg: err.Error()})
+			errs = append(errs, &speclang.Error{Pos: speclang.Pos{File: path, Line: line, Col: 1}, Msg: err.Error()})
 			continue
 		}
 		at := func(path []any, format string, args ...any) {
@@ -224,10 +224,10 @@ func WriteTools(path string, tools []Tool) error {
 
 // DomainSource reads an artifact source of the form domain:<name>/<level>,
 // which granite synth gives artifacts of a generated domain.
-func DomainSource(source string) (domain string, level runtime.Level, ok bool) {
+func DomainSource(source string) (domain string, level mcpdomain.Level, ok bool) {
 	rest, ok := strings.CutPrefix(source, "domain:")
 	name, lv, ok2 := strings.Cut(rest, "/")
-	l, err := runtime.ParseLevel(lv)
+	l, err := mcpdomain.ParseLevel(lv)
 	if !ok || !ok2 || err != nil || name == "" {
 		return "", "", false
 	}

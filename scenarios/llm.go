@@ -14,8 +14,9 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -57,7 +58,7 @@ func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
 // a check is fed back with the reason and the stage retried, at most
 // Retries times; it returns the retries used.
 func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any, checks ...func() string) (int, error) {
-	sch, err := runtime.CompileSchema("stage", string(schema))
+	sch, err := mcpdomain.CompileSchema("stage", string(schema))
 	if err != nil {
 		return 0, err
 	}
@@ -106,17 +107,17 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 }
 
 // ScenarioSchema is the scenario stage's contract for a tool set (see
-// runtime.ScenarioStageSchema). A generated domain's tools carry the
+// stage.ScenarioSchema). A generated domain's tools carry the
 // contract the generator emitted for their level, which is the same.
 func ScenarioSchema(tools []Tool) (json.RawMessage, error) {
 	if len(tools) > 0 && tools[0].stage != "" {
 		return json.RawMessage(tools[0].stage), nil
 	}
-	st := make([]runtime.StageTool, len(tools))
+	st := make([]stage.Tool, len(tools))
 	for i, t := range tools {
-		st[i] = runtime.StageTool{Name: t.Name, InputSchema: string(t.InputSchema)}
+		st[i] = stage.Tool{Name: t.Name, InputSchema: string(t.InputSchema)}
 	}
-	return runtime.ScenarioStageSchema(st)
+	return stage.ScenarioSchema(st)
 }
 
 // stageScenario is the scenario stage's reply.
@@ -277,21 +278,21 @@ func leastUsed(tools []Tool, used map[string]int, n int) []string {
 // Executor runs a scenario's calls in order on one fresh store of a
 // generated domain at a level: outputs that are real and consistent
 // across calls (grounding: executed).
-func Executor(d *runtime.Domain, level runtime.Level) func([]ExpectedCall) []MockOutput {
+func Executor(d *mcpdomain.Domain, level mcpdomain.Level) func([]ExpectedCall) []MockOutput {
 	return func(calls []ExpectedCall) []MockOutput {
 		return runCalls(d, level, d.NewStore(), calls)
 	}
 }
 
 // runCalls runs calls in order on a store.
-func runCalls(d *runtime.Domain, level runtime.Level, st runtime.Store, calls []ExpectedCall) []MockOutput {
+func runCalls(d *mcpdomain.Domain, level mcpdomain.Level, st mcpdomain.Store, calls []ExpectedCall) []MockOutput {
 	var out []MockOutput
 	for i, c := range calls {
 		t := d.Tool(level, c.Tool)
 		m := MockOutput{Call: i, Grounding: "executed"}
 		if t == nil {
 			m.Output, m.IsError = "unknown tool "+c.Tool, true
-		} else if res, err := t.Call(c.Arguments, func(op *runtime.Operation, a []byte) (any, error) { return st.Call(op.Name, a) }); err != nil {
+		} else if res, err := t.Call(c.Arguments, func(op *mcpdomain.Operation, a []byte) (any, error) { return st.Call(op.Name, a) }); err != nil {
 			m.Output, m.IsError = err.Error(), true
 		} else {
 			b, _ := json.Marshal(res)

@@ -15,8 +15,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/stage"
 )
 
 // stageOllama answers /api/chat (non-streaming, as docs/api.md describes
@@ -98,7 +99,7 @@ func llmFor(t *testing.T, f *stageOllama) *LLM {
 
 // goldScenario is a valid stage reply for a generated domain at a level:
 // the operation example of its first tool.
-func goldScenario(d *runtime.Domain, level runtime.Level) string {
+func goldScenario(d *mcpdomain.Domain, level mcpdomain.Level) string {
 	tools := FromDomain(d, level)
 	call := map[string]any{"tool": tools[0].Name, "arguments": json.RawMessage(tools[0].examples[0]), "reason": "look first"}
 	b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Show me what there is.", "calls": []any{call}, "novelty": "n", "follow_up": "and then?"})
@@ -107,8 +108,8 @@ func goldScenario(d *runtime.Domain, level runtime.Level) string {
 
 func TestStageRetriesAndDiscards(t *testing.T) {
 	d := gen.Domains[0]
-	tools := FromDomain(d, runtime.L2)
-	good := goldScenario(d, runtime.L2)
+	tools := FromDomain(d, mcpdomain.L2)
+	good := goldScenario(d, mcpdomain.L2)
 	bad := strings.Replace(good, `"tool":"`+tools[0].Name+`"`, `"tool":"launch_rockets"`, 1)
 	cases := []struct {
 		name      string
@@ -145,7 +146,7 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 			l.Timeout = 300 * time.Millisecond
 			var shown bytes.Buffer
 			l.Progress = progress.New(&shown, false, 2, 0, "steps")
-			res, err := l.Synthesize(context.Background(), "test", tools[:1], 1, Executor(d, runtime.L2))
+			res, err := l.Synthesize(context.Background(), "test", tools[:1], 1, Executor(d, mcpdomain.L2))
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want %q", err, c.wantErr)
@@ -203,7 +204,7 @@ func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := runtime.CompileSchema("s", string(schema))
+	sch, err := mcpdomain.CompileSchema("s", string(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
 // tool of a generated domain at L4.
 func TestLLMCoversEveryTool(t *testing.T) {
 	d := gen.Domains[0]
-	tools := FromDomain(d, runtime.L4)
+	tools := FromDomain(d, mcpdomain.L4)
 	byName := map[string]Tool{}
 	for _, tl := range tools {
 		byName[tl.Name] = tl
@@ -244,7 +245,7 @@ func TestLLMCoversEveryTool(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Do it.", "calls": []any{call}, "novelty": "n", "follow_up": "f"})
 		return string(b), 0
 	}})}
-	res, err := llmFor(t, f).Synthesize(context.Background(), "domain:x/L4", tools, len(tools)*2, Executor(d, runtime.L4))
+	res, err := llmFor(t, f).Synthesize(context.Background(), "domain:x/L4", tools, len(tools)*2, Executor(d, mcpdomain.L4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,8 +355,8 @@ func TestLLMCoversSeventyTools(t *testing.T) {
 // and FromDomain hands it on.
 func TestGeneratedStageContracts(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, l := range runtime.Levels {
-			built, err := runtime.ScenarioStageSchema(d.StageTools(l))
+		for _, l := range mcpdomain.Levels {
+			built, err := stage.ScenarioSchema(stageTools(d, l))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -419,4 +420,13 @@ func TestMockShapeOfExampleOutputs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stageTools lists a level's tools as the stage contracts see them.
+func stageTools(d *mcpdomain.Domain, l mcpdomain.Level) []stage.Tool {
+	out := make([]stage.Tool, len(d.Tools[l]))
+	for i, t := range d.Tools[l] {
+		out[i] = stage.Tool{Name: t.Name, InputSchema: t.InputSchema}
+	}
+	return out
 }

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Tool is a tool as a server lists it, with what synthesis needs.
@@ -40,7 +40,7 @@ type Tool struct {
 
 // FromDomain lists a generated domain's tools at a level, each with its
 // operations' examples and a way to execute calls on a fresh store.
-func FromDomain(d *runtime.Domain, level runtime.Level) []Tool {
+func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
 	var out []Tool
 	exec := Executor(d, level)
 	for _, t := range d.Tools[level] {
@@ -94,12 +94,12 @@ func (t *Tool) Compile() error {
 	if t.compiled != nil {
 		return nil
 	}
-	in, err := runtime.CompileSchema("tool:"+t.Name, string(t.InputSchema))
+	in, err := mcpdomain.CompileSchema("tool:"+t.Name, string(t.InputSchema))
 	if err != nil {
 		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
 	if len(t.OutputSchema) > 0 {
-		if t.compiledOut, err = runtime.CompileSchema("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
+		if t.compiledOut, err = mcpdomain.CompileSchema("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
 			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
 		}
 	}
@@ -146,7 +146,7 @@ func reasons(err error) error {
 		return err
 	}
 	var parts []string
-	for _, e := range runtime.Leaves(verr) {
+	for _, e := range mcpdomain.Leaves(verr) {
 		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(printer)))
 	}
 	return errors.New(strings.Join(parts, "; "))

@@ -13,7 +13,8 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 )
 
 // checkArtifacts writes artifacts as granite synth does and reads them
@@ -42,7 +43,7 @@ func checkArtifacts(t testing.TB, arts []Artifact) {
 // outputs are the real store's (executed grounding).
 func TestOfflineOnEveryGeneratedDomain(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, l := range runtime.Levels {
+		for _, l := range mcpdomain.Levels {
 			tools := FromDomain(d, l)
 			arts, err := Offline("domain:"+d.Name+"/"+string(l), tools, 0)
 			if err != nil {
@@ -176,7 +177,7 @@ func BenchmarkOffline100(b *testing.B) {
 // HTTP and synthesizes from them.
 func TestToolsFromALiveServer(t *testing.T) {
 	d := gen.Domains[0]
-	h, err := d.NewHTTPHandler(runtime.L3, runtime.HTTPOptions{})
+	h, err := serve.NewHandler(d, mcpdomain.L3, serve.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +188,8 @@ func TestToolsFromALiveServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != len(d.Tools[runtime.L3]) {
-		t.Fatalf("%d tools, want %d", len(tools), len(d.Tools[runtime.L3]))
+	if len(tools) != len(d.Tools[mcpdomain.L3]) {
+		t.Fatalf("%d tools, want %d", len(tools), len(d.Tools[mcpdomain.L3]))
 	}
 	arts, err := Offline("mcp:test", tools, 0)
 	if err != nil {

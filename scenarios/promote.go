@@ -10,8 +10,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // PromotedScenario is one entry of a scenarios.yaml table.
@@ -31,7 +31,7 @@ type PromotedScenario struct {
 // deleted rows, created rows (matched by their values), and for read-only
 // scenarios a value the outputs report. It returns the promoted scenarios
 // and, per artifact left out, why.
-func Promote(d *generator.Domain, rt *runtime.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
+func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
 	var out []PromotedScenario
 	var skipped []string
 	names := map[string]bool{}
@@ -102,7 +102,7 @@ func Promote(d *generator.Domain, rt *runtime.Domain, arts []Artifact, firstID i
 }
 
 func tierOf(n int) (string, bool) {
-	for _, t := range generator.Tiers {
+	for _, t := range speclang.Tiers {
 		if n >= t.Min && n <= t.Max {
 			return t.Name, true
 		}
@@ -112,9 +112,9 @@ func tierOf(n int) (string, bool) {
 
 // expectations replays the calls on a fresh store and describes what
 // changed, or a reported value when nothing did.
-func expectations(d *generator.Domain, rt *runtime.Domain, level runtime.Level, a Artifact) (map[string][]map[string]any, error) {
+func expectations(d *speclang.Domain, rt *mcpdomain.Domain, level mcpdomain.Level, a Artifact) (map[string][]map[string]any, error) {
 	st := rt.NewStore()
-	before, err := runtime.Rows(st.Snapshot())
+	before, err := mcpdomain.Rows(st.Snapshot())
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func expectations(d *generator.Domain, rt *runtime.Domain, level runtime.Level, 
 			return nil, fmt.Errorf("replaying call %d: %s", m.Call, m.Output)
 		}
 	}
-	after, err := runtime.Rows(st.Snapshot())
+	after, err := mcpdomain.Rows(st.Snapshot())
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -18,17 +18,17 @@ import (
 // domain's own scenarios at L3 and checks that the scenario table loads
 // and granite verify passes every promoted scenario at every level.
 func TestPromotedScenariosVerify(t *testing.T) {
-	spec, err := generator.LoadAll(specs.FS)
+	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := spec.Domains[0]
 	rt, _ := gen.Lookup(d.Name)
-	exec := scenarios.Executor(rt, runtime.L3)
+	exec := scenarios.Executor(rt, mcpdomain.L3)
 	var arts []scenarios.Artifact
 	for _, s := range d.Scenarios {
 		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []scenarios.Turn{{Prompt: s.Prompt}}}
-		for _, c := range s.Gold[runtime.L3] {
+		for _, c := range s.Gold[mcpdomain.L3] {
 			a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: c.Tool, Arguments: c.JSON()})
 		}
 		a.MockOutputs = exec(a.ExpectedCalls)
@@ -47,12 +47,12 @@ func TestPromotedScenariosVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schemaData, _ := fs.ReadFile(specs.FS, generator.ScenarioSchemaFile)
-	sch, err := generator.CompileSchema(generator.ScenarioSchemaFile, schemaData)
+	schemaData, _ := fs.ReadFile(specs.FS, speclang.ScenarioSchemaFile)
+	sch, err := speclang.CompileSchema(speclang.ScenarioSchemaFile, schemaData)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scs, errs := generator.LoadScenarioTable(d.Name+"/scenarios.yaml", y, sch, d)
+	scs, errs := speclang.LoadScenarioTable(d.Name+"/scenarios.yaml", y, sch, d)
 	if len(errs) > 0 {
 		t.Fatalf("the promoted table does not load:\n%v\n%s", errs, y)
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	spec, err := generator.Load(os.DirFS(*specs))
+	spec, err := speclang.Load(os.DirFS(*specs))
 	if err != nil {
 		fmt.Fprintln(stderr, prefixed(*specs, err))
 		return 1
@@ -67,13 +68,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 // prefixed makes spec positions relative to the working directory, so an
 // editor can jump to them.
 func prefixed(dir string, err error) string {
-	var list generator.ErrorList
-	var one *generator.Error
+	var list speclang.ErrorList
+	var one *speclang.Error
 	switch {
 	case errors.As(err, &list):
-		return generator.WithDir(dir, list).Error()
+		return speclang.WithDir(dir, list).Error()
 	case errors.As(err, &one):
-		return generator.WithDir(dir, generator.ErrorList{one}).Error()
+		return speclang.WithDir(dir, speclang.ErrorList{one}).Error()
 	}
 	return err.Error()
 }

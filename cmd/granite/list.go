@@ -8,28 +8,28 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
 // domainSummary is one row of `granite list --json`.
 type domainSummary struct {
-	Name       string                     `json:"name"`
-	Title      string                     `json:"title"`
-	Entities   []string                   `json:"entities"`
-	Operations int                        `json:"operations"`
-	Tools      map[runtime.Level]int      `json:"tools"`
-	ToolNames  map[runtime.Level][]string `json:"tool_names"`
+	Name       string                       `json:"name"`
+	Title      string                       `json:"title"`
+	Entities   []string                     `json:"entities"`
+	Operations int                          `json:"operations"`
+	Tools      map[mcpdomain.Level]int      `json:"tools"`
+	ToolNames  map[mcpdomain.Level][]string `json:"tool_names"`
 	// Scenarios counts scenarios per difficulty tier; MeanCalls is the
 	// mean number of gold calls per level.
-	Scenarios map[string]int            `json:"scenarios"`
-	MeanCalls map[runtime.Level]float64 `json:"mean_gold_calls"`
+	Scenarios map[string]int              `json:"scenarios"`
+	MeanCalls map[mcpdomain.Level]float64 `json:"mean_gold_calls"`
 	// Dropped lists, per level and tool, the schema keywords Ollama's tool
 	// types drop before a model sees them (their constraints must be said
 	// in the descriptions too).
-	Dropped map[runtime.Level]map[string][]string `json:"dropped_by_ollama"`
+	Dropped map[mcpdomain.Level]map[string][]string `json:"dropped_by_ollama"`
 }
 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -38,7 +38,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
-	spec, err := generator.LoadAll(specs.FS)
+	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -46,9 +46,9 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	var rows []domainSummary
 	for _, d := range gen.Domains {
 		r := domainSummary{Name: d.Name, Title: d.Title, Entities: d.Entities, Operations: len(d.Operations),
-			Tools: map[runtime.Level]int{}, ToolNames: map[runtime.Level][]string{},
-			Scenarios: map[string]int{}, MeanCalls: map[runtime.Level]float64{}, Dropped: map[runtime.Level]map[string][]string{}}
-		for _, l := range runtime.Levels {
+			Tools: map[mcpdomain.Level]int{}, ToolNames: map[mcpdomain.Level][]string{},
+			Scenarios: map[string]int{}, MeanCalls: map[mcpdomain.Level]float64{}, Dropped: map[mcpdomain.Level]map[string][]string{}}
+		for _, l := range mcpdomain.Levels {
 			r.Tools[l] = len(d.Tools[l])
 			r.Dropped[l] = harness.ToolLoss(d.Tools[l])
 			for _, t := range d.Tools[l] {
@@ -58,7 +58,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		if sd := spec.Domain(d.Name); sd != nil {
 			for _, s := range sd.Scenarios {
 				r.Scenarios[s.Difficulty]++
-				for _, l := range runtime.Levels {
+				for _, l := range mcpdomain.Levels {
 					r.MeanCalls[l] += float64(len(s.Gold[l])) / float64(len(sd.Scenarios))
 				}
 			}
@@ -79,10 +79,10 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	total := map[string]int{}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d / %d / %d / %d\t%d\t%d\t%d\t%.1f / %.1f / %.1f / %.1f\t%d / %d / %d / %d\t%s\n", r.Name,
-			r.Tools[runtime.L4], r.Tools[runtime.L3], r.Tools[runtime.L2], r.Tools[runtime.L1],
-			r.Scenarios[generator.Easy], r.Scenarios[generator.Medium], r.Scenarios[generator.Hard],
-			r.MeanCalls[runtime.L4], r.MeanCalls[runtime.L3], r.MeanCalls[runtime.L2], r.MeanCalls[runtime.L1],
-			dropped(r.Dropped[runtime.L4]), dropped(r.Dropped[runtime.L3]), dropped(r.Dropped[runtime.L2]), dropped(r.Dropped[runtime.L1]), r.Title)
+			r.Tools[mcpdomain.L4], r.Tools[mcpdomain.L3], r.Tools[mcpdomain.L2], r.Tools[mcpdomain.L1],
+			r.Scenarios[speclang.Easy], r.Scenarios[speclang.Medium], r.Scenarios[speclang.Hard],
+			r.MeanCalls[mcpdomain.L4], r.MeanCalls[mcpdomain.L3], r.MeanCalls[mcpdomain.L2], r.MeanCalls[mcpdomain.L1],
+			dropped(r.Dropped[mcpdomain.L4]), dropped(r.Dropped[mcpdomain.L3]), dropped(r.Dropped[mcpdomain.L2]), dropped(r.Dropped[mcpdomain.L1]), r.Title)
 		for k, n := range r.Scenarios {
 			total[k] += n
 		}
@@ -91,7 +91,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%d domains, %d scenarios (%d easy, %d medium, %d hard)\n", len(rows),
-		total[generator.Easy]+total[generator.Medium]+total[generator.Hard], total[generator.Easy], total[generator.Medium], total[generator.Hard])
+		total[speclang.Easy]+total[speclang.Medium]+total[speclang.Hard], total[speclang.Easy], total[speclang.Medium], total[speclang.Hard])
 	fmt.Fprintln(stdout, "OLLAMA DROPS counts schema keywords (minimum, maximum, pattern, format, ...) that Ollama's tool types")
 	fmt.Fprintln(stdout, "drop before a model sees a tool; their constraints are also stated in the descriptions. --json lists them.")
 	return 0

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -40,7 +40,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	spec, err := generator.LoadAll(specs.FS)
+	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -48,7 +48,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := harness.LoadConfig(*config, spec)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		var list generator.ErrorList
+		var list speclang.ErrorList
 		if errors.As(err, &list) {
 			fmt.Fprintf(stderr, "%d errors\n", len(list))
 		}
@@ -138,7 +138,7 @@ func narrow(what string, have []string, list string) ([]string, error) {
 	return out, nil
 }
 
-func domainsOf(cfg *harness.Config, spec *generator.Spec) []string {
+func domainsOf(cfg *harness.Config, spec *speclang.Spec) []string {
 	if len(cfg.Domains) > 0 {
 		return cfg.Domains
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -28,7 +29,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	levelFlag := fs.String("level", "L4", "granularity level: L4, L3, L2 or L1")
 	transport := fs.String("transport", "stdio", "stdio or http")
 	addr := fs.String("addr", "127.0.0.1:8765", "listen address for --transport http")
-	var ho runtime.HTTPOptions
+	var ho serve.Options
 	fs.IntVar(&ho.MaxSessions, "max-sessions", 256, "http: most live sessions, each on its own fresh store")
 	fs.DurationVar(&ho.IdleTimeout, "idle", 10*time.Minute, "http: end sessions idle this long")
 	fs.BoolVar(&ho.SharedStore, "shared-store", false, "http: one store for all sessions instead of one each")
@@ -49,7 +50,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "granite serve: unknown domain %q: want one of %s\n", *domain, domainNames())
 		return 2
 	}
-	level, err := runtime.ParseLevel(*levelFlag)
+	level, err := mcpdomain.ParseLevel(*levelFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
 		return 2
@@ -68,7 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	case "http":
-		h, err := d.NewHTTPHandler(level, ho)
+		h, err := serve.NewHandler(d, level, ho)
 		if err != nil {
 			fmt.Fprintf(stderr, "granite serve: %v\n", err)
 			return 1
@@ -81,7 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 }
 
-func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level runtime.Level, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level mcpdomain.Level, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite serve: listen %s: %v\n", addr, err)

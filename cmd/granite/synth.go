@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -48,7 +48,7 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 			fmt.Fprintf(stderr, "granite %s: unknown domain %q: want one of %s\n", cmd, *s.domain, domainNames())
 			return nil, "", nil, 2
 		}
-		level, lerr := runtime.ParseLevel(*s.level)
+		level, lerr := mcpdomain.ParseLevel(*s.level)
 		if lerr != nil {
 			fmt.Fprintf(stderr, "granite %s: --level: %v\n", cmd, lerr)
 			return nil, "", nil, 2
@@ -236,7 +236,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "granite synth promote: give the artifacts file and --domain")
 		return 2
 	}
-	spec, err := generator.LoadAll(specs.FS)
+	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -32,11 +32,11 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		src, where = os.DirFS(*dir), *dir
 	}
-	spec, err := generator.LoadAll(src)
+	spec, err := speclang.LoadAll(src)
 	if err != nil {
-		var list generator.ErrorList
+		var list speclang.ErrorList
 		if errors.As(err, &list) && *dir != "" {
-			err = generator.WithDir(*dir, list)
+			err = speclang.WithDir(*dir, list)
 		}
 		fmt.Fprintln(stderr, err)
 		if errors.As(err, &list) {

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator"
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -26,7 +26,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	spec, err := generator.LoadAll(specs.FS)
+	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -65,18 +65,18 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func printCoverage(w io.Writer, cov []harness.Coverage) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tL4\tL3\tL2\tL1")
-	byDomain := map[string]map[runtime.Level]harness.Coverage{}
+	byDomain := map[string]map[mcpdomain.Level]harness.Coverage{}
 	var order []string
 	for _, c := range cov {
 		if byDomain[c.Domain] == nil {
-			byDomain[c.Domain] = map[runtime.Level]harness.Coverage{}
+			byDomain[c.Domain] = map[mcpdomain.Level]harness.Coverage{}
 			order = append(order, c.Domain)
 		}
 		byDomain[c.Domain][c.Level] = c
 	}
 	for _, d := range order {
 		cells := []string{d}
-		for _, l := range runtime.Levels {
+		for _, l := range mcpdomain.Levels {
 			c := byDomain[d][l]
 			cell := fmt.Sprintf("%d/%d tools", c.ToolsUsed, c.Tools)
 			if c.Actions > 0 {

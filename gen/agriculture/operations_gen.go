@@ -2,7 +2,7 @@
 
 package agriculture
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // GetFieldArgs are the arguments of get_field.
 type GetFieldArgs struct {
@@ -57,20 +57,20 @@ func (a ListSoilSensorsArgs) match(v *SoilSensor) bool {
 	if a.MaxBatteryPct != nil && v.BatteryPct > *a.MaxBatteryPct {
 		return false
 	}
-	if a.MinLastReading != nil && runtime.CompareTime(v.LastReading, *a.MinLastReading) < 0 {
+	if a.MinLastReading != nil && mcpdomain.CompareTime(v.LastReading, *a.MinLastReading) < 0 {
 		return false
 	}
-	if a.MaxLastReading != nil && runtime.CompareTime(v.LastReading, *a.MaxLastReading) > 0 {
+	if a.MaxLastReading != nil && mcpdomain.CompareTime(v.LastReading, *a.MaxLastReading) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListSoilSensors: Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting.
-func (s *Store) ListSoilSensors(a ListSoilSensorsArgs) (runtime.ListResult[SoilSensor], error) {
+func (s *Store) ListSoilSensors(a ListSoilSensorsArgs) (mcpdomain.ListResult[SoilSensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.soilSensors.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.soilSensors.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListValvesArgs are the arguments of list_valves.
@@ -108,10 +108,10 @@ func (a ListValvesArgs) match(v *Valve) bool {
 }
 
 // ListValves: List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range.
-func (s *Store) ListValves(a ListValvesArgs) (runtime.ListResult[Valve], error) {
+func (s *Store) ListValves(a ListValvesArgs) (mcpdomain.ListResult[Valve], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.valves.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.valves.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetValveArgs are the arguments of set_valve.
@@ -131,7 +131,7 @@ func (s *Store) SetValve(a SetValveArgs) (Valve, error) {
 		return Valve{}, err
 	}
 	if a.State == nil && a.FlowLpm == nil && a.Schedule == nil {
-		return Valve{}, runtime.NothingToSet("state", "flow_lpm", "schedule")
+		return Valve{}, mcpdomain.NothingToSet("state", "flow_lpm", "schedule")
 	}
 	if a.State != nil {
 		v.State = *a.State
@@ -166,14 +166,14 @@ func (a StopIrrigationArgs) match(v *Valve) bool {
 }
 
 // StopIrrigation: Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept.
-func (s *Store) StopIrrigation(a StopIrrigationArgs) (runtime.BulkResult, error) {
+func (s *Store) StopIrrigation(a StopIrrigationArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.valves.Update(a.match, func(v *Valve) {
 		v.State = "closed"
 		v.FlowLpm = 0.0
 	})
-	return runtime.NewBulkResult("valve", "", ids), nil
+	return mcpdomain.NewBulkResult("valve", "", ids), nil
 }
 
 // SetIrrigationProgramArgs are the arguments of set_irrigation_program.
@@ -191,7 +191,7 @@ func (a SetIrrigationProgramArgs) match(v *Valve) bool {
 }
 
 // SetIrrigationProgram: Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced.
-func (s *Store) SetIrrigationProgram(a SetIrrigationProgramArgs) (runtime.BulkResult, error) {
+func (s *Store) SetIrrigationProgram(a SetIrrigationProgramArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -249,7 +249,7 @@ func (s *Store) SetIrrigationProgram(a SetIrrigationProgramArgs) (runtime.BulkRe
 			v.Schedule = "04:00-06:00"
 		})...)
 	}
-	return runtime.NewBulkResult("valve", a.Program, ids), nil
+	return mcpdomain.NewBulkResult("valve", a.Program, ids), nil
 }
 
 // ListTasksArgs are the arguments of list_tasks.
@@ -277,20 +277,20 @@ func (a ListTasksArgs) match(v *Task) bool {
 	if a.Assignee != nil && v.Assignee != *a.Assignee {
 		return false
 	}
-	if a.MinDue != nil && runtime.CompareTime(v.Due, *a.MinDue) < 0 {
+	if a.MinDue != nil && mcpdomain.CompareTime(v.Due, *a.MinDue) < 0 {
 		return false
 	}
-	if a.MaxDue != nil && runtime.CompareTime(v.Due, *a.MaxDue) > 0 {
+	if a.MaxDue != nil && mcpdomain.CompareTime(v.Due, *a.MaxDue) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListTasks: List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC).
-func (s *Store) ListTasks(a ListTasksArgs) (runtime.ListResult[Task], error) {
+func (s *Store) ListTasks(a ListTasksArgs) (mcpdomain.ListResult[Task], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.tasks.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.tasks.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // CreateTaskArgs are the arguments of create_task.
@@ -334,7 +334,7 @@ type DeleteTaskArgs struct {
 }
 
 // DeleteTask: Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).
-func (s *Store) DeleteTask(a DeleteTaskArgs) (runtime.DeleteResult, error) {
+func (s *Store) DeleteTask(a DeleteTaskArgs) (mcpdomain.DeleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tasks.Delete("task_id", a.TaskID)
@@ -361,10 +361,10 @@ func (a SoilStatsArgs) match(v *SoilSensor) bool {
 }
 
 // SoilStats: Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field.
-func (s *Store) SoilStats(a SoilStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) SoilStats(a SoilStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("soil_sensor", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("soil_sensor", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.soilSensors.Each(a.match, func(v *SoilSensor) {
 		var x float64
 		switch agg.Field() {

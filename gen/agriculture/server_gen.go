@@ -5,11 +5,11 @@ package agriculture
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opGetField = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetField = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "field",
 			Hint:     "field ID like FD001",
@@ -29,8 +29,8 @@ var opGetField = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"field_id\":{\"type\":\"string\",\"description\":\"ID of the field to get, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"}},\"required\":[\"field_id\"],\"additionalProperties\":false}",
 }
-var opListSoilSensors = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListSoilSensors = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south", "east", "west"},
 			Hint: "one of north, south, east, west",
@@ -100,8 +100,8 @@ var opListSoilSensors = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"min_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at least this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content.\",\"minimum\":0,\"maximum\":100},\"max_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at most this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content.\",\"minimum\":0,\"maximum\":100},\"min_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at least this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10.\",\"minimum\":3,\"maximum\":10},\"max_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at most this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10.\",\"minimum\":3,\"maximum\":10},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at least this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at most this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"min_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at least this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"max_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at most this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many soil sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListValves = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListValves = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south", "east", "west"},
 			Hint: "one of north, south, east, west",
@@ -153,8 +153,8 @@ var opListValves = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"Only valves whose state is this value. Whether the valve is open (watering) or closed.\",\"enum\":[\"open\",\"closed\"]},\"valve_type\":{\"type\":\"string\",\"description\":\"Only valves whose valve type is this value. Kind of irrigation the valve feeds: drip line (about 10-60 L/min), sprinkler (40-150 L/min) or centre pivot (150-600 L/min).\",\"enum\":[\"drip\",\"sprinkler\",\"pivot\"]},\"min_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at least this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute.\",\"minimum\":0,\"maximum\":600},\"max_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at most this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute.\",\"minimum\":0,\"maximum\":600},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many valves (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetValve = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetValve = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "valve",
 			Hint:     "valve ID like IV001",
@@ -190,8 +190,8 @@ var opSetValve = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"valve_id\":{\"type\":\"string\",\"description\":\"ID of the valve to change, like IV001.\",\"pattern\":\"^IV[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the valve is open (watering) or closed.\",\"enum\":[\"open\",\"closed\"]},\"flow_lpm\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute.\",\"minimum\":0,\"maximum\":600},\"schedule\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30), or none for manual only. Must match the pattern ^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$.\",\"pattern\":\"^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$\"}},\"required\":[\"valve_id\"],\"additionalProperties\":false}",
 }
-var opStopIrrigation = &runtime.Operation{
-	Args: []runtime.Arg{
+var opStopIrrigation = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south", "east", "west"},
 			Hint: "one of north, south, east, west",
@@ -216,8 +216,8 @@ var opStopIrrigation = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"}},\"additionalProperties\":false}",
 }
-var opSetIrrigationProgram = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetIrrigationProgram = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"north", "south", "east", "west"},
 			Hint:     "one of north, south, east, west",
@@ -244,8 +244,8 @@ var opSetIrrigationProgram = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"program\":{\"type\":\"string\",\"description\":\"Program to apply: off (close every valve, flow 0 litres per minute, schedule none); light (open every valve - drip 20, sprinkler 50, pivot 200 litres per minute - daily 05:00-05:30 UTC); deep (open every valve - drip 45, sprinkler 120, pivot 450 litres per minute - daily 04:00-06:00 UTC).\",\"enum\":[\"off\",\"light\",\"deep\"]}},\"required\":[\"zone\",\"program\"],\"additionalProperties\":false}",
 }
-var opListTasks = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListTasks = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"planned", "in_progress", "done", "cancelled"},
 			Hint: "one of planned, in_progress, done, cancelled",
@@ -296,8 +296,8 @@ var opListTasks = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only tasks whose status is this value. Progress of the task.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only tasks whose kind is this value. Sort of field work.\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only tasks whose field id is this value. Field the work is done on (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Only tasks whose assignee is this value. Name of the worker the task is assigned to (empty if unassigned).\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many tasks (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opCreateTask = &runtime.Operation{
-	Args: []runtime.Arg{
+var opCreateTask = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint:     "string",
 			Name:     "title",
@@ -352,8 +352,8 @@ var opCreateTask = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters.\",\"maxLength\":120},\"kind\":{\"type\":\"string\",\"description\":\"Sort of field work.\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Field the work is done on (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"status\":{\"type\":\"string\",\"description\":\"Progress of the task.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the worker the task is assigned to (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the worker. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"kind\",\"field_id\",\"due\"],\"additionalProperties\":false}",
 }
-var opDeleteTask = &runtime.Operation{
-	Args: []runtime.Arg{
+var opDeleteTask = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "task",
 			Hint:     "task ID like TK001",
@@ -373,8 +373,8 @@ var opDeleteTask = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"task_id\":{\"type\":\"string\",\"description\":\"ID of the task to delete, like TK001.\",\"pattern\":\"^TK[0-9]{3,}$\"}},\"required\":[\"task_id\"],\"additionalProperties\":false}",
 }
-var opSoilStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSoilStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"avg", "min", "max", "count", "sum"},
 			Hint:     "one of avg, min, max, count, sum",
@@ -421,135 +421,135 @@ var opSoilStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opGetField, opListSoilSensors, opListValves, opSetValve, opStopIrrigation, opSetIrrigationProgram, opListTasks, opCreateTask, opDeleteTask, opSoilStats}
+var Operations = []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opSetValve, opStopIrrigation, opSetIrrigationProgram, opListTasks, opCreateTask, opDeleteTask, opSoilStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the precision farm - fields, soil sensors, irrigation valves and programs, work tasks and soil statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_field: Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id (requires field_id). list_soil_sensors: Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting (optional zone, field_id, min_moisture_pct, max_moisture_pct, min_ph, max_ph, min_battery_pct, max_battery_pct, min_last_reading, max_last_reading, limit). list_valves: List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range (optional zone, field_id, state, valve_type, min_flow_lpm, max_flow_lpm, limit). set_valve: Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change (requires valve_id; optional state, flow_lpm, schedule). stop_irrigation: Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept (optional zone, field_id). set_irrigation_program: Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced (requires zone, program). list_tasks: List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC) (optional status, kind, field_id, assignee, min_due, max_due, limit). create_task: Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits) (requires title, kind, field_id, due; optional status, assignee, notes). delete_task: Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006) (requires task_id). soil_stats: Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field (requires function, field; optional group_by, zone, field_id).\",\"enum\":[\"get_field\",\"list_soil_sensors\",\"list_valves\",\"set_valve\",\"stop_irrigation\",\"set_irrigation_program\",\"list_tasks\",\"create_task\",\"delete_task\",\"soil_stats\"]},\"field_id\":{\"type\":\"string\",\"description\":\"ID of the field to get, like FD001. / Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001. / Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001. / Only tasks whose field id is this value. Field the work is done on (field ID such as FD003). ID of a field, like FD001. (Used by: get_field, list_soil_sensors, list_valves, stop_irrigation, list_tasks, create_task, soil_stats.)\",\"pattern\":\"^FD[0-9]{3,}$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field). / Only valves whose zone is this value. Irrigation zone the valve is in (that of its field). (Used by: list_soil_sensors, list_valves, stop_irrigation, set_irrigation_program, soil_stats.)\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"min_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at least this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at most this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at least this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10. (Used by: list_soil_sensors.)\",\"minimum\":3,\"maximum\":10},\"max_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at most this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10. (Used by: list_soil_sensors.)\",\"minimum\":3,\"maximum\":10},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at least this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at most this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at least this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_soil_sensors.)\",\"format\":\"date-time\"},\"max_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at most this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_soil_sensors.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many soil sensors (1 to 50; default 50). / Return at most this many valves (1 to 50; default 50). / Return at most this many tasks (1 to 50; default 50). (Used by: list_soil_sensors, list_valves, list_tasks.)\",\"minimum\":1,\"maximum\":50},\"state\":{\"type\":\"string\",\"description\":\"Only valves whose state is this value. Whether the valve is open (watering) or closed. / New value; left out: unchanged. Whether the valve is open (watering) or closed. (Used by: list_valves, set_valve.)\",\"enum\":[\"open\",\"closed\"]},\"valve_type\":{\"type\":\"string\",\"description\":\"Only valves whose valve type is this value. Kind of irrigation the valve feeds: drip line (about 10-60 L/min), sprinkler (40-150 L/min) or centre pivot (150-600 L/min). (Used by: list_valves.)\",\"enum\":[\"drip\",\"sprinkler\",\"pivot\"]},\"min_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at least this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: list_valves.)\",\"minimum\":0,\"maximum\":600},\"max_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at most this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: list_valves.)\",\"minimum\":0,\"maximum\":600},\"valve_id\":{\"type\":\"string\",\"description\":\"ID of the valve to change, like IV001. (Used by: set_valve.)\",\"pattern\":\"^IV[0-9]{3,}$\"},\"flow_lpm\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: set_valve.)\",\"minimum\":0,\"maximum\":600},\"schedule\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30), or none for manual only. Must match the pattern ^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$. (Used by: set_valve.)\",\"pattern\":\"^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$\"},\"program\":{\"type\":\"string\",\"description\":\"Program to apply: off (close every valve, flow 0 litres per minute, schedule none); light (open every valve - drip 20, sprinkler 50, pivot 200 litres per minute - daily 05:00-05:30 UTC); deep (open every valve - drip 45, sprinkler 120, pivot 450 litres per minute - daily 04:00-06:00 UTC). (Used by: set_irrigation_program.)\",\"enum\":[\"off\",\"light\",\"deep\"]},\"status\":{\"type\":\"string\",\"description\":\"Only tasks whose status is this value. Progress of the task. (Used by: list_tasks, create_task.)\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only tasks whose kind is this value. Sort of field work. (Used by: list_tasks, create_task.)\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Only tasks whose assignee is this value. Name of the worker the task is assigned to (empty if unassigned). (Used by: list_tasks, create_task.)\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_tasks.)\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_tasks.)\",\"format\":\"date-time\"},\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters. (Used by: create_task.)\",\"maxLength\":120},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: create_task.)\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the worker. At most 500 characters. (Used by: create_task.)\",\"maxLength\":500},\"task_id\":{\"type\":\"string\",\"description\":\"ID of the task to delete, like TK001. (Used by: delete_task.)\",\"pattern\":\"^TK[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: soil_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: moisture_pct (Latest soil moisture reading in percent volumetric water content); soil_temp_c (Latest soil temperature in °C); ph (Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline)); battery_pct (Remaining battery charge in percent (below 15 needs replacing soon)). (Used by: soil_stats.)\",\"enum\":[\"moisture_pct\",\"soil_temp_c\",\"ph\",\"battery_pct\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or field_id instead of one overall value. (Used by: soil_stats.)\",\"enum\":[\"zone\",\"field_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "agriculture",
-			Operations:  []*runtime.Operation{opGetField, opListSoilSensors, opListValves, opSetValve, opStopIrrigation, opSetIrrigationProgram, opListTasks, opCreateTask, opDeleteTask, opSoilStats},
+			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opSetValve, opStopIrrigation, opSetIrrigationProgram, opListTasks, opCreateTask, opDeleteTask, opSoilStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything on the farm - fields, soil sensor readings, irrigation valves, work tasks and soil statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_field: Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id (requires field_id). list_soil_sensors: Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting (optional zone, field_id, min_moisture_pct, max_moisture_pct, min_ph, max_ph, min_battery_pct, max_battery_pct, min_last_reading, max_last_reading, limit). list_valves: List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range (optional zone, field_id, state, valve_type, min_flow_lpm, max_flow_lpm, limit). list_tasks: List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC) (optional status, kind, field_id, assignee, min_due, max_due, limit). soil_stats: Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field (requires function, field; optional group_by, zone, field_id).\",\"enum\":[\"get_field\",\"list_soil_sensors\",\"list_valves\",\"list_tasks\",\"soil_stats\"]},\"field_id\":{\"type\":\"string\",\"description\":\"ID of the field to get, like FD001. / Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001. / Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001. / Only tasks whose field id is this value. Field the work is done on (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field). / Only valves whose zone is this value. Irrigation zone the valve is in (that of its field). (Used by: list_soil_sensors, list_valves, soil_stats.)\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"min_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at least this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at most this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at least this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10. (Used by: list_soil_sensors.)\",\"minimum\":3,\"maximum\":10},\"max_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at most this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10. (Used by: list_soil_sensors.)\",\"minimum\":3,\"maximum\":10},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at least this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at most this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at least this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_soil_sensors.)\",\"format\":\"date-time\"},\"max_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at most this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_soil_sensors.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many soil sensors (1 to 50; default 50). / Return at most this many valves (1 to 50; default 50). / Return at most this many tasks (1 to 50; default 50). (Used by: list_soil_sensors, list_valves, list_tasks.)\",\"minimum\":1,\"maximum\":50},\"state\":{\"type\":\"string\",\"description\":\"Only valves whose state is this value. Whether the valve is open (watering) or closed. (Used by: list_valves.)\",\"enum\":[\"open\",\"closed\"]},\"valve_type\":{\"type\":\"string\",\"description\":\"Only valves whose valve type is this value. Kind of irrigation the valve feeds: drip line (about 10-60 L/min), sprinkler (40-150 L/min) or centre pivot (150-600 L/min). (Used by: list_valves.)\",\"enum\":[\"drip\",\"sprinkler\",\"pivot\"]},\"min_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at least this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: list_valves.)\",\"minimum\":0,\"maximum\":600},\"max_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at most this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: list_valves.)\",\"minimum\":0,\"maximum\":600},\"status\":{\"type\":\"string\",\"description\":\"Only tasks whose status is this value. Progress of the task. (Used by: list_tasks.)\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only tasks whose kind is this value. Sort of field work. (Used by: list_tasks.)\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Only tasks whose assignee is this value. Name of the worker the task is assigned to (empty if unassigned). (Used by: list_tasks.)\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_tasks.)\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_tasks.)\",\"format\":\"date-time\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: soil_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: moisture_pct (Latest soil moisture reading in percent volumetric water content); soil_temp_c (Latest soil temperature in °C); ph (Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline)); battery_pct (Remaining battery charge in percent (below 15 needs replacing soon)). (Used by: soil_stats.)\",\"enum\":[\"moisture_pct\",\"soil_temp_c\",\"ph\",\"battery_pct\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or field_id instead of one overall value. (Used by: soil_stats.)\",\"enum\":[\"zone\",\"field_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "agriculture_query",
-			Operations:  []*runtime.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
+			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
 		},
 		{
 			Description: "Change the farm - set or stop irrigation valves, apply zone irrigation programs, create or delete work tasks.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_valve: Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change (requires valve_id; optional state, flow_lpm, schedule). stop_irrigation: Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept (optional zone, field_id). set_irrigation_program: Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced (requires zone, program). create_task: Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits) (requires title, kind, field_id, due; optional status, assignee, notes). delete_task: Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006) (requires task_id).\",\"enum\":[\"set_valve\",\"stop_irrigation\",\"set_irrigation_program\",\"create_task\",\"delete_task\"]},\"valve_id\":{\"type\":\"string\",\"description\":\"ID of the valve to change, like IV001. (Used by: set_valve.)\",\"pattern\":\"^IV[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the valve is open (watering) or closed. (Used by: set_valve.)\",\"enum\":[\"open\",\"closed\"]},\"flow_lpm\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: set_valve.)\",\"minimum\":0,\"maximum\":600},\"schedule\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30), or none for manual only. Must match the pattern ^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$. (Used by: set_valve.)\",\"pattern\":\"^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field). (Used by: stop_irrigation, set_irrigation_program.)\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001. / Field the work is done on (field ID such as FD003). ID of a field, like FD001. (Used by: stop_irrigation, create_task.)\",\"pattern\":\"^FD[0-9]{3,}$\"},\"program\":{\"type\":\"string\",\"description\":\"Program to apply: off (close every valve, flow 0 litres per minute, schedule none); light (open every valve - drip 20, sprinkler 50, pivot 200 litres per minute - daily 05:00-05:30 UTC); deep (open every valve - drip 45, sprinkler 120, pivot 450 litres per minute - daily 04:00-06:00 UTC). (Used by: set_irrigation_program.)\",\"enum\":[\"off\",\"light\",\"deep\"]},\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters. (Used by: create_task.)\",\"maxLength\":120},\"kind\":{\"type\":\"string\",\"description\":\"Sort of field work. (Used by: create_task.)\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: create_task.)\",\"format\":\"date-time\"},\"status\":{\"type\":\"string\",\"description\":\"Progress of the task. (Used by: create_task.)\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the worker the task is assigned to (empty if unassigned). (Used by: create_task.)\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the worker. At most 500 characters. (Used by: create_task.)\",\"maxLength\":500},\"task_id\":{\"type\":\"string\",\"description\":\"ID of the task to delete, like TK001. (Used by: delete_task.)\",\"pattern\":\"^TK[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "agriculture_control",
-			Operations:  []*runtime.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
+			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the farm - get a field (FD###) with its crop, growth stage and moisture target, read soil sensors (SS###) by zone, field or value range, and list irrigation valves (IV###) with their state, flow and schedule.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_field: Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id (requires field_id). list_soil_sensors: Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting (optional zone, field_id, min_moisture_pct, max_moisture_pct, min_ph, max_ph, min_battery_pct, max_battery_pct, min_last_reading, max_last_reading, limit). list_valves: List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range (optional zone, field_id, state, valve_type, min_flow_lpm, max_flow_lpm, limit).\",\"enum\":[\"get_field\",\"list_soil_sensors\",\"list_valves\"]},\"field_id\":{\"type\":\"string\",\"description\":\"ID of the field to get, like FD001. / Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001. / Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field). / Only valves whose zone is this value. Irrigation zone the valve is in (that of its field). (Used by: list_soil_sensors, list_valves.)\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"min_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at least this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at most this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at least this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10. (Used by: list_soil_sensors.)\",\"minimum\":3,\"maximum\":10},\"max_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at most this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10. (Used by: list_soil_sensors.)\",\"minimum\":3,\"maximum\":10},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at least this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at most this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent. (Used by: list_soil_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at least this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_soil_sensors.)\",\"format\":\"date-time\"},\"max_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at most this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_soil_sensors.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many soil sensors (1 to 50; default 50). / Return at most this many valves (1 to 50; default 50). (Used by: list_soil_sensors, list_valves.)\",\"minimum\":1,\"maximum\":50},\"state\":{\"type\":\"string\",\"description\":\"Only valves whose state is this value. Whether the valve is open (watering) or closed. (Used by: list_valves.)\",\"enum\":[\"open\",\"closed\"]},\"valve_type\":{\"type\":\"string\",\"description\":\"Only valves whose valve type is this value. Kind of irrigation the valve feeds: drip line (about 10-60 L/min), sprinkler (40-150 L/min) or centre pivot (150-600 L/min). (Used by: list_valves.)\",\"enum\":[\"drip\",\"sprinkler\",\"pivot\"]},\"min_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at least this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: list_valves.)\",\"minimum\":0,\"maximum\":600},\"max_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at most this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: list_valves.)\",\"minimum\":0,\"maximum\":600}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "farm_status",
-			Operations:  []*runtime.Operation{opGetField, opListSoilSensors, opListValves},
+			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
 		},
 		{
 			Description: "Control irrigation - open, close or adjust one valve, stop all open valves (farm, zone or field), or apply an irrigation program (off, light, deep) to a whole zone.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_valve: Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change (requires valve_id; optional state, flow_lpm, schedule). stop_irrigation: Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept (optional zone, field_id). set_irrigation_program: Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced (requires zone, program).\",\"enum\":[\"set_valve\",\"stop_irrigation\",\"set_irrigation_program\"]},\"valve_id\":{\"type\":\"string\",\"description\":\"ID of the valve to change, like IV001. (Used by: set_valve.)\",\"pattern\":\"^IV[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the valve is open (watering) or closed. (Used by: set_valve.)\",\"enum\":[\"open\",\"closed\"]},\"flow_lpm\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute. (Used by: set_valve.)\",\"minimum\":0,\"maximum\":600},\"schedule\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30), or none for manual only. Must match the pattern ^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$. (Used by: set_valve.)\",\"pattern\":\"^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field). (Used by: stop_irrigation, set_irrigation_program.)\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001. (Used by: stop_irrigation.)\",\"pattern\":\"^FD[0-9]{3,}$\"},\"program\":{\"type\":\"string\",\"description\":\"Program to apply: off (close every valve, flow 0 litres per minute, schedule none); light (open every valve - drip 20, sprinkler 50, pivot 200 litres per minute - daily 05:00-05:30 UTC); deep (open every valve - drip 45, sprinkler 120, pivot 450 litres per minute - daily 04:00-06:00 UTC). (Used by: set_irrigation_program.)\",\"enum\":[\"off\",\"light\",\"deep\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "irrigation_control",
-			Operations:  []*runtime.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
+			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
 		},
 		{
 			Description: "Manage field work tasks (TK###) - list them, create a task on a field, or delete one.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_tasks: List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC) (optional status, kind, field_id, assignee, min_due, max_due, limit). create_task: Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits) (requires title, kind, field_id, due; optional status, assignee, notes). delete_task: Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006) (requires task_id).\",\"enum\":[\"list_tasks\",\"create_task\",\"delete_task\"]},\"status\":{\"type\":\"string\",\"description\":\"Only tasks whose status is this value. Progress of the task. (Used by: list_tasks, create_task.)\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only tasks whose kind is this value. Sort of field work. (Used by: list_tasks, create_task.)\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only tasks whose field id is this value. Field the work is done on (field ID such as FD003). ID of a field, like FD001. (Used by: list_tasks, create_task.)\",\"pattern\":\"^FD[0-9]{3,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Only tasks whose assignee is this value. Name of the worker the task is assigned to (empty if unassigned). (Used by: list_tasks, create_task.)\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_tasks.)\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: list_tasks.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many tasks (1 to 50; default 50). (Used by: list_tasks.)\",\"minimum\":1,\"maximum\":50},\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters. (Used by: create_task.)\",\"maxLength\":120},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z. (Used by: create_task.)\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the worker. At most 500 characters. (Used by: create_task.)\",\"maxLength\":500},\"task_id\":{\"type\":\"string\",\"description\":\"ID of the task to delete, like TK001. (Used by: delete_task.)\",\"pattern\":\"^TK[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "manage_tasks",
-			Operations:  []*runtime.Operation{opListTasks, opCreateTask, opDeleteTask},
+			Operations:  []*mcpdomain.Operation{opListTasks, opCreateTask, opDeleteTask},
 		},
 		{
 			Description: "Analyse soil conditions - count, sum, average, minimum or maximum of moisture, soil temperature, pH or battery over sensors, optionally per zone or field.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: moisture_pct (Latest soil moisture reading in percent volumetric water content); soil_temp_c (Latest soil temperature in °C); ph (Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline)); battery_pct (Remaining battery charge in percent (below 15 needs replacing soon)).\",\"enum\":[\"moisture_pct\",\"soil_temp_c\",\"ph\",\"battery_pct\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or field_id instead of one overall value.\",\"enum\":[\"zone\",\"field_id\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_soil",
-			Operations:  []*runtime.Operation{opSoilStats},
+			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"field_id\":{\"type\":\"string\",\"description\":\"ID of the field to get, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"}},\"required\":[\"field_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_field",
-			Operations:  []*runtime.Operation{opGetField},
+			Operations:  []*mcpdomain.Operation{opGetField},
 		},
 		{
 			Description: "Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"min_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at least this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content.\",\"minimum\":0,\"maximum\":100},\"max_moisture_pct\":{\"type\":\"number\",\"description\":\"Only soil sensors whose moisture pct is at most this. Latest soil moisture reading in percent volumetric water content. Number from 0 to 100, in percent volumetric water content.\",\"minimum\":0,\"maximum\":100},\"min_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at least this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10.\",\"minimum\":3,\"maximum\":10},\"max_ph\":{\"type\":\"number\",\"description\":\"Only soil sensors whose ph is at most this. Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline). Number from 3 to 10.\",\"minimum\":3,\"maximum\":10},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at least this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only soil sensors whose battery pct is at most this. Remaining battery charge in percent (below 15 needs replacing soon). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"min_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at least this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"max_last_reading\":{\"type\":\"string\",\"description\":\"Only soil sensors whose last reading is at most this. When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many soil sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_soil_sensors",
-			Operations:  []*runtime.Operation{opListSoilSensors},
+			Operations:  []*mcpdomain.Operation{opListSoilSensors},
 		},
 		{
 			Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"Only valves whose state is this value. Whether the valve is open (watering) or closed.\",\"enum\":[\"open\",\"closed\"]},\"valve_type\":{\"type\":\"string\",\"description\":\"Only valves whose valve type is this value. Kind of irrigation the valve feeds: drip line (about 10-60 L/min), sprinkler (40-150 L/min) or centre pivot (150-600 L/min).\",\"enum\":[\"drip\",\"sprinkler\",\"pivot\"]},\"min_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at least this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute.\",\"minimum\":0,\"maximum\":600},\"max_flow_lpm\":{\"type\":\"number\",\"description\":\"Only valves whose flow lpm is at most this. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute.\",\"minimum\":0,\"maximum\":600},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many valves (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_valves",
-			Operations:  []*runtime.Operation{opListValves},
+			Operations:  []*mcpdomain.Operation{opListValves},
 		},
 		{
 			Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"valve_id\":{\"type\":\"string\",\"description\":\"ID of the valve to change, like IV001.\",\"pattern\":\"^IV[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the valve is open (watering) or closed.\",\"enum\":[\"open\",\"closed\"]},\"flow_lpm\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Flow rate in litres per minute while open (0 when closed). Number from 0 to 600, in litres per minute.\",\"minimum\":0,\"maximum\":600},\"schedule\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30), or none for manual only. Must match the pattern ^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$.\",\"pattern\":\"^(none|([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9])$\"}},\"required\":[\"valve_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_valve",
-			Operations:  []*runtime.Operation{opSetValve},
+			Operations:  []*mcpdomain.Operation{opSetValve},
 		},
 		{
 			Description: "Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "stop_irrigation",
-			Operations:  []*runtime.Operation{opStopIrrigation},
+			Operations:  []*mcpdomain.Operation{opStopIrrigation},
 		},
 		{
 			Description: "Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"program\":{\"type\":\"string\",\"description\":\"Program to apply: off (close every valve, flow 0 litres per minute, schedule none); light (open every valve - drip 20, sprinkler 50, pivot 200 litres per minute - daily 05:00-05:30 UTC); deep (open every valve - drip 45, sprinkler 120, pivot 450 litres per minute - daily 04:00-06:00 UTC).\",\"enum\":[\"off\",\"light\",\"deep\"]}},\"required\":[\"zone\",\"program\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_irrigation_program",
-			Operations:  []*runtime.Operation{opSetIrrigationProgram},
+			Operations:  []*mcpdomain.Operation{opSetIrrigationProgram},
 		},
 		{
 			Description: "List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only tasks whose status is this value. Progress of the task.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only tasks whose kind is this value. Sort of field work.\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only tasks whose field id is this value. Field the work is done on (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Only tasks whose assignee is this value. Name of the worker the task is assigned to (empty if unassigned).\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many tasks (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_tasks",
-			Operations:  []*runtime.Operation{opListTasks},
+			Operations:  []*mcpdomain.Operation{opListTasks},
 		},
 		{
 			Description: "Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters.\",\"maxLength\":120},\"kind\":{\"type\":\"string\",\"description\":\"Sort of field work.\",\"enum\":[\"spraying\",\"fertilizing\",\"harvesting\",\"sowing\",\"scouting\",\"maintenance\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Field the work is done on (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z). RFC 3339 UTC timestamp, like 2026-05-02T06:00:00Z.\",\"format\":\"date-time\"},\"status\":{\"type\":\"string\",\"description\":\"Progress of the task.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the worker the task is assigned to (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the worker. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"kind\",\"field_id\",\"due\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "create_task",
-			Operations:  []*runtime.Operation{opCreateTask},
+			Operations:  []*mcpdomain.Operation{opCreateTask},
 		},
 		{
 			Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"task_id\":{\"type\":\"string\",\"description\":\"ID of the task to delete, like TK001.\",\"pattern\":\"^TK[0-9]{3,}$\"}},\"required\":[\"task_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "delete_task",
-			Operations:  []*runtime.Operation{opDeleteTask},
+			Operations:  []*mcpdomain.Operation{opDeleteTask},
 		},
 		{
 			Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: moisture_pct (Latest soil moisture reading in percent volumetric water content); soil_temp_c (Latest soil temperature in °C); ph (Latest soil pH (7 neutral, below 7 acidic, above 7 alkaline)); battery_pct (Remaining battery charge in percent (below 15 needs replacing soon)).\",\"enum\":[\"moisture_pct\",\"soil_temp_c\",\"ph\",\"battery_pct\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or field_id instead of one overall value.\",\"enum\":[\"zone\",\"field_id\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only soil sensors whose zone is this value. Irrigation zone the sensor is in (that of its field).\",\"enum\":[\"north\",\"south\",\"east\",\"west\"]},\"field_id\":{\"type\":\"string\",\"description\":\"Only soil sensors whose field id is this value. Field the sensor is buried in (field ID such as FD003). ID of a field, like FD001.\",\"pattern\":\"^FD[0-9]{3,}$\"}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "soil_stats",
-			Operations:  []*runtime.Operation{opSoilStats},
+			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
 	},
 }
@@ -577,14 +577,14 @@ type L3FarmStatusArgs struct {
 
 // callL3FarmStatus runs a call of L3 tool farm_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3FarmStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3FarmStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3FarmStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "get_field":
-		return s.GetField(GetFieldArgs{FieldID: runtime.Deref(a.FieldID)})
+		return s.GetField(GetFieldArgs{FieldID: mcpdomain.Deref(a.FieldID)})
 	case "list_soil_sensors":
 		return s.ListSoilSensors(ListSoilSensorsArgs{
 			FieldID:        a.FieldID,
@@ -610,7 +610,7 @@ func (s *Store) callL3FarmStatus(_ *runtime.Operation, raw []byte) (any, error) 
 			Zone:       a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of get_field, list_soil_sensors, list_valves", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of get_field, list_soil_sensors, list_valves", a.Action)
 }
 
 // L3IrrigationControlArgs are the arguments of L3 tool irrigation_control.
@@ -628,9 +628,9 @@ type L3IrrigationControlArgs struct {
 
 // callL3IrrigationControl runs a call of L3 tool irrigation_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3IrrigationControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3IrrigationControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3IrrigationControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -639,7 +639,7 @@ func (s *Store) callL3IrrigationControl(_ *runtime.Operation, raw []byte) (any, 
 			FlowLpm:  a.FlowLpm,
 			Schedule: a.Schedule,
 			State:    a.State,
-			ValveID:  runtime.Deref(a.ValveID),
+			ValveID:  mcpdomain.Deref(a.ValveID),
 		})
 	case "stop_irrigation":
 		return s.StopIrrigation(StopIrrigationArgs{
@@ -648,11 +648,11 @@ func (s *Store) callL3IrrigationControl(_ *runtime.Operation, raw []byte) (any, 
 		})
 	case "set_irrigation_program":
 		return s.SetIrrigationProgram(SetIrrigationProgramArgs{
-			Program: runtime.Deref(a.Program),
-			Zone:    runtime.Deref(a.Zone),
+			Program: mcpdomain.Deref(a.Program),
+			Zone:    mcpdomain.Deref(a.Zone),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_valve, stop_irrigation, set_irrigation_program", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_valve, stop_irrigation, set_irrigation_program", a.Action)
 }
 
 // L3ManageTasksArgs are the arguments of L3 tool manage_tasks.
@@ -674,9 +674,9 @@ type L3ManageTasksArgs struct {
 
 // callL3ManageTasks runs a call of L3 tool manage_tasks on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3ManageTasks(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3ManageTasks(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3ManageTasksArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -693,17 +693,17 @@ func (s *Store) callL3ManageTasks(_ *runtime.Operation, raw []byte) (any, error)
 	case "create_task":
 		return s.CreateTask(CreateTaskArgs{
 			Assignee: a.Assignee,
-			Due:      runtime.Deref(a.Due),
-			FieldID:  runtime.Deref(a.FieldID),
-			Kind:     runtime.Deref(a.Kind),
+			Due:      mcpdomain.Deref(a.Due),
+			FieldID:  mcpdomain.Deref(a.FieldID),
+			Kind:     mcpdomain.Deref(a.Kind),
 			Notes:    a.Notes,
 			Status:   a.Status,
-			Title:    runtime.Deref(a.Title),
+			Title:    mcpdomain.Deref(a.Title),
 		})
 	case "delete_task":
-		return s.DeleteTask(DeleteTaskArgs{TaskID: runtime.Deref(a.TaskID)})
+		return s.DeleteTask(DeleteTaskArgs{TaskID: mcpdomain.Deref(a.TaskID)})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_tasks, create_task, delete_task", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_tasks, create_task, delete_task", a.Action)
 }
 
 // L2AgricultureQueryArgs are the arguments of L2 tool agriculture_query.
@@ -737,14 +737,14 @@ type L2AgricultureQueryArgs struct {
 
 // callL2AgricultureQuery runs a call of L2 tool agriculture_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2AgricultureQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2AgricultureQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2AgricultureQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "get_field":
-		return s.GetField(GetFieldArgs{FieldID: runtime.Deref(a.FieldID)})
+		return s.GetField(GetFieldArgs{FieldID: mcpdomain.Deref(a.FieldID)})
 	case "list_soil_sensors":
 		return s.ListSoilSensors(ListSoilSensorsArgs{
 			FieldID:        a.FieldID,
@@ -781,14 +781,14 @@ func (s *Store) callL2AgricultureQuery(_ *runtime.Operation, raw []byte) (any, e
 		})
 	case "soil_stats":
 		return s.SoilStats(SoilStatsArgs{
-			Field:    runtime.Deref(a.Field),
+			Field:    mcpdomain.Deref(a.Field),
 			FieldID:  a.FieldID,
-			Function: runtime.Deref(a.Function),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Zone:     a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of get_field, list_soil_sensors, list_valves, list_tasks, soil_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of get_field, list_soil_sensors, list_valves, list_tasks, soil_stats", a.Action)
 }
 
 // L2AgricultureControlArgs are the arguments of L2 tool agriculture_control.
@@ -813,9 +813,9 @@ type L2AgricultureControlArgs struct {
 
 // callL2AgricultureControl runs a call of L2 tool agriculture_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2AgricultureControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2AgricultureControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2AgricultureControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -824,7 +824,7 @@ func (s *Store) callL2AgricultureControl(_ *runtime.Operation, raw []byte) (any,
 			FlowLpm:  a.FlowLpm,
 			Schedule: a.Schedule,
 			State:    a.State,
-			ValveID:  runtime.Deref(a.ValveID),
+			ValveID:  mcpdomain.Deref(a.ValveID),
 		})
 	case "stop_irrigation":
 		return s.StopIrrigation(StopIrrigationArgs{
@@ -833,23 +833,23 @@ func (s *Store) callL2AgricultureControl(_ *runtime.Operation, raw []byte) (any,
 		})
 	case "set_irrigation_program":
 		return s.SetIrrigationProgram(SetIrrigationProgramArgs{
-			Program: runtime.Deref(a.Program),
-			Zone:    runtime.Deref(a.Zone),
+			Program: mcpdomain.Deref(a.Program),
+			Zone:    mcpdomain.Deref(a.Zone),
 		})
 	case "create_task":
 		return s.CreateTask(CreateTaskArgs{
 			Assignee: a.Assignee,
-			Due:      runtime.Deref(a.Due),
-			FieldID:  runtime.Deref(a.FieldID),
-			Kind:     runtime.Deref(a.Kind),
+			Due:      mcpdomain.Deref(a.Due),
+			FieldID:  mcpdomain.Deref(a.FieldID),
+			Kind:     mcpdomain.Deref(a.Kind),
 			Notes:    a.Notes,
 			Status:   a.Status,
-			Title:    runtime.Deref(a.Title),
+			Title:    mcpdomain.Deref(a.Title),
 		})
 	case "delete_task":
-		return s.DeleteTask(DeleteTaskArgs{TaskID: runtime.Deref(a.TaskID)})
+		return s.DeleteTask(DeleteTaskArgs{TaskID: mcpdomain.Deref(a.TaskID)})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_valve, stop_irrigation, set_irrigation_program, create_task, delete_task", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_valve, stop_irrigation, set_irrigation_program, create_task, delete_task", a.Action)
 }
 
 // L1AgricultureArgs are the arguments of L1 tool agriculture.
@@ -891,14 +891,14 @@ type L1AgricultureArgs struct {
 
 // callL1Agriculture runs a call of L1 tool agriculture on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Agriculture(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Agriculture(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1AgricultureArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "get_field":
-		return s.GetField(GetFieldArgs{FieldID: runtime.Deref(a.FieldID)})
+		return s.GetField(GetFieldArgs{FieldID: mcpdomain.Deref(a.FieldID)})
 	case "list_soil_sensors":
 		return s.ListSoilSensors(ListSoilSensorsArgs{
 			FieldID:        a.FieldID,
@@ -928,7 +928,7 @@ func (s *Store) callL1Agriculture(_ *runtime.Operation, raw []byte) (any, error)
 			FlowLpm:  a.FlowLpm,
 			Schedule: a.Schedule,
 			State:    a.State,
-			ValveID:  runtime.Deref(a.ValveID),
+			ValveID:  mcpdomain.Deref(a.ValveID),
 		})
 	case "stop_irrigation":
 		return s.StopIrrigation(StopIrrigationArgs{
@@ -937,8 +937,8 @@ func (s *Store) callL1Agriculture(_ *runtime.Operation, raw []byte) (any, error)
 		})
 	case "set_irrigation_program":
 		return s.SetIrrigationProgram(SetIrrigationProgramArgs{
-			Program: runtime.Deref(a.Program),
-			Zone:    runtime.Deref(a.Zone),
+			Program: mcpdomain.Deref(a.Program),
+			Zone:    mcpdomain.Deref(a.Zone),
 		})
 	case "list_tasks":
 		return s.ListTasks(ListTasksArgs{
@@ -953,32 +953,32 @@ func (s *Store) callL1Agriculture(_ *runtime.Operation, raw []byte) (any, error)
 	case "create_task":
 		return s.CreateTask(CreateTaskArgs{
 			Assignee: a.Assignee,
-			Due:      runtime.Deref(a.Due),
-			FieldID:  runtime.Deref(a.FieldID),
-			Kind:     runtime.Deref(a.Kind),
+			Due:      mcpdomain.Deref(a.Due),
+			FieldID:  mcpdomain.Deref(a.FieldID),
+			Kind:     mcpdomain.Deref(a.Kind),
 			Notes:    a.Notes,
 			Status:   a.Status,
-			Title:    runtime.Deref(a.Title),
+			Title:    mcpdomain.Deref(a.Title),
 		})
 	case "delete_task":
-		return s.DeleteTask(DeleteTaskArgs{TaskID: runtime.Deref(a.TaskID)})
+		return s.DeleteTask(DeleteTaskArgs{TaskID: mcpdomain.Deref(a.TaskID)})
 	case "soil_stats":
 		return s.SoilStats(SoilStatsArgs{
-			Field:    runtime.Deref(a.Field),
+			Field:    mcpdomain.Deref(a.Field),
 			FieldID:  a.FieldID,
-			Function: runtime.Deref(a.Function),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Zone:     a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of get_field, list_soil_sensors, list_valves, set_valve, stop_irrigation, set_irrigation_program, list_tasks, create_task, delete_task, soil_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of get_field, list_soil_sensors, list_valves, set_valve, stop_irrigation, set_irrigation_program, list_tasks, create_task, delete_task, soil_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "farm_status":
 			return s.callL3FarmStatus
@@ -987,50 +987,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "manage_tasks":
 			return s.callL3ManageTasks
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "agriculture_query":
 			return s.callL2AgricultureQuery
 		case "agriculture_control":
 			return s.callL2AgricultureControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "agriculture":
 			return s.callL1Agriculture
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("agriculture: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-agriculture", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A precision-agriculture farm run from an edge node: eight fields in four zones (north, south, east, west) with their crops and growth stages, soil sensors reporting moisture, soil temperature, pH and battery charge, irrigation valves (drip lines, sprinklers, centre pivots) that water the fields, and field work tasks such as spraying, fertilizing, harvesting and maintenance."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of agriculture.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A precision-agriculture farm run from an edge node: eight fields in four zones (north, south, east, west) with their crops and growth stages, soil sensors reporting moisture, soil temperature, pH and battery charge, irrigation valves (drip lines, sprinklers, centre pivots) that water the fields, and field work tasks such as spraying, fertilizing, harvesting and maintenance.",
 	Entities:    []string{"field", "soil_sensor", "valve", "task"},
 	Name:        "agriculture",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Precision farm",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("agriculture: store is %T, want *agriculture.Store", st)

@@ -5,7 +5,7 @@ package agriculture
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu          sync.RWMutex
-	fields      runtime.Table[FarmField]
-	soilSensors runtime.Table[SoilSensor]
-	valves      runtime.Table[Valve]
-	tasks       runtime.Table[Task]
+	fields      mcpdomain.Table[FarmField]
+	soilSensors mcpdomain.Table[SoilSensor]
+	valves      mcpdomain.Table[Valve]
+	tasks       mcpdomain.Table[Task]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.fields = runtime.NewTable("field", "FD", 3, seedFields(), farmFieldID, cloneFarmField)
-	s.soilSensors = runtime.NewTable("soil_sensor", "SS", 3, seedSoilSensors(), soilSensorID, cloneSoilSensor)
-	s.valves = runtime.NewTable("valve", "IV", 3, seedValves(), valveID, cloneValve)
-	s.tasks = runtime.NewTable("task", "TK", 3, seedTasks(), taskID, cloneTask)
+	s.fields = mcpdomain.NewTable("field", "FD", 3, seedFields(), farmFieldID, cloneFarmField)
+	s.soilSensors = mcpdomain.NewTable("soil_sensor", "SS", 3, seedSoilSensors(), soilSensorID, cloneSoilSensor)
+	s.valves = mcpdomain.NewTable("valve", "IV", 3, seedValves(), valveID, cloneValve)
+	s.tasks = mcpdomain.NewTable("task", "TK", 3, seedTasks(), taskID, cloneTask)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "get_field":
-		return runtime.Bind(args, s.GetField)
+		return mcpdomain.Bind(args, s.GetField)
 	case "list_soil_sensors":
-		return runtime.Bind(args, s.ListSoilSensors)
+		return mcpdomain.Bind(args, s.ListSoilSensors)
 	case "list_valves":
-		return runtime.Bind(args, s.ListValves)
+		return mcpdomain.Bind(args, s.ListValves)
 	case "set_valve":
-		return runtime.Bind(args, s.SetValve)
+		return mcpdomain.Bind(args, s.SetValve)
 	case "stop_irrigation":
-		return runtime.Bind(args, s.StopIrrigation)
+		return mcpdomain.Bind(args, s.StopIrrigation)
 	case "set_irrigation_program":
-		return runtime.Bind(args, s.SetIrrigationProgram)
+		return mcpdomain.Bind(args, s.SetIrrigationProgram)
 	case "list_tasks":
-		return runtime.Bind(args, s.ListTasks)
+		return mcpdomain.Bind(args, s.ListTasks)
 	case "create_task":
-		return runtime.Bind(args, s.CreateTask)
+		return mcpdomain.Bind(args, s.CreateTask)
 	case "delete_task":
-		return runtime.Bind(args, s.DeleteTask)
+		return mcpdomain.Bind(args, s.DeleteTask)
 	case "soil_stats":
-		return runtime.Bind(args, s.SoilStats)
+		return mcpdomain.Bind(args, s.SoilStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; agriculture has: get_field, list_soil_sensors, list_valves, set_valve, stop_irrigation, set_irrigation_program, list_tasks, create_task, delete_task, soil_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; agriculture has: get_field, list_soil_sensors, list_valves, set_valve, stop_irrigation, set_irrigation_program, list_tasks, create_task, delete_task, soil_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package energy
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListMetersArgs are the arguments of list_meters.
 type ListMetersArgs struct {
@@ -43,10 +43,10 @@ func (a ListMetersArgs) match(v *Meter) bool {
 }
 
 // ListMeters: Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range.
-func (s *Store) ListMeters(a ListMetersArgs) (runtime.ListResult[Meter], error) {
+func (s *Store) ListMeters(a ListMetersArgs) (mcpdomain.ListResult[Meter], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.meters.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.meters.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListBatteriesArgs are the arguments of list_batteries.
@@ -88,10 +88,10 @@ func (a ListBatteriesArgs) match(v *Battery) bool {
 }
 
 // ListBatteries: List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones.
-func (s *Store) ListBatteries(a ListBatteriesArgs) (runtime.ListResult[Battery], error) {
+func (s *Store) ListBatteries(a ListBatteriesArgs) (mcpdomain.ListResult[Battery], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.batteries.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.batteries.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListSolarArraysArgs are the arguments of list_solar_arrays.
@@ -129,10 +129,10 @@ func (a ListSolarArraysArgs) match(v *SolarArray) bool {
 }
 
 // ListSolarArrays: List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range.
-func (s *Store) ListSolarArrays(a ListSolarArraysArgs) (runtime.ListResult[SolarArray], error) {
+func (s *Store) ListSolarArrays(a ListSolarArraysArgs) (mcpdomain.ListResult[SolarArray], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.solarArrays.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.solarArrays.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListLoadsArgs are the arguments of list_loads.
@@ -170,10 +170,10 @@ func (a ListLoadsArgs) match(v *Load) bool {
 }
 
 // ListLoads: List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range.
-func (s *Store) ListLoads(a ListLoadsArgs) (runtime.ListResult[Load], error) {
+func (s *Store) ListLoads(a ListLoadsArgs) (mcpdomain.ListResult[Load], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.loads.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.loads.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetLoadArgs are the arguments of set_load.
@@ -192,7 +192,7 @@ func (s *Store) SetLoad(a SetLoadArgs) (Load, error) {
 		return Load{}, err
 	}
 	if a.State == nil && a.Priority == nil {
-		return Load{}, runtime.NothingToSet("state", "priority")
+		return Load{}, mcpdomain.NothingToSet("state", "priority")
 	}
 	if a.State != nil {
 		v.State = *a.State
@@ -227,13 +227,13 @@ func (a ShedDeferrableLoadsArgs) match(v *Load) bool {
 }
 
 // ShedDeferrableLoads: Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off.
-func (s *Store) ShedDeferrableLoads(a ShedDeferrableLoadsArgs) (runtime.BulkResult, error) {
+func (s *Store) ShedDeferrableLoads(a ShedDeferrableLoadsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.loads.Update(a.match, func(v *Load) {
 		v.State = "off"
 	})
-	return runtime.NewBulkResult("load", "", ids), nil
+	return mcpdomain.NewBulkResult("load", "", ids), nil
 }
 
 // SetBatteryArgs are the arguments of set_battery.
@@ -253,7 +253,7 @@ func (s *Store) SetBattery(a SetBatteryArgs) (Battery, error) {
 		return Battery{}, err
 	}
 	if a.Mode == nil && a.SetpointKw == nil && a.ReservePct == nil {
-		return Battery{}, runtime.NothingToSet("mode", "setpoint_kw", "reserve_pct")
+		return Battery{}, mcpdomain.NothingToSet("mode", "setpoint_kw", "reserve_pct")
 	}
 	if a.Mode != nil {
 		v.Mode = *a.Mode
@@ -282,7 +282,7 @@ func (s *Store) SetSolarArray(a SetSolarArrayArgs) (SolarArray, error) {
 		return SolarArray{}, err
 	}
 	if a.CurtailmentPct == nil {
-		return SolarArray{}, runtime.NothingToSet("curtailment_pct")
+		return SolarArray{}, mcpdomain.NothingToSet("curtailment_pct")
 	}
 	if a.CurtailmentPct != nil {
 		v.CurtailmentPct = *a.CurtailmentPct
@@ -305,7 +305,7 @@ func (a SetGridModeArgs) match(v *Battery) bool {
 }
 
 // SetGridMode: Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries.
-func (s *Store) SetGridMode(a SetGridModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetGridMode(a SetGridModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -349,7 +349,7 @@ func (s *Store) SetGridMode(a SetGridModeArgs) (runtime.BulkResult, error) {
 			v.ReservePct = 100
 		})...)
 	}
-	return runtime.NewBulkResult("battery", a.GridMode, ids), nil
+	return mcpdomain.NewBulkResult("battery", a.GridMode, ids), nil
 }
 
 // ConsumptionStatsArgs are the arguments of consumption_stats.
@@ -377,10 +377,10 @@ func (a ConsumptionStatsArgs) match(v *Meter) bool {
 }
 
 // ConsumptionStats: Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production.
-func (s *Store) ConsumptionStats(a ConsumptionStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) ConsumptionStats(a ConsumptionStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("meter", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("meter", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.meters.Each(a.match, func(v *Meter) {
 		var x float64
 		switch agg.Field() {

@@ -5,11 +5,11 @@ package energy
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListMeters = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListMeters = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
 			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
@@ -65,8 +65,8 @@ var opListMeters = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection).\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub).\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values.\",\"enum\":[\"online\",\"offline\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at least this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at most this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"min_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at least this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V.\",\"minimum\":180,\"maximum\":260},\"max_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at most this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V.\",\"minimum\":180,\"maximum\":260},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many meters (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListBatteries = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListBatteries = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
 			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
@@ -122,8 +122,8 @@ var opListBatteries = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only batteries whose building is this value. Building the battery is installed in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"role\":{\"type\":\"string\",\"description\":\"Only batteries whose role is this value. storage (shifts energy for the microgrid; grid modes drive it) or ups (backs up critical loads of its building).\",\"enum\":[\"storage\",\"ups\"]},\"mode\":{\"type\":\"string\",\"description\":\"Only batteries whose mode is this value. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides).\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"min_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at least this. State of charge in percent of capacity. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at most this. State of charge in percent of capacity. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at least this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C.\",\"minimum\":-20,\"maximum\":80},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at most this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C.\",\"minimum\":-20,\"maximum\":80},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many batteries (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListSolarArrays = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListSolarArrays = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
 			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
@@ -173,8 +173,8 @@ var opListSolarArrays = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only solar arrays whose building is this value. Building the array is mounted on.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"status\":{\"type\":\"string\",\"description\":\"Only solar arrays whose status is this value. producing, fault (inverter fault, no output) or offline (switched off for maintenance).\",\"enum\":[\"producing\",\"fault\",\"offline\"]},\"min_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at least this. Power the array is producing right now in kW. Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"max_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at most this. Power the array is producing right now in kW. Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"min_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at least this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at most this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many solar arrays (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListLoads = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListLoads = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
 			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
@@ -226,8 +226,8 @@ var opListLoads = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only loads whose building is this value. Building the load is in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only loads whose kind is this value. What sort of equipment the circuit feeds.\",\"enum\":[\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only loads whose priority is this value. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later).\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"state\":{\"type\":\"string\",\"description\":\"Only loads whose state is this value. Whether the circuit is switched on.\",\"enum\":[\"on\",\"off\"]},\"min_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at least this. Power the load draws when switched on in kW. Number from 0 to 500, in kW.\",\"minimum\":0,\"maximum\":500},\"max_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at most this. Power the load draws when switched on in kW. Number from 0 to 500, in kW.\",\"minimum\":0,\"maximum\":500},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many loads (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetLoad = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetLoad = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "load",
 			Hint:     "load ID like LD001",
@@ -259,8 +259,8 @@ var opSetLoad = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"load_id\":{\"type\":\"string\",\"description\":\"ID of the load to change, like LD001.\",\"pattern\":\"^LD[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the circuit is switched on.\",\"enum\":[\"on\",\"off\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later).\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]}},\"required\":[\"load_id\"],\"additionalProperties\":false}",
 }
-var opShedDeferrableLoads = &runtime.Operation{
-	Args: []runtime.Arg{
+var opShedDeferrableLoads = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
 			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
@@ -285,8 +285,8 @@ var opShedDeferrableLoads = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only loads whose building is this value. Building the load is in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only loads whose kind is this value. What sort of equipment the circuit feeds.\",\"enum\":[\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]}},\"additionalProperties\":false}",
 }
-var opSetBattery = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetBattery = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "battery",
 			Hint:     "battery ID like BT001",
@@ -322,8 +322,8 @@ var opSetBattery = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"battery_id\":{\"type\":\"string\",\"description\":\"ID of the battery to change, like BT001.\",\"pattern\":\"^BT[0-9]{3,}$\"},\"mode\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides).\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"setpoint_kw\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Charge or discharge power in kW held in charge or discharge mode (ignored in idle and auto); must not exceed the battery's max_power_kw. Number from 0 to 250, in kW.\",\"minimum\":0,\"maximum\":250},\"reserve_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Backup reserve - the battery never discharges below this state of charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"battery_id\"],\"additionalProperties\":false}",
 }
-var opSetSolarArray = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetSolarArray = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "solar_array",
 			Hint:     "solar_array ID like PV001",
@@ -348,8 +348,8 @@ var opSetSolarArray = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"solar_array_id\":{\"type\":\"string\",\"description\":\"ID of the solar array to change, like PV001.\",\"pattern\":\"^PV[0-9]{3,}$\"},\"curtailment_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"solar_array_id\"],\"additionalProperties\":false}",
 }
-var opSetGridMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetGridMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
 			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
@@ -375,8 +375,8 @@ var opSetGridMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only batteries whose building is this value. Building the battery is installed in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"grid_mode\":{\"type\":\"string\",\"description\":\"Grid mode to apply: normal (storage batteries auto with setpoint 0 kW and 20 percent reserve; UPS batteries idle with 80 percent reserve); peak_shaving (storage batteries discharge at 40 kW down to a 30 percent reserve; UPS batteries unchanged); backup (storage batteries charge at 40 kW with 80 percent reserve; UPS batteries charge at 20 kW with 100 percent reserve).\",\"enum\":[\"normal\",\"peak_shaving\",\"backup\"]}},\"required\":[\"grid_mode\"],\"additionalProperties\":false}",
 }
-var opConsumptionStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opConsumptionStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"sum", "avg", "min", "max", "count"},
 			Hint:     "one of sum, avg, min, max, count",
@@ -429,135 +429,135 @@ var opConsumptionStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode, opConsumptionStats}
+var Operations = []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode, opConsumptionStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the campus microgrid - meters, battery storage, solar arrays, switchable loads, grid modes and consumption statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_meters: Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range (optional building, kind, status, min_power_kw, max_power_kw, min_voltage_v, max_voltage_v, limit). list_batteries: List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones (optional building, role, mode, min_soc_pct, max_soc_pct, min_temperature_c, max_temperature_c, limit). list_solar_arrays: List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range (optional building, status, min_output_kw, max_output_kw, min_curtailment_pct, max_curtailment_pct, limit). list_loads: List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range (optional building, kind, priority, state, min_rated_kw, max_rated_kw, limit). set_load: Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change (requires load_id; optional state, priority). shed_deferrable_loads: Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off (optional building, kind). set_battery: Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change (requires battery_id; optional mode, setpoint_kw, reserve_pct). set_solar_array: Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed) (requires solar_array_id; optional curtailment_pct). set_grid_mode: Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries (requires grid_mode; optional building). consumption_stats: Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production (requires function, field; optional group_by, building, kind, status).\",\"enum\":[\"list_meters\",\"list_batteries\",\"list_solar_arrays\",\"list_loads\",\"set_load\",\"shed_deferrable_loads\",\"set_battery\",\"set_solar_array\",\"set_grid_mode\",\"consumption_stats\"]},\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection). / Only batteries whose building is this value. Building the battery is installed in. / Only solar arrays whose building is this value. Building the array is mounted on. / Only loads whose building is this value. Building the load is in. (Used by: list_meters, list_batteries, list_solar_arrays, list_loads, shed_deferrable_loads, set_grid_mode, consumption_stats.)\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub). / Only loads whose kind is this value. What sort of equipment the circuit feeds. (Used by: list_meters, list_loads, shed_deferrable_loads, consumption_stats.)\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\",\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values. / Only solar arrays whose status is this value. producing, fault (inverter fault, no output) or offline (switched off for maintenance). (Used by: list_meters, list_solar_arrays, consumption_stats.)\",\"enum\":[\"online\",\"offline\",\"producing\",\"fault\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at least this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW. (Used by: list_meters.)\",\"minimum\":0,\"maximum\":2000},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at most this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW. (Used by: list_meters.)\",\"minimum\":0,\"maximum\":2000},\"min_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at least this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V. (Used by: list_meters.)\",\"minimum\":180,\"maximum\":260},\"max_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at most this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V. (Used by: list_meters.)\",\"minimum\":180,\"maximum\":260},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many meters (1 to 50; default 50). / Return at most this many batteries (1 to 50; default 50). / Return at most this many solar arrays (1 to 50; default 50). / Return at most this many loads (1 to 50; default 50). (Used by: list_meters, list_batteries, list_solar_arrays, list_loads.)\",\"minimum\":1,\"maximum\":50},\"role\":{\"type\":\"string\",\"description\":\"Only batteries whose role is this value. storage (shifts energy for the microgrid; grid modes drive it) or ups (backs up critical loads of its building). (Used by: list_batteries.)\",\"enum\":[\"storage\",\"ups\"]},\"mode\":{\"type\":\"string\",\"description\":\"Only batteries whose mode is this value. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides). / New value; left out: unchanged. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides). (Used by: list_batteries, set_battery.)\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"min_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at least this. State of charge in percent of capacity. Integer from 0 to 100, in percent. (Used by: list_batteries.)\",\"minimum\":0,\"maximum\":100},\"max_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at most this. State of charge in percent of capacity. Integer from 0 to 100, in percent. (Used by: list_batteries.)\",\"minimum\":0,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at least this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C. (Used by: list_batteries.)\",\"minimum\":-20,\"maximum\":80},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at most this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C. (Used by: list_batteries.)\",\"minimum\":-20,\"maximum\":80},\"min_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at least this. Power the array is producing right now in kW. Number from 0 to 2000, in kW. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":2000},\"max_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at most this. Power the array is producing right now in kW. Number from 0 to 2000, in kW. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":2000},\"min_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at least this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":100},\"max_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at most this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":100},\"priority\":{\"type\":\"string\",\"description\":\"Only loads whose priority is this value. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later). / New value; left out: unchanged. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later). (Used by: list_loads, set_load.)\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"state\":{\"type\":\"string\",\"description\":\"Only loads whose state is this value. Whether the circuit is switched on. / New value; left out: unchanged. Whether the circuit is switched on. (Used by: list_loads, set_load.)\",\"enum\":[\"on\",\"off\"]},\"min_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at least this. Power the load draws when switched on in kW. Number from 0 to 500, in kW. (Used by: list_loads.)\",\"minimum\":0,\"maximum\":500},\"max_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at most this. Power the load draws when switched on in kW. Number from 0 to 500, in kW. (Used by: list_loads.)\",\"minimum\":0,\"maximum\":500},\"load_id\":{\"type\":\"string\",\"description\":\"ID of the load to change, like LD001. (Used by: set_load.)\",\"pattern\":\"^LD[0-9]{3,}$\"},\"battery_id\":{\"type\":\"string\",\"description\":\"ID of the battery to change, like BT001. (Used by: set_battery.)\",\"pattern\":\"^BT[0-9]{3,}$\"},\"setpoint_kw\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Charge or discharge power in kW held in charge or discharge mode (ignored in idle and auto); must not exceed the battery's max_power_kw. Number from 0 to 250, in kW. (Used by: set_battery.)\",\"minimum\":0,\"maximum\":250},\"reserve_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Backup reserve - the battery never discharges below this state of charge. Integer from 0 to 100, in percent. (Used by: set_battery.)\",\"minimum\":0,\"maximum\":100},\"solar_array_id\":{\"type\":\"string\",\"description\":\"ID of the solar array to change, like PV001. (Used by: set_solar_array.)\",\"pattern\":\"^PV[0-9]{3,}$\"},\"curtailment_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: set_solar_array.)\",\"minimum\":0,\"maximum\":100},\"grid_mode\":{\"type\":\"string\",\"description\":\"Grid mode to apply: normal (storage batteries auto with setpoint 0 kW and 20 percent reserve; UPS batteries idle with 80 percent reserve); peak_shaving (storage batteries discharge at 40 kW down to a 30 percent reserve; UPS batteries unchanged); backup (storage batteries charge at 40 kW with 80 percent reserve; UPS batteries charge at 20 kW with 100 percent reserve). (Used by: set_grid_mode.)\",\"enum\":[\"normal\",\"peak_shaving\",\"backup\"]},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count. (Used by: consumption_stats.)\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: power_kw (Active power right now in kW (consumption, or production for pv meters)); peak_today_kw (Highest 15-minute average power since midnight in kW (the day's peak demand)); energy_today_kwh (Energy measured since midnight UTC in kWh); voltage_v (Phase voltage in volts (nominal 230 V)). (Used by: consumption_stats.)\",\"enum\":[\"power_kw\",\"peak_today_kw\",\"energy_today_kwh\",\"voltage_v\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per building or kind instead of one overall value. (Used by: consumption_stats.)\",\"enum\":[\"building\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "energy",
-			Operations:  []*runtime.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode, opConsumptionStats},
+			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode, opConsumptionStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything in the campus microgrid - meters, batteries, solar arrays, loads and consumption statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_meters: Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range (optional building, kind, status, min_power_kw, max_power_kw, min_voltage_v, max_voltage_v, limit). list_batteries: List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones (optional building, role, mode, min_soc_pct, max_soc_pct, min_temperature_c, max_temperature_c, limit). list_solar_arrays: List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range (optional building, status, min_output_kw, max_output_kw, min_curtailment_pct, max_curtailment_pct, limit). list_loads: List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range (optional building, kind, priority, state, min_rated_kw, max_rated_kw, limit). consumption_stats: Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production (requires function, field; optional group_by, building, kind, status).\",\"enum\":[\"list_meters\",\"list_batteries\",\"list_solar_arrays\",\"list_loads\",\"consumption_stats\"]},\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection). / Only batteries whose building is this value. Building the battery is installed in. / Only solar arrays whose building is this value. Building the array is mounted on. / Only loads whose building is this value. Building the load is in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub). / Only loads whose kind is this value. What sort of equipment the circuit feeds. (Used by: list_meters, list_loads, consumption_stats.)\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\",\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values. / Only solar arrays whose status is this value. producing, fault (inverter fault, no output) or offline (switched off for maintenance). (Used by: list_meters, list_solar_arrays, consumption_stats.)\",\"enum\":[\"online\",\"offline\",\"producing\",\"fault\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at least this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW. (Used by: list_meters.)\",\"minimum\":0,\"maximum\":2000},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at most this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW. (Used by: list_meters.)\",\"minimum\":0,\"maximum\":2000},\"min_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at least this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V. (Used by: list_meters.)\",\"minimum\":180,\"maximum\":260},\"max_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at most this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V. (Used by: list_meters.)\",\"minimum\":180,\"maximum\":260},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many meters (1 to 50; default 50). / Return at most this many batteries (1 to 50; default 50). / Return at most this many solar arrays (1 to 50; default 50). / Return at most this many loads (1 to 50; default 50). (Used by: list_meters, list_batteries, list_solar_arrays, list_loads.)\",\"minimum\":1,\"maximum\":50},\"role\":{\"type\":\"string\",\"description\":\"Only batteries whose role is this value. storage (shifts energy for the microgrid; grid modes drive it) or ups (backs up critical loads of its building). (Used by: list_batteries.)\",\"enum\":[\"storage\",\"ups\"]},\"mode\":{\"type\":\"string\",\"description\":\"Only batteries whose mode is this value. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides). (Used by: list_batteries.)\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"min_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at least this. State of charge in percent of capacity. Integer from 0 to 100, in percent. (Used by: list_batteries.)\",\"minimum\":0,\"maximum\":100},\"max_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at most this. State of charge in percent of capacity. Integer from 0 to 100, in percent. (Used by: list_batteries.)\",\"minimum\":0,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at least this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C. (Used by: list_batteries.)\",\"minimum\":-20,\"maximum\":80},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at most this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C. (Used by: list_batteries.)\",\"minimum\":-20,\"maximum\":80},\"min_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at least this. Power the array is producing right now in kW. Number from 0 to 2000, in kW. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":2000},\"max_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at most this. Power the array is producing right now in kW. Number from 0 to 2000, in kW. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":2000},\"min_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at least this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":100},\"max_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at most this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":100},\"priority\":{\"type\":\"string\",\"description\":\"Only loads whose priority is this value. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later). (Used by: list_loads.)\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"state\":{\"type\":\"string\",\"description\":\"Only loads whose state is this value. Whether the circuit is switched on. (Used by: list_loads.)\",\"enum\":[\"on\",\"off\"]},\"min_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at least this. Power the load draws when switched on in kW. Number from 0 to 500, in kW. (Used by: list_loads.)\",\"minimum\":0,\"maximum\":500},\"max_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at most this. Power the load draws when switched on in kW. Number from 0 to 500, in kW. (Used by: list_loads.)\",\"minimum\":0,\"maximum\":500},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count. (Used by: consumption_stats.)\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: power_kw (Active power right now in kW (consumption, or production for pv meters)); peak_today_kw (Highest 15-minute average power since midnight in kW (the day's peak demand)); energy_today_kwh (Energy measured since midnight UTC in kWh); voltage_v (Phase voltage in volts (nominal 230 V)). (Used by: consumption_stats.)\",\"enum\":[\"power_kw\",\"peak_today_kw\",\"energy_today_kwh\",\"voltage_v\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per building or kind instead of one overall value. (Used by: consumption_stats.)\",\"enum\":[\"building\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "energy_query",
-			Operations:  []*runtime.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
+			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
 		},
 		{
 			Description: "Change the campus microgrid - switch or reprioritise loads, shed deferrable loads, configure batteries and solar curtailment, apply a grid mode.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_load: Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change (requires load_id; optional state, priority). shed_deferrable_loads: Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off (optional building, kind). set_battery: Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change (requires battery_id; optional mode, setpoint_kw, reserve_pct). set_solar_array: Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed) (requires solar_array_id; optional curtailment_pct). set_grid_mode: Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries (requires grid_mode; optional building).\",\"enum\":[\"set_load\",\"shed_deferrable_loads\",\"set_battery\",\"set_solar_array\",\"set_grid_mode\"]},\"load_id\":{\"type\":\"string\",\"description\":\"ID of the load to change, like LD001. (Used by: set_load.)\",\"pattern\":\"^LD[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the circuit is switched on. (Used by: set_load.)\",\"enum\":[\"on\",\"off\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later). (Used by: set_load.)\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"building\":{\"type\":\"string\",\"description\":\"Only loads whose building is this value. Building the load is in. / Only batteries whose building is this value. Building the battery is installed in. (Used by: shed_deferrable_loads, set_grid_mode.)\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only loads whose kind is this value. What sort of equipment the circuit feeds. (Used by: shed_deferrable_loads.)\",\"enum\":[\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]},\"battery_id\":{\"type\":\"string\",\"description\":\"ID of the battery to change, like BT001. (Used by: set_battery.)\",\"pattern\":\"^BT[0-9]{3,}$\"},\"mode\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides). (Used by: set_battery.)\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"setpoint_kw\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Charge or discharge power in kW held in charge or discharge mode (ignored in idle and auto); must not exceed the battery's max_power_kw. Number from 0 to 250, in kW. (Used by: set_battery.)\",\"minimum\":0,\"maximum\":250},\"reserve_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Backup reserve - the battery never discharges below this state of charge. Integer from 0 to 100, in percent. (Used by: set_battery.)\",\"minimum\":0,\"maximum\":100},\"solar_array_id\":{\"type\":\"string\",\"description\":\"ID of the solar array to change, like PV001. (Used by: set_solar_array.)\",\"pattern\":\"^PV[0-9]{3,}$\"},\"curtailment_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: set_solar_array.)\",\"minimum\":0,\"maximum\":100},\"grid_mode\":{\"type\":\"string\",\"description\":\"Grid mode to apply: normal (storage batteries auto with setpoint 0 kW and 20 percent reserve; UPS batteries idle with 80 percent reserve); peak_shaving (storage batteries discharge at 40 kW down to a 30 percent reserve; UPS batteries unchanged); backup (storage batteries charge at 40 kW with 80 percent reserve; UPS batteries charge at 20 kW with 100 percent reserve). (Used by: set_grid_mode.)\",\"enum\":[\"normal\",\"peak_shaving\",\"backup\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "energy_control",
-			Operations:  []*runtime.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the microgrid - read power meters (MT###), battery storage (BT###), solar arrays (PV###) and switchable loads (LD###), each filtered by building, kind, state or value range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_meters: Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range (optional building, kind, status, min_power_kw, max_power_kw, min_voltage_v, max_voltage_v, limit). list_batteries: List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones (optional building, role, mode, min_soc_pct, max_soc_pct, min_temperature_c, max_temperature_c, limit). list_solar_arrays: List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range (optional building, status, min_output_kw, max_output_kw, min_curtailment_pct, max_curtailment_pct, limit). list_loads: List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range (optional building, kind, priority, state, min_rated_kw, max_rated_kw, limit).\",\"enum\":[\"list_meters\",\"list_batteries\",\"list_solar_arrays\",\"list_loads\"]},\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection). / Only batteries whose building is this value. Building the battery is installed in. / Only solar arrays whose building is this value. Building the array is mounted on. / Only loads whose building is this value. Building the load is in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub). / Only loads whose kind is this value. What sort of equipment the circuit feeds. (Used by: list_meters, list_loads.)\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\",\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values. / Only solar arrays whose status is this value. producing, fault (inverter fault, no output) or offline (switched off for maintenance). (Used by: list_meters, list_solar_arrays.)\",\"enum\":[\"online\",\"offline\",\"producing\",\"fault\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at least this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW. (Used by: list_meters.)\",\"minimum\":0,\"maximum\":2000},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at most this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW. (Used by: list_meters.)\",\"minimum\":0,\"maximum\":2000},\"min_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at least this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V. (Used by: list_meters.)\",\"minimum\":180,\"maximum\":260},\"max_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at most this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V. (Used by: list_meters.)\",\"minimum\":180,\"maximum\":260},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many meters (1 to 50; default 50). / Return at most this many batteries (1 to 50; default 50). / Return at most this many solar arrays (1 to 50; default 50). / Return at most this many loads (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50},\"role\":{\"type\":\"string\",\"description\":\"Only batteries whose role is this value. storage (shifts energy for the microgrid; grid modes drive it) or ups (backs up critical loads of its building). (Used by: list_batteries.)\",\"enum\":[\"storage\",\"ups\"]},\"mode\":{\"type\":\"string\",\"description\":\"Only batteries whose mode is this value. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides). (Used by: list_batteries.)\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"min_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at least this. State of charge in percent of capacity. Integer from 0 to 100, in percent. (Used by: list_batteries.)\",\"minimum\":0,\"maximum\":100},\"max_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at most this. State of charge in percent of capacity. Integer from 0 to 100, in percent. (Used by: list_batteries.)\",\"minimum\":0,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at least this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C. (Used by: list_batteries.)\",\"minimum\":-20,\"maximum\":80},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at most this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C. (Used by: list_batteries.)\",\"minimum\":-20,\"maximum\":80},\"min_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at least this. Power the array is producing right now in kW. Number from 0 to 2000, in kW. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":2000},\"max_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at most this. Power the array is producing right now in kW. Number from 0 to 2000, in kW. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":2000},\"min_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at least this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":100},\"max_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at most this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: list_solar_arrays.)\",\"minimum\":0,\"maximum\":100},\"priority\":{\"type\":\"string\",\"description\":\"Only loads whose priority is this value. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later). (Used by: list_loads.)\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"state\":{\"type\":\"string\",\"description\":\"Only loads whose state is this value. Whether the circuit is switched on. (Used by: list_loads.)\",\"enum\":[\"on\",\"off\"]},\"min_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at least this. Power the load draws when switched on in kW. Number from 0 to 500, in kW. (Used by: list_loads.)\",\"minimum\":0,\"maximum\":500},\"max_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at most this. Power the load draws when switched on in kW. Number from 0 to 500, in kW. (Used by: list_loads.)\",\"minimum\":0,\"maximum\":500}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "grid_status",
-			Operations:  []*runtime.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
+			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
 		},
 		{
 			Description: "Control loads - switch one load (LD###) on or off or change its priority, or shed every deferrable load that is on (campus-wide, in one building or of one kind).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_load: Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change (requires load_id; optional state, priority). shed_deferrable_loads: Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off (optional building, kind).\",\"enum\":[\"set_load\",\"shed_deferrable_loads\"]},\"load_id\":{\"type\":\"string\",\"description\":\"ID of the load to change, like LD001. (Used by: set_load.)\",\"pattern\":\"^LD[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the circuit is switched on. (Used by: set_load.)\",\"enum\":[\"on\",\"off\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later). (Used by: set_load.)\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"building\":{\"type\":\"string\",\"description\":\"Only loads whose building is this value. Building the load is in. (Used by: shed_deferrable_loads.)\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only loads whose kind is this value. What sort of equipment the circuit feeds. (Used by: shed_deferrable_loads.)\",\"enum\":[\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "control_loads",
-			Operations:  []*runtime.Operation{opSetLoad, opShedDeferrableLoads},
+			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
 		},
 		{
 			Description: "Configure supply - set one battery's mode, power setpoint or reserve, set a solar array's curtailment, or switch all storage to a grid mode (normal, peak_shaving, backup).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_battery: Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change (requires battery_id; optional mode, setpoint_kw, reserve_pct). set_solar_array: Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed) (requires solar_array_id; optional curtailment_pct). set_grid_mode: Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries (requires grid_mode; optional building).\",\"enum\":[\"set_battery\",\"set_solar_array\",\"set_grid_mode\"]},\"battery_id\":{\"type\":\"string\",\"description\":\"ID of the battery to change, like BT001. (Used by: set_battery.)\",\"pattern\":\"^BT[0-9]{3,}$\"},\"mode\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides). (Used by: set_battery.)\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"setpoint_kw\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Charge or discharge power in kW held in charge or discharge mode (ignored in idle and auto); must not exceed the battery's max_power_kw. Number from 0 to 250, in kW. (Used by: set_battery.)\",\"minimum\":0,\"maximum\":250},\"reserve_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Backup reserve - the battery never discharges below this state of charge. Integer from 0 to 100, in percent. (Used by: set_battery.)\",\"minimum\":0,\"maximum\":100},\"solar_array_id\":{\"type\":\"string\",\"description\":\"ID of the solar array to change, like PV001. (Used by: set_solar_array.)\",\"pattern\":\"^PV[0-9]{3,}$\"},\"curtailment_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent. (Used by: set_solar_array.)\",\"minimum\":0,\"maximum\":100},\"building\":{\"type\":\"string\",\"description\":\"Only batteries whose building is this value. Building the battery is installed in. (Used by: set_grid_mode.)\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"grid_mode\":{\"type\":\"string\",\"description\":\"Grid mode to apply: normal (storage batteries auto with setpoint 0 kW and 20 percent reserve; UPS batteries idle with 80 percent reserve); peak_shaving (storage batteries discharge at 40 kW down to a 30 percent reserve; UPS batteries unchanged); backup (storage batteries charge at 40 kW with 80 percent reserve; UPS batteries charge at 20 kW with 100 percent reserve). (Used by: set_grid_mode.)\",\"enum\":[\"normal\",\"peak_shaving\",\"backup\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "configure_supply",
-			Operations:  []*runtime.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations:  []*mcpdomain.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 		{
 			Description: "Analyse consumption and production - sum, average, minimum, maximum or count of meter power, peak demand, energy today or voltage, optionally per building or meter kind.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count.\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: power_kw (Active power right now in kW (consumption, or production for pv meters)); peak_today_kw (Highest 15-minute average power since midnight in kW (the day's peak demand)); energy_today_kwh (Energy measured since midnight UTC in kWh); voltage_v (Phase voltage in volts (nominal 230 V)).\",\"enum\":[\"power_kw\",\"peak_today_kw\",\"energy_today_kwh\",\"voltage_v\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per building or kind instead of one overall value.\",\"enum\":[\"building\",\"kind\"]},\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection).\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub).\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values.\",\"enum\":[\"online\",\"offline\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_consumption",
-			Operations:  []*runtime.Operation{opConsumptionStats},
+			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection).\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub).\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values.\",\"enum\":[\"online\",\"offline\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at least this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only meters whose power kw is at most this. Active power right now in kW (consumption, or production for pv meters). Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"min_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at least this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V.\",\"minimum\":180,\"maximum\":260},\"max_voltage_v\":{\"type\":\"number\",\"description\":\"Only meters whose voltage v is at most this. Phase voltage in volts (nominal 230 V). Number from 180 to 260, in V.\",\"minimum\":180,\"maximum\":260},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many meters (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_meters",
-			Operations:  []*runtime.Operation{opListMeters},
+			Operations:  []*mcpdomain.Operation{opListMeters},
 		},
 		{
 			Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only batteries whose building is this value. Building the battery is installed in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"role\":{\"type\":\"string\",\"description\":\"Only batteries whose role is this value. storage (shifts energy for the microgrid; grid modes drive it) or ups (backs up critical loads of its building).\",\"enum\":[\"storage\",\"ups\"]},\"mode\":{\"type\":\"string\",\"description\":\"Only batteries whose mode is this value. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides).\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"min_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at least this. State of charge in percent of capacity. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_soc_pct\":{\"type\":\"integer\",\"description\":\"Only batteries whose soc pct is at most this. State of charge in percent of capacity. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at least this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C.\",\"minimum\":-20,\"maximum\":80},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only batteries whose temperature c is at most this. Cell temperature in °C (above 35 °C charging should be avoided). Number from -20 to 80, in °C.\",\"minimum\":-20,\"maximum\":80},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many batteries (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_batteries",
-			Operations:  []*runtime.Operation{opListBatteries},
+			Operations:  []*mcpdomain.Operation{opListBatteries},
 		},
 		{
 			Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only solar arrays whose building is this value. Building the array is mounted on.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"status\":{\"type\":\"string\",\"description\":\"Only solar arrays whose status is this value. producing, fault (inverter fault, no output) or offline (switched off for maintenance).\",\"enum\":[\"producing\",\"fault\",\"offline\"]},\"min_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at least this. Power the array is producing right now in kW. Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"max_output_kw\":{\"type\":\"number\",\"description\":\"Only solar arrays whose output kw is at most this. Power the array is producing right now in kW. Number from 0 to 2000, in kW.\",\"minimum\":0,\"maximum\":2000},\"min_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at least this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_curtailment_pct\":{\"type\":\"integer\",\"description\":\"Only solar arrays whose curtailment pct is at most this. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many solar arrays (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_solar_arrays",
-			Operations:  []*runtime.Operation{opListSolarArrays},
+			Operations:  []*mcpdomain.Operation{opListSolarArrays},
 		},
 		{
 			Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only loads whose building is this value. Building the load is in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only loads whose kind is this value. What sort of equipment the circuit feeds.\",\"enum\":[\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only loads whose priority is this value. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later).\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]},\"state\":{\"type\":\"string\",\"description\":\"Only loads whose state is this value. Whether the circuit is switched on.\",\"enum\":[\"on\",\"off\"]},\"min_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at least this. Power the load draws when switched on in kW. Number from 0 to 500, in kW.\",\"minimum\":0,\"maximum\":500},\"max_rated_kw\":{\"type\":\"number\",\"description\":\"Only loads whose rated kw is at most this. Power the load draws when switched on in kW. Number from 0 to 500, in kW.\",\"minimum\":0,\"maximum\":500},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many loads (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_loads",
-			Operations:  []*runtime.Operation{opListLoads},
+			Operations:  []*mcpdomain.Operation{opListLoads},
 		},
 		{
 			Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"load_id\":{\"type\":\"string\",\"description\":\"ID of the load to change, like LD001.\",\"pattern\":\"^LD[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the circuit is switched on.\",\"enum\":[\"on\",\"off\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later).\",\"enum\":[\"critical\",\"normal\",\"deferrable\"]}},\"required\":[\"load_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_load",
-			Operations:  []*runtime.Operation{opSetLoad},
+			Operations:  []*mcpdomain.Operation{opSetLoad},
 		},
 		{
 			Description: "Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only loads whose building is this value. Building the load is in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only loads whose kind is this value. What sort of equipment the circuit feeds.\",\"enum\":[\"hvac\",\"lighting\",\"process\",\"water_heater\",\"pump\",\"ev_charger\"]}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "shed_deferrable_loads",
-			Operations:  []*runtime.Operation{opShedDeferrableLoads},
+			Operations:  []*mcpdomain.Operation{opShedDeferrableLoads},
 		},
 		{
 			Description: "Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"battery_id\":{\"type\":\"string\",\"description\":\"ID of the battery to change, like BT001.\",\"pattern\":\"^BT[0-9]{3,}$\"},\"mode\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides).\",\"enum\":[\"charge\",\"discharge\",\"idle\",\"auto\"]},\"setpoint_kw\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Charge or discharge power in kW held in charge or discharge mode (ignored in idle and auto); must not exceed the battery's max_power_kw. Number from 0 to 250, in kW.\",\"minimum\":0,\"maximum\":250},\"reserve_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Backup reserve - the battery never discharges below this state of charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"battery_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_battery",
-			Operations:  []*runtime.Operation{opSetBattery},
+			Operations:  []*mcpdomain.Operation{opSetBattery},
 		},
 		{
 			Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"solar_array_id\":{\"type\":\"string\",\"description\":\"ID of the solar array to change, like PV001.\",\"pattern\":\"^PV[0-9]{3,}$\"},\"curtailment_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"solar_array_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_solar_array",
-			Operations:  []*runtime.Operation{opSetSolarArray},
+			Operations:  []*mcpdomain.Operation{opSetSolarArray},
 		},
 		{
 			Description: "Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"building\":{\"type\":\"string\",\"description\":\"Only batteries whose building is this value. Building the battery is installed in.\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"grid_mode\":{\"type\":\"string\",\"description\":\"Grid mode to apply: normal (storage batteries auto with setpoint 0 kW and 20 percent reserve; UPS batteries idle with 80 percent reserve); peak_shaving (storage batteries discharge at 40 kW down to a 30 percent reserve; UPS batteries unchanged); backup (storage batteries charge at 40 kW with 80 percent reserve; UPS batteries charge at 20 kW with 100 percent reserve).\",\"enum\":[\"normal\",\"peak_shaving\",\"backup\"]}},\"required\":[\"grid_mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_grid_mode",
-			Operations:  []*runtime.Operation{opSetGridMode},
+			Operations:  []*mcpdomain.Operation{opSetGridMode},
 		},
 		{
 			Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count.\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: power_kw (Active power right now in kW (consumption, or production for pv meters)); peak_today_kw (Highest 15-minute average power since midnight in kW (the day's peak demand)); energy_today_kwh (Energy measured since midnight UTC in kWh); voltage_v (Phase voltage in volts (nominal 230 V)).\",\"enum\":[\"power_kw\",\"peak_today_kw\",\"energy_today_kwh\",\"voltage_v\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per building or kind instead of one overall value.\",\"enum\":[\"building\",\"kind\"]},\"building\":{\"type\":\"string\",\"description\":\"Only meters whose building is this value. Building the meter serves (site for the campus grid connection).\",\"enum\":[\"site\",\"admin\",\"lab\",\"library\",\"workshop\",\"sports_hall\",\"parking\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only meters whose kind is this value. What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub).\",\"enum\":[\"main\",\"sub\",\"pv\",\"ev\"]},\"status\":{\"type\":\"string\",\"description\":\"Only meters whose status is this value. Whether the meter is reporting; an offline meter shows its last known values.\",\"enum\":[\"online\",\"offline\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "consumption_stats",
-			Operations:  []*runtime.Operation{opConsumptionStats},
+			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
 	},
 }
@@ -592,9 +592,9 @@ type L3GridStatusArgs struct {
 
 // callL3GridStatus runs a call of L3 tool grid_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3GridStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3GridStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3GridStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -641,7 +641,7 @@ func (s *Store) callL3GridStatus(_ *runtime.Operation, raw []byte) (any, error) 
 			State:      a.State,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_meters, list_batteries, list_solar_arrays, list_loads", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_meters, list_batteries, list_solar_arrays, list_loads", a.Action)
 }
 
 // L3ControlLoadsArgs are the arguments of L3 tool control_loads.
@@ -657,15 +657,15 @@ type L3ControlLoadsArgs struct {
 
 // callL3ControlLoads runs a call of L3 tool control_loads on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3ControlLoads(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3ControlLoads(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3ControlLoadsArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_load":
 		return s.SetLoad(SetLoadArgs{
-			LoadID:   runtime.Deref(a.LoadID),
+			LoadID:   mcpdomain.Deref(a.LoadID),
 			Priority: a.Priority,
 			State:    a.State,
 		})
@@ -675,7 +675,7 @@ func (s *Store) callL3ControlLoads(_ *runtime.Operation, raw []byte) (any, error
 			Kind:     a.Kind,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_load, shed_deferrable_loads", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_load, shed_deferrable_loads", a.Action)
 }
 
 // L3ConfigureSupplyArgs are the arguments of L3 tool configure_supply.
@@ -694,15 +694,15 @@ type L3ConfigureSupplyArgs struct {
 
 // callL3ConfigureSupply runs a call of L3 tool configure_supply on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3ConfigureSupply(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3ConfigureSupply(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3ConfigureSupplyArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_battery":
 		return s.SetBattery(SetBatteryArgs{
-			BatteryID:  runtime.Deref(a.BatteryID),
+			BatteryID:  mcpdomain.Deref(a.BatteryID),
 			Mode:       a.Mode,
 			ReservePct: a.ReservePct,
 			SetpointKw: a.SetpointKw,
@@ -710,15 +710,15 @@ func (s *Store) callL3ConfigureSupply(_ *runtime.Operation, raw []byte) (any, er
 	case "set_solar_array":
 		return s.SetSolarArray(SetSolarArrayArgs{
 			CurtailmentPct: a.CurtailmentPct,
-			SolarArrayID:   runtime.Deref(a.SolarArrayID),
+			SolarArrayID:   mcpdomain.Deref(a.SolarArrayID),
 		})
 	case "set_grid_mode":
 		return s.SetGridMode(SetGridModeArgs{
 			Building: a.Building,
-			GridMode: runtime.Deref(a.GridMode),
+			GridMode: mcpdomain.Deref(a.GridMode),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_battery, set_solar_array, set_grid_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_battery, set_solar_array, set_grid_mode", a.Action)
 }
 
 // L2EnergyQueryArgs are the arguments of L2 tool energy_query.
@@ -754,9 +754,9 @@ type L2EnergyQueryArgs struct {
 
 // callL2EnergyQuery runs a call of L2 tool energy_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2EnergyQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2EnergyQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2EnergyQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -805,14 +805,14 @@ func (s *Store) callL2EnergyQuery(_ *runtime.Operation, raw []byte) (any, error)
 	case "consumption_stats":
 		return s.ConsumptionStats(ConsumptionStatsArgs{
 			Building: a.Building,
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Status:   a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_meters, list_batteries, list_solar_arrays, list_loads, consumption_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_meters, list_batteries, list_solar_arrays, list_loads, consumption_stats", a.Action)
 }
 
 // L2EnergyControlArgs are the arguments of L2 tool energy_control.
@@ -835,15 +835,15 @@ type L2EnergyControlArgs struct {
 
 // callL2EnergyControl runs a call of L2 tool energy_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2EnergyControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2EnergyControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2EnergyControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_load":
 		return s.SetLoad(SetLoadArgs{
-			LoadID:   runtime.Deref(a.LoadID),
+			LoadID:   mcpdomain.Deref(a.LoadID),
 			Priority: a.Priority,
 			State:    a.State,
 		})
@@ -854,7 +854,7 @@ func (s *Store) callL2EnergyControl(_ *runtime.Operation, raw []byte) (any, erro
 		})
 	case "set_battery":
 		return s.SetBattery(SetBatteryArgs{
-			BatteryID:  runtime.Deref(a.BatteryID),
+			BatteryID:  mcpdomain.Deref(a.BatteryID),
 			Mode:       a.Mode,
 			ReservePct: a.ReservePct,
 			SetpointKw: a.SetpointKw,
@@ -862,15 +862,15 @@ func (s *Store) callL2EnergyControl(_ *runtime.Operation, raw []byte) (any, erro
 	case "set_solar_array":
 		return s.SetSolarArray(SetSolarArrayArgs{
 			CurtailmentPct: a.CurtailmentPct,
-			SolarArrayID:   runtime.Deref(a.SolarArrayID),
+			SolarArrayID:   mcpdomain.Deref(a.SolarArrayID),
 		})
 	case "set_grid_mode":
 		return s.SetGridMode(SetGridModeArgs{
 			Building: a.Building,
-			GridMode: runtime.Deref(a.GridMode),
+			GridMode: mcpdomain.Deref(a.GridMode),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode", a.Action)
 }
 
 // L1EnergyArgs are the arguments of L1 tool energy.
@@ -913,9 +913,9 @@ type L1EnergyArgs struct {
 
 // callL1Energy runs a call of L1 tool energy on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Energy(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Energy(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1EnergyArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -963,7 +963,7 @@ func (s *Store) callL1Energy(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "set_load":
 		return s.SetLoad(SetLoadArgs{
-			LoadID:   runtime.Deref(a.LoadID),
+			LoadID:   mcpdomain.Deref(a.LoadID),
 			Priority: a.Priority,
 			State:    a.State,
 		})
@@ -974,7 +974,7 @@ func (s *Store) callL1Energy(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "set_battery":
 		return s.SetBattery(SetBatteryArgs{
-			BatteryID:  runtime.Deref(a.BatteryID),
+			BatteryID:  mcpdomain.Deref(a.BatteryID),
 			Mode:       a.Mode,
 			ReservePct: a.ReservePct,
 			SetpointKw: a.SetpointKw,
@@ -982,31 +982,31 @@ func (s *Store) callL1Energy(_ *runtime.Operation, raw []byte) (any, error) {
 	case "set_solar_array":
 		return s.SetSolarArray(SetSolarArrayArgs{
 			CurtailmentPct: a.CurtailmentPct,
-			SolarArrayID:   runtime.Deref(a.SolarArrayID),
+			SolarArrayID:   mcpdomain.Deref(a.SolarArrayID),
 		})
 	case "set_grid_mode":
 		return s.SetGridMode(SetGridModeArgs{
 			Building: a.Building,
-			GridMode: runtime.Deref(a.GridMode),
+			GridMode: mcpdomain.Deref(a.GridMode),
 		})
 	case "consumption_stats":
 		return s.ConsumptionStats(ConsumptionStatsArgs{
 			Building: a.Building,
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Status:   a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_meters, list_batteries, list_solar_arrays, list_loads, set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode, consumption_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_meters, list_batteries, list_solar_arrays, list_loads, set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode, consumption_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "grid_status":
 			return s.callL3GridStatus
@@ -1015,50 +1015,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "configure_supply":
 			return s.callL3ConfigureSupply
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "energy_query":
 			return s.callL2EnergyQuery
 		case "energy_control":
 			return s.callL2EnergyControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "energy":
 			return s.callL1Energy
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("energy: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-energy", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A campus microgrid run by an edge energy controller: one grid connection and six buildings (admin, lab, library, workshop, sports hall, parking garage) with power meters, battery storage, rooftop and canopy solar arrays, and switchable electrical loads such as HVAC, lighting, process equipment and EV chargers. Loads have a priority (critical, normal, deferrable); deferrable loads may be shed at peak times."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of energy.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A campus microgrid run by an edge energy controller: one grid connection and six buildings (admin, lab, library, workshop, sports hall, parking garage) with power meters, battery storage, rooftop and canopy solar arrays, and switchable electrical loads such as HVAC, lighting, process equipment and EV chargers. Loads have a priority (critical, normal, deferrable); deferrable loads may be shed at peak times.",
 	Entities:    []string{"meter", "battery", "solar_array", "load"},
 	Name:        "energy",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Campus microgrid",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("energy: store is %T, want *energy.Store", st)

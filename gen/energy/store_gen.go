@@ -5,7 +5,7 @@ package energy
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu          sync.RWMutex
-	meters      runtime.Table[Meter]
-	batteries   runtime.Table[Battery]
-	solarArrays runtime.Table[SolarArray]
-	loads       runtime.Table[Load]
+	meters      mcpdomain.Table[Meter]
+	batteries   mcpdomain.Table[Battery]
+	solarArrays mcpdomain.Table[SolarArray]
+	loads       mcpdomain.Table[Load]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.meters = runtime.NewTable("meter", "MT", 3, seedMeters(), meterID, cloneMeter)
-	s.batteries = runtime.NewTable("battery", "BT", 3, seedBatteries(), batteryID, cloneBattery)
-	s.solarArrays = runtime.NewTable("solar_array", "PV", 3, seedSolarArrays(), solarArrayID, cloneSolarArray)
-	s.loads = runtime.NewTable("load", "LD", 3, seedLoads(), loadID, cloneLoad)
+	s.meters = mcpdomain.NewTable("meter", "MT", 3, seedMeters(), meterID, cloneMeter)
+	s.batteries = mcpdomain.NewTable("battery", "BT", 3, seedBatteries(), batteryID, cloneBattery)
+	s.solarArrays = mcpdomain.NewTable("solar_array", "PV", 3, seedSolarArrays(), solarArrayID, cloneSolarArray)
+	s.loads = mcpdomain.NewTable("load", "LD", 3, seedLoads(), loadID, cloneLoad)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_meters":
-		return runtime.Bind(args, s.ListMeters)
+		return mcpdomain.Bind(args, s.ListMeters)
 	case "list_batteries":
-		return runtime.Bind(args, s.ListBatteries)
+		return mcpdomain.Bind(args, s.ListBatteries)
 	case "list_solar_arrays":
-		return runtime.Bind(args, s.ListSolarArrays)
+		return mcpdomain.Bind(args, s.ListSolarArrays)
 	case "list_loads":
-		return runtime.Bind(args, s.ListLoads)
+		return mcpdomain.Bind(args, s.ListLoads)
 	case "set_load":
-		return runtime.Bind(args, s.SetLoad)
+		return mcpdomain.Bind(args, s.SetLoad)
 	case "shed_deferrable_loads":
-		return runtime.Bind(args, s.ShedDeferrableLoads)
+		return mcpdomain.Bind(args, s.ShedDeferrableLoads)
 	case "set_battery":
-		return runtime.Bind(args, s.SetBattery)
+		return mcpdomain.Bind(args, s.SetBattery)
 	case "set_solar_array":
-		return runtime.Bind(args, s.SetSolarArray)
+		return mcpdomain.Bind(args, s.SetSolarArray)
 	case "set_grid_mode":
-		return runtime.Bind(args, s.SetGridMode)
+		return mcpdomain.Bind(args, s.SetGridMode)
 	case "consumption_stats":
-		return runtime.Bind(args, s.ConsumptionStats)
+		return mcpdomain.Bind(args, s.ConsumptionStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; energy has: list_meters, list_batteries, list_solar_arrays, list_loads, set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode, consumption_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; energy has: list_meters, list_batteries, list_solar_arrays, list_loads, set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode, consumption_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package fleet
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListVehiclesArgs are the arguments of list_vehicles.
 type ListVehiclesArgs struct {
@@ -49,20 +49,20 @@ func (a ListVehiclesArgs) match(v *Vehicle) bool {
 	if a.MaxOdometerKm != nil && v.OdometerKm > *a.MaxOdometerKm {
 		return false
 	}
-	if a.MinLastService != nil && runtime.CompareTime(v.LastService, *a.MinLastService) < 0 {
+	if a.MinLastService != nil && mcpdomain.CompareTime(v.LastService, *a.MinLastService) < 0 {
 		return false
 	}
-	if a.MaxLastService != nil && runtime.CompareTime(v.LastService, *a.MaxLastService) > 0 {
+	if a.MaxLastService != nil && mcpdomain.CompareTime(v.LastService, *a.MaxLastService) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListVehicles: List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date.
-func (s *Store) ListVehicles(a ListVehiclesArgs) (runtime.ListResult[Vehicle], error) {
+func (s *Store) ListVehicles(a ListVehiclesArgs) (mcpdomain.ListResult[Vehicle], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.vehicles.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.vehicles.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // GetVehicleArgs are the arguments of get_vehicle.
@@ -112,10 +112,10 @@ func (a ListDriversArgs) match(v *Driver) bool {
 }
 
 // ListDrivers: List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven.
-func (s *Store) ListDrivers(a ListDriversArgs) (runtime.ListResult[Driver], error) {
+func (s *Store) ListDrivers(a ListDriversArgs) (mcpdomain.ListResult[Driver], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.drivers.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.drivers.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListTripsArgs are the arguments of list_trips.
@@ -141,10 +141,10 @@ func (a ListTripsArgs) match(v *Trip) bool {
 	if a.DriverID != nil && v.DriverID != *a.DriverID {
 		return false
 	}
-	if a.MinDeparture != nil && runtime.CompareTime(v.Departure, *a.MinDeparture) < 0 {
+	if a.MinDeparture != nil && mcpdomain.CompareTime(v.Departure, *a.MinDeparture) < 0 {
 		return false
 	}
-	if a.MaxDeparture != nil && runtime.CompareTime(v.Departure, *a.MaxDeparture) > 0 {
+	if a.MaxDeparture != nil && mcpdomain.CompareTime(v.Departure, *a.MaxDeparture) > 0 {
 		return false
 	}
 	if a.MinCargoKg != nil && v.CargoKg < *a.MinCargoKg {
@@ -157,10 +157,10 @@ func (a ListTripsArgs) match(v *Trip) bool {
 }
 
 // ListTrips: List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.
-func (s *Store) ListTrips(a ListTripsArgs) (runtime.ListResult[Trip], error) {
+func (s *Store) ListTrips(a ListTripsArgs) (mcpdomain.ListResult[Trip], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.trips.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.trips.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // AssignTripArgs are the arguments of assign_trip.
@@ -220,7 +220,7 @@ func (s *Store) UpdateTrip(a UpdateTripArgs) (Trip, error) {
 		return Trip{}, err
 	}
 	if a.Status == nil && a.VehicleID == nil && a.DriverID == nil && a.Departure == nil && a.Notes == nil {
-		return Trip{}, runtime.NothingToSet("status", "vehicle_id", "driver_id", "departure", "notes")
+		return Trip{}, mcpdomain.NothingToSet("status", "vehicle_id", "driver_id", "departure", "notes")
 	}
 	if a.VehicleID != nil {
 		if err := s.vehicles.Check("vehicle_id", *a.VehicleID); err != nil {
@@ -267,7 +267,7 @@ func (s *Store) UpdateVehicle(a UpdateVehicleArgs) (Vehicle, error) {
 		return Vehicle{}, err
 	}
 	if a.Status == nil && a.SpeedLimitKmh == nil && a.Depot == nil {
-		return Vehicle{}, runtime.NothingToSet("status", "speed_limit_kmh", "depot")
+		return Vehicle{}, mcpdomain.NothingToSet("status", "speed_limit_kmh", "depot")
 	}
 	if a.Status != nil {
 		v.Status = *a.Status
@@ -296,7 +296,7 @@ func (a SetDepotModeArgs) match(v *Vehicle) bool {
 }
 
 // SetDepotMode: Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status.
-func (s *Store) SetDepotMode(a SetDepotModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetDepotMode(a SetDepotModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -345,7 +345,7 @@ func (s *Store) SetDepotMode(a SetDepotModeArgs) (runtime.BulkResult, error) {
 			v.SpeedLimitKmh = 80
 		})...)
 	}
-	return runtime.NewBulkResult("vehicle", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("vehicle", a.Mode, ids), nil
 }
 
 // ScheduleMaintenanceArgs are the arguments of schedule_maintenance.
@@ -404,10 +404,10 @@ func (a FleetStatsArgs) match(v *Vehicle) bool {
 }
 
 // FleetStats: Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status.
-func (s *Store) FleetStats(a FleetStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("vehicle", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("vehicle", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.vehicles.Each(a.match, func(v *Vehicle) {
 		var x float64
 		switch agg.Field() {

@@ -5,11 +5,11 @@ package fleet
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListVehicles = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListVehicles = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south", "harbour"},
 			Hint: "one of north, south, harbour",
@@ -85,8 +85,8 @@ var opListVehicles = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence).\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"min_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at least this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at most this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"min_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at least this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C.\",\"minimum\":-40,\"maximum\":150},\"max_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at most this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C.\",\"minimum\":-40,\"maximum\":150},\"min_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at least this. Total distance driven. Integer of at least 0, in km.\",\"minimum\":0},\"max_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at most this. Total distance driven. Integer of at least 0, in km.\",\"minimum\":0},\"min_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at least this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"max_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at most this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many vehicles (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opGetVehicle = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetVehicle = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "vehicle",
 			Hint:     "vehicle ID like VH001",
@@ -106,8 +106,8 @@ var opGetVehicle = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to get, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"}},\"required\":[\"vehicle_id\"],\"additionalProperties\":false}",
 }
-var opListDrivers = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListDrivers = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south", "harbour"},
 			Hint: "one of north, south, harbour",
@@ -159,8 +159,8 @@ var opListDrivers = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"depot\":{\"type\":\"string\",\"description\":\"Only drivers whose depot is this value. Depot the driver works from.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"duty\":{\"type\":\"string\",\"description\":\"Only drivers whose duty is this value. Whether the driver is on duty right now.\",\"enum\":[\"on_duty\",\"off_duty\"]},\"shift\":{\"type\":\"string\",\"description\":\"Only drivers whose shift is this value. Shift today: early 05:00-13:00, late 13:00-21:00, night 21:00-05:00 UTC.\",\"enum\":[\"early\",\"late\",\"night\"]},\"licence_class\":{\"type\":\"string\",\"description\":\"Only drivers whose licence class is this value. Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE also trucks with trailers.\",\"enum\":[\"B\",\"C\",\"CE\"]},\"min_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at least this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours.\",\"minimum\":0,\"maximum\":24},\"max_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at most this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours.\",\"minimum\":0,\"maximum\":24},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many drivers (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListTrips = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListTrips = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"planned", "in_progress", "done", "cancelled"},
 			Hint: "one of planned, in_progress, done, cancelled",
@@ -216,8 +216,8 @@ var opListTrips = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only trips whose status is this value. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"Only trips whose vehicle id is this value. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"Only trips whose driver id is this value. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at least this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"max_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at most this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"min_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at least this. Weight of the cargo. Integer from 0 to 40000, in kg.\",\"minimum\":0,\"maximum\":40000},\"max_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at most this. Weight of the cargo. Integer from 0 to 40000, in kg.\",\"minimum\":0,\"maximum\":40000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many trips (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opAssignTrip = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAssignTrip = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "vehicle",
 			Hint:     "vehicle ID like VH001",
@@ -279,8 +279,8 @@ var opAssignTrip = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"destination\":{\"type\":\"string\",\"description\":\"Customer and place the cargo goes to. At most 120 characters.\",\"maxLength\":120},\"departure\":{\"type\":\"string\",\"description\":\"Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"distance_km\":{\"type\":\"number\",\"description\":\"Route length one way. Number from 0 to 2000, in km.\",\"minimum\":0,\"maximum\":2000},\"cargo_kg\":{\"type\":\"integer\",\"description\":\"Weight of the cargo. Integer from 0 to 40000, in kg.\",\"minimum\":0,\"maximum\":40000},\"status\":{\"type\":\"string\",\"description\":\"Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters.\",\"maxLength\":300}},\"required\":[\"vehicle_id\",\"driver_id\",\"destination\",\"departure\",\"distance_km\",\"cargo_kg\"],\"additionalProperties\":false}",
 }
-var opUpdateTrip = &runtime.Operation{
-	Args: []runtime.Arg{
+var opUpdateTrip = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "trip",
 			Hint:     "trip ID like TR0001",
@@ -328,8 +328,8 @@ var opUpdateTrip = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"trip_id\":{\"type\":\"string\",\"description\":\"ID of the trip to change, like TR0001.\",\"pattern\":\"^TR[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"departure\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters.\",\"maxLength\":300}},\"required\":[\"trip_id\"],\"additionalProperties\":false}",
 }
-var opUpdateVehicle = &runtime.Operation{
-	Args: []runtime.Arg{
+var opUpdateVehicle = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "vehicle",
 			Hint:     "vehicle ID like VH001",
@@ -366,8 +366,8 @@ var opUpdateVehicle = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to change, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]},\"speed_limit_kmh\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Top speed the telematics speed limiter allows. Integer from 30 to 130, in km/h.\",\"minimum\":30,\"maximum\":130},\"depot\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]}},\"required\":[\"vehicle_id\"],\"additionalProperties\":false}",
 }
-var opSetDepotMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetDepotMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"north", "south", "harbour"},
 			Hint:     "one of north, south, harbour",
@@ -394,8 +394,8 @@ var opSetDepotMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standby vehicles become available again; speed limiters 100 km/h, trucks 80 km/h); storm_lockdown (available vehicles go to standby; every speed limiter 60 km/h); night (available trucks and pickups go to standby, vans and EV vans stay available; every speed limiter 80 km/h).\",\"enum\":[\"normal\",\"storm_lockdown\",\"night\"]}},\"required\":[\"depot\",\"mode\"],\"additionalProperties\":false}",
 }
-var opScheduleMaintenance = &runtime.Operation{
-	Args: []runtime.Arg{
+var opScheduleMaintenance = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "vehicle",
 			Hint:     "vehicle ID like VH001",
@@ -433,8 +433,8 @@ var opScheduleMaintenance = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"Vehicle the work is for (vehicle ID such as VH004). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"issue\":{\"type\":\"string\",\"description\":\"What needs doing: routine service, inspection, or a repair area.\",\"enum\":[\"service\",\"inspection\",\"engine\",\"brakes\",\"tyres\",\"battery\",\"electrical\",\"bodywork\"]},\"priority\":{\"type\":\"string\",\"description\":\"How soon the workshop must take the vehicle.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"description\":{\"type\":\"string\",\"description\":\"What the workshop should know. At most 300 characters.\",\"maxLength\":300}},\"required\":[\"vehicle_id\",\"issue\"],\"additionalProperties\":false}",
 }
-var opFleetStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opFleetStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"avg", "min", "max", "count", "sum"},
 			Hint:     "one of avg, min, max, count, sum",
@@ -487,135 +487,135 @@ var opFleetStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance, opFleetStats}
+var Operations = []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance, opFleetStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the delivery fleet - vehicles and telematics, drivers, delivery trips, depot modes, maintenance tickets and fleet statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_vehicles: List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date (optional depot, status, kind, min_fuel_pct, max_fuel_pct, min_engine_temp_c, max_engine_temp_c, min_odometer_km, max_odometer_km, min_last_service, max_last_service, limit). get_vehicle: Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time (requires vehicle_id). list_drivers: List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven (optional depot, duty, shift, licence_class, min_hours_today, max_hours_today, limit). list_trips: List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range (optional status, vehicle_id, driver_id, min_departure, max_departure, min_cargo_kg, max_cargo_kg, limit). assign_trip: Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits) (requires vehicle_id, driver_id, destination, departure, distance_km, cargo_kg; optional status, notes). update_trip: Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change (requires trip_id; optional status, vehicle_id, driver_id, departure, notes). update_vehicle: Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change (requires vehicle_id; optional status, speed_limit_kmh, depot). set_depot_mode: Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status (requires depot, mode). schedule_maintenance: Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits) (requires vehicle_id, issue; optional priority, description). fleet_stats: Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status (requires function, field; optional group_by, depot, kind, status).\",\"enum\":[\"list_vehicles\",\"get_vehicle\",\"list_drivers\",\"list_trips\",\"assign_trip\",\"update_trip\",\"update_vehicle\",\"set_depot_mode\",\"schedule_maintenance\",\"fleet_stats\"]},\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at. / Only drivers whose depot is this value. Depot the driver works from. / New value; left out: unchanged. Depot the vehicle is based at. (Used by: list_vehicles, list_drivers, update_vehicle, set_depot_mode, fleet_stats.)\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down. / Only trips whose status is this value. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. / New value; left out: unchanged. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. / New value; left out: unchanged. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down. (Used by: list_vehicles, list_trips, assign_trip, update_trip, update_vehicle, fleet_stats.)\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\",\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence). (Used by: list_vehicles, fleet_stats.)\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"min_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at least this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent. (Used by: list_vehicles.)\",\"minimum\":0,\"maximum\":100},\"max_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at most this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent. (Used by: list_vehicles.)\",\"minimum\":0,\"maximum\":100},\"min_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at least this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C. (Used by: list_vehicles.)\",\"minimum\":-40,\"maximum\":150},\"max_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at most this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C. (Used by: list_vehicles.)\",\"minimum\":-40,\"maximum\":150},\"min_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at least this. Total distance driven. Integer of at least 0, in km. (Used by: list_vehicles.)\",\"minimum\":0},\"max_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at most this. Total distance driven. Integer of at least 0, in km. (Used by: list_vehicles.)\",\"minimum\":0},\"min_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at least this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_vehicles.)\",\"format\":\"date-time\"},\"max_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at most this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_vehicles.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many vehicles (1 to 50; default 50). / Return at most this many drivers (1 to 50; default 50). / Return at most this many trips (1 to 50; default 50). (Used by: list_vehicles, list_drivers, list_trips.)\",\"minimum\":1,\"maximum\":50},\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to get, like VH001. / Only trips whose vehicle id is this value. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. / New value; left out: unchanged. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. / ID of the vehicle to change, like VH001. / Vehicle the work is for (vehicle ID such as VH004). ID of a vehicle, like VH001. (Used by: get_vehicle, list_trips, assign_trip, update_trip, update_vehicle, schedule_maintenance.)\",\"pattern\":\"^VH[0-9]{3,}$\"},\"duty\":{\"type\":\"string\",\"description\":\"Only drivers whose duty is this value. Whether the driver is on duty right now. (Used by: list_drivers.)\",\"enum\":[\"on_duty\",\"off_duty\"]},\"shift\":{\"type\":\"string\",\"description\":\"Only drivers whose shift is this value. Shift today: early 05:00-13:00, late 13:00-21:00, night 21:00-05:00 UTC. (Used by: list_drivers.)\",\"enum\":[\"early\",\"late\",\"night\"]},\"licence_class\":{\"type\":\"string\",\"description\":\"Only drivers whose licence class is this value. Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE also trucks with trailers. (Used by: list_drivers.)\",\"enum\":[\"B\",\"C\",\"CE\"]},\"min_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at least this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours. (Used by: list_drivers.)\",\"minimum\":0,\"maximum\":24},\"max_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at most this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours. (Used by: list_drivers.)\",\"minimum\":0,\"maximum\":24},\"driver_id\":{\"type\":\"string\",\"description\":\"Only trips whose driver id is this value. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. / New value; left out: unchanged. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. (Used by: list_trips, assign_trip, update_trip.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at least this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_trips.)\",\"format\":\"date-time\"},\"max_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at most this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_trips.)\",\"format\":\"date-time\"},\"min_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at least this. Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: list_trips.)\",\"minimum\":0,\"maximum\":40000},\"max_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at most this. Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: list_trips.)\",\"minimum\":0,\"maximum\":40000},\"destination\":{\"type\":\"string\",\"description\":\"Customer and place the cargo goes to. At most 120 characters. (Used by: assign_trip.)\",\"maxLength\":120},\"departure\":{\"type\":\"string\",\"description\":\"Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. / New value; left out: unchanged. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: assign_trip, update_trip.)\",\"format\":\"date-time\"},\"distance_km\":{\"type\":\"number\",\"description\":\"Route length one way. Number from 0 to 2000, in km. (Used by: assign_trip.)\",\"minimum\":0,\"maximum\":2000},\"cargo_kg\":{\"type\":\"integer\",\"description\":\"Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: assign_trip.)\",\"minimum\":0,\"maximum\":40000},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters. / New value; left out: unchanged. Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters. (Used by: assign_trip, update_trip.)\",\"maxLength\":300},\"trip_id\":{\"type\":\"string\",\"description\":\"ID of the trip to change, like TR0001. (Used by: update_trip.)\",\"pattern\":\"^TR[0-9]{4,}$\"},\"speed_limit_kmh\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Top speed the telematics speed limiter allows. Integer from 30 to 130, in km/h. (Used by: update_vehicle.)\",\"minimum\":30,\"maximum\":130},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standby vehicles become available again; speed limiters 100 km/h, trucks 80 km/h); storm_lockdown (available vehicles go to standby; every speed limiter 60 km/h); night (available trucks and pickups go to standby, vans and EV vans stay available; every speed limiter 80 km/h). (Used by: set_depot_mode.)\",\"enum\":[\"normal\",\"storm_lockdown\",\"night\"]},\"issue\":{\"type\":\"string\",\"description\":\"What needs doing: routine service, inspection, or a repair area. (Used by: schedule_maintenance.)\",\"enum\":[\"service\",\"inspection\",\"engine\",\"brakes\",\"tyres\",\"battery\",\"electrical\",\"bodywork\"]},\"priority\":{\"type\":\"string\",\"description\":\"How soon the workshop must take the vehicle. (Used by: schedule_maintenance.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"description\":{\"type\":\"string\",\"description\":\"What the workshop should know. At most 300 characters. (Used by: schedule_maintenance.)\",\"maxLength\":300},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: fleet_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: fuel_pct (Fuel tank level, or battery charge for an ev_van, in percent); odometer_km (Total distance driven, in km); engine_temp_c (Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating); payload_kg (Largest cargo load the vehicle may carry, in kg). (Used by: fleet_stats.)\",\"enum\":[\"fuel_pct\",\"odometer_km\",\"engine_temp_c\",\"payload_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per depot or kind or status instead of one overall value. (Used by: fleet_stats.)\",\"enum\":[\"depot\",\"kind\",\"status\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "fleet",
-			Operations:  []*runtime.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance, opFleetStats},
+			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance, opFleetStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything in the fleet - vehicles and their telematics, drivers, delivery trips and fleet statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_vehicles: List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date (optional depot, status, kind, min_fuel_pct, max_fuel_pct, min_engine_temp_c, max_engine_temp_c, min_odometer_km, max_odometer_km, min_last_service, max_last_service, limit). get_vehicle: Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time (requires vehicle_id). list_drivers: List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven (optional depot, duty, shift, licence_class, min_hours_today, max_hours_today, limit). list_trips: List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range (optional status, vehicle_id, driver_id, min_departure, max_departure, min_cargo_kg, max_cargo_kg, limit). fleet_stats: Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status (requires function, field; optional group_by, depot, kind, status).\",\"enum\":[\"list_vehicles\",\"get_vehicle\",\"list_drivers\",\"list_trips\",\"fleet_stats\"]},\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at. / Only drivers whose depot is this value. Depot the driver works from. (Used by: list_vehicles, list_drivers, fleet_stats.)\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down. / Only trips whose status is this value. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. (Used by: list_vehicles, list_trips, fleet_stats.)\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\",\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence). (Used by: list_vehicles, fleet_stats.)\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"min_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at least this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent. (Used by: list_vehicles.)\",\"minimum\":0,\"maximum\":100},\"max_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at most this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent. (Used by: list_vehicles.)\",\"minimum\":0,\"maximum\":100},\"min_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at least this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C. (Used by: list_vehicles.)\",\"minimum\":-40,\"maximum\":150},\"max_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at most this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C. (Used by: list_vehicles.)\",\"minimum\":-40,\"maximum\":150},\"min_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at least this. Total distance driven. Integer of at least 0, in km. (Used by: list_vehicles.)\",\"minimum\":0},\"max_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at most this. Total distance driven. Integer of at least 0, in km. (Used by: list_vehicles.)\",\"minimum\":0},\"min_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at least this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_vehicles.)\",\"format\":\"date-time\"},\"max_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at most this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_vehicles.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many vehicles (1 to 50; default 50). / Return at most this many drivers (1 to 50; default 50). / Return at most this many trips (1 to 50; default 50). (Used by: list_vehicles, list_drivers, list_trips.)\",\"minimum\":1,\"maximum\":50},\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to get, like VH001. / Only trips whose vehicle id is this value. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. (Used by: get_vehicle, list_trips.)\",\"pattern\":\"^VH[0-9]{3,}$\"},\"duty\":{\"type\":\"string\",\"description\":\"Only drivers whose duty is this value. Whether the driver is on duty right now. (Used by: list_drivers.)\",\"enum\":[\"on_duty\",\"off_duty\"]},\"shift\":{\"type\":\"string\",\"description\":\"Only drivers whose shift is this value. Shift today: early 05:00-13:00, late 13:00-21:00, night 21:00-05:00 UTC. (Used by: list_drivers.)\",\"enum\":[\"early\",\"late\",\"night\"]},\"licence_class\":{\"type\":\"string\",\"description\":\"Only drivers whose licence class is this value. Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE also trucks with trailers. (Used by: list_drivers.)\",\"enum\":[\"B\",\"C\",\"CE\"]},\"min_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at least this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours. (Used by: list_drivers.)\",\"minimum\":0,\"maximum\":24},\"max_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at most this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours. (Used by: list_drivers.)\",\"minimum\":0,\"maximum\":24},\"driver_id\":{\"type\":\"string\",\"description\":\"Only trips whose driver id is this value. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. (Used by: list_trips.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at least this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_trips.)\",\"format\":\"date-time\"},\"max_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at most this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_trips.)\",\"format\":\"date-time\"},\"min_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at least this. Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: list_trips.)\",\"minimum\":0,\"maximum\":40000},\"max_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at most this. Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: list_trips.)\",\"minimum\":0,\"maximum\":40000},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: fleet_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: fuel_pct (Fuel tank level, or battery charge for an ev_van, in percent); odometer_km (Total distance driven, in km); engine_temp_c (Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating); payload_kg (Largest cargo load the vehicle may carry, in kg). (Used by: fleet_stats.)\",\"enum\":[\"fuel_pct\",\"odometer_km\",\"engine_temp_c\",\"payload_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per depot or kind or status instead of one overall value. (Used by: fleet_stats.)\",\"enum\":[\"depot\",\"kind\",\"status\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "fleet_query",
-			Operations:  []*runtime.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
+			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
 		},
 		{
 			Description: "Change the fleet - book or change delivery trips, set vehicle status, speed limiter or depot, apply depot modes, open maintenance tickets.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. assign_trip: Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits) (requires vehicle_id, driver_id, destination, departure, distance_km, cargo_kg; optional status, notes). update_trip: Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change (requires trip_id; optional status, vehicle_id, driver_id, departure, notes). update_vehicle: Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change (requires vehicle_id; optional status, speed_limit_kmh, depot). set_depot_mode: Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status (requires depot, mode). schedule_maintenance: Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits) (requires vehicle_id, issue; optional priority, description).\",\"enum\":[\"assign_trip\",\"update_trip\",\"update_vehicle\",\"set_depot_mode\",\"schedule_maintenance\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. / New value; left out: unchanged. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. / ID of the vehicle to change, like VH001. / Vehicle the work is for (vehicle ID such as VH004). ID of a vehicle, like VH001. (Used by: assign_trip, update_trip, update_vehicle, schedule_maintenance.)\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. / New value; left out: unchanged. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. (Used by: assign_trip, update_trip.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"destination\":{\"type\":\"string\",\"description\":\"Customer and place the cargo goes to. At most 120 characters. (Used by: assign_trip.)\",\"maxLength\":120},\"departure\":{\"type\":\"string\",\"description\":\"Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. / New value; left out: unchanged. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: assign_trip, update_trip.)\",\"format\":\"date-time\"},\"distance_km\":{\"type\":\"number\",\"description\":\"Route length one way. Number from 0 to 2000, in km. (Used by: assign_trip.)\",\"minimum\":0,\"maximum\":2000},\"cargo_kg\":{\"type\":\"integer\",\"description\":\"Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: assign_trip.)\",\"minimum\":0,\"maximum\":40000},\"status\":{\"type\":\"string\",\"description\":\"Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. / New value; left out: unchanged. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. / New value; left out: unchanged. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down. (Used by: assign_trip, update_trip, update_vehicle.)\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\",\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters. / New value; left out: unchanged. Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters. (Used by: assign_trip, update_trip.)\",\"maxLength\":300},\"trip_id\":{\"type\":\"string\",\"description\":\"ID of the trip to change, like TR0001. (Used by: update_trip.)\",\"pattern\":\"^TR[0-9]{4,}$\"},\"speed_limit_kmh\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Top speed the telematics speed limiter allows. Integer from 30 to 130, in km/h. (Used by: update_vehicle.)\",\"minimum\":30,\"maximum\":130},\"depot\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Depot the vehicle is based at. / Only vehicles whose depot is this value. Depot the vehicle is based at. (Used by: update_vehicle, set_depot_mode.)\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standby vehicles become available again; speed limiters 100 km/h, trucks 80 km/h); storm_lockdown (available vehicles go to standby; every speed limiter 60 km/h); night (available trucks and pickups go to standby, vans and EV vans stay available; every speed limiter 80 km/h). (Used by: set_depot_mode.)\",\"enum\":[\"normal\",\"storm_lockdown\",\"night\"]},\"issue\":{\"type\":\"string\",\"description\":\"What needs doing: routine service, inspection, or a repair area. (Used by: schedule_maintenance.)\",\"enum\":[\"service\",\"inspection\",\"engine\",\"brakes\",\"tyres\",\"battery\",\"electrical\",\"bodywork\"]},\"priority\":{\"type\":\"string\",\"description\":\"How soon the workshop must take the vehicle. (Used by: schedule_maintenance.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"description\":{\"type\":\"string\",\"description\":\"What the workshop should know. At most 300 characters. (Used by: schedule_maintenance.)\",\"maxLength\":300}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "fleet_control",
-			Operations:  []*runtime.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the fleet - list vehicles (VH###) by depot, status, kind or value range, get one vehicle's telematics, list drivers (DR###) with licence and hours, and list delivery trips (TR####) by status, vehicle, driver or departure time.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_vehicles: List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date (optional depot, status, kind, min_fuel_pct, max_fuel_pct, min_engine_temp_c, max_engine_temp_c, min_odometer_km, max_odometer_km, min_last_service, max_last_service, limit). get_vehicle: Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time (requires vehicle_id). list_drivers: List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven (optional depot, duty, shift, licence_class, min_hours_today, max_hours_today, limit). list_trips: List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range (optional status, vehicle_id, driver_id, min_departure, max_departure, min_cargo_kg, max_cargo_kg, limit).\",\"enum\":[\"list_vehicles\",\"get_vehicle\",\"list_drivers\",\"list_trips\"]},\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at. / Only drivers whose depot is this value. Depot the driver works from. (Used by: list_vehicles, list_drivers.)\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down. / Only trips whose status is this value. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. (Used by: list_vehicles, list_trips.)\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\",\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence). (Used by: list_vehicles.)\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"min_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at least this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent. (Used by: list_vehicles.)\",\"minimum\":0,\"maximum\":100},\"max_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at most this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent. (Used by: list_vehicles.)\",\"minimum\":0,\"maximum\":100},\"min_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at least this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C. (Used by: list_vehicles.)\",\"minimum\":-40,\"maximum\":150},\"max_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at most this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C. (Used by: list_vehicles.)\",\"minimum\":-40,\"maximum\":150},\"min_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at least this. Total distance driven. Integer of at least 0, in km. (Used by: list_vehicles.)\",\"minimum\":0},\"max_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at most this. Total distance driven. Integer of at least 0, in km. (Used by: list_vehicles.)\",\"minimum\":0},\"min_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at least this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_vehicles.)\",\"format\":\"date-time\"},\"max_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at most this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_vehicles.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many vehicles (1 to 50; default 50). / Return at most this many drivers (1 to 50; default 50). / Return at most this many trips (1 to 50; default 50). (Used by: list_vehicles, list_drivers, list_trips.)\",\"minimum\":1,\"maximum\":50},\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to get, like VH001. / Only trips whose vehicle id is this value. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. (Used by: get_vehicle, list_trips.)\",\"pattern\":\"^VH[0-9]{3,}$\"},\"duty\":{\"type\":\"string\",\"description\":\"Only drivers whose duty is this value. Whether the driver is on duty right now. (Used by: list_drivers.)\",\"enum\":[\"on_duty\",\"off_duty\"]},\"shift\":{\"type\":\"string\",\"description\":\"Only drivers whose shift is this value. Shift today: early 05:00-13:00, late 13:00-21:00, night 21:00-05:00 UTC. (Used by: list_drivers.)\",\"enum\":[\"early\",\"late\",\"night\"]},\"licence_class\":{\"type\":\"string\",\"description\":\"Only drivers whose licence class is this value. Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE also trucks with trailers. (Used by: list_drivers.)\",\"enum\":[\"B\",\"C\",\"CE\"]},\"min_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at least this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours. (Used by: list_drivers.)\",\"minimum\":0,\"maximum\":24},\"max_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at most this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours. (Used by: list_drivers.)\",\"minimum\":0,\"maximum\":24},\"driver_id\":{\"type\":\"string\",\"description\":\"Only trips whose driver id is this value. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. (Used by: list_trips.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at least this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_trips.)\",\"format\":\"date-time\"},\"max_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at most this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. (Used by: list_trips.)\",\"format\":\"date-time\"},\"min_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at least this. Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: list_trips.)\",\"minimum\":0,\"maximum\":40000},\"max_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at most this. Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: list_trips.)\",\"minimum\":0,\"maximum\":40000}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "fleet_status",
-			Operations:  []*runtime.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
+			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
 		},
 		{
 			Description: "Dispatch deliveries - book a new trip for a vehicle and driver, or change a trip (cancel it, move it to another vehicle or driver, change its departure).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. assign_trip: Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits) (requires vehicle_id, driver_id, destination, departure, distance_km, cargo_kg; optional status, notes). update_trip: Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change (requires trip_id; optional status, vehicle_id, driver_id, departure, notes).\",\"enum\":[\"assign_trip\",\"update_trip\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001. / New value; left out: unchanged. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"Driver of the trip (driver ID such as DR004). ID of a driver, like DR001. / New value; left out: unchanged. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"destination\":{\"type\":\"string\",\"description\":\"Customer and place the cargo goes to. At most 120 characters. (Used by: assign_trip.)\",\"maxLength\":120},\"departure\":{\"type\":\"string\",\"description\":\"Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z. / New value; left out: unchanged. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"distance_km\":{\"type\":\"number\",\"description\":\"Route length one way. Number from 0 to 2000, in km. (Used by: assign_trip.)\",\"minimum\":0,\"maximum\":2000},\"cargo_kg\":{\"type\":\"integer\",\"description\":\"Weight of the cargo. Integer from 0 to 40000, in kg. (Used by: assign_trip.)\",\"minimum\":0,\"maximum\":40000},\"status\":{\"type\":\"string\",\"description\":\"Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled. / New value; left out: unchanged. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters. / New value; left out: unchanged. Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters.\",\"maxLength\":300},\"trip_id\":{\"type\":\"string\",\"description\":\"ID of the trip to change, like TR0001. (Used by: update_trip.)\",\"pattern\":\"^TR[0-9]{4,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "dispatch",
-			Operations:  []*runtime.Operation{opAssignTrip, opUpdateTrip},
+			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
 		},
 		{
 			Description: "Manage vehicles - set one vehicle's status, speed limiter or depot, apply a depot mode (normal, storm_lockdown, night) to a whole depot, or open a maintenance ticket for a vehicle.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. update_vehicle: Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change (requires vehicle_id; optional status, speed_limit_kmh, depot). set_depot_mode: Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status (requires depot, mode). schedule_maintenance: Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits) (requires vehicle_id, issue; optional priority, description).\",\"enum\":[\"update_vehicle\",\"set_depot_mode\",\"schedule_maintenance\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to change, like VH001. / Vehicle the work is for (vehicle ID such as VH004). ID of a vehicle, like VH001. (Used by: update_vehicle, schedule_maintenance.)\",\"pattern\":\"^VH[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down. (Used by: update_vehicle.)\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]},\"speed_limit_kmh\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Top speed the telematics speed limiter allows. Integer from 30 to 130, in km/h. (Used by: update_vehicle.)\",\"minimum\":30,\"maximum\":130},\"depot\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Depot the vehicle is based at. / Only vehicles whose depot is this value. Depot the vehicle is based at. (Used by: update_vehicle, set_depot_mode.)\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standby vehicles become available again; speed limiters 100 km/h, trucks 80 km/h); storm_lockdown (available vehicles go to standby; every speed limiter 60 km/h); night (available trucks and pickups go to standby, vans and EV vans stay available; every speed limiter 80 km/h). (Used by: set_depot_mode.)\",\"enum\":[\"normal\",\"storm_lockdown\",\"night\"]},\"issue\":{\"type\":\"string\",\"description\":\"What needs doing: routine service, inspection, or a repair area. (Used by: schedule_maintenance.)\",\"enum\":[\"service\",\"inspection\",\"engine\",\"brakes\",\"tyres\",\"battery\",\"electrical\",\"bodywork\"]},\"priority\":{\"type\":\"string\",\"description\":\"How soon the workshop must take the vehicle. (Used by: schedule_maintenance.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"description\":{\"type\":\"string\",\"description\":\"What the workshop should know. At most 300 characters. (Used by: schedule_maintenance.)\",\"maxLength\":300}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "manage_vehicles",
-			Operations:  []*runtime.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations:  []*mcpdomain.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 		{
 			Description: "Analyse the fleet - count, sum, average, minimum or maximum of fuel or charge, odometer, engine temperature or payload over vehicles, optionally per depot, kind or status.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: fuel_pct (Fuel tank level, or battery charge for an ev_van, in percent); odometer_km (Total distance driven, in km); engine_temp_c (Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating); payload_kg (Largest cargo load the vehicle may carry, in kg).\",\"enum\":[\"fuel_pct\",\"odometer_km\",\"engine_temp_c\",\"payload_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per depot or kind or status instead of one overall value.\",\"enum\":[\"depot\",\"kind\",\"status\"]},\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence).\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_fleet",
-			Operations:  []*runtime.Operation{opFleetStats},
+			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence).\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"min_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at least this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_fuel_pct\":{\"type\":\"integer\",\"description\":\"Only vehicles whose fuel pct is at most this. Fuel tank level, or battery charge for an ev_van. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"min_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at least this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C.\",\"minimum\":-40,\"maximum\":150},\"max_engine_temp_c\":{\"type\":\"number\",\"description\":\"Only vehicles whose engine temp c is at most this. Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating. Number from -40 to 150, in °C.\",\"minimum\":-40,\"maximum\":150},\"min_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at least this. Total distance driven. Integer of at least 0, in km.\",\"minimum\":0},\"max_odometer_km\":{\"type\":\"integer\",\"description\":\"Only vehicles whose odometer km is at most this. Total distance driven. Integer of at least 0, in km.\",\"minimum\":0},\"min_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at least this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"max_last_service\":{\"type\":\"string\",\"description\":\"Only vehicles whose last service is at most this. When the vehicle was last serviced (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many vehicles (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_vehicles",
-			Operations:  []*runtime.Operation{opListVehicles},
+			Operations:  []*mcpdomain.Operation{opListVehicles},
 		},
 		{
 			Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to get, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"}},\"required\":[\"vehicle_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_vehicle",
-			Operations:  []*runtime.Operation{opGetVehicle},
+			Operations:  []*mcpdomain.Operation{opGetVehicle},
 		},
 		{
 			Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"depot\":{\"type\":\"string\",\"description\":\"Only drivers whose depot is this value. Depot the driver works from.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"duty\":{\"type\":\"string\",\"description\":\"Only drivers whose duty is this value. Whether the driver is on duty right now.\",\"enum\":[\"on_duty\",\"off_duty\"]},\"shift\":{\"type\":\"string\",\"description\":\"Only drivers whose shift is this value. Shift today: early 05:00-13:00, late 13:00-21:00, night 21:00-05:00 UTC.\",\"enum\":[\"early\",\"late\",\"night\"]},\"licence_class\":{\"type\":\"string\",\"description\":\"Only drivers whose licence class is this value. Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE also trucks with trailers.\",\"enum\":[\"B\",\"C\",\"CE\"]},\"min_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at least this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours.\",\"minimum\":0,\"maximum\":24},\"max_hours_today\":{\"type\":\"number\",\"description\":\"Only drivers whose hours today is at most this. Hours driven today; the legal daily limit is 9 hours. Number from 0 to 24, in hours.\",\"minimum\":0,\"maximum\":24},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many drivers (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_drivers",
-			Operations:  []*runtime.Operation{opListDrivers},
+			Operations:  []*mcpdomain.Operation{opListDrivers},
 		},
 		{
 			Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only trips whose status is this value. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"Only trips whose vehicle id is this value. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"Only trips whose driver id is this value. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at least this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"max_departure\":{\"type\":\"string\",\"description\":\"Only trips whose departure is at most this. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"min_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at least this. Weight of the cargo. Integer from 0 to 40000, in kg.\",\"minimum\":0,\"maximum\":40000},\"max_cargo_kg\":{\"type\":\"integer\",\"description\":\"Only trips whose cargo kg is at most this. Weight of the cargo. Integer from 0 to 40000, in kg.\",\"minimum\":0,\"maximum\":40000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many trips (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_trips",
-			Operations:  []*runtime.Operation{opListTrips},
+			Operations:  []*mcpdomain.Operation{opListTrips},
 		},
 		{
 			Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"destination\":{\"type\":\"string\",\"description\":\"Customer and place the cargo goes to. At most 120 characters.\",\"maxLength\":120},\"departure\":{\"type\":\"string\",\"description\":\"Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"distance_km\":{\"type\":\"number\",\"description\":\"Route length one way. Number from 0 to 2000, in km.\",\"minimum\":0,\"maximum\":2000},\"cargo_kg\":{\"type\":\"integer\",\"description\":\"Weight of the cargo. Integer from 0 to 40000, in kg.\",\"minimum\":0,\"maximum\":40000},\"status\":{\"type\":\"string\",\"description\":\"Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters.\",\"maxLength\":300}},\"required\":[\"vehicle_id\",\"driver_id\",\"destination\",\"departure\",\"distance_km\",\"cargo_kg\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "assign_trip",
-			Operations:  []*runtime.Operation{opAssignTrip},
+			Operations:  []*mcpdomain.Operation{opAssignTrip},
 		},
 		{
 			Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"trip_id\":{\"type\":\"string\",\"description\":\"ID of the trip to change, like TR0001.\",\"pattern\":\"^TR[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.\",\"enum\":[\"planned\",\"in_progress\",\"done\",\"cancelled\"]},\"vehicle_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Vehicle doing the trip (vehicle ID such as VH005). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"driver_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Driver of the trip (driver ID such as DR004). ID of a driver, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"departure\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Planned departure time (RFC 3339, UTC, e.g. 2026-09-22T18:00:00Z). RFC 3339 UTC timestamp, like 2026-09-22T16:30:00Z.\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for dispatch, e.g. why a trip was cancelled. At most 300 characters.\",\"maxLength\":300}},\"required\":[\"trip_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "update_trip",
-			Operations:  []*runtime.Operation{opUpdateTrip},
+			Operations:  []*mcpdomain.Operation{opUpdateTrip},
 		},
 		{
 			Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"ID of the vehicle to change, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]},\"speed_limit_kmh\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Top speed the telematics speed limiter allows. Integer from 30 to 130, in km/h.\",\"minimum\":30,\"maximum\":130},\"depot\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]}},\"required\":[\"vehicle_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "update_vehicle",
-			Operations:  []*runtime.Operation{opUpdateVehicle},
+			Operations:  []*mcpdomain.Operation{opUpdateVehicle},
 		},
 		{
 			Description: "Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standby vehicles become available again; speed limiters 100 km/h, trucks 80 km/h); storm_lockdown (available vehicles go to standby; every speed limiter 60 km/h); night (available trucks and pickups go to standby, vans and EV vans stay available; every speed limiter 80 km/h).\",\"enum\":[\"normal\",\"storm_lockdown\",\"night\"]}},\"required\":[\"depot\",\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_depot_mode",
-			Operations:  []*runtime.Operation{opSetDepotMode},
+			Operations:  []*mcpdomain.Operation{opSetDepotMode},
 		},
 		{
 			Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"vehicle_id\":{\"type\":\"string\",\"description\":\"Vehicle the work is for (vehicle ID such as VH004). ID of a vehicle, like VH001.\",\"pattern\":\"^VH[0-9]{3,}$\"},\"issue\":{\"type\":\"string\",\"description\":\"What needs doing: routine service, inspection, or a repair area.\",\"enum\":[\"service\",\"inspection\",\"engine\",\"brakes\",\"tyres\",\"battery\",\"electrical\",\"bodywork\"]},\"priority\":{\"type\":\"string\",\"description\":\"How soon the workshop must take the vehicle.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"description\":{\"type\":\"string\",\"description\":\"What the workshop should know. At most 300 characters.\",\"maxLength\":300}},\"required\":[\"vehicle_id\",\"issue\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "schedule_maintenance",
-			Operations:  []*runtime.Operation{opScheduleMaintenance},
+			Operations:  []*mcpdomain.Operation{opScheduleMaintenance},
 		},
 		{
 			Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: fuel_pct (Fuel tank level, or battery charge for an ev_van, in percent); odometer_km (Total distance driven, in km); engine_temp_c (Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating); payload_kg (Largest cargo load the vehicle may carry, in kg).\",\"enum\":[\"fuel_pct\",\"odometer_km\",\"engine_temp_c\",\"payload_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per depot or kind or status instead of one overall value.\",\"enum\":[\"depot\",\"kind\",\"status\"]},\"depot\":{\"type\":\"string\",\"description\":\"Only vehicles whose depot is this value. Depot the vehicle is based at.\",\"enum\":[\"north\",\"south\",\"harbour\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only vehicles whose kind is this value. Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence).\",\"enum\":[\"van\",\"ev_van\",\"pickup\",\"truck\"]},\"status\":{\"type\":\"string\",\"description\":\"Only vehicles whose status is this value. available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.\",\"enum\":[\"available\",\"on_route\",\"standby\",\"maintenance\",\"out_of_service\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "fleet_stats",
-			Operations:  []*runtime.Operation{opFleetStats},
+			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
 }
@@ -651,9 +651,9 @@ type L3FleetStatusArgs struct {
 
 // callL3FleetStatus runs a call of L3 tool fleet_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3FleetStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3FleetStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3FleetStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -673,7 +673,7 @@ func (s *Store) callL3FleetStatus(_ *runtime.Operation, raw []byte) (any, error)
 			Status:         a.Status,
 		})
 	case "get_vehicle":
-		return s.GetVehicle(GetVehicleArgs{VehicleID: runtime.Deref(a.VehicleID)})
+		return s.GetVehicle(GetVehicleArgs{VehicleID: mcpdomain.Deref(a.VehicleID)})
 	case "list_drivers":
 		return s.ListDrivers(ListDriversArgs{
 			Depot:         a.Depot,
@@ -696,7 +696,7 @@ func (s *Store) callL3FleetStatus(_ *runtime.Operation, raw []byte) (any, error)
 			VehicleID:    a.VehicleID,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_vehicles, get_vehicle, list_drivers, list_trips", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_vehicles, get_vehicle, list_drivers, list_trips", a.Action)
 }
 
 // L3DispatchArgs are the arguments of L3 tool dispatch.
@@ -716,22 +716,22 @@ type L3DispatchArgs struct {
 
 // callL3Dispatch runs a call of L3 tool dispatch on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3Dispatch(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3Dispatch(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3DispatchArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "assign_trip":
 		return s.AssignTrip(AssignTripArgs{
-			CargoKg:     runtime.Deref(a.CargoKg),
-			Departure:   runtime.Deref(a.Departure),
-			Destination: runtime.Deref(a.Destination),
-			DistanceKm:  runtime.Deref(a.DistanceKm),
-			DriverID:    runtime.Deref(a.DriverID),
+			CargoKg:     mcpdomain.Deref(a.CargoKg),
+			Departure:   mcpdomain.Deref(a.Departure),
+			Destination: mcpdomain.Deref(a.Destination),
+			DistanceKm:  mcpdomain.Deref(a.DistanceKm),
+			DriverID:    mcpdomain.Deref(a.DriverID),
 			Notes:       a.Notes,
 			Status:      a.Status,
-			VehicleID:   runtime.Deref(a.VehicleID),
+			VehicleID:   mcpdomain.Deref(a.VehicleID),
 		})
 	case "update_trip":
 		return s.UpdateTrip(UpdateTripArgs{
@@ -739,11 +739,11 @@ func (s *Store) callL3Dispatch(_ *runtime.Operation, raw []byte) (any, error) {
 			DriverID:  a.DriverID,
 			Notes:     a.Notes,
 			Status:    a.Status,
-			TripID:    runtime.Deref(a.TripID),
+			TripID:    mcpdomain.Deref(a.TripID),
 			VehicleID: a.VehicleID,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of assign_trip, update_trip", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of assign_trip, update_trip", a.Action)
 }
 
 // L3ManageVehiclesArgs are the arguments of L3 tool manage_vehicles.
@@ -762,9 +762,9 @@ type L3ManageVehiclesArgs struct {
 
 // callL3ManageVehicles runs a call of L3 tool manage_vehicles on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3ManageVehicles(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3ManageVehicles(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3ManageVehiclesArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -773,22 +773,22 @@ func (s *Store) callL3ManageVehicles(_ *runtime.Operation, raw []byte) (any, err
 			Depot:         a.Depot,
 			SpeedLimitKmh: a.SpeedLimitKmh,
 			Status:        a.Status,
-			VehicleID:     runtime.Deref(a.VehicleID),
+			VehicleID:     mcpdomain.Deref(a.VehicleID),
 		})
 	case "set_depot_mode":
 		return s.SetDepotMode(SetDepotModeArgs{
-			Depot: runtime.Deref(a.Depot),
-			Mode:  runtime.Deref(a.Mode),
+			Depot: mcpdomain.Deref(a.Depot),
+			Mode:  mcpdomain.Deref(a.Mode),
 		})
 	case "schedule_maintenance":
 		return s.ScheduleMaintenance(ScheduleMaintenanceArgs{
 			Description: a.Description,
-			Issue:       runtime.Deref(a.Issue),
+			Issue:       mcpdomain.Deref(a.Issue),
 			Priority:    a.Priority,
-			VehicleID:   runtime.Deref(a.VehicleID),
+			VehicleID:   mcpdomain.Deref(a.VehicleID),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of update_vehicle, set_depot_mode, schedule_maintenance", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of update_vehicle, set_depot_mode, schedule_maintenance", a.Action)
 }
 
 // L2FleetQueryArgs are the arguments of L2 tool fleet_query.
@@ -825,9 +825,9 @@ type L2FleetQueryArgs struct {
 
 // callL2FleetQuery runs a call of L2 tool fleet_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2FleetQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2FleetQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2FleetQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -847,7 +847,7 @@ func (s *Store) callL2FleetQuery(_ *runtime.Operation, raw []byte) (any, error) 
 			Status:         a.Status,
 		})
 	case "get_vehicle":
-		return s.GetVehicle(GetVehicleArgs{VehicleID: runtime.Deref(a.VehicleID)})
+		return s.GetVehicle(GetVehicleArgs{VehicleID: mcpdomain.Deref(a.VehicleID)})
 	case "list_drivers":
 		return s.ListDrivers(ListDriversArgs{
 			Depot:         a.Depot,
@@ -872,14 +872,14 @@ func (s *Store) callL2FleetQuery(_ *runtime.Operation, raw []byte) (any, error) 
 	case "fleet_stats":
 		return s.FleetStats(FleetStatsArgs{
 			Depot:    a.Depot,
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Status:   a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_vehicles, get_vehicle, list_drivers, list_trips, fleet_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_vehicles, get_vehicle, list_drivers, list_trips, fleet_stats", a.Action)
 }
 
 // L2FleetControlArgs are the arguments of L2 tool fleet_control.
@@ -905,22 +905,22 @@ type L2FleetControlArgs struct {
 
 // callL2FleetControl runs a call of L2 tool fleet_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2FleetControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2FleetControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2FleetControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "assign_trip":
 		return s.AssignTrip(AssignTripArgs{
-			CargoKg:     runtime.Deref(a.CargoKg),
-			Departure:   runtime.Deref(a.Departure),
-			Destination: runtime.Deref(a.Destination),
-			DistanceKm:  runtime.Deref(a.DistanceKm),
-			DriverID:    runtime.Deref(a.DriverID),
+			CargoKg:     mcpdomain.Deref(a.CargoKg),
+			Departure:   mcpdomain.Deref(a.Departure),
+			Destination: mcpdomain.Deref(a.Destination),
+			DistanceKm:  mcpdomain.Deref(a.DistanceKm),
+			DriverID:    mcpdomain.Deref(a.DriverID),
 			Notes:       a.Notes,
 			Status:      a.Status,
-			VehicleID:   runtime.Deref(a.VehicleID),
+			VehicleID:   mcpdomain.Deref(a.VehicleID),
 		})
 	case "update_trip":
 		return s.UpdateTrip(UpdateTripArgs{
@@ -928,7 +928,7 @@ func (s *Store) callL2FleetControl(_ *runtime.Operation, raw []byte) (any, error
 			DriverID:  a.DriverID,
 			Notes:     a.Notes,
 			Status:    a.Status,
-			TripID:    runtime.Deref(a.TripID),
+			TripID:    mcpdomain.Deref(a.TripID),
 			VehicleID: a.VehicleID,
 		})
 	case "update_vehicle":
@@ -936,22 +936,22 @@ func (s *Store) callL2FleetControl(_ *runtime.Operation, raw []byte) (any, error
 			Depot:         a.Depot,
 			SpeedLimitKmh: a.SpeedLimitKmh,
 			Status:        a.Status,
-			VehicleID:     runtime.Deref(a.VehicleID),
+			VehicleID:     mcpdomain.Deref(a.VehicleID),
 		})
 	case "set_depot_mode":
 		return s.SetDepotMode(SetDepotModeArgs{
-			Depot: runtime.Deref(a.Depot),
-			Mode:  runtime.Deref(a.Mode),
+			Depot: mcpdomain.Deref(a.Depot),
+			Mode:  mcpdomain.Deref(a.Mode),
 		})
 	case "schedule_maintenance":
 		return s.ScheduleMaintenance(ScheduleMaintenanceArgs{
 			Description: a.Description,
-			Issue:       runtime.Deref(a.Issue),
+			Issue:       mcpdomain.Deref(a.Issue),
 			Priority:    a.Priority,
-			VehicleID:   runtime.Deref(a.VehicleID),
+			VehicleID:   mcpdomain.Deref(a.VehicleID),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance", a.Action)
 }
 
 // L1FleetArgs are the arguments of L1 tool fleet.
@@ -999,9 +999,9 @@ type L1FleetArgs struct {
 
 // callL1Fleet runs a call of L1 tool fleet on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Fleet(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Fleet(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1FleetArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -1021,7 +1021,7 @@ func (s *Store) callL1Fleet(_ *runtime.Operation, raw []byte) (any, error) {
 			Status:         a.Status,
 		})
 	case "get_vehicle":
-		return s.GetVehicle(GetVehicleArgs{VehicleID: runtime.Deref(a.VehicleID)})
+		return s.GetVehicle(GetVehicleArgs{VehicleID: mcpdomain.Deref(a.VehicleID)})
 	case "list_drivers":
 		return s.ListDrivers(ListDriversArgs{
 			Depot:         a.Depot,
@@ -1045,14 +1045,14 @@ func (s *Store) callL1Fleet(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "assign_trip":
 		return s.AssignTrip(AssignTripArgs{
-			CargoKg:     runtime.Deref(a.CargoKg),
-			Departure:   runtime.Deref(a.Departure),
-			Destination: runtime.Deref(a.Destination),
-			DistanceKm:  runtime.Deref(a.DistanceKm),
-			DriverID:    runtime.Deref(a.DriverID),
+			CargoKg:     mcpdomain.Deref(a.CargoKg),
+			Departure:   mcpdomain.Deref(a.Departure),
+			Destination: mcpdomain.Deref(a.Destination),
+			DistanceKm:  mcpdomain.Deref(a.DistanceKm),
+			DriverID:    mcpdomain.Deref(a.DriverID),
 			Notes:       a.Notes,
 			Status:      a.Status,
-			VehicleID:   runtime.Deref(a.VehicleID),
+			VehicleID:   mcpdomain.Deref(a.VehicleID),
 		})
 	case "update_trip":
 		return s.UpdateTrip(UpdateTripArgs{
@@ -1060,7 +1060,7 @@ func (s *Store) callL1Fleet(_ *runtime.Operation, raw []byte) (any, error) {
 			DriverID:  a.DriverID,
 			Notes:     a.Notes,
 			Status:    a.Status,
-			TripID:    runtime.Deref(a.TripID),
+			TripID:    mcpdomain.Deref(a.TripID),
 			VehicleID: a.VehicleID,
 		})
 	case "update_vehicle":
@@ -1068,38 +1068,38 @@ func (s *Store) callL1Fleet(_ *runtime.Operation, raw []byte) (any, error) {
 			Depot:         a.Depot,
 			SpeedLimitKmh: a.SpeedLimitKmh,
 			Status:        a.Status,
-			VehicleID:     runtime.Deref(a.VehicleID),
+			VehicleID:     mcpdomain.Deref(a.VehicleID),
 		})
 	case "set_depot_mode":
 		return s.SetDepotMode(SetDepotModeArgs{
-			Depot: runtime.Deref(a.Depot),
-			Mode:  runtime.Deref(a.Mode),
+			Depot: mcpdomain.Deref(a.Depot),
+			Mode:  mcpdomain.Deref(a.Mode),
 		})
 	case "schedule_maintenance":
 		return s.ScheduleMaintenance(ScheduleMaintenanceArgs{
 			Description: a.Description,
-			Issue:       runtime.Deref(a.Issue),
+			Issue:       mcpdomain.Deref(a.Issue),
 			Priority:    a.Priority,
-			VehicleID:   runtime.Deref(a.VehicleID),
+			VehicleID:   mcpdomain.Deref(a.VehicleID),
 		})
 	case "fleet_stats":
 		return s.FleetStats(FleetStatsArgs{
 			Depot:    a.Depot,
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Status:   a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_vehicles, get_vehicle, list_drivers, list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance, fleet_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_vehicles, get_vehicle, list_drivers, list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance, fleet_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "fleet_status":
 			return s.callL3FleetStatus
@@ -1108,50 +1108,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "manage_vehicles":
 			return s.callL3ManageVehicles
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "fleet_query":
 			return s.callL2FleetQuery
 		case "fleet_control":
 			return s.callL2FleetControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "fleet":
 			return s.callL1Fleet
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("fleet: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-fleet", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A regional delivery and service fleet run from a telematics edge gateway: fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots (north, south, harbour) reporting fuel or battery charge, odometer, engine temperature, location and speed-limiter setting; the drivers of each depot with their licence class, shift and hours driven today; delivery trips that pair a vehicle with a driver; and maintenance tickets. A storm locked the harbour depot down earlier today and it is still in storm mode."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of fleet.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A regional delivery and service fleet run from a telematics edge gateway: fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots (north, south, harbour) reporting fuel or battery charge, odometer, engine temperature, location and speed-limiter setting; the drivers of each depot with their licence class, shift and hours driven today; delivery trips that pair a vehicle with a driver; and maintenance tickets. A storm locked the harbour depot down earlier today and it is still in storm mode.",
 	Entities:    []string{"vehicle", "driver", "trip", "ticket"},
 	Name:        "fleet",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Delivery fleet",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("fleet: store is %T, want *fleet.Store", st)

@@ -5,7 +5,7 @@ package fleet
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu       sync.RWMutex
-	vehicles runtime.Table[Vehicle]
-	drivers  runtime.Table[Driver]
-	trips    runtime.Table[Trip]
-	tickets  runtime.Table[Ticket]
+	vehicles mcpdomain.Table[Vehicle]
+	drivers  mcpdomain.Table[Driver]
+	trips    mcpdomain.Table[Trip]
+	tickets  mcpdomain.Table[Ticket]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.vehicles = runtime.NewTable("vehicle", "VH", 3, seedVehicles(), vehicleID, cloneVehicle)
-	s.drivers = runtime.NewTable("driver", "DR", 3, seedDrivers(), driverID, cloneDriver)
-	s.trips = runtime.NewTable("trip", "TR", 4, seedTrips(), tripID, cloneTrip)
-	s.tickets = runtime.NewTable("ticket", "MT", 3, seedTickets(), ticketID, cloneTicket)
+	s.vehicles = mcpdomain.NewTable("vehicle", "VH", 3, seedVehicles(), vehicleID, cloneVehicle)
+	s.drivers = mcpdomain.NewTable("driver", "DR", 3, seedDrivers(), driverID, cloneDriver)
+	s.trips = mcpdomain.NewTable("trip", "TR", 4, seedTrips(), tripID, cloneTrip)
+	s.tickets = mcpdomain.NewTable("ticket", "MT", 3, seedTickets(), ticketID, cloneTicket)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_vehicles":
-		return runtime.Bind(args, s.ListVehicles)
+		return mcpdomain.Bind(args, s.ListVehicles)
 	case "get_vehicle":
-		return runtime.Bind(args, s.GetVehicle)
+		return mcpdomain.Bind(args, s.GetVehicle)
 	case "list_drivers":
-		return runtime.Bind(args, s.ListDrivers)
+		return mcpdomain.Bind(args, s.ListDrivers)
 	case "list_trips":
-		return runtime.Bind(args, s.ListTrips)
+		return mcpdomain.Bind(args, s.ListTrips)
 	case "assign_trip":
-		return runtime.Bind(args, s.AssignTrip)
+		return mcpdomain.Bind(args, s.AssignTrip)
 	case "update_trip":
-		return runtime.Bind(args, s.UpdateTrip)
+		return mcpdomain.Bind(args, s.UpdateTrip)
 	case "update_vehicle":
-		return runtime.Bind(args, s.UpdateVehicle)
+		return mcpdomain.Bind(args, s.UpdateVehicle)
 	case "set_depot_mode":
-		return runtime.Bind(args, s.SetDepotMode)
+		return mcpdomain.Bind(args, s.SetDepotMode)
 	case "schedule_maintenance":
-		return runtime.Bind(args, s.ScheduleMaintenance)
+		return mcpdomain.Bind(args, s.ScheduleMaintenance)
 	case "fleet_stats":
-		return runtime.Bind(args, s.FleetStats)
+		return mcpdomain.Bind(args, s.FleetStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; fleet has: list_vehicles, get_vehicle, list_drivers, list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance, fleet_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; fleet has: list_vehicles, get_vehicle, list_drivers, list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance, fleet_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package healthcare
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListPatientsArgs are the arguments of list_patients.
 type ListPatientsArgs struct {
@@ -51,10 +51,10 @@ func (a ListPatientsArgs) match(v *Patient) bool {
 }
 
 // ListPatients: List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient.
-func (s *Store) ListPatients(a ListPatientsArgs) (runtime.ListResult[Patient], error) {
+func (s *Store) ListPatients(a ListPatientsArgs) (mcpdomain.ListResult[Patient], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.patients.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.patients.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListDevicesArgs are the arguments of list_devices.
@@ -92,10 +92,10 @@ func (a ListDevicesArgs) match(v *Device) bool {
 }
 
 // ListDevices: List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent).
-func (s *Store) ListDevices(a ListDevicesArgs) (runtime.ListResult[Device], error) {
+func (s *Store) ListDevices(a ListDevicesArgs) (mcpdomain.ListResult[Device], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.devices.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.devices.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListAlertsArgs are the arguments of list_alerts.
@@ -127,20 +127,20 @@ func (a ListAlertsArgs) match(v *Alert) bool {
 	if a.Acknowledged != nil && v.Acknowledged != *a.Acknowledged {
 		return false
 	}
-	if a.MinRaisedAt != nil && runtime.CompareTime(v.RaisedAt, *a.MinRaisedAt) < 0 {
+	if a.MinRaisedAt != nil && mcpdomain.CompareTime(v.RaisedAt, *a.MinRaisedAt) < 0 {
 		return false
 	}
-	if a.MaxRaisedAt != nil && runtime.CompareTime(v.RaisedAt, *a.MaxRaisedAt) > 0 {
+	if a.MaxRaisedAt != nil && mcpdomain.CompareTime(v.RaisedAt, *a.MaxRaisedAt) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListAlerts: List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).
-func (s *Store) ListAlerts(a ListAlertsArgs) (runtime.ListResult[Alert], error) {
+func (s *Store) ListAlerts(a ListAlertsArgs) (mcpdomain.ListResult[Alert], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.alerts.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.alerts.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetDeviceArgs are the arguments of set_device.
@@ -161,7 +161,7 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 		return Device{}, err
 	}
 	if a.Status == nil && a.InfusionRateMlH == nil && a.ReadingIntervalMin == nil && a.AlarmVolume == nil {
-		return Device{}, runtime.NothingToSet("status", "infusion_rate_ml_h", "reading_interval_min", "alarm_volume")
+		return Device{}, mcpdomain.NothingToSet("status", "infusion_rate_ml_h", "reading_interval_min", "alarm_volume")
 	}
 	if a.Status != nil {
 		v.Status = *a.Status
@@ -193,7 +193,7 @@ func (a SetWardModeArgs) match(v *Device) bool {
 }
 
 // SetWardMode: Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed.
-func (s *Store) SetWardMode(a SetWardModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetWardMode(a SetWardModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -247,7 +247,7 @@ func (s *Store) SetWardMode(a SetWardModeArgs) (runtime.BulkResult, error) {
 			v.AlarmVolume = "high"
 		})...)
 	}
-	return runtime.NewBulkResult("device", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("device", a.Mode, ids), nil
 }
 
 // AcknowledgeAlertsArgs are the arguments of acknowledge_alerts.
@@ -280,7 +280,7 @@ func (a AcknowledgeAlertsArgs) match(v *Alert) bool {
 }
 
 // AcknowledgeAlerts: Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged.
-func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (runtime.BulkResult, error) {
+func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.alerts.Update(a.match, func(v *Alert) {
@@ -289,7 +289,7 @@ func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (runtime.BulkResult, 
 			v.AcknowledgedBy = *a.AcknowledgedBy
 		}
 	})
-	return runtime.NewBulkResult("alert", "", ids), nil
+	return mcpdomain.NewBulkResult("alert", "", ids), nil
 }
 
 // ListCareTasksArgs are the arguments of list_care_tasks.
@@ -317,20 +317,20 @@ func (a ListCareTasksArgs) match(v *CareTask) bool {
 	if a.AssignedNurse != nil && v.AssignedNurse != *a.AssignedNurse {
 		return false
 	}
-	if a.MinDue != nil && runtime.CompareTime(v.Due, *a.MinDue) < 0 {
+	if a.MinDue != nil && mcpdomain.CompareTime(v.Due, *a.MinDue) < 0 {
 		return false
 	}
-	if a.MaxDue != nil && runtime.CompareTime(v.Due, *a.MaxDue) > 0 {
+	if a.MaxDue != nil && mcpdomain.CompareTime(v.Due, *a.MaxDue) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListCareTasks: List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC).
-func (s *Store) ListCareTasks(a ListCareTasksArgs) (runtime.ListResult[CareTask], error) {
+func (s *Store) ListCareTasks(a ListCareTasksArgs) (mcpdomain.ListResult[CareTask], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.careTasks.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.careTasks.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // CreateCareTaskArgs are the arguments of create_care_task.
@@ -382,7 +382,7 @@ func (s *Store) UpdateCareTask(a UpdateCareTaskArgs) (CareTask, error) {
 		return CareTask{}, err
 	}
 	if a.Status == nil && a.AssignedNurse == nil && a.Due == nil && a.Notes == nil {
-		return CareTask{}, runtime.NothingToSet("status", "assigned_nurse", "due", "notes")
+		return CareTask{}, mcpdomain.NothingToSet("status", "assigned_nurse", "due", "notes")
 	}
 	if a.Status != nil {
 		v.Status = *a.Status
@@ -420,10 +420,10 @@ func (a VitalsStatsArgs) match(v *Patient) bool {
 }
 
 // VitalsStats: Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level.
-func (s *Store) VitalsStats(a VitalsStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) VitalsStats(a VitalsStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("patient", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("patient", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.patients.Each(a.match, func(v *Patient) {
 		var x float64
 		switch agg.Field() {

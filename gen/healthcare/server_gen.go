@@ -5,11 +5,11 @@ package healthcare
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListPatients = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListPatients = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"medical", "surgical", "maternity"},
 			Hint: "one of medical, surgical, maternity",
@@ -74,8 +74,8 @@ var opListPatients = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching).\",\"enum\":[\"low\",\"medium\",\"high\"]},\"nurse\":{\"type\":\"string\",\"description\":\"Only patients whose nurse is this value. First name of the patient's named nurse or midwife (Amara, Tomas, Lena, Ravi or Ines).\"},\"min_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at least this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute.\",\"minimum\":20,\"maximum\":250},\"max_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at most this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute.\",\"minimum\":20,\"maximum\":250},\"min_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at least this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent.\",\"minimum\":50,\"maximum\":100},\"max_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at most this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent.\",\"minimum\":50,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at least this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C.\",\"minimum\":30,\"maximum\":43},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at most this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C.\",\"minimum\":30,\"maximum\":43},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many patients (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListDevices = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListDevices = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"medical", "surgical", "maternity"},
 			Hint: "one of medical, surgical, maternity",
@@ -127,8 +127,8 @@ var opListDevices = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only devices whose ward is this value. Ward the device is on (that of its patient).\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is: bedside vital-signs monitor, infusion pump, or wearable sensor patch.\",\"enum\":[\"bedside_monitor\",\"infusion_pump\",\"wearable\"]},\"status\":{\"type\":\"string\",\"description\":\"Only devices whose status is this value. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting).\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only devices whose patient id is this value. Patient the device is attached to (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at least this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at most this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListAlerts = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListAlerts = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"medical", "surgical", "maternity"},
 			Hint: "one of medical, surgical, maternity",
@@ -185,8 +185,8 @@ var opListAlerts = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only alerts whose ward is this value. Ward of the patient.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery).\",\"enum\":[\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is.\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether a nurse has acknowledged the alert.\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alerts (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetDevice = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetDevice = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "device",
 			Hint:     "device ID like DV001",
@@ -228,8 +228,8 @@ var opSetDevice = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting).\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\"]},\"infusion_rate_ml_h\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Infusion rate of a pump in millilitres per hour (0 for monitors and wearables). Number from 0 to 999, in ml per hour.\",\"minimum\":0,\"maximum\":999},\"reading_interval_min\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps). Integer from 0 to 60, in minutes.\",\"minimum\":0,\"maximum\":60},\"alarm_volume\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Loudness of the device's bedside alarm.\",\"enum\":[\"low\",\"medium\",\"high\"]}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
 }
-var opSetWardMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetWardMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"medical", "surgical", "maternity"},
 			Hint:     "one of medical, surgical, maternity",
@@ -256,8 +256,8 @@ var opSetWardMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only devices whose ward is this value. Ward the device is on (that of its patient).\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: standard (monitors and wearables every 15 minutes, alarms at medium volume); night (monitors every 30 minutes, wearables every 60 minutes, alarms at low volume); close_observation (monitors and wearables every 5 minutes, alarms at high volume).\",\"enum\":[\"standard\",\"night\",\"close_observation\"]}},\"required\":[\"ward\",\"mode\"],\"additionalProperties\":false}",
 }
-var opAcknowledgeAlerts = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAcknowledgeAlerts = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"medical", "surgical", "maternity"},
 			Hint: "one of medical, surgical, maternity",
@@ -299,8 +299,8 @@ var opAcknowledgeAlerts = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only alerts whose ward is this value. Ward of the patient.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery).\",\"enum\":[\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is.\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged_by\":{\"type\":\"string\",\"description\":\"New value for every matching alert; left out: unchanged. First name of the nurse who acknowledged the alert (empty while unacknowledged).\"}},\"additionalProperties\":false}",
 }
-var opListCareTasks = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListCareTasks = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"pending", "in_progress", "done", "cancelled"},
 			Hint: "one of pending, in_progress, done, cancelled",
@@ -351,8 +351,8 @@ var opListCareTasks = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only care tasks whose status is this value. Progress of the task.\",\"enum\":[\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only care tasks whose kind is this value. Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device.\",\"enum\":[\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only care tasks whose patient id is this value. Patient the task is for (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"Only care tasks whose assigned nurse is this value. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many care tasks (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opCreateCareTask = &runtime.Operation{
-	Args: []runtime.Arg{
+var opCreateCareTask = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint:     "string",
 			Name:     "title",
@@ -401,8 +401,8 @@ var opCreateCareTask = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of what to do. At most 120 characters.\",\"maxLength\":120},\"patient_id\":{\"type\":\"string\",\"description\":\"Patient the task is for (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device.\",\"enum\":[\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the nurse. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"patient_id\",\"kind\",\"due\"],\"additionalProperties\":false}",
 }
-var opUpdateCareTask = &runtime.Operation{
-	Args: []runtime.Arg{
+var opUpdateCareTask = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "care_task",
 			Hint:     "care_task ID like CT001",
@@ -443,8 +443,8 @@ var opUpdateCareTask = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"care_task_id\":{\"type\":\"string\",\"description\":\"ID of the care task to change, like CT001.\",\"pattern\":\"^CT[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the task.\",\"enum\":[\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"due\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for the nurse. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"care_task_id\"],\"additionalProperties\":false}",
 }
-var opVitalsStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opVitalsStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"avg", "min", "max", "count"},
 			Hint:     "one of avg, min, max, count",
@@ -491,135 +491,135 @@ var opVitalsStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListPatients, opListDevices, opListAlerts, opSetDevice, opSetWardMode, opAcknowledgeAlerts, opListCareTasks, opCreateCareTask, opUpdateCareTask, opVitalsStats}
+var Operations = []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opSetDevice, opSetWardMode, opAcknowledgeAlerts, opListCareTasks, opCreateCareTask, opUpdateCareTask, opVitalsStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Monitor and run the rural clinic ward - patients and vital signs, bedside monitors, infusion pumps and wearables, alerts, care tasks and vital-sign statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_patients: List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient (optional ward, risk_level, nurse, min_heart_rate_bpm, max_heart_rate_bpm, min_spo2_pct, max_spo2_pct, min_temperature_c, max_temperature_c, limit). list_devices: List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent) (optional ward, kind, status, patient_id, min_battery_pct, max_battery_pct, limit). list_alerts: List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC) (optional ward, patient_id, kind, severity, acknowledged, min_raised_at, max_raised_at, limit). set_device: Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change (requires device_id; optional status, infusion_rate_ml_h, reading_interval_min, alarm_volume). set_ward_mode: Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed (requires ward, mode). acknowledge_alerts: Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged (optional ward, patient_id, kind, severity, acknowledged_by). list_care_tasks: List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC) (optional status, kind, patient_id, assigned_nurse, min_due, max_due, limit). create_care_task: Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits) (requires title, patient_id, kind, due; optional assigned_nurse, notes). update_care_task: Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change (requires care_task_id; optional status, assigned_nurse, due, notes). vitals_stats: Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level (requires function, field; optional group_by, ward, risk_level).\",\"enum\":[\"list_patients\",\"list_devices\",\"list_alerts\",\"set_device\",\"set_ward_mode\",\"acknowledge_alerts\",\"list_care_tasks\",\"create_care_task\",\"update_care_task\",\"vitals_stats\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on. / Only devices whose ward is this value. Ward the device is on (that of its patient). / Only alerts whose ward is this value. Ward of the patient. (Used by: list_patients, list_devices, list_alerts, set_ward_mode, acknowledge_alerts, vitals_stats.)\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching). (Used by: list_patients, vitals_stats.)\",\"enum\":[\"low\",\"medium\",\"high\"]},\"nurse\":{\"type\":\"string\",\"description\":\"Only patients whose nurse is this value. First name of the patient's named nurse or midwife (Amara, Tomas, Lena, Ravi or Ines). (Used by: list_patients.)\"},\"min_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at least this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute. (Used by: list_patients.)\",\"minimum\":20,\"maximum\":250},\"max_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at most this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute. (Used by: list_patients.)\",\"minimum\":20,\"maximum\":250},\"min_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at least this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent. (Used by: list_patients.)\",\"minimum\":50,\"maximum\":100},\"max_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at most this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent. (Used by: list_patients.)\",\"minimum\":50,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at least this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C. (Used by: list_patients.)\",\"minimum\":30,\"maximum\":43},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at most this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C. (Used by: list_patients.)\",\"minimum\":30,\"maximum\":43},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many patients (1 to 50; default 50). / Return at most this many devices (1 to 50; default 50). / Return at most this many alerts (1 to 50; default 50). / Return at most this many care tasks (1 to 50; default 50). (Used by: list_patients, list_devices, list_alerts, list_care_tasks.)\",\"minimum\":1,\"maximum\":50},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is: bedside vital-signs monitor, infusion pump, or wearable sensor patch. / Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery). / Only care tasks whose kind is this value. Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device. (Used by: list_devices, list_alerts, acknowledge_alerts, list_care_tasks, create_care_task.)\",\"enum\":[\"bedside_monitor\",\"infusion_pump\",\"wearable\",\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\",\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"status\":{\"type\":\"string\",\"description\":\"Only devices whose status is this value. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting). / New value; left out: unchanged. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting). / Only care tasks whose status is this value. Progress of the task. / New value; left out: unchanged. Progress of the task. (Used by: list_devices, set_device, list_care_tasks, update_care_task.)\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\",\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only devices whose patient id is this value. Patient the device is attached to (patient ID such as PT004). ID of a patient, like PT001. / Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001. / Only care tasks whose patient id is this value. Patient the task is for (patient ID such as PT004). ID of a patient, like PT001. (Used by: list_devices, list_alerts, acknowledge_alerts, list_care_tasks, create_care_task.)\",\"pattern\":\"^PT[0-9]{3,}$\"},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at least this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent. (Used by: list_devices.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at most this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent. (Used by: list_devices.)\",\"minimum\":0,\"maximum\":100},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is. (Used by: list_alerts, acknowledge_alerts.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether a nurse has acknowledged the alert. (Used by: list_alerts.)\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"infusion_rate_ml_h\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Infusion rate of a pump in millilitres per hour (0 for monitors and wearables). Number from 0 to 999, in ml per hour. (Used by: set_device.)\",\"minimum\":0,\"maximum\":999},\"reading_interval_min\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps). Integer from 0 to 60, in minutes. (Used by: set_device.)\",\"minimum\":0,\"maximum\":60},\"alarm_volume\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Loudness of the device's bedside alarm. (Used by: set_device.)\",\"enum\":[\"low\",\"medium\",\"high\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: standard (monitors and wearables every 15 minutes, alarms at medium volume); night (monitors every 30 minutes, wearables every 60 minutes, alarms at low volume); close_observation (monitors and wearables every 5 minutes, alarms at high volume). (Used by: set_ward_mode.)\",\"enum\":[\"standard\",\"night\",\"close_observation\"]},\"acknowledged_by\":{\"type\":\"string\",\"description\":\"New value for every matching alert; left out: unchanged. First name of the nurse who acknowledged the alert (empty while unacknowledged). (Used by: acknowledge_alerts.)\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"Only care tasks whose assigned nurse is this value. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned. / New value; left out: unchanged. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned. (Used by: list_care_tasks, create_care_task, update_care_task.)\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_care_tasks.)\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_care_tasks.)\",\"format\":\"date-time\"},\"title\":{\"type\":\"string\",\"description\":\"Short description of what to do. At most 120 characters. (Used by: create_care_task.)\",\"maxLength\":120},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. / New value; left out: unchanged. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: create_care_task, update_care_task.)\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the nurse. At most 500 characters. / New value; left out: unchanged. Free-text notes for the nurse. At most 500 characters. (Used by: create_care_task, update_care_task.)\",\"maxLength\":500},\"care_task_id\":{\"type\":\"string\",\"description\":\"ID of the care task to change, like CT001. (Used by: update_care_task.)\",\"pattern\":\"^CT[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count. (Used by: vitals_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: heart_rate_bpm (Latest heart rate in beats per minute); spo2_pct (Latest blood oxygen saturation (SpO2) in percent; below 92 is low); temperature_c (Latest body temperature in °C; 38 or above is a fever); systolic_mmhg (Latest systolic blood pressure in mmHg; below 100 is low, 160 or above very high); age (Age of the patient in years). (Used by: vitals_stats.)\",\"enum\":[\"heart_rate_bpm\",\"spo2_pct\",\"temperature_c\",\"systolic_mmhg\",\"age\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per ward or risk_level instead of one overall value. (Used by: vitals_stats.)\",\"enum\":[\"ward\",\"risk_level\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "healthcare",
-			Operations:  []*runtime.Operation{opListPatients, opListDevices, opListAlerts, opSetDevice, opSetWardMode, opAcknowledgeAlerts, opListCareTasks, opCreateCareTask, opUpdateCareTask, opVitalsStats},
+			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opSetDevice, opSetWardMode, opAcknowledgeAlerts, opListCareTasks, opCreateCareTask, opUpdateCareTask, opVitalsStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything in the clinic - patients and their vital signs, devices, alerts, care tasks and vital-sign statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_patients: List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient (optional ward, risk_level, nurse, min_heart_rate_bpm, max_heart_rate_bpm, min_spo2_pct, max_spo2_pct, min_temperature_c, max_temperature_c, limit). list_devices: List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent) (optional ward, kind, status, patient_id, min_battery_pct, max_battery_pct, limit). list_alerts: List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC) (optional ward, patient_id, kind, severity, acknowledged, min_raised_at, max_raised_at, limit). list_care_tasks: List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC) (optional status, kind, patient_id, assigned_nurse, min_due, max_due, limit). vitals_stats: Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level (requires function, field; optional group_by, ward, risk_level).\",\"enum\":[\"list_patients\",\"list_devices\",\"list_alerts\",\"list_care_tasks\",\"vitals_stats\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on. / Only devices whose ward is this value. Ward the device is on (that of its patient). / Only alerts whose ward is this value. Ward of the patient. (Used by: list_patients, list_devices, list_alerts, vitals_stats.)\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching). (Used by: list_patients, vitals_stats.)\",\"enum\":[\"low\",\"medium\",\"high\"]},\"nurse\":{\"type\":\"string\",\"description\":\"Only patients whose nurse is this value. First name of the patient's named nurse or midwife (Amara, Tomas, Lena, Ravi or Ines). (Used by: list_patients.)\"},\"min_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at least this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute. (Used by: list_patients.)\",\"minimum\":20,\"maximum\":250},\"max_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at most this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute. (Used by: list_patients.)\",\"minimum\":20,\"maximum\":250},\"min_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at least this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent. (Used by: list_patients.)\",\"minimum\":50,\"maximum\":100},\"max_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at most this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent. (Used by: list_patients.)\",\"minimum\":50,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at least this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C. (Used by: list_patients.)\",\"minimum\":30,\"maximum\":43},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at most this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C. (Used by: list_patients.)\",\"minimum\":30,\"maximum\":43},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many patients (1 to 50; default 50). / Return at most this many devices (1 to 50; default 50). / Return at most this many alerts (1 to 50; default 50). / Return at most this many care tasks (1 to 50; default 50). (Used by: list_patients, list_devices, list_alerts, list_care_tasks.)\",\"minimum\":1,\"maximum\":50},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is: bedside vital-signs monitor, infusion pump, or wearable sensor patch. / Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery). / Only care tasks whose kind is this value. Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device. (Used by: list_devices, list_alerts, list_care_tasks.)\",\"enum\":[\"bedside_monitor\",\"infusion_pump\",\"wearable\",\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\",\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"status\":{\"type\":\"string\",\"description\":\"Only devices whose status is this value. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting). / Only care tasks whose status is this value. Progress of the task. (Used by: list_devices, list_care_tasks.)\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\",\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only devices whose patient id is this value. Patient the device is attached to (patient ID such as PT004). ID of a patient, like PT001. / Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001. / Only care tasks whose patient id is this value. Patient the task is for (patient ID such as PT004). ID of a patient, like PT001. (Used by: list_devices, list_alerts, list_care_tasks.)\",\"pattern\":\"^PT[0-9]{3,}$\"},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at least this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent. (Used by: list_devices.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at most this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent. (Used by: list_devices.)\",\"minimum\":0,\"maximum\":100},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is. (Used by: list_alerts.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether a nurse has acknowledged the alert. (Used by: list_alerts.)\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"Only care tasks whose assigned nurse is this value. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned. (Used by: list_care_tasks.)\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_care_tasks.)\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_care_tasks.)\",\"format\":\"date-time\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count. (Used by: vitals_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: heart_rate_bpm (Latest heart rate in beats per minute); spo2_pct (Latest blood oxygen saturation (SpO2) in percent; below 92 is low); temperature_c (Latest body temperature in °C; 38 or above is a fever); systolic_mmhg (Latest systolic blood pressure in mmHg; below 100 is low, 160 or above very high); age (Age of the patient in years). (Used by: vitals_stats.)\",\"enum\":[\"heart_rate_bpm\",\"spo2_pct\",\"temperature_c\",\"systolic_mmhg\",\"age\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per ward or risk_level instead of one overall value. (Used by: vitals_stats.)\",\"enum\":[\"ward\",\"risk_level\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "healthcare_query",
-			Operations:  []*runtime.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
+			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
 		},
 		{
 			Description: "Change the clinic - set devices, apply ward monitoring modes, acknowledge alerts, create or update care tasks.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_device: Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change (requires device_id; optional status, infusion_rate_ml_h, reading_interval_min, alarm_volume). set_ward_mode: Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed (requires ward, mode). acknowledge_alerts: Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged (optional ward, patient_id, kind, severity, acknowledged_by). create_care_task: Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits) (requires title, patient_id, kind, due; optional assigned_nurse, notes). update_care_task: Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change (requires care_task_id; optional status, assigned_nurse, due, notes).\",\"enum\":[\"set_device\",\"set_ward_mode\",\"acknowledge_alerts\",\"create_care_task\",\"update_care_task\"]},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting). / New value; left out: unchanged. Progress of the task. (Used by: set_device, update_care_task.)\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\",\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"infusion_rate_ml_h\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Infusion rate of a pump in millilitres per hour (0 for monitors and wearables). Number from 0 to 999, in ml per hour. (Used by: set_device.)\",\"minimum\":0,\"maximum\":999},\"reading_interval_min\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps). Integer from 0 to 60, in minutes. (Used by: set_device.)\",\"minimum\":0,\"maximum\":60},\"alarm_volume\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Loudness of the device's bedside alarm. (Used by: set_device.)\",\"enum\":[\"low\",\"medium\",\"high\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only devices whose ward is this value. Ward the device is on (that of its patient). / Only alerts whose ward is this value. Ward of the patient. (Used by: set_ward_mode, acknowledge_alerts.)\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: standard (monitors and wearables every 15 minutes, alarms at medium volume); night (monitors every 30 minutes, wearables every 60 minutes, alarms at low volume); close_observation (monitors and wearables every 5 minutes, alarms at high volume). (Used by: set_ward_mode.)\",\"enum\":[\"standard\",\"night\",\"close_observation\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001. / Patient the task is for (patient ID such as PT004). ID of a patient, like PT001. (Used by: acknowledge_alerts, create_care_task.)\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery). / Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device. (Used by: acknowledge_alerts, create_care_task.)\",\"enum\":[\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\",\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is. (Used by: acknowledge_alerts.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged_by\":{\"type\":\"string\",\"description\":\"New value for every matching alert; left out: unchanged. First name of the nurse who acknowledged the alert (empty while unacknowledged). (Used by: acknowledge_alerts.)\"},\"title\":{\"type\":\"string\",\"description\":\"Short description of what to do. At most 120 characters. (Used by: create_care_task.)\",\"maxLength\":120},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. / New value; left out: unchanged. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: create_care_task, update_care_task.)\",\"format\":\"date-time\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned. / New value; left out: unchanged. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned. (Used by: create_care_task, update_care_task.)\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the nurse. At most 500 characters. / New value; left out: unchanged. Free-text notes for the nurse. At most 500 characters. (Used by: create_care_task, update_care_task.)\",\"maxLength\":500},\"care_task_id\":{\"type\":\"string\",\"description\":\"ID of the care task to change, like CT001. (Used by: update_care_task.)\",\"pattern\":\"^CT[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "healthcare_control",
-			Operations:  []*runtime.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
+			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the clinic - list patients (PT###) with their latest vital signs by ward, risk level, nurse or vital-sign range, list devices (DV###) with status, battery, infusion rate and reading interval, and list alerts (AL####) by ward, patient, kind, severity, acknowledgement or time.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_patients: List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient (optional ward, risk_level, nurse, min_heart_rate_bpm, max_heart_rate_bpm, min_spo2_pct, max_spo2_pct, min_temperature_c, max_temperature_c, limit). list_devices: List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent) (optional ward, kind, status, patient_id, min_battery_pct, max_battery_pct, limit). list_alerts: List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC) (optional ward, patient_id, kind, severity, acknowledged, min_raised_at, max_raised_at, limit).\",\"enum\":[\"list_patients\",\"list_devices\",\"list_alerts\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on. / Only devices whose ward is this value. Ward the device is on (that of its patient). / Only alerts whose ward is this value. Ward of the patient.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching). (Used by: list_patients.)\",\"enum\":[\"low\",\"medium\",\"high\"]},\"nurse\":{\"type\":\"string\",\"description\":\"Only patients whose nurse is this value. First name of the patient's named nurse or midwife (Amara, Tomas, Lena, Ravi or Ines). (Used by: list_patients.)\"},\"min_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at least this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute. (Used by: list_patients.)\",\"minimum\":20,\"maximum\":250},\"max_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at most this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute. (Used by: list_patients.)\",\"minimum\":20,\"maximum\":250},\"min_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at least this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent. (Used by: list_patients.)\",\"minimum\":50,\"maximum\":100},\"max_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at most this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent. (Used by: list_patients.)\",\"minimum\":50,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at least this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C. (Used by: list_patients.)\",\"minimum\":30,\"maximum\":43},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at most this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C. (Used by: list_patients.)\",\"minimum\":30,\"maximum\":43},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many patients (1 to 50; default 50). / Return at most this many devices (1 to 50; default 50). / Return at most this many alerts (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is: bedside vital-signs monitor, infusion pump, or wearable sensor patch. / Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery). (Used by: list_devices, list_alerts.)\",\"enum\":[\"bedside_monitor\",\"infusion_pump\",\"wearable\",\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\"]},\"status\":{\"type\":\"string\",\"description\":\"Only devices whose status is this value. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting). (Used by: list_devices.)\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only devices whose patient id is this value. Patient the device is attached to (patient ID such as PT004). ID of a patient, like PT001. / Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001. (Used by: list_devices, list_alerts.)\",\"pattern\":\"^PT[0-9]{3,}$\"},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at least this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent. (Used by: list_devices.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at most this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent. (Used by: list_devices.)\",\"minimum\":0,\"maximum\":100},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is. (Used by: list_alerts.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether a nurse has acknowledged the alert. (Used by: list_alerts.)\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "ward_status",
-			Operations:  []*runtime.Operation{opListPatients, opListDevices, opListAlerts},
+			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts},
 		},
 		{
 			Description: "Act on the ward - change one device (status, infusion rate, reading interval, alarm volume), apply a monitoring mode (standard, night, close_observation) to a whole ward, or acknowledge outstanding alerts.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_device: Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change (requires device_id; optional status, infusion_rate_ml_h, reading_interval_min, alarm_volume). set_ward_mode: Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed (requires ward, mode). acknowledge_alerts: Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged (optional ward, patient_id, kind, severity, acknowledged_by). update_care_task: Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change (requires care_task_id; optional status, assigned_nurse, due, notes).\",\"enum\":[\"set_device\",\"set_ward_mode\",\"acknowledge_alerts\",\"update_care_task\"]},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting). / New value; left out: unchanged. Progress of the task. (Used by: set_device, update_care_task.)\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\",\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"infusion_rate_ml_h\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Infusion rate of a pump in millilitres per hour (0 for monitors and wearables). Number from 0 to 999, in ml per hour. (Used by: set_device.)\",\"minimum\":0,\"maximum\":999},\"reading_interval_min\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps). Integer from 0 to 60, in minutes. (Used by: set_device.)\",\"minimum\":0,\"maximum\":60},\"alarm_volume\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Loudness of the device's bedside alarm. (Used by: set_device.)\",\"enum\":[\"low\",\"medium\",\"high\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only devices whose ward is this value. Ward the device is on (that of its patient). / Only alerts whose ward is this value. Ward of the patient. (Used by: set_ward_mode, acknowledge_alerts.)\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: standard (monitors and wearables every 15 minutes, alarms at medium volume); night (monitors every 30 minutes, wearables every 60 minutes, alarms at low volume); close_observation (monitors and wearables every 5 minutes, alarms at high volume). (Used by: set_ward_mode.)\",\"enum\":[\"standard\",\"night\",\"close_observation\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001. (Used by: acknowledge_alerts.)\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery). (Used by: acknowledge_alerts.)\",\"enum\":[\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is. (Used by: acknowledge_alerts.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged_by\":{\"type\":\"string\",\"description\":\"New value for every matching alert; left out: unchanged. First name of the nurse who acknowledged the alert (empty while unacknowledged). (Used by: acknowledge_alerts.)\"},\"care_task_id\":{\"type\":\"string\",\"description\":\"ID of the care task to change, like CT001. (Used by: update_care_task.)\",\"pattern\":\"^CT[0-9]{3,}$\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned. (Used by: update_care_task.)\"},\"due\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: update_care_task.)\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for the nurse. At most 500 characters. (Used by: update_care_task.)\",\"maxLength\":500}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "care_actions",
-			Operations:  []*runtime.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
+			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
 		},
 		{
 			Description: "Manage nursing care tasks (CT###) - list them, create a task for a patient, or update one (status, assigned nurse, due time, notes).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_care_tasks: List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC) (optional status, kind, patient_id, assigned_nurse, min_due, max_due, limit). create_care_task: Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits) (requires title, patient_id, kind, due; optional assigned_nurse, notes).\",\"enum\":[\"list_care_tasks\",\"create_care_task\"]},\"status\":{\"type\":\"string\",\"description\":\"Only care tasks whose status is this value. Progress of the task. (Used by: list_care_tasks.)\",\"enum\":[\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only care tasks whose kind is this value. Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device.\",\"enum\":[\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only care tasks whose patient id is this value. Patient the task is for (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"Only care tasks whose assigned nurse is this value. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_care_tasks.)\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: list_care_tasks.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many care tasks (1 to 50; default 50). (Used by: list_care_tasks.)\",\"minimum\":1,\"maximum\":50},\"title\":{\"type\":\"string\",\"description\":\"Short description of what to do. At most 120 characters. (Used by: create_care_task.)\",\"maxLength\":120},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z. (Used by: create_care_task.)\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the nurse. At most 500 characters. (Used by: create_care_task.)\",\"maxLength\":500}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "manage_care_tasks",
-			Operations:  []*runtime.Operation{opListCareTasks, opCreateCareTask},
+			Operations:  []*mcpdomain.Operation{opListCareTasks, opCreateCareTask},
 		},
 		{
 			Description: "Analyse vital signs - count, average, minimum or maximum of heart rate, SpO2, temperature, systolic blood pressure or age over patients, optionally per ward or risk level.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: heart_rate_bpm (Latest heart rate in beats per minute); spo2_pct (Latest blood oxygen saturation (SpO2) in percent; below 92 is low); temperature_c (Latest body temperature in °C; 38 or above is a fever); systolic_mmhg (Latest systolic blood pressure in mmHg; below 100 is low, 160 or above very high); age (Age of the patient in years).\",\"enum\":[\"heart_rate_bpm\",\"spo2_pct\",\"temperature_c\",\"systolic_mmhg\",\"age\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per ward or risk_level instead of one overall value.\",\"enum\":[\"ward\",\"risk_level\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching).\",\"enum\":[\"low\",\"medium\",\"high\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_vitals",
-			Operations:  []*runtime.Operation{opVitalsStats},
+			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching).\",\"enum\":[\"low\",\"medium\",\"high\"]},\"nurse\":{\"type\":\"string\",\"description\":\"Only patients whose nurse is this value. First name of the patient's named nurse or midwife (Amara, Tomas, Lena, Ravi or Ines).\"},\"min_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at least this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute.\",\"minimum\":20,\"maximum\":250},\"max_heart_rate_bpm\":{\"type\":\"integer\",\"description\":\"Only patients whose heart rate bpm is at most this. Latest heart rate in beats per minute. Integer from 20 to 250, in beats per minute.\",\"minimum\":20,\"maximum\":250},\"min_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at least this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent.\",\"minimum\":50,\"maximum\":100},\"max_spo2_pct\":{\"type\":\"integer\",\"description\":\"Only patients whose spo2 pct is at most this. Latest blood oxygen saturation (SpO2) in percent; below 92 is low. Integer from 50 to 100, in percent.\",\"minimum\":50,\"maximum\":100},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at least this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C.\",\"minimum\":30,\"maximum\":43},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only patients whose temperature c is at most this. Latest body temperature in °C; 38 or above is a fever. Number from 30 to 43, in °C.\",\"minimum\":30,\"maximum\":43},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many patients (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_patients",
-			Operations:  []*runtime.Operation{opListPatients},
+			Operations:  []*mcpdomain.Operation{opListPatients},
 		},
 		{
 			Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only devices whose ward is this value. Ward the device is on (that of its patient).\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is: bedside vital-signs monitor, infusion pump, or wearable sensor patch.\",\"enum\":[\"bedside_monitor\",\"infusion_pump\",\"wearable\"]},\"status\":{\"type\":\"string\",\"description\":\"Only devices whose status is this value. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting).\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only devices whose patient id is this value. Patient the device is attached to (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at least this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only devices whose battery pct is at most this. Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_devices",
-			Operations:  []*runtime.Operation{opListDevices},
+			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
 			Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only alerts whose ward is this value. Ward of the patient.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery).\",\"enum\":[\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is.\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether a nurse has acknowledged the alert.\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alerts whose raised at is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alerts (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_alerts",
-			Operations:  []*runtime.Operation{opListAlerts},
+			Operations:  []*mcpdomain.Operation{opListAlerts},
 		},
 		{
 			Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting).\",\"enum\":[\"running\",\"paused\",\"standby\",\"offline\"]},\"infusion_rate_ml_h\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Infusion rate of a pump in millilitres per hour (0 for monitors and wearables). Number from 0 to 999, in ml per hour.\",\"minimum\":0,\"maximum\":999},\"reading_interval_min\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps). Integer from 0 to 60, in minutes.\",\"minimum\":0,\"maximum\":60},\"alarm_volume\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Loudness of the device's bedside alarm.\",\"enum\":[\"low\",\"medium\",\"high\"]}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_device",
-			Operations:  []*runtime.Operation{opSetDevice},
+			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
 			Description: "Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only devices whose ward is this value. Ward the device is on (that of its patient).\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: standard (monitors and wearables every 15 minutes, alarms at medium volume); night (monitors every 30 minutes, wearables every 60 minutes, alarms at low volume); close_observation (monitors and wearables every 5 minutes, alarms at high volume).\",\"enum\":[\"standard\",\"night\",\"close_observation\"]}},\"required\":[\"ward\",\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_ward_mode",
-			Operations:  []*runtime.Operation{opSetWardMode},
+			Operations:  []*mcpdomain.Operation{opSetWardMode},
 		},
 		{
 			Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"ward\":{\"type\":\"string\",\"description\":\"Only alerts whose ward is this value. Ward of the patient.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only alerts whose patient id is this value. Patient the alert is about (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery).\",\"enum\":[\"tachycardia\",\"bradycardia\",\"low_spo2\",\"fever\",\"hypotension\",\"hypertension\",\"fall\",\"device\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. How urgent the alert is.\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged_by\":{\"type\":\"string\",\"description\":\"New value for every matching alert; left out: unchanged. First name of the nurse who acknowledged the alert (empty while unacknowledged).\"}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "acknowledge_alerts",
-			Operations:  []*runtime.Operation{opAcknowledgeAlerts},
+			Operations:  []*mcpdomain.Operation{opAcknowledgeAlerts},
 		},
 		{
 			Description: "List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only care tasks whose status is this value. Progress of the task.\",\"enum\":[\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only care tasks whose kind is this value. Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device.\",\"enum\":[\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"patient_id\":{\"type\":\"string\",\"description\":\"Only care tasks whose patient id is this value. Patient the task is for (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"Only care tasks whose assigned nurse is this value. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"min_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at least this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"max_due\":{\"type\":\"string\",\"description\":\"Only care tasks whose due is at most this. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many care tasks (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_care_tasks",
-			Operations:  []*runtime.Operation{opListCareTasks},
+			Operations:  []*mcpdomain.Operation{opListCareTasks},
 		},
 		{
 			Description: "Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of what to do. At most 120 characters.\",\"maxLength\":120},\"patient_id\":{\"type\":\"string\",\"description\":\"Patient the task is for (patient ID such as PT004). ID of a patient, like PT001.\",\"pattern\":\"^PT[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device.\",\"enum\":[\"medication\",\"vitals_check\",\"visit\",\"wound_care\",\"device_check\"]},\"due\":{\"type\":\"string\",\"description\":\"When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the nurse. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"patient_id\",\"kind\",\"due\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "create_care_task",
-			Operations:  []*runtime.Operation{opCreateCareTask},
+			Operations:  []*mcpdomain.Operation{opCreateCareTask},
 		},
 		{
 			Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"care_task_id\":{\"type\":\"string\",\"description\":\"ID of the care task to change, like CT001.\",\"pattern\":\"^CT[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the task.\",\"enum\":[\"pending\",\"in_progress\",\"done\",\"cancelled\"]},\"assigned_nurse\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.\"},\"due\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z). RFC 3339 UTC timestamp, like 2026-04-17T22:00:00Z.\",\"format\":\"date-time\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for the nurse. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"care_task_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "update_care_task",
-			Operations:  []*runtime.Operation{opUpdateCareTask},
+			Operations:  []*mcpdomain.Operation{opUpdateCareTask},
 		},
 		{
 			Description: "Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: heart_rate_bpm (Latest heart rate in beats per minute); spo2_pct (Latest blood oxygen saturation (SpO2) in percent; below 92 is low); temperature_c (Latest body temperature in °C; 38 or above is a fever); systolic_mmhg (Latest systolic blood pressure in mmHg; below 100 is low, 160 or above very high); age (Age of the patient in years).\",\"enum\":[\"heart_rate_bpm\",\"spo2_pct\",\"temperature_c\",\"systolic_mmhg\",\"age\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per ward or risk_level instead of one overall value.\",\"enum\":[\"ward\",\"risk_level\"]},\"ward\":{\"type\":\"string\",\"description\":\"Only patients whose ward is this value. Ward the patient is on.\",\"enum\":[\"medical\",\"surgical\",\"maternity\"]},\"risk_level\":{\"type\":\"string\",\"description\":\"Only patients whose risk level is this value. Early-warning risk level from the latest vitals: low, medium or high (high needs close watching).\",\"enum\":[\"low\",\"medium\",\"high\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "vitals_stats",
-			Operations:  []*runtime.Operation{opVitalsStats},
+			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
 	},
 }
@@ -651,9 +651,9 @@ type L3WardStatusArgs struct {
 
 // callL3WardStatus runs a call of L3 tool ward_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3WardStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3WardStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3WardStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -692,7 +692,7 @@ func (s *Store) callL3WardStatus(_ *runtime.Operation, raw []byte) (any, error) 
 			Ward:         a.Ward,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_patients, list_devices, list_alerts", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_patients, list_devices, list_alerts", a.Action)
 }
 
 // L3CareActionsArgs are the arguments of L3 tool care_actions.
@@ -718,24 +718,24 @@ type L3CareActionsArgs struct {
 
 // callL3CareActions runs a call of L3 tool care_actions on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3CareActions(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3CareActions(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3CareActionsArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_device":
 		return s.SetDevice(SetDeviceArgs{
 			AlarmVolume:        a.AlarmVolume,
-			DeviceID:           runtime.Deref(a.DeviceID),
+			DeviceID:           mcpdomain.Deref(a.DeviceID),
 			InfusionRateMlH:    a.InfusionRateMlH,
 			ReadingIntervalMin: a.ReadingIntervalMin,
 			Status:             a.Status,
 		})
 	case "set_ward_mode":
 		return s.SetWardMode(SetWardModeArgs{
-			Mode: runtime.Deref(a.Mode),
-			Ward: runtime.Deref(a.Ward),
+			Mode: mcpdomain.Deref(a.Mode),
+			Ward: mcpdomain.Deref(a.Ward),
 		})
 	case "acknowledge_alerts":
 		return s.AcknowledgeAlerts(AcknowledgeAlertsArgs{
@@ -748,13 +748,13 @@ func (s *Store) callL3CareActions(_ *runtime.Operation, raw []byte) (any, error)
 	case "update_care_task":
 		return s.UpdateCareTask(UpdateCareTaskArgs{
 			AssignedNurse: a.AssignedNurse,
-			CareTaskID:    runtime.Deref(a.CareTaskID),
+			CareTaskID:    mcpdomain.Deref(a.CareTaskID),
 			Due:           a.Due,
 			Notes:         a.Notes,
 			Status:        a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_device, set_ward_mode, acknowledge_alerts, update_care_task", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_device, set_ward_mode, acknowledge_alerts, update_care_task", a.Action)
 }
 
 // L3ManageCareTasksArgs are the arguments of L3 tool manage_care_tasks.
@@ -775,9 +775,9 @@ type L3ManageCareTasksArgs struct {
 
 // callL3ManageCareTasks runs a call of L3 tool manage_care_tasks on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3ManageCareTasks(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3ManageCareTasks(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3ManageCareTasksArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -794,14 +794,14 @@ func (s *Store) callL3ManageCareTasks(_ *runtime.Operation, raw []byte) (any, er
 	case "create_care_task":
 		return s.CreateCareTask(CreateCareTaskArgs{
 			AssignedNurse: a.AssignedNurse,
-			Due:           runtime.Deref(a.Due),
-			Kind:          runtime.Deref(a.Kind),
+			Due:           mcpdomain.Deref(a.Due),
+			Kind:          mcpdomain.Deref(a.Kind),
 			Notes:         a.Notes,
-			PatientID:     runtime.Deref(a.PatientID),
-			Title:         runtime.Deref(a.Title),
+			PatientID:     mcpdomain.Deref(a.PatientID),
+			Title:         mcpdomain.Deref(a.Title),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_care_tasks, create_care_task", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_care_tasks, create_care_task", a.Action)
 }
 
 // L2HealthcareQueryArgs are the arguments of L2 tool healthcare_query.
@@ -837,9 +837,9 @@ type L2HealthcareQueryArgs struct {
 
 // callL2HealthcareQuery runs a call of L2 tool healthcare_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2HealthcareQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2HealthcareQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2HealthcareQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -889,14 +889,14 @@ func (s *Store) callL2HealthcareQuery(_ *runtime.Operation, raw []byte) (any, er
 		})
 	case "vitals_stats":
 		return s.VitalsStats(VitalsStatsArgs{
-			Field:     runtime.Deref(a.Field),
-			Function:  runtime.Deref(a.Function),
+			Field:     mcpdomain.Deref(a.Field),
+			Function:  mcpdomain.Deref(a.Function),
 			GroupBy:   a.GroupBy,
 			RiskLevel: a.RiskLevel,
 			Ward:      a.Ward,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_patients, list_devices, list_alerts, list_care_tasks, vitals_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_patients, list_devices, list_alerts, list_care_tasks, vitals_stats", a.Action)
 }
 
 // L2HealthcareControlArgs are the arguments of L2 tool healthcare_control.
@@ -923,24 +923,24 @@ type L2HealthcareControlArgs struct {
 
 // callL2HealthcareControl runs a call of L2 tool healthcare_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2HealthcareControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2HealthcareControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2HealthcareControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_device":
 		return s.SetDevice(SetDeviceArgs{
 			AlarmVolume:        a.AlarmVolume,
-			DeviceID:           runtime.Deref(a.DeviceID),
+			DeviceID:           mcpdomain.Deref(a.DeviceID),
 			InfusionRateMlH:    a.InfusionRateMlH,
 			ReadingIntervalMin: a.ReadingIntervalMin,
 			Status:             a.Status,
 		})
 	case "set_ward_mode":
 		return s.SetWardMode(SetWardModeArgs{
-			Mode: runtime.Deref(a.Mode),
-			Ward: runtime.Deref(a.Ward),
+			Mode: mcpdomain.Deref(a.Mode),
+			Ward: mcpdomain.Deref(a.Ward),
 		})
 	case "acknowledge_alerts":
 		return s.AcknowledgeAlerts(AcknowledgeAlertsArgs{
@@ -953,22 +953,22 @@ func (s *Store) callL2HealthcareControl(_ *runtime.Operation, raw []byte) (any, 
 	case "create_care_task":
 		return s.CreateCareTask(CreateCareTaskArgs{
 			AssignedNurse: a.AssignedNurse,
-			Due:           runtime.Deref(a.Due),
-			Kind:          runtime.Deref(a.Kind),
+			Due:           mcpdomain.Deref(a.Due),
+			Kind:          mcpdomain.Deref(a.Kind),
 			Notes:         a.Notes,
-			PatientID:     runtime.Deref(a.PatientID),
-			Title:         runtime.Deref(a.Title),
+			PatientID:     mcpdomain.Deref(a.PatientID),
+			Title:         mcpdomain.Deref(a.Title),
 		})
 	case "update_care_task":
 		return s.UpdateCareTask(UpdateCareTaskArgs{
 			AssignedNurse: a.AssignedNurse,
-			CareTaskID:    runtime.Deref(a.CareTaskID),
+			CareTaskID:    mcpdomain.Deref(a.CareTaskID),
 			Due:           a.Due,
 			Notes:         a.Notes,
 			Status:        a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_device, set_ward_mode, acknowledge_alerts, create_care_task, update_care_task", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_device, set_ward_mode, acknowledge_alerts, create_care_task, update_care_task", a.Action)
 }
 
 // L1HealthcareArgs are the arguments of L1 tool healthcare.
@@ -1014,9 +1014,9 @@ type L1HealthcareArgs struct {
 
 // callL1Healthcare runs a call of L1 tool healthcare on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Healthcare(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Healthcare(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1HealthcareArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -1057,15 +1057,15 @@ func (s *Store) callL1Healthcare(_ *runtime.Operation, raw []byte) (any, error) 
 	case "set_device":
 		return s.SetDevice(SetDeviceArgs{
 			AlarmVolume:        a.AlarmVolume,
-			DeviceID:           runtime.Deref(a.DeviceID),
+			DeviceID:           mcpdomain.Deref(a.DeviceID),
 			InfusionRateMlH:    a.InfusionRateMlH,
 			ReadingIntervalMin: a.ReadingIntervalMin,
 			Status:             a.Status,
 		})
 	case "set_ward_mode":
 		return s.SetWardMode(SetWardModeArgs{
-			Mode: runtime.Deref(a.Mode),
-			Ward: runtime.Deref(a.Ward),
+			Mode: mcpdomain.Deref(a.Mode),
+			Ward: mcpdomain.Deref(a.Ward),
 		})
 	case "acknowledge_alerts":
 		return s.AcknowledgeAlerts(AcknowledgeAlertsArgs{
@@ -1088,37 +1088,37 @@ func (s *Store) callL1Healthcare(_ *runtime.Operation, raw []byte) (any, error) 
 	case "create_care_task":
 		return s.CreateCareTask(CreateCareTaskArgs{
 			AssignedNurse: a.AssignedNurse,
-			Due:           runtime.Deref(a.Due),
-			Kind:          runtime.Deref(a.Kind),
+			Due:           mcpdomain.Deref(a.Due),
+			Kind:          mcpdomain.Deref(a.Kind),
 			Notes:         a.Notes,
-			PatientID:     runtime.Deref(a.PatientID),
-			Title:         runtime.Deref(a.Title),
+			PatientID:     mcpdomain.Deref(a.PatientID),
+			Title:         mcpdomain.Deref(a.Title),
 		})
 	case "update_care_task":
 		return s.UpdateCareTask(UpdateCareTaskArgs{
 			AssignedNurse: a.AssignedNurse,
-			CareTaskID:    runtime.Deref(a.CareTaskID),
+			CareTaskID:    mcpdomain.Deref(a.CareTaskID),
 			Due:           a.Due,
 			Notes:         a.Notes,
 			Status:        a.Status,
 		})
 	case "vitals_stats":
 		return s.VitalsStats(VitalsStatsArgs{
-			Field:     runtime.Deref(a.Field),
-			Function:  runtime.Deref(a.Function),
+			Field:     mcpdomain.Deref(a.Field),
+			Function:  mcpdomain.Deref(a.Function),
 			GroupBy:   a.GroupBy,
 			RiskLevel: a.RiskLevel,
 			Ward:      a.Ward,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_patients, list_devices, list_alerts, set_device, set_ward_mode, acknowledge_alerts, list_care_tasks, create_care_task, update_care_task, vitals_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_patients, list_devices, list_alerts, set_device, set_ward_mode, acknowledge_alerts, list_care_tasks, create_care_task, update_care_task, vitals_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "ward_status":
 			return s.callL3WardStatus
@@ -1127,50 +1127,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "manage_care_tasks":
 			return s.callL3ManageCareTasks
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "healthcare_query":
 			return s.callL2HealthcareQuery
 		case "healthcare_control":
 			return s.callL2HealthcareControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "healthcare":
 			return s.callL1Healthcare
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("healthcare: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-healthcare", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Remote patient monitoring for a small rural clinic (synthetic data), run from an edge hub: thirteen in-patients on three wards (medical, surgical, maternity) with their latest vital signs, the bedside monitors, infusion pumps and wearable sensors attached to them, the alerts the hub raises when a vital sign crosses a threshold, a patient falls or a device needs attention, and the nurses' care tasks (medication, vitals checks, visits, wound care, device checks). The clock stands at the start of the night shift, 2026-04-17T22:00:00Z."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of healthcare.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "Remote patient monitoring for a small rural clinic (synthetic data), run from an edge hub: thirteen in-patients on three wards (medical, surgical, maternity) with their latest vital signs, the bedside monitors, infusion pumps and wearable sensors attached to them, the alerts the hub raises when a vital sign crosses a threshold, a patient falls or a device needs attention, and the nurses' care tasks (medication, vitals checks, visits, wound care, device checks). The clock stands at the start of the night shift, 2026-04-17T22:00:00Z.",
 	Entities:    []string{"patient", "device", "alert", "care_task"},
 	Name:        "healthcare",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Rural clinic ward monitoring",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("healthcare: store is %T, want *healthcare.Store", st)

@@ -5,7 +5,7 @@ package healthcare
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu        sync.RWMutex
-	patients  runtime.Table[Patient]
-	devices   runtime.Table[Device]
-	alerts    runtime.Table[Alert]
-	careTasks runtime.Table[CareTask]
+	patients  mcpdomain.Table[Patient]
+	devices   mcpdomain.Table[Device]
+	alerts    mcpdomain.Table[Alert]
+	careTasks mcpdomain.Table[CareTask]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.patients = runtime.NewTable("patient", "PT", 3, seedPatients(), patientID, clonePatient)
-	s.devices = runtime.NewTable("device", "DV", 3, seedDevices(), deviceID, cloneDevice)
-	s.alerts = runtime.NewTable("alert", "AL", 4, seedAlerts(), alertID, cloneAlert)
-	s.careTasks = runtime.NewTable("care_task", "CT", 3, seedCareTasks(), careTaskID, cloneCareTask)
+	s.patients = mcpdomain.NewTable("patient", "PT", 3, seedPatients(), patientID, clonePatient)
+	s.devices = mcpdomain.NewTable("device", "DV", 3, seedDevices(), deviceID, cloneDevice)
+	s.alerts = mcpdomain.NewTable("alert", "AL", 4, seedAlerts(), alertID, cloneAlert)
+	s.careTasks = mcpdomain.NewTable("care_task", "CT", 3, seedCareTasks(), careTaskID, cloneCareTask)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_patients":
-		return runtime.Bind(args, s.ListPatients)
+		return mcpdomain.Bind(args, s.ListPatients)
 	case "list_devices":
-		return runtime.Bind(args, s.ListDevices)
+		return mcpdomain.Bind(args, s.ListDevices)
 	case "list_alerts":
-		return runtime.Bind(args, s.ListAlerts)
+		return mcpdomain.Bind(args, s.ListAlerts)
 	case "set_device":
-		return runtime.Bind(args, s.SetDevice)
+		return mcpdomain.Bind(args, s.SetDevice)
 	case "set_ward_mode":
-		return runtime.Bind(args, s.SetWardMode)
+		return mcpdomain.Bind(args, s.SetWardMode)
 	case "acknowledge_alerts":
-		return runtime.Bind(args, s.AcknowledgeAlerts)
+		return mcpdomain.Bind(args, s.AcknowledgeAlerts)
 	case "list_care_tasks":
-		return runtime.Bind(args, s.ListCareTasks)
+		return mcpdomain.Bind(args, s.ListCareTasks)
 	case "create_care_task":
-		return runtime.Bind(args, s.CreateCareTask)
+		return mcpdomain.Bind(args, s.CreateCareTask)
 	case "update_care_task":
-		return runtime.Bind(args, s.UpdateCareTask)
+		return mcpdomain.Bind(args, s.UpdateCareTask)
 	case "vitals_stats":
-		return runtime.Bind(args, s.VitalsStats)
+		return mcpdomain.Bind(args, s.VitalsStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; healthcare has: list_patients, list_devices, list_alerts, set_device, set_ward_mode, acknowledge_alerts, list_care_tasks, create_care_task, update_care_task, vitals_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; healthcare has: list_patients, list_devices, list_alerts, set_device, set_ward_mode, acknowledge_alerts, list_care_tasks, create_care_task, update_care_task, vitals_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package industrial
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListMachinesArgs are the arguments of list_machines.
 type ListMachinesArgs struct {
@@ -43,10 +43,10 @@ func (a ListMachinesArgs) match(v *Machine) bool {
 }
 
 // ListMachines: List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours).
-func (s *Store) ListMachines(a ListMachinesArgs) (runtime.ListResult[Machine], error) {
+func (s *Store) ListMachines(a ListMachinesArgs) (mcpdomain.ListResult[Machine], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.machines.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.machines.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetMachineArgs are the arguments of set_machine.
@@ -65,7 +65,7 @@ func (s *Store) SetMachine(a SetMachineArgs) (Machine, error) {
 		return Machine{}, err
 	}
 	if a.State == nil && a.SpeedPct == nil {
-		return Machine{}, runtime.NothingToSet("state", "speed_pct")
+		return Machine{}, mcpdomain.NothingToSet("state", "speed_pct")
 	}
 	if a.State != nil {
 		v.State = *a.State
@@ -111,10 +111,10 @@ func (a ReadSensorsArgs) match(v *Sensor) bool {
 }
 
 // ReadSensors: Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range.
-func (s *Store) ReadSensors(a ReadSensorsArgs) (runtime.ListResult[Sensor], error) {
+func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.sensors.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.sensors.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListAlarmsArgs are the arguments of list_alarms.
@@ -142,20 +142,20 @@ func (a ListAlarmsArgs) match(v *Alarm) bool {
 	if a.MachineID != nil && v.MachineID != *a.MachineID {
 		return false
 	}
-	if a.MinRaisedAt != nil && runtime.CompareTime(v.RaisedAt, *a.MinRaisedAt) < 0 {
+	if a.MinRaisedAt != nil && mcpdomain.CompareTime(v.RaisedAt, *a.MinRaisedAt) < 0 {
 		return false
 	}
-	if a.MaxRaisedAt != nil && runtime.CompareTime(v.RaisedAt, *a.MaxRaisedAt) > 0 {
+	if a.MaxRaisedAt != nil && mcpdomain.CompareTime(v.RaisedAt, *a.MaxRaisedAt) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListAlarms: List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).
-func (s *Store) ListAlarms(a ListAlarmsArgs) (runtime.ListResult[Alarm], error) {
+func (s *Store) ListAlarms(a ListAlarmsArgs) (mcpdomain.ListResult[Alarm], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.alarms.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.alarms.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // AcknowledgeAlarmsArgs are the arguments of acknowledge_alarms.
@@ -183,13 +183,13 @@ func (a AcknowledgeAlarmsArgs) match(v *Alarm) bool {
 }
 
 // AcknowledgeAlarms: Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged.
-func (s *Store) AcknowledgeAlarms(a AcknowledgeAlarmsArgs) (runtime.BulkResult, error) {
+func (s *Store) AcknowledgeAlarms(a AcknowledgeAlarmsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.alarms.Update(a.match, func(v *Alarm) {
 		v.Acknowledged = true
 	})
-	return runtime.NewBulkResult("alarm", "", ids), nil
+	return mcpdomain.NewBulkResult("alarm", "", ids), nil
 }
 
 // SetLineModeArgs are the arguments of set_line_mode.
@@ -207,7 +207,7 @@ func (a SetLineModeArgs) match(v *Machine) bool {
 }
 
 // SetLineMode: Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first.
-func (s *Store) SetLineMode(a SetLineModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetLineMode(a SetLineModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -311,7 +311,7 @@ func (s *Store) SetLineMode(a SetLineModeArgs) (runtime.BulkResult, error) {
 			v.SpeedPct = 0
 		})...)
 	}
-	return runtime.NewBulkResult("machine", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("machine", a.Mode, ids), nil
 }
 
 // ListWorkOrdersArgs are the arguments of list_work_orders.
@@ -345,10 +345,10 @@ func (a ListWorkOrdersArgs) match(v *WorkOrder) bool {
 }
 
 // ListWorkOrders: List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee.
-func (s *Store) ListWorkOrders(a ListWorkOrdersArgs) (runtime.ListResult[WorkOrder], error) {
+func (s *Store) ListWorkOrders(a ListWorkOrdersArgs) (mcpdomain.ListResult[WorkOrder], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.workOrders.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.workOrders.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // CreateWorkOrderArgs are the arguments of create_work_order.
@@ -406,7 +406,7 @@ func (s *Store) UpdateWorkOrder(a UpdateWorkOrderArgs) (WorkOrder, error) {
 		return WorkOrder{}, err
 	}
 	if a.Status == nil && a.Priority == nil && a.Assignee == nil && a.Notes == nil {
-		return WorkOrder{}, runtime.NothingToSet("status", "priority", "assignee", "notes")
+		return WorkOrder{}, mcpdomain.NothingToSet("status", "priority", "assignee", "notes")
 	}
 	if a.Status != nil {
 		v.Status = *a.Status
@@ -448,10 +448,10 @@ func (a ProductionStatsArgs) match(v *Machine) bool {
 }
 
 // ProductionStats: Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state.
-func (s *Store) ProductionStats(a ProductionStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) ProductionStats(a ProductionStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("machine", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("machine", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.machines.Each(a.match, func(v *Machine) {
 		var x float64
 		switch agg.Field() {

@@ -5,11 +5,11 @@ package industrial
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListMachines = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListMachines = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"line_a", "line_b", "line_c"},
 			Hint: "one of line_a, line_b, line_c",
@@ -65,8 +65,8 @@ var opListMachines = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is.\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at least this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C.\",\"minimum\":-20,\"maximum\":200},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at most this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C.\",\"minimum\":-20,\"maximum\":200},\"min_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at least this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours.\",\"minimum\":0},\"max_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at most this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours.\",\"minimum\":0},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many machines (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetMachine = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetMachine = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "machine",
 			Hint:     "machine ID like MC001",
@@ -97,8 +97,8 @@ var opSetMachine = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"machine_id\":{\"type\":\"string\",\"description\":\"ID of the machine to change, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"speed_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Speed set point in percent of the machine's rated speed (0 when stopped). Integer from 0 to 100, in percent of rated speed.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"machine_id\"],\"additionalProperties\":false}",
 }
-var opReadSensors = &runtime.Operation{
-	Args: []runtime.Arg{
+var opReadSensors = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity: "machine",
 			Hint:   "machine ID like MC001",
@@ -150,8 +150,8 @@ var opReadSensors = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"machine_id\":{\"type\":\"string\",\"description\":\"Only sensors whose machine id is this value. Machine the sensor is mounted on (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"line\":{\"type\":\"string\",\"description\":\"Only sensors whose line is this value. Production line of the sensor's machine.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures: vibration in mm/s, temperature in °C, pressure in bar, motor current in A.\",\"enum\":[\"vibration\",\"temperature\",\"pressure\",\"current\"]},\"alert_level\":{\"type\":\"string\",\"description\":\"Only sensors whose alert level is this value. Alert level of the latest reading: normal, warning (at least 80 percent of the alarm threshold) or alarm (at or above the threshold).\",\"enum\":[\"normal\",\"warning\",\"alarm\"]},\"min_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at least this. Latest reading, in the sensor's unit (mm/s, °C, bar or A).\"},\"max_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at most this. Latest reading, in the sensor's unit (mm/s, °C, bar or A).\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListAlarms = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListAlarms = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"info", "warning", "critical"},
 			Hint: "one of info, warning, critical",
@@ -202,8 +202,8 @@ var opListAlarms = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is.\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alarms whose acknowledged is this value. Whether an operator has acknowledged the alarm.\"},\"line\":{\"type\":\"string\",\"description\":\"Only alarms whose line is this value. Production line of the machine that raised the alarm.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at least this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z.\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at most this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alarms (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opAcknowledgeAlarms = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAcknowledgeAlarms = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"line_a", "line_b", "line_c"},
 			Hint: "one of line_a, line_b, line_c",
@@ -234,8 +234,8 @@ var opAcknowledgeAlarms = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\",\"description\":\"Only alarms whose line is this value. Production line of the machine that raised the alarm.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is.\",\"enum\":[\"info\",\"warning\",\"critical\"]}},\"additionalProperties\":false}",
 }
-var opSetLineMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetLineMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"line_a", "line_b", "line_c"},
 			Hint:     "one of line_a, line_b, line_c",
@@ -262,8 +262,8 @@ var opSetLineMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: production (idle and stopped machines start running; speeds set to standard - cnc mills 85, presses 90, conveyors 70, packaging robots 95, compressors 100 percent); reduced (running machines slowed to 50 percent; nothing is started or stopped); maintenance (running or idle cnc mills, presses and packaging robots stopped at 0 percent; running conveyors idle at 0 percent; compressors keep running); emergency_stop (every running or idle machine stopped at 0 percent).\",\"enum\":[\"production\",\"reduced\",\"maintenance\",\"emergency_stop\"]}},\"required\":[\"line\",\"mode\"],\"additionalProperties\":false}",
 }
-var opListWorkOrders = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListWorkOrders = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"open", "in_progress", "done", "cancelled"},
 			Hint: "one of open, in_progress, done, cancelled",
@@ -310,8 +310,8 @@ var opListWorkOrders = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only work orders whose status is this value. Progress of the work order: open (not started), in_progress, done or cancelled.\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"order_type\":{\"type\":\"string\",\"description\":\"Only work orders whose order type is this value. Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor.\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only work orders whose priority is this value. How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only work orders whose machine id is this value. Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Only work orders whose assignee is this value. Name of the technician the work order is assigned to (empty if unassigned).\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many work orders (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opCreateWorkOrder = &runtime.Operation{
-	Args: []runtime.Arg{
+var opCreateWorkOrder = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint:     "string",
 			Name:     "title",
@@ -360,8 +360,8 @@ var opCreateWorkOrder = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters.\",\"maxLength\":120},\"order_type\":{\"type\":\"string\",\"description\":\"Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor.\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"priority\":{\"type\":\"string\",\"description\":\"How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the technician the work order is assigned to (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the technician. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"order_type\",\"machine_id\"],\"additionalProperties\":false}",
 }
-var opUpdateWorkOrder = &runtime.Operation{
-	Args: []runtime.Arg{
+var opUpdateWorkOrder = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "work_order",
 			Hint:     "work_order ID like WO001",
@@ -403,8 +403,8 @@ var opUpdateWorkOrder = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"work_order_id\":{\"type\":\"string\",\"description\":\"ID of the work order to change, like WO001.\",\"pattern\":\"^WO[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the work order: open (not started), in_progress, done or cancelled.\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Name of the technician the work order is assigned to (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for the technician. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"work_order_id\"],\"additionalProperties\":false}",
 }
-var opProductionStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opProductionStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"sum", "avg", "min", "max", "count"},
 			Hint:     "one of sum, avg, min, max, count",
@@ -457,135 +457,135 @@ var opProductionStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListMachines, opSetMachine, opReadSensors, opListAlarms, opAcknowledgeAlarms, opSetLineMode, opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder, opProductionStats}
+var Operations = []*mcpdomain.Operation{opListMachines, opSetMachine, opReadSensors, opListAlarms, opAcknowledgeAlarms, opSetLineMode, opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder, opProductionStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the plant floor - machines, condition sensors, alarms, line modes, maintenance work orders and production statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_machines: List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours) (optional line, machine_type, state, min_temperature_c, max_temperature_c, min_hours_since_service, max_hours_since_service, limit). set_machine: Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped) and/or its speed set point in percent of rated speed (0 to 100). Only the given settings change (requires machine_id; optional state, speed_pct). read_sensors: Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range (optional machine_id, line, kind, alert_level, min_value, max_value, limit). list_alarms: List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC) (optional severity, acknowledged, line, machine_id, min_raised_at, max_raised_at, limit). acknowledge_alarms: Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged (optional line, machine_id, severity). set_line_mode: Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first (requires line, mode). list_work_orders: List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee (optional status, order_type, priority, machine_id, assignee, limit). create_work_order: Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits) (requires title, order_type, machine_id; optional priority, assignee, notes). update_work_order: Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change (requires work_order_id; optional status, priority, assignee, notes). production_stats: Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state (requires function, field; optional group_by, line, machine_type, state).\",\"enum\":[\"list_machines\",\"set_machine\",\"read_sensors\",\"list_alarms\",\"acknowledge_alarms\",\"set_line_mode\",\"list_work_orders\",\"create_work_order\",\"update_work_order\",\"production_stats\"]},\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging). / Only sensors whose line is this value. Production line of the sensor's machine. / Only alarms whose line is this value. Production line of the machine that raised the alarm. (Used by: list_machines, read_sensors, list_alarms, acknowledge_alarms, set_line_mode, production_stats.)\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is. (Used by: list_machines, production_stats.)\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair). / New value; left out: unchanged. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair). (Used by: list_machines, set_machine, production_stats.)\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at least this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C. (Used by: list_machines.)\",\"minimum\":-20,\"maximum\":200},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at most this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C. (Used by: list_machines.)\",\"minimum\":-20,\"maximum\":200},\"min_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at least this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours. (Used by: list_machines.)\",\"minimum\":0},\"max_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at most this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours. (Used by: list_machines.)\",\"minimum\":0},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many machines (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many alarms (1 to 50; default 50). / Return at most this many work orders (1 to 50; default 50). (Used by: list_machines, read_sensors, list_alarms, list_work_orders.)\",\"minimum\":1,\"maximum\":50},\"machine_id\":{\"type\":\"string\",\"description\":\"ID of the machine to change, like MC001. / Only sensors whose machine id is this value. Machine the sensor is mounted on (machine ID such as MC006). ID of a machine, like MC001. / Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001. / Only work orders whose machine id is this value. Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001. (Used by: set_machine, read_sensors, list_alarms, acknowledge_alarms, list_work_orders, create_work_order.)\",\"pattern\":\"^MC[0-9]{3,}$\"},\"speed_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Speed set point in percent of the machine's rated speed (0 when stopped). Integer from 0 to 100, in percent of rated speed. (Used by: set_machine.)\",\"minimum\":0,\"maximum\":100},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures: vibration in mm/s, temperature in °C, pressure in bar, motor current in A. (Used by: read_sensors.)\",\"enum\":[\"vibration\",\"temperature\",\"pressure\",\"current\"]},\"alert_level\":{\"type\":\"string\",\"description\":\"Only sensors whose alert level is this value. Alert level of the latest reading: normal, warning (at least 80 percent of the alarm threshold) or alarm (at or above the threshold). (Used by: read_sensors.)\",\"enum\":[\"normal\",\"warning\",\"alarm\"]},\"min_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at least this. Latest reading, in the sensor's unit (mm/s, °C, bar or A). (Used by: read_sensors.)\"},\"max_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at most this. Latest reading, in the sensor's unit (mm/s, °C, bar or A). (Used by: read_sensors.)\"},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is. (Used by: list_alarms, acknowledge_alarms.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alarms whose acknowledged is this value. Whether an operator has acknowledged the alarm. (Used by: list_alarms.)\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at least this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z. (Used by: list_alarms.)\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at most this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z. (Used by: list_alarms.)\",\"format\":\"date-time\"},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: production (idle and stopped machines start running; speeds set to standard - cnc mills 85, presses 90, conveyors 70, packaging robots 95, compressors 100 percent); reduced (running machines slowed to 50 percent; nothing is started or stopped); maintenance (running or idle cnc mills, presses and packaging robots stopped at 0 percent; running conveyors idle at 0 percent; compressors keep running); emergency_stop (every running or idle machine stopped at 0 percent). (Used by: set_line_mode.)\",\"enum\":[\"production\",\"reduced\",\"maintenance\",\"emergency_stop\"]},\"status\":{\"type\":\"string\",\"description\":\"Only work orders whose status is this value. Progress of the work order: open (not started), in_progress, done or cancelled. / New value; left out: unchanged. Progress of the work order: open (not started), in_progress, done or cancelled. (Used by: list_work_orders, update_work_order.)\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"order_type\":{\"type\":\"string\",\"description\":\"Only work orders whose order type is this value. Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor. (Used by: list_work_orders, create_work_order.)\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only work orders whose priority is this value. How soon the work must be done. / New value; left out: unchanged. How soon the work must be done. (Used by: list_work_orders, create_work_order, update_work_order.)\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Only work orders whose assignee is this value. Name of the technician the work order is assigned to (empty if unassigned). / New value; left out: unchanged. Name of the technician the work order is assigned to (empty if unassigned). (Used by: list_work_orders, create_work_order, update_work_order.)\"},\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters. (Used by: create_work_order.)\",\"maxLength\":120},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the technician. At most 500 characters. / New value; left out: unchanged. Free-text notes for the technician. At most 500 characters. (Used by: create_work_order, update_work_order.)\",\"maxLength\":500},\"work_order_id\":{\"type\":\"string\",\"description\":\"ID of the work order to change, like WO001. (Used by: update_work_order.)\",\"pattern\":\"^WO[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count. (Used by: production_stats.)\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: parts_today (Good parts the machine has produced today since 00:00 UTC (0 for conveyors and compressors, which make no parts)); temperature_c (Current spindle or motor temperature in °C); speed_pct (Speed set point in percent of the machine's rated speed (0 when stopped), in percent of rated speed); hours_since_service (Operating hours since the machine's last service; service is due every 2000 hours, in operating hours). (Used by: production_stats.)\",\"enum\":[\"parts_today\",\"temperature_c\",\"speed_pct\",\"hours_since_service\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per line or machine_type or state instead of one overall value. (Used by: production_stats.)\",\"enum\":[\"line\",\"machine_type\",\"state\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "industrial",
-			Operations:  []*runtime.Operation{opListMachines, opSetMachine, opReadSensors, opListAlarms, opAcknowledgeAlarms, opSetLineMode, opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder, opProductionStats},
+			Operations:  []*mcpdomain.Operation{opListMachines, opSetMachine, opReadSensors, opListAlarms, opAcknowledgeAlarms, opSetLineMode, opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder, opProductionStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything on the plant floor - machines, sensor readings, alarms, work orders and production statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_machines: List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours) (optional line, machine_type, state, min_temperature_c, max_temperature_c, min_hours_since_service, max_hours_since_service, limit). read_sensors: Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range (optional machine_id, line, kind, alert_level, min_value, max_value, limit). list_alarms: List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC) (optional severity, acknowledged, line, machine_id, min_raised_at, max_raised_at, limit). list_work_orders: List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee (optional status, order_type, priority, machine_id, assignee, limit). production_stats: Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state (requires function, field; optional group_by, line, machine_type, state).\",\"enum\":[\"list_machines\",\"read_sensors\",\"list_alarms\",\"list_work_orders\",\"production_stats\"]},\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging). / Only sensors whose line is this value. Production line of the sensor's machine. / Only alarms whose line is this value. Production line of the machine that raised the alarm. (Used by: list_machines, read_sensors, list_alarms, production_stats.)\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is. (Used by: list_machines, production_stats.)\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair). (Used by: list_machines, production_stats.)\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at least this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C. (Used by: list_machines.)\",\"minimum\":-20,\"maximum\":200},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at most this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C. (Used by: list_machines.)\",\"minimum\":-20,\"maximum\":200},\"min_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at least this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours. (Used by: list_machines.)\",\"minimum\":0},\"max_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at most this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours. (Used by: list_machines.)\",\"minimum\":0},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many machines (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many alarms (1 to 50; default 50). / Return at most this many work orders (1 to 50; default 50). (Used by: list_machines, read_sensors, list_alarms, list_work_orders.)\",\"minimum\":1,\"maximum\":50},\"machine_id\":{\"type\":\"string\",\"description\":\"Only sensors whose machine id is this value. Machine the sensor is mounted on (machine ID such as MC006). ID of a machine, like MC001. / Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001. / Only work orders whose machine id is this value. Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001. (Used by: read_sensors, list_alarms, list_work_orders.)\",\"pattern\":\"^MC[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures: vibration in mm/s, temperature in °C, pressure in bar, motor current in A. (Used by: read_sensors.)\",\"enum\":[\"vibration\",\"temperature\",\"pressure\",\"current\"]},\"alert_level\":{\"type\":\"string\",\"description\":\"Only sensors whose alert level is this value. Alert level of the latest reading: normal, warning (at least 80 percent of the alarm threshold) or alarm (at or above the threshold). (Used by: read_sensors.)\",\"enum\":[\"normal\",\"warning\",\"alarm\"]},\"min_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at least this. Latest reading, in the sensor's unit (mm/s, °C, bar or A). (Used by: read_sensors.)\"},\"max_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at most this. Latest reading, in the sensor's unit (mm/s, °C, bar or A). (Used by: read_sensors.)\"},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is. (Used by: list_alarms.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alarms whose acknowledged is this value. Whether an operator has acknowledged the alarm. (Used by: list_alarms.)\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at least this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z. (Used by: list_alarms.)\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at most this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z. (Used by: list_alarms.)\",\"format\":\"date-time\"},\"status\":{\"type\":\"string\",\"description\":\"Only work orders whose status is this value. Progress of the work order: open (not started), in_progress, done or cancelled. (Used by: list_work_orders.)\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"order_type\":{\"type\":\"string\",\"description\":\"Only work orders whose order type is this value. Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor. (Used by: list_work_orders.)\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only work orders whose priority is this value. How soon the work must be done. (Used by: list_work_orders.)\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Only work orders whose assignee is this value. Name of the technician the work order is assigned to (empty if unassigned). (Used by: list_work_orders.)\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count. (Used by: production_stats.)\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: parts_today (Good parts the machine has produced today since 00:00 UTC (0 for conveyors and compressors, which make no parts)); temperature_c (Current spindle or motor temperature in °C); speed_pct (Speed set point in percent of the machine's rated speed (0 when stopped), in percent of rated speed); hours_since_service (Operating hours since the machine's last service; service is due every 2000 hours, in operating hours). (Used by: production_stats.)\",\"enum\":[\"parts_today\",\"temperature_c\",\"speed_pct\",\"hours_since_service\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per line or machine_type or state instead of one overall value. (Used by: production_stats.)\",\"enum\":[\"line\",\"machine_type\",\"state\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "industrial_query",
-			Operations:  []*runtime.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
+			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
 		},
 		{
 			Description: "Change the plant floor - set machines, apply line modes, acknowledge alarms, open or update work orders.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_machine: Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped) and/or its speed set point in percent of rated speed (0 to 100). Only the given settings change (requires machine_id; optional state, speed_pct). acknowledge_alarms: Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged (optional line, machine_id, severity). set_line_mode: Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first (requires line, mode). create_work_order: Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits) (requires title, order_type, machine_id; optional priority, assignee, notes). update_work_order: Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change (requires work_order_id; optional status, priority, assignee, notes).\",\"enum\":[\"set_machine\",\"acknowledge_alarms\",\"set_line_mode\",\"create_work_order\",\"update_work_order\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"ID of the machine to change, like MC001. / Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001. / Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001. (Used by: set_machine, acknowledge_alarms, create_work_order.)\",\"pattern\":\"^MC[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair). (Used by: set_machine.)\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"speed_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Speed set point in percent of the machine's rated speed (0 when stopped). Integer from 0 to 100, in percent of rated speed. (Used by: set_machine.)\",\"minimum\":0,\"maximum\":100},\"line\":{\"type\":\"string\",\"description\":\"Only alarms whose line is this value. Production line of the machine that raised the alarm. / Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging). (Used by: acknowledge_alarms, set_line_mode.)\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is. (Used by: acknowledge_alarms.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: production (idle and stopped machines start running; speeds set to standard - cnc mills 85, presses 90, conveyors 70, packaging robots 95, compressors 100 percent); reduced (running machines slowed to 50 percent; nothing is started or stopped); maintenance (running or idle cnc mills, presses and packaging robots stopped at 0 percent; running conveyors idle at 0 percent; compressors keep running); emergency_stop (every running or idle machine stopped at 0 percent). (Used by: set_line_mode.)\",\"enum\":[\"production\",\"reduced\",\"maintenance\",\"emergency_stop\"]},\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters. (Used by: create_work_order.)\",\"maxLength\":120},\"order_type\":{\"type\":\"string\",\"description\":\"Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor. (Used by: create_work_order.)\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"priority\":{\"type\":\"string\",\"description\":\"How soon the work must be done. / New value; left out: unchanged. How soon the work must be done. (Used by: create_work_order, update_work_order.)\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the technician the work order is assigned to (empty if unassigned). / New value; left out: unchanged. Name of the technician the work order is assigned to (empty if unassigned). (Used by: create_work_order, update_work_order.)\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the technician. At most 500 characters. / New value; left out: unchanged. Free-text notes for the technician. At most 500 characters. (Used by: create_work_order, update_work_order.)\",\"maxLength\":500},\"work_order_id\":{\"type\":\"string\",\"description\":\"ID of the work order to change, like WO001. (Used by: update_work_order.)\",\"pattern\":\"^WO[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the work order: open (not started), in_progress, done or cancelled. (Used by: update_work_order.)\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "industrial_control",
-			Operations:  []*runtime.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the plant floor - list machines (MC###) with state, speed, temperature, output and service hours, read condition sensors (SE###) with their alert level, and list alarms (AL####) by line, machine, severity or acknowledgement.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_machines: List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours) (optional line, machine_type, state, min_temperature_c, max_temperature_c, min_hours_since_service, max_hours_since_service, limit). read_sensors: Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range (optional machine_id, line, kind, alert_level, min_value, max_value, limit). list_alarms: List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC) (optional severity, acknowledged, line, machine_id, min_raised_at, max_raised_at, limit).\",\"enum\":[\"list_machines\",\"read_sensors\",\"list_alarms\"]},\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging). / Only sensors whose line is this value. Production line of the sensor's machine. / Only alarms whose line is this value. Production line of the machine that raised the alarm.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is. (Used by: list_machines.)\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair). (Used by: list_machines.)\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at least this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C. (Used by: list_machines.)\",\"minimum\":-20,\"maximum\":200},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at most this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C. (Used by: list_machines.)\",\"minimum\":-20,\"maximum\":200},\"min_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at least this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours. (Used by: list_machines.)\",\"minimum\":0},\"max_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at most this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours. (Used by: list_machines.)\",\"minimum\":0},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many machines (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many alarms (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50},\"machine_id\":{\"type\":\"string\",\"description\":\"Only sensors whose machine id is this value. Machine the sensor is mounted on (machine ID such as MC006). ID of a machine, like MC001. / Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001. (Used by: read_sensors, list_alarms.)\",\"pattern\":\"^MC[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures: vibration in mm/s, temperature in °C, pressure in bar, motor current in A. (Used by: read_sensors.)\",\"enum\":[\"vibration\",\"temperature\",\"pressure\",\"current\"]},\"alert_level\":{\"type\":\"string\",\"description\":\"Only sensors whose alert level is this value. Alert level of the latest reading: normal, warning (at least 80 percent of the alarm threshold) or alarm (at or above the threshold). (Used by: read_sensors.)\",\"enum\":[\"normal\",\"warning\",\"alarm\"]},\"min_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at least this. Latest reading, in the sensor's unit (mm/s, °C, bar or A). (Used by: read_sensors.)\"},\"max_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at most this. Latest reading, in the sensor's unit (mm/s, °C, bar or A). (Used by: read_sensors.)\"},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is. (Used by: list_alarms.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alarms whose acknowledged is this value. Whether an operator has acknowledged the alarm. (Used by: list_alarms.)\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at least this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z. (Used by: list_alarms.)\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at most this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z. (Used by: list_alarms.)\",\"format\":\"date-time\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "plant_status",
-			Operations:  []*runtime.Operation{opListMachines, opReadSensors, opListAlarms},
+			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms},
 		},
 		{
 			Description: "Control machines and alarms - set one machine's run state or speed, put a whole line into a mode (production, reduced, maintenance, emergency_stop), or acknowledge open alarms by line, machine or severity.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_machine: Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped) and/or its speed set point in percent of rated speed (0 to 100). Only the given settings change (requires machine_id; optional state, speed_pct). acknowledge_alarms: Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged (optional line, machine_id, severity). set_line_mode: Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first (requires line, mode).\",\"enum\":[\"set_machine\",\"acknowledge_alarms\",\"set_line_mode\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"ID of the machine to change, like MC001. / Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001. (Used by: set_machine, acknowledge_alarms.)\",\"pattern\":\"^MC[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair). (Used by: set_machine.)\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"speed_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Speed set point in percent of the machine's rated speed (0 when stopped). Integer from 0 to 100, in percent of rated speed. (Used by: set_machine.)\",\"minimum\":0,\"maximum\":100},\"line\":{\"type\":\"string\",\"description\":\"Only alarms whose line is this value. Production line of the machine that raised the alarm. / Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging). (Used by: acknowledge_alarms, set_line_mode.)\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is. (Used by: acknowledge_alarms.)\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: production (idle and stopped machines start running; speeds set to standard - cnc mills 85, presses 90, conveyors 70, packaging robots 95, compressors 100 percent); reduced (running machines slowed to 50 percent; nothing is started or stopped); maintenance (running or idle cnc mills, presses and packaging robots stopped at 0 percent; running conveyors idle at 0 percent; compressors keep running); emergency_stop (every running or idle machine stopped at 0 percent). (Used by: set_line_mode.)\",\"enum\":[\"production\",\"reduced\",\"maintenance\",\"emergency_stop\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "machine_control",
-			Operations:  []*runtime.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
+			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
 		},
 		{
 			Description: "Plan maintenance - list work orders (WO###), open a work order on a machine, or change one's status, priority, assignee or notes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_work_orders: List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee (optional status, order_type, priority, machine_id, assignee, limit). create_work_order: Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits) (requires title, order_type, machine_id; optional priority, assignee, notes). update_work_order: Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change (requires work_order_id; optional status, priority, assignee, notes).\",\"enum\":[\"list_work_orders\",\"create_work_order\",\"update_work_order\"]},\"status\":{\"type\":\"string\",\"description\":\"Only work orders whose status is this value. Progress of the work order: open (not started), in_progress, done or cancelled. / New value; left out: unchanged. Progress of the work order: open (not started), in_progress, done or cancelled. (Used by: list_work_orders, update_work_order.)\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"order_type\":{\"type\":\"string\",\"description\":\"Only work orders whose order type is this value. Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor. (Used by: list_work_orders, create_work_order.)\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only work orders whose priority is this value. How soon the work must be done. / New value; left out: unchanged. How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only work orders whose machine id is this value. Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001. (Used by: list_work_orders, create_work_order.)\",\"pattern\":\"^MC[0-9]{3,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Only work orders whose assignee is this value. Name of the technician the work order is assigned to (empty if unassigned). / New value; left out: unchanged. Name of the technician the work order is assigned to (empty if unassigned).\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many work orders (1 to 50; default 50). (Used by: list_work_orders.)\",\"minimum\":1,\"maximum\":50},\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters. (Used by: create_work_order.)\",\"maxLength\":120},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the technician. At most 500 characters. / New value; left out: unchanged. Free-text notes for the technician. At most 500 characters. (Used by: create_work_order, update_work_order.)\",\"maxLength\":500},\"work_order_id\":{\"type\":\"string\",\"description\":\"ID of the work order to change, like WO001. (Used by: update_work_order.)\",\"pattern\":\"^WO[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "maintenance_planning",
-			Operations:  []*runtime.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations:  []*mcpdomain.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 		{
 			Description: "Analyse production - count, sum, average, minimum or maximum of parts produced today, temperature, speed or service hours over machines, optionally per line, type or state.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count.\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: parts_today (Good parts the machine has produced today since 00:00 UTC (0 for conveyors and compressors, which make no parts)); temperature_c (Current spindle or motor temperature in °C); speed_pct (Speed set point in percent of the machine's rated speed (0 when stopped), in percent of rated speed); hours_since_service (Operating hours since the machine's last service; service is due every 2000 hours, in operating hours).\",\"enum\":[\"parts_today\",\"temperature_c\",\"speed_pct\",\"hours_since_service\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per line or machine_type or state instead of one overall value.\",\"enum\":[\"line\",\"machine_type\",\"state\"]},\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is.\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_production",
-			Operations:  []*runtime.Operation{opProductionStats},
+			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is.\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at least this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C.\",\"minimum\":-20,\"maximum\":200},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only machines whose temperature c is at most this. Current spindle or motor temperature in °C. Number from -20 to 200, in °C.\",\"minimum\":-20,\"maximum\":200},\"min_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at least this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours.\",\"minimum\":0},\"max_hours_since_service\":{\"type\":\"integer\",\"description\":\"Only machines whose hours since service is at most this. Operating hours since the machine's last service; service is due every 2000 hours. Integer of at least 0, in operating hours.\",\"minimum\":0},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many machines (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_machines",
-			Operations:  []*runtime.Operation{opListMachines},
+			Operations:  []*mcpdomain.Operation{opListMachines},
 		},
 		{
 			Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped) and/or its speed set point in percent of rated speed (0 to 100). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"machine_id\":{\"type\":\"string\",\"description\":\"ID of the machine to change, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"state\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]},\"speed_pct\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Speed set point in percent of the machine's rated speed (0 when stopped). Integer from 0 to 100, in percent of rated speed.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"machine_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_machine",
-			Operations:  []*runtime.Operation{opSetMachine},
+			Operations:  []*mcpdomain.Operation{opSetMachine},
 		},
 		{
 			Description: "Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"machine_id\":{\"type\":\"string\",\"description\":\"Only sensors whose machine id is this value. Machine the sensor is mounted on (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"line\":{\"type\":\"string\",\"description\":\"Only sensors whose line is this value. Production line of the sensor's machine.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures: vibration in mm/s, temperature in °C, pressure in bar, motor current in A.\",\"enum\":[\"vibration\",\"temperature\",\"pressure\",\"current\"]},\"alert_level\":{\"type\":\"string\",\"description\":\"Only sensors whose alert level is this value. Alert level of the latest reading: normal, warning (at least 80 percent of the alarm threshold) or alarm (at or above the threshold).\",\"enum\":[\"normal\",\"warning\",\"alarm\"]},\"min_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at least this. Latest reading, in the sensor's unit (mm/s, °C, bar or A).\"},\"max_value\":{\"type\":\"number\",\"description\":\"Only sensors whose value is at most this. Latest reading, in the sensor's unit (mm/s, °C, bar or A).\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "read_sensors",
-			Operations:  []*runtime.Operation{opReadSensors},
+			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
 			Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is.\",\"enum\":[\"info\",\"warning\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alarms whose acknowledged is this value. Whether an operator has acknowledged the alarm.\"},\"line\":{\"type\":\"string\",\"description\":\"Only alarms whose line is this value. Production line of the machine that raised the alarm.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"min_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at least this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z.\",\"format\":\"date-time\"},\"max_raised_at\":{\"type\":\"string\",\"description\":\"Only alarms whose raised at is at most this. When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z). RFC 3339 UTC timestamp, like 2026-06-11T14:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alarms (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_alarms",
-			Operations:  []*runtime.Operation{opListAlarms},
+			Operations:  []*mcpdomain.Operation{opListAlarms},
 		},
 		{
 			Description: "Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\",\"description\":\"Only alarms whose line is this value. Production line of the machine that raised the alarm.\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only alarms whose machine id is this value. Machine that raised the alarm (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"severity\":{\"type\":\"string\",\"description\":\"Only alarms whose severity is this value. How serious the alarm is.\",\"enum\":[\"info\",\"warning\",\"critical\"]}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "acknowledge_alarms",
-			Operations:  []*runtime.Operation{opAcknowledgeAlarms},
+			Operations:  []*mcpdomain.Operation{opAcknowledgeAlarms},
 		},
 		{
 			Description: "Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: production (idle and stopped machines start running; speeds set to standard - cnc mills 85, presses 90, conveyors 70, packaging robots 95, compressors 100 percent); reduced (running machines slowed to 50 percent; nothing is started or stopped); maintenance (running or idle cnc mills, presses and packaging robots stopped at 0 percent; running conveyors idle at 0 percent; compressors keep running); emergency_stop (every running or idle machine stopped at 0 percent).\",\"enum\":[\"production\",\"reduced\",\"maintenance\",\"emergency_stop\"]}},\"required\":[\"line\",\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_line_mode",
-			Operations:  []*runtime.Operation{opSetLineMode},
+			Operations:  []*mcpdomain.Operation{opSetLineMode},
 		},
 		{
 			Description: "List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only work orders whose status is this value. Progress of the work order: open (not started), in_progress, done or cancelled.\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"order_type\":{\"type\":\"string\",\"description\":\"Only work orders whose order type is this value. Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor.\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only work orders whose priority is this value. How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Only work orders whose machine id is this value. Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Only work orders whose assignee is this value. Name of the technician the work order is assigned to (empty if unassigned).\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many work orders (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_work_orders",
-			Operations:  []*runtime.Operation{opListWorkOrders},
+			Operations:  []*mcpdomain.Operation{opListWorkOrders},
 		},
 		{
 			Description: "Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of the work to do. At most 120 characters.\",\"maxLength\":120},\"order_type\":{\"type\":\"string\",\"description\":\"Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor.\",\"enum\":[\"maintenance\",\"inspection\",\"repair\",\"calibration\"]},\"machine_id\":{\"type\":\"string\",\"description\":\"Machine the work is done on (machine ID such as MC006). ID of a machine, like MC001.\",\"pattern\":\"^MC[0-9]{3,}$\"},\"priority\":{\"type\":\"string\",\"description\":\"How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the technician the work order is assigned to (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes for the technician. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"order_type\",\"machine_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "create_work_order",
-			Operations:  []*runtime.Operation{opCreateWorkOrder},
+			Operations:  []*mcpdomain.Operation{opCreateWorkOrder},
 		},
 		{
 			Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"work_order_id\":{\"type\":\"string\",\"description\":\"ID of the work order to change, like WO001.\",\"pattern\":\"^WO[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the work order: open (not started), in_progress, done or cancelled.\",\"enum\":[\"open\",\"in_progress\",\"done\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. How soon the work must be done.\",\"enum\":[\"low\",\"medium\",\"high\",\"urgent\"]},\"assignee\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Name of the technician the work order is assigned to (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Free-text notes for the technician. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"work_order_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "update_work_order",
-			Operations:  []*runtime.Operation{opUpdateWorkOrder},
+			Operations:  []*mcpdomain.Operation{opUpdateWorkOrder},
 		},
 		{
 			Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count.\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: parts_today (Good parts the machine has produced today since 00:00 UTC (0 for conveyors and compressors, which make no parts)); temperature_c (Current spindle or motor temperature in °C); speed_pct (Speed set point in percent of the machine's rated speed (0 when stopped), in percent of rated speed); hours_since_service (Operating hours since the machine's last service; service is due every 2000 hours, in operating hours).\",\"enum\":[\"parts_today\",\"temperature_c\",\"speed_pct\",\"hours_since_service\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per line or machine_type or state instead of one overall value.\",\"enum\":[\"line\",\"machine_type\",\"state\"]},\"line\":{\"type\":\"string\",\"description\":\"Only machines whose line is this value. Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).\",\"enum\":[\"line_a\",\"line_b\",\"line_c\"]},\"machine_type\":{\"type\":\"string\",\"description\":\"Only machines whose machine type is this value. What sort of machine it is.\",\"enum\":[\"cnc_mill\",\"press\",\"conveyor\",\"packaging_robot\",\"compressor\"]},\"state\":{\"type\":\"string\",\"description\":\"Only machines whose state is this value. Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).\",\"enum\":[\"running\",\"idle\",\"stopped\",\"fault\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "production_stats",
-			Operations:  []*runtime.Operation{opProductionStats},
+			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
 	},
 }
@@ -615,9 +615,9 @@ type L3PlantStatusArgs struct {
 
 // callL3PlantStatus runs a call of L3 tool plant_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3PlantStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3PlantStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3PlantStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -653,7 +653,7 @@ func (s *Store) callL3PlantStatus(_ *runtime.Operation, raw []byte) (any, error)
 			Severity:     a.Severity,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_machines, read_sensors, list_alarms", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_machines, read_sensors, list_alarms", a.Action)
 }
 
 // L3MachineControlArgs are the arguments of L3 tool machine_control.
@@ -670,15 +670,15 @@ type L3MachineControlArgs struct {
 
 // callL3MachineControl runs a call of L3 tool machine_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3MachineControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3MachineControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3MachineControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_machine":
 		return s.SetMachine(SetMachineArgs{
-			MachineID: runtime.Deref(a.MachineID),
+			MachineID: mcpdomain.Deref(a.MachineID),
 			SpeedPct:  a.SpeedPct,
 			State:     a.State,
 		})
@@ -690,11 +690,11 @@ func (s *Store) callL3MachineControl(_ *runtime.Operation, raw []byte) (any, err
 		})
 	case "set_line_mode":
 		return s.SetLineMode(SetLineModeArgs{
-			Line: runtime.Deref(a.Line),
-			Mode: runtime.Deref(a.Mode),
+			Line: mcpdomain.Deref(a.Line),
+			Mode: mcpdomain.Deref(a.Mode),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_machine, acknowledge_alarms, set_line_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_machine, acknowledge_alarms, set_line_mode", a.Action)
 }
 
 // L3MaintenancePlanningArgs are the arguments of L3 tool maintenance_planning.
@@ -714,9 +714,9 @@ type L3MaintenancePlanningArgs struct {
 
 // callL3MaintenancePlanning runs a call of L3 tool maintenance_planning on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3MaintenancePlanning(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3MaintenancePlanning(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3MaintenancePlanningArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -732,11 +732,11 @@ func (s *Store) callL3MaintenancePlanning(_ *runtime.Operation, raw []byte) (any
 	case "create_work_order":
 		return s.CreateWorkOrder(CreateWorkOrderArgs{
 			Assignee:  a.Assignee,
-			MachineID: runtime.Deref(a.MachineID),
+			MachineID: mcpdomain.Deref(a.MachineID),
 			Notes:     a.Notes,
-			OrderType: runtime.Deref(a.OrderType),
+			OrderType: mcpdomain.Deref(a.OrderType),
 			Priority:  a.Priority,
-			Title:     runtime.Deref(a.Title),
+			Title:     mcpdomain.Deref(a.Title),
 		})
 	case "update_work_order":
 		return s.UpdateWorkOrder(UpdateWorkOrderArgs{
@@ -744,10 +744,10 @@ func (s *Store) callL3MaintenancePlanning(_ *runtime.Operation, raw []byte) (any
 			Notes:       a.Notes,
 			Priority:    a.Priority,
 			Status:      a.Status,
-			WorkOrderID: runtime.Deref(a.WorkOrderID),
+			WorkOrderID: mcpdomain.Deref(a.WorkOrderID),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_work_orders, create_work_order, update_work_order", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_work_orders, create_work_order, update_work_order", a.Action)
 }
 
 // L2IndustrialQueryArgs are the arguments of L2 tool industrial_query.
@@ -782,9 +782,9 @@ type L2IndustrialQueryArgs struct {
 
 // callL2IndustrialQuery runs a call of L2 tool industrial_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2IndustrialQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2IndustrialQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2IndustrialQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -830,15 +830,15 @@ func (s *Store) callL2IndustrialQuery(_ *runtime.Operation, raw []byte) (any, er
 		})
 	case "production_stats":
 		return s.ProductionStats(ProductionStatsArgs{
-			Field:       runtime.Deref(a.Field),
-			Function:    runtime.Deref(a.Function),
+			Field:       mcpdomain.Deref(a.Field),
+			Function:    mcpdomain.Deref(a.Function),
 			GroupBy:     a.GroupBy,
 			Line:        a.Line,
 			MachineType: a.MachineType,
 			State:       a.State,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_machines, read_sensors, list_alarms, list_work_orders, production_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_machines, read_sensors, list_alarms, list_work_orders, production_stats", a.Action)
 }
 
 // L2IndustrialControlArgs are the arguments of L2 tool industrial_control.
@@ -862,15 +862,15 @@ type L2IndustrialControlArgs struct {
 
 // callL2IndustrialControl runs a call of L2 tool industrial_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2IndustrialControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2IndustrialControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2IndustrialControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_machine":
 		return s.SetMachine(SetMachineArgs{
-			MachineID: runtime.Deref(a.MachineID),
+			MachineID: mcpdomain.Deref(a.MachineID),
 			SpeedPct:  a.SpeedPct,
 			State:     a.State,
 		})
@@ -882,17 +882,17 @@ func (s *Store) callL2IndustrialControl(_ *runtime.Operation, raw []byte) (any, 
 		})
 	case "set_line_mode":
 		return s.SetLineMode(SetLineModeArgs{
-			Line: runtime.Deref(a.Line),
-			Mode: runtime.Deref(a.Mode),
+			Line: mcpdomain.Deref(a.Line),
+			Mode: mcpdomain.Deref(a.Mode),
 		})
 	case "create_work_order":
 		return s.CreateWorkOrder(CreateWorkOrderArgs{
 			Assignee:  a.Assignee,
-			MachineID: runtime.Deref(a.MachineID),
+			MachineID: mcpdomain.Deref(a.MachineID),
 			Notes:     a.Notes,
-			OrderType: runtime.Deref(a.OrderType),
+			OrderType: mcpdomain.Deref(a.OrderType),
 			Priority:  a.Priority,
-			Title:     runtime.Deref(a.Title),
+			Title:     mcpdomain.Deref(a.Title),
 		})
 	case "update_work_order":
 		return s.UpdateWorkOrder(UpdateWorkOrderArgs{
@@ -900,10 +900,10 @@ func (s *Store) callL2IndustrialControl(_ *runtime.Operation, raw []byte) (any, 
 			Notes:       a.Notes,
 			Priority:    a.Priority,
 			Status:      a.Status,
-			WorkOrderID: runtime.Deref(a.WorkOrderID),
+			WorkOrderID: mcpdomain.Deref(a.WorkOrderID),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_machine, acknowledge_alarms, set_line_mode, create_work_order, update_work_order", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_machine, acknowledge_alarms, set_line_mode, create_work_order, update_work_order", a.Action)
 }
 
 // L1IndustrialArgs are the arguments of L1 tool industrial.
@@ -943,9 +943,9 @@ type L1IndustrialArgs struct {
 
 // callL1Industrial runs a call of L1 tool industrial on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Industrial(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Industrial(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1IndustrialArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -962,7 +962,7 @@ func (s *Store) callL1Industrial(_ *runtime.Operation, raw []byte) (any, error) 
 		})
 	case "set_machine":
 		return s.SetMachine(SetMachineArgs{
-			MachineID: runtime.Deref(a.MachineID),
+			MachineID: mcpdomain.Deref(a.MachineID),
 			SpeedPct:  a.SpeedPct,
 			State:     a.State,
 		})
@@ -994,8 +994,8 @@ func (s *Store) callL1Industrial(_ *runtime.Operation, raw []byte) (any, error) 
 		})
 	case "set_line_mode":
 		return s.SetLineMode(SetLineModeArgs{
-			Line: runtime.Deref(a.Line),
-			Mode: runtime.Deref(a.Mode),
+			Line: mcpdomain.Deref(a.Line),
+			Mode: mcpdomain.Deref(a.Mode),
 		})
 	case "list_work_orders":
 		return s.ListWorkOrders(ListWorkOrdersArgs{
@@ -1009,11 +1009,11 @@ func (s *Store) callL1Industrial(_ *runtime.Operation, raw []byte) (any, error) 
 	case "create_work_order":
 		return s.CreateWorkOrder(CreateWorkOrderArgs{
 			Assignee:  a.Assignee,
-			MachineID: runtime.Deref(a.MachineID),
+			MachineID: mcpdomain.Deref(a.MachineID),
 			Notes:     a.Notes,
-			OrderType: runtime.Deref(a.OrderType),
+			OrderType: mcpdomain.Deref(a.OrderType),
 			Priority:  a.Priority,
-			Title:     runtime.Deref(a.Title),
+			Title:     mcpdomain.Deref(a.Title),
 		})
 	case "update_work_order":
 		return s.UpdateWorkOrder(UpdateWorkOrderArgs{
@@ -1021,26 +1021,26 @@ func (s *Store) callL1Industrial(_ *runtime.Operation, raw []byte) (any, error) 
 			Notes:       a.Notes,
 			Priority:    a.Priority,
 			Status:      a.Status,
-			WorkOrderID: runtime.Deref(a.WorkOrderID),
+			WorkOrderID: mcpdomain.Deref(a.WorkOrderID),
 		})
 	case "production_stats":
 		return s.ProductionStats(ProductionStatsArgs{
-			Field:       runtime.Deref(a.Field),
-			Function:    runtime.Deref(a.Function),
+			Field:       mcpdomain.Deref(a.Field),
+			Function:    mcpdomain.Deref(a.Function),
 			GroupBy:     a.GroupBy,
 			Line:        a.Line,
 			MachineType: a.MachineType,
 			State:       a.State,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_machines, set_machine, read_sensors, list_alarms, acknowledge_alarms, set_line_mode, list_work_orders, create_work_order, update_work_order, production_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_machines, set_machine, read_sensors, list_alarms, acknowledge_alarms, set_line_mode, list_work_orders, create_work_order, update_work_order, production_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "plant_status":
 			return s.callL3PlantStatus
@@ -1049,50 +1049,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "maintenance_planning":
 			return s.callL3MaintenancePlanning
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "industrial_query":
 			return s.callL2IndustrialQuery
 		case "industrial_control":
 			return s.callL2IndustrialControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "industrial":
 			return s.callL1Industrial
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("industrial: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-industrial", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A discrete-manufacturing plant floor run from an edge gateway: twelve machines (CNC mills, presses, conveyors, packaging robots and a screw compressor) on three production lines (line_a machining, line_b stamping, line_c packaging), condition sensors on the machines reporting vibration, temperature, pressure and motor current against alarm thresholds, the alarm log with acknowledgement, and maintenance work orders for the technicians."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of industrial.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A discrete-manufacturing plant floor run from an edge gateway: twelve machines (CNC mills, presses, conveyors, packaging robots and a screw compressor) on three production lines (line_a machining, line_b stamping, line_c packaging), condition sensors on the machines reporting vibration, temperature, pressure and motor current against alarm thresholds, the alarm log with acknowledgement, and maintenance work orders for the technicians.",
 	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
 	Name:        "industrial",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Plant floor",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("industrial: store is %T, want *industrial.Store", st)

@@ -5,7 +5,7 @@ package industrial
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu         sync.RWMutex
-	machines   runtime.Table[Machine]
-	sensors    runtime.Table[Sensor]
-	alarms     runtime.Table[Alarm]
-	workOrders runtime.Table[WorkOrder]
+	machines   mcpdomain.Table[Machine]
+	sensors    mcpdomain.Table[Sensor]
+	alarms     mcpdomain.Table[Alarm]
+	workOrders mcpdomain.Table[WorkOrder]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.machines = runtime.NewTable("machine", "MC", 3, seedMachines(), machineID, cloneMachine)
-	s.sensors = runtime.NewTable("sensor", "SE", 3, seedSensors(), sensorID, cloneSensor)
-	s.alarms = runtime.NewTable("alarm", "AL", 4, seedAlarms(), alarmID, cloneAlarm)
-	s.workOrders = runtime.NewTable("work_order", "WO", 3, seedWorkOrders(), workOrderID, cloneWorkOrder)
+	s.machines = mcpdomain.NewTable("machine", "MC", 3, seedMachines(), machineID, cloneMachine)
+	s.sensors = mcpdomain.NewTable("sensor", "SE", 3, seedSensors(), sensorID, cloneSensor)
+	s.alarms = mcpdomain.NewTable("alarm", "AL", 4, seedAlarms(), alarmID, cloneAlarm)
+	s.workOrders = mcpdomain.NewTable("work_order", "WO", 3, seedWorkOrders(), workOrderID, cloneWorkOrder)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_machines":
-		return runtime.Bind(args, s.ListMachines)
+		return mcpdomain.Bind(args, s.ListMachines)
 	case "set_machine":
-		return runtime.Bind(args, s.SetMachine)
+		return mcpdomain.Bind(args, s.SetMachine)
 	case "read_sensors":
-		return runtime.Bind(args, s.ReadSensors)
+		return mcpdomain.Bind(args, s.ReadSensors)
 	case "list_alarms":
-		return runtime.Bind(args, s.ListAlarms)
+		return mcpdomain.Bind(args, s.ListAlarms)
 	case "acknowledge_alarms":
-		return runtime.Bind(args, s.AcknowledgeAlarms)
+		return mcpdomain.Bind(args, s.AcknowledgeAlarms)
 	case "set_line_mode":
-		return runtime.Bind(args, s.SetLineMode)
+		return mcpdomain.Bind(args, s.SetLineMode)
 	case "list_work_orders":
-		return runtime.Bind(args, s.ListWorkOrders)
+		return mcpdomain.Bind(args, s.ListWorkOrders)
 	case "create_work_order":
-		return runtime.Bind(args, s.CreateWorkOrder)
+		return mcpdomain.Bind(args, s.CreateWorkOrder)
 	case "update_work_order":
-		return runtime.Bind(args, s.UpdateWorkOrder)
+		return mcpdomain.Bind(args, s.UpdateWorkOrder)
 	case "production_stats":
-		return runtime.Bind(args, s.ProductionStats)
+		return mcpdomain.Bind(args, s.ProductionStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; industrial has: list_machines, set_machine, read_sensors, list_alarms, acknowledge_alarms, set_line_mode, list_work_orders, create_work_order, update_work_order, production_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; industrial has: list_machines, set_machine, read_sensors, list_alarms, acknowledge_alarms, set_line_mode, list_work_orders, create_work_order, update_work_order, production_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package robotics
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListRobotsArgs are the arguments of list_robots.
 type ListRobotsArgs struct {
@@ -35,10 +35,10 @@ func (a ListRobotsArgs) match(v *Robot) bool {
 }
 
 // ListRobots: List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent).
-func (s *Store) ListRobots(a ListRobotsArgs) (runtime.ListResult[Robot], error) {
+func (s *Store) ListRobots(a ListRobotsArgs) (mcpdomain.ListResult[Robot], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.robots.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.robots.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // GetRobotArgs are the arguments of get_robot.
@@ -80,10 +80,10 @@ func (a ListChargersArgs) match(v *Charger) bool {
 }
 
 // ListChargers: List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range.
-func (s *Store) ListChargers(a ListChargersArgs) (runtime.ListResult[Charger], error) {
+func (s *Store) ListChargers(a ListChargersArgs) (mcpdomain.ListResult[Charger], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.chargers.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.chargers.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetRobotArgs are the arguments of set_robot.
@@ -102,7 +102,7 @@ func (s *Store) SetRobot(a SetRobotArgs) (Robot, error) {
 		return Robot{}, err
 	}
 	if a.Status == nil && a.SpeedLimitMps == nil {
-		return Robot{}, runtime.NothingToSet("status", "speed_limit_mps")
+		return Robot{}, mcpdomain.NothingToSet("status", "speed_limit_mps")
 	}
 	if a.Status != nil {
 		v.Status = *a.Status
@@ -131,13 +131,13 @@ func (a EmergencyStopZoneArgs) match(v *Robot) bool {
 }
 
 // EmergencyStopZone: Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped.
-func (s *Store) EmergencyStopZone(a EmergencyStopZoneArgs) (runtime.BulkResult, error) {
+func (s *Store) EmergencyStopZone(a EmergencyStopZoneArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.robots.Update(a.match, func(v *Robot) {
 		v.Status = "stopped"
 	})
-	return runtime.NewBulkResult("robot", "", ids), nil
+	return mcpdomain.NewBulkResult("robot", "", ids), nil
 }
 
 // SetFleetModeArgs are the arguments of set_fleet_mode.
@@ -155,7 +155,7 @@ func (a SetFleetModeArgs) match(v *Robot) bool {
 }
 
 // SetFleetMode: Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed.
-func (s *Store) SetFleetMode(a SetFleetModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetFleetMode(a SetFleetModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -199,7 +199,7 @@ func (s *Store) SetFleetMode(a SetFleetModeArgs) (runtime.BulkResult, error) {
 			v.SpeedLimitMps = 0.3
 		})...)
 	}
-	return runtime.NewBulkResult("robot", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("robot", a.Mode, ids), nil
 }
 
 // ListMissionsArgs are the arguments of list_missions.
@@ -227,20 +227,20 @@ func (a ListMissionsArgs) match(v *Mission) bool {
 	if a.Priority != nil && v.Priority != *a.Priority {
 		return false
 	}
-	if a.MinCreated != nil && runtime.CompareTime(v.Created, *a.MinCreated) < 0 {
+	if a.MinCreated != nil && mcpdomain.CompareTime(v.Created, *a.MinCreated) < 0 {
 		return false
 	}
-	if a.MaxCreated != nil && runtime.CompareTime(v.Created, *a.MaxCreated) > 0 {
+	if a.MaxCreated != nil && mcpdomain.CompareTime(v.Created, *a.MaxCreated) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListMissions: List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC).
-func (s *Store) ListMissions(a ListMissionsArgs) (runtime.ListResult[Mission], error) {
+func (s *Store) ListMissions(a ListMissionsArgs) (mcpdomain.ListResult[Mission], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.missions.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.missions.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // DispatchMissionArgs are the arguments of dispatch_mission.
@@ -295,7 +295,7 @@ func (s *Store) UpdateMission(a UpdateMissionArgs) (Mission, error) {
 		return Mission{}, err
 	}
 	if a.Status == nil && a.Priority == nil && a.RobotID == nil {
-		return Mission{}, runtime.NothingToSet("status", "priority", "robot_id")
+		return Mission{}, mcpdomain.NothingToSet("status", "priority", "robot_id")
 	}
 	if a.RobotID != nil {
 		if err := s.robots.Check("robot_id", *a.RobotID); err != nil {
@@ -339,10 +339,10 @@ func (a FleetStatsArgs) match(v *Robot) bool {
 }
 
 // FleetStats: Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status.
-func (s *Store) FleetStats(a FleetStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("robot", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("robot", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.robots.Each(a.match, func(v *Robot) {
 		var x float64
 		switch agg.Field() {

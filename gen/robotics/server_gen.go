@@ -5,11 +5,11 @@ package robotics
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListRobots = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListRobots = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
 			Hint: "one of storage, assembly, machining, packaging, quality_lab",
@@ -55,8 +55,8 @@ var opListRobots = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).\",\"enum\":[\"amr\",\"forklift\",\"arm\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at least this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at most this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many robots (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opGetRobot = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetRobot = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "robot",
 			Hint:     "robot ID like RB001",
@@ -76,8 +76,8 @@ var opGetRobot = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to get, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"}},\"required\":[\"robot_id\"],\"additionalProperties\":false}",
 }
-var opListChargers = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListChargers = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
 			Hint: "one of storage, assembly, machining, packaging, quality_lab",
@@ -117,8 +117,8 @@ var opListChargers = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only chargers whose zone is this value. Zone the charger is in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"status\":{\"type\":\"string\",\"description\":\"Only chargers whose status is this value. Whether a robot can dock: free, occupied (a robot is charging) or out_of_service (faulty, do not use).\",\"enum\":[\"free\",\"occupied\",\"out_of_service\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at least this. Charging power. Number from 0.5 to 20, in kW.\",\"minimum\":0.5,\"maximum\":20},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at most this. Charging power. Number from 0.5 to 20, in kW.\",\"minimum\":0.5,\"maximum\":20},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many chargers (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetRobot = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetRobot = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "robot",
 			Hint:     "robot ID like RB001",
@@ -149,8 +149,8 @@ var opSetRobot = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to change, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]},\"speed_limit_mps\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Maximum travel speed (for arms: maximum tool speed). Number from 0 to 2, in m/s.\",\"minimum\":0,\"maximum\":2}},\"required\":[\"robot_id\"],\"additionalProperties\":false}",
 }
-var opEmergencyStopZone = &runtime.Operation{
-	Args: []runtime.Arg{
+var opEmergencyStopZone = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
 			Hint:     "one of storage, assembly, machining, packaging, quality_lab",
@@ -176,8 +176,8 @@ var opEmergencyStopZone = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).\",\"enum\":[\"amr\",\"forklift\",\"arm\"]}},\"required\":[\"zone\"],\"additionalProperties\":false}",
 }
-var opSetFleetMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetFleetMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
 			Hint: "one of storage, assembly, machining, packaging, quality_lab",
@@ -203,8 +203,8 @@ var opSetFleetMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standard speed limits - AMRs 1.5, forklifts 1.2, arms 1.0 m/s); night_shift (reduced limits for the quiet night shift - AMRs 1.0, forklifts 0.8, arms 0.6 m/s); safe_mode (every robot limited to 0.3 m/s, for when people work among the robots).\",\"enum\":[\"normal\",\"night_shift\",\"safe_mode\"]}},\"required\":[\"mode\"],\"additionalProperties\":false}",
 }
-var opListMissions = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListMissions = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity: "robot",
 			Hint:   "robot ID like RB001",
@@ -256,8 +256,8 @@ var opListMissions = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"Only missions whose robot id is this value. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"Only missions whose status is this value. Progress: queued (waiting), active (being carried out), completed, cancelled or failed.\",\"enum\":[\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only missions whose kind is this value. Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge).\",\"enum\":[\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only missions whose priority is this value. Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"min_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at least this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z.\",\"format\":\"date-time\"},\"max_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at most this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many missions (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opDispatchMission = &runtime.Operation{
-	Args: []runtime.Arg{
+var opDispatchMission = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "robot",
 			Hint:     "robot ID like RB001",
@@ -309,8 +309,8 @@ var opDispatchMission = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge).\",\"enum\":[\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"from_station\":{\"type\":\"string\",\"description\":\"Station where the mission starts (for return_to_dock: where the robot is now).\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"to_station\":{\"type\":\"string\",\"description\":\"Station where the mission ends (for return_to_dock: the charging bay bay_<zone>).\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"priority\":{\"type\":\"string\",\"description\":\"Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"payload_kg\":{\"type\":\"number\",\"description\":\"Weight of the load carried (0 for none). Number from 0 to 2000, in kg.\",\"minimum\":0,\"maximum\":2000}},\"required\":[\"robot_id\",\"kind\",\"from_station\",\"to_station\"],\"additionalProperties\":false}",
 }
-var opUpdateMission = &runtime.Operation{
-	Args: []runtime.Arg{
+var opUpdateMission = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "mission",
 			Hint:     "mission ID like MS0001",
@@ -348,8 +348,8 @@ var opUpdateMission = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"mission_id\":{\"type\":\"string\",\"description\":\"ID of the mission to change, like MS0001.\",\"pattern\":\"^MS[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress: queued (waiting), active (being carried out), completed, cancelled or failed.\",\"enum\":[\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"robot_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"}},\"required\":[\"mission_id\"],\"additionalProperties\":false}",
 }
-var opFleetStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opFleetStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"avg", "min", "max", "count", "sum"},
 			Hint:     "one of avg, min, max, count, sum",
@@ -402,135 +402,135 @@ var opFleetStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListRobots, opGetRobot, opListChargers, opSetRobot, opEmergencyStopZone, opSetFleetMode, opListMissions, opDispatchMission, opUpdateMission, opFleetStats}
+var Operations = []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opSetRobot, opEmergencyStopZone, opSetFleetMode, opListMissions, opDispatchMission, opUpdateMission, opFleetStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the robot fleet - robots, chargers, missions, emergency stops, fleet speed modes and fleet statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_robots: List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent) (optional zone, kind, status, min_battery_pct, max_battery_pct, limit). get_robot: Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy) (requires robot_id). list_chargers: List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range (optional zone, status, min_power_kw, max_power_kw, limit). set_robot: Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change (requires robot_id; optional status, speed_limit_mps). emergency_stop_zone: Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped (requires zone; optional kind). set_fleet_mode: Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed (requires mode; optional zone). list_missions: List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC) (optional robot_id, status, kind, priority, min_created, max_created, limit). dispatch_mission: Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits) (requires robot_id, kind, from_station, to_station; optional priority, payload_kg). update_mission: Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change (requires mission_id; optional status, priority, robot_id). fleet_stats: Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status (requires function, field; optional group_by, zone, kind, status).\",\"enum\":[\"list_robots\",\"get_robot\",\"list_chargers\",\"set_robot\",\"emergency_stop_zone\",\"set_fleet_mode\",\"list_missions\",\"dispatch_mission\",\"update_mission\",\"fleet_stats\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in. / Only chargers whose zone is this value. Zone the charger is in. (Used by: list_robots, list_chargers, emergency_stop_zone, set_fleet_mode, fleet_stats.)\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking). / Only missions whose kind is this value. Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge). (Used by: list_robots, emergency_stop_zone, list_missions, dispatch_mission, fleet_stats.)\",\"enum\":[\"amr\",\"forklift\",\"arm\",\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop). / Only chargers whose status is this value. Whether a robot can dock: free, occupied (a robot is charging) or out_of_service (faulty, do not use). / New value; left out: unchanged. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop). / Only missions whose status is this value. Progress: queued (waiting), active (being carried out), completed, cancelled or failed. / New value; left out: unchanged. Progress: queued (waiting), active (being carried out), completed, cancelled or failed. (Used by: list_robots, list_chargers, set_robot, list_missions, update_mission, fleet_stats.)\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\",\"free\",\"occupied\",\"out_of_service\",\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at least this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent. (Used by: list_robots.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at most this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent. (Used by: list_robots.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many robots (1 to 50; default 50). / Return at most this many chargers (1 to 50; default 50). / Return at most this many missions (1 to 50; default 50). (Used by: list_robots, list_chargers, list_missions.)\",\"minimum\":1,\"maximum\":50},\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to get, like RB001. / ID of the robot to change, like RB001. / Only missions whose robot id is this value. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001. / New value; left out: unchanged. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001. (Used by: get_robot, set_robot, list_missions, dispatch_mission, update_mission.)\",\"pattern\":\"^RB[0-9]{3,}$\"},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at least this. Charging power. Number from 0.5 to 20, in kW. (Used by: list_chargers.)\",\"minimum\":0.5,\"maximum\":20},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at most this. Charging power. Number from 0.5 to 20, in kW. (Used by: list_chargers.)\",\"minimum\":0.5,\"maximum\":20},\"speed_limit_mps\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Maximum travel speed (for arms: maximum tool speed). Number from 0 to 2, in m/s. (Used by: set_robot.)\",\"minimum\":0,\"maximum\":2},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standard speed limits - AMRs 1.5, forklifts 1.2, arms 1.0 m/s); night_shift (reduced limits for the quiet night shift - AMRs 1.0, forklifts 0.8, arms 0.6 m/s); safe_mode (every robot limited to 0.3 m/s, for when people work among the robots). (Used by: set_fleet_mode.)\",\"enum\":[\"normal\",\"night_shift\",\"safe_mode\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only missions whose priority is this value. Scheduling priority of the mission. / New value; left out: unchanged. Scheduling priority of the mission. (Used by: list_missions, dispatch_mission, update_mission.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"min_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at least this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z. (Used by: list_missions.)\",\"format\":\"date-time\"},\"max_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at most this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z. (Used by: list_missions.)\",\"format\":\"date-time\"},\"from_station\":{\"type\":\"string\",\"description\":\"Station where the mission starts (for return_to_dock: where the robot is now). (Used by: dispatch_mission.)\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"to_station\":{\"type\":\"string\",\"description\":\"Station where the mission ends (for return_to_dock: the charging bay bay_<zone>). (Used by: dispatch_mission.)\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"payload_kg\":{\"type\":\"number\",\"description\":\"Weight of the load carried (0 for none). Number from 0 to 2000, in kg. (Used by: dispatch_mission.)\",\"minimum\":0,\"maximum\":2000},\"mission_id\":{\"type\":\"string\",\"description\":\"ID of the mission to change, like MS0001. (Used by: update_mission.)\",\"pattern\":\"^MS[0-9]{4,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: fleet_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: battery_pct (Remaining battery charge (below 20 percent the robot should go charging)); speed_limit_mps (Maximum travel speed (for arms: maximum tool speed), in m/s); payload_capacity_kg (Heaviest load the robot may carry, in kg). (Used by: fleet_stats.)\",\"enum\":[\"battery_pct\",\"speed_limit_mps\",\"payload_capacity_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or status instead of one overall value. (Used by: fleet_stats.)\",\"enum\":[\"zone\",\"kind\",\"status\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "robotics",
-			Operations:  []*runtime.Operation{opListRobots, opGetRobot, opListChargers, opSetRobot, opEmergencyStopZone, opSetFleetMode, opListMissions, opDispatchMission, opUpdateMission, opFleetStats},
+			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opSetRobot, opEmergencyStopZone, opSetFleetMode, opListMissions, opDispatchMission, opUpdateMission, opFleetStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything about the robot fleet - robots, chargers, missions and fleet statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_robots: List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent) (optional zone, kind, status, min_battery_pct, max_battery_pct, limit). get_robot: Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy) (requires robot_id). list_chargers: List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range (optional zone, status, min_power_kw, max_power_kw, limit). list_missions: List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC) (optional robot_id, status, kind, priority, min_created, max_created, limit). fleet_stats: Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status (requires function, field; optional group_by, zone, kind, status).\",\"enum\":[\"list_robots\",\"get_robot\",\"list_chargers\",\"list_missions\",\"fleet_stats\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in. / Only chargers whose zone is this value. Zone the charger is in. (Used by: list_robots, list_chargers, fleet_stats.)\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking). / Only missions whose kind is this value. Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge). (Used by: list_robots, list_missions, fleet_stats.)\",\"enum\":[\"amr\",\"forklift\",\"arm\",\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop). / Only chargers whose status is this value. Whether a robot can dock: free, occupied (a robot is charging) or out_of_service (faulty, do not use). / Only missions whose status is this value. Progress: queued (waiting), active (being carried out), completed, cancelled or failed. (Used by: list_robots, list_chargers, list_missions, fleet_stats.)\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\",\"free\",\"occupied\",\"out_of_service\",\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at least this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent. (Used by: list_robots.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at most this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent. (Used by: list_robots.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many robots (1 to 50; default 50). / Return at most this many chargers (1 to 50; default 50). / Return at most this many missions (1 to 50; default 50). (Used by: list_robots, list_chargers, list_missions.)\",\"minimum\":1,\"maximum\":50},\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to get, like RB001. / Only missions whose robot id is this value. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001. (Used by: get_robot, list_missions.)\",\"pattern\":\"^RB[0-9]{3,}$\"},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at least this. Charging power. Number from 0.5 to 20, in kW. (Used by: list_chargers.)\",\"minimum\":0.5,\"maximum\":20},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at most this. Charging power. Number from 0.5 to 20, in kW. (Used by: list_chargers.)\",\"minimum\":0.5,\"maximum\":20},\"priority\":{\"type\":\"string\",\"description\":\"Only missions whose priority is this value. Scheduling priority of the mission. (Used by: list_missions.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"min_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at least this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z. (Used by: list_missions.)\",\"format\":\"date-time\"},\"max_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at most this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z. (Used by: list_missions.)\",\"format\":\"date-time\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: fleet_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: battery_pct (Remaining battery charge (below 20 percent the robot should go charging)); speed_limit_mps (Maximum travel speed (for arms: maximum tool speed), in m/s); payload_capacity_kg (Heaviest load the robot may carry, in kg). (Used by: fleet_stats.)\",\"enum\":[\"battery_pct\",\"speed_limit_mps\",\"payload_capacity_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or status instead of one overall value. (Used by: fleet_stats.)\",\"enum\":[\"zone\",\"kind\",\"status\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "robotics_query",
-			Operations:  []*runtime.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
+			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
 		},
 		{
 			Description: "Change the robot fleet - set or emergency-stop robots, apply fleet speed modes, dispatch or change missions.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_robot: Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change (requires robot_id; optional status, speed_limit_mps). emergency_stop_zone: Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped (requires zone; optional kind). set_fleet_mode: Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed (requires mode; optional zone). dispatch_mission: Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits) (requires robot_id, kind, from_station, to_station; optional priority, payload_kg). update_mission: Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change (requires mission_id; optional status, priority, robot_id).\",\"enum\":[\"set_robot\",\"emergency_stop_zone\",\"set_fleet_mode\",\"dispatch_mission\",\"update_mission\"]},\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to change, like RB001. / Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001. / New value; left out: unchanged. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001. (Used by: set_robot, dispatch_mission, update_mission.)\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop). / New value; left out: unchanged. Progress: queued (waiting), active (being carried out), completed, cancelled or failed. (Used by: set_robot, update_mission.)\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\",\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"speed_limit_mps\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Maximum travel speed (for arms: maximum tool speed). Number from 0 to 2, in m/s. (Used by: set_robot.)\",\"minimum\":0,\"maximum\":2},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in. (Used by: emergency_stop_zone, set_fleet_mode.)\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking). / Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge). (Used by: emergency_stop_zone, dispatch_mission.)\",\"enum\":[\"amr\",\"forklift\",\"arm\",\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standard speed limits - AMRs 1.5, forklifts 1.2, arms 1.0 m/s); night_shift (reduced limits for the quiet night shift - AMRs 1.0, forklifts 0.8, arms 0.6 m/s); safe_mode (every robot limited to 0.3 m/s, for when people work among the robots). (Used by: set_fleet_mode.)\",\"enum\":[\"normal\",\"night_shift\",\"safe_mode\"]},\"from_station\":{\"type\":\"string\",\"description\":\"Station where the mission starts (for return_to_dock: where the robot is now). (Used by: dispatch_mission.)\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"to_station\":{\"type\":\"string\",\"description\":\"Station where the mission ends (for return_to_dock: the charging bay bay_<zone>). (Used by: dispatch_mission.)\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"priority\":{\"type\":\"string\",\"description\":\"Scheduling priority of the mission. / New value; left out: unchanged. Scheduling priority of the mission. (Used by: dispatch_mission, update_mission.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"payload_kg\":{\"type\":\"number\",\"description\":\"Weight of the load carried (0 for none). Number from 0 to 2000, in kg. (Used by: dispatch_mission.)\",\"minimum\":0,\"maximum\":2000},\"mission_id\":{\"type\":\"string\",\"description\":\"ID of the mission to change, like MS0001. (Used by: update_mission.)\",\"pattern\":\"^MS[0-9]{4,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "robotics_control",
-			Operations:  []*runtime.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
+			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the fleet - list robots (RB###) by zone, kind, status or battery range, get one robot with its station, battery and fault code, and list chargers (CH###) with their bay, status and power.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_robots: List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent) (optional zone, kind, status, min_battery_pct, max_battery_pct, limit). get_robot: Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy) (requires robot_id). list_chargers: List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range (optional zone, status, min_power_kw, max_power_kw, limit).\",\"enum\":[\"list_robots\",\"get_robot\",\"list_chargers\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in. / Only chargers whose zone is this value. Zone the charger is in. (Used by: list_robots, list_chargers.)\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking). (Used by: list_robots.)\",\"enum\":[\"amr\",\"forklift\",\"arm\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop). / Only chargers whose status is this value. Whether a robot can dock: free, occupied (a robot is charging) or out_of_service (faulty, do not use). (Used by: list_robots, list_chargers.)\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\",\"free\",\"occupied\",\"out_of_service\"]},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at least this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent. (Used by: list_robots.)\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at most this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent. (Used by: list_robots.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many robots (1 to 50; default 50). / Return at most this many chargers (1 to 50; default 50). (Used by: list_robots, list_chargers.)\",\"minimum\":1,\"maximum\":50},\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to get, like RB001. (Used by: get_robot.)\",\"pattern\":\"^RB[0-9]{3,}$\"},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at least this. Charging power. Number from 0.5 to 20, in kW. (Used by: list_chargers.)\",\"minimum\":0.5,\"maximum\":20},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at most this. Charging power. Number from 0.5 to 20, in kW. (Used by: list_chargers.)\",\"minimum\":0.5,\"maximum\":20}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "fleet_status",
-			Operations:  []*runtime.Operation{opListRobots, opGetRobot, opListChargers},
+			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers},
 		},
 		{
 			Description: "Control robots - stop, resume or re-limit one robot, emergency-stop every robot in a zone, or apply a fleet speed mode (normal, night_shift, safe_mode) to the whole fleet or one zone.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_robot: Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change (requires robot_id; optional status, speed_limit_mps). emergency_stop_zone: Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped (requires zone; optional kind). set_fleet_mode: Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed (requires mode; optional zone).\",\"enum\":[\"set_robot\",\"emergency_stop_zone\",\"set_fleet_mode\"]},\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to change, like RB001. (Used by: set_robot.)\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop). (Used by: set_robot.)\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]},\"speed_limit_mps\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Maximum travel speed (for arms: maximum tool speed). Number from 0 to 2, in m/s. (Used by: set_robot.)\",\"minimum\":0,\"maximum\":2},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in. (Used by: emergency_stop_zone, set_fleet_mode.)\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking). (Used by: emergency_stop_zone.)\",\"enum\":[\"amr\",\"forklift\",\"arm\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standard speed limits - AMRs 1.5, forklifts 1.2, arms 1.0 m/s); night_shift (reduced limits for the quiet night shift - AMRs 1.0, forklifts 0.8, arms 0.6 m/s); safe_mode (every robot limited to 0.3 m/s, for when people work among the robots). (Used by: set_fleet_mode.)\",\"enum\":[\"normal\",\"night_shift\",\"safe_mode\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "robot_control",
-			Operations:  []*runtime.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
+			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
 		},
 		{
 			Description: "Plan missions (MS####) - list them, dispatch a new transport, pick, inspect or return-to-dock mission to a robot, or change one (cancel, re-queue, reprioritise, hand over to another robot).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_missions: List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC) (optional robot_id, status, kind, priority, min_created, max_created, limit). dispatch_mission: Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits) (requires robot_id, kind, from_station, to_station; optional priority, payload_kg). update_mission: Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change (requires mission_id; optional status, priority, robot_id).\",\"enum\":[\"list_missions\",\"dispatch_mission\",\"update_mission\"]},\"robot_id\":{\"type\":\"string\",\"description\":\"Only missions whose robot id is this value. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001. / New value; left out: unchanged. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"Only missions whose status is this value. Progress: queued (waiting), active (being carried out), completed, cancelled or failed. / New value; left out: unchanged. Progress: queued (waiting), active (being carried out), completed, cancelled or failed. (Used by: list_missions, update_mission.)\",\"enum\":[\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only missions whose kind is this value. Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge). (Used by: list_missions, dispatch_mission.)\",\"enum\":[\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only missions whose priority is this value. Scheduling priority of the mission. / New value; left out: unchanged. Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"min_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at least this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z. (Used by: list_missions.)\",\"format\":\"date-time\"},\"max_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at most this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z. (Used by: list_missions.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many missions (1 to 50; default 50). (Used by: list_missions.)\",\"minimum\":1,\"maximum\":50},\"from_station\":{\"type\":\"string\",\"description\":\"Station where the mission starts (for return_to_dock: where the robot is now). (Used by: dispatch_mission.)\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"to_station\":{\"type\":\"string\",\"description\":\"Station where the mission ends (for return_to_dock: the charging bay bay_<zone>). (Used by: dispatch_mission.)\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"payload_kg\":{\"type\":\"number\",\"description\":\"Weight of the load carried (0 for none). Number from 0 to 2000, in kg. (Used by: dispatch_mission.)\",\"minimum\":0,\"maximum\":2000},\"mission_id\":{\"type\":\"string\",\"description\":\"ID of the mission to change, like MS0001. (Used by: update_mission.)\",\"pattern\":\"^MS[0-9]{4,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "mission_planning",
-			Operations:  []*runtime.Operation{opListMissions, opDispatchMission, opUpdateMission},
+			Operations:  []*mcpdomain.Operation{opListMissions, opDispatchMission, opUpdateMission},
 		},
 		{
 			Description: "Analyse the fleet - count, sum, average, minimum or maximum of battery charge, speed limit or payload capacity over robots, optionally per zone, kind or status.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: battery_pct (Remaining battery charge (below 20 percent the robot should go charging)); speed_limit_mps (Maximum travel speed (for arms: maximum tool speed), in m/s); payload_capacity_kg (Heaviest load the robot may carry, in kg).\",\"enum\":[\"battery_pct\",\"speed_limit_mps\",\"payload_capacity_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or status instead of one overall value.\",\"enum\":[\"zone\",\"kind\",\"status\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).\",\"enum\":[\"amr\",\"forklift\",\"arm\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_fleet",
-			Operations:  []*runtime.Operation{opFleetStats},
+			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).\",\"enum\":[\"amr\",\"forklift\",\"arm\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]},\"min_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at least this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery_pct\":{\"type\":\"integer\",\"description\":\"Only robots whose battery pct is at most this. Remaining battery charge (below 20 percent the robot should go charging). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many robots (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_robots",
-			Operations:  []*runtime.Operation{opListRobots},
+			Operations:  []*mcpdomain.Operation{opListRobots},
 		},
 		{
 			Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to get, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"}},\"required\":[\"robot_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_robot",
-			Operations:  []*runtime.Operation{opGetRobot},
+			Operations:  []*mcpdomain.Operation{opGetRobot},
 		},
 		{
 			Description: "List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only chargers whose zone is this value. Zone the charger is in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"status\":{\"type\":\"string\",\"description\":\"Only chargers whose status is this value. Whether a robot can dock: free, occupied (a robot is charging) or out_of_service (faulty, do not use).\",\"enum\":[\"free\",\"occupied\",\"out_of_service\"]},\"min_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at least this. Charging power. Number from 0.5 to 20, in kW.\",\"minimum\":0.5,\"maximum\":20},\"max_power_kw\":{\"type\":\"number\",\"description\":\"Only chargers whose power kw is at most this. Charging power. Number from 0.5 to 20, in kW.\",\"minimum\":0.5,\"maximum\":20},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many chargers (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_chargers",
-			Operations:  []*runtime.Operation{opListChargers},
+			Operations:  []*mcpdomain.Operation{opListChargers},
 		},
 		{
 			Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"ID of the robot to change, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]},\"speed_limit_mps\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Maximum travel speed (for arms: maximum tool speed). Number from 0 to 2, in m/s.\",\"minimum\":0,\"maximum\":2}},\"required\":[\"robot_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_robot",
-			Operations:  []*runtime.Operation{opSetRobot},
+			Operations:  []*mcpdomain.Operation{opSetRobot},
 		},
 		{
 			Description: "Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).\",\"enum\":[\"amr\",\"forklift\",\"arm\"]}},\"required\":[\"zone\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "emergency_stop_zone",
-			Operations:  []*runtime.Operation{opEmergencyStopZone},
+			Operations:  []*mcpdomain.Operation{opEmergencyStopZone},
 		},
 		{
 			Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: normal (standard speed limits - AMRs 1.5, forklifts 1.2, arms 1.0 m/s); night_shift (reduced limits for the quiet night shift - AMRs 1.0, forklifts 0.8, arms 0.6 m/s); safe_mode (every robot limited to 0.3 m/s, for when people work among the robots).\",\"enum\":[\"normal\",\"night_shift\",\"safe_mode\"]}},\"required\":[\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_fleet_mode",
-			Operations:  []*runtime.Operation{opSetFleetMode},
+			Operations:  []*mcpdomain.Operation{opSetFleetMode},
 		},
 		{
 			Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"Only missions whose robot id is this value. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"status\":{\"type\":\"string\",\"description\":\"Only missions whose status is this value. Progress: queued (waiting), active (being carried out), completed, cancelled or failed.\",\"enum\":[\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only missions whose kind is this value. Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge).\",\"enum\":[\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only missions whose priority is this value. Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"min_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at least this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z.\",\"format\":\"date-time\"},\"max_created\":{\"type\":\"string\",\"description\":\"Only missions whose created is at most this. When the mission was dispatched (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-06-10T14:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many missions (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_missions",
-			Operations:  []*runtime.Operation{opListMissions},
+			Operations:  []*mcpdomain.Operation{opListMissions},
 		},
 		{
 			Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"robot_id\":{\"type\":\"string\",\"description\":\"Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"},\"kind\":{\"type\":\"string\",\"description\":\"Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge).\",\"enum\":[\"transport\",\"pick\",\"inspect\",\"return_to_dock\"]},\"from_station\":{\"type\":\"string\",\"description\":\"Station where the mission starts (for return_to_dock: where the robot is now).\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"to_station\":{\"type\":\"string\",\"description\":\"Station where the mission ends (for return_to_dock: the charging bay bay_<zone>).\",\"enum\":[\"goods_in\",\"goods_out\",\"rack_a\",\"rack_b\",\"rack_c\",\"assembly_line_1\",\"assembly_line_2\",\"cnc_cell\",\"packing_station\",\"qc_bench\",\"bay_storage\",\"bay_assembly\",\"bay_machining\",\"bay_packaging\",\"bay_quality_lab\"]},\"priority\":{\"type\":\"string\",\"description\":\"Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"payload_kg\":{\"type\":\"number\",\"description\":\"Weight of the load carried (0 for none). Number from 0 to 2000, in kg.\",\"minimum\":0,\"maximum\":2000}},\"required\":[\"robot_id\",\"kind\",\"from_station\",\"to_station\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "dispatch_mission",
-			Operations:  []*runtime.Operation{opDispatchMission},
+			Operations:  []*mcpdomain.Operation{opDispatchMission},
 		},
 		{
 			Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"mission_id\":{\"type\":\"string\",\"description\":\"ID of the mission to change, like MS0001.\",\"pattern\":\"^MS[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress: queued (waiting), active (being carried out), completed, cancelled or failed.\",\"enum\":[\"queued\",\"active\",\"completed\",\"cancelled\",\"failed\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Scheduling priority of the mission.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"robot_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Robot that carries out the mission (robot ID such as RB004). ID of a robot, like RB001.\",\"pattern\":\"^RB[0-9]{3,}$\"}},\"required\":[\"mission_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "update_mission",
-			Operations:  []*runtime.Operation{opUpdateMission},
+			Operations:  []*mcpdomain.Operation{opUpdateMission},
 		},
 		{
 			Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: battery_pct (Remaining battery charge (below 20 percent the robot should go charging)); speed_limit_mps (Maximum travel speed (for arms: maximum tool speed), in m/s); payload_capacity_kg (Heaviest load the robot may carry, in kg).\",\"enum\":[\"battery_pct\",\"speed_limit_mps\",\"payload_capacity_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or status instead of one overall value.\",\"enum\":[\"zone\",\"kind\",\"status\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only robots whose zone is this value. Zone of the factory the robot works in.\",\"enum\":[\"storage\",\"assembly\",\"machining\",\"packaging\",\"quality_lab\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).\",\"enum\":[\"amr\",\"forklift\",\"arm\"]},\"status\":{\"type\":\"string\",\"description\":\"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).\",\"enum\":[\"idle\",\"working\",\"charging\",\"error\",\"stopped\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "fleet_stats",
-			Operations:  []*runtime.Operation{opFleetStats},
+			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
 }
@@ -552,9 +552,9 @@ type L3FleetStatusArgs struct {
 
 // callL3FleetStatus runs a call of L3 tool fleet_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3FleetStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3FleetStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3FleetStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -568,7 +568,7 @@ func (s *Store) callL3FleetStatus(_ *runtime.Operation, raw []byte) (any, error)
 			Zone:          a.Zone,
 		})
 	case "get_robot":
-		return s.GetRobot(GetRobotArgs{RobotID: runtime.Deref(a.RobotID)})
+		return s.GetRobot(GetRobotArgs{RobotID: mcpdomain.Deref(a.RobotID)})
 	case "list_chargers":
 		return s.ListChargers(ListChargersArgs{
 			Limit:      a.Limit,
@@ -578,7 +578,7 @@ func (s *Store) callL3FleetStatus(_ *runtime.Operation, raw []byte) (any, error)
 			Zone:       a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_robots, get_robot, list_chargers", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_robots, get_robot, list_chargers", a.Action)
 }
 
 // L3RobotControlArgs are the arguments of L3 tool robot_control.
@@ -595,30 +595,30 @@ type L3RobotControlArgs struct {
 
 // callL3RobotControl runs a call of L3 tool robot_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3RobotControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3RobotControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3RobotControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_robot":
 		return s.SetRobot(SetRobotArgs{
-			RobotID:       runtime.Deref(a.RobotID),
+			RobotID:       mcpdomain.Deref(a.RobotID),
 			SpeedLimitMps: a.SpeedLimitMps,
 			Status:        a.Status,
 		})
 	case "emergency_stop_zone":
 		return s.EmergencyStopZone(EmergencyStopZoneArgs{
 			Kind: a.Kind,
-			Zone: runtime.Deref(a.Zone),
+			Zone: mcpdomain.Deref(a.Zone),
 		})
 	case "set_fleet_mode":
 		return s.SetFleetMode(SetFleetModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Zone: a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_robot, emergency_stop_zone, set_fleet_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_robot, emergency_stop_zone, set_fleet_mode", a.Action)
 }
 
 // L3MissionPlanningArgs are the arguments of L3 tool mission_planning.
@@ -640,9 +640,9 @@ type L3MissionPlanningArgs struct {
 
 // callL3MissionPlanning runs a call of L3 tool mission_planning on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3MissionPlanning(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3MissionPlanning(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3MissionPlanningArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -658,22 +658,22 @@ func (s *Store) callL3MissionPlanning(_ *runtime.Operation, raw []byte) (any, er
 		})
 	case "dispatch_mission":
 		return s.DispatchMission(DispatchMissionArgs{
-			FromStation: runtime.Deref(a.FromStation),
-			Kind:        runtime.Deref(a.Kind),
+			FromStation: mcpdomain.Deref(a.FromStation),
+			Kind:        mcpdomain.Deref(a.Kind),
 			PayloadKg:   a.PayloadKg,
 			Priority:    a.Priority,
-			RobotID:     runtime.Deref(a.RobotID),
-			ToStation:   runtime.Deref(a.ToStation),
+			RobotID:     mcpdomain.Deref(a.RobotID),
+			ToStation:   mcpdomain.Deref(a.ToStation),
 		})
 	case "update_mission":
 		return s.UpdateMission(UpdateMissionArgs{
-			MissionID: runtime.Deref(a.MissionID),
+			MissionID: mcpdomain.Deref(a.MissionID),
 			Priority:  a.Priority,
 			RobotID:   a.RobotID,
 			Status:    a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_missions, dispatch_mission, update_mission", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_missions, dispatch_mission, update_mission", a.Action)
 }
 
 // L2RoboticsQueryArgs are the arguments of L2 tool robotics_query.
@@ -699,9 +699,9 @@ type L2RoboticsQueryArgs struct {
 
 // callL2RoboticsQuery runs a call of L2 tool robotics_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2RoboticsQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2RoboticsQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2RoboticsQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -715,7 +715,7 @@ func (s *Store) callL2RoboticsQuery(_ *runtime.Operation, raw []byte) (any, erro
 			Zone:          a.Zone,
 		})
 	case "get_robot":
-		return s.GetRobot(GetRobotArgs{RobotID: runtime.Deref(a.RobotID)})
+		return s.GetRobot(GetRobotArgs{RobotID: mcpdomain.Deref(a.RobotID)})
 	case "list_chargers":
 		return s.ListChargers(ListChargersArgs{
 			Limit:      a.Limit,
@@ -736,15 +736,15 @@ func (s *Store) callL2RoboticsQuery(_ *runtime.Operation, raw []byte) (any, erro
 		})
 	case "fleet_stats":
 		return s.FleetStats(FleetStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Status:   a.Status,
 			Zone:     a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_robots, get_robot, list_chargers, list_missions, fleet_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_robots, get_robot, list_chargers, list_missions, fleet_stats", a.Action)
 }
 
 // L2RoboticsControlArgs are the arguments of L2 tool robotics_control.
@@ -766,46 +766,46 @@ type L2RoboticsControlArgs struct {
 
 // callL2RoboticsControl runs a call of L2 tool robotics_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2RoboticsControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2RoboticsControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2RoboticsControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_robot":
 		return s.SetRobot(SetRobotArgs{
-			RobotID:       runtime.Deref(a.RobotID),
+			RobotID:       mcpdomain.Deref(a.RobotID),
 			SpeedLimitMps: a.SpeedLimitMps,
 			Status:        a.Status,
 		})
 	case "emergency_stop_zone":
 		return s.EmergencyStopZone(EmergencyStopZoneArgs{
 			Kind: a.Kind,
-			Zone: runtime.Deref(a.Zone),
+			Zone: mcpdomain.Deref(a.Zone),
 		})
 	case "set_fleet_mode":
 		return s.SetFleetMode(SetFleetModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Zone: a.Zone,
 		})
 	case "dispatch_mission":
 		return s.DispatchMission(DispatchMissionArgs{
-			FromStation: runtime.Deref(a.FromStation),
-			Kind:        runtime.Deref(a.Kind),
+			FromStation: mcpdomain.Deref(a.FromStation),
+			Kind:        mcpdomain.Deref(a.Kind),
 			PayloadKg:   a.PayloadKg,
 			Priority:    a.Priority,
-			RobotID:     runtime.Deref(a.RobotID),
-			ToStation:   runtime.Deref(a.ToStation),
+			RobotID:     mcpdomain.Deref(a.RobotID),
+			ToStation:   mcpdomain.Deref(a.ToStation),
 		})
 	case "update_mission":
 		return s.UpdateMission(UpdateMissionArgs{
-			MissionID: runtime.Deref(a.MissionID),
+			MissionID: mcpdomain.Deref(a.MissionID),
 			Priority:  a.Priority,
 			RobotID:   a.RobotID,
 			Status:    a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_robot, emergency_stop_zone, set_fleet_mode, dispatch_mission, update_mission", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_robot, emergency_stop_zone, set_fleet_mode, dispatch_mission, update_mission", a.Action)
 }
 
 // L1RoboticsArgs are the arguments of L1 tool robotics.
@@ -837,9 +837,9 @@ type L1RoboticsArgs struct {
 
 // callL1Robotics runs a call of L1 tool robotics on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Robotics(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Robotics(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1RoboticsArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -853,7 +853,7 @@ func (s *Store) callL1Robotics(_ *runtime.Operation, raw []byte) (any, error) {
 			Zone:          a.Zone,
 		})
 	case "get_robot":
-		return s.GetRobot(GetRobotArgs{RobotID: runtime.Deref(a.RobotID)})
+		return s.GetRobot(GetRobotArgs{RobotID: mcpdomain.Deref(a.RobotID)})
 	case "list_chargers":
 		return s.ListChargers(ListChargersArgs{
 			Limit:      a.Limit,
@@ -864,18 +864,18 @@ func (s *Store) callL1Robotics(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "set_robot":
 		return s.SetRobot(SetRobotArgs{
-			RobotID:       runtime.Deref(a.RobotID),
+			RobotID:       mcpdomain.Deref(a.RobotID),
 			SpeedLimitMps: a.SpeedLimitMps,
 			Status:        a.Status,
 		})
 	case "emergency_stop_zone":
 		return s.EmergencyStopZone(EmergencyStopZoneArgs{
 			Kind: a.Kind,
-			Zone: runtime.Deref(a.Zone),
+			Zone: mcpdomain.Deref(a.Zone),
 		})
 	case "set_fleet_mode":
 		return s.SetFleetMode(SetFleetModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Zone: a.Zone,
 		})
 	case "list_missions":
@@ -890,38 +890,38 @@ func (s *Store) callL1Robotics(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "dispatch_mission":
 		return s.DispatchMission(DispatchMissionArgs{
-			FromStation: runtime.Deref(a.FromStation),
-			Kind:        runtime.Deref(a.Kind),
+			FromStation: mcpdomain.Deref(a.FromStation),
+			Kind:        mcpdomain.Deref(a.Kind),
 			PayloadKg:   a.PayloadKg,
 			Priority:    a.Priority,
-			RobotID:     runtime.Deref(a.RobotID),
-			ToStation:   runtime.Deref(a.ToStation),
+			RobotID:     mcpdomain.Deref(a.RobotID),
+			ToStation:   mcpdomain.Deref(a.ToStation),
 		})
 	case "update_mission":
 		return s.UpdateMission(UpdateMissionArgs{
-			MissionID: runtime.Deref(a.MissionID),
+			MissionID: mcpdomain.Deref(a.MissionID),
 			Priority:  a.Priority,
 			RobotID:   a.RobotID,
 			Status:    a.Status,
 		})
 	case "fleet_stats":
 		return s.FleetStats(FleetStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Status:   a.Status,
 			Zone:     a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_robots, get_robot, list_chargers, set_robot, emergency_stop_zone, set_fleet_mode, list_missions, dispatch_mission, update_mission, fleet_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_robots, get_robot, list_chargers, set_robot, emergency_stop_zone, set_fleet_mode, list_missions, dispatch_mission, update_mission, fleet_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "fleet_status":
 			return s.callL3FleetStatus
@@ -930,50 +930,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "mission_planning":
 			return s.callL3MissionPlanning
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "robotics_query":
 			return s.callL2RoboticsQuery
 		case "robotics_control":
 			return s.callL2RoboticsControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "robotics":
 			return s.callL1Robotics
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("robotics: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-robotics", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A factory floor run by a fleet of autonomous robots, managed from an edge controller: autonomous mobile robots (AMRs), autonomous forklifts and robot arms on mobile bases work in five zones (storage, assembly, machining, packaging, quality_lab), move between named stations, recharge at chargers in each zone's charging bay, and carry out missions (transport, pick, inspect, return to dock) dispatched by the controller."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of robotics.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A factory floor run by a fleet of autonomous robots, managed from an edge controller: autonomous mobile robots (AMRs), autonomous forklifts and robot arms on mobile bases work in five zones (storage, assembly, machining, packaging, quality_lab), move between named stations, recharge at chargers in each zone's charging bay, and carry out missions (transport, pick, inspect, return to dock) dispatched by the controller.",
 	Entities:    []string{"robot", "charger", "mission"},
 	Name:        "robotics",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Robot fleet cell",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("robotics: store is %T, want *robotics.Store", st)

@@ -5,7 +5,7 @@ package robotics
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,9 +13,9 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu       sync.RWMutex
-	robots   runtime.Table[Robot]
-	chargers runtime.Table[Charger]
-	missions runtime.Table[Mission]
+	robots   mcpdomain.Table[Robot]
+	chargers mcpdomain.Table[Charger]
+	missions mcpdomain.Table[Mission]
 }
 
 // NewStore returns a store holding the seed data.
@@ -33,9 +33,9 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.robots = runtime.NewTable("robot", "RB", 3, seedRobots(), robotID, cloneRobot)
-	s.chargers = runtime.NewTable("charger", "CH", 3, seedChargers(), chargerID, cloneCharger)
-	s.missions = runtime.NewTable("mission", "MS", 4, seedMissions(), missionID, cloneMission)
+	s.robots = mcpdomain.NewTable("robot", "RB", 3, seedRobots(), robotID, cloneRobot)
+	s.chargers = mcpdomain.NewTable("charger", "CH", 3, seedChargers(), chargerID, cloneCharger)
+	s.missions = mcpdomain.NewTable("mission", "MS", 4, seedMissions(), missionID, cloneMission)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -50,7 +50,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -89,25 +89,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_robots":
-		return runtime.Bind(args, s.ListRobots)
+		return mcpdomain.Bind(args, s.ListRobots)
 	case "get_robot":
-		return runtime.Bind(args, s.GetRobot)
+		return mcpdomain.Bind(args, s.GetRobot)
 	case "list_chargers":
-		return runtime.Bind(args, s.ListChargers)
+		return mcpdomain.Bind(args, s.ListChargers)
 	case "set_robot":
-		return runtime.Bind(args, s.SetRobot)
+		return mcpdomain.Bind(args, s.SetRobot)
 	case "emergency_stop_zone":
-		return runtime.Bind(args, s.EmergencyStopZone)
+		return mcpdomain.Bind(args, s.EmergencyStopZone)
 	case "set_fleet_mode":
-		return runtime.Bind(args, s.SetFleetMode)
+		return mcpdomain.Bind(args, s.SetFleetMode)
 	case "list_missions":
-		return runtime.Bind(args, s.ListMissions)
+		return mcpdomain.Bind(args, s.ListMissions)
 	case "dispatch_mission":
-		return runtime.Bind(args, s.DispatchMission)
+		return mcpdomain.Bind(args, s.DispatchMission)
 	case "update_mission":
-		return runtime.Bind(args, s.UpdateMission)
+		return mcpdomain.Bind(args, s.UpdateMission)
 	case "fleet_stats":
-		return runtime.Bind(args, s.FleetStats)
+		return mcpdomain.Bind(args, s.FleetStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; robotics has: list_robots, get_robot, list_chargers, set_robot, emergency_stop_zone, set_fleet_mode, list_missions, dispatch_mission, update_mission, fleet_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; robotics has: list_robots, get_robot, list_chargers, set_robot, emergency_stop_zone, set_fleet_mode, list_missions, dispatch_mission, update_mission, fleet_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package smarthome
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListDevicesArgs are the arguments of list_devices.
 type ListDevicesArgs struct {
@@ -27,10 +27,10 @@ func (a ListDevicesArgs) match(v *Device) bool {
 }
 
 // ListDevices: List devices, optionally only those in one room, of one kind or in one power state.
-func (s *Store) ListDevices(a ListDevicesArgs) (runtime.ListResult[Device], error) {
+func (s *Store) ListDevices(a ListDevicesArgs) (mcpdomain.ListResult[Device], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.devices.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.devices.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // GetDeviceArgs are the arguments of get_device.
@@ -64,7 +64,7 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 		return Device{}, err
 	}
 	if a.Power == nil && a.Brightness == nil && a.TargetTempC == nil && a.Locked == nil && a.Position == nil {
-		return Device{}, runtime.NothingToSet("power", "brightness", "target_temp_c", "locked", "position")
+		return Device{}, mcpdomain.NothingToSet("power", "brightness", "target_temp_c", "locked", "position")
 	}
 	if a.Power != nil {
 		v.Power = *a.Power
@@ -111,10 +111,10 @@ func (a ReadSensorsArgs) match(v *Sensor) bool {
 }
 
 // ReadSensors: Read the latest values of sensors, optionally only those in one room or of one kind.
-func (s *Store) ReadSensors(a ReadSensorsArgs) (runtime.ListResult[Sensor], error) {
+func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.sensors.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.sensors.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListEventsArgs are the arguments of list_events.
@@ -134,20 +134,20 @@ func (a ListEventsArgs) match(v *Event) bool {
 	if a.Kind != nil && v.Kind != *a.Kind {
 		return false
 	}
-	if a.MinTimestamp != nil && runtime.CompareTime(v.Timestamp, *a.MinTimestamp) < 0 {
+	if a.MinTimestamp != nil && mcpdomain.CompareTime(v.Timestamp, *a.MinTimestamp) < 0 {
 		return false
 	}
-	if a.MaxTimestamp != nil && runtime.CompareTime(v.Timestamp, *a.MaxTimestamp) > 0 {
+	if a.MaxTimestamp != nil && mcpdomain.CompareTime(v.Timestamp, *a.MaxTimestamp) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListEvents: List entries of the event log, optionally by room, kind, or a time window.
-func (s *Store) ListEvents(a ListEventsArgs) (runtime.ListResult[Event], error) {
+func (s *Store) ListEvents(a ListEventsArgs) (mcpdomain.ListResult[Event], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.events.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.events.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetRoomModeArgs are the arguments of set_room_mode.
@@ -165,7 +165,7 @@ func (a SetRoomModeArgs) match(v *Device) bool {
 }
 
 // SetRoomMode: Apply a mode to every device in one room at once.
-func (s *Store) SetRoomMode(a SetRoomModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -233,7 +233,7 @@ func (s *Store) SetRoomMode(a SetRoomModeArgs) (runtime.BulkResult, error) {
 			v.Position = 100
 		})...)
 	}
-	return runtime.NewBulkResult("device", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("device", a.Mode, ids), nil
 }
 
 // ListRulesArgs are the arguments of list_rules.
@@ -255,10 +255,10 @@ func (a ListRulesArgs) match(v *Rule) bool {
 }
 
 // ListRules: List automation rules, optionally only enabled or disabled ones, or those acting on one device.
-func (s *Store) ListRules(a ListRulesArgs) (runtime.ListResult[Rule], error) {
+func (s *Store) ListRules(a ListRulesArgs) (mcpdomain.ListResult[Rule], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.rules.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.rules.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // CreateRuleArgs are the arguments of create_rule.
@@ -301,7 +301,7 @@ type DeleteRuleArgs struct {
 }
 
 // DeleteRule: Delete an automation rule by its ID.
-func (s *Store) DeleteRule(a DeleteRuleArgs) (runtime.DeleteResult, error) {
+func (s *Store) DeleteRule(a DeleteRuleArgs) (mcpdomain.DeleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rules.Delete("rule_id", a.RuleID)
@@ -328,10 +328,10 @@ func (a SensorStatsArgs) match(v *Sensor) bool {
 }
 
 // SensorStats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.
-func (s *Store) SensorStats(a SensorStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) SensorStats(a SensorStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("sensor", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("sensor", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.sensors.Each(a.match, func(v *Sensor) {
 		var x float64
 		switch agg.Field() {

@@ -5,11 +5,11 @@ package smarthome
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListDevices = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListDevices = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
 			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
@@ -45,8 +45,8 @@ var opListDevices = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is.\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opGetDevice = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetDevice = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "device",
 			Hint:     "device ID like DV001",
@@ -66,8 +66,8 @@ var opGetDevice = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
 }
-var opSetDevice = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetDevice = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "device",
 			Hint:     "device ID like DV001",
@@ -113,8 +113,8 @@ var opSetDevice = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C.\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds).\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
 }
-var opReadSensors = &runtime.Operation{
-	Args: []runtime.Arg{
+var opReadSensors = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
 			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
@@ -154,8 +154,8 @@ var opReadSensors = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListEvents = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListEvents = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
 			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
@@ -195,8 +195,8 @@ var opListEvents = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only events whose room is this value. Room it happened in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only events whose kind is this value. Sort of event.\",\"enum\":[\"motion\",\"door\",\"power_change\",\"alert\"]},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many events (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetRoomMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetRoomMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
 			Hint:     "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
@@ -223,8 +223,8 @@ var opSetRoomMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open).\",\"enum\":[\"night\",\"away\",\"comfort\"]}},\"required\":[\"room\",\"mode\"],\"additionalProperties\":false}",
 }
-var opListRules = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListRules = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint: "boolean",
 			Name: "enabled",
@@ -253,8 +253,8 @@ var opListRules = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many rules (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opCreateRule = &runtime.Operation{
-	Args: []runtime.Arg{
+var opCreateRule = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint:     "string",
 			Name:     "name",
@@ -312,8 +312,8 @@ var opCreateRule = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the rule.\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001.\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold.\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device.\",\"enum\":[\"on\",\"off\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Whether the rule is active.\"}},\"required\":[\"name\",\"trigger_sensor\",\"condition\",\"threshold\",\"action_device\",\"action_power\"],\"additionalProperties\":false}",
 }
-var opDeleteRule = &runtime.Operation{
-	Args: []runtime.Arg{
+var opDeleteRule = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "rule",
 			Hint:     "rule ID like RL001",
@@ -333,8 +333,8 @@ var opDeleteRule = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001.\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"rule_id\"],\"additionalProperties\":false}",
 }
-var opSensorStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSensorStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"avg", "min", "max", "count", "sum"},
 			Hint:     "one of avg, min, max, count, sum",
@@ -381,135 +381,135 @@ var opSensorStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats}
+var Operations = []*mcpdomain.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the smart home - devices, sensors, events, automation rules and statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_devices: List devices, optionally only those in one room, of one kind or in one power state (optional room, kind, power, limit). get_device: Get the full current state of one device by its ID (requires device_id). set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change (requires device_id; optional power, brightness, target_temp_c, locked, position). read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind (optional room, kind, min_battery, max_battery, limit). list_events: List entries of the event log, optionally by room, kind, or a time window (optional room, kind, min_timestamp, max_timestamp, limit). set_room_mode: Apply a mode to every device in one room at once (requires room, mode). list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device (optional enabled, action_device, limit). create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold (requires name, trigger_sensor, condition, threshold, action_device, action_power; optional enabled). delete_rule: Delete an automation rule by its ID (requires rule_id). sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors (requires function, field; optional group_by, room, kind).\",\"enum\":[\"list_devices\",\"get_device\",\"set_device\",\"read_sensors\",\"list_events\",\"set_room_mode\",\"list_rules\",\"create_rule\",\"delete_rule\",\"sensor_stats\"]},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. / Only sensors whose room is this value. Room the sensor is in. / Only events whose room is this value. Room it happened in. (Used by: list_devices, read_sensors, list_events, set_room_mode, sensor_stats.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is. / Only sensors whose kind is this value. What the sensor measures. / Only events whose kind is this value. Sort of event. (Used by: list_devices, read_sensors, list_events, sensor_stats.)\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\",\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\",\"door\",\"power_change\",\"alert\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on. / New value; left out: unchanged. Whether the device is switched on. (Used by: list_devices, set_device.)\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many events (1 to 50; default 50). / Return at most this many rules (1 to 50; default 50). (Used by: list_devices, read_sensors, list_events, list_rules.)\",\"minimum\":1,\"maximum\":50},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001. / ID of the device to change, like DV001. (Used by: get_device, set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C. (Used by: set_device.)\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds). (Used by: set_device.)\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open). (Used by: set_room_mode.)\",\"enum\":[\"night\",\"away\",\"comfort\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active. (Used by: list_rules, create_rule.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001. (Used by: list_rules, create_rule.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the rule. (Used by: create_rule.)\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001. (Used by: create_rule.)\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold. (Used by: create_rule.)\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit. (Used by: create_rule.)\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device. (Used by: create_rule.)\",\"enum\":[\"on\",\"off\"]},\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001. (Used by: delete_rule.)\",\"pattern\":\"^RL[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: sensor_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent). (Used by: sensor_stats.)\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value. (Used by: sensor_stats.)\",\"enum\":[\"room\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "smart_home",
-			Operations:  []*runtime.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats},
+			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything in the smart home - devices, sensors, events, rules, statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_devices: List devices, optionally only those in one room, of one kind or in one power state (optional room, kind, power, limit). get_device: Get the full current state of one device by its ID (requires device_id). read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind (optional room, kind, min_battery, max_battery, limit). list_events: List entries of the event log, optionally by room, kind, or a time window (optional room, kind, min_timestamp, max_timestamp, limit). list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device (optional enabled, action_device, limit). sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors (requires function, field; optional group_by, room, kind).\",\"enum\":[\"list_devices\",\"get_device\",\"read_sensors\",\"list_events\",\"list_rules\",\"sensor_stats\"]},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. / Only sensors whose room is this value. Room the sensor is in. / Only events whose room is this value. Room it happened in. (Used by: list_devices, read_sensors, list_events, sensor_stats.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is. / Only sensors whose kind is this value. What the sensor measures. / Only events whose kind is this value. Sort of event. (Used by: list_devices, read_sensors, list_events, sensor_stats.)\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\",\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\",\"door\",\"power_change\",\"alert\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on. (Used by: list_devices.)\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many events (1 to 50; default 50). / Return at most this many rules (1 to 50; default 50). (Used by: list_devices, read_sensors, list_events, list_rules.)\",\"minimum\":1,\"maximum\":50},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001. (Used by: get_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active. (Used by: list_rules.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001. (Used by: list_rules.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: sensor_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent). (Used by: sensor_stats.)\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value. (Used by: sensor_stats.)\",\"enum\":[\"room\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "smart_home_query",
-			Operations:  []*runtime.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
+			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
 		},
 		{
 			Description: "Change the smart home - set devices, apply room modes, create or delete automation rules.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change (requires device_id; optional power, brightness, target_temp_c, locked, position). set_room_mode: Apply a mode to every device in one room at once (requires room, mode). create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold (requires name, trigger_sensor, condition, threshold, action_device, action_power; optional enabled). delete_rule: Delete an automation rule by its ID (requires rule_id).\",\"enum\":[\"set_device\",\"set_room_mode\",\"create_rule\",\"delete_rule\"]},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on. (Used by: set_device.)\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C. (Used by: set_device.)\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds). (Used by: set_device.)\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. (Used by: set_room_mode.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open). (Used by: set_room_mode.)\",\"enum\":[\"night\",\"away\",\"comfort\"]},\"name\":{\"type\":\"string\",\"description\":\"Name of the rule. (Used by: create_rule.)\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001. (Used by: create_rule.)\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold. (Used by: create_rule.)\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit. (Used by: create_rule.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Device the rule switches. ID of a device, like DV001. (Used by: create_rule.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device. (Used by: create_rule.)\",\"enum\":[\"on\",\"off\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Whether the rule is active. (Used by: create_rule.)\"},\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001. (Used by: delete_rule.)\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "smart_home_control",
-			Operations:  []*runtime.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
+			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up devices and sensors - list them by room or kind, get one device, read sensor values.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_devices: List devices, optionally only those in one room, of one kind or in one power state (optional room, kind, power, limit). get_device: Get the full current state of one device by its ID (requires device_id). read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind (optional room, kind, min_battery, max_battery, limit).\",\"enum\":[\"list_devices\",\"get_device\",\"read_sensors\"]},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. / Only sensors whose room is this value. Room the sensor is in. (Used by: list_devices, read_sensors.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is. / Only sensors whose kind is this value. What the sensor measures. (Used by: list_devices, read_sensors.)\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\",\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on. (Used by: list_devices.)\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). (Used by: list_devices, read_sensors.)\",\"minimum\":1,\"maximum\":50},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001. (Used by: get_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "get_room_status",
-			Operations:  []*runtime.Operation{opListDevices, opGetDevice, opReadSensors},
+			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
 		},
 		{
 			Description: "Control devices - change one device, or apply a mode (night, away, comfort) to a whole room.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change (requires device_id; optional power, brightness, target_temp_c, locked, position). set_room_mode: Apply a mode to every device in one room at once (requires room, mode).\",\"enum\":[\"set_device\",\"set_room_mode\"]},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on. (Used by: set_device.)\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C. (Used by: set_device.)\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds). (Used by: set_device.)\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. (Used by: set_room_mode.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open). (Used by: set_room_mode.)\",\"enum\":[\"night\",\"away\",\"comfort\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "set_room_mode",
-			Operations:  []*runtime.Operation{opSetDevice, opSetRoomMode},
+			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
 		{
 			Description: "Manage automation rules - list, create or delete them.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device (optional enabled, action_device, limit). create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold (requires name, trigger_sensor, condition, threshold, action_device, action_power; optional enabled). delete_rule: Delete an automation rule by its ID (requires rule_id).\",\"enum\":[\"list_rules\",\"create_rule\",\"delete_rule\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active. (Used by: list_rules, create_rule.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001. (Used by: list_rules, create_rule.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many rules (1 to 50; default 50). (Used by: list_rules.)\",\"minimum\":1,\"maximum\":50},\"name\":{\"type\":\"string\",\"description\":\"Name of the rule. (Used by: create_rule.)\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001. (Used by: create_rule.)\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold. (Used by: create_rule.)\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit. (Used by: create_rule.)\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device. (Used by: create_rule.)\",\"enum\":[\"on\",\"off\"]},\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001. (Used by: delete_rule.)\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "manage_automation",
-			Operations:  []*runtime.Operation{opListRules, opCreateRule, opDeleteRule},
+			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
 		},
 		{
 			Description: "Analyse the home - statistics over sensor readings and the event log.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_events: List entries of the event log, optionally by room, kind, or a time window (optional room, kind, min_timestamp, max_timestamp, limit). sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors (requires function, field; optional group_by, room, kind).\",\"enum\":[\"list_events\",\"sensor_stats\"]},\"room\":{\"type\":\"string\",\"description\":\"Only events whose room is this value. Room it happened in. / Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only events whose kind is this value. Sort of event. / Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"motion\",\"door\",\"power_change\",\"alert\",\"temperature\",\"humidity\",\"co2\",\"light_level\"]},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many events (1 to 50; default 50). (Used by: list_events.)\",\"minimum\":1,\"maximum\":50},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: sensor_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent). (Used by: sensor_stats.)\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value. (Used by: sensor_stats.)\",\"enum\":[\"room\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_home",
-			Operations:  []*runtime.Operation{opListEvents, opSensorStats},
+			Operations:  []*mcpdomain.Operation{opListEvents, opSensorStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "List devices, optionally only those in one room, of one kind or in one power state.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is.\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_devices",
-			Operations:  []*runtime.Operation{opListDevices},
+			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
 			Description: "Get the full current state of one device by its ID.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_device",
-			Operations:  []*runtime.Operation{opGetDevice},
+			Operations:  []*mcpdomain.Operation{opGetDevice},
 		},
 		{
 			Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C.\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds).\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_device",
-			Operations:  []*runtime.Operation{opSetDevice},
+			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
 			Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "read_sensors",
-			Operations:  []*runtime.Operation{opReadSensors},
+			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
 			Description: "List entries of the event log, optionally by room, kind, or a time window.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only events whose room is this value. Room it happened in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only events whose kind is this value. Sort of event.\",\"enum\":[\"motion\",\"door\",\"power_change\",\"alert\"]},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many events (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_events",
-			Operations:  []*runtime.Operation{opListEvents},
+			Operations:  []*mcpdomain.Operation{opListEvents},
 		},
 		{
 			Description: "Apply a mode to every device in one room at once.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open).\",\"enum\":[\"night\",\"away\",\"comfort\"]}},\"required\":[\"room\",\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_room_mode",
-			Operations:  []*runtime.Operation{opSetRoomMode},
+			Operations:  []*mcpdomain.Operation{opSetRoomMode},
 		},
 		{
 			Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many rules (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_rules",
-			Operations:  []*runtime.Operation{opListRules},
+			Operations:  []*mcpdomain.Operation{opListRules},
 		},
 		{
 			Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the rule.\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001.\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold.\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device.\",\"enum\":[\"on\",\"off\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Whether the rule is active.\"}},\"required\":[\"name\",\"trigger_sensor\",\"condition\",\"threshold\",\"action_device\",\"action_power\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "create_rule",
-			Operations:  []*runtime.Operation{opCreateRule},
+			Operations:  []*mcpdomain.Operation{opCreateRule},
 		},
 		{
 			Description: "Delete an automation rule by its ID.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001.\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"rule_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "delete_rule",
-			Operations:  []*runtime.Operation{opDeleteRule},
+			Operations:  []*mcpdomain.Operation{opDeleteRule},
 		},
 		{
 			Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent).\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value.\",\"enum\":[\"room\",\"kind\"]},\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "sensor_stats",
-			Operations:  []*runtime.Operation{opSensorStats},
+			Operations:  []*mcpdomain.Operation{opSensorStats},
 		},
 	},
 }
@@ -529,9 +529,9 @@ type L3GetRoomStatusArgs struct {
 
 // callL3GetRoomStatus runs a call of L3 tool get_room_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3GetRoomStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3GetRoomStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3GetRoomStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -543,7 +543,7 @@ func (s *Store) callL3GetRoomStatus(_ *runtime.Operation, raw []byte) (any, erro
 			Room:  a.Room,
 		})
 	case "get_device":
-		return s.GetDevice(GetDeviceArgs{DeviceID: runtime.Deref(a.DeviceID)})
+		return s.GetDevice(GetDeviceArgs{DeviceID: mcpdomain.Deref(a.DeviceID)})
 	case "read_sensors":
 		return s.ReadSensors(ReadSensorsArgs{
 			Kind:       a.Kind,
@@ -553,7 +553,7 @@ func (s *Store) callL3GetRoomStatus(_ *runtime.Operation, raw []byte) (any, erro
 			Room:       a.Room,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_devices, get_device, read_sensors", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_devices, get_device, read_sensors", a.Action)
 }
 
 // L3SetRoomModeArgs are the arguments of L3 tool set_room_mode.
@@ -572,16 +572,16 @@ type L3SetRoomModeArgs struct {
 
 // callL3SetRoomMode runs a call of L3 tool set_room_mode on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3SetRoomMode(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3SetRoomMode(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3SetRoomModeArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_device":
 		return s.SetDevice(SetDeviceArgs{
 			Brightness:  a.Brightness,
-			DeviceID:    runtime.Deref(a.DeviceID),
+			DeviceID:    mcpdomain.Deref(a.DeviceID),
 			Locked:      a.Locked,
 			Position:    a.Position,
 			Power:       a.Power,
@@ -589,11 +589,11 @@ func (s *Store) callL3SetRoomMode(_ *runtime.Operation, raw []byte) (any, error)
 		})
 	case "set_room_mode":
 		return s.SetRoomMode(SetRoomModeArgs{
-			Mode: runtime.Deref(a.Mode),
-			Room: runtime.Deref(a.Room),
+			Mode: mcpdomain.Deref(a.Mode),
+			Room: mcpdomain.Deref(a.Room),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_device, set_room_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_device, set_room_mode", a.Action)
 }
 
 // L3ManageAutomationArgs are the arguments of L3 tool manage_automation.
@@ -613,9 +613,9 @@ type L3ManageAutomationArgs struct {
 
 // callL3ManageAutomation runs a call of L3 tool manage_automation on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3ManageAutomation(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3ManageAutomation(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3ManageAutomationArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -627,18 +627,18 @@ func (s *Store) callL3ManageAutomation(_ *runtime.Operation, raw []byte) (any, e
 		})
 	case "create_rule":
 		return s.CreateRule(CreateRuleArgs{
-			ActionDevice:  runtime.Deref(a.ActionDevice),
-			ActionPower:   runtime.Deref(a.ActionPower),
-			Condition:     runtime.Deref(a.Condition),
+			ActionDevice:  mcpdomain.Deref(a.ActionDevice),
+			ActionPower:   mcpdomain.Deref(a.ActionPower),
+			Condition:     mcpdomain.Deref(a.Condition),
 			Enabled:       a.Enabled,
-			Name:          runtime.Deref(a.Name),
-			Threshold:     runtime.Deref(a.Threshold),
-			TriggerSensor: runtime.Deref(a.TriggerSensor),
+			Name:          mcpdomain.Deref(a.Name),
+			Threshold:     mcpdomain.Deref(a.Threshold),
+			TriggerSensor: mcpdomain.Deref(a.TriggerSensor),
 		})
 	case "delete_rule":
-		return s.DeleteRule(DeleteRuleArgs{RuleID: runtime.Deref(a.RuleID)})
+		return s.DeleteRule(DeleteRuleArgs{RuleID: mcpdomain.Deref(a.RuleID)})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_rules, create_rule, delete_rule", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_rules, create_rule, delete_rule", a.Action)
 }
 
 // L3AnalyzeHomeArgs are the arguments of L3 tool analyze_home.
@@ -657,9 +657,9 @@ type L3AnalyzeHomeArgs struct {
 
 // callL3AnalyzeHome runs a call of L3 tool analyze_home on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3AnalyzeHome(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3AnalyzeHome(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3AnalyzeHomeArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -673,14 +673,14 @@ func (s *Store) callL3AnalyzeHome(_ *runtime.Operation, raw []byte) (any, error)
 		})
 	case "sensor_stats":
 		return s.SensorStats(SensorStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Room:     a.Room,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_events, sensor_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_events, sensor_stats", a.Action)
 }
 
 // L2SmartHomeQueryArgs are the arguments of L2 tool smart_home_query.
@@ -705,9 +705,9 @@ type L2SmartHomeQueryArgs struct {
 
 // callL2SmartHomeQuery runs a call of L2 tool smart_home_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2SmartHomeQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2SmartHomeQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2SmartHomeQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -719,7 +719,7 @@ func (s *Store) callL2SmartHomeQuery(_ *runtime.Operation, raw []byte) (any, err
 			Room:  a.Room,
 		})
 	case "get_device":
-		return s.GetDevice(GetDeviceArgs{DeviceID: runtime.Deref(a.DeviceID)})
+		return s.GetDevice(GetDeviceArgs{DeviceID: mcpdomain.Deref(a.DeviceID)})
 	case "read_sensors":
 		return s.ReadSensors(ReadSensorsArgs{
 			Kind:       a.Kind,
@@ -744,14 +744,14 @@ func (s *Store) callL2SmartHomeQuery(_ *runtime.Operation, raw []byte) (any, err
 		})
 	case "sensor_stats":
 		return s.SensorStats(SensorStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Room:     a.Room,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_devices, get_device, read_sensors, list_events, list_rules, sensor_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_devices, get_device, read_sensors, list_events, list_rules, sensor_stats", a.Action)
 }
 
 // L2SmartHomeControlArgs are the arguments of L2 tool smart_home_control.
@@ -778,16 +778,16 @@ type L2SmartHomeControlArgs struct {
 
 // callL2SmartHomeControl runs a call of L2 tool smart_home_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2SmartHomeControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2SmartHomeControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2SmartHomeControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_device":
 		return s.SetDevice(SetDeviceArgs{
 			Brightness:  a.Brightness,
-			DeviceID:    runtime.Deref(a.DeviceID),
+			DeviceID:    mcpdomain.Deref(a.DeviceID),
 			Locked:      a.Locked,
 			Position:    a.Position,
 			Power:       a.Power,
@@ -795,23 +795,23 @@ func (s *Store) callL2SmartHomeControl(_ *runtime.Operation, raw []byte) (any, e
 		})
 	case "set_room_mode":
 		return s.SetRoomMode(SetRoomModeArgs{
-			Mode: runtime.Deref(a.Mode),
-			Room: runtime.Deref(a.Room),
+			Mode: mcpdomain.Deref(a.Mode),
+			Room: mcpdomain.Deref(a.Room),
 		})
 	case "create_rule":
 		return s.CreateRule(CreateRuleArgs{
-			ActionDevice:  runtime.Deref(a.ActionDevice),
-			ActionPower:   runtime.Deref(a.ActionPower),
-			Condition:     runtime.Deref(a.Condition),
+			ActionDevice:  mcpdomain.Deref(a.ActionDevice),
+			ActionPower:   mcpdomain.Deref(a.ActionPower),
+			Condition:     mcpdomain.Deref(a.Condition),
 			Enabled:       a.Enabled,
-			Name:          runtime.Deref(a.Name),
-			Threshold:     runtime.Deref(a.Threshold),
-			TriggerSensor: runtime.Deref(a.TriggerSensor),
+			Name:          mcpdomain.Deref(a.Name),
+			Threshold:     mcpdomain.Deref(a.Threshold),
+			TriggerSensor: mcpdomain.Deref(a.TriggerSensor),
 		})
 	case "delete_rule":
-		return s.DeleteRule(DeleteRuleArgs{RuleID: runtime.Deref(a.RuleID)})
+		return s.DeleteRule(DeleteRuleArgs{RuleID: mcpdomain.Deref(a.RuleID)})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_device, set_room_mode, create_rule, delete_rule", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_device, set_room_mode, create_rule, delete_rule", a.Action)
 }
 
 // L1SmartHomeArgs are the arguments of L1 tool smart_home.
@@ -847,9 +847,9 @@ type L1SmartHomeArgs struct {
 
 // callL1SmartHome runs a call of L1 tool smart_home on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1SmartHome(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1SmartHome(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1SmartHomeArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -861,11 +861,11 @@ func (s *Store) callL1SmartHome(_ *runtime.Operation, raw []byte) (any, error) {
 			Room:  a.Room,
 		})
 	case "get_device":
-		return s.GetDevice(GetDeviceArgs{DeviceID: runtime.Deref(a.DeviceID)})
+		return s.GetDevice(GetDeviceArgs{DeviceID: mcpdomain.Deref(a.DeviceID)})
 	case "set_device":
 		return s.SetDevice(SetDeviceArgs{
 			Brightness:  a.Brightness,
-			DeviceID:    runtime.Deref(a.DeviceID),
+			DeviceID:    mcpdomain.Deref(a.DeviceID),
 			Locked:      a.Locked,
 			Position:    a.Position,
 			Power:       a.Power,
@@ -889,8 +889,8 @@ func (s *Store) callL1SmartHome(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "set_room_mode":
 		return s.SetRoomMode(SetRoomModeArgs{
-			Mode: runtime.Deref(a.Mode),
-			Room: runtime.Deref(a.Room),
+			Mode: mcpdomain.Deref(a.Mode),
+			Room: mcpdomain.Deref(a.Room),
 		})
 	case "list_rules":
 		return s.ListRules(ListRulesArgs{
@@ -900,33 +900,33 @@ func (s *Store) callL1SmartHome(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "create_rule":
 		return s.CreateRule(CreateRuleArgs{
-			ActionDevice:  runtime.Deref(a.ActionDevice),
-			ActionPower:   runtime.Deref(a.ActionPower),
-			Condition:     runtime.Deref(a.Condition),
+			ActionDevice:  mcpdomain.Deref(a.ActionDevice),
+			ActionPower:   mcpdomain.Deref(a.ActionPower),
+			Condition:     mcpdomain.Deref(a.Condition),
 			Enabled:       a.Enabled,
-			Name:          runtime.Deref(a.Name),
-			Threshold:     runtime.Deref(a.Threshold),
-			TriggerSensor: runtime.Deref(a.TriggerSensor),
+			Name:          mcpdomain.Deref(a.Name),
+			Threshold:     mcpdomain.Deref(a.Threshold),
+			TriggerSensor: mcpdomain.Deref(a.TriggerSensor),
 		})
 	case "delete_rule":
-		return s.DeleteRule(DeleteRuleArgs{RuleID: runtime.Deref(a.RuleID)})
+		return s.DeleteRule(DeleteRuleArgs{RuleID: mcpdomain.Deref(a.RuleID)})
 	case "sensor_stats":
 		return s.SensorStats(SensorStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			Kind:     a.Kind,
 			Room:     a.Room,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_devices, get_device, set_device, read_sensors, list_events, set_room_mode, list_rules, create_rule, delete_rule, sensor_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_devices, get_device, set_device, read_sensors, list_events, set_room_mode, list_rules, create_rule, delete_rule, sensor_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "get_room_status":
 			return s.callL3GetRoomStatus
@@ -937,50 +937,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "analyze_home":
 			return s.callL3AnalyzeHome
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "smart_home_query":
 			return s.callL2SmartHomeQuery
 		case "smart_home_control":
 			return s.callL2SmartHomeControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "smart_home":
 			return s.callL1SmartHome
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("smarthome: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-smarthome", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A connected house: lights, thermostats, door locks, plugs and blinds in six rooms, environment sensors, an event log and automation rules that switch devices when a sensor crosses a threshold."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of smarthome.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A connected house: lights, thermostats, door locks, plugs and blinds in six rooms, environment sensors, an event log and automation rules that switch devices when a sensor crosses a threshold.",
 	Entities:    []string{"device", "sensor", "event", "rule"},
 	Name:        "smarthome",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Smart home",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("smarthome: store is %T, want *smarthome.Store", st)

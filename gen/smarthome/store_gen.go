@@ -5,7 +5,7 @@ package smarthome
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu      sync.RWMutex
-	devices runtime.Table[Device]
-	sensors runtime.Table[Sensor]
-	events  runtime.Table[Event]
-	rules   runtime.Table[Rule]
+	devices mcpdomain.Table[Device]
+	sensors mcpdomain.Table[Sensor]
+	events  mcpdomain.Table[Event]
+	rules   mcpdomain.Table[Rule]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.devices = runtime.NewTable("device", "DV", 3, seedDevices(), deviceID, cloneDevice)
-	s.sensors = runtime.NewTable("sensor", "SN", 3, seedSensors(), sensorID, cloneSensor)
-	s.events = runtime.NewTable("event", "EV", 4, seedEvents(), eventID, cloneEvent)
-	s.rules = runtime.NewTable("rule", "RL", 3, seedRules(), ruleID, cloneRule)
+	s.devices = mcpdomain.NewTable("device", "DV", 3, seedDevices(), deviceID, cloneDevice)
+	s.sensors = mcpdomain.NewTable("sensor", "SN", 3, seedSensors(), sensorID, cloneSensor)
+	s.events = mcpdomain.NewTable("event", "EV", 4, seedEvents(), eventID, cloneEvent)
+	s.rules = mcpdomain.NewTable("rule", "RL", 3, seedRules(), ruleID, cloneRule)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_devices":
-		return runtime.Bind(args, s.ListDevices)
+		return mcpdomain.Bind(args, s.ListDevices)
 	case "get_device":
-		return runtime.Bind(args, s.GetDevice)
+		return mcpdomain.Bind(args, s.GetDevice)
 	case "set_device":
-		return runtime.Bind(args, s.SetDevice)
+		return mcpdomain.Bind(args, s.SetDevice)
 	case "read_sensors":
-		return runtime.Bind(args, s.ReadSensors)
+		return mcpdomain.Bind(args, s.ReadSensors)
 	case "list_events":
-		return runtime.Bind(args, s.ListEvents)
+		return mcpdomain.Bind(args, s.ListEvents)
 	case "set_room_mode":
-		return runtime.Bind(args, s.SetRoomMode)
+		return mcpdomain.Bind(args, s.SetRoomMode)
 	case "list_rules":
-		return runtime.Bind(args, s.ListRules)
+		return mcpdomain.Bind(args, s.ListRules)
 	case "create_rule":
-		return runtime.Bind(args, s.CreateRule)
+		return mcpdomain.Bind(args, s.CreateRule)
 	case "delete_rule":
-		return runtime.Bind(args, s.DeleteRule)
+		return mcpdomain.Bind(args, s.DeleteRule)
 	case "sensor_stats":
-		return runtime.Bind(args, s.SensorStats)
+		return mcpdomain.Bind(args, s.SensorStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; smarthome has: list_devices, get_device, set_device, read_sensors, list_events, set_room_mode, list_rules, create_rule, delete_rule, sensor_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; smarthome has: list_devices, get_device, set_device, read_sensors, list_events, set_room_mode, list_rules, create_rule, delete_rule, sensor_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package surveillance
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListCamerasArgs are the arguments of list_cameras.
 type ListCamerasArgs struct {
@@ -51,10 +51,10 @@ func (a ListCamerasArgs) match(v *Camera) bool {
 }
 
 // ListCameras: List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.
-func (s *Store) ListCameras(a ListCamerasArgs) (runtime.ListResult[Camera], error) {
+func (s *Store) ListCameras(a ListCamerasArgs) (mcpdomain.ListResult[Camera], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.cameras.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.cameras.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // GetCameraArgs are the arguments of get_camera.
@@ -88,7 +88,7 @@ func (s *Store) SetCamera(a SetCameraArgs) (Camera, error) {
 		return Camera{}, err
 	}
 	if a.Recording == nil && a.NightVision == nil && a.Resolution == nil && a.MotionSensitivity == nil && a.RetentionDays == nil {
-		return Camera{}, runtime.NothingToSet("recording", "night_vision", "resolution", "motion_sensitivity", "retention_days")
+		return Camera{}, mcpdomain.NothingToSet("recording", "night_vision", "resolution", "motion_sensitivity", "retention_days")
 	}
 	if a.Recording != nil {
 		v.Recording = *a.Recording
@@ -139,10 +139,10 @@ func (a ListDoorsArgs) match(v *Door) bool {
 }
 
 // ListDoors: List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.
-func (s *Store) ListDoors(a ListDoorsArgs) (runtime.ListResult[Door], error) {
+func (s *Store) ListDoors(a ListDoorsArgs) (mcpdomain.ListResult[Door], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.doors.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.doors.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetDoorArgs are the arguments of set_door.
@@ -162,7 +162,7 @@ func (s *Store) SetDoor(a SetDoorArgs) (Door, error) {
 		return Door{}, err
 	}
 	if a.Locked == nil && a.AlarmArmed == nil && a.BadgeAccess == nil {
-		return Door{}, runtime.NothingToSet("locked", "alarm_armed", "badge_access")
+		return Door{}, mcpdomain.NothingToSet("locked", "alarm_armed", "badge_access")
 	}
 	if a.Locked != nil {
 		v.Locked = *a.Locked
@@ -191,7 +191,7 @@ func (a SetSecurityModeArgs) match(v *Door) bool {
 }
 
 // SetSecurityMode: Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.
-func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -246,7 +246,7 @@ func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (runtime.BulkResult, erro
 			v.BadgeAccess = "security_only"
 		})...)
 	}
-	return runtime.NewBulkResult("door", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("door", a.Mode, ids), nil
 }
 
 // ListAlertsArgs are the arguments of list_alerts.
@@ -282,20 +282,20 @@ func (a ListAlertsArgs) match(v *Alert) bool {
 	if a.DoorID != nil && v.DoorID != *a.DoorID {
 		return false
 	}
-	if a.MinTimestamp != nil && runtime.CompareTime(v.Timestamp, *a.MinTimestamp) < 0 {
+	if a.MinTimestamp != nil && mcpdomain.CompareTime(v.Timestamp, *a.MinTimestamp) < 0 {
 		return false
 	}
-	if a.MaxTimestamp != nil && runtime.CompareTime(v.Timestamp, *a.MaxTimestamp) > 0 {
+	if a.MaxTimestamp != nil && mcpdomain.CompareTime(v.Timestamp, *a.MaxTimestamp) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListAlerts: List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).
-func (s *Store) ListAlerts(a ListAlertsArgs) (runtime.ListResult[Alert], error) {
+func (s *Store) ListAlerts(a ListAlertsArgs) (mcpdomain.ListResult[Alert], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.alerts.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.alerts.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // AcknowledgeAlertsArgs are the arguments of acknowledge_alerts.
@@ -331,13 +331,13 @@ func (a AcknowledgeAlertsArgs) match(v *Alert) bool {
 }
 
 // AcknowledgeAlerts: Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.
-func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (runtime.BulkResult, error) {
+func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.alerts.Update(a.match, func(v *Alert) {
 		v.Acknowledged = true
 	})
-	return runtime.NewBulkResult("alert", "", ids), nil
+	return mcpdomain.NewBulkResult("alert", "", ids), nil
 }
 
 // OpenIncidentArgs are the arguments of open_incident.
@@ -414,10 +414,10 @@ func (a AlertStatsArgs) match(v *Alert) bool {
 }
 
 // AlertStats: Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).
-func (s *Store) AlertStats(a AlertStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) AlertStats(a AlertStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("alert", "count", "", runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("alert", "count", "", mcpdomain.Deref(a.GroupBy))
 	s.alerts.Each(a.match, func(v *Alert) {
 		var x float64
 		var key string

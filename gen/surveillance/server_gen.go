@@ -5,11 +5,11 @@ package surveillance
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opListCameras = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListCameras = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
 			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
@@ -76,8 +76,8 @@ var opListCameras = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only cameras whose zone is this value. Campus zone the camera covers.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"status\":{\"type\":\"string\",\"description\":\"Only cameras whose status is this value. Whether the NVR currently receives the camera's stream (offline: no video, e.g. cable, power or tampering).\",\"enum\":[\"online\",\"offline\"]},\"recording\":{\"type\":\"string\",\"description\":\"Only cameras whose recording is this value. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off.\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"Only cameras whose night vision is this value. Whether infrared night vision is switched on.\"},\"resolution\":{\"type\":\"string\",\"description\":\"Only cameras whose resolution is this value. Recording resolution of the stream.\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"min_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at least this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB.\",\"minimum\":0},\"max_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at most this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB.\",\"minimum\":0},\"min_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at least this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at most this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many cameras (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opGetCamera = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetCamera = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "camera",
 			Hint:     "camera ID like CM001",
@@ -97,8 +97,8 @@ var opGetCamera = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to get, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"}},\"required\":[\"camera_id\"],\"additionalProperties\":false}",
 }
-var opSetCamera = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetCamera = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "camera",
 			Hint:     "camera ID like CM001",
@@ -145,8 +145,8 @@ var opSetCamera = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to change, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"recording\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off.\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether infrared night vision is switched on.\"},\"resolution\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording resolution of the stream.\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"motion_sensitivity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"retention_days\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Number of days the NVR keeps this camera's footage before overwriting it. Integer from 1 to 90, in days.\",\"minimum\":1,\"maximum\":90}},\"required\":[\"camera_id\"],\"additionalProperties\":false}",
 }
-var opListDoors = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListDoors = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
 			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
@@ -192,8 +192,8 @@ var opListDoors = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only doors whose zone is this value. Campus zone the door is in.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"door_type\":{\"type\":\"string\",\"description\":\"Only doors whose door type is this value. Sort of door: pedestrian entrance, interior door, emergency exit, vehicle gate or barrier, or loading roller shutter.\",\"enum\":[\"entrance\",\"interior\",\"emergency_exit\",\"vehicle_gate\",\"roller_shutter\"]},\"locked\":{\"type\":\"boolean\",\"description\":\"Only doors whose locked is this value. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage).\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"Only doors whose alarm armed is this value. Whether the door alarm is armed (an armed door raises an alert when forced or held open).\"},\"badge_access\":{\"type\":\"string\",\"description\":\"Only doors whose badge access is this value. Whose badges open the door when it is locked: all staff, or security staff only.\",\"enum\":[\"staff\",\"security_only\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many doors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetDoor = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetDoor = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "door",
 			Hint:     "door ID like DR001",
@@ -229,8 +229,8 @@ var opSetDoor = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"door_id\":{\"type\":\"string\",\"description\":\"ID of the door to change, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage).\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the door alarm is armed (an armed door raises an alert when forced or held open).\"},\"badge_access\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whose badges open the door when it is locked: all staff, or security staff only.\",\"enum\":[\"staff\",\"security_only\"]}},\"required\":[\"door_id\"],\"additionalProperties\":false}",
 }
-var opSetSecurityMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetSecurityMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
 			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
@@ -256,8 +256,8 @@ var opSetSecurityMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only doors whose zone is this value. Campus zone the door is in.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: day (business hours - entrances, vehicle gates and roller shutters unlocked and disarmed with staff badge access; interior doors locked but disarmed; emergency exits locked and armed); night (every door locked and armed; badge access unchanged); lockdown (every door locked and armed, and only security staff badges open them).\",\"enum\":[\"day\",\"night\",\"lockdown\"]}},\"required\":[\"mode\"],\"additionalProperties\":false}",
 }
-var opListAlerts = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListAlerts = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
 			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
@@ -320,8 +320,8 @@ var opListAlerts = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only alerts whose zone is this value. Campus zone the alert comes from.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert.\"},\"camera_id\":{\"type\":\"string\",\"description\":\"Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_id\":{\"type\":\"string\",\"description\":\"Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z.\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alerts (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opAcknowledgeAlerts = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAcknowledgeAlerts = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
 			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
@@ -364,8 +364,8 @@ var opAcknowledgeAlerts = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only alerts whose zone is this value. Campus zone the alert comes from.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"camera_id\":{\"type\":\"string\",\"description\":\"Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_id\":{\"type\":\"string\",\"description\":\"Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"}},\"additionalProperties\":false}",
 }
-var opOpenIncident = &runtime.Operation{
-	Args: []runtime.Arg{
+var opOpenIncident = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint:     "string",
 			Name:     "title",
@@ -420,8 +420,8 @@ var opOpenIncident = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of the incident. At most 120 characters.\",\"maxLength\":120},\"zone\":{\"type\":\"string\",\"description\":\"Campus zone the incident concerns.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"severity\":{\"type\":\"string\",\"description\":\"Severity of the incident.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"camera_id\":{\"type\":\"string\",\"description\":\"Camera whose footage covers the incident (camera ID such as CM013; empty if none). ID of a camera, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"alert_id\":{\"type\":\"string\",\"description\":\"Alert the incident follows up (alert ID such as AL0012; empty if none). ID of an alert, like AL0001.\",\"pattern\":\"^AL[0-9]{4,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the security officer handling the incident (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"zone\",\"severity\"],\"additionalProperties\":false}",
 }
-var opAlertStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAlertStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"zone", "kind", "severity", "camera_id"},
 			Hint: "one of zone, kind, severity, camera_id",
@@ -465,135 +465,135 @@ var opAlertStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opListCameras, opGetCamera, opSetCamera, opListDoors, opSetDoor, opSetSecurityMode, opListAlerts, opAcknowledgeAlerts, opOpenIncident, opAlertStats}
+var Operations = []*mcpdomain.Operation{opListCameras, opGetCamera, opSetCamera, opListDoors, opSetDoor, opSetSecurityMode, opListAlerts, opAcknowledgeAlerts, opOpenIncident, opAlertStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control campus video surveillance and access control - cameras, doors and gates, security modes, alerts and incidents.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_cameras: List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage (optional zone, status, recording, night_vision, resolution, min_storage_gb, max_storage_gb, min_motion_sensitivity, max_motion_sensitivity, limit). get_camera: Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen (requires camera_id). set_camera: Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back (requires camera_id; optional recording, night_vision, resolution, motion_sensitivity, retention_days). list_doors: List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access (optional zone, door_type, locked, alarm_armed, badge_access, limit). set_door: Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change (requires door_id; optional locked, alarm_armed, badge_access). set_security_mode: Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type (requires mode; optional zone). list_alerts: List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC) (optional zone, kind, severity, acknowledged, camera_id, door_id, min_timestamp, max_timestamp, limit). acknowledge_alerts: Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged (optional zone, kind, severity, camera_id, door_id). open_incident: Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits) (requires title, zone, severity; optional camera_id, alert_id, assignee, notes). alert_stats: Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator) (optional group_by, zone, kind, severity, acknowledged).\",\"enum\":[\"list_cameras\",\"get_camera\",\"set_camera\",\"list_doors\",\"set_door\",\"set_security_mode\",\"list_alerts\",\"acknowledge_alerts\",\"open_incident\",\"alert_stats\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only cameras whose zone is this value. Campus zone the camera covers. / Only doors whose zone is this value. Campus zone the door is in. / Only alerts whose zone is this value. Campus zone the alert comes from. / Campus zone the incident concerns. (Used by: list_cameras, list_doors, set_security_mode, list_alerts, acknowledge_alerts, open_incident, alert_stats.)\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"status\":{\"type\":\"string\",\"description\":\"Only cameras whose status is this value. Whether the NVR currently receives the camera's stream (offline: no video, e.g. cable, power or tampering). (Used by: list_cameras.)\",\"enum\":[\"online\",\"offline\"]},\"recording\":{\"type\":\"string\",\"description\":\"Only cameras whose recording is this value. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off. / New value; left out: unchanged. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off. (Used by: list_cameras, set_camera.)\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"Only cameras whose night vision is this value. Whether infrared night vision is switched on. / New value; left out: unchanged. Whether infrared night vision is switched on. (Used by: list_cameras, set_camera.)\"},\"resolution\":{\"type\":\"string\",\"description\":\"Only cameras whose resolution is this value. Recording resolution of the stream. / New value; left out: unchanged. Recording resolution of the stream. (Used by: list_cameras, set_camera.)\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"min_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at least this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB. (Used by: list_cameras.)\",\"minimum\":0},\"max_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at most this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB. (Used by: list_cameras.)\",\"minimum\":0},\"min_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at least this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: list_cameras.)\",\"minimum\":0,\"maximum\":100},\"max_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at most this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: list_cameras.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many cameras (1 to 50; default 50). / Return at most this many doors (1 to 50; default 50). / Return at most this many alerts (1 to 50; default 50). (Used by: list_cameras, list_doors, list_alerts.)\",\"minimum\":1,\"maximum\":50},\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to get, like CM001. / ID of the camera to change, like CM001. / Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001. / Camera whose footage covers the incident (camera ID such as CM013; empty if none). ID of a camera, like CM001. (Used by: get_camera, set_camera, list_alerts, acknowledge_alerts, open_incident.)\",\"pattern\":\"^CM[0-9]{3,}$\"},\"motion_sensitivity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: set_camera.)\",\"minimum\":0,\"maximum\":100},\"retention_days\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Number of days the NVR keeps this camera's footage before overwriting it. Integer from 1 to 90, in days. (Used by: set_camera.)\",\"minimum\":1,\"maximum\":90},\"door_type\":{\"type\":\"string\",\"description\":\"Only doors whose door type is this value. Sort of door: pedestrian entrance, interior door, emergency exit, vehicle gate or barrier, or loading roller shutter. (Used by: list_doors.)\",\"enum\":[\"entrance\",\"interior\",\"emergency_exit\",\"vehicle_gate\",\"roller_shutter\"]},\"locked\":{\"type\":\"boolean\",\"description\":\"Only doors whose locked is this value. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage). / New value; left out: unchanged. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage). (Used by: list_doors, set_door.)\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"Only doors whose alarm armed is this value. Whether the door alarm is armed (an armed door raises an alert when forced or held open). / New value; left out: unchanged. Whether the door alarm is armed (an armed door raises an alert when forced or held open). (Used by: list_doors, set_door.)\"},\"badge_access\":{\"type\":\"string\",\"description\":\"Only doors whose badge access is this value. Whose badges open the door when it is locked: all staff, or security staff only. / New value; left out: unchanged. Whose badges open the door when it is locked: all staff, or security staff only. (Used by: list_doors, set_door.)\",\"enum\":[\"staff\",\"security_only\"]},\"door_id\":{\"type\":\"string\",\"description\":\"ID of the door to change, like DR001. / Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001. (Used by: set_door, list_alerts, acknowledge_alerts.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: day (business hours - entrances, vehicle gates and roller shutters unlocked and disarmed with staff badge access; interior doors locked but disarmed; emergency exits locked and armed); night (every door locked and armed; badge access unchanged); lockdown (every door locked and armed, and only security staff badges open them). (Used by: set_security_mode.)\",\"enum\":[\"day\",\"night\",\"lockdown\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open. (Used by: list_alerts, acknowledge_alerts, alert_stats.)\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert. / Severity of the incident. (Used by: list_alerts, acknowledge_alerts, open_incident, alert_stats.)\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert. (Used by: list_alerts, alert_stats.)\"},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"title\":{\"type\":\"string\",\"description\":\"Short description of the incident. At most 120 characters. (Used by: open_incident.)\",\"maxLength\":120},\"alert_id\":{\"type\":\"string\",\"description\":\"Alert the incident follows up (alert ID such as AL0012; empty if none). ID of an alert, like AL0001. (Used by: open_incident.)\",\"pattern\":\"^AL[0-9]{4,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the security officer handling the incident (empty if unassigned). (Used by: open_incident.)\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes. At most 500 characters. (Used by: open_incident.)\",\"maxLength\":500},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or severity or camera_id instead of one overall value. (Used by: alert_stats.)\",\"enum\":[\"zone\",\"kind\",\"severity\",\"camera_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "surveillance",
-			Operations:  []*runtime.Operation{opListCameras, opGetCamera, opSetCamera, opListDoors, opSetDoor, opSetSecurityMode, opListAlerts, opAcknowledgeAlerts, opOpenIncident, opAlertStats},
+			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opSetCamera, opListDoors, opSetDoor, opSetSecurityMode, opListAlerts, opAcknowledgeAlerts, opOpenIncident, opAlertStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything on the campus - cameras, doors and gates, alerts and alert counts. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_cameras: List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage (optional zone, status, recording, night_vision, resolution, min_storage_gb, max_storage_gb, min_motion_sensitivity, max_motion_sensitivity, limit). get_camera: Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen (requires camera_id). list_doors: List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access (optional zone, door_type, locked, alarm_armed, badge_access, limit). list_alerts: List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC) (optional zone, kind, severity, acknowledged, camera_id, door_id, min_timestamp, max_timestamp, limit). alert_stats: Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator) (optional group_by, zone, kind, severity, acknowledged).\",\"enum\":[\"list_cameras\",\"get_camera\",\"list_doors\",\"list_alerts\",\"alert_stats\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only cameras whose zone is this value. Campus zone the camera covers. / Only doors whose zone is this value. Campus zone the door is in. / Only alerts whose zone is this value. Campus zone the alert comes from. (Used by: list_cameras, list_doors, list_alerts, alert_stats.)\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"status\":{\"type\":\"string\",\"description\":\"Only cameras whose status is this value. Whether the NVR currently receives the camera's stream (offline: no video, e.g. cable, power or tampering). (Used by: list_cameras.)\",\"enum\":[\"online\",\"offline\"]},\"recording\":{\"type\":\"string\",\"description\":\"Only cameras whose recording is this value. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off. (Used by: list_cameras.)\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"Only cameras whose night vision is this value. Whether infrared night vision is switched on. (Used by: list_cameras.)\"},\"resolution\":{\"type\":\"string\",\"description\":\"Only cameras whose resolution is this value. Recording resolution of the stream. (Used by: list_cameras.)\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"min_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at least this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB. (Used by: list_cameras.)\",\"minimum\":0},\"max_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at most this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB. (Used by: list_cameras.)\",\"minimum\":0},\"min_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at least this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: list_cameras.)\",\"minimum\":0,\"maximum\":100},\"max_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at most this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: list_cameras.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many cameras (1 to 50; default 50). / Return at most this many doors (1 to 50; default 50). / Return at most this many alerts (1 to 50; default 50). (Used by: list_cameras, list_doors, list_alerts.)\",\"minimum\":1,\"maximum\":50},\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to get, like CM001. / Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001. (Used by: get_camera, list_alerts.)\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_type\":{\"type\":\"string\",\"description\":\"Only doors whose door type is this value. Sort of door: pedestrian entrance, interior door, emergency exit, vehicle gate or barrier, or loading roller shutter. (Used by: list_doors.)\",\"enum\":[\"entrance\",\"interior\",\"emergency_exit\",\"vehicle_gate\",\"roller_shutter\"]},\"locked\":{\"type\":\"boolean\",\"description\":\"Only doors whose locked is this value. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage). (Used by: list_doors.)\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"Only doors whose alarm armed is this value. Whether the door alarm is armed (an armed door raises an alert when forced or held open). (Used by: list_doors.)\"},\"badge_access\":{\"type\":\"string\",\"description\":\"Only doors whose badge access is this value. Whose badges open the door when it is locked: all staff, or security staff only. (Used by: list_doors.)\",\"enum\":[\"staff\",\"security_only\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open. (Used by: list_alerts, alert_stats.)\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert. (Used by: list_alerts, alert_stats.)\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert. (Used by: list_alerts, alert_stats.)\"},\"door_id\":{\"type\":\"string\",\"description\":\"Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001. (Used by: list_alerts.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or severity or camera_id instead of one overall value. (Used by: alert_stats.)\",\"enum\":[\"zone\",\"kind\",\"severity\",\"camera_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "surveillance_query",
-			Operations:  []*runtime.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
+			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
 		},
 		{
 			Description: "Change the campus - camera settings, door locks and alarms, zone security modes, acknowledging alerts and opening incidents.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_camera: Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back (requires camera_id; optional recording, night_vision, resolution, motion_sensitivity, retention_days). set_door: Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change (requires door_id; optional locked, alarm_armed, badge_access). set_security_mode: Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type (requires mode; optional zone). acknowledge_alerts: Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged (optional zone, kind, severity, camera_id, door_id). open_incident: Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits) (requires title, zone, severity; optional camera_id, alert_id, assignee, notes).\",\"enum\":[\"set_camera\",\"set_door\",\"set_security_mode\",\"acknowledge_alerts\",\"open_incident\"]},\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to change, like CM001. / Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001. / Camera whose footage covers the incident (camera ID such as CM013; empty if none). ID of a camera, like CM001. (Used by: set_camera, acknowledge_alerts, open_incident.)\",\"pattern\":\"^CM[0-9]{3,}$\"},\"recording\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off. (Used by: set_camera.)\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether infrared night vision is switched on. (Used by: set_camera.)\"},\"resolution\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording resolution of the stream. (Used by: set_camera.)\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"motion_sensitivity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: set_camera.)\",\"minimum\":0,\"maximum\":100},\"retention_days\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Number of days the NVR keeps this camera's footage before overwriting it. Integer from 1 to 90, in days. (Used by: set_camera.)\",\"minimum\":1,\"maximum\":90},\"door_id\":{\"type\":\"string\",\"description\":\"ID of the door to change, like DR001. / Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001. (Used by: set_door, acknowledge_alerts.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage). (Used by: set_door.)\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the door alarm is armed (an armed door raises an alert when forced or held open). (Used by: set_door.)\"},\"badge_access\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whose badges open the door when it is locked: all staff, or security staff only. (Used by: set_door.)\",\"enum\":[\"staff\",\"security_only\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only doors whose zone is this value. Campus zone the door is in. / Only alerts whose zone is this value. Campus zone the alert comes from. / Campus zone the incident concerns. (Used by: set_security_mode, acknowledge_alerts, open_incident.)\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: day (business hours - entrances, vehicle gates and roller shutters unlocked and disarmed with staff badge access; interior doors locked but disarmed; emergency exits locked and armed); night (every door locked and armed; badge access unchanged); lockdown (every door locked and armed, and only security staff badges open them). (Used by: set_security_mode.)\",\"enum\":[\"day\",\"night\",\"lockdown\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open. (Used by: acknowledge_alerts.)\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert. / Severity of the incident. (Used by: acknowledge_alerts, open_incident.)\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"title\":{\"type\":\"string\",\"description\":\"Short description of the incident. At most 120 characters. (Used by: open_incident.)\",\"maxLength\":120},\"alert_id\":{\"type\":\"string\",\"description\":\"Alert the incident follows up (alert ID such as AL0012; empty if none). ID of an alert, like AL0001. (Used by: open_incident.)\",\"pattern\":\"^AL[0-9]{4,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the security officer handling the incident (empty if unassigned). (Used by: open_incident.)\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes. At most 500 characters. (Used by: open_incident.)\",\"maxLength\":500}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "surveillance_control",
-			Operations:  []*runtime.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
+			Operations:  []*mcpdomain.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up the campus - list cameras (CM###) by zone, status, recording mode or stored footage, get one camera, and list doors and gates (DR###) with their lock, alarm and badge state.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_cameras: List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage (optional zone, status, recording, night_vision, resolution, min_storage_gb, max_storage_gb, min_motion_sensitivity, max_motion_sensitivity, limit). get_camera: Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen (requires camera_id). list_doors: List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access (optional zone, door_type, locked, alarm_armed, badge_access, limit).\",\"enum\":[\"list_cameras\",\"get_camera\",\"list_doors\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only cameras whose zone is this value. Campus zone the camera covers. / Only doors whose zone is this value. Campus zone the door is in. (Used by: list_cameras, list_doors.)\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"status\":{\"type\":\"string\",\"description\":\"Only cameras whose status is this value. Whether the NVR currently receives the camera's stream (offline: no video, e.g. cable, power or tampering). (Used by: list_cameras.)\",\"enum\":[\"online\",\"offline\"]},\"recording\":{\"type\":\"string\",\"description\":\"Only cameras whose recording is this value. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off. (Used by: list_cameras.)\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"Only cameras whose night vision is this value. Whether infrared night vision is switched on. (Used by: list_cameras.)\"},\"resolution\":{\"type\":\"string\",\"description\":\"Only cameras whose resolution is this value. Recording resolution of the stream. (Used by: list_cameras.)\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"min_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at least this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB. (Used by: list_cameras.)\",\"minimum\":0},\"max_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at most this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB. (Used by: list_cameras.)\",\"minimum\":0},\"min_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at least this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: list_cameras.)\",\"minimum\":0,\"maximum\":100},\"max_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at most this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent. (Used by: list_cameras.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many cameras (1 to 50; default 50). / Return at most this many doors (1 to 50; default 50). (Used by: list_cameras, list_doors.)\",\"minimum\":1,\"maximum\":50},\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to get, like CM001. (Used by: get_camera.)\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_type\":{\"type\":\"string\",\"description\":\"Only doors whose door type is this value. Sort of door: pedestrian entrance, interior door, emergency exit, vehicle gate or barrier, or loading roller shutter. (Used by: list_doors.)\",\"enum\":[\"entrance\",\"interior\",\"emergency_exit\",\"vehicle_gate\",\"roller_shutter\"]},\"locked\":{\"type\":\"boolean\",\"description\":\"Only doors whose locked is this value. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage). (Used by: list_doors.)\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"Only doors whose alarm armed is this value. Whether the door alarm is armed (an armed door raises an alert when forced or held open). (Used by: list_doors.)\"},\"badge_access\":{\"type\":\"string\",\"description\":\"Only doors whose badge access is this value. Whose badges open the door when it is locked: all staff, or security staff only. (Used by: list_doors.)\",\"enum\":[\"staff\",\"security_only\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "site_status",
-			Operations:  []*runtime.Operation{opListCameras, opGetCamera, opListDoors},
+			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors},
 		},
 		{
 			Description: "Act on security - lock, unlock, arm or disarm one door, apply a security mode (day, night, lockdown) to a zone or the whole campus, acknowledge alerts, or open a security incident.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_door: Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change (requires door_id; optional locked, alarm_armed, badge_access). set_security_mode: Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type (requires mode; optional zone). acknowledge_alerts: Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged (optional zone, kind, severity, camera_id, door_id). open_incident: Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits) (requires title, zone, severity; optional camera_id, alert_id, assignee, notes).\",\"enum\":[\"set_door\",\"set_security_mode\",\"acknowledge_alerts\",\"open_incident\"]},\"door_id\":{\"type\":\"string\",\"description\":\"ID of the door to change, like DR001. / Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001. (Used by: set_door, acknowledge_alerts.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage). (Used by: set_door.)\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the door alarm is armed (an armed door raises an alert when forced or held open). (Used by: set_door.)\"},\"badge_access\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whose badges open the door when it is locked: all staff, or security staff only. (Used by: set_door.)\",\"enum\":[\"staff\",\"security_only\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only doors whose zone is this value. Campus zone the door is in. / Only alerts whose zone is this value. Campus zone the alert comes from. / Campus zone the incident concerns. (Used by: set_security_mode, acknowledge_alerts, open_incident.)\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: day (business hours - entrances, vehicle gates and roller shutters unlocked and disarmed with staff badge access; interior doors locked but disarmed; emergency exits locked and armed); night (every door locked and armed; badge access unchanged); lockdown (every door locked and armed, and only security staff badges open them). (Used by: set_security_mode.)\",\"enum\":[\"day\",\"night\",\"lockdown\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open. (Used by: acknowledge_alerts.)\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert. / Severity of the incident. (Used by: acknowledge_alerts, open_incident.)\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"camera_id\":{\"type\":\"string\",\"description\":\"Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001. / Camera whose footage covers the incident (camera ID such as CM013; empty if none). ID of a camera, like CM001. (Used by: acknowledge_alerts, open_incident.)\",\"pattern\":\"^CM[0-9]{3,}$\"},\"title\":{\"type\":\"string\",\"description\":\"Short description of the incident. At most 120 characters. (Used by: open_incident.)\",\"maxLength\":120},\"alert_id\":{\"type\":\"string\",\"description\":\"Alert the incident follows up (alert ID such as AL0012; empty if none). ID of an alert, like AL0001. (Used by: open_incident.)\",\"pattern\":\"^AL[0-9]{4,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the security officer handling the incident (empty if unassigned). (Used by: open_incident.)\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes. At most 500 characters. (Used by: open_incident.)\",\"maxLength\":500}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "security_control",
-			Operations:  []*runtime.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
+			Operations:  []*mcpdomain.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 		{
 			Description: "Configure one camera (CM###) - recording mode, night vision, resolution, motion sensitivity or footage retention.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to change, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"recording\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off.\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether infrared night vision is switched on.\"},\"resolution\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording resolution of the stream.\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"motion_sensitivity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"retention_days\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Number of days the NVR keeps this camera's footage before overwriting it. Integer from 1 to 90, in days.\",\"minimum\":1,\"maximum\":90}},\"required\":[\"camera_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "configure_cameras",
-			Operations:  []*runtime.Operation{opSetCamera},
+			Operations:  []*mcpdomain.Operation{opSetCamera},
 		},
 		{
 			Description: "Analyse alerts (AL####) - list them by zone, kind, severity, camera, door, acknowledgement or time window, or count them, optionally per zone, kind, severity or camera.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_alerts: List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC) (optional zone, kind, severity, acknowledged, camera_id, door_id, min_timestamp, max_timestamp, limit). alert_stats: Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator) (optional group_by, zone, kind, severity, acknowledged).\",\"enum\":[\"list_alerts\",\"alert_stats\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only alerts whose zone is this value. Campus zone the alert comes from.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert.\"},\"camera_id\":{\"type\":\"string\",\"description\":\"Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001. (Used by: list_alerts.)\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_id\":{\"type\":\"string\",\"description\":\"Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001. (Used by: list_alerts.)\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z. (Used by: list_alerts.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alerts (1 to 50; default 50). (Used by: list_alerts.)\",\"minimum\":1,\"maximum\":50},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or severity or camera_id instead of one overall value. (Used by: alert_stats.)\",\"enum\":[\"zone\",\"kind\",\"severity\",\"camera_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_alerts",
-			Operations:  []*runtime.Operation{opListAlerts, opAlertStats},
+			Operations:  []*mcpdomain.Operation{opListAlerts, opAlertStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only cameras whose zone is this value. Campus zone the camera covers.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"status\":{\"type\":\"string\",\"description\":\"Only cameras whose status is this value. Whether the NVR currently receives the camera's stream (offline: no video, e.g. cable, power or tampering).\",\"enum\":[\"online\",\"offline\"]},\"recording\":{\"type\":\"string\",\"description\":\"Only cameras whose recording is this value. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off.\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"Only cameras whose night vision is this value. Whether infrared night vision is switched on.\"},\"resolution\":{\"type\":\"string\",\"description\":\"Only cameras whose resolution is this value. Recording resolution of the stream.\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"min_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at least this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB.\",\"minimum\":0},\"max_storage_gb\":{\"type\":\"number\",\"description\":\"Only cameras whose storage gb is at most this. Footage of this camera currently stored on the NVR in gigabytes. Number of at least 0, in GB.\",\"minimum\":0},\"min_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at least this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_motion_sensitivity\":{\"type\":\"integer\",\"description\":\"Only cameras whose motion sensitivity is at most this. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many cameras (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_cameras",
-			Operations:  []*runtime.Operation{opListCameras},
+			Operations:  []*mcpdomain.Operation{opListCameras},
 		},
 		{
 			Description: "Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to get, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"}},\"required\":[\"camera_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_camera",
-			Operations:  []*runtime.Operation{opGetCamera},
+			Operations:  []*mcpdomain.Operation{opGetCamera},
 		},
 		{
 			Description: "Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"camera_id\":{\"type\":\"string\",\"description\":\"ID of the camera to change, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"recording\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording mode: continuous (records all the time), motion (records only when motion is detected) or off.\",\"enum\":[\"continuous\",\"motion\",\"off\"]},\"night_vision\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether infrared night vision is switched on.\"},\"resolution\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Recording resolution of the stream.\",\"enum\":[\"720p\",\"1080p\",\"1440p\",\"4k\"]},\"motion_sensitivity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"retention_days\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Number of days the NVR keeps this camera's footage before overwriting it. Integer from 1 to 90, in days.\",\"minimum\":1,\"maximum\":90}},\"required\":[\"camera_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_camera",
-			Operations:  []*runtime.Operation{opSetCamera},
+			Operations:  []*mcpdomain.Operation{opSetCamera},
 		},
 		{
 			Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only doors whose zone is this value. Campus zone the door is in.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"door_type\":{\"type\":\"string\",\"description\":\"Only doors whose door type is this value. Sort of door: pedestrian entrance, interior door, emergency exit, vehicle gate or barrier, or loading roller shutter.\",\"enum\":[\"entrance\",\"interior\",\"emergency_exit\",\"vehicle_gate\",\"roller_shutter\"]},\"locked\":{\"type\":\"boolean\",\"description\":\"Only doors whose locked is this value. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage).\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"Only doors whose alarm armed is this value. Whether the door alarm is armed (an armed door raises an alert when forced or held open).\"},\"badge_access\":{\"type\":\"string\",\"description\":\"Only doors whose badge access is this value. Whose badges open the door when it is locked: all staff, or security staff only.\",\"enum\":[\"staff\",\"security_only\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many doors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_doors",
-			Operations:  []*runtime.Operation{opListDoors},
+			Operations:  []*mcpdomain.Operation{opListDoors},
 		},
 		{
 			Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"door_id\":{\"type\":\"string\",\"description\":\"ID of the door to change, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage).\"},\"alarm_armed\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether the door alarm is armed (an armed door raises an alert when forced or held open).\"},\"badge_access\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whose badges open the door when it is locked: all staff, or security staff only.\",\"enum\":[\"staff\",\"security_only\"]}},\"required\":[\"door_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_door",
-			Operations:  []*runtime.Operation{opSetDoor},
+			Operations:  []*mcpdomain.Operation{opSetDoor},
 		},
 		{
 			Description: "Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only doors whose zone is this value. Campus zone the door is in.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: day (business hours - entrances, vehicle gates and roller shutters unlocked and disarmed with staff badge access; interior doors locked but disarmed; emergency exits locked and armed); night (every door locked and armed; badge access unchanged); lockdown (every door locked and armed, and only security staff badges open them).\",\"enum\":[\"day\",\"night\",\"lockdown\"]}},\"required\":[\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_security_mode",
-			Operations:  []*runtime.Operation{opSetSecurityMode},
+			Operations:  []*mcpdomain.Operation{opSetSecurityMode},
 		},
 		{
 			Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only alerts whose zone is this value. Campus zone the alert comes from.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert.\"},\"camera_id\":{\"type\":\"string\",\"description\":\"Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_id\":{\"type\":\"string\",\"description\":\"Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at least this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z.\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only alerts whose timestamp is at most this. When the alert was raised (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-09-24T06:45:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many alerts (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_alerts",
-			Operations:  []*runtime.Operation{opListAlerts},
+			Operations:  []*mcpdomain.Operation{opListAlerts},
 		},
 		{
 			Description: "Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only alerts whose zone is this value. Campus zone the alert comes from.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"camera_id\":{\"type\":\"string\",\"description\":\"Only alerts whose camera id is this value. Camera that raised the alert (camera ID such as CM003; empty for door alerts). ID of a camera, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"door_id\":{\"type\":\"string\",\"description\":\"Only alerts whose door id is this value. Door that raised the alert (door ID such as DR004; empty for camera alerts). ID of a door, like DR001.\",\"pattern\":\"^DR[0-9]{3,}$\"}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "acknowledge_alerts",
-			Operations:  []*runtime.Operation{opAcknowledgeAlerts},
+			Operations:  []*mcpdomain.Operation{opAcknowledgeAlerts},
 		},
 		{
 			Description: "Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"Short description of the incident. At most 120 characters.\",\"maxLength\":120},\"zone\":{\"type\":\"string\",\"description\":\"Campus zone the incident concerns.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"severity\":{\"type\":\"string\",\"description\":\"Severity of the incident.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"camera_id\":{\"type\":\"string\",\"description\":\"Camera whose footage covers the incident (camera ID such as CM013; empty if none). ID of a camera, like CM001.\",\"pattern\":\"^CM[0-9]{3,}$\"},\"alert_id\":{\"type\":\"string\",\"description\":\"Alert the incident follows up (alert ID such as AL0012; empty if none). ID of an alert, like AL0001.\",\"pattern\":\"^AL[0-9]{4,}$\"},\"assignee\":{\"type\":\"string\",\"description\":\"Name of the security officer handling the incident (empty if unassigned).\"},\"notes\":{\"type\":\"string\",\"description\":\"Free-text notes. At most 500 characters.\",\"maxLength\":500}},\"required\":[\"title\",\"zone\",\"severity\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "open_incident",
-			Operations:  []*runtime.Operation{opOpenIncident},
+			Operations:  []*mcpdomain.Operation{opOpenIncident},
 		},
 		{
 			Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per zone or kind or severity or camera_id instead of one overall value.\",\"enum\":[\"zone\",\"kind\",\"severity\",\"camera_id\"]},\"zone\":{\"type\":\"string\",\"description\":\"Only alerts whose zone is this value. Campus zone the alert comes from.\",\"enum\":[\"office\",\"car_park\",\"warehouse\",\"loading_dock\",\"perimeter\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.\",\"enum\":[\"motion\",\"intrusion\",\"loitering\",\"tamper\",\"camera_offline\",\"door_forced\",\"door_held_open\"]},\"severity\":{\"type\":\"string\",\"description\":\"Only alerts whose severity is this value. Severity of the alert.\",\"enum\":[\"low\",\"medium\",\"high\",\"critical\"]},\"acknowledged\":{\"type\":\"boolean\",\"description\":\"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert.\"}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "alert_stats",
-			Operations:  []*runtime.Operation{opAlertStats},
+			Operations:  []*mcpdomain.Operation{opAlertStats},
 		},
 	},
 }
@@ -621,9 +621,9 @@ type L3SiteStatusArgs struct {
 
 // callL3SiteStatus runs a call of L3 tool site_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3SiteStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3SiteStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3SiteStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -641,7 +641,7 @@ func (s *Store) callL3SiteStatus(_ *runtime.Operation, raw []byte) (any, error) 
 			Zone:                 a.Zone,
 		})
 	case "get_camera":
-		return s.GetCamera(GetCameraArgs{CameraID: runtime.Deref(a.CameraID)})
+		return s.GetCamera(GetCameraArgs{CameraID: mcpdomain.Deref(a.CameraID)})
 	case "list_doors":
 		return s.ListDoors(ListDoorsArgs{
 			AlarmArmed:  a.AlarmArmed,
@@ -652,7 +652,7 @@ func (s *Store) callL3SiteStatus(_ *runtime.Operation, raw []byte) (any, error) 
 			Zone:        a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_cameras, get_camera, list_doors", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_cameras, get_camera, list_doors", a.Action)
 }
 
 // L3SecurityControlArgs are the arguments of L3 tool security_control.
@@ -676,9 +676,9 @@ type L3SecurityControlArgs struct {
 
 // callL3SecurityControl runs a call of L3 tool security_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3SecurityControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3SecurityControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3SecurityControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -686,12 +686,12 @@ func (s *Store) callL3SecurityControl(_ *runtime.Operation, raw []byte) (any, er
 		return s.SetDoor(SetDoorArgs{
 			AlarmArmed:  a.AlarmArmed,
 			BadgeAccess: a.BadgeAccess,
-			DoorID:      runtime.Deref(a.DoorID),
+			DoorID:      mcpdomain.Deref(a.DoorID),
 			Locked:      a.Locked,
 		})
 	case "set_security_mode":
 		return s.SetSecurityMode(SetSecurityModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Zone: a.Zone,
 		})
 	case "acknowledge_alerts":
@@ -708,12 +708,12 @@ func (s *Store) callL3SecurityControl(_ *runtime.Operation, raw []byte) (any, er
 			Assignee: a.Assignee,
 			CameraID: a.CameraID,
 			Notes:    a.Notes,
-			Severity: runtime.Deref(a.Severity),
-			Title:    runtime.Deref(a.Title),
-			Zone:     runtime.Deref(a.Zone),
+			Severity: mcpdomain.Deref(a.Severity),
+			Title:    mcpdomain.Deref(a.Title),
+			Zone:     mcpdomain.Deref(a.Zone),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_door, set_security_mode, acknowledge_alerts, open_incident", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_door, set_security_mode, acknowledge_alerts, open_incident", a.Action)
 }
 
 // L3AnalyzeAlertsArgs are the arguments of L3 tool analyze_alerts.
@@ -734,9 +734,9 @@ type L3AnalyzeAlertsArgs struct {
 
 // callL3AnalyzeAlerts runs a call of L3 tool analyze_alerts on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3AnalyzeAlerts(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3AnalyzeAlerts(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3AnalyzeAlertsArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -761,7 +761,7 @@ func (s *Store) callL3AnalyzeAlerts(_ *runtime.Operation, raw []byte) (any, erro
 			Zone:         a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_alerts, alert_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_alerts, alert_stats", a.Action)
 }
 
 // L2SurveillanceQueryArgs are the arguments of L2 tool surveillance_query.
@@ -794,9 +794,9 @@ type L2SurveillanceQueryArgs struct {
 
 // callL2SurveillanceQuery runs a call of L2 tool surveillance_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2SurveillanceQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2SurveillanceQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2SurveillanceQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -814,7 +814,7 @@ func (s *Store) callL2SurveillanceQuery(_ *runtime.Operation, raw []byte) (any, 
 			Zone:                 a.Zone,
 		})
 	case "get_camera":
-		return s.GetCamera(GetCameraArgs{CameraID: runtime.Deref(a.CameraID)})
+		return s.GetCamera(GetCameraArgs{CameraID: mcpdomain.Deref(a.CameraID)})
 	case "list_doors":
 		return s.ListDoors(ListDoorsArgs{
 			AlarmArmed:  a.AlarmArmed,
@@ -845,7 +845,7 @@ func (s *Store) callL2SurveillanceQuery(_ *runtime.Operation, raw []byte) (any, 
 			Zone:         a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_cameras, get_camera, list_doors, list_alerts, alert_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_cameras, get_camera, list_doors, list_alerts, alert_stats", a.Action)
 }
 
 // L2SurveillanceControlArgs are the arguments of L2 tool surveillance_control.
@@ -874,15 +874,15 @@ type L2SurveillanceControlArgs struct {
 
 // callL2SurveillanceControl runs a call of L2 tool surveillance_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2SurveillanceControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2SurveillanceControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2SurveillanceControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_camera":
 		return s.SetCamera(SetCameraArgs{
-			CameraID:          runtime.Deref(a.CameraID),
+			CameraID:          mcpdomain.Deref(a.CameraID),
 			MotionSensitivity: a.MotionSensitivity,
 			NightVision:       a.NightVision,
 			Recording:         a.Recording,
@@ -893,12 +893,12 @@ func (s *Store) callL2SurveillanceControl(_ *runtime.Operation, raw []byte) (any
 		return s.SetDoor(SetDoorArgs{
 			AlarmArmed:  a.AlarmArmed,
 			BadgeAccess: a.BadgeAccess,
-			DoorID:      runtime.Deref(a.DoorID),
+			DoorID:      mcpdomain.Deref(a.DoorID),
 			Locked:      a.Locked,
 		})
 	case "set_security_mode":
 		return s.SetSecurityMode(SetSecurityModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Zone: a.Zone,
 		})
 	case "acknowledge_alerts":
@@ -915,12 +915,12 @@ func (s *Store) callL2SurveillanceControl(_ *runtime.Operation, raw []byte) (any
 			Assignee: a.Assignee,
 			CameraID: a.CameraID,
 			Notes:    a.Notes,
-			Severity: runtime.Deref(a.Severity),
-			Title:    runtime.Deref(a.Title),
-			Zone:     runtime.Deref(a.Zone),
+			Severity: mcpdomain.Deref(a.Severity),
+			Title:    mcpdomain.Deref(a.Title),
+			Zone:     mcpdomain.Deref(a.Zone),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_camera, set_door, set_security_mode, acknowledge_alerts, open_incident", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_camera, set_door, set_security_mode, acknowledge_alerts, open_incident", a.Action)
 }
 
 // L1SurveillanceArgs are the arguments of L1 tool surveillance.
@@ -960,9 +960,9 @@ type L1SurveillanceArgs struct {
 
 // callL1Surveillance runs a call of L1 tool surveillance on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Surveillance(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Surveillance(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1SurveillanceArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -980,10 +980,10 @@ func (s *Store) callL1Surveillance(_ *runtime.Operation, raw []byte) (any, error
 			Zone:                 a.Zone,
 		})
 	case "get_camera":
-		return s.GetCamera(GetCameraArgs{CameraID: runtime.Deref(a.CameraID)})
+		return s.GetCamera(GetCameraArgs{CameraID: mcpdomain.Deref(a.CameraID)})
 	case "set_camera":
 		return s.SetCamera(SetCameraArgs{
-			CameraID:          runtime.Deref(a.CameraID),
+			CameraID:          mcpdomain.Deref(a.CameraID),
 			MotionSensitivity: a.MotionSensitivity,
 			NightVision:       a.NightVision,
 			Recording:         a.Recording,
@@ -1003,12 +1003,12 @@ func (s *Store) callL1Surveillance(_ *runtime.Operation, raw []byte) (any, error
 		return s.SetDoor(SetDoorArgs{
 			AlarmArmed:  a.AlarmArmed,
 			BadgeAccess: a.BadgeAccess,
-			DoorID:      runtime.Deref(a.DoorID),
+			DoorID:      mcpdomain.Deref(a.DoorID),
 			Locked:      a.Locked,
 		})
 	case "set_security_mode":
 		return s.SetSecurityMode(SetSecurityModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Zone: a.Zone,
 		})
 	case "list_alerts":
@@ -1037,9 +1037,9 @@ func (s *Store) callL1Surveillance(_ *runtime.Operation, raw []byte) (any, error
 			Assignee: a.Assignee,
 			CameraID: a.CameraID,
 			Notes:    a.Notes,
-			Severity: runtime.Deref(a.Severity),
-			Title:    runtime.Deref(a.Title),
-			Zone:     runtime.Deref(a.Zone),
+			Severity: mcpdomain.Deref(a.Severity),
+			Title:    mcpdomain.Deref(a.Title),
+			Zone:     mcpdomain.Deref(a.Zone),
 		})
 	case "alert_stats":
 		return s.AlertStats(AlertStatsArgs{
@@ -1050,14 +1050,14 @@ func (s *Store) callL1Surveillance(_ *runtime.Operation, raw []byte) (any, error
 			Zone:         a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_cameras, get_camera, set_camera, list_doors, set_door, set_security_mode, list_alerts, acknowledge_alerts, open_incident, alert_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_cameras, get_camera, set_camera, list_doors, set_door, set_security_mode, list_alerts, acknowledge_alerts, open_incident, alert_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "site_status":
 			return s.callL3SiteStatus
@@ -1066,50 +1066,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "analyze_alerts":
 			return s.callL3AnalyzeAlerts
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "surveillance_query":
 			return s.callL2SurveillanceQuery
 		case "surveillance_control":
 			return s.callL2SurveillanceControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "surveillance":
 			return s.callL1Surveillance
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("surveillance: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-surveillance", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Video surveillance and access control of a small business campus, run from an edge network video recorder (NVR). Five zones: office (building with lobby and server room), car_park, warehouse, loading_dock and perimeter (fence line and main gate). Fourteen cameras record footage to the NVR, twelve doors and gates have electronic locks, door alarms and badge readers, the video analytics and door controllers raise alerts (motion, intrusion, loitering, tamper, camera offline, door forced or held open) that operators acknowledge, and security incidents are opened to follow up events. The clock stands at the end of the night shift."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of surveillance.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "Video surveillance and access control of a small business campus, run from an edge network video recorder (NVR). Five zones: office (building with lobby and server room), car_park, warehouse, loading_dock and perimeter (fence line and main gate). Fourteen cameras record footage to the NVR, twelve doors and gates have electronic locks, door alarms and badge readers, the video analytics and door controllers raise alerts (motion, intrusion, loitering, tamper, camera offline, door forced or held open) that operators acknowledge, and security incidents are opened to follow up events. The clock stands at the end of the night shift.",
 	Entities:    []string{"camera", "door", "alert", "incident"},
 	Name:        "surveillance",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Campus video surveillance and access control",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("surveillance: store is %T, want *surveillance.Store", st)

@@ -5,7 +5,7 @@ package surveillance
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu        sync.RWMutex
-	cameras   runtime.Table[Camera]
-	doors     runtime.Table[Door]
-	alerts    runtime.Table[Alert]
-	incidents runtime.Table[Incident]
+	cameras   mcpdomain.Table[Camera]
+	doors     mcpdomain.Table[Door]
+	alerts    mcpdomain.Table[Alert]
+	incidents mcpdomain.Table[Incident]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.cameras = runtime.NewTable("camera", "CM", 3, seedCameras(), cameraID, cloneCamera)
-	s.doors = runtime.NewTable("door", "DR", 3, seedDoors(), doorID, cloneDoor)
-	s.alerts = runtime.NewTable("alert", "AL", 4, seedAlerts(), alertID, cloneAlert)
-	s.incidents = runtime.NewTable("incident", "IN", 3, seedIncidents(), incidentID, cloneIncident)
+	s.cameras = mcpdomain.NewTable("camera", "CM", 3, seedCameras(), cameraID, cloneCamera)
+	s.doors = mcpdomain.NewTable("door", "DR", 3, seedDoors(), doorID, cloneDoor)
+	s.alerts = mcpdomain.NewTable("alert", "AL", 4, seedAlerts(), alertID, cloneAlert)
+	s.incidents = mcpdomain.NewTable("incident", "IN", 3, seedIncidents(), incidentID, cloneIncident)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "list_cameras":
-		return runtime.Bind(args, s.ListCameras)
+		return mcpdomain.Bind(args, s.ListCameras)
 	case "get_camera":
-		return runtime.Bind(args, s.GetCamera)
+		return mcpdomain.Bind(args, s.GetCamera)
 	case "set_camera":
-		return runtime.Bind(args, s.SetCamera)
+		return mcpdomain.Bind(args, s.SetCamera)
 	case "list_doors":
-		return runtime.Bind(args, s.ListDoors)
+		return mcpdomain.Bind(args, s.ListDoors)
 	case "set_door":
-		return runtime.Bind(args, s.SetDoor)
+		return mcpdomain.Bind(args, s.SetDoor)
 	case "set_security_mode":
-		return runtime.Bind(args, s.SetSecurityMode)
+		return mcpdomain.Bind(args, s.SetSecurityMode)
 	case "list_alerts":
-		return runtime.Bind(args, s.ListAlerts)
+		return mcpdomain.Bind(args, s.ListAlerts)
 	case "acknowledge_alerts":
-		return runtime.Bind(args, s.AcknowledgeAlerts)
+		return mcpdomain.Bind(args, s.AcknowledgeAlerts)
 	case "open_incident":
-		return runtime.Bind(args, s.OpenIncident)
+		return mcpdomain.Bind(args, s.OpenIncident)
 	case "alert_stats":
-		return runtime.Bind(args, s.AlertStats)
+		return mcpdomain.Bind(args, s.AlertStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; surveillance has: list_cameras, get_camera, set_camera, list_doors, set_door, set_security_mode, list_alerts, acknowledge_alerts, open_incident, alert_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; surveillance has: list_cameras, get_camera, set_camera, list_doors, set_door, set_security_mode, list_alerts, acknowledge_alerts, open_incident, alert_stats", op)
 }

@@ -2,7 +2,7 @@
 
 package warehouse
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // SearchInventoryArgs are the arguments of search_inventory.
 type SearchInventoryArgs struct {
@@ -31,10 +31,10 @@ func (a SearchInventoryArgs) match(v *Item) bool {
 }
 
 // SearchInventory: Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.
-func (s *Store) SearchInventory(a SearchInventoryArgs) (runtime.ListResult[Item], error) {
+func (s *Store) SearchInventory(a SearchInventoryArgs) (mcpdomain.ListResult[Item], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.items.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.items.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // GetItemArgs are the arguments of get_item.
@@ -66,7 +66,7 @@ func (s *Store) AdjustStock(a AdjustStockArgs) (Item, error) {
 		return Item{}, err
 	}
 	if a.Quantity == nil && a.ShelfID == nil && a.ReorderPoint == nil {
-		return Item{}, runtime.NothingToSet("quantity", "shelf_id", "reorder_point")
+		return Item{}, mcpdomain.NothingToSet("quantity", "shelf_id", "reorder_point")
 	}
 	if a.ShelfID != nil {
 		if err := s.shelves.Check("shelf_id", *a.ShelfID); err != nil {
@@ -116,10 +116,10 @@ func (a ListShelvesArgs) match(v *Shelf) bool {
 }
 
 // ListShelves: List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.
-func (s *Store) ListShelves(a ListShelvesArgs) (runtime.ListResult[Shelf], error) {
+func (s *Store) ListShelves(a ListShelvesArgs) (mcpdomain.ListResult[Shelf], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.shelves.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.shelves.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // ListOrdersArgs are the arguments of list_orders.
@@ -151,20 +151,20 @@ func (a ListOrdersArgs) match(v *Order) bool {
 	if a.DockID != nil && v.DockID != *a.DockID {
 		return false
 	}
-	if a.MinShipBy != nil && runtime.CompareTime(v.ShipBy, *a.MinShipBy) < 0 {
+	if a.MinShipBy != nil && mcpdomain.CompareTime(v.ShipBy, *a.MinShipBy) < 0 {
 		return false
 	}
-	if a.MaxShipBy != nil && runtime.CompareTime(v.ShipBy, *a.MaxShipBy) > 0 {
+	if a.MaxShipBy != nil && mcpdomain.CompareTime(v.ShipBy, *a.MaxShipBy) > 0 {
 		return false
 	}
 	return true
 }
 
 // ListOrders: List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).
-func (s *Store) ListOrders(a ListOrdersArgs) (runtime.ListResult[Order], error) {
+func (s *Store) ListOrders(a ListOrdersArgs) (mcpdomain.ListResult[Order], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.orders.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.orders.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // CreateOrderArgs are the arguments of create_order.
@@ -224,7 +224,7 @@ func (s *Store) UpdateOrder(a UpdateOrderArgs) (Order, error) {
 		return Order{}, err
 	}
 	if a.Status == nil && a.Priority == nil && a.Quantity == nil && a.DockID == nil {
-		return Order{}, runtime.NothingToSet("status", "priority", "quantity", "dock_id")
+		return Order{}, mcpdomain.NothingToSet("status", "priority", "quantity", "dock_id")
 	}
 	if a.DockID != nil {
 		if err := s.docks.Check("dock_id", *a.DockID); err != nil {
@@ -273,10 +273,10 @@ func (a ListDocksArgs) match(v *Dock) bool {
 }
 
 // ListDocks: List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.
-func (s *Store) ListDocks(a ListDocksArgs) (runtime.ListResult[Dock], error) {
+func (s *Store) ListDocks(a ListDocksArgs) (mcpdomain.ListResult[Dock], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.docks.List(runtime.Or(a.Limit, 50), a.match), nil
+	return s.docks.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
 // SetDockModeArgs are the arguments of set_dock_mode.
@@ -294,7 +294,7 @@ func (a SetDockModeArgs) match(v *Dock) bool {
 }
 
 // SetDockMode: Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.
-func (s *Store) SetDockMode(a SetDockModeArgs) (runtime.BulkResult, error) {
+func (s *Store) SetDockMode(a SetDockModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -336,7 +336,7 @@ func (s *Store) SetDockMode(a SetDockModeArgs) (runtime.BulkResult, error) {
 			v.Carrier = ""
 		})...)
 	}
-	return runtime.NewBulkResult("dock", a.Mode, ids), nil
+	return mcpdomain.NewBulkResult("dock", a.Mode, ids), nil
 }
 
 // InventoryStatsArgs are the arguments of inventory_stats.
@@ -360,10 +360,10 @@ func (a InventoryStatsArgs) match(v *Item) bool {
 }
 
 // InventoryStats: Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.
-func (s *Store) InventoryStats(a InventoryStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) InventoryStats(a InventoryStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("item", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("item", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.items.Each(a.match, func(v *Item) {
 		var x float64
 		switch agg.Field() {

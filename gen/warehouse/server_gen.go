@@ -5,11 +5,11 @@ package warehouse
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opSearchInventory = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSearchInventory = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
 			Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
@@ -49,8 +49,8 @@ var opSearchInventory = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category.\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.\",\"pattern\":\"^SH[0-9]{3,}$\"},\"min_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at least this. Units of the item in stock. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000},\"max_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at most this. Units of the item in stock. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many items (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opGetItem = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetItem = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "item",
 			Hint:     "item ID like SK001",
@@ -70,8 +70,8 @@ var opGetItem = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to get, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"}},\"required\":[\"item_id\"],\"additionalProperties\":false}",
 }
-var opAdjustStock = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAdjustStock = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "item",
 			Hint:     "item ID like SK001",
@@ -107,8 +107,8 @@ var opAdjustStock = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to change, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item in stock. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000},\"shelf_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.\",\"pattern\":\"^SH[0-9]{3,}$\"},\"reorder_point\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Stock level at which the item must be reordered; a quantity below it means the item runs low. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000}},\"required\":[\"item_id\"],\"additionalProperties\":false}",
 }
-var opListShelves = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListShelves = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"ambient", "chilled", "frozen"},
 			Hint: "one of ambient, chilled, frozen",
@@ -153,8 +153,8 @@ var opListShelves = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only shelves whose zone is this value. Temperature zone of the shelf: ambient (room temperature), chilled (should stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder).\",\"enum\":[\"ambient\",\"chilled\",\"frozen\"]},\"shelf_status\":{\"type\":\"string\",\"description\":\"Only shelves whose shelf status is this value. Whether the shelf can be used: active, blocked (no picking or put-away) or maintenance (being repaired).\",\"enum\":[\"active\",\"blocked\",\"maintenance\"]},\"aisle\":{\"type\":\"integer\",\"description\":\"Only shelves whose aisle is this value. Aisle number the shelf stands in (1 to 6). Integer from 1 to 6.\",\"minimum\":1,\"maximum\":6},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at least this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C.\",\"minimum\":-40,\"maximum\":40},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at most this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C.\",\"minimum\":-40,\"maximum\":40},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many shelves (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opListOrders = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListOrders = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
 			Hint: "one of pending, picking, packed, shipped, cancelled",
@@ -211,8 +211,8 @@ var opListOrders = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only orders whose status is this value. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled.\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only orders whose priority is this value. Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"customer\":{\"type\":\"string\",\"description\":\"Only orders whose customer is this value. Name of the customer, e.g. Hotel Bellevue.\"},\"item_id\":{\"type\":\"string\",\"description\":\"Only orders whose item id is this value. Item ordered (item ID such as SK003). ID of an item, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"},\"dock_id\":{\"type\":\"string\",\"description\":\"Only orders whose dock id is this value. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"},\"min_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at least this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z.\",\"format\":\"date-time\"},\"max_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at most this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many orders (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opCreateOrder = &runtime.Operation{
-	Args: []runtime.Arg{
+var opCreateOrder = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Hint:     "string",
 			Name:     "customer",
@@ -262,8 +262,8 @@ var opCreateOrder = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"customer\":{\"type\":\"string\",\"description\":\"Name of the customer, e.g. Hotel Bellevue.\"},\"item_id\":{\"type\":\"string\",\"description\":\"Item ordered (item ID such as SK003). ID of an item, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"Units of the item ordered. Integer from 1 to 10000, in units.\",\"minimum\":1,\"maximum\":10000},\"ship_by\":{\"type\":\"string\",\"description\":\"Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z.\",\"format\":\"date-time\"},\"priority\":{\"type\":\"string\",\"description\":\"Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"dock_id\":{\"type\":\"string\",\"description\":\"Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"}},\"required\":[\"customer\",\"item_id\",\"quantity\",\"ship_by\"],\"additionalProperties\":false}",
 }
-var opUpdateOrder = &runtime.Operation{
-	Args: []runtime.Arg{
+var opUpdateOrder = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "order",
 			Hint:     "order ID like OR0001",
@@ -306,8 +306,8 @@ var opUpdateOrder = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"order_id\":{\"type\":\"string\",\"description\":\"ID of the order to change, like OR0001.\",\"pattern\":\"^OR[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled.\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item ordered. Integer from 1 to 10000, in units.\",\"minimum\":1,\"maximum\":10000},\"dock_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"}},\"required\":[\"order_id\"],\"additionalProperties\":false}",
 }
-var opListDocks = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListDocks = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south"},
 			Hint: "one of north, south",
@@ -348,8 +348,8 @@ var opListDocks = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments).\",\"enum\":[\"north\",\"south\"]},\"door\":{\"type\":\"string\",\"description\":\"Only docks whose door is this value. Whether the door is open for a truck or closed.\",\"enum\":[\"open\",\"closed\"]},\"activity\":{\"type\":\"string\",\"description\":\"Only docks whose activity is this value. What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle.\",\"enum\":[\"receiving\",\"shipping\",\"idle\"]},\"refrigerated\":{\"type\":\"boolean\",\"description\":\"Only docks whose refrigerated is this value. Whether the door has a sealed cold-chain shelter for chilled and frozen goods.\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many docks (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
 }
-var opSetDockMode = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetDockMode = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"north", "south"},
 			Hint: "one of north, south",
@@ -375,8 +375,8 @@ var opSetDockMode = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments).\",\"enum\":[\"north\",\"south\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: receiving (doors open for unloading deliveries); shipping (doors open for loading orders); cold_chain (refrigerated doors open for loading orders, all other doors closed and idle with no carrier); closed (doors closed and idle, carrier cleared).\",\"enum\":[\"receiving\",\"shipping\",\"cold_chain\",\"closed\"]}},\"required\":[\"mode\"],\"additionalProperties\":false}",
 }
-var opInventoryStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opInventoryStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"sum", "avg", "min", "max", "count"},
 			Hint:     "one of sum, avg, min, max, count",
@@ -423,135 +423,135 @@ var opInventoryStats = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opSearchInventory, opGetItem, opAdjustStock, opListShelves, opListOrders, opCreateOrder, opUpdateOrder, opListDocks, opSetDockMode, opInventoryStats}
+var Operations = []*mcpdomain.Operation{opSearchInventory, opGetItem, opAdjustStock, opListShelves, opListOrders, opCreateOrder, opUpdateOrder, opListDocks, opSetDockMode, opInventoryStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control the distribution warehouse - item stock, shelves, customer orders, dock doors and stock statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. search_inventory: Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low (optional category, shelf_id, min_quantity, max_quantity, limit). get_item: Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg (requires item_id). adjust_stock: Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change (requires item_id; optional quantity, shelf_id, reorder_point). list_shelves: List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm (optional zone, shelf_status, aisle, min_temperature_c, max_temperature_c, limit). list_orders: List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC) (optional status, priority, customer, item_id, dock_id, min_ship_by, max_ship_by, limit). create_order: Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits) (requires customer, item_id, quantity, ship_by; optional priority, dock_id). update_order: Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change (requires order_id; optional status, priority, quantity, dock_id). list_docks: List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors (optional yard, door, activity, refrigerated, limit). set_dock_mode: Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse (requires mode; optional yard). inventory_stats: Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf (requires function, field; optional group_by, category, shelf_id).\",\"enum\":[\"search_inventory\",\"get_item\",\"adjust_stock\",\"list_shelves\",\"list_orders\",\"create_order\",\"update_order\",\"list_docks\",\"set_dock_mode\",\"inventory_stats\"]},\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category. (Used by: search_inventory, inventory_stats.)\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001. / New value; left out: unchanged. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001. (Used by: search_inventory, adjust_stock, inventory_stats.)\",\"pattern\":\"^SH[0-9]{3,}$\"},\"min_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at least this. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: search_inventory.)\",\"minimum\":0,\"maximum\":100000},\"max_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at most this. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: search_inventory.)\",\"minimum\":0,\"maximum\":100000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many items (1 to 50; default 50). / Return at most this many shelves (1 to 50; default 50). / Return at most this many orders (1 to 50; default 50). / Return at most this many docks (1 to 50; default 50). (Used by: search_inventory, list_shelves, list_orders, list_docks.)\",\"minimum\":1,\"maximum\":50},\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to get, like SK001. / ID of the item to change, like SK001. / Only orders whose item id is this value. Item ordered (item ID such as SK003). ID of an item, like SK001. (Used by: get_item, adjust_stock, list_orders, create_order.)\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item in stock. Integer from 0 to 100000, in units. / Units of the item ordered. Integer from 1 to 10000, in units. / New value; left out: unchanged. Units of the item ordered. Integer from 1 to 10000, in units. (Used by: adjust_stock, create_order, update_order.)\"},\"reorder_point\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Stock level at which the item must be reordered; a quantity below it means the item runs low. Integer from 0 to 100000, in units. (Used by: adjust_stock.)\",\"minimum\":0,\"maximum\":100000},\"zone\":{\"type\":\"string\",\"description\":\"Only shelves whose zone is this value. Temperature zone of the shelf: ambient (room temperature), chilled (should stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder). (Used by: list_shelves.)\",\"enum\":[\"ambient\",\"chilled\",\"frozen\"]},\"shelf_status\":{\"type\":\"string\",\"description\":\"Only shelves whose shelf status is this value. Whether the shelf can be used: active, blocked (no picking or put-away) or maintenance (being repaired). (Used by: list_shelves.)\",\"enum\":[\"active\",\"blocked\",\"maintenance\"]},\"aisle\":{\"type\":\"integer\",\"description\":\"Only shelves whose aisle is this value. Aisle number the shelf stands in (1 to 6). Integer from 1 to 6. (Used by: list_shelves.)\",\"minimum\":1,\"maximum\":6},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at least this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C. (Used by: list_shelves.)\",\"minimum\":-40,\"maximum\":40},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at most this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C. (Used by: list_shelves.)\",\"minimum\":-40,\"maximum\":40},\"status\":{\"type\":\"string\",\"description\":\"Only orders whose status is this value. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled. / New value; left out: unchanged. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled. (Used by: list_orders, update_order.)\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only orders whose priority is this value. Fulfilment priority of the order. / New value; left out: unchanged. Fulfilment priority of the order. (Used by: list_orders, create_order, update_order.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"customer\":{\"type\":\"string\",\"description\":\"Only orders whose customer is this value. Name of the customer, e.g. Hotel Bellevue. (Used by: list_orders, create_order.)\"},\"dock_id\":{\"type\":\"string\",\"description\":\"Only orders whose dock id is this value. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001. / New value; left out: unchanged. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001. (Used by: list_orders, create_order, update_order.)\",\"pattern\":\"^DK[0-9]{3,}$\"},\"min_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at least this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: list_orders.)\",\"format\":\"date-time\"},\"max_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at most this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: list_orders.)\",\"format\":\"date-time\"},\"ship_by\":{\"type\":\"string\",\"description\":\"Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: create_order.)\",\"format\":\"date-time\"},\"order_id\":{\"type\":\"string\",\"description\":\"ID of the order to change, like OR0001. (Used by: update_order.)\",\"pattern\":\"^OR[0-9]{4,}$\"},\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments). (Used by: list_docks, set_dock_mode.)\",\"enum\":[\"north\",\"south\"]},\"door\":{\"type\":\"string\",\"description\":\"Only docks whose door is this value. Whether the door is open for a truck or closed. (Used by: list_docks.)\",\"enum\":[\"open\",\"closed\"]},\"activity\":{\"type\":\"string\",\"description\":\"Only docks whose activity is this value. What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle. (Used by: list_docks.)\",\"enum\":[\"receiving\",\"shipping\",\"idle\"]},\"refrigerated\":{\"type\":\"boolean\",\"description\":\"Only docks whose refrigerated is this value. Whether the door has a sealed cold-chain shelter for chilled and frozen goods. (Used by: list_docks.)\"},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: receiving (doors open for unloading deliveries); shipping (doors open for loading orders); cold_chain (refrigerated doors open for loading orders, all other doors closed and idle with no carrier); closed (doors closed and idle, carrier cleared). (Used by: set_dock_mode.)\",\"enum\":[\"receiving\",\"shipping\",\"cold_chain\",\"closed\"]},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count. (Used by: inventory_stats.)\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: quantity (Units of the item in stock, in units); reorder_point (Stock level at which the item must be reordered; a quantity below it means the item runs low, in units); unit_weight_kg (Weight of one unit in kilograms, in kg). (Used by: inventory_stats.)\",\"enum\":[\"quantity\",\"reorder_point\",\"unit_weight_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per category or shelf_id instead of one overall value. (Used by: inventory_stats.)\",\"enum\":[\"category\",\"shelf_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "warehouse",
-			Operations:  []*runtime.Operation{opSearchInventory, opGetItem, opAdjustStock, opListShelves, opListOrders, opCreateOrder, opUpdateOrder, opListDocks, opSetDockMode, opInventoryStats},
+			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opAdjustStock, opListShelves, opListOrders, opCreateOrder, opUpdateOrder, opListDocks, opSetDockMode, opInventoryStats},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock doors and stock statistics. Nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. search_inventory: Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low (optional category, shelf_id, min_quantity, max_quantity, limit). get_item: Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg (requires item_id). list_shelves: List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm (optional zone, shelf_status, aisle, min_temperature_c, max_temperature_c, limit). list_orders: List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC) (optional status, priority, customer, item_id, dock_id, min_ship_by, max_ship_by, limit). list_docks: List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors (optional yard, door, activity, refrigerated, limit). inventory_stats: Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf (requires function, field; optional group_by, category, shelf_id).\",\"enum\":[\"search_inventory\",\"get_item\",\"list_shelves\",\"list_orders\",\"list_docks\",\"inventory_stats\"]},\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category. (Used by: search_inventory, inventory_stats.)\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001. (Used by: search_inventory, inventory_stats.)\",\"pattern\":\"^SH[0-9]{3,}$\"},\"min_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at least this. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: search_inventory.)\",\"minimum\":0,\"maximum\":100000},\"max_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at most this. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: search_inventory.)\",\"minimum\":0,\"maximum\":100000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many items (1 to 50; default 50). / Return at most this many shelves (1 to 50; default 50). / Return at most this many orders (1 to 50; default 50). / Return at most this many docks (1 to 50; default 50). (Used by: search_inventory, list_shelves, list_orders, list_docks.)\",\"minimum\":1,\"maximum\":50},\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to get, like SK001. / Only orders whose item id is this value. Item ordered (item ID such as SK003). ID of an item, like SK001. (Used by: get_item, list_orders.)\",\"pattern\":\"^SK[0-9]{3,}$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only shelves whose zone is this value. Temperature zone of the shelf: ambient (room temperature), chilled (should stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder). (Used by: list_shelves.)\",\"enum\":[\"ambient\",\"chilled\",\"frozen\"]},\"shelf_status\":{\"type\":\"string\",\"description\":\"Only shelves whose shelf status is this value. Whether the shelf can be used: active, blocked (no picking or put-away) or maintenance (being repaired). (Used by: list_shelves.)\",\"enum\":[\"active\",\"blocked\",\"maintenance\"]},\"aisle\":{\"type\":\"integer\",\"description\":\"Only shelves whose aisle is this value. Aisle number the shelf stands in (1 to 6). Integer from 1 to 6. (Used by: list_shelves.)\",\"minimum\":1,\"maximum\":6},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at least this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C. (Used by: list_shelves.)\",\"minimum\":-40,\"maximum\":40},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at most this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C. (Used by: list_shelves.)\",\"minimum\":-40,\"maximum\":40},\"status\":{\"type\":\"string\",\"description\":\"Only orders whose status is this value. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled. (Used by: list_orders.)\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only orders whose priority is this value. Fulfilment priority of the order. (Used by: list_orders.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"customer\":{\"type\":\"string\",\"description\":\"Only orders whose customer is this value. Name of the customer, e.g. Hotel Bellevue. (Used by: list_orders.)\"},\"dock_id\":{\"type\":\"string\",\"description\":\"Only orders whose dock id is this value. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001. (Used by: list_orders.)\",\"pattern\":\"^DK[0-9]{3,}$\"},\"min_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at least this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: list_orders.)\",\"format\":\"date-time\"},\"max_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at most this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: list_orders.)\",\"format\":\"date-time\"},\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments). (Used by: list_docks.)\",\"enum\":[\"north\",\"south\"]},\"door\":{\"type\":\"string\",\"description\":\"Only docks whose door is this value. Whether the door is open for a truck or closed. (Used by: list_docks.)\",\"enum\":[\"open\",\"closed\"]},\"activity\":{\"type\":\"string\",\"description\":\"Only docks whose activity is this value. What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle. (Used by: list_docks.)\",\"enum\":[\"receiving\",\"shipping\",\"idle\"]},\"refrigerated\":{\"type\":\"boolean\",\"description\":\"Only docks whose refrigerated is this value. Whether the door has a sealed cold-chain shelter for chilled and frozen goods. (Used by: list_docks.)\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count. (Used by: inventory_stats.)\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: quantity (Units of the item in stock, in units); reorder_point (Stock level at which the item must be reordered; a quantity below it means the item runs low, in units); unit_weight_kg (Weight of one unit in kilograms, in kg). (Used by: inventory_stats.)\",\"enum\":[\"quantity\",\"reorder_point\",\"unit_weight_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per category or shelf_id instead of one overall value. (Used by: inventory_stats.)\",\"enum\":[\"category\",\"shelf_id\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "warehouse_query",
-			Operations:  []*runtime.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
+			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
 		},
 		{
 			Description: "Change the warehouse - correct or move item stock, create and update customer orders, and set dock door modes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. adjust_stock: Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change (requires item_id; optional quantity, shelf_id, reorder_point). create_order: Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits) (requires customer, item_id, quantity, ship_by; optional priority, dock_id). update_order: Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change (requires order_id; optional status, priority, quantity, dock_id). set_dock_mode: Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse (requires mode; optional yard).\",\"enum\":[\"adjust_stock\",\"create_order\",\"update_order\",\"set_dock_mode\"]},\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to change, like SK001. / Item ordered (item ID such as SK003). ID of an item, like SK001. (Used by: adjust_stock, create_order.)\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item in stock. Integer from 0 to 100000, in units. / Units of the item ordered. Integer from 1 to 10000, in units. / New value; left out: unchanged. Units of the item ordered. Integer from 1 to 10000, in units. (Used by: adjust_stock, create_order, update_order.)\"},\"shelf_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001. (Used by: adjust_stock.)\",\"pattern\":\"^SH[0-9]{3,}$\"},\"reorder_point\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Stock level at which the item must be reordered; a quantity below it means the item runs low. Integer from 0 to 100000, in units. (Used by: adjust_stock.)\",\"minimum\":0,\"maximum\":100000},\"customer\":{\"type\":\"string\",\"description\":\"Name of the customer, e.g. Hotel Bellevue. (Used by: create_order.)\"},\"ship_by\":{\"type\":\"string\",\"description\":\"Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: create_order.)\",\"format\":\"date-time\"},\"priority\":{\"type\":\"string\",\"description\":\"Fulfilment priority of the order. / New value; left out: unchanged. Fulfilment priority of the order. (Used by: create_order, update_order.)\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"dock_id\":{\"type\":\"string\",\"description\":\"Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001. / New value; left out: unchanged. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001. (Used by: create_order, update_order.)\",\"pattern\":\"^DK[0-9]{3,}$\"},\"order_id\":{\"type\":\"string\",\"description\":\"ID of the order to change, like OR0001. (Used by: update_order.)\",\"pattern\":\"^OR[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled. (Used by: update_order.)\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments). (Used by: set_dock_mode.)\",\"enum\":[\"north\",\"south\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: receiving (doors open for unloading deliveries); shipping (doors open for loading orders); cold_chain (refrigerated doors open for loading orders, all other doors closed and idle with no carrier); closed (doors closed and idle, carrier cleared). (Used by: set_dock_mode.)\",\"enum\":[\"receiving\",\"shipping\",\"cold_chain\",\"closed\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "warehouse_control",
-			Operations:  []*runtime.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
+			Operations:  []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Look up stock and storage - search item stock records (SK###) by category, shelf or quantity range, get one item, and list shelves (SH###) with their zone, temperature and status.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. search_inventory: Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low (optional category, shelf_id, min_quantity, max_quantity, limit). get_item: Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg (requires item_id). list_shelves: List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm (optional zone, shelf_status, aisle, min_temperature_c, max_temperature_c, limit).\",\"enum\":[\"search_inventory\",\"get_item\",\"list_shelves\"]},\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category. (Used by: search_inventory.)\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001. (Used by: search_inventory.)\",\"pattern\":\"^SH[0-9]{3,}$\"},\"min_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at least this. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: search_inventory.)\",\"minimum\":0,\"maximum\":100000},\"max_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at most this. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: search_inventory.)\",\"minimum\":0,\"maximum\":100000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many items (1 to 50; default 50). / Return at most this many shelves (1 to 50; default 50). (Used by: search_inventory, list_shelves.)\",\"minimum\":1,\"maximum\":50},\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to get, like SK001. (Used by: get_item.)\",\"pattern\":\"^SK[0-9]{3,}$\"},\"zone\":{\"type\":\"string\",\"description\":\"Only shelves whose zone is this value. Temperature zone of the shelf: ambient (room temperature), chilled (should stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder). (Used by: list_shelves.)\",\"enum\":[\"ambient\",\"chilled\",\"frozen\"]},\"shelf_status\":{\"type\":\"string\",\"description\":\"Only shelves whose shelf status is this value. Whether the shelf can be used: active, blocked (no picking or put-away) or maintenance (being repaired). (Used by: list_shelves.)\",\"enum\":[\"active\",\"blocked\",\"maintenance\"]},\"aisle\":{\"type\":\"integer\",\"description\":\"Only shelves whose aisle is this value. Aisle number the shelf stands in (1 to 6). Integer from 1 to 6. (Used by: list_shelves.)\",\"minimum\":1,\"maximum\":6},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at least this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C. (Used by: list_shelves.)\",\"minimum\":-40,\"maximum\":40},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at most this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C. (Used by: list_shelves.)\",\"minimum\":-40,\"maximum\":40}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "inventory_status",
-			Operations:  []*runtime.Operation{opSearchInventory, opGetItem, opListShelves},
+			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
 		},
 		{
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, item or door, create an order, or change an order's status, priority, quantity or dock door (set status cancelled to cancel it).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_orders: List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC) (optional status, priority, customer, item_id, dock_id, min_ship_by, max_ship_by, limit). create_order: Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits) (requires customer, item_id, quantity, ship_by; optional priority, dock_id). update_order: Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change (requires order_id; optional status, priority, quantity, dock_id).\",\"enum\":[\"list_orders\",\"create_order\",\"update_order\"]},\"status\":{\"type\":\"string\",\"description\":\"Only orders whose status is this value. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled. / New value; left out: unchanged. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled. (Used by: list_orders, update_order.)\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only orders whose priority is this value. Fulfilment priority of the order. / New value; left out: unchanged. Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"customer\":{\"type\":\"string\",\"description\":\"Only orders whose customer is this value. Name of the customer, e.g. Hotel Bellevue. (Used by: list_orders, create_order.)\"},\"item_id\":{\"type\":\"string\",\"description\":\"Only orders whose item id is this value. Item ordered (item ID such as SK003). ID of an item, like SK001. (Used by: list_orders, create_order.)\",\"pattern\":\"^SK[0-9]{3,}$\"},\"dock_id\":{\"type\":\"string\",\"description\":\"Only orders whose dock id is this value. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001. / New value; left out: unchanged. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"},\"min_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at least this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: list_orders.)\",\"format\":\"date-time\"},\"max_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at most this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: list_orders.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many orders (1 to 50; default 50). (Used by: list_orders.)\",\"minimum\":1,\"maximum\":50},\"quantity\":{\"type\":\"integer\",\"description\":\"Units of the item ordered. Integer from 1 to 10000, in units. / New value; left out: unchanged. Units of the item ordered. Integer from 1 to 10000, in units. (Used by: create_order, update_order.)\",\"minimum\":1,\"maximum\":10000},\"ship_by\":{\"type\":\"string\",\"description\":\"Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z. (Used by: create_order.)\",\"format\":\"date-time\"},\"order_id\":{\"type\":\"string\",\"description\":\"ID of the order to change, like OR0001. (Used by: update_order.)\",\"pattern\":\"^OR[0-9]{4,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "order_fulfilment",
-			Operations:  []*runtime.Operation{opListOrders, opCreateOrder, opUpdateOrder},
+			Operations:  []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
 		},
 		{
 			Description: "Set up the warehouse - correct an item's stock count, move it to another shelf or change its reorder point, list the dock doors (DK###), and put the doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. adjust_stock: Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change (requires item_id; optional quantity, shelf_id, reorder_point). list_docks: List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors (optional yard, door, activity, refrigerated, limit). set_dock_mode: Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse (requires mode; optional yard).\",\"enum\":[\"adjust_stock\",\"list_docks\",\"set_dock_mode\"]},\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to change, like SK001. (Used by: adjust_stock.)\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item in stock. Integer from 0 to 100000, in units. (Used by: adjust_stock.)\",\"minimum\":0,\"maximum\":100000},\"shelf_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001. (Used by: adjust_stock.)\",\"pattern\":\"^SH[0-9]{3,}$\"},\"reorder_point\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Stock level at which the item must be reordered; a quantity below it means the item runs low. Integer from 0 to 100000, in units. (Used by: adjust_stock.)\",\"minimum\":0,\"maximum\":100000},\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments). (Used by: list_docks, set_dock_mode.)\",\"enum\":[\"north\",\"south\"]},\"door\":{\"type\":\"string\",\"description\":\"Only docks whose door is this value. Whether the door is open for a truck or closed. (Used by: list_docks.)\",\"enum\":[\"open\",\"closed\"]},\"activity\":{\"type\":\"string\",\"description\":\"Only docks whose activity is this value. What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle. (Used by: list_docks.)\",\"enum\":[\"receiving\",\"shipping\",\"idle\"]},\"refrigerated\":{\"type\":\"boolean\",\"description\":\"Only docks whose refrigerated is this value. Whether the door has a sealed cold-chain shelter for chilled and frozen goods. (Used by: list_docks.)\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many docks (1 to 50; default 50). (Used by: list_docks.)\",\"minimum\":1,\"maximum\":50},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: receiving (doors open for unloading deliveries); shipping (doors open for loading orders); cold_chain (refrigerated doors open for loading orders, all other doors closed and idle with no carrier); closed (doors closed and idle, carrier cleared). (Used by: set_dock_mode.)\",\"enum\":[\"receiving\",\"shipping\",\"cold_chain\",\"closed\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "warehouse_setup",
-			Operations:  []*runtime.Operation{opAdjustStock, opListDocks, opSetDockMode},
+			Operations:  []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
 		},
 		{
 			Description: "Analyse the stock - count, sum, average, minimum or maximum of units in stock, reorder points or unit weights, optionally per category or shelf.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count.\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: quantity (Units of the item in stock, in units); reorder_point (Stock level at which the item must be reordered; a quantity below it means the item runs low, in units); unit_weight_kg (Weight of one unit in kilograms, in kg).\",\"enum\":[\"quantity\",\"reorder_point\",\"unit_weight_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per category or shelf_id instead of one overall value.\",\"enum\":[\"category\",\"shelf_id\"]},\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category.\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.\",\"pattern\":\"^SH[0-9]{3,}$\"}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "analyze_inventory",
-			Operations:  []*runtime.Operation{opInventoryStats},
+			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category.\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.\",\"pattern\":\"^SH[0-9]{3,}$\"},\"min_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at least this. Units of the item in stock. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000},\"max_quantity\":{\"type\":\"integer\",\"description\":\"Only items whose quantity is at most this. Units of the item in stock. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many items (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "search_inventory",
-			Operations:  []*runtime.Operation{opSearchInventory},
+			Operations:  []*mcpdomain.Operation{opSearchInventory},
 		},
 		{
 			Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to get, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"}},\"required\":[\"item_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_item",
-			Operations:  []*runtime.Operation{opGetItem},
+			Operations:  []*mcpdomain.Operation{opGetItem},
 		},
 		{
 			Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"item_id\":{\"type\":\"string\",\"description\":\"ID of the item to change, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item in stock. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000},\"shelf_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.\",\"pattern\":\"^SH[0-9]{3,}$\"},\"reorder_point\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Stock level at which the item must be reordered; a quantity below it means the item runs low. Integer from 0 to 100000, in units.\",\"minimum\":0,\"maximum\":100000}},\"required\":[\"item_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "adjust_stock",
-			Operations:  []*runtime.Operation{opAdjustStock},
+			Operations:  []*mcpdomain.Operation{opAdjustStock},
 		},
 		{
 			Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"zone\":{\"type\":\"string\",\"description\":\"Only shelves whose zone is this value. Temperature zone of the shelf: ambient (room temperature), chilled (should stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder).\",\"enum\":[\"ambient\",\"chilled\",\"frozen\"]},\"shelf_status\":{\"type\":\"string\",\"description\":\"Only shelves whose shelf status is this value. Whether the shelf can be used: active, blocked (no picking or put-away) or maintenance (being repaired).\",\"enum\":[\"active\",\"blocked\",\"maintenance\"]},\"aisle\":{\"type\":\"integer\",\"description\":\"Only shelves whose aisle is this value. Aisle number the shelf stands in (1 to 6). Integer from 1 to 6.\",\"minimum\":1,\"maximum\":6},\"min_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at least this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C.\",\"minimum\":-40,\"maximum\":40},\"max_temperature_c\":{\"type\":\"number\",\"description\":\"Only shelves whose temperature c is at most this. Latest air temperature measured at the shelf in °C. Number from -40 to 40, in °C.\",\"minimum\":-40,\"maximum\":40},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many shelves (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_shelves",
-			Operations:  []*runtime.Operation{opListShelves},
+			Operations:  []*mcpdomain.Operation{opListShelves},
 		},
 		{
 			Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"description\":\"Only orders whose status is this value. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled.\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"Only orders whose priority is this value. Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"customer\":{\"type\":\"string\",\"description\":\"Only orders whose customer is this value. Name of the customer, e.g. Hotel Bellevue.\"},\"item_id\":{\"type\":\"string\",\"description\":\"Only orders whose item id is this value. Item ordered (item ID such as SK003). ID of an item, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"},\"dock_id\":{\"type\":\"string\",\"description\":\"Only orders whose dock id is this value. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"},\"min_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at least this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z.\",\"format\":\"date-time\"},\"max_ship_by\":{\"type\":\"string\",\"description\":\"Only orders whose ship by is at most this. Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many orders (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_orders",
-			Operations:  []*runtime.Operation{opListOrders},
+			Operations:  []*mcpdomain.Operation{opListOrders},
 		},
 		{
 			Description: "Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits).",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"customer\":{\"type\":\"string\",\"description\":\"Name of the customer, e.g. Hotel Bellevue.\"},\"item_id\":{\"type\":\"string\",\"description\":\"Item ordered (item ID such as SK003). ID of an item, like SK001.\",\"pattern\":\"^SK[0-9]{3,}$\"},\"quantity\":{\"type\":\"integer\",\"description\":\"Units of the item ordered. Integer from 1 to 10000, in units.\",\"minimum\":1,\"maximum\":10000},\"ship_by\":{\"type\":\"string\",\"description\":\"Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z). RFC 3339 UTC timestamp, like 2026-06-09T06:00:00Z.\",\"format\":\"date-time\"},\"priority\":{\"type\":\"string\",\"description\":\"Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"dock_id\":{\"type\":\"string\",\"description\":\"Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"}},\"required\":[\"customer\",\"item_id\",\"quantity\",\"ship_by\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "create_order",
-			Operations:  []*runtime.Operation{opCreateOrder},
+			Operations:  []*mcpdomain.Operation{opCreateOrder},
 		},
 		{
 			Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"order_id\":{\"type\":\"string\",\"description\":\"ID of the order to change, like OR0001.\",\"pattern\":\"^OR[0-9]{4,}$\"},\"status\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled.\",\"enum\":[\"pending\",\"picking\",\"packed\",\"shipped\",\"cancelled\"]},\"priority\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Fulfilment priority of the order.\",\"enum\":[\"low\",\"normal\",\"high\",\"urgent\"]},\"quantity\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Units of the item ordered. Integer from 1 to 10000, in units.\",\"minimum\":1,\"maximum\":10000},\"dock_id\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned. ID of a dock, like DK001.\",\"pattern\":\"^DK[0-9]{3,}$\"}},\"required\":[\"order_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "update_order",
-			Operations:  []*runtime.Operation{opUpdateOrder},
+			Operations:  []*mcpdomain.Operation{opUpdateOrder},
 		},
 		{
 			Description: "List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments).\",\"enum\":[\"north\",\"south\"]},\"door\":{\"type\":\"string\",\"description\":\"Only docks whose door is this value. Whether the door is open for a truck or closed.\",\"enum\":[\"open\",\"closed\"]},\"activity\":{\"type\":\"string\",\"description\":\"Only docks whose activity is this value. What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle.\",\"enum\":[\"receiving\",\"shipping\",\"idle\"]},\"refrigerated\":{\"type\":\"boolean\",\"description\":\"Only docks whose refrigerated is this value. Whether the door has a sealed cold-chain shelter for chilled and frozen goods.\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many docks (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_docks",
-			Operations:  []*runtime.Operation{opListDocks},
+			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
 			Description: "Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"yard\":{\"type\":\"string\",\"description\":\"Only docks whose yard is this value. Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments).\",\"enum\":[\"north\",\"south\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: receiving (doors open for unloading deliveries); shipping (doors open for loading orders); cold_chain (refrigerated doors open for loading orders, all other doors closed and idle with no carrier); closed (doors closed and idle, carrier cleared).\",\"enum\":[\"receiving\",\"shipping\",\"cold_chain\",\"closed\"]}},\"required\":[\"mode\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_dock_mode",
-			Operations:  []*runtime.Operation{opSetDockMode},
+			Operations:  []*mcpdomain.Operation{opSetDockMode},
 		},
 		{
 			Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: sum, avg, min, max, count.\",\"enum\":[\"sum\",\"avg\",\"min\",\"max\",\"count\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: quantity (Units of the item in stock, in units); reorder_point (Stock level at which the item must be reordered; a quantity below it means the item runs low, in units); unit_weight_kg (Weight of one unit in kilograms, in kg).\",\"enum\":[\"quantity\",\"reorder_point\",\"unit_weight_kg\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per category or shelf_id instead of one overall value.\",\"enum\":[\"category\",\"shelf_id\"]},\"category\":{\"type\":\"string\",\"description\":\"Only items whose category is this value. Product category.\",\"enum\":[\"beverages\",\"dairy\",\"produce\",\"frozen_food\",\"dry_goods\",\"household\"]},\"shelf_id\":{\"type\":\"string\",\"description\":\"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.\",\"pattern\":\"^SH[0-9]{3,}$\"}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "inventory_stats",
-			Operations:  []*runtime.Operation{opInventoryStats},
+			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
 }
@@ -575,9 +575,9 @@ type L3InventoryStatusArgs struct {
 
 // callL3InventoryStatus runs a call of L3 tool inventory_status on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3InventoryStatus(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3InventoryStatus(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3InventoryStatusArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -590,7 +590,7 @@ func (s *Store) callL3InventoryStatus(_ *runtime.Operation, raw []byte) (any, er
 			ShelfID:     a.ShelfID,
 		})
 	case "get_item":
-		return s.GetItem(GetItemArgs{ItemID: runtime.Deref(a.ItemID)})
+		return s.GetItem(GetItemArgs{ItemID: mcpdomain.Deref(a.ItemID)})
 	case "list_shelves":
 		return s.ListShelves(ListShelvesArgs{
 			Aisle:           a.Aisle,
@@ -601,7 +601,7 @@ func (s *Store) callL3InventoryStatus(_ *runtime.Operation, raw []byte) (any, er
 			Zone:            a.Zone,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of search_inventory, get_item, list_shelves", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of search_inventory, get_item, list_shelves", a.Action)
 }
 
 // L3OrderFulfilmentArgs are the arguments of L3 tool order_fulfilment.
@@ -623,9 +623,9 @@ type L3OrderFulfilmentArgs struct {
 
 // callL3OrderFulfilment runs a call of L3 tool order_fulfilment on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3OrderFulfilment(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3OrderFulfilment(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3OrderFulfilmentArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -642,23 +642,23 @@ func (s *Store) callL3OrderFulfilment(_ *runtime.Operation, raw []byte) (any, er
 		})
 	case "create_order":
 		return s.CreateOrder(CreateOrderArgs{
-			Customer: runtime.Deref(a.Customer),
+			Customer: mcpdomain.Deref(a.Customer),
 			DockID:   a.DockID,
-			ItemID:   runtime.Deref(a.ItemID),
+			ItemID:   mcpdomain.Deref(a.ItemID),
 			Priority: a.Priority,
-			Quantity: runtime.Deref(a.Quantity),
-			ShipBy:   runtime.Deref(a.ShipBy),
+			Quantity: mcpdomain.Deref(a.Quantity),
+			ShipBy:   mcpdomain.Deref(a.ShipBy),
 		})
 	case "update_order":
 		return s.UpdateOrder(UpdateOrderArgs{
 			DockID:   a.DockID,
-			OrderID:  runtime.Deref(a.OrderID),
+			OrderID:  mcpdomain.Deref(a.OrderID),
 			Priority: a.Priority,
 			Quantity: a.Quantity,
 			Status:   a.Status,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of list_orders, create_order, update_order", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of list_orders, create_order, update_order", a.Action)
 }
 
 // L3WarehouseSetupArgs are the arguments of L3 tool warehouse_setup.
@@ -679,15 +679,15 @@ type L3WarehouseSetupArgs struct {
 
 // callL3WarehouseSetup runs a call of L3 tool warehouse_setup on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3WarehouseSetup(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3WarehouseSetup(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3WarehouseSetupArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "adjust_stock":
 		return s.AdjustStock(AdjustStockArgs{
-			ItemID:       runtime.Deref(a.ItemID),
+			ItemID:       mcpdomain.Deref(a.ItemID),
 			Quantity:     a.Quantity,
 			ReorderPoint: a.ReorderPoint,
 			ShelfID:      a.ShelfID,
@@ -702,11 +702,11 @@ func (s *Store) callL3WarehouseSetup(_ *runtime.Operation, raw []byte) (any, err
 		})
 	case "set_dock_mode":
 		return s.SetDockMode(SetDockModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Yard: a.Yard,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of adjust_stock, list_docks, set_dock_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of adjust_stock, list_docks, set_dock_mode", a.Action)
 }
 
 // L2WarehouseQueryArgs are the arguments of L2 tool warehouse_query.
@@ -741,9 +741,9 @@ type L2WarehouseQueryArgs struct {
 
 // callL2WarehouseQuery runs a call of L2 tool warehouse_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2WarehouseQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2WarehouseQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2WarehouseQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -756,7 +756,7 @@ func (s *Store) callL2WarehouseQuery(_ *runtime.Operation, raw []byte) (any, err
 			ShelfID:     a.ShelfID,
 		})
 	case "get_item":
-		return s.GetItem(GetItemArgs{ItemID: runtime.Deref(a.ItemID)})
+		return s.GetItem(GetItemArgs{ItemID: mcpdomain.Deref(a.ItemID)})
 	case "list_shelves":
 		return s.ListShelves(ListShelvesArgs{
 			Aisle:           a.Aisle,
@@ -788,13 +788,13 @@ func (s *Store) callL2WarehouseQuery(_ *runtime.Operation, raw []byte) (any, err
 	case "inventory_stats":
 		return s.InventoryStats(InventoryStatsArgs{
 			Category: a.Category,
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			ShelfID:  a.ShelfID,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of search_inventory, get_item, list_shelves, list_orders, list_docks, inventory_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of search_inventory, get_item, list_shelves, list_orders, list_docks, inventory_stats", a.Action)
 }
 
 // L2WarehouseControlArgs are the arguments of L2 tool warehouse_control.
@@ -817,43 +817,43 @@ type L2WarehouseControlArgs struct {
 
 // callL2WarehouseControl runs a call of L2 tool warehouse_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2WarehouseControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2WarehouseControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2WarehouseControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "adjust_stock":
 		return s.AdjustStock(AdjustStockArgs{
-			ItemID:       runtime.Deref(a.ItemID),
+			ItemID:       mcpdomain.Deref(a.ItemID),
 			Quantity:     a.Quantity,
 			ReorderPoint: a.ReorderPoint,
 			ShelfID:      a.ShelfID,
 		})
 	case "create_order":
 		return s.CreateOrder(CreateOrderArgs{
-			Customer: runtime.Deref(a.Customer),
+			Customer: mcpdomain.Deref(a.Customer),
 			DockID:   a.DockID,
-			ItemID:   runtime.Deref(a.ItemID),
+			ItemID:   mcpdomain.Deref(a.ItemID),
 			Priority: a.Priority,
-			Quantity: runtime.Deref(a.Quantity),
-			ShipBy:   runtime.Deref(a.ShipBy),
+			Quantity: mcpdomain.Deref(a.Quantity),
+			ShipBy:   mcpdomain.Deref(a.ShipBy),
 		})
 	case "update_order":
 		return s.UpdateOrder(UpdateOrderArgs{
 			DockID:   a.DockID,
-			OrderID:  runtime.Deref(a.OrderID),
+			OrderID:  mcpdomain.Deref(a.OrderID),
 			Priority: a.Priority,
 			Quantity: a.Quantity,
 			Status:   a.Status,
 		})
 	case "set_dock_mode":
 		return s.SetDockMode(SetDockModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Yard: a.Yard,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of adjust_stock, create_order, update_order, set_dock_mode", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of adjust_stock, create_order, update_order, set_dock_mode", a.Action)
 }
 
 // L1WarehouseArgs are the arguments of L1 tool warehouse.
@@ -893,9 +893,9 @@ type L1WarehouseArgs struct {
 
 // callL1Warehouse runs a call of L1 tool warehouse on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Warehouse(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Warehouse(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1WarehouseArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
@@ -908,10 +908,10 @@ func (s *Store) callL1Warehouse(_ *runtime.Operation, raw []byte) (any, error) {
 			ShelfID:     a.ShelfID,
 		})
 	case "get_item":
-		return s.GetItem(GetItemArgs{ItemID: runtime.Deref(a.ItemID)})
+		return s.GetItem(GetItemArgs{ItemID: mcpdomain.Deref(a.ItemID)})
 	case "adjust_stock":
 		return s.AdjustStock(AdjustStockArgs{
-			ItemID:       runtime.Deref(a.ItemID),
+			ItemID:       mcpdomain.Deref(a.ItemID),
 			Quantity:     a.Quantity,
 			ReorderPoint: a.ReorderPoint,
 			ShelfID:      a.ShelfID,
@@ -938,17 +938,17 @@ func (s *Store) callL1Warehouse(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "create_order":
 		return s.CreateOrder(CreateOrderArgs{
-			Customer: runtime.Deref(a.Customer),
+			Customer: mcpdomain.Deref(a.Customer),
 			DockID:   a.DockID,
-			ItemID:   runtime.Deref(a.ItemID),
+			ItemID:   mcpdomain.Deref(a.ItemID),
 			Priority: a.Priority,
-			Quantity: runtime.Deref(a.Quantity),
-			ShipBy:   runtime.Deref(a.ShipBy),
+			Quantity: mcpdomain.Deref(a.Quantity),
+			ShipBy:   mcpdomain.Deref(a.ShipBy),
 		})
 	case "update_order":
 		return s.UpdateOrder(UpdateOrderArgs{
 			DockID:   a.DockID,
-			OrderID:  runtime.Deref(a.OrderID),
+			OrderID:  mcpdomain.Deref(a.OrderID),
 			Priority: a.Priority,
 			Quantity: a.Quantity,
 			Status:   a.Status,
@@ -963,26 +963,26 @@ func (s *Store) callL1Warehouse(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "set_dock_mode":
 		return s.SetDockMode(SetDockModeArgs{
-			Mode: runtime.Deref(a.Mode),
+			Mode: mcpdomain.Deref(a.Mode),
 			Yard: a.Yard,
 		})
 	case "inventory_stats":
 		return s.InventoryStats(InventoryStatsArgs{
 			Category: a.Category,
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 			ShelfID:  a.ShelfID,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of search_inventory, get_item, adjust_stock, list_shelves, list_orders, create_order, update_order, list_docks, set_dock_mode, inventory_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of search_inventory, get_item, adjust_stock, list_shelves, list_orders, create_order, update_order, list_docks, set_dock_mode, inventory_stats", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "inventory_status":
 			return s.callL3InventoryStatus
@@ -991,50 +991,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "warehouse_setup":
 			return s.callL3WarehouseSetup
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "warehouse_query":
 			return s.callL2WarehouseQuery
 		case "warehouse_control":
 			return s.callL2WarehouseControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "warehouse":
 			return s.callL1Warehouse
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("warehouse: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-warehouse", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A food and household-goods distribution warehouse run from an edge WMS node: storage shelves in three temperature zones (ambient, chilled, frozen) with their latest temperature readings, the stock of every item (SKU) and the shelf it is stored on, customer orders moving from pending through picking and packing to shipped, and the dock doors of the north (inbound) and south (outbound) truck yards."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of warehouse.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "A food and household-goods distribution warehouse run from an edge WMS node: storage shelves in three temperature zones (ambient, chilled, frozen) with their latest temperature readings, the stock of every item (SKU) and the shelf it is stored on, customer orders moving from pending through picking and packing to shipped, and the dock doors of the north (inbound) and south (outbound) truck yards.",
 	Entities:    []string{"shelf", "item", "order", "dock"},
 	Name:        "warehouse",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Distribution warehouse",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("warehouse: store is %T, want *warehouse.Store", st)

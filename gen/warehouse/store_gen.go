@@ -5,7 +5,7 @@ package warehouse
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,10 +13,10 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu      sync.RWMutex
-	shelves runtime.Table[Shelf]
-	items   runtime.Table[Item]
-	orders  runtime.Table[Order]
-	docks   runtime.Table[Dock]
+	shelves mcpdomain.Table[Shelf]
+	items   mcpdomain.Table[Item]
+	orders  mcpdomain.Table[Order]
+	docks   mcpdomain.Table[Dock]
 }
 
 // NewStore returns a store holding the seed data.
@@ -34,10 +34,10 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.shelves = runtime.NewTable("shelf", "SH", 3, seedShelves(), shelfID, cloneShelf)
-	s.items = runtime.NewTable("item", "SK", 3, seedItems(), itemID, cloneItem)
-	s.orders = runtime.NewTable("order", "OR", 4, seedOrders(), orderID, cloneOrder)
-	s.docks = runtime.NewTable("dock", "DK", 3, seedDocks(), dockID, cloneDock)
+	s.shelves = mcpdomain.NewTable("shelf", "SH", 3, seedShelves(), shelfID, cloneShelf)
+	s.items = mcpdomain.NewTable("item", "SK", 3, seedItems(), itemID, cloneItem)
+	s.orders = mcpdomain.NewTable("order", "OR", 4, seedOrders(), orderID, cloneOrder)
+	s.docks = mcpdomain.NewTable("dock", "DK", 3, seedDocks(), dockID, cloneDock)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -95,25 +95,25 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "search_inventory":
-		return runtime.Bind(args, s.SearchInventory)
+		return mcpdomain.Bind(args, s.SearchInventory)
 	case "get_item":
-		return runtime.Bind(args, s.GetItem)
+		return mcpdomain.Bind(args, s.GetItem)
 	case "adjust_stock":
-		return runtime.Bind(args, s.AdjustStock)
+		return mcpdomain.Bind(args, s.AdjustStock)
 	case "list_shelves":
-		return runtime.Bind(args, s.ListShelves)
+		return mcpdomain.Bind(args, s.ListShelves)
 	case "list_orders":
-		return runtime.Bind(args, s.ListOrders)
+		return mcpdomain.Bind(args, s.ListOrders)
 	case "create_order":
-		return runtime.Bind(args, s.CreateOrder)
+		return mcpdomain.Bind(args, s.CreateOrder)
 	case "update_order":
-		return runtime.Bind(args, s.UpdateOrder)
+		return mcpdomain.Bind(args, s.UpdateOrder)
 	case "list_docks":
-		return runtime.Bind(args, s.ListDocks)
+		return mcpdomain.Bind(args, s.ListDocks)
 	case "set_dock_mode":
-		return runtime.Bind(args, s.SetDockMode)
+		return mcpdomain.Bind(args, s.SetDockMode)
 	case "inventory_stats":
-		return runtime.Bind(args, s.InventoryStats)
+		return mcpdomain.Bind(args, s.InventoryStats)
 	}
-	return nil, runtime.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, adjust_stock, list_shelves, list_orders, create_order, update_order, list_docks, set_dock_mode, inventory_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, adjust_stock, list_shelves, list_orders, create_order, update_order, list_docks, set_dock_mode, inventory_stats", op)
 }

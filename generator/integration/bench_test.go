@@ -9,8 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // BenchmarkToolsCallRoundTrip is one tools/call through the in-process
@@ -19,13 +19,13 @@ import (
 func BenchmarkToolsCallRoundTrip(b *testing.B) {
 	d := tiny.Domain
 	for _, c := range []struct {
-		level runtime.Level
+		level mcpdomain.Level
 		tool  string
 		args  string
 	}{
-		{runtime.L4, "get_lamp", `{"lamp_id":"LP01"}`},
-		{runtime.L4, "list_lamps", `{"room":"hall"}`},
-		{runtime.L1, "tiny", `{"action":"set_lamp","lamp_id":"LP01","level":40}`},
+		{mcpdomain.L4, "get_lamp", `{"lamp_id":"LP01"}`},
+		{mcpdomain.L4, "list_lamps", `{"room":"hall"}`},
+		{mcpdomain.L1, "tiny", `{"action":"set_lamp","lamp_id":"LP01","level":40}`},
 	} {
 		b.Run(string(c.level)+"/"+c.tool, func(b *testing.B) {
 			s := newSession(b, d, c.level)

@@ -8,17 +8,17 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // session is a fresh store behind a generated server at one level, with an
 // initialised in-process MCP client.
 type session struct {
-	st runtime.Store
+	st mcpdomain.Store
 	c  *client.Client
 }
 
-func newSession(tb testing.TB, d *runtime.Domain, level runtime.Level) *session {
+func newSession(tb testing.TB, d *mcpdomain.Domain, level mcpdomain.Level) *session {
 	tb.Helper()
 	st := d.NewStore()
 	srv, err := d.NewServer(level, st)
@@ -65,7 +65,7 @@ func (s *session) call(tb testing.TB, tool string, args []byte) (string, bool) {
 }
 
 // withAction adds "action" to an argument object when the tool has one.
-func withAction(tb testing.TB, t *runtime.Tool, op *runtime.Operation, args string) []byte {
+func withAction(tb testing.TB, t *mcpdomain.Tool, op *mcpdomain.Operation, args string) []byte {
 	tb.Helper()
 	m := map[string]any{}
 	if err := json.Unmarshal([]byte(args), &m); err != nil {

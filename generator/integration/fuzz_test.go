@@ -7,7 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // FuzzTools feeds arbitrary JSON arguments to every tool of every generated
@@ -18,13 +18,13 @@ import (
 //	go test ./generator/integration -fuzz FuzzTools -fuzztime 30s
 func FuzzTools(f *testing.F) {
 	type target struct {
-		st   runtime.Store
+		st   mcpdomain.Store
 		tool func(mcp.CallToolRequest) (*mcp.CallToolResult, error)
 		name string
 	}
 	var targets []target
 	for _, d := range gen.Domains {
-		for _, level := range runtime.Levels {
+		for _, level := range mcpdomain.Levels {
 			for _, tool := range d.Tools[level] {
 				st := d.NewStore()
 				srv, err := d.NewServer(level, st)

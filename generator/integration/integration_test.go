@@ -12,16 +12,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // wantTools is each level's tool count by definition.
-var wantTools = map[runtime.Level][2]int{runtime.L4: {8, 10}, runtime.L3: {4, 4}, runtime.L2: {2, 2}, runtime.L1: {1, 1}}
+var wantTools = map[mcpdomain.Level][2]int{mcpdomain.L4: {8, 10}, mcpdomain.L3: {4, 4}, mcpdomain.L2: {2, 2}, mcpdomain.L1: {1, 1}}
 
 func TestListToolsMatchesDefinition(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, level := range runtime.Levels {
+		for _, level := range mcpdomain.Levels {
 			t.Run(d.Name+"/"+string(level), func(t *testing.T) {
 				s := newSession(t, d, level)
 				res, err := s.c.ListTools(context.Background(), mcp.ListToolsRequest{})
@@ -56,7 +56,7 @@ func TestListToolsMatchesDefinition(t *testing.T) {
 // over all operations: each appears in exactly one tool.
 func TestEveryOperationReachableOncePerLevel(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, level := range runtime.Levels {
+		for _, level := range mcpdomain.Levels {
 			seen := map[string]int{}
 			for _, tool := range d.Tools[level] {
 				for _, op := range tool.Operations {
@@ -77,7 +77,7 @@ func TestEveryOperationReachableOncePerLevel(t *testing.T) {
 // store change equal calling the operation directly on another store.
 func TestValidCallEqualsDirectOperation(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, level := range runtime.Levels {
+		for _, level := range mcpdomain.Levels {
 			for _, tool := range d.Tools[level] {
 				for _, op := range tool.Operations {
 					t.Run(fmt.Sprintf("%s/%s/%s/%s", d.Name, level, tool.Name, op.Name), func(t *testing.T) {
@@ -114,15 +114,15 @@ type badCall struct {
 	class string
 	// make returns the arguments, and a word the error must contain; ok
 	// is false when the class does not apply to the operation.
-	make func(tool *runtime.Tool, op *runtime.Operation, ex map[string]any) (args map[string]any, mention string, ok bool)
+	make func(tool *mcpdomain.Tool, op *mcpdomain.Operation, ex map[string]any) (args map[string]any, mention string, ok bool)
 }
 
 var badCalls = []badCall{
-	{"unknown argument", func(_ *runtime.Tool, _ *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"unknown argument", func(_ *mcpdomain.Tool, _ *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		ex["bogus_argument"] = 1
 		return ex, `"bogus_argument"`, true
 	}},
-	{"missing required", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"missing required", func(_ *mcpdomain.Tool, op *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		for _, a := range op.Args {
 			if a.Required {
 				delete(ex, a.Name)
@@ -131,7 +131,7 @@ var badCalls = []badCall{
 		}
 		return nil, "", false
 	}},
-	{"wrong type", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"wrong type", func(_ *mcpdomain.Tool, op *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		for _, a := range op.Args {
 			switch a.Type {
 			case "string", "object", "array":
@@ -143,7 +143,7 @@ var badCalls = []badCall{
 		}
 		return nil, "", false
 	}},
-	{"outside enum", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"outside enum", func(_ *mcpdomain.Tool, op *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		for _, a := range op.Args {
 			if len(a.Enum) > 0 {
 				ex[a.Name] = "no_such_value"
@@ -152,7 +152,7 @@ var badCalls = []badCall{
 		}
 		return nil, "", false
 	}},
-	{"unknown ID", func(_ *runtime.Tool, op *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"unknown ID", func(_ *mcpdomain.Tool, op *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		for _, a := range op.Args {
 			if a.Entity != "" && a.Required {
 				id, _ := ex[a.Name].(string)
@@ -162,14 +162,14 @@ var badCalls = []badCall{
 		}
 		return nil, "", false
 	}},
-	{"unknown action", func(tool *runtime.Tool, _ *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"unknown action", func(tool *mcpdomain.Tool, _ *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		if !tool.HasAction() {
 			return nil, "", false
 		}
 		ex["action"] = "self_destruct"
 		return ex, `"action": "self_destruct" is not one of`, true
 	}},
-	{"missing action", func(tool *runtime.Tool, _ *runtime.Operation, ex map[string]any) (map[string]any, string, bool) {
+	{"missing action", func(tool *mcpdomain.Tool, _ *mcpdomain.Operation, ex map[string]any) (map[string]any, string, bool) {
 		if !tool.HasAction() {
 			return nil, "", false
 		}
@@ -184,7 +184,7 @@ var badCalls = []badCall{
 func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
 	applied := map[string]int{}
 	for _, d := range gen.Domains {
-		for _, level := range runtime.Levels {
+		for _, level := range mcpdomain.Levels {
 			s := newSession(t, d, level)
 			for _, tool := range d.Tools[level] {
 				for _, op := range tool.Operations {
@@ -228,7 +228,7 @@ func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
 // the golden tiny domain (generator/testdata/golden/tiny), so that no test
 // depends on a benchmark domain's content.
 func TestErrorSentences(t *testing.T) {
-	s := newSession(t, tiny.Domain, runtime.L4)
+	s := newSession(t, tiny.Domain, mcpdomain.L4)
 	cases := []struct {
 		tool, args, want string
 	}{
@@ -255,7 +255,7 @@ func TestErrorSentences(t *testing.T) {
 // TestIntegralFloatsDecodeAsIntegers checks that 55.0 is accepted for an
 // integer argument, as JSON Schema says it is an integer.
 func TestIntegralFloatsDecodeAsIntegers(t *testing.T) {
-	s := newSession(t, tiny.Domain, runtime.L1)
+	s := newSession(t, tiny.Domain, mcpdomain.L1)
 	text, isErr := s.call(t, "tiny", []byte(`{"action":"set_lamp","lamp_id":"LP02","level":55.0,"on":true}`))
 	if isErr || !strings.Contains(text, `"level":55`) {
 		t.Fatalf("got %s (isError %v)", text, isErr)
@@ -302,7 +302,7 @@ func TestGeneratedStageTypes(t *testing.T) {
 	if err := json.Unmarshal([]byte(reply), &st); err != nil || st.Calls[0].Tool != tiny.L4GetLamp {
 		t.Fatalf("%+v %v", st, err)
 	}
-	sch, err := runtime.CompileSchema("stage", tiny.StageSchemas[runtime.L4])
+	sch, err := mcpdomain.CompileSchema("stage", tiny.StageSchemas[mcpdomain.L4])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // BenchmarkVersusTypeScriptSDK drives a generated server and an equivalent
@@ -30,9 +30,9 @@ import (
 func BenchmarkVersusTypeScriptSDK(b *testing.B) {
 	node, dir, granite := interopTools(b)
 	d := gen.Domains[0]
-	var tool *runtime.Tool
-	var op *runtime.Operation
-	for _, t := range d.Tools[runtime.L4] {
+	var tool *mcpdomain.Tool
+	var op *mcpdomain.Operation
+	for _, t := range d.Tools[mcpdomain.L4] {
 		if o := t.Operations[0]; o.Kind == "get" {
 			tool, op = t, o
 			break
@@ -56,7 +56,7 @@ func BenchmarkVersusTypeScriptSDK(b *testing.B) {
 		tsStdio = stdioRate(b, env, node, []string{script, "stdio"}, tool.Name, args)
 		goStdio = max(goStdio, stdioRate(b, nil, granite, goServe, tool.Name, args))
 		tsStdio = max(tsStdio, stdioRate(b, env, node, []string{script, "stdio"}, tool.Name, args))
-		goHTTP = httpRate(b, serveHTTP(b, granite, d.Name, runtime.L4), tool.Name, args)
+		goHTTP = httpRate(b, serveHTTP(b, granite, d.Name, mcpdomain.L4), tool.Name, args)
 		tsHTTP = httpRate(b, sdkHTTP(b, node, script, env), tool.Name, args)
 	}
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/generator"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -35,7 +35,7 @@ func skipDir(rel string) bool {
 // only reach a domain's generated package through an import, and a
 // variable called energy is about joules.)
 func TestNoGoNamesADomain(t *testing.T) {
-	spec, err := generator.Load(specs.FS)
+	spec, err := speclang.Load(specs.FS)
 	if err != nil {
 		t.Fatal(err)
 	}

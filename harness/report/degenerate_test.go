@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"gonum.org/v1/plot"
 )
 
@@ -50,9 +50,9 @@ func (s trialSet) write(t testing.TB) string {
 	if s.energy {
 		man.Meter = meter.NVML
 	}
-	levels := []runtime.Level{""}
+	levels := []mcpdomain.Level{""}
 	if !s.artifacts {
-		levels = runtime.Levels[:s.levels]
+		levels = mcpdomain.Levels[:s.levels]
 		man.Config.Granularities = levels
 	}
 	var lines []byte
@@ -100,7 +100,7 @@ func (s trialSet) write(t testing.TB) string {
 }
 
 // record is one trial of the set.
-func (s trialSet) record(rng *rand.Rand, model string, mi int, l runtime.Level, sc, rep, index int) harness.Record {
+func (s trialSet) record(rng *rand.Rand, model string, mi int, l mcpdomain.Level, sc, rep, index int) harness.Record {
 	scenario, diff := fmt.Sprintf("d1-%03d", sc+1), []string{"easy", "medium", "hard"}[sc%3]
 	id := fmt.Sprintf("%s/%s/%s/r%d", model, scenario, l, rep)
 	rec := harness.Record{TrialID: id, Index: index, Experiment: "edge", Model: model, Agent: "ollama", Domain: "d1",

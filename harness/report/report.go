@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Seed is the default seed of the bootstrap; reports are reproducible.
@@ -54,7 +54,7 @@ type Report struct {
 	// planned.
 	Covered, Planned int
 	Models           []string
-	Levels           []runtime.Level
+	Levels           []mcpdomain.Level
 	Tables           []*Table
 	// Notes are sentences the report must say (what could not be
 	// computed, and why).
@@ -68,7 +68,7 @@ type Report struct {
 // row is one scored trial, flattened.
 type row struct {
 	model, domain, scenario, difficulty string
-	level                               runtime.Level
+	level                               mcpdomain.Level
 	rep                                 int
 	// tc is TC judged by the task, tcs the strict byte-equal store;
 	// arg is ArgAcc aligning k-th calls, aarg action ArgAcc's best
@@ -153,7 +153,7 @@ func Build(res *Results, seed uint64) *Report {
 			r.Models = append(r.Models, m)
 		}
 	}
-	for _, l := range runtime.Levels {
+	for _, l := range mcpdomain.Levels {
 		if slices.ContainsFunc(r.rows, func(x row) bool { return x.level == l }) {
 			r.Levels = append(r.Levels, l)
 		}
@@ -350,18 +350,18 @@ func (r *Report) byLevel() *Table {
 	}
 	t := &Table{Name: "by_level", Title: "By level, with paired bootstrap tests against L4 (BH-adjusted p)", Header: append(header, "sig")}
 	type test struct {
-		level runtime.Level
+		level mcpdomain.Level
 		m     int
 		p     Paired
 	}
 	var tests []test
 	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
 	base := map[string]row{}
-	for _, x := range r.where(func(x row) bool { return x.level == runtime.L4 }) {
+	for _, x := range r.where(func(x row) bool { return x.level == mcpdomain.L4 }) {
 		base[key(x)] = x
 	}
 	for _, l := range r.Levels {
-		if l == runtime.L4 {
+		if l == mcpdomain.L4 {
 			continue
 		}
 		for mi, m := range levelTests {
@@ -401,7 +401,7 @@ func (r *Report) byLevel() *Table {
 				}
 			}
 		}
-		if l == runtime.L4 {
+		if l == mcpdomain.L4 {
 			sig = "ref"
 		}
 		t.Rows = append(t.Rows, append(append(line, cells...), sig))
@@ -572,7 +572,7 @@ func (r *Report) bestLevel() *Table {
 		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto"}}
 	type pt struct {
 		m    string
-		l    runtime.Level
+		l    mcpdomain.Level
 		tc   float64
 		wall float64
 		eff  []any

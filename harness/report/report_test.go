@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/generator/runtime"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // synthetic writes a results folder shaped like the paper's run: 9 models
@@ -43,7 +43,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 		man.Models[m.name] = harness.ModelInfo{ParameterSize: m.size, Parameters: harness.ParseSize(m.size), Quantization: m.quant}
 	}
 	domains := []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"}
-	levelEffect := map[runtime.Level]float64{runtime.L4: 0, runtime.L3: 0.5, runtime.L2: -0.2, runtime.L1: -0.6}
+	levelEffect := map[mcpdomain.Level]float64{mcpdomain.L4: 0, mcpdomain.L3: 0.5, mcpdomain.L2: -0.2, mcpdomain.L1: -0.6}
 	rng := rand.New(rand.NewPCG(1, 2))
 	f, err := os.Create(filepath.Join(dir, harness.TrialsFile))
 	if err != nil {
@@ -53,7 +53,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 	for mi, m := range models {
 		size := harness.ParseSize(m.size)
 		for _, d := range domains {
-			for _, l := range runtime.Levels {
+			for _, l := range mcpdomain.Levels {
 				for s := 1; s <= 9; s++ {
 					diff := []string{"easy", "medium", "hard"}[(s-1)/3]
 					for rep := 1; rep <= 3; rep++ {
@@ -481,7 +481,7 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 		}, 24, "1 record is not a trial of run.json's plan and left out of every table (the first, ghost:7b/d1-001/L4/r1: model ghost:7b is not in the config)", ""},
 		{"a level the config lacks", base, func(res *Results) {
 			rec := res.Records[0]
-			rec.TrialID, rec.Level = "m0:1b/d1-001/L1/r1", runtime.L1
+			rec.TrialID, rec.Level = "m0:1b/d1-001/L1/r1", mcpdomain.L1
 			res.Records = append(res.Records, rec)
 		}, 24, "(the first, m0:1b/d1-001/L1/r1: level L1 is not in the config)", ""},
 		{"an id that does not name its trial", base, func(res *Results) {

@@ -6,14 +6,14 @@ package gen
 
 import (
 	tiny "github.com/mcpgranite/granite/gen/tiny"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Domains lists every generated domain, sorted by name.
-var Domains = []*runtime.Domain{tiny.Domain}
+var Domains = []*mcpdomain.Domain{tiny.Domain}
 
 // Lookup returns the domain with the given name.
-func Lookup(name string) (*runtime.Domain, bool) {
+func Lookup(name string) (*mcpdomain.Domain, bool) {
 	for _, d := range Domains {
 		if d.Name == name {
 			return d, true

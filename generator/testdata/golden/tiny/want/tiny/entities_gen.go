@@ -2,7 +2,7 @@
 
 package tiny
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // Lamp: A dimmable lamp.
 type Lamp struct {
@@ -23,8 +23,8 @@ type Lamp struct {
 }
 
 func cloneLamp(v Lamp) Lamp {
-	v.Tags = runtime.CloneSlice(v.Tags)
-	v.Config = runtime.CloneObject(v.Config)
+	v.Tags = mcpdomain.CloneSlice(v.Tags)
+	v.Config = mcpdomain.CloneObject(v.Config)
 	return v
 }
 func lampID(v *Lamp) *string {

@@ -2,7 +2,7 @@
 
 package tiny
 
-import runtime "github.com/mcpgranite/granite/generator/runtime"
+import mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // GetLampArgs are the arguments of get_lamp.
 type GetLampArgs struct {
@@ -43,10 +43,10 @@ func (a ListLampsArgs) match(v *Lamp) bool {
 }
 
 // ListLamps: List lamps.
-func (s *Store) ListLamps(a ListLampsArgs) (runtime.ListResult[Lamp], error) {
+func (s *Store) ListLamps(a ListLampsArgs) (mcpdomain.ListResult[Lamp], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.lamps.List(runtime.Or(a.Limit, 10), a.match), nil
+	return s.lamps.List(mcpdomain.Or(a.Limit, 10), a.match), nil
 }
 
 // SetLampArgs are the arguments of set_lamp.
@@ -66,7 +66,7 @@ func (s *Store) SetLamp(a SetLampArgs) (Lamp, error) {
 		return Lamp{}, err
 	}
 	if a.On == nil && a.Level == nil && a.Config == nil {
-		return Lamp{}, runtime.NothingToSet("on", "level", "config")
+		return Lamp{}, mcpdomain.NothingToSet("on", "level", "config")
 	}
 	if a.On != nil {
 		v.On = *a.On
@@ -75,7 +75,7 @@ func (s *Store) SetLamp(a SetLampArgs) (Lamp, error) {
 		v.Level = *a.Level
 	}
 	if a.Config != nil {
-		v.Config = runtime.MergeObject(v.Config, a.Config)
+		v.Config = mcpdomain.MergeObject(v.Config, a.Config)
 	}
 	return cloneLamp(*v), nil
 }
@@ -97,14 +97,14 @@ func (a AllOffArgs) match(v *Lamp) bool {
 }
 
 // AllOff: Switch lamps off.
-func (s *Store) AllOff(a AllOffArgs) (runtime.BulkResult, error) {
+func (s *Store) AllOff(a AllOffArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.lamps.Update(a.match, func(v *Lamp) {
 		v.On = false
 		v.Level = 0
 	})
-	return runtime.NewBulkResult("lamp", "", ids), nil
+	return mcpdomain.NewBulkResult("lamp", "", ids), nil
 }
 
 // AddTimerArgs are the arguments of add_timer.
@@ -134,7 +134,7 @@ type DropTimerArgs struct {
 }
 
 // DropTimer: Remove a timer.
-func (s *Store) DropTimer(a DropTimerArgs) (runtime.DeleteResult, error) {
+func (s *Store) DropTimer(a DropTimerArgs) (mcpdomain.DeleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.timers.Delete("timer_id", a.TimerID)
@@ -153,10 +153,10 @@ func (a LampStatsArgs) match(v *Lamp) bool {
 }
 
 // LampStats: Lamp statistics.
-func (s *Store) LampStats(a LampStatsArgs) (runtime.AggregateResult, error) {
+func (s *Store) LampStats(a LampStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	agg := runtime.NewAggregator("lamp", a.Function, a.Field, runtime.Deref(a.GroupBy))
+	agg := mcpdomain.NewAggregator("lamp", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 	s.lamps.Each(a.match, func(v *Lamp) {
 		var x float64
 		switch agg.Field() {
@@ -190,7 +190,7 @@ func (a SceneArgs) match(v *Lamp) bool {
 }
 
 // Scene: Apply a scene.
-func (s *Store) Scene(a SceneArgs) (runtime.BulkResult, error) {
+func (s *Store) Scene(a SceneArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
@@ -209,5 +209,5 @@ func (s *Store) Scene(a SceneArgs) (runtime.BulkResult, error) {
 			v.On = false
 		})...)
 	}
-	return runtime.NewBulkResult("lamp", a.Scene, ids), nil
+	return mcpdomain.NewBulkResult("lamp", a.Scene, ids), nil
 }

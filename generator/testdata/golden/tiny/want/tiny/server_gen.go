@@ -5,11 +5,11 @@ package tiny
 import (
 	"fmt"
 	server "github.com/mark3labs/mcp-go/server"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-var opGetLamp = &runtime.Operation{
-	Args: []runtime.Arg{
+var opGetLamp = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "lamp",
 			Hint:     "lamp ID like LP01",
@@ -29,8 +29,8 @@ var opGetLamp = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
 }
-var opListLamps = &runtime.Operation{
-	Args: []runtime.Arg{
+var opListLamps = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"hall", "den"},
 			Hint: "one of hall, den",
@@ -69,8 +69,8 @@ var opListLamps = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit.\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10).\",\"minimum\":1,\"maximum\":10}},\"additionalProperties\":false}",
 }
-var opSetLamp = &runtime.Operation{
-	Args: []runtime.Arg{
+var opSetLamp = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "lamp",
 			Hint:     "lamp ID like LP01",
@@ -105,8 +105,8 @@ var opSetLamp = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit.\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings.\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
 }
-var opAllOff = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAllOff = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"hall", "den"},
 			Hint: "one of hall, den",
@@ -125,8 +125,8 @@ var opAllOff = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]}},\"additionalProperties\":false}",
 }
-var opAddTimer = &runtime.Operation{
-	Args: []runtime.Arg{
+var opAddTimer = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "lamp",
 			Hint:     "lamp ID like LP01",
@@ -151,8 +151,8 @@ var opAddTimer = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z.\",\"format\":\"date-time\"}},\"required\":[\"lamp\"],\"additionalProperties\":false}",
 }
-var opDropTimer = &runtime.Operation{
-	Args: []runtime.Arg{
+var opDropTimer = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Entity:   "timer",
 			Hint:     "timer ID like TM001",
@@ -172,8 +172,8 @@ var opDropTimer = &runtime.Operation{
 	ReadOnly:    false,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001.\",\"pattern\":\"^TM[0-9]{3,}$\"}},\"required\":[\"timer_id\"],\"additionalProperties\":false}",
 }
-var opLampStats = &runtime.Operation{
-	Args: []runtime.Arg{
+var opLampStats = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum:     []string{"avg", "max"},
 			Hint:     "one of avg, max",
@@ -206,8 +206,8 @@ var opLampStats = &runtime.Operation{
 	ReadOnly:    true,
 	Schema:      "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max.\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W).\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value.\",\"enum\":[\"room\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
 }
-var opScene = &runtime.Operation{
-	Args: []runtime.Arg{
+var opScene = &mcpdomain.Operation{
+	Args: []mcpdomain.Arg{
 		{
 			Enum: []string{"hall", "den"},
 			Hint: "one of hall, den",
@@ -235,121 +235,121 @@ var opScene = &runtime.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*runtime.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene}
+var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[runtime.Level][]*runtime.Tool{
-	runtime.L1: {
+var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+	mcpdomain.L1: {
 		{
 			Description: "Query and control Tiny lab.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_lamp: Get one lamp (requires lamp_id). list_lamps: List lamps (optional room, on, min_level, max_level, limit). set_lamp: Change one lamp (requires lamp_id; optional on, level, config). all_off: Switch lamps off (optional room). add_timer: Add a timer (requires lamp; optional at). drop_timer: Remove a timer (requires timer_id). lamp_stats: Lamp statistics (requires function, field; optional group_by). scene: Apply a scene (requires scene; optional room).\",\"enum\":[\"get_lamp\",\"list_lamps\",\"set_lamp\",\"all_off\",\"add_timer\",\"drop_timer\",\"lamp_stats\",\"scene\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01. / ID of the lamp to change, like LP01. (Used by: get_lamp, set_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: list_lamps, all_off, scene.)\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit. / New value; left out: unchanged. Whether it is lit. (Used by: list_lamps, set_lamp.)\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10). (Used by: list_lamps.)\",\"minimum\":1,\"maximum\":10},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent. (Used by: set_lamp.)\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings. (Used by: set_lamp.)\"},\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01. (Used by: add_timer.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z. (Used by: add_timer.)\",\"format\":\"date-time\"},\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001. (Used by: drop_timer.)\",\"pattern\":\"^TM[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max. (Used by: lamp_stats.)\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W). (Used by: lamp_stats.)\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value. (Used by: lamp_stats.)\",\"enum\":[\"room\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off). (Used by: scene.)\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L1,
+			Level:       mcpdomain.L1,
 			Name:        "tiny",
-			Operations:  []*runtime.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene},
+			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene},
 		},
 	},
-	runtime.L2: {
+	mcpdomain.L2: {
 		{
 			Description: "Read anything in Tiny lab; nothing changes.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_lamp: Get one lamp (requires lamp_id). list_lamps: List lamps (optional room, on, min_level, max_level, limit). lamp_stats: Lamp statistics (requires function, field; optional group_by).\",\"enum\":[\"get_lamp\",\"list_lamps\",\"lamp_stats\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01. (Used by: get_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: list_lamps.)\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit. (Used by: list_lamps.)\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10). (Used by: list_lamps.)\",\"minimum\":1,\"maximum\":10},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max. (Used by: lamp_stats.)\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W). (Used by: lamp_stats.)\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value. (Used by: lamp_stats.)\",\"enum\":[\"room\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "tiny_query",
-			Operations:  []*runtime.Operation{opGetLamp, opListLamps, opLampStats},
+			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opLampStats},
 		},
 		{
 			Description: "Change Tiny lab.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_lamp: Change one lamp (requires lamp_id; optional on, level, config). all_off: Switch lamps off (optional room). add_timer: Add a timer (requires lamp; optional at). drop_timer: Remove a timer (requires timer_id). scene: Apply a scene (requires scene; optional room).\",\"enum\":[\"set_lamp\",\"all_off\",\"add_timer\",\"drop_timer\",\"scene\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01. (Used by: set_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit. (Used by: set_lamp.)\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent. (Used by: set_lamp.)\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings. (Used by: set_lamp.)\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: all_off, scene.)\",\"enum\":[\"hall\",\"den\"]},\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01. (Used by: add_timer.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z. (Used by: add_timer.)\",\"format\":\"date-time\"},\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001. (Used by: drop_timer.)\",\"pattern\":\"^TM[0-9]{3,}$\"},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off). (Used by: scene.)\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L2,
+			Level:       mcpdomain.L2,
 			Name:        "tiny_control",
-			Operations:  []*runtime.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene},
+			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene},
 		},
 	},
-	runtime.L3: {
+	mcpdomain.L3: {
 		{
 			Description: "Tiny lab: status query.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_lamp: Get one lamp (requires lamp_id). list_lamps: List lamps (optional room, on, min_level, max_level, limit).\",\"enum\":[\"get_lamp\",\"list_lamps\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01. (Used by: get_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: list_lamps.)\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit. (Used by: list_lamps.)\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10). (Used by: list_lamps.)\",\"minimum\":1,\"maximum\":10}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "tiny_status_query",
-			Operations:  []*runtime.Operation{opGetLamp, opListLamps},
+			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps},
 		},
 		{
 			Description: "Tiny lab: action execution.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_lamp: Change one lamp (requires lamp_id; optional on, level, config). all_off: Switch lamps off (optional room). scene: Apply a scene (requires scene; optional room).\",\"enum\":[\"set_lamp\",\"all_off\",\"scene\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01. (Used by: set_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit. (Used by: set_lamp.)\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent. (Used by: set_lamp.)\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings. (Used by: set_lamp.)\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: all_off, scene.)\",\"enum\":[\"hall\",\"den\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off). (Used by: scene.)\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "tiny_action_execution",
-			Operations:  []*runtime.Operation{opSetLamp, opAllOff, opScene},
+			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opScene},
 		},
 		{
 			Description: "Tiny lab: configuration.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. add_timer: Add a timer (requires lamp; optional at). drop_timer: Remove a timer (requires timer_id).\",\"enum\":[\"add_timer\",\"drop_timer\"]},\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01. (Used by: add_timer.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z. (Used by: add_timer.)\",\"format\":\"date-time\"},\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001. (Used by: drop_timer.)\",\"pattern\":\"^TM[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "tiny_configuration",
-			Operations:  []*runtime.Operation{opAddTimer, opDropTimer},
+			Operations:  []*mcpdomain.Operation{opAddTimer, opDropTimer},
 		},
 		{
 			Description: "Tiny lab: analysis.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max.\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W).\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value.\",\"enum\":[\"room\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L3,
+			Level:       mcpdomain.L3,
 			Name:        "tiny_analysis",
-			Operations:  []*runtime.Operation{opLampStats},
+			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 	},
-	runtime.L4: {
+	mcpdomain.L4: {
 		{
 			Description: "Get one lamp.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "get_lamp",
-			Operations:  []*runtime.Operation{opGetLamp},
+			Operations:  []*mcpdomain.Operation{opGetLamp},
 		},
 		{
 			Description: "List lamps.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit.\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10).\",\"minimum\":1,\"maximum\":10}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "list_lamps",
-			Operations:  []*runtime.Operation{opListLamps},
+			Operations:  []*mcpdomain.Operation{opListLamps},
 		},
 		{
 			Description: "Change one lamp.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit.\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings.\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "set_lamp",
-			Operations:  []*runtime.Operation{opSetLamp},
+			Operations:  []*mcpdomain.Operation{opSetLamp},
 		},
 		{
 			Description: "Switch lamps off.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]}},\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "all_off",
-			Operations:  []*runtime.Operation{opAllOff},
+			Operations:  []*mcpdomain.Operation{opAllOff},
 		},
 		{
 			Description: "Add a timer.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z.\",\"format\":\"date-time\"}},\"required\":[\"lamp\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "add_timer",
-			Operations:  []*runtime.Operation{opAddTimer},
+			Operations:  []*mcpdomain.Operation{opAddTimer},
 		},
 		{
 			Description: "Remove a timer.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001.\",\"pattern\":\"^TM[0-9]{3,}$\"}},\"required\":[\"timer_id\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "drop_timer",
-			Operations:  []*runtime.Operation{opDropTimer},
+			Operations:  []*mcpdomain.Operation{opDropTimer},
 		},
 		{
 			Description: "Lamp statistics.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max.\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W).\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value.\",\"enum\":[\"room\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "lamp_stats",
-			Operations:  []*runtime.Operation{opLampStats},
+			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 		{
 			Description: "Apply a scene.",
 			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off).\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"scene\"],\"additionalProperties\":false}",
-			Level:       runtime.L4,
+			Level:       mcpdomain.L4,
 			Name:        "scene",
-			Operations:  []*runtime.Operation{opScene},
+			Operations:  []*mcpdomain.Operation{opScene},
 		},
 	},
 }
@@ -368,14 +368,14 @@ type L3TinyStatusQueryArgs struct {
 
 // callL3TinyStatusQuery runs a call of L3 tool tiny_status_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3TinyStatusQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3TinyStatusQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3TinyStatusQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "get_lamp":
-		return s.GetLamp(GetLampArgs{LampID: runtime.Deref(a.LampID)})
+		return s.GetLamp(GetLampArgs{LampID: mcpdomain.Deref(a.LampID)})
 	case "list_lamps":
 		return s.ListLamps(ListLampsArgs{
 			Limit:    a.Limit,
@@ -385,7 +385,7 @@ func (s *Store) callL3TinyStatusQuery(_ *runtime.Operation, raw []byte) (any, er
 			Room:     a.Room,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of get_lamp, list_lamps", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of get_lamp, list_lamps", a.Action)
 }
 
 // L3TinyActionExecutionArgs are the arguments of L3 tool tiny_action_execution.
@@ -402,16 +402,16 @@ type L3TinyActionExecutionArgs struct {
 
 // callL3TinyActionExecution runs a call of L3 tool tiny_action_execution on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3TinyActionExecution(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3TinyActionExecution(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3TinyActionExecutionArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_lamp":
 		return s.SetLamp(SetLampArgs{
 			Config: a.Config,
-			LampID: runtime.Deref(a.LampID),
+			LampID: mcpdomain.Deref(a.LampID),
 			Level:  a.Level,
 			On:     a.On,
 		})
@@ -420,10 +420,10 @@ func (s *Store) callL3TinyActionExecution(_ *runtime.Operation, raw []byte) (any
 	case "scene":
 		return s.Scene(SceneArgs{
 			Room:  a.Room,
-			Scene: runtime.Deref(a.Scene),
+			Scene: mcpdomain.Deref(a.Scene),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_lamp, all_off, scene", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_lamp, all_off, scene", a.Action)
 }
 
 // L3TinyConfigurationArgs are the arguments of L3 tool tiny_configuration.
@@ -437,21 +437,21 @@ type L3TinyConfigurationArgs struct {
 
 // callL3TinyConfiguration runs a call of L3 tool tiny_configuration on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL3TinyConfiguration(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL3TinyConfiguration(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L3TinyConfigurationArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "add_timer":
 		return s.AddTimer(AddTimerArgs{
 			At:   a.At,
-			Lamp: runtime.Deref(a.Lamp),
+			Lamp: mcpdomain.Deref(a.Lamp),
 		})
 	case "drop_timer":
-		return s.DropTimer(DropTimerArgs{TimerID: runtime.Deref(a.TimerID)})
+		return s.DropTimer(DropTimerArgs{TimerID: mcpdomain.Deref(a.TimerID)})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of add_timer, drop_timer", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of add_timer, drop_timer", a.Action)
 }
 
 // L2TinyQueryArgs are the arguments of L2 tool tiny_query.
@@ -471,14 +471,14 @@ type L2TinyQueryArgs struct {
 
 // callL2TinyQuery runs a call of L2 tool tiny_query on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2TinyQuery(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2TinyQuery(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2TinyQueryArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "get_lamp":
-		return s.GetLamp(GetLampArgs{LampID: runtime.Deref(a.LampID)})
+		return s.GetLamp(GetLampArgs{LampID: mcpdomain.Deref(a.LampID)})
 	case "list_lamps":
 		return s.ListLamps(ListLampsArgs{
 			Limit:    a.Limit,
@@ -489,12 +489,12 @@ func (s *Store) callL2TinyQuery(_ *runtime.Operation, raw []byte) (any, error) {
 		})
 	case "lamp_stats":
 		return s.LampStats(LampStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of get_lamp, list_lamps, lamp_stats", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of get_lamp, list_lamps, lamp_stats", a.Action)
 }
 
 // L2TinyControlArgs are the arguments of L2 tool tiny_control.
@@ -514,16 +514,16 @@ type L2TinyControlArgs struct {
 
 // callL2TinyControl runs a call of L2 tool tiny_control on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL2TinyControl(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL2TinyControl(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L2TinyControlArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "set_lamp":
 		return s.SetLamp(SetLampArgs{
 			Config: a.Config,
-			LampID: runtime.Deref(a.LampID),
+			LampID: mcpdomain.Deref(a.LampID),
 			Level:  a.Level,
 			On:     a.On,
 		})
@@ -532,17 +532,17 @@ func (s *Store) callL2TinyControl(_ *runtime.Operation, raw []byte) (any, error)
 	case "add_timer":
 		return s.AddTimer(AddTimerArgs{
 			At:   a.At,
-			Lamp: runtime.Deref(a.Lamp),
+			Lamp: mcpdomain.Deref(a.Lamp),
 		})
 	case "drop_timer":
-		return s.DropTimer(DropTimerArgs{TimerID: runtime.Deref(a.TimerID)})
+		return s.DropTimer(DropTimerArgs{TimerID: mcpdomain.Deref(a.TimerID)})
 	case "scene":
 		return s.Scene(SceneArgs{
 			Room:  a.Room,
-			Scene: runtime.Deref(a.Scene),
+			Scene: mcpdomain.Deref(a.Scene),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of set_lamp, all_off, add_timer, drop_timer, scene", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of set_lamp, all_off, add_timer, drop_timer, scene", a.Action)
 }
 
 // L1TinyArgs are the arguments of L1 tool tiny.
@@ -568,14 +568,14 @@ type L1TinyArgs struct {
 
 // callL1Tiny runs a call of L1 tool tiny on arguments already checked
 // against the chosen action's schema.
-func (s *Store) callL1Tiny(_ *runtime.Operation, raw []byte) (any, error) {
+func (s *Store) callL1Tiny(_ *mcpdomain.Operation, raw []byte) (any, error) {
 	var a L1TinyArgs
-	if err := runtime.Decode(raw, &a); err != nil {
+	if err := mcpdomain.Decode(raw, &a); err != nil {
 		return nil, err
 	}
 	switch a.Action {
 	case "get_lamp":
-		return s.GetLamp(GetLampArgs{LampID: runtime.Deref(a.LampID)})
+		return s.GetLamp(GetLampArgs{LampID: mcpdomain.Deref(a.LampID)})
 	case "list_lamps":
 		return s.ListLamps(ListLampsArgs{
 			Limit:    a.Limit,
@@ -587,7 +587,7 @@ func (s *Store) callL1Tiny(_ *runtime.Operation, raw []byte) (any, error) {
 	case "set_lamp":
 		return s.SetLamp(SetLampArgs{
 			Config: a.Config,
-			LampID: runtime.Deref(a.LampID),
+			LampID: mcpdomain.Deref(a.LampID),
 			Level:  a.Level,
 			On:     a.On,
 		})
@@ -596,30 +596,30 @@ func (s *Store) callL1Tiny(_ *runtime.Operation, raw []byte) (any, error) {
 	case "add_timer":
 		return s.AddTimer(AddTimerArgs{
 			At:   a.At,
-			Lamp: runtime.Deref(a.Lamp),
+			Lamp: mcpdomain.Deref(a.Lamp),
 		})
 	case "drop_timer":
-		return s.DropTimer(DropTimerArgs{TimerID: runtime.Deref(a.TimerID)})
+		return s.DropTimer(DropTimerArgs{TimerID: mcpdomain.Deref(a.TimerID)})
 	case "lamp_stats":
 		return s.LampStats(LampStatsArgs{
-			Field:    runtime.Deref(a.Field),
-			Function: runtime.Deref(a.Function),
+			Field:    mcpdomain.Deref(a.Field),
+			Function: mcpdomain.Deref(a.Function),
 			GroupBy:  a.GroupBy,
 		})
 	case "scene":
 		return s.Scene(SceneArgs{
 			Room:  a.Room,
-			Scene: runtime.Deref(a.Scene),
+			Scene: mcpdomain.Deref(a.Scene),
 		})
 	}
-	return nil, runtime.Errorf("argument \"action\": %q is not one of get_lamp, list_lamps, set_lamp, all_off, add_timer, drop_timer, lamp_stats, scene", a.Action)
+	return nil, mcpdomain.Errorf("argument \"action\": %q is not one of get_lamp, list_lamps, set_lamp, all_off, add_timer, drop_timer, lamp_stats, scene", a.Action)
 }
 
 // toolCall returns what runs a tool's calls: its dispatcher when it has an
 // action, else its single operation.
-func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
+func (s *Store) toolCall(level mcpdomain.Level, tool string) mcpdomain.CallFunc {
 	switch level {
-	case runtime.L3:
+	case mcpdomain.L3:
 		switch tool {
 		case "tiny_status_query":
 			return s.callL3TinyStatusQuery
@@ -628,50 +628,50 @@ func (s *Store) toolCall(level runtime.Level, tool string) runtime.CallFunc {
 		case "tiny_configuration":
 			return s.callL3TinyConfiguration
 		}
-	case runtime.L2:
+	case mcpdomain.L2:
 		switch tool {
 		case "tiny_query":
 			return s.callL2TinyQuery
 		case "tiny_control":
 			return s.callL2TinyControl
 		}
-	case runtime.L1:
+	case mcpdomain.L1:
 		switch tool {
 		case "tiny":
 			return s.callL1Tiny
 		}
 	}
-	return func(op *runtime.Operation, args []byte) (any, error) {
+	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		return s.Call(op.Name, args)
 	}
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level runtime.Level, st *Store) (*server.MCPServer, error) {
+func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	tools, ok := Tools[level]
 	if !ok {
 		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
 	s := server.NewMCPServer("granite-tiny", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Two lamps and a timer, to pin the generator's output."))
-	runtime.Register(s, tools, func(t *runtime.Tool) runtime.CallFunc {
+	mcpdomain.Register(s, tools, func(t *mcpdomain.Tool) mcpdomain.CallFunc {
 		return st.toolCall(level, t.Name)
 	})
 	return s, nil
 }
 
 // Domain is the registry entry of tiny.
-var Domain = runtime.NewDomain(runtime.Domain{
+var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Description: "Two lamps and a timer, to pin the generator's output.",
 	Entities:    []string{"lamp", "timer"},
 	Name:        "tiny",
-	NewStore: func() runtime.Store {
+	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
 	Operations:   Operations,
 	StageSchemas: StageSchemas,
 	Title:        "Tiny lab",
 	Tools:        Tools,
-}, func(level runtime.Level, st runtime.Store) (*server.MCPServer, error) {
+}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("tiny: store is %T, want *tiny.Store", st)

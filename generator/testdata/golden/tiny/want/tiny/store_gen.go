@@ -5,7 +5,7 @@ package tiny
 import (
 	"encoding/json"
 	"fmt"
-	runtime "github.com/mcpgranite/granite/generator/runtime"
+	mcpdomain "github.com/mcpgranite/granite/internal/mcpdomain"
 	"sync"
 )
 
@@ -13,8 +13,8 @@ import (
 // each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu     sync.RWMutex
-	lamps  runtime.Table[Lamp]
-	timers runtime.Table[Timer]
+	lamps  mcpdomain.Table[Lamp]
+	timers mcpdomain.Table[Timer]
 }
 
 // NewStore returns a store holding the seed data.
@@ -32,8 +32,8 @@ func (s *Store) Reset() {
 }
 
 func (s *Store) reset() {
-	s.lamps = runtime.NewTable("lamp", "LP", 2, seedLamps(), lampID, cloneLamp)
-	s.timers = runtime.NewTable("timer", "TM", 3, seedTimers(), timerID, cloneTimer)
+	s.lamps = mcpdomain.NewTable("lamp", "LP", 2, seedLamps(), lampID, cloneLamp)
+	s.timers = mcpdomain.NewTable("timer", "TM", 3, seedTimers(), timerID, cloneTimer)
 }
 
 // Clone returns a deep copy of the store that shares nothing with it.
@@ -47,7 +47,7 @@ func (s *Store) Clone() *Store {
 }
 
 // CloneStore is Clone for code that holds a runtime.Store.
-func (s *Store) CloneStore() runtime.Store {
+func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
 
@@ -83,21 +83,21 @@ func (s *Store) Snapshot() []byte {
 func (s *Store) Call(op string, args []byte) (any, error) {
 	switch op {
 	case "get_lamp":
-		return runtime.Bind(args, s.GetLamp)
+		return mcpdomain.Bind(args, s.GetLamp)
 	case "list_lamps":
-		return runtime.Bind(args, s.ListLamps)
+		return mcpdomain.Bind(args, s.ListLamps)
 	case "set_lamp":
-		return runtime.Bind(args, s.SetLamp)
+		return mcpdomain.Bind(args, s.SetLamp)
 	case "all_off":
-		return runtime.Bind(args, s.AllOff)
+		return mcpdomain.Bind(args, s.AllOff)
 	case "add_timer":
-		return runtime.Bind(args, s.AddTimer)
+		return mcpdomain.Bind(args, s.AddTimer)
 	case "drop_timer":
-		return runtime.Bind(args, s.DropTimer)
+		return mcpdomain.Bind(args, s.DropTimer)
 	case "lamp_stats":
-		return runtime.Bind(args, s.LampStats)
+		return mcpdomain.Bind(args, s.LampStats)
 	case "scene":
-		return runtime.Bind(args, s.Scene)
+		return mcpdomain.Bind(args, s.Scene)
 	}
-	return nil, runtime.Errorf("unknown operation %q; tiny has: get_lamp, list_lamps, set_lamp, all_off, add_timer, drop_timer, lamp_stats, scene", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; tiny has: get_lamp, list_lamps, set_lamp, all_off, add_timer, drop_timer, lamp_stats, scene", op)
 }

@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"fmt"
@@ -168,7 +168,7 @@ func (b *builder) entity(k, n *node) {
 		e.Plural = plural(e.Name)
 	}
 	if e.GoName == "" {
-		e.GoName = goName(e.Name)
+		e.GoName = GoName(e.Name)
 	}
 	if dn := n.get("id_digits"); dn != nil {
 		e.IDDigits = int(toFloat(dn.scalar)) // the schema allows 3.0 as an integer
@@ -214,7 +214,7 @@ func (b *builder) field(name string, n *node) *Field {
 		Optional:    n.get("optional") != nil && n.get("optional").scalar == true,
 	}
 	if f.GoName == "" {
-		f.GoName = goName(name)
+		f.GoName = GoName(name)
 	}
 	if f.Type == TTimestamp {
 		f.Example = b.d.Now
@@ -392,7 +392,7 @@ func (b *builder) seedRows(e *Entity) {
 			case f.Default != nil:
 				row.Values[f.Name] = f.Default
 			case f.Optional:
-				row.Values[f.Name] = zeroValue(f)
+				row.Values[f.Name] = ZeroValue(f)
 			default:
 				b.errorf(rn, "seed row %s lacks field %q; expected %s %s value (or declare the field optional or with a default)", row.ID, f.Name, article(string(f.Type)), f.Type)
 			}
@@ -404,7 +404,7 @@ func (b *builder) seedRows(e *Entity) {
 	sort.SliceStable(e.Seed, func(i, j int) bool { return e.Seed[i].ID < e.Seed[j].ID })
 }
 
-func zeroValue(f *Field) any {
+func ZeroValue(f *Field) any {
 	switch f.Type {
 	case TInteger:
 		return int64(0)

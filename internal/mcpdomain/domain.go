@@ -1,4 +1,4 @@
-package runtime
+package mcpdomain
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ type Domain struct {
 	// Tools holds each level's tools, finest level first.
 	Tools map[Level][]*Tool
 	// StageSchemas holds each level's scenario stage contract for the
-	// synthesizer (see ScenarioStageSchema), emitted by the generator.
+	// synthesizer (see package stage), emitted by the generator.
 	StageSchemas map[Level]string
 	NewStore     func() Store
 	newServer    func(Level, Store) (*server.MCPServer, error)

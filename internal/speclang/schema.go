@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 var printer = message.NewPrinter(language.English)
@@ -19,7 +19,7 @@ var printer = message.NewPrinter(language.English)
 // compileSpecSchema compiles a spec JSON Schema (domain.schema.json) the
 // way the runtime compiles tool schemas.
 func compileSpecSchema(name string, data []byte) (*jsonschema.Schema, error) {
-	return runtime.CompileSchema("granite:"+name, string(data))
+	return mcpdomain.CompileSchema("granite:"+name, string(data))
 }
 
 // validateNode checks a parsed file against a schema and returns every
@@ -35,7 +35,7 @@ func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
 	}
 	var out ErrorList
 	seen := map[string]bool{}
-	for _, e := range runtime.Leaves(verr) {
+	for _, e := range mcpdomain.Leaves(verr) {
 		for _, pe := range schemaError(e, root) {
 			if k := pe.Error(); !seen[k] {
 				seen[k] = true

@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"os"
@@ -7,18 +7,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // tinyFiles returns the tiny domain and its scenario table, with edit
 // applied to the table.
 func tinyFiles(t *testing.T, edit func(string) string) map[string]string {
 	t.Helper()
-	d, err := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	d, err := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := os.ReadFile("testdata/golden/tiny/scenarios.yaml")
+	s, err := os.ReadFile("../../generator/testdata/golden/tiny/scenarios.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,19 +38,19 @@ func TestTinyScenariosLoad(t *testing.T) {
 	// operations, the tool that offers each, and the action where the tool
 	// has several.
 	hard := scs[3]
-	for _, l := range runtime.Levels[1:] {
-		if !hard.Derived[l] || len(hard.Gold[l]) != len(hard.Gold[runtime.L4]) {
+	for _, l := range mcpdomain.Levels[1:] {
+		if !hard.Derived[l] || len(hard.Gold[l]) != len(hard.Gold[mcpdomain.L4]) {
 			t.Fatalf("%s: derived %v, %d calls", l, hard.Derived[l], len(hard.Gold[l]))
 		}
 	}
-	got := string(hard.Gold[runtime.L1][0].JSON())
+	got := string(hard.Gold[mcpdomain.L1][0].JSON())
 	if want := `{"action":"scene","room":"den","scene":"bright"}`; got != want {
 		t.Errorf("L1 call 1: got %s, want %s", got, want)
 	}
-	if got := hard.Gold[runtime.L1][0].Tool; got != "tiny" {
+	if got := hard.Gold[mcpdomain.L1][0].Tool; got != "tiny" {
 		t.Errorf("L1 tool: got %q", got)
 	}
-	if got := string(hard.Gold[runtime.L4][0].JSON()); got != `{"room":"den","scene":"bright"}` {
+	if got := string(hard.Gold[mcpdomain.L4][0].JSON()); got != `{"room":"den","scene":"bright"}` {
 		t.Errorf("L4 call 1: got %s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 // The IR is what the emitters see: every reference resolved, every Go name
 // fixed, everything in spec (document) order or sorted. Emitters never look
@@ -149,7 +149,7 @@ type Arg struct {
 	Schema obj
 	// JSONType is the schema's type; GoType the Go type of a required value.
 	JSONType string
-	GoType   goType
+	GoType   GoType
 	Enum     []string
 	// Entity is set on arguments that carry the ID of a row.
 	Entity *Entity
@@ -204,13 +204,13 @@ type Tool struct {
 	Schema string
 }
 
-// goType is a Go type in a form every emitter can render.
-type goType struct {
+// GoType is a Go type in a form every emitter can render.
+type GoType struct {
 	Kind string  // string, int, float64, bool, map, slice
-	Elem *goType // slice element
+	Elem *GoType // slice element
 }
 
-func (g goType) String() string {
+func (g GoType) String() string {
 	switch g.Kind {
 	case "map":
 		return "map[string]any"
@@ -221,6 +221,6 @@ func (g goType) String() string {
 	}
 }
 
-// nilable reports whether the type has nil as its absent value, so an
+// Nilable reports whether the type has nil as its absent value, so an
 // optional argument of it needs no pointer.
-func (g goType) nilable() bool { return g.Kind == "map" || g.Kind == "slice" }
+func (g GoType) Nilable() bool { return g.Kind == "map" || g.Kind == "slice" }

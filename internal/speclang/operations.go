@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func (b *builder) operation(k, n *node) {
 		PresetArg:   "preset",
 	}
 	if o.GoName == "" {
-		o.GoName = goName(o.Name)
+		o.GoName = GoName(o.Name)
 	}
 	if o.Category == "" {
 		o.Category = defaultCategory(o.Kind)
@@ -188,13 +188,13 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			}
 		}
 		if a.GoName == "" {
-			a.GoName = goName(a.Name)
+			a.GoName = GoName(a.Name)
 		}
 		o.Args = append(o.Args, a)
 	}
 	idArg := func(verb string) {
 		add(&Arg{
-			Name: e.Name + "_id", Role: RoleID, Required: true, Entity: e, JSONType: "string", GoType: goType{Kind: "string"},
+			Name: e.Name + "_id", Role: RoleID, Required: true, Entity: e, JSONType: "string", GoType: GoType{Kind: "string"},
 			Hint:   fmt.Sprintf("%s ID like %s", e.Name, e.exampleID()),
 			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("ID of the %s to %s, like %s.", words(e.Name), verb, e.exampleID())}, {"pattern", e.idRegexp()}},
 		})
@@ -216,7 +216,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			add(fieldArg(f, "max_"+f.Name, RoleMax, false, fmt.Sprintf("Only %s whose %s is at most this.", words(e.Plural), words(f.Name))))
 		}
 		add(&Arg{
-			Name: "limit", Role: RoleLimit, JSONType: "integer", GoType: goType{Kind: "int"},
+			Name: "limit", Role: RoleLimit, JSONType: "integer", GoType: GoType{Kind: "int"},
 			Hint:   fmt.Sprintf("integer from 1 to %d", o.Limit),
 			Schema: obj{{"type", "integer"}, {"description", fmt.Sprintf("Return at most this many %s (1 to %d; default %d).", words(e.Plural), o.Limit, o.Limit)}, {"minimum", 1}, {"maximum", o.Limit}},
 		})
@@ -237,7 +237,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		}
 	case KAggregate:
 		if len(o.Functions) > 1 {
-			add(&Arg{Name: "function", Role: RoleFunction, Required: true, JSONType: "string", GoType: goType{Kind: "string"}, Enum: o.Functions,
+			add(&Arg{Name: "function", Role: RoleFunction, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: o.Functions,
 				Hint:   "one of " + strings.Join(o.Functions, ", "),
 				Schema: obj{{"type", "string"}, {"description", "Statistic to compute: " + strings.Join(o.Functions, ", ") + "."}, {"enum", o.Functions}}})
 		}
@@ -251,13 +251,13 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 				}
 				desc = append(desc, fmt.Sprintf("%s (%s)", f.Name, d))
 			}
-			add(&Arg{Name: "field", Role: RoleAggField, Required: true, JSONType: "string", GoType: goType{Kind: "string"}, Enum: fs,
+			add(&Arg{Name: "field", Role: RoleAggField, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: fs,
 				Hint:   "one of " + strings.Join(fs, ", "),
 				Schema: obj{{"type", "string"}, {"description", "Field to aggregate: " + strings.Join(desc, "; ") + "."}, {"enum", fs}}})
 		}
 		if len(o.GroupBy) > 0 {
 			gs := fieldNameList(o.GroupBy)
-			add(&Arg{Name: "group_by", Role: RoleGroupBy, JSONType: "string", GoType: goType{Kind: "string"}, Enum: gs,
+			add(&Arg{Name: "group_by", Role: RoleGroupBy, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: gs,
 				Hint:   "one of " + strings.Join(gs, ", "),
 				Schema: obj{{"type", "string"}, {"description", "Give one value per " + strings.Join(gs, " or ") + " instead of one overall value."}, {"enum", gs}}})
 		}
@@ -270,7 +270,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			ps[i] = p.Name
 			desc = append(desc, fmt.Sprintf("%s (%s)", p.Name, p.Description))
 		}
-		add(&Arg{Name: o.PresetArg, Role: RolePreset, Required: true, JSONType: "string", GoType: goType{Kind: "string"}, Enum: ps,
+		add(&Arg{Name: o.PresetArg, Role: RolePreset, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: ps,
 			Hint:   "one of " + strings.Join(ps, ", "),
 			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("%s to apply: %s.", capitalize(words(o.PresetArg)), strings.Join(desc, "; "))}, {"enum", ps}}})
 	}
@@ -315,7 +315,13 @@ func nonEmpty(ss ...string) []string {
 
 // fieldSchema returns a field's JSON Schema (type first, no description),
 // its JSON type and its Go type.
-func fieldSchema(f *Field) (obj, string, goType) {
+// FieldGoType is the Go type of an entity field's values.
+func FieldGoType(f *Field) GoType {
+	_, _, g := fieldSchema(f)
+	return g
+}
+
+func fieldSchema(f *Field) (obj, string, GoType) {
 	switch f.Type {
 	case TInteger, TNumber:
 		s := obj{{"type", string(f.Type)}}
@@ -326,22 +332,22 @@ func fieldSchema(f *Field) (obj, string, goType) {
 			s = append(s, kv{"maximum", num(*f.Max)})
 		}
 		if f.Type == TInteger {
-			return s, "integer", goType{Kind: "int"}
+			return s, "integer", GoType{Kind: "int"}
 		}
-		return s, "number", goType{Kind: "float64"}
+		return s, "number", GoType{Kind: "float64"}
 	case TBoolean:
-		return obj{{"type", "boolean"}}, "boolean", goType{Kind: "bool"}
+		return obj{{"type", "boolean"}}, "boolean", GoType{Kind: "bool"}
 	case TEnum:
-		return obj{{"type", "string"}, {"enum", f.Values}}, "string", goType{Kind: "string"}
+		return obj{{"type", "string"}, {"enum", f.Values}}, "string", GoType{Kind: "string"}
 	case TTimestamp:
-		return obj{{"type", "string"}, {"format", "date-time"}}, "string", goType{Kind: "string"}
+		return obj{{"type", "string"}, {"format", "date-time"}}, "string", GoType{Kind: "string"}
 	case TReference:
-		return obj{{"type", "string"}, {"pattern", f.Ref.idRegexp()}}, "string", goType{Kind: "string"}
+		return obj{{"type", "string"}, {"pattern", f.Ref.idRegexp()}}, "string", GoType{Kind: "string"}
 	case TObject:
-		return obj{{"type", "object"}}, "object", goType{Kind: "map"}
+		return obj{{"type", "object"}}, "object", GoType{Kind: "map"}
 	case TArray:
 		is, _, ig := fieldSchema(f.Items)
-		return obj{{"type", "array"}, {"items", is}}, "array", goType{Kind: "slice", Elem: &ig}
+		return obj{{"type", "array"}, {"items", is}}, "array", GoType{Kind: "slice", Elem: &ig}
 	default:
 		s := obj{{"type", "string"}}
 		if f.MaxLength > 0 {
@@ -350,7 +356,7 @@ func fieldSchema(f *Field) (obj, string, goType) {
 		if f.Pattern != "" {
 			s = append(s, kv{"pattern", f.Pattern})
 		}
-		return s, "string", goType{Kind: "string"}
+		return s, "string", GoType{Kind: "string"}
 	}
 }
 

@@ -1,4 +1,4 @@
-package runtime_test
+package serve_test
 
 import (
 	"context"
@@ -16,13 +16,14 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpgranite/granite/generator/runtime"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 )
 
-func httpServer(t *testing.T, o runtime.HTTPOptions) (*httptest.Server, *runtime.HTTPHandler) {
+func httpServer(t *testing.T, o serve.Options) (*httptest.Server, *serve.Handler) {
 	t.Helper()
-	h, err := tiny.Domain.NewHTTPHandler(runtime.L4, o)
+	h, err := serve.NewHandler(tiny.Domain, mcpdomain.L4, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func sessionAt(t *testing.T, url string, headers map[string]string, version stri
 // TestSessionlessProtocolKeepsItsWrites: a 2026-07-28 client has no
 // session, and its writes persist from call to call.
 func TestSessionlessProtocolKeepsItsWrites(t *testing.T) {
-	srv, h := httpServer(t, runtime.HTTPOptions{})
+	srv, h := httpServer(t, serve.Options{})
 	c := sessionAt(t, srv.URL, nil, mcp.LATEST_PROTOCOL_VERSION)
 	if c.GetSessionId() != "" || h.Sessions() != 0 {
 		t.Fatalf("session %q, %d sessions", c.GetSessionId(), h.Sessions())
@@ -89,7 +90,7 @@ func call(t *testing.T, c *client.Client, tool, args string) (string, bool) {
 // to another; with a shared store they are.
 func TestSessionsHaveTheirOwnStores(t *testing.T) {
 	for _, shared := range []bool{false, true} {
-		srv, _ := httpServer(t, runtime.HTTPOptions{SharedStore: shared})
+		srv, _ := httpServer(t, serve.Options{SharedStore: shared})
 		a, b := session(t, srv.URL, nil), session(t, srv.URL, nil)
 		if _, isErr := call(t, a, "set_lamp", `{"lamp_id":"LP02","level":55,"on":true}`); isErr {
 			t.Fatal("set_lamp failed")
@@ -125,7 +126,7 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // TestHTTPRefusals: token, origin, body size, unknown and deleted
 // sessions, and broken JSON-RPC each get their proper answer.
 func TestHTTPRefusals(t *testing.T) {
-	srv, _ := httpServer(t, runtime.HTTPOptions{Token: "s3cret", MaxBody: 4096, AllowedOrigins: []string{"https://inspector.example"}})
+	srv, _ := httpServer(t, serve.Options{Token: "s3cret", MaxBody: 4096, AllowedOrigins: []string{"https://inspector.example"}})
 	auth := map[string]string{"Authorization": "Bearer s3cret"}
 	cases := []struct {
 		name    string
@@ -184,7 +185,7 @@ func TestHTTPRefusals(t *testing.T) {
 // TestManySessionsThenExpiry opens 200 concurrent sessions, uses each, and
 // waits for idle expiry to end them all.
 func TestManySessionsThenExpiry(t *testing.T) {
-	srv, h := httpServer(t, runtime.HTTPOptions{IdleTimeout: 2 * time.Second, MaxSessions: 200})
+	srv, h := httpServer(t, serve.Options{IdleTimeout: 2 * time.Second, MaxSessions: 200})
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	clients := make([]*client.Client, 200)

@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"go/token"
@@ -15,8 +15,8 @@ var initialisms = map[string]bool{
 	"HVAC": true, "IO": true, "OS": true, "PV": true, "SOC": true, "TTL": true,
 }
 
-// goName converts a snake_case spec name to an exported Go identifier.
-func goName(snake string) string {
+// GoName converts a snake_case spec name to an exported Go identifier.
+func GoName(snake string) string {
 	var b strings.Builder
 	for _, part := range strings.Split(snake, "_") {
 		if part == "" {

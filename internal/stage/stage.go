@@ -1,4 +1,7 @@
-package runtime
+// Package stage holds the contracts of the synthesizer's stages that both
+// the generator (which emits them per domain and level) and the
+// synthesizer (which builds them for any other tool source) need.
+package stage
 
 import (
 	"encoding/json"
@@ -6,20 +9,20 @@ import (
 	"strings"
 )
 
-// StageTool is a tool as the synthesizer's stage contracts see it.
-type StageTool struct {
+// Tool is a tool as the stage contracts see it.
+type Tool struct {
 	Name        string
 	InputSchema string
 }
 
-// ScenarioStageSchema is the contract of the synthesizer's scenario stage
+// ScenarioSchema is the contract of the synthesizer's scenario stage
 // for a tool set: each call's tool is one of the tools, exactly (a const
 // per oneOf branch), and its arguments must satisfy that tool's input
 // schema. A model answering to it cannot name a tool that does not exist
 // or give arguments its schema refuses. The generator emits it per domain
 // and level; the synthesizer builds it for other tool sources. Keys are
 // sorted, so equal tool sets give equal bytes.
-func ScenarioStageSchema(tools []StageTool) ([]byte, error) {
+func ScenarioSchema(tools []Tool) ([]byte, error) {
 	defs := map[string]any{}
 	branches := make([]any, 0, len(tools))
 	for i, t := range tools {
@@ -96,13 +99,4 @@ func hoist(s map[string]any, prefix string, defs map[string]any) {
 	for _, v := range mine {
 		walk(v)
 	}
-}
-
-// StageTools lists a level's tools for the stage contracts.
-func (d *Domain) StageTools(level Level) []StageTool {
-	out := make([]StageTool, len(d.Tools[level]))
-	for i, t := range d.Tools[level] {
-		out[i] = StageTool{Name: t.Name, InputSchema: t.InputSchema}
-	}
-	return out
 }

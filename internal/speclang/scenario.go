@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpgranite/granite/generator/runtime"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // ScenarioSchemaFile is the name of the scenario table schema at the root
@@ -62,8 +62,8 @@ type Scenario struct {
 	Pos        Pos
 	// Gold holds every level's calls; levels the table leaves out are
 	// derived from L4 (Derived says which).
-	Gold    map[runtime.Level][]*Call
-	Derived map[runtime.Level]bool
+	Gold    map[mcpdomain.Level][]*Call
+	Derived map[mcpdomain.Level]bool
 	State   []*StateCheck
 	Answer  []*Fact
 }
@@ -264,8 +264,8 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 		Difficulty: n.get("difficulty").str(),
 		Prompt:     strings.TrimSpace(n.get("prompt").str()),
 		Pos:        n.pos,
-		Gold:       map[runtime.Level][]*Call{},
-		Derived:    map[runtime.Level]bool{},
+		Gold:       map[mcpdomain.Level][]*Call{},
+		Derived:    map[mcpdomain.Level]bool{},
 	}
 	if !strings.HasPrefix(s.ID, l.d.Name+"-") {
 		l.errorf(n.get("id"), "found id %q; expected %s-<three digits>", s.ID, l.d.Name)
@@ -273,10 +273,10 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	l.prompt(n.get("prompt"), s.Prompt)
 	gold := n.get("gold")
 	for i, lv := range l.d.Levels {
-		level := runtime.Levels[i]
+		level := mcpdomain.Levels[i]
 		calls := gold.get(lv.Name)
 		if calls == nil {
-			s.Gold[level] = deriveCalls(lv, s.Gold[runtime.L4])
+			s.Gold[level] = deriveCalls(lv, s.Gold[mcpdomain.L4])
 			s.Derived[level] = true
 			continue
 		}
@@ -299,7 +299,7 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	for _, fn := range exp.get("answer").list() {
 		s.Answer = append(s.Answer, &Fact{Value: fn.get("value").toAny(), Alternatives: fn.get("alternatives").anys(), What: fn.get("what").str(), Pos: fn.pos, Path: fn.path})
 	}
-	writes := slices.ContainsFunc(s.Gold[runtime.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
+	writes := slices.ContainsFunc(s.Gold[mcpdomain.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
 	switch {
 	case writes && exp.get("state") == nil:
 		l.errorf(exp, "found gold that changes the store but no state conditions; expected expect.state to say what the task must leave behind")
@@ -493,7 +493,7 @@ func (l *scenarioLoader) checkArgs(op *Operation, argsNode *node, args map[strin
 		l.errorf(at, "arguments of %s: %v", op.Name, err)
 		return
 	}
-	for _, e := range runtime.Leaves(verr) {
+	for _, e := range mcpdomain.Leaves(verr) {
 		for _, pe := range schemaError(e, at) {
 			pe.Path = at.path + strings.TrimPrefix(pe.Path, "$")
 			pe.Msg = "arguments of " + op.Name + ": " + pe.Msg
@@ -512,7 +512,7 @@ func (l *scenarioLoader) checkValue(op *Operation, vn *node, name string, args m
 
 func firstSentence(err error) string {
 	if verr, ok := err.(*jsonschema.ValidationError); ok {
-		if leaves := runtime.Leaves(verr); len(leaves) > 0 {
+		if leaves := mcpdomain.Leaves(verr); len(leaves) > 0 {
 			return leaves[0].ErrorKind.LocalizedString(printer)
 		}
 	}

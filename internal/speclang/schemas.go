@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"fmt"
@@ -95,7 +95,7 @@ func (b *builder) union(lv *Level, t *Tool) {
 	action := kv{"action", obj{
 		{"type", "string"},
 		{"description", "What to do. " + strings.Join(acts, " ")},
-		{"enum", opNameList(t.Operations)},
+		{"enum", OpNames(t.Operations)},
 	}}
 	t.Schema = mustJSON(objectSchema(t.Args, &action))
 }
@@ -124,7 +124,7 @@ func argWords(o *Operation) string {
 	return " (" + strings.Join(parts, "; ") + ")."
 }
 
-func opNameList(ops []*Operation) []string {
+func OpNames(ops []*Operation) []string {
 	out := make([]string, len(ops))
 	for i, o := range ops {
 		out[i] = o.Name

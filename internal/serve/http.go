@@ -1,4 +1,9 @@
-package runtime
+// Package serve serves a generated domain at one level over MCP streamable
+// HTTP: per-session stores, bounded and expiring sessions, and the safety
+// defaults of granite serve (loopback Origin and Host checks, an optional
+// bearer token, bounded bodies). granite serve uses it, and so can any
+// caller that must serve a domain to an MCP client over the network.
+package serve
 
 import (
 	"bytes"
@@ -15,10 +20,12 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-// HTTPOptions shape a domain's MCP streamable HTTP endpoint.
-type HTTPOptions struct {
+// Options shape a domain's MCP streamable HTTP endpoint.
+type Options struct {
 	// MaxSessions bounds the live sessions (default 256); an initialize
 	// beyond it is refused with 503.
 	MaxSessions int
@@ -36,7 +43,7 @@ type HTTPOptions struct {
 	MaxBody int64
 }
 
-func (o *HTTPOptions) defaults() {
+func (o *Options) defaults() {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 256
 	}
@@ -48,17 +55,17 @@ func (o *HTTPOptions) defaults() {
 	}
 }
 
-// HTTPHandler serves one domain at one level over MCP streamable HTTP,
+// Handler serves one domain at one level over MCP streamable HTTP,
 // stateful as the session lifecycle of the protocol revisions up to
 // 2025-11-25 describes: every session has its own server and store,
 // sessions are bounded and expire when idle, and a deleted or expired
 // session ID is refused with 404. Revision 2026-07-28 has no sessions: its
 // requests carry no session ID and share one sessionless store, so a
 // client's writes persist from call to call.
-type HTTPHandler struct {
-	d      *Domain
-	level  Level
-	o      HTTPOptions
+type Handler struct {
+	d      *mcpdomain.Domain
+	level  mcpdomain.Level
+	o      Options
 	shared *server.StreamableHTTPServer
 
 	mu       sync.Mutex
@@ -75,10 +82,10 @@ type httpSession struct {
 	last time.Time
 }
 
-// NewHTTPHandler returns the handler; Close stops it.
-func (d *Domain) NewHTTPHandler(level Level, o HTTPOptions) (*HTTPHandler, error) {
+// NewHandler returns a handler serving d at level; Close stops it.
+func NewHandler(d *mcpdomain.Domain, level mcpdomain.Level, o Options) (*Handler, error) {
 	o.defaults()
-	h := &HTTPHandler{d: d, level: level, o: o, sessions: map[string]*httpSession{}, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &Handler{d: d, level: level, o: o, sessions: map[string]*httpSession{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if o.SharedStore {
 		srv, err := d.NewServer(level, d.NewStore())
 		if err != nil {
@@ -96,14 +103,14 @@ func (d *Domain) NewHTTPHandler(level Level, o HTTPOptions) (*HTTPHandler, error
 }
 
 // Sessions is the number of live sessions.
-func (h *HTTPHandler) Sessions() int {
+func (h *Handler) Sessions() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
 }
 
 // expire ends idle sessions.
-func (h *HTTPHandler) expire() {
+func (h *Handler) expire() {
 	defer close(h.done)
 	tick := time.NewTicker(max(h.o.IdleTimeout/4, 10*time.Millisecond))
 	defer tick.Stop()
@@ -129,7 +136,7 @@ func (h *HTTPHandler) expire() {
 }
 
 // Close ends every session.
-func (h *HTTPHandler) Close(ctx context.Context) error {
+func (h *Handler) Close(ctx context.Context) error {
 	if h.shared != nil {
 		return h.shared.Shutdown(ctx)
 	}
@@ -163,7 +170,7 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 
 // allowedOrigin accepts requests without an Origin (non-browser clients),
 // loopback origins, and the configured ones.
-func (h *HTTPHandler) allowedOrigin(origin string) bool {
+func (h *Handler) allowedOrigin(origin string) bool {
 	if origin == "" {
 		return true
 	}
@@ -183,7 +190,7 @@ func (h *HTTPHandler) allowedOrigin(origin string) bool {
 	return false
 }
 
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.o.Token != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.Token)) != 1 {
@@ -256,13 +263,13 @@ func isInitialize(body []byte) bool {
 
 // stateless returns the server of sessionless requests, started on first
 // use with its own store.
-func (h *HTTPHandler) stateless() *server.StreamableHTTPServer {
+func (h *Handler) stateless() *server.StreamableHTTPServer {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sessionless == nil {
 		srv, err := h.d.NewServer(h.level, h.d.NewStore())
 		if err != nil {
-			panic(err) // NewHTTPHandler built one already
+			panic(err) // NewHandler built one already
 		}
 		h.sessionless = server.NewStreamableHTTPServer(srv)
 	}
@@ -271,7 +278,7 @@ func (h *HTTPHandler) stateless() *server.StreamableHTTPServer {
 
 // open starts a session on a fresh store: the request must be an
 // initialize, and the session exists once the reply carries its ID.
-func (h *HTTPHandler) open(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) open(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	full := len(h.sessions) >= h.o.MaxSessions
 	h.mu.Unlock()

@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ levels:
 // TestBrokenSpecs pins the exact error text each kind of broken spec
 // produces: position, JSON path, what was found and what was expected.
 func TestBrokenSpecs(t *testing.T) {
-	base, err := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	base, err := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestBrokenSpecs(t *testing.T) {
 }
 
 func TestFolderMustMatchDomain(t *testing.T) {
-	base, _ := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	base, _ := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
 	_, err := Load(specFS(t, map[string]string{"small/domain.yaml": string(base)}))
 	if err == nil || !strings.Contains(err.Error(), `found domain "tiny" in folder "small"`) {
 		t.Fatalf("got %v", err)
@@ -104,7 +104,7 @@ func TestFolderMustMatchDomain(t *testing.T) {
 }
 
 func TestLevelCountWarns(t *testing.T) {
-	base, _ := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	base, _ := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
 	spec, err := Load(specFS(t, map[string]string{"tiny/domain.yaml": string(base) + "  extra: {kind: get, entity: timer, description: Get a timer.}\n  more: {kind: list, entity: timer, description: List timers.}\n  most: {kind: list, entity: timer, description: List timers again.}\n"}))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestLevelCountWarns(t *testing.T) {
 // TestLoaderNeverPanics loads mutilated versions of a valid spec: whatever
 // the input, the loader reports errors and does not panic.
 func TestLoaderNeverPanics(t *testing.T) {
-	base, _ := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	base, _ := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
 	lines := strings.Split(string(base), "\n")
 	for i := range lines {
 		edits := []string{
@@ -143,7 +143,7 @@ func TestLoaderNeverPanics(t *testing.T) {
 //
 //	go test ./generator -run '^$' -fuzz FuzzLoadDomain -fuzztime 30s
 func FuzzLoadDomain(f *testing.F) {
-	base, _ := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	base, _ := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
 	f.Add(string(base))
 	f.Add("domain: x\n")
 	f.Fuzz(func(t *testing.T, spec string) {

@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"encoding/json"

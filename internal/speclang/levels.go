@@ -1,4 +1,4 @@
-package generator
+package speclang
 
 import (
 	"fmt"
@@ -226,7 +226,7 @@ func (b *builder) goNames() {
 	for _, lv := range b.d.Levels[1:] {
 		for _, t := range lv.Tools {
 			if t.GoName == "" {
-				t.GoName = goName(t.Name)
+				t.GoName = GoName(t.Name)
 			}
 			if len(t.Operations) > 1 {
 				claim(lv.Name+t.GoName+"Args", fmt.Sprintf("arguments of %s tool %q", lv.Name, t.Name), b.root.get("levels").get(lv.Name))
