@@ -220,10 +220,10 @@ func unionKeys(a, b map[string]any) []string {
 // reasonable trajectory, and one past it is judged unmatched.
 const maxMatchings = 100_000
 
-// judge returns the changes of a final store (decoded) that no right
+// unasked returns the changes of a final store (decoded) that no right
 // store makes, each said in words; none means the agent changed nothing
 // the task did not ask for.
-func (g *changeGold) judge(final map[string][]map[string]any) []string {
+func (g *changeGold) unasked(final map[string][]map[string]any) []string {
 	if g.err != nil {
 		return []string{"the right final stores cannot be read: " + g.err.Error()}
 	}

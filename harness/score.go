@@ -112,7 +112,7 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 	// A right final store makes only changes the task asks for.
 	var collateral []string
 	if g.changes != nil && !m.SnapshotOK {
-		collateral = g.changes.judge(rows)
+		collateral = g.changes.unasked(rows)
 	}
 	m.ChangesOK = len(collateral) == 0
 	for _, c := range collateral {

@@ -63,8 +63,8 @@ type Coverage struct {
 // Complete reports whether every tool and action is used.
 func (c Coverage) Complete() bool { return len(c.Missing) == 0 }
 
-// Report is the outcome of Verify.
-type Report struct {
+// Verification is the outcome of Verify: failures, counts and coverage.
+type Verification struct {
 	Domains   int `json:"domains"`
 	Scenarios int `json:"scenarios"`
 	// Executions counts scenario x level gold runs; Variants the extra L4
@@ -76,10 +76,10 @@ type Report struct {
 }
 
 // OK reports whether everything verified.
-func (r *Report) OK() bool { return len(r.Failures) == 0 }
+func (r *Verification) OK() bool { return len(r.Failures) == 0 }
 
 // Summary is the one-line result.
-func (r *Report) Summary() string {
+func (r *Verification) Summary() string {
 	var tools, toolsUsed, acts, actsUsed int
 	for _, c := range r.Coverage {
 		tools, toolsUsed = tools+c.Tools, toolsUsed+c.ToolsUsed
@@ -97,7 +97,7 @@ type Lookup func(name string) (*mcpdomain.Domain, bool)
 // It checks that no call errs, the expectations hold, the levels end in
 // identical stores, every alternative and optional argument is equally
 // right, and every tool and action is used by some gold.
-func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...string) (*Report, error) {
+func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...string) (*Verification, error) {
 	for _, name := range only {
 		if spec.Domain(name) == nil {
 			return nil, fmt.Errorf("unknown domain %q: want one of %s", name, strings.Join(domainNames(spec), ", "))
@@ -111,7 +111,7 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 	}
 	// Domains share nothing, so they verify in parallel; their reports are
 	// merged in spec order, so the result does not depend on scheduling.
-	parts := make([]*Report, len(domains))
+	parts := make([]*Verification, len(domains))
 	errs := make([]error, len(domains))
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -124,7 +124,7 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 		}()
 	}
 	wg.Wait()
-	r := &Report{Failures: []Failure{}}
+	r := &Verification{Failures: []Failure{}}
 	for i, p := range parts {
 		if errs[i] != nil {
 			return nil, errs[i]
@@ -139,8 +139,8 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 	return r, nil
 }
 
-func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Report, error) {
-	r := &Report{Domains: 1}
+func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Verification, error) {
+	r := &Verification{Domains: 1}
 	rt, ok := lookup(d.Name)
 	if !ok {
 		r.fail(Failure{Domain: d.Name, Message: "no generated code; run go generate ./... and rebuild"})
@@ -163,7 +163,7 @@ func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Repo
 	return r, nil
 }
 
-func (r *Report) fail(f Failure) { r.Failures = append(r.Failures, f) }
+func (r *Verification) fail(f Failure) { r.Failures = append(r.Failures, f) }
 
 func domainNames(spec *speclang.Spec) []string {
 	var out []string
@@ -234,14 +234,14 @@ func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, c
 	return out, nil
 }
 
-// judge checks runs against a scenario's expectations. Most runs of a
+// expectations checks runs against a scenario's expectations. Most runs of a
 // scenario end in the same store, so state verdicts are kept by snapshot.
-type judge struct {
+type expectations struct {
 	s     *speclang.Scenario
 	state map[string][]string
 }
 
-func (j *judge) check(o *run) ([]string, error) {
+func (j *expectations) check(o *run) ([]string, error) {
 	if o.step > 0 {
 		return []string{o.err}, nil
 	}
@@ -266,7 +266,7 @@ func (j *judge) check(o *run) ([]string, error) {
 	return msgs, nil
 }
 
-func (r *Report) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) error {
+func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) error {
 	fail := func(level mcpdomain.Level, step int, variant, msg string) {
 		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
 	}
@@ -279,7 +279,7 @@ func (r *Report) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain
 			fail("", 0, "", "every state condition already holds on the fresh store; expected at least one that only the task's writes make true")
 		}
 	}
-	j := &judge{s: s, state: map[string][]string{}}
+	j := &expectations{s: s, state: map[string][]string{}}
 	var l4 []byte
 	for _, level := range mcpdomain.Levels {
 		o, err := runGold(ctx, rt, level, s.Gold[level], nil)
@@ -307,7 +307,7 @@ func (r *Report) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain
 
 // variants runs the L4 gold once per alternative value and once per
 // optional argument left out: each must meet the expectations too.
-func (r *Report) variants(ctx context.Context, rt *mcpdomain.Domain, j *judge, fail func(mcpdomain.Level, int, string, string)) error {
+func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *expectations, fail func(mcpdomain.Level, int, string, string)) error {
 	calls := j.s.Gold[mcpdomain.L4]
 	for _, v := range goldVariants(calls) {
 		o, err := v.run(ctx, rt, calls)
@@ -403,7 +403,7 @@ func snapshotDiff(a, b []byte) string {
 
 // coverage records which tools and actions of each level the domain's
 // gold uses.
-func (r *Report) coverage(d *speclang.Domain) {
+func (r *Verification) coverage(d *speclang.Domain) {
 	for i, lv := range d.Levels {
 		level := mcpdomain.Levels[i]
 		used := map[string]bool{}

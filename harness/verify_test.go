@@ -186,7 +186,7 @@ func TestVerifyCoverageAndStaleness(t *testing.T) {
 // scenario at every level plus the variants, through MCP.
 func BenchmarkVerifyAll(b *testing.B) {
 	spec := loadSpec(b)
-	var rep *Report
+	var rep *Verification
 	for b.Loop() {
 		var err error
 		if rep, err = Verify(context.Background(), spec, gen.Lookup); err != nil {
