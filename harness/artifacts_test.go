@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -248,8 +249,8 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 	rt, _ := lookup(spec.Domains[0].Name)
 	a := multiTurn(t, spec, rt)
 	path := writeArtifacts(t, []scenarios.Artifact{a}, nil)
-	good := func(req chatRequest, _ int) step {
-		users, done := 0, len(req.toolResults())
+	good := func(req ollamatest.Request, _ int) ollamatest.Step {
+		users, done := 0, len(req.ToolResults())
 		for _, m := range req.Messages {
 			var msg struct{ Role string }
 			_ = json.Unmarshal(m, &msg)
@@ -259,15 +260,15 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 		}
 		switch {
 		case users == 1 && done == 0:
-			return step{calls: []fakeCall{{a.ExpectedCalls[0].Tool, string(a.ExpectedCalls[0].Arguments)}}}
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: a.ExpectedCalls[0].Tool, Args: string(a.ExpectedCalls[0].Arguments)}}}
 		case users == 1:
-			return step{content: "first part done"}
+			return ollamatest.Step{Content: "first part done"}
 		case done < len(a.ExpectedCalls):
-			return step{calls: []fakeCall{{a.ExpectedCalls[done].Tool, string(a.ExpectedCalls[done].Arguments)}}}
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: a.ExpectedCalls[done].Tool, Args: string(a.ExpectedCalls[done].Arguments)}}}
 		}
-		return step{content: "all done"}
+		return ollamatest.Step{Content: "all done"}
 	}
-	f := newFakeOllama(t, []string{"m"}, good)
+	f := ollamatest.NewServer(t, []string{"m"}, good)
 	recs, err := runTrials(t, artifactConfig(path, f.URL, "m"), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -303,14 +304,14 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 		t.Errorf("oracle: tc %v, %d turns, roles %v", recs[0].Metrics.TC, recs[0].Turns, roles)
 	}
 
-	bad := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step {
-		switch len(req.toolResults()) {
+	bad := ollamatest.NewServer(t, []string{"m"}, func(req ollamatest.Request, _ int) ollamatest.Step {
+		switch len(req.ToolResults()) {
 		case 0:
-			return step{calls: []fakeCall{{a.ExpectedCalls[0].Tool, `{"no_such_argument": 1}`}}}
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: a.ExpectedCalls[0].Tool, Args: `{"no_such_argument": 1}`}}}
 		case 1:
-			return step{calls: []fakeCall{{"no_such_tool", `{}`}}}
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: "no_such_tool", Args: `{}`}}}
 		}
-		return step{content: "done"}
+		return ollamatest.Step{Content: "done"}
 	})
 	recs, err = runTrials(t, artifactConfig(path, bad.URL, "m"), spec, lookup)
 	if err != nil {

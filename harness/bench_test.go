@@ -11,6 +11,8 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -42,15 +44,14 @@ func BenchmarkOracleGrid(b *testing.B) {
 // allocates an 8 MB line buffer per request.
 func BenchmarkAgentTurn(b *testing.B) {
 	spec, lookup := tinySpec(b)
-	f := newFakeOllama(&testing.T{}, []string{"fake:gold"}, goldModel(spec, lookup))
-	defer f.Close()
+	f := ollamatest.NewServer(b, []string{"fake:gold"}, goldModel(spec, lookup))
 	cfg := testConfig("turns", f.URL, "fake:gold")
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
 	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
 	d := spec.Domain(tiny.Domain.Name)
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
-	c, err := newOllamaClient(f.URL, nil)
+	c, err := ollama.New(f.URL, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

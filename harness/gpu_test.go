@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
 // TestGPUCounterAgainstIntegration runs only on a GPU node
@@ -32,9 +33,9 @@ func TestGPUCounterAgainstIntegration(t *testing.T) {
 	defer m.Close()
 	t.Log(m.Describe())
 	spec, lookup := tinySpec(t)
-	f := newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+	f := ollamatest.NewServer(t, []string{"fake:gold"}, func(req ollamatest.Request, n int) ollamatest.Step {
 		s := goldModel(spec, lookup)(req, n)
-		s.delay = 400 * time.Millisecond
+		s.Delay = 400 * time.Millisecond
 		return s
 	})
 	cfg := testConfig("gpu", f.URL, "fake:gold")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
 // journalLines reads a journal line by line, failing on any line that is
@@ -54,7 +55,7 @@ func TestConcurrentResumesShareNoJournal(t *testing.T) {
 	gold := goldModel(spec, lookup)
 	first, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	f := newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+	f := ollamatest.NewServer(t, []string{"fake:gold"}, func(req ollamatest.Request, n int) ollamatest.Step {
 		held := false
 		once.Do(func() { held = true })
 		if held { // the first run's first trial waits here for the second run
@@ -311,7 +312,7 @@ func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
 	gold := goldModel(spec, lookup)
-	f := newFakeOllama(t, []string{"fake:a", "fake:b"}, func(req chatRequest, n int) step {
+	f := ollamatest.NewServer(t, []string{"fake:a", "fake:b"}, func(req ollamatest.Request, n int) ollamatest.Step {
 		if req.Model == "fake:b" {
 			interrupt() // Ctrl-C as fake:b's first trials start
 		}

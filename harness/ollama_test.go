@@ -1,27 +1,17 @@
 package harness
 
 import (
-	"encoding/json"
 	"sync/atomic"
 	"testing"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
 // userTurns counts the user messages of a request: which user turn of a
 // multi-turn trial the model is answering.
-func userTurns(req chatRequest) int {
-	n := 0
-	for _, m := range req.Messages {
-		var msg struct{ Role string }
-		_ = json.Unmarshal(m, &msg)
-		if msg.Role == "user" {
-			n++
-		}
-	}
-	return n
-}
+func userTurns(req ollamatest.Request) int { return len(req.Contents("user")) }
 
 // TestErrorClassIsFirstFailure: a trial's error_class is the failure that
 // came first, whether it was a failed call (found while the trial runs),
@@ -31,41 +21,41 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	rt, _ := lookup(spec.Domains[0].Name)
 	arts := writeArtifacts(t, []scenarios.Artifact{multiTurn(t, spec, rt)}, nil)
-	asText := step{content: `{"name": "set_lamp", "arguments": {"lamp_id":"LP02","on":true,"level":40}}`}
-	unknown := step{calls: []fakeCall{{"switch_on_everything", `{}`}}}
+	asText := ollamatest.Step{Content: `{"name": "set_lamp", "arguments": {"lamp_id":"LP02","on":true,"level":40}}`}
+	unknown := ollamatest.Step{Calls: []ollamatest.Call{{Name: "switch_on_everything", Args: `{}`}}}
 	cases := []struct {
 		name string
 		// multiTurn plays the two-turn artifact instead of tiny-002.
 		multiTurn bool
-		script    func(req chatRequest) step
+		script    func(req ollamatest.Request) ollamatest.Step
 		class     string
 		stop      string
 	}{
-		{"an unknown tool, then a tool call as text", false, func(req chatRequest) step {
-			if len(req.toolResults()) == 0 {
+		{"an unknown tool, then a tool call as text", false, func(req ollamatest.Request) ollamatest.Step {
+			if len(req.ToolResults()) == 0 {
 				return unknown
 			}
 			return asText
 		}, ErrUnknown, stopAnswer},
-		{"a tool call as text, then an unknown tool in the next user turn", true, func(req chatRequest) step {
+		{"a tool call as text, then an unknown tool in the next user turn", true, func(req ollamatest.Request) ollamatest.Step {
 			switch {
 			case userTurns(req) == 1:
 				return asText
-			case len(req.toolResults()) == 0:
+			case len(req.ToolResults()) == 0:
 				return unknown
 			}
-			return step{content: "done"}
+			return ollamatest.Step{Content: "done"}
 		}, ErrMalformed, stopAnswer},
-		{"an unknown tool, then a call Ollama cannot parse", false, func(req chatRequest) step {
-			if len(req.toolResults()) == 0 {
+		{"an unknown tool, then a call Ollama cannot parse", false, func(req ollamatest.Request) ollamatest.Step {
+			if len(req.ToolResults()) == 0 {
 				return unknown
 			}
-			return step{status: 500, errBody: "error parsing tool call: raw='{', err=unexpected end of JSON input"}
+			return ollamatest.Step{Status: 500, ErrBody: "error parsing tool call: raw='{', err=unexpected end of JSON input"}
 		}, ErrUnknown, stopError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step { return c.script(req) })
+			f := ollamatest.NewServer(t, []string{"m"}, func(req ollamatest.Request, _ int) ollamatest.Step { return c.script(req) })
 			cfg := testConfig("errors", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
 			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
@@ -94,29 +84,29 @@ func TestOllamaToolCallParseError(t *testing.T) {
 	cases := []struct {
 		name   string
 		stream bool
-		fail   step // the first reply
+		fail   ollamatest.Step // the first reply
 		// retried: the failure is transient, the trial goes on and passes.
 		retried bool
 	}{
-		{"an error line in the stream", true, step{content: "Switching it on.", errLine: garbled}, false},
-		{"a 500 before the stream", true, step{status: 500, errBody: garbled}, false},
-		{"a 500 without streaming", false, step{status: 500, errBody: garbled}, false},
-		{"a 500 worded otherwise", true, step{status: 500, errBody: "llm: Error Parsing Tool Call: raw='x', err=bad"}, false},
-		{"a crashed runner, streaming", true, step{status: 500, errBody: "llama runner process has terminated: exit status 2"}, true},
-		{"a crashed runner, not streaming", false, step{status: 500, errBody: "llama runner process has terminated: exit status 2"}, true},
-		{"a crashed runner mid-stream", true, step{content: "Switching", errLine: "llama runner process has terminated: exit status 2"}, true},
+		{"an error line in the stream", true, ollamatest.Step{Content: "Switching it on.", ErrLine: garbled}, false},
+		{"a 500 before the stream", true, ollamatest.Step{Status: 500, ErrBody: garbled}, false},
+		{"a 500 without streaming", false, ollamatest.Step{Status: 500, ErrBody: garbled}, false},
+		{"a 500 worded otherwise", true, ollamatest.Step{Status: 500, ErrBody: "llm: Error Parsing Tool Call: raw='x', err=bad"}, false},
+		{"a crashed runner, streaming", true, ollamatest.Step{Status: 500, ErrBody: "llama runner process has terminated: exit status 2"}, true},
+		{"a crashed runner, not streaming", false, ollamatest.Step{Status: 500, ErrBody: "llama runner process has terminated: exit status 2"}, true},
+		{"a crashed runner mid-stream", true, ollamatest.Step{Content: "Switching", ErrLine: "llama runner process has terminated: exit status 2"}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var replies atomic.Int32
-			f := newFakeOllama(t, []string{"m"}, func(req chatRequest, _ int) step {
+			f := ollamatest.NewServer(t, []string{"m"}, func(req ollamatest.Request, _ int) ollamatest.Step {
 				switch {
 				case replies.Add(1) == 1:
 					return c.fail
-				case len(req.toolResults()) == 0:
-					return step{calls: []fakeCall{{"set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`}}}
+				case len(req.ToolResults()) == 0:
+					return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: `{"lamp_id":"LP02","on":true,"level":40}`}}}
 				}
-				return step{content: "Done: LP02 is on at 40 percent."}
+				return ollamatest.Step{Content: "Done: LP02 is on at 40 percent."}
 			})
 			cfg := testConfig("parse", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
@@ -131,16 +121,16 @@ func TestOllamaToolCallParseError(t *testing.T) {
 			}
 			r := recs[0]
 			if c.retried {
-				if r.ErrorClass != "" || r.StopReason != stopAnswer || r.Metrics.TC != 1 || f.chats() != 3 {
+				if r.ErrorClass != "" || r.StopReason != stopAnswer || r.Metrics.TC != 1 || f.Chats() != 3 {
 					t.Errorf("error_class %q (%s), stop_reason %q, tc %v, %d chat requests; want a retry that passes in 3",
-						r.ErrorClass, r.Error, r.StopReason, r.Metrics.TC, f.chats())
+						r.ErrorClass, r.Error, r.StopReason, r.Metrics.TC, f.Chats())
 				}
 				return
 			}
-			want := c.fail.errBody + c.fail.errLine
-			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || r.Error != want || f.chats() != 1 || len(r.Calls) != 0 {
+			want := c.fail.ErrBody + c.fail.ErrLine
+			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || r.Error != want || f.Chats() != 1 || len(r.Calls) != 0 {
 				t.Errorf("error_class %q, stop_reason %q, error %q, %d chat requests, %d calls; want %q, %q, %q, one request, no call",
-					r.ErrorClass, r.StopReason, r.Error, f.chats(), len(r.Calls), ErrMalformed, stopError, want)
+					r.ErrorClass, r.StopReason, r.Error, f.Chats(), len(r.Calls), ErrMalformed, stopError, want)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
 // TestMain lets the kill test run this test binary as the child process
@@ -65,9 +67,9 @@ func TestKilledRunResumesToTheSameRecords(t *testing.T) {
 		t.Skip("runs child processes")
 	}
 	spec, lookup := tinySpec(t)
-	f := newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+	f := ollamatest.NewServer(t, []string{"fake:gold"}, func(req ollamatest.Request, n int) ollamatest.Step {
 		s := goldModel(spec, lookup)(req, n)
-		s.delay = 3 * time.Millisecond
+		s.Delay = 3 * time.Millisecond
 		return s
 	})
 	ref := t.TempDir()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -184,8 +185,8 @@ type ModelInfo struct {
 }
 
 // showModel asks Ollama about a model.
-func showModel(ctx context.Context, c *api.Client, model string) (ModelInfo, error) {
-	resp, err := c.Show(ctx, &api.ShowRequest{Model: model})
+func showModel(ctx context.Context, c *ollama.Client, model string) (ModelInfo, error) {
+	resp, err := c.Show(ctx, model)
 	if err != nil {
 		return ModelInfo{}, err
 	}
@@ -640,13 +641,13 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		workers = append(workers, worker{agent: silent{}})
 	default:
 		for _, h := range r.cfg.HostList() {
-			c, err := newOllamaClient(h, r.opts.HTTP)
+			c, err := ollama.New(h, r.opts.HTTP)
 			if err != nil {
 				return err
 			}
 			start := time.Now()
 			wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
-			load, err := warmUp(wctx, c, model, r.cfg)
+			load, err := c.WarmUp(wctx, model, keepAlive(r.cfg), options(r.cfg))
 			cancel()
 			w := WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -108,7 +109,7 @@ func checkRecordSchema(t *testing.T, path string) {
 // goldModel scripts a model that calls the gold of the trial's scenario at
 // the level its tools show, one call per reply, and then answers with the
 // tool results: the oracle, but through Ollama's wire format.
-func goldModel(spec *speclang.Spec, lookup Lookup) func(chatRequest, int) step {
+func goldModel(spec *speclang.Spec, lookup Lookup) func(ollamatest.Request, int) ollamatest.Step {
 	byPrompt := map[string]*speclang.Scenario{}
 	levelOf := map[string]mcpdomain.Level{}
 	for _, d := range spec.Domains {
@@ -125,8 +126,8 @@ func goldModel(spec *speclang.Spec, lookup Lookup) func(chatRequest, int) step {
 			levelOf[d.Name+":"+strings.Join(names, ",")] = l
 		}
 	}
-	return func(req chatRequest, _ int) step {
-		prompt, done := req.progress()
+	return func(req ollamatest.Request, _ int) ollamatest.Step {
+		prompt, done := req.Progress()
 		s := byPrompt[prompt]
 		var names []string
 		for _, t := range req.Tools {
@@ -136,9 +137,9 @@ func goldModel(spec *speclang.Spec, lookup Lookup) func(chatRequest, int) step {
 		domain, _, _ := strings.Cut(s.ID, "-")
 		gold := s.Gold[levelOf[domain+":"+strings.Join(names, ",")]]
 		if done < len(gold) {
-			return step{calls: []fakeCall{{gold[done].Tool, string(gold[done].JSON())}}}
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: gold[done].Tool, Args: string(gold[done].JSON())}}}
 		}
-		return step{content: strings.Join(req.toolResults(), "\n")}
+		return ollamatest.Step{Content: strings.Join(req.ToolResults(), "\n")}
 	}
 }
 
@@ -149,7 +150,7 @@ func goldModel(spec *speclang.Spec, lookup Lookup) func(chatRequest, int) step {
 func TestOllamaGoldModelScoresFull(t *testing.T) {
 	spec := loadSpec(t)
 	for _, stream := range []bool{true, false} {
-		f := newFakeOllama(t, []string{"fake:gold"}, goldModel(spec, gen.Lookup))
+		f := ollamatest.NewServer(t, []string{"fake:gold"}, goldModel(spec, gen.Lookup))
 		cfg := testConfig("gold", f.URL, "fake:gold")
 		cfg.Stream = &stream
 		if !stream {
@@ -179,7 +180,7 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 				t.Fatalf("%s: messages %+v", r.TrialID, r.Messages)
 			}
 		}
-		reqs := f.requests()
+		reqs := f.Requests()
 		if len(reqs[0].Messages) != 0 {
 			t.Fatalf("first request is not a warm-up load: %+v", reqs[0])
 		}
@@ -200,17 +201,17 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 func TestOllamaFaults(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	set := `{"lamp_id":"LP02","on":true,"level":40}`
-	answer := step{content: "Done: LP02 is on at 40 percent."}
+	answer := ollamatest.Step{Content: "Done: LP02 is on at 40 percent."}
 	cases := []struct {
 		name    string
-		script  func(n *atomic.Int32, req chatRequest) step
+		script  func(n *atomic.Int32, req ollamatest.Request) ollamatest.Step
 		timeout float64
 		turns   int
 		check   func(t *testing.T, r Record)
 	}{
-		{"hallucinated tool name", func(_ *atomic.Int32, req chatRequest) step {
-			if _, k := req.progress(); k == 0 {
-				return step{calls: []fakeCall{{"switch_on_everything", `{}`}}}
+		{"hallucinated tool name", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			if _, k := req.Progress(); k == 0 {
+				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "switch_on_everything", Args: `{}`}}}
 			}
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
@@ -219,9 +220,9 @@ func TestOllamaFaults(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"arguments violating the schema", func(_ *atomic.Int32, req chatRequest) step {
-			if _, k := req.progress(); k == 0 {
-				return step{calls: []fakeCall{{"set_lamp", `{"lamp_id":"LP02","level":400}`}}}
+		{"arguments violating the schema", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			if _, k := req.Progress(); k == 0 {
+				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: `{"lamp_id":"LP02","level":400}`}}}
 			}
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
@@ -230,9 +231,9 @@ func TestOllamaFaults(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"a call the operation refuses", func(_ *atomic.Int32, req chatRequest) step {
-			if _, k := req.progress(); k == 0 {
-				return step{calls: []fakeCall{{"get_lamp", `{"lamp_id":"LP99"}`}}}
+		{"a call the operation refuses", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			if _, k := req.Progress(); k == 0 {
+				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "get_lamp", Args: `{"lamp_id":"LP99"}`}}}
 			}
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
@@ -240,40 +241,40 @@ func TestOllamaFaults(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"arguments that are not an object", func(_ *atomic.Int32, req chatRequest) step {
-			return step{calls: []fakeCall{{"set_lamp", `"lamp_id=LP02"`}}}
+		{"arguments that are not an object", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: `"lamp_id=LP02"`}}}
 		}, 0, 0, func(t *testing.T, r Record) {
 			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || len(r.Calls) != 0 || r.Metrics.TC != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"a tool call written as text", func(_ *atomic.Int32, req chatRequest) step {
-			return step{content: `{"name": "set_lamp", "arguments": ` + set + `}`}
+		{"a tool call written as text", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			return ollamatest.Step{Content: `{"name": "set_lamp", "arguments": ` + set + `}`}
 		}, 0, 0, func(t *testing.T, r Record) {
 			if r.ErrorClass != ErrMalformed || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"no tool calls", func(_ *atomic.Int32, req chatRequest) step {
+		{"no tool calls", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
 			if r.ErrorClass != "" || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 || r.Metrics.F1 != 0 || r.StopReason != stopAnswer {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"a reply slower than the timeout", func(_ *atomic.Int32, req chatRequest) step {
-			return step{delay: 1500 * time.Millisecond, content: "late"}
+		{"a reply slower than the timeout", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			return ollamatest.Step{Delay: 1500 * time.Millisecond, Content: "late"}
 		}, 0.3, 0, func(t *testing.T, r Record) {
 			if r.ErrorClass != ErrTimeout || r.StopReason != stopTimeout || !r.Metrics.Timeout || r.Metrics.WallS > 1.2 {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"500s, then success", func(n *atomic.Int32, req chatRequest) step {
+		{"500s, then success", func(n *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			if n.Add(1) <= 2 {
-				return step{status: 500}
+				return ollamatest.Step{Status: 500}
 			}
-			if _, k := req.progress(); k == 0 {
-				return step{calls: []fakeCall{{"set_lamp", set}}}
+			if _, k := req.Progress(); k == 0 {
+				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: set}}}
 			}
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
@@ -281,12 +282,12 @@ func TestOllamaFaults(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"an error line mid-stream, then success", func(n *atomic.Int32, req chatRequest) step {
+		{"an error line mid-stream, then success", func(n *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			if n.Add(1) == 1 {
-				return step{content: "I will", errLine: "model runner has unexpectedly stopped"}
+				return ollamatest.Step{Content: "I will", ErrLine: "model runner has unexpectedly stopped"}
 			}
-			if _, k := req.progress(); k == 0 {
-				return step{calls: []fakeCall{{"set_lamp", set}}}
+			if _, k := req.Progress(); k == 0 {
+				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: set}}}
 			}
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
@@ -294,12 +295,12 @@ func TestOllamaFaults(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"a dropped connection, then success", func(n *atomic.Int32, req chatRequest) step {
+		{"a dropped connection, then success", func(n *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			if n.Add(1) == 1 {
-				return step{hangup: true}
+				return ollamatest.Step{Hangup: true}
 			}
-			if _, k := req.progress(); k == 0 {
-				return step{calls: []fakeCall{{"set_lamp", set}}}
+			if _, k := req.Progress(); k == 0 {
+				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: set}}}
 			}
 			return answer
 		}, 0, 0, func(t *testing.T, r Record) {
@@ -307,15 +308,15 @@ func TestOllamaFaults(t *testing.T) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"a model that never stops calling", func(_ *atomic.Int32, req chatRequest) step {
-			return step{calls: []fakeCall{{"get_lamp", `{"lamp_id":"LP02"}`}}}
+		{"a model that never stops calling", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: "get_lamp", Args: `{"lamp_id":"LP02"}`}}}
 		}, 0, 3, func(t *testing.T, r Record) {
 			if r.StopReason != stopMaxTurns || r.Turns != 4 || len(r.Calls) != 3 || r.Metrics.TC != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"a 5xx that never ends", func(_ *atomic.Int32, req chatRequest) step {
-			return step{status: 503}
+		{"a 5xx that never ends", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
+			return ollamatest.Step{Status: 503}
 		}, 1, 0, func(t *testing.T, r Record) {
 			if r.ErrorClass != ErrTimeout && r.ErrorClass != ErrTransport || r.StopReason == stopAnswer {
 				t.Errorf("%+v", r)
@@ -325,7 +326,7 @@ func TestOllamaFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var n atomic.Int32
-			f := newFakeOllama(t, []string{"fake:1"}, func(req chatRequest, _ int) step { return c.script(&n, req) })
+			f := ollamatest.NewServer(t, []string{"fake:1"}, func(req ollamatest.Request, _ int) ollamatest.Step { return c.script(&n, req) })
 			cfg := testConfig("faults", f.URL, "fake:1")
 			cfg.Scenarios = []string{"tiny-002"}
 			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
@@ -351,7 +352,7 @@ func TestOllamaFaults(t *testing.T) {
 // the fix.
 func TestOllamaHostChecks(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	f := newFakeOllama(t, []string{"fake:1"}, func(chatRequest, int) step { return step{content: "hi"} })
+	f := ollamatest.NewServer(t, []string{"fake:1"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Content: "hi"} })
 	cases := []struct {
 		cfg  *Config
 		want []string
@@ -377,7 +378,7 @@ func TestOllamaHostChecks(t *testing.T) {
 			t.Errorf("%s: a run that could not start left run.json behind (a retry would need --resume)", c.cfg.Name)
 		}
 	}
-	if n := len(f.requests()); n != 0 {
+	if n := len(f.Requests()); n != 0 {
 		t.Errorf("%d chat requests before the checks passed", n)
 	}
 }
@@ -395,11 +396,11 @@ func TestParseSize(t *testing.T) {
 // whole lines.
 func TestHostsShareTrials(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	var hosts []*fakeOllama
+	var hosts []*ollamatest.Server
 	for range 2 {
-		hosts = append(hosts, newFakeOllama(t, []string{"fake:gold"}, func(req chatRequest, n int) step {
+		hosts = append(hosts, ollamatest.NewServer(t, []string{"fake:gold"}, func(req ollamatest.Request, n int) ollamatest.Step {
 			s := goldModel(spec, lookup)(req, n)
-			s.delay = time.Millisecond
+			s.Delay = time.Millisecond
 			return s
 		}))
 	}
@@ -422,7 +423,7 @@ func TestHostsShareTrials(t *testing.T) {
 	}
 	for _, h := range hosts {
 		loads := 0
-		for _, r := range h.requests() {
+		for _, r := range h.Requests() {
 			if len(r.Messages) == 0 {
 				loads++
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
 func TestGini(t *testing.T) {
@@ -58,7 +59,7 @@ func TestJudgeNormalisesAndCascades(t *testing.T) {
 	tools := FromDomain(gen.Domains[0], mcpdomain.L4)
 	reply, _ := json.Marshal(map[string]any{"usage": 8, "selection": 10, "ordering": 2, "completeness": 6, "names": 10, "values": 9, "types": 10, "format": 10, "relevance": 7,
 		"logical_flow": 3, "task_completeness": 2, "conciseness": 1, "topicality": 3, "context_retention": 2, "comment": "fine"})
-	f := &stageOllama{reply: func(int, map[string]any) (string, time.Duration) { return string(reply), 0 }}
+	f := synthModel(t, func(int, ollamatest.Request) (string, time.Duration) { return string(reply), 0 })
 	l := llmFor(t, f)
 	var withArgs *Tool
 	for i := range tools {
@@ -84,7 +85,7 @@ func TestJudgeNormalisesAndCascades(t *testing.T) {
 	if !s.Penalised || s.Values != 0 || s.Types != 0 || s.Format != 0 || s.Ordering != 0.2 || s.Names != 1 {
 		t.Errorf("%+v", s)
 	}
-	if format, _ := json.Marshal(f.reqs[0]["format"]); !strings.Contains(string(format), `"logical_flow"`) {
+	if format := f.Requests()[0].Format; !strings.Contains(string(format), `"logical_flow"`) {
 		t.Errorf("format %s", format)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/templates"
@@ -30,9 +30,10 @@ var ErrDiscarded = errors.New("discarded after failed validation")
 
 // LLM runs synthesis stages on an Ollama model with constrained decoding:
 // the stage's JSON Schema is the request's format, and every reply is
-// validated again before it is used.
+// validated again before it is used. Requests follow the client's retry
+// policy (transport failures and 5xx retried within Timeout).
 type LLM struct {
-	Client  *api.Client
+	Client  *ollama.Client
 	Model   string
 	Timeout time.Duration
 	// Progress, when set, counts Synthesize's enriched tools and kept
@@ -42,14 +43,11 @@ type LLM struct {
 
 // NewLLM connects to an Ollama host.
 func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
-	u, err := url.Parse(host)
+	c, err := ollama.New(host, hc)
 	if err != nil {
 		return nil, err
 	}
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	return &LLM{Client: api.NewClient(u, hc), Model: model, Timeout: 2 * time.Minute}, nil
+	return &LLM{Client: c, Model: model, Timeout: 2 * time.Minute}, nil
 }
 
 // Stage sends a prompt with the schema as format, validates the reply and
@@ -63,15 +61,9 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 		return 0, err
 	}
 	msgs := []api.Message{{Role: "user", Content: prompt}}
-	stream := false
 	for attempt := 0; ; attempt++ {
 		sctx, cancel := context.WithTimeout(ctx, l.Timeout)
-		var reply string
-		err := l.Client.Chat(sctx, &api.ChatRequest{Model: l.Model, Messages: msgs, Stream: &stream, Format: schema,
-			Options: map[string]any{"temperature": 0}}, func(r api.ChatResponse) error {
-			reply += r.Message.Content
-			return nil
-		})
+		reply, err := l.Client.Structured(sctx, l.Model, msgs, schema)
 		cancel()
 		if err != nil {
 			return attempt, fmt.Errorf("ollama: %w", err)

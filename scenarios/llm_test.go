@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -16,41 +14,14 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/stage"
 )
 
-// stageOllama answers /api/chat (non-streaming, as docs/api.md describes
-// for "stream": false) with scripted contents, and keeps the requests.
-type stageOllama struct {
-	mu    sync.Mutex
-	reqs  []map[string]any
-	reply func(n int, req map[string]any) (string, time.Duration)
-}
-
-func (f *stageOllama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req map[string]any
-	_ = json.NewDecoder(r.Body).Decode(&req)
-	f.mu.Lock()
-	n := len(f.reqs)
-	f.reqs = append(f.reqs, req)
-	f.mu.Unlock()
-	content, delay := f.reply(n, req)
-	select {
-	case <-time.After(delay):
-	case <-r.Context().Done():
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"model": req["model"], "created_at": time.Now().UTC(), "done": true, "done_reason": "stop",
-		"message": map[string]any{"role": "assistant", "content": content}})
-}
-
 // stageOf names the synthesis stage a request's prompt belongs to.
-func stageOf(req map[string]any) string {
-	msgs, _ := req["messages"].([]any)
-	first, _ := msgs[0].(map[string]any)
-	prompt, _ := first["content"].(string)
+func stageOf(req ollamatest.Request) string {
+	prompt := firstPrompt(req)
 	switch {
 	case strings.HasPrefix(prompt, "Describe this tool"):
 		return "enrich"
@@ -64,13 +35,32 @@ func stageOf(req map[string]any) string {
 	return "scenario"
 }
 
+// firstPrompt is a stage request's prompt: its first user message.
+func firstPrompt(req ollamatest.Request) string {
+	if users := req.Contents("user"); len(users) > 0 {
+		return users[0]
+	}
+	return ""
+}
+
+// lastPrompt is the last user message of the last request: the reason a
+// retry fed back.
+func lastPrompt(f *ollamatest.Server) string {
+	reqs := f.Requests()
+	users := reqs[len(reqs)-1].Contents("user")
+	return users[len(users)-1]
+}
+
+// reply scripts one stage reply: its content, and the delay before it.
+type reply func(k int, req ollamatest.Request) (string, time.Duration)
+
 // byStage scripts replies per stage; each handler gets the number of
 // earlier requests of its stage. Enrich requests get a valid reading
 // unless scripted.
-func byStage(handlers map[string]func(k int, req map[string]any) (string, time.Duration)) func(int, map[string]any) (string, time.Duration) {
+func byStage(handlers map[string]reply) reply {
 	var mu sync.Mutex
 	seen := map[string]int{}
-	return func(_ int, req map[string]any) (string, time.Duration) {
+	return func(_ int, req ollamatest.Request) (string, time.Duration) {
 		st := stageOf(req)
 		mu.Lock()
 		k := seen[st]
@@ -86,11 +76,18 @@ func byStage(handlers map[string]func(k int, req map[string]any) (string, time.D
 	}
 }
 
-func llmFor(t *testing.T, f *stageOllama) *LLM {
+// synthModel is the double of the Ollama host serving fake:synth, which
+// answers every stage with r.
+func synthModel(t *testing.T, r reply) *ollamatest.Server {
+	return ollamatest.NewServer(t, []string{"fake:synth"}, func(req ollamatest.Request, n int) ollamatest.Step {
+		content, delay := r(n, req)
+		return ollamatest.Step{Content: content, Delay: delay}
+	})
+}
+
+func llmFor(t *testing.T, f *ollamatest.Server) *LLM {
 	t.Helper()
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	l, err := NewLLM(srv.URL, "fake:synth", nil)
+	l, err := NewLLM(f.URL, "fake:synth", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,9 +136,9 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
-				"scenario": func(k int, _ map[string]any) (string, time.Duration) { return c.reply(k) },
-			})}
+			f := synthModel(t, byStage(map[string]reply{
+				"scenario": func(k int, _ ollamatest.Request) (string, time.Duration) { return c.reply(k) },
+			}))
 			l := llmFor(t, f)
 			l.Timeout = 300 * time.Millisecond
 			var shown bytes.Buffer
@@ -178,17 +175,33 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 			}
 			// The retry fed the validation error back.
 			if c.retried > 0 {
-				msgs := f.reqs[len(f.reqs)-1]["messages"].([]any)
-				last := msgs[len(msgs)-1].(map[string]any)["content"].(string)
-				if !strings.Contains(last, "does not match the required JSON Schema") {
+				if last := lastPrompt(f); !strings.Contains(last, "does not match the required JSON Schema") {
 					t.Errorf("retry prompt: %q", last)
 				}
 			}
 			// Every scenario request carried the stage schema as its format.
-			if format, _ := json.Marshal(f.reqs[len(f.reqs)-1]["format"]); !strings.Contains(string(format), `"const":"`+tools[0].Name+`"`) {
+			reqs := f.Requests()
+			if format := reqs[len(reqs)-1].Format; !strings.Contains(string(format), `"const":"`+tools[0].Name+`"`) {
 				t.Errorf("format: %s", format)
 			}
 		})
+	}
+}
+
+// TestStageRetriesAFailingHost: a stage shares the agent's retry policy,
+// so a crashed runner costs a request, not the record; a retry of the
+// transport is not a validation retry.
+func TestStageRetriesAFailingHost(t *testing.T) {
+	f := ollamatest.NewServer(t, []string{"fake:synth"}, func(_ ollamatest.Request, n int) ollamatest.Step {
+		if n == 0 {
+			return ollamatest.Step{Status: 500, ErrBody: "llama runner process has terminated: exit status 2"}
+		}
+		return ollamatest.Step{Content: `{"a":1}`}
+	})
+	var out struct{ A int }
+	retries, err := llmFor(t, f).Stage(context.Background(), "p", json.RawMessage(`{"type":"object"}`), &out)
+	if err != nil || retries != 0 || out.A != 1 || f.Chats() != 2 {
+		t.Fatalf("%d retries, %+v, %v, %d requests", retries, out, err, f.Chats())
 	}
 }
 
@@ -237,14 +250,14 @@ func TestLLMCoversEveryTool(t *testing.T) {
 		byName[tl.Name] = tl
 	}
 	// The scripted model calls the first tool the prompt asks it to use.
-	f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){"scenario": func(_ int, req map[string]any) (string, time.Duration) {
-		prompt := req["messages"].([]any)[0].(map[string]any)["content"].(string)
+	f := synthModel(t, byStage(map[string]reply{"scenario": func(_ int, req ollamatest.Request) (string, time.Duration) {
+		prompt := firstPrompt(req)
 		_, after, _ := strings.Cut(prompt, "It must use these tools: ")
 		name := strings.TrimSuffix(strings.Split(strings.Split(after, ".")[0], ", ")[0], ".")
 		call := map[string]any{"tool": name, "arguments": json.RawMessage(byName[name].examples[0]), "reason": "r"}
 		b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Do it.", "calls": []any{call}, "novelty": "n", "follow_up": "f"})
 		return string(b), 0
-	}})}
+	}}))
 	res, err := llmFor(t, f).Synthesize(context.Background(), "domain:x/L4", tools, len(tools)*2, Executor(d, mcpdomain.L4))
 	if err != nil {
 		t.Fatal(err)
@@ -281,16 +294,16 @@ func TestPipelineMocksAndExpands(t *testing.T) {
 		{"a single turn", `{"turns":[{"prompt":"Do it all.","calls":[0,1]}]}`, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
-				"scenario": func(int, map[string]any) (string, time.Duration) { return scenario, 0 },
-				"mock": func(k int, _ map[string]any) (string, time.Duration) {
+			f := synthModel(t, byStage(map[string]reply{
+				"scenario": func(int, ollamatest.Request) (string, time.Duration) { return scenario, 0 },
+				"mock": func(k int, _ ollamatest.Request) (string, time.Duration) {
 					if k == 0 {
 						return misfit, 0
 					}
 					return fit, 0
 				},
-				"turns": func(int, map[string]any) (string, time.Duration) { return c.turns, 0 },
-			})}
+				"turns": func(int, ollamatest.Request) (string, time.Duration) { return c.turns, 0 },
+			}))
 			res, err := llmFor(t, f).Synthesize(context.Background(), "tools:public", tools, 1, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -326,19 +339,19 @@ func TestLLMCoversSeventyTools(t *testing.T) {
 		arts, _ := variantsOf("x", &tl)
 		valid[tl.Name] = arts[0].ExpectedCalls[0].Arguments
 	}
-	f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
-		"scenario": func(_ int, req map[string]any) (string, time.Duration) {
-			prompt := req["messages"].([]any)[0].(map[string]any)["content"].(string)
+	f := synthModel(t, byStage(map[string]reply{
+		"scenario": func(_ int, req ollamatest.Request) (string, time.Duration) {
+			prompt := firstPrompt(req)
 			_, after, _ := strings.Cut(prompt, "It must use these tools: ")
 			name := strings.Split(strings.Split(after, ".")[0], ", ")[0]
 			b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Do it.", "novelty": "n", "follow_up": "f",
 				"calls": []any{map[string]any{"tool": name, "arguments": valid[name], "reason": "r"}}})
 			return string(b), 0
 		},
-		"mock": func(int, map[string]any) (string, time.Duration) {
+		"mock": func(int, ollamatest.Request) (string, time.Duration) {
 			return `{"state":{},"outputs":[{"call":0,"output":"{}","grounding":"low"}]}`, 0
 		},
-	})}
+	}))
 	// Ten scenarios asked for: synthesis goes on past ten until every
 	// tool is used, one new tool per kept scenario.
 	res, err := llmFor(t, f).Synthesize(context.Background(), "tools:70", tools, 10, nil)
@@ -386,21 +399,20 @@ func TestMockShapeOfExampleOutputs(t *testing.T) {
 		}
 	}
 	calls := []ExpectedCall{{Tool: readFile.Name, Arguments: json.RawMessage(`{"path":"/a"}`)}}
-	f := &stageOllama{reply: byStage(map[string]func(int, map[string]any) (string, time.Duration){
-		"mock": func(k int, _ map[string]any) (string, time.Duration) {
+	f := synthModel(t, byStage(map[string]reply{
+		"mock": func(k int, _ ollamatest.Request) (string, time.Duration) {
 			if k == 0 {
 				return `{"state":{},"outputs":[{"call":0,"output":"{\"content\":\"x\"}","grounding":"high"}]}`, 0
 			}
 			return `{"state":{},"outputs":[{"call":0,"output":"{\"content\":\"x\",\"lines\":1,\"extra\":true}","grounding":"high"}]}`, 0
 		},
-	})}
+	}))
 	outs, n, err := llmFor(t, f).Mock(context.Background(), tools, "read /a", calls)
 	if err != nil || n != 1 || outs[0].Grounding != "high" {
 		t.Fatalf("%+v, %d retries, %v", outs, n, err)
 	}
-	b, _ := json.Marshal(f.reqs[len(f.reqs)-1]["messages"])
-	if want := `lacks \"lines\", which the example has`; !strings.Contains(string(b), want) {
-		t.Errorf("the reason fed back lacks %s:\n%s", want, b)
+	if want, got := `lacks "lines", which the example has`, lastPrompt(f); !strings.Contains(got, want) {
+		t.Errorf("the reason fed back lacks %s:\n%s", want, got)
 	}
 	arts, err := Offline("tools:public", tools, 0)
 	if err != nil {

@@ -1,4 +1,8 @@
-package harness
+// Package ollamatest is the Ollama double every caller of the ollama
+// package tests against, as net/http/httptest is for HTTP: a Server
+// speaking Ollama's documented wire format, scripted per test. Callers
+// reach it through the real ollama/api client, never around it.
+package ollamatest
 
 import (
 	"encoding/json"
@@ -11,21 +15,23 @@ import (
 	"time"
 )
 
-// fakeOllama is an HTTP server speaking Ollama's documented wire format
-// (docs/api.md in the ollama module): /api/tags, and /api/chat streamed as
-// NDJSON (tool calls in a done:false chunk, then an empty final chunk with
-// done_reason, counts and durations) or answered as one object when the
-// request says "stream": false. Each test scripts its replies.
-type fakeOllama struct {
+// Server is an HTTP server speaking Ollama's documented wire format
+// (docs/api.md in the ollama module): /api/tags, /api/show, and /api/chat
+// streamed as NDJSON (tool calls in a done:false chunk, then an empty
+// final chunk with done_reason, counts and durations) or answered as one
+// object when the request says "stream": false. A chat request without
+// messages loads the model, as Ollama's does. Each test scripts its
+// replies.
+type Server struct {
 	*httptest.Server
 	models []string
-	script func(req chatRequest, n int) step
+	script func(req Request, n int) Step
 	mu     sync.Mutex
-	reqs   []chatRequest
+	reqs   []Request
 }
 
-// chatRequest is /api/chat's request body as the server sees it.
-type chatRequest struct {
+// Request is /api/chat's request body as the server sees it.
+type Request struct {
 	Model    string            `json:"model"`
 	Messages []json.RawMessage `json:"messages"`
 	Tools    []struct {
@@ -34,61 +40,63 @@ type chatRequest struct {
 			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	Stream    *bool          `json:"stream"`
-	Options   map[string]any `json:"options"`
-	KeepAlive any            `json:"keep_alive"`
+	Stream    *bool           `json:"stream"`
+	Format    json.RawMessage `json:"format"`
+	Options   map[string]any  `json:"options"`
+	KeepAlive any             `json:"keep_alive"`
 }
 
-// toolMessages counts the tool results the conversation holds, and
-// returns the user prompt.
-func (r chatRequest) progress() (prompt string, tools int) {
-	for _, m := range r.Messages {
-		var msg struct{ Role, Content string }
-		_ = json.Unmarshal(m, &msg)
-		switch msg.Role {
-		case "user":
-			prompt = msg.Content
-		case "tool":
-			tools++
-		}
-	}
-	return prompt, tools
-}
-
-// toolResults returns the contents of the tool messages.
-func (r chatRequest) toolResults() []string {
+// Contents returns the contents of the messages of a role, in order.
+func (r Request) Contents(role string) []string {
 	var out []string
 	for _, m := range r.Messages {
 		var msg struct{ Role, Content string }
 		_ = json.Unmarshal(m, &msg)
-		if msg.Role == "tool" {
+		if msg.Role == role {
 			out = append(out, msg.Content)
 		}
 	}
 	return out
 }
 
-// step is one scripted reply.
-type step struct {
-	status  int           // HTTP status; 0 is 200
-	errBody string        // the error of a status ≥ 400; "scripted failure" if empty
-	delay   time.Duration // before the first byte
-	content string
-	calls   []fakeCall
-	// errLine sends {"error": ...} after the first chunk, under 200.
-	errLine string
-	// hangup closes the connection without a reply.
-	hangup bool
+// Progress returns the last user prompt and the number of tool results
+// the conversation holds.
+func (r Request) Progress() (prompt string, tools int) {
+	users := r.Contents("user")
+	if len(users) > 0 {
+		prompt = users[len(users)-1]
+	}
+	return prompt, len(r.Contents("tool"))
 }
 
-// fakeCall is a tool call; args is raw JSON, so tests can send garbage.
-type fakeCall struct {
-	name string
-	args string
+// ToolResults returns the contents of the tool messages.
+func (r Request) ToolResults() []string { return r.Contents("tool") }
+
+// Step is one scripted reply.
+type Step struct {
+	Status  int           // HTTP status; 0 is 200
+	ErrBody string        // the error of a status ≥ 400; "scripted failure" if empty
+	Delay   time.Duration // before the first byte, cut short when the client gives up
+	Content string
+	Calls   []Call
+	// ErrLine sends {"error": ...} after the first chunk, under 200.
+	ErrLine string
+	// Hangup closes the connection without a reply.
+	Hangup bool
 }
 
-func newFakeOllama(t *testing.T, models []string, script func(chatRequest, int) step) *fakeOllama {
-	f := &fakeOllama{models: models, script: script}
+// Call is a tool call; Args is raw JSON, so tests can send garbage.
+type Call struct {
+	Name string
+	Args string
+}
+
+// NewServer starts a server that has models and answers the n-th chat
+// request (from 0, loads included) with script's step; it closes when
+// the test ends. script may be nil when no chat asks the model for a
+// reply (host checks, warm-ups, /api/show).
+func NewServer(tb testing.TB, models []string, script func(req Request, n int) Step) *Server {
+	f := &Server{models: models, script: script}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/tags", func(w http.ResponseWriter, r *http.Request) {
 		var ms []map[string]any
@@ -107,7 +115,7 @@ func newFakeOllama(t *testing.T, models []string, script func(chatRequest, int) 
 		})
 	})
 	f.Server = httptest.NewServer(mux)
-	t.Cleanup(f.Close)
+	tb.Cleanup(f.Close)
 	return f
 }
 
@@ -116,17 +124,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (f *fakeOllama) requests() []chatRequest {
+// Requests returns the /api/chat requests received so far.
+func (f *Server) Requests() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]chatRequest(nil), f.reqs...)
+	return append([]Request(nil), f.reqs...)
 }
 
-// chats counts the /api/chat requests that asked the model for a reply,
+// Chats counts the /api/chat requests that asked the model for a reply,
 // the warm-up loads left out.
-func (f *fakeOllama) chats() int {
+func (f *Server) Chats() int {
 	n := 0
-	for _, r := range f.requests() {
+	for _, r := range f.Requests() {
 		if len(r.Messages) > 0 {
 			n++
 		}
@@ -134,8 +143,8 @@ func (f *fakeOllama) chats() int {
 	return n
 }
 
-func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
-	var req chatRequest
+func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req Request
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		writeJSON(w, map[string]string{"error": err.Error()})
@@ -165,26 +174,30 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := f.script(req, n)
-	if s.hangup {
+	if s.Hangup {
 		if hj, ok := w.(http.Hijacker); ok {
 			conn, _, _ := hj.Hijack()
 			conn.Close()
 			return
 		}
 	}
-	time.Sleep(s.delay)
-	if s.status >= 400 {
-		msg := s.errBody
+	select {
+	case <-time.After(s.Delay):
+	case <-r.Context().Done():
+		return
+	}
+	if s.Status >= 400 {
+		msg := s.ErrBody
 		if msg == "" {
 			msg = "scripted failure"
 		}
-		w.WriteHeader(s.status)
+		w.WriteHeader(s.Status)
 		writeJSON(w, map[string]string{"error": msg})
 		return
 	}
-	calls := make([]json.RawMessage, 0, len(s.calls))
-	for i, c := range s.calls {
-		calls = append(calls, json.RawMessage(fmt.Sprintf(`{"function":{"index":%d,"name":%q,"arguments":%s}}`, i, c.name, c.args)))
+	calls := make([]json.RawMessage, 0, len(s.Calls))
+	for i, c := range s.Calls {
+		calls = append(calls, json.RawMessage(fmt.Sprintf(`{"function":{"index":%d,"name":%q,"arguments":%s}}`, i, c.Name, c.Args)))
 	}
 	final["done_reason"] = "stop"
 	final["total_duration"] = 200000000
@@ -194,7 +207,7 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 	final["eval_count"] = 15
 	final["eval_duration"] = 100000000
 	if req.Stream != nil && !*req.Stream {
-		msg := map[string]any{"role": "assistant", "content": s.content}
+		msg := map[string]any{"role": "assistant", "content": s.Content}
 		if len(calls) > 0 {
 			msg["tool_calls"] = calls
 		}
@@ -215,13 +228,13 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 	if len(calls) > 0 {
 		chunk(map[string]any{"role": "assistant", "content": "", "tool_calls": calls})
 	}
-	for _, word := range strings.SplitAfter(s.content, " ") {
+	for _, word := range strings.SplitAfter(s.Content, " ") {
 		if word != "" {
 			chunk(map[string]any{"role": "assistant", "content": word})
 		}
 	}
-	if s.errLine != "" {
-		b, _ := json.Marshal(map[string]string{"error": s.errLine})
+	if s.ErrLine != "" {
+		b, _ := json.Marshal(map[string]string{"error": s.ErrLine})
 		_, _ = w.Write(append(b, '\n'))
 		return
 	}

@@ -1,4 +1,4 @@
-package harness
+package ollama
 
 import (
 	"bytes"
@@ -85,7 +85,7 @@ func (l *lineSniffer) check(line []byte) {
 		Error string `json:"error"`
 	}
 	if json.Unmarshal(line, &e) == nil && e.Error != "" {
-		return // an error line: the client reports it, chat reads its text
+		return // an error line: the client reports it, Chat reads its text
 	}
 	var resp api.ChatResponse
 	if err := json.Unmarshal(line, &resp); err != nil {
