@@ -17,6 +17,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -25,7 +26,7 @@ type ollamaAgent struct {
 	client *api.Client
 	host   string
 	model  string
-	cfg    *Config
+	cfg    *results.Config
 	// tools caches the converted tools per domain and level: the same
 	// server lists the same tools every trial.
 	tools map[string]api.Tools
@@ -41,7 +42,7 @@ func newOllamaClient(host string, hc *http.Client) (*api.Client, error) {
 
 // options are the request options, the same for every request of a model
 // so that Ollama never reloads it between trials.
-func options(cfg *Config) map[string]any {
+func options(cfg *results.Config) map[string]any {
 	return map[string]any{
 		"temperature": cfg.Temperature,
 		"num_predict": cfg.MaxTokens,
@@ -50,7 +51,7 @@ func options(cfg *Config) map[string]any {
 	}
 }
 
-func keepAlive(cfg *Config) *api.Duration {
+func keepAlive(cfg *results.Config) *api.Duration {
 	d, err := time.ParseDuration(cfg.KeepAlive)
 	if err != nil {
 		return nil // the schema admits only durations
@@ -156,14 +157,14 @@ func malformed(err error) bool {
 }
 
 // classify names the error class of a failed request.
-func classify(ctx context.Context, err error) string {
+func classify(ctx context.Context, err error) results.ErrorClass {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return ErrTimeout
+		return results.ErrTimeout
 	case malformed(err):
-		return ErrMalformed
+		return results.ErrMalformed
 	default:
-		return ErrTransport
+		return results.ErrTransport
 	}
 }
 
@@ -176,18 +177,18 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 	rec := tr.rec
 	tools, err := a.toolsFor(tr)
 	if err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = ErrTransport, err.Error(), stopError
+		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
 		return
 	}
 	var sys strings.Builder
 	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = ErrTransport, err.Error(), stopError
+		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
 		return
 	}
 	msgs := []api.Message{{Role: "system", Content: sys.String()}}
 	stream := a.cfg.Streaming()
 	rec.Options = options(a.cfg)
-	rec.Messages = []Message{{Role: "system", Content: msgs[0].Content}}
+	rec.Messages = []results.Message{{Role: "system", Content: msgs[0].Content}}
 	turn := 0
 	for i := range tr.prompts {
 		tr.ask(i)
@@ -224,40 +225,40 @@ func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Mes
 			// The failure that stops the trial says why it stopped; the
 			// trial's class stays its first failure in time.
 			class := classify(ctx, err)
-			rec.Error, rec.StopReason = err.Error(), stopError
-			if class == ErrTimeout {
-				rec.StopReason = stopTimeout
+			rec.Error, rec.StopReason = err.Error(), results.StopError
+			if class == results.ErrTimeout {
+				rec.StopReason = results.StopTimeout
 			}
-			rec.classify(class)
+			rec.Classify(class)
 			return msgs, false
 		}
 		rec.DoneReason = r.done
-		m := Message{Role: "assistant", Content: r.msg.Content, Thinking: r.msg.Thinking}
+		m := results.Message{Role: "assistant", Content: r.msg.Content, Thinking: r.msg.Thinking}
 		for _, tc := range r.msg.ToolCalls {
 			args, _ := json.Marshal(tc.Function.Arguments)
-			m.ToolCalls = append(m.ToolCalls, MessageCall{Name: tc.Function.Name, Arguments: args})
+			m.ToolCalls = append(m.ToolCalls, results.MessageCall{Name: tc.Function.Name, Arguments: args})
 		}
 		rec.Messages = append(rec.Messages, m)
 		msgs = append(msgs, api.Message{Role: "assistant", Content: r.msg.Content, Thinking: r.msg.Thinking, ToolCalls: r.msg.ToolCalls})
 		if len(r.msg.ToolCalls) == 0 {
 			if toolCallText.MatchString(r.msg.Content) && rec.ErrorClass == "" {
-				rec.ErrorClass, rec.Error = ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
+				rec.ErrorClass, rec.Error = results.ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
 			}
 			return msgs, true
 		}
 		if replies > a.cfg.MaxAgentTurns {
-			rec.StopReason = stopMaxTurns
+			rec.StopReason = results.StopMaxTurns
 			return msgs, false
 		}
 		for _, tc := range r.msg.ToolCalls {
 			args, _ := json.Marshal(tc.Function.Arguments)
 			c := tr.call(ctx, *turn, tc.Function.Name, args)
-			rec.Messages = append(rec.Messages, Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Tool, Content: c.Result, ToolCallID: tc.ID})
 		}
 		if ctx.Err() != nil {
-			rec.StopReason = stopTimeout
-			rec.classify(ErrTimeout)
+			rec.StopReason = results.StopTimeout
+			rec.Classify(results.ErrTimeout)
 			return msgs, false
 		}
 	}
@@ -280,7 +281,7 @@ func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
 
 // warmUp loads the model with the trial options, so that load time never
 // lands in a trial, and returns what Ollama reported.
-func warmUp(ctx context.Context, c *api.Client, model string, cfg *Config) (time.Duration, error) {
+func warmUp(ctx context.Context, c *api.Client, model string, cfg *results.Config) (time.Duration, error) {
 	stream := false
 	req := &api.ChatRequest{Model: model, Messages: []api.Message{}, Stream: &stream, KeepAlive: keepAlive(cfg), Options: options(cfg)}
 	r, err := chat(ctx, c, req)

@@ -23,6 +23,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -78,7 +79,7 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
 // instead, with ids <model>/<artifact id>/r<n>.
-func Plan(cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
+func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
 	var out []Trial
 	if cfg.Artifacts != "" {
 		set, err := LoadArtifacts(cfg.Artifacts, cfg.ArtifactTools, lookup)
@@ -144,103 +145,30 @@ type Options struct {
 	Live *Live
 	// disk, when set, stands between the journal and its file: tests
 	// put a disk that fills up there.
-	disk func(*os.File) journalFile
-}
-
-// Manifest is <out>/run.json: what a run was, so that resumes and merges
-// can refuse results of another config.
-type Manifest struct {
-	Experiment string `json:"experiment"`
-	// ConfigHash covers the config (without its output folder) and the
-	// benchmark's specs; runs with equal hashes produce comparable trials.
-	ConfigHash string  `json:"config_hash"`
-	Config     *Config `json:"config"`
-	Shard      string  `json:"shard"`
-	Trials     int     `json:"trials"`
-	Grid       int     `json:"grid"`
-	StartedAt  string  `json:"started_at"`
-	// Lost lists, per domain/level and tool, the schema keywords Ollama's
-	// tool types drop before a model sees them.
-	Lost    map[string]map[string][]string `json:"lost_keywords,omitempty"`
-	WarmUps []WarmUp                       `json:"warm_ups,omitempty"`
-	// Meter is the energy meter that measured the trials, MeterInfo what it
-	// saw, IdleW the power before the first trial.
-	Meter     string  `json:"meter"`
-	MeterInfo string  `json:"meter_info,omitempty"`
-	IdleW     float64 `json:"idle_w,omitempty"`
-	// Models describes each Ollama model as /api/show reported it.
-	Models map[string]ModelInfo `json:"models,omitempty"`
-}
-
-// ModelInfo is what Ollama says of a model: the report takes sizes and
-// quantisation from here, never from hand-typed tables.
-type ModelInfo struct {
-	Family        string `json:"family,omitempty"`
-	ParameterSize string `json:"parameter_size,omitempty"`
-	// Parameters is general.parameter_count, or ParameterSize read as a
-	// number when Ollama gives no count.
-	Parameters   float64 `json:"parameters,omitempty"`
-	Quantization string  `json:"quantization,omitempty"`
+	disk func(*os.File) results.JournalFile
 }
 
 // showModel asks Ollama about a model.
-func showModel(ctx context.Context, c *api.Client, model string) (ModelInfo, error) {
+func showModel(ctx context.Context, c *api.Client, model string) (results.ModelInfo, error) {
 	resp, err := c.Show(ctx, &api.ShowRequest{Model: model})
 	if err != nil {
-		return ModelInfo{}, err
+		return results.ModelInfo{}, err
 	}
-	info := ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
+	info := results.ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
 	if n, ok := resp.ModelInfo["general.parameter_count"].(float64); ok {
 		info.Parameters = n
 	} else {
-		info.Parameters = ParseSize(info.ParameterSize)
+		info.Parameters = results.ParseSize(info.ParameterSize)
 	}
 	return info, nil
 }
 
-// ParseSize reads Ollama's parameter sizes ("268.10M", "3.2B", "20.9B").
-func ParseSize(s string) float64 {
-	s = strings.TrimSpace(strings.ToUpper(s))
-	mult := map[byte]float64{'K': 1e3, 'M': 1e6, 'B': 1e9, 'T': 1e12}
-	if s == "" {
-		return 0
-	}
-	m, ok := mult[s[len(s)-1]]
-	if !ok {
-		m = 1
-	} else {
-		s = s[:len(s)-1]
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0
-	}
-	return f * m
-}
-
-// WarmUp is one model load before a model's first trial on a host.
-type WarmUp struct {
-	Model  string  `json:"model"`
-	Host   string  `json:"host"`
-	LoadS  float64 `json:"load_s"`
-	Error  string  `json:"error,omitempty"`
-	WallS  float64 `json:"wall_s"`
-	Config string  `json:"options"`
-}
-
-// addWarmUp keeps one warm-up per model and host: the first. A resume
-// loads the model again, often from Ollama's memory in no time; listing
-// that load too would misstate what loading the model costs, and the
-// manifest of a resumed run should read like that of a run never
-// interrupted. (A merge lists every shard's, which were separate runs.)
-func (m *Manifest) addWarmUp(w WarmUp) {
-	if !slices.ContainsFunc(m.WarmUps, func(o WarmUp) bool { return o.Model == w.Model && o.Host == w.Host }) {
-		m.WarmUps = append(m.WarmUps, w)
-	}
-}
-
-// ManifestFile is the manifest's name in the output folder.
-const ManifestFile = "run.json"
+// What played a trial, as Record.Agent says it: a model, or a built-in
+// agent.
+const (
+	agentOllama  = "ollama"
+	agentBuiltin = "builtin"
+)
 
 // Summary is what a run did.
 type Summary struct {
@@ -255,7 +183,7 @@ type Summary struct {
 
 // Run executes the trials of cfg's grid in this shard that the output
 // folder does not hold yet, appending each finished trial to trials.jsonl.
-func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*Summary, error) {
+func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -274,7 +202,7 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 	if out == "" {
 		out = cfg.Output
 	}
-	man := &Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
+	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
 	// Check the hosts before anything is written, so that a run that
 	// cannot start leaves no folder to --resume.
@@ -283,23 +211,23 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 			return nil, err
 		}
 	}
-	lock, err := lockOut(out)
+	lock, err := results.LockOut(out)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.release()
+	defer lock.Release()
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
-	j, done, err := openJournal(filepath.Join(out, TrialsFile), opts.disk)
+	j, done, err := results.OpenJournalOn(filepath.Join(out, results.TrialsFile), opts.disk)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPlanned(filepath.Join(out, TrialsFile), done, trials, opts.Shard); err != nil {
+	if err := checkPlanned(filepath.Join(out, results.TrialsFile), done, trials, opts.Shard); err != nil {
 		j.Close()
 		return nil, err
 	}
-	if err := writeManifest(out, man); err != nil {
+	if err := results.WriteManifest(out, man); err != nil {
 		j.Close()
 		return nil, err
 	}
@@ -326,7 +254,7 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
-		if m, err = meter.Open(cfg.MeterOptions()); err != nil {
+		if m, err = meter.Open(meterOptions(cfg)); err != nil {
 			j.Close()
 			return nil, err
 		}
@@ -347,13 +275,13 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 	if err := j.Close(); err != nil {
 		runErr = journalFailed(err) // why the run stopped, whatever else failed with it
 	}
-	if err := writeManifest(out, man); err != nil && runErr == nil {
+	if err := results.WriteManifest(out, man); err != nil && runErr == nil {
 		runErr = err
 	}
 	r.progress.Finish()
 	sum.Ran = r.ran
 	sum.Duration = time.Since(start)
-	recs, _, err := ReadJournal(filepath.Join(out, TrialsFile))
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
 	if err == nil {
 		// What the journal kept, which after a failed write is less than
 		// the trials the workers finished.
@@ -387,7 +315,7 @@ func needsOllama(ts []Trial) bool {
 }
 
 // ConfigHash identifies a config and the benchmark it runs on.
-func ConfigHash(cfg *Config) string {
+func ConfigHash(cfg *results.Config) string {
 	c := *cfg
 	c.Output = ""
 	h := sha256.New()
@@ -419,12 +347,12 @@ func ConfigHash(cfg *Config) string {
 // continues the same run, and fills man with what the earlier run
 // learned. The caller holds the folder's lock and writes man once the
 // journal is checked too.
-func prepareOut(out string, man *Manifest, resume bool) error {
-	prev, err := ReadManifest(out)
+func prepareOut(out string, man *results.Manifest, resume bool) error {
+	prev, err := results.ReadManifest(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if st, serr := os.Stat(filepath.Join(out, TrialsFile)); serr == nil && st.Size() > 0 {
-			return fmt.Errorf("%s holds trials.jsonl but no %s; expected a folder granite run made", out, ManifestFile)
+		if st, serr := os.Stat(filepath.Join(out, results.TrialsFile)); serr == nil && st.Size() > 0 {
+			return fmt.Errorf("%s holds trials.jsonl but no %s; expected a folder granite run made", out, results.ManifestFile)
 		}
 	case err != nil:
 		return err
@@ -451,7 +379,7 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 // trials") and the report would mix them in; the config hash cannot catch
 // them, since they got into the file some other way (copied in, or joined
 // from another folder's journal).
-func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error {
+func checkPlanned(path string, done []results.Record, trials []Trial, shard Shard) error {
 	planned := make(map[string]bool, len(trials))
 	for _, t := range trials {
 		planned[t.ID] = true
@@ -471,56 +399,6 @@ func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error
 	}
 	return fmt.Errorf("%s holds %d %s not in this run's plan (shard %s), e.g. %s; remove %s from the file, or choose another --out",
 		path, len(foreign), what, shard, strings.Join(foreign[:min(3, len(foreign))], ", "), them)
-}
-
-// ReadManifest reads <dir>/run.json.
-func ReadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
-	if err != nil {
-		return nil, err
-	}
-	m := &Manifest{}
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
-	}
-	return m, nil
-}
-
-// writeManifest replaces run.json atomically: a new file, synced, renamed
-// over the old one. When that fails the old run.json stands and the new
-// file is removed, so that a full disk leaves no run.json.tmp behind.
-func writeManifest(dir string, m *Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, ManifestFile+".tmp")
-	if err := writeSynced(tmp, append(b, '\n')); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, ManifestFile)); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// writeSynced writes a file and syncs it, so that a rename after it never
-// puts an empty file in place of a whole one after a crash.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // lostKeywords records what Ollama's tool types drop of each tool set the
@@ -543,10 +421,10 @@ func lostKeywords(grid []Trial) map[string]map[string][]string {
 
 // runner runs trials on workers and journals them.
 type runner struct {
-	cfg      *Config
+	cfg      *results.Config
 	opts     Options
-	j        *Journal
-	man      *Manifest
+	j        *results.Journal
+	man      *results.Manifest
 	out      string
 	progress *progress.Bar
 	meter    meter.Meter
@@ -610,8 +488,8 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 			continue
 		}
 		select {
-		case <-r.j.failed: // no warm-up for trials that cannot be recorded
-			return r.j.err
+		case <-r.j.Failed(): // no warm-up for trials that cannot be recorded
+			return r.j.Err()
 		default:
 		}
 		r.progress.Label("model " + model)
@@ -648,7 +526,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
 			load, err := warmUp(wctx, c, model, r.cfg)
 			cancel()
-			w := WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
+			w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
 			if err != nil {
 				w.Error = err.Error()
 				if ctx.Err() != nil {
@@ -661,9 +539,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 			}
 			r.mu.Lock()
-			r.man.addWarmUp(w)
+			r.man.AddWarmUp(w)
 			if r.man.Models == nil {
-				r.man.Models = map[string]ModelInfo{}
+				r.man.Models = map[string]results.ModelInfo{}
 			}
 			r.man.Models[model] = info
 			r.mu.Unlock()
@@ -676,7 +554,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 	defer cancel()
 	go func() {
 		select {
-		case <-r.j.failed:
+		case <-r.j.Failed():
 			cancel()
 		case <-tctx.Done():
 		}
@@ -690,7 +568,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			defer wg.Done()
 			for t := range feed {
 				select {
-				case <-r.j.failed: // fed as the journal failed: not started
+				case <-r.j.Failed(): // fed as the journal failed: not started
 					continue
 				default:
 				}
@@ -718,7 +596,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 loop:
 	for _, t := range ts {
 		select {
-		case <-r.j.failed: // checked first: a free worker would otherwise hide it
+		case <-r.j.Failed(): // checked first: a free worker would otherwise hide it
 			break loop
 		default:
 		}
@@ -726,7 +604,7 @@ loop:
 		case feed <- t:
 		case err = <-errc:
 			break loop
-		case <-r.j.failed:
+		case <-r.j.Failed():
 			break loop
 		case <-ctx.Done():
 			break loop
@@ -735,8 +613,8 @@ loop:
 	close(feed)
 	wg.Wait()
 	select {
-	case <-r.j.failed: // the cause; workers' errors after it are its effects
-		return r.j.err
+	case <-r.j.Failed(): // the cause; workers' errors after it are its effects
+		return r.j.Err()
 	default:
 	}
 	if err == nil {
@@ -750,9 +628,9 @@ loop:
 
 // trial runs one trial on a fresh store and scores it. It returns nil when
 // the run was interrupted before the trial finished.
-func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Record, error) {
-	rec := &Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
-		Level: t.Level, Repetition: t.Repetition, Host: host, Calls: []Call{}}
+func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*results.Record, error) {
+	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
+		Level: t.Level, Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
 	if a := t.Artifact; a != nil {
 		rec.Domain, rec.Scenario, rec.Difficulty, rec.Artifacts = a.Source, a.ID, a.Tier, t.Set.Path
 	} else {
@@ -792,7 +670,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	}
 	end := time.Now()
 	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
-	var m *Metrics
+	var m *results.Metrics
 	if t.Artifact != nil {
 		m, rec.Assertions = t.Set.Score(rec, t.Artifact)
 	} else {
@@ -904,16 +782,16 @@ func (t Trial) turnCalls(n int) [][]int {
 
 // goldCalls are the calls the oracle makes: the scenario's gold at the
 // trial's level, or the artifact's expected calls.
-func (t Trial) goldCalls() []MessageCall {
-	var out []MessageCall
+func (t Trial) goldCalls() []results.MessageCall {
+	var out []results.MessageCall
 	if t.Artifact != nil {
 		for _, c := range t.Artifact.ExpectedCalls {
-			out = append(out, MessageCall{Name: c.Tool, Arguments: c.Arguments})
+			out = append(out, results.MessageCall{Name: c.Tool, Arguments: c.Arguments})
 		}
 		return out
 	}
 	for _, g := range t.Scenario.Gold[t.Level] {
-		out = append(out, MessageCall{Name: g.Tool, Arguments: g.JSON()})
+		out = append(out, results.MessageCall{Name: g.Tool, Arguments: g.JSON()})
 	}
 	return out
 }
