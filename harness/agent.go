@@ -18,9 +18,9 @@ type agent interface {
 	run(ctx context.Context, tr *trialRun)
 }
 
-// trialRun is one trial in progress: a fresh store behind a fresh server at
-// the trial's level, the tools as listed over MCP, and the record being
-// filled.
+// trialRun is one trial in progress: a fresh server of the trial's task
+// (a fresh store at its level, or a replay server), the tools as listed
+// over MCP, and the record being filled.
 type trialRun struct {
 	t     Trial
 	sess  *Session

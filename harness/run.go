@@ -24,7 +24,6 @@ import (
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -38,16 +37,10 @@ type Trial struct {
 	Index      int
 	ID         string
 	Model      string
-	Domain     *speclang.Domain
-	RT         *mcpdomain.Domain
-	Level      mcpdomain.Level
-	Scenario   *speclang.Scenario
 	Repetition int
-	// Artifact is set for a trial of a synthesized artifact of Set,
-	// played on a replay server; Domain, RT and Scenario are then nil,
-	// and Level is the artifact's when it came from a generated domain.
-	Artifact *scenarios.Artifact
-	Set      *ArtifactSet
+	// Task is what the trial plays: a benchmark scenario at a level, or
+	// a synthesized artifact on a replay server.
+	Task
 }
 
 // Shard selects every n-th trial starting at i (0 <= i < n).
@@ -81,6 +74,7 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 // instead, with ids <model>/<artifact id>/r<n>.
 func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
 	var out []Trial
+	golds := &goldCache{}
 	if cfg.Artifacts != "" {
 		set, err := LoadArtifacts(cfg.Artifacts, cfg.ArtifactTools, lookup)
 		if err != nil {
@@ -90,9 +84,10 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 			for i := range set.Artifacts {
 				a := &set.Artifacts[i]
 				_, level, _ := scenarios.DomainSource(a.Source)
+				task := &artifactTask{art: a, set: set, level: level}
 				for rep := 1; rep <= cfg.Repetitions; rep++ {
 					out = append(out, Trial{Index: len(out), ID: fmt.Sprintf("%s/%s/r%d", model, a.ID, rep),
-						Model: model, Level: level, Repetition: rep, Artifact: a, Set: set})
+						Model: model, Repetition: rep, Task: task})
 				}
 			}
 		}
@@ -115,10 +110,11 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
+					task := &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
 							Index: len(out), ID: fmt.Sprintf("%s/%s/%s/r%d", model, s.ID, level, rep),
-							Model: model, Domain: d, RT: rt, Level: level, Scenario: s, Repetition: rep,
+							Model: model, Repetition: rep, Task: task,
 						})
 					}
 				}
@@ -430,48 +426,6 @@ type runner struct {
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
-	// rights caches each scenario's right final stores and what they
-	// change; golds what a scenario is scored against at each level.
-	rights map[string]*rightStores
-	golds  map[string]*Gold
-}
-
-// rightStores are a scenario's right final stores and their changes to
-// the seed, which do not depend on the level.
-type rightStores struct {
-	finals  [][]byte
-	changes *changeGold
-}
-
-// gold returns what a trial is scored against.
-func (r *runner) gold(ctx context.Context, t Trial) (*Gold, error) {
-	scenario := t.Domain.Name + "/" + t.Scenario.ID
-	key := scenario + "/" + string(t.Level)
-	r.mu.Lock()
-	g, ok := r.golds[key]
-	rs := r.rights[scenario]
-	r.mu.Unlock()
-	if ok {
-		return g, nil
-	}
-	if rs == nil {
-		// Computed outside the lock, so that workers do not queue behind
-		// each other's gold runs; two may compute the same stores, which
-		// is harmless.
-		f, err := Finals(ctx, t.RT, t.Scenario)
-		if err != nil {
-			return nil, err
-		}
-		rs = &rightStores{f, newChangeGold(t.Domain, t.RT.NewStore().Snapshot(), f)}
-	}
-	g = newGold(t.Scenario, t.Level, t.RT, rs.finals, rs.changes)
-	r.mu.Lock()
-	if r.golds == nil {
-		r.golds, r.rights = map[string]*Gold{}, map[string]*rightStores{}
-	}
-	r.rights[scenario], r.golds[key] = rs, g
-	r.mu.Unlock()
-	return g, nil
 }
 
 // run goes model by model: a model's trials are shared by one worker per
@@ -630,12 +584,8 @@ loop:
 // the run was interrupted before the trial finished.
 func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*results.Record, error) {
 	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
-		Level: t.Level, Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
-	if a := t.Artifact; a != nil {
-		rec.Domain, rec.Scenario, rec.Difficulty, rec.Artifacts = a.Source, a.ID, a.Tier, t.Set.Path
-	} else {
-		rec.Domain, rec.Scenario, rec.Difficulty = t.Domain.Name, t.Scenario.ID, t.Scenario.Difficulty
-	}
+		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
+	t.identify(rec)
 	if IsBuiltin(t.Model) {
 		rec.Agent = agentBuiltin
 	}
@@ -670,17 +620,9 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*res
 	}
 	end := time.Now()
 	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
-	var m *results.Metrics
-	if t.Artifact != nil {
-		m, rec.Assertions = t.Set.Score(rec, t.Artifact)
-	} else {
-		g, err := r.gold(context.Background(), t)
-		if err != nil {
-			return nil, fmt.Errorf("trial %s: gold: %w", t.ID, err)
-		}
-		if m, err = Score(rec, g, sess.Store.Snapshot()); err != nil {
-			return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
-		}
+	m, err := t.score(rec, sess)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: %w", t.ID, err)
 	}
 	m.WallS = end.Sub(start).Seconds()
 	if rec.Energy != nil {
@@ -688,110 +630,4 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*res
 	}
 	rec.Metrics = m
 	return rec, nil
-}
-
-// open starts the trial's server: a fresh store behind the generated
-// server at the trial's level, or the artifact's replay server. valid
-// tells, per listed tool, whether arguments satisfy its schema, to tell a
-// schema violation from an error of the tool itself.
-func (t Trial) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
-	valid := map[string]func(json.RawMessage) bool{}
-	if t.Artifact != nil {
-		ts := t.Set.sources[t.Artifact.Source]
-		for _, tool := range ts.byName {
-			valid[tool.Name] = tool.Valid
-		}
-		s, err := openReplay(ctx, ts, t.Artifact)
-		return s, valid, err
-	}
-	for _, tool := range t.RT.Tools[t.Level] {
-		valid[tool.Name] = func(args json.RawMessage) bool {
-			_, _, err := tool.Prepare(args)
-			return err == nil
-		}
-	}
-	s, err := Open(ctx, t.RT, t.Level)
-	return s, valid, err
-}
-
-// prompts are the trial's user turns.
-func (t Trial) prompts() []string {
-	if t.Artifact == nil {
-		return []string{t.Scenario.Prompt}
-	}
-	out := make([]string, len(t.Artifact.Turns))
-	for i, turn := range t.Artifact.Turns {
-		out[i] = turn.Prompt
-	}
-	return out
-}
-
-// system is what the agent's system prompt says of the system.
-func (t Trial) system() system {
-	if t.Artifact != nil {
-		return t.Set.sources[t.Artifact.Source].about
-	}
-	return system{t.RT.Title, t.RT.Description}
-}
-
-// toolSet names the trial's tools, which every trial with the same name
-// lists identically: domain/level, or the artifact's source.
-func (t Trial) toolSet() string {
-	if t.Artifact != nil {
-		return t.Artifact.Source
-	}
-	return t.RT.Name + "/" + string(t.Level)
-}
-
-// schemas are the input schemas of the trial's tools, by name.
-func (t Trial) schemas() map[string][]byte {
-	out := map[string][]byte{}
-	if t.Artifact != nil {
-		for _, tool := range t.Set.Tools(t.Artifact) {
-			out[tool.Name] = tool.InputSchema
-		}
-		return out
-	}
-	for _, tool := range t.RT.Tools[t.Level] {
-		out[tool.Name] = []byte(tool.InputSchema)
-	}
-	return out
-}
-
-// turnCalls lists, per user turn, the indexes of the gold calls that
-// answer it: the artifact's own split when its turns list calls, else
-// every call in the first turn.
-func (t Trial) turnCalls(n int) [][]int {
-	prompts := t.prompts()
-	out := make([][]int, len(prompts))
-	if t.Artifact != nil {
-		listed := false
-		for i, turn := range t.Artifact.Turns {
-			out[i] = turn.Calls
-			listed = listed || len(turn.Calls) > 0
-		}
-		if listed {
-			return out
-		}
-	}
-	for k := range n {
-		out[0] = append(out[0], k)
-	}
-	return out
-}
-
-// goldCalls are the calls the oracle makes: the scenario's gold at the
-// trial's level, or the artifact's expected calls.
-func (t Trial) goldCalls() []results.MessageCall {
-	var out []results.MessageCall
-	if t.Artifact != nil {
-		for _, c := range t.Artifact.ExpectedCalls {
-			out = append(out, results.MessageCall{Name: c.Tool, Arguments: c.Arguments})
-		}
-		return out
-	}
-	for _, g := range t.Scenario.Gold[t.Level] {
-		out = append(out, results.MessageCall{Name: g.Tool, Arguments: g.JSON()})
-	}
-	return out
 }
