@@ -182,7 +182,7 @@ func (j *Journal) Append(r *Record) error {
 func (j *Journal) Failed() <-chan struct{} { return j.failed }
 
 // Err is the failure that ended the journal, or nil while it has not
-// failed. Read it only after Failed is closed.
+// failed.
 func (j *Journal) Err() error {
 	select {
 	case <-j.failed:
