@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // agent plays one trial: it reads the prompt, calls tools through the
@@ -17,9 +18,9 @@ type agent interface {
 	run(ctx context.Context, tr *trialRun)
 }
 
-// trialRun is one trial in progress: a fresh store behind a fresh server at
-// the trial's level, the tools as listed over MCP, and the record being
-// filled.
+// trialRun is one trial in progress: a fresh server of the trial's task
+// (a fresh store at its level, or a replay server), the tools as listed
+// over MCP, and the record being filled.
 type trialRun struct {
 	t     Trial
 	sess  *Session
@@ -29,12 +30,12 @@ type trialRun struct {
 	valid map[string]func(json.RawMessage) bool
 	// prompts are the user turns, asked one after the other's answer.
 	prompts []string
-	rec     *Record
+	rec     *results.Record
 }
 
 // ask adds the i-th user turn to the record.
 func (tr *trialRun) ask(i int) {
-	tr.rec.Messages = append(tr.rec.Messages, Message{Role: "user", Content: tr.prompts[i]})
+	tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "user", Content: tr.prompts[i]})
 }
 
 // call sends one tool call through MCP tools/call (or refuses a tool the
@@ -42,8 +43,8 @@ func (tr *trialRun) ask(i int) {
 // classes the trial when nothing failed before it: the agent may find a
 // failure of its own later (a tool call written as text), and the trial's
 // class is the first in time.
-func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.RawMessage) Call {
-	c := Call{Turn: turn, Tool: name, Arguments: args}
+func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.RawMessage) results.Call {
+	c := results.Call{Turn: turn, Tool: name, Arguments: args}
 	if len(c.Arguments) == 0 {
 		c.Arguments = json.RawMessage("{}")
 	}
@@ -51,23 +52,23 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	defer func() {
 		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		tr.rec.Calls = append(tr.rec.Calls, c)
-		tr.rec.classify(c.ErrorClass)
+		tr.rec.Classify(c.ErrorClass)
 	}()
 	valid, ok := tr.valid[name]
 	if !ok {
-		c.IsError, c.ErrorClass = true, ErrUnknown
+		c.IsError, c.ErrorClass = true, results.ErrUnknown
 		c.Result = fmt.Sprintf("unknown tool %q; the tools are: %s", name, strings.Join(toolNames(tr.tools), ", "))
 		return c
 	}
 	res, err := tr.sess.Call(ctx, name, c.Arguments)
 	switch {
 	case err != nil:
-		c.IsError, c.ErrorClass, c.Result = true, ErrTool, "call failed: "+err.Error()
+		c.IsError, c.ErrorClass, c.Result = true, results.ErrTool, "call failed: "+err.Error()
 	case res.IsError:
 		c.IsError, c.Result = true, res.Text
-		c.ErrorClass = ErrTool
+		c.ErrorClass = results.ErrTool
 		if !valid(c.Arguments) {
-			c.ErrorClass = ErrSchema
+			c.ErrorClass = results.ErrSchema
 		}
 	default:
 		c.Result = res.Text
@@ -87,7 +88,7 @@ func toolNames(tools []mcp.Tool) []string {
 // firstCallError is the class of the trial's first failed call: a
 // fallback at the trial's end for calls not made through call, which
 // classes the trial as each call fails.
-func firstCallError(calls []Call) string {
+func firstCallError(calls []results.Call) results.ErrorClass {
 	for _, c := range calls {
 		if c.ErrorClass != "" {
 			return c.ErrorClass
@@ -105,23 +106,23 @@ type oracle struct{}
 func (oracle) run(ctx context.Context, tr *trialRun) {
 	gold := tr.t.goldCalls()
 	made := 0
-	var results []string
+	var replies []string
 	for ti, calls := range tr.t.turnCalls(len(gold)) {
 		tr.ask(ti)
 		for _, k := range calls {
 			g := gold[k]
 			made++
-			tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", ToolCalls: []MessageCall{g}})
+			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", ToolCalls: []results.MessageCall{g}})
 			c := tr.call(ctx, made, g.Name, g.Arguments)
-			tr.rec.Messages = append(tr.rec.Messages, Message{Role: "tool", ToolName: g.Name, Content: c.Result})
-			results = append(results, c.Result)
+			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "tool", ToolName: g.Name, Content: c.Result})
+			replies = append(replies, c.Result)
 		}
-		text := strings.Join(results, "\n")
-		if len(results) == 0 {
+		text := strings.Join(replies, "\n")
+		if len(replies) == 0 {
 			text = "No tool call is right for this request."
 		}
 		if ti < len(tr.prompts)-1 {
-			tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", Content: text})
+			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", Content: text})
 			continue
 		}
 		tr.answer(text, made+len(tr.prompts))
@@ -141,7 +142,7 @@ func (silent) run(_ context.Context, tr *trialRun) {
 // same text; calls is the number of calls made before.
 func (tr *trialRun) answerAll(text string, calls int) {
 	for i := 1; i < len(tr.prompts); i++ {
-		tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", Content: text})
+		tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", Content: text})
 		tr.ask(i)
 	}
 	tr.answer(text, calls+len(tr.prompts))
@@ -149,7 +150,7 @@ func (tr *trialRun) answerAll(text string, calls int) {
 
 // answer ends the trial with a final answer message.
 func (tr *trialRun) answer(text string, turns int) {
-	tr.rec.Messages = append(tr.rec.Messages, Message{Role: "assistant", Content: text})
+	tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", Content: text})
 	tr.end(text, turns)
 }
 
@@ -157,5 +158,5 @@ func (tr *trialRun) answer(text string, turns int) {
 func (tr *trialRun) end(text string, turns int) {
 	tr.rec.FinalAnswer = text
 	tr.rec.Turns = turns
-	tr.rec.StopReason = stopAnswer
+	tr.rec.StopReason = results.StopAnswer
 }

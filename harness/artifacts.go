@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -275,15 +276,6 @@ func (ta toolArgs) same(got, want json.RawMessage) bool {
 	return sameValue(g, w, false)
 }
 
-// Verdict is the outcome of one of an artifact's assertions.
-type Verdict struct {
-	Kind     string `json:"kind"`
-	Tool     string `json:"tool"`
-	Severity string `json:"severity"`
-	Passed   bool   `json:"passed"`
-	Why      string `json:"why,omitempty"`
-}
-
 // Score scores a trial of one of the set's artifacts by its
 // assertions, by these definitions:
 //
@@ -297,12 +289,12 @@ type Verdict struct {
 //     (failed warnings are counted, not fatal);
 //   - f1, action_f1, arg_acc and redundant calls as in Score, against the
 //     expected calls.
-func (s *ArtifactSet) Score(rec *Record, a *scenarios.Artifact) (*Metrics, []Verdict) {
+func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*results.Metrics, []results.Verdict) {
 	ts := s.sources[a.Source]
-	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == stopTimeout, ToolCalls: len(rec.Calls)}
-	verdicts := make([]Verdict, len(a.Assertions))
+	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
+	verdicts := make([]results.Verdict, len(a.Assertions))
 	for i, as := range a.Assertions {
-		v := Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
+		v := results.Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
 		made := -1
 		for k, c := range rec.Calls {
 			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
@@ -343,15 +335,15 @@ func (s *ArtifactSet) Score(rec *Record, a *scenarios.Artifact) (*Metrics, []Ver
 		}
 		verdicts[i] = v
 	}
-	if rec.StopReason != stopAnswer {
-		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
+	if rec.StopReason != results.StopAnswer {
+		m.Why = append(m.Why, "the trial stopped without an answer ("+string(rec.StopReason)+")")
 	}
 	for _, v := range verdicts {
 		if !v.Passed && v.Severity == "blocker" {
 			m.Why = append(m.Why, fmt.Sprintf("blocker %s of %s fails: %s", v.Kind, v.Tool, v.Why))
 		}
 	}
-	if rec.StopReason == stopAnswer && m.BlockersFailed == 0 {
+	if rec.StopReason == results.StopAnswer && m.BlockersFailed == 0 {
 		m.TC = 1
 	}
 	// An artifact has no store to compare byte for byte: its strict

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -41,9 +42,9 @@ func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []scenarios.T
 }
 
 // artifactConfig is an artifact run with the documented defaults.
-func artifactConfig(path, host string, models ...string) *Config {
-	c := &Config{Name: "artifacts", Models: models, Artifacts: path, Ollama: OllamaConfig{Host: host}}
-	c.defaults()
+func artifactConfig(path, host string, models ...string) *results.Config {
+	c := &results.Config{Name: "artifacts", Models: models, Artifacts: path, Ollama: results.OllamaConfig{Host: host}}
+	defaults(c)
 	return c
 }
 
@@ -318,8 +319,8 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = recs[0]
-	if r.Metrics.TC != 0 || r.Metrics.BlockersFailed != len(a.Assertions) || r.ErrorClass != ErrSchema ||
-		r.Calls[0].ErrorClass != ErrSchema || r.Calls[1].ErrorClass != ErrUnknown {
+	if r.Metrics.TC != 0 || r.Metrics.BlockersFailed != len(a.Assertions) || r.ErrorClass != results.ErrSchema ||
+		r.Calls[0].ErrorClass != results.ErrSchema || r.Calls[1].ErrorClass != results.ErrUnknown {
 		t.Errorf("tc %v, blockers failed %d, error %q, calls %+v", r.Metrics.TC, r.Metrics.BlockersFailed, r.ErrorClass, r.Calls)
 	}
 	if r.Assertions[0].Passed || r.Assertions[0].Why == "" {
@@ -348,7 +349,7 @@ func TestArtifactRunsShardAndResume(t *testing.T) {
 		dirs = append(dirs, out)
 	}
 	merged := t.TempDir()
-	sum, err := Merge(merged, dirs)
+	sum, err := results.Merge(merged, dirs)
 	if err != nil || sum.Records != 2*len(arts) || sum.Missing != 0 {
 		t.Fatalf("merge: %+v, %v", sum, err)
 	}

@@ -57,10 +57,11 @@ func BenchmarkAgentTurn(b *testing.B) {
 	}
 	a := &ollamaAgent{client: c, model: "fake:gold", cfg: cfg, tools: map[string]api.Tools{}}
 	r := &runner{cfg: cfg}
+	task := &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}
 	var own, all []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Domain: d, RT: rt, Level: mcpdomain.L1, Scenario: s, Repetition: 1}, a, f.URL)
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL)
 		if err != nil || rec.Metrics.TC != 1 {
 			b.Fatalf("%v %+v", err, rec)
 		}

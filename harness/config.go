@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
@@ -31,67 +32,15 @@ const (
 // IsBuiltin reports whether a model name is a built-in agent.
 func IsBuiltin(model string) bool { return strings.HasPrefix(model, "builtin:") }
 
-// Config is one experiment. Zero fields take the documented defaults in
-// LoadConfig.
-type Config struct {
-	Name                string            `json:"name"`
-	Description         string            `json:"description,omitempty"`
-	Models              []string          `json:"models"`
-	Domains             []string          `json:"domains,omitempty"`
-	Scenarios           []string          `json:"scenarios,omitempty"`
-	Granularities       []mcpdomain.Level `json:"granularities,omitempty"`
-	Repetitions         int               `json:"repetitions"`
-	MaxAgentTurns       int               `json:"max_agent_turns"`
-	AgentTimeoutSeconds float64           `json:"agent_timeout_seconds"`
-	Temperature         float64           `json:"temperature"`
-	MaxTokens           int               `json:"max_tokens"`
-	NumCtx              int               `json:"num_ctx"`
-	KeepAlive           string            `json:"keep_alive"`
-	Seed                int               `json:"seed"`
-	Stream              *bool             `json:"stream,omitempty"`
-	Ollama              OllamaConfig      `json:"ollama"`
-	Meter               string            `json:"meter"`
-	MeterIntervalMS     int               `json:"meter_interval_ms,omitempty"`
-	GPUs                []int             `json:"gpus,omitempty"`
-	PowercapRoot        string            `json:"powercap_root,omitempty"`
-	Output              string            `json:"output"`
-	// Artifacts makes this an artifact run: models x artifacts x
-	// repetitions, each artifact on a replay server (see LoadArtifacts).
-	Artifacts     string `json:"artifacts,omitempty"`
-	ArtifactTools string `json:"artifact_tools,omitempty"`
-}
-
-// MeterOptions are the meter settings of the config.
-func (c *Config) MeterOptions() meter.Options {
+// meterOptions are the meter settings of a config.
+func meterOptions(c *results.Config) meter.Options {
 	return meter.Options{Kind: c.Meter, Interval: time.Duration(c.MeterIntervalMS) * time.Millisecond, Devices: c.GPUs, PowercapRoot: c.PowercapRoot}
-}
-
-// OllamaConfig says where Ollama runs.
-type OllamaConfig struct {
-	Host  string   `json:"host,omitempty"`
-	Hosts []string `json:"hosts,omitempty"`
-}
-
-// Timeout is the wall-clock limit of one trial.
-func (c *Config) Timeout() time.Duration {
-	return time.Duration(c.AgentTimeoutSeconds * float64(time.Second))
-}
-
-// Streaming reports whether replies are streamed.
-func (c *Config) Streaming() bool { return c.Stream == nil || *c.Stream }
-
-// HostList returns the Ollama hosts, one worker each.
-func (c *Config) HostList() []string {
-	if len(c.Ollama.Hosts) > 0 {
-		return c.Ollama.Hosts
-	}
-	return []string{c.Ollama.Host}
 }
 
 // LoadConfig reads an experiment config: a path on disk, or the name of an
 // embedded one ("smoke", "paper"). Domains and scenarios are checked
 // against spec; every error carries its position.
-func LoadConfig(name string, spec *speclang.Spec) (*Config, error) {
+func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 	file, data, err := readConfig(name)
 	if err != nil {
 		return nil, err
@@ -108,7 +57,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	c := &Config{}
+	c := &results.Config{}
 	if err := doc.Decode(c); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -153,7 +102,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*Config, error) {
 			}
 		}
 	}
-	c.defaults()
+	defaults(c)
 	for i, h := range c.HostList() {
 		if u, err := url.Parse(h); err != nil || u.Scheme == "" || u.Host == "" {
 			at := []any{"ollama", "host"}
@@ -190,7 +139,7 @@ func readConfig(name string) (string, []byte, error) {
 }
 
 // defaults fills the documented defaults.
-func (c *Config) defaults() {
+func defaults(c *results.Config) {
 	if len(c.Granularities) == 0 && c.Artifacts == "" {
 		c.Granularities = slices.Clone(mcpdomain.Levels)
 	}

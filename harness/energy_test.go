@@ -13,6 +13,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // steadyGPU is go-nvml's mock of a GPU drawing a steady 100 W: its energy
@@ -55,8 +56,8 @@ func TestMeteredRunRecordsEnergy(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: m, Live: live}); err != nil {
 		t.Fatal(err)
 	}
-	checkRecordSchema(t, filepath.Join(out, TrialsFile))
-	recs, _, _ := ReadJournal(filepath.Join(out, TrialsFile))
+	checkRecordSchema(t, filepath.Join(out, results.TrialsFile))
+	recs, _, _ := results.ReadJournal(filepath.Join(out, results.TrialsFile))
 	var energy, successes float64
 	for _, r := range recs {
 		e := r.Energy
@@ -68,7 +69,7 @@ func TestMeteredRunRecordsEnergy(t *testing.T) {
 			successes += r.Metrics.TC
 		}
 	}
-	man, _ := ReadManifest(out)
+	man, _ := results.ReadManifest(out)
 	if man.Meter != meter.NVML || !strings.Contains(man.MeterInfo, "GPU 0 Tesla T4 (energy counter)") {
 		t.Errorf("run.json meter: %q %q", man.Meter, man.MeterInfo)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
@@ -48,7 +49,7 @@ func TestGPUCounterAgainstIntegration(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: m}); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, _ := ReadJournal(filepath.Join(out, TrialsFile))
+	recs, _, _ := results.ReadJournal(filepath.Join(out, results.TrialsFile))
 	type cmp struct {
 		Trial       string  `json:"trial"`
 		WallS       float64 `json:"wall_s"`

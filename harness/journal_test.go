@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
@@ -34,7 +35,7 @@ func journalLines(t *testing.T, path string) []string {
 	}
 	var ids []string
 	for i, line := range strings.SplitAfter(string(data), "\n") {
-		var r Record
+		var r results.Record
 		if line == "" {
 			continue
 		}
@@ -83,7 +84,7 @@ func TestConcurrentResumesShareNoJournal(t *testing.T) {
 	if err := <-firstRun; err != nil {
 		t.Fatalf("first run: %v", err)
 	}
-	ids := journalLines(t, filepath.Join(out, TrialsFile))
+	ids := journalLines(t, filepath.Join(out, results.TrialsFile))
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if seen[id] {
@@ -105,7 +106,7 @@ func TestConcurrentResumesShareNoJournal(t *testing.T) {
 // dir, says so on stdout, and holds the lock until stdin closes or it is
 // killed.
 func holdLock(dir string) int {
-	if _, err := lockOut(dir); err != nil {
+	if _, err := results.LockOut(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -148,14 +149,14 @@ func TestOutLockedByAnotherProcess(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("run on a locked folder: %v\nwant %s", err, want)
 	}
-	for _, f := range []string{ManifestFile, TrialsFile} {
+	for _, f := range []string{results.ManifestFile, results.TrialsFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
 			t.Errorf("the refused run wrote %s", f)
 		}
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if pid, _ := os.ReadFile(filepath.Join(out, LockFile)); strings.TrimSpace(string(pid)) != strconv.Itoa(cmd.Process.Pid) {
+	if pid, _ := os.ReadFile(filepath.Join(out, results.LockFile)); strings.TrimSpace(string(pid)) != strconv.Itoa(cmd.Process.Pid) {
 		t.Fatalf("lock file holds %q, want the killed child's pid", pid)
 	}
 	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
@@ -233,8 +234,8 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	}
 	starts := &startCounter{Meter: none, failed: disk.synced}
 	sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: starts,
-		disk: func(f *os.File) journalFile { disk.File = f; return disk }})
-	want := fmt.Sprintf("write %s: no space left on device; the trials recorded so far are kept; free space and rerun with --resume", filepath.Join(out, TrialsFile))
+		disk: func(f *os.File) results.JournalFile { disk.File = f; return disk }})
+	want := fmt.Sprintf("write %s: no space left on device; the trials recorded so far are kept; free space and rerun with --resume", filepath.Join(out, results.TrialsFile))
 	if err == nil || err.Error() != want {
 		t.Errorf("run on a full disk: %v\nwant %s", err, want)
 	}
@@ -250,11 +251,11 @@ func TestFullDiskStopsTheRun(t *testing.T) {
 	if n := starts.after.Load(); n > 4 {
 		t.Errorf("%d trials started after the journal failed (%d before); want at most the 4 in flight", n, starts.before.Load())
 	}
-	if ids := journalLines(t, filepath.Join(out, TrialsFile)); len(ids) != 2 {
+	if ids := journalLines(t, filepath.Join(out, results.TrialsFile)); len(ids) != 2 {
 		t.Errorf("journal holds %d records, want the 2 written before the disk filled up", len(ids))
 	}
-	if _, err := os.Stat(filepath.Join(out, ManifestFile+".tmp")); err == nil {
-		t.Errorf("%s.tmp left behind", ManifestFile)
+	if _, err := os.Stat(filepath.Join(out, results.ManifestFile+".tmp")); err == nil {
+		t.Errorf("%s.tmp left behind", results.ManifestFile)
 	}
 	sum, err = Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup})
 	if err != nil || sum.Resumed != 2 || sum.Ran != 46 {
@@ -277,12 +278,12 @@ func TestManifestWriteLeavesNoTemporary(t *testing.T) {
 			}
 			// Writes through the link land in /dev/full, which fails them
 			// with ENOSPC.
-			if err := os.Symlink("/dev/full", filepath.Join(dir, ManifestFile+".tmp")); err != nil {
+			if err := os.Symlink("/dev/full", filepath.Join(dir, results.ManifestFile+".tmp")); err != nil {
 				t.Fatal(err)
 			}
 		}, "no space left on device"},
 		{"rename refused", func(t *testing.T, dir string) {
-			if err := os.MkdirAll(filepath.Join(dir, ManifestFile, "x"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, results.ManifestFile, "x"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}, "rename"},
@@ -291,12 +292,12 @@ func TestManifestWriteLeavesNoTemporary(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			c.setup(t, dir)
-			err := writeManifest(dir, &Manifest{Experiment: "x"})
+			err := results.WriteManifest(dir, &results.Manifest{Experiment: "x"})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("writeManifest: %v, want %q", err, c.want)
+				t.Errorf("WriteManifest: %v, want %q", err, c.want)
 			}
-			if _, err := os.Lstat(filepath.Join(dir, ManifestFile+".tmp")); err == nil {
-				t.Errorf("%s.tmp left behind", ManifestFile)
+			if _, err := os.Lstat(filepath.Join(dir, results.ManifestFile+".tmp")); err == nil {
+				t.Errorf("%s.tmp left behind", results.ManifestFile)
 			}
 		})
 	}
@@ -328,7 +329,7 @@ func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
 	if _, err := Run(ctx, cfg, spec, Options{Out: out, Lookup: lookup, Meter: m}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	first, err := ReadManifest(out)
+	first, err := results.ReadManifest(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
 		if err != nil || !resume.ran(sum.Ran) {
 			t.Fatalf("resume with %s: %+v %v", resume.name, sum, err)
 		}
-		man, err := ReadManifest(out)
+		man, err := results.ReadManifest(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,23 +378,23 @@ func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: ref, Lookup: lookup}); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err := ReadJournal(filepath.Join(ref, TrialsFile))
+	recs, _, err := results.ReadJournal(filepath.Join(ref, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name string
 		// foreign renames record i, or leaves it in the plan ("").
-		foreign func(i int, r Record) string
+		foreign func(i int, r results.Record) string
 		want    string // the error after the file's path, %[1]s..%[3]s the first ids
 	}{
-		{"one", func(i int, r Record) string {
+		{"one", func(i int, r results.Record) string {
 			if i == 2 {
 				return "fake:x/" + r.Scenario + "/L1/r1"
 			}
 			return ""
 		}, " holds 1 record of a trial that is not in this run's plan (shard 0/1), e.g. %[1]s; remove it from the file, or choose another --out"},
-		{"several", func(i int, r Record) string {
+		{"several", func(i int, r results.Record) string {
 			if i >= 2 {
 				return strings.TrimSuffix(r.TrialID, "r1") + fmt.Sprintf("r%d", i)
 			}
@@ -403,7 +404,7 @@ func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
-			manifest, err := os.ReadFile(filepath.Join(ref, ManifestFile))
+			manifest, err := os.ReadFile(filepath.Join(ref, results.ManifestFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -417,8 +418,8 @@ func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
 				b, _ := json.Marshal(r)
 				lines = append(append(lines, b...), '\n')
 			}
-			path := filepath.Join(out, TrialsFile)
-			for f, data := range map[string][]byte{path: lines, filepath.Join(out, ManifestFile): manifest} {
+			path := filepath.Join(out, results.TrialsFile)
+			for f, data := range map[string][]byte{path: lines, filepath.Join(out, results.ManifestFile): manifest} {
 				if err := os.WriteFile(f, data, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -428,10 +429,10 @@ func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
 				t.Errorf("resume: %v\nwant %s", err, want)
 			}
 			if data, _ := os.ReadFile(path); string(data) != string(lines) {
-				t.Errorf("the refused resume changed %s", TrialsFile)
+				t.Errorf("the refused resume changed %s", results.TrialsFile)
 			}
-			if data, _ := os.ReadFile(filepath.Join(out, ManifestFile)); string(data) != string(manifest) {
-				t.Errorf("the refused resume changed %s", ManifestFile)
+			if data, _ := os.ReadFile(filepath.Join(out, results.ManifestFile)); string(data) != string(manifest) {
+				t.Errorf("the refused resume changed %s", results.ManifestFile)
 			}
 		})
 	}

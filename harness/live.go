@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // Live publishes a run's progress and its meter's newest telemetry in the
@@ -51,7 +52,7 @@ func (l *Live) attach(m meter.Meter, planned, resumed int) {
 }
 
 // finished counts a recorded trial and its energy; nil-safe.
-func (l *Live) finished(r *Record) {
+func (l *Live) finished(r *results.Record) {
 	if l == nil {
 		return
 	}

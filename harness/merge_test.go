@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // TestShardsMergeToTheWholeRun runs a grid as three shards and merges
@@ -21,7 +23,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: whole, Lookup: lookup}); err != nil {
 		t.Fatal(err)
 	}
-	want, _, _ := ReadJournal(filepath.Join(whole, TrialsFile))
+	want, _, _ := results.ReadJournal(filepath.Join(whole, results.TrialsFile))
 	sort.Slice(want, func(i, j int) bool { return want[i].Index < want[j].Index }) // workers finish out of order
 	var dirs []string
 	for i := range 3 {
@@ -36,11 +38,11 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	merged := filepath.Join(t.TempDir(), "merged")
-	sum, err := Merge(merged, dirs)
+	sum, err := results.Merge(merged, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := ReadManifest(merged); err != nil || m.Trials != len(want) {
+	if m, err := results.ReadManifest(merged); err != nil || m.Trials != len(want) {
 		t.Errorf("merged run.json plans %v trials (%v), want %d", m.Trials, err, len(want))
 	}
 	// A shard killed halfway: merged, its missing trials stay planned.
@@ -48,23 +50,23 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: unfinished, Shard: Shard{0, 3}, Lookup: lookup}); err != nil {
 		t.Fatal(err)
 	}
-	journal := filepath.Join(unfinished, TrialsFile)
+	journal := filepath.Join(unfinished, results.TrialsFile)
 	data, _ := os.ReadFile(journal)
 	lines := strings.SplitAfter(string(data), "\n")
 	if err := os.WriteFile(journal, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	partial := filepath.Join(t.TempDir(), "partial")
-	psum, err := Merge(partial, []string{unfinished, dirs[1]})
+	psum, err := results.Merge(partial, []string{unfinished, dirs[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shard0, _ := ReadManifest(dirs[0])
-	shard1, _ := ReadManifest(dirs[1])
-	if m, err := ReadManifest(partial); err != nil || m.Trials != shard0.Trials+shard1.Trials || psum.Records >= m.Trials {
+	shard0, _ := results.ReadManifest(dirs[0])
+	shard1, _ := results.ReadManifest(dirs[1])
+	if m, err := results.ReadManifest(partial); err != nil || m.Trials != shard0.Trials+shard1.Trials || psum.Records >= m.Trials {
 		t.Errorf("an unfinished and a finished shard merged: %d records, run.json plans %v (%v); want %d planned", psum.Records, m.Trials, err, shard0.Trials+shard1.Trials)
 	}
-	got, _, _ := ReadJournal(filepath.Join(merged, TrialsFile))
+	got, _, _ := results.ReadJournal(filepath.Join(merged, results.TrialsFile))
 	if sum.Records != len(want) || sum.Missing != 0 || len(got) != len(want) {
 		t.Fatalf("merged %+v, %d records, want %d", sum, len(got), len(want))
 	}
@@ -90,7 +92,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		{dirs[0], dirs, "is one of the shards"},
 		{t.TempDir(), []string{t.TempDir()}, "expected a folder granite run wrote"},
 	} {
-		if _, err := Merge(c.out, c.dirs); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := results.Merge(c.out, c.dirs); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("merge %v: %v, want %q", c.dirs, err, c.want)
 		}
 	}
@@ -109,7 +111,7 @@ func TestResumeRefusesAnotherRun(t *testing.T) {
 		t.Fatalf("resume of a finished run: %+v %v", sum, err)
 	}
 	cases := []struct {
-		cfg  *Config
+		cfg  *results.Config
 		opts Options
 		want string
 	}{
@@ -124,7 +126,7 @@ func TestResumeRefusesAnotherRun(t *testing.T) {
 		}
 	}
 	stray := t.TempDir()
-	if err := os.WriteFile(filepath.Join(stray, TrialsFile), []byte("{}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stray, results.TrialsFile), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: stray, Lookup: lookup}); err == nil || !strings.Contains(err.Error(), "no run.json") {
@@ -139,16 +141,16 @@ func TestMergeKeepsEveryShardsModels(t *testing.T) {
 	var dirs []string
 	for i, model := range []string{"fake:a", "fake:b"} {
 		d := t.TempDir()
-		man := &Manifest{Experiment: "merge", ConfigHash: "h", Shard: Shard{i, 2}.String(), Grid: 2,
-			Models: map[string]ModelInfo{model: {Parameters: float64(i + 1), Quantization: "Q4_K_M"}}}
-		if err := writeManifest(d, man); err != nil {
+		man := &results.Manifest{Experiment: "merge", ConfigHash: "h", Shard: Shard{i, 2}.String(), Grid: 2,
+			Models: map[string]results.ModelInfo{model: {Parameters: float64(i + 1), Quantization: "Q4_K_M"}}}
+		if err := results.WriteManifest(d, man); err != nil {
 			t.Fatal(err)
 		}
-		j, _, err := OpenJournal(filepath.Join(d, TrialsFile))
+		j, _, err := results.OpenJournal(filepath.Join(d, results.TrialsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := j.Append(&Record{TrialID: model + "/s/L1/r1", Index: i, Model: model}); err != nil {
+		if err := j.Append(&results.Record{TrialID: model + "/s/L1/r1", Index: i, Model: model}); err != nil {
 			t.Fatal(err)
 		}
 		if err := j.Close(); err != nil {
@@ -157,19 +159,19 @@ func TestMergeKeepsEveryShardsModels(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	merged := filepath.Join(t.TempDir(), "merged")
-	lock, err := lockOut(merged)
+	lock, err := results.LockOut(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("merge: %s is in use by another granite run (pid %d); wait for it to finish or choose another --out", merged, os.Getpid())
-	if _, err := Merge(merged, dirs); err == nil || err.Error() != want {
+	if _, err := results.Merge(merged, dirs); err == nil || err.Error() != want {
 		t.Errorf("merge into a locked folder: %v\nwant %s", err, want)
 	}
-	lock.release()
-	if _, err := Merge(merged, dirs); err != nil {
+	lock.Release()
+	if _, err := results.Merge(merged, dirs); err != nil {
 		t.Fatal(err)
 	}
-	man, err := ReadManifest(merged)
+	man, err := results.ReadManifest(merged)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/templates"
 )
@@ -20,7 +21,7 @@ type ollamaAgent struct {
 	client *ollama.Client
 	host   string
 	model  string
-	cfg    *Config
+	cfg    *results.Config
 	// tools caches the converted tools per domain and level: the same
 	// server lists the same tools every trial.
 	tools map[string]api.Tools
@@ -28,7 +29,7 @@ type ollamaAgent struct {
 
 // options are the request options, the same for every request of a model
 // so that Ollama never reloads it between trials.
-func options(cfg *Config) map[string]any {
+func options(cfg *results.Config) map[string]any {
 	return map[string]any{
 		"temperature": cfg.Temperature,
 		"num_predict": cfg.MaxTokens,
@@ -37,7 +38,7 @@ func options(cfg *Config) map[string]any {
 	}
 }
 
-func keepAlive(cfg *Config) *api.Duration {
+func keepAlive(cfg *results.Config) *api.Duration {
 	d, err := time.ParseDuration(cfg.KeepAlive)
 	if err != nil {
 		return nil // the schema admits only durations
@@ -46,14 +47,14 @@ func keepAlive(cfg *Config) *api.Duration {
 }
 
 // classify names the error class of a failed request.
-func classify(ctx context.Context, err error) string {
+func classify(ctx context.Context, err error) results.ErrorClass {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return ErrTimeout
+		return results.ErrTimeout
 	case ollama.IsMalformed(err):
-		return ErrMalformed
+		return results.ErrMalformed
 	default:
-		return ErrTransport
+		return results.ErrTransport
 	}
 }
 
@@ -66,18 +67,18 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 	rec := tr.rec
 	tools, err := a.toolsFor(tr)
 	if err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = ErrTransport, err.Error(), stopError
+		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
 		return
 	}
 	var sys strings.Builder
 	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = ErrTransport, err.Error(), stopError
+		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
 		return
 	}
 	msgs := []api.Message{{Role: "system", Content: sys.String()}}
 	stream := a.cfg.Streaming()
 	rec.Options = options(a.cfg)
-	rec.Messages = []Message{{Role: "system", Content: msgs[0].Content}}
+	rec.Messages = []results.Message{{Role: "system", Content: msgs[0].Content}}
 	turn := 0
 	for i := range tr.prompts {
 		tr.ask(i)
@@ -114,40 +115,40 @@ func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Mes
 			// The failure that stops the trial says why it stopped; the
 			// trial's class stays its first failure in time.
 			class := classify(ctx, err)
-			rec.Error, rec.StopReason = err.Error(), stopError
-			if class == ErrTimeout {
-				rec.StopReason = stopTimeout
+			rec.Error, rec.StopReason = err.Error(), results.StopError
+			if class == results.ErrTimeout {
+				rec.StopReason = results.StopTimeout
 			}
-			rec.classify(class)
+			rec.Classify(class)
 			return msgs, false
 		}
 		rec.DoneReason = r.DoneReason
-		m := Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking}
+		m := results.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking}
 		for _, tc := range r.Message.ToolCalls {
 			args, _ := json.Marshal(tc.Function.Arguments)
-			m.ToolCalls = append(m.ToolCalls, MessageCall{Name: tc.Function.Name, Arguments: args})
+			m.ToolCalls = append(m.ToolCalls, results.MessageCall{Name: tc.Function.Name, Arguments: args})
 		}
 		rec.Messages = append(rec.Messages, m)
 		msgs = append(msgs, api.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking, ToolCalls: r.Message.ToolCalls})
 		if len(r.Message.ToolCalls) == 0 {
 			if toolCallText.MatchString(r.Message.Content) && rec.ErrorClass == "" {
-				rec.ErrorClass, rec.Error = ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
+				rec.ErrorClass, rec.Error = results.ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
 			}
 			return msgs, true
 		}
 		if replies > a.cfg.MaxAgentTurns {
-			rec.StopReason = stopMaxTurns
+			rec.StopReason = results.StopMaxTurns
 			return msgs, false
 		}
 		for _, tc := range r.Message.ToolCalls {
 			args, _ := json.Marshal(tc.Function.Arguments)
 			c := tr.call(ctx, *turn, tc.Function.Name, args)
-			rec.Messages = append(rec.Messages, Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
 			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Tool, Content: c.Result, ToolCallID: tc.ID})
 		}
 		if ctx.Err() != nil {
-			rec.StopReason = stopTimeout
-			rec.classify(ErrTimeout)
+			rec.StopReason = results.StopTimeout
+			rec.Classify(results.ErrTimeout)
 			return msgs, false
 		}
 	}

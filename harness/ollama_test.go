@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/scenarios"
@@ -28,15 +29,15 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 		// multiTurn plays the two-turn artifact instead of tiny-002.
 		multiTurn bool
 		script    func(req ollamatest.Request) ollamatest.Step
-		class     string
-		stop      string
+		class     results.ErrorClass
+		stop      results.StopReason
 	}{
 		{"an unknown tool, then a tool call as text", false, func(req ollamatest.Request) ollamatest.Step {
 			if len(req.ToolResults()) == 0 {
 				return unknown
 			}
 			return asText
-		}, ErrUnknown, stopAnswer},
+		}, results.ErrUnknown, results.StopAnswer},
 		{"a tool call as text, then an unknown tool in the next user turn", true, func(req ollamatest.Request) ollamatest.Step {
 			switch {
 			case userTurns(req) == 1:
@@ -45,13 +46,13 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 				return unknown
 			}
 			return ollamatest.Step{Content: "done"}
-		}, ErrMalformed, stopAnswer},
+		}, results.ErrMalformed, results.StopAnswer},
 		{"an unknown tool, then a call Ollama cannot parse", false, func(req ollamatest.Request) ollamatest.Step {
 			if len(req.ToolResults()) == 0 {
 				return unknown
 			}
 			return ollamatest.Step{Status: 500, ErrBody: "error parsing tool call: raw='{', err=unexpected end of JSON input"}
-		}, ErrUnknown, stopError},
+		}, results.ErrUnknown, results.StopError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -121,16 +122,16 @@ func TestOllamaToolCallParseError(t *testing.T) {
 			}
 			r := recs[0]
 			if c.retried {
-				if r.ErrorClass != "" || r.StopReason != stopAnswer || r.Metrics.TC != 1 || f.Chats() != 3 {
+				if r.ErrorClass != "" || r.StopReason != results.StopAnswer || r.Metrics.TC != 1 || f.Chats() != 3 {
 					t.Errorf("error_class %q (%s), stop_reason %q, tc %v, %d chat requests; want a retry that passes in 3",
 						r.ErrorClass, r.Error, r.StopReason, r.Metrics.TC, f.Chats())
 				}
 				return
 			}
 			want := c.fail.ErrBody + c.fail.ErrLine
-			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || r.Error != want || f.Chats() != 1 || len(r.Calls) != 0 {
+			if r.ErrorClass != results.ErrMalformed || r.StopReason != results.StopError || r.Error != want || f.Chats() != 1 || len(r.Calls) != 0 {
 				t.Errorf("error_class %q, stop_reason %q, error %q, %d chat requests, %d calls; want %q, %q, %q, one request, no call",
-					r.ErrorClass, r.StopReason, r.Error, f.Chats(), len(r.Calls), ErrMalformed, stopError, want)
+					r.ErrorClass, r.StopReason, r.Error, f.Chats(), len(r.Calls), results.ErrMalformed, results.StopError, want)
 			}
 		})
 	}

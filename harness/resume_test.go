@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 
 // killConfig is the run the kill test interrupts: the tiny domain, every
 // level, ten repetitions, one scripted model.
-func killConfig(host string) *Config {
+func killConfig(host string) *results.Config {
 	cfg := testConfig("kill", host, "fake:gold")
 	cfg.Repetitions = 10
 	return cfg
@@ -47,7 +48,7 @@ func childRun(out, host string) int {
 
 // comparable is what must not depend on being killed: the trial's calls,
 // answer and scores.
-func comparable(r Record) string {
+func comparable(r results.Record) string {
 	var calls []string
 	for _, c := range r.Calls {
 		calls = append(calls, c.Tool+string(c.Arguments)+c.Result)
@@ -55,7 +56,7 @@ func comparable(r Record) string {
 	m := *r.Metrics
 	m.WallS = 0
 	b, _ := json.Marshal(m)
-	return strings.Join(calls, "|") + "#" + r.FinalAnswer + "#" + string(b) + "#" + r.ErrorClass
+	return strings.Join(calls, "|") + "#" + r.FinalAnswer + "#" + string(b) + "#" + string(r.ErrorClass)
 }
 
 // TestKilledRunResumesToTheSameRecords SIGKILLs a run at random moments,
@@ -76,7 +77,7 @@ func TestKilledRunResumesToTheSameRecords(t *testing.T) {
 	if _, err := Run(context.Background(), killConfig(f.URL), spec, Options{Out: ref, Lookup: lookup}); err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := ReadJournal(filepath.Join(ref, TrialsFile))
+	want, _, err := results.ReadJournal(filepath.Join(ref, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestKilledRunResumesToTheSameRecords(t *testing.T) {
 			_ = cmd.Process.Kill() // SIGKILL: no chance to flush anything
 			<-done
 			kills++
-			if data, _ := os.ReadFile(filepath.Join(out, TrialsFile)); len(data) > 0 && data[len(data)-1] != '\n' {
+			if data, _ := os.ReadFile(filepath.Join(out, results.TrialsFile)); len(data) > 0 && data[len(data)-1] != '\n' {
 				partials++
 			}
 			continue
@@ -120,19 +121,19 @@ func TestKilledRunResumesToTheSameRecords(t *testing.T) {
 	if kills < 3 {
 		t.Fatalf("only %d kills landed; the run is too short for the test", kills)
 	}
-	data, err := os.ReadFile(filepath.Join(out, TrialsFile))
+	data, err := os.ReadFile(filepath.Join(out, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	got, _, err := ReadJournal(filepath.Join(out, TrialsFile))
+	got, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(lines) != len(got) || len(got) != len(want) || data[len(data)-1] != '\n' {
 		t.Fatalf("%d lines, %d distinct records, want %d", len(lines), len(got), len(want))
 	}
-	byID := map[string]Record{}
+	byID := map[string]results.Record{}
 	for _, r := range got {
 		byID[r.TrialID] = r
 	}
@@ -149,26 +150,26 @@ func TestKilledRunResumesToTheSameRecords(t *testing.T) {
 }
 
 func TestJournalDropsAPartialLastLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), TrialsFile)
+	path := filepath.Join(t.TempDir(), results.TrialsFile)
 	whole := `{"trial_id":"a","index":0}` + "\n" + `{"trial_id":"b","index":1}` + "\n"
 	if err := os.WriteFile(path, []byte(whole+`{"trial_id":"c","ind`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, good, err := ReadJournal(path)
+	recs, good, err := results.ReadJournal(path)
 	if err != nil || len(recs) != 2 || good != int64(len(whole)) {
 		t.Fatalf("read: %d records, %d bytes, %v", len(recs), good, err)
 	}
-	j, recs, err := OpenJournal(path)
+	j, recs, err := results.OpenJournal(path)
 	if err != nil || len(recs) != 2 {
 		t.Fatal(recs, err)
 	}
-	if err := j.Append(&Record{TrialID: "c", Index: 2}); err != nil {
+	if err := j.Append(&results.Record{TrialID: "c", Index: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	recs, _, err = ReadJournal(path)
+	recs, _, err = results.ReadJournal(path)
 	if err != nil || len(recs) != 3 || recs[2].TrialID != "c" {
 		t.Fatalf("after append: %+v %v", recs, err)
 	}
@@ -176,7 +177,7 @@ func TestJournalDropsAPartialLastLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{broken\n"+whole), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ReadJournal(path); err == nil || !strings.Contains(err.Error(), TrialsFile+":1: not a trial record") {
+	if _, _, err := results.ReadJournal(path); err == nil || !strings.Contains(err.Error(), results.TrialsFile+":1: not a trial record") {
 		t.Fatalf("damaged journal: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/harness/meter"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -38,16 +38,10 @@ type Trial struct {
 	Index      int
 	ID         string
 	Model      string
-	Domain     *speclang.Domain
-	RT         *mcpdomain.Domain
-	Level      mcpdomain.Level
-	Scenario   *speclang.Scenario
 	Repetition int
-	// Artifact is set for a trial of a synthesized artifact of Set,
-	// played on a replay server; Domain, RT and Scenario are then nil,
-	// and Level is the artifact's when it came from a generated domain.
-	Artifact *scenarios.Artifact
-	Set      *ArtifactSet
+	// Task is what the trial plays: a benchmark scenario at a level, or
+	// a synthesized artifact on a replay server.
+	Task
 }
 
 // Shard selects every n-th trial starting at i (0 <= i < n).
@@ -79,8 +73,9 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
 // instead, with ids <model>/<artifact id>/r<n>.
-func Plan(cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
+func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
 	var out []Trial
+	golds := &goldCache{}
 	if cfg.Artifacts != "" {
 		set, err := LoadArtifacts(cfg.Artifacts, cfg.ArtifactTools, lookup)
 		if err != nil {
@@ -90,9 +85,10 @@ func Plan(cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
 			for i := range set.Artifacts {
 				a := &set.Artifacts[i]
 				_, level, _ := scenarios.DomainSource(a.Source)
+				task := &artifactTask{art: a, set: set, level: level}
 				for rep := 1; rep <= cfg.Repetitions; rep++ {
 					out = append(out, Trial{Index: len(out), ID: fmt.Sprintf("%s/%s/r%d", model, a.ID, rep),
-						Model: model, Level: level, Repetition: rep, Artifact: a, Set: set})
+						Model: model, Repetition: rep, Task: task})
 				}
 			}
 		}
@@ -115,10 +111,11 @@ func Plan(cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
+					task := &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
 							Index: len(out), ID: fmt.Sprintf("%s/%s/%s/r%d", model, s.ID, level, rep),
-							Model: model, Domain: d, RT: rt, Level: level, Scenario: s, Repetition: rep,
+							Model: model, Repetition: rep, Task: task,
 						})
 					}
 				}
@@ -145,103 +142,30 @@ type Options struct {
 	Live *Live
 	// disk, when set, stands between the journal and its file: tests
 	// put a disk that fills up there.
-	disk func(*os.File) journalFile
-}
-
-// Manifest is <out>/run.json: what a run was, so that resumes and merges
-// can refuse results of another config.
-type Manifest struct {
-	Experiment string `json:"experiment"`
-	// ConfigHash covers the config (without its output folder) and the
-	// benchmark's specs; runs with equal hashes produce comparable trials.
-	ConfigHash string  `json:"config_hash"`
-	Config     *Config `json:"config"`
-	Shard      string  `json:"shard"`
-	Trials     int     `json:"trials"`
-	Grid       int     `json:"grid"`
-	StartedAt  string  `json:"started_at"`
-	// Lost lists, per domain/level and tool, the schema keywords Ollama's
-	// tool types drop before a model sees them.
-	Lost    map[string]map[string][]string `json:"lost_keywords,omitempty"`
-	WarmUps []WarmUp                       `json:"warm_ups,omitempty"`
-	// Meter is the energy meter that measured the trials, MeterInfo what it
-	// saw, IdleW the power before the first trial.
-	Meter     string  `json:"meter"`
-	MeterInfo string  `json:"meter_info,omitempty"`
-	IdleW     float64 `json:"idle_w,omitempty"`
-	// Models describes each Ollama model as /api/show reported it.
-	Models map[string]ModelInfo `json:"models,omitempty"`
-}
-
-// ModelInfo is what Ollama says of a model: the report takes sizes and
-// quantisation from here, never from hand-typed tables.
-type ModelInfo struct {
-	Family        string `json:"family,omitempty"`
-	ParameterSize string `json:"parameter_size,omitempty"`
-	// Parameters is general.parameter_count, or ParameterSize read as a
-	// number when Ollama gives no count.
-	Parameters   float64 `json:"parameters,omitempty"`
-	Quantization string  `json:"quantization,omitempty"`
+	disk func(*os.File) results.JournalFile
 }
 
 // showModel asks Ollama about a model.
-func showModel(ctx context.Context, c *ollama.Client, model string) (ModelInfo, error) {
+func showModel(ctx context.Context, c *ollama.Client, model string) (results.ModelInfo, error) {
 	resp, err := c.Show(ctx, model)
 	if err != nil {
-		return ModelInfo{}, err
+		return results.ModelInfo{}, err
 	}
-	info := ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
+	info := results.ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
 	if n, ok := resp.ModelInfo["general.parameter_count"].(float64); ok {
 		info.Parameters = n
 	} else {
-		info.Parameters = ParseSize(info.ParameterSize)
+		info.Parameters = results.ParseSize(info.ParameterSize)
 	}
 	return info, nil
 }
 
-// ParseSize reads Ollama's parameter sizes ("268.10M", "3.2B", "20.9B").
-func ParseSize(s string) float64 {
-	s = strings.TrimSpace(strings.ToUpper(s))
-	mult := map[byte]float64{'K': 1e3, 'M': 1e6, 'B': 1e9, 'T': 1e12}
-	if s == "" {
-		return 0
-	}
-	m, ok := mult[s[len(s)-1]]
-	if !ok {
-		m = 1
-	} else {
-		s = s[:len(s)-1]
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0
-	}
-	return f * m
-}
-
-// WarmUp is one model load before a model's first trial on a host.
-type WarmUp struct {
-	Model  string  `json:"model"`
-	Host   string  `json:"host"`
-	LoadS  float64 `json:"load_s"`
-	Error  string  `json:"error,omitempty"`
-	WallS  float64 `json:"wall_s"`
-	Config string  `json:"options"`
-}
-
-// addWarmUp keeps one warm-up per model and host: the first. A resume
-// loads the model again, often from Ollama's memory in no time; listing
-// that load too would misstate what loading the model costs, and the
-// manifest of a resumed run should read like that of a run never
-// interrupted. (A merge lists every shard's, which were separate runs.)
-func (m *Manifest) addWarmUp(w WarmUp) {
-	if !slices.ContainsFunc(m.WarmUps, func(o WarmUp) bool { return o.Model == w.Model && o.Host == w.Host }) {
-		m.WarmUps = append(m.WarmUps, w)
-	}
-}
-
-// ManifestFile is the manifest's name in the output folder.
-const ManifestFile = "run.json"
+// What played a trial, as Record.Agent says it: a model, or a built-in
+// agent.
+const (
+	agentOllama  = "ollama"
+	agentBuiltin = "builtin"
+)
 
 // Summary is what a run did.
 type Summary struct {
@@ -256,7 +180,7 @@ type Summary struct {
 
 // Run executes the trials of cfg's grid in this shard that the output
 // folder does not hold yet, appending each finished trial to trials.jsonl.
-func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*Summary, error) {
+func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -275,7 +199,7 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 	if out == "" {
 		out = cfg.Output
 	}
-	man := &Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
+	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
 	// Check the hosts before anything is written, so that a run that
 	// cannot start leaves no folder to --resume.
@@ -284,23 +208,23 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 			return nil, err
 		}
 	}
-	lock, err := lockOut(out)
+	lock, err := results.LockOut(out)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.release()
+	defer lock.Release()
 	if err := prepareOut(out, man, opts.Resume); err != nil {
 		return nil, err
 	}
-	j, done, err := openJournal(filepath.Join(out, TrialsFile), opts.disk)
+	j, done, err := results.OpenJournalOn(filepath.Join(out, results.TrialsFile), opts.disk)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPlanned(filepath.Join(out, TrialsFile), done, trials, opts.Shard); err != nil {
+	if err := checkPlanned(filepath.Join(out, results.TrialsFile), done, trials, opts.Shard); err != nil {
 		j.Close()
 		return nil, err
 	}
-	if err := writeManifest(out, man); err != nil {
+	if err := results.WriteManifest(out, man); err != nil {
 		j.Close()
 		return nil, err
 	}
@@ -327,7 +251,7 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
-		if m, err = meter.Open(cfg.MeterOptions()); err != nil {
+		if m, err = meter.Open(meterOptions(cfg)); err != nil {
 			j.Close()
 			return nil, err
 		}
@@ -348,13 +272,13 @@ func Run(ctx context.Context, cfg *Config, spec *speclang.Spec, opts Options) (*
 	if err := j.Close(); err != nil {
 		runErr = journalFailed(err) // why the run stopped, whatever else failed with it
 	}
-	if err := writeManifest(out, man); err != nil && runErr == nil {
+	if err := results.WriteManifest(out, man); err != nil && runErr == nil {
 		runErr = err
 	}
 	r.progress.Finish()
 	sum.Ran = r.ran
 	sum.Duration = time.Since(start)
-	recs, _, err := ReadJournal(filepath.Join(out, TrialsFile))
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
 	if err == nil {
 		// What the journal kept, which after a failed write is less than
 		// the trials the workers finished.
@@ -388,7 +312,7 @@ func needsOllama(ts []Trial) bool {
 }
 
 // ConfigHash identifies a config and the benchmark it runs on.
-func ConfigHash(cfg *Config) string {
+func ConfigHash(cfg *results.Config) string {
 	c := *cfg
 	c.Output = ""
 	h := sha256.New()
@@ -420,12 +344,12 @@ func ConfigHash(cfg *Config) string {
 // continues the same run, and fills man with what the earlier run
 // learned. The caller holds the folder's lock and writes man once the
 // journal is checked too.
-func prepareOut(out string, man *Manifest, resume bool) error {
-	prev, err := ReadManifest(out)
+func prepareOut(out string, man *results.Manifest, resume bool) error {
+	prev, err := results.ReadManifest(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if st, serr := os.Stat(filepath.Join(out, TrialsFile)); serr == nil && st.Size() > 0 {
-			return fmt.Errorf("%s holds trials.jsonl but no %s; expected a folder granite run made", out, ManifestFile)
+		if st, serr := os.Stat(filepath.Join(out, results.TrialsFile)); serr == nil && st.Size() > 0 {
+			return fmt.Errorf("%s holds trials.jsonl but no %s; expected a folder granite run made", out, results.ManifestFile)
 		}
 	case err != nil:
 		return err
@@ -452,7 +376,7 @@ func prepareOut(out string, man *Manifest, resume bool) error {
 // trials") and the report would mix them in; the config hash cannot catch
 // them, since they got into the file some other way (copied in, or joined
 // from another folder's journal).
-func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error {
+func checkPlanned(path string, done []results.Record, trials []Trial, shard Shard) error {
 	planned := make(map[string]bool, len(trials))
 	for _, t := range trials {
 		planned[t.ID] = true
@@ -472,56 +396,6 @@ func checkPlanned(path string, done []Record, trials []Trial, shard Shard) error
 	}
 	return fmt.Errorf("%s holds %d %s not in this run's plan (shard %s), e.g. %s; remove %s from the file, or choose another --out",
 		path, len(foreign), what, shard, strings.Join(foreign[:min(3, len(foreign))], ", "), them)
-}
-
-// ReadManifest reads <dir>/run.json.
-func ReadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
-	if err != nil {
-		return nil, err
-	}
-	m := &Manifest{}
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
-	}
-	return m, nil
-}
-
-// writeManifest replaces run.json atomically: a new file, synced, renamed
-// over the old one. When that fails the old run.json stands and the new
-// file is removed, so that a full disk leaves no run.json.tmp behind.
-func writeManifest(dir string, m *Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, ManifestFile+".tmp")
-	if err := writeSynced(tmp, append(b, '\n')); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, ManifestFile)); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// writeSynced writes a file and syncs it, so that a rename after it never
-// puts an empty file in place of a whole one after a crash.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // lostKeywords records what Ollama's tool types drop of each tool set the
@@ -544,57 +418,15 @@ func lostKeywords(grid []Trial) map[string]map[string][]string {
 
 // runner runs trials on workers and journals them.
 type runner struct {
-	cfg      *Config
+	cfg      *results.Config
 	opts     Options
-	j        *Journal
-	man      *Manifest
+	j        *results.Journal
+	man      *results.Manifest
 	out      string
 	progress *progress.Bar
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
-	// rights caches each scenario's right final stores and what they
-	// change; golds what a scenario is scored against at each level.
-	rights map[string]*rightStores
-	golds  map[string]*Gold
-}
-
-// rightStores are a scenario's right final stores and their changes to
-// the seed, which do not depend on the level.
-type rightStores struct {
-	finals  [][]byte
-	changes *changeGold
-}
-
-// gold returns what a trial is scored against.
-func (r *runner) gold(ctx context.Context, t Trial) (*Gold, error) {
-	scenario := t.Domain.Name + "/" + t.Scenario.ID
-	key := scenario + "/" + string(t.Level)
-	r.mu.Lock()
-	g, ok := r.golds[key]
-	rs := r.rights[scenario]
-	r.mu.Unlock()
-	if ok {
-		return g, nil
-	}
-	if rs == nil {
-		// Computed outside the lock, so that workers do not queue behind
-		// each other's gold runs; two may compute the same stores, which
-		// is harmless.
-		f, err := Finals(ctx, t.RT, t.Scenario)
-		if err != nil {
-			return nil, err
-		}
-		rs = &rightStores{f, newChangeGold(t.Domain, t.RT.NewStore().Snapshot(), f)}
-	}
-	g = newGold(t.Scenario, t.Level, t.RT, rs.finals, rs.changes)
-	r.mu.Lock()
-	if r.golds == nil {
-		r.golds, r.rights = map[string]*Gold{}, map[string]*rightStores{}
-	}
-	r.rights[scenario], r.golds[key] = rs, g
-	r.mu.Unlock()
-	return g, nil
 }
 
 // run goes model by model: a model's trials are shared by one worker per
@@ -611,8 +443,8 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 			continue
 		}
 		select {
-		case <-r.j.failed: // no warm-up for trials that cannot be recorded
-			return r.j.err
+		case <-r.j.Failed(): // no warm-up for trials that cannot be recorded
+			return r.j.Err()
 		default:
 		}
 		r.progress.Label("model " + model)
@@ -649,7 +481,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
 			load, err := c.WarmUp(wctx, model, keepAlive(r.cfg), options(r.cfg))
 			cancel()
-			w := WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
+			w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
 			if err != nil {
 				w.Error = err.Error()
 				if ctx.Err() != nil {
@@ -662,9 +494,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 			}
 			r.mu.Lock()
-			r.man.addWarmUp(w)
+			r.man.AddWarmUp(w)
 			if r.man.Models == nil {
-				r.man.Models = map[string]ModelInfo{}
+				r.man.Models = map[string]results.ModelInfo{}
 			}
 			r.man.Models[model] = info
 			r.mu.Unlock()
@@ -677,7 +509,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 	defer cancel()
 	go func() {
 		select {
-		case <-r.j.failed:
+		case <-r.j.Failed():
 			cancel()
 		case <-tctx.Done():
 		}
@@ -691,7 +523,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			defer wg.Done()
 			for t := range feed {
 				select {
-				case <-r.j.failed: // fed as the journal failed: not started
+				case <-r.j.Failed(): // fed as the journal failed: not started
 					continue
 				default:
 				}
@@ -719,7 +551,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 loop:
 	for _, t := range ts {
 		select {
-		case <-r.j.failed: // checked first: a free worker would otherwise hide it
+		case <-r.j.Failed(): // checked first: a free worker would otherwise hide it
 			break loop
 		default:
 		}
@@ -727,7 +559,7 @@ loop:
 		case feed <- t:
 		case err = <-errc:
 			break loop
-		case <-r.j.failed:
+		case <-r.j.Failed():
 			break loop
 		case <-ctx.Done():
 			break loop
@@ -736,8 +568,8 @@ loop:
 	close(feed)
 	wg.Wait()
 	select {
-	case <-r.j.failed: // the cause; workers' errors after it are its effects
-		return r.j.err
+	case <-r.j.Failed(): // the cause; workers' errors after it are its effects
+		return r.j.Err()
 	default:
 	}
 	if err == nil {
@@ -751,14 +583,10 @@ loop:
 
 // trial runs one trial on a fresh store and scores it. It returns nil when
 // the run was interrupted before the trial finished.
-func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Record, error) {
-	rec := &Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
-		Level: t.Level, Repetition: t.Repetition, Host: host, Calls: []Call{}}
-	if a := t.Artifact; a != nil {
-		rec.Domain, rec.Scenario, rec.Difficulty, rec.Artifacts = a.Source, a.ID, a.Tier, t.Set.Path
-	} else {
-		rec.Domain, rec.Scenario, rec.Difficulty = t.Domain.Name, t.Scenario.ID, t.Scenario.Difficulty
-	}
+func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*results.Record, error) {
+	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
+		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
+	t.identify(rec)
 	if IsBuiltin(t.Model) {
 		rec.Agent = agentBuiltin
 	}
@@ -793,17 +621,9 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	}
 	end := time.Now()
 	rec.EndedAt = end.UTC().Format(time.RFC3339Nano)
-	var m *Metrics
-	if t.Artifact != nil {
-		m, rec.Assertions = t.Set.Score(rec, t.Artifact)
-	} else {
-		g, err := r.gold(context.Background(), t)
-		if err != nil {
-			return nil, fmt.Errorf("trial %s: gold: %w", t.ID, err)
-		}
-		if m, err = Score(rec, g, sess.Store.Snapshot()); err != nil {
-			return nil, fmt.Errorf("trial %s: score: %w", t.ID, err)
-		}
+	m, err := t.score(rec, sess)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: %w", t.ID, err)
 	}
 	m.WallS = end.Sub(start).Seconds()
 	if rec.Energy != nil {
@@ -811,110 +631,4 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*Rec
 	}
 	rec.Metrics = m
 	return rec, nil
-}
-
-// open starts the trial's server: a fresh store behind the generated
-// server at the trial's level, or the artifact's replay server. valid
-// tells, per listed tool, whether arguments satisfy its schema, to tell a
-// schema violation from an error of the tool itself.
-func (t Trial) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
-	valid := map[string]func(json.RawMessage) bool{}
-	if t.Artifact != nil {
-		ts := t.Set.sources[t.Artifact.Source]
-		for _, tool := range ts.byName {
-			valid[tool.Name] = tool.Valid
-		}
-		s, err := openReplay(ctx, ts, t.Artifact)
-		return s, valid, err
-	}
-	for _, tool := range t.RT.Tools[t.Level] {
-		valid[tool.Name] = func(args json.RawMessage) bool {
-			_, _, err := tool.Prepare(args)
-			return err == nil
-		}
-	}
-	s, err := Open(ctx, t.RT, t.Level)
-	return s, valid, err
-}
-
-// prompts are the trial's user turns.
-func (t Trial) prompts() []string {
-	if t.Artifact == nil {
-		return []string{t.Scenario.Prompt}
-	}
-	out := make([]string, len(t.Artifact.Turns))
-	for i, turn := range t.Artifact.Turns {
-		out[i] = turn.Prompt
-	}
-	return out
-}
-
-// system is what the agent's system prompt says of the system.
-func (t Trial) system() system {
-	if t.Artifact != nil {
-		return t.Set.sources[t.Artifact.Source].about
-	}
-	return system{t.RT.Title, t.RT.Description}
-}
-
-// toolSet names the trial's tools, which every trial with the same name
-// lists identically: domain/level, or the artifact's source.
-func (t Trial) toolSet() string {
-	if t.Artifact != nil {
-		return t.Artifact.Source
-	}
-	return t.RT.Name + "/" + string(t.Level)
-}
-
-// schemas are the input schemas of the trial's tools, by name.
-func (t Trial) schemas() map[string][]byte {
-	out := map[string][]byte{}
-	if t.Artifact != nil {
-		for _, tool := range t.Set.Tools(t.Artifact) {
-			out[tool.Name] = tool.InputSchema
-		}
-		return out
-	}
-	for _, tool := range t.RT.Tools[t.Level] {
-		out[tool.Name] = []byte(tool.InputSchema)
-	}
-	return out
-}
-
-// turnCalls lists, per user turn, the indexes of the gold calls that
-// answer it: the artifact's own split when its turns list calls, else
-// every call in the first turn.
-func (t Trial) turnCalls(n int) [][]int {
-	prompts := t.prompts()
-	out := make([][]int, len(prompts))
-	if t.Artifact != nil {
-		listed := false
-		for i, turn := range t.Artifact.Turns {
-			out[i] = turn.Calls
-			listed = listed || len(turn.Calls) > 0
-		}
-		if listed {
-			return out
-		}
-	}
-	for k := range n {
-		out[0] = append(out[0], k)
-	}
-	return out
-}
-
-// goldCalls are the calls the oracle makes: the scenario's gold at the
-// trial's level, or the artifact's expected calls.
-func (t Trial) goldCalls() []MessageCall {
-	var out []MessageCall
-	if t.Artifact != nil {
-		for _, c := range t.Artifact.ExpectedCalls {
-			out = append(out, MessageCall{Name: c.Tool, Arguments: c.Arguments})
-		}
-		return out
-	}
-	for _, g := range t.Scenario.Gold[t.Level] {
-		out = append(out, MessageCall{Name: g.Tool, Arguments: g.JSON()})
-	}
-	return out
 }

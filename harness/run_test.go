@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -51,22 +52,22 @@ func tinySpec(t testing.TB) (*speclang.Spec, Lookup) {
 }
 
 // testConfig is a config with the documented defaults and a fake host.
-func testConfig(name, host string, models ...string) *Config {
-	c := &Config{Name: name, Models: models, Ollama: OllamaConfig{Host: host}}
-	c.defaults()
+func testConfig(name, host string, models ...string) *results.Config {
+	c := &results.Config{Name: name, Models: models, Ollama: results.OllamaConfig{Host: host}}
+	defaults(c)
 	return c
 }
 
-func runTrials(t *testing.T, cfg *Config, spec *speclang.Spec, lookup Lookup) ([]Record, error) {
+func runTrials(t *testing.T, cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]results.Record, error) {
 	t.Helper()
 	out := t.TempDir()
 	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
-	recs, _, rerr := ReadJournal(filepath.Join(out, TrialsFile))
+	recs, _, rerr := results.ReadJournal(filepath.Join(out, results.TrialsFile))
 	if rerr != nil && err == nil {
 		t.Fatal(rerr)
 	}
-	checkRecordSchema(t, filepath.Join(out, TrialsFile))
-	if man, merr := ReadManifest(out); err == nil && merr == nil {
+	checkRecordSchema(t, filepath.Join(out, results.TrialsFile))
+	if man, merr := results.ReadManifest(out); err == nil && merr == nil {
 		for _, m := range cfg.Models {
 			if info := man.Models[m]; !IsBuiltin(m) && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
 				t.Errorf("run.json: model %s: %+v, want what /api/show said", m, info)
@@ -169,7 +170,7 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 		}
 		for _, r := range recs {
 			m := r.Metrics
-			if m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" || r.StopReason != stopAnswer {
+			if m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" || r.StopReason != results.StopAnswer {
 				t.Fatalf("stream=%v %s: metrics %+v, error %q %s, stop %s", stream, r.TrialID, m, r.ErrorClass, r.Error, r.StopReason)
 			}
 			if r.Agent != agentOllama || r.DoneReason != "stop" || r.PromptTokens != 120*r.Turns || r.CompletionTokens != 15*r.Turns ||
@@ -207,16 +208,16 @@ func TestOllamaFaults(t *testing.T) {
 		script  func(n *atomic.Int32, req ollamatest.Request) ollamatest.Step
 		timeout float64
 		turns   int
-		check   func(t *testing.T, r Record)
+		check   func(t *testing.T, r results.Record)
 	}{
 		{"hallucinated tool name", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			if _, k := req.Progress(); k == 0 {
 				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "switch_on_everything", Args: `{}`}}}
 			}
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
+		}, 0, 0, func(t *testing.T, r results.Record) {
 			c := r.Calls[0]
-			if c.ErrorClass != ErrUnknown || !c.IsError || !strings.Contains(c.Result, `unknown tool "switch_on_everything"; the tools are: add_timer,`) || r.ErrorClass != ErrUnknown || r.StopReason != stopAnswer {
+			if c.ErrorClass != results.ErrUnknown || !c.IsError || !strings.Contains(c.Result, `unknown tool "switch_on_everything"; the tools are: add_timer,`) || r.ErrorClass != results.ErrUnknown || r.StopReason != results.StopAnswer {
 				t.Errorf("%+v", r)
 			}
 		}},
@@ -225,9 +226,9 @@ func TestOllamaFaults(t *testing.T) {
 				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: `{"lamp_id":"LP02","level":400}`}}}
 			}
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
+		}, 0, 0, func(t *testing.T, r results.Record) {
 			c := r.Calls[0]
-			if c.ErrorClass != ErrSchema || c.Result != `argument "level": 400 is above the maximum 100` || r.ErrorClass != ErrSchema || r.Metrics.TC != 0 || r.Metrics.ArgAcc != 1.0/3 { // lamp_id right, on missing, level wrong
+			if c.ErrorClass != results.ErrSchema || c.Result != `argument "level": 400 is above the maximum 100` || r.ErrorClass != results.ErrSchema || r.Metrics.TC != 0 || r.Metrics.ArgAcc != 1.0/3 { // lamp_id right, on missing, level wrong
 				t.Errorf("%+v", r)
 			}
 		}},
@@ -236,36 +237,36 @@ func TestOllamaFaults(t *testing.T) {
 				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "get_lamp", Args: `{"lamp_id":"LP99"}`}}}
 			}
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
-			if c := r.Calls[0]; c.ErrorClass != ErrTool || !strings.Contains(c.Result, `lamp "LP99" does not exist`) || r.ErrorClass != ErrTool {
+		}, 0, 0, func(t *testing.T, r results.Record) {
+			if c := r.Calls[0]; c.ErrorClass != results.ErrTool || !strings.Contains(c.Result, `lamp "LP99" does not exist`) || r.ErrorClass != results.ErrTool {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"arguments that are not an object", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: `"lamp_id=LP02"`}}}
-		}, 0, 0, func(t *testing.T, r Record) {
-			if r.ErrorClass != ErrMalformed || r.StopReason != stopError || len(r.Calls) != 0 || r.Metrics.TC != 0 {
+		}, 0, 0, func(t *testing.T, r results.Record) {
+			if r.ErrorClass != results.ErrMalformed || r.StopReason != results.StopError || len(r.Calls) != 0 || r.Metrics.TC != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"a tool call written as text", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return ollamatest.Step{Content: `{"name": "set_lamp", "arguments": ` + set + `}`}
-		}, 0, 0, func(t *testing.T, r Record) {
-			if r.ErrorClass != ErrMalformed || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 {
+		}, 0, 0, func(t *testing.T, r results.Record) {
+			if r.ErrorClass != results.ErrMalformed || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"no tool calls", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
-			if r.ErrorClass != "" || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 || r.Metrics.F1 != 0 || r.StopReason != stopAnswer {
+		}, 0, 0, func(t *testing.T, r results.Record) {
+			if r.ErrorClass != "" || !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 || r.Metrics.F1 != 0 || r.StopReason != results.StopAnswer {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"a reply slower than the timeout", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return ollamatest.Step{Delay: 1500 * time.Millisecond, Content: "late"}
-		}, 0.3, 0, func(t *testing.T, r Record) {
-			if r.ErrorClass != ErrTimeout || r.StopReason != stopTimeout || !r.Metrics.Timeout || r.Metrics.WallS > 1.2 {
+		}, 0.3, 0, func(t *testing.T, r results.Record) {
+			if r.ErrorClass != results.ErrTimeout || r.StopReason != results.StopTimeout || !r.Metrics.Timeout || r.Metrics.WallS > 1.2 {
 				t.Errorf("%+v", r)
 			}
 		}},
@@ -277,7 +278,7 @@ func TestOllamaFaults(t *testing.T) {
 				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: set}}}
 			}
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
+		}, 0, 0, func(t *testing.T, r results.Record) {
 			if r.ErrorClass != "" || r.Metrics.TC != 1 {
 				t.Errorf("%+v", r)
 			}
@@ -290,7 +291,7 @@ func TestOllamaFaults(t *testing.T) {
 				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: set}}}
 			}
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
+		}, 0, 0, func(t *testing.T, r results.Record) {
 			if r.ErrorClass != "" || r.Metrics.TC != 1 || r.Messages[2].Content != "" {
 				t.Errorf("%+v", r)
 			}
@@ -303,22 +304,22 @@ func TestOllamaFaults(t *testing.T) {
 				return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: set}}}
 			}
 			return answer
-		}, 0, 0, func(t *testing.T, r Record) {
+		}, 0, 0, func(t *testing.T, r results.Record) {
 			if r.ErrorClass != "" || r.Metrics.TC != 1 {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"a model that never stops calling", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return ollamatest.Step{Calls: []ollamatest.Call{{Name: "get_lamp", Args: `{"lamp_id":"LP02"}`}}}
-		}, 0, 3, func(t *testing.T, r Record) {
-			if r.StopReason != stopMaxTurns || r.Turns != 4 || len(r.Calls) != 3 || r.Metrics.TC != 0 {
+		}, 0, 3, func(t *testing.T, r results.Record) {
+			if r.StopReason != results.StopMaxTurns || r.Turns != 4 || len(r.Calls) != 3 || r.Metrics.TC != 0 {
 				t.Errorf("%+v", r)
 			}
 		}},
 		{"a 5xx that never ends", func(_ *atomic.Int32, req ollamatest.Request) ollamatest.Step {
 			return ollamatest.Step{Status: 503}
-		}, 1, 0, func(t *testing.T, r Record) {
-			if r.ErrorClass != ErrTimeout && r.ErrorClass != ErrTransport || r.StopReason == stopAnswer {
+		}, 1, 0, func(t *testing.T, r results.Record) {
+			if r.ErrorClass != results.ErrTimeout && r.ErrorClass != results.ErrTransport || r.StopReason == results.StopAnswer {
 				t.Errorf("%+v", r)
 			}
 		}},
@@ -354,7 +355,7 @@ func TestOllamaHostChecks(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	f := ollamatest.NewServer(t, []string{"fake:1"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Content: "hi"} })
 	cases := []struct {
-		cfg  *Config
+		cfg  *results.Config
 		want []string
 	}{
 		{testConfig("down", "http://127.0.0.1:1", "fake:1"), []string{"ollama at http://127.0.0.1:1 refused the connection", "ollama serve"}},
@@ -371,10 +372,10 @@ func TestOllamaHostChecks(t *testing.T) {
 				t.Errorf("%s: %v lacks %q", c.cfg.Name, err, w)
 			}
 		}
-		if recs, _, _ := ReadJournal(filepath.Join(out, TrialsFile)); len(recs) > 0 {
+		if recs, _, _ := results.ReadJournal(filepath.Join(out, results.TrialsFile)); len(recs) > 0 {
 			t.Errorf("%s: %d trials ran", c.cfg.Name, len(recs))
 		}
-		if _, err := os.Stat(filepath.Join(out, ManifestFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(out, results.ManifestFile)); err == nil {
 			t.Errorf("%s: a run that could not start left run.json behind (a retry would need --resume)", c.cfg.Name)
 		}
 	}
@@ -385,7 +386,7 @@ func TestOllamaHostChecks(t *testing.T) {
 
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]float64{"268.10M": 268.1e6, "3.2B": 3.2e9, "20.9B": 20.9e9, "7b": 7e9, "": 0, "big": 0} {
-		if got := ParseSize(in); math.Abs(got-want) > 1 {
+		if got := results.ParseSize(in); math.Abs(got-want) > 1 {
 			t.Errorf("ParseSize(%q) = %v, want %v", in, got, want)
 		}
 	}
@@ -405,7 +406,7 @@ func TestHostsShareTrials(t *testing.T) {
 		}))
 	}
 	cfg := testConfig("hosts", "", "fake:gold")
-	cfg.Ollama = OllamaConfig{Hosts: []string{hosts[0].URL, hosts[1].URL}}
+	cfg.Ollama = results.OllamaConfig{Hosts: []string{hosts[0].URL, hosts[1].URL}}
 	cfg.Repetitions = 3
 	recs, err := runTrials(t, cfg, spec, lookup)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -85,12 +86,12 @@ func newGold(s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, 
 //     level.
 //   - redundant_rate: repeated identical calls (same tool and arguments) /
 //     calls.
-func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
+func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error) {
 	s := g.Scenario
-	m := &Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == stopTimeout, ToolCalls: len(rec.Calls)}
-	answered := rec.StopReason == stopAnswer
+	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
+	answered := rec.StopReason == results.StopAnswer
 	if !answered {
-		m.Why = append(m.Why, "the trial stopped without an answer ("+rec.StopReason+")")
+		m.Why = append(m.Why, "the trial stopped without an answer ("+string(rec.StopReason)+")")
 	}
 	rows, err := mcpdomain.Rows(final)
 	if err != nil {
@@ -130,7 +131,7 @@ func Score(rec *Record, g *Gold, final []byte) (*Metrics, error) {
 
 // callScores fills the scores of the calls themselves: f1, action_f1,
 // arg_acc and redundant calls (see Score).
-func (g *Gold) callScores(m *Metrics, calls []Call) {
+func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 	var got, want, gotOps, wantOps []string
 	for _, c := range g.Calls {
 		want = append(want, c.Tool)
@@ -207,7 +208,7 @@ func F1(got, want []string) float64 {
 }
 
 // ArgAcc scores the calls' arguments against the gold (see Score).
-func (g *Gold) ArgAcc(calls []Call) float64 {
+func (g *Gold) ArgAcc(calls []results.Call) float64 {
 	byTool := map[string][]map[string]any{}
 	for _, c := range calls {
 		byTool[c.Tool] = append(byTool[c.Tool], readArgs(c.Arguments))
@@ -234,7 +235,7 @@ func (g *Gold) ArgAcc(calls []Call) float64 {
 
 // ActionArgAcc scores the calls' arguments against the gold with calls
 // paired within each (tool, action) by the best assignment (see Score).
-func (g *Gold) ActionArgAcc(calls []Call) float64 {
+func (g *Gold) ActionArgAcc(calls []results.Call) float64 {
 	type op struct{ tool, action string }
 	byOp := map[op][]map[string]any{}
 	for _, c := range calls {

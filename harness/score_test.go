@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -18,10 +19,10 @@ func gcall(tool string, args map[string]any, optional ...string) *speclang.Call 
 	return &speclang.Call{Tool: tool, Args: args, Alternatives: map[string][]any{}, Optional: optional}
 }
 
-func calls(pairs ...string) []Call {
-	var out []Call
+func calls(pairs ...string) []results.Call {
+	var out []results.Call
 	for i := 0; i < len(pairs); i += 2 {
-		out = append(out, Call{Tool: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
+		out = append(out, results.Call{Tool: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
 	}
 	return out
 }
@@ -50,7 +51,7 @@ func TestMetricsByHand(t *testing.T) {
 	cases := []struct {
 		name                 string
 		gold                 []*speclang.Call
-		calls                []Call
+		calls                []results.Call
 		f1, actionF1, argAcc float64
 		redundant            int
 		// actionArgAcc leaves the action out of the pairs and pairs calls
@@ -119,7 +120,7 @@ func TestMetricsByHand(t *testing.T) {
 	for _, c := range cases {
 		g := NewGold(spec.Domains[0], &speclang.Scenario{}, mcpdomain.L4, tiny.Domain, nil)
 		g.Calls = c.gold
-		rec := &Record{Calls: c.calls, StopReason: stopAnswer}
+		rec := &results.Record{Calls: c.calls, StopReason: results.StopAnswer}
 		m, err := Score(rec, g, seed)
 		if err != nil {
 			t.Fatal(err)
@@ -158,12 +159,12 @@ func TestActionArgAccIgnoresOrder(t *testing.T) {
 	for _, level := range []mcpdomain.Level{mcpdomain.L4, mcpdomain.L1} {
 		g := NewGold(spec.Domains[0], &speclang.Scenario{Gold: gold}, level, tiny.Domain, nil)
 		for name, order := range orders {
-			var cs []Call
+			var cs []results.Call
 			for _, i := range order {
 				c := gold[level][i]
-				cs = append(cs, Call{Tool: c.Tool, Arguments: c.JSON()})
+				cs = append(cs, results.Call{Tool: c.Tool, Arguments: c.JSON()})
 			}
-			m, err := Score(&Record{Calls: cs, StopReason: stopAnswer}, g, tiny.Domain.NewStore().Snapshot())
+			m, err := Score(&results.Record{Calls: cs, StopReason: results.StopAnswer}, g, tiny.Domain.NewStore().Snapshot())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,59 +247,60 @@ func TestTaskCompletionByHand(t *testing.T) {
 	}
 	with := func(extra ...string) []string { return append(slices.Clone(gold), extra...) }
 	cases := []struct {
-		name, answer, stop string
-		calls              []string
-		tc, strict         float64
-		why                string // a reason TC is 0 must contain this
+		name, answer string
+		stop         results.StopReason
+		calls        []string
+		tc, strict   float64
+		why          string // a reason TC is 0 must contain this
 	}{
-		{"the gold", ok, stopAnswer, gold, 1, 1, ""},
-		{"one optional time left out", ok, stopAnswer, []string{
+		{"the gold", ok, results.StopAnswer, gold, 1, 1, ""},
+		{"one optional time left out", ok, results.StopAnswer, []string{
 			"set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`, "drop_timer", `{"timer_id":"TM001"}`,
 			"add_timer", `{"lamp":"LP01"}`, "add_timer", `{"lamp":"LP02","at":"2026-01-01T23:00:00Z"}`}, 1, 1, ""},
-		{"both optional times left out", ok, stopAnswer, []string{
+		{"both optional times left out", ok, results.StopAnswer, []string{
 			"set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`, "drop_timer", `{"timer_id":"TM001"}`,
 			"add_timer", `{"lamp":"LP01"}`, "add_timer", `{"lamp":"LP02"}`}, 1, 0, ""},
-		{"independent creates in the other order", ok, stopAnswer, []string{
+		{"independent creates in the other order", ok, results.StopAnswer, []string{
 			"add_timer", `{"lamp":"LP02","at":"2026-01-01T23:00:00Z"}`, "add_timer", `{"lamp":"LP01","at":"2026-01-01T23:00:00Z"}`,
 			"drop_timer", `{"timer_id":"TM001"}`, "set_lamp", `{"level":40,"lamp_id":"LP02","on":true}`}, 1, 0, ""},
-		{"a row created twice and the copy deleted", ok, stopAnswer, with(
+		{"a row created twice and the copy deleted", ok, results.StopAnswer, with(
 			"add_timer", `{"lamp":"LP02","at":"2026-01-01T23:00:00Z"}`, "drop_timer", `{"timer_id":"TM004"}`), 1, 0, ""},
-		{"a timestamp written in another zone", ok, stopAnswer, []string{
+		{"a timestamp written in another zone", ok, results.StopAnswer, []string{
 			"set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`, "drop_timer", `{"timer_id":"TM001"}`,
 			"add_timer", `{"lamp":"LP01","at":"2026-01-02T00:00:00+01:00"}`, "add_timer", `{"lamp":"LP02"}`}, 1, 0, ""},
 		// Collateral damage.
-		{"a row created twice", ok, stopAnswer, with("add_timer", `{"lamp":"LP02","at":"2026-01-01T23:00:00Z"}`), 0, 0,
+		{"a row created twice", ok, results.StopAnswer, with("add_timer", `{"lamp":"LP02","at":"2026-01-01T23:00:00Z"}`), 0, 0,
 			"created timers TM004, one more than a right solution creates"},
-		{"a row created twice where a count is asked", ok, stopAnswer, with("add_timer", `{"lamp":"LP01","at":"2026-01-01T23:00:00Z"}`), 0, 0,
+		{"a row created twice where a count is asked", ok, results.StopAnswer, with("add_timer", `{"lamp":"LP01","at":"2026-01-01T23:00:00Z"}`), 0, 0,
 			`state condition fails: timer rows where {"lamp":"LP01"} (exactly 1)`},
-		{"a created row replaced by an equally right one", ok, stopAnswer, with("add_timer", `{"lamp":"LP02"}`, "drop_timer", `{"timer_id":"TM003"}`), 1, 0, ""},
-		{"an extra write to a row the task does not touch", ok, stopAnswer, with("set_lamp", `{"lamp_id":"LP01","level":50}`), 0, 0,
+		{"a created row replaced by an equally right one", ok, results.StopAnswer, with("add_timer", `{"lamp":"LP02"}`, "drop_timer", `{"timer_id":"TM003"}`), 1, 0, ""},
+		{"an extra write to a row the task does not touch", ok, results.StopAnswer, with("set_lamp", `{"lamp_id":"LP01","level":50}`), 0, 0,
 			"set lamps LP01 level to 50, which no right solution changes"},
-		{"a wrong value in a field the gold sets", ok, stopAnswer, []string{
+		{"a wrong value in a field the gold sets", ok, results.StopAnswer, []string{
 			"set_lamp", `{"lamp_id":"LP02","on":true,"level":45}`, "drop_timer", `{"timer_id":"TM001"}`,
 			"add_timer", `{"lamp":"LP01"}`, "add_timer", `{"lamp":"LP02"}`}, 0, 0,
 			"set lamps LP02 level to 45; a right solution sets 40"},
-		{"a wrong time on a created row", ok, stopAnswer, []string{
+		{"a wrong time on a created row", ok, results.StopAnswer, []string{
 			"set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`, "drop_timer", `{"timer_id":"TM001"}`,
 			"add_timer", `{"lamp":"LP01","at":"2026-01-01T21:00:00Z"}`, "add_timer", `{"lamp":"LP02"}`}, 0, 0,
 			`created timers TM002 with at = "2026-01-01T21:00:00Z"`},
-		{"a state change everything else rests on, undone", ok, stopAnswer, with("set_lamp", `{"lamp_id":"LP02","on":false,"level":0}`), 0, 0,
+		{"a state change everything else rests on, undone", ok, results.StopAnswer, with("set_lamp", `{"lamp_id":"LP02","on":false,"level":0}`), 0, 0,
 			"state condition fails: lamp LP02"},
-		{"a facts missing", "Done.", stopAnswer, gold, 0, 0, "the answer does not state 80 (hall lamp brightness)"},
-		{"stopped at max turns", ok, stopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
+		{"a facts missing", "Done.", results.StopAnswer, gold, 0, 0, "the answer does not state 80 (hall lamp brightness)"},
+		{"stopped at max turns", ok, results.StopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
 	}
 	for _, c := range cases {
 		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := &Record{FinalAnswer: c.answer, StopReason: c.stop}
+		rec := &results.Record{FinalAnswer: c.answer, StopReason: c.stop}
 		for i := 0; i < len(c.calls); i += 2 {
 			res, err := sess.Call(ctx, c.calls[i], json.RawMessage(c.calls[i+1]))
 			if err != nil || res.IsError {
 				t.Fatalf("%s: call %s %s: %v %+v", c.name, c.calls[i], c.calls[i+1], err, res)
 			}
-			rec.Calls = append(rec.Calls, Call{Tool: c.calls[i], Arguments: json.RawMessage(c.calls[i+1])})
+			rec.Calls = append(rec.Calls, results.Call{Tool: c.calls[i], Arguments: json.RawMessage(c.calls[i+1])})
 		}
 		m, err := Score(rec, g, sess.Store.Snapshot())
 		sess.Close()

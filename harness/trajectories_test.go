@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -58,7 +59,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sess.Close()
-			rec := &Record{FinalAnswer: c.Answer, StopReason: stopAnswer}
+			rec := &results.Record{FinalAnswer: c.Answer, StopReason: results.StopAnswer}
 			for _, call := range c.Calls {
 				tool, _ := call[0].(string)
 				args, _ := json.Marshal(call[1])
@@ -66,7 +67,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				if err != nil || res.IsError {
 					t.Fatalf("call %s %s: %v %+v", tool, args, err, res)
 				}
-				rec.Calls = append(rec.Calls, Call{Tool: tool, Arguments: args})
+				rec.Calls = append(rec.Calls, results.Call{Tool: tool, Arguments: args})
 			}
 			m, err := Score(rec, NewGold(d, s, c.Level, rt, finals), sess.Store.Snapshot())
 			if err != nil {
@@ -150,7 +151,7 @@ func BenchmarkScoreByChanges(b *testing.B) {
 // argument left out, and answers with what the tools returned, as the
 // oracle does. It returns the scenario's gold, the record and the store
 // the calls left.
-func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*Gold, *Record, []byte) {
+func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*Gold, *results.Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	finals, err := Finals(ctx, rt, s)
@@ -162,7 +163,7 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	rec := &Record{StopReason: stopAnswer}
+	rec := &results.Record{StopReason: results.StopAnswer}
 	var outputs []string
 	for _, c := range s.Gold[mcpdomain.L4] {
 		args := map[string]any{}
@@ -176,7 +177,7 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %s %s: %v %+v", s.ID, c.Tool, raw, err, res)
 		}
-		rec.Calls = append(rec.Calls, Call{Tool: c.Tool, Arguments: raw})
+		rec.Calls = append(rec.Calls, results.Call{Tool: c.Tool, Arguments: raw})
 		outputs = append(outputs, res.Text)
 	}
 	rec.FinalAnswer = strings.Join(outputs, "\n")

@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // powerReport is `granite power --json`.
 type powerReport struct {
-	Probe   meter.Probe    `json:"probe"`
-	Meter   string         `json:"meter"`
-	Seconds float64        `json:"seconds"`
-	Reading *meter.Reading `json:"reading,omitempty"`
+	Probe   meter.Probe      `json:"probe"`
+	Meter   string           `json:"meter"`
+	Seconds float64          `json:"seconds"`
+	Reading *results.Reading `json:"reading,omitempty"`
 	// CounterMinusIntegratedPct compares the energy counter with sampled
 	// power integrated over the same window.
 	CounterMinusIntegratedPct *float64 `json:"counter_minus_integrated_pct,omitempty"`

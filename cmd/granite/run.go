@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -108,7 +109,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, m := range ms {
 			fmt.Fprintf(stdout, "  %-40s mean TC %.3f\n", m, sum.TC[m])
 		}
-		fmt.Fprintf(stdout, "results: %s/%s\n", sum.Out, harness.TrialsFile)
+		fmt.Fprintf(stdout, "results: %s/%s\n", sum.Out, results.TrialsFile)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -138,7 +139,7 @@ func narrow(what string, have []string, list string) ([]string, error) {
 	return out, nil
 }
 
-func domainsOf(cfg *harness.Config, spec *speclang.Spec) []string {
+func domainsOf(cfg *results.Config, spec *speclang.Spec) []string {
 	if len(cfg.Domains) > 0 {
 		return cfg.Domains
 	}
@@ -172,12 +173,12 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
-	sum, err := harness.Merge(*out, fset.Args())
+	sum, err := results.Merge(*out, fset.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "granite %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", strings.Join(sum.Shards, ", "), sum.Records, sum.Grid, *out, harness.TrialsFile)
+	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", strings.Join(sum.Shards, ", "), sum.Records, sum.Grid, *out, results.TrialsFile)
 	if sum.Missing > 0 {
 		fmt.Fprintf(stdout, "warning: %d trials of the grid are in no shard; run the missing shards (or --resume unfinished ones) and merge again\n", sum.Missing)
 	}

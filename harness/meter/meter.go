@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // Names of the meters.
@@ -61,7 +63,7 @@ type Meter interface {
 	// Mark notes the start of a trial.
 	Mark() Mark
 	// Since measures from a mark to now.
-	Since(Mark) Reading
+	Since(Mark) results.Reading
 	// IdleW is the power measured before the first trial (0: unknown).
 	IdleW() float64
 	// Latest returns the newest sample of each device, for live metrics.
@@ -88,48 +90,6 @@ type Sample struct {
 	SMClockMHz float64   `json:"sm_clock_mhz"`
 	// EnergyJ is the device's energy counter at T (NaN: none).
 	EnergyJ float64 `json:"-"`
-}
-
-// Reading is one trial's energy and telemetry.
-type Reading struct {
-	// Meter is the meter that measured the trial: nvml, rapl or none.
-	Meter string `json:"meter"`
-	// EnergyJ is the trial's energy over all devices; nil without a meter.
-	EnergyJ *float64 `json:"energy_j"`
-	// Estimated is set when any device's energy was integrated from
-	// sampled power instead of read from its counter; Method says how.
-	Estimated bool   `json:"estimated"`
-	Method    string `json:"method,omitempty"`
-	// IntegratedJ is sampled power integrated over the window, kept beside
-	// a counter reading so the two can be compared (nil when not sampled).
-	IntegratedJ *float64 `json:"integrated_j,omitempty"`
-	// IdleW is the idle power measured before the run, for net energy.
-	IdleW   float64         `json:"idle_w,omitempty"`
-	Devices []DeviceReading `json:"devices,omitempty"`
-	// Telemetry summarises the samples in the trial's window.
-	Telemetry *Telemetry `json:"telemetry,omitempty"`
-	Errors    []string   `json:"errors,omitempty"`
-}
-
-// DeviceReading is one device's share of a trial.
-type DeviceReading struct {
-	Index     int     `json:"index"`
-	Name      string  `json:"name"`
-	EnergyJ   float64 `json:"energy_j"`
-	Estimated bool    `json:"estimated"`
-	Error     string  `json:"error,omitempty"`
-}
-
-// Telemetry summarises samples.
-type Telemetry struct {
-	Samples        int     `json:"samples"`
-	MeanPowerW     float64 `json:"mean_power_w"`
-	MaxPowerW      float64 `json:"max_power_w"`
-	MeanGPUUtil    float64 `json:"mean_gpu_util_pct"`
-	MeanMemUtil    float64 `json:"mean_mem_util_pct"`
-	MaxMemUsedMiB  float64 `json:"max_mem_used_mib"`
-	MaxTempC       float64 `json:"max_temp_c"`
-	MeanSMClockMHz float64 `json:"mean_sm_clock_mhz"`
 }
 
 // Open returns the meter the options ask for. auto takes NVML when the
@@ -172,11 +132,11 @@ func (n none) Describe() string {
 	}
 	return "meter: none (" + strings.Join(n.why, "; ") + ")"
 }
-func (none) Mark() Mark         { return Mark{T: time.Now()} }
-func (none) Since(Mark) Reading { return Reading{Meter: None} }
-func (none) IdleW() float64     { return 0 }
-func (none) Latest() []Sample   { return nil }
-func (none) Close() error       { return nil }
+func (none) Mark() Mark                 { return Mark{T: time.Now()} }
+func (none) Since(Mark) results.Reading { return results.Reading{Meter: None} }
+func (none) IdleW() float64             { return 0 }
+func (none) Latest() []Sample           { return nil }
+func (none) Close() error               { return nil }
 
 // deviceErrors keeps each device's first error, which every later
 // reading reports: a failing device is reported, never fatal.
@@ -198,7 +158,7 @@ func (e *deviceErrors) note(device int, msg string) {
 
 // attach adds the errors to a reading, in device order, and to the
 // readings of the devices they belong to.
-func (e *deviceErrors) attach(r *Reading) {
+func (e *deviceErrors) attach(r *results.Reading) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for k := range r.Devices {
@@ -214,11 +174,11 @@ func (e *deviceErrors) attach(r *Reading) {
 
 // summarise computes telemetry over samples (of all devices; power is
 // the sum over devices at each sample time, utilisation the mean).
-func summarise(samples []Sample) *Telemetry {
+func summarise(samples []Sample) *results.Telemetry {
 	if len(samples) == 0 {
 		return nil
 	}
-	t := &Telemetry{Samples: len(samples)}
+	t := &results.Telemetry{Samples: len(samples)}
 	type slot struct {
 		power float64
 		n     int

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // counterPeriod is how often NVML refreshes the total-energy counter; a
@@ -155,11 +156,11 @@ func (m *nvmlMeter) Mark() Mark { return Mark{T: m.now(), counters: m.counters()
 // Since measures a trial: each device's counter delta when the counter is
 // supported and the window spans at least three counter updates, else its
 // sampled power integrated over the window (and the reading says so).
-func (m *nvmlMeter) Since(mk Mark) Reading {
+func (m *nvmlMeter) Since(mk Mark) results.Reading {
 	end := m.now()
 	endC := m.counters()
 	samples := m.s.window(mk.T, end)
-	r := Reading{Meter: NVML, IdleW: m.idle}
+	r := results.Reading{Meter: NVML, IdleW: m.idle}
 	total, integrated := 0.0, 0.0
 	integratedOK := true
 	var methods []string
@@ -173,7 +174,7 @@ func (m *nvmlMeter) Since(mk Mark) Reading {
 		ie, ierr := trapezoid(own, mk.T, end)
 		integrated += ie
 		integratedOK = integratedOK && ierr == nil
-		d := DeviceReading{Index: g.index, Name: g.name}
+		d := results.DeviceReading{Index: g.index, Name: g.name}
 		start, stop := math.NaN(), endC[i]
 		if i < len(mk.counters) {
 			start = mk.counters[i]

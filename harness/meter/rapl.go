@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 // raplZone is one top-level powercap zone (a CPU package): its
@@ -154,12 +156,12 @@ func (m *raplMeter) Mark() Mark {
 
 // Since is the counter delta of every zone (RAPL counters update about
 // every millisecond, so any window is exact), wraps included.
-func (m *raplMeter) Since(mk Mark) Reading {
+func (m *raplMeter) Since(mk Mark) results.Reading {
 	end := m.now()
-	r := Reading{Meter: RAPL, IdleW: m.idle, Method: "energy counter delta"}
+	r := results.Reading{Meter: RAPL, IdleW: m.idle, Method: "energy counter delta"}
 	total := 0.0
 	for i, z := range m.zones {
-		d := DeviceReading{Index: z.index, Name: z.name}
+		d := results.DeviceReading{Index: z.index, Name: z.name}
 		c := m.counter(z)
 		if i < len(mk.counters) && !math.IsNaN(mk.counters[i]) && !math.IsNaN(c) {
 			d.EnergyJ = delta(mk.counters[i], c, z.max)

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/meter"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
 	"gonum.org/v1/plot"
 )
 
@@ -45,19 +45,19 @@ func (s trialSet) write(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
-	man := &harness.Manifest{Experiment: "edge", ConfigHash: "0000000000000000", Shard: "0/1", Meter: "none",
-		Config: &harness.Config{Name: "edge", Repetitions: s.reps}, Models: map[string]harness.ModelInfo{}}
+	man := &results.Manifest{Experiment: "edge", ConfigHash: "0000000000000000", Shard: "0/1", Meter: "none",
+		Config: &results.Config{Name: "edge", Repetitions: s.reps}, Models: map[string]results.ModelInfo{}}
 	if s.energy {
 		man.Meter = meter.NVML
 	}
-	levels := []mcpdomain.Level{""}
+	levels := []level.Level{""}
 	if !s.artifacts {
-		levels = mcpdomain.Levels[:s.levels]
+		levels = level.Levels[:s.levels]
 		man.Config.Granularities = levels
 	}
 	var lines []byte
 	n := 0
-	add := func(rec harness.Record) {
+	add := func(rec results.Record) {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +68,7 @@ func (s trialSet) write(t testing.TB) string {
 		model := fmt.Sprintf("m%d:%db", mi, mi+1)
 		man.Config.Models = append(man.Config.Models, model)
 		if s.sized {
-			man.Models[model] = harness.ModelInfo{Parameters: float64(mi+1) * 1e9, Quantization: "Q4_K_M"}
+			man.Models[model] = results.ModelInfo{Parameters: float64(mi+1) * 1e9, Quantization: "Q4_K_M"}
 		}
 		for _, l := range levels {
 			for sc := range s.scenarios {
@@ -86,41 +86,41 @@ func (s trialSet) write(t testing.TB) string {
 	if s.noConfig {
 		man.Config = nil
 	}
-	if err := os.WriteFile(filepath.Join(dir, harness.TrialsFile), lines, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.TrialsFile), lines, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b, err := json.Marshal(man)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, harness.ManifestFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.ManifestFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
 // record is one trial of the set.
-func (s trialSet) record(rng *rand.Rand, model string, mi int, l mcpdomain.Level, sc, rep, index int) harness.Record {
+func (s trialSet) record(rng *rand.Rand, model string, mi int, l level.Level, sc, rep, index int) results.Record {
 	scenario, diff := fmt.Sprintf("d1-%03d", sc+1), []string{"easy", "medium", "hard"}[sc%3]
 	id := fmt.Sprintf("%s/%s/%s/r%d", model, scenario, l, rep)
-	rec := harness.Record{TrialID: id, Index: index, Experiment: "edge", Model: model, Agent: "ollama", Domain: "d1",
+	rec := results.Record{TrialID: id, Index: index, Experiment: "edge", Model: model, Agent: "ollama", Domain: "d1",
 		Level: l, Scenario: scenario, Difficulty: diff, Repetition: rep, StopReason: "answer"}
 	if s.artifacts {
 		rec.TrialID = fmt.Sprintf("%s/x-%d/r%d", model, sc, rep)
 		rec.Domain, rec.Difficulty, rec.Artifacts = "tools:x.json", []string{"simple", "complex"}[sc%2], "x.jsonl"
 	}
 	wall := s.wall * float64(mi+1) * (0.9 + 0.2*rng.Float64())
-	m := &harness.Metrics{WallS: wall, ToolCalls: 1 + rng.IntN(4), F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64()}
+	m := &results.Metrics{WallS: wall, ToolCalls: 1 + rng.IntN(4), F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64()}
 	if rng.Float64() < 0.6 {
 		m.TC = 1
 	}
 	if s.failed {
-		rec.StopReason, rec.ErrorClass = "error", harness.ErrTransport
-		m = &harness.Metrics{WallS: wall, ZeroToolCall: true}
+		rec.StopReason, rec.ErrorClass = "error", results.ErrTransport
+		m = &results.Metrics{WallS: wall, ZeroToolCall: true}
 	}
 	if e := wall * 50; s.energy && !math.IsInf(e, 0) {
 		m.EnergyJ = &e
-		rec.Energy = &meter.Reading{Meter: meter.NVML, EnergyJ: &e, Telemetry: &meter.Telemetry{Samples: 1, MeanGPUUtil: 40}}
+		rec.Energy = &results.Reading{Meter: meter.NVML, EnergyJ: &e, Telemetry: &results.Telemetry{Samples: 1, MeanGPUUtil: 40}}
 	}
 	rec.Metrics = m
 	return rec

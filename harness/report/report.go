@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpgranite/granite/harness"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // Seed is the default seed of the bootstrap; reports are reproducible.
@@ -22,17 +22,17 @@ const SmallModel = 8e9
 // Results is a results folder: its manifest and its trial records.
 type Results struct {
 	Dir      string
-	Manifest *harness.Manifest
-	Records  []harness.Record
+	Manifest *results.Manifest
+	Records  []results.Record
 }
 
 // Load reads a results folder, finished or not.
 func Load(dir string) (*Results, error) {
-	man, err := harness.ReadManifest(dir)
+	man, err := results.ReadManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (expected a folder granite run or merge wrote)", dir, err)
 	}
-	recs, _, err := harness.ReadJournal(filepath.Join(dir, harness.TrialsFile))
+	recs, _, err := results.ReadJournal(filepath.Join(dir, results.TrialsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ type Report struct {
 	// planned.
 	Covered, Planned int
 	Models           []string
-	Levels           []mcpdomain.Level
+	Levels           []level.Level
 	Tables           []*Table
 	// Notes are sentences the report must say (what could not be
 	// computed, and why).
@@ -68,7 +68,7 @@ type Report struct {
 // row is one scored trial, flattened.
 type row struct {
 	model, domain, scenario, difficulty string
-	level                               mcpdomain.Level
+	level                               level.Level
 	rep                                 int
 	// tc is TC judged by the task, tcs the strict byte-equal store;
 	// arg is ArgAcc aligning k-th calls, aarg action ArgAcc's best
@@ -82,7 +82,7 @@ type row struct {
 	params                                   float64 // 0 unknown
 	quant                                    string
 	// verdicts are an artifact trial's assertion outcomes.
-	verdicts []harness.Verdict
+	verdicts []results.Verdict
 }
 
 // Build computes every table. seed 0 takes the default.
@@ -123,7 +123,7 @@ func Build(res *Results, seed uint64) *Report {
 		}
 		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
-			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: rec.ErrorClass, timeout: m.Timeout,
+			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
 			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions})
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
@@ -153,7 +153,7 @@ func Build(res *Results, seed uint64) *Report {
 			r.Models = append(r.Models, m)
 		}
 	}
-	for _, l := range mcpdomain.Levels {
+	for _, l := range level.Levels {
 		if slices.ContainsFunc(r.rows, func(x row) bool { return x.level == l }) {
 			r.Levels = append(r.Levels, l)
 		}
@@ -202,7 +202,7 @@ func plural(n int, one, many string) string {
 // plan is checked as far as the config fixes it: the model, level,
 // domain, scenario and repetition, the shard, and that the trial id is
 // the one Plan gives those. Without a config nothing can be checked.
-func notPlanned(man *harness.Manifest, rec *harness.Record) string {
+func notPlanned(man *results.Manifest, rec *results.Record) string {
 	cfg := man.Config
 	if cfg == nil {
 		return ""
@@ -350,18 +350,18 @@ func (r *Report) byLevel() *Table {
 	}
 	t := &Table{Name: "by_level", Title: "By level, with paired bootstrap tests against L4 (BH-adjusted p)", Header: append(header, "sig")}
 	type test struct {
-		level mcpdomain.Level
+		level level.Level
 		m     int
 		p     Paired
 	}
 	var tests []test
 	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
 	base := map[string]row{}
-	for _, x := range r.where(func(x row) bool { return x.level == mcpdomain.L4 }) {
+	for _, x := range r.where(func(x row) bool { return x.level == level.L4 }) {
 		base[key(x)] = x
 	}
 	for _, l := range r.Levels {
-		if l == mcpdomain.L4 {
+		if l == level.L4 {
 			continue
 		}
 		for mi, m := range levelTests {
@@ -401,7 +401,7 @@ func (r *Report) byLevel() *Table {
 				}
 			}
 		}
-		if l == mcpdomain.L4 {
+		if l == level.L4 {
 			sig = "ref"
 		}
 		t.Rows = append(t.Rows, append(append(line, cells...), sig))
@@ -572,7 +572,7 @@ func (r *Report) bestLevel() *Table {
 		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto"}}
 	type pt struct {
 		m    string
-		l    mcpdomain.Level
+		l    level.Level
 		tc   float64
 		wall float64
 		eff  []any

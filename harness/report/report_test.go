@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/meter"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // synthetic writes a results folder shaped like the paper's run: 9 models
@@ -36,24 +36,24 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 		{"h3:3b", "3.2B", "Q4_K_M"}, {"m3:8b", "8.0B", "Q4_K_M"}, {"x2:8b", "8.0B", "Q3_K_M"},
 		{"mn:12b", "12.2B", "Q4_0"}, {"q3:14b", "14.8B", "Q6_K"}, {"go:20b", "20.9B", "MXFP4"},
 	}
-	man := &harness.Manifest{Experiment: "synthetic", ConfigHash: "feedfacecafebeef", Shard: "0/1", Meter: "nvml",
-		Config: &harness.Config{Name: "synthetic"}, Models: map[string]harness.ModelInfo{}}
+	man := &results.Manifest{Experiment: "synthetic", ConfigHash: "feedfacecafebeef", Shard: "0/1", Meter: "nvml",
+		Config: &results.Config{Name: "synthetic"}, Models: map[string]results.ModelInfo{}}
 	for _, m := range models {
 		man.Config.Models = append(man.Config.Models, m.name)
-		man.Models[m.name] = harness.ModelInfo{ParameterSize: m.size, Parameters: harness.ParseSize(m.size), Quantization: m.quant}
+		man.Models[m.name] = results.ModelInfo{ParameterSize: m.size, Parameters: results.ParseSize(m.size), Quantization: m.quant}
 	}
 	domains := []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"}
-	levelEffect := map[mcpdomain.Level]float64{mcpdomain.L4: 0, mcpdomain.L3: 0.5, mcpdomain.L2: -0.2, mcpdomain.L1: -0.6}
+	levelEffect := map[level.Level]float64{level.L4: 0, level.L3: 0.5, level.L2: -0.2, level.L1: -0.6}
 	rng := rand.New(rand.NewPCG(1, 2))
-	f, err := os.Create(filepath.Join(dir, harness.TrialsFile))
+	f, err := os.Create(filepath.Join(dir, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := 0
 	for mi, m := range models {
-		size := harness.ParseSize(m.size)
+		size := results.ParseSize(m.size)
 		for _, d := range domains {
-			for _, l := range mcpdomain.Levels {
+			for _, l := range level.Levels {
 				for s := 1; s <= 9; s++ {
 					diff := []string{"easy", "medium", "hard"}[(s-1)/3]
 					for rep := 1; rep <= 3; rep++ {
@@ -65,11 +65,11 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 						wall := 2 + size/1e9*8*(0.8+0.4*rng.Float64())
 						energy := wall * (40 + 3*float64(mi))
 						calls := rng.IntN(8)
-						rec := harness.Record{TrialID: fmt.Sprintf("%s/%s-%03d/%s/r%d", m.name, d, s, l, rep), Index: i, Experiment: "synthetic",
+						rec := results.Record{TrialID: fmt.Sprintf("%s/%s-%03d/%s/r%d", m.name, d, s, l, rep), Index: i, Experiment: "synthetic",
 							Model: m.name, Agent: "ollama", Domain: d, Level: l, Scenario: fmt.Sprintf("%s-%03d", d, s), Difficulty: diff, Repetition: rep,
 							StopReason: "answer", PromptTokens: 500 + calls*100, CompletionTokens: 40 + calls*10,
-							Energy: &meter.Reading{Meter: meter.NVML, EnergyJ: &energy, Telemetry: &meter.Telemetry{Samples: 10, MeanPowerW: energy / wall, MeanGPUUtil: 30 + 5*float64(mi)}},
-							Metrics: &harness.Metrics{TC: tc, F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64(), ZeroToolCall: calls == 0,
+							Energy: &results.Reading{Meter: meter.NVML, EnergyJ: &energy, Telemetry: &results.Telemetry{Samples: 10, MeanPowerW: energy / wall, MeanGPUUtil: 30 + 5*float64(mi)}},
+							Metrics: &results.Metrics{TC: tc, F1: rng.Float64(), ActionF1: rng.Float64(), ArgAcc: rng.Float64(), ZeroToolCall: calls == 0,
 								WallS: wall, EnergyJ: &energy, ToolCalls: calls}}
 						// The strict TC fails one success in five; action
 						// ArgAcc forgives some order. Neither draws from rng,
@@ -79,7 +79,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 						}
 						rec.Metrics.ActionArgAcc = math.Min(1, rec.Metrics.ArgAcc+0.1)
 						if rng.IntN(20) == 0 {
-							rec.ErrorClass = []string{harness.ErrMalformed, harness.ErrSchema, harness.ErrTimeout}[rng.IntN(3)]
+							rec.ErrorClass = []results.ErrorClass{results.ErrMalformed, results.ErrSchema, results.ErrTimeout}[rng.IntN(3)]
 						}
 						if keep(i) {
 							b, _ := json.Marshal(rec)
@@ -96,7 +96,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 	}
 	man.Trials, man.Grid = i, i
 	b, _ := json.Marshal(man)
-	if err := os.WriteFile(filepath.Join(dir, harness.ManifestFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.ManifestFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -340,16 +340,16 @@ func BenchmarkReport(b *testing.B) {
 func TestReportOnArtifactTrials(t *testing.T) {
 	dir := t.TempDir()
 	models := []string{"a:1b", "b:3b", "c:8b", "d:14b"}
-	man := &harness.Manifest{Experiment: "arts", ConfigHash: "0123456789abcdef", Shard: "0/1", Meter: "none",
-		Config: &harness.Config{Name: "arts", Models: models}, Models: map[string]harness.ModelInfo{}}
-	f, err := os.Create(filepath.Join(dir, harness.TrialsFile))
+	man := &results.Manifest{Experiment: "arts", ConfigHash: "0123456789abcdef", Shard: "0/1", Meter: "none",
+		Config: &results.Config{Name: "arts", Models: models}, Models: map[string]results.ModelInfo{}}
+	f, err := os.Create(filepath.Join(dir, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	i := 0
 	for mi, m := range models {
-		man.Models[m] = harness.ModelInfo{Parameters: float64(mi+1) * 1e9, Quantization: []string{"Q4_K_M", "Q8_0", "Q6_K", "Q4_0"}[mi]}
+		man.Models[m] = results.ModelInfo{Parameters: float64(mi+1) * 1e9, Quantization: []string{"Q4_K_M", "Q8_0", "Q6_K", "Q4_0"}[mi]}
 		for a := range 40 {
 			tier := []string{"simple", "complex"}[a%2]
 			pass := rng.Float64() < 0.2+0.15*float64(mi)
@@ -357,10 +357,10 @@ func TestReportOnArtifactTrials(t *testing.T) {
 			if pass {
 				tc = 1
 			}
-			rec := harness.Record{TrialID: fmt.Sprintf("%s/x-%d/r1", m, a), Index: i, Model: m, Agent: "ollama", Domain: "tools:x.json",
+			rec := results.Record{TrialID: fmt.Sprintf("%s/x-%d/r1", m, a), Index: i, Model: m, Agent: "ollama", Domain: "tools:x.json",
 				Scenario: fmt.Sprintf("x-%d", a), Difficulty: tier, Repetition: 1, Artifacts: "x.jsonl",
-				Assertions: []harness.Verdict{{Kind: "tool_call", Tool: "t", Severity: "blocker", Passed: pass}, {Kind: "output_schema", Tool: "t", Severity: "warning", Passed: true}},
-				Metrics:    &harness.Metrics{TC: tc, F1: tc, ArgAcc: tc, WallS: 1}}
+				Assertions: []results.Verdict{{Kind: "tool_call", Tool: "t", Severity: "blocker", Passed: pass}, {Kind: "output_schema", Tool: "t", Severity: "warning", Passed: true}},
+				Metrics:    &results.Metrics{TC: tc, F1: tc, ArgAcc: tc, WallS: 1}}
 			b, _ := json.Marshal(rec)
 			f.Write(append(b, '\n'))
 			i++
@@ -369,7 +369,7 @@ func TestReportOnArtifactTrials(t *testing.T) {
 	f.Close()
 	man.Trials, man.Grid = i, i
 	b, _ := json.Marshal(man)
-	if err := os.WriteFile(filepath.Join(dir, harness.ManifestFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.ManifestFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r, out, _ := writeReport(t, dir)
@@ -401,7 +401,7 @@ func TestReportOnArtifactTrials(t *testing.T) {
 // TestMarkdownPValues: report.md never prints a p-value as 0; a p that
 // underflowed (a logistic z past 37) prints as the bound it is below.
 func TestMarkdownPValues(t *testing.T) {
-	r := &Report{Results: &Results{Manifest: &harness.Manifest{Experiment: "p"}}, Tables: []*Table{{
+	r := &Report{Results: &Results{Manifest: &results.Manifest{Experiment: "p"}}, Tables: []*Table{{
 		Name: "t", Title: "T", Header: []string{"term", "p", "d_tc", "p_tc", "rho"},
 		Rows: [][]any{{"a", 0.0, 0.0, 2.0 / (Resamples + 1), 0.0}, {"b", 0.5, 0.25, 1.0, 1.0}},
 	}}}
@@ -481,7 +481,7 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 		}, 24, "1 record is not a trial of run.json's plan and left out of every table (the first, ghost:7b/d1-001/L4/r1: model ghost:7b is not in the config)", ""},
 		{"a level the config lacks", base, func(res *Results) {
 			rec := res.Records[0]
-			rec.TrialID, rec.Level = "m0:1b/d1-001/L1/r1", mcpdomain.L1
+			rec.TrialID, rec.Level = "m0:1b/d1-001/L1/r1", level.L1
 			res.Records = append(res.Records, rec)
 		}, 24, "(the first, m0:1b/d1-001/L1/r1: level L1 is not in the config)", ""},
 		{"an id that does not name its trial", base, func(res *Results) {
@@ -491,7 +491,7 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 		}, 24, "(the first, m0:1b/other/L4/r1: its id does not name its model, scenario, level and repetition)", ""},
 		{"another shard's trial", base, func(res *Results) {
 			res.Manifest.Shard, res.Manifest.Trials = "1/2", 12
-			var keep []harness.Record
+			var keep []results.Record
 			for _, r := range res.Records {
 				if r.Index%2 == 1 || r.Index == 0 {
 					keep = append(keep, r)

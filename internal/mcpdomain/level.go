@@ -1,35 +1,23 @@
 package mcpdomain
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/mcpgranite/granite/internal/level"
 
 // Level is a tool granularity level: L4 exposes one tool per atomic
-// operation, L1 a single tool for the whole domain.
-type Level string
+// operation, L1 a single tool for the whole domain. It is defined in the
+// leaf package level, which readers of results import without this
+// runtime.
+type Level = level.Level
 
 // The four levels, finest first.
 const (
-	L4 Level = "L4"
-	L3 Level = "L3"
-	L2 Level = "L2"
-	L1 Level = "L1"
+	L4 = level.L4
+	L3 = level.L3
+	L2 = level.L2
+	L1 = level.L1
 )
 
 // Levels lists every level, finest first.
-var Levels = []Level{L4, L3, L2, L1}
+var Levels = level.Levels
 
 // ParseLevel accepts "L4".."L1" (case-insensitive) or "4".."1".
-func ParseLevel(s string) (Level, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	if !strings.HasPrefix(t, "L") {
-		t = "L" + t
-	}
-	for _, l := range Levels {
-		if Level(t) == l {
-			return l, nil
-		}
-	}
-	return "", fmt.Errorf("unknown level %q: want one of L4, L3, L2, L1", s)
-}
+func ParseLevel(s string) (Level, error) { return level.Parse(s) }

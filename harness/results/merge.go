@@ -1,4 +1,4 @@
-package harness
+package results
 
 import (
 	"fmt"
@@ -66,11 +66,11 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 			return nil, fmt.Errorf("merge: the output folder %s is one of the shards", out)
 		}
 	}
-	lock, err := lockOut(out)
+	lock, err := LockOut(out)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	defer lock.release()
+	defer lock.Release()
 	if _, err := os.Stat(filepath.Join(out, TrialsFile)); err == nil {
 		return nil, fmt.Errorf("merge: %s already holds %s; choose an empty folder", out, TrialsFile)
 	}
@@ -106,7 +106,7 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 		// tables need every model of the merged run.
 		maps.Copy(m.Models, dm.Models)
 	}
-	if err := writeManifest(out, &m); err != nil {
+	if err := WriteManifest(out, &m); err != nil {
 		return nil, err
 	}
 	return &MergeSummary{Shards: names, Records: len(all), Grid: first.Grid, Missing: first.Grid - len(all)}, nil

@@ -1,4 +1,4 @@
-package harness
+package results
 
 import (
 	"fmt"
@@ -16,15 +16,15 @@ import (
 // PID written inside only tells a person who holds it.
 const LockFile = ".lock"
 
-// outLock is a held lock of an output folder.
-type outLock struct {
+// Lock is a held lock of an output folder.
+type Lock struct {
 	fl *flock.Flock
 }
 
-// lockOut creates dir if needed and locks it, or says which process
+// LockOut creates dir if needed and locks it, or says which process
 // holds it. It never waits: a second run on the same folder is a mistake
 // to show at once, not a queue.
-func lockOut(dir string) (*outLock, error) {
+func LockOut(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -48,15 +48,15 @@ func lockOut(dir string) (*outLock, error) {
 	// lock. A PID left by a killed run names no holder: the next run
 	// takes the lock and writes its own.
 	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-	return &outLock{fl: fl}, nil
+	return &Lock{fl: fl}, nil
 }
 
-// release empties the PID, so that it cannot name an unrelated process
+// Release empties the PID, so that it cannot name an unrelated process
 // later, and unlocks. The file stays: removing it would let a run that
 // opened it just before lock a file no later run can see. Errors are
 // dropped: a lock that fails to unlock is released when the process ends,
-// which is soon after every caller's release.
-func (l *outLock) release() {
+// which is soon after every caller's Release.
+func (l *Lock) Release() {
 	_ = os.Truncate(l.fl.Path(), 0)
 	_ = l.fl.Unlock()
 }

@@ -1,0 +1,59 @@
+package results
+
+import (
+	"time"
+
+	"github.com/mcpgranite/granite/internal/level"
+)
+
+// Config is one experiment, as run.json records it. Zero fields take the
+// documented defaults in harness.LoadConfig, which reads it.
+type Config struct {
+	Name                string        `json:"name"`
+	Description         string        `json:"description,omitempty"`
+	Models              []string      `json:"models"`
+	Domains             []string      `json:"domains,omitempty"`
+	Scenarios           []string      `json:"scenarios,omitempty"`
+	Granularities       []level.Level `json:"granularities,omitempty"`
+	Repetitions         int           `json:"repetitions"`
+	MaxAgentTurns       int           `json:"max_agent_turns"`
+	AgentTimeoutSeconds float64       `json:"agent_timeout_seconds"`
+	Temperature         float64       `json:"temperature"`
+	MaxTokens           int           `json:"max_tokens"`
+	NumCtx              int           `json:"num_ctx"`
+	KeepAlive           string        `json:"keep_alive"`
+	Seed                int           `json:"seed"`
+	Stream              *bool         `json:"stream,omitempty"`
+	Ollama              OllamaConfig  `json:"ollama"`
+	Meter               string        `json:"meter"`
+	MeterIntervalMS     int           `json:"meter_interval_ms,omitempty"`
+	GPUs                []int         `json:"gpus,omitempty"`
+	PowercapRoot        string        `json:"powercap_root,omitempty"`
+	Output              string        `json:"output"`
+	// Artifacts makes this an artifact run: models x artifacts x
+	// repetitions, each artifact on a replay server (see harness.LoadArtifacts).
+	Artifacts     string `json:"artifacts,omitempty"`
+	ArtifactTools string `json:"artifact_tools,omitempty"`
+}
+
+// OllamaConfig says where Ollama runs.
+type OllamaConfig struct {
+	Host  string   `json:"host,omitempty"`
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// Timeout is the wall-clock limit of one trial.
+func (c *Config) Timeout() time.Duration {
+	return time.Duration(c.AgentTimeoutSeconds * float64(time.Second))
+}
+
+// Streaming reports whether replies are streamed.
+func (c *Config) Streaming() bool { return c.Stream == nil || *c.Stream }
+
+// HostList returns the Ollama hosts, one worker each.
+func (c *Config) HostList() []string {
+	if len(c.Ollama.Hosts) > 0 {
+		return c.Ollama.Hosts
+	}
+	return []string{c.Ollama.Host}
+}

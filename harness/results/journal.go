@@ -1,0 +1,238 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+)
+
+const (
+	// TrialsFile is the journal's name in the output folder.
+	TrialsFile    = "trials.jsonl"
+	journalBuffer = 256
+)
+
+// Journal appends records to trials.jsonl. Each record is one write of one
+// whole line, and the file is synced before a record counts as recorded,
+// so a run killed at any moment leaves only whole records (and at worst
+// one partial last line, which ReadJournal drops).
+//
+// Appends are queued for a writer goroutine. Its first failed write or
+// sync (a full disk) ends the journal: later appends return that error at
+// once, and failed is closed, so that a runner can stop feeding trials
+// whose records could not be kept.
+type Journal struct {
+	path   string
+	f      JournalFile
+	in     chan []byte
+	done   chan error
+	failed chan struct{}
+	err    error // the failure; set before failed is closed, never after
+	once   sync.Once
+	closed error // what Close returns
+}
+
+// JournalFile is what a Journal writes to: the journal's *os.File, or in
+// tests a disk that fills up (see OpenJournalOn).
+type JournalFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// OpenJournal opens path for appending after dropping a partial last line.
+// It returns the records already there. The caller holds the folder's
+// lock (LockOut), as Run and Merge do: nothing else may write the file
+// between the drop and the appends.
+func OpenJournal(path string) (*Journal, []Record, error) {
+	return OpenJournalOn(path, nil)
+}
+
+// OpenJournalOn is OpenJournal with the file passed through disk when
+// that is not nil: a test hook, for disks that fail.
+func OpenJournalOn(path string, disk func(*os.File) JournalFile) (*Journal, []Record, error) {
+	recs, good, err := ReadJournal(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, nil, err
+	default:
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.Size() > good {
+			if err := os.Truncate(path, good); err != nil {
+				return nil, nil, fmt.Errorf("drop the partial last line of %s: %w", path, err)
+			}
+		}
+	}
+	// O_APPEND: every write lands at the end of the file as it is then,
+	// never at an offset this process remembers, so even a writer that
+	// bypassed the lock could not overwrite records.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	var jf JournalFile = f
+	if disk != nil {
+		jf = disk(f)
+	}
+	j := &Journal{path: path, f: jf, in: make(chan []byte, journalBuffer), done: make(chan error, 1), failed: make(chan struct{})}
+	go j.loop()
+	return j, recs, nil
+}
+
+// loop writes queued lines, syncing once per batch (group commit). After a
+// failure it writes nothing more, only drains the queue: a failed write
+// may leave part of a line, harmless as the last line (ReadJournal drops
+// it) but damage if whole lines followed it.
+func (j *Journal) loop() {
+	failed := false
+	for line := range j.in {
+		if failed {
+			continue
+		}
+		err := j.write(line)
+		for more := true; more && err == nil; {
+			select {
+			case l, ok := <-j.in:
+				if !ok {
+					more = false
+					break
+				}
+				err = j.write(l)
+			default:
+				more = false
+			}
+		}
+		if err != nil { // told before the sync, which may take a while
+			j.fail(err)
+			failed = true
+		}
+		// Synced even after a failed write, which keeps the whole lines
+		// before it (a partial one is dropped when the journal reopens).
+		if err := j.f.Sync(); err != nil && !failed {
+			j.fail(j.pathError("sync", err))
+			failed = true
+		}
+	}
+	cerr := j.f.Close()
+	switch {
+	case failed:
+		j.done <- j.err
+	case cerr != nil:
+		j.done <- j.pathError("close", cerr)
+	default:
+		j.done <- nil
+	}
+}
+
+// fail ends the journal with err, for Append and for runners watching
+// failed.
+func (j *Journal) fail(err error) {
+	j.err = err
+	close(j.failed)
+}
+
+func (j *Journal) write(line []byte) error {
+	if _, err := j.f.Write(line); err != nil {
+		return j.pathError("write", err)
+	}
+	return nil
+}
+
+// pathError names the journal's file whatever wrote it, unwrapping the
+// *fs.PathError of an *os.File so that the path is not said twice.
+func (j *Journal) pathError(op string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &fs.PathError{Op: op, Path: j.path, Err: err}
+}
+
+// Append queues a record; it is on disk once Close returns nil. Once a
+// write has failed, Append returns that error and queues nothing.
+func (j *Journal) Append(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("trial %s: %w", r.TrialID, err)
+	}
+	select {
+	case <-j.failed: // checked first: a free queue would otherwise hide it
+		return j.err
+	default:
+	}
+	select {
+	case j.in <- append(b, '\n'):
+		return nil
+	case <-j.failed:
+		return j.err
+	}
+}
+
+// Failed is closed when the journal's first write or sync fails; Err
+// then returns that failure.
+func (j *Journal) Failed() <-chan struct{} { return j.failed }
+
+// Err is the failure that ended the journal, or nil while it has not
+// failed.
+func (j *Journal) Err() error {
+	select {
+	case <-j.failed:
+		return j.err
+	default:
+		return nil
+	}
+}
+
+// Close flushes, syncs and closes the journal. It returns the first failed
+// write or sync, if any, and returns the same again when called again.
+func (j *Journal) Close() error {
+	j.once.Do(func() {
+		close(j.in)
+		j.closed = <-j.done
+	})
+	return j.closed
+}
+
+// ReadJournal reads the whole records of a trials.jsonl and the byte
+// length they span. A last line without its newline, or one that is not a
+// JSON object, is the remains of a killed write and is not counted;
+// damage anywhere else is an error. The first record of a trial id wins.
+func ReadJournal(path string) ([]Record, int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []Record
+	seen := map[string]bool{}
+	var good int64
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // partial last line
+		}
+		line := data[:i]
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil || r.TrialID == "" {
+			if len(data) == i+1 {
+				break // a damaged last line, also the remains of a kill
+			}
+			return nil, 0, fmt.Errorf("%s:%d: not a trial record: %v", path, lineNo, err)
+		}
+		if !seen[r.TrialID] {
+			seen[r.TrialID] = true
+			out = append(out, r)
+		}
+		good += int64(i + 1)
+		data = data[i+1:]
+	}
+	return out, good, nil
+}

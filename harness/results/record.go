@@ -1,0 +1,177 @@
+package results
+
+import (
+	"encoding/json"
+
+	"github.com/mcpgranite/granite/internal/level"
+)
+
+// Record is one finished trial: one line of trials.jsonl. Its keys are a
+// stable contract, described by specs/trial.schema.json; add keys, never
+// rename or remove them.
+type Record struct {
+	TrialID    string `json:"trial_id"`
+	Index      int    `json:"index"`
+	Experiment string `json:"experiment"`
+	Model      string `json:"model"`
+	// Agent is "ollama" for a model, "builtin" for oracle and silent.
+	Agent string `json:"agent"`
+	// Domain is the benchmark domain, or an artifact's source.
+	Domain string `json:"domain"`
+	// Level is empty for an artifact of tools from outside the benchmark.
+	Level level.Level `json:"level,omitempty"`
+	// Scenario is the scenario id, or the artifact id; Difficulty the
+	// tier (easy, medium, hard; an artifact's simple or complex).
+	Scenario   string `json:"scenario"`
+	Difficulty string `json:"difficulty"`
+	// Artifacts is the artifacts file an artifact trial was played from;
+	// Assertions are its assertions' verdicts.
+	Artifacts  string    `json:"artifacts,omitempty"`
+	Assertions []Verdict `json:"assertions,omitempty"`
+	Repetition int       `json:"repetition"`
+	Host       string    `json:"host,omitempty"`
+	StartedAt  string    `json:"started_at"`
+	EndedAt    string    `json:"ended_at"`
+	// Messages is the whole conversation as sent to and received from
+	// the model, the tools' replies included.
+	Messages    []Message `json:"messages"`
+	Calls       []Call    `json:"calls"`
+	FinalAnswer string    `json:"final_answer"`
+	Turns       int       `json:"turns"`
+	// StopReason is answer, max_turns, timeout or error.
+	StopReason       StopReason `json:"stop_reason"`
+	DoneReason       string     `json:"done_reason,omitempty"`
+	PromptTokens     int        `json:"prompt_tokens"`
+	CompletionTokens int        `json:"completion_tokens"`
+	Durations        Durations  `json:"durations"`
+	// ErrorClass is empty, or the trial's first failure in time: one of
+	// the ErrorClass constants. Error is the message of the failure that
+	// stopped the trial, or of a tool call written as text.
+	ErrorClass ErrorClass `json:"error_class"`
+	Error      string     `json:"error,omitempty"`
+	// Options are the effective Ollama options of every request.
+	Options map[string]any `json:"options,omitempty"`
+	// Energy is what the meter measured over the trial's agent run, and
+	// which meter measured it.
+	Energy  *Reading `json:"energy,omitempty"`
+	Metrics *Metrics `json:"metrics,omitempty"`
+}
+
+// Classify records a failure's class unless an earlier failure was
+// recorded: a trial's class is its first failure in time.
+func (r *Record) Classify(class ErrorClass) {
+	if r.ErrorClass == "" {
+		r.ErrorClass = class
+	}
+}
+
+// Message is one chat message.
+type Message struct {
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	Thinking  string         `json:"thinking,omitempty"`
+	ToolCalls []MessageCall  `json:"tool_calls,omitempty"`
+	ToolName  string         `json:"tool_name,omitempty"`
+	Extra     map[string]any `json:"extra,omitempty"`
+}
+
+// MessageCall is a tool call as the model wrote it.
+type MessageCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Call is one tool call the agent made and what came of it.
+type Call struct {
+	Turn      int             `json:"turn"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    string          `json:"result"`
+	IsError   bool            `json:"is_error"`
+	// ErrorClass is unknown_tool, schema_violation or tool_error when
+	// the call failed.
+	ErrorClass ErrorClass `json:"error_class,omitempty"`
+	LatencyMS  float64    `json:"latency_ms"`
+}
+
+// Durations are Ollama's timings summed over the trial's requests, in
+// nanoseconds, plus the wall time spent waiting for the model.
+type Durations struct {
+	TotalNS      int64 `json:"total_ns"`
+	LoadNS       int64 `json:"load_ns"`
+	PromptEvalNS int64 `json:"prompt_eval_ns"`
+	EvalNS       int64 `json:"eval_ns"`
+	ModelWaitNS  int64 `json:"model_wait_ns"`
+}
+
+// Metrics are the trial's scores.
+type Metrics struct {
+	// TC is task completion judged by the task (see harness.Score); TCStrict the
+	// byte-equal final store verdict of τ-bench, kept beside it.
+	TC       float64 `json:"tc"`
+	TCStrict float64 `json:"tc_strict"`
+	F1       float64 `json:"f1"`
+	ActionF1 float64 `json:"action_f1"`
+	// ArgAcc is the paper's argument accuracy (k-th gold call of a tool
+	// against its k-th call); ActionArgAcc pairs calls within the same
+	// (tool, action) by the best assignment, so that order does not count.
+	ArgAcc       float64  `json:"arg_acc"`
+	ActionArgAcc float64  `json:"action_arg_acc"`
+	ZeroToolCall bool     `json:"zero_tool_call"`
+	Timeout      bool     `json:"timeout"`
+	WallS        float64  `json:"wall_s"`
+	EnergyJ      *float64 `json:"energy_j"`
+	ToolCalls    int      `json:"tool_calls"`
+	// Redundant counts repeated identical calls; RedundantRate is their
+	// share of the calls.
+	Redundant     int     `json:"redundant_calls"`
+	RedundantRate float64 `json:"redundant_rate"`
+	// StateOK, FactsOK and ChangesOK are TC's parts beside the answer: the
+	// state conditions hold, the answer states every fact, and the store
+	// changed nothing the task did not ask for. SnapshotOK is tc_strict's:
+	// the final store equals a right final store byte for byte.
+	SnapshotOK bool `json:"snapshot_ok"`
+	FactsOK    bool `json:"facts_ok"`
+	StateOK    bool `json:"state_ok"`
+	ChangesOK  bool `json:"changes_ok"`
+	// Why says, when TC is 0, every reason, in words.
+	Why []string `json:"why,omitempty"`
+	// BlockersFailed and WarningsFailed count an artifact trial's failed
+	// assertions by severity (see harness.ArtifactSet.Score).
+	BlockersFailed int `json:"blockers_failed,omitempty"`
+	WarningsFailed int `json:"warnings_failed,omitempty"`
+}
+
+// ErrorClass names the kind of a failed call or trial; the empty class is
+// no failure.
+type ErrorClass string
+
+// Error classes of calls and trials.
+const (
+	ErrMalformed ErrorClass = "malformed_tool_call"
+	ErrUnknown   ErrorClass = "unknown_tool"
+	ErrSchema    ErrorClass = "schema_violation"
+	ErrTool      ErrorClass = "tool_error"
+	ErrTransport ErrorClass = "transport_error"
+	ErrTimeout   ErrorClass = "timeout"
+)
+
+// StopReason says why a trial stopped.
+type StopReason string
+
+// Why a trial stopped.
+const (
+	StopAnswer   StopReason = "answer"
+	StopMaxTurns StopReason = "max_turns"
+	StopTimeout  StopReason = "timeout"
+	StopError    StopReason = "error"
+)
+
+// Verdict is the outcome of one of an artifact's assertions.
+type Verdict struct {
+	Kind     string `json:"kind"`
+	Tool     string `json:"tool"`
+	Severity string `json:"severity"`
+	Passed   bool   `json:"passed"`
+	Why      string `json:"why,omitempty"`
+}

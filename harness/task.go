@@ -1,0 +1,243 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// Task is what a trial plays, apart from who plays it (the agent) and
+// how the trial is run (the runner), as inspect_ai keeps dataset, solver
+// and scorer apart: the prompts, the server and its tools, the calls that
+// answer it, and how a finished trial scores. A benchmark scenario at a
+// level (scenarioTask) and a synthesized artifact on a replay server
+// (artifactTask) are the two kinds.
+type Task interface {
+	// identify fills the record's fields that say what was played:
+	// domain, level, scenario, difficulty, and an artifact's file.
+	identify(rec *results.Record)
+	// prompts are the user turns, asked one after the other's answer.
+	prompts() []string
+	// turnCalls lists, per user turn, the indexes of the n gold calls
+	// that answer it.
+	turnCalls(n int) [][]int
+	// open starts the task's server on a fresh state. valid tells, per
+	// listed tool, whether arguments satisfy its schema, to tell a schema
+	// violation from an error of the tool itself.
+	open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error)
+	// system is what the agent's system prompt says of the system.
+	system() system
+	// toolSet names the task's tools, which every task with the same name
+	// lists identically; schemas are their input schemas, by name.
+	toolSet() string
+	schemas() map[string][]byte
+	// goldCalls are the calls the oracle makes.
+	goldCalls() []results.MessageCall
+	// score scores a finished record, given the session it was played on.
+	score(rec *results.Record, sess *Session) (*results.Metrics, error)
+}
+
+// scenarioTask is a benchmark scenario played at a level on a fresh store
+// behind the domain's generated server.
+type scenarioTask struct {
+	domain   *speclang.Domain
+	rt       *mcpdomain.Domain
+	level    mcpdomain.Level
+	scenario *speclang.Scenario
+	// golds is shared by the tasks of one plan: a scenario's right final
+	// stores are computed once, whatever the level, repetition or model.
+	golds *goldCache
+}
+
+func (t *scenarioTask) identify(rec *results.Record) {
+	rec.Domain, rec.Level, rec.Scenario, rec.Difficulty = t.domain.Name, t.level, t.scenario.ID, t.scenario.Difficulty
+}
+
+func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
+
+// turnCalls puts every call in the scenario's one turn.
+func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
+
+func (t *scenarioTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+	valid := map[string]func(json.RawMessage) bool{}
+	for _, tool := range t.rt.Tools[t.level] {
+		valid[tool.Name] = func(args json.RawMessage) bool {
+			_, _, err := tool.Prepare(args)
+			return err == nil
+		}
+	}
+	s, err := Open(ctx, t.rt, t.level)
+	return s, valid, err
+}
+
+func (t *scenarioTask) system() system { return system{t.rt.Title, t.rt.Description} }
+
+func (t *scenarioTask) toolSet() string { return t.rt.Name + "/" + string(t.level) }
+
+func (t *scenarioTask) schemas() map[string][]byte {
+	out := map[string][]byte{}
+	for _, tool := range t.rt.Tools[t.level] {
+		out[tool.Name] = []byte(tool.InputSchema)
+	}
+	return out
+}
+
+// goldCalls are the scenario's gold at the task's level.
+func (t *scenarioTask) goldCalls() []results.MessageCall {
+	var out []results.MessageCall
+	for _, g := range t.scenario.Gold[t.level] {
+		out = append(out, results.MessageCall{Name: g.Tool, Arguments: g.JSON()})
+	}
+	return out
+}
+
+// score judges the record and the session's final store against the
+// scenario's gold (see Score).
+func (t *scenarioTask) score(rec *results.Record, sess *Session) (*results.Metrics, error) {
+	g, err := t.golds.gold(context.Background(), t)
+	if err != nil {
+		return nil, fmt.Errorf("gold: %w", err)
+	}
+	m, err := Score(rec, g, sess.Store.Snapshot())
+	if err != nil {
+		return nil, fmt.Errorf("score: %w", err)
+	}
+	return m, nil
+}
+
+// goldCache keeps each scenario's right final stores and what they
+// change, and what a scenario is scored against at each level.
+type goldCache struct {
+	mu     sync.Mutex
+	rights map[string]*rightStores
+	golds  map[string]*Gold
+}
+
+// rightStores are a scenario's right final stores and their changes to
+// the seed, which do not depend on the level.
+type rightStores struct {
+	finals  [][]byte
+	changes *changeGold
+}
+
+// gold returns what a scenario task is scored against.
+func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*Gold, error) {
+	scenario := t.domain.Name + "/" + t.scenario.ID
+	key := scenario + "/" + string(t.level)
+	c.mu.Lock()
+	g, ok := c.golds[key]
+	rs := c.rights[scenario]
+	c.mu.Unlock()
+	if ok {
+		return g, nil
+	}
+	if rs == nil {
+		// Computed outside the lock, so that workers do not queue behind
+		// each other's gold runs; two may compute the same stores, which
+		// is harmless.
+		f, err := Finals(ctx, t.rt, t.scenario)
+		if err != nil {
+			return nil, err
+		}
+		rs = &rightStores{f, newChangeGold(t.domain, t.rt.NewStore().Snapshot(), f)}
+	}
+	g = newGold(t.scenario, t.level, t.rt, rs.finals, rs.changes)
+	c.mu.Lock()
+	if c.golds == nil {
+		c.golds, c.rights = map[string]*Gold{}, map[string]*rightStores{}
+	}
+	c.rights[scenario], c.golds[key] = rs, g
+	c.mu.Unlock()
+	return g, nil
+}
+
+// artifactTask is a synthesized artifact of set played on a replay
+// server.
+type artifactTask struct {
+	art *scenarios.Artifact
+	set *ArtifactSet
+	// level is the artifact's when it came from a generated domain, else
+	// empty.
+	level mcpdomain.Level
+}
+
+func (t *artifactTask) identify(rec *results.Record) {
+	rec.Domain, rec.Level, rec.Scenario, rec.Difficulty, rec.Artifacts = t.art.Source, t.level, t.art.ID, t.art.Tier, t.set.Path
+}
+
+func (t *artifactTask) prompts() []string {
+	out := make([]string, len(t.art.Turns))
+	for i, turn := range t.art.Turns {
+		out[i] = turn.Prompt
+	}
+	return out
+}
+
+// turnCalls is the artifact's own split when its turns list calls, else
+// every call in the first turn.
+func (t *artifactTask) turnCalls(n int) [][]int {
+	out := make([][]int, len(t.art.Turns))
+	listed := false
+	for i, turn := range t.art.Turns {
+		out[i] = turn.Calls
+		listed = listed || len(turn.Calls) > 0
+	}
+	if listed {
+		return out
+	}
+	return allInFirst(len(t.art.Turns), n)
+}
+
+func (t *artifactTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+	ts := t.set.sources[t.art.Source]
+	valid := map[string]func(json.RawMessage) bool{}
+	for _, tool := range ts.byName {
+		valid[tool.Name] = tool.Valid
+	}
+	s, err := openReplay(ctx, ts, t.art)
+	return s, valid, err
+}
+
+func (t *artifactTask) system() system { return t.set.sources[t.art.Source].about }
+
+func (t *artifactTask) toolSet() string { return t.art.Source }
+
+func (t *artifactTask) schemas() map[string][]byte {
+	out := map[string][]byte{}
+	for _, tool := range t.set.Tools(t.art) {
+		out[tool.Name] = tool.InputSchema
+	}
+	return out
+}
+
+// goldCalls are the artifact's expected calls.
+func (t *artifactTask) goldCalls() []results.MessageCall {
+	var out []results.MessageCall
+	for _, c := range t.art.ExpectedCalls {
+		out = append(out, results.MessageCall{Name: c.Tool, Arguments: c.Arguments})
+	}
+	return out
+}
+
+// score judges the record by the artifact's assertions (see
+// ArtifactSet.Score) and keeps their verdicts in it.
+func (t *artifactTask) score(rec *results.Record, _ *Session) (*results.Metrics, error) {
+	m, verdicts := t.set.Score(rec, t.art)
+	rec.Assertions = verdicts
+	return m, nil
+}
+
+// allInFirst puts calls 0..n-1 in the first of turns user turns.
+func allInFirst(turns, n int) [][]int {
+	out := make([][]int, turns)
+	for k := range n {
+		out[0] = append(out[0], k)
+	}
+	return out
+}
