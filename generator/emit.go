@@ -32,6 +32,7 @@ var artifacts = []artifact{
 	{"entities_gen.go", emitEntities},
 	{"store_gen.go", emitStore},
 	{"operations_gen.go", emitOperations},
+	{"schemas_gen.go", emitSchemas},
 	{"server_gen.go", emitServer},
 	{"synth_gen.go", emitSynth},
 }

@@ -30,7 +30,7 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 				jen.Id("Level"):       jen.Qual(runtimePkg, lv.Name),
 				jen.Id("Name"):        jen.Lit(t.Name),
 				jen.Id("Description"): jen.Lit(t.Description),
-				jen.Id("InputSchema"): jen.Lit(t.Schema),
+				jen.Id("InputSchema"): jen.Id(toolSchema(lv, t)),
 				jen.Id("Operations"): jen.Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
 					for _, o := range t.Operations {
 						g.Id(opVar(o))
@@ -150,8 +150,8 @@ func operationDict(o *speclang.Operation) jen.Dict {
 		jen.Id("Destructive"): jen.Lit(o.Destructive),
 		jen.Id("Idempotent"):  jen.Lit(o.Idempotent),
 		jen.Id("Args"):        jen.Index().Qual(runtimePkg, "Arg").Values(args...),
-		jen.Id("Schema"):      jen.Lit(o.Schema),
-		jen.Id("Example"):     jen.Lit(o.Example),
+		jen.Id("Schema"):      jen.Id(opSchema(o)),
+		jen.Id("Example"):     rawString(o.Example),
 	}
 }
 

@@ -52,7 +52,7 @@ func emitSynth(f *jen.File, d *speclang.Domain) {
 		if err != nil {
 			panic(fmt.Sprintf("generator: stage schema of %s %s: %v", d.Name, lv.Name, err)) // tool schemas are built by schemas()
 		}
-		schemas[jen.Qual(runtimePkg, lv.Name)] = jen.Lit(string(b))
+		schemas[jen.Qual(runtimePkg, lv.Name)] = rawString(string(b))
 	}
 	f.Comment("StageSchemas holds each level's scenario stage contract, for Ollama's format and for validation.")
 	f.Var().Id("StageSchemas").Op("=").Map(jen.Qual(runtimePkg, "Level")).String().Values(schemas)

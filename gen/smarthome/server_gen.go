@@ -38,12 +38,12 @@ var opListDevices = &mcpdomain.Operation{
 	Description: "List devices, optionally only those in one room, of one kind or in one power state.",
 	Destructive: false,
 	Entity:      "device",
-	Example:     "{}",
+	Example:     `{}`,
 	Idempotent:  true,
 	Kind:        "list",
 	Name:        "list_devices",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is.\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+	Schema:      listDevicesSchema,
 }
 var opGetDevice = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -59,12 +59,12 @@ var opGetDevice = &mcpdomain.Operation{
 	Description: "Get the full current state of one device by its ID.",
 	Destructive: false,
 	Entity:      "device",
-	Example:     "{\"device_id\":\"DV001\"}",
+	Example:     `{"device_id":"DV001"}`,
 	Idempotent:  true,
 	Kind:        "get",
 	Name:        "get_device",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
+	Schema:      getDeviceSchema,
 }
 var opSetDevice = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -106,12 +106,12 @@ var opSetDevice = &mcpdomain.Operation{
 	Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change.",
 	Destructive: true,
 	Entity:      "device",
-	Example:     "{\"device_id\":\"DV001\",\"power\":\"off\"}",
+	Example:     `{"device_id":"DV001","power":"off"}`,
 	Idempotent:  true,
 	Kind:        "update",
 	Name:        "set_device",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C.\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds).\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
+	Schema:      setDeviceSchema,
 }
 var opReadSensors = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -147,12 +147,12 @@ var opReadSensors = &mcpdomain.Operation{
 	Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
 	Destructive: false,
 	Entity:      "sensor",
-	Example:     "{}",
+	Example:     `{}`,
 	Idempotent:  true,
 	Kind:        "list",
 	Name:        "read_sensors",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+	Schema:      readSensorsSchema,
 }
 var opListEvents = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -188,12 +188,12 @@ var opListEvents = &mcpdomain.Operation{
 	Description: "List entries of the event log, optionally by room, kind, or a time window.",
 	Destructive: false,
 	Entity:      "event",
-	Example:     "{}",
+	Example:     `{}`,
 	Idempotent:  true,
 	Kind:        "list",
 	Name:        "list_events",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only events whose room is this value. Room it happened in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only events whose kind is this value. Sort of event.\",\"enum\":[\"motion\",\"door\",\"power_change\",\"alert\"]},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many events (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+	Schema:      listEventsSchema,
 }
 var opSetRoomMode = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -216,12 +216,12 @@ var opSetRoomMode = &mcpdomain.Operation{
 	Description: "Apply a mode to every device in one room at once.",
 	Destructive: true,
 	Entity:      "device",
-	Example:     "{\"room\":\"living_room\",\"mode\":\"night\"}",
+	Example:     `{"room":"living_room","mode":"night"}`,
 	Idempotent:  true,
 	Kind:        "preset",
 	Name:        "set_room_mode",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open).\",\"enum\":[\"night\",\"away\",\"comfort\"]}},\"required\":[\"room\",\"mode\"],\"additionalProperties\":false}",
+	Schema:      setRoomModeSchema,
 }
 var opListRules = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -246,12 +246,12 @@ var opListRules = &mcpdomain.Operation{
 	Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
 	Destructive: false,
 	Entity:      "rule",
-	Example:     "{}",
+	Example:     `{}`,
 	Idempotent:  true,
 	Kind:        "list",
 	Name:        "list_rules",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many rules (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+	Schema:      listRulesSchema,
 }
 var opCreateRule = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -305,12 +305,12 @@ var opCreateRule = &mcpdomain.Operation{
 	Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
 	Destructive: false,
 	Entity:      "rule",
-	Example:     "{\"name\":\"Damp bathroom heater\",\"trigger_sensor\":\"SN007\",\"condition\":\"above\",\"threshold\":85,\"action_device\":\"DV009\",\"action_power\":\"on\"}",
+	Example:     `{"name":"Damp bathroom heater","trigger_sensor":"SN007","condition":"above","threshold":85,"action_device":"DV009","action_power":"on"}`,
 	Idempotent:  false,
 	Kind:        "create",
 	Name:        "create_rule",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the rule.\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001.\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold.\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device.\",\"enum\":[\"on\",\"off\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Whether the rule is active.\"}},\"required\":[\"name\",\"trigger_sensor\",\"condition\",\"threshold\",\"action_device\",\"action_power\"],\"additionalProperties\":false}",
+	Schema:      createRuleSchema,
 }
 var opDeleteRule = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -326,12 +326,12 @@ var opDeleteRule = &mcpdomain.Operation{
 	Description: "Delete an automation rule by its ID.",
 	Destructive: true,
 	Entity:      "rule",
-	Example:     "{\"rule_id\":\"RL003\"}",
+	Example:     `{"rule_id":"RL003"}`,
 	Idempotent:  true,
 	Kind:        "delete",
 	Name:        "delete_rule",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001.\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"rule_id\"],\"additionalProperties\":false}",
+	Schema:      deleteRuleSchema,
 }
 var opSensorStats = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -372,12 +372,12 @@ var opSensorStats = &mcpdomain.Operation{
 	Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",
 	Destructive: false,
 	Entity:      "sensor",
-	Example:     "{\"function\":\"avg\",\"field\":\"value\"}",
+	Example:     `{"function":"avg","field":"value"}`,
 	Idempotent:  true,
 	Kind:        "aggregate",
 	Name:        "sensor_stats",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent).\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value.\",\"enum\":[\"room\",\"kind\"]},\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
+	Schema:      sensorStatsSchema,
 }
 
 // Operations lists every operation of the domain, in spec order.
@@ -388,7 +388,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L1: {
 		{
 			Description: "Query and control the smart home - devices, sensors, events, automation rules and statistics.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_devices: List devices, optionally only those in one room, of one kind or in one power state (optional room, kind, power, limit). get_device: Get the full current state of one device by its ID (requires device_id). set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change (requires device_id; optional power, brightness, target_temp_c, locked, position). read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind (optional room, kind, min_battery, max_battery, limit). list_events: List entries of the event log, optionally by room, kind, or a time window (optional room, kind, min_timestamp, max_timestamp, limit). set_room_mode: Apply a mode to every device in one room at once (requires room, mode). list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device (optional enabled, action_device, limit). create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold (requires name, trigger_sensor, condition, threshold, action_device, action_power; optional enabled). delete_rule: Delete an automation rule by its ID (requires rule_id). sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors (requires function, field; optional group_by, room, kind).\",\"enum\":[\"list_devices\",\"get_device\",\"set_device\",\"read_sensors\",\"list_events\",\"set_room_mode\",\"list_rules\",\"create_rule\",\"delete_rule\",\"sensor_stats\"]},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. / Only sensors whose room is this value. Room the sensor is in. / Only events whose room is this value. Room it happened in. (Used by: list_devices, read_sensors, list_events, set_room_mode, sensor_stats.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is. / Only sensors whose kind is this value. What the sensor measures. / Only events whose kind is this value. Sort of event. (Used by: list_devices, read_sensors, list_events, sensor_stats.)\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\",\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\",\"door\",\"power_change\",\"alert\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on. / New value; left out: unchanged. Whether the device is switched on. (Used by: list_devices, set_device.)\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many events (1 to 50; default 50). / Return at most this many rules (1 to 50; default 50). (Used by: list_devices, read_sensors, list_events, list_rules.)\",\"minimum\":1,\"maximum\":50},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001. / ID of the device to change, like DV001. (Used by: get_device, set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C. (Used by: set_device.)\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds). (Used by: set_device.)\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open). (Used by: set_room_mode.)\",\"enum\":[\"night\",\"away\",\"comfort\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active. (Used by: list_rules, create_rule.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001. (Used by: list_rules, create_rule.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the rule. (Used by: create_rule.)\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001. (Used by: create_rule.)\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold. (Used by: create_rule.)\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit. (Used by: create_rule.)\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device. (Used by: create_rule.)\",\"enum\":[\"on\",\"off\"]},\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001. (Used by: delete_rule.)\",\"pattern\":\"^RL[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: sensor_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent). (Used by: sensor_stats.)\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value. (Used by: sensor_stats.)\",\"enum\":[\"room\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l1SmartHomeSchema,
 			Level:       mcpdomain.L1,
 			Name:        "smart_home",
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats},
@@ -397,14 +397,14 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L2: {
 		{
 			Description: "Read anything in the smart home - devices, sensors, events, rules, statistics. Nothing changes.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_devices: List devices, optionally only those in one room, of one kind or in one power state (optional room, kind, power, limit). get_device: Get the full current state of one device by its ID (requires device_id). read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind (optional room, kind, min_battery, max_battery, limit). list_events: List entries of the event log, optionally by room, kind, or a time window (optional room, kind, min_timestamp, max_timestamp, limit). list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device (optional enabled, action_device, limit). sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors (requires function, field; optional group_by, room, kind).\",\"enum\":[\"list_devices\",\"get_device\",\"read_sensors\",\"list_events\",\"list_rules\",\"sensor_stats\"]},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. / Only sensors whose room is this value. Room the sensor is in. / Only events whose room is this value. Room it happened in. (Used by: list_devices, read_sensors, list_events, sensor_stats.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is. / Only sensors whose kind is this value. What the sensor measures. / Only events whose kind is this value. Sort of event. (Used by: list_devices, read_sensors, list_events, sensor_stats.)\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\",\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\",\"door\",\"power_change\",\"alert\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on. (Used by: list_devices.)\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). / Return at most this many events (1 to 50; default 50). / Return at most this many rules (1 to 50; default 50). (Used by: list_devices, read_sensors, list_events, list_rules.)\",\"minimum\":1,\"maximum\":50},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001. (Used by: get_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active. (Used by: list_rules.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001. (Used by: list_rules.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: sensor_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent). (Used by: sensor_stats.)\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value. (Used by: sensor_stats.)\",\"enum\":[\"room\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l2SmartHomeQuerySchema,
 			Level:       mcpdomain.L2,
 			Name:        "smart_home_query",
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
 		},
 		{
 			Description: "Change the smart home - set devices, apply room modes, create or delete automation rules.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change (requires device_id; optional power, brightness, target_temp_c, locked, position). set_room_mode: Apply a mode to every device in one room at once (requires room, mode). create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold (requires name, trigger_sensor, condition, threshold, action_device, action_power; optional enabled). delete_rule: Delete an automation rule by its ID (requires rule_id).\",\"enum\":[\"set_device\",\"set_room_mode\",\"create_rule\",\"delete_rule\"]},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on. (Used by: set_device.)\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C. (Used by: set_device.)\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds). (Used by: set_device.)\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. (Used by: set_room_mode.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open). (Used by: set_room_mode.)\",\"enum\":[\"night\",\"away\",\"comfort\"]},\"name\":{\"type\":\"string\",\"description\":\"Name of the rule. (Used by: create_rule.)\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001. (Used by: create_rule.)\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold. (Used by: create_rule.)\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit. (Used by: create_rule.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Device the rule switches. ID of a device, like DV001. (Used by: create_rule.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device. (Used by: create_rule.)\",\"enum\":[\"on\",\"off\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Whether the rule is active. (Used by: create_rule.)\"},\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001. (Used by: delete_rule.)\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l2SmartHomeControlSchema,
 			Level:       mcpdomain.L2,
 			Name:        "smart_home_control",
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
@@ -413,28 +413,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L3: {
 		{
 			Description: "Look up devices and sensors - list them by room or kind, get one device, read sensor values.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_devices: List devices, optionally only those in one room, of one kind or in one power state (optional room, kind, power, limit). get_device: Get the full current state of one device by its ID (requires device_id). read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind (optional room, kind, min_battery, max_battery, limit).\",\"enum\":[\"list_devices\",\"get_device\",\"read_sensors\"]},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. / Only sensors whose room is this value. Room the sensor is in. (Used by: list_devices, read_sensors.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is. / Only sensors whose kind is this value. What the sensor measures. (Used by: list_devices, read_sensors.)\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\",\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on. (Used by: list_devices.)\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50). / Return at most this many sensors (1 to 50; default 50). (Used by: list_devices, read_sensors.)\",\"minimum\":1,\"maximum\":50},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001. (Used by: get_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent. (Used by: read_sensors.)\",\"minimum\":0,\"maximum\":100}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3GetRoomStatusSchema,
 			Level:       mcpdomain.L3,
 			Name:        "get_room_status",
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
 		},
 		{
 			Description: "Control devices - change one device, or apply a mode (night, away, comfort) to a whole room.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change (requires device_id; optional power, brightness, target_temp_c, locked, position). set_room_mode: Apply a mode to every device in one room at once (requires room, mode).\",\"enum\":[\"set_device\",\"set_room_mode\"]},\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001. (Used by: set_device.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on. (Used by: set_device.)\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C. (Used by: set_device.)\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds). (Used by: set_device.)\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open. (Used by: set_device.)\",\"minimum\":0,\"maximum\":100},\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in. (Used by: set_room_mode.)\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open). (Used by: set_room_mode.)\",\"enum\":[\"night\",\"away\",\"comfort\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3SetRoomModeSchema,
 			Level:       mcpdomain.L3,
 			Name:        "set_room_mode",
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
 		{
 			Description: "Manage automation rules - list, create or delete them.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device (optional enabled, action_device, limit). create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold (requires name, trigger_sensor, condition, threshold, action_device, action_power; optional enabled). delete_rule: Delete an automation rule by its ID (requires rule_id).\",\"enum\":[\"list_rules\",\"create_rule\",\"delete_rule\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active. (Used by: list_rules, create_rule.)\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001. (Used by: list_rules, create_rule.)\",\"pattern\":\"^DV[0-9]{3,}$\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many rules (1 to 50; default 50). (Used by: list_rules.)\",\"minimum\":1,\"maximum\":50},\"name\":{\"type\":\"string\",\"description\":\"Name of the rule. (Used by: create_rule.)\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001. (Used by: create_rule.)\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold. (Used by: create_rule.)\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit. (Used by: create_rule.)\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device. (Used by: create_rule.)\",\"enum\":[\"on\",\"off\"]},\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001. (Used by: delete_rule.)\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3ManageAutomationSchema,
 			Level:       mcpdomain.L3,
 			Name:        "manage_automation",
 			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
 		},
 		{
 			Description: "Analyse the home - statistics over sensor readings and the event log.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. list_events: List entries of the event log, optionally by room, kind, or a time window (optional room, kind, min_timestamp, max_timestamp, limit). sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors (requires function, field; optional group_by, room, kind).\",\"enum\":[\"list_events\",\"sensor_stats\"]},\"room\":{\"type\":\"string\",\"description\":\"Only events whose room is this value. Room it happened in. / Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only events whose kind is this value. Sort of event. / Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"motion\",\"door\",\"power_change\",\"alert\",\"temperature\",\"humidity\",\"co2\",\"light_level\"]},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z. (Used by: list_events.)\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many events (1 to 50; default 50). (Used by: list_events.)\",\"minimum\":1,\"maximum\":50},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum. (Used by: sensor_stats.)\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent). (Used by: sensor_stats.)\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value. (Used by: sensor_stats.)\",\"enum\":[\"room\",\"kind\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3AnalyzeHomeSchema,
 			Level:       mcpdomain.L3,
 			Name:        "analyze_home",
 			Operations:  []*mcpdomain.Operation{opListEvents, opSensorStats},
@@ -443,70 +443,70 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L4: {
 		{
 			Description: "List devices, optionally only those in one room, of one kind or in one power state.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only devices whose kind is this value. What sort of device it is.\",\"enum\":[\"light\",\"thermostat\",\"lock\",\"plug\",\"blind\"]},\"power\":{\"type\":\"string\",\"description\":\"Only devices whose power is this value. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many devices (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+			InputSchema: listDevicesSchema,
 			Level:       mcpdomain.L4,
 			Name:        "list_devices",
 			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
 			Description: "Get the full current state of one device by its ID.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to get, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
+			InputSchema: getDeviceSchema,
 			Level:       mcpdomain.L4,
 			Name:        "get_device",
 			Operations:  []*mcpdomain.Operation{opGetDevice},
 		},
 		{
 			Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"device_id\":{\"type\":\"string\",\"description\":\"ID of the device to change, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"power\":{\"type\":\"string\",\"description\":\"New value; left out: unchanged. Whether the device is switched on.\",\"enum\":[\"on\",\"off\"]},\"brightness\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Light level of a light (0 for other kinds). Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"target_temp_c\":{\"type\":\"number\",\"description\":\"New value; left out: unchanged. Set point of a thermostat (0 for other kinds). Number from 5 to 35, in °C.\",\"minimum\":5,\"maximum\":35},\"locked\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether a lock is locked (false for other kinds).\"},\"position\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Opening of a blind (0 closed, 100 fully open; 0 for other kinds). Integer from 0 to 100, in percent open.\",\"minimum\":0,\"maximum\":100}},\"required\":[\"device_id\"],\"additionalProperties\":false}",
+			InputSchema: setDeviceSchema,
 			Level:       mcpdomain.L4,
 			Name:        "set_device",
 			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
 			Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]},\"min_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at least this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_battery\":{\"type\":\"integer\",\"description\":\"Only sensors whose battery is at most this. Remaining battery charge. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many sensors (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+			InputSchema: readSensorsSchema,
 			Level:       mcpdomain.L4,
 			Name:        "read_sensors",
 			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
 			Description: "List entries of the event log, optionally by room, kind, or a time window.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only events whose room is this value. Room it happened in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only events whose kind is this value. Sort of event.\",\"enum\":[\"motion\",\"door\",\"power_change\",\"alert\"]},\"min_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at least this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"max_timestamp\":{\"type\":\"string\",\"description\":\"Only events whose timestamp is at most this. When it happened (RFC 3339, UTC). RFC 3339 UTC timestamp, like 2026-03-14T08:00:00Z.\",\"format\":\"date-time\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many events (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+			InputSchema: listEventsSchema,
 			Level:       mcpdomain.L4,
 			Name:        "list_events",
 			Operations:  []*mcpdomain.Operation{opListEvents},
 		},
 		{
 			Description: "Apply a mode to every device in one room at once.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only devices whose room is this value. Room the device is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"mode\":{\"type\":\"string\",\"description\":\"Mode to apply: night (lights off, locks locked, thermostats at 18 °C, blinds closed); away (lights and plugs off, locks locked, thermostats at 16 °C); comfort (lights on at 70 percent, thermostats at 21.5 °C, blinds open).\",\"enum\":[\"night\",\"away\",\"comfort\"]}},\"required\":[\"room\",\"mode\"],\"additionalProperties\":false}",
+			InputSchema: setRoomModeSchema,
 			Level:       mcpdomain.L4,
 			Name:        "set_room_mode",
 			Operations:  []*mcpdomain.Operation{opSetRoomMode},
 		},
 		{
 			Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"enabled\":{\"type\":\"boolean\",\"description\":\"Only rules whose enabled is this value. Whether the rule is active.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Only rules whose action device is this value. Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many rules (1 to 50; default 50).\",\"minimum\":1,\"maximum\":50}},\"additionalProperties\":false}",
+			InputSchema: listRulesSchema,
 			Level:       mcpdomain.L4,
 			Name:        "list_rules",
 			Operations:  []*mcpdomain.Operation{opListRules},
 		},
 		{
 			Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the rule.\"},\"trigger_sensor\":{\"type\":\"string\",\"description\":\"Sensor whose reading triggers the rule. ID of a sensor, like SN001.\",\"pattern\":\"^SN[0-9]{3,}$\"},\"condition\":{\"type\":\"string\",\"description\":\"Trigger when the reading goes above or below the threshold.\",\"enum\":[\"above\",\"below\"]},\"threshold\":{\"type\":\"number\",\"description\":\"Threshold, in the trigger sensor's unit.\"},\"action_device\":{\"type\":\"string\",\"description\":\"Device the rule switches. ID of a device, like DV001.\",\"pattern\":\"^DV[0-9]{3,}$\"},\"action_power\":{\"type\":\"string\",\"description\":\"Power state the rule sets on the device.\",\"enum\":[\"on\",\"off\"]},\"enabled\":{\"type\":\"boolean\",\"description\":\"Whether the rule is active.\"}},\"required\":[\"name\",\"trigger_sensor\",\"condition\",\"threshold\",\"action_device\",\"action_power\"],\"additionalProperties\":false}",
+			InputSchema: createRuleSchema,
 			Level:       mcpdomain.L4,
 			Name:        "create_rule",
 			Operations:  []*mcpdomain.Operation{opCreateRule},
 		},
 		{
 			Description: "Delete an automation rule by its ID.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"rule_id\":{\"type\":\"string\",\"description\":\"ID of the rule to delete, like RL001.\",\"pattern\":\"^RL[0-9]{3,}$\"}},\"required\":[\"rule_id\"],\"additionalProperties\":false}",
+			InputSchema: deleteRuleSchema,
 			Level:       mcpdomain.L4,
 			Name:        "delete_rule",
 			Operations:  []*mcpdomain.Operation{opDeleteRule},
 		},
 		{
 			Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, min, max, count, sum.\",\"enum\":[\"avg\",\"min\",\"max\",\"count\",\"sum\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: value (Latest reading, in the sensor's unit); battery (Remaining battery charge, in percent).\",\"enum\":[\"value\",\"battery\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room or kind instead of one overall value.\",\"enum\":[\"room\",\"kind\"]},\"room\":{\"type\":\"string\",\"description\":\"Only sensors whose room is this value. Room the sensor is in.\",\"enum\":[\"living_room\",\"kitchen\",\"bedroom\",\"bathroom\",\"hallway\",\"garage\"]},\"kind\":{\"type\":\"string\",\"description\":\"Only sensors whose kind is this value. What the sensor measures.\",\"enum\":[\"temperature\",\"humidity\",\"motion\",\"co2\",\"light_level\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
+			InputSchema: sensorStatsSchema,
 			Level:       mcpdomain.L4,
 			Name:        "sensor_stats",
 			Operations:  []*mcpdomain.Operation{opSensorStats},

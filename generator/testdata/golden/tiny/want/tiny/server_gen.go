@@ -22,12 +22,12 @@ var opGetLamp = &mcpdomain.Operation{
 	Description: "Get one lamp.",
 	Destructive: false,
 	Entity:      "lamp",
-	Example:     "{\"lamp_id\":\"LP01\"}",
+	Example:     `{"lamp_id":"LP01"}`,
 	Idempotent:  true,
 	Kind:        "get",
 	Name:        "get_lamp",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
+	Schema:      getLampSchema,
 }
 var opListLamps = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -62,12 +62,12 @@ var opListLamps = &mcpdomain.Operation{
 	Description: "List lamps.",
 	Destructive: false,
 	Entity:      "lamp",
-	Example:     "{}",
+	Example:     `{}`,
 	Idempotent:  true,
 	Kind:        "list",
 	Name:        "list_lamps",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit.\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10).\",\"minimum\":1,\"maximum\":10}},\"additionalProperties\":false}",
+	Schema:      listLampsSchema,
 }
 var opSetLamp = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -98,12 +98,12 @@ var opSetLamp = &mcpdomain.Operation{
 	Description: "Change one lamp.",
 	Destructive: true,
 	Entity:      "lamp",
-	Example:     "{\"lamp_id\":\"LP01\",\"on\":false}",
+	Example:     `{"lamp_id":"LP01","on":false}`,
 	Idempotent:  true,
 	Kind:        "update",
 	Name:        "set_lamp",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit.\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings.\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
+	Schema:      setLampSchema,
 }
 var opAllOff = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -118,12 +118,12 @@ var opAllOff = &mcpdomain.Operation{
 	Description: "Switch lamps off.",
 	Destructive: true,
 	Entity:      "lamp",
-	Example:     "{}",
+	Example:     `{}`,
 	Idempotent:  true,
 	Kind:        "update_where",
 	Name:        "all_off",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]}},\"additionalProperties\":false}",
+	Schema:      allOffSchema,
 }
 var opAddTimer = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -144,12 +144,12 @@ var opAddTimer = &mcpdomain.Operation{
 	Description: "Add a timer.",
 	Destructive: false,
 	Entity:      "timer",
-	Example:     "{\"lamp\":\"LP02\"}",
+	Example:     `{"lamp":"LP02"}`,
 	Idempotent:  false,
 	Kind:        "create",
 	Name:        "add_timer",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z.\",\"format\":\"date-time\"}},\"required\":[\"lamp\"],\"additionalProperties\":false}",
+	Schema:      addTimerSchema,
 }
 var opDropTimer = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -165,12 +165,12 @@ var opDropTimer = &mcpdomain.Operation{
 	Description: "Remove a timer.",
 	Destructive: true,
 	Entity:      "timer",
-	Example:     "{\"timer_id\":\"TM001\"}",
+	Example:     `{"timer_id":"TM001"}`,
 	Idempotent:  true,
 	Kind:        "delete",
 	Name:        "drop_timer",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001.\",\"pattern\":\"^TM[0-9]{3,}$\"}},\"required\":[\"timer_id\"],\"additionalProperties\":false}",
+	Schema:      dropTimerSchema,
 }
 var opLampStats = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -199,12 +199,12 @@ var opLampStats = &mcpdomain.Operation{
 	Description: "Lamp statistics.",
 	Destructive: false,
 	Entity:      "lamp",
-	Example:     "{\"function\":\"avg\",\"field\":\"level\"}",
+	Example:     `{"function":"avg","field":"level"}`,
 	Idempotent:  true,
 	Kind:        "aggregate",
 	Name:        "lamp_stats",
 	ReadOnly:    true,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max.\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W).\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value.\",\"enum\":[\"room\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
+	Schema:      lampStatsSchema,
 }
 var opScene = &mcpdomain.Operation{
 	Args: []mcpdomain.Arg{
@@ -226,12 +226,12 @@ var opScene = &mcpdomain.Operation{
 	Description: "Apply a scene.",
 	Destructive: true,
 	Entity:      "lamp",
-	Example:     "{\"scene\":\"bright\"}",
+	Example:     `{"scene":"bright"}`,
 	Idempotent:  true,
 	Kind:        "preset",
 	Name:        "scene",
 	ReadOnly:    false,
-	Schema:      "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off).\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"scene\"],\"additionalProperties\":false}",
+	Schema:      sceneSchema,
 }
 
 // Operations lists every operation of the domain, in spec order.
@@ -242,7 +242,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L1: {
 		{
 			Description: "Query and control Tiny lab.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_lamp: Get one lamp (requires lamp_id). list_lamps: List lamps (optional room, on, min_level, max_level, limit). set_lamp: Change one lamp (requires lamp_id; optional on, level, config). all_off: Switch lamps off (optional room). add_timer: Add a timer (requires lamp; optional at). drop_timer: Remove a timer (requires timer_id). lamp_stats: Lamp statistics (requires function, field; optional group_by). scene: Apply a scene (requires scene; optional room).\",\"enum\":[\"get_lamp\",\"list_lamps\",\"set_lamp\",\"all_off\",\"add_timer\",\"drop_timer\",\"lamp_stats\",\"scene\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01. / ID of the lamp to change, like LP01. (Used by: get_lamp, set_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: list_lamps, all_off, scene.)\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit. / New value; left out: unchanged. Whether it is lit. (Used by: list_lamps, set_lamp.)\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10). (Used by: list_lamps.)\",\"minimum\":1,\"maximum\":10},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent. (Used by: set_lamp.)\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings. (Used by: set_lamp.)\"},\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01. (Used by: add_timer.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z. (Used by: add_timer.)\",\"format\":\"date-time\"},\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001. (Used by: drop_timer.)\",\"pattern\":\"^TM[0-9]{3,}$\"},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max. (Used by: lamp_stats.)\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W). (Used by: lamp_stats.)\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value. (Used by: lamp_stats.)\",\"enum\":[\"room\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off). (Used by: scene.)\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l1TinySchema,
 			Level:       mcpdomain.L1,
 			Name:        "tiny",
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene},
@@ -251,14 +251,14 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L2: {
 		{
 			Description: "Read anything in Tiny lab; nothing changes.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_lamp: Get one lamp (requires lamp_id). list_lamps: List lamps (optional room, on, min_level, max_level, limit). lamp_stats: Lamp statistics (requires function, field; optional group_by).\",\"enum\":[\"get_lamp\",\"list_lamps\",\"lamp_stats\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01. (Used by: get_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: list_lamps.)\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit. (Used by: list_lamps.)\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10). (Used by: list_lamps.)\",\"minimum\":1,\"maximum\":10},\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max. (Used by: lamp_stats.)\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W). (Used by: lamp_stats.)\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value. (Used by: lamp_stats.)\",\"enum\":[\"room\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l2TinyQuerySchema,
 			Level:       mcpdomain.L2,
 			Name:        "tiny_query",
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opLampStats},
 		},
 		{
 			Description: "Change Tiny lab.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_lamp: Change one lamp (requires lamp_id; optional on, level, config). all_off: Switch lamps off (optional room). add_timer: Add a timer (requires lamp; optional at). drop_timer: Remove a timer (requires timer_id). scene: Apply a scene (requires scene; optional room).\",\"enum\":[\"set_lamp\",\"all_off\",\"add_timer\",\"drop_timer\",\"scene\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01. (Used by: set_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit. (Used by: set_lamp.)\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent. (Used by: set_lamp.)\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings. (Used by: set_lamp.)\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: all_off, scene.)\",\"enum\":[\"hall\",\"den\"]},\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01. (Used by: add_timer.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z. (Used by: add_timer.)\",\"format\":\"date-time\"},\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001. (Used by: drop_timer.)\",\"pattern\":\"^TM[0-9]{3,}$\"},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off). (Used by: scene.)\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l2TinyControlSchema,
 			Level:       mcpdomain.L2,
 			Name:        "tiny_control",
 			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene},
@@ -267,28 +267,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L3: {
 		{
 			Description: "Tiny lab: status query.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. get_lamp: Get one lamp (requires lamp_id). list_lamps: List lamps (optional room, on, min_level, max_level, limit).\",\"enum\":[\"get_lamp\",\"list_lamps\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01. (Used by: get_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: list_lamps.)\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit. (Used by: list_lamps.)\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent. (Used by: list_lamps.)\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10). (Used by: list_lamps.)\",\"minimum\":1,\"maximum\":10}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3TinyStatusQuerySchema,
 			Level:       mcpdomain.L3,
 			Name:        "tiny_status_query",
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps},
 		},
 		{
 			Description: "Tiny lab: action execution.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. set_lamp: Change one lamp (requires lamp_id; optional on, level, config). all_off: Switch lamps off (optional room). scene: Apply a scene (requires scene; optional room).\",\"enum\":[\"set_lamp\",\"all_off\",\"scene\"]},\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01. (Used by: set_lamp.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit. (Used by: set_lamp.)\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent. (Used by: set_lamp.)\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings. (Used by: set_lamp.)\"},\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp. (Used by: all_off, scene.)\",\"enum\":[\"hall\",\"den\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off). (Used by: scene.)\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3TinyActionExecutionSchema,
 			Level:       mcpdomain.L3,
 			Name:        "tiny_action_execution",
 			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opScene},
 		},
 		{
 			Description: "Tiny lab: configuration.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\",\"description\":\"What to do. add_timer: Add a timer (requires lamp; optional at). drop_timer: Remove a timer (requires timer_id).\",\"enum\":[\"add_timer\",\"drop_timer\"]},\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01. (Used by: add_timer.)\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z. (Used by: add_timer.)\",\"format\":\"date-time\"},\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001. (Used by: drop_timer.)\",\"pattern\":\"^TM[0-9]{3,}$\"}},\"required\":[\"action\"],\"additionalProperties\":false}",
+			InputSchema: l3TinyConfigurationSchema,
 			Level:       mcpdomain.L3,
 			Name:        "tiny_configuration",
 			Operations:  []*mcpdomain.Operation{opAddTimer, opDropTimer},
 		},
 		{
 			Description: "Tiny lab: analysis.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max.\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W).\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value.\",\"enum\":[\"room\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
+			InputSchema: lampStatsSchema,
 			Level:       mcpdomain.L3,
 			Name:        "tiny_analysis",
 			Operations:  []*mcpdomain.Operation{opLampStats},
@@ -297,56 +297,56 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L4: {
 		{
 			Description: "Get one lamp.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to get, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
+			InputSchema: getLampSchema,
 			Level:       mcpdomain.L4,
 			Name:        "get_lamp",
 			Operations:  []*mcpdomain.Operation{opGetLamp},
 		},
 		{
 			Description: "List lamps.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"on\":{\"type\":\"boolean\",\"description\":\"Only lamps whose on is this value. Whether it is lit.\"},\"min_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at least this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"max_level\":{\"type\":\"integer\",\"description\":\"Only lamps whose level is at most this. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"limit\":{\"type\":\"integer\",\"description\":\"Return at most this many lamps (1 to 10; default 10).\",\"minimum\":1,\"maximum\":10}},\"additionalProperties\":false}",
+			InputSchema: listLampsSchema,
 			Level:       mcpdomain.L4,
 			Name:        "list_lamps",
 			Operations:  []*mcpdomain.Operation{opListLamps},
 		},
 		{
 			Description: "Change one lamp.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"lamp_id\":{\"type\":\"string\",\"description\":\"ID of the lamp to change, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"on\":{\"type\":\"boolean\",\"description\":\"New value; left out: unchanged. Whether it is lit.\"},\"level\":{\"type\":\"integer\",\"description\":\"New value; left out: unchanged. Brightness. Integer from 0 to 100, in percent.\",\"minimum\":0,\"maximum\":100},\"config\":{\"type\":\"object\",\"description\":\"New value; left out: unchanged. Free-form settings.\"}},\"required\":[\"lamp_id\"],\"additionalProperties\":false}",
+			InputSchema: setLampSchema,
 			Level:       mcpdomain.L4,
 			Name:        "set_lamp",
 			Operations:  []*mcpdomain.Operation{opSetLamp},
 		},
 		{
 			Description: "Switch lamps off.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]}},\"additionalProperties\":false}",
+			InputSchema: allOffSchema,
 			Level:       mcpdomain.L4,
 			Name:        "all_off",
 			Operations:  []*mcpdomain.Operation{opAllOff},
 		},
 		{
 			Description: "Add a timer.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"lamp\":{\"type\":\"string\",\"description\":\"Lamp it switches. ID of a lamp, like LP01.\",\"pattern\":\"^LP[0-9]{2,}$\"},\"at\":{\"type\":\"string\",\"description\":\"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z.\",\"format\":\"date-time\"}},\"required\":[\"lamp\"],\"additionalProperties\":false}",
+			InputSchema: addTimerSchema,
 			Level:       mcpdomain.L4,
 			Name:        "add_timer",
 			Operations:  []*mcpdomain.Operation{opAddTimer},
 		},
 		{
 			Description: "Remove a timer.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"timer_id\":{\"type\":\"string\",\"description\":\"ID of the timer to delete, like TM001.\",\"pattern\":\"^TM[0-9]{3,}$\"}},\"required\":[\"timer_id\"],\"additionalProperties\":false}",
+			InputSchema: dropTimerSchema,
 			Level:       mcpdomain.L4,
 			Name:        "drop_timer",
 			Operations:  []*mcpdomain.Operation{opDropTimer},
 		},
 		{
 			Description: "Lamp statistics.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"function\":{\"type\":\"string\",\"description\":\"Statistic to compute: avg, max.\",\"enum\":[\"avg\",\"max\"]},\"field\":{\"type\":\"string\",\"description\":\"Field to aggregate: level (Brightness, in percent); watts (Power draw, in W).\",\"enum\":[\"level\",\"watts\"]},\"group_by\":{\"type\":\"string\",\"description\":\"Give one value per room instead of one overall value.\",\"enum\":[\"room\"]}},\"required\":[\"function\",\"field\"],\"additionalProperties\":false}",
+			InputSchema: lampStatsSchema,
 			Level:       mcpdomain.L4,
 			Name:        "lamp_stats",
 			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 		{
 			Description: "Apply a scene.",
-			InputSchema: "{\"type\":\"object\",\"properties\":{\"room\":{\"type\":\"string\",\"description\":\"Only lamps whose room is this value. Room of the lamp.\",\"enum\":[\"hall\",\"den\"]},\"scene\":{\"type\":\"string\",\"description\":\"Scene to apply: bright (all lamps full); dark (all off).\",\"enum\":[\"bright\",\"dark\"]}},\"required\":[\"scene\"],\"additionalProperties\":false}",
+			InputSchema: sceneSchema,
 			Level:       mcpdomain.L4,
 			Name:        "scene",
 			Operations:  []*mcpdomain.Operation{opScene},
