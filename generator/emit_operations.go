@@ -11,7 +11,7 @@ import (
 // Store method that performs it.
 func emitOperations(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		emitArgsStruct(f, o.GoName+"Args", fmt.Sprintf("%sArgs are the arguments of %s.", o.GoName, o.Name), nil, o.Args, false)
+		emitArgsStruct(f, o.GoName+"Args", fmt.Sprintf("%sArgs are the arguments of %s.", o.GoName, o.Name), o.Args)
 		if needsMatch(o) {
 			emitMatch(f, o)
 		}
@@ -20,14 +20,13 @@ func emitOperations(f *jen.File, d *speclang.Domain) {
 }
 
 // emitArgsStruct writes an argument struct. Required arguments are values,
-// optional ones pointers (maps and slices are nil when absent). With
-// allOptional every argument is optional, as in a tool's union struct.
-func emitArgsStruct(f *jen.File, name, comment string, lead []jen.Code, args []*speclang.Arg, allOptional bool) {
-	fields := append([]jen.Code{}, lead...)
+// optional ones pointers (maps and slices are nil when absent).
+func emitArgsStruct(f *jen.File, name, comment string, args []*speclang.Arg) {
+	var fields []jen.Code
 	for _, a := range args {
 		t := typeCode(a.GoType)
 		tag := a.Name
-		if !a.Required || allOptional {
+		if !a.Required {
 			tag += ",omitempty"
 			if !a.GoType.Nilable() {
 				t = jen.Op("*").Add(t)

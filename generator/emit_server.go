@@ -7,8 +7,10 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// emitServer writes the operation and tool tables, each multi-operation
-// tool's argument struct and dispatcher, NewServer and the registry entry.
+// emitServer writes the operation and tool tables, NewServer and the
+// registry entry. A tool's calls need no generated dispatcher: the runtime
+// picks the operation (mcpdomain.Tool.Prepare) and runs it by name on the
+// store.
 func emitServer(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
 		f.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Values(operationDict(o))
@@ -44,30 +46,6 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 	f.Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(tools)
 	f.Line()
 
-	var levelCases []jen.Code
-	for _, lv := range d.Levels[1:] {
-		var toolCases []jen.Code
-		for _, t := range lv.Tools {
-			if len(t.Operations) < 2 {
-				continue
-			}
-			emitToolArgs(f, lv, t)
-			toolCases = append(toolCases, jen.Case(jen.Lit(t.Name)).Block(jen.Return(jen.Id("s").Dot(callName(lv, t)))))
-		}
-		if len(toolCases) > 0 {
-			levelCases = append(levelCases, jen.Case(jen.Qual(runtimePkg, lv.Name)).Block(jen.Switch(jen.Id("tool")).Block(toolCases...)))
-		}
-	}
-	f.Comment("toolCall returns what runs a tool's calls: its dispatcher when it has an")
-	f.Comment("action, else its single operation.")
-	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("toolCall").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("tool").String()).Qual(runtimePkg, "CallFunc").Block(
-		jen.Switch(jen.Id("level")).Block(levelCases...),
-		jen.Return(jen.Func().Params(jen.Id("op").Op("*").Qual(runtimePkg, "Operation"), jen.Id("args").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
-			jen.Return(jen.Id("s").Dot("Call").Call(jen.Id("op").Dot("Name"), jen.Id("args"))),
-		)),
-	)
-	f.Line()
-
 	f.Comment("NewServer returns an MCP server that exposes st at the given level.")
 	f.Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("level")),
@@ -78,9 +56,7 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 			jen.Qual(serverPkg, "WithRecovery").Call(),
 			jen.Qual(serverPkg, "WithInstructions").Call(jen.Lit(d.Description)),
 		),
-		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Func().Params(jen.Id("t").Op("*").Qual(runtimePkg, "Tool")).Qual(runtimePkg, "CallFunc").Block(
-			jen.Return(jen.Id("st").Dot("toolCall").Call(jen.Id("level"), jen.Id("t").Dot("Name"))),
-		)),
+		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Id("st")),
 		jen.Return(jen.Id("s"), jen.Nil()),
 	)
 	f.Line()
@@ -111,8 +87,6 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 }
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
-
-func callName(lv *speclang.Level, t *speclang.Tool) string { return "call" + lv.Name + t.GoName }
 
 // operationDict is the runtime.Operation literal of o.
 func operationDict(o *speclang.Operation) jen.Dict {
@@ -153,45 +127,6 @@ func operationDict(o *speclang.Operation) jen.Dict {
 		jen.Id("Schema"):      jen.Id(opSchema(o)),
 		jen.Id("Example"):     rawString(o.Example),
 	}
-}
-
-// emitToolArgs writes a multi-operation tool's argument struct (the action
-// plus every argument of its operations, all optional) and its dispatcher:
-//
-//	func (s *Store) callL3GetRoomStatus(_ *runtime.Operation, raw []byte) (any, error) {
-//		var a L3GetRoomStatusArgs
-//		...
-//		switch a.Action {
-//		case "get_device":
-//			return s.GetDevice(GetDeviceArgs{DeviceID: runtime.Deref(a.DeviceID)})
-//		}
-//	}
-func emitToolArgs(f *jen.File, lv *speclang.Level, t *speclang.Tool) {
-	name := lv.Name + t.GoName + "Args"
-	lead := []jen.Code{jen.Comment("Action picks the operation."), jen.Id("Action").String().Tag(map[string]string{"json": "action"})}
-	emitArgsStruct(f, name, fmt.Sprintf("%s are the arguments of %s tool %s.", name, lv.Name, t.Name), lead, t.Args, true)
-
-	var cases []jen.Code
-	for _, o := range t.Operations {
-		dict := jen.Dict{}
-		for _, a := range o.Args {
-			var v jen.Code = jen.Id("a").Dot(a.GoName)
-			if a.Required && !a.GoType.Nilable() {
-				v = jen.Qual(runtimePkg, "Deref").Call(jen.Id("a").Dot(a.GoName))
-			}
-			dict[jen.Id(a.GoName)] = v
-		}
-		cases = append(cases, jen.Case(jen.Lit(o.Name)).Block(jen.Return(jen.Id("s").Dot(o.GoName).Call(jen.Id(o.GoName+"Args").Values(dict)))))
-	}
-	f.Comment(fmt.Sprintf("%s runs a call of %s tool %s on arguments already checked", callName(lv, t), lv.Name, t.Name))
-	f.Comment("against the chosen action's schema.")
-	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(callName(lv, t)).Params(jen.Id("_").Op("*").Qual(runtimePkg, "Operation"), jen.Id("raw").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
-		jen.Var().Id("a").Id(name),
-		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "Decode").Call(jen.Id("raw"), jen.Op("&").Id("a")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Switch(jen.Id("a").Dot("Action")).Block(cases...),
-		jen.Return(jen.Nil(), jen.Qual(runtimePkg, "Errorf").Call(jen.Lit(fmt.Sprintf("argument \"action\": %%q is not one of %s", joinNames(t.Operations))), jen.Id("a").Dot("Action"))),
-	)
-	f.Line()
 }
 
 // emitRegistry writes gen/registry.go, which lists every domain.
