@@ -215,16 +215,16 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		zero := jen.Id(e.GoName).Values()
 		body = append(body, refChecks(o, zero)...)
 		// v := Rule{Enabled: true}  (defaults), then the given arguments.
-		defaults := jen.Dict{}
+		var defaults []kv
 		for _, fd := range e.Fields {
 			switch {
 			case fd.Default != nil && !isZero(fd.Default):
-				defaults[jen.Id(fd.GoName)] = literal(fd, fd.Default)
+				defaults = append(defaults, kv{fd.GoName, literal(fd, fd.Default)})
 			case fd.Type == speclang.TObject || fd.Type == speclang.TArray:
-				defaults[jen.Id(fd.GoName)] = literal(fd, speclang.ZeroValue(fd))
+				defaults = append(defaults, kv{fd.GoName, literal(fd, speclang.ZeroValue(fd))})
 			}
 		}
-		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Values(defaults))
+		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Add(keyed(len(defaults) > 2, defaults...)))
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(table.Clone().Dot("Insert").Call(jen.Id("v")), jen.Nil()))
 	case speclang.KUpdate:
@@ -261,7 +261,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		result = jen.Qual(runtimePkg, "BulkResult")
 		body = append(body, presetBody(o, table)...)
 	}
-	f.Comment(doc(o.GoName, o.Description))
+	f.Comment(opDoc(o.GoName, o.Name, o.Description))
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(o.GoName+"Args")).Params(result, jen.Error()).Block(body...)
 	f.Line()
 }

@@ -13,7 +13,7 @@ import (
 // store.
 func emitServer(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		f.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Values(operationDict(o))
+		f.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
 	}
 	f.Line()
 	f.Comment("Operations lists every operation of the domain, in spec order.")
@@ -24,26 +24,26 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 	})
 	f.Line()
 
-	tools := jen.Dict{}
+	var tools []jen.Code
 	for _, lv := range d.Levels {
 		var vals []jen.Code
 		for _, t := range lv.Tools {
-			vals = append(vals, jen.Line().Values(jen.Dict{
-				jen.Id("Level"):       jen.Qual(runtimePkg, lv.Name),
-				jen.Id("Name"):        jen.Lit(t.Name),
-				jen.Id("Description"): jen.Lit(t.Description),
-				jen.Id("InputSchema"): jen.Id(toolSchema(lv, t)),
-				jen.Id("Operations"): jen.Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
+			vals = append(vals, jen.Line().Add(keyed(true,
+				kv{"Level", jen.Qual(runtimePkg, lv.Name)},
+				kv{"Name", jen.Lit(t.Name)},
+				kv{"Description", jen.Lit(t.Description)},
+				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
+				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
 					for _, o := range t.Operations {
 						g.Id(opVar(o))
 					}
-				}),
-			}))
+				})},
+			)))
 		}
-		tools[jen.Qual(runtimePkg, lv.Name)] = jen.Values(append(vals, jen.Line())...)
+		tools = append(tools, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Values(append(vals, jen.Line())...))
 	}
 	f.Comment("Tools holds each level's tools with the schemas the model sees.")
-	f.Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(tools)
+	f.Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
 	f.Line()
 
 	f.Comment("NewServer returns an MCP server that exposes st at the given level.")
@@ -63,21 +63,21 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 
 	f.Comment(fmt.Sprintf("Domain is the registry entry of %s.", d.Name))
 	f.Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
-		jen.Qual(runtimePkg, "Domain").Values(jen.Dict{
-			jen.Id("Name"):        jen.Lit(d.Name),
-			jen.Id("Title"):       jen.Lit(d.Title),
-			jen.Id("Description"): jen.Lit(d.Description),
-			jen.Id("Entities"): jen.Index().String().ValuesFunc(func(g *jen.Group) {
+		jen.Qual(runtimePkg, "Domain").Add(keyed(true,
+			kv{"Name", jen.Lit(d.Name)},
+			kv{"Title", jen.Lit(d.Title)},
+			kv{"Description", jen.Lit(d.Description)},
+			kv{"Entities", jen.Index().String().ValuesFunc(func(g *jen.Group) {
 				for _, e := range d.Entities {
 					g.Lit(e.Name)
 				}
-			}),
-			jen.Id("Operations"):   jen.Id("Operations"),
-			jen.Id("Tools"):        jen.Id("Tools"),
-			jen.Id("StageSchemas"): jen.Id("StageSchemas"),
-			jen.Id("NewStore"): jen.Func().Params().Qual(runtimePkg, "Store").Block(
-				jen.Return(jen.Id("NewStore").Call())),
-		}),
+			})},
+			kv{"Operations", jen.Id("Operations")},
+			kv{"Tools", jen.Id("Tools")},
+			kv{"StageSchemas", jen.Id("StageSchemas")},
+			kv{"NewStore", jen.Func().Params().Qual(runtimePkg, "Store").Block(
+				jen.Return(jen.Id("NewStore").Call()))},
+		)),
 		jen.Func().Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Qual(runtimePkg, "Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("st").Assert(jen.Op("*").Id("Store")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": store is %T, want *"+d.Name+".Store"), jen.Id("st")))),
@@ -88,51 +88,57 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
-// operationDict is the runtime.Operation literal of o.
-func operationDict(o *speclang.Operation) jen.Dict {
+// operationLit is the mcpdomain.Operation literal of o, its fields in the
+// struct's order and each argument on one line:
+//
+//	{Name: "room", Type: "string", Enum: []string{"hall"}, Hint: "one of hall"},
+func operationLit(o *speclang.Operation) jen.Code {
 	args := make([]jen.Code, len(o.Args))
 	for i, a := range o.Args {
-		dict := jen.Dict{jen.Id("Name"): jen.Lit(a.Name), jen.Id("Type"): jen.Lit(a.JSONType)}
+		elems := []kv{{"Name", jen.Lit(a.Name)}, {"Type", jen.Lit(a.JSONType)}}
 		if a.Required {
-			dict[jen.Id("Required")] = jen.True()
+			elems = append(elems, kv{"Required", jen.True()})
 		}
 		if len(a.Enum) > 0 {
-			dict[jen.Id("Enum")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
+			elems = append(elems, kv{"Enum", jen.Index().String().ValuesFunc(func(g *jen.Group) {
 				for _, v := range a.Enum {
 					g.Lit(v)
 				}
-			})
+			})})
 		}
 		if a.Entity != nil {
-			dict[jen.Id("Entity")] = jen.Lit(a.Entity.Name)
+			elems = append(elems, kv{"Entity", jen.Lit(a.Entity.Name)})
 		}
 		if a.Hint != "" {
-			dict[jen.Id("Hint")] = jen.Lit(a.Hint)
+			elems = append(elems, kv{"Hint", jen.Lit(a.Hint)})
 		}
-		args[i] = jen.Line().Values(dict)
+		args[i] = jen.Line().Add(keyed(false, elems...))
 	}
 	if len(args) > 0 {
 		args = append(args, jen.Line())
 	}
-	return jen.Dict{
-		jen.Id("Name"):        jen.Lit(o.Name),
-		jen.Id("Kind"):        jen.Lit(o.Kind),
-		jen.Id("Category"):    jen.Lit(o.Category),
-		jen.Id("Entity"):      jen.Lit(o.Entity.Name),
-		jen.Id("Description"): jen.Lit(o.Description),
-		jen.Id("ReadOnly"):    jen.Lit(o.ReadOnly),
-		jen.Id("Destructive"): jen.Lit(o.Destructive),
-		jen.Id("Idempotent"):  jen.Lit(o.Idempotent),
-		jen.Id("Args"):        jen.Index().Qual(runtimePkg, "Arg").Values(args...),
-		jen.Id("Schema"):      jen.Id(opSchema(o)),
-		jen.Id("Example"):     rawString(o.Example),
-	}
+	return keyed(true,
+		kv{"Name", jen.Lit(o.Name)},
+		kv{"Kind", jen.Lit(o.Kind)},
+		kv{"Category", jen.Lit(o.Category)},
+		kv{"Entity", jen.Lit(o.Entity.Name)},
+		kv{"Description", jen.Lit(o.Description)},
+		kv{"ReadOnly", jen.Lit(o.ReadOnly)},
+		kv{"Destructive", jen.Lit(o.Destructive)},
+		kv{"Idempotent", jen.Lit(o.Idempotent)},
+		kv{"Args", jen.Index().Qual(runtimePkg, "Arg").Values(args...)},
+		kv{"Schema", jen.Id(opSchema(o))},
+		kv{"Example", rawString(o.Example)},
+	)
 }
 
 // emitRegistry writes gen/registry.go, which lists every domain.
 func emitRegistry(f *jen.File, spec *speclang.Spec) {
 	f.PackageComment("Package gen holds the code granite-gen generates from specs/: one package per")
 	f.PackageComment("domain and this registry of them all. Never edit it by hand; run go generate ./...")
+	for _, d := range spec.Domains {
+		f.ImportName(Module+"/gen/"+d.Name, d.Name)
+	}
 	f.Comment("Domains lists every generated domain, sorted by name.")
 	f.Var().Id("Domains").Op("=").Index().Op("*").Qual(runtimePkg, "Domain").ValuesFunc(func(g *jen.Group) {
 		for _, d := range spec.Domains {

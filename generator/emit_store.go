@@ -47,15 +47,15 @@ func emitStore(f *jen.File, d *speclang.Domain) {
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("reset").Params().Block(reset...)
 	f.Line()
 
-	clone := jen.Dict{}
+	var clone []kv
 	for _, e := range d.Entities {
-		clone[jen.Id(tableField(e))] = jen.Id("s").Dot(tableField(e)).Dot("Clone").Call()
+		clone = append(clone, kv{tableField(e), jen.Id("s").Dot(tableField(e)).Dot("Clone").Call()})
 	}
 	f.Comment("Clone returns a deep copy of the store that shares nothing with it.")
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("Clone").Params().Op("*").Id("Store").Block(
 		jen.Id("s").Dot("mu").Dot("RLock").Call(),
 		jen.Defer().Id("s").Dot("mu").Dot("RUnlock").Call(),
-		jen.Return(jen.Op("&").Id("Store").Values(clone)),
+		jen.Return(jen.Op("&").Id("Store").Add(keyed(true, clone...))),
 	)
 	f.Line()
 	f.Comment("CloneStore is Clone for code that holds a runtime.Store.")
@@ -66,15 +66,15 @@ func emitStore(f *jen.File, d *speclang.Domain) {
 
 	// type snapshot struct { Devices []Device `json:"devices"`; NextIDs map[string]int `json:"next_ids"` }
 	var snapFields []jen.Code
-	snapVals := jen.Dict{}
-	next := jen.Dict{}
+	var snapVals []kv
+	var next []jen.Code
 	for _, e := range d.Entities {
 		snapFields = append(snapFields, jen.Id(speclang.GoName(e.Plural)).Index().Id(e.GoName).Tag(map[string]string{"json": e.Plural}))
-		snapVals[jen.Id(speclang.GoName(e.Plural))] = jen.Id("s").Dot(tableField(e)).Dot("Rows").Call()
-		next[jen.Lit(e.Name)] = jen.Id("s").Dot(tableField(e)).Dot("Next").Call()
+		snapVals = append(snapVals, kv{speclang.GoName(e.Plural), jen.Id("s").Dot(tableField(e)).Dot("Rows").Call()})
+		next = append(next, jen.Line().Lit(e.Name).Op(":").Id("s").Dot(tableField(e)).Dot("Next").Call())
 	}
 	snapFields = append(snapFields, jen.Id("NextIDs").Map(jen.String()).Int().Tag(map[string]string{"json": "next_ids"}))
-	snapVals[jen.Id("NextIDs")] = jen.Map(jen.String()).Int().Values(next)
+	snapVals = append(snapVals, kv{"NextIDs", jen.Map(jen.String()).Int().Values(append(next, jen.Line())...)})
 	f.Comment("snapshot is the canonical form of the whole state.")
 	f.Type().Id("snapshot").Struct(snapFields...)
 	f.Line()
@@ -83,7 +83,7 @@ func emitStore(f *jen.File, d *speclang.Domain) {
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("Snapshot").Params().Index().Byte().Block(
 		jen.Id("s").Dot("mu").Dot("RLock").Call(),
 		jen.Defer().Id("s").Dot("mu").Dot("RUnlock").Call(),
-		jen.List(jen.Id("b"), jen.Err()).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("snapshot").Values(snapVals)),
+		jen.List(jen.Id("b"), jen.Err()).Op(":=").Qual("encoding/json", "Marshal").Call(jen.Id("snapshot").Add(keyed(true, snapVals...))),
 		jen.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Comment("Entity fields are strings, numbers, booleans and JSON values: always encodable."),
 			jen.Panic(jen.Qual("fmt", "Sprintf").Call(jen.Lit(d.Name+": snapshot: %v"), jen.Err())),

@@ -19,7 +19,7 @@ import (
 //	type L4ScenarioCall struct { Tool L4Tool; Arguments json.RawMessage; Reason string }
 //	var StageSchemas = map[mcpdomain.Level]string{mcpdomain.L4: `{...}`}
 func emitSynth(f *jen.File, d *speclang.Domain) {
-	schemas := jen.Dict{}
+	var schemas []jen.Code
 	for _, lv := range d.Levels {
 		enum := lv.Name + "Tool"
 		f.Commentf("%s names a tool of level %s.", enum, lv.Name)
@@ -52,8 +52,8 @@ func emitSynth(f *jen.File, d *speclang.Domain) {
 		if err != nil {
 			panic(fmt.Sprintf("generator: stage schema of %s %s: %v", d.Name, lv.Name, err)) // tool schemas are built by schemas()
 		}
-		schemas[jen.Qual(runtimePkg, lv.Name)] = rawString(string(b))
+		schemas = append(schemas, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Add(rawString(string(b))))
 	}
 	f.Comment("StageSchemas holds each level's scenario stage contract, for Ollama's format and for validation.")
-	f.Var().Id("StageSchemas").Op("=").Map(jen.Qual(runtimePkg, "Level")).String().Values(schemas)
+	f.Var().Id("StageSchemas").Op("=").Map(jen.Qual(runtimePkg, "Level")).String().Values(append(schemas, jen.Line())...)
 }
