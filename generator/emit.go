@@ -247,6 +247,25 @@ func tableField(e *speclang.Entity) string {
 	return strings.ToLower(g[:1]) + g[1:]
 }
 
+// The package-level names the emitters derive from spec names. Every other
+// package-level identifier of a generated package is fixed, and must be in
+// speclang's reserved list (TestReservedNamesCoverGeneratedPackage).
+
+// cloneFunc names an entity's deep-copy function: cloneLamp.
+func cloneFunc(e *speclang.Entity) string { return "clone" + e.GoName }
+
+// idFunc names an entity's ID accessor: lampID.
+func idFunc(e *speclang.Entity) string { return lowerFirst(e.GoName) + "ID" }
+
+// seedFunc names an entity's seed-row function: seedLamps.
+func seedFunc(e *speclang.Entity) string { return "seed" + speclang.GoName(e.Plural) }
+
+// argsType names an operation's argument struct: ListLampsArgs.
+func argsType(o *speclang.Operation) string { return o.GoName + "Args" }
+
+// toolConst names a tool's constant of its level's tool enum: L4GetLamp.
+func toolConst(lv *speclang.Level, t *speclang.Tool) string { return lv.Name + t.GoName }
+
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
 // kv is one keyed element of a composite literal.

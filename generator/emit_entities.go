@@ -35,8 +35,8 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 			}
 		}
 		body = append(body, jen.Return(jen.Id("v")))
-		f.Func().Id("clone" + e.GoName).Params(jen.Id("v").Id(e.GoName)).Id(e.GoName).Block(body...)
-		f.Func().Id(lowerFirst(e.GoName) + "ID").Params(jen.Id("v").Op("*").Id(e.GoName)).Op("*").String().Block(jen.Return(jen.Op("&").Id("v").Dot("ID")))
+		f.Func().Id(cloneFunc(e)).Params(jen.Id("v").Id(e.GoName)).Id(e.GoName).Block(body...)
+		f.Func().Id(idFunc(e)).Params(jen.Id("v").Op("*").Id(e.GoName)).Op("*").String().Block(jen.Return(jen.Op("&").Id("v").Dot("ID")))
 		f.Line()
 
 		// func seedDevices() []Device { return []Device{{ID: "DV001", ...}} }
@@ -51,7 +51,7 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 			rows[i] = keyed(true, elems...)
 		}
 		f.Comment(fmt.Sprintf("seed%s returns fresh copies of the %s seed rows, in ID order.", speclang.GoName(e.Plural), e.Name))
-		f.Func().Id("seed" + speclang.GoName(e.Plural)).Params().Index().Id(e.GoName).Block(
+		f.Func().Id(seedFunc(e)).Params().Index().Id(e.GoName).Block(
 			jen.Return(jen.Index().Id(e.GoName).ValuesFunc(func(g *jen.Group) {
 				for _, r := range rows {
 					g.Line().Add(r)

@@ -11,7 +11,7 @@ import (
 // Store method that performs it.
 func emitOperations(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		emitArgsStruct(f, o.GoName+"Args", fmt.Sprintf("%sArgs are the arguments of %s.", o.GoName, o.Name), o.Args)
+		emitArgsStruct(f, argsType(o), fmt.Sprintf("%s are the arguments of %s.", argsType(o), o.Name), o.Args)
 		if needsMatch(o) {
 			emitMatch(f, o)
 		}
@@ -100,7 +100,7 @@ func emitMatch(f *jen.File, o *speclang.Operation) {
 	}
 	body = append(body, jen.Return(jen.True()))
 	f.Comment(fmt.Sprintf("match reports whether a row passes %s's filters.", o.Name))
-	f.Func().Params(jen.Id("a").Id(o.GoName + "Args")).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
+	f.Func().Params(jen.Id("a").Id(argsType(o))).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
 	f.Line()
 }
 
@@ -237,7 +237,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		)
 		body = append(body, refChecks(o, zero)...)
 		body = append(body, assignArgs(o)...)
-		body = append(body, jen.Return(jen.Id("clone"+e.GoName).Call(jen.Op("*").Id("v")), jen.Nil()))
+		body = append(body, jen.Return(jen.Id(cloneFunc(e)).Call(jen.Op("*").Id("v")), jen.Nil()))
 	case speclang.KUpdateWhere:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		zero := jen.Qual(runtimePkg, "BulkResult").Values()
@@ -262,7 +262,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		body = append(body, presetBody(o, table)...)
 	}
 	f.Comment(opDoc(o.GoName, o.Name, o.Description))
-	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(o.GoName+"Args")).Params(result, jen.Error()).Block(body...)
+	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(argsType(o))).Params(result, jen.Error()).Block(body...)
 	f.Line()
 }
 

@@ -41,8 +41,8 @@ func emitStore(f *jen.File, d *speclang.Domain) {
 	var reset []jen.Code
 	for _, e := range d.Entities {
 		reset = append(reset, jen.Id("s").Dot(tableField(e)).Op("=").Qual(runtimePkg, "NewTable").Call(
-			jen.Lit(e.Name), jen.Lit(e.IDPrefix), jen.Lit(e.IDDigits), jen.Id("seed"+speclang.GoName(e.Plural)).Call(),
-			jen.Id(lowerFirst(e.GoName)+"ID"), jen.Id("clone"+e.GoName)))
+			jen.Lit(e.Name), jen.Lit(e.IDPrefix), jen.Lit(e.IDDigits), jen.Id(seedFunc(e)).Call(),
+			jen.Id(idFunc(e)), jen.Id(cloneFunc(e))))
 	}
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("reset").Params().Block(reset...)
 	f.Line()

@@ -26,7 +26,7 @@ func emitSynth(f *jen.File, d *speclang.Domain) {
 		f.Type().Id(enum).String()
 		f.Const().DefsFunc(func(g *jen.Group) {
 			for _, t := range lv.Tools {
-				g.Id(lv.Name + t.GoName).Id(enum).Op("=").Lit(t.Name)
+				g.Id(toolConst(lv, t)).Id(enum).Op("=").Lit(t.Name)
 			}
 		})
 		f.Commentf("%sScenarioCall is one call of a synthesized scenario at %s.", lv.Name, lv.Name)

@@ -3,7 +3,9 @@ package generator
 import (
 	"bytes"
 	"flag"
-	"github.com/mcpgranite/granite/internal/speclang"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +14,8 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -165,4 +169,94 @@ func TestGoName(t *testing.T) {
 	if !strings.Contains(speclang.GoName("a_b"), "AB") {
 		t.Error("single letters")
 	}
+}
+
+// TestReservedNamesCoverGeneratedPackage keeps speclang's reserved names from
+// drifting away from what the emitters declare: every package-level
+// identifier of the golden package, and every method of its Store, is either
+// derived from a spec name (by the same functions the emitters use) or
+// reserved, so that a spec name colliding with it is refused at load time.
+func TestReservedNamesCoverGeneratedPackage(t *testing.T) {
+	src, err := os.ReadFile("testdata/golden/tiny/domain.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := speclang.Load(specFS(t, map[string]string{"tiny/domain.yaml": string(src)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := spec.Domains[0]
+	derived, methods := map[string]bool{}, map[string]bool{}
+	for _, e := range d.Entities {
+		for _, n := range []string{e.GoName, cloneFunc(e), idFunc(e), seedFunc(e)} {
+			derived[n] = true
+		}
+	}
+	for _, o := range d.Operations {
+		for _, n := range []string{argsType(o), opVar(o), opSchema(o)} {
+			derived[n] = true
+		}
+		methods[o.GoName] = true
+	}
+	for _, lv := range d.Levels {
+		for _, tl := range lv.Tools {
+			derived[toolConst(lv, tl)] = true
+			derived[toolSchema(lv, tl)] = true
+		}
+	}
+
+	pkgs, err := parser.ParseDir(token.NewFileSet(), "testdata/golden/tiny/want/tiny", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixed, fixedMethods []string
+	for _, pkg := range pkgs {
+		for _, file := range pkg.Files {
+			for _, decl := range file.Decls {
+				switch decl := decl.(type) {
+				case *ast.FuncDecl:
+					if decl.Recv == nil {
+						fixed = append(fixed, decl.Name.Name)
+					} else if recvType(decl.Recv.List[0].Type) == "Store" {
+						fixedMethods = append(fixedMethods, decl.Name.Name)
+					}
+				case *ast.GenDecl:
+					for _, s := range decl.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							fixed = append(fixed, s.Name.Name)
+						case *ast.ValueSpec:
+							for _, n := range s.Names {
+								fixed = append(fixed, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(fixed) == 0 || len(fixedMethods) == 0 {
+		t.Fatalf("parsed no declarations: %d top-level, %d Store methods", len(fixed), len(fixedMethods))
+	}
+	for _, n := range fixed {
+		if !derived[n] && !speclang.ReservedGoName(n) {
+			t.Errorf("the generated package declares %s, which is neither derived from a spec name nor in speclang's reservedGoNames", n)
+		}
+	}
+	for _, n := range fixedMethods {
+		if !methods[n] && !speclang.ReservedStoreMethod(n) {
+			t.Errorf("the generated Store has method %s, which is neither an operation nor in speclang's reservedStoreMethods", n)
+		}
+	}
+}
+
+// recvType is the type name of a method receiver: Store for s *Store.
+func recvType(x ast.Expr) string {
+	if star, ok := x.(*ast.StarExpr); ok {
+		x = star.X
+	}
+	if id, ok := x.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }
