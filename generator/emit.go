@@ -44,14 +44,15 @@ func newFile(path, name, source string) *jen.File {
 	return f
 }
 
-// artifact is one generated file of a domain package.
-type artifact struct {
+// genFile is one generated file of a domain package. (An "artifact"
+// elsewhere in granite is a synthesized scenario, not a file.)
+type genFile struct {
 	name string
 	emit func(f *jen.File, d *speclang.Domain)
 }
 
-// artifacts is every file each domain package gets, in one table.
-var artifacts = []artifact{
+// outputs is every file each domain package gets, in one table.
+var outputs = []genFile{
 	{"entities_gen.go", emitEntities},
 	{"store_gen.go", emitStore},
 	{"operations_gen.go", emitOperations},
@@ -65,14 +66,14 @@ var artifacts = []artifact{
 func Render(spec *speclang.Spec) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, d := range spec.Domains {
-		for _, a := range artifacts {
+		for _, g := range outputs {
 			f := newFile(Module+"/gen/"+d.Name, d.Name, "specs/"+d.File)
-			a.emit(f, d)
+			g.emit(f, d)
 			src, err := render(f)
 			if err != nil {
-				return nil, fmt.Errorf("render gen/%s/%s: %w", d.Name, a.name, err)
+				return nil, fmt.Errorf("render gen/%s/%s: %w", d.Name, g.name, err)
 			}
-			out[d.Name+"/"+a.name] = src
+			out[d.Name+"/"+g.name] = src
 		}
 	}
 	f := newFile(Module+"/gen", "gen", "specs/*/domain.yaml")
