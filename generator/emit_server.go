@@ -1,10 +1,9 @@
 package generator
 
 import (
-	"fmt"
-	"github.com/mcpgranite/granite/internal/speclang"
-
 	"github.com/dave/jennifer/jen"
+
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // emitServer writes the operation and tool tables, NewServer and the
@@ -13,17 +12,41 @@ import (
 // store.
 func emitServer(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		f.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+		f.Add(operationVar(o))
 	}
 	f.Line()
-	f.Comment("Operations lists every operation of the domain, in spec order.")
-	f.Var().Id("Operations").Op("=").Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
+	for _, c := range []jen.Code{operationsVar(d), toolsVar(d), newServerFunc(d)} {
+		f.Add(c)
+		f.Line()
+	}
+	f.Add(domainVar(d))
+}
+
+// operationVar:
+//
+//	var opGetLamp = &mcpdomain.Operation{Name: "get_lamp", ...}
+func operationVar(o *speclang.Operation) jen.Code {
+	return jen.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+}
+
+// operationsVar:
+//
+//	var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, ...}
+func operationsVar(d *speclang.Domain) jen.Code {
+	return jen.Comment("Operations lists every operation of the domain, in spec order.").Line().
+		Var().Id("Operations").Op("=").Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
 		for _, o := range d.Operations {
 			g.Id(opVar(o))
 		}
 	})
-	f.Line()
+}
 
+// toolsVar:
+//
+//	var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+//		mcpdomain.L4: {{Level: mcpdomain.L4, Name: "get_lamp", ..., InputSchema: getLampSchema, ...}},
+//	}
+func toolsVar(d *speclang.Domain) jen.Code {
 	var tools []jen.Code
 	for _, lv := range d.Levels {
 		var vals []jen.Code
@@ -42,12 +65,21 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 		}
 		tools = append(tools, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Values(append(vals, jen.Line())...))
 	}
-	f.Comment("Tools holds each level's tools with the schemas the model sees.")
-	f.Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
-	f.Line()
+	return jen.Comment("Tools holds each level's tools with the schemas the model sees.").Line().
+		Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+}
 
-	f.Comment("NewServer returns an MCP server that exposes st at the given level.")
-	f.Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
+// newServerFunc:
+//
+//	func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
+//		tools, ok := Tools[level]
+//		...
+//		mcpdomain.Register(s, tools, st)
+//		return s, nil
+//	}
+func newServerFunc(d *speclang.Domain) jen.Code {
+	return jen.Comment("NewServer returns an MCP server that exposes st at the given level.").Line().
+		Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("level")),
 		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("level")))),
 		jen.Id("s").Op(":=").Qual(serverPkg, "NewMCPServer").Call(
@@ -59,10 +91,14 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Id("st")),
 		jen.Return(jen.Id("s"), jen.Nil()),
 	)
-	f.Line()
+}
 
-	f.Comment(fmt.Sprintf("Domain is the registry entry of %s.", d.Name))
-	f.Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
+// domainVar:
+//
+//	var Domain = mcpdomain.NewDomain(mcpdomain.Domain{Name: "tiny", ...}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {...})
+func domainVar(d *speclang.Domain) jen.Code {
+	return jen.Commentf("Domain is the registry entry of %s.", d.Name).Line().
+		Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
 		jen.Qual(runtimePkg, "Domain").Add(keyed(true,
 			kv{"Name", jen.Lit(d.Name)},
 			kv{"Title", jen.Lit(d.Title)},
