@@ -20,7 +20,7 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 			}
 			fields = append(fields, c)
 		}
-		f.Comment(doc(e.GoName, e.Description))
+		f.Comment(entityDoc(e.GoName, e.Description))
 		f.Type().Id(e.GoName).Struct(fields...)
 		f.Line()
 
@@ -35,23 +35,23 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 			}
 		}
 		body = append(body, jen.Return(jen.Id("v")))
-		f.Func().Id("clone" + e.GoName).Params(jen.Id("v").Id(e.GoName)).Id(e.GoName).Block(body...)
-		f.Func().Id(lowerFirst(e.GoName) + "ID").Params(jen.Id("v").Op("*").Id(e.GoName)).Op("*").String().Block(jen.Return(jen.Op("&").Id("v").Dot("ID")))
+		f.Func().Id(cloneFunc(e)).Params(jen.Id("v").Id(e.GoName)).Id(e.GoName).Block(body...)
+		f.Func().Id(idFunc(e)).Params(jen.Id("v").Op("*").Id(e.GoName)).Op("*").String().Block(jen.Return(jen.Op("&").Id("v").Dot("ID")))
 		f.Line()
 
 		// func seedDevices() []Device { return []Device{{ID: "DV001", ...}} }
 		rows := make([]jen.Code, len(e.Seed))
 		for i, r := range e.Seed {
-			dict := jen.Dict{jen.Id("ID"): jen.Lit(r.ID)}
+			elems := []kv{{"ID", jen.Lit(r.ID)}}
 			for _, fd := range e.Fields {
 				if v, ok := r.Values[fd.Name]; ok && !isZero(v) {
-					dict[jen.Id(fd.GoName)] = literal(fd, v)
+					elems = append(elems, kv{fd.GoName, literal(fd, v)})
 				}
 			}
-			rows[i] = jen.Values(dict)
+			rows[i] = keyed(true, elems...)
 		}
 		f.Comment(fmt.Sprintf("seed%s returns fresh copies of the %s seed rows, in ID order.", speclang.GoName(e.Plural), e.Name))
-		f.Func().Id("seed" + speclang.GoName(e.Plural)).Params().Index().Id(e.GoName).Block(
+		f.Func().Id(seedFunc(e)).Params().Index().Id(e.GoName).Block(
 			jen.Return(jen.Index().Id(e.GoName).ValuesFunc(func(g *jen.Group) {
 				for _, r := range rows {
 					g.Line().Add(r)

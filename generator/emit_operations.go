@@ -11,7 +11,7 @@ import (
 // Store method that performs it.
 func emitOperations(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		emitArgsStruct(f, o.GoName+"Args", fmt.Sprintf("%sArgs are the arguments of %s.", o.GoName, o.Name), nil, o.Args, false)
+		emitArgsStruct(f, argsType(o), fmt.Sprintf("%s are the arguments of %s.", argsType(o), o.Name), o.Args)
 		if needsMatch(o) {
 			emitMatch(f, o)
 		}
@@ -20,14 +20,13 @@ func emitOperations(f *jen.File, d *speclang.Domain) {
 }
 
 // emitArgsStruct writes an argument struct. Required arguments are values,
-// optional ones pointers (maps and slices are nil when absent). With
-// allOptional every argument is optional, as in a tool's union struct.
-func emitArgsStruct(f *jen.File, name, comment string, lead []jen.Code, args []*speclang.Arg, allOptional bool) {
-	fields := append([]jen.Code{}, lead...)
+// optional ones pointers (maps and slices are nil when absent).
+func emitArgsStruct(f *jen.File, name, comment string, args []*speclang.Arg) {
+	var fields []jen.Code
 	for _, a := range args {
 		t := typeCode(a.GoType)
 		tag := a.Name
-		if !a.Required || allOptional {
+		if !a.Required {
 			tag += ",omitempty"
 			if !a.GoType.Nilable() {
 				t = jen.Op("*").Add(t)
@@ -101,7 +100,7 @@ func emitMatch(f *jen.File, o *speclang.Operation) {
 	}
 	body = append(body, jen.Return(jen.True()))
 	f.Comment(fmt.Sprintf("match reports whether a row passes %s's filters.", o.Name))
-	f.Func().Params(jen.Id("a").Id(o.GoName + "Args")).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
+	f.Func().Params(jen.Id("a").Id(argsType(o))).Id("match").Params(jen.Id("v").Op("*").Id(o.Entity.GoName)).Bool().Block(body...)
 	f.Line()
 }
 
@@ -216,16 +215,16 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		zero := jen.Id(e.GoName).Values()
 		body = append(body, refChecks(o, zero)...)
 		// v := Rule{Enabled: true}  (defaults), then the given arguments.
-		defaults := jen.Dict{}
+		var defaults []kv
 		for _, fd := range e.Fields {
 			switch {
 			case fd.Default != nil && !isZero(fd.Default):
-				defaults[jen.Id(fd.GoName)] = literal(fd, fd.Default)
+				defaults = append(defaults, kv{fd.GoName, literal(fd, fd.Default)})
 			case fd.Type == speclang.TObject || fd.Type == speclang.TArray:
-				defaults[jen.Id(fd.GoName)] = literal(fd, speclang.ZeroValue(fd))
+				defaults = append(defaults, kv{fd.GoName, literal(fd, speclang.ZeroValue(fd))})
 			}
 		}
-		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Values(defaults))
+		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Add(keyed(len(defaults) > 2, defaults...)))
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(table.Clone().Dot("Insert").Call(jen.Id("v")), jen.Nil()))
 	case speclang.KUpdate:
@@ -238,7 +237,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		)
 		body = append(body, refChecks(o, zero)...)
 		body = append(body, assignArgs(o)...)
-		body = append(body, jen.Return(jen.Id("clone"+e.GoName).Call(jen.Op("*").Id("v")), jen.Nil()))
+		body = append(body, jen.Return(jen.Id(cloneFunc(e)).Call(jen.Op("*").Id("v")), jen.Nil()))
 	case speclang.KUpdateWhere:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		zero := jen.Qual(runtimePkg, "BulkResult").Values()
@@ -262,8 +261,8 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		result = jen.Qual(runtimePkg, "BulkResult")
 		body = append(body, presetBody(o, table)...)
 	}
-	f.Comment(doc(o.GoName, o.Description))
-	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(o.GoName+"Args")).Params(result, jen.Error()).Block(body...)
+	f.Comment(opDoc(o.GoName, o.Name, o.Description))
+	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(argsType(o))).Params(result, jen.Error()).Block(body...)
 	f.Line()
 }
 

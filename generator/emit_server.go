@@ -1,75 +1,85 @@
 package generator
 
 import (
-	"fmt"
-	"github.com/mcpgranite/granite/internal/speclang"
-
 	"github.com/dave/jennifer/jen"
+
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// emitServer writes the operation and tool tables, each multi-operation
-// tool's argument struct and dispatcher, NewServer and the registry entry.
+// emitServer writes the operation and tool tables, NewServer and the
+// registry entry. A tool's calls need no generated dispatcher: the runtime
+// picks the operation (mcpdomain.Tool.Prepare) and runs it by name on the
+// store.
 func emitServer(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		f.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Values(operationDict(o))
+		f.Add(operationVar(o))
 	}
 	f.Line()
-	f.Comment("Operations lists every operation of the domain, in spec order.")
-	f.Var().Id("Operations").Op("=").Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
+	for _, c := range []jen.Code{operationsVar(d), toolsVar(d), newServerFunc(d)} {
+		f.Add(c)
+		f.Line()
+	}
+	f.Add(domainVar(d))
+}
+
+// operationVar:
+//
+//	var opGetLamp = &mcpdomain.Operation{Name: "get_lamp", ...}
+func operationVar(o *speclang.Operation) jen.Code {
+	return jen.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+}
+
+// operationsVar:
+//
+//	var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, ...}
+func operationsVar(d *speclang.Domain) jen.Code {
+	return jen.Comment("Operations lists every operation of the domain, in spec order.").Line().
+		Var().Id("Operations").Op("=").Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
 		for _, o := range d.Operations {
 			g.Id(opVar(o))
 		}
 	})
-	f.Line()
+}
 
-	tools := jen.Dict{}
+// toolsVar:
+//
+//	var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
+//		mcpdomain.L4: {{Level: mcpdomain.L4, Name: "get_lamp", ..., InputSchema: getLampSchema, ...}},
+//	}
+func toolsVar(d *speclang.Domain) jen.Code {
+	var tools []jen.Code
 	for _, lv := range d.Levels {
 		var vals []jen.Code
 		for _, t := range lv.Tools {
-			vals = append(vals, jen.Line().Values(jen.Dict{
-				jen.Id("Level"):       jen.Qual(runtimePkg, lv.Name),
-				jen.Id("Name"):        jen.Lit(t.Name),
-				jen.Id("Description"): jen.Lit(t.Description),
-				jen.Id("InputSchema"): jen.Lit(t.Schema),
-				jen.Id("Operations"): jen.Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
+			vals = append(vals, jen.Line().Add(keyed(true,
+				kv{"Level", jen.Qual(runtimePkg, lv.Name)},
+				kv{"Name", jen.Lit(t.Name)},
+				kv{"Description", jen.Lit(t.Description)},
+				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
+				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
 					for _, o := range t.Operations {
 						g.Id(opVar(o))
 					}
-				}),
-			}))
+				})},
+			)))
 		}
-		tools[jen.Qual(runtimePkg, lv.Name)] = jen.Values(append(vals, jen.Line())...)
+		tools = append(tools, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Values(append(vals, jen.Line())...))
 	}
-	f.Comment("Tools holds each level's tools with the schemas the model sees.")
-	f.Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(tools)
-	f.Line()
+	return jen.Comment("Tools holds each level's tools with the schemas the model sees.").Line().
+		Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+}
 
-	var levelCases []jen.Code
-	for _, lv := range d.Levels[1:] {
-		var toolCases []jen.Code
-		for _, t := range lv.Tools {
-			if len(t.Operations) < 2 {
-				continue
-			}
-			emitToolArgs(f, lv, t)
-			toolCases = append(toolCases, jen.Case(jen.Lit(t.Name)).Block(jen.Return(jen.Id("s").Dot(callName(lv, t)))))
-		}
-		if len(toolCases) > 0 {
-			levelCases = append(levelCases, jen.Case(jen.Qual(runtimePkg, lv.Name)).Block(jen.Switch(jen.Id("tool")).Block(toolCases...)))
-		}
-	}
-	f.Comment("toolCall returns what runs a tool's calls: its dispatcher when it has an")
-	f.Comment("action, else its single operation.")
-	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id("toolCall").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("tool").String()).Qual(runtimePkg, "CallFunc").Block(
-		jen.Switch(jen.Id("level")).Block(levelCases...),
-		jen.Return(jen.Func().Params(jen.Id("op").Op("*").Qual(runtimePkg, "Operation"), jen.Id("args").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
-			jen.Return(jen.Id("s").Dot("Call").Call(jen.Id("op").Dot("Name"), jen.Id("args"))),
-		)),
-	)
-	f.Line()
-
-	f.Comment("NewServer returns an MCP server that exposes st at the given level.")
-	f.Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
+// newServerFunc:
+//
+//	func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
+//		tools, ok := Tools[level]
+//		...
+//		mcpdomain.Register(s, tools, st)
+//		return s, nil
+//	}
+func newServerFunc(d *speclang.Domain) jen.Code {
+	return jen.Comment("NewServer returns an MCP server that exposes st at the given level.").Line().
+		Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("level")),
 		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("level")))),
 		jen.Id("s").Op(":=").Qual(serverPkg, "NewMCPServer").Call(
@@ -78,30 +88,32 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 			jen.Qual(serverPkg, "WithRecovery").Call(),
 			jen.Qual(serverPkg, "WithInstructions").Call(jen.Lit(d.Description)),
 		),
-		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Func().Params(jen.Id("t").Op("*").Qual(runtimePkg, "Tool")).Qual(runtimePkg, "CallFunc").Block(
-			jen.Return(jen.Id("st").Dot("toolCall").Call(jen.Id("level"), jen.Id("t").Dot("Name"))),
-		)),
+		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Id("st")),
 		jen.Return(jen.Id("s"), jen.Nil()),
 	)
-	f.Line()
+}
 
-	f.Comment(fmt.Sprintf("Domain is the registry entry of %s.", d.Name))
-	f.Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
-		jen.Qual(runtimePkg, "Domain").Values(jen.Dict{
-			jen.Id("Name"):        jen.Lit(d.Name),
-			jen.Id("Title"):       jen.Lit(d.Title),
-			jen.Id("Description"): jen.Lit(d.Description),
-			jen.Id("Entities"): jen.Index().String().ValuesFunc(func(g *jen.Group) {
+// domainVar:
+//
+//	var Domain = mcpdomain.NewDomain(mcpdomain.Domain{Name: "tiny", ...}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {...})
+func domainVar(d *speclang.Domain) jen.Code {
+	return jen.Commentf("Domain is the registry entry of %s.", d.Name).Line().
+		Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
+		jen.Qual(runtimePkg, "Domain").Add(keyed(true,
+			kv{"Name", jen.Lit(d.Name)},
+			kv{"Title", jen.Lit(d.Title)},
+			kv{"Description", jen.Lit(d.Description)},
+			kv{"Entities", jen.Index().String().ValuesFunc(func(g *jen.Group) {
 				for _, e := range d.Entities {
 					g.Lit(e.Name)
 				}
-			}),
-			jen.Id("Operations"):   jen.Id("Operations"),
-			jen.Id("Tools"):        jen.Id("Tools"),
-			jen.Id("StageSchemas"): jen.Id("StageSchemas"),
-			jen.Id("NewStore"): jen.Func().Params().Qual(runtimePkg, "Store").Block(
-				jen.Return(jen.Id("NewStore").Call())),
-		}),
+			})},
+			kv{"Operations", jen.Id("Operations")},
+			kv{"Tools", jen.Id("Tools")},
+			kv{"StageSchemas", jen.Id("StageSchemas")},
+			kv{"NewStore", jen.Func().Params().Qual(runtimePkg, "Store").Block(
+				jen.Return(jen.Id("NewStore").Call()))},
+		)),
 		jen.Func().Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Qual(runtimePkg, "Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("st").Assert(jen.Op("*").Id("Store")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": store is %T, want *"+d.Name+".Store"), jen.Id("st")))),
@@ -112,92 +124,57 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
-func callName(lv *speclang.Level, t *speclang.Tool) string { return "call" + lv.Name + t.GoName }
-
-// operationDict is the runtime.Operation literal of o.
-func operationDict(o *speclang.Operation) jen.Dict {
+// operationLit is the mcpdomain.Operation literal of o, its fields in the
+// struct's order and each argument on one line:
+//
+//	{Name: "room", Type: "string", Enum: []string{"hall"}, Hint: "one of hall"},
+func operationLit(o *speclang.Operation) jen.Code {
 	args := make([]jen.Code, len(o.Args))
 	for i, a := range o.Args {
-		dict := jen.Dict{jen.Id("Name"): jen.Lit(a.Name), jen.Id("Type"): jen.Lit(a.JSONType)}
+		elems := []kv{{"Name", jen.Lit(a.Name)}, {"Type", jen.Lit(a.JSONType)}}
 		if a.Required {
-			dict[jen.Id("Required")] = jen.True()
+			elems = append(elems, kv{"Required", jen.True()})
 		}
 		if len(a.Enum) > 0 {
-			dict[jen.Id("Enum")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
+			elems = append(elems, kv{"Enum", jen.Index().String().ValuesFunc(func(g *jen.Group) {
 				for _, v := range a.Enum {
 					g.Lit(v)
 				}
-			})
+			})})
 		}
 		if a.Entity != nil {
-			dict[jen.Id("Entity")] = jen.Lit(a.Entity.Name)
+			elems = append(elems, kv{"Entity", jen.Lit(a.Entity.Name)})
 		}
 		if a.Hint != "" {
-			dict[jen.Id("Hint")] = jen.Lit(a.Hint)
+			elems = append(elems, kv{"Hint", jen.Lit(a.Hint)})
 		}
-		args[i] = jen.Line().Values(dict)
+		args[i] = jen.Line().Add(keyed(false, elems...))
 	}
 	if len(args) > 0 {
 		args = append(args, jen.Line())
 	}
-	return jen.Dict{
-		jen.Id("Name"):        jen.Lit(o.Name),
-		jen.Id("Kind"):        jen.Lit(o.Kind),
-		jen.Id("Category"):    jen.Lit(o.Category),
-		jen.Id("Entity"):      jen.Lit(o.Entity.Name),
-		jen.Id("Description"): jen.Lit(o.Description),
-		jen.Id("ReadOnly"):    jen.Lit(o.ReadOnly),
-		jen.Id("Destructive"): jen.Lit(o.Destructive),
-		jen.Id("Idempotent"):  jen.Lit(o.Idempotent),
-		jen.Id("Args"):        jen.Index().Qual(runtimePkg, "Arg").Values(args...),
-		jen.Id("Schema"):      jen.Lit(o.Schema),
-		jen.Id("Example"):     jen.Lit(o.Example),
-	}
-}
-
-// emitToolArgs writes a multi-operation tool's argument struct (the action
-// plus every argument of its operations, all optional) and its dispatcher:
-//
-//	func (s *Store) callL3GetRoomStatus(_ *runtime.Operation, raw []byte) (any, error) {
-//		var a L3GetRoomStatusArgs
-//		...
-//		switch a.Action {
-//		case "get_device":
-//			return s.GetDevice(GetDeviceArgs{DeviceID: runtime.Deref(a.DeviceID)})
-//		}
-//	}
-func emitToolArgs(f *jen.File, lv *speclang.Level, t *speclang.Tool) {
-	name := lv.Name + t.GoName + "Args"
-	lead := []jen.Code{jen.Comment("Action picks the operation."), jen.Id("Action").String().Tag(map[string]string{"json": "action"})}
-	emitArgsStruct(f, name, fmt.Sprintf("%s are the arguments of %s tool %s.", name, lv.Name, t.Name), lead, t.Args, true)
-
-	var cases []jen.Code
-	for _, o := range t.Operations {
-		dict := jen.Dict{}
-		for _, a := range o.Args {
-			var v jen.Code = jen.Id("a").Dot(a.GoName)
-			if a.Required && !a.GoType.Nilable() {
-				v = jen.Qual(runtimePkg, "Deref").Call(jen.Id("a").Dot(a.GoName))
-			}
-			dict[jen.Id(a.GoName)] = v
-		}
-		cases = append(cases, jen.Case(jen.Lit(o.Name)).Block(jen.Return(jen.Id("s").Dot(o.GoName).Call(jen.Id(o.GoName+"Args").Values(dict)))))
-	}
-	f.Comment(fmt.Sprintf("%s runs a call of %s tool %s on arguments already checked", callName(lv, t), lv.Name, t.Name))
-	f.Comment("against the chosen action's schema.")
-	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(callName(lv, t)).Params(jen.Id("_").Op("*").Qual(runtimePkg, "Operation"), jen.Id("raw").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
-		jen.Var().Id("a").Id(name),
-		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "Decode").Call(jen.Id("raw"), jen.Op("&").Id("a")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Switch(jen.Id("a").Dot("Action")).Block(cases...),
-		jen.Return(jen.Nil(), jen.Qual(runtimePkg, "Errorf").Call(jen.Lit(fmt.Sprintf("argument \"action\": %%q is not one of %s", joinNames(t.Operations))), jen.Id("a").Dot("Action"))),
+	return keyed(true,
+		kv{"Name", jen.Lit(o.Name)},
+		kv{"Kind", jen.Lit(o.Kind)},
+		kv{"Category", jen.Lit(o.Category)},
+		kv{"Entity", jen.Lit(o.Entity.Name)},
+		kv{"Description", jen.Lit(o.Description)},
+		kv{"ReadOnly", jen.Lit(o.ReadOnly)},
+		kv{"Destructive", jen.Lit(o.Destructive)},
+		kv{"Idempotent", jen.Lit(o.Idempotent)},
+		kv{"Args", jen.Index().Qual(runtimePkg, "Arg").Values(args...)},
+		kv{"Schema", jen.Id(opSchema(o))},
+		kv{"Example", rawString(o.Example)},
 	)
-	f.Line()
 }
 
 // emitRegistry writes gen/registry.go, which lists every domain.
 func emitRegistry(f *jen.File, spec *speclang.Spec) {
 	f.PackageComment("Package gen holds the code granite-gen generates from specs/: one package per")
 	f.PackageComment("domain and this registry of them all. Never edit it by hand; run go generate ./...")
+	for _, d := range spec.Domains {
+		f.ImportName(Module+"/gen/"+d.Name, d.Name)
+	}
 	f.Comment("Domains lists every generated domain, sorted by name.")
 	f.Var().Id("Domains").Op("=").Index().Op("*").Qual(runtimePkg, "Domain").ValuesFunc(func(g *jen.Group) {
 		for _, d := range spec.Domains {

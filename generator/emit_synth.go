@@ -19,14 +19,14 @@ import (
 //	type L4ScenarioCall struct { Tool L4Tool; Arguments json.RawMessage; Reason string }
 //	var StageSchemas = map[mcpdomain.Level]string{mcpdomain.L4: `{...}`}
 func emitSynth(f *jen.File, d *speclang.Domain) {
-	schemas := jen.Dict{}
+	var schemas []jen.Code
 	for _, lv := range d.Levels {
 		enum := lv.Name + "Tool"
 		f.Commentf("%s names a tool of level %s.", enum, lv.Name)
 		f.Type().Id(enum).String()
 		f.Const().DefsFunc(func(g *jen.Group) {
 			for _, t := range lv.Tools {
-				g.Id(lv.Name + t.GoName).Id(enum).Op("=").Lit(t.Name)
+				g.Id(toolConst(lv, t)).Id(enum).Op("=").Lit(t.Name)
 			}
 		})
 		f.Commentf("%sScenarioCall is one call of a synthesized scenario at %s.", lv.Name, lv.Name)
@@ -52,8 +52,8 @@ func emitSynth(f *jen.File, d *speclang.Domain) {
 		if err != nil {
 			panic(fmt.Sprintf("generator: stage schema of %s %s: %v", d.Name, lv.Name, err)) // tool schemas are built by schemas()
 		}
-		schemas[jen.Qual(runtimePkg, lv.Name)] = jen.Lit(string(b))
+		schemas = append(schemas, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Add(rawString(string(b))))
 	}
 	f.Comment("StageSchemas holds each level's scenario stage contract, for Ollama's format and for validation.")
-	f.Var().Id("StageSchemas").Op("=").Map(jen.Qual(runtimePkg, "Level")).String().Values(schemas)
+	f.Var().Id("StageSchemas").Op("=").Map(jen.Qual(runtimePkg, "Level")).String().Values(append(schemas, jen.Line())...)
 }

@@ -156,8 +156,9 @@ func (t *Tool) MCP() mcp.Tool {
 }
 
 // Prepare checks raw arguments against the tool and the chosen operation's
-// schema. It returns the operation and the arguments re-encoded so that
-// they decode into the generated Go types; every error is a ToolError.
+// schema. It returns the operation and its arguments (without the action)
+// re-encoded so that they decode into the operation's generated argument
+// struct; every error is a ToolError.
 func (t *Tool) Prepare(raw []byte) (*Operation, []byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = []byte("{}")
@@ -174,9 +175,8 @@ func (t *Tool) Prepare(raw []byte) (*Operation, []byte, error) {
 		return nil, nil, Errorf("arguments must be a JSON object of named arguments, got %s", jsonType(doc))
 	}
 	op := t.Operations[0]
-	var action any
 	if t.HasAction() {
-		action, ok = args["action"]
+		action, ok := args["action"]
 		if !ok {
 			return nil, nil, Errorf("missing required argument \"action\": one of %s", strings.Join(t.Actions(), ", "))
 		}
@@ -198,9 +198,6 @@ func (t *Tool) Prepare(raw []byte) (*Operation, []byte, error) {
 		return nil, nil, &ToolError{Msg: strings.Join(t.sentences(op, verr), "; ")}
 	}
 	canonicalNumbers(args)
-	if action != nil {
-		args["action"] = action
-	}
 	out, err := json.Marshal(args)
 	if err != nil {
 		return nil, nil, fmt.Errorf("re-encode arguments: %w", err)
@@ -255,9 +252,12 @@ func (t *Tool) Handler(call CallFunc) server.ToolHandlerFunc {
 	}
 }
 
-// Register adds every tool to s, each with the handler call gives it.
-func Register(s *server.MCPServer, tools []*Tool, call func(*Tool) CallFunc) {
+// Register adds every tool to s. A call runs the operation Prepare picked
+// (for a tool with an action, the one the action names) on st, so generated
+// code needs no dispatcher of its own.
+func Register(s *server.MCPServer, tools []*Tool, st Store) {
+	call := func(op *Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
 	for _, t := range tools {
-		s.AddTool(t.MCP(), t.Handler(call(t)))
+		s.AddTool(t.MCP(), t.Handler(call))
 	}
 }

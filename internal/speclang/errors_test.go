@@ -73,6 +73,17 @@ func TestBrokenSpecs(t *testing.T) {
 		}, []string{
 			`tiny/domain.yaml:34:84: $.operations.list_lamps.filters[1]: found "colour", which is not a field of entity "lamp"; expected one of name, room, on, level, watts`,
 		}},
+		{"entity named like a generated declaration", func(s string) string {
+			return strings.ReplaceAll(strings.Replace(s, "  timer:\n", "  stage_schemas:\n", 1), "entity: timer", "entity: stage_schemas")
+		}, []string{
+			`tiny/domain.yaml:25:16: $.entities.stage_schemas: entity "stage_schemas" becomes Go identifier "StageSchemas", which the generated package declares itself; expected a go_name override`,
+		}},
+		{"operations named like generated declarations", func(s string) string {
+			return strings.Replace(strings.Replace(s, "  drop_timer:", "  reset:", 1), "  scene:", "  tool:", 1)
+		}, []string{
+			`tiny/domain.yaml:38:10: $.operations.reset: operation "reset" becomes Store method "Reset", which Store already has; expected a go_name override`,
+			`tiny/domain.yaml:40:9: $.operations.tool: L4 tool "tool" becomes Go identifier "L4Tool", which the generated package declares itself; expected a go_name override`,
+		}},
 		{"every error at once", func(s string) string {
 			s = strings.Replace(s, "room: den, level: 0}", "room: den, level: 101}", 1)
 			return strings.Replace(s, "entity: timer, description: Remove", "entity: clock, description: Remove", 1)

@@ -2,7 +2,6 @@ package speclang
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -215,22 +214,30 @@ func (b *builder) goNames() {
 			fields[f.GoName] = f.Name
 		}
 	}
-	storeMethods := []string{"Reset", "Snapshot", "Call", "Clone", "CloneStore"}
 	for _, o := range b.d.Operations {
 		on := b.opNode[o]
-		if slices.Contains(storeMethods, o.GoName) {
+		if reservedStoreMethods[o.GoName] {
 			b.errorf(on, "operation %q becomes Store method %q, which Store already has; expected a go_name override", o.Name, o.GoName)
 		}
 		claim(o.GoName+"Args", fmt.Sprintf("arguments of operation %q", o.Name), on)
 	}
-	for _, lv := range b.d.Levels[1:] {
+	// Each tool names a constant of its level's tool enum (L4GetLamp). An L4
+	// tool is an operation, so a clash there is the operation's to fix.
+	for _, lv := range b.d.Levels {
+		seen := map[string]bool{}
 		for _, t := range lv.Tools {
 			if t.GoName == "" {
 				t.GoName = GoName(t.Name)
 			}
-			if len(t.Operations) > 1 {
-				claim(lv.Name+t.GoName+"Args", fmt.Sprintf("arguments of %s tool %q", lv.Name, t.Name), b.root.get("levels").get(lv.Name))
+			if seen[t.Name] {
+				continue // reported as a duplicate tool
 			}
+			seen[t.Name] = true
+			at := b.root.get("levels").get(lv.Name)
+			if (lv.Name == "L4" || at == nil) && len(t.Operations) > 0 {
+				at = b.opNode[t.Operations[0]]
+			}
+			claim(lv.Name+t.GoName, fmt.Sprintf("%s tool %q", lv.Name, t.Name), at)
 		}
 	}
 }

@@ -41,9 +41,36 @@ func validGoIdent(s string) bool {
 	return unicode.IsUpper([]rune(s)[0])
 }
 
-// reservedGoNames are the identifiers every generated domain package
-// declares itself; spec names must not collide with them.
+// reservedGoNames are the package-level identifiers every generated domain
+// package declares whatever its spec says; a Go name derived from the spec
+// must not be one of them. The unexported ones cannot collide with a spec
+// name today but are listed so that the list is the whole fixed set:
+// generator's TestReservedNamesCoverGeneratedPackage parses the golden
+// package and fails when it declares a fixed name missing here.
 var reservedGoNames = map[string]bool{
 	"Store": true, "NewStore": true, "NewServer": true, "Domain": true,
-	"Operations": true, "Tools": true,
+	"Operations": true, "Tools": true, "StageSchemas": true, "snapshot": true,
 }
+
+// reservedStoreMethods are the methods every generated Store has besides
+// one per operation; an operation's Go name must not be one of them.
+var reservedStoreMethods = map[string]bool{
+	"Reset": true, "reset": true, "Snapshot": true, "Call": true, "Clone": true, "CloneStore": true,
+}
+
+func init() {
+	// The synthesizer's stage contract types, one set per level.
+	for _, lv := range []string{"L4", "L3", "L2", "L1"} {
+		for _, suffix := range []string{"Tool", "ScenarioCall", "ScenarioStage"} {
+			reservedGoNames[lv+suffix] = true
+		}
+	}
+}
+
+// ReservedGoName reports whether every generated domain package declares
+// name at package level itself.
+func ReservedGoName(name string) bool { return reservedGoNames[name] }
+
+// ReservedStoreMethod reports whether every generated Store has a method
+// called name that is not an operation.
+func ReservedStoreMethod(name string) bool { return reservedStoreMethods[name] }
