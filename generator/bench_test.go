@@ -1,9 +1,10 @@
 package generator
 
 import (
-	"github.com/mcpgranite/granite/internal/speclang"
 	"os"
 	"testing"
+
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // BenchmarkGenerateAll loads every repository spec (YAML, schema, IR) and

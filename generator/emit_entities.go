@@ -2,9 +2,10 @@ package generator
 
 import (
 	"fmt"
-	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // emitEntities writes each entity's struct, its copy and ID accessors, and

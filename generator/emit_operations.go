@@ -2,9 +2,11 @@ package generator
 
 import (
 	"fmt"
-	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // emitOperations writes, per operation, its typed argument struct and the
@@ -54,7 +56,7 @@ func present(a *speclang.Arg) *jen.Statement {
 
 func needsMatch(o *speclang.Operation) bool {
 	switch o.Kind {
-	case speclang.KList, speclang.KUpdateWhere, speclang.KAggregate, speclang.KPreset:
+	case mcpdomain.OpList, mcpdomain.OpUpdateWhere, mcpdomain.OpAggregate, mcpdomain.OpPreset:
 		return true
 	}
 	return false
@@ -203,14 +205,14 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 	var body []jen.Code
 	body = append(body, lockFor(o)...)
 	switch o.Kind {
-	case speclang.KGet:
+	case mcpdomain.OpGet:
 		result = jen.Id(e.GoName)
 		body = append(body, jen.Return(table.Clone().Dot("Get").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName))))
-	case speclang.KList:
+	case mcpdomain.OpList:
 		result = jen.Qual(runtimePkg, "ListResult").Types(jen.Id(e.GoName))
 		body = append(body, jen.Return(table.Clone().Dot("List").Call(
 			jen.Qual(runtimePkg, "Or").Call(jen.Id("a").Dot("Limit"), jen.Lit(o.Limit)), jen.Id("a").Dot("match")), jen.Nil()))
-	case speclang.KCreate:
+	case mcpdomain.OpCreate:
 		result = jen.Id(e.GoName)
 		zero := jen.Id(e.GoName).Values()
 		body = append(body, refChecks(o, zero)...)
@@ -227,7 +229,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Add(keyed(len(defaults) > 2, defaults...)))
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(table.Clone().Dot("Insert").Call(jen.Id("v")), jen.Nil()))
-	case speclang.KUpdate:
+	case mcpdomain.OpUpdate:
 		result = jen.Id(e.GoName)
 		zero := jen.Id(e.GoName).Values()
 		body = append(body,
@@ -238,7 +240,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		body = append(body, refChecks(o, zero)...)
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(jen.Id(cloneFunc(e)).Call(jen.Op("*").Id("v")), jen.Nil()))
-	case speclang.KUpdateWhere:
+	case mcpdomain.OpUpdateWhere:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		zero := jen.Qual(runtimePkg, "BulkResult").Values()
 		if len(o.Set) == 0 {
@@ -251,13 +253,13 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Block(set...)),
 			jen.Return(jen.Qual(runtimePkg, "NewBulkResult").Call(jen.Lit(e.Name), jen.Lit(""), jen.Id("ids")), jen.Nil()),
 		)
-	case speclang.KDelete:
+	case mcpdomain.OpDelete:
 		result = jen.Qual(runtimePkg, "DeleteResult")
 		body = append(body, jen.Return(table.Clone().Dot("Delete").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName))))
-	case speclang.KAggregate:
+	case mcpdomain.OpAggregate:
 		result = jen.Qual(runtimePkg, "AggregateResult")
 		body = append(body, aggregateBody(o, table)...)
-	case speclang.KPreset:
+	case mcpdomain.OpPreset:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		body = append(body, presetBody(o, table)...)
 	}

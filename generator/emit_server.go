@@ -155,7 +155,7 @@ func operationLit(o *speclang.Operation) jen.Code {
 	}
 	return keyed(true,
 		kv{"Name", jen.Lit(o.Name)},
-		kv{"Kind", jen.Lit(o.Kind)},
+		kv{"Kind", jen.Lit(string(o.Kind))},
 		kv{"Category", jen.Lit(o.Category)},
 		kv{"Entity", jen.Lit(o.Entity.Name)},
 		kv{"Description", jen.Lit(o.Description)},

@@ -2,10 +2,10 @@ package generator
 
 import (
 	"fmt"
-	"github.com/mcpgranite/granite/internal/speclang"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/stage"
 )
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/mcpgranite/granite/harness/results"
 )
 

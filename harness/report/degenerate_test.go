@@ -11,10 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
-	"gonum.org/v1/plot"
 )
 
 // trialSet describes a small results folder at the edges of what a run

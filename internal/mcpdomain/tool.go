@@ -27,10 +27,25 @@ type Arg struct {
 	Hint string
 }
 
+// OpKind is the kind of an operation: what it does to its entity's rows.
+type OpKind string
+
+// The operation kinds of the spec language.
+const (
+	OpGet         OpKind = "get"          // one row by ID
+	OpList        OpKind = "list"         // rows by equality filters and ranges
+	OpCreate      OpKind = "create"       // a new row
+	OpUpdate      OpKind = "update"       // fields of one row by ID
+	OpUpdateWhere OpKind = "update_where" // fields of every row a fixed where and filters match
+	OpDelete      OpKind = "delete"       // one row by ID
+	OpAggregate   OpKind = "aggregate"    // count, sum, avg, min or max, optionally grouped
+	OpPreset      OpKind = "preset"       // a named bundle of field values
+)
+
 // Operation is the generated description of one atomic operation.
 type Operation struct {
 	Name        string
-	Kind        string
+	Kind        OpKind
 	Category    string
 	Entity      string
 	Description string

@@ -1,5 +1,7 @@
 package speclang
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // The IR is what the emitters see: every reference resolved, every Go name
 // fixed, everything in spec (document) order or sorted. Emitters never look
 // at YAML.
@@ -28,18 +30,6 @@ func (t FieldType) ordered() bool { return t == TInteger || t == TNumber || t ==
 
 // numeric reports whether values of the type can be aggregated.
 func (t FieldType) numeric() bool { return t == TInteger || t == TNumber }
-
-// Operation kinds.
-const (
-	KGet         = "get"
-	KList        = "list"
-	KCreate      = "create"
-	KUpdate      = "update"
-	KUpdateWhere = "update_where"
-	KDelete      = "delete"
-	KAggregate   = "aggregate"
-	KPreset      = "preset"
-)
 
 // Categories, in the order L3 tools are derived.
 var categories = []string{"status_query", "action_execution", "configuration", "analysis"}
@@ -160,7 +150,7 @@ type Arg struct {
 type Operation struct {
 	Name        string
 	GoName      string
-	Kind        string
+	Kind        mcpdomain.OpKind
 	Category    string
 	Description string
 	Entity      *Entity

@@ -4,30 +4,32 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // kindKeys lists the operation keys that mean something for each kind;
 // any other kind-specific key is an error rather than silently ignored.
-var kindKeys = map[string][]string{
-	KGet:         {},
-	KList:        {"filters", "ranges", "required", "limit"},
-	KCreate:      {"fields", "optional"},
-	KUpdate:      {"fields", "merge"},
-	KUpdateWhere: {"filters", "required", "fields", "where", "set"},
-	KDelete:      {},
-	KAggregate:   {"filters", "required", "fields", "functions", "group_by"},
-	KPreset:      {"filters", "required", "argument", "presets"},
+var kindKeys = map[mcpdomain.OpKind][]string{
+	mcpdomain.OpGet:         {},
+	mcpdomain.OpList:        {"filters", "ranges", "required", "limit"},
+	mcpdomain.OpCreate:      {"fields", "optional"},
+	mcpdomain.OpUpdate:      {"fields", "merge"},
+	mcpdomain.OpUpdateWhere: {"filters", "required", "fields", "where", "set"},
+	mcpdomain.OpDelete:      {},
+	mcpdomain.OpAggregate:   {"filters", "required", "fields", "functions", "group_by"},
+	mcpdomain.OpPreset:      {"filters", "required", "argument", "presets"},
 }
 
 var commonOpKeys = []string{"kind", "entity", "description", "category", "go_name"}
 
-func defaultCategory(kind string) string {
+func defaultCategory(kind mcpdomain.OpKind) string {
 	switch kind {
-	case KGet, KList:
+	case mcpdomain.OpGet, mcpdomain.OpList:
 		return "status_query"
-	case KAggregate:
+	case mcpdomain.OpAggregate:
 		return "analysis"
-	case KCreate, KDelete:
+	case mcpdomain.OpCreate, mcpdomain.OpDelete:
 		return "configuration"
 	default:
 		return "action_execution"
@@ -38,7 +40,7 @@ func (b *builder) operation(k, n *node) {
 	o := &Operation{
 		Name:        k.str(),
 		GoName:      n.get("go_name").str(),
-		Kind:        n.get("kind").str(),
+		Kind:        mcpdomain.OpKind(n.get("kind").str()),
 		Category:    n.get("category").str(),
 		Description: strings.TrimSpace(n.get("description").str()),
 		Limit:       50,
@@ -51,10 +53,10 @@ func (b *builder) operation(k, n *node) {
 		o.Category = defaultCategory(o.Kind)
 	}
 	switch o.Kind {
-	case KGet, KList, KAggregate:
+	case mcpdomain.OpGet, mcpdomain.OpList, mcpdomain.OpAggregate:
 		o.ReadOnly, o.Idempotent = true, true
-	case KCreate:
-	case KUpdate, KUpdateWhere, KPreset, KDelete:
+	case mcpdomain.OpCreate:
+	case mcpdomain.OpUpdate, mcpdomain.OpUpdateWhere, mcpdomain.OpPreset, mcpdomain.OpDelete:
 		o.Destructive, o.Idempotent = true, true
 	}
 	b.ops[o.Name] = o
@@ -84,7 +86,7 @@ func (b *builder) operation(k, n *node) {
 	o.Ranges = b.fieldList(o, n.get("ranges"), "a range filter", func(f *Field) bool { return f.Type.ordered() })
 	o.GroupBy = b.fieldList(o, n.get("group_by"), "a group-by field", func(f *Field) bool { return f.Type.scalar() })
 	fieldsOK := func(*Field) bool { return true }
-	if o.Kind == KAggregate {
+	if o.Kind == mcpdomain.OpAggregate {
 		fieldsOK = func(f *Field) bool { return f.Type.numeric() }
 	}
 	o.Fields = b.fieldList(o, n.get("fields"), "a field of this operation", fieldsOK)
@@ -116,11 +118,11 @@ func (b *builder) operation(k, n *node) {
 		}
 	}
 	switch o.Kind {
-	case KUpdateWhere:
+	case mcpdomain.OpUpdateWhere:
 		if len(o.Set) == 0 && len(o.Fields) == 0 {
 			b.errorf(n, "found an update_where that changes nothing; expected set, fields or both")
 		}
-	case KAggregate:
+	case mcpdomain.OpAggregate:
 		if len(o.Fields) == 0 && slices.ContainsFunc(o.Functions, func(f string) bool { return f != "count" }) {
 			b.errorf(n.get("functions"), "found functions other than count but no fields; expected fields listing the numeric fields to aggregate")
 		}
@@ -205,11 +207,11 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		}
 	}
 	switch o.Kind {
-	case KGet:
+	case mcpdomain.OpGet:
 		idArg("get")
-	case KDelete:
+	case mcpdomain.OpDelete:
 		idArg("delete")
-	case KList:
+	case mcpdomain.OpList:
 		filters()
 		for _, f := range o.Ranges {
 			add(fieldArg(f, "min_"+f.Name, RoleMin, false, fmt.Sprintf("Only %s whose %s is at least this.", words(e.Plural), words(f.Name))))
@@ -220,22 +222,22 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			Hint:   fmt.Sprintf("integer from 1 to %d", o.Limit),
 			Schema: obj{{"type", "integer"}, {"description", fmt.Sprintf("Return at most this many %s (1 to %d; default %d).", words(e.Plural), o.Limit, o.Limit)}, {"minimum", 1}, {"maximum", o.Limit}},
 		})
-	case KCreate:
+	case mcpdomain.OpCreate:
 		for _, f := range o.Fields {
 			req := !optional[f.Name] && f.Default == nil && !f.Optional
 			add(fieldArg(f, f.Name, RoleValue, req, ""))
 		}
-	case KUpdate:
+	case mcpdomain.OpUpdate:
 		idArg("change")
 		for _, f := range o.Fields {
 			add(fieldArg(f, f.Name, RoleValue, false, "New value; left out: unchanged."))
 		}
-	case KUpdateWhere:
+	case mcpdomain.OpUpdateWhere:
 		filters()
 		for _, f := range o.Fields {
 			add(fieldArg(f, f.Name, RoleValue, false, fmt.Sprintf("New value for every matching %s; left out: unchanged.", e.Name)))
 		}
-	case KAggregate:
+	case mcpdomain.OpAggregate:
 		if len(o.Functions) > 1 {
 			add(&Arg{Name: "function", Role: RoleFunction, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: o.Functions,
 				Hint:   "one of " + strings.Join(o.Functions, ", "),
@@ -262,7 +264,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 				Schema: obj{{"type", "string"}, {"description", "Give one value per " + strings.Join(gs, " or ") + " instead of one overall value."}, {"enum", gs}}})
 		}
 		filters()
-	case KPreset:
+	case mcpdomain.OpPreset:
 		filters()
 		ps := make([]string, len(o.Presets))
 		var desc []string

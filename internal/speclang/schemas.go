@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // schemas computes every operation's argument schema and example, and
@@ -175,7 +177,7 @@ func (b *builder) example(o *Operation) obj {
 		switch a.Role {
 		case RoleID:
 			ex = append(ex, kv{a.Name, first.ID})
-			if o.Kind == KDelete {
+			if o.Kind == mcpdomain.OpDelete {
 				ex[len(ex)-1].V = last.ID
 			}
 		case RoleFilter:
@@ -183,7 +185,7 @@ func (b *builder) example(o *Operation) obj {
 				ex = append(ex, kv{a.Name, first.Values[a.Field.Name]})
 			}
 		case RoleValue:
-			if a.Required || o.Kind == KUpdate && len(ex) < 2 || o.Kind == KUpdateWhere && len(ex) == 0 && len(o.Set) == 0 {
+			if a.Required || o.Kind == mcpdomain.OpUpdate && len(ex) < 2 || o.Kind == mcpdomain.OpUpdateWhere && len(ex) == 0 && len(o.Set) == 0 {
 				ex = append(ex, kv{a.Name, last.Values[a.Field.Name]})
 			}
 		case RoleFunction, RoleAggField, RolePreset:
