@@ -1,0 +1,97 @@
+// Package archtest holds tests of the module's shape: which package may
+// import which.
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcpgranite/granite"
+
+// layers lists the module's packages from the ground up, by path prefix:
+// the spec language, the runtime generated code links against and the
+// small shared packages; the generator and the generated code; the
+// harness and the synthesizer; the commands. The longest prefix decides.
+var layers = []struct {
+	prefix string
+	layer  int
+}{
+	{"internal/", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
+	{"generator", 1}, {"gen", 1}, {"internal/serve", 1},
+	{"harness", 2}, {"scenarios", 2},
+	{"cmd/", 3},
+}
+
+func layerOf(pkg string) (int, bool) {
+	rel, ok := strings.CutPrefix(pkg, module+"/")
+	if !ok {
+		return 0, false
+	}
+	best, layer := -1, 0
+	for _, l := range layers {
+		if (rel == strings.TrimSuffix(l.prefix, "/") || strings.HasPrefix(rel, l.prefix)) && len(l.prefix) > best {
+			best, layer = len(l.prefix), l.layer
+		}
+	}
+	return layer, best >= 0
+}
+
+// TestNoPackageImportsALayerAbove: the spec language and the runtime stand
+// on nothing of granite's above them, the generator and generated code
+// not on the harness or the synthesizer, and nothing on the commands.
+func TestNoPackageImportsALayerAbove(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command(goBin, "list", "-json=ImportPath,Imports", module+"/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		from, ok := layerOf(p.ImportPath)
+		if !ok {
+			t.Errorf("%s is in no layer; add its folder to layers", p.ImportPath)
+			continue
+		}
+		seen++
+		for _, imp := range p.Imports {
+			if to, ok := layerOf(imp); ok && to > from {
+				t.Errorf("%s (layer %d) imports %s (layer %d), a layer above it", p.ImportPath, from, imp, to)
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("checked only %d packages", seen)
+	}
+}
+
+func TestLayerOf(t *testing.T) {
+	for pkg, want := range map[string]int{
+		"internal/speclang": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 2,
+		"harness": 2, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 3, "specs": 0,
+	} {
+		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {
+			t.Errorf("layerOf(%s) = %d, %v; want %d", pkg, got, ok, want)
+		}
+	}
+	if _, ok := layerOf("github.com/other/module"); ok {
+		t.Error("a package of another module has a layer")
+	}
+}
