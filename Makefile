@@ -25,8 +25,8 @@ test: check-generate vet unit verify
 
 check-generate:
 	@$(GO) generate ./...
-	@git diff --exit-code --stat -- gen || { echo "gen/ is stale or hand-edited: run 'make generate' and commit the result" >&2; exit 1; }
-	@test -z "$$(git status --porcelain -- gen)" || { git status --porcelain -- gen; echo "go generate left untracked or deleted files in gen/" >&2; exit 1; }
+	@git diff --exit-code --stat -- gen internal/testdomain || { echo "gen/ or internal/testdomain/ is stale or hand-edited: run 'make generate' and commit the result" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- gen internal/testdomain)" || { git status --porcelain -- gen internal/testdomain; echo "go generate left untracked or deleted files in gen/ or internal/testdomain/" >&2; exit 1; }
 
 vet:
 	$(GO) vet ./...
