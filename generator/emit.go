@@ -64,17 +64,9 @@ var outputs = []genFile{
 // Render produces every generated file, keyed by its path relative to the
 // gen/ folder. Nothing is written: a failure leaves the tree as it was.
 func Render(spec *speclang.Spec) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, d := range spec.Domains {
-		for _, g := range outputs {
-			f := newFile(Module+"/gen/"+d.Name, d.Name, "specs/"+d.File)
-			g.emit(f, d)
-			src, err := render(f)
-			if err != nil {
-				return nil, fmt.Errorf("render gen/%s/%s: %w", d.Name, g.name, err)
-			}
-			out[d.Name+"/"+g.name] = src
-		}
+	out, err := RenderDomains(spec, Module+"/gen")
+	if err != nil {
+		return nil, err
 	}
 	f := newFile(Module+"/gen", "gen", "specs/*/domain.yaml")
 	emitRegistry(f, spec)
@@ -83,6 +75,25 @@ func Render(spec *speclang.Spec) (map[string][]byte, error) {
 		return nil, fmt.Errorf("render gen/registry.go: %w", err)
 	}
 	out["registry.go"] = src
+	return out, nil
+}
+
+// RenderDomains produces only the domain packages, without the registry,
+// keyed by "<domain>/<file>", each package declared as root+"/"+<domain>.
+// Test fixtures use it to generate a domain outside gen/.
+func RenderDomains(spec *speclang.Spec, root string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, d := range spec.Domains {
+		for _, g := range outputs {
+			f := newFile(root+"/"+d.Name, d.Name, "specs/"+d.File)
+			g.emit(f, d)
+			src, err := render(f)
+			if err != nil {
+				return nil, fmt.Errorf("render %s/%s: %w", d.Name, g.name, err)
+			}
+			out[d.Name+"/"+g.name] = src
+		}
+	}
 	return out, nil
 }
 

@@ -9,10 +9,10 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/gen"
-	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
+	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/scenarios"
 )
 

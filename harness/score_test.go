@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
 func gcall(tool string, args map[string]any, optional ...string) *speclang.Call {

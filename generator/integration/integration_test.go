@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
 // wantTools is each level's tool count by definition.
@@ -225,8 +225,8 @@ func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
 }
 
 // TestErrorSentences pins the text of each kind of tool error. It runs on
-// the golden tiny domain (generator/testdata/golden/tiny), so that no test
-// depends on a benchmark domain's content.
+// the tiny test fixture (internal/testdomain/tiny, generated from the golden
+// tiny spec), so that no test depends on a benchmark domain's content.
 func TestErrorSentences(t *testing.T) {
 	s := newSession(t, tiny.Domain, mcpdomain.L4)
 	cases := []struct {

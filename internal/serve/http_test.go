@@ -16,9 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	tiny "github.com/mcpgranite/granite/generator/testdata/golden/tiny/want/tiny"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
 func httpServer(t *testing.T, o serve.Options) (*httptest.Server, *serve.Handler) {
