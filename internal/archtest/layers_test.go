@@ -21,7 +21,7 @@ var layers = []struct {
 	layer  int
 }{
 	{"internal/", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
-	{"generator", 1}, {"gen", 1}, {"internal/serve", 1},
+	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1},
 	{"harness", 2}, {"scenarios", 2},
 	{"cmd/", 3},
 }
