@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
 )
 
 func TestCLI(t *testing.T) {
@@ -32,13 +34,23 @@ func TestCLI(t *testing.T) {
 		names = append(names, d.Name)
 	}
 	n := fmt.Sprint(len(gen.Domains))
+	spec, err := speclang.LoadAll(specs.FS)
+	must(t, err)
+	total := 0
+	for _, d := range spec.Domains {
+		total += len(d.Scenarios)
+	}
+	// firstN is the first domain's scenario count; a run of it with the two
+	// built-in agents at four levels is 8 trials per scenario.
+	firstN := len(spec.Domain(first).Scenarios)
+	trials := fmt.Sprint(2 * 4 * firstN)
 	runs := t.TempDir()
 	cases := []struct {
 		args     []string
 		code     int
 		out, err string
 	}{
-		{[]string{"list"}, 0, n + " domains, " + fmt.Sprint(9*len(gen.Domains)) + " scenarios (", ""},
+		{[]string{"list"}, 0, n + " domains, " + fmt.Sprint(total) + " scenarios (", ""},
 		{[]string{"list", "--json"}, 0, `"name": "` + first + `"`, ""},
 		{[]string{"validate"}, 0, "embedded specs: " + n + " domains", ""},
 		{[]string{"validate", "--specs", "../../specs"}, 0, "all valid", ""},
@@ -47,20 +59,20 @@ func TestCLI(t *testing.T) {
 		{[]string{"serve", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen": want one of ` + strings.Join(names, ", ")},
 		{[]string{"serve", "--domain", first, "--level", "L5"}, 2, "", `unknown level "L5"`},
 		{[]string{"serve", "--domain", first, "--transport", "smoke"}, 2, "", `unknown --transport "smoke"`},
-		{[]string{"verify", "--domain", first}, 0, "1 domains, 9 scenarios, 36 scenario×level executions", ""},
-		{[]string{"verify", "--domain", first, "--json"}, 0, `"executions": 36`, ""},
+		{[]string{"verify", "--domain", first}, 0, fmt.Sprintf("1 domains, %d scenarios, %d scenario×level executions", firstN, 4*firstN), ""},
+		{[]string{"verify", "--domain", first, "--json"}, 0, fmt.Sprintf(`"executions": %d`, 4*firstN), ""},
 		{[]string{"verify", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen"`},
 		{[]string{"run", "--domains", first, "--out", runs + "/a"}, 0, "results: " + runs + "/a/trials.jsonl", ""},
 		{[]string{"run", "--domains", first, "--out", runs + "/a"}, 1, "", "add --resume to continue it"},
-		{[]string{"run", "--domains", first, "--out", runs + "/a", "--resume"}, 0, "0 run now, 72 recorded before", ""},
+		{[]string{"run", "--domains", first, "--out", runs + "/a", "--resume"}, 0, "0 run now, " + trials + " recorded before", ""},
 		{[]string{"run", "--domains", first, "--models", "builtin:oracle", "--out", runs + "/b"}, 0, "builtin:oracle                           mean TC 1.000", ""},
 		{[]string{"run", "--shard", "2/2"}, 2, "", "expected i/n with 0 <= i < n"},
 		{[]string{"run", "--models", "llama3.2:3b"}, 2, "", `--models: "llama3.2:3b" is not in the config`},
 		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: paper, smoke)"},
-		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: 72 of 72 trials", ""},
+		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: " + trials + " of " + trials + " trials", ""},
 		{[]string{"merge", "--out", runs + "/m2", runs + "/a", runs + "/b"}, 1, "", "is a run of another config"},
 		{[]string{"merge"}, 2, "", "need --out DIR and at least one shard folder"},
-		{[]string{"report", "--results", runs + "/a"}, 0, "report on 72 of 72 planned trials: " + runs + "/a/report/report.md", ""},
+		{[]string{"report", "--results", runs + "/a"}, 0, "report on " + trials + " of " + trials + " planned trials: " + runs + "/a/report/report.md", ""},
 		{[]string{"report", "--results", runs + "/none"}, 1, "", "expected a folder granite run or merge wrote"},
 		{[]string{"report"}, 2, "", "need --results DIR"},
 		{[]string{"power", "--seconds", "0", "--powercap", runs}, 0, "auto picks: meter: ", ""},
