@@ -66,7 +66,7 @@ func TestConfigErrors(t *testing.T) {
 		{"name: x\nmodels: [a]\ngranularities: [L5]\n", []string{
 			`x.yaml:3:17: $.granularities[0]: found "L5"; expected one of L4, L3, L2, L1`}},
 		{"name: x\nmodels: []\n", []string{
-			`x.yaml:2:9: $.models: found []; expected minItems: got 0, want 1`}},
+			`x.yaml:2:9: $.models: found [], which has 0 items; expected at least 1`}},
 		{"name: x\nmodels: [a]\ndomains: [" + first + ", atlantis]\n", []string{
 			`x.yaml:3:` + strconv.Itoa(13+len(first)) + `: $.domains[1]: found domain "atlantis"; expected one of `}},
 		{"name: x\nmodels: [builtin:genius]\nscenarios: [atlantis-001]\n", []string{

@@ -54,7 +54,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"list", "--json"}, 0, `"name": "` + first + `"`, ""},
 		{[]string{"validate"}, 0, "embedded specs: " + n + " domains", ""},
 		{[]string{"validate", "--specs", "../../specs"}, 0, "all valid", ""},
-		{[]string{"validate", "--specs", broken}, 1, "", filepath.Join(broken, "bad/domain.yaml") + ":4:11: $.entities: found {}; expected minProperties: got 0, want 1"},
+		{[]string{"validate", "--specs", broken}, 1, "", filepath.Join(broken, "bad/domain.yaml") + ":4:11: $.entities: found {}, which has 0 keys; expected at least 1"},
 		{[]string{"validate", "--specs", "/no/such/dir"}, 2, "", "not a folder"},
 		{[]string{"serve", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen": want one of ` + strings.Join(names, ", ")},
 		{[]string{"serve", "--domain", first, "--level", "L5"}, 2, "", `unknown level "L5"`},

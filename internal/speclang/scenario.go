@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
@@ -513,6 +514,14 @@ func (l *scenarioLoader) checkValue(op *Operation, vn *node, name string, args m
 func firstSentence(err error) string {
 	if verr, ok := err.(*jsonschema.ValidationError); ok {
 		if leaves := mcpdomain.Leaves(verr); len(leaves) > 0 {
+			switch k := leaves[0].ErrorKind.(type) {
+			case *kind.Type:
+				return fmt.Sprintf("%s, not %s", strings.Join(k.Want, " or "), k.Got)
+			default:
+				if size, bound, ok := mcpdomain.SizeBound(k, "key"); ok {
+					return fmt.Sprintf("it %s; %s", size, bound)
+				}
+			}
 			return leaves[0].ErrorKind.LocalizedString(printer)
 		}
 	}
