@@ -169,7 +169,7 @@ func LoadAll(fsys fs.FS) (*Spec, error) {
 // LoadScenarios reads every <domain>/scenarios.yaml under fsys, validates
 // it against the scenario schema at its root and against the domain's
 // tools, and attaches the scenarios to their domains. A domain without a
-// table keeps no scenarios.
+// table keeps no scenarios and gets a warning.
 func LoadScenarios(fsys fs.FS, spec *Spec) error {
 	data, err := fs.ReadFile(fsys, ScenarioSchemaFile)
 	if err != nil {
@@ -200,6 +200,15 @@ func LoadScenarios(fsys fs.FS, spec *Spec) error {
 		errs = append(errs, ferrs...)
 		d.Scenarios = scs
 	}
+	// A domain without a table is valid, and new while it is written, but
+	// granite verify fails on it and granite run plays nothing of it.
+	for _, d := range spec.Domains {
+		if !slices.Contains(files, d.Name+"/scenarios.yaml") {
+			spec.Warnings = append(spec.Warnings, &Error{Pos: Pos{File: d.File, Line: 1, Col: 1},
+				Msg: fmt.Sprintf("domain %q has no scenarios; add %s/scenarios.yaml (granite verify fails and granite run plays nothing without them)", d.Name, d.Name)})
+		}
+	}
+	spec.Warnings.sort()
 	return errs.Err()
 }
 
