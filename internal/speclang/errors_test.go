@@ -2,6 +2,8 @@ package speclang
 
 import (
 	"os"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -63,4 +65,37 @@ func FuzzLoadDomain(f *testing.F) {
 	f.Fuzz(func(t *testing.T, spec string) {
 		_, _ = Load(specFS(t, map[string]string{"tiny/domain.yaml": spec}))
 	})
+}
+
+// scalarValue finds "key: value" pairs with a scalar value, block or flow.
+var scalarValue = regexp.MustCompile(`\b([a-z_]+: )([^,{}\[\]\n#]+)`)
+
+// TestLoaderNeverPanicsOnWrongShapes puts a sequence, a mapping and a
+// number where each scalar of the golden tiny domain and its scenarios
+// stands: the loader checks a file that failed its schema too (to report
+// every error at once), so no value of the wrong shape may crash it.
+func TestLoaderNeverPanicsOnWrongShapes(t *testing.T) {
+	domain, _ := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
+	table, _ := os.ReadFile("../../generator/testdata/golden/tiny/scenarios.yaml")
+	files := map[string]string{"tiny/domain.yaml": string(domain), "tiny/scenarios.yaml": string(table)}
+	for name, base := range files {
+		for _, m := range scalarValue.FindAllStringSubmatchIndex(base, -1) {
+			for _, repl := range []string{"[1]", "{a: 1}", "7", "[]"} {
+				edited := base[:m[4]] + repl + base[m[5]:]
+				mutated := map[string]string{}
+				for n, c := range files {
+					mutated[n] = c
+				}
+				mutated[name] = edited
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("panic with %s at %s offset %d: %v\n%s", repl, name, m[4], r, debug.Stack())
+						}
+					}()
+					_, _ = LoadAll(specFS(t, mutated))
+				}()
+			}
+		}
+	}
 }
