@@ -99,3 +99,24 @@ func TestLoaderNeverPanicsOnWrongShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLSyntaxErrorsPointAtTheOpening: an unclosed bracket or quote is
+// reported where it opens, not lines later where the parser gave up.
+func TestYAMLSyntaxErrorsPointAtTheOpening(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"a: [1, 2\nb: 3\n", `f.yaml:1:4: invalid YAML: found "[" that is never closed; expected "]" to close it before 2:1, where the parser stopped (',' or ']' must be specified)`},
+		{"a: {x: 1\nb: 3\n", `f.yaml:1:4: invalid YAML: found "{" that is never closed; expected "}" to close it before 2:1, where the parser stopped (',' or '}' must be specified)`},
+		{"a:\n  - [1, 2\n  - 3\n", `f.yaml:2:5: invalid YAML: found "[" that is never closed;`},
+		{"a: {x: [1, 2}\n", `f.yaml:1:8: invalid YAML: found "[" that is never closed;`},
+		{"a: {x: 1, y: [1, {z: 2]}\n", `f.yaml:1:18: invalid YAML: found "{" that is never closed;`},
+		{"a: \"open\nb: 3\n", `f.yaml:1:4: invalid YAML: could not find end character of double-quoted text`},
+		{"a: 'open\nb: 3\n", `f.yaml:1:4: invalid YAML: could not find end character of single-quoted text`},
+		{"a: [1, 2\n", `f.yaml:1:4: invalid YAML: sequence end token ']' not found`},
+	}
+	for _, c := range cases {
+		_, errs := parseYAML("f.yaml", []byte(c.src))
+		if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), c.want) {
+			t.Errorf("%q:\n got %v\nwant %s", c.src, errs, c.want)
+		}
+	}
+}
