@@ -31,6 +31,6 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		ops += len(d.Operations)
 		scenarios += len(d.Scenarios)
 	}
-	fmt.Fprintf(stdout, "%s: %d domains, %d operations, %d scenarios, all valid\n", where, len(spec.Domains), ops, scenarios)
+	fmt.Fprintf(stdout, "%s: %s, %s, %s, all valid\n", where, count(len(spec.Domains), "domain"), count(ops, "operation"), count(scenarios, "scenario"))
 	return 0
 }
