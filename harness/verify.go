@@ -85,8 +85,17 @@ func (r *Verification) Summary() string {
 		tools, toolsUsed = tools+c.Tools, toolsUsed+c.ToolsUsed
 		acts, actsUsed = acts+c.Actions, actsUsed+c.ActionsUsed
 	}
-	return fmt.Sprintf("%d domains, %d scenarios, %d scenario×level executions and %d variants verified; coverage: tools %d/%d, actions %d/%d; %d failures",
-		r.Domains, r.Scenarios, r.Executions, r.Variants, toolsUsed, tools, actsUsed, acts, len(r.Failures))
+	return fmt.Sprintf("%s, %s, %s and %s verified; coverage: tools %d/%d, actions %d/%d; %s",
+		count(r.Domains, "domain"), count(r.Scenarios, "scenario"), count(r.Executions, "scenario×level execution"), count(r.Variants, "variant"),
+		toolsUsed, tools, actsUsed, acts, count(len(r.Failures), "failure"))
+}
+
+// count says "1 domain" or "9 domains".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Lookup finds the generated code of a domain.

@@ -147,7 +147,11 @@ func reasons(err error) error {
 	}
 	var parts []string
 	for _, e := range mcpdomain.Leaves(verr) {
-		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(printer)))
+		what := e.ErrorKind.LocalizedString(printer)
+		if size, bound, ok := mcpdomain.SizeBound(e.ErrorKind, "field"); ok {
+			what = fmt.Sprintf("the value %s; %s", size, bound)
+		}
+		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), what))
 	}
 	return errors.New(strings.Join(parts, "; "))
 }

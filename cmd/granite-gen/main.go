@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *check {
-		fmt.Fprintf(stdout, "granite-gen: %d domains, %d files rendered, nothing written\n", len(spec.Domains), len(files))
+		fmt.Fprintf(stdout, "granite-gen: %s, %d files rendered, nothing written\n", domains(len(spec.Domains)), len(files))
 		return 0
 	}
 	written, removed, err := generator.Write(*out, files)
@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "granite-gen: %d domains, %d files (%d written, %d removed)\n", len(spec.Domains), len(files), len(written), len(removed))
+	fmt.Fprintf(stdout, "granite-gen: %s, %d files (%d written, %d removed)\n", domains(len(spec.Domains)), len(files), len(written), len(removed))
 	return 0
 }
 
@@ -131,4 +131,12 @@ func (o oneDomain) Glob(pattern string) ([]string, error) {
 		return nil, err
 	}
 	return []string{o.file}, nil
+}
+
+// domains says "1 domain" or "9 domains".
+func domains(n int) string {
+	if n == 1 {
+		return "1 domain"
+	}
+	return fmt.Sprintf("%d domains", n)
 }

@@ -16,6 +16,9 @@ func TestDomainWritesOnePackage(t *testing.T) {
 	if rc := run([]string{"-specs", "../../specs", "-domain", "../../generator/testdata/golden/tiny/domain.yaml", "-out", out, "-root", "example.com/fixtures"}, &stdout, &stderr); rc != 0 {
 		t.Fatalf("rc %d: %s", rc, stderr.String())
 	}
+	if !strings.HasPrefix(stdout.String(), "granite-gen: 1 domain, ") {
+		t.Errorf("stdout %q; want it to count 1 domain", stdout.String())
+	}
 	if _, err := os.Stat(filepath.Join(out, "registry.go")); !os.IsNotExist(err) {
 		t.Errorf("registry.go written with -domain: %v", err)
 	}

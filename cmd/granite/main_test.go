@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
 )
 
 func TestCLI(t *testing.T) {
@@ -31,36 +33,66 @@ func TestCLI(t *testing.T) {
 	for _, d := range gen.Domains {
 		names = append(names, d.Name)
 	}
+	// lone holds one domain without its scenarios (a warning, exit 0);
+	// single holds the first domain with them, for verify --specs.
+	// typo's one domain has one unknown key.
+	lone, single, typo := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, dir := range []string{lone, single, typo} {
+		for _, f := range []string{"domain.schema.json", "scenario.schema.json", first + "/domain.yaml"} {
+			copyFile(t, filepath.Join("../../specs", f), filepath.Join(dir, f))
+		}
+	}
+	copyFile(t, filepath.Join("../../specs", first, "scenarios.yaml"), filepath.Join(single, first, "scenarios.yaml"))
+	f, err := os.OpenFile(filepath.Join(typo, first, "domain.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("colour: red\n")
+	must(t, err)
+	must(t, f.Close())
 	n := fmt.Sprint(len(gen.Domains))
+	spec, err := speclang.LoadAll(specs.FS)
+	must(t, err)
+	total := 0
+	for _, d := range spec.Domains {
+		total += len(d.Scenarios)
+	}
+	// firstN is the first domain's scenario count; a run of it with the two
+	// built-in agents at four levels is 8 trials per scenario.
+	firstN := len(spec.Domain(first).Scenarios)
+	trials := fmt.Sprint(2 * 4 * firstN)
 	runs := t.TempDir()
 	cases := []struct {
 		args     []string
 		code     int
 		out, err string
 	}{
-		{[]string{"list"}, 0, n + " domains, " + fmt.Sprint(9*len(gen.Domains)) + " scenarios (", ""},
+		{[]string{"list"}, 0, n + " domains, " + fmt.Sprint(total) + " scenarios (", ""},
 		{[]string{"list", "--json"}, 0, `"name": "` + first + `"`, ""},
 		{[]string{"validate"}, 0, "embedded specs: " + n + " domains", ""},
 		{[]string{"validate", "--specs", "../../specs"}, 0, "all valid", ""},
-		{[]string{"validate", "--specs", broken}, 1, "", filepath.Join(broken, "bad/domain.yaml") + ":4:11: $.entities: found {}; expected minProperties: got 0, want 1"},
+		{[]string{"validate", "--specs", broken}, 1, "", filepath.Join(broken, "bad/domain.yaml") + ":4:11: $.entities: found {}, which has 0 keys; expected at least 1"},
+		{[]string{"validate", "--specs", typo}, 1, "", "\n1 error\n"},
+		{[]string{"validate", "--specs", lone}, 0, "1 domain,", "warning: " + filepath.Join(lone, first, "domain.yaml") + `:1:1: domain "` + first + `" has no scenarios; add ` + first + "/scenarios.yaml"},
 		{[]string{"validate", "--specs", "/no/such/dir"}, 2, "", "not a folder"},
+		{[]string{"verify", "--specs", single}, 0, fmt.Sprintf("1 domain, %d scenarios", firstN), ""},
+		{[]string{"verify", "--specs", lone}, 1, "", first + ": no scenarios; expected them in " + first + "/scenarios.yaml"},
+		{[]string{"verify", "--specs", "/no/such/dir"}, 2, "", "granite verify: --specs /no/such/dir: not a folder"},
 		{[]string{"serve", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen": want one of ` + strings.Join(names, ", ")},
 		{[]string{"serve", "--domain", first, "--level", "L5"}, 2, "", `unknown level "L5"`},
 		{[]string{"serve", "--domain", first, "--transport", "smoke"}, 2, "", `unknown --transport "smoke"`},
-		{[]string{"verify", "--domain", first}, 0, "1 domains, 9 scenarios, 36 scenario×level executions", ""},
-		{[]string{"verify", "--domain", first, "--json"}, 0, `"executions": 36`, ""},
+		{[]string{"verify", "--domain", first}, 0, fmt.Sprintf("1 domain, %d scenarios, %d scenario×level executions", firstN, 4*firstN), ""},
+		{[]string{"verify", "--domain", first, "--json"}, 0, fmt.Sprintf(`"executions": %d`, 4*firstN), ""},
 		{[]string{"verify", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen"`},
 		{[]string{"run", "--domains", first, "--out", runs + "/a"}, 0, "results: " + runs + "/a/trials.jsonl", ""},
 		{[]string{"run", "--domains", first, "--out", runs + "/a"}, 1, "", "add --resume to continue it"},
-		{[]string{"run", "--domains", first, "--out", runs + "/a", "--resume"}, 0, "0 run now, 72 recorded before", ""},
+		{[]string{"run", "--domains", first, "--out", runs + "/a", "--resume"}, 0, "0 run now, " + trials + " recorded before", ""},
 		{[]string{"run", "--domains", first, "--models", "builtin:oracle", "--out", runs + "/b"}, 0, "builtin:oracle                           mean TC 1.000", ""},
 		{[]string{"run", "--shard", "2/2"}, 2, "", "expected i/n with 0 <= i < n"},
 		{[]string{"run", "--models", "llama3.2:3b"}, 2, "", `--models: "llama3.2:3b" is not in the config`},
 		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: paper, smoke)"},
-		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: 72 of 72 trials", ""},
+		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: " + trials + " of " + trials + " trials", ""},
 		{[]string{"merge", "--out", runs + "/m2", runs + "/a", runs + "/b"}, 1, "", "is a run of another config"},
 		{[]string{"merge"}, 2, "", "need --out DIR and at least one shard folder"},
-		{[]string{"report", "--results", runs + "/a"}, 0, "report on 72 of 72 planned trials: " + runs + "/a/report/report.md", ""},
+		{[]string{"report", "--results", runs + "/a"}, 0, "report on " + trials + " of " + trials + " planned trials: " + runs + "/a/report/report.md", ""},
 		{[]string{"report", "--results", runs + "/none"}, 1, "", "expected a folder granite run or merge wrote"},
 		{[]string{"report"}, 2, "", "need --results DIR"},
 		{[]string{"power", "--seconds", "0", "--powercap", runs}, 0, "auto picks: meter: ", ""},
@@ -95,6 +127,44 @@ func TestCLI(t *testing.T) {
 				strings.Join(c.args, " "), code, c.code, out.String(), errb.String(), c.out, c.err)
 		}
 	}
+}
+
+// TestCheckoutDrift: run in a checkout whose specs/ differs from the
+// embedded copy, validate and verify say so in one line and name the fix.
+func TestCheckoutDrift(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.CopyFS(filepath.Join(dir, "specs"), specs.FS))
+	first := gen.Domains[0].Name
+	f := filepath.Join(dir, "specs", first, "domain.yaml")
+	data, err := os.ReadFile(f)
+	must(t, err)
+	must(t, os.WriteFile(f, append(data, "# edited\n"...), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "specs", "zz"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "specs", "zz", "scenarios.yaml"), nil, 0o644))
+	t.Chdir(dir)
+	for _, cmd := range []string{"validate", "verify"} {
+		var out, errb bytes.Buffer
+		run(context.Background(), []string{cmd, "--domain", first}[:map[string]int{"validate": 1, "verify": 3}[cmd]], &out, &errb)
+		want := "granite " + cmd + ": ./specs differs from the specs built into this binary (" + first + "/domain.yaml changed, zz/scenarios.yaml new); run make build to rebuild bin/granite, or pass --specs specs\n"
+		if !strings.HasPrefix(errb.String(), want) {
+			t.Errorf("granite %s: stderr %q; want it to start with %q", cmd, errb.String(), want)
+		}
+	}
+	// An unchanged copy says nothing.
+	must(t, os.WriteFile(f, data, 0o644))
+	must(t, os.RemoveAll(filepath.Join(dir, "specs", "zz")))
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"validate"}, &out, &errb); code != 0 || errb.Len() != 0 {
+		t.Errorf("unchanged specs: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Dir(to), 0o755))
+	must(t, os.WriteFile(to, data, 0o644))
 }
 
 func must(t *testing.T, err error) {

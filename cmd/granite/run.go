@@ -51,7 +51,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		var list speclang.ErrorList
 		if errors.As(err, &list) {
-			fmt.Fprintf(stderr, "%d errors\n", len(list))
+			fmt.Fprintln(stderr, count(len(list), "error"))
 		}
 		return 2
 	}

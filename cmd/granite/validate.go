@@ -2,14 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-
-	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/specs"
 )
 
 func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -23,35 +17,20 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	var src fs.FS = specs.FS
-	where := "embedded specs"
-	if *dir != "" {
-		if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
-			fmt.Fprintf(stderr, "granite validate: --specs %s: not a folder\n", *dir)
-			return 2
+	if *dir == "" {
+		if msg := checkoutDrift("validate"); msg != "" {
+			fmt.Fprintln(stderr, msg)
 		}
-		src, where = os.DirFS(*dir), *dir
 	}
-	spec, err := speclang.LoadAll(src)
-	if err != nil {
-		var list speclang.ErrorList
-		if errors.As(err, &list) && *dir != "" {
-			err = speclang.WithDir(*dir, list)
-		}
-		fmt.Fprintln(stderr, err)
-		if errors.As(err, &list) {
-			fmt.Fprintf(stderr, "%d errors\n", len(list))
-		}
-		return 1
-	}
-	for _, w := range spec.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+	spec, where, code := loadSpecs("validate", *dir, stderr)
+	if spec == nil {
+		return code
 	}
 	ops, scenarios := 0, 0
 	for _, d := range spec.Domains {
 		ops += len(d.Operations)
 		scenarios += len(d.Scenarios)
 	}
-	fmt.Fprintf(stdout, "%s: %d domains, %d operations, %d scenarios, all valid\n", where, len(spec.Domains), ops, scenarios)
+	fmt.Fprintf(stdout, "%s: %s, %s, %s, all valid\n", where, count(len(spec.Domains), "domain"), count(ops, "operation"), count(scenarios, "scenario"))
 	return 0
 }

@@ -11,25 +11,30 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/specs"
 )
 
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("verify", "[--domain D] [--json]",
+	fset := newFlags("verify", "[--specs DIR] [--domain D] [--json]",
 		"Executes every scenario's gold tool calls at every level through MCP tools/call on a\n"+
 			"fresh store and checks that no call fails, the expectations hold, the four levels end\n"+
 			"in identical stores, every alternative argument is equally right, and every tool and\n"+
-			"action is used. Exits 1 on any failure, naming the scenario, level and step.", stderr)
+			"action is used. Exits 1 on any failure, naming the scenario, level and step.\n"+
+			"Without --specs it verifies the specs built into this binary; with it, the specs of\n"+
+			"DIR against this binary's generated code (it says when that code is stale).", stderr)
+	dir := fset.String("specs", "", "folder holding the schemas and <domain>/{domain,scenarios}.yaml (default: the embedded specs)")
 	domain := fset.String("domain", "", "verify only this domain (default: all)")
 	asJSON := fset.Bool("json", false, "print the report as JSON")
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	spec, err := speclang.LoadAll(specs.FS)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	// The generated code is always the binary's, so a checkout's specs/
+	// newer than the binary matters here even with --specs.
+	if msg := checkoutDrift("verify"); msg != "" {
+		fmt.Fprintln(stderr, msg)
+	}
+	spec, _, code := loadSpecs("verify", *dir, stderr)
+	if spec == nil {
+		return code
 	}
 	var only []string
 	if *domain != "" {

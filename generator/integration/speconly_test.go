@@ -184,7 +184,7 @@ func TestNewDomainIsSpecOnly(t *testing.T) {
 	run("generate", "./...")
 	run("build", "./...")
 	out := run("run", "./cmd/granite", "verify", "--domain", "tiny")
-	if !strings.Contains(out, "1 domains, 4 scenarios, 16 scenario×level executions") || !strings.Contains(out, "; 0 failures") {
+	if !strings.Contains(out, "1 domain, 4 scenarios, 16 scenario×level executions") || !strings.Contains(out, "; 0 failures") {
 		t.Errorf("verify of the new domain:\n%s", out)
 	}
 	if out := run("run", "./cmd/granite", "list"); !strings.Contains(out, "\ntiny ") {

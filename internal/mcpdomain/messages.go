@@ -78,6 +78,8 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 		return out
 	case *kind.Type:
 		return []string{fmt.Sprintf("%s: expected %s, got %s", subject, strings.Join(k.Want, " or "), k.Got)}
+	case *kind.MultipleOf:
+		return []string{fmt.Sprintf("%s: %s is not a multiple of %s", subject, rat(k.Got), rat(k.Want))}
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -106,8 +108,41 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 		}
 		return []string{fmt.Sprintf("%s: %s is not a valid %s%s", subject, display(k.Got), k.Want, formatHint(k.Want))}
 	default:
+		if size, bound, ok := SizeBound(e.ErrorKind, "field"); ok {
+			return []string{fmt.Sprintf("%s %s; %s", subject, size, bound)}
+		}
 		return []string{fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(defaultPrinter))}
 	}
+}
+
+// SizeBound says in words how long a value is and the bound it broke, for
+// the keywords that count characters, items or properties, whose
+// validator messages read "maxLength: got 41, want 40": size is like "is
+// 41 characters long" or "has 0 items", bound like "at most 40". ok is
+// false for any other keyword. property names an object's members: "field"
+// for a tool's arguments, "key" for a YAML mapping.
+func SizeBound(k jsonschema.ErrorKind, property string) (size, bound string, ok bool) {
+	count := func(n int, unit string) string {
+		if n == 1 {
+			return fmt.Sprintf("1 %s", unit)
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch k := k.(type) {
+	case *kind.MinLength:
+		return "is " + count(k.Got, "character") + " long", fmt.Sprintf("at least %d", k.Want), true
+	case *kind.MaxLength:
+		return "is " + count(k.Got, "character") + " long", fmt.Sprintf("at most %d", k.Want), true
+	case *kind.MinItems:
+		return "has " + count(k.Got, "item"), fmt.Sprintf("at least %d", k.Want), true
+	case *kind.MaxItems:
+		return "has " + count(k.Got, "item"), fmt.Sprintf("at most %d", k.Want), true
+	case *kind.MinProperties:
+		return "has " + count(k.Got, property), fmt.Sprintf("at least %d", k.Want), true
+	case *kind.MaxProperties:
+		return "has " + count(k.Got, property), fmt.Sprintf("at most %d", k.Want), true
+	}
+	return "", "", false
 }
 
 // takes says which arguments the tool (or its chosen action) accepts.

@@ -65,6 +65,9 @@ type Entity struct {
 
 // Field is one field of an entity (the ID field is implicit).
 type Field struct {
+	// broken says the field's declaration failed the schema: checks of its
+	// uses are skipped, since its type is not known.
+	broken      bool
 	Name        string
 	GoName      string
 	Description string

@@ -23,39 +23,56 @@ type Spec struct {
 	// Warnings are deliberate deviations worth a look, such as a level
 	// with more tools than its definition.
 	Warnings ErrorList
+	// failed holds the folders of domains that did not load, whose
+	// scenario tables can be checked only against their schema.
+	failed map[string]bool
 }
 
 // Load reads, validates and resolves every <domain>/domain.yaml under
 // fsys, with the schema at its root. The error, if any, is an ErrorList
 // holding every problem of every file.
 func Load(fsys fs.FS) (*Spec, error) {
+	spec, errs, err := loadDomains(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// loadDomains loads every domain spec it can: spec holds the domains that
+// loaded, failed the folders of those that did not, and errs every
+// problem of every file. err is a failure to read the folder itself.
+func loadDomains(fsys fs.FS) (spec *Spec, errs ErrorList, err error) {
 	schemaData, err := fs.ReadFile(fsys, SchemaFile)
 	if err != nil {
-		return nil, fmt.Errorf("read spec schema: %w", err)
+		return nil, nil, fmt.Errorf("read spec schema: %w", err)
 	}
 	sch, err := compileSpecSchema(SchemaFile, schemaData)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files, err := fs.Glob(fsys, "*/domain.yaml")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no domain specs: expected <domain>/domain.yaml files")
+		return nil, nil, fmt.Errorf("no domain specs: expected <domain>/domain.yaml files")
 	}
 	sort.Strings(files)
-	spec := &Spec{}
-	var errs ErrorList
+	spec = &Spec{failed: map[string]bool{}}
 	for _, f := range files {
 		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		d, derrs, warns := LoadDomain(f, data, sch)
 		errs = append(errs, derrs...)
 		spec.Warnings = append(spec.Warnings, warns...)
 		if d == nil {
+			spec.failed[path.Dir(f)] = true
 			continue
 		}
 		if dir := path.Dir(f); d.Name != dir {
@@ -64,37 +81,92 @@ func Load(fsys fs.FS) (*Spec, error) {
 		}
 		spec.Domains = append(spec.Domains, d)
 	}
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return spec, nil
+	return spec, errs, nil
 }
 
 // LoadDomain parses, validates and resolves one domain spec. It returns
-// every error of the file at once; the domain is nil when there were any.
+// every error of the file at once: a schema violation skips only the
+// checks of the part it is in, so the file's other errors still show.
+// The domain is nil when there were any.
 func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, ErrorList, ErrorList) {
-	root, errs := parseValidated(file, data, sch)
+	root, errs := parseYAML(file, data)
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
+	serrs := validateNode(sch, root)
 	b := &builder{
-		file: file, root: root,
+		file: file, root: root, schemaBroken: len(serrs) > 0, broken: parts(serrs),
 		entities: map[string]*Entity{}, ops: map[string]*Operation{},
 		seedIDs: map[*Entity]map[string]bool{}, fieldDecl: map[*Field]*node{},
 		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{},
 	}
 	d := b.build()
-	b.errs.sort()
-	b.warns.sort()
-	if len(b.errs) > 0 {
-		return nil, b.errs, b.warns
+	errs = append(serrs, outside(b.errs, serrs)...)
+	warns := outside(b.warns, serrs)
+	errs.sort()
+	warns.sort()
+	if len(errs) > 0 {
+		return nil, errs, warns
 	}
-	return d, nil, b.warns
+	return d, nil, warns
+}
+
+// outside returns the errors of l that are not within a part that a
+// schema error in serrs is in: a check there ran on a value of the wrong
+// shape, so what it says follows from the schema error.
+func outside(l, serrs ErrorList) ErrorList {
+	broken := parts(serrs)
+	var out ErrorList
+	for _, e := range l {
+		if !slices.ContainsFunc(broken, func(p string) bool { return within(e.Path, p) }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// part matches the declaration a path is in: one field, one seed row, one
+// operation or one scenario. A schema error anywhere in it
+// skips the checks of all of it, and of every use of a broken field.
+var part = regexp.MustCompile(`^\$\.(entities\.[^.\[]+\.(fields\.[^.\[]+|seed\[\d+\])|operations\.[^.\[]+|scenarios\[\d+\])`)
+
+// parts returns the declarations the schema errors are in; an error outside
+// any (at the root, an entity's own keys, levels) stands for its own path.
+func parts(serrs ErrorList) []string {
+	var out []string
+	for _, e := range serrs {
+		if m := part.FindString(e.Path); m != "" {
+			out = append(out, m)
+		} else {
+			out = append(out, e.Path)
+		}
+	}
+	return out
+}
+
+// within says whether path p is the part or lies inside it. The root "$"
+// contains only itself: a missing top-level key skips no other check.
+func within(p, part string) bool {
+	if p == part || part == "$" {
+		return p == part
+	}
+	return strings.HasPrefix(p, part+".") || strings.HasPrefix(p, part+"[")
+}
+
+// isBroken says whether n lies in a part of the file that failed its
+// schema.
+func (b *builder) isBroken(n *node) bool {
+	return n != nil && slices.ContainsFunc(b.broken, func(p string) bool { return within(n.path, p) })
 }
 
 type builder struct {
-	file     string
-	root     *node
+	file string
+	root *node
+	// schemaBroken says the file failed its schema: the checks still run,
+	// but nothing is derived (tool schemas) from a file of the wrong shape.
+	schemaBroken bool
+	// broken holds the paths of the parts with schema errors (see parts).
+	broken   []string
 	d        *Domain
 	errs     ErrorList
 	warns    ErrorList
@@ -116,7 +188,11 @@ func (b *builder) errorf(n *node, format string, args ...any) {
 }
 
 func (b *builder) warnf(n *node, format string, args ...any) {
-	b.warns = append(b.warns, &Error{Pos: n.pos, Path: n.path, Msg: fmt.Sprintf(format, args...)})
+	w := &Error{Pos: Pos{File: b.file, Line: 1, Col: 1}, Path: "$", Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		w.Pos, w.Path = n.pos, n.path
+	}
+	b.warns = append(b.warns, w)
 }
 
 func (b *builder) build() *Domain {
@@ -129,7 +205,7 @@ func (b *builder) build() *Domain {
 		File:        b.file,
 	}
 	ents := r.get("entities")
-	for i, k := range ents.keys {
+	for i, k := range ents.mapKeys() {
 		b.entity(k, ents.vals[i])
 	}
 	for _, e := range b.d.Entities {
@@ -142,12 +218,12 @@ func (b *builder) build() *Domain {
 		b.seedRows(e)
 	}
 	ops := r.get("operations")
-	for i, k := range ops.keys {
+	for i, k := range ops.mapKeys() {
 		b.operation(k, ops.vals[i])
 	}
 	b.levels(r.get("levels"))
 	b.goNames()
-	if len(b.errs) == 0 {
+	if len(b.errs) == 0 && !b.schemaBroken {
 		b.schemas()
 	}
 	return b.d
@@ -179,7 +255,7 @@ func (b *builder) entity(k, n *node) {
 		}
 	}
 	fields := n.get("fields")
-	for i, fk := range fields.keys {
+	for i, fk := range fields.mapKeys() {
 		if fk.str() == "id" {
 			b.errorf(fk, "found a field named \"id\"; expected it left out: every entity has an implicit id field")
 			continue
@@ -204,6 +280,7 @@ func plural(s string) string {
 
 func (b *builder) field(name string, n *node) *Field {
 	f := &Field{
+		broken:      b.isBroken(n),
 		Name:        name,
 		GoName:      n.get("go_name").str(),
 		Description: strings.TrimSpace(n.get("description").str()),
@@ -369,7 +446,7 @@ func (b *builder) seedRows(e *Entity) {
 	for _, rn := range seed.list() {
 		row := &Row{ID: rn.get("id").str(), Values: map[string]any{}}
 		invalid := map[string]bool{} // reported already: not "missing" too
-		for i, k := range rn.keys {
+		for i, k := range rn.mapKeys() {
 			if k.str() == "id" {
 				continue
 			}
@@ -426,6 +503,9 @@ func (b *builder) value(f *Field, n *node) (any, bool) {
 	bad := func(expected string) (any, bool) {
 		b.errorf(n, "found %s for field %q; expected %s", jsonText(n.toAny()), f.Name, expected)
 		return nil, false
+	}
+	if f.broken {
+		return n.toAny(), true // its declaration is reported; its uses say nothing new
 	}
 	v := n.scalar
 	switch f.Type {

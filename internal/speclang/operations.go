@@ -62,7 +62,7 @@ func (b *builder) operation(k, n *node) {
 	b.ops[o.Name] = o
 	b.opNode[o] = n
 	b.d.Operations = append(b.d.Operations, o)
-	for _, key := range n.keys {
+	for _, key := range n.mapKeys() {
 		if !slices.Contains(commonOpKeys, key.str()) && !slices.Contains(kindKeys[o.Kind], key.str()) {
 			b.errorf(key, "found key %q on a %s operation; expected only %s", key.str(), o.Kind, strings.Join(append(slices.Clone(commonOpKeys), kindKeys[o.Kind]...), ", "))
 		}
@@ -108,7 +108,7 @@ func (b *builder) operation(k, n *node) {
 		optional[r.str()] = true
 	}
 	if ps := n.get("presets"); ps != nil {
-		for i, pk := range ps.keys {
+		for i, pk := range ps.mapKeys() {
 			pn := ps.vals[i]
 			p := &Preset{Name: pk.str(), Description: strings.TrimSpace(pn.get("description").str())}
 			for _, sn := range pn.get("apply").list() {
@@ -145,6 +145,8 @@ func (b *builder) fieldList(o *Operation, n *node, role string, ok func(*Field) 
 		switch {
 		case f == nil:
 			b.errorf(it, "found %q, which is not a field of entity %q; expected one of %s", it.str(), o.Entity.Name, b.fieldNames(o.Entity, ok))
+		case f.broken: // its declaration failed the schema, which says so
+			out = append(out, f)
 		case !ok(f):
 			b.errorf(it, "found %s field %q, which cannot be %s; expected one of %s", f.Type, f.Name, role, b.fieldNames(o.Entity, ok))
 		default:
@@ -160,7 +162,7 @@ func (b *builder) assigns(o *Operation, n *node) []Assign {
 	if n == nil {
 		return nil
 	}
-	for i, k := range n.keys {
+	for i, k := range n.mapKeys() {
 		f := b.fieldOf(o.Entity, k.str())
 		if f == nil || !f.Type.scalar() {
 			b.errorf(k, "found %q, which is not a scalar field of entity %q; expected one of %s", k.str(), o.Entity.Name, b.fieldNames(o.Entity, func(f *Field) bool { return f.Type.scalar() }))

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
@@ -155,11 +156,17 @@ func (f *Fact) Forms() []any { return append([]any{f.Value}, f.Alternatives...) 
 // LoadAll loads the domain specs and the scenario tables of a specs
 // folder.
 func LoadAll(fsys fs.FS) (*Spec, error) {
-	spec, err := Load(fsys)
+	spec, errs, err := loadDomains(fsys)
 	if err != nil {
 		return nil, err
 	}
-	if err := LoadScenarios(fsys, spec); err != nil {
+	serrs, err := loadScenarios(fsys, spec)
+	if err != nil {
+		return nil, err
+	}
+	// Every error of every file at once: a broken domain skips only the
+	// checks of its table against it.
+	if err := append(errs, serrs...).Err(); err != nil {
 		return nil, err
 	}
 	return spec, nil
@@ -168,28 +175,50 @@ func LoadAll(fsys fs.FS) (*Spec, error) {
 // LoadScenarios reads every <domain>/scenarios.yaml under fsys, validates
 // it against the scenario schema at its root and against the domain's
 // tools, and attaches the scenarios to their domains. A domain without a
-// table keeps no scenarios.
+// table keeps no scenarios and gets a warning.
 func LoadScenarios(fsys fs.FS, spec *Spec) error {
-	data, err := fs.ReadFile(fsys, ScenarioSchemaFile)
-	if err != nil {
-		return fmt.Errorf("read scenario schema: %w", err)
-	}
-	sch, err := compileSpecSchema(ScenarioSchemaFile, data)
+	errs, err := loadScenarios(fsys, spec)
 	if err != nil {
 		return err
 	}
+	return errs.Err()
+}
+
+// loadScenarios is LoadScenarios returning the problems of the tables as a
+// list, and only a failure to read as err.
+func loadScenarios(fsys fs.FS, spec *Spec) (ErrorList, error) {
 	files, err := fs.Glob(fsys, "*/scenarios.yaml")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sort.Strings(files)
+	var sch *jsonschema.Schema
+	if len(files) > 0 { // a folder of domain specs alone needs no scenario schema
+		data, err := fs.ReadFile(fsys, ScenarioSchemaFile)
+		if err != nil {
+			return nil, fmt.Errorf("read scenario schema: %w", err)
+		}
+		if sch, err = compileSpecSchema(ScenarioSchemaFile, data); err != nil {
+			return nil, err
+		}
+	}
 	var errs ErrorList
 	for _, f := range files {
 		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		d := spec.Domain(path.Dir(f))
+		if d == nil && spec.failed[path.Dir(f)] {
+			// The domain has errors of its own: check what does not
+			// depend on it.
+			if root, perrs := parseYAML(f, data); len(perrs) > 0 {
+				errs = append(errs, perrs...)
+			} else {
+				errs = append(errs, validateNode(sch, root)...)
+			}
+			continue
+		}
 		if d == nil {
 			errs = append(errs, &Error{Pos: Pos{File: f, Line: 1, Col: 1}, Path: "$",
 				Msg: fmt.Sprintf("found scenarios for %q; expected them beside a %s/domain.yaml", path.Dir(f), path.Dir(f))})
@@ -199,7 +228,16 @@ func LoadScenarios(fsys fs.FS, spec *Spec) error {
 		errs = append(errs, ferrs...)
 		d.Scenarios = scs
 	}
-	return errs.Err()
+	// A domain without a table is valid, and new while it is written, but
+	// granite verify fails on it and granite run plays nothing of it.
+	for _, d := range spec.Domains {
+		if !slices.Contains(files, d.Name+"/scenarios.yaml") {
+			spec.Warnings = append(spec.Warnings, &Error{Pos: Pos{File: d.File, Line: 1, Col: 1},
+				Msg: fmt.Sprintf("domain %q has no scenarios; add %s/scenarios.yaml (granite verify fails and granite run plays nothing without them)", d.Name, d.Name)})
+		}
+	}
+	spec.Warnings.sort()
+	return errs, nil
 }
 
 // Domain returns the domain with the given name, or nil.
@@ -213,13 +251,15 @@ func (s *Spec) Domain(name string) *Domain {
 }
 
 // LoadScenarioTable parses and checks one scenario table against its
-// domain. It returns every error of the file at once.
+// domain. It returns every error of the file at once: a schema violation
+// skips only the checks of the part it is in.
 func LoadScenarioTable(file string, data []byte, sch *jsonschema.Schema, d *Domain) ([]*Scenario, ErrorList) {
-	root, errs := parseValidated(file, data, sch)
+	root, errs := parseYAML(file, data)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	l := &scenarioLoader{builder: builder{file: file, root: root, d: d, seedIDs: map[*Entity]map[string]bool{}}, opSchemas: map[*Operation]*jsonschema.Schema{}}
+	serrs := validateNode(sch, root)
+	l := &scenarioLoader{builder: builder{file: file, root: root, d: d, seedIDs: map[*Entity]map[string]bool{}, schemaBroken: len(serrs) > 0, broken: parts(serrs)}, opSchemas: map[*Operation]*jsonschema.Schema{}}
 	for _, e := range d.Entities {
 		ids := map[string]bool{}
 		for _, r := range e.Seed {
@@ -228,9 +268,10 @@ func LoadScenarioTable(file string, data []byte, sch *jsonschema.Schema, d *Doma
 		l.seedIDs[e] = ids
 	}
 	scs := l.table()
-	l.errs.sort()
-	if len(l.errs) > 0 {
-		return nil, l.errs
+	errs = append(serrs, outside(l.errs, serrs)...)
+	errs.sort()
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return scs, nil
 }
@@ -513,6 +554,14 @@ func (l *scenarioLoader) checkValue(op *Operation, vn *node, name string, args m
 func firstSentence(err error) string {
 	if verr, ok := err.(*jsonschema.ValidationError); ok {
 		if leaves := mcpdomain.Leaves(verr); len(leaves) > 0 {
+			switch k := leaves[0].ErrorKind.(type) {
+			case *kind.Type:
+				return fmt.Sprintf("%s, not %s", strings.Join(k.Want, " or "), k.Got)
+			default:
+				if size, bound, ok := mcpdomain.SizeBound(k, "key"); ok {
+					return fmt.Sprintf("it %s; %s", size, bound)
+				}
+			}
 			return leaves[0].ErrorKind.LocalizedString(printer)
 		}
 	}

@@ -88,7 +88,12 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 			at = kn.pos
 		}
 		return ErrorList{{Pos: at, Path: childPath(path, k.Property), Msg: fmt.Sprintf("found name %q; expected snake_case (lower-case letters, digits and single underscores, starting with a letter)", k.Property)}}
+	case *kind.MultipleOf:
+		return one(fmt.Sprintf("found %s; expected a multiple of %s", jsonText(n.toAny()), rat(k.Want)))
 	default:
+		if size, bound, ok := mcpdomain.SizeBound(e.ErrorKind, "key"); ok {
+			return one(fmt.Sprintf("found %s, which %s; expected %s", jsonText(n.toAny()), size, bound))
+		}
 		return one(fmt.Sprintf("found %s; expected %s", jsonText(n.toAny()), e.ErrorKind.LocalizedString(printer)))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -117,7 +118,17 @@ func parseYAML(file string, data []byte) (*node, ErrorList) {
 func yamlError(file string, err error) *Error {
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
-		p := ye.GetToken().Position
+		tk := ye.GetToken()
+		p := tk.Position
+		// A flow sequence or mapping left open fails where the parser meets
+		// something else, often lines later; the bracket to fix is the
+		// unclosed one, so point there and say where the parser stopped.
+		if open := unclosed(tk); open != nil && strings.HasSuffix(ye.GetMessage(), "' must be specified") {
+			closer := map[string]string{"[": "]", "{": "}"}[open.Value]
+			return &Error{Pos: Pos{File: file, Line: open.Position.Line, Col: open.Position.Column},
+				Msg: fmt.Sprintf("invalid YAML: found %q that is never closed; expected %q to close it before %d:%d, where the parser stopped (%s)",
+					open.Value, closer, p.Line, p.Column, ye.GetMessage())}
+		}
 		return &Error{Pos: Pos{File: file, Line: p.Line, Col: p.Column}, Msg: "invalid YAML: " + ye.GetMessage()}
 	}
 	return &Error{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "invalid YAML: " + err.Error()}
@@ -345,4 +356,29 @@ func (d *Document) Errorf(path []any, format string, args ...any) *Error {
 // for ParseDocument.
 func CompileSchema(name string, data []byte) (*jsonschema.Schema, error) {
 	return compileSpecSchema(name, data)
+}
+
+// unclosed returns the "[" or "{" that is still open at tk, the token a
+// flow collection's parse failed at, or nil when tk is not such a failure
+// or no bracket is open.
+func unclosed(tk *token.Token) *token.Token {
+	if tk.Position == nil {
+		return nil
+	}
+	depth := 0
+	for t := tk.Prev; t != nil; t = t.Prev {
+		switch t.Type {
+		case token.SequenceEndType, token.MappingEndType:
+			depth++
+		case token.SequenceStartType, token.MappingStartType:
+			if depth == 0 {
+				if t.Position == nil || t.Position.Line == tk.Position.Line && t.Position.Column == tk.Position.Column {
+					return nil
+				}
+				return t
+			}
+			depth--
+		}
+	}
+	return nil
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// specFiles matches the files specs.FS embeds (see specs/embed.go), so
+// that a checkout's specs/ folder can be compared with the binary's copy.
+var specFiles = []string{"*.schema.json", "*/domain.yaml", "*/scenarios.yaml", "experiments/*.yaml"}
+
+// loadSpecs loads the specs of --specs dir, or the embedded ones when dir
+// is empty, printing every error (and warning) with dir before each file
+// name. where names the source in summaries. code is the exit status to
+// return when spec is nil.
+func loadSpecs(cmd, dir string, stderr io.Writer) (spec *speclang.Spec, where string, code int) {
+	var src fs.FS = specs.FS
+	where = "embedded specs"
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "granite %s: --specs %s: not a folder\n", cmd, dir)
+			return nil, "", 2
+		}
+		src, where = os.DirFS(dir), dir
+	}
+	spec, err := speclang.LoadAll(src)
+	var list speclang.ErrorList
+	if err != nil && !errors.As(err, &list) {
+		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
+		return nil, "", 1
+	}
+	var warns speclang.ErrorList
+	if spec != nil {
+		warns = spec.Warnings
+	}
+	if dir != "" {
+		list, warns = speclang.WithDir(dir, list), speclang.WithDir(dir, warns)
+	}
+	for _, w := range warns {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if len(list) > 0 {
+		fmt.Fprintln(stderr, list)
+		fmt.Fprintln(stderr, count(len(list), "error"))
+		return nil, "", 1
+	}
+	return spec, where, 0
+}
+
+// count says "1 error" or "3 errors".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// checkoutDrift says, in one line, when the working directory is a
+// checkout whose specs/ folder differs from the specs built into this
+// binary, so that a user who just edited a spec knows that the binary
+// still checks the old one; "" when there is no such folder or no
+// difference.
+func checkoutDrift(cmd string) string {
+	st, err := os.Stat("specs")
+	if err != nil || !st.IsDir() {
+		return ""
+	}
+	diff := specsDiff(os.DirFS("specs"), specs.FS)
+	if len(diff) == 0 {
+		return ""
+	}
+	shown := diff
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], fmt.Sprintf("%d more", len(diff)-3))
+	}
+	return fmt.Sprintf("granite %s: ./specs differs from the specs built into this binary (%s); run make build to rebuild bin/granite, or pass --specs specs",
+		cmd, strings.Join(shown, ", "))
+}
+
+// specsDiff lists the embedded spec files that differ between two specs
+// folders, each like "x/domain.yaml changed", "new" (only in dir) or
+// "removed" (only in the binary), sorted by file.
+func specsDiff(dir, embedded fs.FS) []string {
+	files := func(fsys fs.FS) map[string][]byte {
+		out := map[string][]byte{}
+		for _, pat := range specFiles {
+			names, _ := fs.Glob(fsys, pat)
+			for _, n := range names {
+				if data, err := fs.ReadFile(fsys, n); err == nil {
+					out[n] = data
+				}
+			}
+		}
+		return out
+	}
+	here, built := files(dir), files(embedded)
+	var out []string
+	for n, data := range here {
+		old, ok := built[n]
+		switch {
+		case !ok:
+			out = append(out, n+" new")
+		case !bytes.Equal(old, data):
+			out = append(out, n+" changed")
+		}
+	}
+	for n := range built {
+		if _, ok := here[n]; !ok {
+			out = append(out, n+" removed")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
