@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -69,13 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch *transport {
 	case "stdio":
-		srv, err := d.NewServer(level, d.NewStore())
-		if err != nil {
-			fmt.Fprintf(stderr, "granite serve: %v\n", err)
-			return 1
-		}
-		stdio := server.NewStdioServer(srv)
-		if err := stdio.Listen(ctx, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		if err := serve.Stdio(ctx, d, level, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "granite serve: %v\n", err)
 			return 1
 		}

@@ -2,7 +2,8 @@
 // HTTP: per-session stores, bounded and expiring sessions, and the safety
 // defaults of granite serve (loopback Origin and Host checks, an optional
 // bearer token, bounded bodies). granite serve uses it, and so can any
-// caller that must serve a domain to an MCP client over the network.
+// caller that must serve a domain to an MCP client over the network. It
+// serves stdio too, answering malformed messages the same way.
 package serve
 
 import (
@@ -165,7 +166,9 @@ func (h *Handler) Close(ctx context.Context) error {
 
 // httpError answers with a JSON-RPC error object and no internals.
 func httpError(w http.ResponseWriter, status int, msg string) {
-	rpcError(w, status, nil, -32000, msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(rpcError(nil, -32000, msg))
 }
 
 // allowedOrigin accepts requests without an Origin (non-browser clients),

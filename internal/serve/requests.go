@@ -25,50 +25,58 @@ var requestTypes = map[string]func() any{
 	string(mcp.MethodToolsCall):  func() any { return new(mcp.CallToolRequest) },
 }
 
-// vet answers a POST body mcp-go would answer badly: empty, a batch, not an
-// object, params that are not an object or hold numbers no float64 holds,
-// or params of the wrong JSON types. It reports whether the request may go
-// on.
+// vet answers a POST body mcp-go would answer badly (see vetMessage); it
+// reports whether the request may go on.
 func (h *Handler) vet(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	status, reply := vetMessage(body, isModern(r.Header, body))
+	if reply == nil {
+		return true
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(reply)
+	return false
+}
+
+// vetMessage answers a JSON-RPC message mcp-go would answer badly, in Go
+// terms or not at all: empty, a batch, not an object, params that are not
+// an object or hold numbers no float64 holds, or params of the wrong JSON
+// types. It returns the HTTP status and reply, or a nil reply when mcp-go
+// may take the message. modern is true for protocol 2026-07-28 or later,
+// where a JSON-RPC error is also an HTTP 400.
+func vetMessage(body []byte, modern bool) (int, []byte) {
 	trimmed := bytes.TrimSpace(body)
 	switch {
 	case len(trimmed) == 0:
-		rpcError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "empty request body: POST one JSON-RPC message")
-		return false
+		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "empty request body: send one JSON-RPC message")
 	case trimmed[0] == '[':
-		rpcError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "batch requests are not supported: POST one JSON-RPC message at a time")
-		return false
+		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "batch requests are not supported: send one JSON-RPC message at a time")
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		rpcError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "parse error: the request body is not well-formed JSON ("+prefix(err.Error())+")")
-		return false
+		return http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "parse error: the request body is not well-formed JSON ("+prefix(err.Error())+")")
 	}
 	msg, ok := doc.(map[string]any)
 	if !ok {
-		rpcError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a JSON-RPC message is an object, not "+kindOf(doc))
-		return false
+		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "a JSON-RPC message is an object, not "+kindOf(doc))
 	}
 	method, _ := msg["method"].(string)
 	id, hasID := msg["id"]
 	if method == "" || !hasID {
-		return true // responses and notifications carry nothing to check
+		return 0, nil // responses and notifications carry nothing to check
 	}
-	// A JSON-RPC error in a 2026-07-28 exchange is also an HTTP 400; older
-	// revisions answer it with 200.
 	status := http.StatusOK
-	if isModern(r.Header, body) {
+	if modern {
 		status = http.StatusBadRequest
 	}
 	params, has := msg["params"]
 	if !has || params == nil {
-		return true
+		return 0, nil
 	}
 	if _, ok := params.(map[string]any); !ok {
-		rpcError(w, status, id, mcp.INVALID_PARAMS, fmt.Sprintf("params of %s must be an object, not %s", method, kindOf(params)))
-		return false
+		return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("params of %s must be an object, not %s", method, kindOf(params)))
 	}
 	if path, num := outOfRange(params, "params"); path != "" {
 		if arg, ok := strings.CutPrefix(path, "params.arguments."); ok && method == string(mcp.MethodToolsCall) {
@@ -76,23 +84,20 @@ func (h *Handler) vet(w http.ResponseWriter, r *http.Request, body []byte) bool 
 			// model can read and correct, as a schema violation would be.
 			arg, _, _ = strings.Cut(arg, ".")
 			res := mcp.NewToolResultError(fmt.Sprintf("argument %q: %s is out of range: a number must be at most about 1.8e308 in magnitude", arg, num))
-			writeJSON(w, status, struct {
+			return status, encode(struct {
 				JSONRPC string              `json:"jsonrpc"`
 				ID      any                 `json:"id"`
 				Result  *mcp.CallToolResult `json:"result"`
 			}{"2.0", id, res})
-			return false
 		}
-		rpcError(w, status, id, mcp.INVALID_PARAMS, fmt.Sprintf("%s: number %s is out of range", path, num))
-		return false
+		return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s: number %s is out of range", path, num))
 	}
 	if newReq, ok := requestTypes[method]; ok {
 		if err := json.Unmarshal(trimmed, newReq()); err != nil {
-			rpcError(w, status, id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", method, jsonProblem(err)))
-			return false
+			return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", method, jsonProblem(err)))
 		}
 	}
-	return true
+	return 0, nil
 }
 
 // outOfRange returns the path and a short prefix of the first number in v
@@ -212,21 +217,21 @@ func isModern(header http.Header, body []byte) bool {
 	return mcp.IsModernProtocol(v)
 }
 
-// rpcError answers with a JSON-RPC error object.
-func rpcError(w http.ResponseWriter, status int, id any, code int, msg string) {
+// rpcError encodes a JSON-RPC error object.
+func rpcError(id any, code int, msg string) []byte {
 	type details struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	writeJSON(w, status, struct {
+	return encode(struct {
 		JSONRPC string  `json:"jsonrpc"`
 		ID      any     `json:"id"`
 		Error   details `json:"error"`
 	}{"2.0", id, details{code, msg}})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+// encode renders a message as one line of JSON.
+func encode(v any) []byte {
+	b, _ := json.Marshal(v)
+	return append(b, '\n')
 }
