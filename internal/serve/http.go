@@ -226,29 +226,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && !h.vet(w, r, body) {
 		return
 	}
+	id := r.Header.Get(server.HeaderKeySessionID)
+	opens := r.Method == http.MethodPost && isInitialize(body)
+	if id == "" && !opens && !(r.Method == http.MethodPost && isModern(r.Header, body)) {
+		// Sessions began at initialize; the specification answers a later
+		// request without the ID with 400.
+		httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id header: send the ID the initialize reply gave, or initialize a session with POST first")
+		return
+	}
 	rw := &replyWriter{ResponseWriter: w}
 	if h.shared != nil {
 		h.shared.ServeHTTP(rw, r)
 		rw.finish()
 		return
 	}
-	id := r.Header.Get(server.HeaderKeySessionID)
 	if id == "" {
-		switch {
-		case r.Method == http.MethodPost && isInitialize(body):
+		if opens {
 			h.open(rw, r)
-		case r.Method == http.MethodPost && isModern(r.Header, body):
+		} else {
 			h.stateless().ServeHTTP(rw, r)
-		default:
-			// Sessions began at initialize; the specification answers a
-			// later request without the ID with 400.
-			httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id header: send the ID the initialize reply gave, or initialize a session with POST first")
-			return
 		}
 		rw.finish()
 		return
 	}
-	if r.Method == http.MethodPost && isInitialize(body) {
+	if opens {
 		// A new initialize would mint an ID no one registers: a second
 		// session starts without the header.
 		httpError(w, http.StatusBadRequest, "this session is already initialized: to start another, POST initialize without an Mcp-Session-Id header")

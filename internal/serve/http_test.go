@@ -305,7 +305,13 @@ func TestRefusedDeleteKeepsTheSession(t *testing.T) {
 // error object naming the problem without Go internals, and a request
 // without a session ID after initialize is a 400.
 func TestErrorBodiesAreJSONRPC(t *testing.T) {
-	srv, _ := httpServer(t, serve.Options{})
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) { testErrorBodies(t, shared) })
+	}
+}
+
+func testErrorBodies(t *testing.T, shared bool) {
+	srv, _ := httpServer(t, serve.Options{SharedStore: shared})
 	c := session(t, srv.URL, nil)
 	hdr := map[string]string{"Mcp-Session-Id": c.GetSessionId(), "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
 	with := func(kv ...string) map[string]string {
