@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,9 @@ func TestCLI(t *testing.T) {
 		{[]string{"serve", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen": want one of ` + strings.Join(names, ", ")},
 		{[]string{"serve", "--domain", first, "--level", "L5"}, 2, "", `unknown level "L5"`},
 		{[]string{"serve", "--domain", first, "--transport", "smoke"}, 2, "", `unknown --transport "smoke"`},
+		{[]string{"serve", "--domain", first, "--max-sessions", "0"}, 2, "", "--max-sessions 0: want at least 1"},
+		{[]string{"serve", "--domain", first, "--idle", "-1s"}, 2, "", "--idle -1s: want a positive duration"},
+		{[]string{"serve", "--domain", first, "--max-body", "-1"}, 2, "", "--max-body -1: want at least 1 byte"},
 		{[]string{"verify", "--domain", first}, 0, fmt.Sprintf("1 domain, %d scenarios, %d scenario×level executions", firstN, 4*firstN), ""},
 		{[]string{"verify", "--domain", first, "--json"}, 0, fmt.Sprintf(`"executions": %d`, 4*firstN), ""},
 		{[]string{"verify", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen"`},
@@ -175,7 +179,8 @@ func must(t *testing.T, err error) {
 }
 
 // TestServeHTTPShutsDownCleanly: SIGINT or SIGTERM (a cancelled context in
-// main) ends an HTTP server with exit 0.
+// main) ends an HTTP server with exit 0 promptly, even while a client holds
+// a GET event stream open.
 func TestServeHTTPShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
@@ -188,11 +193,36 @@ func TestServeHTTPShutsDownCleanly(t *testing.T) {
 	for !strings.Contains(errb.String(), "/mcp") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	_, addr, _ := strings.Cut(errb.String(), " on ")
+	url := strings.TrimSpace(addr)
+
+	// Open a session and hold its GET stream.
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	get, _ := http.NewRequest(http.MethodGet, url, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(get)
+	must(t, err)
+	defer stream.Body.Close()
+	if stream.StatusCode != 200 {
+		t.Fatalf("GET stream: %d", stream.StatusCode)
+	}
+
+	start := time.Now()
 	cancel()
 	select {
 	case code := <-done:
 		if code != 0 {
 			t.Errorf("exit %d: %s", code, errb.String())
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("shutdown took %s", d)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not shut down")

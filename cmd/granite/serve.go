@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -39,6 +37,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
+	// Zero or negative bounds are mistakes, not requests for the default.
+	switch {
+	case ho.MaxSessions < 1:
+		fmt.Fprintf(stderr, "granite serve: --max-sessions %d: want at least 1\n", ho.MaxSessions)
+		return 2
+	case ho.IdleTimeout <= 0:
+		fmt.Fprintf(stderr, "granite serve: --idle %s: want a positive duration, like 10m\n", ho.IdleTimeout)
+		return 2
+	case ho.MaxBody < 1:
+		fmt.Fprintf(stderr, "granite serve: --max-body %d: want at least 1 byte\n", ho.MaxBody)
+		return 2
+	}
 	if ho.Token == "" {
 		ho.Token = os.Getenv("GRANITE_TOKEN")
 	}
@@ -57,13 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch *transport {
 	case "stdio":
-		srv, err := d.NewServer(level, d.NewStore())
-		if err != nil {
-			fmt.Fprintf(stderr, "granite serve: %v\n", err)
-			return 1
-		}
-		stdio := server.NewStdioServer(srv)
-		if err := stdio.Listen(ctx, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		if err := serve.Stdio(ctx, d, level, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "granite serve: %v\n", err)
 			return 1
 		}
@@ -88,14 +92,31 @@ func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level m
 		fmt.Fprintf(stderr, "granite serve: listen %s: %v\n", addr, err)
 		return 1
 	}
+	// Shutdown waits for requests to finish, and a GET event stream never
+	// does: streams end when shutdown begins, other requests may finish.
+	closing, closeStreams := context.WithCancel(context.Background())
+	defer closeStreams()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			// A stream outlives any write timeout; it only carries
+			// notifications, so a client that never reads holds little.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(closing, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	// No write timeout: a GET on /mcp is a long-lived event stream.
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	// The write timeout frees a reply a client never reads.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs.RegisterOnShutdown(closeStreams)
 	fmt.Fprintf(stderr, "granite: serving %s at %s on http://%s/mcp\n", domain, level, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

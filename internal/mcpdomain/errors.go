@@ -33,7 +33,7 @@ const maxListedIDs = 5
 // NotFound reports an ID that names no row, listing a few that do.
 func NotFound(arg, entity, id string, valid []string) error {
 	if len(valid) == 0 {
-		return Errorf("argument %q: %s %q does not exist; there are no %s rows", arg, entity, id, entity)
+		return Errorf("argument %q: %s %s does not exist; there are no %s rows", arg, entity, quote(id), entity)
 	}
 	shown := valid
 	if len(shown) > maxListedIDs {
@@ -43,8 +43,8 @@ func NotFound(arg, entity, id string, valid []string) error {
 	if len(valid) > len(shown) {
 		more = fmt.Sprintf(", … (%d in total)", len(valid))
 	}
-	return Errorf("argument %q: %s %q does not exist; valid %s IDs include %s%s",
-		arg, entity, id, entity, strings.Join(shown, ", "), more)
+	return Errorf("argument %q: %s %s does not exist; valid %s IDs include %s%s",
+		arg, entity, quote(id), entity, strings.Join(shown, ", "), more)
 }
 
 // NothingToSet reports an update call that names no field to change.

@@ -73,7 +73,7 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 				out = append(out, fmt.Sprintf("%s has no field %q", subject, p))
 				continue
 			}
-			out = append(out, fmt.Sprintf("unknown argument %q; %s", p, t.takes(op)))
+			out = append(out, fmt.Sprintf("unknown argument %s; %s", quote(p), t.takes(op)))
 		}
 		return out
 	case *kind.Type:
@@ -97,9 +97,9 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 	case *kind.ExclusiveMaximum:
 		return []string{fmt.Sprintf("%s: %s must be less than %s", subject, rat(k.Got), rat(k.Want))}
 	case *kind.Pattern:
-		s := fmt.Sprintf("%s: %q does not match the pattern %s", subject, k.Got, k.Want)
+		s := fmt.Sprintf("%s: %s does not match the pattern %s", subject, quote(k.Got), k.Want)
 		if a := op.Arg(arg); a != nil && a.Hint != "" {
-			s = fmt.Sprintf("%s: %q is not a %s", subject, k.Got, a.Hint)
+			s = fmt.Sprintf("%s: %s is not a %s", subject, quote(k.Got), a.Hint)
 		}
 		return []string{s}
 	case *kind.Format:
@@ -169,13 +169,17 @@ func rat(r *big.Rat) string {
 	return fmt.Sprint(f)
 }
 
-// display renders a JSON value as the model wrote it: strings quoted.
+// display renders a JSON value as the model wrote it, strings quoted, and
+// clipped: an error repeats at most a short prefix of a bad value.
 func display(v any) string {
+	if s, ok := v.(string); ok {
+		return quote(s)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return clip(fmt.Sprint(v))
 	}
-	return string(b)
+	return clip(string(b))
 }
 
 // plain renders an allowed value unquoted when it is a string, so lists

@@ -65,6 +65,8 @@ type Operation struct {
 	once     sync.Once
 	compiled *jsonschema.Schema
 	err      error
+	// maxLen is the maxLength of each top-level property, 0 for none.
+	maxLen map[string]int
 }
 
 // Arg returns the argument with the given name, or nil.
@@ -86,10 +88,13 @@ func (o *Operation) argNames() []string {
 }
 
 func (o *Operation) schema() (*jsonschema.Schema, error) {
-	o.once.Do(func() {
-		o.compiled, o.err = CompileSchema("granite:op/"+o.Name, o.Schema)
-	})
+	o.once.Do(o.compile)
 	return o.compiled, o.err
+}
+
+func (o *Operation) compile() {
+	o.compiled, o.err = CompileSchema("granite:op/"+o.Name, o.Schema)
+	o.maxLen = maxLengths(o.Schema)
 }
 
 // CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
@@ -212,6 +217,9 @@ func (t *Tool) Prepare(raw []byte) (*Operation, []byte, error) {
 		}
 		return nil, nil, &ToolError{Msg: strings.Join(t.sentences(op, verr), "; ")}
 	}
+	if err := op.checkStrings(args); err != nil {
+		return nil, nil, err
+	}
 	canonicalNumbers(args)
 	out, err := json.Marshal(args)
 	if err != nil {
@@ -259,6 +267,9 @@ func (t *Tool) Handler(call CallFunc) server.ToolHandlerFunc {
 		text, err := json.Marshal(out)
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("internal error in tool %s: encode result: %v", t.Name, err)), nil
+		}
+		if len(text) > MaxResultBytes {
+			return mcp.NewToolResultError(fmt.Sprintf("the result is %d bytes, over the limit of %d: ask for less (filters, a smaller limit)", len(text), MaxResultBytes)), nil
 		}
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{mcp.NewTextContent(string(text))},

@@ -2,7 +2,8 @@
 // HTTP: per-session stores, bounded and expiring sessions, and the safety
 // defaults of granite serve (loopback Origin and Host checks, an optional
 // bearer token, bounded bodies). granite serve uses it, and so can any
-// caller that must serve a domain to an MCP client over the network.
+// caller that must serve a domain to an MCP client over the network. It
+// serves stdio too, answering malformed messages the same way.
 package serve
 
 import (
@@ -73,8 +74,10 @@ type Handler struct {
 	// sessionless serves requests without a session ID other than
 	// initialize (protocol revisions without sessions).
 	sessionless *server.StreamableHTTPServer
-	stop        chan struct{}
-	done        chan struct{}
+	// opening counts initializes under way, which hold a session slot.
+	opening int
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 type httpSession struct {
@@ -165,7 +168,7 @@ func (h *Handler) Close(ctx context.Context) error {
 func httpError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":%q}}`+"\n", msg)
+	_, _ = w.Write(rpcError(nil, -32000, msg))
 }
 
 // allowedOrigin accepts requests without an Origin (non-browser clients),
@@ -192,8 +195,10 @@ func (h *Handler) allowedOrigin(origin string) bool {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.o.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.Token)) != 1 {
+		// The scheme is case-insensitive (RFC 9110 section 11.1); the token is not.
+		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		got = strings.TrimSpace(got)
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.Token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="granite"`)
 			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
@@ -218,20 +223,36 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	if h.shared != nil {
-		h.shared.ServeHTTP(w, r)
+	if r.Method == http.MethodPost && !h.vet(w, r, body) {
 		return
 	}
 	id := r.Header.Get(server.HeaderKeySessionID)
+	opens := r.Method == http.MethodPost && isInitialize(body)
+	if id == "" && !opens && !(r.Method == http.MethodPost && isModern(r.Header, body)) {
+		// Sessions began at initialize; the specification answers a later
+		// request without the ID with 400.
+		httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id header: send the ID the initialize reply gave, or initialize a session with POST first")
+		return
+	}
+	rw := &replyWriter{ResponseWriter: w}
+	if h.shared != nil {
+		h.shared.ServeHTTP(rw, r)
+		rw.finish()
+		return
+	}
 	if id == "" {
-		switch {
-		case r.Method != http.MethodPost:
-			httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id: initialize a session with POST first")
-		case isInitialize(body):
-			h.open(w, r)
-		default:
-			h.stateless().ServeHTTP(w, r)
+		if opens {
+			h.open(rw, r)
+		} else {
+			h.stateless().ServeHTTP(rw, r)
 		}
+		rw.finish()
+		return
+	}
+	if opens {
+		// A new initialize would mint an ID no one registers: a second
+		// session starts without the header.
+		httpError(w, http.StatusBadRequest, "this session is already initialized: to start another, POST initialize without an Mcp-Session-Id header")
 		return
 	}
 	h.mu.Lock()
@@ -244,8 +265,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "session not found: it was deleted or expired; initialize a new one")
 		return
 	}
-	s.h.ServeHTTP(w, r)
-	if r.Method == http.MethodDelete {
+	s.h.ServeHTTP(rw, r)
+	rw.finish()
+	// Only a DELETE the session's server accepted ends the session; one
+	// refused for its Host or protocol version changes nothing.
+	if r.Method == http.MethodDelete && rw.status/100 == 2 {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
@@ -278,65 +302,111 @@ func (h *Handler) stateless() *server.StreamableHTTPServer {
 
 // open starts a session on a fresh store: the request must be an
 // initialize, and the session exists once the reply carries its ID.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) open(w *replyWriter, r *http.Request) {
+	// The slot is held from here, so a burst of initializes cannot pass
+	// the check together and exceed the bound.
 	h.mu.Lock()
-	full := len(h.sessions) >= h.o.MaxSessions
+	full := len(h.sessions)+h.opening >= h.o.MaxSessions
+	if !full {
+		h.opening++
+	}
 	h.mu.Unlock()
 	if full {
-		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one or retry later", h.o.MaxSessions))
+		httpError(w.ResponseWriter, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (%d); end one or retry later", h.o.MaxSessions))
 		return
 	}
+	registered := false
+	defer func() {
+		if !registered {
+			h.mu.Lock()
+			h.opening--
+			h.mu.Unlock()
+		}
+	}()
 	srv, err := h.d.NewServer(h.level, h.d.NewStore())
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, "cannot start a session")
+		httpError(w.ResponseWriter, http.StatusInternalServerError, "cannot start a session")
 		return
 	}
 	sh := server.NewStreamableHTTPServer(srv)
 	// Register the session before its ID reaches the client, which may
 	// send its next request the moment it reads the reply.
-	rec := &sessionCapture{ResponseWriter: w, onID: func(id string) {
+	w.onID = func(id string) {
 		h.mu.Lock()
+		h.opening--
+		registered = true
 		h.sessions[id] = &httpSession{h: sh, last: time.Now()}
 		h.mu.Unlock()
-	}}
-	sh.ServeHTTP(rec, r)
-	if !rec.seen {
+	}
+	sh.ServeHTTP(w, r)
+	if !registered {
 		_ = sh.Shutdown(context.Background())
 	}
 }
 
-// sessionCapture registers the session ID a reply assigns as its header
-// goes out.
-type sessionCapture struct {
+// replyWriter notes the status of a reply, registers the session ID an
+// initialize reply assigns as its header goes out, and turns the plain-text
+// refusals of mcp-go (Host, Content-Type, protocol version, session) into
+// JSON-RPC error objects like every other error granite answers with.
+type replyWriter struct {
 	http.ResponseWriter
-	onID func(string)
-	seen bool
-	sent bool
+	onID   func(string)
+	status int
+	// plain buffers a plain-text error body until finish rewrites it.
+	plain *bytes.Buffer
 }
 
-func (c *sessionCapture) note() {
-	if c.sent {
+func (c *replyWriter) WriteHeader(code int) {
+	if c.status != 0 {
 		return
 	}
-	c.sent = true
-	if id := c.Header().Get(server.HeaderKeySessionID); id != "" {
-		c.seen = true
-		c.onID(id)
+	c.status = code
+	if c.onID != nil {
+		if id := c.Header().Get(server.HeaderKeySessionID); id != "" {
+			c.onID(id)
+		}
 	}
-}
-
-func (c *sessionCapture) WriteHeader(code int) {
-	c.note()
+	if code >= 400 && !strings.HasPrefix(c.Header().Get("Content-Type"), "application/json") {
+		c.plain = &bytes.Buffer{}
+		return
+	}
 	c.ResponseWriter.WriteHeader(code)
 }
 
-func (c *sessionCapture) Write(b []byte) (int, error) {
-	c.note()
+func (c *replyWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.plain != nil {
+		if c.plain.Len() < 512 {
+			c.plain.Write(b)
+		}
+		return len(b), nil
+	}
 	return c.ResponseWriter.Write(b)
 }
 
-func (c *sessionCapture) Flush() {
+func (c *replyWriter) Flush() {
+	if c.plain != nil {
+		return
+	}
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (c *replyWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// finish sends a buffered plain-text refusal as a JSON-RPC error.
+func (c *replyWriter) finish() {
+	if c.plain == nil {
+		return
+	}
+	msg := strings.TrimSpace(c.plain.String())
+	if c.status == http.StatusNotFound && strings.Contains(msg, "session") {
+		msg = "session not found: it was deleted or expired; initialize a new one"
+	}
+	c.Header().Del("X-Content-Type-Options")
+	httpError(c.ResponseWriter, c.status, msg)
 }

@@ -240,3 +240,199 @@ func TestManySessionsThenExpiry(t *testing.T) {
 		t.Errorf("expired session: %d", status)
 	}
 }
+
+func do(t *testing.T, method, url string, headers map[string]string, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestRefusedDeleteKeepsTheSession: a DELETE refused for its Host or its
+// protocol version ends nothing; an accepted one ends the session.
+func TestRefusedDeleteKeepsTheSession(t *testing.T) {
+	srv, h := httpServer(t, serve.Options{})
+	c := session(t, srv.URL, nil)
+	hdr := map[string]string{"Mcp-Session-Id": c.GetSessionId(), "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range hdr {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	for _, refused := range []struct {
+		headers map[string]string
+		status  int
+	}{
+		{with("Host", "evil.example"), 403},
+		{with("Mcp-Protocol-Version", "1999-01-01"), 400},
+	} {
+		if status, body := do(t, http.MethodDelete, srv.URL, refused.headers, ""); status != refused.status {
+			t.Errorf("refused DELETE: %d %s, want %d", status, body, refused.status)
+		}
+		if h.Sessions() != 1 {
+			t.Fatalf("a refused DELETE (%d) ended the session", refused.status)
+		}
+	}
+	if _, isErr := call(t, c, "get_lamp", `{"lamp_id":"LP01"}`); isErr {
+		t.Error("session broken after refused DELETEs")
+	}
+	if status, body := do(t, http.MethodDelete, srv.URL, hdr, ""); status != 200 || h.Sessions() != 0 {
+		t.Errorf("accepted DELETE: %d %s, %d sessions left", status, body, h.Sessions())
+	}
+}
+
+// TestErrorBodiesAreJSONRPC: every refusal, whoever makes it, is a JSON-RPC
+// error object naming the problem without Go internals, and a request
+// without a session ID after initialize is a 400.
+func TestErrorBodiesAreJSONRPC(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) { testErrorBodies(t, shared) })
+	}
+}
+
+func testErrorBodies(t *testing.T, shared bool) {
+	srv, _ := httpServer(t, serve.Options{SharedStore: shared})
+	c := session(t, srv.URL, nil)
+	hdr := map[string]string{"Mcp-Session-Id": c.GetSessionId(), "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range hdr {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(m, kv[i])
+				continue
+			}
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	cases := []struct {
+		name    string
+		method  string
+		headers map[string]string
+		body    string
+		status  int
+		want    string
+	}{
+		{"foreign host", http.MethodPost, with("Host", "evil.example"), ping, 403, "Host"},
+		{"wrong content type", http.MethodPost, with("Content-Type", "text/plain"), ping, 400, "content type"},
+		{"bad protocol version", http.MethodPost, with("Mcp-Protocol-Version", "1999-01-01"), ping, 400, "1999-01-01"},
+		{"no session ID after initialize", http.MethodPost, with("Mcp-Session-Id", ""), ping, 400, "Mcp-Session-Id"},
+		{"no session ID without a version", http.MethodPost, map[string]string{}, ping, 400, "Mcp-Session-Id"},
+		{"GET without session ID", http.MethodGet, map[string]string{}, "", 400, "Mcp-Session-Id"},
+		{"empty body", http.MethodPost, hdr, "", 400, "empty"},
+		{"batch", http.MethodPost, hdr, "[" + ping + "]", 400, "batch"},
+		{"params not an object", http.MethodPost, hdr, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":[1]}`, 200, "params"},
+		{"number out of range in params", http.MethodPost, hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":1e400}}`, 200, "out of range"},
+		{"unknown session", http.MethodPost, with("Mcp-Session-Id", "mcp-session-nope"), ping, 404, "session not found"},
+	}
+	for _, c := range cases {
+		status, body := do(t, c.method, srv.URL, c.headers, c.body)
+		var msg struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.JSONRPC != "2.0" || msg.Error == nil {
+			t.Errorf("%s: %d %q is not a JSON-RPC error", c.name, status, body)
+			continue
+		}
+		if status != c.status || !strings.Contains(msg.Error.Message, c.want) {
+			t.Errorf("%s: %d %s; want %d containing %q", c.name, status, body, c.status, c.want)
+		}
+		for _, internal := range []string{"Go struct", "float64", "json: ", "not valid json", "goroutine", ".go:"} {
+			if strings.Contains(body, internal) {
+				t.Errorf("%s: %q in the reply: %s", c.name, internal, body)
+			}
+		}
+	}
+}
+
+// TestOutOfRangeArgumentIsAToolError: a number no float64 holds, in a tool's
+// arguments, is the caller's mistake with that argument.
+func TestOutOfRangeArgumentIsAToolError(t *testing.T) {
+	srv, _ := httpServer(t, serve.Options{})
+	c := session(t, srv.URL, nil)
+	hdr := map[string]string{"Mcp-Session-Id": c.GetSessionId(), "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
+	status, body := do(t, http.MethodPost, srv.URL, hdr, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"set_lamp","arguments":{"lamp_id":"LP01","level":1e400}}}`)
+	if status != 200 || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, `argument \"level\"`) || strings.Contains(body, "float64") {
+		t.Errorf("1e400: %d %s", status, body)
+	}
+}
+
+// TestSessionLimitIsExact: a burst of initializes opens at most
+// MaxSessions sessions; the rest get 503.
+func TestSessionLimitIsExact(t *testing.T) {
+	const limit, burst = 5, 40
+	srv, h := httpServer(t, serve.Options{MaxSessions: limit})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range burst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, _ := do(t, http.MethodPost, srv.URL, nil, initialize)
+			mu.Lock()
+			codes[status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[200] != limit || codes[503] != burst-limit || h.Sessions() != limit {
+		t.Errorf("statuses %v, %d sessions; want %d opened and %d refused", codes, h.Sessions(), limit, burst-limit)
+	}
+}
+
+// TestReinitializeInASession is refused: the ID a second initialize would
+// mint is never registered.
+func TestReinitializeInASession(t *testing.T) {
+	srv, h := httpServer(t, serve.Options{})
+	c := session(t, srv.URL, nil)
+	hdr := map[string]string{"Mcp-Session-Id": c.GetSessionId(), "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
+	if status, body := do(t, http.MethodPost, srv.URL, hdr, initialize); status != 400 || !strings.Contains(body, "already initialized") {
+		t.Errorf("re-initialize: %d %s", status, body)
+	}
+	if h.Sessions() != 1 {
+		t.Errorf("%d sessions, want 1", h.Sessions())
+	}
+	if _, isErr := call(t, c, "get_lamp", `{"lamp_id":"LP01"}`); isErr {
+		t.Error("session broken after a refused re-initialize")
+	}
+}
+
+// TestBearerSchemeIsCaseInsensitive, as RFC 9110 has every auth scheme;
+// the token itself is matched exactly.
+func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
+	srv, _ := httpServer(t, serve.Options{Token: "s3cret"})
+	for auth, want := range map[string]int{"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER  s3cret": 200, "Bearer S3CRET": 401, "Basic s3cret": 401} {
+		if status, body := do(t, http.MethodPost, srv.URL, map[string]string{"Authorization": auth}, initialize); status != want {
+			t.Errorf("%q: %d %s, want %d", auth, status, body, want)
+		}
+	}
+}

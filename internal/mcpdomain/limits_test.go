@@ -1,0 +1,71 @@
+package mcpdomain
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func noteTool() *Tool {
+	op := &Operation{Name: "add_note", Kind: OpCreate, Schema: `{"type":"object","properties":{` +
+		`"text":{"type":"string"},"title":{"type":"string","maxLength":2000},` +
+		`"config":{"type":"object"},"kind":{"type":"string","enum":["a","b"]}},"additionalProperties":false}`}
+	return &Tool{Name: "add_note", Operations: []*Operation{op}}
+}
+
+func args(kv map[string]any) []byte {
+	b, _ := json.Marshal(kv)
+	return b
+}
+
+// TestStringArgumentsAreBounded: a string argument is held to its schema's
+// maxLength, or else to DefaultMaxString, at any depth, and the refusal
+// names the argument.
+func TestStringArgumentsAreBounded(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("x", n) }
+	cases := []struct {
+		name string
+		args map[string]any
+		want string // "" for accepted
+	}{
+		{"at the default bound", map[string]any{"text": long(DefaultMaxString)}, ""},
+		{"over the default bound", map[string]any{"text": long(DefaultMaxString + 1)}, `argument "text": a string of 1001 characters is over the limit of 1000; shorten it`},
+		{"within the schema's own bound", map[string]any{"title": long(1500)}, ""},
+		{"over the schema's own bound", map[string]any{"title": long(2001)}, `argument "title"`},
+		{"nested in an object", map[string]any{"config": map[string]any{"note": long(5000)}}, `argument "config.note": a string of 5000 characters is over the limit of 1000`},
+	}
+	for _, c := range cases {
+		_, _, err := noteTool().Prepare(args(c.args))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !IsToolError(err) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
+}
+
+// TestErrorsEchoAShortPrefix: a bad value is repeated in part, not whole.
+func TestErrorsEchoAShortPrefix(t *testing.T) {
+	huge := strings.Repeat("y", 100000)
+	_, _, err := noteTool().Prepare(args(map[string]any{"kind": huge}))
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), `argument "kind"`) || !strings.Contains(err.Error(), "(100000 characters)") {
+		t.Errorf("got %.400v", err)
+	}
+	if err := NotFound("thing_id", "thing", huge, []string{"TH001"}); len(err.Error()) > 300 {
+		t.Errorf("NotFound echoes %d bytes", len(err.Error()))
+	}
+}
+
+// TestResultsAreBounded: a result over MaxResultBytes is a tool error
+// that says how to ask for less.
+func TestResultsAreBounded(t *testing.T) {
+	big := func(*Operation, []byte) (any, error) { return strings.Repeat("z", MaxResultBytes), nil }
+	res, err := noteTool().Handler(big)(context.Background(), mcp.CallToolRequest{})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "over the limit") {
+		t.Errorf("got %v %+v", err, res)
+	}
+}

@@ -1,0 +1,237 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// requestTypes are the methods whose params vet decodes the way mcp-go
+// will, so that a mismatch is answered in JSON terms before mcp-go answers
+// it in Go's (struct fields and Go types).
+var requestTypes = map[string]func() any{
+	string(mcp.MethodInitialize): func() any { return new(mcp.InitializeRequest) },
+	string(mcp.MethodPing):       func() any { return new(mcp.PingRequest) },
+	string(mcp.MethodToolsList):  func() any { return new(mcp.ListToolsRequest) },
+	string(mcp.MethodToolsCall):  func() any { return new(mcp.CallToolRequest) },
+}
+
+// vet answers a POST body mcp-go would answer badly (see vetMessage); it
+// reports whether the request may go on.
+func (h *Handler) vet(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	status, reply := vetMessage(body, isModern(r.Header, body))
+	if reply == nil {
+		return true
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(reply)
+	return false
+}
+
+// vetMessage answers a JSON-RPC message mcp-go would answer badly, in Go
+// terms or not at all: empty, a batch, not an object, params that are not
+// an object or hold numbers no float64 holds, or params of the wrong JSON
+// types. It returns the HTTP status and reply, or a nil reply when mcp-go
+// may take the message. modern is true for protocol 2026-07-28 or later,
+// where a JSON-RPC error is also an HTTP 400.
+func vetMessage(body []byte, modern bool) (int, []byte) {
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) == 0:
+		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "empty request body: send one JSON-RPC message")
+	case trimmed[0] == '[':
+		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "batch requests are not supported: send one JSON-RPC message at a time")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "parse error: the request body is not well-formed JSON ("+prefix(err.Error())+")")
+	}
+	msg, ok := doc.(map[string]any)
+	if !ok {
+		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "a JSON-RPC message is an object, not "+kindOf(doc))
+	}
+	method, _ := msg["method"].(string)
+	id, hasID := msg["id"]
+	if method == "" || !hasID {
+		return 0, nil // responses and notifications carry nothing to check
+	}
+	status := http.StatusOK
+	if modern {
+		status = http.StatusBadRequest
+	}
+	params, has := msg["params"]
+	if !has || params == nil {
+		return 0, nil
+	}
+	if _, ok := params.(map[string]any); !ok {
+		return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("params of %s must be an object, not %s", method, kindOf(params)))
+	}
+	if path, num := outOfRange(params, "params"); path != "" {
+		if arg, ok := strings.CutPrefix(path, "params.arguments."); ok && method == string(mcp.MethodToolsCall) {
+			// The caller's mistake with one argument: a tool error the
+			// model can read and correct, as a schema violation would be.
+			arg, _, _ = strings.Cut(arg, ".")
+			res := mcp.NewToolResultError(fmt.Sprintf("argument %q: %s is out of range: a number must be at most about 1.8e308 in magnitude", arg, num))
+			return status, encode(struct {
+				JSONRPC string              `json:"jsonrpc"`
+				ID      any                 `json:"id"`
+				Result  *mcp.CallToolResult `json:"result"`
+			}{"2.0", id, res})
+		}
+		return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s: number %s is out of range", path, num))
+	}
+	if newReq, ok := requestTypes[method]; ok {
+		if err := json.Unmarshal(trimmed, newReq()); err != nil {
+			return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", method, jsonProblem(err)))
+		}
+	}
+	return 0, nil
+}
+
+// outOfRange returns the path and a short prefix of the first number in v
+// that no float64 holds, or "" if there is none.
+func outOfRange(v any, path string) (string, string) {
+	switch v := v.(type) {
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
+			return path, prefix(string(v))
+		}
+	case map[string]any:
+		for k, e := range v {
+			if p, n := outOfRange(e, path+"."+k); p != "" {
+				return p, n
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, n := outOfRange(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p, n
+			}
+		}
+	}
+	return "", ""
+}
+
+// jsonProblem says what a decoding error found in JSON terms: the field
+// path without Go's struct names, and JSON types instead of Go types.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return "params do not match the method's schema"
+	}
+	var path []string
+	for _, part := range strings.Split(te.Field, ".") {
+		// Embedded Go structs show up as capitalized segments.
+		if part != "" && !unicode.IsUpper(rune(part[0])) {
+			path = append(path, part)
+		}
+	}
+	got, _, _ := strings.Cut(te.Value, " ")
+	return fmt.Sprintf("%s must be %s, not %s", strings.Join(path, "."), jsonKind(te.Type), article(got))
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+func article(kind string) string {
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "":
+		return "something else"
+	}
+	return "a " + kind
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// prefix echoes at most a short prefix of a bad value.
+func prefix(s string) string {
+	const n = 40
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// isModern reports whether a request speaks protocol 2026-07-28 or later,
+// which has no sessions, by its header or its params' _meta.
+func isModern(header http.Header, body []byte) bool {
+	if mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion)) {
+		return true
+	}
+	var msg struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	v, _ := msg.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return mcp.IsModernProtocol(v)
+}
+
+// rpcError encodes a JSON-RPC error object.
+func rpcError(id any, code int, msg string) []byte {
+	type details struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	return encode(struct {
+		JSONRPC string  `json:"jsonrpc"`
+		ID      any     `json:"id"`
+		Error   details `json:"error"`
+	}{"2.0", id, details{code, msg}})
+}
+
+// encode renders a message as one line of JSON.
+func encode(v any) []byte {
+	b, _ := json.Marshal(v)
+	return append(b, '\n')
+}
