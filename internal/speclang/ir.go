@@ -86,6 +86,8 @@ type Field struct {
 	// Default is the value a seed row or create without the field gets;
 	// nil means the zero value.
 	Default any
+	// DefaultNow says Default is the domain's now, given as default: now.
+	DefaultNow bool
 }
 
 // Row is one seed row; Values holds a normalised Go value per field name

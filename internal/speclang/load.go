@@ -371,7 +371,7 @@ func (b *builder) resolveFields(e *Entity) {
 					b.errorf(dn, "found default \"now\" but the domain has no \"now\" clock; expected a top-level now: <RFC 3339 timestamp>")
 					continue
 				}
-				f.Default = b.d.Now
+				f.Default, f.DefaultNow = b.d.Now, true
 				continue
 			}
 			if f.Type == TReference {

@@ -227,12 +227,16 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 	case mcpdomain.OpCreate:
 		for _, f := range o.Fields {
 			req := !optional[f.Name] && f.Default == nil && !f.Optional
-			add(fieldArg(f, f.Name, RoleValue, req, ""))
+			add(withDefault(fieldArg(f, f.Name, RoleValue, req, "")))
 		}
 	case mcpdomain.OpUpdate:
 		idArg("change")
 		for _, f := range o.Fields {
-			add(fieldArg(f, f.Name, RoleValue, false, "New value; left out: unchanged."))
+			lead := "New value; left out: unchanged."
+			if o.Merge && f.Type == TObject {
+				lead = fmt.Sprintf("Keys to change: each given key is merged into the stored %s (null removes the key) and the other keys are kept; left out: unchanged.", words(f.Name))
+			}
+			add(fieldArg(f, f.Name, RoleValue, false, lead))
 		}
 	case mcpdomain.OpUpdateWhere:
 		filters()
@@ -302,6 +306,37 @@ func fieldArg(f *Field, name string, role ArgRole, required bool, lead string) *
 		a.Entity = f.Ref
 	}
 	return a
+}
+
+// withDefault publishes the value a create stores when the argument is
+// left out, as the schema's default and in words, since a model cannot
+// see the spec. The runtime still applies the default itself.
+func withDefault(a *Arg) *Arg {
+	f := a.Field
+	if f.Default == nil {
+		return a
+	}
+	words := defaultWords(f)
+	if f.DefaultNow {
+		words = "the domain's current time, " + words
+	}
+	desc, _ := a.Schema.get("description")
+	a.Schema = a.Schema.set("description", desc.(string)+" Default: "+words+".").set("default", f.Default)
+	return a
+}
+
+// defaultWords writes a default value as the description shows it.
+func defaultWords(f *Field) string {
+	switch v := f.Default.(type) {
+	case string:
+		return v
+	case float64:
+		return fmt.Sprint(num(v))
+	case map[string]any, []any:
+		return mustJSON(v)
+	default:
+		return fmt.Sprint(v)
+	}
 }
 
 func nonEmpty(ss ...string) []string {

@@ -134,9 +134,11 @@ func OpNames(ops []*Operation) []string {
 	return out
 }
 
-// widen merges argument a into m for the model-facing union schema.
+// widen merges argument a into m for the model-facing union schema; a
+// default survives only where every operation has the same one, since the
+// harness counts an argument at its default as left out.
 func widen(m, a *Arg) {
-	for _, k := range []string{"minimum", "maximum", "pattern", "format", "maxLength"} {
+	for _, k := range []string{"minimum", "maximum", "pattern", "format", "maxLength", "default"} {
 		mv, mok := m.Schema.get(k)
 		av, aok := a.Schema.get(k)
 		if mok != aok || mok && fmt.Sprint(mv) != fmt.Sprint(av) {
