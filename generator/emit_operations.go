@@ -166,13 +166,17 @@ func assignFixed(set []speclang.Assign) []jen.Code {
 	return out
 }
 
-// nothingToSet returns the check that an update names at least one field.
+// nothingToSet returns the check that an update names at least one field,
+// which a required field makes needless.
 func nothingToSet(o *speclang.Operation, zero jen.Code) jen.Code {
 	var cond *jen.Statement
 	var names []jen.Code
 	for _, a := range o.Args {
 		if a.Role != speclang.RoleValue {
 			continue
+		}
+		if a.Required {
+			return jen.Null()
 		}
 		c := jen.Id("a").Dot(a.GoName).Op("==").Nil()
 		if cond == nil {

@@ -93,10 +93,16 @@ func (b *builder) operation(k, n *node) {
 	o.Where = b.assigns(o, n.get("where"))
 	o.Set = b.assigns(o, n.get("set"))
 
+	// An update_where may also require a field it sets, so that a model
+	// must give it (acknowledge_alarms needs acknowledged_by).
+	requirable, among := o.Filters, "filters"
+	if o.Kind == mcpdomain.OpUpdateWhere {
+		requirable, among = append(slices.Clone(o.Filters), o.Fields...), "filters or fields"
+	}
 	required := map[string]bool{}
 	for _, r := range n.get("required").list() {
-		if b.fieldOf(e, r.str()) == nil || !slices.ContainsFunc(o.Filters, func(f *Field) bool { return f.Name == r.str() }) {
-			b.errorf(r, "found required %q, which is not among this operation's filters; expected one of %s", r.str(), names(o.Filters))
+		if b.fieldOf(e, r.str()) == nil || !slices.ContainsFunc(requirable, func(f *Field) bool { return f.Name == r.str() }) {
+			b.errorf(r, "found required %q, which is not among this operation's %s; expected one of %s", r.str(), among, names(requirable))
 		}
 		required[r.str()] = true
 	}
@@ -241,7 +247,11 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 	case mcpdomain.OpUpdateWhere:
 		filters()
 		for _, f := range o.Fields {
-			add(fieldArg(f, f.Name, RoleValue, false, fmt.Sprintf("New value for every matching %s; left out: unchanged.", e.Name)))
+			lead := fmt.Sprintf("New value for every matching %s; left out: unchanged.", e.Name)
+			if required[f.Name] {
+				lead = fmt.Sprintf("New value for every matching %s.", e.Name)
+			}
+			add(fieldArg(f, f.Name, RoleValue, required[f.Name], lead))
 		}
 	case mcpdomain.OpAggregate:
 		if len(o.Functions) > 1 {

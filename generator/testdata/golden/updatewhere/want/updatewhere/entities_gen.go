@@ -9,6 +9,8 @@ type Valve struct {
 	Line string `json:"line"`
 	// Whether it is open.
 	Open bool `json:"open"`
+	// Who closed it last.
+	ClosedBy string `json:"closed_by"`
 }
 
 func cloneValve(v Valve) Valve {
@@ -22,14 +24,16 @@ func valveID(v *Valve) *string {
 func seedValves() []Valve {
 	return []Valve{
 		{
-			ID:   "VL001",
-			Line: "a",
-			Open: true,
+			ID:       "VL001",
+			Line:     "a",
+			Open:     true,
+			ClosedBy: "Ana",
 		},
 		{
-			ID:   "VL002",
-			Line: "b",
-			Open: true,
+			ID:       "VL002",
+			Line:     "b",
+			Open:     true,
+			ClosedBy: "Ben",
 		},
 	}
 }

@@ -6,7 +6,8 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // CloseValvesArgs are the arguments of close_valves.
 type CloseValvesArgs struct {
-	Line *string `json:"line,omitempty"`
+	Line     *string `json:"line,omitempty"`
+	ClosedBy string  `json:"closed_by"`
 }
 
 // match reports whether a row passes close_valves's filters.
@@ -26,6 +27,7 @@ func (s *Store) CloseValves(a CloseValvesArgs) (mcpdomain.BulkResult, error) {
 	defer s.mu.Unlock()
 	ids := s.valves.Update(a.match, func(v *Valve) {
 		v.Open = false
+		v.ClosedBy = a.ClosedBy
 	})
 	return mcpdomain.NewBulkResult("valve", "", ids), nil
 }

@@ -3,4 +3,4 @@
 package updatewhere
 
 // closeValvesSchema is the JSON Schema of close_valves's arguments.
-const closeValvesSchema = `{"type":"object","properties":{"line":{"type":"string","description":"Only valves whose line is this value. Line of the valve.","enum":["a","b"]}},"additionalProperties":false}`
+const closeValvesSchema = `{"type":"object","properties":{"line":{"type":"string","description":"Only valves whose line is this value. Line of the valve.","enum":["a","b"]},"closed_by":{"type":"string","description":"New value for every matching valve. Who closed it last."}},"required":["closed_by"],"additionalProperties":false}`

@@ -20,9 +20,10 @@ var opCloseValves = &mcpdomain.Operation{
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "line", Type: "string", Enum: []string{"a", "b"}, Hint: "one of a, b"},
+		{Name: "closed_by", Type: "string", Required: true, Hint: "string"},
 	},
 	Schema:  closeValvesSchema,
-	Example: `{}`,
+	Example: `{"closed_by":"Ben"}`,
 }
 
 // Operations lists every operation of the domain, in spec order.
