@@ -85,8 +85,9 @@ func longString(v any, path string) (string, int) {
 	return "", 0
 }
 
-// clip shortens a bad value an error message repeats.
-func clip(s string) string {
+// Clip shortens a bad value an error message repeats to a short prefix
+// that says how long the whole was.
+func Clip(s string) string {
 	if utf8.RuneCountInString(s) <= echoRunes {
 		return s
 	}

@@ -177,9 +177,9 @@ func display(v any) string {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return clip(fmt.Sprint(v))
+		return Clip(fmt.Sprint(v))
 	}
-	return clip(string(b))
+	return Clip(string(b))
 }
 
 // plain renders an allowed value unquoted when it is a string, so lists

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -223,12 +223,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	if r.Method == http.MethodPost && !h.vet(w, r, body) {
-		return
+	var p post
+	if r.Method == http.MethodPost {
+		var ok bool
+		if p, ok = h.vet(w, r, body); !ok {
+			return
+		}
 	}
 	id := r.Header.Get(server.HeaderKeySessionID)
-	opens := r.Method == http.MethodPost && isInitialize(body)
-	if id == "" && !opens && !(r.Method == http.MethodPost && isModern(r.Header, body)) {
+	opens := p.method == string(mcp.MethodInitialize)
+	if id == "" && !opens && !p.modern {
 		// Sessions began at initialize; the specification answers a later
 		// request without the ID with 400.
 		httpError(w, http.StatusBadRequest, "missing Mcp-Session-Id header: send the ID the initialize reply gave, or initialize a session with POST first")
@@ -275,14 +279,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 		_ = s.h.Shutdown(context.Background())
 	}
-}
-
-// isInitialize reports whether a POST body is an initialize request.
-func isInitialize(body []byte) bool {
-	var msg struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
 }
 
 // stateless returns the server of sessionless requests, started on first

@@ -13,6 +13,8 @@ import (
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // requestTypes are the methods whose params vet decodes the way mcp-go
@@ -25,79 +27,92 @@ var requestTypes = map[string]func() any{
 	string(mcp.MethodToolsCall):  func() any { return new(mcp.CallToolRequest) },
 }
 
+// post is what granite reads of a POST body before mcp-go does, from one
+// decoding of it.
+type post struct {
+	method string
+	// modern is true for protocol 2026-07-28 or later (by header or by
+	// params._meta), which has no sessions.
+	modern bool
+}
+
 // vet answers a POST body mcp-go would answer badly (see vetMessage); it
-// reports whether the request may go on.
-func (h *Handler) vet(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	status, reply := vetMessage(body, isModern(r.Header, body))
+// reports what the body is and whether the request may go on.
+func (h *Handler) vet(w http.ResponseWriter, r *http.Request, body []byte) (post, bool) {
+	p, status, reply := vetMessage(body, mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)))
 	if reply == nil {
-		return true
+		return p, true
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(reply)
-	return false
+	return p, false
 }
 
-// vetMessage answers a JSON-RPC message mcp-go would answer badly, in Go
-// terms or not at all: empty, a batch, not an object, params that are not
-// an object or hold numbers no float64 holds, or params of the wrong JSON
-// types. It returns the HTTP status and reply, or a nil reply when mcp-go
-// may take the message. modern is true for protocol 2026-07-28 or later,
-// where a JSON-RPC error is also an HTTP 400.
-func vetMessage(body []byte, modern bool) (int, []byte) {
+// vetMessage reads a JSON-RPC message and answers one mcp-go would answer
+// badly, in Go terms or not at all: empty, a batch, not an object, params
+// that are not an object or hold numbers no float64 holds, or params of
+// the wrong JSON types. It returns what the message is, and the HTTP status
+// and reply, or a nil reply when mcp-go may take the message. modern says
+// the header already named protocol 2026-07-28 or later, where a JSON-RPC
+// error is also an HTTP 400.
+func vetMessage(body []byte, modern bool) (post, int, []byte) {
+	p := post{modern: modern}
 	trimmed := bytes.TrimSpace(body)
 	switch {
 	case len(trimmed) == 0:
-		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "empty request body: send one JSON-RPC message")
+		return p, http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "empty request body: send one JSON-RPC message")
 	case trimmed[0] == '[':
-		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "batch requests are not supported: send one JSON-RPC message at a time")
+		return p, http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "batch requests are not supported: send one JSON-RPC message at a time")
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "parse error: the request body is not well-formed JSON ("+prefix(err.Error())+")")
+		return p, http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "parse error: the request body is not well-formed JSON ("+mcpdomain.Clip(err.Error())+")")
 	}
 	msg, ok := doc.(map[string]any)
 	if !ok {
-		return http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "a JSON-RPC message is an object, not "+kindOf(doc))
+		return p, http.StatusBadRequest, rpcError(nil, mcp.INVALID_REQUEST, "a JSON-RPC message is an object, not "+kindOf(doc))
 	}
-	method, _ := msg["method"].(string)
+	p.method, _ = msg["method"].(string)
+	params, has := msg["params"]
+	if obj, ok := params.(map[string]any); ok {
+		meta, _ := obj["_meta"].(map[string]any)
+		v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+		p.modern = p.modern || mcp.IsModernProtocol(v)
+	}
 	id, hasID := msg["id"]
-	if method == "" || !hasID {
-		return 0, nil // responses and notifications carry nothing to check
+	if p.method == "" || !hasID || !has || params == nil {
+		return p, 0, nil // responses, notifications and bare requests carry nothing to check
 	}
 	status := http.StatusOK
-	if modern {
+	if p.modern {
 		status = http.StatusBadRequest
 	}
-	params, has := msg["params"]
-	if !has || params == nil {
-		return 0, nil
-	}
 	if _, ok := params.(map[string]any); !ok {
-		return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("params of %s must be an object, not %s", method, kindOf(params)))
+		return p, status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("params of %s must be an object, not %s", p.method, kindOf(params)))
 	}
 	if path, num := outOfRange(params, "params"); path != "" {
-		if arg, ok := strings.CutPrefix(path, "params.arguments."); ok && method == string(mcp.MethodToolsCall) {
+		if arg, ok := strings.CutPrefix(path, "params.arguments."); ok && p.method == string(mcp.MethodToolsCall) {
 			// The caller's mistake with one argument: a tool error the
 			// model can read and correct, as a schema violation would be.
 			arg, _, _ = strings.Cut(arg, ".")
 			res := mcp.NewToolResultError(fmt.Sprintf("argument %q: %s is out of range: a number must be at most about 1.8e308 in magnitude", arg, num))
-			return status, encode(struct {
+			return p, status, encode(struct {
 				JSONRPC string              `json:"jsonrpc"`
 				ID      any                 `json:"id"`
 				Result  *mcp.CallToolResult `json:"result"`
 			}{"2.0", id, res})
 		}
-		return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s: number %s is out of range", path, num))
+		return p, status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s: number %s is out of range", path, num))
 	}
-	if newReq, ok := requestTypes[method]; ok {
+	if newReq, ok := requestTypes[p.method]; ok {
 		if err := json.Unmarshal(trimmed, newReq()); err != nil {
-			return status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", method, jsonProblem(err)))
+			return p, status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", p.method, jsonProblem(err)))
 		}
 	}
-	return 0, nil
+	return p, 0, nil
 }
 
 // outOfRange returns the path and a short prefix of the first number in v
@@ -106,7 +121,7 @@ func outOfRange(v any, path string) (string, string) {
 	switch v := v.(type) {
 	case json.Number:
 		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
-			return path, prefix(string(v))
+			return path, mcpdomain.Clip(string(v))
 		}
 	case map[string]any:
 		for k, e := range v {
@@ -188,33 +203,6 @@ func kindOf(v any) string {
 		return "a boolean"
 	}
 	return "null"
-}
-
-// prefix echoes at most a short prefix of a bad value.
-func prefix(s string) string {
-	const n = 40
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// isModern reports whether a request speaks protocol 2026-07-28 or later,
-// which has no sessions, by its header or its params' _meta.
-func isModern(header http.Header, body []byte) bool {
-	if mcp.IsModernProtocol(header.Get(mcp.HeaderProtocolVersion)) {
-		return true
-	}
-	var msg struct {
-		Params struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil {
-		return false
-	}
-	v, _ := msg.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	return mcp.IsModernProtocol(v)
 }
 
 // rpcError encodes a JSON-RPC error object.

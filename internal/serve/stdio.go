@@ -31,7 +31,7 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 		for {
 			line, err := r.ReadBytes('\n')
 			if len(bytes.TrimSpace(line)) > 0 {
-				if _, reply := vetMessage(line, false); reply != nil {
+				if _, _, reply := vetMessage(line, false); reply != nil {
 					_, _ = lw.Write(reply)
 				} else if _, werr := pw.Write(line); werr != nil {
 					return
