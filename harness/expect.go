@@ -122,7 +122,7 @@ func sameScalar(got, want any, exact bool) (same, scalar bool) {
 		if !ok {
 			return false, isScalar(got)
 		}
-		return g == w || math.Abs(g-w) <= 1e-9*math.Max(math.Abs(g), math.Abs(w)), true
+		return sameFloat(g, w), true
 	}
 	return false, false
 }
@@ -149,10 +149,14 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
+// sameFloat is how the harness compares numbers: by value, within a
+// relative 1e-9 so that 0.1+0.2 is 0.3.
+func sameFloat(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
 var (
-	numbers = cmp.Comparer(func(a, b float64) bool {
-		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
-	})
+	numbers     = cmp.Comparer(sameFloat)
 	exactValues = cmp.Options{numbers}
 	looseValues = cmp.Options{numbers, cmp.Comparer(func(a, b string) bool {
 		return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b)) || sameInstant(a, b)

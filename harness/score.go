@@ -135,7 +135,7 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 	var got, want, gotOps, wantOps []string
 	for _, c := range g.Calls {
 		want = append(want, c.Tool)
-		wantOps = append(wantOps, c.Tool+"."+g.actionOf(c.Tool, c.JSON()))
+		wantOps = append(wantOps, c.Tool+"."+g.goldAction(c))
 	}
 	seen := map[string]bool{}
 	for _, c := range calls {
@@ -153,6 +153,18 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 	m.F1, m.ActionF1 = F1(got, want), F1(gotOps, wantOps)
 	m.ArgAcc = g.ArgAcc(calls)
 	m.ActionArgAcc = g.ActionArgAcc(calls)
+}
+
+// goldAction is a gold call's action by the rules of actionOf, read from
+// its arguments as they are, without encoding them again for every trial.
+func (g *Gold) goldAction(c *speclang.Call) string {
+	if has, known := g.actions[c.Tool]; known && !has {
+		return ""
+	}
+	if a, ok := c.Args["action"]; ok && a != nil {
+		return fmt.Sprint(a)
+	}
+	return ""
 }
 
 // actionOf is a call's action, or "" for a tool without one: a stray
@@ -245,7 +257,7 @@ func (g *Gold) ActionArgAcc(calls []results.Call) float64 {
 	goldByOp := map[op][]*speclang.Call{}
 	var order []op
 	for _, gc := range g.Calls {
-		k := op{gc.Tool, g.actionOf(gc.Tool, gc.JSON())}
+		k := op{gc.Tool, g.goldAction(gc)}
 		if goldByOp[k] == nil {
 			order = append(order, k)
 		}
