@@ -323,41 +323,14 @@ func entityDoc(name, text string) string {
 	return fmt.Sprintf("%s is described by the spec as: %s", name, text)
 }
 
-// opDoc makes an operation's doc comment a sentence about the method. An
-// imperative description ("List lamps.") becomes "ListLamps lists lamps.";
-// any other is quoted after the operation's name.
+// opDoc makes an operation's doc comment a sentence about the method that
+// quotes the spec's description: "ListLamps runs list_lamps: List lamps."
+// (Turning any description into "ListLamps lists lamps." would need to
+// know which first words are verbs, which no spec says.)
 func opDoc(name, op, text string) string {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return fmt.Sprintf("%s performs %s.", name, op)
+		return fmt.Sprintf("%s runs %s.", name, op)
 	}
-	first, rest, _ := strings.Cut(text, " ")
-	if !imperatives[first] {
-		return fmt.Sprintf("%s performs %s: %s", name, op, text)
-	}
-	return strings.TrimSpace(fmt.Sprintf("%s %s %s", name, thirdPerson(strings.ToLower(first)), rest))
-}
-
-// imperatives are the verbs that open operation descriptions in the specs.
-// A word outside the list is not taken for a verb: "Lamp statistics." must
-// not become "lamps statistics".
-var imperatives = map[string]bool{
-	"Acknowledge": true, "Add": true, "Apply": true, "Book": true, "Change": true,
-	"Close": true, "Compute": true, "Configure": true, "Correct": true, "Count": true,
-	"Create": true, "Delete": true, "Dispatch": true, "Get": true, "List": true,
-	"Load": true, "Open": true, "Put": true, "Read": true, "Remove": true,
-	"Search": true, "Set": true, "Switch": true, "Emergency-stop": true,
-}
-
-// thirdPerson conjugates an English verb: list → lists, switch → switches,
-// apply → applies.
-func thirdPerson(verb string) string {
-	switch {
-	case strings.HasSuffix(verb, "s"), strings.HasSuffix(verb, "x"), strings.HasSuffix(verb, "z"),
-		strings.HasSuffix(verb, "ch"), strings.HasSuffix(verb, "sh"):
-		return verb + "es"
-	case len(verb) > 1 && verb[len(verb)-1] == 'y' && !strings.ContainsRune("aeiou", rune(verb[len(verb)-2])):
-		return verb[:len(verb)-1] + "ies"
-	}
-	return verb + "s"
+	return fmt.Sprintf("%s runs %s: %s", name, op, text)
 }

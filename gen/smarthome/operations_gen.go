@@ -26,7 +26,7 @@ func (a ListDevicesArgs) match(v *Device) bool {
 	return true
 }
 
-// ListDevices lists devices, optionally only those in one room, of one kind or in one power state.
+// ListDevices runs list_devices: List devices, optionally only those in one room, of one kind or in one power state.
 func (s *Store) ListDevices(a ListDevicesArgs) (mcpdomain.ListResult[Device], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -38,7 +38,7 @@ type GetDeviceArgs struct {
 	DeviceID string `json:"device_id"`
 }
 
-// GetDevice gets the full current state of one device by its ID.
+// GetDevice runs get_device: Get the full current state of one device by its ID.
 func (s *Store) GetDevice(a GetDeviceArgs) (Device, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -55,7 +55,7 @@ type SetDeviceArgs struct {
 	Position    *int     `json:"position,omitempty"`
 }
 
-// SetDevice changes one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change.
+// SetDevice runs set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change.
 func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,7 +110,7 @@ func (a ReadSensorsArgs) match(v *Sensor) bool {
 	return true
 }
 
-// ReadSensors reads the latest values of sensors, optionally only those in one room or of one kind.
+// ReadSensors runs read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind.
 func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -143,7 +143,7 @@ func (a ListEventsArgs) match(v *Event) bool {
 	return true
 }
 
-// ListEvents lists entries of the event log, optionally by room, kind, or a time window.
+// ListEvents runs list_events: List entries of the event log, optionally by room, kind, or a time window.
 func (s *Store) ListEvents(a ListEventsArgs) (mcpdomain.ListResult[Event], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -164,7 +164,7 @@ func (a SetRoomModeArgs) match(v *Device) bool {
 	return true
 }
 
-// SetRoomMode applies a mode to every device in one room at once.
+// SetRoomMode runs set_room_mode: Apply a mode to every device in one room at once.
 func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -254,7 +254,7 @@ func (a ListRulesArgs) match(v *Rule) bool {
 	return true
 }
 
-// ListRules lists automation rules, optionally only enabled or disabled ones, or those acting on one device.
+// ListRules runs list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device.
 func (s *Store) ListRules(a ListRulesArgs) (mcpdomain.ListResult[Rule], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -272,7 +272,7 @@ type CreateRuleArgs struct {
 	Enabled       *bool   `json:"enabled,omitempty"`
 }
 
-// CreateRule creates an automation rule that switches a device when a sensor reading goes above or below a threshold.
+// CreateRule runs create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold.
 func (s *Store) CreateRule(a CreateRuleArgs) (Rule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -300,7 +300,7 @@ type DeleteRuleArgs struct {
 	RuleID string `json:"rule_id"`
 }
 
-// DeleteRule deletes an automation rule by its ID.
+// DeleteRule runs delete_rule: Delete an automation rule by its ID.
 func (s *Store) DeleteRule(a DeleteRuleArgs) (mcpdomain.DeleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -327,7 +327,7 @@ func (a SensorStatsArgs) match(v *Sensor) bool {
 	return true
 }
 
-// SensorStats computes a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.
+// SensorStats runs sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.
 func (s *Store) SensorStats(a SensorStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -19,7 +19,7 @@ func (a MeterStatsArgs) match(v *Meter) bool {
 	return true
 }
 
-// MeterStats performs meter_stats: Meter statistics.
+// MeterStats runs meter_stats: Meter statistics.
 func (s *Store) MeterStats(a MeterStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

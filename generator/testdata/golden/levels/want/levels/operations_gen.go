@@ -9,7 +9,7 @@ type GetPumpArgs struct {
 	PumpID string `json:"pump_id"`
 }
 
-// GetPump gets one pump.
+// GetPump runs get_pump: Get one pump.
 func (s *Store) GetPump(a GetPumpArgs) (Pump, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -26,7 +26,7 @@ func (a ListPumpsArgs) match(v *Pump) bool {
 	return true
 }
 
-// ListPumps lists pumps.
+// ListPumps runs list_pumps: List pumps.
 func (s *Store) ListPumps(a ListPumpsArgs) (mcpdomain.ListResult[Pump], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -39,7 +39,7 @@ type SetPumpArgs struct {
 	On     *bool  `json:"on,omitempty"`
 }
 
-// SetPump performs set_pump: Start or stop a pump.
+// SetPump runs set_pump: Start or stop a pump.
 func (s *Store) SetPump(a SetPumpArgs) (Pump, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

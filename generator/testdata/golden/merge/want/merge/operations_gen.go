@@ -10,7 +10,7 @@ type TuneDeviceArgs struct {
 	Settings map[string]any `json:"settings,omitempty"`
 }
 
-// TuneDevice changes some settings of a device.
+// TuneDevice runs tune_device: Change some settings of a device.
 func (s *Store) TuneDevice(a TuneDeviceArgs) (Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,7 +34,7 @@ type ResetDeviceArgs struct {
 	Settings map[string]any `json:"settings,omitempty"`
 }
 
-// ResetDevice performs reset_device: Replace a device's name and settings.
+// ResetDevice runs reset_device: Replace a device's name and settings.
 func (s *Store) ResetDevice(a ResetDeviceArgs) (Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

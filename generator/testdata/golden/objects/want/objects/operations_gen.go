@@ -9,7 +9,7 @@ type GetShelfArgs struct {
 	ShelfID string `json:"shelf_id"`
 }
 
-// GetShelf gets one shelf.
+// GetShelf runs get_shelf: Get one shelf.
 func (s *Store) GetShelf(a GetShelfArgs) (Shelf, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -23,7 +23,7 @@ type AddShelfArgs struct {
 	Layout map[string]any `json:"layout,omitempty"`
 }
 
-// AddShelf adds a shelf.
+// AddShelf runs add_shelf: Add a shelf.
 func (s *Store) AddShelf(a AddShelfArgs) (Shelf, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

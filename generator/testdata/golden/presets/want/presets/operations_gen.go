@@ -18,7 +18,7 @@ func (a SetModeArgs) match(v *Fan) bool {
 	return true
 }
 
-// SetMode applies a mode.
+// SetMode runs set_mode: Apply a mode.
 func (s *Store) SetMode(a SetModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

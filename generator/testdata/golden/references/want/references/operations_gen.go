@@ -18,7 +18,7 @@ func (a ListLoansArgs) match(v *Loan) bool {
 	return true
 }
 
-// ListLoans lists loans.
+// ListLoans runs list_loans: List loans.
 func (s *Store) ListLoans(a ListLoansArgs) (mcpdomain.ListResult[Loan], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -31,7 +31,7 @@ type AddLoanArgs struct {
 	Title  string `json:"title"`
 }
 
-// AddLoan performs add_loan: Lend a book.
+// AddLoan runs add_loan: Lend a book.
 func (s *Store) AddLoan(a AddLoanArgs) (Loan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

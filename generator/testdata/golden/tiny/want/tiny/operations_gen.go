@@ -9,7 +9,7 @@ type GetLampArgs struct {
 	LampID string `json:"lamp_id"`
 }
 
-// GetLamp gets one lamp.
+// GetLamp runs get_lamp: Get one lamp.
 func (s *Store) GetLamp(a GetLampArgs) (Lamp, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -42,7 +42,7 @@ func (a ListLampsArgs) match(v *Lamp) bool {
 	return true
 }
 
-// ListLamps lists lamps.
+// ListLamps runs list_lamps: List lamps.
 func (s *Store) ListLamps(a ListLampsArgs) (mcpdomain.ListResult[Lamp], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -57,7 +57,7 @@ type SetLampArgs struct {
 	Config map[string]any `json:"config,omitempty"`
 }
 
-// SetLamp changes one lamp.
+// SetLamp runs set_lamp: Change one lamp.
 func (s *Store) SetLamp(a SetLampArgs) (Lamp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,7 +96,7 @@ func (a AllOffArgs) match(v *Lamp) bool {
 	return true
 }
 
-// AllOff switches lamps off.
+// AllOff runs all_off: Switch lamps off.
 func (s *Store) AllOff(a AllOffArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,7 +113,7 @@ type AddTimerArgs struct {
 	At   *string `json:"at,omitempty"`
 }
 
-// AddTimer adds a timer.
+// AddTimer runs add_timer: Add a timer.
 func (s *Store) AddTimer(a AddTimerArgs) (Timer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -133,7 +133,7 @@ type DropTimerArgs struct {
 	TimerID string `json:"timer_id"`
 }
 
-// DropTimer removes a timer.
+// DropTimer runs drop_timer: Remove a timer.
 func (s *Store) DropTimer(a DropTimerArgs) (mcpdomain.DeleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,7 +152,7 @@ func (a LampStatsArgs) match(v *Lamp) bool {
 	return true
 }
 
-// LampStats performs lamp_stats: Lamp statistics.
+// LampStats runs lamp_stats: Lamp statistics.
 func (s *Store) LampStats(a LampStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -189,7 +189,7 @@ func (a SceneArgs) match(v *Lamp) bool {
 	return true
 }
 
-// Scene applies a scene.
+// Scene runs scene: Apply a scene.
 func (s *Store) Scene(a SceneArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

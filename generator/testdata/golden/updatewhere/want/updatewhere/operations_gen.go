@@ -21,7 +21,7 @@ func (a CloseValvesArgs) match(v *Valve) bool {
 	return true
 }
 
-// CloseValves closes open valves.
+// CloseValves runs close_valves: Close open valves.
 func (s *Store) CloseValves(a CloseValvesArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
