@@ -87,7 +87,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 				_, level, _ := scenarios.DomainSource(a.Source)
 				task := &artifactTask{art: a, set: set, level: level}
 				for rep := 1; rep <= cfg.Repetitions; rep++ {
-					out = append(out, Trial{Index: len(out), ID: fmt.Sprintf("%s/%s/r%d", model, a.ID, rep),
+					out = append(out, Trial{Index: len(out), ID: results.ArtifactTrialID(model, a.ID, rep),
 						Model: model, Repetition: rep, Task: task})
 				}
 			}
@@ -114,7 +114,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 					task := &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
-							Index: len(out), ID: fmt.Sprintf("%s/%s/%s/r%d", model, s.ID, level, rep),
+							Index: len(out), ID: results.TrialID(model, s.ID, level, rep),
 							Model: model, Repetition: rep, Task: task,
 						})
 					}

@@ -103,11 +103,14 @@ func (s trialSet) write(t testing.TB) string {
 // record is one trial of the set.
 func (s trialSet) record(rng *rand.Rand, model string, mi int, l level.Level, sc, rep, index int) results.Record {
 	scenario, diff := fmt.Sprintf("d1-%03d", sc+1), []string{"easy", "medium", "hard"}[sc%3]
-	id := fmt.Sprintf("%s/%s/%s/r%d", model, scenario, l, rep)
+	id := results.TrialID(model, scenario, l, rep)
 	rec := results.Record{TrialID: id, Index: index, Experiment: "edge", Model: model, Agent: "ollama", Domain: "d1",
 		Level: l, Scenario: scenario, Difficulty: diff, Repetition: rep, StopReason: "answer"}
 	if s.artifacts {
-		rec.TrialID = fmt.Sprintf("%s/x-%d/r%d", model, sc, rep)
+		// An artifact trial's scenario is the artifact's id, as the
+		// runner records it.
+		rec.Scenario = fmt.Sprintf("x-%d", sc)
+		rec.TrialID = results.ArtifactTrialID(model, rec.Scenario, rep)
 		rec.Domain, rec.Difficulty, rec.Artifacts = "tools:x.json", []string{"simple", "complex"}[sc%2], "x.jsonl"
 	}
 	wall := s.wall * float64(mi+1) * (0.9 + 0.2*rng.Float64())

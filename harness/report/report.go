@@ -218,9 +218,8 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return fmt.Sprintf("index %d is not in shard %s", rec.Index, man.Shard)
 	}
 	if rec.Artifacts != "" {
-		// <model>/<artifact id>/r<n>, as Plan names artifact trials.
-		if !strings.HasPrefix(rec.TrialID, rec.Model+"/") || !strings.HasSuffix(rec.TrialID, fmt.Sprintf("/r%d", rec.Repetition)) {
-			return "its id does not name its model and repetition"
+		if rec.TrialID != results.ArtifactTrialID(rec.Model, rec.Scenario, rec.Repetition) {
+			return "its id does not name its model, artifact and repetition"
 		}
 		return ""
 	}
@@ -231,7 +230,7 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
 	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
 		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
-	case rec.TrialID != fmt.Sprintf("%s/%s/%s/r%d", rec.Model, rec.Scenario, rec.Level, rec.Repetition):
+	case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
 		return "its id does not name its model, scenario, level and repetition"
 	}
 	return ""

@@ -2,9 +2,22 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcpgranite/granite/internal/level"
 )
+
+// TrialID names a benchmark trial, the same across runs, shards and
+// resumes of one config: <model>/<scenario>/<level>/r<repetition>.
+func TrialID(model, scenario string, lv level.Level, rep int) string {
+	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, lv, rep)
+}
+
+// ArtifactTrialID names a trial of a synthesized artifact:
+// <model>/<artifact id>/r<repetition>.
+func ArtifactTrialID(model, artifact string, rep int) string {
+	return fmt.Sprintf("%s/%s/r%d", model, artifact, rep)
+}
 
 // Record is one finished trial: one line of trials.jsonl. Its keys are a
 // stable contract, described by specs/trial.schema.json; add keys, never
