@@ -229,6 +229,40 @@ func literal(f *speclang.Field, v any) jen.Code {
 	}
 }
 
+// nullable reports whether an entity field is stored behind a pointer: an
+// optional scalar, whose nil means unset. Optional objects and arrays use
+// their own nil.
+func nullable(f *speclang.Field) bool {
+	return f.Optional && !speclang.FieldGoType(f).Nilable()
+}
+
+// fieldTypeCode is the Go type of an entity field in its struct.
+func fieldTypeCode(f *speclang.Field) jen.Code {
+	t := typeCode(speclang.FieldGoType(f))
+	if nullable(f) {
+		return jen.Op("*").Add(t)
+	}
+	return t
+}
+
+// stored renders a value as an entity field holds it: nil for unset, and
+// behind a pointer for an optional scalar.
+func stored(f *speclang.Field, v any) jen.Code {
+	if v == nil {
+		return jen.Nil()
+	}
+	return storedCode(f, literal(f, v))
+}
+
+// storedCode wraps an expression of the field's value type as the field
+// holds it.
+func storedCode(f *speclang.Field, val jen.Code) jen.Code {
+	if nullable(f) {
+		return jen.Qual(runtimePkg, "Ptr").Call(val)
+	}
+	return val
+}
+
 // anyLiteral renders a JSON-like value as map[string]any / []any literals.
 func anyLiteral(v any) jen.Code {
 	switch v := v.(type) {

@@ -13,9 +13,14 @@ import (
 func emitEntities(f *jen.File, d *speclang.Domain) {
 	for _, e := range d.Entities {
 		// type Device struct { ID string `json:"id"`; ... }
+		// An optional field without a value is left out of the JSON.
 		fields := []jen.Code{jen.Id("ID").String().Tag(map[string]string{"json": "id"})}
 		for _, fd := range e.Fields {
-			c := jen.Id(fd.GoName).Add(typeCode(speclang.FieldGoType(fd))).Tag(map[string]string{"json": fd.Name})
+			tag := fd.Name
+			if fd.Optional {
+				tag += ",omitzero"
+			}
+			c := jen.Id(fd.GoName).Add(fieldTypeCode(fd)).Tag(map[string]string{"json": tag})
 			if fd.Description != "" {
 				c = jen.Comment(fd.Description).Line().Add(c)
 			}
@@ -45,8 +50,8 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 		for i, r := range e.Seed {
 			elems := []kv{{"ID", jen.Lit(r.ID)}}
 			for _, fd := range e.Fields {
-				if v, ok := r.Values[fd.Name]; ok && !isZero(v) {
-					elems = append(elems, kv{fd.GoName, literal(fd, v)})
+				if v, ok := r.Values[fd.Name]; ok && (fd.Optional || !isZero(v)) {
+					elems = append(elems, kv{fd.GoName, stored(fd, v)})
 				}
 			}
 			rows[i] = keyed(true, elems...)

@@ -62,14 +62,59 @@ func needsMatch(o *speclang.Operation) bool {
 	return false
 }
 
-// compare renders `v.Field <op> value` for a field, comparing timestamps
-// by instant rather than as text.
+// compare renders `v.Field <op> value` for a field's value, comparing
+// timestamps by instant rather than as text. For an optional scalar it
+// compares the value the pointer holds: callers test for nil first.
 func compare(fd *speclang.Field, op string, value jen.Code) *jen.Statement {
-	field := jen.Id("v").Dot(fd.GoName)
+	field := fieldValue(fd)
 	if fd.Type == speclang.TTimestamp && op != "!=" {
 		return jen.Qual(runtimePkg, "CompareTime").Call(field, value).Op(op).Lit(0)
 	}
 	return field.Op(op).Add(value)
+}
+
+// fieldValue is row v's value of a field: v.Level, or *v.Watts for an
+// optional scalar, which the caller has tested for nil.
+func fieldValue(fd *speclang.Field) *jen.Statement {
+	if nullable(fd) {
+		return jen.Op("*").Id("v").Dot(fd.GoName)
+	}
+	return jen.Id("v").Dot(fd.GoName)
+}
+
+// unset is the condition that an optional field has no value.
+func unset(fd *speclang.Field) *jen.Statement {
+	return jen.Id("v").Dot(fd.GoName).Op("==").Nil()
+}
+
+// fails renders the condition under which a row fails a filter, given as
+// the comparison that fails it (!=, < or >). A row without a value fails
+// every filter.
+func fails(fd *speclang.Field, op string, value jen.Code) *jen.Statement {
+	if nullable(fd) {
+		return jen.Parens(unset(fd).Op("||").Add(compare(fd, op, value)))
+	}
+	return compare(fd, op, value)
+}
+
+// whereFails renders the condition under which a row fails a fixed where
+// value; a nil value selects the rows without a value.
+func whereFails(w speclang.Assign) *jen.Statement {
+	if w.Value == nil {
+		return jen.Id("v").Dot(w.Field.GoName).Op("!=").Nil()
+	}
+	return fails(w.Field, "!=", literal(w.Field, w.Value))
+}
+
+// whereHolds is the negation of whereFails.
+func whereHolds(w speclang.Assign) *jen.Statement {
+	switch {
+	case w.Value == nil:
+		return unset(w.Field)
+	case nullable(w.Field):
+		return jen.Parens(jen.Id("v").Dot(w.Field.GoName).Op("!=").Nil().Op("&&").Add(compare(w.Field, "==", literal(w.Field, w.Value))))
+	}
+	return compare(w.Field, "==", literal(w.Field, w.Value))
 }
 
 // emitMatch writes the filter an operation applies to rows:
@@ -81,17 +126,17 @@ func compare(fd *speclang.Field, op string, value jen.Code) *jen.Statement {
 func emitMatch(f *jen.File, o *speclang.Operation) {
 	var body []jen.Code
 	for _, w := range o.Where {
-		body = append(body, jen.If(compare(w.Field, "!=", literal(w.Field, w.Value))).Block(jen.Return(jen.False())))
+		body = append(body, jen.If(whereFails(w)).Block(jen.Return(jen.False())))
 	}
 	for _, a := range o.Args {
 		var cond *jen.Statement
 		switch a.Role {
 		case speclang.RoleFilter:
-			cond = compare(a.Field, "!=", argValue(a))
+			cond = fails(a.Field, "!=", argValue(a))
 		case speclang.RoleMin:
-			cond = compare(a.Field, "<", argValue(a))
+			cond = fails(a.Field, "<", argValue(a))
 		case speclang.RoleMax:
-			cond = compare(a.Field, ">", argValue(a))
+			cond = fails(a.Field, ">", argValue(a))
 		default:
 			continue
 		}
@@ -148,7 +193,7 @@ func assignArgs(o *speclang.Operation) []jen.Code {
 		case a.Field.Type == speclang.TArray:
 			val = jen.Qual(runtimePkg, "CloneSlice").Call(jen.Id("a").Dot(a.GoName))
 		}
-		set := jen.Id("v").Dot(a.Field.GoName).Op("=").Add(val)
+		set := jen.Id("v").Dot(a.Field.GoName).Op("=").Add(storedCode(a.Field, val))
 		if a.Required {
 			out = append(out, set)
 		} else {
@@ -161,7 +206,7 @@ func assignArgs(o *speclang.Operation) []jen.Code {
 func assignFixed(set []speclang.Assign) []jen.Code {
 	var out []jen.Code
 	for _, s := range set {
-		out = append(out, jen.Id("v").Dot(s.Field.GoName).Op("=").Add(literal(s.Field, s.Value)))
+		out = append(out, jen.Id("v").Dot(s.Field.GoName).Op("=").Add(stored(s.Field, s.Value)))
 	}
 	return out
 }
@@ -224,8 +269,9 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		var defaults []kv
 		for _, fd := range e.Fields {
 			switch {
-			case fd.Default != nil && !isZero(fd.Default):
-				defaults = append(defaults, kv{fd.GoName, literal(fd, fd.Default)})
+			case fd.Default != nil && (fd.Optional || !isZero(fd.Default)):
+				defaults = append(defaults, kv{fd.GoName, stored(fd, fd.Default)})
+			case fd.Optional: // unset until given
 			case fd.Type == speclang.TObject || fd.Type == speclang.TArray:
 				defaults = append(defaults, kv{fd.GoName, literal(fd, speclang.ZeroValue(fd))})
 			}
@@ -297,7 +343,12 @@ func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 	if len(o.Fields) > 0 {
 		var cases []jen.Code
 		for _, fd := range o.Fields {
-			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(jen.Id("x").Op("=").Float64().Call(jen.Id("v").Dot(fd.GoName))))
+			var c []jen.Code
+			if nullable(fd) { // a row without a value adds nothing
+				c = append(c, jen.If(unset(fd)).Block(jen.Return()))
+			}
+			c = append(c, jen.Id("x").Op("=").Float64().Call(fieldValue(fd)))
+			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(c...))
 		}
 		each = append(each, jen.Switch(jen.Id("agg").Dot("Field").Call()).Block(cases...))
 	}
@@ -305,11 +356,15 @@ func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 	if len(o.GroupBy) > 0 {
 		var cases []jen.Code
 		for _, fd := range o.GroupBy {
-			var val jen.Code = jen.Id("v").Dot(fd.GoName)
+			var val jen.Code = fieldValue(fd)
 			if g := speclang.FieldGoType(fd); g.Kind != "string" {
-				val = jen.Qual("fmt", "Sprint").Call(jen.Id("v").Dot(fd.GoName))
+				val = jen.Qual("fmt", "Sprint").Call(val)
 			}
-			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(jen.Id("key").Op("=").Add(val)))
+			set := jen.Id("key").Op("=").Add(val)
+			if nullable(fd) {
+				set = jen.If(unset(fd)).Block(jen.Id("key").Op("=").Qual(runtimePkg, "UnsetKey")).Else().Block(set)
+			}
+			cases = append(cases, jen.Case(jen.Lit(fd.Name)).Block(set))
 		}
 		each = append(each, jen.Switch(jen.Id("agg").Dot("GroupBy").Call()).Block(cases...))
 	}
@@ -336,7 +391,7 @@ func presetBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 		for _, st := range p.Steps {
 			cond := jen.Id("a").Dot("match").Call(jen.Id("v"))
 			for _, w := range st.Where {
-				cond = cond.Op("&&").Add(compare(w.Field, "==", literal(w.Field, w.Value)))
+				cond = cond.Op("&&").Add(whereHolds(w))
 			}
 			steps = append(steps, jen.Id("ids").Op("=").Append(jen.Id("ids"), table.Clone().Dot("Update").Call(
 				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Bool().Block(jen.Return(cond)),

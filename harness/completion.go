@@ -119,8 +119,10 @@ func newChangeGold(d *speclang.Domain, seed []byte, finals [][]byte) *changeGold
 				g.creates[k] = map[string][]any{}
 				g.createIDs[k.coll] = append(g.createIDs[k.coll], k.id)
 			}
-			for f, v := range row {
-				g.creates[k][f] = append(g.creates[k][f], v)
+			// A field this right store leaves unset is absent from its
+			// row, and unset is one of the right values.
+			for _, f := range g.fieldsOf(k.coll, row) {
+				g.creates[k][f] = append(g.creates[k][f], row[f])
 			}
 		}
 	}
@@ -128,6 +130,15 @@ func newChangeGold(d *speclang.Domain, seed []byte, finals [][]byte) *changeGold
 		slices.Sort(ids)
 	}
 	return g
+}
+
+// fieldsOf lists the fields of a collection's rows: the entity's, or a
+// row's own keys when the domain is not known.
+func (g *changeGold) fieldsOf(coll string, row map[string]any) []string {
+	if kinds, ok := g.kinds[coll]; ok && len(kinds) > 0 {
+		return append(slices.Collect(maps.Keys(kinds)), "id")
+	}
+	return slices.Collect(maps.Keys(row))
 }
 
 // kindOf says how a field's values compare.

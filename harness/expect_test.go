@@ -87,6 +87,13 @@ func TestCheckState(t *testing.T) {
 		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"on": true}, Count: &two},
 			`lamp rows where {"on":true} (exactly 2): found 1 matching row(s); expected 2`},
 		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"level": int64(50)}}, `lamp rows where {"level":50}: found no such row; expected one`},
+		// LP02 has no name: unset is asked for with nil, and is no value.
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP02", Fields: map[string]any{"name": nil}}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", Where: map[string]any{"name": nil}, Count: &one}, ""},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP01", Fields: map[string]any{"name": nil}},
+			`lamp LP01 with {"name":null}: row LP01: found name = "Hall lamp"; expected it unset`},
+		{&speclang.StateCheck{Entity: "lamp", Collection: "lamps", ID: "LP02", Fields: map[string]any{"name": ""}},
+			`lamp LP02 with {"name":""}: row LP02: found name unset; expected ""`},
 	}
 	for _, c := range cases {
 		got, err := CheckState(snap, []*speclang.StateCheck{c.check})

@@ -2,6 +2,8 @@
 
 package agriculture
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // FarmField is a field (plot) of the farm with its crop, size, growth stage and the soil moisture its crop needs.
 type FarmField struct {
 	ID string `json:"id"`
@@ -423,10 +425,10 @@ type Task struct {
 	Status string `json:"status"`
 	// When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z).
 	Due string `json:"due"`
-	// Name of the worker the task is assigned to (empty if unassigned).
-	Assignee string `json:"assignee"`
+	// Name of the worker the task is assigned to (absent while unassigned).
+	Assignee *string `json:"assignee,omitzero"`
 	// Free-text notes for the worker.
-	Notes string `json:"notes"`
+	Notes *string `json:"notes,omitzero"`
 }
 
 func cloneTask(v Task) Task {
@@ -446,7 +448,7 @@ func seedTasks() []Task {
 			FieldID:  "FD001",
 			Status:   "planned",
 			Due:      "2026-05-03T07:00:00Z",
-			Assignee: "Marta",
+			Assignee: mcpdomain.Ptr("Marta"),
 		},
 		{
 			ID:       "TK002",
@@ -455,7 +457,7 @@ func seedTasks() []Task {
 			FieldID:  "FD007",
 			Status:   "planned",
 			Due:      "2026-05-10T06:00:00Z",
-			Assignee: "Jonas",
+			Assignee: mcpdomain.Ptr("Jonas"),
 		},
 		{
 			ID:       "TK003",
@@ -464,7 +466,7 @@ func seedTasks() []Task {
 			FieldID:  "FD005",
 			Status:   "planned",
 			Due:      "2026-05-02T12:00:00Z",
-			Assignee: "Ali",
+			Assignee: mcpdomain.Ptr("Ali"),
 		},
 		{
 			ID:       "TK004",
@@ -473,8 +475,8 @@ func seedTasks() []Task {
 			FieldID:  "FD003",
 			Status:   "in_progress",
 			Due:      "2026-05-02T10:00:00Z",
-			Assignee: "Marta",
-			Notes:    "40 kg N per hectare",
+			Assignee: mcpdomain.Ptr("Marta"),
+			Notes:    mcpdomain.Ptr("40 kg N per hectare"),
 		},
 		{
 			ID:       "TK005",
@@ -483,8 +485,8 @@ func seedTasks() []Task {
 			FieldID:  "FD004",
 			Status:   "done",
 			Due:      "2026-04-30T09:00:00Z",
-			Assignee: "Jonas",
-			Notes:    "No blight found; soil very wet near the lower rows",
+			Assignee: mcpdomain.Ptr("Jonas"),
+			Notes:    mcpdomain.Ptr("No blight found; soil very wet near the lower rows"),
 		},
 		{
 			ID:      "TK006",

@@ -274,7 +274,7 @@ func (a ListTasksArgs) match(v *Task) bool {
 	if a.FieldID != nil && v.FieldID != *a.FieldID {
 		return false
 	}
-	if a.Assignee != nil && v.Assignee != *a.Assignee {
+	if a.Assignee != nil && (v.Assignee == nil || *v.Assignee != *a.Assignee) {
 		return false
 	}
 	if a.MinDue != nil && mcpdomain.CompareTime(v.Due, *a.MinDue) < 0 {
@@ -320,10 +320,10 @@ func (s *Store) CreateTask(a CreateTaskArgs) (Task, error) {
 		v.Status = *a.Status
 	}
 	if a.Assignee != nil {
-		v.Assignee = *a.Assignee
+		v.Assignee = mcpdomain.Ptr(*a.Assignee)
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return s.tasks.Insert(v), nil
 }

@@ -2,6 +2,8 @@
 
 package fleet
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Vehicle is a delivery vehicle with its latest telematics readings.
 type Vehicle struct {
 	ID string `json:"id"`
@@ -406,7 +408,7 @@ type Trip struct {
 	// Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.
 	Status string `json:"status"`
 	// Free-text notes for dispatch, e.g. why a trip was cancelled.
-	Notes string `json:"notes"`
+	Notes *string `json:"notes,omitzero"`
 }
 
 func cloneTrip(v Trip) Trip {
@@ -558,7 +560,7 @@ func seedTrips() []Trip {
 			DistanceKm:  7.8,
 			CargoKg:     17000,
 			Status:      "cancelled",
-			Notes:       "Cancelled: VH010 turbocharger failure, truck towed back to the depot",
+			Notes:       mcpdomain.Ptr("Cancelled: VH010 turbocharger failure, truck towed back to the depot"),
 		},
 		{
 			ID:          "TR0015",
@@ -599,7 +601,7 @@ func seedTrips() []Trip {
 			DistanceKm:  12.0,
 			CargoKg:     650,
 			Status:      "cancelled",
-			Notes:       "Cancelled: storm lockdown at the harbour depot",
+			Notes:       mcpdomain.Ptr("Cancelled: storm lockdown at the harbour depot"),
 		},
 		{
 			ID:          "TR0019",
@@ -610,7 +612,7 @@ func seedTrips() []Trip {
 			DistanceKm:  31.0,
 			CargoKg:     14200,
 			Status:      "cancelled",
-			Notes:       "Cancelled: storm lockdown at the harbour depot",
+			Notes:       mcpdomain.Ptr("Cancelled: storm lockdown at the harbour depot"),
 		},
 		{
 			ID:          "TR0020",
@@ -621,7 +623,7 @@ func seedTrips() []Trip {
 			DistanceKm:  3.4,
 			CargoKg:     380,
 			Status:      "cancelled",
-			Notes:       "Cancelled: storm lockdown at the harbour depot",
+			Notes:       mcpdomain.Ptr("Cancelled: storm lockdown at the harbour depot"),
 		},
 	}
 }
@@ -636,7 +638,7 @@ type Ticket struct {
 	// How soon the workshop must take the vehicle.
 	Priority string `json:"priority"`
 	// What the workshop should know.
-	Description string `json:"description"`
+	Description *string `json:"description,omitzero"`
 	// Progress of the ticket.
 	Status string `json:"status"`
 	// When the ticket was opened (RFC 3339, UTC).
@@ -658,7 +660,7 @@ func seedTickets() []Ticket {
 			VehicleID:   "VH004",
 			Issue:       "brakes",
 			Priority:    "high",
-			Description: "Front brake pads and discs worn; parts arrive 23 Sep",
+			Description: mcpdomain.Ptr("Front brake pads and discs worn; parts arrive 23 Sep"),
 			Status:      "in_progress",
 			Opened:      "2026-09-20T09:00:00Z",
 		},
@@ -667,7 +669,7 @@ func seedTickets() []Ticket {
 			VehicleID:   "VH010",
 			Issue:       "engine",
 			Priority:    "urgent",
-			Description: "Turbocharger failure; towed back from container terminal A",
+			Description: mcpdomain.Ptr("Turbocharger failure; towed back from container terminal A"),
 			Status:      "open",
 			Opened:      "2026-09-22T05:50:00Z",
 		},
@@ -676,7 +678,7 @@ func seedTickets() []Ticket {
 			VehicleID:   "VH009",
 			Issue:       "inspection",
 			Priority:    "normal",
-			Description: "Annual roadworthiness inspection due by 30 Sep",
+			Description: mcpdomain.Ptr("Annual roadworthiness inspection due by 30 Sep"),
 			Status:      "open",
 			Opened:      "2026-09-15T10:00:00Z",
 		},
@@ -685,7 +687,7 @@ func seedTickets() []Ticket {
 			VehicleID:   "VH012",
 			Issue:       "tyres",
 			Priority:    "low",
-			Description: "Rear tyres rotated",
+			Description: mcpdomain.Ptr("Rear tyres rotated"),
 			Status:      "closed",
 			Opened:      "2026-09-05T07:30:00Z",
 		},

@@ -196,7 +196,7 @@ func (s *Store) AssignTrip(a AssignTripArgs) (Trip, error) {
 		v.Status = *a.Status
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return s.trips.Insert(v), nil
 }
@@ -245,7 +245,7 @@ func (s *Store) UpdateTrip(a UpdateTripArgs) (Trip, error) {
 		v.Departure = *a.Departure
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return cloneTrip(*v), nil
 }
@@ -374,7 +374,7 @@ func (s *Store) ScheduleMaintenance(a ScheduleMaintenanceArgs) (Ticket, error) {
 		v.Priority = *a.Priority
 	}
 	if a.Description != nil {
-		v.Description = *a.Description
+		v.Description = mcpdomain.Ptr(*a.Description)
 	}
 	return s.tickets.Insert(v), nil
 }

@@ -2,6 +2,8 @@
 
 package healthcare
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Patient is an in-patient with their ward, bed, condition, risk level and latest vital signs.
 type Patient struct {
 	ID string `json:"id"`
@@ -256,8 +258,8 @@ type Device struct {
 	BatteryPct int `json:"battery_pct"`
 	// Infusion rate of a pump in millilitres per hour (0 for monitors and wearables).
 	InfusionRateMlH float64 `json:"infusion_rate_ml_h"`
-	// What a pump is infusing (empty for monitors and wearables).
-	Infusion string `json:"infusion"`
+	// What a pump is infusing (absent for monitors and wearables).
+	Infusion *string `json:"infusion,omitzero"`
 	// How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps).
 	ReadingIntervalMin int `json:"reading_interval_min"`
 	// Loudness of the device's bedside alarm.
@@ -294,7 +296,7 @@ func seedDevices() []Device {
 			Status:          "running",
 			BatteryPct:      76,
 			InfusionRateMlH: 100.0,
-			Infusion:        "Sodium chloride 0.9 percent",
+			Infusion:        mcpdomain.Ptr("Sodium chloride 0.9 percent"),
 			AlarmVolume:     "medium",
 		},
 		{
@@ -317,7 +319,7 @@ func seedDevices() []Device {
 			Status:          "running",
 			BatteryPct:      64,
 			InfusionRateMlH: 20.0,
-			Infusion:        "Amiodarone infusion",
+			Infusion:        mcpdomain.Ptr("Amiodarone infusion"),
 			AlarmVolume:     "medium",
 		},
 		{
@@ -362,7 +364,7 @@ func seedDevices() []Device {
 			Status:          "running",
 			BatteryPct:      41,
 			InfusionRateMlH: 150.0,
-			Infusion:        "Compound sodium lactate",
+			Infusion:        mcpdomain.Ptr("Compound sodium lactate"),
 			AlarmVolume:     "medium",
 		},
 		{
@@ -396,7 +398,7 @@ func seedDevices() []Device {
 			Status:          "paused",
 			BatteryPct:      88,
 			InfusionRateMlH: 50.0,
-			Infusion:        "Flucloxacillin in sodium chloride",
+			Infusion:        mcpdomain.Ptr("Flucloxacillin in sodium chloride"),
 			AlarmVolume:     "medium",
 		},
 		{
@@ -430,7 +432,7 @@ func seedDevices() []Device {
 			Status:          "running",
 			BatteryPct:      57,
 			InfusionRateMlH: 25.0,
-			Infusion:        "Magnesium sulfate maintenance",
+			Infusion:        mcpdomain.Ptr("Magnesium sulfate maintenance"),
 			AlarmVolume:     "high",
 		},
 		{
@@ -475,8 +477,8 @@ type Alert struct {
 	RaisedAt string `json:"raised_at"`
 	// Whether a nurse has acknowledged the alert.
 	Acknowledged bool `json:"acknowledged"`
-	// First name of the nurse who acknowledged the alert (empty while unacknowledged).
-	AcknowledgedBy string `json:"acknowledged_by"`
+	// First name of the nurse who acknowledged the alert (absent while unacknowledged).
+	AcknowledgedBy *string `json:"acknowledged_by,omitzero"`
 }
 
 func cloneAlert(v Alert) Alert {
@@ -516,7 +518,7 @@ func seedAlerts() []Alert {
 			Message:        "Temperature 38.6 °C",
 			RaisedAt:       "2026-04-17T19:05:00Z",
 			Acknowledged:   true,
-			AcknowledgedBy: "Amara",
+			AcknowledgedBy: mcpdomain.Ptr("Amara"),
 		},
 		{
 			ID:        "AL0004",
@@ -545,7 +547,7 @@ func seedAlerts() []Alert {
 			Message:        "Fall detected by wearable DV010; patient found sitting beside the bed, no injury",
 			RaisedAt:       "2026-04-17T19:50:00Z",
 			Acknowledged:   true,
-			AcknowledgedBy: "Lena",
+			AcknowledgedBy: mcpdomain.Ptr("Lena"),
 		},
 		{
 			ID:        "AL0007",
@@ -583,7 +585,7 @@ func seedAlerts() []Alert {
 			Message:        "Heart rate 104 bpm, above 100",
 			RaisedAt:       "2026-04-17T20:15:00Z",
 			Acknowledged:   true,
-			AcknowledgedBy: "Ines",
+			AcknowledgedBy: mcpdomain.Ptr("Ines"),
 		},
 		{
 			ID:        "AL0011",
@@ -621,7 +623,7 @@ func seedAlerts() []Alert {
 			Message:        "Fall detected by wearable DV016; patient slipped in the bathroom, minor bruise",
 			RaisedAt:       "2026-04-16T23:10:00Z",
 			Acknowledged:   true,
-			AcknowledgedBy: "Ravi",
+			AcknowledgedBy: mcpdomain.Ptr("Ravi"),
 		},
 	}
 }
@@ -637,12 +639,12 @@ type CareTask struct {
 	Kind string `json:"kind"`
 	// When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z).
 	Due string `json:"due"`
-	// First name of the nurse the task is assigned to (e.g. Ravi); empty if unassigned.
-	AssignedNurse string `json:"assigned_nurse"`
+	// First name of the nurse the task is assigned to (e.g. Ravi); absent while unassigned.
+	AssignedNurse *string `json:"assigned_nurse,omitzero"`
 	// Progress of the task.
 	Status string `json:"status"`
 	// Free-text notes for the nurse.
-	Notes string `json:"notes"`
+	Notes *string `json:"notes,omitzero"`
 }
 
 func cloneCareTask(v CareTask) CareTask {
@@ -661,7 +663,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT001",
 			Kind:          "medication",
 			Due:           "2026-04-17T22:00:00Z",
-			AssignedNurse: "Amara",
+			AssignedNurse: mcpdomain.Ptr("Amara"),
 			Status:        "pending",
 		},
 		{
@@ -670,7 +672,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT004",
 			Kind:          "vitals_check",
 			Due:           "2026-04-17T22:30:00Z",
-			AssignedNurse: "Tomas",
+			AssignedNurse: mcpdomain.Ptr("Tomas"),
 			Status:        "pending",
 		},
 		{
@@ -679,7 +681,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT003",
 			Kind:          "wound_care",
 			Due:           "2026-04-18T08:00:00Z",
-			AssignedNurse: "Tomas",
+			AssignedNurse: mcpdomain.Ptr("Tomas"),
 			Status:        "pending",
 		},
 		{
@@ -688,7 +690,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT006",
 			Kind:          "visit",
 			Due:           "2026-04-18T09:00:00Z",
-			AssignedNurse: "Lena",
+			AssignedNurse: mcpdomain.Ptr("Lena"),
 			Status:        "pending",
 		},
 		{
@@ -697,7 +699,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT006",
 			Kind:          "device_check",
 			Due:           "2026-04-17T23:00:00Z",
-			AssignedNurse: "Lena",
+			AssignedNurse: mcpdomain.Ptr("Lena"),
 			Status:        "pending",
 		},
 		{
@@ -706,7 +708,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT013",
 			Kind:          "vitals_check",
 			Due:           "2026-04-17T22:30:00Z",
-			AssignedNurse: "Ines",
+			AssignedNurse: mcpdomain.Ptr("Ines"),
 			Status:        "pending",
 		},
 		{
@@ -715,9 +717,9 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT011",
 			Kind:          "vitals_check",
 			Due:           "2026-04-17T21:00:00Z",
-			AssignedNurse: "Ines",
+			AssignedNurse: mcpdomain.Ptr("Ines"),
 			Status:        "done",
-			Notes:         "Reflexes normal; magnesium within range",
+			Notes:         mcpdomain.Ptr("Reflexes normal; magnesium within range"),
 		},
 		{
 			ID:            "CT008",
@@ -725,7 +727,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT005",
 			Kind:          "medication",
 			Due:           "2026-04-17T18:00:00Z",
-			AssignedNurse: "Amara",
+			AssignedNurse: mcpdomain.Ptr("Amara"),
 			Status:        "done",
 		},
 		{
@@ -734,9 +736,9 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT008",
 			Kind:          "visit",
 			Due:           "2026-04-17T21:45:00Z",
-			AssignedNurse: "Ravi",
+			AssignedNurse: mcpdomain.Ptr("Ravi"),
 			Status:        "in_progress",
-			Notes:         "Blood cultures taken; on-call doctor on the way",
+			Notes:         mcpdomain.Ptr("Blood cultures taken; on-call doctor on the way"),
 		},
 		{
 			ID:            "CT010",
@@ -744,7 +746,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT007",
 			Kind:          "medication",
 			Due:           "2026-04-17T22:00:00Z",
-			AssignedNurse: "Lena",
+			AssignedNurse: mcpdomain.Ptr("Lena"),
 			Status:        "pending",
 		},
 		{
@@ -753,7 +755,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT010",
 			Kind:          "vitals_check",
 			Due:           "2026-04-18T00:00:00Z",
-			AssignedNurse: "Lena",
+			AssignedNurse: mcpdomain.Ptr("Lena"),
 			Status:        "pending",
 		},
 		{
@@ -762,7 +764,7 @@ func seedCareTasks() []CareTask {
 			PatientID:     "PT009",
 			Kind:          "wound_care",
 			Due:           "2026-04-17T23:30:00Z",
-			AssignedNurse: "Ravi",
+			AssignedNurse: mcpdomain.Ptr("Ravi"),
 			Status:        "pending",
 		},
 	}

@@ -286,7 +286,7 @@ func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult
 	ids := s.alerts.Update(a.match, func(v *Alert) {
 		v.Acknowledged = true
 		if a.AcknowledgedBy != nil {
-			v.AcknowledgedBy = *a.AcknowledgedBy
+			v.AcknowledgedBy = mcpdomain.Ptr(*a.AcknowledgedBy)
 		}
 	})
 	return mcpdomain.NewBulkResult("alert", "", ids), nil
@@ -314,7 +314,7 @@ func (a ListCareTasksArgs) match(v *CareTask) bool {
 	if a.PatientID != nil && v.PatientID != *a.PatientID {
 		return false
 	}
-	if a.AssignedNurse != nil && v.AssignedNurse != *a.AssignedNurse {
+	if a.AssignedNurse != nil && (v.AssignedNurse == nil || *v.AssignedNurse != *a.AssignedNurse) {
 		return false
 	}
 	if a.MinDue != nil && mcpdomain.CompareTime(v.Due, *a.MinDue) < 0 {
@@ -356,10 +356,10 @@ func (s *Store) CreateCareTask(a CreateCareTaskArgs) (CareTask, error) {
 	v.Kind = a.Kind
 	v.Due = a.Due
 	if a.AssignedNurse != nil {
-		v.AssignedNurse = *a.AssignedNurse
+		v.AssignedNurse = mcpdomain.Ptr(*a.AssignedNurse)
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return s.careTasks.Insert(v), nil
 }
@@ -388,13 +388,13 @@ func (s *Store) UpdateCareTask(a UpdateCareTaskArgs) (CareTask, error) {
 		v.Status = *a.Status
 	}
 	if a.AssignedNurse != nil {
-		v.AssignedNurse = *a.AssignedNurse
+		v.AssignedNurse = mcpdomain.Ptr(*a.AssignedNurse)
 	}
 	if a.Due != nil {
 		v.Due = *a.Due
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return cloneCareTask(*v), nil
 }

@@ -2,6 +2,8 @@
 
 package industrial
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Machine is a machine on one production line with its run state, speed set point, temperature and output.
 type Machine struct {
 	ID string `json:"id"`
@@ -506,10 +508,10 @@ type WorkOrder struct {
 	Priority string `json:"priority"`
 	// Progress of the work order: open (not started), in_progress, done or cancelled.
 	Status string `json:"status"`
-	// Name of the technician the work order is assigned to (empty if unassigned).
-	Assignee string `json:"assignee"`
+	// Name of the technician the work order is assigned to (absent while unassigned).
+	Assignee *string `json:"assignee,omitzero"`
 	// Free-text notes for the technician.
-	Notes string `json:"notes"`
+	Notes *string `json:"notes,omitzero"`
 	// When the work order was opened (RFC 3339, UTC).
 	CreatedAt string `json:"created_at"`
 }
@@ -531,7 +533,7 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC002",
 			Priority:  "high",
 			Status:    "open",
-			Assignee:  "Priya",
+			Assignee:  mcpdomain.Ptr("Priya"),
 			CreatedAt: "2026-06-10T15:20:00Z",
 		},
 		{
@@ -541,7 +543,7 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC005",
 			Priority:  "medium",
 			Status:    "in_progress",
-			Assignee:  "Tomasz",
+			Assignee:  mcpdomain.Ptr("Tomasz"),
 			CreatedAt: "2026-06-09T08:00:00Z",
 		},
 		{
@@ -551,7 +553,7 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC011",
 			Priority:  "low",
 			Status:    "done",
-			Assignee:  "Lena",
+			Assignee:  mcpdomain.Ptr("Lena"),
 			CreatedAt: "2026-06-08T11:45:00Z",
 		},
 		{
@@ -570,7 +572,7 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC010",
 			Priority:  "medium",
 			Status:    "in_progress",
-			Assignee:  "Marco",
+			Assignee:  mcpdomain.Ptr("Marco"),
 			CreatedAt: "2026-06-11T07:25:00Z",
 		},
 		{
@@ -580,8 +582,8 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC012",
 			Priority:  "high",
 			Status:    "open",
-			Assignee:  "Priya",
-			Notes:     "Overdue at 4480 h since last service",
+			Assignee:  mcpdomain.Ptr("Priya"),
+			Notes:     mcpdomain.Ptr("Overdue at 4480 h since last service"),
 			CreatedAt: "2026-06-10T09:00:00Z",
 		},
 		{
@@ -591,7 +593,7 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC003",
 			Priority:  "low",
 			Status:    "open",
-			Assignee:  "Lena",
+			Assignee:  mcpdomain.Ptr("Lena"),
 			CreatedAt: "2026-06-11T11:00:00Z",
 		},
 		{
@@ -601,8 +603,8 @@ func seedWorkOrders() []WorkOrder {
 			MachineID: "MC004",
 			Priority:  "high",
 			Status:    "done",
-			Assignee:  "Marco",
-			Notes:     "Belt replaced; service of the drive still pending",
+			Assignee:  mcpdomain.Ptr("Marco"),
+			Notes:     mcpdomain.Ptr("Belt replaced; service of the drive still pending"),
 			CreatedAt: "2026-06-02T08:30:00Z",
 		},
 	}

@@ -338,7 +338,7 @@ func (a ListWorkOrdersArgs) match(v *WorkOrder) bool {
 	if a.MachineID != nil && v.MachineID != *a.MachineID {
 		return false
 	}
-	if a.Assignee != nil && v.Assignee != *a.Assignee {
+	if a.Assignee != nil && (v.Assignee == nil || *v.Assignee != *a.Assignee) {
 		return false
 	}
 	return true
@@ -380,10 +380,10 @@ func (s *Store) CreateWorkOrder(a CreateWorkOrderArgs) (WorkOrder, error) {
 		v.Priority = *a.Priority
 	}
 	if a.Assignee != nil {
-		v.Assignee = *a.Assignee
+		v.Assignee = mcpdomain.Ptr(*a.Assignee)
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return s.workOrders.Insert(v), nil
 }
@@ -415,10 +415,10 @@ func (s *Store) UpdateWorkOrder(a UpdateWorkOrderArgs) (WorkOrder, error) {
 		v.Priority = *a.Priority
 	}
 	if a.Assignee != nil {
-		v.Assignee = *a.Assignee
+		v.Assignee = mcpdomain.Ptr(*a.Assignee)
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return cloneWorkOrder(*v), nil
 }

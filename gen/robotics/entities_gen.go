@@ -2,6 +2,8 @@
 
 package robotics
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Robot is a robot of the fleet with its zone, station, state, battery and limits.
 type Robot struct {
 	ID string `json:"id"`
@@ -219,8 +221,8 @@ type Charger struct {
 	Status string `json:"status"`
 	// Charging power.
 	PowerKw float64 `json:"power_kw"`
-	// Robot docked at the charger (empty when none).
-	DockedRobot string `json:"docked_robot"`
+	// Robot docked at the charger (absent when none).
+	DockedRobot *string `json:"docked_robot,omitzero"`
 }
 
 func cloneCharger(v Charger) Charger {
@@ -240,7 +242,7 @@ func seedChargers() []Charger {
 			Station:     "bay_storage",
 			Status:      "occupied",
 			PowerKw:     3.0,
-			DockedRobot: "RB002",
+			DockedRobot: mcpdomain.Ptr("RB002"),
 		},
 		{
 			ID:      "CH002",

@@ -2,6 +2,8 @@
 
 package smarthome
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Device is a controllable device in a room.
 type Device struct {
 	ID string `json:"id"`
@@ -13,10 +15,10 @@ type Device struct {
 	Room string `json:"room"`
 	// Whether the device is switched on.
 	Power string `json:"power"`
-	// Light level of a light (0 for other kinds).
+	// Light level of a light (absent for other kinds).
 	Brightness int `json:"brightness"`
-	// Set point of a thermostat (0 for other kinds).
-	TargetTempC float64 `json:"target_temp_c"`
+	// Set point of a thermostat (absent for other kinds).
+	TargetTempC *float64 `json:"target_temp_c,omitzero"`
 	// Whether a lock is locked (false for other kinds).
 	Locked bool `json:"locked"`
 	// Opening of a blind (0 closed, 100 fully open; 0 for other kinds).
@@ -54,7 +56,7 @@ func seedDevices() []Device {
 			Kind:        "thermostat",
 			Room:        "living_room",
 			Power:       "on",
-			TargetTempC: 21.5,
+			TargetTempC: mcpdomain.Ptr(21.5),
 		},
 		{
 			ID:         "DV004",
@@ -84,7 +86,7 @@ func seedDevices() []Device {
 			Kind:        "thermostat",
 			Room:        "bedroom",
 			Power:       "on",
-			TargetTempC: 19.0,
+			TargetTempC: mcpdomain.Ptr(19.0),
 		},
 		{
 			ID:       "DV008",
@@ -100,7 +102,7 @@ func seedDevices() []Device {
 			Kind:        "thermostat",
 			Room:        "bathroom",
 			Power:       "off",
-			TargetTempC: 22.0,
+			TargetTempC: mcpdomain.Ptr(22.0),
 		},
 		{
 			ID:    "DV010",

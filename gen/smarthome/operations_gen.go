@@ -73,7 +73,7 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 		v.Brightness = *a.Brightness
 	}
 	if a.TargetTempC != nil {
-		v.TargetTempC = *a.TargetTempC
+		v.TargetTempC = mcpdomain.Ptr(*a.TargetTempC)
 	}
 	if a.Locked != nil {
 		v.Locked = *a.Locked
@@ -185,7 +185,7 @@ func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v) && v.Kind == "thermostat"
 		}, func(v *Device) {
-			v.TargetTempC = 18.0
+			v.TargetTempC = mcpdomain.Ptr(18.0)
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v) && v.Kind == "blind"
@@ -212,7 +212,7 @@ func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v) && v.Kind == "thermostat"
 		}, func(v *Device) {
-			v.TargetTempC = 16.0
+			v.TargetTempC = mcpdomain.Ptr(16.0)
 		})...)
 	case "comfort":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
@@ -225,7 +225,7 @@ func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 			return a.match(v) && v.Kind == "thermostat"
 		}, func(v *Device) {
 			v.Power = "on"
-			v.TargetTempC = 21.5
+			v.TargetTempC = mcpdomain.Ptr(21.5)
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v) && v.Kind == "blind"

@@ -2,6 +2,8 @@
 
 package surveillance
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Camera is a security camera recording to the NVR.
 type Camera struct {
 	ID string `json:"id"`
@@ -233,7 +235,7 @@ type Door struct {
 	// Whose badges open the door when it is locked: all staff, or security staff only.
 	BadgeAccess string `json:"badge_access"`
 	// Name of the person whose badge last opened the door.
-	LastBadge string `json:"last_badge"`
+	LastBadge *string `json:"last_badge,omitzero"`
 	// When a badge last opened the door (RFC 3339, UTC).
 	LastAccess string `json:"last_access"`
 }
@@ -256,7 +258,7 @@ func seedDoors() []Door {
 			Locked:      true,
 			AlarmArmed:  true,
 			BadgeAccess: "staff",
-			LastBadge:   "Grace Liu",
+			LastBadge:   mcpdomain.Ptr("Grace Liu"),
 			LastAccess:  "2026-09-23T18:42:00Z",
 		},
 		{
@@ -265,7 +267,7 @@ func seedDoors() []Door {
 			Zone:        "office",
 			DoorType:    "entrance",
 			BadgeAccess: "staff",
-			LastBadge:   "Omar Haddad",
+			LastBadge:   mcpdomain.Ptr("Omar Haddad"),
 			LastAccess:  "2026-09-24T05:30:00Z",
 		},
 		{
@@ -276,7 +278,7 @@ func seedDoors() []Door {
 			Locked:      true,
 			AlarmArmed:  true,
 			BadgeAccess: "security_only",
-			LastBadge:   "Tom Becker",
+			LastBadge:   mcpdomain.Ptr("Tom Becker"),
 			LastAccess:  "2026-09-24T05:57:00Z",
 		},
 		{
@@ -287,7 +289,7 @@ func seedDoors() []Door {
 			Locked:      true,
 			AlarmArmed:  true,
 			BadgeAccess: "staff",
-			LastBadge:   "Grace Liu",
+			LastBadge:   mcpdomain.Ptr("Grace Liu"),
 			LastAccess:  "2026-09-24T04:19:00Z",
 		},
 		{
@@ -296,7 +298,7 @@ func seedDoors() []Door {
 			Zone:        "car_park",
 			DoorType:    "entrance",
 			BadgeAccess: "staff",
-			LastBadge:   "Ines Moreau",
+			LastBadge:   mcpdomain.Ptr("Ines Moreau"),
 			LastAccess:  "2026-09-24T06:12:00Z",
 		},
 		{
@@ -305,7 +307,7 @@ func seedDoors() []Door {
 			Zone:        "car_park",
 			DoorType:    "vehicle_gate",
 			BadgeAccess: "staff",
-			LastBadge:   "Ines Moreau",
+			LastBadge:   mcpdomain.Ptr("Ines Moreau"),
 			LastAccess:  "2026-09-24T06:10:00Z",
 		},
 		{
@@ -314,7 +316,7 @@ func seedDoors() []Door {
 			Zone:        "warehouse",
 			DoorType:    "entrance",
 			BadgeAccess: "staff",
-			LastBadge:   "Jonas Weber",
+			LastBadge:   mcpdomain.Ptr("Jonas Weber"),
 			LastAccess:  "2026-09-24T06:18:00Z",
 		},
 		{
@@ -325,7 +327,7 @@ func seedDoors() []Door {
 			Locked:      true,
 			AlarmArmed:  true,
 			BadgeAccess: "staff",
-			LastBadge:   "Jonas Weber",
+			LastBadge:   mcpdomain.Ptr("Jonas Weber"),
 			LastAccess:  "2026-09-22T11:30:00Z",
 		},
 		{
@@ -334,7 +336,7 @@ func seedDoors() []Door {
 			Zone:        "loading_dock",
 			DoorType:    "roller_shutter",
 			BadgeAccess: "staff",
-			LastBadge:   "Piotr Nowak",
+			LastBadge:   mcpdomain.Ptr("Piotr Nowak"),
 			LastAccess:  "2026-09-23T20:05:00Z",
 		},
 		{
@@ -345,7 +347,7 @@ func seedDoors() []Door {
 			Locked:      true,
 			AlarmArmed:  true,
 			BadgeAccess: "staff",
-			LastBadge:   "Piotr Nowak",
+			LastBadge:   mcpdomain.Ptr("Piotr Nowak"),
 			LastAccess:  "2026-09-23T19:50:00Z",
 		},
 		{
@@ -354,7 +356,7 @@ func seedDoors() []Door {
 			Zone:        "perimeter",
 			DoorType:    "vehicle_gate",
 			BadgeAccess: "staff",
-			LastBadge:   "Ines Moreau",
+			LastBadge:   mcpdomain.Ptr("Ines Moreau"),
 			LastAccess:  "2026-09-24T06:02:00Z",
 		},
 		{
@@ -365,7 +367,7 @@ func seedDoors() []Door {
 			Locked:      true,
 			AlarmArmed:  true,
 			BadgeAccess: "security_only",
-			LastBadge:   "Sam Okafor",
+			LastBadge:   mcpdomain.Ptr("Sam Okafor"),
 			LastAccess:  "2026-09-23T23:40:00Z",
 		},
 	}
@@ -382,10 +384,10 @@ type Alert struct {
 	Kind string `json:"kind"`
 	// Severity of the alert.
 	Severity string `json:"severity"`
-	// Camera that raised the alert (camera ID such as CM003; empty for door alerts).
-	CameraID string `json:"camera_id"`
-	// Door that raised the alert (door ID such as DR004; empty for camera alerts).
-	DoorID string `json:"door_id"`
+	// Camera that raised the alert (camera ID such as CM003; absent for door alerts).
+	CameraID *string `json:"camera_id,omitzero"`
+	// Door that raised the alert (door ID such as DR004; absent for camera alerts).
+	DoorID *string `json:"door_id,omitzero"`
 	// What happened, in words.
 	Message string `json:"message"`
 	// Whether an operator has acknowledged the alert.
@@ -408,7 +410,7 @@ func seedAlerts() []Alert {
 			Zone:         "car_park",
 			Kind:         "motion",
 			Severity:     "low",
-			CameraID:     "CM005",
+			CameraID:     mcpdomain.Ptr("CM005"),
 			Message:      "Motion on car park level 1 north",
 			Acknowledged: true,
 		},
@@ -418,7 +420,7 @@ func seedAlerts() []Alert {
 			Zone:         "perimeter",
 			Kind:         "intrusion",
 			Severity:     "high",
-			CameraID:     "CM013",
+			CameraID:     mcpdomain.Ptr("CM013"),
 			Message:      "Person crossed the east fence line",
 			Acknowledged: true,
 		},
@@ -428,7 +430,7 @@ func seedAlerts() []Alert {
 			Zone:      "car_park",
 			Kind:      "camera_offline",
 			Severity:  "medium",
-			CameraID:  "CM006",
+			CameraID:  mcpdomain.Ptr("CM006"),
 			Message:   "Camera Car park level 1 south stopped sending video",
 		},
 		{
@@ -437,7 +439,7 @@ func seedAlerts() []Alert {
 			Zone:      "warehouse",
 			Kind:      "motion",
 			Severity:  "medium",
-			CameraID:  "CM008",
+			CameraID:  mcpdomain.Ptr("CM008"),
 			Message:   "Motion in warehouse aisle A after hours",
 		},
 		{
@@ -446,7 +448,7 @@ func seedAlerts() []Alert {
 			Zone:      "loading_dock",
 			Kind:      "loitering",
 			Severity:  "medium",
-			CameraID:  "CM010",
+			CameraID:  mcpdomain.Ptr("CM010"),
 			Message:   "Person loitering at loading dock bay 1 for 6 minutes",
 		},
 		{
@@ -455,7 +457,7 @@ func seedAlerts() []Alert {
 			Zone:      "loading_dock",
 			Kind:      "door_forced",
 			Severity:  "critical",
-			DoorID:    "DR010",
+			DoorID:    mcpdomain.Ptr("DR010"),
 			Message:   "Loading dock shutter 2 opened without a badge",
 		},
 		{
@@ -464,7 +466,7 @@ func seedAlerts() []Alert {
 			Zone:      "loading_dock",
 			Kind:      "tamper",
 			Severity:  "high",
-			CameraID:  "CM011",
+			CameraID:  mcpdomain.Ptr("CM011"),
 			Message:   "View of camera Loading dock bay 2 blocked",
 		},
 		{
@@ -473,7 +475,7 @@ func seedAlerts() []Alert {
 			Zone:      "loading_dock",
 			Kind:      "camera_offline",
 			Severity:  "high",
-			CameraID:  "CM011",
+			CameraID:  mcpdomain.Ptr("CM011"),
 			Message:   "Camera Loading dock bay 2 stopped sending video",
 		},
 		{
@@ -482,7 +484,7 @@ func seedAlerts() []Alert {
 			Zone:         "perimeter",
 			Kind:         "motion",
 			Severity:     "low",
-			CameraID:     "CM014",
+			CameraID:     mcpdomain.Ptr("CM014"),
 			Message:      "Motion along the west fence line (animal suspected)",
 			Acknowledged: true,
 		},
@@ -492,7 +494,7 @@ func seedAlerts() []Alert {
 			Zone:      "car_park",
 			Kind:      "loitering",
 			Severity:  "medium",
-			CameraID:  "CM004",
+			CameraID:  mcpdomain.Ptr("CM004"),
 			Message:   "Vehicle idling at the car park entry barrier for 12 minutes",
 		},
 		{
@@ -501,7 +503,7 @@ func seedAlerts() []Alert {
 			Zone:      "office",
 			Kind:      "door_held_open",
 			Severity:  "medium",
-			DoorID:    "DR004",
+			DoorID:    mcpdomain.Ptr("DR004"),
 			Message:   "Office fire exit held open for 3 minutes",
 		},
 		{
@@ -510,7 +512,7 @@ func seedAlerts() []Alert {
 			Zone:      "perimeter",
 			Kind:      "intrusion",
 			Severity:  "high",
-			CameraID:  "CM013",
+			CameraID:  mcpdomain.Ptr("CM013"),
 			Message:   "Person climbing the east fence line",
 		},
 		{
@@ -519,7 +521,7 @@ func seedAlerts() []Alert {
 			Zone:      "office",
 			Kind:      "motion",
 			Severity:  "medium",
-			CameraID:  "CM003",
+			CameraID:  mcpdomain.Ptr("CM003"),
 			Message:   "Motion in the server room",
 		},
 		{
@@ -528,7 +530,7 @@ func seedAlerts() []Alert {
 			Zone:      "warehouse",
 			Kind:      "motion",
 			Severity:  "low",
-			CameraID:  "CM009",
+			CameraID:  mcpdomain.Ptr("CM009"),
 			Message:   "Motion in warehouse aisle B",
 		},
 	}
@@ -543,18 +545,18 @@ type Incident struct {
 	Zone string `json:"zone"`
 	// Severity of the incident.
 	Severity string `json:"severity"`
-	// Camera whose footage covers the incident (camera ID such as CM013; empty if none).
-	CameraID string `json:"camera_id"`
-	// Alert the incident follows up (alert ID such as AL0012; empty if none).
-	AlertID string `json:"alert_id"`
+	// Camera whose footage covers the incident (camera ID such as CM013; absent if none).
+	CameraID *string `json:"camera_id,omitzero"`
+	// Alert the incident follows up (alert ID such as AL0012; absent if none).
+	AlertID *string `json:"alert_id,omitzero"`
 	// Progress of the incident.
 	Status string `json:"status"`
-	// Name of the security officer handling the incident (empty if unassigned).
-	Assignee string `json:"assignee"`
+	// Name of the security officer handling the incident (absent while unassigned).
+	Assignee *string `json:"assignee,omitzero"`
 	// When the incident was opened (RFC 3339, UTC).
 	OpenedAt string `json:"opened_at"`
 	// Free-text notes.
-	Notes string `json:"notes"`
+	Notes *string `json:"notes,omitzero"`
 }
 
 func cloneIncident(v Incident) Incident {
@@ -572,32 +574,32 @@ func seedIncidents() []Incident {
 			Title:    "Fence damage on the east perimeter",
 			Zone:     "perimeter",
 			Severity: "high",
-			CameraID: "CM013",
-			AlertID:  "AL0002",
+			CameraID: mcpdomain.Ptr("CM013"),
+			AlertID:  mcpdomain.Ptr("AL0002"),
 			Status:   "investigating",
-			Assignee: "Sam Okafor",
+			Assignee: mcpdomain.Ptr("Sam Okafor"),
 			OpenedAt: "2026-09-23T22:10:00Z",
-			Notes:    "Cut wires found near fence post 14; police informed.",
+			Notes:    mcpdomain.Ptr("Cut wires found near fence post 14; police informed."),
 		},
 		{
 			ID:       "IN002",
 			Title:    "Bicycle stolen from car park level 1",
 			Zone:     "car_park",
 			Severity: "medium",
-			CameraID: "CM005",
+			CameraID: mcpdomain.Ptr("CM005"),
 			Status:   "closed",
-			Assignee: "Lena Fischer",
+			Assignee: mcpdomain.Ptr("Lena Fischer"),
 			OpenedAt: "2026-09-19T16:20:00Z",
-			Notes:    "Footage handed to police.",
+			Notes:    mcpdomain.Ptr("Footage handed to police."),
 		},
 		{
 			ID:       "IN003",
 			Title:    "Tailgating at the office main entrance",
 			Zone:     "office",
 			Severity: "low",
-			CameraID: "CM001",
+			CameraID: mcpdomain.Ptr("CM001"),
 			Status:   "open",
-			Assignee: "Lena Fischer",
+			Assignee: mcpdomain.Ptr("Lena Fischer"),
 			OpenedAt: "2026-09-22T08:55:00Z",
 		},
 		{
@@ -605,9 +607,9 @@ func seedIncidents() []Incident {
 			Title:    "Pallet missing from warehouse aisle B",
 			Zone:     "warehouse",
 			Severity: "medium",
-			CameraID: "CM009",
+			CameraID: mcpdomain.Ptr("CM009"),
 			Status:   "investigating",
-			Assignee: "Sam Okafor",
+			Assignee: mcpdomain.Ptr("Sam Okafor"),
 			OpenedAt: "2026-09-21T14:30:00Z",
 		},
 		{
@@ -615,11 +617,11 @@ func seedIncidents() []Incident {
 			Title:    "Unknown van parked at the main gate overnight",
 			Zone:     "perimeter",
 			Severity: "low",
-			CameraID: "CM012",
+			CameraID: mcpdomain.Ptr("CM012"),
 			Status:   "closed",
-			Assignee: "Sam Okafor",
+			Assignee: mcpdomain.Ptr("Sam Okafor"),
 			OpenedAt: "2026-09-17T07:05:00Z",
-			Notes:    "Contractor van; driver identified.",
+			Notes:    mcpdomain.Ptr("Contractor van; driver identified."),
 		},
 	}
 }

@@ -276,10 +276,10 @@ func (a ListAlertsArgs) match(v *Alert) bool {
 	if a.Acknowledged != nil && v.Acknowledged != *a.Acknowledged {
 		return false
 	}
-	if a.CameraID != nil && v.CameraID != *a.CameraID {
+	if a.CameraID != nil && (v.CameraID == nil || *v.CameraID != *a.CameraID) {
 		return false
 	}
-	if a.DoorID != nil && v.DoorID != *a.DoorID {
+	if a.DoorID != nil && (v.DoorID == nil || *v.DoorID != *a.DoorID) {
 		return false
 	}
 	if a.MinTimestamp != nil && mcpdomain.CompareTime(v.Timestamp, *a.MinTimestamp) < 0 {
@@ -321,10 +321,10 @@ func (a AcknowledgeAlertsArgs) match(v *Alert) bool {
 	if a.Severity != nil && v.Severity != *a.Severity {
 		return false
 	}
-	if a.CameraID != nil && v.CameraID != *a.CameraID {
+	if a.CameraID != nil && (v.CameraID == nil || *v.CameraID != *a.CameraID) {
 		return false
 	}
-	if a.DoorID != nil && v.DoorID != *a.DoorID {
+	if a.DoorID != nil && (v.DoorID == nil || *v.DoorID != *a.DoorID) {
 		return false
 	}
 	return true
@@ -370,16 +370,16 @@ func (s *Store) OpenIncident(a OpenIncidentArgs) (Incident, error) {
 	v.Zone = a.Zone
 	v.Severity = a.Severity
 	if a.CameraID != nil {
-		v.CameraID = *a.CameraID
+		v.CameraID = mcpdomain.Ptr(*a.CameraID)
 	}
 	if a.AlertID != nil {
-		v.AlertID = *a.AlertID
+		v.AlertID = mcpdomain.Ptr(*a.AlertID)
 	}
 	if a.Assignee != nil {
-		v.Assignee = *a.Assignee
+		v.Assignee = mcpdomain.Ptr(*a.Assignee)
 	}
 	if a.Notes != nil {
-		v.Notes = *a.Notes
+		v.Notes = mcpdomain.Ptr(*a.Notes)
 	}
 	return s.incidents.Insert(v), nil
 }
@@ -426,7 +426,11 @@ func (s *Store) AlertStats(a AlertStatsArgs) (mcpdomain.AggregateResult, error) 
 		case "severity":
 			key = v.Severity
 		case "camera_id":
-			key = v.CameraID
+			if v.CameraID == nil {
+				key = mcpdomain.UnsetKey
+			} else {
+				key = *v.CameraID
+			}
 		}
 		agg.Add(key, x)
 	})

@@ -2,6 +2,8 @@
 
 package warehouse
 
+import "github.com/mcpgranite/granite/internal/mcpdomain"
+
 // Shelf is a storage shelf (bin location) in one aisle and temperature zone of the warehouse.
 type Shelf struct {
 	ID string `json:"id"`
@@ -318,8 +320,8 @@ type Order struct {
 	Status string `json:"status"`
 	// Fulfilment priority of the order.
 	Priority string `json:"priority"`
-	// Dock door the order is loaded through (dock ID such as DK005); empty while no door is assigned.
-	DockID string `json:"dock_id"`
+	// Dock door the order is loaded through (dock ID such as DK005); absent while no door is assigned.
+	DockID *string `json:"dock_id,omitzero"`
 	// Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z).
 	ShipBy string `json:"ship_by"`
 }
@@ -341,7 +343,7 @@ func seedOrders() []Order {
 			Quantity: 120,
 			Status:   "picking",
 			Priority: "high",
-			DockID:   "DK004",
+			DockID:   mcpdomain.Ptr("DK004"),
 			ShipBy:   "2026-06-09T10:00:00Z",
 		},
 		{
@@ -369,7 +371,7 @@ func seedOrders() []Order {
 			Quantity: 30,
 			Status:   "packed",
 			Priority: "normal",
-			DockID:   "DK006",
+			DockID:   mcpdomain.Ptr("DK006"),
 			ShipBy:   "2026-06-09T08:00:00Z",
 		},
 		{
@@ -397,7 +399,7 @@ func seedOrders() []Order {
 			Quantity: 50,
 			Status:   "shipped",
 			Priority: "high",
-			DockID:   "DK004",
+			DockID:   mcpdomain.Ptr("DK004"),
 			ShipBy:   "2026-06-08T16:00:00Z",
 		},
 		{
@@ -461,8 +463,8 @@ type Dock struct {
 	Door string `json:"door"`
 	// What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle.
 	Activity string `json:"activity"`
-	// Haulage company whose truck is at the door (empty if none).
-	Carrier string `json:"carrier"`
+	// Haulage company whose truck is at the door (absent if none).
+	Carrier *string `json:"carrier,omitzero"`
 }
 
 func cloneDock(v Dock) Dock {
@@ -482,7 +484,7 @@ func seedDocks() []Dock {
 			Refrigerated: true,
 			Door:         "open",
 			Activity:     "receiving",
-			Carrier:      "Polar Freight",
+			Carrier:      mcpdomain.Ptr("Polar Freight"),
 		},
 		{
 			ID:       "DK002",
@@ -490,7 +492,7 @@ func seedDocks() []Dock {
 			Yard:     "north",
 			Door:     "open",
 			Activity: "receiving",
-			Carrier:  "Alpine Logistics",
+			Carrier:  mcpdomain.Ptr("Alpine Logistics"),
 		},
 		{
 			ID:       "DK003",
@@ -506,7 +508,7 @@ func seedDocks() []Dock {
 			Refrigerated: true,
 			Door:         "open",
 			Activity:     "shipping",
-			Carrier:      "Polar Freight",
+			Carrier:      mcpdomain.Ptr("Polar Freight"),
 		},
 		{
 			ID:       "DK005",
@@ -521,7 +523,7 @@ func seedDocks() []Dock {
 			Yard:     "south",
 			Door:     "open",
 			Activity: "shipping",
-			Carrier:  "Swift Parcel",
+			Carrier:  mcpdomain.Ptr("Swift Parcel"),
 		},
 	}
 }

@@ -148,7 +148,7 @@ func (a ListOrdersArgs) match(v *Order) bool {
 	if a.ItemID != nil && v.ItemID != *a.ItemID {
 		return false
 	}
-	if a.DockID != nil && v.DockID != *a.DockID {
+	if a.DockID != nil && (v.DockID == nil || *v.DockID != *a.DockID) {
 		return false
 	}
 	if a.MinShipBy != nil && mcpdomain.CompareTime(v.ShipBy, *a.MinShipBy) < 0 {
@@ -198,7 +198,7 @@ func (s *Store) CreateOrder(a CreateOrderArgs) (Order, error) {
 		v.Priority = *a.Priority
 	}
 	if a.DockID != nil {
-		v.DockID = *a.DockID
+		v.DockID = mcpdomain.Ptr(*a.DockID)
 	}
 	return s.orders.Insert(v), nil
 }
@@ -238,7 +238,7 @@ func (s *Store) UpdateOrder(a UpdateOrderArgs) (Order, error) {
 		v.Quantity = *a.Quantity
 	}
 	if a.DockID != nil {
-		v.DockID = *a.DockID
+		v.DockID = mcpdomain.Ptr(*a.DockID)
 	}
 	return cloneOrder(*v), nil
 }
@@ -322,7 +322,7 @@ func (s *Store) SetDockMode(a SetDockModeArgs) (mcpdomain.BulkResult, error) {
 		}, func(v *Dock) {
 			v.Door = "closed"
 			v.Activity = "idle"
-			v.Carrier = ""
+			v.Carrier = nil
 		})...)
 	case "closed":
 		ids = append(ids, s.docks.Update(func(v *Dock) bool {
@@ -330,7 +330,7 @@ func (s *Store) SetDockMode(a SetDockModeArgs) (mcpdomain.BulkResult, error) {
 		}, func(v *Dock) {
 			v.Door = "closed"
 			v.Activity = "idle"
-			v.Carrier = ""
+			v.Carrier = nil
 		})...)
 	}
 	return mcpdomain.NewBulkResult("dock", a.Mode, ids), nil

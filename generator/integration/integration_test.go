@@ -252,6 +252,61 @@ func TestErrorSentences(t *testing.T) {
 	}
 }
 
+// TestUnsetIsNotZero: an optional field never set has no value, not its
+// zero value. The tiny fixture's LP02 has no watts, tags or config: they
+// are left out of its output, no range filter matches it, and aggregates
+// skip it. A value given later is a value like any other.
+func TestUnsetIsNotZero(t *testing.T) {
+	s := newSession(t, tiny.Domain, mcpdomain.L4)
+	text, isErr := s.call(t, "get_lamp", []byte(`{"lamp_id":"LP02"}`))
+	var lamp map[string]any
+	if err := json.Unmarshal([]byte(text), &lamp); isErr || err != nil {
+		t.Fatalf("get_lamp LP02: %s (isError %v, %v)", text, isErr, err)
+	}
+	for _, k := range []string{"watts", "tags", "config"} {
+		if v, ok := lamp[k]; ok {
+			t.Errorf("LP02 shows unset %s as %v; want it left out", k, v)
+		}
+	}
+	ids := func(tool, args string) []string {
+		t.Helper()
+		text, isErr := s.call(t, tool, []byte(args))
+		var res struct{ Items []struct{ ID string } }
+		if err := json.Unmarshal([]byte(text), &res); isErr || err != nil {
+			t.Fatalf("%s %s: %s (isError %v, %v)", tool, args, text, isErr, err)
+		}
+		var out []string
+		for _, it := range res.Items {
+			out = append(out, it.ID)
+		}
+		return out
+	}
+	for _, args := range []string{`{"max_watts":100}`, `{"min_watts":0}`, `{"min_watts":0,"max_watts":0}`} {
+		want := []string{"LP01"}
+		if strings.Contains(args, `"max_watts":0`) {
+			want = nil // 0 W is a value LP02 does not have
+		}
+		if diff := cmp.Diff(want, ids("list_lamps", args)); diff != "" {
+			t.Errorf("list_lamps %s (-want +got):\n%s", args, diff)
+		}
+	}
+	text, _ = s.call(t, "lamp_stats", []byte(`{"function":"avg","field":"watts"}`))
+	if !strings.Contains(text, `"count":1,"value":6.5`) {
+		t.Errorf("avg watts counts the lamp without watts: %s", text)
+	}
+	text, _ = s.call(t, "lamp_stats", []byte(`{"function":"avg","field":"level","group_by":"room"}`))
+	if !strings.Contains(text, `{"key":"den","count":1,"value":0}`) {
+		t.Errorf("level 0 is a value and must be averaged: %s", text)
+	}
+	if _, isErr := s.call(t, "set_lamp", []byte(`{"lamp_id":"LP02","config":{"color":"cold"}}`)); isErr {
+		t.Fatal("set_lamp config refused")
+	}
+	text, _ = s.call(t, "get_lamp", []byte(`{"lamp_id":"LP02"}`))
+	if !strings.Contains(text, `"config":{"color":"cold"}`) {
+		t.Errorf("a merge into an unset object sets it: %s", text)
+	}
+}
+
 // TestIntegralFloatsDecodeAsIntegers checks that 55.0 is accepted for an
 // integer argument, as JSON Schema says it is an integer.
 func TestIntegralFloatsDecodeAsIntegers(t *testing.T) {

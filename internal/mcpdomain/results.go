@@ -43,7 +43,9 @@ type DeleteResult struct {
 }
 
 // AggregateResult is the result of an aggregate operation. Value is null
-// when no row matched (except for count, which is then 0).
+// when no row matched (except for count, which is then 0). Rows with no
+// value for the aggregated field are left out, as SQL leaves out NULL;
+// rows with no value for the group-by field form the group UnsetKey.
 type AggregateResult struct {
 	Entity   string           `json:"entity"`
 	Function string           `json:"function"`
@@ -53,6 +55,9 @@ type AggregateResult struct {
 	Value    *float64         `json:"value"`
 	Groups   []AggregateGroup `json:"groups,omitempty"`
 }
+
+// UnsetKey is the group of rows that have no value for the group-by field.
+const UnsetKey = "(unset)"
 
 // AggregateGroup is one group of a grouped aggregate.
 type AggregateGroup struct {

@@ -18,6 +18,10 @@ func Deref[T any](p *T) T {
 	return *p
 }
 
+// Ptr returns a pointer to a copy of v: how a value is stored in an
+// optional field, whose nil means unset.
+func Ptr[T any](v T) *T { return &v }
+
 // CloneSlice returns a copy of s that shares no backing array.
 func CloneSlice[T any](s []T) []T {
 	if s == nil {

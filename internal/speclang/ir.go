@@ -79,25 +79,32 @@ type Field struct {
 	MaxLength   int
 	Ref         *Entity
 	Items       *Field
-	Optional    bool
+	// Optional says the field may hold no value: seed rows and creates
+	// may leave it out and a set clause may unset it (null). An unset
+	// field is omitted from outputs and matches no filter or range.
+	Optional bool
 	// Example is a valid value of a timestamp field (the domain's now),
 	// for descriptions and error hints.
 	Example string
 	// Default is the value a seed row or create without the field gets;
-	// nil means the zero value.
+	// nil means none: an optional field is then unset, any other field
+	// holds its zero value.
 	Default any
 	// DefaultNow says Default is the domain's now, given as default: now.
 	DefaultNow bool
 }
 
 // Row is one seed row; Values holds a normalised Go value per field name
-// (string, int64, float64, bool, map[string]any, []any).
+// (string, int64, float64, bool, map[string]any, []any). An optional field
+// the row leaves unset has no entry.
 type Row struct {
 	ID     string
 	Values map[string]any
 }
 
-// Assign is a fixed field value in a where or set clause.
+// Assign is a fixed field value in a where or set clause. A nil Value is
+// "unset": a where clause then selects rows without a value, and a set
+// clause removes the value (optional fields only).
 type Assign struct {
 	Field *Field
 	Value any

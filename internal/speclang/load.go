@@ -446,6 +446,7 @@ func (b *builder) seedRows(e *Entity) {
 	for _, rn := range seed.list() {
 		row := &Row{ID: rn.get("id").str(), Values: map[string]any{}}
 		invalid := map[string]bool{} // reported already: not "missing" too
+		given := map[string]bool{}   // given as null: unset, not "missing"
 		for i, k := range rn.mapKeys() {
 			if k.str() == "id" {
 				continue
@@ -455,21 +456,24 @@ func (b *builder) seedRows(e *Entity) {
 				b.errorf(k, "found field %q, which entity %q does not have; expected one of %s", k.str(), e.Name, b.fieldNames(e, func(*Field) bool { return true }))
 				continue
 			}
-			if v, ok := b.value(f, rn.vals[i]); ok {
-				row.Values[f.Name] = v
-			} else {
+			switch v, ok := b.value(f, rn.vals[i]); {
+			case !ok:
 				invalid[f.Name] = true
+			case v == nil:
+				given[f.Name] = true // unset on purpose: the row has no value
+			default:
+				row.Values[f.Name] = v
 			}
 		}
 		for _, f := range e.Fields {
-			if _, ok := row.Values[f.Name]; ok || invalid[f.Name] {
+			if _, ok := row.Values[f.Name]; ok || invalid[f.Name] || given[f.Name] {
 				continue
 			}
 			switch {
 			case f.Default != nil:
 				row.Values[f.Name] = f.Default
 			case f.Optional:
-				row.Values[f.Name] = ZeroValue(f)
+				// Unset: the row has no value, which no filter matches.
 			default:
 				b.errorf(rn, "seed row %s lacks field %q; expected %s %s value (or declare the field optional or with a default)", row.ID, f.Name, article(string(f.Type)), f.Type)
 			}
@@ -481,6 +485,18 @@ func (b *builder) seedRows(e *Entity) {
 	sort.SliceStable(e.Seed, func(i, j int) bool { return e.Seed[i].ID < e.Seed[j].ID })
 }
 
+// isUnset reports whether a spec value says "no value": null, or the
+// mapping {unset: true} that state conditions use.
+func isUnset(n *node) bool {
+	if n.isMap {
+		u := n.get("unset")
+		return len(n.keys) == 1 && u != nil && u.scalar == true
+	}
+	return !n.isSeq && n.scalar == nil
+}
+
+// ZeroValue is the value a field that is neither given nor optional nor
+// defaulted gets: 0, false, "", {} or [].
 func ZeroValue(f *Field) any {
 	switch f.Type {
 	case TInteger:
@@ -506,6 +522,12 @@ func (b *builder) value(f *Field, n *node) (any, bool) {
 	}
 	if f.broken {
 		return n.toAny(), true // its declaration is reported; its uses say nothing new
+	}
+	if isUnset(n) {
+		if !f.Optional {
+			return bad(fmt.Sprintf("a value: only an optional field can be unset, and %q is not optional", f.Name))
+		}
+		return nil, true
 	}
 	v := n.scalar
 	switch f.Type {

@@ -112,7 +112,9 @@ type StateCheck struct {
 	// Collection is the key of the entity's rows in Store.Snapshot.
 	Collection string
 	// ID selects one seeded row; otherwise Where selects rows.
-	ID    string
+	ID string
+	// Where and Fields map field names to values; a nil value means the
+	// row has no value for that optional field (null or {unset: true}).
 	Where map[string]any
 	// Count, when not nil, is the exact number of rows Where must match.
 	Count  *int

@@ -69,6 +69,9 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		}
 		return out
 	case *kind.Type:
+		if k.Got == "null" { // "found null null" says it twice
+			return one(fmt.Sprintf("found null; expected %s", strings.Join(k.Want, " or ")))
+		}
 		return one(fmt.Sprintf("found %s %s; expected %s", k.Got, jsonText(n.toAny()), strings.Join(k.Want, " or ")))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))

@@ -18,11 +18,13 @@ func (s *Store) GetLamp(a GetLampArgs) (Lamp, error) {
 
 // ListLampsArgs are the arguments of list_lamps.
 type ListLampsArgs struct {
-	Room     *string `json:"room,omitempty"`
-	On       *bool   `json:"on,omitempty"`
-	MinLevel *int    `json:"min_level,omitempty"`
-	MaxLevel *int    `json:"max_level,omitempty"`
-	Limit    *int    `json:"limit,omitempty"`
+	Room     *string  `json:"room,omitempty"`
+	On       *bool    `json:"on,omitempty"`
+	MinLevel *int     `json:"min_level,omitempty"`
+	MaxLevel *int     `json:"max_level,omitempty"`
+	MinWatts *float64 `json:"min_watts,omitempty"`
+	MaxWatts *float64 `json:"max_watts,omitempty"`
+	Limit    *int     `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_lamps's filters.
@@ -37,6 +39,12 @@ func (a ListLampsArgs) match(v *Lamp) bool {
 		return false
 	}
 	if a.MaxLevel != nil && v.Level > *a.MaxLevel {
+		return false
+	}
+	if a.MinWatts != nil && (v.Watts == nil || *v.Watts < *a.MinWatts) {
+		return false
+	}
+	if a.MaxWatts != nil && (v.Watts == nil || *v.Watts > *a.MaxWatts) {
 		return false
 	}
 	return true
@@ -163,7 +171,10 @@ func (s *Store) LampStats(a LampStatsArgs) (mcpdomain.AggregateResult, error) {
 		case "level":
 			x = float64(v.Level)
 		case "watts":
-			x = float64(v.Watts)
+			if v.Watts == nil {
+				return
+			}
+			x = float64(*v.Watts)
 		}
 		var key string
 		switch agg.GroupBy() {

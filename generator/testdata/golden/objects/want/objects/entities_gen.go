@@ -10,9 +10,9 @@ type Shelf struct {
 	// Labels on the shelf.
 	Tags []string `json:"tags"`
 	// Box sizes.
-	Sizes []int `json:"sizes"`
+	Sizes []int `json:"sizes,omitzero"`
 	// Free-form layout settings.
-	Layout map[string]any `json:"layout"`
+	Layout map[string]any `json:"layout,omitzero"`
 }
 
 func cloneShelf(v Shelf) Shelf {

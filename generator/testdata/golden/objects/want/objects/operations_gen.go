@@ -27,11 +27,7 @@ type AddShelfArgs struct {
 func (s *Store) AddShelf(a AddShelfArgs) (Shelf, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := Shelf{
-		Tags:   []string{},
-		Sizes:  []int{},
-		Layout: map[string]any{},
-	}
+	v := Shelf{Tags: []string{}}
 	v.Tags = mcpdomain.CloneSlice(a.Tags)
 	if a.Sizes != nil {
 		v.Sizes = mcpdomain.CloneSlice(a.Sizes)

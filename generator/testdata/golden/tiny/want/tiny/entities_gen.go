@@ -16,10 +16,10 @@ type Lamp struct {
 	// Brightness.
 	Level int `json:"level"`
 	// Power draw.
-	Watts float64  `json:"watts"`
-	Tags  []string `json:"tags"`
+	Watts *float64 `json:"watts,omitzero"`
+	Tags  []string `json:"tags,omitzero"`
 	// Free-form settings.
-	Config map[string]any `json:"config"`
+	Config map[string]any `json:"config,omitzero"`
 }
 
 func cloneLamp(v Lamp) Lamp {
@@ -40,16 +40,14 @@ func seedLamps() []Lamp {
 			Room:   "hall",
 			On:     true,
 			Level:  80,
-			Watts:  6.5,
+			Watts:  mcpdomain.Ptr(6.5),
 			Tags:   []string{"led"},
 			Config: map[string]any{"color": "warm"},
 		},
 		{
-			ID:     "LP02",
-			Name:   "Den lamp",
-			Room:   "den",
-			Tags:   []string{},
-			Config: map[string]any{},
+			ID:   "LP02",
+			Name: "Den lamp",
+			Room: "den",
 		},
 	}
 }

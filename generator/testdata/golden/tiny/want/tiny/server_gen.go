@@ -38,6 +38,8 @@ var opListLamps = &mcpdomain.Operation{
 		{Name: "on", Type: "boolean", Hint: "boolean"},
 		{Name: "min_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
 		{Name: "max_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+		{Name: "min_watts", Type: "number", Hint: "number of at least 0, in W"},
+		{Name: "max_watts", Type: "number", Hint: "number of at least 0, in W"},
 		{Name: "limit", Type: "integer", Hint: "integer from 1 to 10"},
 	},
 	Schema:  listLampsSchema,
