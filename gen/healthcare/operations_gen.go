@@ -256,7 +256,7 @@ type AcknowledgeAlertsArgs struct {
 	PatientID      *string `json:"patient_id,omitempty"`
 	Kind           *string `json:"kind,omitempty"`
 	Severity       *string `json:"severity,omitempty"`
-	AcknowledgedBy *string `json:"acknowledged_by,omitempty"`
+	AcknowledgedBy string  `json:"acknowledged_by"`
 }
 
 // match reports whether a row passes acknowledge_alerts's filters.
@@ -285,9 +285,7 @@ func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult
 	defer s.mu.Unlock()
 	ids := s.alerts.Update(a.match, func(v *Alert) {
 		v.Acknowledged = true
-		if a.AcknowledgedBy != nil {
-			v.AcknowledgedBy = mcpdomain.Ptr(*a.AcknowledgedBy)
-		}
+		v.AcknowledgedBy = mcpdomain.Ptr(a.AcknowledgedBy)
 	})
 	return mcpdomain.NewBulkResult("alert", "", ids), nil
 }

@@ -125,10 +125,10 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 		{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
 		{Name: "kind", Type: "string", Enum: []string{"tachycardia", "bradycardia", "low_spo2", "fever", "hypotension", "hypertension", "fall", "device"}, Hint: "one of tachycardia, bradycardia, low_spo2, fever, hypotension, hypertension, fall, device"},
 		{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
-		{Name: "acknowledged_by", Type: "string", Hint: "string"},
+		{Name: "acknowledged_by", Type: "string", Required: true, Hint: "string"},
 	},
 	Schema:  acknowledgeAlertsSchema,
-	Example: `{}`,
+	Example: `{"acknowledged_by":"Ravi"}`,
 }
 var opListCareTasks = &mcpdomain.Operation{
 	Name:        "list_care_tasks",

@@ -23,9 +23,12 @@ type Machine struct {
 	PartsToday int `json:"parts_today"`
 	// Operating hours since the machine's last service; service is due every 2000 hours.
 	HoursSinceService int `json:"hours_since_service"`
+	// Process parameters of the machine as key-value pairs: feed rate of a CNC mill in mm per minute (feed_rate_mm_min) and its coolant (on or off), stroke rate of a press in strokes per minute (stroke_rate_spm), belt speed of a conveyor in m/s (belt_speed_m_s), or outlet pressure of a compressor in bar (pressure_bar).
+	Parameters map[string]any `json:"parameters,omitzero"`
 }
 
 func cloneMachine(v Machine) Machine {
+	v.Parameters = mcpdomain.CloneObject(v.Parameters)
 	return v
 }
 func machineID(v *Machine) *string {
@@ -45,6 +48,10 @@ func seedMachines() []Machine {
 			TemperatureC:      62.4,
 			PartsToday:        412,
 			HoursSinceService: 1850,
+			Parameters: map[string]any{
+				"coolant":          "on",
+				"feed_rate_mm_min": float64(int64(1200)),
+			},
 		},
 		{
 			ID:                "MC002",
@@ -56,6 +63,10 @@ func seedMachines() []Machine {
 			TemperatureC:      71.8,
 			PartsToday:        388,
 			HoursSinceService: 2310,
+			Parameters: map[string]any{
+				"coolant":          "on",
+				"feed_rate_mm_min": float64(int64(1100)),
+			},
 		},
 		{
 			ID:                "MC003",
@@ -88,6 +99,7 @@ func seedMachines() []Machine {
 			TemperatureC:      58.2,
 			PartsToday:        1260,
 			HoursSinceService: 940,
+			Parameters:        map[string]any{"stroke_rate_spm": float64(int64(45))},
 		},
 		{
 			ID:                "MC006",
@@ -108,6 +120,7 @@ func seedMachines() []Machine {
 			SpeedPct:          70,
 			TemperatureC:      41.0,
 			HoursSinceService: 2480,
+			Parameters:        map[string]any{"belt_speed_m_s": 0.8},
 		},
 		{
 			ID:                "MC008",
@@ -160,6 +173,7 @@ func seedMachines() []Machine {
 			SpeedPct:          100,
 			TemperatureC:      79.5,
 			HoursSinceService: 4480,
+			Parameters:        map[string]any{"pressure_bar": 9.5},
 		},
 	}
 }
@@ -514,9 +528,12 @@ type WorkOrder struct {
 	Notes *string `json:"notes,omitzero"`
 	// When the work order was opened (RFC 3339, UTC).
 	CreatedAt string `json:"created_at"`
+	// Trades the work needs, e.g. [electrical] for a motor fault (absent when not yet known).
+	Trades []string `json:"trades,omitzero"`
 }
 
 func cloneWorkOrder(v WorkOrder) WorkOrder {
+	v.Trades = mcpdomain.CloneSlice(v.Trades)
 	return v
 }
 func workOrderID(v *WorkOrder) *string {
@@ -535,6 +552,7 @@ func seedWorkOrders() []WorkOrder {
 			Status:    "open",
 			Assignee:  mcpdomain.Ptr("Priya"),
 			CreatedAt: "2026-06-10T15:20:00Z",
+			Trades:    []string{"mechanical"},
 		},
 		{
 			ID:        "WO002",

@@ -51,12 +51,13 @@ func (s *Store) ListMachines(a ListMachinesArgs) (mcpdomain.ListResult[Machine],
 
 // SetMachineArgs are the arguments of set_machine.
 type SetMachineArgs struct {
-	MachineID string  `json:"machine_id"`
-	State     *string `json:"state,omitempty"`
-	SpeedPct  *int    `json:"speed_pct,omitempty"`
+	MachineID  string         `json:"machine_id"`
+	State      *string        `json:"state,omitempty"`
+	SpeedPct   *int           `json:"speed_pct,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
-// SetMachine runs set_machine: Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped) and/or its speed set point in percent of rated speed (0 to 100). Only the given settings change.
+// SetMachine runs set_machine: Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped), its speed set point in percent of rated speed (0 to 100) and/or process parameters (the given keys are merged into the machine's parameters). Only what is given changes.
 func (s *Store) SetMachine(a SetMachineArgs) (Machine, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,14 +65,17 @@ func (s *Store) SetMachine(a SetMachineArgs) (Machine, error) {
 	if err != nil {
 		return Machine{}, err
 	}
-	if a.State == nil && a.SpeedPct == nil {
-		return Machine{}, mcpdomain.NothingToSet("state", "speed_pct")
+	if a.State == nil && a.SpeedPct == nil && a.Parameters == nil {
+		return Machine{}, mcpdomain.NothingToSet("state", "speed_pct", "parameters")
 	}
 	if a.State != nil {
 		v.State = *a.State
 	}
 	if a.SpeedPct != nil {
 		v.SpeedPct = *a.SpeedPct
+	}
+	if a.Parameters != nil {
+		v.Parameters = mcpdomain.MergeObject(v.Parameters, a.Parameters)
 	}
 	return cloneMachine(*v), nil
 }
@@ -353,12 +357,13 @@ func (s *Store) ListWorkOrders(a ListWorkOrdersArgs) (mcpdomain.ListResult[WorkO
 
 // CreateWorkOrderArgs are the arguments of create_work_order.
 type CreateWorkOrderArgs struct {
-	Title     string  `json:"title"`
-	OrderType string  `json:"order_type"`
-	MachineID string  `json:"machine_id"`
-	Priority  *string `json:"priority,omitempty"`
-	Assignee  *string `json:"assignee,omitempty"`
-	Notes     *string `json:"notes,omitempty"`
+	Title     string   `json:"title"`
+	OrderType string   `json:"order_type"`
+	MachineID string   `json:"machine_id"`
+	Priority  *string  `json:"priority,omitempty"`
+	Assignee  *string  `json:"assignee,omitempty"`
+	Notes     *string  `json:"notes,omitempty"`
+	Trades    []string `json:"trades,omitempty"`
 }
 
 // CreateWorkOrder runs create_work_order: Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits).
@@ -384,6 +389,9 @@ func (s *Store) CreateWorkOrder(a CreateWorkOrderArgs) (WorkOrder, error) {
 	}
 	if a.Notes != nil {
 		v.Notes = mcpdomain.Ptr(*a.Notes)
+	}
+	if a.Trades != nil {
+		v.Trades = mcpdomain.CloneSlice(a.Trades)
 	}
 	return s.workOrders.Insert(v), nil
 }

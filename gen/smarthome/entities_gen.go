@@ -15,7 +15,7 @@ type Device struct {
 	Room string `json:"room"`
 	// Whether the device is switched on.
 	Power string `json:"power"`
-	// Light level of a light (absent for other kinds).
+	// Light level of a light (0 for other kinds).
 	Brightness int `json:"brightness"`
 	// Set point of a thermostat (absent for other kinds).
 	TargetTempC *float64 `json:"target_temp_c,omitzero"`
@@ -23,9 +23,12 @@ type Device struct {
 	Locked bool `json:"locked"`
 	// Opening of a blind (0 closed, 100 fully open; 0 for other kinds).
 	Position int `json:"position"`
+	// Device-specific settings as key-value pairs: colour temperature of a light in kelvin (color_temp_k), night set-back hours of a thermostat as HH:MM (setback_from, setback_to), the delay after which a lock locks itself again in seconds (auto_lock_s), or a plug's power limit in watts (max_watts). Absent when the device has none.
+	Settings map[string]any `json:"settings,omitzero"`
 }
 
 func cloneDevice(v Device) Device {
+	v.Settings = mcpdomain.CloneObject(v.Settings)
 	return v
 }
 func deviceID(v *Device) *string {
@@ -42,6 +45,7 @@ func seedDevices() []Device {
 			Room:       "living_room",
 			Power:      "on",
 			Brightness: 80,
+			Settings:   map[string]any{"color_temp_k": float64(int64(3000))},
 		},
 		{
 			ID:    "DV002",
@@ -57,6 +61,10 @@ func seedDevices() []Device {
 			Room:        "living_room",
 			Power:       "on",
 			TargetTempC: mcpdomain.Ptr(21.5),
+			Settings: map[string]any{
+				"setback_from": "23:00",
+				"setback_to":   "06:00",
+			},
 		},
 		{
 			ID:         "DV004",
@@ -67,11 +75,12 @@ func seedDevices() []Device {
 			Brightness: 100,
 		},
 		{
-			ID:    "DV005",
-			Name:  "Coffee machine plug",
-			Kind:  "plug",
-			Room:  "kitchen",
-			Power: "off",
+			ID:       "DV005",
+			Name:     "Coffee machine plug",
+			Kind:     "plug",
+			Room:     "kitchen",
+			Power:    "off",
+			Settings: map[string]any{"max_watts": float64(int64(1500))},
 		},
 		{
 			ID:    "DV006",
@@ -87,6 +96,10 @@ func seedDevices() []Device {
 			Room:        "bedroom",
 			Power:       "on",
 			TargetTempC: mcpdomain.Ptr(19.0),
+			Settings: map[string]any{
+				"setback_from": "22:00",
+				"setback_to":   "06:30",
+			},
 		},
 		{
 			ID:       "DV008",
@@ -105,11 +118,12 @@ func seedDevices() []Device {
 			TargetTempC: mcpdomain.Ptr(22.0),
 		},
 		{
-			ID:    "DV010",
-			Name:  "Front door lock",
-			Kind:  "lock",
-			Room:  "hallway",
-			Power: "on",
+			ID:       "DV010",
+			Name:     "Front door lock",
+			Kind:     "lock",
+			Room:     "hallway",
+			Power:    "on",
+			Settings: map[string]any{"auto_lock_s": float64(int64(120))},
 		},
 		{
 			ID:         "DV011",
@@ -355,9 +369,12 @@ type Rule struct {
 	ActionPower string `json:"action_power"`
 	// Whether the rule is active.
 	Enabled bool `json:"enabled"`
+	// Days of the week on which the rule may fire, in week order (absent means every day).
+	Days []string `json:"days,omitzero"`
 }
 
 func cloneRule(v Rule) Rule {
+	v.Days = mcpdomain.CloneSlice(v.Days)
 	return v
 }
 func ruleID(v *Rule) *string {
@@ -385,6 +402,7 @@ func seedRules() []Rule {
 			ActionDevice:  "DV007",
 			ActionPower:   "on",
 			Enabled:       true,
+			Days:          []string{"mon", "tue", "wed", "thu", "fri"},
 		},
 		{
 			ID:            "RL003",

@@ -47,15 +47,16 @@ func (s *Store) GetDevice(a GetDeviceArgs) (Device, error) {
 
 // SetDeviceArgs are the arguments of set_device.
 type SetDeviceArgs struct {
-	DeviceID    string   `json:"device_id"`
-	Power       *string  `json:"power,omitempty"`
-	Brightness  *int     `json:"brightness,omitempty"`
-	TargetTempC *float64 `json:"target_temp_c,omitempty"`
-	Locked      *bool    `json:"locked,omitempty"`
-	Position    *int     `json:"position,omitempty"`
+	DeviceID    string         `json:"device_id"`
+	Power       *string        `json:"power,omitempty"`
+	Brightness  *int           `json:"brightness,omitempty"`
+	TargetTempC *float64       `json:"target_temp_c,omitempty"`
+	Locked      *bool          `json:"locked,omitempty"`
+	Position    *int           `json:"position,omitempty"`
+	Settings    map[string]any `json:"settings,omitempty"`
 }
 
-// SetDevice runs set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, or open a blind. Only the given settings change.
+// SetDevice runs set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, open a blind, or change device-specific settings (the given keys are merged into the device's settings). Only what is given changes.
 func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -63,8 +64,8 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 	if err != nil {
 		return Device{}, err
 	}
-	if a.Power == nil && a.Brightness == nil && a.TargetTempC == nil && a.Locked == nil && a.Position == nil {
-		return Device{}, mcpdomain.NothingToSet("power", "brightness", "target_temp_c", "locked", "position")
+	if a.Power == nil && a.Brightness == nil && a.TargetTempC == nil && a.Locked == nil && a.Position == nil && a.Settings == nil {
+		return Device{}, mcpdomain.NothingToSet("power", "brightness", "target_temp_c", "locked", "position", "settings")
 	}
 	if a.Power != nil {
 		v.Power = *a.Power
@@ -80,6 +81,9 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 	}
 	if a.Position != nil {
 		v.Position = *a.Position
+	}
+	if a.Settings != nil {
+		v.Settings = mcpdomain.MergeObject(v.Settings, a.Settings)
 	}
 	return cloneDevice(*v), nil
 }
@@ -263,13 +267,14 @@ func (s *Store) ListRules(a ListRulesArgs) (mcpdomain.ListResult[Rule], error) {
 
 // CreateRuleArgs are the arguments of create_rule.
 type CreateRuleArgs struct {
-	Name          string  `json:"name"`
-	TriggerSensor string  `json:"trigger_sensor"`
-	Condition     string  `json:"condition"`
-	Threshold     float64 `json:"threshold"`
-	ActionDevice  string  `json:"action_device"`
-	ActionPower   string  `json:"action_power"`
-	Enabled       *bool   `json:"enabled,omitempty"`
+	Name          string   `json:"name"`
+	TriggerSensor string   `json:"trigger_sensor"`
+	Condition     string   `json:"condition"`
+	Threshold     float64  `json:"threshold"`
+	ActionDevice  string   `json:"action_device"`
+	ActionPower   string   `json:"action_power"`
+	Enabled       *bool    `json:"enabled,omitempty"`
+	Days          []string `json:"days,omitempty"`
 }
 
 // CreateRule runs create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold.
@@ -291,6 +296,9 @@ func (s *Store) CreateRule(a CreateRuleArgs) (Rule, error) {
 	v.ActionPower = a.ActionPower
 	if a.Enabled != nil {
 		v.Enabled = *a.Enabled
+	}
+	if a.Days != nil {
+		v.Days = mcpdomain.CloneSlice(a.Days)
 	}
 	return s.rules.Insert(v), nil
 }
