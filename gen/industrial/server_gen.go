@@ -293,7 +293,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 		{
 			Level:       mcpdomain.L3,
 			Name:        "machine_control",
-			Description: "Control machines and alarms - set one machine's run state or speed, put a whole line into a mode (production, reduced, maintenance, emergency_stop), or acknowledge open alarms by line, machine or severity.",
+			Description: "Control machines and alarms - set one machine's run state, speed or process parameters, put a whole line into a mode (production, reduced, maintenance, emergency_stop), or acknowledge open alarms by line, machine or severity.",
 			InputSchema: l3MachineControlSchema,
 			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
 		},
