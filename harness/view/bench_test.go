@@ -104,7 +104,7 @@ func BenchmarkFilteredList(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		serveOnce(b, v, "/trials?level=L1&outcome=fail&sort=wall&order=desc&page=2")
+		serveOnce(b, v, "/trials?level=L1&outcome=fail&sort=wall_s&order=desc&page=2")
 	}
 	reportMS(b)
 }

@@ -20,15 +20,15 @@ import (
 	"github.com/mcpgranite/granite/specs"
 )
 
-// fixtureDomain is the domain the test runs play.
-const fixtureDomain = "smarthome"
-
 // fixtures are real results folders, written by harness.Run once per test
 // binary: a benchmark run of a scripted model and the oracle, and an
 // artifact run of the built-in agents.
 type fixtures struct {
 	bench, artifacts string
 	spec             *speclang.Spec
+	// domain is the one domain the runs play: the spec's first, so that
+	// no test names a domain (adding a domain is adding spec files).
+	domain string
 }
 
 var (
@@ -66,15 +66,15 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 	if err != nil {
 		return fixtures{}, err
 	}
-	f := fixtures{bench: filepath.Join(fixtureRoot, "bench"), artifacts: filepath.Join(fixtureRoot, "artifacts"), spec: spec}
+	f := fixtures{bench: filepath.Join(fixtureRoot, "bench"), artifacts: filepath.Join(fixtureRoot, "artifacts"), spec: spec, domain: spec.Domains[0].Name}
 	model := ollamatest.NewServer(t, []string{"fake:sloppy"}, sloppyModel(spec))
 	cfg := config("view-bench", model.URL, "fake:sloppy", harness.Oracle)
-	cfg.Domains = []string{fixtureDomain}
+	cfg.Domains = []string{f.domain}
 	cfg.Granularities = slices.Clone(mcpdomain.Levels)
 	if _, err := harness.Run(context.Background(), cfg, spec, harness.Options{Out: f.bench, Lookup: gen.Lookup}); err != nil {
 		return f, err
 	}
-	rt, _ := gen.Lookup(fixtureDomain)
+	rt, _ := gen.Lookup(f.domain)
 	source := "domain:" + rt.Name + "/L2"
 	arts, err := scenarios.Offline(source, scenarios.FromDomain(rt, mcpdomain.L2), 0)
 	if err != nil {

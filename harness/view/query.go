@@ -24,7 +24,7 @@ type Filter struct {
 	Outcome    string
 	ErrorClass string
 	StopReason string
-	// Sort is wall, energy, calls or empty (the order of the journal);
+	// Sort is wall_s, energy_j, tool_calls (the record keys) or empty (the order of the journal);
 	// Desc reverses it.
 	Sort string
 	Desc bool
@@ -116,9 +116,9 @@ func selectRows(snaps []snapshot, f Filter) []row {
 		}
 	}
 	key := map[string]func(e *entry) (float64, bool){
-		"wall":   func(e *entry) (float64, bool) { return e.wallS, e.scored },
-		"energy": func(e *entry) (float64, bool) { return e.energyJ, e.hasEnergy },
-		"calls":  func(e *entry) (float64, bool) { return float64(e.calls), e.scored },
+		"wall_s":     func(e *entry) (float64, bool) { return e.wallS, e.scored },
+		"energy_j":   func(e *entry) (float64, bool) { return e.energyJ, e.hasEnergy },
+		"tool_calls": func(e *entry) (float64, bool) { return float64(e.calls), e.scored },
 	}[f.Sort]
 	if key == nil {
 		return out

@@ -29,7 +29,7 @@ func writeSynthetic(tb testing.TB, dir string, reps, limit int) int {
 	}
 	w := bufio.NewWriter(file)
 	enc := json.NewEncoder(w)
-	system := "You operate the system through its tools. " + strings.Repeat("Tool get_device(device_id: string, required) returns one device with its state, room and settings. ", 20)
+	system := "You operate the system through its tools. " + strings.Repeat("Tool get_widget(widget_id: string, required) returns one widget with its state, room and settings. ", 20)
 	var models, domains []string
 	for i := range 9 {
 		models = append(models, fmt.Sprintf("model-%d:%db", i, 1+i))
@@ -80,15 +80,15 @@ func synthetic(rng *rand.Rand, system, model, domain, scenario string, lv level.
 	energy := 50 + 900*rng.Float64()
 	m.EnergyJ = &energy
 	for c := range calls {
-		args := json.RawMessage(fmt.Sprintf(`{"action":"set_device","device_id":"DV%03d","level":%d}`, rng.IntN(40), rng.IntN(100)))
+		args := json.RawMessage(fmt.Sprintf(`{"action":"set_widget","widget_id":"WG%03d","level":%d}`, rng.IntN(40), rng.IntN(100)))
 		result := fmt.Sprintf(`{"id":"DV%03d","name":"device %d","room":"hall","on":true,"level":%d,"updated_at":"2026-01-01T00:00:0%dZ","notes":%q}`,
 			c, c, rng.IntN(100), c, strings.Repeat("x", 200))
 		r.Messages = append(r.Messages, results.Message{Role: "assistant", Thinking: strings.Repeat("I should call the tool. ", 10),
 			ToolCalls: []results.MessageCall{{Name: domain + "_control", Arguments: args}}},
 			results.Message{Role: "tool", ToolName: domain + "_control", Content: result})
 		r.Calls = append(r.Calls, results.Call{Turn: c + 1, Tool: domain + "_control", Arguments: args, Result: result, LatencyMS: rng.Float64()})
-		m.Explain.Alignment = append(m.Explain.Alignment, results.GoldMatch{Gold: c, Tool: domain + "_control", Action: "set_device", Call: c, ActionCall: c,
-			Args: []results.ArgMatch{{Name: "device_id", Want: "DV001", Got: "DV001", Given: true, Right: true}, {Name: "level", Want: 40, Got: 41, Given: true}}})
+		m.Explain.Alignment = append(m.Explain.Alignment, results.GoldMatch{Gold: c, Tool: domain + "_control", Action: "set_widget", Call: c, ActionCall: c,
+			Args: []results.ArgMatch{{Name: "widget_id", Want: "WG001", Got: "WG001", Given: true, Right: true}, {Name: "level", Want: 40, Got: 41, Given: true}}})
 	}
 	r.FinalAnswer = "The hall lamp is on at 40 percent; the kitchen reads 21.5 °C."
 	r.Messages = append(r.Messages, results.Message{Role: "assistant", Content: r.FinalAnswer})

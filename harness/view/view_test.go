@@ -157,7 +157,7 @@ func TestTrialFilters(t *testing.T) {
 		keep  func(r *results.Record) bool
 	}{
 		{"model=fake:sloppy", func(r *results.Record) bool { return r.Model == "fake:sloppy" }},
-		{"domain=" + fixtureDomain, func(r *results.Record) bool { return r.Domain == fixtureDomain }},
+		{"domain=" + f.domain, func(r *results.Record) bool { return r.Domain == f.domain }},
 		{"level=L1", func(r *results.Record) bool { return r.Level == "L1" }},
 		{"scenario=" + some(func(r *results.Record) string { return r.Scenario }), func(r *results.Record) bool {
 			return r.Scenario == some(func(r *results.Record) string { return r.Scenario })
@@ -200,9 +200,9 @@ func TestSortAndPages(t *testing.T) {
 		sort string
 		key  func(r *results.Record) float64
 	}{
-		{"wall", func(r *results.Record) float64 { return r.Metrics.WallS }},
-		{"energy", func(r *results.Record) float64 { return *r.Metrics.EnergyJ }},
-		{"calls", func(r *results.Record) float64 { return float64(r.Metrics.ToolCalls) }},
+		{"wall_s", func(r *results.Record) float64 { return r.Metrics.WallS }},
+		{"energy_j", func(r *results.Record) float64 { return *r.Metrics.EnergyJ }},
+		{"tool_calls", func(r *results.Record) float64 { return float64(r.Metrics.ToolCalls) }},
 	} {
 		for _, desc := range []bool{false, true} {
 			sorted := slices.Clone(recs)
