@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log"
 	"math"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -262,6 +260,3 @@ func distinct(snaps []snapshot, col func(*entry) string) []string {
 func notFound(w http.ResponseWriter, what string) {
 	http.Error(w, what, http.StatusNotFound)
 }
-
-var _ = results.TrialsFile
-var _ = fs.ErrNotExist
