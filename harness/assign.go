@@ -6,9 +6,16 @@ package harness
 // algorithm (Kuhn–Munkres, O(n²m)) on costs max−w, padded to a square so
 // that leaving a row unassigned costs as much as giving it weight 0.
 func maxAssignment(w [][]int) int {
+	total, _ := assignment(w)
+	return total
+}
+
+// assignment is maxAssignment that also says which column each row got
+// (-1: none), for the record's explanation of action_arg_acc.
+func assignment(w [][]int) (int, []int) {
 	rows := len(w)
 	if rows == 0 {
-		return 0
+		return 0, nil
 	}
 	cols := len(w[0])
 	n := max(rows, cols)
@@ -68,10 +75,15 @@ func maxAssignment(w [][]int) int {
 		}
 	}
 	total := 0
+	to := make([]int, rows)
+	for i := range to {
+		to[i] = -1
+	}
 	for j := 1; j <= n; j++ {
 		if i := p[j]; i >= 1 && i <= rows && j <= cols {
 			total += w[i-1][j-1]
+			to[i-1] = j - 1
 		}
 	}
-	return total
+	return total, to
 }

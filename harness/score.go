@@ -102,10 +102,14 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	for _, f := range failed {
 		m.Why = append(m.Why, "state condition fails: "+f)
 	}
+	if len(failed) > 0 {
+		explain(m).FailedConditions = failed
+	}
 	m.FactsOK = true
 	for _, f := range s.Answer {
 		if !Stated(rec.FinalAnswer, f) {
 			m.FactsOK = false
+			explain(m).MissingFacts = append(explain(m).MissingFacts, missingFact(f))
 			m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)", jsonString(f.Value), f.What))
 		}
 	}
@@ -116,6 +120,12 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 		collateral = g.changes.unasked(rows)
 	}
 	m.ChangesOK = len(collateral) == 0
+	if !m.ChangesOK {
+		explain(m).Collateral = collateral
+	}
+	if !m.SnapshotOK {
+		explain(m).StoreDiff = nearestDiff(rows, g.Finals)
+	}
 	for _, c := range collateral {
 		m.Why = append(m.Why, "a change the task did not ask for: "+c)
 	}
@@ -153,6 +163,7 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 	m.F1, m.ActionF1 = F1(got, want), F1(gotOps, wantOps)
 	m.ArgAcc = g.ArgAcc(calls)
 	m.ActionArgAcc = g.ActionArgAcc(calls)
+	explain(m).Alignment = g.alignment(calls)
 }
 
 // goldAction is a gold call's action by the rules of actionOf, read from

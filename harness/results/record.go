@@ -153,6 +153,9 @@ type Metrics struct {
 	// assertions by severity (see harness.ArtifactSet.Score).
 	BlockersFailed int `json:"blockers_failed,omitempty"`
 	WarningsFailed int `json:"warnings_failed,omitempty"`
+	// Explain holds the verdict's reasons as data, for granite view and
+	// jq (see Explanation).
+	Explain *Explanation `json:"explain,omitempty"`
 }
 
 // ErrorClass names the kind of a failed call or trial; the empty class is

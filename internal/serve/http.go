@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -174,23 +173,7 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 // allowedOrigin accepts requests without an Origin (non-browser clients),
 // loopback origins, and the configured ones.
 func (h *Handler) allowedOrigin(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	for _, o := range h.o.AllowedOrigins {
-		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
-			return true
-		}
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	switch u.Hostname() {
-	case "localhost", "127.0.0.1", "::1":
-		return u.Scheme == "http" || u.Scheme == "https"
-	}
-	return false
+	return originAllowed(origin, h.o.AllowedOrigins)
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

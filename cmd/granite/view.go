@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpgranite/granite/harness/view"
+)
+
+func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("view", "--results DIR [--results DIR ...] [--addr 127.0.0.1:7860]",
+		"Serves a local web page over results folders: the run's progress and scores, every\n"+
+			"trial's transcript and explained verdict, and a scenario across the four levels.\n"+
+			"Folders still being written update live. It binds to loopback unless --addr says\n"+
+			"otherwise, refuses other hosts and browser origins as granite serve does, and with\n"+
+			"--token (or $GRANITE_TOKEN) requires the token, given once in the printed address.", stderr)
+	var dirs []string
+	fs.Func("results", "results folder to show (repeat for shards or runs to compare)", func(s string) error {
+		dirs = append(dirs, s)
+		return nil
+	})
+	addr := fs.String("addr", "127.0.0.1:7860", "listen address")
+	var o view.Options
+	fs.StringVar(&o.Token, "token", "", "token every request must carry (default: $GRANITE_TOKEN)")
+	origins := fs.String("allow-origin", "", "browser origins to allow besides loopback ones (comma-separated)")
+	fs.DurationVar(&o.Poll, "poll", 2*time.Second, "how often open pages look for new trials")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if len(dirs) == 0 {
+		fmt.Fprintln(stderr, "granite view: no results folder: pass --results DIR (e.g. --results results/smoke after make run)")
+		return 2
+	}
+	if o.Token == "" {
+		o.Token = os.Getenv("GRANITE_TOKEN")
+	}
+	if *origins != "" {
+		o.AllowedOrigins = strings.Split(*origins, ",")
+	}
+	v, err := view.New(dirs, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite view: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite view: listen %s: %v\n", *addr, err)
+		return 1
+	}
+	hs := &http.Server{Handler: v, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	link := "http://" + ln.Addr().String() + "/"
+	if o.Token != "" {
+		link += "?token=" + url.QueryEscape(o.Token)
+	}
+	fmt.Fprintf(stdout, "granite view: %d results folder(s) at %s\n", len(dirs), link)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		fmt.Fprintf(stderr, "granite view: %v\n", err)
+		return 1
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil {
+			fmt.Fprintf(stderr, "granite view: shutdown: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+}

@@ -1,0 +1,553 @@
+package view_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/view"
+)
+
+func serveView(t testing.TB, o view.Options, dirs ...string) *httptest.Server {
+	t.Helper()
+	v, err := view.New(dirs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(v)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t testing.TB, srv *httptest.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func mustGet(t testing.TB, srv *httptest.Server, path string) string {
+	t.Helper()
+	code, body := get(t, srv, path)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	return body
+}
+
+func readRecords(t testing.TB, dir string) []results.Record {
+	t.Helper()
+	recs, _, err := results.ReadJournal(filepath.Join(dir, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+var listedTrial = regexp.MustCompile(`<a class="trial" href="[^"]*">([^<]*)</a>`)
+
+// listed returns the trial ids a trials page lists, in order.
+func listed(body string) []string {
+	var out []string
+	for _, m := range listedTrial.FindAllStringSubmatch(body, -1) {
+		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
+}
+
+func passed(r *results.Record) bool { return r.Metrics != nil && r.Metrics.TC == 1 }
+
+// TestRunPage: the heat map and the tables say, cell by cell, what the
+// records say, and link into the filtered lists.
+func TestRunPage(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.bench)
+	srv := serveView(t, view.Options{}, f.bench)
+	body := mustGet(t, srv, "/")
+	man, err := results.ReadManifest(f.bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{man.Experiment, man.ConfigHash, fmt.Sprintf("<b class=\"done\">%d</b> of %d trials", len(recs), man.Trials), "data-live"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	type key struct{ model, level string }
+	n, pass := map[key]int{}, map[key]int{}
+	failedL1 := 0
+	for _, r := range recs {
+		k := key{r.Model, string(r.Level)}
+		n[k]++
+		if passed(&r) {
+			pass[k]++
+		} else if r.Level == "L1" {
+			failedL1++
+		}
+	}
+	if failedL1 == 0 {
+		t.Fatal("the fixture has no failed L1 trial: the scripted model plays the gold")
+	}
+	for k := range n {
+		cell := fmt.Sprintf(`href="/trials?level=%s&amp;model=%s&amp;run=0" title="%d of %d trials completed"`, k.level, url.QueryEscape(k.model), pass[k], n[k])
+		if !strings.Contains(body, cell) {
+			t.Errorf("heat map lacks the cell %s", cell)
+		}
+	}
+	errs := map[string]int{}
+	for _, r := range recs {
+		errs[cmpOr(string(r.ErrorClass), "none")]++
+	}
+	for class, c := range errs {
+		if !strings.Contains(body, fmt.Sprintf(`<a href="/trials?error_class=%s&amp;run=0">%s</a></th><td>%d</td>`, class, class, c)) {
+			t.Errorf("error class %s (%d trials) missing", class, c)
+		}
+	}
+}
+
+func cmpOr(s, instead string) string {
+	if s == "" {
+		return instead
+	}
+	return s
+}
+
+// TestTrialFilters: every filter of the trials page lists exactly the
+// records it names, in the journal's order.
+func TestTrialFilters(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.bench)
+	srv := serveView(t, view.Options{}, f.bench)
+	some := func(col func(r *results.Record) string) string {
+		for _, r := range recs {
+			if v := col(&r); v != "" && v != col(&recs[0]) {
+				return v
+			}
+		}
+		return col(&recs[0])
+	}
+	var withErr string
+	for _, r := range recs {
+		if r.ErrorClass != "" {
+			withErr = string(r.ErrorClass)
+		}
+	}
+	if withErr == "" {
+		t.Fatal("the fixture has no trial with an error class")
+	}
+	cases := []struct {
+		query string
+		keep  func(r *results.Record) bool
+	}{
+		{"model=fake:sloppy", func(r *results.Record) bool { return r.Model == "fake:sloppy" }},
+		{"domain=" + f.domain, func(r *results.Record) bool { return r.Domain == f.domain }},
+		{"level=L1", func(r *results.Record) bool { return r.Level == "L1" }},
+		{"scenario=" + some(func(r *results.Record) string { return r.Scenario }), func(r *results.Record) bool {
+			return r.Scenario == some(func(r *results.Record) string { return r.Scenario })
+		}},
+		{"difficulty=hard", func(r *results.Record) bool { return r.Difficulty == "hard" }},
+		{"outcome=pass", passed},
+		{"outcome=fail", func(r *results.Record) bool { return !passed(r) }},
+		{"error_class=" + withErr, func(r *results.Record) bool { return string(r.ErrorClass) == withErr }},
+		{"error_class=none", func(r *results.Record) bool { return r.ErrorClass == "" }},
+		{"stop_reason=answer", func(r *results.Record) bool { return r.StopReason == results.StopAnswer }},
+		{"level=L1&outcome=fail&model=fake:sloppy", func(r *results.Record) bool { return r.Level == "L1" && !passed(r) && r.Model == "fake:sloppy" }},
+		{"model=nobody", func(*results.Record) bool { return false }},
+	}
+	for _, c := range cases {
+		var want []string
+		for _, r := range recs {
+			if c.keep(&r) {
+				want = append(want, r.TrialID)
+			}
+		}
+		q, _ := url.ParseQuery(c.query)
+		body := mustGet(t, srv, "/trials?"+q.Encode())
+		if got := listed(body); !slices.Equal(got, want) {
+			t.Errorf("%s: listed %d trials %v, want %d %v", c.query, len(got), got, len(want), want)
+		}
+		if !strings.Contains(body, fmt.Sprintf(`<small id="total">%d match</small>`, len(want))) {
+			t.Errorf("%s: the count is not %d", c.query, len(want))
+		}
+	}
+}
+
+// TestSortAndPages: sorting by wall time, energy and calls, both ways, and
+// paging through a folder larger than a page.
+func TestSortAndPages(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthetic(t, dir, 3, 250) // 250 trials: 3 pages
+	recs := readRecords(t, dir)
+	srv := serveView(t, view.Options{}, dir)
+	for _, c := range []struct {
+		sort string
+		key  func(r *results.Record) float64
+	}{
+		{"wall_s", func(r *results.Record) float64 { return r.Metrics.WallS }},
+		{"energy_j", func(r *results.Record) float64 { return *r.Metrics.EnergyJ }},
+		{"tool_calls", func(r *results.Record) float64 { return float64(r.Metrics.ToolCalls) }},
+	} {
+		for _, desc := range []bool{false, true} {
+			sorted := slices.Clone(recs)
+			sort.SliceStable(sorted, func(i, j int) bool {
+				if desc {
+					return c.key(&sorted[i]) > c.key(&sorted[j])
+				}
+				return c.key(&sorted[i]) < c.key(&sorted[j])
+			})
+			var want, got []string
+			for _, r := range sorted {
+				want = append(want, r.TrialID)
+			}
+			order := ""
+			if desc {
+				order = "&order=desc"
+			}
+			for page := 1; ; page++ {
+				body := mustGet(t, srv, fmt.Sprintf("/trials?sort=%s%s&page=%d", c.sort, order, page))
+				got = append(got, listed(body)...)
+				if !strings.Contains(body, `id="next"`) {
+					break
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sort %s desc=%v: pages list %d trials, not the %d in order", c.sort, desc, len(got), len(want))
+			}
+		}
+	}
+}
+
+// failedL1 returns a failed L1 trial of the scripted model whose record
+// explains a wrong state.
+func failedL1(t testing.TB, recs []results.Record) results.Record {
+	t.Helper()
+	for _, r := range recs {
+		if r.Model == "fake:sloppy" && r.Level == "L1" && !passed(&r) && r.Metrics.Explain != nil && r.Metrics.Explain.StoreDiff != nil && len(r.Metrics.Explain.FailedConditions) > 0 {
+			return r
+		}
+	}
+	t.Fatal("no failed L1 trial with a wrong store in the fixture")
+	return results.Record{}
+}
+
+// TestTrialPage: the transcript, the metrics and the explained verdict of
+// a failed trial, read from its record.
+func TestTrialPage(t *testing.T) {
+	f := testFixtures(t)
+	rec := failedL1(t, readRecords(t, f.bench))
+	srv := serveView(t, view.Options{}, f.bench)
+	body := html.UnescapeString(mustGet(t, srv, "/trial?run=0&id="+url.QueryEscape(rec.TrialID)))
+	e := rec.Metrics.Explain
+	want := []string{rec.TrialID, `id="tc">0<`, "this scenario across levels", rec.FinalAnswer}
+	want = append(want, rec.Metrics.Why...)
+	want = append(want, e.FailedConditions...)
+	for _, m := range rec.Messages {
+		if m.Role != "tool" && m.Content != "" {
+			want = append(want, m.Content)
+		}
+	}
+	for _, row := range e.StoreDiff.Rows {
+		want = append(want, "<td>"+row.Collection+"</td><td>"+row.ID+"</td><td>"+row.Change+"</td>")
+	}
+	for _, g := range e.Alignment {
+		want = append(want, fmt.Sprintf("gold %d: %s", g.Gold+1, g.Tool))
+		for _, a := range g.Args {
+			if a.Given && !a.Right && !a.Optional {
+				b, _ := json.Marshal(a.Got)
+				want = append(want, fmt.Sprintf("<td><code>%s</code></td><td>✗</td>", b))
+			}
+		}
+	}
+	for _, c := range rec.Calls {
+		want = append(want, "<b>#")
+		want = append(want, c.Tool)
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("trial page lacks %q", w)
+		}
+	}
+	if code, _ := get(t, srv, "/trial?run=0&id=nobody/x/L1/r1"); code != http.StatusNotFound {
+		t.Errorf("an unknown trial: %d, want 404", code)
+	}
+	if code, _ := get(t, srv, "/trial?run=7&id="+url.QueryEscape(rec.TrialID)); code != http.StatusNotFound {
+		t.Errorf("an unknown folder: %d, want 404", code)
+	}
+}
+
+// TestScenarioAcrossLevels: four columns, L4 to L1, each with its trial
+// and its calls against its level's gold.
+func TestScenarioAcrossLevels(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.bench)
+	rec := failedL1(t, recs)
+	srv := serveView(t, view.Options{}, f.bench)
+	body := mustGet(t, srv, "/scenario?run=0&model="+url.QueryEscape(rec.Model)+"&scenario="+rec.Scenario+"&rep=1")
+	if got := regexp.MustCompile(`<th class="level">(L\d)</th>`).FindAllStringSubmatch(body, -1); len(got) != 4 || got[0][1] != "L4" || got[3][1] != "L1" {
+		t.Fatalf("level columns %v, want L4 L3 L2 L1", got)
+	}
+	pos := -1
+	for _, r := range recs {
+		if r.Model != rec.Model || r.Scenario != rec.Scenario {
+			continue
+		}
+		link := html.EscapeString("/trial?id=" + url.QueryEscape(r.TrialID) + "&run=0")
+		i := strings.Index(body, link)
+		if i < 0 {
+			t.Errorf("no link to %s", r.TrialID)
+		}
+		if i < pos {
+			t.Errorf("%s is not in the column after the level before it", r.TrialID)
+		}
+		pos = i
+		for _, g := range r.Metrics.Explain.Alignment {
+			if !strings.Contains(body, "<b>"+g.Tool+"</b>") {
+				t.Errorf("%s: gold call of %s missing", r.TrialID, g.Tool)
+			}
+		}
+	}
+	if !strings.Contains(body, `<span class="fail"`) {
+		t.Error("the failed L1 trial is not marked")
+	}
+	if code, _ := get(t, srv, "/scenario?run=0&model=nobody&scenario=x"); code != http.StatusNotFound {
+		t.Errorf("an unknown scenario: %d, want 404", code)
+	}
+}
+
+// TestEmptyFolder: a folder a run has not written to yet.
+func TestEmptyFolder(t *testing.T) {
+	srv := serveView(t, view.Options{}, t.TempDir())
+	body := mustGet(t, srv, "/")
+	for _, want := range []string{"no trials yet", "no run.json yet"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page of an empty folder lacks %q", want)
+		}
+	}
+	if body := mustGet(t, srv, "/trials"); len(listed(body)) != 0 || !strings.Contains(body, `<small id="total">0 match</small>`) {
+		t.Error("the trials of an empty folder")
+	}
+	if _, err := view.New([]string{filepath.Join(t.TempDir(), "nope")}, view.Options{}); err == nil {
+		t.Error("a folder that does not exist was opened")
+	}
+}
+
+// copyPrefix writes run.json and the first n lines of src's trials.jsonl
+// into dst, and returns the remaining lines.
+func copyPrefix(t *testing.T, src, dst string, n int) [][]byte {
+	t.Helper()
+	man, err := os.ReadFile(filepath.Join(src, results.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, results.ManifestFile), man, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(src, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if err := os.WriteFile(filepath.Join(dst, results.TrialsFile), bytes.Join(lines[:n], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return lines[n:]
+}
+
+func appendTo(t *testing.T, dir string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, results.TrialsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func apiState(t *testing.T, srv *httptest.Server) (string, int) {
+	t.Helper()
+	var s struct {
+		State  string `json:"state"`
+		Trials int    `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/api/state")), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.State, s.Trials
+}
+
+// TestFolderStillBeingWritten: a record half written is left out until
+// its line is whole, and trials appended later appear.
+func TestFolderStillBeingWritten(t *testing.T) {
+	f := testFixtures(t)
+	dir := t.TempDir()
+	rest := copyPrefix(t, f.bench, dir, 5)
+	srv := serveView(t, view.Options{}, dir)
+	half := len(rest[0]) / 2
+	appendTo(t, dir, rest[0][:half])
+	state, n := apiState(t, srv)
+	body := mustGet(t, srv, "/")
+	if n != 5 || !strings.Contains(body, `<b class="done">5</b>`) || !strings.Contains(body, "still being written") {
+		t.Fatalf("with a half-written record: %d trials; page %s", n, body)
+	}
+	appendTo(t, dir, rest[0][half:])
+	appendTo(t, dir, rest[1])
+	state2, n2 := apiState(t, srv)
+	if n2 != 7 || state2 == state {
+		t.Fatalf("after the record was finished and another appended: %d trials, state %q (was %q)", n2, state2, state)
+	}
+	if got := listed(mustGet(t, srv, "/trials")); len(got) != 7 {
+		t.Errorf("trials listed: %d, want 7", len(got))
+	}
+	if strings.Contains(mustGet(t, srv, "/"), "still being written") {
+		t.Error("the note on a record being written stays after it was finished")
+	}
+}
+
+// TestDamagedLastLine: a whole last line that is not a record (a killed
+// write) is left out and said, and the folder still shows.
+func TestDamagedLastLine(t *testing.T) {
+	f := testFixtures(t)
+	dir := t.TempDir()
+	rest := copyPrefix(t, f.bench, dir, 4)
+	appendTo(t, dir, append(bytes.Clone(rest[0][:len(rest[0])/3]), '\n'))
+	srv := serveView(t, view.Options{}, dir)
+	body := mustGet(t, srv, "/")
+	if !strings.Contains(body, "line 5 of trials.jsonl is not a trial record") || !strings.Contains(body, `<b class="done">4</b>`) {
+		t.Errorf("run page with a damaged last line: %s", body)
+	}
+	if got := listed(mustGet(t, srv, "/trials")); len(got) != 4 {
+		t.Errorf("trials listed: %d, want 4", len(got))
+	}
+	// A resume drops the damaged line and goes on: the viewer follows.
+	if err := os.Truncate(filepath.Join(dir, results.TrialsFile), int64(len(bytes.Join(readLines(t, f.bench)[:4], nil)))); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, dir, rest[0])
+	if _, n := apiState(t, srv); n != 5 {
+		t.Errorf("after a resume replaced the damaged line: %d trials, want 5", n)
+	}
+}
+
+func readLines(t *testing.T, dir string) [][]byte {
+	data, err := os.ReadFile(filepath.Join(dir, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.SplitAfter(data, []byte("\n"))
+}
+
+// TestArtifactFolder: an artifact run's trials show their assertions and
+// verdicts.
+func TestArtifactFolder(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.artifacts)
+	srv := serveView(t, view.Options{}, f.artifacts)
+	mustGet(t, srv, "/")
+	if got := listed(mustGet(t, srv, "/trials")); len(got) != len(recs) {
+		t.Fatalf("listed %d artifact trials, want %d", len(got), len(recs))
+	}
+	shown := 0
+	for _, r := range recs {
+		if len(r.Assertions) == 0 {
+			continue
+		}
+		body := html.UnescapeString(mustGet(t, srv, "/trial?run=0&id="+url.QueryEscape(r.TrialID)))
+		if !strings.Contains(body, `id="assertions"`) || strings.Contains(body, "this scenario across levels") {
+			t.Fatalf("%s: no assertions table, or a link across levels", r.TrialID)
+		}
+		for _, a := range r.Assertions {
+			verdict := "passed"
+			if !a.Passed {
+				verdict = "failed"
+			}
+			row := fmt.Sprintf("<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>", a.Kind, a.Tool, a.Severity, verdict, a.Why)
+			if !strings.Contains(body, row) {
+				t.Errorf("%s: assertion row %s missing", r.TrialID, row)
+			}
+		}
+		shown++
+	}
+	if shown == 0 {
+		t.Fatal("no artifact trial has assertions")
+	}
+}
+
+// TestSeveralFolders: two folders at once, each its own section and run
+// number.
+func TestSeveralFolders(t *testing.T) {
+	f := testFixtures(t)
+	srv := serveView(t, view.Options{}, f.bench, f.artifacts)
+	body := mustGet(t, srv, "/")
+	if !strings.Contains(body, `id="run-0"`) || !strings.Contains(body, `id="run-1"`) || !strings.Contains(body, "view-artifacts") {
+		t.Error("run page does not show both folders")
+	}
+	all := listed(mustGet(t, srv, "/trials"))
+	one := listed(mustGet(t, srv, "/trials?run=1"))
+	if want := len(readRecords(t, f.artifacts)); len(one) != want || len(all) != want+len(readRecords(t, f.bench)) {
+		t.Errorf("listed %d of folder 1 and %d in all", len(one), len(all))
+	}
+}
+
+// TestSafetyDefaults: the Host, Origin and token checks of granite serve,
+// and the token given once in the address.
+func TestSafetyDefaults(t *testing.T) {
+	dir := t.TempDir()
+	srv := serveView(t, view.Options{Token: "t0k"}, dir)
+	if code, _ := get(t, srv, "/"); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d", code)
+	}
+	jar := &cookieJar{}
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(srv.URL + "/trials?token=t0k&level=L1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Query().Get("token") != "" || resp.Request.URL.Query().Get("level") != "L1" {
+		t.Errorf("the token in the address: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	for _, h := range []struct {
+		name, value string
+		want        int
+	}{{"Host", "attacker.example", http.StatusForbidden}, {"Origin", "https://attacker.example", http.StatusForbidden}} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/state", nil)
+		if h.name == "Host" {
+			req.Host = h.value
+		} else {
+			req.Header.Set(h.name, h.value)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != h.want {
+			t.Errorf("%s %s: %d, want %d", h.name, h.value, resp.StatusCode, h.want)
+		}
+	}
+}
+
+// cookieJar keeps the cookies of one test server.
+type cookieJar struct{ cookies []*http.Cookie }
+
+func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) { j.cookies = append(j.cookies, cs...) }
+func (j *cookieJar) Cookies(*url.URL) []*http.Cookie          { return j.cookies }
