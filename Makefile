@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build test check-generate vet unit verify fuzz bench run clean
+.PHONY: all generate build release test check-generate vet unit verify fuzz bench run clean
 
 all: build
 
@@ -19,6 +19,11 @@ generate:
 ## build: compile the granite CLI into bin/
 build:
 	$(GO) build -o $(BIN) ./cmd/granite
+
+## release: reproducible linux/amd64 and linux/arm64 binaries (cgo with NVML, and
+## static -tags nonvml ones) and SHA256SUMS into dist/; see docs/edge.md
+release:
+	scripts/release.sh
 
 ## test: generated code up to date, vet, every test, and every scenario's gold
 test: check-generate vet unit verify
@@ -57,4 +62,4 @@ run: build
 	$(BIN) report --results results/smoke
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -34,7 +34,7 @@ func IsBuiltin(model string) bool { return strings.HasPrefix(model, "builtin:") 
 
 // meterOptions are the meter settings of a config.
 func meterOptions(c *results.Config) meter.Options {
-	return meter.Options{Kind: c.Meter, Interval: time.Duration(c.MeterIntervalMS) * time.Millisecond, Devices: c.GPUs, PowercapRoot: c.PowercapRoot}
+	return meter.Options{Kind: c.Meter, Interval: time.Duration(c.MeterIntervalMS) * time.Millisecond, Devices: c.GPUs, PowercapRoot: c.PowercapRoot, SysRoot: c.SysfsRoot}
 }
 
 // LoadConfig reads an experiment config: a path on disk, or the name of an

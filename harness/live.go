@@ -90,7 +90,13 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range m.Latest() {
 		dev := strconv.Itoa(s.Device)
 		ch <- prometheus.MustNewConstMetric(descPower, prometheus.GaugeValue, s.PowerW, m.Name(), dev)
-		if m.Name() != meter.NVML {
+		switch m.Name() {
+		case meter.Tegra: // a Jetson's GPU load and clock; its memory is the host's
+			ch <- prometheus.MustNewConstMetric(descUtil, prometheus.GaugeValue, s.GPUUtil, dev)
+			ch <- prometheus.MustNewConstMetric(descClock, prometheus.GaugeValue, s.SMClockMHz*1e6, dev)
+			continue
+		case meter.NVML:
+		default:
 			continue
 		}
 		ch <- prometheus.MustNewConstMetric(descUtil, prometheus.GaugeValue, s.GPUUtil, dev)

@@ -199,7 +199,8 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	if out == "" {
 		out = cfg.Output
 	}
-	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(),
+	build := BuildInfo()
+	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(), Build: &build,
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
 	// Check the hosts before anything is written, so that a run that
 	// cannot start leaves no folder to --resume.

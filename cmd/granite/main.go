@@ -26,12 +26,13 @@ var commands = []command{
 	{"verify", "execute every scenario's gold calls at every level and check the expectations", runVerify},
 	{"run", "run an experiment (models or built-in agents x domains x levels x scenarios)", runRun},
 	{"merge", "combine the output folders of a sharded run", runMerge},
-	{"power", "probe what this node can measure (GPU energy, RAPL) and sample it", runPower},
+	{"power", "probe what this node can measure (GPU energy, Jetson rails, RAPL) and sample it", runPower},
 	{"report", "write the report (tables, statistics, plots) of a results folder", runReport},
 	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model)", runSynth},
 	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 	{"view", "serve a local web page over results folders: progress, trials, explained verdicts", runView},
+	{"version", "print the version, commit, platform, build tags, meters and specs hash", runVersion},
 }
 
 func main() {

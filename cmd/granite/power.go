@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
@@ -23,19 +24,21 @@ type powerReport struct {
 }
 
 func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("power", "[--json] [--seconds N] [--interval-ms N] [--powercap DIR]",
+	fset := newFlags("power", "[--json] [--seconds N] [--interval-ms N] [--powercap DIR] [--sysfs DIR]",
 		"Probes what this node can measure (NVIDIA driver and GPUs with their energy counters,\n"+
-			"RAPL zones), then samples for N seconds with the meter auto picks and prints the energy\n"+
-			"from the counter beside the energy from integrated power.", stderr)
+			"a Jetson's INA3221 power rails and GPU devfreq node, RAPL zones), then samples for N\n"+
+			"seconds with the meter auto picks and prints the energy from the counter beside the\n"+
+			"energy from integrated power.", stderr)
 	asJSON := fset.Bool("json", false, "print JSON")
 	seconds := fset.Float64("seconds", 5, "how long to sample (0: probe only)")
 	interval := fset.Int("interval-ms", 100, "sampling period")
 	root := fset.String("powercap", "/sys/class/powercap", "powercap sysfs folder")
+	sysfs := fset.String("sysfs", "/sys", "sysfs root for the Jetson power rails")
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	o := meter.Options{Kind: meter.Auto, Interval: time.Duration(*interval) * time.Millisecond, PowercapRoot: *root, Idle: -1}
-	rep := powerReport{Probe: meter.ProbeNode(nil, o), Seconds: *seconds}
+	o := meter.Options{Kind: meter.Auto, Interval: time.Duration(*interval) * time.Millisecond, PowercapRoot: *root, SysRoot: *sysfs, Idle: -1}
+	rep := powerReport{Probe: meter.ProbeNode(o), Seconds: *seconds}
 	m, err := meter.Open(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite power: %v\n", err)
@@ -75,12 +78,23 @@ func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	} else {
 		fmt.Fprintf(stdout, "nvml: not available: %s\n", p.NVML.Error)
 	}
+	if p.Tegra.OK {
+		fmt.Fprintln(stdout, "tegra: Jetson power rails")
+		for _, r := range p.Tegra.Rails {
+			fmt.Fprintf(stdout, "  %s (%s, %s)\n", r.Label, r.Layout, r.Path)
+		}
+		if p.Tegra.GPUDevfreq != "" {
+			fmt.Fprintf(stdout, "  GPU load and clock: %s\n", p.Tegra.GPUDevfreq)
+		}
+	} else {
+		fmt.Fprintf(stdout, "tegra: not available: %s\n", p.Tegra.Error)
+	}
 	if p.RAPL.OK {
 		fmt.Fprintf(stdout, "rapl: %v under %s\n", p.RAPL.Zones, p.RAPL.Root)
 	} else {
 		fmt.Fprintf(stdout, "rapl: not available: %s\n", p.RAPL.Error)
 	}
-	fmt.Fprintf(stdout, "auto picks: %s\n", rep.Meter)
+	fmt.Fprintf(stdout, "built in: %s\nauto picks: %s\n", strings.Join(p.Meters, ", "), rep.Meter)
 	if r := rep.Reading; r != nil {
 		fmt.Fprintf(stdout, "sampled %.1f s: %.3f J (%s)", rep.Seconds, *r.EnergyJ, r.Method)
 		if r.IntegratedJ != nil {

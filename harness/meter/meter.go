@@ -1,6 +1,8 @@
 // Package meter measures the energy and telemetry of each trial: GPUs
 // through NVML's total-energy counter with sampled power, utilisation,
-// memory, temperature and clocks, or CPUs through Linux powercap (RAPL).
+// memory, temperature and clocks; Jetson modules through their INA3221
+// power rails and GPU devfreq node (tegra); or CPUs through Linux powercap
+// (RAPL). NVML needs cgo: a binary built with -tags nonvml leaves it out.
 // A meter starts before the first trial, samples in one goroutine at a
 // fixed interval independent of trial boundaries, and answers each trial's
 // window from counter deltas and the samples that fall in it.
@@ -20,15 +22,25 @@ import (
 
 // Names of the meters.
 const (
-	None = "none"
-	NVML = "nvml"
-	RAPL = "rapl"
-	Auto = "auto"
+	None  = "none"
+	NVML  = "nvml"
+	Tegra = "tegra"
+	RAPL  = "rapl"
+	Auto  = "auto"
 )
+
+// BuiltIn lists the meters this binary can use, in the order auto tries
+// them.
+func BuiltIn() []string {
+	if nvmlBuiltIn {
+		return []string{NVML, Tegra, RAPL}
+	}
+	return []string{Tegra, RAPL}
+}
 
 // Options select and tune a meter.
 type Options struct {
-	// Kind is auto, nvml, rapl or none.
+	// Kind is auto, nvml, tegra, rapl or none.
 	Kind string
 	// Interval is the sampling period (default 100 ms).
 	Interval time.Duration
@@ -37,6 +49,9 @@ type Options struct {
 	// PowercapRoot is the powercap sysfs folder (default
 	// /sys/class/powercap).
 	PowercapRoot string
+	// SysRoot is the sysfs root the tegra meter reads its power rails
+	// and GPU devfreq node under (default /sys).
+	SysRoot string
 	// Idle is how long to sample before the first trial to measure idle
 	// power (default 1 s; 0 keeps the default, negative skips).
 	Idle time.Duration
@@ -48,6 +63,9 @@ func (o *Options) defaults() {
 	}
 	if o.PowercapRoot == "" {
 		o.PowercapRoot = "/sys/class/powercap"
+	}
+	if o.SysRoot == "" {
+		o.SysRoot = "/sys"
 	}
 	if o.Idle == 0 {
 		o.Idle = time.Second
@@ -93,33 +111,32 @@ type Sample struct {
 }
 
 // Open returns the meter the options ask for. auto takes NVML when the
-// driver loads and sees a GPU, else RAPL when its counters are readable,
-// else none; an explicit nvml or rapl that cannot measure is an error,
-// before any trial runs.
+// driver loads and sees a GPU, else the tegra rails when the node has
+// them, else RAPL when its counters are readable, else none; an explicit
+// meter that cannot measure is an error, before any trial runs.
 func Open(o Options) (Meter, error) {
 	o.defaults()
 	switch o.Kind {
 	case "", None:
 		return none{}, nil
 	case NVML:
-		return OpenNVML(nil, o)
+		return openNVML(o)
+	case Tegra:
+		return OpenTegra(o)
 	case RAPL:
 		return OpenRAPL(o)
 	case Auto:
 		var why []string
-		if m, err := OpenNVML(nil, o); err == nil {
-			return m, nil
-		} else {
-			why = append(why, err.Error())
-		}
-		if m, err := OpenRAPL(o); err == nil {
-			return m, nil
-		} else {
+		for _, open := range []func(Options) (Meter, error){openNVML, OpenTegra, OpenRAPL} {
+			m, err := open(o)
+			if err == nil {
+				return m, nil
+			}
 			why = append(why, err.Error())
 		}
 		return none{why: why}, nil
 	}
-	return nil, fmt.Errorf("meter %q: expected auto, nvml, rapl or none", o.Kind)
+	return nil, fmt.Errorf("meter %q: expected auto, nvml, tegra, rapl or none", o.Kind)
 }
 
 // none measures nothing, and says why.
@@ -238,4 +255,13 @@ func trapezoid(samples []Sample, from, to time.Time) (float64, error) {
 	}
 	e += in[len(in)-1].PowerW * to.Sub(in[len(in)-1].T).Seconds()
 	return e, nil
+}
+
+// meanPower is the mean over sample times of the power summed over
+// devices.
+func meanPower(ss []Sample) float64 {
+	if t := summarise(ss); t != nil {
+		return t.MeanPowerW
+	}
+	return 0
 }

@@ -1,3 +1,5 @@
+//go:build !nonvml
+
 package meter
 
 import (
@@ -6,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,19 +68,6 @@ func fakeLib(gpus ...*fakeGPU) *mock.Interface {
 		DeviceGetCountFunc:         func() (int, nvml.Return) { return len(devs), nvml.SUCCESS },
 		DeviceGetHandleByIndexFunc: func(i int) (nvml.Device, nvml.Return) { return devs[i], nvml.SUCCESS },
 	}
-}
-
-// clock is a settable time for deterministic windows.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 func testNVML(t *testing.T, gpus ...*fakeGPU) (*nvmlMeter, *clock) {

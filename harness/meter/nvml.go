@@ -1,3 +1,5 @@
+//go:build !nonvml
+
 package meter
 
 import (
@@ -31,6 +33,12 @@ type nvmlMeter struct {
 
 	errs deviceErrors
 }
+
+// nvmlBuiltIn says this binary has the NVML meter (cgo, go-nvml).
+const nvmlBuiltIn = true
+
+// openNVML opens the system's NVML library.
+func openNVML(o Options) (Meter, error) { return OpenNVML(nil, o) }
 
 // OpenNVML opens the GPUs through lib (nil: the system's NVML library).
 // Without the driver it returns an error; it never crashes.
@@ -223,11 +231,33 @@ func (m *nvmlMeter) Close() error {
 	return nil
 }
 
-// meanPower is the mean over sample times of the power summed over
-// devices.
-func meanPower(ss []Sample) float64 {
-	if t := summarise(ss); t != nil {
-		return t.MeanPowerW
+// probeNVML fills in what the NVIDIA driver sees.
+func probeNVML(p *Probe) {
+	lib := nvml.New()
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		p.NVML.Error = fmt.Sprintf("%v (no NVIDIA driver?)", ret)
+		return
 	}
-	return 0
+	defer lib.Shutdown()
+	p.NVML.Driver, _ = lib.SystemGetDriverVersion()
+	n, _ := lib.DeviceGetCount()
+	for i := range n {
+		h, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		g := GPUProbe{Index: i}
+		g.Name, _ = h.GetName()
+		g.UUID, _ = h.GetUUID()
+		_, ret = h.GetTotalEnergyConsumption()
+		g.EnergyCounter = ret == nvml.SUCCESS
+		if mw, ret := h.GetEnforcedPowerLimit(); ret == nvml.SUCCESS {
+			g.PowerLimitW = float64(mw) / 1000
+		}
+		p.NVML.Devices = append(p.NVML.Devices, g)
+	}
+	p.NVML.OK = len(p.NVML.Devices) > 0
+	if !p.NVML.OK {
+		p.NVML.Error = "the driver sees no GPU"
+	}
 }

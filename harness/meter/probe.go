@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // Probe is what this node can measure.
@@ -17,14 +15,29 @@ type Probe struct {
 		Driver  string     `json:"driver,omitempty"`
 		Devices []GPUProbe `json:"devices,omitempty"`
 	} `json:"nvml"`
+	Tegra struct {
+		OK         bool        `json:"ok"`
+		Error      string      `json:"error,omitempty"`
+		Rails      []RailProbe `json:"rails,omitempty"`
+		GPUDevfreq string      `json:"gpu_devfreq,omitempty"`
+	} `json:"tegra"`
 	RAPL struct {
 		OK    bool     `json:"ok"`
 		Error string   `json:"error,omitempty"`
 		Root  string   `json:"root"`
 		Zones []string `json:"zones,omitempty"`
 	} `json:"rapl"`
+	// Meters are the meters built into this binary.
+	Meters []string `json:"meters"`
 	// Auto is the meter auto picks here.
 	Auto string `json:"auto"`
+}
+
+// RailProbe is one Jetson power rail.
+type RailProbe struct {
+	Label  string `json:"label"`
+	Layout string `json:"layout"`
+	Path   string `json:"path"`
 }
 
 // GPUProbe describes one GPU.
@@ -36,38 +49,22 @@ type GPUProbe struct {
 	PowerLimitW   float64 `json:"power_limit_w,omitempty"`
 }
 
-// ProbeNode looks for NVML (through lib, nil: the system's) and RAPL.
-func ProbeNode(lib nvml.Interface, o Options) Probe {
+// ProbeNode looks for NVML, the tegra power rails and RAPL.
+func ProbeNode(o Options) Probe {
 	o.defaults()
 	var p Probe
-	if lib == nil {
-		lib = nvml.New()
-	}
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		p.NVML.Error = fmt.Sprintf("%v (no NVIDIA driver?)", ret)
+	p.Meters = BuiltIn()
+	probeNVML(&p)
+	if rails, err := findRails(o.SysRoot); err != nil {
+		p.Tegra.Error = err.Error()
 	} else {
-		p.NVML.Driver, _ = lib.SystemGetDriverVersion()
-		n, _ := lib.DeviceGetCount()
-		for i := range n {
-			h, ret := lib.DeviceGetHandleByIndex(i)
-			if ret != nvml.SUCCESS {
-				continue
-			}
-			g := GPUProbe{Index: i}
-			g.Name, _ = h.GetName()
-			g.UUID, _ = h.GetUUID()
-			_, ret = h.GetTotalEnergyConsumption()
-			g.EnergyCounter = ret == nvml.SUCCESS
-			if mw, ret := h.GetEnforcedPowerLimit(); ret == nvml.SUCCESS {
-				g.PowerLimitW = float64(mw) / 1000
-			}
-			p.NVML.Devices = append(p.NVML.Devices, g)
+		p.Tegra.OK = true
+		for _, r := range rails {
+			p.Tegra.Rails = append(p.Tegra.Rails, RailProbe{Label: r.label, Layout: r.layout, Path: r.dir})
 		}
-		p.NVML.OK = len(p.NVML.Devices) > 0
-		if !p.NVML.OK {
-			p.NVML.Error = "the driver sees no GPU"
+		if g := findGPUDevfreq(o.SysRoot); g != "" {
+			p.Tegra.GPUDevfreq = g
 		}
-		lib.Shutdown()
 	}
 	p.RAPL.Root = o.PowercapRoot
 	if m, err := newRAPL(o, time.Now); err != nil {
@@ -82,6 +79,8 @@ func ProbeNode(lib nvml.Interface, o Options) Probe {
 	switch {
 	case p.NVML.OK:
 		p.Auto = NVML
+	case p.Tegra.OK:
+		p.Auto = Tegra
 	case p.RAPL.OK:
 		p.Auto = RAPL
 	default:

@@ -118,7 +118,7 @@ func Build(res *Results, seed uint64) *Report {
 		if m.EnergyJ != nil {
 			e = *m.EnergyJ
 		}
-		if rec.Energy != nil && rec.Energy.Meter == "nvml" && rec.Energy.Telemetry != nil {
+		if rec.Energy != nil && (rec.Energy.Meter == "nvml" || rec.Energy.Meter == "tegra") && rec.Energy.Telemetry != nil {
 			util = rec.Energy.Telemetry.MeanGPUUtil
 		}
 		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,

@@ -29,6 +29,7 @@ type Config struct {
 	MeterIntervalMS     int           `json:"meter_interval_ms,omitempty"`
 	GPUs                []int         `json:"gpus,omitempty"`
 	PowercapRoot        string        `json:"powercap_root,omitempty"`
+	SysfsRoot           string        `json:"sysfs_root,omitempty"`
 	Output              string        `json:"output"`
 	// Artifacts makes this an artifact run: models x artifacts x
 	// repetitions, each artifact on a replay server (see harness.LoadArtifacts).

@@ -31,6 +31,8 @@ type Manifest struct {
 	Meter     string  `json:"meter"`
 	MeterInfo string  `json:"meter_info,omitempty"`
 	IdleW     float64 `json:"idle_w,omitempty"`
+	// Build is the granite binary that wrote the run (its last resume).
+	Build *Build `json:"build,omitempty"`
 	// Models describes each Ollama model as /api/show reported it.
 	Models map[string]ModelInfo `json:"models,omitempty"`
 }
