@@ -66,7 +66,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	var own, all []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL)
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL, nil)
 		if err != nil || rec.Metrics.TC != 1 {
 			b.Fatalf("%v %+v", err, rec)
 		}

@@ -142,7 +142,7 @@ func Build(res *Results, seed uint64) *Report {
 	// (made by hand, or damaged) leaves the order the trials came in.
 	var order []string
 	if cfg := res.Manifest.Config; cfg != nil {
-		order = cfg.Models
+		order = cfg.ModelNames()
 	} else {
 		for _, x := range r.rows {
 			order = append(order, x.model)
@@ -208,7 +208,7 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return ""
 	}
 	switch {
-	case !slices.Contains(cfg.Models, rec.Model):
+	case !slices.Contains(cfg.ModelNames(), rec.Model):
 		return fmt.Sprintf("model %s is not in the config", rec.Model)
 	case cfg.Repetitions > 0 && (rec.Repetition < 1 || rec.Repetition > cfg.Repetitions):
 		return fmt.Sprintf("repetition %d, the config has %d", rec.Repetition, cfg.Repetitions)

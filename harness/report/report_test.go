@@ -39,7 +39,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 	man := &results.Manifest{Experiment: "synthetic", ConfigHash: "feedfacecafebeef", Shard: "0/1", Meter: "nvml",
 		Config: &results.Config{Name: "synthetic"}, Models: map[string]results.ModelInfo{}}
 	for _, m := range models {
-		man.Config.Models = append(man.Config.Models, m.name)
+		man.Config.Models = append(man.Config.Models, results.ModelEntry{Name: m.name})
 		man.Models[m.name] = results.ModelInfo{ParameterSize: m.size, Parameters: results.ParseSize(m.size), Quantization: m.quant}
 	}
 	domains := []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"}
@@ -341,7 +341,7 @@ func TestReportOnArtifactTrials(t *testing.T) {
 	dir := t.TempDir()
 	models := []string{"a:1b", "b:3b", "c:8b", "d:14b"}
 	man := &results.Manifest{Experiment: "arts", ConfigHash: "0123456789abcdef", Shard: "0/1", Meter: "none",
-		Config: &results.Config{Name: "arts", Models: models}, Models: map[string]results.ModelInfo{}}
+		Config: &results.Config{Name: "arts", Models: results.Entries(models...)}, Models: map[string]results.ModelInfo{}}
 	f, err := os.Create(filepath.Join(dir, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
