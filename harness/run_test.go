@@ -69,7 +69,10 @@ func runTrials(t *testing.T, cfg *results.Config, spec *speclang.Spec, lookup Lo
 	checkRecordSchema(t, filepath.Join(out, results.TrialsFile))
 	if man, merr := results.ReadManifest(out); err == nil && merr == nil {
 		for _, m := range cfg.ModelNames() {
-			if info := man.Models[m]; !IsBuiltin(m) && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
+			e, _ := cfg.Entry(m)
+			if info := man.Models[m]; e.IsOpenAI() && (info.Parameters != e.ParamsB*1e9 || info.Quantization != e.Quantization) {
+				t.Errorf("run.json: model %s: %+v, want what its entry says", m, info)
+			} else if !IsBuiltin(m) && !e.IsOpenAI() && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
 				t.Errorf("run.json: model %s: %+v, want what /api/show said", m, info)
 			}
 		}

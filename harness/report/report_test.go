@@ -537,3 +537,44 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 		})
 	}
 }
+
+// TestNoteOnParallelTrials: records of trials that ran at once make the
+// report say their latency and energy are not comparable with sequential
+// ones, naming the models.
+func TestNoteOnParallelTrials(t *testing.T) {
+	dir := trialSet{models: 2, levels: 2, scenarios: 2, reps: 1, wall: 1}.write(t)
+	r, _, _ := writeReport(t, dir)
+	if strings.Contains(strings.Join(r.Notes, "|"), "parallel") {
+		t.Errorf("sequential trials noted as parallel: %q", r.Notes)
+	}
+	path := filepath.Join(dir, results.TrialsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	first := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec results.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = rec.Model
+		}
+		if rec.Model == first {
+			rec.Parallel = 4
+		}
+		b, _ := json.Marshal(rec)
+		out = append(append(out, b...), '\n')
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ = writeReport(t, dir)
+	want := first + " (parallel 4) ran several trials at once"
+	notes := strings.Join(r.Notes, "|")
+	if !strings.Contains(notes, want) || !strings.Contains(notes, "not comparable with sequential ones") || strings.Count(notes, "(parallel") != 1 {
+		t.Errorf("notes %q; want one naming %q", r.Notes, want)
+	}
+}

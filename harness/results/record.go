@@ -48,9 +48,9 @@ type Record struct {
 	// Parallel is how many trials of the model could run at once; above
 	// 1 the trial's latency and energy are not comparable with a
 	// sequential run's (Energy.Shared says how its energy was split).
-	Parallel int `json:"parallel,omitempty"`
-	StartedAt  string    `json:"started_at"`
-	EndedAt    string    `json:"ended_at"`
+	Parallel  int    `json:"parallel,omitempty"`
+	StartedAt string `json:"started_at"`
+	EndedAt   string `json:"ended_at"`
 	// Messages is the whole conversation as sent to and received from
 	// the model, the tools' replies included.
 	Messages    []Message `json:"messages"`
