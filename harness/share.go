@@ -2,7 +2,6 @@ package harness
 
 import (
 	"sync"
-	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
@@ -39,9 +38,10 @@ func newEnergyShare(m meter.Meter) *energyShare {
 // cut closes the current segment: its energy goes in equal parts to the
 // trials active over it. The caller holds mu.
 func (s *energyShare) cut() {
+	next := s.m.Mark()
 	if n := len(s.active); n > 0 {
 		r := s.m.Since(s.seg)
-		dt := time.Since(s.seg.T).Seconds()
+		dt := next.T.Sub(s.seg.T).Seconds()
 		for slot := range s.active {
 			if r.EnergyJ == nil {
 				slot.unknown = true
@@ -52,7 +52,7 @@ func (s *energyShare) cut() {
 			slot.seconds += dt
 		}
 	}
-	s.seg = s.m.Mark()
+	s.seg = next
 }
 
 // begin starts a trial's account.
