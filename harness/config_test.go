@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/gen"
@@ -174,5 +175,38 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := LoadConfig("no-such-config", spec); err == nil || !strings.Contains(err.Error(), "embedded: paper, smoke") {
 		t.Errorf("missing config: %v", err)
+	}
+}
+
+// TestKubernetesVLLMConfig: the experiment config that the vLLM variant of
+// docs/kubernetes.md ships in its ConfigMap loads.
+func TestKubernetesVLLMConfig(t *testing.T) {
+	data, err := os.ReadFile("../docs/k8s/granite-indexed-job-vllm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgYAML string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var m struct {
+			Kind string            `yaml:"kind"`
+			Data map[string]string `yaml:"data"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Kind == "ConfigMap" {
+			cfgYAML = m.Data["vllm.yaml"]
+		}
+	}
+	path := filepath.Join(t.TempDir(), "vllm.yaml")
+	if err := os.WriteFile(path, []byte(cfgYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path, loadSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Models[0]; !e.IsOpenAI() || e.APIKeyEnv != "VLLM_KEY" || e.Workers() != 4 {
+		t.Errorf("entry %+v", e)
 	}
 }

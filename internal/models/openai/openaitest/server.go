@@ -48,8 +48,8 @@ type Request struct {
 			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	ToolChoice    any      `json:"tool_choice"`
-	Stream        bool     `json:"stream"`
+	ToolChoice    any  `json:"tool_choice"`
+	Stream        bool `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
