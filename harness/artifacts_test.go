@@ -43,7 +43,7 @@ func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []scenarios.T
 
 // artifactConfig is an artifact run with the documented defaults.
 func artifactConfig(path, host string, models ...string) *results.Config {
-	c := &results.Config{Name: "artifacts", Models: models, Artifacts: path, Ollama: results.OllamaConfig{Host: host}}
+	c := &results.Config{Name: "artifacts", Models: results.Entries(models...), Artifacts: path, Ollama: results.OllamaConfig{Host: host}}
 	defaults(c)
 	return c
 }

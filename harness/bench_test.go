@@ -2,16 +2,23 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ollama/ollama/api"
+	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
+	"github.com/mcpgranite/granite/internal/models/openai"
+	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -66,7 +73,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	var own, all []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL)
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL, nil)
 		if err != nil || rec.Metrics.TC != 1 {
 			b.Fatalf("%v %+v", err, rec)
 		}
@@ -107,4 +114,114 @@ func BenchmarkArtifactOracle(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(arts)), "trials/op")
+}
+
+// goldPlay is goldModel for either double: the scenario's gold calls at
+// the level the offered tools tell, one per reply, then the tool results
+// as the answer.
+func goldPlay(spec *speclang.Spec, lookup Lookup) func(turnState) reply {
+	byPrompt := map[string]*speclang.Scenario{}
+	levelOf := map[string]mcpdomain.Level{}
+	for _, d := range spec.Domains {
+		rt, _ := lookup(d.Name)
+		for _, s := range d.Scenarios {
+			byPrompt[s.Prompt] = s
+		}
+		for _, l := range mcpdomain.Levels {
+			var names []string
+			for _, t := range rt.Tools[l] {
+				names = append(names, t.Name)
+			}
+			slices.Sort(names)
+			levelOf[d.Name+":"+strings.Join(names, ",")] = l
+		}
+	}
+	return func(st turnState) reply {
+		s := byPrompt[st.prompt]
+		names := slices.Sorted(slices.Values(st.tools))
+		domain, _, _ := strings.Cut(s.ID, "-")
+		gold := s.Gold[levelOf[domain+":"+strings.Join(names, ",")]]
+		if done := len(st.results); done < len(gold) {
+			return reply{calls: []ollamatest.Call{{Name: gold[done].Tool, Args: string(gold[done].JSON())}}}
+		}
+		return reply{content: strings.Join(st.results, "\n")}
+	}
+}
+
+// BenchmarkOpenAIAgentTurn is BenchmarkAgentTurn with an OpenAI-compatible
+// endpoint: p50-ns/turn is the harness's own work per model reply (the
+// trial's wall time less the time inside the openai-go client call, per
+// reply), streamed as vLLM streams. Target: median under 1 ms.
+func BenchmarkOpenAIAgentTurn(b *testing.B) {
+	spec, lookup := tinySpec(b)
+	f := openaitest.NewServer(b, []string{"fake:gold"}, viaOpenAI(goldPlay(spec, lookup)))
+	cfg := openaiConfig("turns", f.URL, "fake:gold")
+	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
+	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
+	d := spec.Domain(tiny.Domain.Name)
+	rt, _ := lookup(d.Name)
+	s := d.Scenarios[3]
+	a := &openaiAgent{client: openai.New(f.URL, "", nil), entry: cfg.Models[0], cfg: cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}
+	r := &runner{cfg: cfg}
+	task := &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}
+	var own, all []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL, nil)
+		if err != nil || rec.Metrics.TC != 1 {
+			b.Fatalf("%v %+v", err, rec)
+		}
+		wall := time.Since(start)
+		turns := time.Duration(rec.Turns)
+		all = append(all, wall/turns)
+		own = append(own, (wall-time.Duration(rec.Durations.ModelWaitNS))/turns)
+	}
+	slices.Sort(own)
+	slices.Sort(all)
+	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
+	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
+}
+
+// parallelOneRate is the trials per second of parallel 1, which the
+// larger settings of BenchmarkParallelTrials are measured against.
+var parallelOneRate float64
+
+// BenchmarkParallelTrials runs the tiny domain's grid against an
+// OpenAI-compatible double that serves any number of requests at once,
+// each after a fixed 50 ms, with parallel 1, 4 and 8. x-parallel-1 is the
+// throughput over parallel 1's. Target: at least 0.8 x N.
+func BenchmarkParallelTrials(b *testing.B) {
+	const latency = 50 * time.Millisecond
+	spec, lookup := tinySpec(b)
+	for _, n := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("parallel=%d", n), func(b *testing.B) {
+			f := openaitest.NewServer(b, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+				return openaitest.Step{Delay: latency, Content: "No tool is needed."}
+			})
+			cfg := openaiConfig("parallel", f.URL, "m")
+			cfg.Models[0].Parallel = n
+			cfg.Repetitions = 2
+			none, err := meter.Open(meter.Options{Kind: meter.None})
+			if err != nil {
+				b.Fatal(err)
+			}
+			trials, elapsed := 0, time.Duration(0)
+			for b.Loop() {
+				start := time.Now()
+				sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: lookup, Meter: none})
+				if err != nil || sum.Ran == 0 || sum.Ran != sum.Planned {
+					b.Fatalf("%+v %v", sum, err)
+				}
+				elapsed += time.Since(start)
+				trials += sum.Ran
+			}
+			rate := float64(trials) / elapsed.Seconds()
+			b.ReportMetric(rate, "trials/s")
+			if n == 1 {
+				parallelOneRate = rate
+			} else if parallelOneRate > 0 {
+				b.ReportMetric(rate/parallelOneRate, "x-parallel-1")
+			}
+		})
+	}
 }

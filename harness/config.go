@@ -78,11 +78,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 			list = append(list, doc.Errorf([]any{"scenarios", i}, "found scenario %q, which no scenario table has; expected an id like %s-001", s, spec.Domains[0].Name))
 		}
 	}
-	for i, m := range c.Models {
-		if IsBuiltin(m) && m != Oracle && m != Silent {
-			list = append(list, doc.Errorf([]any{"models", i}, "found built-in agent %q; expected %s or %s", m, Oracle, Silent))
-		}
-	}
+	list = append(list, checkModels(doc, c.Models)...)
 	for _, f := range []struct {
 		key string
 		n   int
@@ -116,6 +112,45 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 		return nil, list
 	}
 	return c, nil
+}
+
+// checkModels checks what the schema cannot say of the model entries:
+// built-in agents by name, names given once, and the fields each backend
+// takes.
+func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.ErrorList {
+	var list speclang.ErrorList
+	seen := map[string]bool{}
+	for i, m := range models {
+		at := func(field string) []any {
+			if field == "" || m == (results.ModelEntry{Name: m.Name}) {
+				return []any{"models", i}
+			}
+			return []any{"models", i, field}
+		}
+		switch {
+		case IsBuiltin(m.Name) && m.Name != Oracle && m.Name != Silent:
+			list = append(list, doc.Errorf(at("name"), "found built-in agent %q; expected %s or %s", m.Name, Oracle, Silent))
+		case IsBuiltin(m.Name) && m != (results.ModelEntry{Name: m.Name}):
+			list = append(list, doc.Errorf(at(""), "found built-in agent %s with model settings; expected it as a plain name: it runs no model", m.Name))
+		case seen[m.Name]:
+			list = append(list, doc.Errorf(at("name"), "found model name %q again; expected each name once: trial ids, records and the report tell models apart by it", m.Name))
+		}
+		seen[m.Name] = true
+		if !m.IsOpenAI() {
+			for _, f := range []struct{ key, val string }{{"base_url", m.BaseURL}, {"api_key_env", m.APIKeyEnv}} {
+				if f.val != "" {
+					list = append(list, doc.Errorf(at(f.key), "found %s on an Ollama model; expected it only with backend: openai (Ollama models run on ollama.host or ollama.hosts)", f.key))
+				}
+			}
+			continue
+		}
+		if m.BaseURL == "" {
+			list = append(list, doc.Errorf(at(""), "found backend openai without base_url; expected the endpoint's URL, like http://gpu-node:8000/v1"))
+		} else if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			list = append(list, doc.Errorf(at("base_url"), "found base_url %q; expected an http(s) URL like http://gpu-node:8000/v1", m.BaseURL))
+		}
+	}
+	return list
 }
 
 // readConfig finds a config on disk or among the embedded ones.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/results"
 )
 
 func TestEmbeddedConfigs(t *testing.T) {
@@ -17,7 +22,7 @@ func TestEmbeddedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(smoke.Models, []string{Oracle, Silent}) || smoke.Repetitions != 1 || smoke.Meter != "none" {
+	if !slices.Equal(smoke.ModelNames(), []string{Oracle, Silent}) || smoke.Repetitions != 1 || smoke.Meter != "none" {
 		t.Errorf("smoke: %+v", smoke)
 	}
 	paper, err := LoadConfig("paper.yaml", spec)
@@ -53,6 +58,61 @@ func TestEmbeddedConfigs(t *testing.T) {
 	}
 }
 
+// TestModelEntries: a model is a plain Ollama tag or an object naming its
+// backend; both load, a plain tag stays a plain tag in run.json (so that
+// configs of tags keep their hash), and per-entry sampling overrides the
+// experiment's.
+func TestModelEntries(t *testing.T) {
+	spec := loadSpec(t)
+	path := filepath.Join(t.TempDir(), "x.yaml")
+	yaml := `name: x
+temperature: 0.2
+models:
+  - qwen2.5:3b
+  - name: qwen3-4b-vllm
+    backend: openai
+    base_url: http://gpu-node:8000/v1
+    model: Qwen/Qwen3-4B
+    api_key_env: VLLM_KEY
+    params_b: 4.0
+    quantization: bf16
+    parallel: 4
+    temperature: 0.6
+    seed: 7
+`
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seven, six := 7, 0.6
+	want := []results.ModelEntry{{Name: "qwen2.5:3b"}, {Name: "qwen3-4b-vllm", Backend: "openai", BaseURL: "http://gpu-node:8000/v1",
+		Model: "Qwen/Qwen3-4B", APIKeyEnv: "VLLM_KEY", ParamsB: 4, Quantization: "bf16", Parallel: 4, Temperature: &six, Seed: &seven}}
+	if diff := cmp.Diff(want, c.Models); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	temp, maxTokens, seed := c.Sampling(c.Models[1])
+	if temp != 0.6 || maxTokens != c.MaxTokens || seed != 7 || c.Models[1].Workers() != 4 || c.Models[0].Workers() != 1 {
+		t.Errorf("sampling %v %v %v, workers %d %d", temp, maxTokens, seed, c.Models[1].Workers(), c.Models[0].Workers())
+	}
+	if temp, _, seed := c.Sampling(c.Models[0]); temp != 0.2 || seed != c.Seed {
+		t.Errorf("a plain tag's sampling: %v %v", temp, seed)
+	}
+	b, err := json.Marshal(c.Models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), `["qwen2.5:3b",{"name":"qwen3-4b-vllm","backend":"openai"`) {
+		t.Errorf("run.json models: %s", b)
+	}
+	var back []results.ModelEntry
+	if err := json.Unmarshal(b, &back); err != nil || !cmp.Equal(back, c.Models) {
+		t.Errorf("run.json models read back: %+v, %v", back, err)
+	}
+}
+
 // TestConfigErrors pins the positioned error of each kind of bad config.
 func TestConfigErrors(t *testing.T) {
 	spec := loadSpec(t)
@@ -77,6 +137,24 @@ func TestConfigErrors(t *testing.T) {
 		{"name: x\nmodels: [a]\nkeep_alive: forever\n", []string{
 			`x.yaml:3:13: $.keep_alive: found "forever"; expected a string matching`}},
 		{"name: x\nmodels: [a\n", []string{`x.yaml:2:9: invalid YAML`}},
+		{"name: x\nmodels:\n  - {name: q, backend: vllm}\n", []string{
+			`x.yaml:3:24: $.models[0].backend: found "vllm"; expected one of ollama, openai`}},
+		{"name: x\nmodels:\n  - name: q\n    backend: openai\n    model: Qwen/Qwen3-4B\n", []string{
+			`x.yaml:3:9: $.models[0]: found backend openai without base_url; expected the endpoint's URL, like http://gpu-node:8000/v1`}},
+		{"name: x\nmodels:\n  - {name: q, backend: openai, base_url: gpu-node:8000}\n", []string{
+			`x.yaml:3:42: $.models[0].base_url: found base_url "gpu-node:8000"; expected an http(s) URL like http://gpu-node:8000/v1`}},
+		{"name: x\nmodels:\n  - {name: q, base_url: http://h/v1, api_key_env: K}\n", []string{
+			`x.yaml:3:25: $.models[0].base_url: found base_url on an Ollama model; expected it only with backend: openai`,
+			`x.yaml:3:51: $.models[0].api_key_env: found api_key_env on an Ollama model; expected it only with backend: openai`}},
+		{"name: x\nmodels:\n  - q\n  - {name: q, parallel: 2}\n", []string{
+			`x.yaml:4:12: $.models[1].name: found model name "q" again; expected each name once`}},
+		{"name: x\nmodels:\n  - {name: q, parallel: 0, api_key: sk-1}\n", []string{
+			`$.models[0].parallel: found 0; expected at least 1`,
+			`$.models[0].api_key: found unknown key "api_key"`}},
+		{"name: x\nmodels:\n  - {backend: openai}\n", []string{
+			`x.yaml:3:5: $.models[0]: missing required key "name"`}},
+		{"name: x\nmodels: [{name: builtin:oracle, parallel: 4}]\n", []string{
+			`x.yaml:2:10: $.models[0]: found built-in agent builtin:oracle with model settings; expected it as a plain name`}},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "x.yaml")
@@ -97,5 +175,38 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := LoadConfig("no-such-config", spec); err == nil || !strings.Contains(err.Error(), "embedded: paper, smoke") {
 		t.Errorf("missing config: %v", err)
+	}
+}
+
+// TestKubernetesVLLMConfig: the experiment config that the vLLM variant of
+// docs/kubernetes.md ships in its ConfigMap loads.
+func TestKubernetesVLLMConfig(t *testing.T) {
+	data, err := os.ReadFile("../docs/k8s/granite-indexed-job-vllm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgYAML string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var m struct {
+			Kind string            `yaml:"kind"`
+			Data map[string]string `yaml:"data"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Kind == "ConfigMap" {
+			cfgYAML = m.Data["vllm.yaml"]
+		}
+	}
+	path := filepath.Join(t.TempDir(), "vllm.yaml")
+	if err := os.WriteFile(path, []byte(cfgYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path, loadSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Models[0]; !e.IsOpenAI() || e.APIKeyEnv != "VLLM_KEY" || e.Workers() != 4 {
+		t.Errorf("entry %+v", e)
 	}
 }

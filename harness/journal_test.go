@@ -349,7 +349,7 @@ func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, model := range cfg.Models {
+		for _, model := range cfg.ModelNames() {
 			if info := man.Models[model]; info.Parameters != 3212749888 || info.Quantization != "Q4_K_M" {
 				t.Errorf("resume with %s: run.json has %s as %+v, want what /api/show said", resume.name, model, info)
 			}

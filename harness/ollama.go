@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
+	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -21,6 +25,7 @@ type ollamaAgent struct {
 	client *ollama.Client
 	host   string
 	model  string
+	entry  results.ModelEntry
 	cfg    *results.Config
 	// tools caches the converted tools per domain and level: the same
 	// server lists the same tools every trial.
@@ -29,12 +34,13 @@ type ollamaAgent struct {
 
 // options are the request options, the same for every request of a model
 // so that Ollama never reloads it between trials.
-func options(cfg *results.Config) map[string]any {
+func options(cfg *results.Config, e results.ModelEntry) map[string]any {
+	temp, maxTokens, seed := cfg.Sampling(e)
 	return map[string]any{
-		"temperature": cfg.Temperature,
-		"num_predict": cfg.MaxTokens,
+		"temperature": temp,
+		"num_predict": maxTokens,
 		"num_ctx":     cfg.NumCtx,
-		"seed":        cfg.Seed,
+		"seed":        seed,
 	}
 }
 
@@ -77,7 +83,7 @@ func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
 	}
 	msgs := []api.Message{{Role: "system", Content: sys.String()}}
 	stream := a.cfg.Streaming()
-	rec.Options = options(a.cfg)
+	rec.Options = options(a.cfg, a.entry)
 	rec.Messages = []results.Message{{Role: "system", Content: msgs[0].Content}}
 	turn := 0
 	for i := range tr.prompts {
@@ -170,13 +176,36 @@ func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
 }
 
 // checkHosts fails fast, naming the host and the fix, when a host is down
-// or lacks a model; built-in agents need no host.
-func checkHosts(ctx context.Context, hosts []string, models []string, hc *http.Client) error {
-	var served []string
-	for _, m := range models {
-		if !IsBuiltin(m) {
-			served = append(served, m)
+// or lacks one of the tags.
+func checkHosts(ctx context.Context, hosts []string, tags []string, hc *http.Client) error {
+	return ollama.CheckHosts(ctx, hosts, tags, hc)
+}
+
+// checkEndpoints is the preflight of the OpenAI-compatible models with
+// trials to run: the key's environment variable is set, and GET
+// {base_url}/models lists the model. Every problem is reported at once.
+func checkEndpoints(ctx context.Context, cfg *results.Config, ts []Trial, hc *http.Client) error {
+	var errs []error
+	for _, m := range cfg.Models {
+		if !m.IsOpenAI() || !slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
+			continue
+		}
+		if m.APIKeyEnv != "" && os.Getenv(m.APIKeyEnv) == "" {
+			errs = append(errs, fmt.Errorf("model %s: api_key_env names %s, which is not set: export %s=<key> before granite run", m.Name, m.APIKeyEnv, m.APIKeyEnv))
+			continue
+		}
+		if err := openai.New(m.BaseURL, apiKey(m), hc).Check(ctx, m.ServedAs()); err != nil {
+			errs = append(errs, fmt.Errorf("model %s: %w", m.Name, err))
 		}
 	}
-	return ollama.CheckHosts(ctx, hosts, served, hc)
+	return errors.Join(errs...)
+}
+
+// apiKey reads an entry's key from its environment variable; the key
+// lives only in memory, never in a file the run writes.
+func apiKey(e results.ModelEntry) string {
+	if e.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(e.APIKeyEnv)
 }

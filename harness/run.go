@@ -21,10 +21,12 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
+	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -81,7 +83,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 		if err != nil {
 			return nil, err
 		}
-		for _, model := range cfg.Models {
+		for _, model := range cfg.ModelNames() {
 			for i := range set.Artifacts {
 				a := &set.Artifacts[i]
 				_, level, _ := scenarios.DomainSource(a.Source)
@@ -94,7 +96,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 		}
 		return out, nil
 	}
-	for _, model := range cfg.Models {
+	for _, model := range cfg.ModelNames() {
 		for _, d := range spec.Domains {
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 				continue
@@ -163,7 +165,8 @@ func showModel(ctx context.Context, c *ollama.Client, model string) (results.Mod
 // What played a trial, as Record.Agent says it: a model, or a built-in
 // agent.
 const (
-	agentOllama  = "ollama"
+	agentOllama  = results.BackendOllama
+	agentOpenAI  = results.BackendOpenAI
 	agentBuiltin = "builtin"
 )
 
@@ -202,12 +205,15 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	build := BuildInfo()
 	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(), Build: &build,
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
-	// Check the hosts before anything is written, so that a run that
-	// cannot start leaves no folder to --resume.
-	if needsOllama(trials) {
-		if err := checkHosts(ctx, cfg.HostList(), cfg.Models, opts.HTTP); err != nil {
+	// Check the hosts and endpoints before anything is written, so that a
+	// run that cannot start leaves no folder to --resume.
+	if tags := ollamaTags(cfg, trials); len(tags) > 0 {
+		if err := checkHosts(ctx, cfg.HostList(), tags, opts.HTTP); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkEndpoints(ctx, cfg, trials, opts.HTTP); err != nil {
+		return nil, err
 	}
 	lock, err := results.LockOut(out)
 	if err != nil {
@@ -241,7 +247,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostKeywords(grid)
-	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m string) bool { return !IsBuiltin(m) }) {
+	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m results.ModelEntry) bool { return !IsBuiltin(m.Name) && !m.IsOpenAI() }) {
 		all := map[string][]string{}
 		for lv, tools := range man.Lost {
 			for t, l := range tools {
@@ -308,8 +314,18 @@ func journalFailed(err error) error {
 	return fmt.Errorf("%w; the trials recorded so far are kept; %s and rerun with --resume", err, next)
 }
 
-func needsOllama(ts []Trial) bool {
-	return slices.ContainsFunc(ts, func(t Trial) bool { return !IsBuiltin(t.Model) })
+// ollamaTags are the Ollama tags of the models with trials to run.
+func ollamaTags(cfg *results.Config, ts []Trial) []string {
+	var out []string
+	for _, m := range cfg.Models {
+		if IsBuiltin(m.Name) || m.IsOpenAI() || slices.Contains(out, m.ServedAs()) {
+			continue
+		}
+		if slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
+			out = append(out, m.ServedAs())
+		}
+	}
+	return out
 }
 
 // ConfigHash identifies a config and the benchmark it runs on.
@@ -433,7 +449,7 @@ type runner struct {
 // run goes model by model: a model's trials are shared by one worker per
 // Ollama host (built-in agents: one per CPU), each host warmed up first.
 func (r *runner) run(ctx context.Context, todo []Trial) error {
-	for _, model := range r.cfg.Models {
+	for _, model := range r.cfg.ModelNames() {
 		var ts []Trial
 		for _, t := range todo {
 			if t.Model == model {
@@ -465,6 +481,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		agent agent
 	}
 	var workers []worker
+	entry, _ := r.cfg.Entry(model)
 	switch {
 	case model == Oracle:
 		for range min(4, len(ts)) {
@@ -472,6 +489,14 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		}
 	case model == Silent:
 		workers = append(workers, worker{agent: silent{}})
+	case entry.IsOpenAI():
+		c, err := r.endpoint(ctx, entry)
+		if err != nil {
+			return err
+		}
+		for range entry.Workers() {
+			workers = append(workers, worker{host: entry.BaseURL, agent: &openaiAgent{client: c, entry: entry, cfg: r.cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}})
+		}
 	default:
 		for _, h := range r.cfg.HostList() {
 			c, err := ollama.New(h, r.opts.HTTP)
@@ -480,9 +505,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			}
 			start := time.Now()
 			wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
-			load, err := c.WarmUp(wctx, model, keepAlive(r.cfg), options(r.cfg))
+			load, err := c.WarmUp(wctx, entry.ServedAs(), keepAlive(r.cfg), options(r.cfg, entry))
 			cancel()
-			w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg))}
+			w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg, entry))}
 			if err != nil {
 				w.Error = err.Error()
 				if ctx.Err() != nil {
@@ -490,7 +515,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				}
 				return fmt.Errorf("warm-up of %s on %s: %w", model, h, err)
 			}
-			info, err := showModel(ctx, c, model)
+			info, err := showModel(ctx, c, entry.ServedAs())
 			if err != nil {
 				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 			}
@@ -501,7 +526,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			}
 			r.man.Models[model] = info
 			r.mu.Unlock()
-			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: model, cfg: r.cfg, tools: map[string]api.Tools{}}})
+			for range entry.Workers() {
+				workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: entry.ServedAs(), entry: entry, cfg: r.cfg, tools: map[string]api.Tools{}}})
+			}
 		}
 	}
 	// The trials' context ends when the journal fails: what they would
@@ -515,6 +542,11 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		case <-tctx.Done():
 		}
 	}()
+	// Trials that run at once share the meter: each is given its part.
+	var share *energyShare
+	if entry.Workers() > 1 && r.meter != nil {
+		share = newEnergyShare(r.meter)
+	}
 	feed := make(chan Trial)
 	errc := make(chan error, len(workers))
 	var wg sync.WaitGroup
@@ -528,7 +560,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 					continue
 				default:
 				}
-				rec, err := r.trial(tctx, t, w.agent, w.host)
+				rec, err := r.trial(tctx, t, w.agent, w.host, share)
 				if err != nil {
 					errc <- err
 					return
@@ -582,14 +614,49 @@ loop:
 	return err
 }
 
+// endpoint warms up an OpenAI-compatible model and records the warm-up
+// and what the entry says of the model.
+func (r *runner) endpoint(ctx context.Context, e results.ModelEntry) (*openai.Client, error) {
+	c := openai.New(e.BaseURL, apiKey(e), r.opts.HTTP)
+	_, maxTokens, _ := r.cfg.Sampling(e)
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
+	wall, err := c.WarmUp(wctx, e.ServedAs(), maxTokens)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("warm-up of %s (%s) at %s: %w", e.Name, e.ServedAs(), e.BaseURL, err)
+	}
+	info := results.ModelInfo{Family: e.ServedAs(), Parameters: e.ParamsB * 1e9, Quantization: e.Quantization}
+	if e.ParamsB > 0 {
+		info.ParameterSize = strconv.FormatFloat(e.ParamsB, 'f', -1, 64) + "B"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.man.AddWarmUp(results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(r.cfg, e))})
+	if r.man.Models == nil {
+		r.man.Models = map[string]results.ModelInfo{}
+	}
+	r.man.Models[e.Name] = info
+	return c, nil
+}
+
 // trial runs one trial on a fresh store and scores it. It returns nil when
 // the run was interrupted before the trial finished.
-func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*results.Record, error) {
+func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share *energyShare) (*results.Record, error) {
 	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
 		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
 	t.identify(rec)
-	if IsBuiltin(t.Model) {
+	entry, _ := r.cfg.Entry(t.Model)
+	switch {
+	case IsBuiltin(t.Model):
 		rec.Agent = agentBuiltin
+	case entry.IsOpenAI():
+		rec.Agent = agentOpenAI
+	}
+	if entry.Workers() > 1 {
+		rec.Parallel = entry.Workers()
 	}
 	start := time.Now()
 	rec.StartedAt = start.UTC().Format(time.RFC3339Nano)
@@ -606,11 +673,19 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string) (*res
 	}
 	tr := &trialRun{t: t, sess: sess, tools: tools, valid: valid, prompts: t.prompts(), rec: rec}
 	var mark meter.Mark
-	if r.meter != nil {
+	var slot *shareSlot
+	switch {
+	case share != nil:
+		slot = share.begin()
+	case r.meter != nil:
 		mark = r.meter.Mark()
 	}
 	a.run(tctx, tr)
-	if r.meter != nil {
+	switch {
+	case share != nil:
+		reading := share.end(slot)
+		rec.Energy = &reading
+	case r.meter != nil:
 		reading := r.meter.Since(mark)
 		rec.Energy = &reading
 	}

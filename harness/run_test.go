@@ -53,7 +53,7 @@ func tinySpec(t testing.TB) (*speclang.Spec, Lookup) {
 
 // testConfig is a config with the documented defaults and a fake host.
 func testConfig(name, host string, models ...string) *results.Config {
-	c := &results.Config{Name: name, Models: models, Ollama: results.OllamaConfig{Host: host}}
+	c := &results.Config{Name: name, Models: results.Entries(models...), Ollama: results.OllamaConfig{Host: host}}
 	defaults(c)
 	return c
 }
@@ -68,8 +68,11 @@ func runTrials(t *testing.T, cfg *results.Config, spec *speclang.Spec, lookup Lo
 	}
 	checkRecordSchema(t, filepath.Join(out, results.TrialsFile))
 	if man, merr := results.ReadManifest(out); err == nil && merr == nil {
-		for _, m := range cfg.Models {
-			if info := man.Models[m]; !IsBuiltin(m) && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
+		for _, m := range cfg.ModelNames() {
+			e, _ := cfg.Entry(m)
+			if info := man.Models[m]; e.IsOpenAI() && (info.Parameters != e.ParamsB*1e9 || info.Quantization != e.Quantization) {
+				t.Errorf("run.json: model %s: %+v, want what its entry says", m, info)
+			} else if !IsBuiltin(m) && !e.IsOpenAI() && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
 				t.Errorf("run.json: model %s: %+v, want what /api/show said", m, info)
 			}
 		}

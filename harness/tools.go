@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -58,6 +59,11 @@ func LostKeywords(raw []byte, params api.ToolFunctionParameters) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
+	return lostBetween(raw, kept)
+}
+
+// lostBetween lists the schema keywords of raw that kept lacks.
+func lostBetween(raw, kept []byte) ([]string, error) {
 	var a, b map[string]any
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, err
@@ -123,11 +129,31 @@ func LostSummary(lost map[string][]string) string {
 
 // ToolLoss is what Ollama drops of each generated tool's input schema.
 func ToolLoss(tools []*mcpdomain.Tool) map[string][]string {
+	return ToolLossFor(results.BackendOllama, tools)
+}
+
+// ToolLossFor is what a backend's tool types drop of each generated
+// tool's input schema: Ollama's lose keywords, OpenAI function tools
+// carry the whole schema (and the conversion is checked, not assumed).
+func ToolLossFor(backend string, tools []*mcpdomain.Tool) map[string][]string {
 	schemas := map[string][]byte{}
 	for _, t := range tools {
 		schemas[t.Name] = []byte(t.InputSchema)
 	}
-	return schemaLoss(schemas)
+	if backend != results.BackendOpenAI {
+		return schemaLoss(schemas)
+	}
+	out := map[string][]string{}
+	for _, t := range tools {
+		_, l, err := openaiTool(t.Name, t.Description, schemas[t.Name])
+		switch {
+		case err != nil:
+			out[t.Name] = []string{"(unreadable: " + err.Error() + ")"}
+		case len(l) > 0:
+			out[t.Name] = l
+		}
+	}
+	return out
 }
 
 // schemaLoss is what Ollama drops of each input schema, by tool name.

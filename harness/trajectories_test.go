@@ -3,12 +3,9 @@ package harness
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/goccy/go-yaml"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/results"
@@ -21,26 +18,7 @@ import (
 // verdicts they pin: right outcomes that the byte-equal store fails, and
 // collateral damage that task completion must catch.
 func TestTrajectoriesByHand(t *testing.T) {
-	data, err := os.ReadFile("testdata/trajectories.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []struct {
-		Name     string          `yaml:"name"`
-		Scenario string          `yaml:"scenario"`
-		Level    mcpdomain.Level `yaml:"level"`
-		Calls    [][]interface{} `yaml:"calls"`
-		Answer   string          `yaml:"answer"`
-		TC       float64         `yaml:"tc"`
-		Strict   float64         `yaml:"tc_strict"`
-		Why      string          `yaml:"why"`
-	}
-	if err := yaml.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) == 0 {
-		t.Fatal("no trajectories")
-	}
+	cases := loadTrajectories(t)
 	spec := loadSpec(t)
 	ctx := context.Background()
 	for _, c := range cases {

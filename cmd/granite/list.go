@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
@@ -28,9 +29,15 @@ type domainSummary struct {
 	MeanCalls map[mcpdomain.Level]float64 `json:"mean_gold_calls"`
 	// Dropped lists, per level and tool, the schema keywords Ollama's tool
 	// types drop before a model sees them (their constraints must be said
-	// in the descriptions too).
-	Dropped map[mcpdomain.Level]map[string][]string `json:"dropped_by_ollama"`
+	// in the descriptions too); DroppedByBackend the same for each backend
+	// (an OpenAI-compatible endpoint gets the whole schema).
+	Dropped          map[mcpdomain.Level]map[string][]string            `json:"dropped_by_ollama"`
+	DroppedByBackend map[string]map[mcpdomain.Level]map[string][]string `json:"dropped_by_backend"`
 }
+
+// backends are the model backends whose tool conversion `granite list`
+// reports.
+var backends = []string{results.BackendOllama, results.BackendOpenAI}
 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("list", "[--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level.", stderr)
@@ -47,10 +54,17 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, d := range gen.Domains {
 		r := domainSummary{Name: d.Name, Title: d.Title, Entities: d.Entities, Operations: len(d.Operations),
 			Tools: map[mcpdomain.Level]int{}, ToolNames: map[mcpdomain.Level][]string{},
-			Scenarios: map[string]int{}, MeanCalls: map[mcpdomain.Level]float64{}, Dropped: map[mcpdomain.Level]map[string][]string{}}
+			Scenarios: map[string]int{}, MeanCalls: map[mcpdomain.Level]float64{}, Dropped: map[mcpdomain.Level]map[string][]string{},
+			DroppedByBackend: map[string]map[mcpdomain.Level]map[string][]string{}}
+		for _, b := range backends {
+			r.DroppedByBackend[b] = map[mcpdomain.Level]map[string][]string{}
+		}
 		for _, l := range mcpdomain.Levels {
 			r.Tools[l] = len(d.Tools[l])
-			r.Dropped[l] = harness.ToolLoss(d.Tools[l])
+			for _, b := range backends {
+				r.DroppedByBackend[b][l] = harness.ToolLossFor(b, d.Tools[l])
+			}
+			r.Dropped[l] = r.DroppedByBackend[results.BackendOllama][l]
 			for _, t := range d.Tools[l] {
 				r.ToolNames[l] = append(r.ToolNames[l], t.Name)
 			}
@@ -75,14 +89,14 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DOMAIN\tTOOLS L4/L3/L2/L1\tEASY\tMEDIUM\tHARD\tGOLD CALLS L4/L3/L2/L1\tOLLAMA DROPS L4/L3/L2/L1\tTITLE")
+	fmt.Fprintln(tw, "DOMAIN\tTOOLS L4/L3/L2/L1\tEASY\tMEDIUM\tHARD\tGOLD CALLS L4/L3/L2/L1\tOLLAMA DROPS L4/L3/L2/L1\tOPENAI DROPS L4/L3/L2/L1\tTITLE")
 	total := map[string]int{}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d / %d / %d / %d\t%d\t%d\t%d\t%.1f / %.1f / %.1f / %.1f\t%d / %d / %d / %d\t%s\n", r.Name,
+		fmt.Fprintf(tw, "%s\t%d / %d / %d / %d\t%d\t%d\t%d\t%.1f / %.1f / %.1f / %.1f\t%s\t%s\t%s\n", r.Name,
 			r.Tools[mcpdomain.L4], r.Tools[mcpdomain.L3], r.Tools[mcpdomain.L2], r.Tools[mcpdomain.L1],
 			r.Scenarios[speclang.Easy], r.Scenarios[speclang.Medium], r.Scenarios[speclang.Hard],
 			r.MeanCalls[mcpdomain.L4], r.MeanCalls[mcpdomain.L3], r.MeanCalls[mcpdomain.L2], r.MeanCalls[mcpdomain.L1],
-			dropped(r.Dropped[mcpdomain.L4]), dropped(r.Dropped[mcpdomain.L3]), dropped(r.Dropped[mcpdomain.L2]), dropped(r.Dropped[mcpdomain.L1]), r.Title)
+			drops(r.DroppedByBackend[results.BackendOllama]), drops(r.DroppedByBackend[results.BackendOpenAI]), r.Title)
 		for k, n := range r.Scenarios {
 			total[k] += n
 		}
@@ -92,9 +106,15 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d domains, %d scenarios (%d easy, %d medium, %d hard)\n", len(rows),
 		total[speclang.Easy]+total[speclang.Medium]+total[speclang.Hard], total[speclang.Easy], total[speclang.Medium], total[speclang.Hard])
-	fmt.Fprintln(stdout, "OLLAMA DROPS counts schema keywords (minimum, maximum, pattern, format, ...) that Ollama's tool types")
-	fmt.Fprintln(stdout, "drop before a model sees a tool; their constraints are also stated in the descriptions. --json lists them.")
+	fmt.Fprintln(stdout, "DROPS count schema keywords (minimum, maximum, pattern, format, ...) that a backend's tool types drop before")
+	fmt.Fprintln(stdout, "a model sees a tool: Ollama's keep only a few keywords, OpenAI-compatible endpoints get the whole schema.")
+	fmt.Fprintln(stdout, "The constraints are also stated in the descriptions. --json lists them per backend, level and tool.")
 	return 0
+}
+
+// drops is one backend's dropped keywords per level, "L4 / L3 / L2 / L1".
+func drops(byLevel map[mcpdomain.Level]map[string][]string) string {
+	return fmt.Sprintf("%d / %d / %d / %d", dropped(byLevel[mcpdomain.L4]), dropped(byLevel[mcpdomain.L3]), dropped(byLevel[mcpdomain.L2]), dropped(byLevel[mcpdomain.L1]))
 }
 
 // dropped counts the keywords a level's tools lose.

@@ -76,7 +76,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "granite run: --artifact-tools needs --artifacts")
 		return 2
 	}
-	if cfg.Models, err = narrow("models", cfg.Models, *models); err == nil && *domains != "" {
+	var names []string
+	if names, err = narrow("models", cfg.ModelNames(), *models); err == nil {
+		// The entries named, in the order named, with their settings.
+		kept := make([]results.ModelEntry, 0, len(names))
+		for _, n := range names {
+			e, _ := cfg.Entry(n)
+			kept = append(kept, e)
+		}
+		cfg.Models = kept
+	}
+	if err == nil && *domains != "" {
 		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)
 	}
 	if err != nil {

@@ -67,7 +67,7 @@ func (s trialSet) write(t testing.TB) string {
 	}
 	for mi := range s.models {
 		model := fmt.Sprintf("m%d:%db", mi, mi+1)
-		man.Config.Models = append(man.Config.Models, model)
+		man.Config.Models = append(man.Config.Models, results.ModelEntry{Name: model})
 		if s.sized {
 			man.Models[model] = results.ModelInfo{Parameters: float64(mi+1) * 1e9, Quantization: "Q4_K_M"}
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -94,6 +95,7 @@ func Build(res *Results, seed uint64) *Report {
 	seen := map[string]bool{}
 	var repeated, unplanned int
 	var firstUnplanned string
+	parallel := map[string]int{} // models that ran trials at once, and how many
 	for _, rec := range res.Records {
 		if rec.Metrics == nil {
 			continue
@@ -111,6 +113,9 @@ func Build(res *Results, seed uint64) *Report {
 			}
 			unplanned++
 			continue
+		}
+		if rec.Parallel > 1 {
+			parallel[rec.Model] = max(parallel[rec.Model], rec.Parallel)
 		}
 		m := rec.Metrics
 		info := res.Manifest.Models[rec.Model]
@@ -135,6 +140,13 @@ func Build(res *Results, seed uint64) *Report {
 	if repeated > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d %s a trial id; the first of each counts", repeated, plural(repeated, "record repeats", "records repeat")))
 	}
+	if len(parallel) > 0 {
+		var ms []string
+		for _, m := range slices.Sorted(maps.Keys(parallel)) {
+			ms = append(ms, fmt.Sprintf("%s (parallel %d)", m, parallel[m]))
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("%s ran several trials at once: their wall times include waiting behind each other, and their energy is each trial's share of what the meter measured while they overlapped (records say energy.shared), so latency and energy of runs with parallel > 1 are not comparable with sequential ones", strings.Join(ms, ", ")))
+	}
 	if r.Covered > r.Planned {
 		r.Notes = append(r.Notes, fmt.Sprintf("the results hold %d scored trials that fit run.json's config, but it plans %d: run.json does not list the benchmark's scenarios, so the report cannot tell which are extra and covers them all", r.Covered, r.Planned))
 	}
@@ -142,7 +154,7 @@ func Build(res *Results, seed uint64) *Report {
 	// (made by hand, or damaged) leaves the order the trials came in.
 	var order []string
 	if cfg := res.Manifest.Config; cfg != nil {
-		order = cfg.Models
+		order = cfg.ModelNames()
 	} else {
 		for _, x := range r.rows {
 			order = append(order, x.model)
@@ -208,7 +220,7 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return ""
 	}
 	switch {
-	case !slices.Contains(cfg.Models, rec.Model):
+	case !slices.Contains(cfg.ModelNames(), rec.Model):
 		return fmt.Sprintf("model %s is not in the config", rec.Model)
 	case cfg.Repetitions > 0 && (rec.Repetition < 1 || rec.Repetition > cfg.Repetitions):
 		return fmt.Sprintf("repetition %d, the config has %d", rec.Repetition, cfg.Repetitions)

@@ -39,7 +39,7 @@ func synthetic(t testing.TB, keep func(i int) bool) string {
 	man := &results.Manifest{Experiment: "synthetic", ConfigHash: "feedfacecafebeef", Shard: "0/1", Meter: "nvml",
 		Config: &results.Config{Name: "synthetic"}, Models: map[string]results.ModelInfo{}}
 	for _, m := range models {
-		man.Config.Models = append(man.Config.Models, m.name)
+		man.Config.Models = append(man.Config.Models, results.ModelEntry{Name: m.name})
 		man.Models[m.name] = results.ModelInfo{ParameterSize: m.size, Parameters: results.ParseSize(m.size), Quantization: m.quant}
 	}
 	domains := []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"}
@@ -341,7 +341,7 @@ func TestReportOnArtifactTrials(t *testing.T) {
 	dir := t.TempDir()
 	models := []string{"a:1b", "b:3b", "c:8b", "d:14b"}
 	man := &results.Manifest{Experiment: "arts", ConfigHash: "0123456789abcdef", Shard: "0/1", Meter: "none",
-		Config: &results.Config{Name: "arts", Models: models}, Models: map[string]results.ModelInfo{}}
+		Config: &results.Config{Name: "arts", Models: results.Entries(models...)}, Models: map[string]results.ModelInfo{}}
 	f, err := os.Create(filepath.Join(dir, results.TrialsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -535,5 +535,46 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 				t.Errorf("report.md lacks %q:\n%.300s", c.coverage, md)
 			}
 		})
+	}
+}
+
+// TestNoteOnParallelTrials: records of trials that ran at once make the
+// report say their latency and energy are not comparable with sequential
+// ones, naming the models.
+func TestNoteOnParallelTrials(t *testing.T) {
+	dir := trialSet{models: 2, levels: 2, scenarios: 2, reps: 1, wall: 1}.write(t)
+	r, _, _ := writeReport(t, dir)
+	if strings.Contains(strings.Join(r.Notes, "|"), "parallel") {
+		t.Errorf("sequential trials noted as parallel: %q", r.Notes)
+	}
+	path := filepath.Join(dir, results.TrialsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	first := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec results.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = rec.Model
+		}
+		if rec.Model == first {
+			rec.Parallel = 4
+		}
+		b, _ := json.Marshal(rec)
+		out = append(append(out, b...), '\n')
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ = writeReport(t, dir)
+	want := first + " (parallel 4) ran several trials at once"
+	notes := strings.Join(r.Notes, "|")
+	if !strings.Contains(notes, want) || !strings.Contains(notes, "not comparable with sequential ones") || strings.Count(notes, "(parallel") != 1 {
+		t.Errorf("notes %q; want one naming %q", r.Notes, want)
 	}
 }

@@ -11,7 +11,7 @@ import (
 type Config struct {
 	Name                string        `json:"name"`
 	Description         string        `json:"description,omitempty"`
-	Models              []string      `json:"models"`
+	Models              []ModelEntry  `json:"models"`
 	Domains             []string      `json:"domains,omitempty"`
 	Scenarios           []string      `json:"scenarios,omitempty"`
 	Granularities       []level.Level `json:"granularities,omitempty"`

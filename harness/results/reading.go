@@ -19,6 +19,14 @@ type Reading struct {
 	// Telemetry summarises the samples in the trial's window.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
 	Errors    []string   `json:"errors,omitempty"`
+	// Shared is set when other trials ran at once (parallel > 1): EnergyJ
+	// is then this trial's part of what was measured, apportioned equally
+	// over the trials active at each moment, WindowJ all that was measured
+	// over the trial's window, and MeanActive the mean number of trials
+	// active over it. Telemetry is the whole device's.
+	Shared     bool     `json:"shared,omitempty"`
+	WindowJ    *float64 `json:"window_j,omitempty"`
+	MeanActive float64  `json:"mean_active,omitempty"`
 }
 
 // DeviceReading is one device's share of a trial.

@@ -27,7 +27,8 @@ type Record struct {
 	Index      int    `json:"index"`
 	Experiment string `json:"experiment"`
 	Model      string `json:"model"`
-	// Agent is "ollama" for a model, "builtin" for oracle and silent.
+	// Agent is "ollama" or "openai" for a model (its backend), "builtin"
+	// for oracle and silent.
 	Agent string `json:"agent"`
 	// Domain is the benchmark domain, or an artifact's source.
 	Domain string `json:"domain"`
@@ -42,9 +43,14 @@ type Record struct {
 	Artifacts  string    `json:"artifacts,omitempty"`
 	Assertions []Verdict `json:"assertions,omitempty"`
 	Repetition int       `json:"repetition"`
-	Host       string    `json:"host,omitempty"`
-	StartedAt  string    `json:"started_at"`
-	EndedAt    string    `json:"ended_at"`
+	// Host is the Ollama host or the OpenAI-compatible base URL.
+	Host string `json:"host,omitempty"`
+	// Parallel is how many trials of the model could run at once; above
+	// 1 the trial's latency and energy are not comparable with a
+	// sequential run's (Energy.Shared says how its energy was split).
+	Parallel  int    `json:"parallel,omitempty"`
+	StartedAt string `json:"started_at"`
+	EndedAt   string `json:"ended_at"`
 	// Messages is the whole conversation as sent to and received from
 	// the model, the tools' replies included.
 	Messages    []Message `json:"messages"`
@@ -62,7 +68,8 @@ type Record struct {
 	// stopped the trial, or of a tool call written as text.
 	ErrorClass ErrorClass `json:"error_class"`
 	Error      string     `json:"error,omitempty"`
-	// Options are the effective Ollama options of every request.
+	// Options are the effective options of every request (Ollama's
+	// options, or an OpenAI-compatible request's sampling fields).
 	Options map[string]any `json:"options,omitempty"`
 	// Energy is what the meter measured over the trial's agent run, and
 	// which meter measured it.
@@ -170,6 +177,9 @@ const (
 	ErrTool      ErrorClass = "tool_error"
 	ErrTransport ErrorClass = "transport_error"
 	ErrTimeout   ErrorClass = "timeout"
+	// ErrContext is a request the model server refused as longer than the
+	// model's context (an OpenAI-compatible endpoint's 400).
+	ErrContext ErrorClass = "context_length_exceeded"
 )
 
 // StopReason says why a trial stopped.

@@ -99,7 +99,7 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 
 // config is an experiment with the documented defaults spelled out.
 func config(name, host string, models ...string) *results.Config {
-	return &results.Config{Name: name, Models: models, Repetitions: 1, MaxAgentTurns: 10, AgentTimeoutSeconds: 60, MaxTokens: 4096,
+	return &results.Config{Name: name, Models: results.Entries(models...), Repetitions: 1, MaxAgentTurns: 10, AgentTimeoutSeconds: 60, MaxTokens: 4096,
 		NumCtx: 8192, KeepAlive: "30m", Seed: 42, Meter: "none", Ollama: results.OllamaConfig{Host: host}}
 }
 

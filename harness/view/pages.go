@@ -107,7 +107,7 @@ func summarize(run int, s snapshot) folderSummary {
 	if s.manifest != nil {
 		fs.Planned = s.manifest.Trials
 		if s.manifest.Config != nil {
-			fs.Models = s.manifest.Config.Models
+			fs.Models = s.manifest.Config.ModelNames()
 			fs.Artifact = s.manifest.Config.Artifacts != ""
 		}
 	}

@@ -62,7 +62,7 @@ func writeSynthetic(tb testing.TB, dir string, reps, limit int) int {
 	}
 	file.Close()
 	man := &results.Manifest{Experiment: "synthetic", ConfigHash: "synthetic", Trials: max(n, min(grid, n)), Grid: grid, Meter: "nvml",
-		Config: &results.Config{Name: "synthetic", Models: models, Domains: domains, Repetitions: reps}}
+		Config: &results.Config{Name: "synthetic", Models: results.Entries(models...), Domains: domains, Repetitions: reps}}
 	if err := results.WriteManifest(dir, man); err != nil {
 		tb.Fatal(err)
 	}

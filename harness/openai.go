@@ -1,0 +1,241 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models/openai"
+	"github.com/mcpgranite/granite/templates"
+)
+
+// openaiAgent is a model served by an OpenAI-compatible endpoint. It plays
+// the same loop as ollamaAgent: the tools listed over MCP, each call
+// through tools/call, results fed back as tool messages with the call's
+// ID, until an answer without tool calls, max_agent_turns or the
+// deadline.
+type openaiAgent struct {
+	client *openai.Client
+	entry  results.ModelEntry
+	cfg    *results.Config
+	// tools caches the converted tools per tool set.
+	tools map[string][]sdk.ChatCompletionToolUnionParam
+}
+
+// openaiOptions are a model's request fields, the same for every request,
+// as the record keeps them.
+func openaiOptions(cfg *results.Config, e results.ModelEntry) map[string]any {
+	temp, maxTokens, seed := cfg.Sampling(e)
+	return map[string]any{"temperature": temp, "max_tokens": maxTokens, "seed": seed, "tool_choice": "auto"}
+}
+
+// classifyOpenAI names the error class of a failed request.
+func classifyOpenAI(ctx context.Context, err error) results.ErrorClass {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return results.ErrTimeout
+	case openai.IsMalformed(err):
+		return results.ErrMalformed
+	case openai.IsContextLength(err):
+		return results.ErrContext
+	default:
+		return results.ErrTransport
+	}
+}
+
+func (a *openaiAgent) run(ctx context.Context, tr *trialRun) {
+	rec := tr.rec
+	tools, err := a.toolsFor(tr)
+	if err != nil {
+		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+		return
+	}
+	var sys strings.Builder
+	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
+		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+		return
+	}
+	msgs := []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(sys.String())}
+	rec.Options = openaiOptions(a.cfg, a.entry)
+	rec.Messages = []results.Message{{Role: "system", Content: sys.String()}}
+	temp, maxTokens, seed := a.cfg.Sampling(a.entry)
+	params := sdk.ChatCompletionNewParams{
+		Model:       a.entry.ServedAs(),
+		Tools:       tools,
+		ToolChoice:  sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("auto")},
+		Temperature: sdk.Float(temp),
+		MaxTokens:   sdk.Int(int64(maxTokens)),
+		Seed:        sdk.Int(int64(seed)),
+	}
+	turn := 0
+	for i := range tr.prompts {
+		tr.ask(i)
+		msgs = append(msgs, sdk.UserMessage(tr.prompts[i]))
+		var answered bool
+		if msgs, answered = a.converse(ctx, tr, params, msgs, &turn); !answered {
+			return
+		}
+	}
+	tr.end(rec.Messages[len(rec.Messages)-1].Content, turn)
+}
+
+// converse runs the model on one user turn until it answers without
+// calling a tool (answered) or the trial stops; the turn limits are
+// ollamaAgent.converse's.
+func (a *openaiAgent) converse(ctx context.Context, tr *trialRun, params sdk.ChatCompletionNewParams, msgs []sdk.ChatCompletionMessageParamUnion, turn *int) ([]sdk.ChatCompletionMessageParamUnion, bool) {
+	rec := tr.rec
+	stream := a.cfg.Streaming()
+	for replies := 1; ; replies++ {
+		*turn++
+		rec.Turns = *turn
+		params.Messages = msgs
+		r, err := a.client.Chat(ctx, params, stream)
+		rec.Durations.ModelWaitNS += int64(r.Wait)
+		rec.PromptTokens += r.PromptTokens
+		rec.CompletionTokens += r.CompletionTokens
+		if err != nil {
+			class := classifyOpenAI(ctx, err)
+			if class == results.ErrMalformed {
+				// The garbled reply belongs in the transcript.
+				rec.Messages = append(rec.Messages, assistantMessage(r))
+			}
+			rec.Error, rec.StopReason = err.Error(), results.StopError
+			if class == results.ErrTimeout {
+				rec.StopReason = results.StopTimeout
+			}
+			rec.Classify(class)
+			return msgs, false
+		}
+		rec.DoneReason = r.FinishReason
+		rec.Messages = append(rec.Messages, assistantMessage(r))
+		msgs = append(msgs, assistantParam(r))
+		if len(r.ToolCalls) == 0 {
+			if toolCallText.MatchString(r.Content) && rec.ErrorClass == "" {
+				rec.ErrorClass, rec.Error = results.ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
+			}
+			return msgs, true
+		}
+		if replies > a.cfg.MaxAgentTurns {
+			rec.StopReason = results.StopMaxTurns
+			return msgs, false
+		}
+		for _, tc := range r.ToolCalls {
+			c := tr.call(ctx, *turn, tc.Name, json.RawMessage(tc.Arguments))
+			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+			msgs = append(msgs, sdk.ToolMessage(c.Result, tc.ID))
+		}
+		if ctx.Err() != nil {
+			rec.StopReason = results.StopTimeout
+			rec.Classify(results.ErrTimeout)
+			return msgs, false
+		}
+	}
+}
+
+// assistantMessage is a reply as the record keeps it; arguments that are
+// not JSON are kept as a JSON string of what the model wrote.
+func assistantMessage(r *openai.Reply) results.Message {
+	m := results.Message{Role: "assistant", Content: r.Content, Thinking: r.Reasoning}
+	for _, tc := range r.ToolCalls {
+		args := json.RawMessage(tc.Arguments)
+		if strings.TrimSpace(tc.Arguments) == "" {
+			args = json.RawMessage("{}")
+		} else if !json.Valid(args) {
+			args, _ = json.Marshal(tc.Arguments)
+		}
+		m.ToolCalls = append(m.ToolCalls, results.MessageCall{Name: tc.Name, Arguments: args})
+	}
+	return m
+}
+
+// assistantParam is a reply as the next request sends it back: its
+// content and its tool calls with their IDs; reasoning is not sent back,
+// as vLLM and DeepSeek ask.
+func assistantParam(r *openai.Reply) sdk.ChatCompletionMessageParamUnion {
+	p := sdk.ChatCompletionAssistantMessageParam{}
+	if r.Content != "" || len(r.ToolCalls) == 0 {
+		p.Content.OfString = sdk.String(r.Content)
+	}
+	for _, tc := range r.ToolCalls {
+		args := tc.Arguments
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		p.ToolCalls = append(p.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+			ID: tc.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args}}})
+	}
+	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &p}
+}
+
+// toolsFor converts the trial's listed tools, once per tool set.
+func (a *openaiAgent) toolsFor(tr *trialRun) ([]sdk.ChatCompletionToolUnionParam, error) {
+	key := tr.t.toolSet()
+	if t, ok := a.tools[key]; ok {
+		return t, nil
+	}
+	t, _, err := OpenAITools(tr.tools)
+	if err != nil {
+		return nil, err
+	}
+	a.tools[key] = t
+	return t, nil
+}
+
+// OpenAITools converts tools listed over MCP into OpenAI function tools
+// with their whole input schema as parameters: nothing is dropped, which
+// Lost (what the request would lose, by tool, as OllamaTools reports it)
+// checks rather than assumes.
+func OpenAITools(tools []mcp.Tool) ([]sdk.ChatCompletionToolUnionParam, map[string][]string, error) {
+	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(tools))
+	lost := map[string][]string{}
+	for _, t := range tools {
+		raw, err := json.Marshal(t.InputSchema)
+		if t.RawInputSchema != nil {
+			raw, err = t.RawInputSchema, nil
+		}
+		if err != nil {
+			return nil, nil, errors.New("tool " + t.Name + ": input schema: " + err.Error())
+		}
+		tool, l, err := openaiTool(t.Name, t.Description, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(l) > 0 {
+			lost[t.Name] = l
+		}
+		out = append(out, tool)
+	}
+	return out, lost, nil
+}
+
+// openaiTool converts one tool and lists what its request form lost.
+func openaiTool(name, description string, schema []byte) (sdk.ChatCompletionToolUnionParam, []string, error) {
+	var params sdk.FunctionParameters
+	if err := json.Unmarshal(schema, &params); err != nil {
+		return sdk.ChatCompletionToolUnionParam{}, nil, errors.New("tool " + name + ": input schema is not a JSON object: " + err.Error())
+	}
+	fn := sdk.FunctionDefinitionParam{Name: name, Parameters: params}
+	if description != "" {
+		fn.Description = sdk.String(description)
+	}
+	tool := sdk.ChatCompletionFunctionTool(fn)
+	sent, err := json.Marshal(tool)
+	if err != nil {
+		return tool, nil, errors.New("tool " + name + ": " + err.Error())
+	}
+	var wire struct {
+		Function struct {
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(sent, &wire); err != nil {
+		return tool, nil, err
+	}
+	lost, err := lostBetween(schema, wire.Function.Parameters)
+	return tool, lost, err
+}

@@ -1,0 +1,118 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// Backends a model entry names.
+const (
+	BackendOllama = "ollama"
+	BackendOpenAI = "openai"
+)
+
+// ModelEntry is one model of an experiment: in the config, a plain Ollama
+// tag, or an object naming its backend. Name is what trial ids, records
+// and the report show; Model is what the server calls it (default Name).
+// The API key itself is never here, only the environment variable that
+// holds it.
+type ModelEntry struct {
+	Name    string `json:"name"`
+	Backend string `json:"backend,omitempty"`
+	// BaseURL is an OpenAI-compatible endpoint (…/v1).
+	BaseURL   string `json:"base_url,omitempty"`
+	Model     string `json:"model,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// ParamsB (billions) and Quantization describe a model no /api/show
+	// describes, for the report.
+	ParamsB      float64 `json:"params_b,omitempty"`
+	Quantization string  `json:"quantization,omitempty"`
+	// Parallel is how many trials of this model run at once (default 1,
+	// the paper's protocol).
+	Parallel int `json:"parallel,omitempty"`
+	// Temperature, MaxTokens and Seed override the experiment's for this
+	// model.
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Seed        *int     `json:"seed,omitempty"`
+}
+
+// UnmarshalJSON reads a plain tag or an object.
+func (e *ModelEntry) UnmarshalJSON(data []byte) error {
+	if d := bytes.TrimSpace(data); len(d) > 0 && d[0] == '"' {
+		*e = ModelEntry{}
+		return json.Unmarshal(d, &e.Name)
+	}
+	type plain ModelEntry
+	return json.Unmarshal(data, (*plain)(e))
+}
+
+// MarshalJSON writes an entry that is only a name as the plain tag, so
+// that run.json and the config hash of a config of tags are what they
+// were before entries could be objects.
+func (e ModelEntry) MarshalJSON() ([]byte, error) {
+	if e == (ModelEntry{Name: e.Name}) {
+		return json.Marshal(e.Name)
+	}
+	type plain ModelEntry
+	return json.Marshal(plain(e))
+}
+
+// IsOpenAI reports whether the entry is served by an OpenAI-compatible
+// endpoint.
+func (e ModelEntry) IsOpenAI() bool { return e.Backend == BackendOpenAI }
+
+// ServedAs is the model's name on its server.
+func (e ModelEntry) ServedAs() string {
+	if e.Model != "" {
+		return e.Model
+	}
+	return e.Name
+}
+
+// Workers is the number of trials of the model that run at once.
+func (e ModelEntry) Workers() int { return max(1, e.Parallel) }
+
+// ModelNames returns the entries' names, in order.
+func (c *Config) ModelNames() []string {
+	out := make([]string, len(c.Models))
+	for i, m := range c.Models {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Entry returns the entry of a model name.
+func (c *Config) Entry(name string) (ModelEntry, bool) {
+	i := slices.IndexFunc(c.Models, func(m ModelEntry) bool { return m.Name == name })
+	if i < 0 {
+		return ModelEntry{}, false
+	}
+	return c.Models[i], true
+}
+
+// Entries makes plain entries of names, for configs built in code.
+func Entries(names ...string) []ModelEntry {
+	out := make([]ModelEntry, len(names))
+	for i, n := range names {
+		out[i] = ModelEntry{Name: n}
+	}
+	return out
+}
+
+// Sampling is one model's sampling: the experiment's temperature, max_tokens and
+// seed, or the entry's where it sets them.
+func (c *Config) Sampling(e ModelEntry) (temperature float64, maxTokens, seed int) {
+	temperature, maxTokens, seed = c.Temperature, c.MaxTokens, c.Seed
+	if e.Temperature != nil {
+		temperature = *e.Temperature
+	}
+	if e.MaxTokens > 0 {
+		maxTokens = e.MaxTokens
+	}
+	if e.Seed != nil {
+		seed = *e.Seed
+	}
+	return temperature, maxTokens, seed
+}

@@ -1,0 +1,438 @@
+// Package openai is the client of one OpenAI-compatible Chat Completions
+// endpoint (vLLM, SGLang, llama.cpp's llama-server, LM Studio, TGI, a
+// hosted API) through the official openai-go client: chat with the retry
+// policy every caller shares, streamed (SSE with usage) or not, the
+// endpoint check of a run's preflight and a warm-up. Its wire-format
+// double is openaitest.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// Client talks to one endpoint. The SDK's own retries are off: Chat
+// retries until the caller's deadline, which a fixed retry count cannot.
+type Client struct {
+	// BaseURL is the endpoint's base URL as given (…/v1).
+	BaseURL string
+	api     sdk.Client
+}
+
+// New returns a client of baseURL that sends apiKey as a bearer token
+// when it is not empty. Nothing the SDK would read from the environment
+// (OPENAI_API_KEY, OPENAI_ORG_ID, …) reaches the endpoint: a key meant
+// for api.openai.com must never go to a model server that is not it.
+// hc, when not nil, is the HTTP client to use.
+func New(baseURL, apiKey string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{BaseURL: baseURL, api: sdk.NewClient(
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(baseURL),
+		option.WithAPIKey(apiKey),
+		option.WithAdminAPIKey(""),
+		option.WithHeaderDel("OpenAI-Organization"),
+		option.WithHeaderDel("OpenAI-Project"),
+		option.WithMaxRetries(0),
+	)}
+}
+
+// ToolCall is one tool call of a reply, its arguments as the model wrote
+// them.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Reply is one model reply, the chunks of a stream put together.
+type Reply struct {
+	Content string
+	// Reasoning is the reasoning_content (or reasoning) vLLM, SGLang and
+	// DeepSeek-style servers send beside the content.
+	Reasoning    string
+	ToolCalls    []ToolCall
+	FinishReason string
+	// PromptTokens and CompletionTokens are the endpoint's usage counts
+	// (the final usage chunk of a stream).
+	PromptTokens     int
+	CompletionTokens int
+	// Wait is the time the last attempt took, from request to last byte.
+	Wait time.Duration
+	// Attempts counts the requests made for this reply.
+	Attempts int
+}
+
+// Chat sends one chat completion request, streamed (with usage in a final
+// chunk) or not, retrying with backoff until ctx ends: 5xx, connections
+// refused or cut and streams cut short; a 429 waits what Retry-After
+// says. Tool-call arguments that are not a JSON object come back at once
+// as a *MalformedError, an over-long context as a *ContextLengthError:
+// asking again would replay the same failure until the deadline. The
+// reply is never nil, so that a caller can count what a failed attempt
+// cost.
+func (c *Client) Chat(ctx context.Context, params sdk.ChatCompletionNewParams, stream bool) (*Reply, error) {
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		var r *Reply
+		var err error
+		if stream {
+			r, err = c.streamed(ctx, params)
+		} else {
+			r, err = c.whole(ctx, params)
+		}
+		r.Wait, r.Attempts = time.Since(start), attempt+1
+		if err == nil {
+			err = checkArguments(r.ToolCalls)
+		}
+		if err == nil || !retryable(ctx, err) {
+			return r, err
+		}
+		wait := time.Duration(float64(250*time.Millisecond) * float64(int(1)<<min(attempt, 4)) * (0.75 + rand.Float64()/2))
+		if ra, ok := retryAfter(err); ok {
+			wait = ra
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < ra {
+				return r, fmt.Errorf("%w (Retry-After %s is past the trial's deadline)", err, ra)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return r, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// whole sends a request without streaming.
+func (c *Client) whole(ctx context.Context, params sdk.ChatCompletionNewParams) (*Reply, error) {
+	r := &Reply{}
+	res, err := c.api.Chat.Completions.New(ctx, params)
+	if err != nil {
+		return r, c.wrap(err)
+	}
+	r.PromptTokens, r.CompletionTokens = int(res.Usage.PromptTokens), int(res.Usage.CompletionTokens)
+	if len(res.Choices) == 0 {
+		return r, &IncompleteError{Msg: "the endpoint's reply has no choices"}
+	}
+	ch := res.Choices[0]
+	r.FinishReason = ch.FinishReason
+	r.Content = ch.Message.Content
+	r.Reasoning = reasoning(ch.Message.JSON.ExtraFields)
+	for _, tc := range ch.Message.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return r, nil
+}
+
+// streamed sends a streamed request and puts the chunks together with
+// the SDK's accumulator, which assembles tool calls split across chunks
+// by their index.
+func (c *Client) streamed(ctx context.Context, params sdk.ChatCompletionNewParams) (*Reply, error) {
+	r := &Reply{}
+	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	st := c.api.Chat.Completions.NewStreaming(ctx, params)
+	defer st.Close()
+	var acc sdk.ChatCompletionAccumulator
+	var think strings.Builder
+	for st.Next() {
+		chunk := st.Current()
+		if !acc.AddChunk(chunk) {
+			return r, &IncompleteError{Msg: "the endpoint sent a chunk that does not continue its stream (another id, or a tool-call index out of range)"}
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index == 0 {
+				think.WriteString(reasoning(ch.Delta.JSON.ExtraFields))
+			}
+		}
+	}
+	r.Reasoning = think.String()
+	r.PromptTokens, r.CompletionTokens = int(acc.Usage.PromptTokens), int(acc.Usage.CompletionTokens)
+	if len(acc.Choices) > 0 {
+		ch := acc.Choices[0]
+		r.Content, r.FinishReason = ch.Message.Content, ch.FinishReason
+		for _, tc := range ch.Message.ToolCalls {
+			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+	}
+	if err := st.Err(); err != nil {
+		return r, c.wrap(err)
+	}
+	if r.FinishReason == "" {
+		// A stream cut without an error: the SSE decoder sees a clean end
+		// where a proxy closed the connection.
+		return r, &IncompleteError{Msg: "the stream ended before a finish_reason"}
+	}
+	return r, nil
+}
+
+// reasoning reads a message's or delta's reasoning text: reasoning_content
+// (vLLM, SGLang, DeepSeek) or reasoning (newer vLLM).
+func reasoning(extra map[string]respjson.Field) string {
+	var out string
+	for _, k := range []string{"reasoning_content", "reasoning"} {
+		f, ok := extra[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			out += s
+			break
+		}
+	}
+	return out
+}
+
+// checkArguments refuses tool-call arguments that are not a JSON object;
+// an empty string is no arguments, as llama.cpp sends for a call without
+// parameters.
+func checkArguments(calls []ToolCall) error {
+	for _, tc := range calls {
+		a := strings.TrimSpace(tc.Arguments)
+		if a == "" {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if !strings.HasPrefix(a, "{") || json.Unmarshal([]byte(a), &obj) != nil {
+			return &MalformedError{Msg: fmt.Sprintf("the model's arguments to %s are not a JSON object: %s", tc.Name, clip(a, 200))}
+		}
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// wrap turns the SDK's errors into the package's: an HTTP error with the
+// endpoint's message (the SDK's text is only the status), an over-long
+// context as a *ContextLengthError.
+func (c *Client) wrap(err error) error {
+	var ae *sdk.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg, typ := ae.Message, ae.Type
+	if msg == "" && ae.Response != nil && ae.Response.Body != nil {
+		msg, typ = bodyMessage(ae.Response.Body)
+	}
+	if msg == "" {
+		msg = http.StatusText(ae.StatusCode)
+	}
+	he := &StatusError{StatusCode: ae.StatusCode, Msg: msg, err: err}
+	if ae.Response != nil {
+		he.header = ae.Response.Header
+	}
+	if ae.StatusCode == http.StatusBadRequest && isContextLength(ae.Code, typ, msg) {
+		return &ContextLengthError{StatusError: he}
+	}
+	return he
+}
+
+// bodyMessage reads the message of an error body that is not OpenAI's
+// {"error": {…}}: vLLM's and SGLang's top-level {"message", "type"},
+// TGI's {"error": "…", "error_type"}, FastAPI's {"detail"}.
+func bodyMessage(body io.Reader) (msg, typ string) {
+	data, _ := io.ReadAll(io.LimitReader(body, 64<<10))
+	var e struct {
+		Message   string `json:"message"`
+		Type      string `json:"type"`
+		Error     any    `json:"error"`
+		ErrorType string `json:"error_type"`
+		Detail    any    `json:"detail"`
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return strings.TrimSpace(clip(string(data), 500)), ""
+	}
+	switch {
+	case e.Message != "":
+		return e.Message, e.Type
+	case e.Error != nil:
+		if s, ok := e.Error.(string); ok {
+			return s, e.ErrorType
+		}
+	case e.Detail != nil:
+		if s, ok := e.Detail.(string); ok {
+			return s, ""
+		}
+		b, _ := json.Marshal(e.Detail)
+		return clip(string(b), 500), ""
+	}
+	return strings.TrimSpace(clip(string(data), 500)), ""
+}
+
+// isContextLength recognises the ways servers say a request is longer
+// than the model's context: OpenAI's code context_length_exceeded, vLLM's
+// "maximum context length is N tokens", llama.cpp's
+// exceed_context_size_error, SGLang's and TGI's wordings.
+func isContextLength(code, typ, msg string) bool {
+	if code == "context_length_exceeded" || strings.Contains(typ, "exceed_context_size") {
+		return true
+	}
+	m := strings.ToLower(msg)
+	for _, w := range []string{"context length", "context_length", "context size", "context window", "exceeds the available context", "too many tokens", "input is too long"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// StatusError is an HTTP error of the endpoint with its message.
+type StatusError struct {
+	StatusCode int
+	Msg        string
+	header     http.Header
+	err        error
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Msg)
+}
+
+func (e *StatusError) Unwrap() error { return e.err }
+
+// ContextLengthError is a request the endpoint refused as longer than the
+// model's context: the conversation outgrew it, which no retry mends.
+type ContextLengthError struct{ *StatusError }
+
+// IsContextLength reports whether err is or wraps a *ContextLengthError.
+func IsContextLength(err error) bool {
+	var ce *ContextLengthError
+	return errors.As(err, &ce)
+}
+
+// MalformedError is a tool call whose arguments are not a JSON object:
+// the model's failure, not the transport's, never retried.
+type MalformedError struct{ Msg string }
+
+func (e *MalformedError) Error() string { return e.Msg }
+
+// IsMalformed reports whether err is or wraps a *MalformedError.
+func IsMalformed(err error) bool {
+	var me *MalformedError
+	return errors.As(err, &me)
+}
+
+// IncompleteError is a reply that stopped short: a stream that ended
+// without a finish_reason, or chunks that do not belong together.
+type IncompleteError struct{ Msg string }
+
+func (e *IncompleteError) Error() string { return e.Msg }
+
+// retryable reports transient failures: 429, 5xx, connections refused or
+// cut, streams cut short or ended by an error event. The model's
+// malformed calls, an over-long context and other 4xx are not.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500
+	}
+	var sse *ssestream.StreamError
+	var ie *IncompleteError
+	return errors.As(err, &sse) || errors.As(err, &ie) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || isNet(err)
+}
+
+func isNet(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// retryAfter reads a 429's or 503's Retry-After: seconds, or an HTTP date
+// (retry-after-ms, OpenAI's own, first).
+func retryAfter(err error) (time.Duration, bool) {
+	var se *StatusError
+	if !errors.As(err, &se) || se.header == nil {
+		return 0, false
+	}
+	if ms, err := strconv.ParseFloat(se.header.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		return time.Duration(ms * float64(time.Millisecond)), true
+	}
+	v := se.header.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
+
+// Models lists the model ids the endpoint serves (GET {base}/models).
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	page, err := c.api.Models.List(ctx)
+	if err != nil {
+		return nil, c.wrap(err)
+	}
+	var ids []string
+	for _, m := range page.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
+}
+
+// Check reports whether the endpoint answers within 10 seconds and lists
+// model; its errors name the URL, the model and what the endpoint lists.
+func (c *Client) Check(ctx context.Context, model string) error {
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ids, err := c.Models(hctx)
+	cancel()
+	if err != nil {
+		var se *StatusError
+		switch {
+		case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
+			return fmt.Errorf("GET %s/models refused the key (%v): set the environment variable the model entry's api_key_env names", c.BaseURL, err)
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return fmt.Errorf("GET %s/models: connection refused: start the model server there, or fix base_url", c.BaseURL)
+		}
+		return fmt.Errorf("GET %s/models: %v: expected an OpenAI-compatible endpoint; base_url usually ends in /v1", c.BaseURL, err)
+	}
+	if !slices.Contains(ids, model) {
+		listed := "nothing"
+		if len(ids) > 0 {
+			listed = strings.Join(ids, ", ")
+		}
+		return fmt.Errorf("GET %s/models does not list model %q; it lists %s: set the entry's model to one of them, or serve %s there", c.BaseURL, model, listed, model)
+	}
+	return nil
+}
+
+// WarmUp sends one short request, so that loading the model, compiling
+// its graphs and filling caches never land in a measured trial.
+func (c *Client) WarmUp(ctx context.Context, model string, maxTokens int) (time.Duration, error) {
+	start := time.Now()
+	_, err := c.Chat(ctx, sdk.ChatCompletionNewParams{
+		Model:     model,
+		Messages:  []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("Say OK.")},
+		MaxTokens: sdk.Int(int64(max(1, min(maxTokens, 8)))),
+	}, false)
+	return time.Since(start), err
+}

@@ -1,0 +1,196 @@
+package openai_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/mcpgranite/granite/internal/models/openai"
+	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
+)
+
+func hello(model string) sdk.ChatCompletionNewParams {
+	return sdk.ChatCompletionNewParams{Model: model, Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("hi")}}
+}
+
+// TestChatAssemblesReplies: streamed and whole replies come out the same:
+// content, reasoning, several tool calls with their IDs and arguments put
+// together from fragments, the finish reason and the usage counts.
+func TestChatAssemblesReplies(t *testing.T) {
+	step := openaitest.Step{Content: "Two calls: ", Reasoning: "The user wants both lamps — on, at 40 %.",
+		Calls: []openaitest.Call{{Name: "set_lamp", Args: `{"lamp_id":"LP01","on":true}`}, {Name: "set_lamp", Args: `{"lamp_id":"LP02","level":40,"note":"é€"}`}}}
+	for _, stream := range []bool{true, false} {
+		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return step })
+		r, err := openai.New(f.URL, "", nil).Chat(context.Background(), hello("m"), stream)
+		if err != nil {
+			t.Fatalf("stream %v: %v", stream, err)
+		}
+		if r.Content != step.Content || r.Reasoning != step.Reasoning || r.FinishReason != "tool_calls" || r.Attempts != 1 ||
+			r.PromptTokens != openaitest.PromptTokens || r.CompletionTokens != openaitest.CompletionTokens {
+			t.Errorf("stream %v: %+v", stream, r)
+		}
+		if len(r.ToolCalls) != len(step.Calls) {
+			t.Fatalf("stream %v: calls %+v", stream, r.ToolCalls)
+		}
+		for i, c := range r.ToolCalls {
+			if c.Name != step.Calls[i].Name || c.Arguments != step.Calls[i].Args || c.ID == "" || i > 0 && c.ID == r.ToolCalls[0].ID {
+				t.Errorf("stream %v: call %d %+v, want %+v with its own ID", stream, i, c, step.Calls[i])
+			}
+		}
+		req := f.Requests()[0]
+		if req.Stream != stream || stream != (req.StreamOptions != nil && req.StreamOptions.IncludeUsage) {
+			t.Errorf("stream %v: request stream %v, options %+v; want include_usage exactly when streaming", stream, req.Stream, req.StreamOptions)
+		}
+	}
+}
+
+// TestChatRetryPolicy: 5xx, 429, cut connections and error events are
+// retried until a reply comes; arguments that are not a JSON object, an
+// over-long context and other 4xx come back at once.
+func TestChatRetryPolicy(t *testing.T) {
+	ok := openaitest.Step{Content: "fine"}
+	cases := []struct {
+		name     string
+		stream   bool
+		first    openaitest.Step
+		requests int
+		check    func(error) bool // nil: the reply comes
+		wantErr  string
+	}{
+		{"a 500, streaming", true, openaitest.Step{Status: 500}, 2, nil, ""},
+		{"a 503, not streaming", false, openaitest.Step{Status: 503}, 2, nil, ""},
+		{"a 429 with Retry-After", true, openaitest.Step{Status: 429, RetryAfter: "0"}, 2, nil, ""},
+		{"a dropped connection", true, openaitest.Step{Hangup: true}, 2, nil, ""},
+		{"a connection cut mid-stream", true, openaitest.Step{HangupMidStream: true}, 2, nil, ""},
+		{"an error event mid-stream", true, openaitest.Step{ErrEvent: "CUDA out of memory"}, 2, nil, ""},
+		{"arguments that are not JSON", true, openaitest.Step{Calls: []openaitest.Call{{Name: "f", Args: `lamp_id=LP01`}}}, 1, openai.IsMalformed, "are not a JSON object: lamp_id=LP01"},
+		{"arguments that are a JSON string", false, openaitest.Step{Calls: []openaitest.Call{{Name: "f", Args: `"{\"a\":1}"`}}}, 1, openai.IsMalformed, "are not a JSON object"},
+		{"OpenAI's context_length_exceeded", true, openaitest.Step{Status: 400, ErrCode: "context_length_exceeded", ErrType: "invalid_request_error",
+			ErrBody: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."}, 1, openai.IsContextLength, "maximum context length is 8192"},
+		{"vLLM's over-long prompt", false, openaitest.Step{Status: 400, Dialect: "vllm", ErrType: "BadRequestError",
+			ErrBody: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion)."}, 1, openai.IsContextLength, "4096 tokens"},
+		{"llama.cpp's exceed_context_size_error", true, openaitest.Step{Status: 400, ErrType: "exceed_context_size_error",
+			ErrBody: "the request exceeds the available context size, try increasing it"}, 1, openai.IsContextLength, "available context size"},
+		{"another 400", true, openaitest.Step{Status: 400, ErrBody: "tool_choice must be auto"}, 1,
+			func(err error) bool { return !openai.IsContextLength(err) && !openai.IsMalformed(err) }, "400 Bad Request: tool_choice must be auto"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var n atomic.Int32
+			f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+				if n.Add(1) == 1 {
+					return c.first
+				}
+				return ok
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r, err := openai.New(f.URL, "", nil).Chat(ctx, hello("m"), c.stream)
+			switch {
+			case f.Chats() != c.requests:
+				t.Errorf("%d requests, want %d (error %v)", f.Chats(), c.requests, err)
+			case c.check == nil && (err != nil || r.Content != "fine" || r.Attempts != 2):
+				t.Errorf("reply %+v, error %v", r, err)
+			case c.check != nil && (err == nil || !c.check(err) || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("error %T %v, want one containing %q of the right kind", err, err, c.wantErr)
+			}
+		})
+	}
+}
+
+// TestRetryAfter: a 429 waits what Retry-After says before asking again,
+// and gives up at once when that is past the deadline.
+func TestRetryAfter(t *testing.T) {
+	var n atomic.Int32
+	f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+		if n.Add(1) == 1 {
+			return openaitest.Step{Status: 429, RetryAfter: "1", ErrBody: "rate limited"}
+		}
+		return openaitest.Step{Content: "fine"}
+	})
+	c := openai.New(f.URL, "", nil)
+	start := time.Now()
+	if _, err := c.Chat(context.Background(), hello("m"), true); err != nil || time.Since(start) < time.Second {
+		t.Errorf("error %v after %v; want a reply after at least the second Retry-After asked for", err, time.Since(start))
+	}
+	n.Store(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := c.Chat(ctx, hello("m"), true)
+	if err == nil || !strings.Contains(err.Error(), "Retry-After 1s is past the trial's deadline") || ctx.Err() != nil {
+		t.Errorf("error %v (context %v); want the 429 at once, naming the deadline", err, ctx.Err())
+	}
+}
+
+// TestChatUntilDeadline: a 5xx that never ends is retried until the
+// caller's deadline, and a reply slower than the deadline ends with it.
+func TestChatUntilDeadline(t *testing.T) {
+	for _, step := range []openaitest.Step{{Status: 502}, {Delay: time.Minute, Content: "late"}} {
+		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return step })
+		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+		_, err := openai.New(f.URL, "", nil).Chat(ctx, hello("m"), true)
+		cancel()
+		if err == nil || ctx.Err() == nil {
+			t.Errorf("%+v: error %v after %d requests; want the deadline to end it", step, err, f.Chats())
+		}
+		if step.Status != 0 && f.Chats() < 2 {
+			t.Errorf("a %d was asked %d times; want retries", step.Status, f.Chats())
+		}
+	}
+}
+
+// TestCheck: the endpoint must list the model; the error names the URL,
+// the model and what is listed, and a dead endpoint says so.
+func TestCheck(t *testing.T) {
+	f := openaitest.NewServer(t, []string{"Qwen/Qwen3-4B", "Qwen/Qwen3-8B"}, nil)
+	c := openai.New(f.URL, "", nil)
+	if err := c.Check(context.Background(), "Qwen/Qwen3-4B"); err != nil {
+		t.Errorf("a listed model: %v", err)
+	}
+	err := c.Check(context.Background(), "qwen3-4b")
+	want := "GET " + f.URL + `/models does not list model "qwen3-4b"; it lists Qwen/Qwen3-4B, Qwen/Qwen3-8B`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	err = openai.New("http://127.0.0.1:1/v1", "", nil).Check(context.Background(), "m")
+	if err == nil || !strings.Contains(err.Error(), "GET http://127.0.0.1:1/v1/models: connection refused") {
+		t.Errorf("a dead endpoint: %v", err)
+	}
+}
+
+// TestAPIKey: the configured key goes out as a bearer token; without one,
+// no key the SDK would take from the environment reaches the endpoint.
+func TestAPIKey(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{Content: "x"} })
+	for key, want := range map[string]string{"": "", "sk-configured": "Bearer sk-configured"} {
+		if _, err := openai.New(f.URL, key, nil).Chat(context.Background(), hello("m"), false); err != nil {
+			t.Fatal(err)
+		}
+		reqs := f.Requests()
+		if got := reqs[len(reqs)-1].Authorization; got != want {
+			t.Errorf("key %q: Authorization %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestWarmUp: a warm-up is one short request to the model.
+func TestWarmUp(t *testing.T) {
+	f := openaitest.NewServer(t, []string{"m"}, nil)
+	if _, err := openai.New(f.URL, "", nil).WarmUp(context.Background(), "m", 4096); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 1 || reqs[0].MaxTokens == nil || *reqs[0].MaxTokens > 8 || f.Chats() != 0 {
+		t.Errorf("requests %+v", reqs)
+	}
+	if _, err := openai.New(f.URL, "", nil).WarmUp(context.Background(), "absent", 8); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "404") {
+		t.Errorf("warm-up of a model the endpoint lacks: %v", err)
+	}
+}

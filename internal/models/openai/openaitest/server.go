@@ -1,0 +1,381 @@
+// Package openaitest is the double of an OpenAI-compatible endpoint every
+// caller of the openai package tests against, as ollamatest is for
+// Ollama: a Server speaking the Chat Completions wire format as OpenAI
+// documents it and as vLLM and llama.cpp's llama-server send it, scripted
+// per test. Callers reach it through the real openai-go client, never
+// around it.
+package openaitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is an HTTP server speaking the Chat Completions wire format:
+// GET /v1/models, and POST /v1/chat/completions answered as one
+// chat.completion object, or streamed as server-sent events when the
+// request says "stream": true — a role chunk, reasoning_content and
+// content deltas, each tool call's id and name in one chunk and its
+// arguments in fragments over the next ones (by index, as vLLM sends
+// them), a chunk with finish_reason, a usage chunk with no choices when
+// stream_options.include_usage asks for it, and data: [DONE].
+type Server struct {
+	*httptest.Server
+	// URL is the base URL a client is given: the server's URL and /v1.
+	URL    string
+	models []string
+	script func(req Request, n int) Step
+	mu     sync.Mutex
+	reqs   []Request
+	lists  int
+}
+
+// Request is a chat completion request as the server saw it.
+type Request struct {
+	Model    string            `json:"model"`
+	Messages []json.RawMessage `json:"messages"`
+	Tools    []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice    any  `json:"tool_choice"`
+	Stream        bool `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Temperature *float64 `json:"temperature"`
+	MaxTokens   *int     `json:"max_tokens"`
+	Seed        *int     `json:"seed"`
+	// Authorization is the request's Authorization header.
+	Authorization string `json:"-"`
+}
+
+// message is the part of a message the helpers read.
+type message struct {
+	Role       string `json:"role"`
+	Content    string `json:"content"`
+	ToolCallID string `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID string `json:"id"`
+	} `json:"tool_calls"`
+}
+
+func (r Request) messages() []message {
+	out := make([]message, len(r.Messages))
+	for i, m := range r.Messages {
+		_ = json.Unmarshal(m, &out[i])
+	}
+	return out
+}
+
+// Contents returns the contents of the messages of a role, in order.
+func (r Request) Contents(role string) []string {
+	var out []string
+	for _, m := range r.messages() {
+		if m.Role == role {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// Progress returns the last user prompt and the number of tool results
+// the conversation holds.
+func (r Request) Progress() (prompt string, tools int) {
+	users := r.Contents("user")
+	if len(users) > 0 {
+		prompt = users[len(users)-1]
+	}
+	return prompt, len(r.Contents("tool"))
+}
+
+// ToolResults returns the contents of the tool messages.
+func (r Request) ToolResults() []string { return r.Contents("tool") }
+
+// UnansweredCalls returns the IDs of the assistant's tool calls that no
+// tool message answers, and the tool messages' IDs that answer no call:
+// both empty in a conversation a real endpoint accepts.
+func (r Request) UnansweredCalls() (unanswered, unknown []string) {
+	called := map[string]bool{}
+	answered := map[string]bool{}
+	for _, m := range r.messages() {
+		for _, c := range m.ToolCalls {
+			called[c.ID] = true
+		}
+		if m.Role == "tool" {
+			answered[m.ToolCallID] = true
+			if !called[m.ToolCallID] {
+				unknown = append(unknown, m.ToolCallID)
+			}
+		}
+	}
+	for id := range called {
+		if !answered[id] {
+			unanswered = append(unanswered, id)
+		}
+	}
+	return unanswered, unknown
+}
+
+// Step is one scripted reply.
+type Step struct {
+	Status int // HTTP status; 0 is 200
+	// ErrBody is the error message of a status ≥ 400 ("scripted failure"
+	// if empty), ErrType and ErrCode its type and code.
+	ErrBody, ErrType, ErrCode string
+	// RetryAfter is the Retry-After header of an error reply.
+	RetryAfter string
+	// Delay comes before the first byte, cut short when the client gives up.
+	Delay     time.Duration
+	Content   string
+	Reasoning string
+	Calls     []Call
+	// ErrEvent sends an error event after the first chunk of a stream.
+	ErrEvent string
+	// Hangup closes the connection without a reply; HangupMidStream
+	// after the first chunk of a stream.
+	Hangup, HangupMidStream bool
+	// Dialect "vllm" sends errors as vLLM's top-level error object
+	// ({"object": "error", "message": …, "code": 400}) instead of
+	// OpenAI's {"error": {…}}.
+	Dialect string
+}
+
+// Call is a tool call; Args is the arguments string as sent, so tests
+// can send garbage.
+type Call struct {
+	Name string
+	Args string
+}
+
+// Usage counts of every reply, so tests can check they are recorded.
+const (
+	PromptTokens     = 120
+	CompletionTokens = 15
+)
+
+// NewServer starts a server that lists models and answers the n-th chat
+// request (from 0) with script's step; it closes when the test ends.
+// script may be nil when no chat request asks for a scripted reply: a
+// request whose only message is "Say OK." (a warm-up) is answered "OK"
+// without the script.
+func NewServer(tb testing.TB, models []string, script func(req Request, n int) Step) *Server {
+	f := &Server{models: models, script: script}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.lists++
+		f.mu.Unlock()
+		data := []map[string]any{}
+		for _, m := range f.models {
+			data = append(data, map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "vllm", "max_model_len": 8192})
+		}
+		writeJSON(w, map[string]any{"object": "list", "data": data})
+	})
+	mux.HandleFunc("POST /v1/chat/completions", f.chat)
+	f.Server = httptest.NewServer(mux)
+	f.URL = f.Server.URL + "/v1"
+	tb.Cleanup(f.Close)
+	return f
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Requests returns the chat requests received so far, warm-ups included.
+func (f *Server) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.reqs...)
+}
+
+// Chats counts the chat requests that asked for a scripted reply.
+func (f *Server) Chats() int {
+	n := 0
+	for _, r := range f.Requests() {
+		if !isWarmUp(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// Lists counts the GET /v1/models requests.
+func (f *Server) Lists() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lists
+}
+
+func isWarmUp(r Request) bool {
+	c := r.Contents("user")
+	return len(r.Messages) == 1 && len(c) == 1 && c[0] == "Say OK." && len(r.Tools) == 0
+}
+
+func (f *Server) fail(w http.ResponseWriter, s Step) {
+	msg := s.ErrBody
+	if msg == "" {
+		msg = "scripted failure"
+	}
+	if s.RetryAfter != "" {
+		w.Header().Set("Retry-After", s.RetryAfter)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(s.Status)
+	if s.Dialect == "vllm" {
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "error", "message": msg, "type": s.ErrType, "param": nil, "code": s.Status})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": s.ErrType, "param": nil, "code": s.ErrCode}})
+}
+
+func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req Request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		f.fail(w, Step{Status: http.StatusBadRequest, ErrBody: err.Error(), ErrType: "invalid_request_error"})
+		return
+	}
+	req.Authorization = r.Header.Get("Authorization")
+	f.mu.Lock()
+	n := len(f.reqs)
+	f.reqs = append(f.reqs, req)
+	f.mu.Unlock()
+	known := false
+	for _, m := range f.models {
+		known = known || m == req.Model
+	}
+	if !known {
+		f.fail(w, Step{Status: http.StatusNotFound, ErrBody: fmt.Sprintf("The model `%s` does not exist.", req.Model), ErrType: "NotFoundError"})
+		return
+	}
+	s := Step{Content: "OK"}
+	if !isWarmUp(req) {
+		s = f.script(req, n)
+	}
+	if s.Hangup {
+		hangup(w)
+		return
+	}
+	select {
+	case <-time.After(s.Delay):
+	case <-r.Context().Done():
+		return
+	}
+	if s.Status >= 400 {
+		f.fail(w, s)
+		return
+	}
+	id := fmt.Sprintf("chatcmpl-%d", n)
+	finish := "stop"
+	if len(s.Calls) > 0 {
+		finish = "tool_calls"
+	}
+	usage := map[string]any{"prompt_tokens": PromptTokens, "completion_tokens": CompletionTokens, "total_tokens": PromptTokens + CompletionTokens}
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": s.Content}
+		if s.Reasoning != "" {
+			msg["reasoning_content"] = s.Reasoning
+		}
+		if len(s.Calls) > 0 {
+			var calls []map[string]any
+			for i, c := range s.Calls {
+				calls = append(calls, map[string]any{"id": callID(n, i), "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
+			}
+			msg["tool_calls"] = calls
+			if s.Content == "" {
+				msg["content"] = nil
+			}
+		}
+		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+			"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}}, "usage": usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	created := time.Now().Unix()
+	event := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) {
+		event(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
+			"choices": []map[string]any{{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}})
+	}
+	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	if s.HangupMidStream {
+		hangup(w)
+		return
+	}
+	if s.ErrEvent != "" {
+		event(map[string]any{"error": map[string]any{"message": s.ErrEvent, "type": "InternalServerError", "code": 500}})
+		return
+	}
+	for _, part := range pieces(s.Reasoning, 3) {
+		chunk(map[string]any{"reasoning_content": part}, nil)
+	}
+	for _, word := range strings.SplitAfter(s.Content, " ") {
+		if word != "" {
+			chunk(map[string]any{"content": word}, nil)
+		}
+	}
+	for i, c := range s.Calls {
+		chunk(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": callID(n, i), "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil)
+		for _, part := range pieces(c.Args, 3) {
+			chunk(map[string]any{"tool_calls": []map[string]any{{"index": i, "function": map[string]any{"arguments": part}}}}, nil)
+		}
+	}
+	chunk(map[string]any{}, finish)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		event(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
+			"choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// callID is the id of the i-th tool call of the n-th request, unique in a
+// conversation as vLLM's are.
+func callID(n, i int) string { return fmt.Sprintf("chatcmpl-tool-%d-%d", n, i) }
+
+// pieces splits s into at most n fragments of about equal length, as a
+// tokenizer's deltas split arguments anywhere, mid-key included.
+func pieces(s string, n int) []string {
+	r := []rune(s) // never inside a UTF-8 sequence
+	if len(r) == 0 {
+		return nil
+	}
+	size := max(1, (len(r)+n-1)/n)
+	var out []string
+	for len(r) > size {
+		out = append(out, string(r[:size]))
+		r = r[size:]
+	}
+	return append(out, string(r))
+}
+
+// hangup cuts the connection.
+func hangup(w http.ResponseWriter) {
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+}
