@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release test check-generate vet unit verify fuzz bench run clean
+.PHONY: all generate build release edge-test test check-generate vet unit verify fuzz bench run clean
 
 all: build
 
@@ -24,6 +24,11 @@ build:
 ## static -tags nonvml ones) and SHA256SUMS into dist/; see docs/edge.md
 release:
 	scripts/release.sh
+
+## edge-test: make release, then run the arm64 binaries under qemu-user (version,
+## verify and the smoke experiment, compared with the native build); CI runs it
+edge-test:
+	scripts/edge-test.sh
 
 ## test: generated code up to date, vet, every test, and every scenario's gold
 test: check-generate vet unit verify

@@ -4,21 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
@@ -300,70 +297,6 @@ func TestManifestWriteLeavesNoTemporary(t *testing.T) {
 				t.Errorf("%s.tmp left behind", results.ManifestFile)
 			}
 		})
-	}
-}
-
-// TestResumeKeepsWhatEarlierRunsLearned interrupts a run of two models in
-// the second one's first trial and resumes it twice: run.json must keep
-// both models' /api/show details although the first resume touches only
-// the second model, one warm-up per model and host, and the meter line
-// although the last resume has nothing to measure.
-func TestResumeKeepsWhatEarlierRunsLearned(t *testing.T) {
-	spec, lookup := tinySpec(t)
-	ctx, interrupt := context.WithCancel(context.Background())
-	defer interrupt()
-	gold := goldModel(spec, lookup)
-	f := ollamatest.NewServer(t, []string{"fake:a", "fake:b"}, func(req ollamatest.Request, n int) ollamatest.Step {
-		if req.Model == "fake:b" {
-			interrupt() // Ctrl-C as fake:b's first trials start
-		}
-		return gold(req, n)
-	})
-	m, err := meter.OpenNVML(steadyGPU(), meter.Options{Interval: 5 * time.Millisecond, Idle: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	cfg := testConfig("learned", f.URL, "fake:a", "fake:b")
-	out := t.TempDir()
-	if _, err := Run(ctx, cfg, spec, Options{Out: out, Lookup: lookup, Meter: m}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted run: %v", err)
-	}
-	first, err := results.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, resume := range []struct {
-		name  string
-		meter meter.Meter
-		ran   func(n int) bool
-	}{
-		{"fake:b's trials", m, func(n int) bool { return n > 0 && n < 32 }},
-		{"nothing left", nil, func(n int) bool { return n == 0 }},
-	} {
-		sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Lookup: lookup, Meter: resume.meter})
-		if err != nil || !resume.ran(sum.Ran) {
-			t.Fatalf("resume with %s: %+v %v", resume.name, sum, err)
-		}
-		man, err := results.ReadManifest(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, model := range cfg.ModelNames() {
-			if info := man.Models[model]; info.Parameters != 3212749888 || info.Quantization != "Q4_K_M" {
-				t.Errorf("resume with %s: run.json has %s as %+v, want what /api/show said", resume.name, model, info)
-			}
-		}
-		var warmUps []string
-		for _, w := range man.WarmUps {
-			warmUps = append(warmUps, w.Model+"@"+w.Host)
-		}
-		if want := []string{"fake:a@" + f.URL, "fake:b@" + f.URL}; !slices.Equal(warmUps, want) {
-			t.Errorf("resume with %s: warm-ups %v, want %v", resume.name, warmUps, want)
-		}
-		if man.Meter != meter.NVML || man.MeterInfo != first.MeterInfo || man.StartedAt != first.StartedAt {
-			t.Errorf("resume with %s: meter %q %q, started %s; want %q %q, %s", resume.name, man.Meter, man.MeterInfo, man.StartedAt, meter.NVML, first.MeterInfo, first.StartedAt)
-		}
 	}
 }
 

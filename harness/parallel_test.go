@@ -1,3 +1,7 @@
+//go:build !nonvml
+
+// These tests measure with go-nvml's mock, which needs cgo.
+
 package harness
 
 import (
