@@ -31,6 +31,7 @@ var commands = []command{
 	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model)", runSynth},
 	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
+	{"regroup", "regroup any MCP server's tools into L3, L2 and L1 (show, or --suggest a groups file)", runRegroup},
 }
 
 func main() {
