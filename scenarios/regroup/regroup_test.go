@@ -219,3 +219,20 @@ func TestSuggestRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%s\n%s", a, b)
 	}
 }
+
+// BenchmarkPrepare is the regrouped tool's own work on a call (action,
+// argument names, the source schema's check), apart from transport.
+func BenchmarkPrepare(b *testing.B) {
+	tools := files()
+	iface, err := Build(tools, Derive("files", tools))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l1 := iface.Find(level.L1, "files")
+	args := json.RawMessage(`{"action":"write_file","path":"a","content":"x","write_file_mode":420}`)
+	for b.Loop() {
+		if _, _, err := l1.Prepare(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
