@@ -74,7 +74,9 @@ func Classify(t *scenarios.Tool) Nature {
 		n.ByVerb = true
 		n.ReadOnly = len(ws) > 0 && readVerbs[ws[0]]
 	}
-	has := func(vocab map[string]bool) bool { return slices.ContainsFunc(ws, func(w string) bool { return vocab[w] }) }
+	has := func(vocab map[string]bool) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return vocab[w] })
+	}
 	switch {
 	case n.ReadOnly && has(analysisWords):
 		n.Category = "analysis"
