@@ -88,9 +88,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *out == "" {
 			opts.Out = filepath.Join("results", strings.TrimSuffix(filepath.Base(*artifacts), ".jsonl"))
 		}
-	} else if *artifactTools != "" || *levels != "" || *groups != "" || *artifactCmd != "" || *artifactURL != "" {
-		fmt.Fprintln(stderr, "granite run: --artifact-tools, --levels, --groups, --mcp-cmd and --mcp-url need --artifacts")
-		return 2
+	} else {
+		for _, f := range []struct{ name, v string }{{"artifact-tools", *artifactTools}, {"levels", *levels}, {"groups", *groups}, {"mcp-cmd", *artifactCmd}, {"mcp-url", *artifactURL}} {
+			if f.v != "" {
+				fmt.Fprintf(stderr, "granite run: --%s needs --artifacts\n", f.name)
+				return 2
+			}
+		}
 	}
 	if cfg.Models, err = narrow("models", cfg.Models, *models); err == nil && *domains != "" {
 		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)
