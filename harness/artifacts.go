@@ -31,6 +31,8 @@ type ArtifactSet struct {
 	// once, at load, and only read by the trials.
 	sources map[string]*toolSet
 	golds   map[string]*Gold
+	// regrouped is set by Regroup, for a run at levels.
+	regrouped *regrouping
 }
 
 // system is what the agent's system prompt says of the system it serves.
@@ -290,13 +292,20 @@ func (ta toolArgs) same(got, want json.RawMessage) bool {
 //   - f1, action_f1, arg_acc and redundant calls as in Score, against the
 //     expected calls.
 func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*results.Metrics, []results.Verdict) {
+	return s.score(rec, a, rec.Calls, s.golds[a.ID])
+}
+
+// score is Score with the assertions judged on calls (the record's, or
+// at a coarse level, the record's mapped back to the source's tools) and
+// the call metrics against gold.
+func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []results.Call, gold *Gold) (*results.Metrics, []results.Verdict) {
 	ts := s.sources[a.Source]
 	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
 	verdicts := make([]results.Verdict, len(a.Assertions))
 	for i, as := range a.Assertions {
 		v := results.Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
 		made := -1
-		for k, c := range rec.Calls {
+		for k, c := range calls {
 			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
 				made = k
 			}
@@ -314,7 +323,7 @@ func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*result
 			}
 		case "output_schema":
 			v.Passed = true
-			for k, c := range rec.Calls {
+			for k, c := range calls {
 				if c.Tool != as.Tool || c.IsError {
 					continue
 				}
@@ -349,6 +358,6 @@ func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*result
 	// An artifact has no store to compare byte for byte: its strict
 	// verdict is its verdict.
 	m.TCStrict = m.TC
-	s.golds[a.ID].callScores(m, rec.Calls)
+	gold.callScores(m, rec.Calls)
 	return m, verdicts
 }

@@ -82,17 +82,22 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 	for _, f := range []struct {
 		key string
 		n   int
-	}{{"domains", len(c.Domains)}, {"scenarios", len(c.Scenarios)}, {"granularities", len(c.Granularities)}} {
+	}{{"domains", len(c.Domains)}, {"scenarios", len(c.Scenarios)}} {
 		if c.Artifacts != "" && f.n > 0 {
 			list = append(list, doc.Errorf([]any{f.key}, "found %s beside artifacts; expected one or the other: an artifact run takes its tools and prompts from the artifacts", f.key))
 		}
 	}
-	if c.ArtifactTools != "" && c.Artifacts == "" {
-		list = append(list, doc.Errorf([]any{"artifact_tools"}, "found artifact_tools without artifacts; expected an artifacts file they belong to"))
+	for _, f := range []struct{ key, v string }{{"artifact_tools", c.ArtifactTools}, {"groups", c.Groups}, {"artifact_cmd", c.ArtifactCmd}, {"artifact_url", c.ArtifactURL}} {
+		if f.v != "" && c.Artifacts == "" {
+			list = append(list, doc.Errorf([]any{f.key}, "found %s without artifacts; expected an artifacts file it belongs to", f.key))
+		}
+	}
+	if c.ArtifactCmd != "" && c.ArtifactURL != "" {
+		list = append(list, doc.Errorf([]any{"artifact_url"}, "found artifact_url beside artifact_cmd; expected one live source"))
 	}
 	if !strings.HasPrefix(file, "embedded:") {
 		// Paths in a config on disk are relative to its folder.
-		for _, p := range []*string{&c.Artifacts, &c.ArtifactTools} {
+		for _, p := range []*string{&c.Artifacts, &c.ArtifactTools, &c.Groups} {
 			if *p != "" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(filepath.Dir(file), *p)
 			}

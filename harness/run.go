@@ -83,6 +83,9 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 		if err != nil {
 			return nil, err
 		}
+		if len(cfg.Granularities) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
+			return planGrouped(cfg, set)
+		}
 		for _, model := range cfg.ModelNames() {
 			for i := range set.Artifacts {
 				a := &set.Artifacts[i]
@@ -341,7 +344,7 @@ func ConfigHash(cfg *results.Config) string {
 		if tools == "" {
 			tools = scenarios.ToolsFile(c.Artifacts)
 		}
-		for _, f := range []string{c.Artifacts, tools} {
+		for _, f := range []string{c.Artifacts, tools, c.Groups} {
 			data, _ := os.ReadFile(f)
 			h.Write(data)
 		}

@@ -25,6 +25,8 @@ type Session struct {
 	Level  mcpdomain.Level
 	Store  mcpdomain.Store
 	client *client.Client
+	// closers end what the session's server stands on (a live source).
+	closers []func()
 }
 
 // Open starts a session on a fresh store.
@@ -62,7 +64,13 @@ func connect(ctx context.Context, srv *server.MCPServer, name string) (*Session,
 }
 
 // Close ends the session.
-func (s *Session) Close() error { return s.client.Close() }
+func (s *Session) Close() error {
+	err := s.client.Close()
+	for _, c := range s.closers {
+		c()
+	}
+	return err
+}
 
 // Tools returns the tools the server lists.
 func (s *Session) Tools(ctx context.Context) ([]mcp.Tool, error) {

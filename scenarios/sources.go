@@ -4,56 +4,95 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // FromMCP lists the tools of a live MCP server: a command speaking stdio
 // (cmd) or a streamable HTTP endpoint (url), through mcp-go's client.
 func FromMCP(ctx context.Context, cmd, url string) ([]Tool, error) {
+	c, _, err := Connect(ctx, cmd, url)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return ListTools(ctx, c)
+}
+
+// Connect starts an initialised mcp-go client of a live MCP server: a
+// command speaking stdio (cmd, split at spaces) or a streamable HTTP
+// endpoint (url). The caller closes it, which ends a command.
+func Connect(ctx context.Context, cmd, url string) (*client.Client, *mcp.InitializeResult, error) {
+	return ConnectIn(ctx, cmd, url, "")
+}
+
+// ConnectIn is Connect with a command started in dir (when not empty), so
+// that files it writes by relative paths stay there.
+func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.InitializeResult, error) {
 	var c *client.Client
 	var err error
 	switch {
 	case cmd != "":
 		f := strings.Fields(cmd)
-		c, err = client.NewStdioMCPClient(f[0], nil, f[1:]...)
+		inDir := transport.WithCommandFunc(func(ctx context.Context, name string, env, args []string) (*exec.Cmd, error) {
+			x := exec.CommandContext(ctx, name, args...)
+			x.Env, x.Dir = append(os.Environ(), env...), dir
+			return x, nil
+		})
+		c, err = client.NewStdioMCPClientWithOptions(f[0], nil, f[1:], inDir)
 	case url != "":
 		c, err = client.NewStreamableHttpClient(url)
 		if err == nil {
 			err = c.Start(ctx)
 		}
 	default:
-		return nil, fmt.Errorf("no MCP server given")
+		return nil, nil, fmt.Errorf("no MCP server given")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
-	defer c.Close()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "granite-synth", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		return nil, fmt.Errorf("initialize: %w", err)
-	}
-	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	init.Params.ClientInfo = mcp.Implementation{Name: "granite", Version: "1"}
+	res, err := c.Initialize(ctx, init)
 	if err != nil {
-		return nil, fmt.Errorf("tools/list: %w", err)
+		c.Close()
+		return nil, nil, fmt.Errorf("initialize: %w", err)
 	}
+	return c, res, nil
+}
+
+// ListTools lists a connected server's tools, every page of them.
+func ListTools(ctx context.Context, c *client.Client) ([]Tool, error) {
 	var out []Tool
-	for _, t := range res.Tools {
-		// Re-decode the tool as the wire carried it, keeping every schema
-		// keyword (mcp-go's typed schema drops some at the top level).
-		b, err := json.Marshal(t)
+	req := mcp.ListToolsRequest{}
+	for {
+		res, err := c.ListTools(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		var tool Tool
-		if err := json.Unmarshal(b, &tool); err != nil {
-			return nil, err
+		for _, t := range res.Tools {
+			// Re-decode the tool as the wire carried it, keeping every
+			// schema keyword (mcp-go's typed schema drops some at the top
+			// level).
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, err
+			}
+			var tool Tool
+			if err := json.Unmarshal(b, &tool); err != nil {
+				return nil, err
+			}
+			out = append(out, tool)
 		}
-		out = append(out, tool)
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		req.Params.Cursor = res.NextCursor
 	}
-	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -37,6 +38,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	domains := fset.String("domains", "", "only these domains of the config (comma-separated)")
 	artifacts := fset.String("artifacts", "", "play these granite synth artifacts (JSONL) on replay servers instead of the config's scenarios; models, repetitions and options stay the config's")
 	artifactTools := fset.String("artifact-tools", "", "the artifacts' tools/list file (default: the .tools.json beside them, or the generated domain's tools)")
+	levels := fset.String("levels", "", "with --artifacts: play each artifact at these levels (e.g. L4,L3,L2,L1), its tools regrouped (see granite regroup)")
+	groups := fset.String("groups", "", "with --levels: a groups file saying which tools share a coarse tool (default: derived)")
+	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers")
+	artifactURL := fset.String("mcp-url", "", "with --artifacts: play on this live MCP streamable HTTP endpoint instead of replay servers")
 	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
 	if code, ok := parse(fset, args); !ok {
 		return code
@@ -69,12 +74,27 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Artifacts, cfg.ArtifactTools = *artifacts, *artifactTools
 		cfg.Domains, cfg.Scenarios, cfg.Granularities = nil, nil, nil
+		cfg.Groups, cfg.ArtifactCmd, cfg.ArtifactURL = *groups, *artifactCmd, *artifactURL
+		if *levels != "" {
+			for _, l := range strings.Split(*levels, ",") {
+				lv, err := level.Parse(l)
+				if err != nil {
+					fmt.Fprintf(stderr, "granite run: --levels: %v\n", err)
+					return 2
+				}
+				cfg.Granularities = append(cfg.Granularities, lv)
+			}
+		}
 		if *out == "" {
 			opts.Out = filepath.Join("results", strings.TrimSuffix(filepath.Base(*artifacts), ".jsonl"))
 		}
-	} else if *artifactTools != "" {
-		fmt.Fprintln(stderr, "granite run: --artifact-tools needs --artifacts")
-		return 2
+	} else {
+		for _, f := range []struct{ name, v string }{{"artifact-tools", *artifactTools}, {"levels", *levels}, {"groups", *groups}, {"mcp-cmd", *artifactCmd}, {"mcp-url", *artifactURL}} {
+			if f.v != "" {
+				fmt.Fprintf(stderr, "granite run: --%s needs --artifacts\n", f.name)
+				return 2
+			}
+		}
 	}
 	var names []string
 	if names, err = narrow("models", cfg.ModelNames(), *models); err == nil {

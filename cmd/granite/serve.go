@@ -17,8 +17,10 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", "--domain D --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
-		"Serves one domain at one granularity level to any MCP client, on a fresh store.\n"+
+	fs := newFlags("serve", "(--domain D | --mcp-cmd CMD | --mcp-url URL [--groups F]) --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
+		"Serves one domain at one granularity level to any MCP client, on a fresh store; or any\n"+
+			"MCP server regrouped at a level (see granite regroup), each HTTP session on a fresh\n"+
+			"connection to it (for a command, a fresh process).\n"+
 			"stdio (the default) speaks MCP on standard input and output; http serves MCP\n"+
 			"streamable HTTP at /mcp (and /healthz for probes), bound to loopback unless --addr\n"+
 			"says otherwise: each session gets its own fresh store, browser origins other than\n"+
@@ -34,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&ho.Token, "token", "", "http: bearer token every request must carry (default: $GRANITE_TOKEN)")
 	origins := fs.String("allow-origin", "", "http: browser origins to allow besides loopback ones (comma-separated)")
 	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
+	ext := addExternalSource(fs, false)
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -54,6 +57,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *origins != "" {
 		ho.AllowedOrigins = strings.Split(*origins, ",")
+	}
+	if ext.live() {
+		// An external server regrouped at the level, instead of a domain.
+		level, err := mcpdomain.ParseLevel(*levelFlag)
+		if err != nil || *domain != "" {
+			fmt.Fprintf(stderr, "granite serve: --mcp-cmd/--mcp-url take a --level and no --domain\n")
+			return 2
+		}
+		return serveRegrouped(ctx, ext, level, *transport, *addr, ho, stdout, stderr)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {

@@ -229,6 +229,16 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 	if _, err := fmt.Sscanf(man.Shard, "%d/%d", &i, &n); err == nil && n > 1 && rec.Index%n != i {
 		return fmt.Sprintf("index %d is not in shard %s", rec.Index, man.Shard)
 	}
+	if rec.Artifacts != "" && rec.Level != "" && (len(cfg.Granularities) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "") {
+		// An artifact played at a level of its regrouped tools.
+		switch {
+		case len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
+			return fmt.Sprintf("level %s is not in the config", rec.Level)
+		case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
+			return "its id does not name its model, artifact, level and repetition"
+		}
+		return ""
+	}
 	if rec.Artifacts != "" {
 		if rec.TrialID != results.ArtifactTrialID(rec.Model, rec.Scenario, rec.Repetition) {
 			return "its id does not name its model, artifact and repetition"

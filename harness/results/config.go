@@ -35,6 +35,14 @@ type Config struct {
 	// repetitions, each artifact on a replay server (see harness.LoadArtifacts).
 	Artifacts     string `json:"artifacts,omitempty"`
 	ArtifactTools string `json:"artifact_tools,omitempty"`
+	// With granularities, an artifact run plays each artifact at each
+	// level, its tools regrouped by Groups (a groups file; empty:
+	// derived). ArtifactCmd or ArtifactURL names a live source to play
+	// on instead of replay servers: a command is started afresh for
+	// every trial.
+	Groups      string `json:"groups,omitempty"`
+	ArtifactCmd string `json:"artifact_cmd,omitempty"`
+	ArtifactURL string `json:"artifact_url,omitempty"`
 }
 
 // OllamaConfig says where Ollama runs.

@@ -63,16 +63,18 @@ func (o *Options) defaults() {
 // requests carry no session ID and share one sessionless store, so a
 // client's writes persist from call to call.
 type Handler struct {
-	d      *mcpdomain.Domain
-	level  mcpdomain.Level
-	o      Options
-	shared *server.StreamableHTTPServer
+	// newServer starts a session's server on fresh state; its close
+	// function runs when the session ends.
+	newServer Factory
+	o         Options
+	shared    *server.StreamableHTTPServer
+	sharedEnd func()
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	// sessionless serves requests without a session ID other than
 	// initialize (protocol revisions without sessions).
-	sessionless *server.StreamableHTTPServer
+	sessionless *httpSession
 	// opening counts initializes under way, which hold a session slot.
 	opening int
 	stop    chan struct{}
@@ -80,25 +82,51 @@ type Handler struct {
 }
 
 type httpSession struct {
-	h    *server.StreamableHTTPServer
-	last time.Time
+	h     *server.StreamableHTTPServer
+	last  time.Time
+	close func()
+}
+
+// Factory starts an MCP server on fresh state and returns it with what
+// ends that state (a no-op when nothing needs ending).
+type Factory func() (*server.MCPServer, func(), error)
+
+// end shuts a session's server down and frees its state.
+func (s *httpSession) end(ctx context.Context) error {
+	err := s.h.Shutdown(ctx)
+	if s.close != nil {
+		s.close()
+	}
+	return err
 }
 
 // NewHandler returns a handler serving d at level; Close stops it.
 func NewHandler(d *mcpdomain.Domain, level mcpdomain.Level, o Options) (*Handler, error) {
-	o.defaults()
-	h := &Handler{d: d, level: level, o: o, sessions: map[string]*httpSession{}, stop: make(chan struct{}), done: make(chan struct{})}
-	if o.SharedStore {
+	if _, err := d.NewServer(level, d.NewStore()); err != nil {
+		return nil, err
+	}
+	return NewFactoryHandler(func() (*server.MCPServer, func(), error) {
 		srv, err := d.NewServer(level, d.NewStore())
+		return srv, func() {}, err
+	}, o)
+}
+
+// NewFactoryHandler serves any MCP server with the same sessions and
+// safety defaults: each session gets a server from f (with SharedStore,
+// all sessions share one). granite serve uses it for regrouped external
+// servers, whose fresh state is a fresh source process.
+func NewFactoryHandler(f Factory, o Options) (*Handler, error) {
+	o.defaults()
+	h := &Handler{newServer: f, o: o, sessions: map[string]*httpSession{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if o.SharedStore {
+		srv, end, err := f()
 		if err != nil {
 			return nil, err
 		}
 		h.shared = server.NewStreamableHTTPServer(srv, server.WithSessionIdleTTL(o.IdleTimeout))
+		h.sharedEnd = end
 		close(h.done)
 		return h, nil
-	}
-	if _, err := d.NewServer(level, d.NewStore()); err != nil {
-		return nil, err
 	}
 	go h.expire()
 	return h, nil
@@ -131,7 +159,7 @@ func (h *Handler) expire() {
 			}
 			h.mu.Unlock()
 			for _, s := range old {
-				_ = s.h.Shutdown(context.Background())
+				_ = s.end(context.Background())
 			}
 		}
 	}
@@ -140,7 +168,9 @@ func (h *Handler) expire() {
 // Close ends every session.
 func (h *Handler) Close(ctx context.Context) error {
 	if h.shared != nil {
-		return h.shared.Shutdown(ctx)
+		err := h.shared.Shutdown(ctx)
+		h.sharedEnd()
+		return err
 	}
 	select {
 	case <-h.stop:
@@ -155,10 +185,10 @@ func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	var errs []error
 	for _, s := range all {
-		errs = append(errs, s.h.Shutdown(ctx))
+		errs = append(errs, s.end(ctx))
 	}
 	if sl != nil {
-		errs = append(errs, sl.Shutdown(ctx))
+		errs = append(errs, sl.end(ctx))
 	}
 	return errors.Join(errs...)
 }
@@ -230,8 +260,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		if opens {
 			h.open(rw, r)
+		} else if sl, err := h.stateless(); err != nil {
+			httpError(w, http.StatusInternalServerError, "cannot start the server")
+			return
 		} else {
-			h.stateless().ServeHTTP(rw, r)
+			sl.ServeHTTP(rw, r)
 		}
 		rw.finish()
 		return
@@ -260,23 +293,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
-		_ = s.h.Shutdown(context.Background())
+		_ = s.end(context.Background())
 	}
 }
 
 // stateless returns the server of sessionless requests, started on first
 // use with its own store.
-func (h *Handler) stateless() *server.StreamableHTTPServer {
+func (h *Handler) stateless() (*server.StreamableHTTPServer, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sessionless == nil {
-		srv, err := h.d.NewServer(h.level, h.d.NewStore())
+		srv, end, err := h.newServer()
 		if err != nil {
-			panic(err) // NewHandler built one already
+			return nil, err
 		}
-		h.sessionless = server.NewStreamableHTTPServer(srv)
+		h.sessionless = &httpSession{h: server.NewStreamableHTTPServer(srv), close: end}
 	}
-	return h.sessionless
+	return h.sessionless.h, nil
 }
 
 // open starts a session on a fresh store: the request must be an
@@ -302,7 +335,7 @@ func (h *Handler) open(w *replyWriter, r *http.Request) {
 			h.mu.Unlock()
 		}
 	}()
-	srv, err := h.d.NewServer(h.level, h.d.NewStore())
+	srv, end, err := h.newServer()
 	if err != nil {
 		httpError(w.ResponseWriter, http.StatusInternalServerError, "cannot start a session")
 		return
@@ -314,12 +347,13 @@ func (h *Handler) open(w *replyWriter, r *http.Request) {
 		h.mu.Lock()
 		h.opening--
 		registered = true
-		h.sessions[id] = &httpSession{h: sh, last: time.Now()}
+		h.sessions[id] = &httpSession{h: sh, last: time.Now(), close: end}
 		h.mu.Unlock()
 	}
 	sh.ServeHTTP(w, r)
 	if !registered {
 		_ = sh.Shutdown(context.Background())
+		end()
 	}
 }
 

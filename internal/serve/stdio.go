@@ -22,6 +22,11 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 	if err != nil {
 		return err
 	}
+	return StdioServer(ctx, srv, in, out)
+}
+
+// StdioServer serves any MCP server over stdio as Stdio serves a domain.
+func StdioServer(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
 	// Replies come from two writers, the filter and the server, one whole
 	// line per Write.
 	lw := &lockedWriter{w: out}
@@ -46,7 +51,7 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 			}
 		}
 	}()
-	err = server.NewStdioServer(srv).Listen(ctx, pr, lw)
+	err := server.NewStdioServer(srv).Listen(ctx, pr, lw)
 	pr.Close()
 	return err
 }

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/scenarios/regroup"
+)
+
+// externalSource is an MCP server granite regroups: a live one (a
+// command or a URL) or a tools/list file.
+type externalSource struct {
+	tools, mcpCmd, mcpURL, groups, name *string
+}
+
+func addExternalSource(fset *flag.FlagSet, withTools bool) *externalSource {
+	s := &externalSource{
+		mcpCmd: fset.String("mcp-cmd", "", "an MCP server command speaking stdio, to regroup"),
+		mcpURL: fset.String("mcp-url", "", "an MCP streamable HTTP endpoint, to regroup"),
+		groups: fset.String("groups", "", "a groups file (specs/groups.schema.json; granite regroup --suggest writes one) saying which tools share a coarse tool (default: derived)"),
+		name:   fset.String("name", "", "the server's short name, which derived tool names start with (default: from the server's own name)"),
+	}
+	if withTools {
+		s.tools = fset.String("tools", "", "a JSON file holding a tools/list result, to regroup")
+	} else {
+		empty := ""
+		s.tools = &empty
+	}
+	return s
+}
+
+func (s *externalSource) live() bool { return *s.mcpCmd != "" || *s.mcpURL != "" }
+
+// load lists the source's tools and returns its short name; a live
+// source's connection is returned open for the caller to use or close.
+func (s *externalSource) load(ctx context.Context) (tools []scenarios.Tool, name string, c *client.Client, err error) {
+	switch {
+	case *s.mcpCmd != "" && *s.mcpURL != "":
+		return nil, "", nil, fmt.Errorf("give one of --mcp-cmd and --mcp-url")
+	case s.live():
+		var init *mcp.InitializeResult
+		c, init, err = scenarios.Connect(ctx, *s.mcpCmd, *s.mcpURL)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("%s%s: %w", *s.mcpCmd, *s.mcpURL, err)
+		}
+		if tools, err = scenarios.ListTools(ctx, c); err != nil {
+			c.Close()
+			return nil, "", nil, err
+		}
+		name = init.ServerInfo.Name
+	case *s.tools != "":
+		if tools, err = scenarios.LoadTools(*s.tools); err != nil {
+			return nil, "", nil, err
+		}
+		name = strings.TrimSuffix(filepath.Base(*s.tools), filepath.Ext(*s.tools))
+	default:
+		return nil, "", nil, fmt.Errorf("give --mcp-cmd, --mcp-url or --tools")
+	}
+	if *s.name != "" {
+		name = *s.name
+	}
+	return tools, regroup.ServerName(name), c, nil
+}
+
+// grouping reads the groups file, or derives the groups.
+func (s *externalSource) grouping(name string, tools []scenarios.Tool) (*regroup.Groups, error) {
+	if *s.groups == "" {
+		return regroup.Derive(name, tools), nil
+	}
+	return regroup.LoadGroups(*s.groups, tools)
+}
+
+// printErr prints an error, with the count of a positioned error list.
+func printErr(stderr io.Writer, cmd string, err error) {
+	var list speclang.ErrorList
+	if errors.As(err, &list) {
+		fmt.Fprintln(stderr, list)
+		fmt.Fprintln(stderr, count(len(list), "error"))
+		return
+	}
+	fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
+}
+
+func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("regroup", "(--mcp-cmd CMD | --mcp-url URL | --tools FILE) [--groups FILE] [--suggest [--model M]]",
+		"Shows an MCP server's tools regrouped at L4 (as published), L3 (task tools), L2 (query and\n"+
+			"control) and L1 (one tool). Without --groups the groups are derived: L2 by each tool's\n"+
+			"readOnlyHint (else the verb of its name), L3 by the four task categories. --suggest writes\n"+
+			"the groups as a groups file to edit (granite regroup --mcp-cmd ... --suggest > groups.yaml);\n"+
+			"with --model an Ollama model proposes them under constrained decoding, every tool once.\n"+
+			"Serve the result with granite serve --mcp-cmd CMD --level L2 [--groups groups.yaml].", stderr)
+	src := addExternalSource(fset, true)
+	suggest := fset.Bool("suggest", false, "write the groups as a groups file to standard output")
+	model := fset.String("model", "", "with --suggest: an Ollama model proposes the groups")
+	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	if *model != "" && !*suggest {
+		fmt.Fprintln(stderr, "granite regroup: --model needs --suggest")
+		return 2
+	}
+	tools, name, c, err := src.load(ctx)
+	if err != nil {
+		printErr(stderr, "regroup", err)
+		return 1
+	}
+	if c != nil {
+		c.Close()
+	}
+	var g *regroup.Groups
+	how := "derived by granite: L2 by readOnlyHint (else the verb of the name), L3 by task category"
+	if *model != "" {
+		llm := connectLLM(ctx, *host, *model, "regroup", stderr)
+		if llm == nil {
+			return 1
+		}
+		if g, err = regroup.Suggest(ctx, llm, name, tools); err != nil {
+			printErr(stderr, "regroup", err)
+			return 1
+		}
+		how = "proposed by " + *model + " under constrained decoding, checked by granite"
+	} else if g, err = src.grouping(name, tools); err != nil {
+		printErr(stderr, "regroup", err)
+		return 1
+	}
+	iface, err := regroup.Build(tools, g)
+	if err != nil {
+		printErr(stderr, "regroup", err)
+		return 1
+	}
+	if *suggest {
+		out, err := g.YAML([]string{
+			fmt.Sprintf("granite groups file for %s (%d tools); %s.", name, len(tools), how),
+			"Edit freely: at each level every tool must be in exactly one group. Schema: specs/groups.schema.json.",
+			"Use it: granite serve --mcp-cmd CMD --level L2 --groups THIS_FILE",
+		})
+		if err != nil {
+			printErr(stderr, "regroup", err)
+			return 1
+		}
+		_, _ = stdout.Write(out)
+		return 0
+	}
+	for _, lv := range level.Levels {
+		fmt.Fprintf(stdout, "%s (%s)\n", lv, count(len(iface.Levels[lv]), "tool"))
+		for _, ct := range iface.Levels[lv] {
+			if ct.HasAction() {
+				fmt.Fprintf(stdout, "  %-32s action: %s\n", ct.Name, strings.Join(ct.ActionNames(), ", "))
+			} else {
+				fmt.Fprintf(stdout, "  %s\n", ct.Name)
+			}
+		}
+	}
+	return 0
+}
+
+// serveRegrouped serves an external server at a level over stdio (one
+// source connection for the process) or HTTP (a fresh source connection
+// per session: for a command, a fresh process), with serve's safety
+// defaults.
+func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport, addr string, ho serve.Options, stdout, stderr io.Writer) int {
+	tools, name, c, err := src.load(ctx)
+	if err != nil {
+		printErr(stderr, "serve", err)
+		return 1
+	}
+	g, err := src.grouping(name, tools)
+	var iface *regroup.Interface
+	if err == nil {
+		iface, err = regroup.Build(tools, g)
+	}
+	if err != nil {
+		c.Close()
+		printErr(stderr, "serve", err)
+		return 1
+	}
+	switch transport {
+	case "stdio":
+		defer c.Close()
+		srv, err := iface.NewServer(name, lv, c)
+		if err == nil {
+			err = serve.StdioServer(ctx, srv, os.Stdin, stdout)
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "granite serve: %v\n", err)
+			return 1
+		}
+		return 0
+	case "http":
+		c.Close()
+		factory := func() (*server.MCPServer, func(), error) {
+			sc, _, err := scenarios.Connect(context.Background(), *src.mcpCmd, *src.mcpURL)
+			if err != nil {
+				return nil, nil, err
+			}
+			srv, err := iface.NewServer(name, lv, sc)
+			if err != nil {
+				sc.Close()
+				return nil, nil, err
+			}
+			return srv, func() { sc.Close() }, nil
+		}
+		h, err := serve.NewFactoryHandler(factory, ho)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite serve: %v\n", err)
+			return 1
+		}
+		defer h.Close(context.Background())
+		return serveHTTP(ctx, h, addr, name+" (regrouped)", lv, stderr)
+	default:
+		c.Close()
+		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", transport)
+		return 2
+	}
+}

@@ -1,0 +1,229 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/scenarios/regroup"
+)
+
+// An artifact run with granularities plays each artifact at each level:
+// its source's tools regrouped (scenarios/regroup), its expected calls
+// mapped onto the level's coarse tools and actions as spec gold is
+// derived, and its replay server (or a live source, started afresh per
+// trial) behind the regrouped server. Assertions, written against the
+// source's tools, judge the trial's calls mapped back to them.
+
+// regrouping is what playing a set's artifacts at levels needs, per
+// source.
+type regrouping struct {
+	ifaces map[string]*regroup.Interface
+	// golds are each artifact's expected calls at each level, by
+	// artifact id and level.
+	golds map[string]*Gold
+	// cmd or url is a live source to play on instead of replay servers.
+	cmd, url string
+}
+
+// Regroup prepares the set to be played at levels: groupsPath is a
+// groups file for every source's tools (empty: derived for each), cmd or
+// url a live source.
+func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level) error {
+	rg := &regrouping{ifaces: map[string]*regroup.Interface{}, golds: map[string]*Gold{}, cmd: cmd, url: url}
+	for src, ts := range s.sources {
+		var g *regroup.Groups
+		var err error
+		if groupsPath != "" {
+			g, err = regroup.LoadGroups(groupsPath, ts.tools)
+		} else {
+			g = regroup.Derive(regroup.ServerName(sourceName(src)), ts.tools)
+		}
+		if err != nil {
+			return err
+		}
+		iface, err := regroup.Build(ts.tools, g)
+		if err != nil {
+			return fmt.Errorf("regroup %s: %w", src, err)
+		}
+		rg.ifaces[src] = iface
+	}
+	for i := range s.Artifacts {
+		a := &s.Artifacts[i]
+		iface := rg.ifaces[a.Source]
+		for _, lv := range levels {
+			g := &Gold{exact: map[string]bool{"action": true}, actions: map[string]bool{}}
+			for _, c := range iface.Levels[lv] {
+				g.actions[c.Name] = c.HasAction()
+				for name, exact := range argsOf(c.InputSchema).exact {
+					g.exact[name] = g.exact[name] || exact
+				}
+			}
+			for _, c := range a.ExpectedCalls {
+				tool, args, err := iface.MapCall(lv, c.Tool, c.Arguments)
+				if err != nil {
+					return fmt.Errorf("%s: artifact %s: %w", s.Path, a.ID, err)
+				}
+				gc := &speclang.Call{Tool: tool}
+				_ = json.Unmarshal(args, &gc.Args)
+				g.Calls = append(g.Calls, gc)
+			}
+			rg.golds[a.ID+"/"+string(lv)] = g
+		}
+	}
+	s.regrouped = rg
+	return nil
+}
+
+// sourceName is a server name for derived tool names from an artifact's
+// source ("mcp:CMD", "tools:FILE", "domain:D/L"): the first path segment
+// naming a server (".../server-memory/dist/index.js"), else the last
+// field's file name.
+func sourceName(src string) string {
+	_, rest, ok := strings.Cut(src, ":")
+	if !ok {
+		rest = src
+	}
+	fields := strings.Fields(rest)
+	for _, f := range fields {
+		for _, seg := range strings.Split(f, "/") {
+			if strings.Contains(strings.ToLower(seg), "server") {
+				return seg
+			}
+		}
+	}
+	if len(fields) == 0 {
+		return rest
+	}
+	last := filepath.Base(fields[len(fields)-1])
+	return strings.TrimSuffix(last, filepath.Ext(last))
+}
+
+// groupedTask is an artifact played at a level of its regrouped source.
+type groupedTask struct {
+	artifactTask
+	at level.Level
+}
+
+func (t *groupedTask) iface() *regroup.Interface { return t.set.regrouped.ifaces[t.art.Source] }
+
+func (t *groupedTask) identify(rec *results.Record) {
+	t.artifactTask.identify(rec)
+	rec.Level = t.at
+}
+
+func (t *groupedTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+	iface := t.iface()
+	valid := map[string]func(json.RawMessage) bool{}
+	for _, c := range iface.Levels[t.at] {
+		valid[c.Name] = func(args json.RawMessage) bool { return iface.Valid(t.at, c.Name, args) }
+	}
+	rg := t.set.regrouped
+	var up regroup.Caller
+	var closers []func()
+	if rg.cmd != "" || rg.url != "" {
+		// A live source, started afresh in a folder of its own: nothing
+		// it keeps (a memory file) reaches the next trial.
+		dir, err := os.MkdirTemp("", "granite-trial-")
+		if err != nil {
+			return nil, nil, err
+		}
+		c, _, err := scenarios.ConnectIn(ctx, rg.cmd, rg.url, dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, nil, fmt.Errorf("live source: %w", err)
+		}
+		up = c
+		closers = append(closers, func() { c.Close(); os.RemoveAll(dir) })
+	} else {
+		ts := t.set.sources[t.art.Source]
+		r := &replay{art: t.art, ts: ts, used: make([]bool, len(t.art.ExpectedCalls))}
+		up = regroup.CallerFunc(func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tool := ts.byName[req.Params.Name]
+			if tool == nil {
+				return mcp.NewToolResultError(fmt.Sprintf("unknown tool %q", req.Params.Name)), nil
+			}
+			return r.answer(tool, req), nil
+		})
+	}
+	srv, err := iface.NewServer("granite-regrouped", t.at, up)
+	if err == nil {
+		var s *Session
+		if s, err = connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at)); err == nil {
+			s.closers = closers
+			return s, valid, nil
+		}
+	}
+	for _, c := range closers {
+		c()
+	}
+	return nil, nil, err
+}
+
+func (t *groupedTask) toolSet() string { return t.art.Source + "/" + string(t.at) }
+
+func (t *groupedTask) schemas() map[string][]byte {
+	out := map[string][]byte{}
+	for _, c := range t.iface().Levels[t.at] {
+		out[c.Name] = c.InputSchema
+	}
+	return out
+}
+
+// goldCalls are the artifact's expected calls mapped onto the level.
+func (t *groupedTask) goldCalls() []results.MessageCall {
+	var out []results.MessageCall
+	for _, c := range t.set.regrouped.golds[t.art.ID+"/"+string(t.at)].Calls {
+		out = append(out, results.MessageCall{Name: c.Tool, Arguments: c.JSON()})
+	}
+	return out
+}
+
+// score judges the assertions on the trial's calls mapped back to the
+// source's tools, and the call metrics against the level's gold.
+func (t *groupedTask) score(rec *results.Record, _ *Session) (*results.Metrics, error) {
+	iface := t.iface()
+	source := make([]results.Call, len(rec.Calls))
+	for i, c := range rec.Calls {
+		source[i] = c
+		source[i].Tool, source[i].Arguments, _ = iface.Unmap(t.at, c.Tool, c.Arguments)
+	}
+	m, verdicts := t.set.score(rec, t.art, source, t.set.regrouped.golds[t.art.ID+"/"+string(t.at)])
+	rec.Assertions = verdicts
+	return m, nil
+}
+
+// planGrouped plans model, artifact, level, repetition, with ids
+// <model>/<artifact id>/<level>/r<n>; a live source without levels plays
+// at L4, the server as published.
+func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
+	levels := cfg.Granularities
+	if len(levels) == 0 {
+		levels = []level.Level{level.L4}
+	}
+	if err := set.Regroup(cfg.Groups, cfg.ArtifactCmd, cfg.ArtifactURL, levels); err != nil {
+		return nil, err
+	}
+	var out []Trial
+	for _, model := range cfg.ModelNames() {
+		for i := range set.Artifacts {
+			a := &set.Artifacts[i]
+			for _, lv := range levels {
+				task := &groupedTask{artifactTask: artifactTask{art: a, set: set}, at: lv}
+				for rep := 1; rep <= cfg.Repetitions; rep++ {
+					out = append(out, Trial{Index: len(out), ID: results.TrialID(model, a.ID, lv, rep), Model: model, Repetition: rep, Task: task})
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,85 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// TestArtifactsAtEveryLevel plays offline artifacts synthesized from the
+// reference memory server's tools (testdata/server-memory.tools.json, the
+// pinned server's tools/list, checked by scenarios/regroup's tests) at L4,
+// L3, L2 and L1 on regrouped replay servers. At every level the oracle
+// completes every artifact with the recorded outputs through the coarse
+// tools and actions, and the silent agent completes exactly the
+// refusals.
+func TestArtifactsAtEveryLevel(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	tools, err := scenarios.LoadTools("testdata/server-memory.tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := scenarios.Offline("mcp:server-memory", tools, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeArtifacts(t, arts, tools)
+	cfg := artifactConfig(path, "", Oracle, Silent)
+	cfg.Granularities = level.Levels
+	recs, err := runTrials(t, cfg, spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2*len(arts)*len(level.Levels) {
+		t.Fatalf("%d records for %d artifacts, 2 agents and %d levels", len(recs), len(arts), len(level.Levels))
+	}
+	byID := map[string]scenarios.Artifact{}
+	for _, a := range arts {
+		byID[a.ID] = a
+	}
+	refusals := map[level.Level]int{}
+	coarse := map[level.Level]map[string]bool{}
+	for _, r := range recs {
+		a := byID[r.Scenario]
+		if r.TrialID != results.TrialID(r.Model, a.ID, r.Level, r.Repetition) || r.Domain != a.Source {
+			t.Fatalf("record %s: level %q domain %q", r.TrialID, r.Level, r.Domain)
+		}
+		wantTC := 1.0
+		if r.Model == Silent && len(a.ExpectedCalls) > 0 {
+			wantTC = 0
+		}
+		if r.Metrics.TC != wantTC || r.Model == Oracle && (r.Metrics.F1 != 1 || r.Metrics.ActionF1 != 1 || r.Metrics.ArgAcc != 1) {
+			t.Errorf("%s: metrics %+v, verdicts %+v; want tc %v", r.TrialID, r.Metrics, r.Assertions, wantTC)
+		}
+		if r.Model != Oracle {
+			if len(a.ExpectedCalls) == 0 {
+				refusals[r.Level]++
+			}
+			continue
+		}
+		for i, c := range r.Calls {
+			if c.Result != a.MockOutputs[i].Output || c.IsError != a.MockOutputs[i].IsError {
+				t.Errorf("%s: call %d answered %q, recorded %q", r.TrialID, i, c.Result, a.MockOutputs[i].Output)
+			}
+			if coarse[r.Level] == nil {
+				coarse[r.Level] = map[string]bool{}
+			}
+			coarse[r.Level][c.Tool] = true
+			if r.Level != level.L4 && len(tools) > 1 && r.Level == level.L1 && !strings.Contains(string(c.Arguments), `"action"`) {
+				t.Errorf("%s: L1 call %s %s has no action", r.TrialID, c.Tool, c.Arguments)
+			}
+		}
+	}
+	for _, lv := range level.Levels {
+		if refusals[lv] == 0 {
+			t.Errorf("%s: no refusal artifact played", lv)
+		}
+	}
+	// Coarser levels call fewer distinct tools.
+	if !(len(coarse[level.L4]) > len(coarse[level.L2]) && len(coarse[level.L2]) >= len(coarse[level.L1]) && len(coarse[level.L1]) == 1) {
+		t.Errorf("distinct tools called per level: L4 %d, L2 %d, L1 %d", len(coarse[level.L4]), len(coarse[level.L2]), len(coarse[level.L1]))
+	}
+}
