@@ -3,6 +3,7 @@ package meter
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -146,14 +147,24 @@ func (r rail) readPower() (float64, error) {
 }
 
 // readMilli reads one integer sysfs value and checks it is plausible.
+// A sysfs attribute is one short line, read with one open, read and
+// close (os.ReadFile would stat and read twice more): the sampler reads
+// a dozen of them every 100 ms.
 func readMilli(path string, limit float64) (float64, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	var buf [64]byte
+	n, err := f.Read(buf[:])
+	f.Close()
+	if err != nil && n == 0 && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	text := strings.TrimSpace(string(buf[:n]))
+	v, err := strconv.ParseFloat(text, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a number", path, strings.TrimSpace(string(b)))
+		return 0, fmt.Errorf("%s: %q is not a number", path, text)
 	}
 	if v < 0 || v > limit {
 		return 0, fmt.Errorf("%s: %g is outside 0..%g, a failed read", path, v, limit)
