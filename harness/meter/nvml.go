@@ -55,11 +55,7 @@ func OpenNVML(lib nvml.Interface, o Options) (Meter, error) {
 		lib.Shutdown()
 		return nil, err
 	}
-	m.s.start()
-	if o.Idle > 0 {
-		time.Sleep(o.Idle)
-		m.idle = meanPower(m.s.window(time.Now().Add(-o.Idle), time.Now()))
-	}
+	m.idle = meanPower(m.s.startIdle(o.Idle))
 	return m, nil
 }
 

@@ -46,6 +46,18 @@ func (s *sampler) start() {
 	}()
 }
 
+// startIdle starts sampling and, when idle is positive, waits that long
+// before any trial and returns the samples of the wait, from which a
+// meter measures its idle power.
+func (s *sampler) startIdle(idle time.Duration) []Sample {
+	s.start()
+	if idle <= 0 {
+		return nil
+	}
+	time.Sleep(idle)
+	return s.window(time.Now().Add(-idle), time.Now())
+}
+
 // sampleOnce reads every device once and stores the samples.
 func (s *sampler) sampleOnce() {
 	t := s.now()

@@ -204,11 +204,7 @@ func OpenTegra(o Options) (Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.s.start()
-	if o.Idle > 0 {
-		time.Sleep(o.Idle)
-		m.idle = meanPower(m.module(m.s.window(time.Now().Add(-o.Idle), time.Now())))
-	}
+	m.idle = meanPower(m.module(m.s.startIdle(o.Idle)))
 	return m, nil
 }
 
