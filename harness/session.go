@@ -25,6 +25,9 @@ type Session struct {
 	Level  mcpdomain.Level
 	Store  mcpdomain.Store
 	client *client.Client
+	// server is the MCP server the client is connected to, which an
+	// agent command is served too, so that both see one state.
+	server *server.MCPServer
 }
 
 // Open starts a session on a fresh store.
@@ -58,7 +61,7 @@ func connect(ctx context.Context, srv *server.MCPServer, name string) (*Session,
 		c.Close()
 		return nil, fmt.Errorf("%s: initialize: %w", name, err)
 	}
-	return &Session{client: c}, nil
+	return &Session{client: c, server: srv}, nil
 }
 
 // Close ends the session.
