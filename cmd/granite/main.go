@@ -31,6 +31,7 @@ var commands = []command{
 	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model)", runSynth},
 	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
+	{"score", "score a session granite serve --record recorded, as a trial record", runScore},
 	{"view", "serve a local web page over results folders: progress, trials, explained verdicts", runView},
 	{"version", "print the version, commit, platform, build tags, meters and specs hash", runVersion},
 }

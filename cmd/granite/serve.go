@@ -17,7 +17,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", "--domain D --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
+	fs := newFlags("serve", "--domain D --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765] [--scenario ID [--record FILE]]",
 		"Serves one domain at one granularity level to any MCP client, on a fresh store.\n"+
 			"stdio (the default) speaks MCP on standard input and output; http serves MCP\n"+
 			"streamable HTTP at /mcp (and /healthz for probes), bound to loopback unless --addr\n"+
@@ -34,6 +34,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&ho.Token, "token", "", "http: bearer token every request must carry (default: $GRANITE_TOKEN)")
 	origins := fs.String("allow-origin", "", "http: browser origins to allow besides loopback ones (comma-separated)")
 	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
+	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
+	record := fs.String("record", "", "http, with --scenario: on exit write every call of every session and the final store to this file, for granite score")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -54,6 +56,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *origins != "" {
 		ho.AllowedOrigins = strings.Split(*origins, ",")
+	}
+	if *record != "" && *scenario == "" {
+		fmt.Fprintln(stderr, "granite serve: --record needs --scenario: the recording is scored against it")
+		return 2
+	}
+	if *scenario != "" {
+		level, err := mcpdomain.ParseLevel(*levelFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
+			return 2
+		}
+		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, *addr, ho, stdout, stderr)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {
