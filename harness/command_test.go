@@ -145,7 +145,7 @@ var sameVerdict = []cmp.Option{
 // verdict, calls and answer the built-in oracle gets from the same calls.
 func TestCommandAgentSolves(t *testing.T) {
 	spec := loadSpec(t)
-	d := spec.Domain("smarthome")
+	d := spec.Domains[0]
 	picked := pickScenarios(d)
 	cfg := testConfig("agents", "http://127.0.0.1:1", Oracle)
 	cfg.Domains = []string{d.Name}
@@ -211,18 +211,19 @@ func TestCommandAgentSolves(t *testing.T) {
 // wrong; every trial is still recorded and scored.
 func TestCommandAgentMisbehaves(t *testing.T) {
 	spec := loadSpec(t)
-	d := spec.Domain("smarthome")
 	// A scenario whose L4 gold takes two calls or more, so that two
 	// sessions can share them, and whose fresh store fails the task.
+	var d *speclang.Domain
 	var s *speclang.Scenario
-	for _, sc := range d.Scenarios {
-		if len(sc.Gold[mcpdomain.L4]) >= 2 && len(sc.State) > 0 {
-			s = sc
-			break
+	for _, dom := range spec.Domains {
+		for _, sc := range dom.Scenarios {
+			if s == nil && len(sc.Gold[mcpdomain.L4]) >= 2 && len(sc.State) > 0 {
+				d, s = dom, sc
+			}
 		}
 	}
 	if s == nil {
-		t.Fatal("no smarthome scenario with two L4 gold calls and state conditions")
+		t.Fatal("no scenario with two L4 gold calls and state conditions")
 	}
 	gold := goldPlan(s, mcpdomain.L4)
 	cases := []struct {
@@ -345,8 +346,8 @@ func alive(pid int) bool {
 // score's record of the recording is the command backend's record.
 func TestRecordingScoresLikeCommand(t *testing.T) {
 	spec := loadSpec(t)
-	d := spec.Domain("smarthome")
-	s := pickScenarios(d)[1]
+	d := spec.Domains[0]
+	s := pickScenarios(d)[len(pickScenarios(d))-1]
 	lv := mcpdomain.L2
 	dir := t.TempDir()
 	writePlan(t, dir, s.ID, lv, goldPlan(s, lv))

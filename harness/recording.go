@@ -68,7 +68,7 @@ func scenarioByID(spec *speclang.Spec, lookup Lookup, id string, level mcpdomain
 	name, _, _ := strings.Cut(id, "-")
 	d := spec.Domain(name)
 	if d == nil {
-		return nil, fmt.Errorf("scenario %q: no domain %q; scenario ids start with their domain, like smarthome-001", id, name)
+		return nil, fmt.Errorf("scenario %q: no domain %q; scenario ids start with their domain, like %s-001", id, name, spec.Domains[0].Name)
 	}
 	for _, s := range d.Scenarios {
 		if s.ID != id {
