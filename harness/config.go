@@ -127,7 +127,7 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 	seen := map[string]bool{}
 	for i, m := range models {
 		at := func(field string) []any {
-			if field == "" || m == (results.ModelEntry{Name: m.Name}) {
+			if field == "" || m.IsPlain() {
 				return []any{"models", i}
 			}
 			return []any{"models", i, field}
@@ -135,12 +135,24 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 		switch {
 		case IsBuiltin(m.Name) && m.Name != Oracle && m.Name != Silent:
 			list = append(list, doc.Errorf(at("name"), "found built-in agent %q; expected %s or %s", m.Name, Oracle, Silent))
-		case IsBuiltin(m.Name) && m != (results.ModelEntry{Name: m.Name}):
+		case IsBuiltin(m.Name) && !m.IsPlain():
 			list = append(list, doc.Errorf(at(""), "found built-in agent %s with model settings; expected it as a plain name: it runs no model", m.Name))
 		case seen[m.Name]:
 			list = append(list, doc.Errorf(at("name"), "found model name %q again; expected each name once: trial ids, records and the report tell models apart by it", m.Name))
 		}
 		seen[m.Name] = true
+		if m.IsCommand() {
+			list = append(list, checkCommand(doc, m, func(f string) []any {
+				if f == "" {
+					return []any{"models", i}
+				}
+				return []any{"models", i, f}
+			})...)
+			continue
+		}
+		for _, f := range commandOnly(m) {
+			list = append(list, doc.Errorf(at(f), "found %s on a model; expected it only with backend: command (an agent program granite runs per trial)", f))
+		}
 		if !m.IsOpenAI() {
 			for _, f := range []struct{ key, val string }{{"base_url", m.BaseURL}, {"api_key_env", m.APIKeyEnv}} {
 				if f.val != "" {

@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("GRANITE_TEST_LOCK_DIR"); dir != "" {
 		os.Exit(holdLock(dir))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeAgent()
+	os.Exit(code)
 }
 
 // killConfig is the run the kill test interrupts: the tiny domain, every

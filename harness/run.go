@@ -250,7 +250,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostKeywords(grid)
-	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m results.ModelEntry) bool { return !IsBuiltin(m.Name) && !m.IsOpenAI() }) {
+	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m results.ModelEntry) bool { return !IsBuiltin(m.Name) && !m.IsOpenAI() && !m.IsCommand() }) {
 		all := map[string][]string{}
 		for lv, tools := range man.Lost {
 			for t, l := range tools {
@@ -321,7 +321,7 @@ func journalFailed(err error) error {
 func ollamaTags(cfg *results.Config, ts []Trial) []string {
 	var out []string
 	for _, m := range cfg.Models {
-		if IsBuiltin(m.Name) || m.IsOpenAI() || slices.Contains(out, m.ServedAs()) {
+		if IsBuiltin(m.Name) || m.IsOpenAI() || m.IsCommand() || slices.Contains(out, m.ServedAs()) {
 			continue
 		}
 		if slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
@@ -492,6 +492,10 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		}
 	case model == Silent:
 		workers = append(workers, worker{agent: silent{}})
+	case entry.IsCommand():
+		for range entry.Workers() {
+			workers = append(workers, worker{agent: &commandAgent{entry: entry}})
+		}
 	case entry.IsOpenAI():
 		c, err := r.endpoint(ctx, entry)
 		if err != nil {
@@ -657,13 +661,19 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 		rec.Agent = agentBuiltin
 	case entry.IsOpenAI():
 		rec.Agent = agentOpenAI
+	case entry.IsCommand():
+		rec.Agent = results.AgentCommand
 	}
 	if entry.Workers() > 1 {
 		rec.Parallel = entry.Workers()
 	}
 	start := time.Now()
 	rec.StartedAt = start.UTC().Format(time.RFC3339Nano)
-	tctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
+	timeout := r.cfg.Timeout()
+	if entry.TimeoutSeconds > 0 {
+		timeout = time.Duration(entry.TimeoutSeconds * float64(time.Second))
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sess, valid, err := t.open(tctx)
 	if err != nil {

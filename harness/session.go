@@ -27,6 +27,9 @@ type Session struct {
 	client *client.Client
 	// closers end what the session's server stands on (a live source).
 	closers []func()
+	// server is the MCP server the client is connected to, which an
+	// agent command is served too, so that both see one state.
+	server *server.MCPServer
 }
 
 // Open starts a session on a fresh store.
@@ -60,7 +63,7 @@ func connect(ctx context.Context, srv *server.MCPServer, name string) (*Session,
 		c.Close()
 		return nil, fmt.Errorf("%s: initialize: %w", name, err)
 	}
-	return &Session{client: c}, nil
+	return &Session{client: c, server: srv}, nil
 }
 
 // Close ends the session.

@@ -65,6 +65,12 @@ func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
 func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
 
 func (t *scenarioTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+	s, err := Open(ctx, t.rt, t.level)
+	return s, t.validators(), err
+}
+
+// validators check arguments against each of the level's tools.
+func (t *scenarioTask) validators() map[string]func(json.RawMessage) bool {
 	valid := map[string]func(json.RawMessage) bool{}
 	for _, tool := range t.rt.Tools[t.level] {
 		valid[tool.Name] = func(args json.RawMessage) bool {
@@ -72,8 +78,7 @@ func (t *scenarioTask) open(ctx context.Context) (*Session, map[string]func(json
 			return err == nil
 		}
 	}
-	s, err := Open(ctx, t.rt, t.level)
-	return s, valid, err
+	return valid
 }
 
 func (t *scenarioTask) system() system { return system{t.rt.Title, t.rt.Description} }

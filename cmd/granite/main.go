@@ -32,6 +32,7 @@ var commands = []command{
 	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 	{"regroup", "regroup any MCP server's tools into L3, L2 and L1 (show, or --suggest a groups file)", runRegroup},
+	{"score", "score a session granite serve --record recorded, as a trial record", runScore},
 	{"view", "serve a local web page over results folders: progress, trials, explained verdicts", runView},
 	{"version", "print the version, commit, platform, build tags, meters and specs hash", runVersion},
 }

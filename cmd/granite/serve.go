@@ -17,10 +17,11 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", "(--domain D | --mcp-cmd CMD | --mcp-url URL [--groups F]) --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
-		"Serves one domain at one granularity level to any MCP client, on a fresh store; or any\n"+
-			"MCP server regrouped at a level (see granite regroup), each HTTP session on a fresh\n"+
-			"connection to it (for a command, a fresh process).\n"+
+	fs := newFlags("serve", "(--domain D | --scenario ID [--record FILE] | --mcp-cmd CMD | --mcp-url URL [--groups F]) --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
+		"Serves one domain at one granularity level to any MCP client, on a fresh store; or one\n"+
+			"scenario's domain on one store all sessions share, recording every call for granite\n"+
+			"score; or any MCP server regrouped at a level (see granite regroup), each HTTP session\n"+
+			"on a fresh connection to it (for a command, a fresh process).\n"+
 			"stdio (the default) speaks MCP on standard input and output; http serves MCP\n"+
 			"streamable HTTP at /mcp (and /healthz for probes), bound to loopback unless --addr\n"+
 			"says otherwise: each session gets its own fresh store, browser origins other than\n"+
@@ -37,6 +38,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	origins := fs.String("allow-origin", "", "http: browser origins to allow besides loopback ones (comma-separated)")
 	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
 	ext := addExternalSource(fs, false)
+	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
+	record := fs.String("record", "", "http, with --scenario: on exit write every call of every session and the final store to this file, for granite score")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
@@ -61,11 +64,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.
 		level, err := mcpdomain.ParseLevel(*levelFlag)
-		if err != nil || *domain != "" {
-			fmt.Fprintf(stderr, "granite serve: --mcp-cmd/--mcp-url take a --level and no --domain\n")
+		if err != nil || *domain != "" || *scenario != "" {
+			fmt.Fprintf(stderr, "granite serve: --mcp-cmd/--mcp-url take a --level and no --domain or --scenario\n")
 			return 2
 		}
 		return serveRegrouped(ctx, ext, level, *transport, *addr, ho, stdout, stderr)
+	}
+	if *record != "" && *scenario == "" {
+		fmt.Fprintln(stderr, "granite serve: --record needs --scenario: the recording is scored against it")
+		return 2
+	}
+	if *scenario != "" {
+		level, err := mcpdomain.ParseLevel(*levelFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
+			return 2
+		}
+		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, *addr, ho, stdout, stderr)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {

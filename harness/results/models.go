@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
 )
 
@@ -10,6 +11,17 @@ import (
 const (
 	BackendOllama = "ollama"
 	BackendOpenAI = "openai"
+	// BackendCommand is an agent program run as a command: any MCP
+	// client, which granite serves the trial's tools to over HTTP.
+	BackendCommand = "command"
+)
+
+// MCP client configuration formats a command entry's mcp_config names.
+const (
+	MCPConfigEnv    = "env"    // GRANITE_MCP_URL and GRANITE_MCP_TOKEN only (the default)
+	MCPConfigClaude = "claude" // Claude Code / Claude Desktop mcpServers JSON
+	MCPConfigCodex  = "codex"  // Codex CLI config.toml
+	MCPConfigGemini = "gemini" // Gemini CLI .gemini/settings.json
 )
 
 // ModelEntry is one model of an experiment: in the config, a plain Ollama
@@ -36,7 +48,56 @@ type ModelEntry struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Seed        *int     `json:"seed,omitempty"`
+
+	// Command is a command entry's program and arguments, each a
+	// text/template over the trial (see harness.CommandData); it runs
+	// without a shell.
+	Command []string `json:"command,omitempty"`
+	// MCPConfig is the client configuration written for it (MCPConfig*
+	// constants; default env).
+	MCPConfig string `json:"mcp_config,omitempty"`
+	// Answer says where the final answer is on stdout (nil: all of it).
+	Answer *AnswerSpec `json:"answer,omitempty"`
+	// TimeoutSeconds limits one trial of the command (default: the
+	// experiment's agent_timeout_seconds).
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Env adds variables to the command's environment; values are
+	// templates like the arguments.
+	Env map[string]string `json:"env,omitempty"`
+	// EmptyHome runs the command with HOME set to an empty folder of the
+	// trial's own, so that no user configuration leaks in.
+	EmptyHome bool `json:"empty_home,omitempty"`
 }
+
+// AnswerSpec says where a command's final answer is: all of stdout
+// (written "stdout"), or a field of the JSON it prints ({json: result}).
+type AnswerSpec struct {
+	// JSON is a field name, or a dotted path of them; the last JSON value
+	// on stdout that has it gives the answer.
+	JSON string `json:"json,omitempty"`
+}
+
+// UnmarshalJSON reads "stdout" or {json: field}.
+func (a *AnswerSpec) UnmarshalJSON(data []byte) error {
+	if d := bytes.TrimSpace(data); len(d) > 0 && d[0] == '"' {
+		*a = AnswerSpec{}
+		return nil // the schema allows only "stdout"
+	}
+	type plain AnswerSpec
+	return json.Unmarshal(data, (*plain)(a))
+}
+
+// MarshalJSON writes the stdout answer as "stdout".
+func (a AnswerSpec) MarshalJSON() ([]byte, error) {
+	if a.JSON == "" {
+		return []byte(`"stdout"`), nil
+	}
+	type plain AnswerSpec
+	return json.Marshal(plain(a))
+}
+
+// IsPlain reports whether the entry is only a name, as a plain tag is.
+func (e ModelEntry) IsPlain() bool { return reflect.DeepEqual(e, ModelEntry{Name: e.Name}) }
 
 // UnmarshalJSON reads a plain tag or an object.
 func (e *ModelEntry) UnmarshalJSON(data []byte) error {
@@ -52,7 +113,7 @@ func (e *ModelEntry) UnmarshalJSON(data []byte) error {
 // that run.json and the config hash of a config of tags are what they
 // were before entries could be objects.
 func (e ModelEntry) MarshalJSON() ([]byte, error) {
-	if e == (ModelEntry{Name: e.Name}) {
+	if e.IsPlain() {
 		return json.Marshal(e.Name)
 	}
 	type plain ModelEntry
@@ -62,6 +123,9 @@ func (e ModelEntry) MarshalJSON() ([]byte, error) {
 // IsOpenAI reports whether the entry is served by an OpenAI-compatible
 // endpoint.
 func (e ModelEntry) IsOpenAI() bool { return e.Backend == BackendOpenAI }
+
+// IsCommand reports whether the entry is an agent command.
+func (e ModelEntry) IsCommand() bool { return e.Backend == BackendCommand }
 
 // ServedAs is the model's name on its server.
 func (e ModelEntry) ServedAs() string {

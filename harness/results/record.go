@@ -28,7 +28,8 @@ type Record struct {
 	Experiment string `json:"experiment"`
 	Model      string `json:"model"`
 	// Agent is "ollama" or "openai" for a model (its backend), "builtin"
-	// for oracle and silent.
+	// for oracle and silent, "command" for an agent command, "recorded"
+	// for a recorded interactive session.
 	Agent string `json:"agent"`
 	// Domain is the benchmark domain, or an artifact's source.
 	Domain string `json:"domain"`
@@ -75,6 +76,40 @@ type Record struct {
 	// which meter measured it.
 	Energy  *Reading `json:"energy,omitempty"`
 	Metrics *Metrics `json:"metrics,omitempty"`
+	// Command is how an agent command's process ended, for agent
+	// "command".
+	Command *CommandRun `json:"command,omitempty"`
+}
+
+// Agents that are not a model backend: an agent command, and a session
+// of an interactive client recorded by granite serve --record.
+const (
+	AgentCommand  = BackendCommand
+	AgentRecorded = "recorded"
+)
+
+// CommandRun is how an agent command's process ran and ended.
+type CommandRun struct {
+	// ExitCode is the exit status (-1 when a signal ended it, named by
+	// Signal); Killed is set when granite killed its process group at
+	// the timeout.
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	Killed   bool   `json:"killed,omitempty"`
+	// StdoutBytes is what it printed; past the capture bound the rest
+	// was counted and dropped (StdoutTruncated).
+	StdoutBytes     int64 `json:"stdout_bytes"`
+	StdoutTruncated bool  `json:"stdout_truncated,omitempty"`
+	// StderrTail is the end of what it wrote to stderr.
+	StderrTail string `json:"stderr_tail,omitempty"`
+	// Sessions counts the MCP sessions that called tools.
+	Sessions int `json:"sessions"`
+	// MCPConfig is the client configuration format it was given.
+	MCPConfig string `json:"mcp_config"`
+	// OverheadMS is granite's own time around the agent: serving the
+	// trial, writing its configuration, starting the process, and the
+	// teardown after it exited.
+	OverheadMS float64 `json:"overhead_ms"`
 }
 
 // Classify records a failure's class unless an earlier failure was
@@ -112,6 +147,11 @@ type Call struct {
 	// the call failed.
 	ErrorClass ErrorClass `json:"error_class,omitempty"`
 	LatencyMS  float64    `json:"latency_ms"`
+	// Session numbers the MCP session a recorded call came in (1 for the
+	// first to call a tool), and AtMS is when it came, from the trial's
+	// start: calls of agents granite serves over HTTP.
+	Session int     `json:"session,omitempty"`
+	AtMS    float64 `json:"at_ms,omitempty"`
 }
 
 // Durations are Ollama's timings summed over the trial's requests, in
@@ -180,6 +220,9 @@ const (
 	// ErrContext is a request the model server refused as longer than the
 	// model's context (an OpenAI-compatible endpoint's 400).
 	ErrContext ErrorClass = "context_length_exceeded"
+	// ErrAgent is an agent command that failed of itself: it exited with
+	// an error or a signal, or printed no answer where it was told to.
+	ErrAgent ErrorClass = "agent_error"
 )
 
 // StopReason says why a trial stopped.

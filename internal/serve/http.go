@@ -41,6 +41,9 @@ type Options struct {
 	AllowedOrigins []string
 	// MaxBody bounds a request body (default 1 MiB); larger gets 413.
 	MaxBody int64
+	// OnCall, when set, sees every authorised tools/call of every session
+	// once it is answered (see Observed); calls may come concurrently.
+	OnCall func(Observed)
 }
 
 func (o *Options) defaults() {
@@ -236,6 +239,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	w, observed := h.observing(w, r, body)
+	defer observed()
 	var p post
 	if r.Method == http.MethodPost {
 		var ok bool

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// TestServeRecordAndScore records a session of an MCP client that makes a
+// scenario's gold calls (one per session, in two sessions), scores it with
+// granite score into a results folder, and reports the folder; a
+// session without the token records nothing.
+func TestServeRecordAndScore(t *testing.T) {
+	spec, err := speclang.LoadAll(specs.FS)
+	must(t, err)
+	s := spec.Domains[0].Scenarios[0]
+	level := mcpdomain.L3
+	dir := t.TempDir()
+	file := filepath.Join(dir, "session.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--scenario", s.ID, "--level", string(level), "--transport", "http", "--addr", "127.0.0.1:0", "--token", "tok", "--record", file}, &out, &errb)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(errb.String(), "/mcp") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, addr, _ := strings.Cut(errb.String(), " on ")
+	url := strings.TrimSpace(addr)
+	if !strings.Contains(out.String(), s.Prompt) {
+		t.Fatalf("stdout %q does not give the prompt", out.String())
+	}
+	if _, err := session(ctx, url, ""); err == nil {
+		t.Error("a session without the token was let in")
+	}
+	var answer []string
+	for _, g := range s.Gold[level] {
+		c, err := session(ctx, url, "tok")
+		must(t, err)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = g.Tool, json.RawMessage(g.JSON())
+		res, err := c.CallTool(ctx, req)
+		must(t, err)
+		answer = append(answer, res.Content[0].(mcp.TextContent).Text)
+		c.Close()
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d: %s", code, errb.String())
+	}
+	answerFile := filepath.Join(dir, "answer.txt")
+	must(t, os.WriteFile(answerFile, []byte(strings.Join(answer, "\n")), 0o600))
+	resultsDir := filepath.Join(dir, "results")
+	var sout, serr bytes.Buffer
+	if code := run(context.Background(), []string{"score", "--record", file, "--answer-file", answerFile, "--model", "desktop", "--out", resultsDir}, &sout, &serr); code != 0 {
+		t.Fatalf("score exit %d: %s", code, serr.String())
+	}
+	if !strings.Contains(sout.String(), "desktop/"+s.ID+"/"+string(level)+"/r1: tc 1 (tc_strict 1)") {
+		t.Errorf("score printed %q; want tc 1", sout.String())
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(resultsDir, results.TrialsFile))
+	must(t, err)
+	if len(recs) != 1 || recs[0].Agent != results.AgentRecorded || len(recs[0].Calls) != len(s.Gold[level]) {
+		t.Fatalf("records %+v; want the one recorded trial with every call", recs)
+	}
+	for i, c := range recs[0].Calls {
+		if c.Session != i+1 {
+			t.Errorf("call %d in session %d; want each call in a session of its own", i, c.Session)
+		}
+	}
+	// Scoring again under the same name would duplicate the trial.
+	if code := run(context.Background(), []string{"score", "--record", file, "--model", "desktop", "--out", resultsDir}, &sout, &serr); code == 0 || !strings.Contains(serr.String(), "already holds") {
+		t.Errorf("a second record of the same trial: exit %d, %s", code, serr.String())
+	}
+	// Without the answer the facts are missing, and the verdict says which.
+	sout.Reset()
+	if code := run(context.Background(), []string{"score", "--record", file}, &sout, &serr); code != 0 {
+		t.Fatalf("score exit %d: %s", code, serr.String())
+	}
+	if len(s.Answer) > 0 && !strings.Contains(sout.String(), "the answer does not state") {
+		t.Errorf("score without an answer printed %q; want the missing facts", sout.String())
+	}
+	if code := run(context.Background(), []string{"report", "--results", resultsDir}, &sout, &serr); code != 0 {
+		t.Errorf("report of the recorded folder: exit %d, %s", code, serr.String())
+	}
+}
+
+// session opens an initialised MCP session over HTTP.
+func session(ctx context.Context, url, token string) (*client.Client, error) {
+	h := map[string]string{}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(h))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,559 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/speclang"
+)
+
+// Bounds on what granite keeps of an agent command's output: stdout is
+// captured up to maxStdout (the rest is counted and dropped), the answer
+// taken from it up to maxAnswer, and the last maxStderr bytes of stderr.
+const (
+	maxStdout = 1 << 20
+	maxAnswer = 64 << 10
+	maxStderr = 8 << 10
+)
+
+// waitDelay is how long granite waits, after the agent exits or is
+// killed, for output pipes its leftover children still hold.
+const waitDelay = 2 * time.Second
+
+// CommandData are the fields an agent command's arguments and env values
+// may use, as text/template fields ({{.Prompt}}). The bearer token is not
+// one: it would show in the process list; it is in the configuration file
+// and in GRANITE_MCP_TOKEN.
+type CommandData struct {
+	// Prompt is the task's prompt (a multi-turn task's user turns, one
+	// paragraph each); Prompts lists them apart.
+	Prompt  string
+	Prompts []string
+	// MCPConfig is the configuration file written for the agent ("" for
+	// mcp_config env); MCPURL is the trial's streamable HTTP endpoint.
+	MCPConfig string
+	MCPURL    string
+	// Dir is the trial's private folder, where the command runs; Home is
+	// the HOME it gets.
+	Dir  string
+	Home string
+	// What the trial plays.
+	Domain, Level, Scenario, TrialID, Model string
+}
+
+// parseTemplate parses one templated argument; missing keys are errors.
+func parseTemplate(text string) (*template.Template, error) {
+	return template.New("arg").Option("missingkey=error").Parse(text)
+}
+
+// expand renders a templated argument.
+func expand(text string, data *CommandData) (string, error) {
+	t, err := parseTemplate(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// checkTemplate reports what is wrong with a templated value, trying it on
+// sample data so that unknown fields are found before any trial runs.
+func checkTemplate(text, format string) string {
+	if _, err := expand(text, &CommandData{MCPConfig: "x", Prompts: []string{"p"}}); err != nil {
+		return err.Error()
+	}
+	if (format == "" || format == results.MCPConfigEnv) && strings.Contains(text, ".MCPConfig") {
+		return "{{.MCPConfig}} is empty with mcp_config env; set mcp_config to claude, codex or gemini, or read GRANITE_MCP_URL and GRANITE_MCP_TOKEN"
+	}
+	return ""
+}
+
+// checkCommand checks a command entry: a command to run, templates that
+// parse and name known fields, and no model settings. at gives the path
+// of one of the entry's fields.
+func checkCommand(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+	var list speclang.ErrorList
+	if len(m.Command) == 0 {
+		list = append(list, doc.Errorf(at(""), "found backend command without command; expected the program and its arguments, like [my-agent, --prompt, '{{.Prompt}}']"))
+	}
+	for k, arg := range m.Command {
+		if msg := checkTemplate(arg, m.MCPConfig); msg != "" {
+			list = append(list, doc.Errorf(append(at("command"), k), "found argument %q: %s; expected a text/template over %s", arg, msg, commandFields))
+		}
+	}
+	for _, k := range envKeys(m.Env) {
+		if msg := checkTemplate(m.Env[k], m.MCPConfig); msg != "" {
+			list = append(list, doc.Errorf(append(at("env"), k), "found env %s=%q: %s; expected a text/template over %s", k, m.Env[k], msg, commandFields))
+		}
+	}
+	for _, f := range modelOnly(m) {
+		list = append(list, doc.Errorf(at(f), "found %s on an agent command; expected it only on a model: the command brings its own model and sampling", f))
+	}
+	return list
+}
+
+// commandFields names CommandData's fields, for messages.
+const commandFields = "{{.Prompt}}, {{.Prompts}}, {{.MCPConfig}}, {{.MCPURL}}, {{.Dir}}, {{.Home}}, {{.Domain}}, {{.Level}}, {{.Scenario}}, {{.TrialID}}, {{.Model}}"
+
+// commandOnly lists the command settings a model entry sets.
+func commandOnly(m results.ModelEntry) []string {
+	var out []string
+	for _, f := range []struct {
+		key string
+		set bool
+	}{{"command", len(m.Command) > 0}, {"mcp_config", m.MCPConfig != ""}, {"answer", m.Answer != nil},
+		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"empty_home", m.EmptyHome}} {
+		if f.set {
+			out = append(out, f.key)
+		}
+	}
+	return out
+}
+
+// modelOnly lists the model settings a command entry sets: an agent
+// command brings its own model and sampling.
+func modelOnly(m results.ModelEntry) []string {
+	var out []string
+	for _, f := range []struct {
+		key string
+		set bool
+	}{{"base_url", m.BaseURL != ""}, {"api_key_env", m.APIKeyEnv != ""}, {"model", m.Model != ""},
+		{"temperature", m.Temperature != nil}, {"max_tokens", m.MaxTokens > 0}, {"seed", m.Seed != nil}} {
+		if f.set {
+			out = append(out, f.key)
+		}
+	}
+	return out
+}
+
+// commandAgent runs an agent program per trial: it serves the trial's
+// server over streamable HTTP on a loopback port of its own with a
+// bearer token for that trial only, writes the client configuration the
+// program expects into a private folder, runs the program in its own
+// process group, and records every call the program made, in every
+// session, as the trial's calls.
+type commandAgent struct {
+	entry results.ModelEntry
+}
+
+// callRecorder collects the calls a trial's server answered.
+type callRecorder struct {
+	mu    sync.Mutex
+	calls []serve.Observed
+}
+
+func (c *callRecorder) add(o serve.Observed) {
+	c.mu.Lock()
+	c.calls = append(c.calls, o)
+	c.mu.Unlock()
+}
+
+// observed returns the calls in the order they came.
+func (c *callRecorder) observed() []serve.Observed {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.calls)
+	slices.SortStableFunc(out, func(a, b serve.Observed) int { return a.Start.Compare(b.Start) })
+	return out
+}
+
+// servedCalls turns observed calls into the record's calls, classed as
+// the built-in agents' calls are (see trialRun.call), sessions numbered
+// in the order they first called a tool. It returns the number of
+// sessions.
+func servedCalls(obs []serve.Observed, start time.Time, valid map[string]func(json.RawMessage) bool) ([]results.Call, int) {
+	sessions := map[string]int{}
+	out := make([]results.Call, 0, len(obs))
+	for i, o := range obs {
+		if _, ok := sessions[o.Session]; !ok {
+			sessions[o.Session] = len(sessions) + 1
+		}
+		c := results.Call{Turn: i + 1, Tool: o.Tool, Arguments: o.Arguments, Result: o.Text, IsError: o.IsError,
+			LatencyMS: float64(o.Duration.Microseconds()) / 1000, Session: sessions[o.Session],
+			AtMS: max(0, float64(o.Start.Sub(start).Microseconds())/1000)}
+		if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
+			c.Arguments = json.RawMessage("{}")
+		}
+		ok, known := valid[o.Tool]
+		switch {
+		case !known:
+			c.IsError, c.ErrorClass = true, results.ErrUnknown
+			if c.Result = o.RPCError; c.Result == "" {
+				c.Result = o.Text
+			}
+		case o.RPCError != "":
+			c.IsError, c.ErrorClass, c.Result = true, results.ErrMalformed, o.RPCError
+		case o.IsError:
+			c.ErrorClass = results.ErrTool
+			if !ok(c.Arguments) {
+				c.ErrorClass = results.ErrSchema
+			}
+		}
+		out = append(out, c)
+	}
+	return out, len(sessions)
+}
+
+// fillServed completes the record of an agent granite served: the user
+// turns, each call as the agent's tool call and the tool's reply, and the
+// final answer. Turns stays 0: granite does not see an agent's replies.
+func fillServed(rec *results.Record, prompts []string, calls []results.Call, answer string) {
+	for _, p := range prompts {
+		rec.Messages = append(rec.Messages, results.Message{Role: "user", Content: p})
+	}
+	for _, c := range calls {
+		rec.Messages = append(rec.Messages,
+			results.Message{Role: "assistant", ToolCalls: []results.MessageCall{{Name: c.Tool, Arguments: c.Arguments}}},
+			results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+	}
+	rec.Messages = append(rec.Messages, results.Message{Role: "assistant", Content: answer})
+	rec.Calls = calls
+	rec.FinalAnswer = answer
+	for _, c := range calls {
+		rec.Classify(c.ErrorClass)
+	}
+}
+
+// newToken returns a random bearer token.
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// served is a trial's server on its loopback port.
+type served struct {
+	url, token string
+	handler    *serve.Handler
+	hs         *http.Server
+	done       chan error
+}
+
+// serveTrial serves the trial's MCP server (the very server its session
+// is on, so the store scored is the store the agent changed) on a
+// loopback port of its own, behind a token of its own.
+func serveTrial(tr *trialRun, rec func(serve.Observed)) (*served, error) {
+	tok, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	h := serve.NewServerHandler(tr.sess.server, serve.Options{Token: tok, OnCall: rec})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = h.Close(context.Background())
+		return nil, fmt.Errorf("listen on loopback: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", serve.Guard(h, serve.GuardOptions{}))
+	s := &served{url: "http://" + ln.Addr().String() + "/mcp", token: tok, handler: h, done: make(chan error, 1),
+		hs: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { s.done <- s.hs.Serve(ln) }()
+	return s, nil
+}
+
+// close stops serving: open streams end at once.
+func (s *served) close() {
+	_ = s.hs.Close()
+	<-s.done
+	_ = s.handler.Close(context.Background())
+}
+
+// process is how an agent command ran.
+type process struct {
+	run    results.CommandRun
+	stdout []byte
+	// started and exited bound the agent's own time.
+	started, exited time.Time
+	// startErr is set when the program could not start; err when waiting
+	// for it failed otherwise.
+	startErr, err error
+}
+
+// runProcess runs argv without a shell in dir, in a process group of its
+// own, killing the whole group when ctx ends and sweeping it after the
+// program exits, so that nothing it started outlives the trial.
+func runProcess(ctx context.Context, argv, env []string, dir string) *process {
+	p := &process{}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	out := &headBuffer{max: maxStdout}
+	errs := &tailBuffer{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = out, errs
+	if err := cmd.Start(); err != nil {
+		p.startErr = err
+		return p
+	}
+	p.started = time.Now()
+	werr := cmd.Wait()
+	p.exited = time.Now()
+	_ = killGroup(cmd.Process.Pid) // children left behind by a program that exited
+	p.run.Killed = ctx.Err() != nil
+	p.run.ExitCode = cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		p.run.Signal = ws.Signal().String()
+	}
+	if werr != nil && !errors.As(werr, new(*exec.ExitError)) && !p.run.Killed {
+		p.err = werr // e.g. pipes still held after waitDelay
+	}
+	p.stdout = out.buf.Bytes()
+	p.run.StdoutBytes, p.run.StdoutTruncated = out.n, out.n > int64(out.buf.Len())
+	p.run.StderrTail = strings.ToValidUTF8(string(errs.bytes()), "\uFFFD")
+	return p
+}
+
+// killGroup kills a process group; a group already gone is no error.
+func killGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// headBuffer keeps the first max bytes written and counts them all.
+type headBuffer struct {
+	buf bytes.Buffer
+	max int
+	n   int64
+}
+
+func (h *headBuffer) Write(b []byte) (int, error) {
+	h.n += int64(len(b))
+	if room := h.max - h.buf.Len(); room > 0 {
+		h.buf.Write(b[:min(room, len(b))])
+	}
+	return len(b), nil
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) bytes() []byte {
+	if len(t.buf) > t.max {
+		return t.buf[len(t.buf)-t.max:]
+	}
+	return t.buf
+}
+
+// commandEnv is granite's environment with the trial's variables:
+// HOME when empty_home asks, GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
+// GRANITE_MCP_CONFIG, then the entry's env.
+func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {
+	set := map[string]string{"GRANITE_MCP_URL": data.MCPURL, "GRANITE_MCP_TOKEN": token, "GRANITE_MCP_CONFIG": data.MCPConfig}
+	if e.EmptyHome {
+		set["HOME"] = data.Home
+	}
+	for k, v := range e.Env {
+		x, err := expand(v, data)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		set[k] = x
+	}
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range envKeys(set) {
+		out = append(out, k+"="+set[k])
+	}
+	return out, nil
+}
+
+func envKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// answerFrom takes the final answer from stdout: all of it, or a JSON
+// field of the last JSON value printed that has it.
+func answerFrom(stdout []byte, spec *results.AnswerSpec) (string, error) {
+	if spec == nil || spec.JSON == "" {
+		return clipAnswer(strings.TrimSpace(string(stdout))), nil
+	}
+	path := strings.Split(spec.JSON, ".")
+	dec := json.NewDecoder(bytes.NewReader(stdout))
+	found, answer := false, ""
+	for {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			break // the end, or text that is not JSON: what came before counts
+		}
+		if s, ok := field(v, path); ok {
+			found, answer = true, s
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("stdout holds no JSON value with field %s", spec.JSON)
+	}
+	return clipAnswer(answer), nil
+}
+
+// field reads a dotted path of a JSON value: a string as it is, anything
+// else as JSON.
+func field(v any, path []string) (string, bool) {
+	for _, k := range path {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if v, ok = obj[k]; !ok {
+			return "", false
+		}
+	}
+	if s, ok := v.(string); ok {
+		return s, true
+	}
+	b, _ := json.Marshal(v)
+	return string(b), true
+}
+
+// clipAnswer bounds an answer at maxAnswer bytes, on a rune boundary.
+func clipAnswer(s string) string {
+	if len(s) <= maxAnswer {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxAnswer], "")
+}
+
+func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
+	rec, e := tr.rec, a.entry
+	begin := time.Now()
+	cr := &callRecorder{}
+	format := e.MCPConfig
+	if format == "" {
+		format = results.MCPConfigEnv
+	}
+	rec.Command = &results.CommandRun{MCPConfig: format}
+	fail := func(err error) {
+		rec.Error, rec.StopReason = err.Error(), results.StopError
+		rec.Classify(results.ErrAgent)
+		fillServed(rec, tr.prompts, nil, "")
+		rec.Command.OverheadMS = ms(time.Since(begin))
+	}
+	srv, err := serveTrial(tr, cr.add)
+	if err != nil {
+		fail(err)
+		return
+	}
+	dir, err := os.MkdirTemp("", "granite-agent-")
+	if err != nil {
+		srv.close()
+		fail(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	data := &CommandData{Prompt: strings.Join(tr.prompts, "\n\n"), Prompts: tr.prompts, MCPURL: srv.url, Dir: dir,
+		Home: os.Getenv("HOME"), TrialID: tr.t.ID, Model: tr.t.Model}
+	data.Domain, data.Level, data.Scenario = rec.Domain, string(rec.Level), rec.Scenario
+	p, err := a.start(ctx, srv, data, format)
+	teardown := time.Now()
+	srv.close()
+	if err != nil {
+		fail(err)
+		return
+	}
+	rec.Command.OverheadMS = ms(p.started.Sub(begin) + time.Since(teardown) + teardown.Sub(p.exited))
+	calls, sessions := servedCalls(cr.observed(), begin, tr.valid)
+	rec.Command.ExitCode, rec.Command.Signal, rec.Command.Killed = p.run.ExitCode, p.run.Signal, p.run.Killed
+	rec.Command.StdoutBytes, rec.Command.StdoutTruncated, rec.Command.StderrTail = p.run.StdoutBytes, p.run.StdoutTruncated, p.run.StderrTail
+	rec.Command.Sessions = sessions
+	answer, aerr := answerFrom(p.stdout, e.Answer)
+	fillServed(rec, tr.prompts, calls, answer)
+	switch {
+	case p.run.Killed:
+		rec.StopReason, rec.Error = results.StopTimeout, "the agent command did not finish in time; its process group was killed"
+		rec.Classify(results.ErrTimeout)
+	case p.err != nil:
+		rec.StopReason, rec.Error = results.StopError, "agent command: "+p.err.Error()
+		rec.Classify(results.ErrAgent)
+	case p.run.ExitCode != 0:
+		rec.StopReason = results.StopError
+		rec.Error = fmt.Sprintf("the agent command exited with status %d", p.run.ExitCode)
+		if p.run.Signal != "" {
+			rec.Error = "the agent command was ended by signal " + p.run.Signal
+		}
+		rec.Classify(results.ErrAgent)
+	case aerr != nil:
+		rec.StopReason, rec.Error = results.StopError, aerr.Error()
+		rec.Classify(results.ErrAgent)
+	default:
+		rec.StopReason = results.StopAnswer
+	}
+}
+
+// start writes the client configuration, expands the command and runs it
+// to the end.
+func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData, format string) (*process, error) {
+	if a.entry.EmptyHome {
+		data.Home = filepath.Join(data.Dir, "home")
+		if err := os.Mkdir(data.Home, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	cfgPath, err := writeMCPConfig(data.Dir, format, srv.url, srv.token)
+	if err != nil {
+		return nil, fmt.Errorf("write the %s MCP configuration: %w", format, err)
+	}
+	data.MCPConfig = cfgPath
+	argv := make([]string, len(a.entry.Command))
+	for i, arg := range a.entry.Command {
+		if argv[i], err = expand(arg, data); err != nil {
+			return nil, fmt.Errorf("command argument %d: %w", i, err)
+		}
+	}
+	env, err := commandEnv(a.entry, data, srv.token)
+	if err != nil {
+		return nil, err
+	}
+	p := runProcess(ctx, argv, env, data.Dir)
+	if p.startErr != nil {
+		return nil, fmt.Errorf("start the agent command: %w", p.startErr)
+	}
+	return p, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

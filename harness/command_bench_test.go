@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+)
+
+// BenchmarkCommandTrialOverhead measures granite's own cost per agent
+// command trial: serving the trial on its loopback port, writing the
+// client configuration, starting the process and tearing it all down,
+// the agent's own time excluded (record.command.overhead_ms). The agent
+// is true(1), with a Claude Code configuration written. Target: median
+// under 50 ms.
+func BenchmarkCommandTrialOverhead(b *testing.B) {
+	bin, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true(1) on PATH")
+	}
+	spec := loadSpec(b)
+	cfg := testConfig("overhead", "http://127.0.0.1:1")
+	e := results.ModelEntry{Name: "true", Backend: results.BackendCommand, Command: []string{bin, "{{.MCPConfig}}", "{{.Prompt}}"}, MCPConfig: results.MCPConfigClaude}
+	cfg.Models = []results.ModelEntry{e}
+	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Scenarios = []string{spec.Domains[0].Scenarios[0].ID}
+	grid, err := Plan(cfg, spec, gen.Lookup)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := grid[0]
+	a := &commandAgent{entry: e}
+	var overhead []float64
+	for b.Loop() {
+		sess, valid, err := t.open(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := &results.Record{}
+		a.run(context.Background(), &trialRun{t: t, sess: sess, valid: valid, prompts: t.prompts(), rec: rec})
+		sess.Close()
+		if rec.Command == nil || rec.Command.ExitCode != 0 || rec.StopReason != results.StopAnswer {
+			b.Fatalf("trial: %+v, %s", rec.Command, rec.Error)
+		}
+		overhead = append(overhead, rec.Command.OverheadMS)
+	}
+	slices.Sort(overhead)
+	b.ReportMetric(overhead[len(overhead)/2], "median-overhead-ms")
+	b.ReportMetric(overhead[len(overhead)*9/10], "p90-overhead-ms")
+}
