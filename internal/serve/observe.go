@@ -40,10 +40,9 @@ const maxObserved = 4 << 20
 // state. A caller that must read that state afterwards (the store a trial
 // is scored on) builds the server itself and hands it here.
 func NewServerHandler(srv *server.MCPServer, o Options) *Handler {
-	o.defaults()
-	h := &Handler{o: o, sessions: map[string]*httpSession{}, stop: make(chan struct{}), done: make(chan struct{})}
-	h.shared = server.NewStreamableHTTPServer(srv, server.WithSessionIdleTTL(o.IdleTimeout))
-	close(h.done)
+	o.SharedStore = true
+	// A factory that cannot fail: the handler's only error is its own.
+	h, _ := NewFactoryHandler(func() (*server.MCPServer, func(), error) { return srv, func() {}, nil }, o)
 	return h
 }
 
