@@ -20,8 +20,12 @@ var (
 )
 
 // identity says which argument names identify a thing a chain can carry
-// from one call to the next (not limits, flags or free text).
-var identity = regexp.MustCompile(`(?i)(^|_)(id|ids|name|names|path|paths|url|uri|owner|repo|number|key|slug|sha|ref|email|channel|file|room|device|zone|entity|title)$|Id$|Name$|Path$`)
+// from one call to the next, whatever their type; other strings of the
+// same name carry too, but never free text, paging or the action.
+var (
+	identity = regexp.MustCompile(`(?i)(^|_)(id|ids|name|names|path|paths|url|uri|owner|repo|number|key|slug|sha|ref|email|channel|file|room|device|zone|entity|title)$|Id$|Name$|Path$`)
+	noCarry  = regexp.MustCompile(`(?i)^(action|limit|count|offset|page|per_page|page_size|cursor|description|body|content|text|message|note|comment|query|q|reason|summary)$`)
+)
 
 // roles reads a tool name's verb: how well it starts a chain, how well it
 // continues one, and its noun ("create_issue" makes issues).
@@ -65,10 +69,11 @@ func link(b map[string]any, bProps map[string]any, aArgs map[string]any, aOut an
 	}
 	var carried []string
 	for _, name := range sortedKeys(bProps) {
-		if !identity.MatchString(name) {
+		cur, present := b[name]
+		if !present || noCarry.MatchString(name) {
 			continue
 		}
-		if _, present := b[name]; !present {
+		if _, isStr := firstOf(cur).(string); !isStr && !identity.MatchString(name) {
 			continue
 		}
 		v, ok := find(aArgs, name, 0)
@@ -137,59 +142,81 @@ func find(v any, name string, depth int) (any, bool) {
 	return nil, false
 }
 
-// chainsOf builds multi-call scenarios: for each tool that continues a
-// chain, the best tool to start it (a maker of the same noun first), the
-// second call's identity arguments taken from the first call's arguments
-// or result; where a maker has two followers, a three-call chain. A
-// generated domain's chains are executed on one fresh store and kept only
-// when every call succeeds; an external tool's are mocked from one shared
-// state, so that what the first call made is what the next one reads.
+// node is one valid call a chain can use: a tool with one of its
+// argument sets, and the verb that names what it does (a coarse tool's
+// action, else the tool's name).
+type node struct {
+	p          *plan
+	args       json.RawMessage
+	maker, use string
+	noun       string
+}
+
+// chainsOf builds multi-call scenarios: for each valid call, the best
+// calls to come before it (a maker of the same noun first) whose
+// arguments or result give it an identity argument; where a call has two
+// followers, a three-call chain. A generated domain's chains are executed
+// on one fresh store and kept only when every call succeeds; an external
+// tool's are mocked from one shared state, so that what the first call
+// made is what the next one reads.
 func chainsOf(source string, plans []*plan) {
+	var nodes []node
+	for _, p := range plans {
+		for _, a := range p.args {
+			name := p.t.Name
+			if act, ok := argsMap(a)["action"].(string); ok {
+				name = act
+			}
+			mk, use, noun := roles(name)
+			nodes = append(nodes, node{p, a, mk, use, noun})
+		}
+	}
 	type pair struct {
-		a, b  *plan
+		a, b  int
 		score int
 	}
-	per := map[*plan][]pair{}
-	for _, b := range plans {
-		props, _ := b.root["properties"].(map[string]any)
+	followers := map[int][]pair{}
+	for bi, b := range nodes {
+		props, _ := b.p.root["properties"].(map[string]any)
 		var best []pair
-		for _, a := range plans {
-			if a == b && len(b.t.examples) < 2 {
-				continue
+		for ai, a := range nodes {
+			if ai == bi || a.use == "delete" || a.use == "remove" {
+				continue // what a chain starts from must still be there
 			}
-			score := makeVerbs[a.producer] + useVerbs[b.consumer]
+			score := makeVerbs[a.maker] + useVerbs[b.use]
 			if a.noun != "" && a.noun == b.noun {
 				score += 4
 			}
-			if strings.HasPrefix(a.producer, "delete") || a.consumer == "delete" || a.consumer == "remove" {
-				continue // what a chain starts from must still be there
-			}
-			_, carried := link(argsMap(b.args[0]), props, argsMap(a.args[0]), outputOf(a, a.args[0]))
+			_, carried := link(argsMap(b.args), props, argsMap(a.args), outputOf(a.p, a.args))
 			if len(carried) == 0 {
 				continue
 			}
-			best = append(best, pair{a, b, score + len(carried)})
+			best = append(best, pair{ai, bi, score + len(carried)})
 		}
 		sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
-		if len(best) > 2 {
-			best = best[:2]
-		}
-		for _, p := range best {
-			per[p.a] = append(per[p.a], p)
-		}
-		for i, p := range best {
-			if c, ok := chain(source, []*plan{p.a, b}, i); ok {
-				b.chains = append(b.chains, c)
+		kept := 0
+		for _, pr := range best {
+			if kept == 3 {
+				break
+			}
+			if c, ok := chain(source, []node{nodes[pr.a], b}); ok {
+				b.p.chains = append(b.p.chains, c)
+				followers[pr.a] = append(followers[pr.a], pr)
+				kept++
 			}
 		}
 	}
 	// Three calls: a maker and two of its followers.
-	for _, a := range plans {
-		ps := per[a]
+	for ai := range nodes {
+		ps := followers[ai]
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].score > ps[j].score })
-		if len(ps) >= 2 && ps[0].b != ps[1].b {
-			if c, ok := chain(source, []*plan{a, ps[0].b, ps[1].b}, 0); ok {
-				a.chains = append(a.chains, c)
+		for k := 1; k < len(ps); k++ {
+			if nodes[ps[0].b].p == nodes[ps[k].b].p && string(nodes[ps[0].b].args) == string(nodes[ps[k].b].args) {
+				continue
+			}
+			if c, ok := chain(source, []node{nodes[ai], nodes[ps[0].b], nodes[ps[k].b]}); ok {
+				nodes[ai].p.chains = append(nodes[ai].p.chains, c)
+				break
 			}
 		}
 	}
@@ -216,7 +243,11 @@ func outputOf(p *plan, args json.RawMessage) any {
 }
 
 // chain builds one multi-call artifact, or reports that it could not.
-func chain(source string, steps []*plan, variant int) (Artifact, bool) {
+func chain(source string, nodes []node) (Artifact, bool) {
+	steps := make([]*plan, len(nodes))
+	for i, n := range nodes {
+		steps[i] = n.p
+	}
 	var calls []ExpectedCall
 	state := map[string]any{}
 	var prevArgs map[string]any
@@ -224,10 +255,7 @@ func chain(source string, steps []*plan, variant int) (Artifact, bool) {
 	var links []string
 	exec := steps[0].t.run != nil
 	for i, p := range steps {
-		args := argsMap(p.args[min(variant+i, len(p.args)-1)%len(p.args)])
-		if len(p.t.examples) > 1 && i > 0 && steps[i-1] == p {
-			args = argsMap(p.t.examples[i%len(p.t.examples)])
-		}
+		args := argsMap(nodes[i].args)
 		if i > 0 {
 			props, _ := p.root["properties"].(map[string]any)
 			linked, carried := link(args, props, prevArgs, prevOut)

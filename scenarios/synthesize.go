@@ -279,8 +279,11 @@ func (p *plan) refusalsOf(source string) []Artifact {
 			}
 		}
 	}
-	if len(required) > 0 && len(t.examples) == 0 {
-		probes = append(probes, probe{kind: ProbeRequired, arg: required[0], remove: true, why: "left out, though required"})
+	for _, r := range required {
+		if _, given := base[r]; given && r != "action" {
+			probes = append(probes, probe{kind: ProbeRequired, arg: r, remove: true, why: "left out, though required"})
+			break
+		}
 	}
 	if p.root["additionalProperties"] == false {
 		probes = append(probes, probe{kind: ProbeUnknown, arg: "unexpected_option", value: true, why: "an argument the tool does not declare"})
