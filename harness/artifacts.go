@@ -304,22 +304,37 @@ func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []
 	verdicts := make([]results.Verdict, len(a.Assertions))
 	for i, as := range a.Assertions {
 		v := results.Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
-		made := -1
+		made, refused, sent := -1, -1, -1
 		for k, c := range calls {
+			if sent < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
+				sent = k
+			}
 			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
+				// A call the server refused as a schema violation did not
+				// happen, whatever its arguments looked like.
+				if c.IsError && !ts.byName[as.Tool].Valid(c.Arguments) {
+					if refused < 0 {
+						refused = k
+					}
+					continue
+				}
 				made = k
 			}
 		}
 		switch as.Kind {
 		case "tool_call":
 			v.Passed = made >= 0
-			if !v.Passed {
+			switch {
+			case !v.Passed && refused >= 0:
+				v.Why = fmt.Sprintf("call %d of %s was refused as a schema violation", refused+1, as.Tool)
+			case !v.Passed:
 				v.Why = "no call of " + as.Tool + " with the asserted arguments"
 			}
 		case "not_call":
-			v.Passed = made < 0
+			// Sending the call is the failure, refused or not.
+			v.Passed = sent < 0
 			if !v.Passed {
-				v.Why = fmt.Sprintf("call %d made it", made+1)
+				v.Why = fmt.Sprintf("call %d made it", sent+1)
 			}
 		case "output_schema":
 			v.Passed = true

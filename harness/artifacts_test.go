@@ -502,3 +502,32 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 		t.Errorf("external tools lose: %v", lostKeywords(grid))
 	}
 }
+
+// TestToolCallRefusedFails: a call the server refused as a schema
+// violation does not satisfy a tool_call assertion, even when the harness
+// would read its arguments as the asserted ones; it still breaks a
+// not_call assertion, refused or not.
+func TestToolCallRefusedFails(t *testing.T) {
+	tool := scenarios.Tool{Name: "fetch", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","pattern":"^[a-z]+$"}},"required":["url"]}`)}
+	ts, err := newToolSet([]scenarios.Tool{tool}, system{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &scenarios.Artifact{ID: "a", Source: "s", Assertions: []scenarios.Assertion{
+		{Kind: "tool_call", Tool: "fetch", Arguments: json.RawMessage(`{"url":"x"}`), Severity: "blocker"},
+		{Kind: "not_call", Tool: "fetch", Arguments: json.RawMessage(`{"url":" X "}`), Severity: "warning"}}}
+	set := &ArtifactSet{sources: map[string]*toolSet{"s": ts}, golds: map[string]*Gold{"a": {}}}
+	refused := results.Call{Tool: "fetch", Arguments: json.RawMessage(`{"url":" X "}`), IsError: true, Result: "invalid arguments"}
+	m, v := set.Score(&results.Record{StopReason: results.StopAnswer, Calls: []results.Call{refused}}, a)
+	if v[0].Passed || !strings.Contains(v[0].Why, "call 1 of fetch was refused") || m.TC != 0 {
+		t.Errorf("tool_call after a refused call: %+v, tc %v", v[0], m.TC)
+	}
+	if v[1].Passed {
+		t.Errorf("not_call passed though the call was sent: %+v", v[1])
+	}
+	ok := results.Call{Tool: "fetch", Arguments: json.RawMessage(`{"url":"x"}`)}
+	m, v = set.Score(&results.Record{StopReason: results.StopAnswer, Calls: []results.Call{refused, ok}}, a)
+	if !v[0].Passed {
+		t.Errorf("tool_call with a good call after the refused one: %+v", v[0])
+	}
+}

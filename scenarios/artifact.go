@@ -75,6 +75,9 @@ type Assertion struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Severity  string          `json:"severity"` // blocker or warning
 	Note      string          `json:"note"`
+	// Probes names the constraint a not_call breaks (enum, pattern,
+	// format, minimum, maxLength, required, additionalProperties, ...).
+	Probes string `json:"probes,omitempty"`
 }
 
 // Provenance says how an artifact was made.

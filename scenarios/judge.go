@@ -30,6 +30,20 @@ type Quality struct {
 	Pairs []Pair `json:"pairs"`
 	// Retries sums the stage retries the artifacts needed.
 	Retries int `json:"retries"`
+	// AssertionProblems are assertions that cannot mean what they say: a
+	// tool_call whose arguments the tool's schema refuses (no agent can
+	// pass it), a not_call whose arguments are valid (it refuses a good
+	// call), an assertion naming a tool the source lacks.
+	AssertionProblems []AssertionProblem `json:"assertion_problems"`
+}
+
+// AssertionProblem is one assertion that cannot mean what it says.
+type AssertionProblem struct {
+	Artifact  string `json:"artifact"`
+	Assertion int    `json:"assertion"`
+	Kind      string `json:"kind"`
+	Tool      string `json:"tool"`
+	Why       string `json:"why"`
 }
 
 // Pair is two tools used together, and how often.
@@ -50,6 +64,7 @@ func Check(tools []Tool, arts []Artifact) Quality {
 	}
 	pairs := map[[2]string]int{}
 	for _, a := range arts {
+		q.AssertionProblems = append(q.AssertionProblems, checkAssertions(byName, a)...)
 		q.Retries += a.Provenance.Retries
 		var names []string
 		for _, c := range a.ExpectedCalls {
@@ -99,6 +114,36 @@ func Check(tools []Tool, arts []Artifact) Quality {
 		q.Pairs = q.Pairs[:10]
 	}
 	return q
+}
+
+// checkAssertions finds an artifact's assertions that cannot mean what
+// they say.
+func checkAssertions(byName map[string]*Tool, a Artifact) []AssertionProblem {
+	var out []AssertionProblem
+	for i, as := range a.Assertions {
+		p := AssertionProblem{Artifact: a.ID, Assertion: i, Kind: as.Kind, Tool: as.Tool}
+		t, ok := byName[as.Tool]
+		switch {
+		case !ok:
+			p.Why = fmt.Sprintf("names tool %q, which the source does not list", as.Tool)
+		case len(as.Arguments) == 0:
+			continue
+		case as.Kind == "tool_call":
+			if err := t.Validate(as.Arguments); err != nil {
+				p.Why = "asserts a call whose arguments the tool's schema refuses: " + err.Error()
+			}
+		case as.Kind == "not_call":
+			if t.Valid(as.Arguments) && as.Probes != "" {
+				p.Why = fmt.Sprintf("says it probes %s, but the tool's schema accepts its arguments", as.Probes)
+			} else if t.Valid(as.Arguments) {
+				p.Why = "forbids a call whose arguments the tool's schema accepts"
+			}
+		}
+		if p.Why != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Gini is the Gini coefficient of non-negative counts: 0 when all are
@@ -217,6 +262,15 @@ func Summary(q Quality, scores []Scores, discarded int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Scenario quality\n\n%d artifacts, %d expected calls: %d name unknown tools, %d have arguments their tool's schema refuses. Tool coverage %.0f%%, Gini of tool use %.3f, %d stage retries.\n\n",
 		q.Artifacts, q.Calls, q.UnknownTools, q.InvalidCalls, 100*q.Coverage, q.Gini, q.Retries)
+	if n := len(q.AssertionProblems); n > 0 {
+		fmt.Fprintf(&b, "%d assertions cannot mean what they say:\n\n", n)
+		for _, p := range q.AssertionProblems {
+			fmt.Fprintf(&b, "- %s, assertion %d (%s of %s): %s\n", p.Artifact, p.Assertion, p.Kind, p.Tool, p.Why)
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("Every assertion names a listed tool; every tool_call's arguments fit its schema and every not_call's break it.\n\n")
+	}
 	if discarded > 0 {
 		fmt.Fprintf(&b, "%d artifacts could not be judged (replies failed validation %d times).\n\n", discarded, Retries+1)
 	}

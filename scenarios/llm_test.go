@@ -336,8 +336,11 @@ func TestLLMCoversSeventyTools(t *testing.T) {
 	tools := seventyTools()
 	valid := map[string]json.RawMessage{}
 	for _, tl := range tools {
-		arts, _ := variantsOf("x", &tl)
-		valid[tl.Name] = arts[0].ExpectedCalls[0].Arguments
+		p, err := planTool("x", &tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		valid[tl.Name] = p.args[0]
 	}
 	f := synthModel(t, byStage(map[string]reply{
 		"scenario": func(_ int, req ollamatest.Request) (string, time.Duration) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -32,10 +31,16 @@ type Tool struct {
 	// operation examples, valid against its seed data).
 	examples []json.RawMessage
 	run      func(args []byte) (string, bool) // executes a call on a fresh store
+	// runSeq executes calls of the domain's tools in order on one fresh
+	// store (generated domains only).
+	runSeq func([]ExpectedCall) []MockOutput
 	// stage is the scenario stage contract the generator emitted for the
 	// tool's level (generated domains only).
 	stage                 string
 	compiled, compiledOut *jsonschema.Schema
+	// extra holds the members of a published tool object granite does
+	// not read (title, execution, _meta, ...), written back as they came.
+	extra map[string]json.RawMessage
 }
 
 // FromDomain lists a generated domain's tools at a level, each with its
@@ -55,6 +60,7 @@ func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
 			tool.examples = append(tool.examples, b)
 		}
 		name := t.Name
+		tool.runSeq = exec
 		tool.run = func(args []byte) (string, bool) {
 			m := exec([]ExpectedCall{{Tool: name, Arguments: args}})[0]
 			return m.Output, m.IsError
@@ -62,30 +68,6 @@ func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
 		out = append(out, tool)
 	}
 	return out
-}
-
-// LoadTools reads a tools/list result ({"tools": [...]}) or a bare list.
-func LoadTools(path string) ([]Tool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var wrapped struct {
-		Tools []Tool `json:"tools"`
-	}
-	if err := json.Unmarshal(data, &wrapped); err != nil || wrapped.Tools == nil {
-		var list []Tool
-		if err2 := json.Unmarshal(data, &list); err2 != nil {
-			return nil, fmt.Errorf("%s: expected a tools/list result or a list of tools: %v", path, err)
-		}
-		wrapped.Tools = list
-	}
-	for i, t := range wrapped.Tools {
-		if t.Name == "" || len(t.InputSchema) == 0 {
-			return nil, fmt.Errorf("%s: tool %d: expected a name and an inputSchema", path, i)
-		}
-	}
-	return wrapped.Tools, nil
 }
 
 // Compile compiles the tool's input and output schemas, once; call it
@@ -154,158 +136,6 @@ func reasons(err error) error {
 		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), what))
 	}
 	return errors.New(strings.Join(parts, "; "))
-}
-
-// Offline synthesizes scenarios from the schemas alone: for each tool, a
-// call with its required arguments, one with every argument, and calls
-// with deliberately invalid values an agent should refuse or repair. Tools
-// are taken least-used first, so with count >= the number of tools every
-// tool is used; count 0 means one round of every variant.
-func Offline(source string, tools []Tool, count int) ([]Artifact, error) {
-	var variants [][]Artifact
-	for i := range tools {
-		v, err := variantsOf(source, &tools[i])
-		if err != nil {
-			return nil, err
-		}
-		variants = append(variants, v)
-	}
-	total := 0
-	for _, v := range variants {
-		total += len(v)
-	}
-	if count <= 0 || count > total {
-		count = total
-	}
-	var out []Artifact
-	for round := 0; len(out) < count; round++ {
-		for _, v := range variants {
-			if round < len(v) && len(out) < count {
-				a := v[round]
-				a.ID = fmt.Sprintf("%s-offline-%04d", strings.NewReplacer(":", "-", "/", "-").Replace(source), len(out)+1)
-				out = append(out, a)
-			}
-		}
-	}
-	return out, nil
-}
-
-// variantsOf lists a tool's scenarios, valid ones first.
-func variantsOf(source string, t *Tool) ([]Artifact, error) {
-	if err := t.Compile(); err != nil {
-		return nil, err
-	}
-	var root map[string]any
-	if err := json.Unmarshal(t.InputSchema, &root); err != nil {
-		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-	}
-	doc := schemaDoc{root: root}
-	var valid []json.RawMessage
-	var kinds []string // what each valid call is, for its title
-	for range t.examples {
-		kinds = append(kinds, "an operation's example")
-	}
-	valid = append(valid, t.examples...)
-	for _, all := range []bool{false, true} {
-		b, _ := json.Marshal(doc.valid(root, all, 0))
-		if t.Valid(b) && !containsJSON(valid, b) {
-			valid = append(valid, b)
-			kinds = append(kinds, map[bool]string{false: "required arguments", true: "every argument"}[all])
-		}
-	}
-	var out []Artifact
-	for i, args := range valid {
-		if !t.Valid(args) {
-			continue
-		}
-		// A tool that can run (a generated one) keeps only calls its
-		// operations accept: its input schema at a coarse level is the
-		// union of its actions', wider than any one action.
-		if t.run != nil && i >= len(t.examples) {
-			if _, isErr := t.run(args); isErr {
-				continue
-			}
-		}
-		a := t.artifact(source, args, fmt.Sprintf("call %s with %s", t.Name, describe(args)))
-		a.Assertions = append(a.Assertions, Assertion{Kind: "tool_call", Tool: t.Name, Arguments: args, Severity: "blocker", Note: "the agent must make this call"})
-		if len(t.OutputSchema) > 0 {
-			a.Assertions = append(a.Assertions, Assertion{Kind: "output_schema", Tool: t.Name, Severity: "warning", Note: "the result must fit the tool's output schema"})
-		}
-		if t.run != nil {
-			outText, isErr := t.run(args)
-			a.MockOutputs = []MockOutput{{Call: 0, Output: outText, IsError: isErr, Grounding: "executed"}}
-		} else {
-			a.MockOutputs = []MockOutput{{Call: 0, Output: mockFromSchema(t), Grounding: t.Grounding()}}
-		}
-		if i > 0 {
-			a.Tier = "complex"
-		}
-		a.Title = t.Name + " with " + kinds[i]
-		out = append(out, a)
-	}
-	// Invalid inputs: one per required argument that has a refusable value.
-	if len(valid) > 0 {
-		var base map[string]any
-		_ = json.Unmarshal(valid[0], &base)
-		for _, ex := range t.examples { // prefer an example that has arguments
-			var m map[string]any
-			if json.Unmarshal(ex, &m) == nil && len(m) > 1 {
-				base = m
-				break
-			}
-		}
-		props, _ := root["properties"].(map[string]any)
-		names := asList(root["required"])
-		if len(t.examples) > 0 {
-			// A coarse tool requires little but its action; corrupt the
-			// arguments its operation example gives instead.
-			names = sortedKeys(base)
-		}
-		for _, name := range names {
-			ps, _ := props[name].(map[string]any)
-			if ps == nil || name == "action" {
-				continue
-			}
-			for _, bad := range doc.invalid(ps) {
-				m := map[string]any{}
-				for k, v := range base {
-					m[k] = v
-				}
-				m[name] = bad.value
-				b, _ := json.Marshal(m)
-				if t.Valid(b) {
-					continue
-				}
-				a := t.artifact(source, b, fmt.Sprintf("call %s with %s (%s: %s)", t.Name, describe(b), name, bad.why))
-				a.ExpectedCalls = nil
-				a.Assertions = []Assertion{{Kind: "not_call", Tool: t.Name, Arguments: b, Severity: "blocker",
-					Note: fmt.Sprintf("argument %q is %s; a good agent refuses or repairs it", name, bad.why)}}
-				a.Tier = "simple"
-				a.Title = fmt.Sprintf("%s with %s: %s (to refuse or repair)", t.Name, name, bad.why)
-				out = append(out, a)
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("tool %s: no valid call could be derived from its schema", t.Name)
-	}
-	return out, nil
-}
-
-func (t *Tool) artifact(source string, args json.RawMessage, reason string) Artifact {
-	desc := strings.TrimSpace(t.Description)
-	if i := strings.IndexAny(desc, ".\n"); i > 0 {
-		desc = desc[:i]
-	}
-	prompt := fmt.Sprintf("%s. Use these values: %s.", strings.TrimSuffix(desc, "."), describe(args))
-	if desc == "" {
-		prompt = fmt.Sprintf("Run %s with these values: %s.", t.Name, describe(args))
-	}
-	return Artifact{Version: ArtifactVersion, Source: source, Tier: "simple",
-		Turns:         []Turn{{Prompt: prompt}},
-		ExpectedCalls: []ExpectedCall{{Tool: t.Name, Arguments: args, Reason: reason}},
-		Provenance:    Provenance{Backend: "offline", Stage: "scenario"}}
 }
 
 // describe renders arguments as "a=1, b=x" in key order.

@@ -3,10 +3,11 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -21,12 +22,25 @@ func FromMCP(ctx context.Context, cmd, url string) ([]Tool, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return ListTools(ctx, c)
+	tools, err := ListTools(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckDuplicates("tools/list of "+cmd+url, tools); err != nil {
+		return nil, err
+	}
+	return tools, nil
 }
 
+// InitTimeout bounds how long a server may take to answer initialize, so
+// that a command that never speaks MCP ("sleep 90", a shell waiting for
+// input) fails with a message instead of blocking.
+var InitTimeout = 30 * time.Second
+
 // Connect starts an initialised mcp-go client of a live MCP server: a
-// command speaking stdio (cmd, split at spaces) or a streamable HTTP
-// endpoint (url). The caller closes it, which ends a command.
+// command speaking stdio (cmd, split into words like a shell would, see
+// SplitCommand, but run without one) or a streamable HTTP endpoint (url).
+// Initialization fails after InitTimeout. The caller closes it, which ends a command.
 func Connect(ctx context.Context, cmd, url string) (*client.Client, *mcp.InitializeResult, error) {
 	return ConnectIn(ctx, cmd, url, "")
 }
@@ -38,7 +52,10 @@ func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.
 	var err error
 	switch {
 	case cmd != "":
-		f := strings.Fields(cmd)
+		f, serr := SplitCommand(cmd)
+		if serr != nil {
+			return nil, nil, serr
+		}
 		inDir := transport.WithCommandFunc(func(ctx context.Context, name string, env, args []string) (*exec.Cmd, error) {
 			x := exec.CommandContext(ctx, name, args...)
 			x.Env, x.Dir = append(os.Environ(), env...), dir
@@ -59,9 +76,14 @@ func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "granite", Version: "1"}
-	res, err := c.Initialize(ctx, init)
+	ictx, cancel := context.WithTimeout(ctx, InitTimeout)
+	defer cancel()
+	res, err := c.Initialize(ictx, init)
 	if err != nil {
 		c.Close()
+		if errors.Is(ictx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, nil, fmt.Errorf("initialize: no answer within %s; is %s an MCP server?", InitTimeout, cmd+url)
+		}
 		return nil, nil, fmt.Errorf("initialize: %w", err)
 	}
 	return c, res, nil

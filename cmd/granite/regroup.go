@@ -125,8 +125,9 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var g *regroup.Groups
 	how := "derived by granite: L2 by readOnlyHint (else the verb of the name), L3 by task category"
 	if *model != "" {
-		llm := connectLLM(ctx, *host, *model, "regroup", stderr)
-		if llm == nil {
+		llm, err := connectLLM(ctx, *host, *model)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite regroup: %v\n", err)
 			return 1
 		}
 		if g, err = regroup.Suggest(ctx, llm, name, tools); err != nil {

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -71,8 +75,10 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 	return tools, source, nil, 0
 }
 
-// connectLLM returns the Ollama model, or nil when no Ollama answers.
-func connectLLM(ctx context.Context, host, model, cmd string, stderr io.Writer) *scenarios.LLM {
+// connectLLM returns the Ollama model, or an error in one line saying
+// why none answers: nothing listening, or a server that is not Ollama
+// (whose page is not dumped).
+func connectLLM(ctx context.Context, host, model string) (*scenarios.LLM, error) {
 	if host == "" {
 		host = os.Getenv("OLLAMA_HOST")
 	}
@@ -82,17 +88,63 @@ func connectLLM(ctx context.Context, host, model, cmd string, stderr io.Writer) 
 	if !strings.Contains(host, "://") {
 		host = "http://" + host
 	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := probeOllama(pctx, host); err != nil {
+		return nil, fmt.Errorf("no Ollama at %s: %v", host, err)
+	}
 	llm, err := scenarios.NewLLM(host, model, nil)
 	if err == nil {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err = llm.Client.List(pctx)
-		cancel()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "granite %s: no Ollama at %s (%v)\n", cmd, host, err)
-		return nil
+		return nil, fmt.Errorf("no Ollama at %s: %s", host, oneLine(err.Error()))
 	}
-	return llm
+	return llm, nil
+}
+
+// probeOllama asks /api/version, which every Ollama answers with
+// {"version": ...}; anything else is named by its status and content type.
+func probeOllama(ctx context.Context, host string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(host, "/")+"/api/version", nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("%s", oneLine(err.Error()))
+	}
+	defer res.Body.Close()
+	var v struct {
+		Version string `json:"version"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<16))
+	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &v) != nil || v.Version == "" {
+		return fmt.Errorf("a server answered /api/version with HTTP %d (%s), not Ollama's {\"version\": ...}; is --ollama the right address?", res.StatusCode, orNone(res.Header.Get("Content-Type")))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no content type"
+	}
+	return s
+}
+
+// oneLine keeps the first line of a message, shortened.
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return strings.TrimSpace(s)
 }
 
 func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -102,8 +154,11 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fset := newFlags("synth", "(--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL) [--model M] [--count N] [--out FILE]",
 		"Synthesizes evaluation scenarios from tool specifications. With --model, an Ollama model\n"+
 			"writes them under constrained decoding (each call's tool must exist and its arguments fit\n"+
-			"its schema; replies are validated, failures fed back, discarded after 3 retries). Without\n"+
-			"it, or when no Ollama answers, the offline backend derives them from the schemas alone.\n"+
+			"its schema; replies are validated, failures fed back, discarded after 3 retries); when no\n"+
+			"Ollama answers that is an error, unless --fallback offline. Without --model the offline\n"+
+			"backend derives them from the schemas alone: realistic values, chains of calls and\n"+
+			"refusals probing each constraint. Tools whose schema no valid call fits are skipped with\n"+
+			"a warning.\n"+
 			"Tools come from a generated domain (calls are then executed on a fresh store), a\n"+
 			"tools/list JSON file, or a live MCP server. Writes one artifact per line\n"+
 			"(specs/artifact.schema.json) and, with --out F.jsonl, the tools to F.tools.json, so that\n"+
@@ -112,20 +167,40 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	count := fset.Int("count", 0, "scenarios to write (offline, 0: one round of every variant; with --model, default 10, and more until every tool is used)")
 	model := fset.String("model", "", "an Ollama model for the LLM backend (default: the offline backend)")
 	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
-	out := fset.String("out", "", "output file (default: standard output)")
+	out := fset.String("out", "", "output file (default: standard output); missing folders are created")
+	fallback := fset.String("fallback", "", "with --model: \"offline\" to use the offline backend when no Ollama answers (default: an error)")
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	tools, source, exec, code := src.load(ctx, "synth", stderr)
+	if *fallback != "" && *fallback != "offline" {
+		fmt.Fprintf(stderr, "granite synth: --fallback %q: want offline\n", *fallback)
+		return 2
+	}
+	all, source, exec, code := src.load(ctx, "synth", stderr)
 	if code != 0 {
 		return code
 	}
+	// A tool no valid call fits is left out with why, not the whole source.
+	tools, skipped := scenarios.Usable(source, all)
+	for _, sk := range skipped {
+		fmt.Fprintf(stderr, "granite synth: warning: skipping tool %q: %s\n", sk.Tool, sk.Why)
+	}
+	if len(tools) == 0 {
+		fmt.Fprintf(stderr, "granite synth: none of the %d tools of %s is usable\n", len(all), source)
+		return 1
+	}
 	backend := "offline"
 	var arts []scenarios.Artifact
+	shortfall := ""
 	if *model != "" {
-		if llm := connectLLM(ctx, *host, *model, "synth", stderr); llm == nil {
-			fmt.Fprintln(stderr, "granite synth: using the offline backend")
-		} else {
+		llm, err := connectLLM(ctx, *host, *model)
+		switch {
+		case err != nil && *fallback == "offline":
+			fmt.Fprintf(stderr, "granite synth: %v; using the offline backend (--fallback offline)\n", err)
+		case err != nil:
+			fmt.Fprintf(stderr, "granite synth: %v; start Ollama, give --ollama URL, or pass --fallback offline\n", err)
+			return 1
+		default:
 			n := *count
 			if n <= 0 {
 				n = 10
@@ -143,19 +218,23 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if arts == nil {
-		var err error
-		if arts, err = scenarios.Offline(source, tools, *count); err != nil {
+		res, err := scenarios.OfflineReport(source, tools, *count)
+		if err != nil {
 			fmt.Fprintf(stderr, "granite synth: %v\n", err)
 			return 1
 		}
+		arts, shortfall = res.Artifacts, res.Shortfall()
 	}
 	if err := writeSynth(*out, stdout, tools, arts); err != nil {
 		fmt.Fprintf(stderr, "granite synth: %v\n", err)
 		return 1
 	}
 	cov := scenarios.Measure(tools, arts)
-	fmt.Fprintf(stderr, "%d scenarios from %s (%s backend): %d of %d tools used, %d of %d expected calls fit their tool's schema\n",
-		len(arts), source, backend, cov.Used, cov.Tools, cov.ValidCalls, cov.Calls)
+	fmt.Fprintf(stderr, "%d scenarios from %s (%s backend): %d of %d tools used, %d skipped, %d of %d expected calls fit their tool's schema\n",
+		len(arts), source, backend, cov.Used, len(all), len(skipped), cov.ValidCalls, cov.Calls)
+	if shortfall != "" {
+		fmt.Fprintf(stderr, "fewer than --count: %s\n", shortfall)
+	}
 	return 0
 }
 
@@ -196,8 +275,9 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var scores []scenarios.Scores
 	failed := 0
 	if *model != "" {
-		llm := connectLLM(ctx, *host, *model, "judge", stderr)
-		if llm == nil {
+		llm, err := connectLLM(ctx, *host, *model)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite judge: %v\n", err)
 			return 1
 		}
 		for _, a := range arts {
@@ -279,6 +359,9 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 func writeSynth(out string, stdout io.Writer, tools []scenarios.Tool, arts []scenarios.Artifact) error {
 	if out == "" {
 		return scenarios.WriteArtifacts(stdout, arts)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
 	}
 	f, err := os.Create(out)
 	if err != nil {

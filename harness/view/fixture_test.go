@@ -76,7 +76,8 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 	}
 	rt, _ := gen.Lookup(f.domain)
 	source := "domain:" + rt.Name + "/L2"
-	arts, err := scenarios.Offline(source, scenarios.FromDomain(rt, mcpdomain.L2), 0)
+	// A page of the view holds both folders' records: 8 artifacts, two agents.
+	arts, err := scenarios.Offline(source, scenarios.FromDomain(rt, mcpdomain.L2), 8)
 	if err != nil {
 		return f, err
 	}
