@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release edge-test test check-generate vet unit verify fuzz bench run clean
+.PHONY: all generate build release edge-test test check-generate vet browser unit verify fuzz bench run clean
 
 all: build
 
@@ -31,7 +31,7 @@ edge-test:
 	scripts/edge-test.sh
 
 ## test: generated code up to date, vet, every test, and every scenario's gold
-test: check-generate vet unit verify
+test: check-generate vet browser unit verify
 
 check-generate:
 	@$(GO) generate ./...
@@ -42,6 +42,10 @@ check-generate:
 # (their registry.go files import gen/<case>, which exists only for real specs).
 vet:
 	$(GO) vet ./... $(wildcard ./generator/testdata/golden/*/want/*/)
+
+# granite view's browser tests need chromium: installed when missing.
+browser:
+	@scripts/ensure-chromium.sh
 
 unit:
 	$(GO) test -count=1 ./...
