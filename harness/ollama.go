@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -17,7 +15,6 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/openai"
-	"github.com/mcpgranite/granite/templates"
 )
 
 // ollamaAgent is a model served by one Ollama host.
@@ -64,100 +61,65 @@ func classify(ctx context.Context, err error) results.ErrorClass {
 	}
 }
 
-// toolCallText spots a tool call the model wrote as text instead of using
-// the tool-call channel: a JSON object with a name and arguments, or a
-// <tool_call> tag.
-var toolCallText = regexp.MustCompile(`(?s)<tool_call>|^\s*(\[\s*)?\{\s*"(name|function)"\s*:`)
-
 func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
-	rec := tr.rec
 	tools, err := a.toolsFor(tr)
 	if err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+		tr.rec.ErrorClass, tr.rec.Error, tr.rec.StopReason = results.ErrTransport, err.Error(), results.StopError
 		return
 	}
-	var sys strings.Builder
-	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+	sys, ok := systemPrompt(tr)
+	if !ok {
 		return
 	}
-	msgs := []api.Message{{Role: "system", Content: sys.String()}}
-	stream := a.cfg.Streaming()
-	rec.Options = options(a.cfg, a.entry)
-	rec.Messages = []results.Message{{Role: "system", Content: msgs[0].Content}}
-	turn := 0
-	for i := range tr.prompts {
-		tr.ask(i)
-		msgs = append(msgs, api.Message{Role: "user", Content: tr.prompts[i]})
-		var answered bool
-		if msgs, answered = a.converse(ctx, tr, msgs, tools, stream, &turn); !answered {
-			return
-		}
-	}
-	tr.end(rec.Messages[len(rec.Messages)-1].Content, turn)
+	tr.rec.Options = options(a.cfg, a.entry)
+	conv := &ollamaConversation{a: a, tools: tools, stream: a.cfg.Streaming(), options: tr.rec.Options,
+		msgs: []api.Message{{Role: "system", Content: sys}}}
+	chatLoop(ctx, tr, conv, sys, a.cfg.MaxAgentTurns)
 }
 
-// converse runs the model on one user turn until it answers without
-// calling a tool (answered) or the trial stops (the record says why).
-// Within a user turn, max_agent_turns replies may call tools and one more
-// may answer, so that a model calling one tool per reply can finish a
-// 10-call scenario under the default of 10; turn counts replies over the
-// whole trial.
-func (a *ollamaAgent) converse(ctx context.Context, tr *trialRun, msgs []api.Message, tools api.Tools, stream bool, turn *int) ([]api.Message, bool) {
-	rec := tr.rec
-	for replies := 1; ; replies++ {
-		*turn++
-		rec.Turns = *turn
-		req := &api.ChatRequest{Model: a.model, Messages: msgs, Tools: tools, Stream: &stream, KeepAlive: keepAlive(a.cfg), Options: rec.Options}
-		r, err := a.client.Chat(ctx, req)
-		rec.Durations.TotalNS += int64(r.Metrics.TotalDuration)
-		rec.Durations.LoadNS += int64(r.Metrics.LoadDuration)
-		rec.Durations.PromptEvalNS += int64(r.Metrics.PromptEvalDuration)
-		rec.Durations.EvalNS += int64(r.Metrics.EvalDuration)
-		rec.Durations.ModelWaitNS += int64(r.Wait)
-		rec.PromptTokens += r.Metrics.PromptEvalCount
-		rec.CompletionTokens += r.Metrics.EvalCount
-		if err != nil {
-			// The failure that stops the trial says why it stopped; the
-			// trial's class stays its first failure in time.
-			class := classify(ctx, err)
-			rec.Error, rec.StopReason = err.Error(), results.StopError
-			if class == results.ErrTimeout {
-				rec.StopReason = results.StopTimeout
-			}
-			rec.Classify(class)
-			return msgs, false
-		}
-		rec.DoneReason = r.DoneReason
-		m := results.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking}
-		for _, tc := range r.Message.ToolCalls {
-			args, _ := json.Marshal(tc.Function.Arguments)
-			m.ToolCalls = append(m.ToolCalls, results.MessageCall{Name: tc.Function.Name, Arguments: args})
-		}
-		rec.Messages = append(rec.Messages, m)
-		msgs = append(msgs, api.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking, ToolCalls: r.Message.ToolCalls})
-		if len(r.Message.ToolCalls) == 0 {
-			if toolCallText.MatchString(r.Message.Content) && rec.ErrorClass == "" {
-				rec.ErrorClass, rec.Error = results.ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
-			}
-			return msgs, true
-		}
-		if replies > a.cfg.MaxAgentTurns {
-			rec.StopReason = results.StopMaxTurns
-			return msgs, false
-		}
-		for _, tc := range r.Message.ToolCalls {
-			args, _ := json.Marshal(tc.Function.Arguments)
-			c := tr.call(ctx, *turn, tc.Function.Name, args)
-			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
-			msgs = append(msgs, api.Message{Role: "tool", ToolName: c.Tool, Content: c.Result, ToolCallID: tc.ID})
-		}
-		if ctx.Err() != nil {
-			rec.StopReason = results.StopTimeout
-			rec.Classify(results.ErrTimeout)
-			return msgs, false
-		}
+// ollamaConversation is a trial's conversation in Ollama's chat form.
+type ollamaConversation struct {
+	a       *ollamaAgent
+	tools   api.Tools
+	stream  bool
+	options map[string]any
+	msgs    []api.Message
+}
+
+func (c *ollamaConversation) user(text string) {
+	c.msgs = append(c.msgs, api.Message{Role: "user", Content: text})
+}
+
+func (c *ollamaConversation) reply(ctx context.Context, rec *results.Record) (modelReply, error) {
+	req := &api.ChatRequest{Model: c.a.model, Messages: c.msgs, Tools: c.tools, Stream: &c.stream, KeepAlive: keepAlive(c.a.cfg), Options: c.options}
+	r, err := c.a.client.Chat(ctx, req)
+	rec.Durations.TotalNS += int64(r.Metrics.TotalDuration)
+	rec.Durations.LoadNS += int64(r.Metrics.LoadDuration)
+	rec.Durations.PromptEvalNS += int64(r.Metrics.PromptEvalDuration)
+	rec.Durations.EvalNS += int64(r.Metrics.EvalDuration)
+	rec.Durations.ModelWaitNS += int64(r.Wait)
+	rec.PromptTokens += r.Metrics.PromptEvalCount
+	rec.CompletionTokens += r.Metrics.EvalCount
+	if err != nil {
+		return modelReply{}, err
 	}
+	out := modelReply{DoneReason: r.DoneReason,
+		Message: results.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking}}
+	for _, tc := range r.Message.ToolCalls {
+		args, _ := json.Marshal(tc.Function.Arguments)
+		out.Message.ToolCalls = append(out.Message.ToolCalls, results.MessageCall{Name: tc.Function.Name, Arguments: args})
+		out.Calls = append(out.Calls, replyCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
+	}
+	c.msgs = append(c.msgs, api.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking, ToolCalls: r.Message.ToolCalls})
+	return out, nil
+}
+
+func (c *ollamaConversation) toolResult(call replyCall, res results.Call) {
+	c.msgs = append(c.msgs, api.Message{Role: "tool", ToolName: res.Tool, Content: res.Result, ToolCallID: call.ID})
+}
+
+func (c *ollamaConversation) classify(ctx context.Context, err error) results.ErrorClass {
+	return classify(ctx, err)
 }
 
 // toolsFor converts the trial's listed tools, once per tool set (a

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/openai"
-	"github.com/mcpgranite/granite/templates"
 )
 
 // openaiAgent is a model served by an OpenAI-compatible endpoint. It plays
@@ -49,92 +48,64 @@ func classifyOpenAI(ctx context.Context, err error) results.ErrorClass {
 }
 
 func (a *openaiAgent) run(ctx context.Context, tr *trialRun) {
-	rec := tr.rec
 	tools, err := a.toolsFor(tr)
 	if err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+		tr.rec.ErrorClass, tr.rec.Error, tr.rec.StopReason = results.ErrTransport, err.Error(), results.StopError
 		return
 	}
-	var sys strings.Builder
-	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
-		rec.ErrorClass, rec.Error, rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+	sys, ok := systemPrompt(tr)
+	if !ok {
 		return
 	}
-	msgs := []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(sys.String())}
-	rec.Options = openaiOptions(a.cfg, a.entry)
-	rec.Messages = []results.Message{{Role: "system", Content: sys.String()}}
+	tr.rec.Options = openaiOptions(a.cfg, a.entry)
 	temp, maxTokens, seed := a.cfg.Sampling(a.entry)
-	params := sdk.ChatCompletionNewParams{
-		Model:       a.entry.ServedAs(),
-		Tools:       tools,
-		ToolChoice:  sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("auto")},
-		Temperature: sdk.Float(temp),
-		MaxTokens:   sdk.Int(int64(maxTokens)),
-		Seed:        sdk.Int(int64(seed)),
-	}
-	turn := 0
-	for i := range tr.prompts {
-		tr.ask(i)
-		msgs = append(msgs, sdk.UserMessage(tr.prompts[i]))
-		var answered bool
-		if msgs, answered = a.converse(ctx, tr, params, msgs, &turn); !answered {
-			return
-		}
-	}
-	tr.end(rec.Messages[len(rec.Messages)-1].Content, turn)
+	conv := &openaiConversation{a: a, stream: a.cfg.Streaming(),
+		msgs: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(sys)},
+		params: sdk.ChatCompletionNewParams{
+			Model:       a.entry.ServedAs(),
+			Tools:       tools,
+			ToolChoice:  sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("auto")},
+			Temperature: sdk.Float(temp),
+			MaxTokens:   sdk.Int(int64(maxTokens)),
+			Seed:        sdk.Int(int64(seed)),
+		}}
+	chatLoop(ctx, tr, conv, sys, a.cfg.MaxAgentTurns)
 }
 
-// converse runs the model on one user turn until it answers without
-// calling a tool (answered) or the trial stops; the turn limits are
-// ollamaAgent.converse's.
-func (a *openaiAgent) converse(ctx context.Context, tr *trialRun, params sdk.ChatCompletionNewParams, msgs []sdk.ChatCompletionMessageParamUnion, turn *int) ([]sdk.ChatCompletionMessageParamUnion, bool) {
-	rec := tr.rec
-	stream := a.cfg.Streaming()
-	for replies := 1; ; replies++ {
-		*turn++
-		rec.Turns = *turn
-		params.Messages = msgs
-		r, err := a.client.Chat(ctx, params, stream)
-		rec.Durations.ModelWaitNS += int64(r.Wait)
-		rec.PromptTokens += r.PromptTokens
-		rec.CompletionTokens += r.CompletionTokens
-		if err != nil {
-			class := classifyOpenAI(ctx, err)
-			if class == results.ErrMalformed {
-				// The garbled reply belongs in the transcript.
-				rec.Messages = append(rec.Messages, assistantMessage(r))
-			}
-			rec.Error, rec.StopReason = err.Error(), results.StopError
-			if class == results.ErrTimeout {
-				rec.StopReason = results.StopTimeout
-			}
-			rec.Classify(class)
-			return msgs, false
-		}
-		rec.DoneReason = r.FinishReason
-		rec.Messages = append(rec.Messages, assistantMessage(r))
-		msgs = append(msgs, assistantParam(r))
-		if len(r.ToolCalls) == 0 {
-			if toolCallText.MatchString(r.Content) && rec.ErrorClass == "" {
-				rec.ErrorClass, rec.Error = results.ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
-			}
-			return msgs, true
-		}
-		if replies > a.cfg.MaxAgentTurns {
-			rec.StopReason = results.StopMaxTurns
-			return msgs, false
-		}
-		for _, tc := range r.ToolCalls {
-			c := tr.call(ctx, *turn, tc.Name, json.RawMessage(tc.Arguments))
-			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
-			msgs = append(msgs, sdk.ToolMessage(c.Result, tc.ID))
-		}
-		if ctx.Err() != nil {
-			rec.StopReason = results.StopTimeout
-			rec.Classify(results.ErrTimeout)
-			return msgs, false
-		}
+// openaiConversation is a trial's conversation in the Chat Completions
+// form.
+type openaiConversation struct {
+	a      *openaiAgent
+	stream bool
+	params sdk.ChatCompletionNewParams
+	msgs   []sdk.ChatCompletionMessageParamUnion
+}
+
+func (c *openaiConversation) user(text string) { c.msgs = append(c.msgs, sdk.UserMessage(text)) }
+
+func (c *openaiConversation) reply(ctx context.Context, rec *results.Record) (modelReply, error) {
+	c.params.Messages = c.msgs
+	r, err := c.a.client.Chat(ctx, c.params, c.stream)
+	rec.Durations.ModelWaitNS += int64(r.Wait)
+	rec.PromptTokens += r.PromptTokens
+	rec.CompletionTokens += r.CompletionTokens
+	out := modelReply{Message: assistantMessage(r), DoneReason: r.FinishReason}
+	if err != nil {
+		return out, err // a garbled reply still shows what the model wrote
 	}
+	for _, tc := range r.ToolCalls {
+		out.Calls = append(out.Calls, replyCall{ID: tc.ID, Name: tc.Name, Args: json.RawMessage(tc.Arguments)})
+	}
+	c.msgs = append(c.msgs, assistantParam(r))
+	return out, nil
+}
+
+func (c *openaiConversation) toolResult(call replyCall, res results.Call) {
+	c.msgs = append(c.msgs, sdk.ToolMessage(res.Result, call.ID))
+}
+
+func (c *openaiConversation) classify(ctx context.Context, err error) results.ErrorClass {
+	return classifyOpenAI(ctx, err)
 }
 
 // assistantMessage is a reply as the record keeps it; arguments that are

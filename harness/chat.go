@@ -1,0 +1,125 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/templates"
+)
+
+// A chat model backend (Ollama, an OpenAI-compatible endpoint) plays one
+// agent loop, chatLoop: the same turn limits, error classes, stop reasons
+// and transcript whatever the wire format. A backend supplies only a
+// conversation, which keeps the messages in its own request form.
+type conversation interface {
+	// user adds a user turn.
+	user(text string)
+	// reply sends the conversation and, when it succeeds, adds the reply
+	// to it. The record gets the request's durations and tokens. A failed
+	// reply may still carry what the model wrote (Message.Role set), which
+	// the transcript keeps when the model's output is what failed.
+	reply(ctx context.Context, rec *results.Record) (modelReply, error)
+	// toolResult adds the result of one of the reply's calls.
+	toolResult(call replyCall, result results.Call)
+	// classify names the error class of a failed reply.
+	classify(ctx context.Context, err error) results.ErrorClass
+}
+
+// modelReply is one model reply in the record's form.
+type modelReply struct {
+	Message    results.Message
+	Calls      []replyCall
+	DoneReason string
+}
+
+// replyCall is one tool call of a reply.
+type replyCall struct {
+	ID, Name string
+	Args     json.RawMessage
+}
+
+// toolCallText spots a tool call the model wrote as text instead of using
+// the tool-call channel: a JSON object with a name and arguments, or a
+// <tool_call> tag.
+var toolCallText = regexp.MustCompile(`(?s)<tool_call>|^\s*(\[\s*)?\{\s*"(name|function)"\s*:`)
+
+// systemPrompt renders the agent's system prompt for a trial, or records
+// why it cannot.
+func systemPrompt(tr *trialRun) (string, bool) {
+	var sys strings.Builder
+	if err := templates.Agent.Execute(&sys, tr.t.system()); err != nil {
+		tr.rec.ErrorClass, tr.rec.Error, tr.rec.StopReason = results.ErrTransport, err.Error(), results.StopError
+		return "", false
+	}
+	return sys.String(), true
+}
+
+// chatLoop plays a trial's user turns through a conversation that already
+// holds the system prompt sys.
+func chatLoop(ctx context.Context, tr *trialRun, conv conversation, sys string, maxTurns int) {
+	rec := tr.rec
+	rec.Messages = []results.Message{{Role: "system", Content: sys}}
+	turn := 0
+	for i := range tr.prompts {
+		tr.ask(i)
+		conv.user(tr.prompts[i])
+		if !converse(ctx, tr, conv, maxTurns, &turn) {
+			return
+		}
+	}
+	tr.end(rec.Messages[len(rec.Messages)-1].Content, turn)
+}
+
+// converse runs the model on one user turn until it answers without
+// calling a tool (answered) or the trial stops (the record says why).
+// Within a user turn, max_agent_turns replies may call tools and one more
+// may answer, so that a model calling one tool per reply can finish a
+// 10-call scenario under the default of 10; turn counts replies over the
+// whole trial.
+func converse(ctx context.Context, tr *trialRun, conv conversation, maxTurns int, turn *int) bool {
+	rec := tr.rec
+	for replies := 1; ; replies++ {
+		*turn++
+		rec.Turns = *turn
+		r, err := conv.reply(ctx, rec)
+		if err != nil {
+			// The failure that stops the trial says why it stopped; the
+			// trial's class stays its first failure in time.
+			class := conv.classify(ctx, err)
+			if class == results.ErrMalformed && r.Message.Role != "" {
+				rec.Messages = append(rec.Messages, r.Message) // the garbled reply belongs in the transcript
+			}
+			rec.Error, rec.StopReason = err.Error(), results.StopError
+			if class == results.ErrTimeout {
+				rec.StopReason = results.StopTimeout
+			}
+			rec.Classify(class)
+			return false
+		}
+		rec.DoneReason = r.DoneReason
+		rec.Messages = append(rec.Messages, r.Message)
+		if len(r.Calls) == 0 {
+			if toolCallText.MatchString(r.Message.Content) && rec.ErrorClass == "" {
+				rec.ErrorClass, rec.Error = results.ErrMalformed, "the model wrote a tool call as text instead of calling the tool"
+			}
+			return true
+		}
+		if replies > maxTurns {
+			rec.StopReason = results.StopMaxTurns
+			return false
+		}
+		for _, tc := range r.Calls {
+			c := tr.call(ctx, *turn, tc.Name, tc.Args)
+			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+			conv.toolResult(tc, c)
+		}
+		if ctx.Err() != nil {
+			rec.StopReason = results.StopTimeout
+			rec.Classify(results.ErrTimeout)
+			return false
+		}
+	}
+}
