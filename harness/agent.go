@@ -67,14 +67,21 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 		c.IsError, c.ErrorClass, c.Result = true, results.ErrTool, "call failed: "+err.Error()
 	case res.IsError:
 		c.IsError, c.Result = true, res.Text
-		c.ErrorClass = results.ErrTool
-		if !valid(c.Arguments) {
-			c.ErrorClass = results.ErrSchema
-		}
+		c.ErrorClass = failedCallClass(valid, c.Arguments)
 	default:
 		c.Result = res.Text
 	}
 	return c
+}
+
+// failedCallClass is the class of a call the server answered with an
+// error: a schema violation when the arguments fail the tool's schema,
+// else an error of the tool itself.
+func failedCallClass(valid func(json.RawMessage) bool, args json.RawMessage) results.ErrorClass {
+	if !valid(args) {
+		return results.ErrSchema
+	}
+	return results.ErrTool
 }
 
 func toolNames(tools []mcp.Tool) []string {

@@ -205,10 +205,7 @@ func servedCalls(obs []serve.Observed, start time.Time, valid map[string]func(js
 		case o.RPCError != "":
 			c.IsError, c.ErrorClass, c.Result = true, results.ErrMalformed, o.RPCError
 		case o.IsError:
-			c.ErrorClass = results.ErrTool
-			if !ok(c.Arguments) {
-				c.ErrorClass = results.ErrSchema
-			}
+			c.ErrorClass = failedCallClass(ok, c.Arguments)
 		}
 		out = append(out, c)
 	}

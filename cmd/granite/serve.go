@@ -145,17 +145,23 @@ func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level m
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	hs.RegisterOnShutdown(closeStreams)
 	fmt.Fprintf(stderr, "granite: serving %s at %s on http://%s/mcp\n", domain, level, ln.Addr())
+	return serveUntilDone(ctx, hs, ln, "serve", stderr)
+}
+
+// serveUntilDone serves on ln until the server fails (exit 1) or ctx ends
+// (Ctrl-C, SIGTERM), then shuts down within 5 s (exit 0).
+func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener, command string, stderr io.Writer) int {
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
 	case err := <-done:
-		fmt.Fprintf(stderr, "granite serve: %v\n", err)
+		fmt.Fprintf(stderr, "granite %s: %v\n", command, err)
 		return 1
 	case <-ctx.Done():
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := hs.Shutdown(shutdown); err != nil {
-			fmt.Fprintf(stderr, "granite serve: shutdown: %v\n", err)
+			fmt.Fprintf(stderr, "granite %s: shutdown: %v\n", command, err)
 			return 1
 		}
 		return 0

@@ -60,19 +60,5 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		link += "?token=" + url.QueryEscape(o.Token)
 	}
 	fmt.Fprintf(stdout, "granite view: %d results folder(s) at %s\n", len(dirs), link)
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		fmt.Fprintf(stderr, "granite view: %v\n", err)
-		return 1
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(shutdown); err != nil {
-			fmt.Fprintf(stderr, "granite view: shutdown: %v\n", err)
-			return 1
-		}
-		return 0
-	}
+	return serveUntilDone(ctx, hs, ln, "view", stderr)
 }
