@@ -1,17 +1,11 @@
 package harness
 
-// maxAssignment returns the largest total weight of a one-to-one
-// assignment of rows to columns of w (rows × columns, any shape, weights
-// >= 0; a row or column may stay unassigned). It is the Hungarian
-// algorithm (Kuhn–Munkres, O(n²m)) on costs max−w, padded to a square so
-// that leaving a row unassigned costs as much as giving it weight 0.
-func maxAssignment(w [][]int) int {
-	total, _ := assignment(w)
-	return total
-}
-
-// assignment is maxAssignment that also says which column each row got
-// (-1: none), for the record's explanation of action_arg_acc.
+// assignment returns the largest total weight of a one-to-one assignment
+// of rows to columns of w (rows × columns, any shape, weights >= 0; a row
+// or column may stay unassigned), and which column each row got (-1:
+// none). It is the Hungarian algorithm (Kuhn–Munkres, O(n²m)) on costs
+// max−w, padded to a square so that leaving a row unassigned costs as
+// much as giving it weight 0.
 func assignment(w [][]int) (int, []int) {
 	rows := len(w)
 	if rows == 0 {

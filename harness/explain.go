@@ -100,11 +100,21 @@ func storeDiff(got, want map[string]map[string]map[string]any) (*results.StoreDi
 	return d, n
 }
 
-// alignment pairs each gold call with the calls made, as ArgAcc (k-th
-// call of the same tool) and ActionArgAcc (best assignment within the
-// same tool and action) pair them, and compares the arguments of the
-// ArgAcc pairing one by one (see Score for the rules).
-func (g *Gold) alignment(calls []results.Call) []results.GoldMatch {
+// argScores are the argument scores of a trial and the pairing behind
+// them.
+type argScores struct {
+	argAcc, actionArgAcc float64
+	matches              []results.GoldMatch
+}
+
+// scoreArgs pairs each gold call with the calls made, in one pass for
+// both argument scores and the record's explanation: arg_acc pairs the
+// k-th gold call of a tool with the k-th call of it and counts every
+// required pair; action_arg_acc pairs calls within the same tool and
+// action by the best assignment and leaves the action out (see Score for
+// the rules). The arguments of the arg_acc pairing are compared one by
+// one for the explanation.
+func (g *Gold) scoreArgs(calls []results.Call) argScores {
 	args := make([]map[string]any, len(calls))
 	byTool := map[string][]int{}
 	type op struct{ tool, action string }
@@ -119,6 +129,7 @@ func (g *Gold) alignment(calls []results.Call) []results.GoldMatch {
 	used := map[string]int{}
 	goldByOp := map[op][]int{}
 	var order []op
+	right, total := 0, 0
 	for i, gc := range g.Calls {
 		m := results.GoldMatch{Gold: i, Tool: gc.Tool, Action: g.goldAction(gc), Call: -1, ActionCall: -1, Args: []results.ArgMatch{}}
 		if k := used[gc.Tool]; k < len(byTool[gc.Tool]) {
@@ -129,6 +140,9 @@ func (g *Gold) alignment(calls []results.Call) []results.GoldMatch {
 		if m.Call >= 0 {
 			got = args[m.Call]
 		}
+		r, n := g.pairs(gc, got, m.Call >= 0, false)
+		right += r
+		total += n
 		for _, name := range slices.Sorted(maps.Keys(gc.Args)) {
 			v, given := got[name]
 			a := results.ArgMatch{Name: name, Want: gc.Args[name], Accept: gc.Alternatives[name], Given: given,
@@ -146,7 +160,8 @@ func (g *Gold) alignment(calls []results.Call) []results.GoldMatch {
 		}
 		goldByOp[k] = append(goldByOp[k], i)
 	}
-	// The same assignment ActionArgAcc scores.
+	s := argScores{argAcc: ratio(right, total), matches: out}
+	right, total = 0, 0
 	for _, k := range order {
 		golds, made := goldByOp[k], byOp[k]
 		weights := make([][]int, len(golds))
@@ -155,13 +170,25 @@ func (g *Gold) alignment(calls []results.Call) []results.GoldMatch {
 			for j, ci := range made {
 				weights[i][j], _ = g.pairs(g.Calls[gi], args[ci], true, true)
 			}
+			_, n := g.pairs(g.Calls[gi], nil, false, true)
+			total += n
 		}
-		_, to := assignment(weights)
+		r, to := assignment(weights)
+		right += r
 		for i, j := range to {
 			if j >= 0 {
 				out[golds[i]].ActionCall = made[j]
 			}
 		}
 	}
-	return out
+	s.actionArgAcc = ratio(right, total)
+	return s
+}
+
+// ratio is right/total, 1 when nothing counts.
+func ratio(right, total int) float64 {
+	if total == 0 {
+		return 1
+	}
+	return float64(right) / float64(total)
 }

@@ -101,19 +101,19 @@ func TestAlignmentPairsLikeBothArgAccs(t *testing.T) {
 		gcall("tiny", map[string]any{"action": "set_lamp", "lamp_id": "LP01", "level": int64(30)}),
 		gcall("tiny", map[string]any{"action": "drop_timer", "timer_id": "TM001"}),
 	}
-	got := g.alignment(calls(
+	got := g.scoreArgs(calls(
 		"tiny", `{"action":"set_lamp","lamp_id":"LP01","level":30}`, "tiny", `{"action":"get_lamp","lamp_id":"LP01"}`))
 	var pairs [][3]int
-	for _, m := range got {
+	for _, m := range got.matches {
 		pairs = append(pairs, [3]int{m.Gold, m.Call, m.ActionCall})
 	}
 	if diff := cmp.Diff([][3]int{{0, 0, 1}, {1, 1, 0}, {2, -1, -1}}, pairs); diff != "" {
 		t.Errorf("(gold, arg_acc call, action_arg_acc call) (-want +got):\n%s", diff)
 	}
-	if a := got[0].Args[0]; a.Name != "action" || a.Right || a.Got != "set_lamp" {
+	if a := got.matches[0].Args[0]; a.Name != "action" || a.Right || a.Got != "set_lamp" {
 		t.Errorf("gold 0's action against call 0: %+v", a)
 	}
-	if a := got[2].Args[0]; a.Given || a.Right {
+	if a := got.matches[2].Args[0]; a.Given || a.Right {
 		t.Errorf("an unmatched gold call's argument: %+v", a)
 	}
 }

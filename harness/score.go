@@ -161,9 +161,9 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 		m.RedundantRate = float64(m.Redundant) / float64(len(calls))
 	}
 	m.F1, m.ActionF1 = F1(got, want), F1(gotOps, wantOps)
-	m.ArgAcc = g.ArgAcc(calls)
-	m.ActionArgAcc = g.ActionArgAcc(calls)
-	explain(m).Alignment = g.alignment(calls)
+	args := g.scoreArgs(calls)
+	m.ArgAcc, m.ActionArgAcc = args.argAcc, args.actionArgAcc
+	explain(m).Alignment = args.matches
 }
 
 // goldAction is a gold call's action by the rules of actionOf, read from
@@ -228,70 +228,6 @@ func F1(got, want []string) float64 {
 	}
 	p, r := float64(hit)/float64(len(got)), float64(hit)/float64(len(want))
 	return 2 * p * r / (p + r)
-}
-
-// ArgAcc scores the calls' arguments against the gold (see Score).
-func (g *Gold) ArgAcc(calls []results.Call) float64 {
-	byTool := map[string][]map[string]any{}
-	for _, c := range calls {
-		byTool[c.Tool] = append(byTool[c.Tool], readArgs(c.Arguments))
-	}
-	used := map[string]int{}
-	right, total := 0, 0
-	for _, gc := range g.Calls {
-		k := used[gc.Tool]
-		used[gc.Tool]++
-		var got map[string]any
-		aligned := k < len(byTool[gc.Tool])
-		if aligned {
-			got = byTool[gc.Tool][k]
-		}
-		r, n := g.pairs(gc, got, aligned, false)
-		right += r
-		total += n
-	}
-	if total == 0 {
-		return 1
-	}
-	return float64(right) / float64(total)
-}
-
-// ActionArgAcc scores the calls' arguments against the gold with calls
-// paired within each (tool, action) by the best assignment (see Score).
-func (g *Gold) ActionArgAcc(calls []results.Call) float64 {
-	type op struct{ tool, action string }
-	byOp := map[op][]map[string]any{}
-	for _, c := range calls {
-		k := op{c.Tool, g.actionOf(c.Tool, c.Arguments)}
-		byOp[k] = append(byOp[k], readArgs(c.Arguments))
-	}
-	goldByOp := map[op][]*speclang.Call{}
-	var order []op
-	for _, gc := range g.Calls {
-		k := op{gc.Tool, g.goldAction(gc)}
-		if goldByOp[k] == nil {
-			order = append(order, k)
-		}
-		goldByOp[k] = append(goldByOp[k], gc)
-	}
-	right, total := 0, 0
-	for _, k := range order {
-		golds, got := goldByOp[k], byOp[k]
-		weights := make([][]int, len(golds))
-		for i, gc := range golds {
-			weights[i] = make([]int, len(got))
-			for j, args := range got {
-				weights[i][j], _ = g.pairs(gc, args, true, true)
-			}
-			_, n := g.pairs(gc, nil, false, true)
-			total += n
-		}
-		right += maxAssignment(weights)
-	}
-	if total == 0 {
-		return 1
-	}
-	return float64(right) / float64(total)
 }
 
 // pairs counts the required key-value pairs of a gold call and how many

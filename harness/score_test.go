@@ -198,8 +198,8 @@ func TestMaxAssignment(t *testing.T) {
 		{[][]int{{0, 0}, {0, 0}}, 0},
 	}
 	for _, c := range cases {
-		if got := maxAssignment(c.w); got != c.want {
-			t.Errorf("maxAssignment(%v) = %d, want %d", c.w, got, c.want)
+		if got, _ := assignment(c.w); got != c.want {
+			t.Errorf("assignment(%v) = %d, want %d", c.w, got, c.want)
 		}
 	}
 }
