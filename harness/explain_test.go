@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -109,6 +110,11 @@ func TestAlignmentPairsLikeBothArgAccs(t *testing.T) {
 	}
 	if diff := cmp.Diff([][3]int{{0, 0, 1}, {1, 1, 0}, {2, -1, -1}}, pairs); diff != "" {
 		t.Errorf("(gold, arg_acc call, action_arg_acc call) (-want +got):\n%s", diff)
+	}
+	// arg_acc: 1 of 2 pairs, 1 of 3, 0 of 2; action_arg_acc, the action
+	// left out: 1 of 1, 2 of 2, 0 of 1.
+	if math.Abs(got.argAcc-2.0/7) > 1e-12 || got.actionArgAcc != 0.75 {
+		t.Errorf("arg_acc %v, action_arg_acc %v; want 2/7 and 0.75", got.argAcc, got.actionArgAcc)
 	}
 	if a := got.matches[0].Args[0]; a.Name != "action" || a.Right || a.Got != "set_lamp" {
 		t.Errorf("gold 0's action against call 0: %+v", a)
