@@ -87,7 +87,7 @@ func (b *builder) union(lv *Level, t *Tool) {
 	for _, a := range t.Args {
 		if u := users[a.Name]; len(u) < len(t.Operations) {
 			desc, _ := a.Schema.get("description")
-			a.Schema = a.Schema.set("description", fmt.Sprintf("%s (Used by: %s.)", desc, strings.Join(u, ", ")))
+			a.Schema = a.Schema.set("description", UsedBy(fmt.Sprint(desc), u))
 		}
 	}
 	var acts []string
@@ -105,9 +105,6 @@ func (b *builder) union(lv *Level, t *Tool) {
 // argWords lists which arguments an action takes and which it needs,
 // since a union schema can only require "action" itself.
 func argWords(o *Operation) string {
-	if len(o.Args) == 0 {
-		return " (no other arguments)."
-	}
 	var req, opt []string
 	for _, a := range o.Args {
 		if a.Required {
@@ -116,14 +113,31 @@ func argWords(o *Operation) string {
 			opt = append(opt, a.Name)
 		}
 	}
+	return ActionUsage(req, opt)
+}
+
+// ActionUsage is how a combined tool's action description states the
+// arguments one action takes: " (requires a, b; optional c)." or " (no
+// other arguments).". Generated levels and regrouped servers word it
+// alike.
+func ActionUsage(required, optional []string) string {
 	var parts []string
-	if len(req) > 0 {
-		parts = append(parts, "requires "+strings.Join(req, ", "))
+	if len(required) > 0 {
+		parts = append(parts, "requires "+strings.Join(required, ", "))
 	}
-	if len(opt) > 0 {
-		parts = append(parts, "optional "+strings.Join(opt, ", "))
+	if len(optional) > 0 {
+		parts = append(parts, "optional "+strings.Join(optional, ", "))
+	}
+	if len(parts) == 0 {
+		return " (no other arguments)."
 	}
 	return " (" + strings.Join(parts, "; ") + ")."
+}
+
+// UsedBy appends to a combined tool's argument description which actions
+// use the argument.
+func UsedBy(description string, actions []string) string {
+	return strings.TrimSpace(fmt.Sprintf("%s (Used by: %s.)", description, strings.Join(actions, ", ")))
 }
 
 func OpNames(ops []*Operation) []string {

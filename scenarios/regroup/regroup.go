@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -314,7 +315,7 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 		if desc != "" && !strings.HasSuffix(desc, ".") {
 			desc += "."
 		}
-		ag.schema["description"] = strings.TrimSpace(desc + " (Used by: " + strings.Join(ag.users, ", ") + ".)")
+		ag.schema["description"] = speclang.UsedBy(desc, ag.users)
 		props.add(n, ag.schema)
 	}
 	schema := orderedObject{}
@@ -347,7 +348,8 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 	return c, nil
 }
 
-// usage is " (requires a, b; optional c)" for an action, in coarse names.
+// usage states an action's arguments, in coarse names, as generated
+// levels do.
 func usage(d schemaDoc, a *Action) string {
 	var req, opt []string
 	for _, n := range d.names {
@@ -357,17 +359,7 @@ func usage(d schemaDoc, a *Action) string {
 			opt = append(opt, a.toCoarse[n])
 		}
 	}
-	var parts []string
-	if len(req) > 0 {
-		parts = append(parts, "requires "+strings.Join(req, ", "))
-	}
-	if len(opt) > 0 {
-		parts = append(parts, "optional "+strings.Join(opt, ", "))
-	}
-	if len(parts) == 0 {
-		return " (no arguments)."
-	}
-	return " (" + strings.Join(parts, "; ") + ")."
+	return speclang.ActionUsage(req, opt)
 }
 
 // firstSentence is a description's first sentence, without its full stop,
