@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"sync"
 
@@ -25,46 +26,34 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 }
 
 // StdioServer serves any MCP server over stdio as Stdio serves a domain.
-// Each line is vetted as mcp-go reads it, in mcp-go's own reader: a
-// separate filter goroutine and pipe cost every call two more handoffs.
 func StdioServer(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer) error {
-	// Replies come from two writers, the vetting reader and the server,
-	// one whole line per Write.
+	// Replies come from two writers, the filter and the server, one whole
+	// line per Write.
 	lw := &lockedWriter{w: out}
-	return server.NewStdioServer(srv).Listen(ctx, &vettingReader{r: bufio.NewReader(in), w: lw}, lw)
-}
-
-// vettingReader passes on the lines mcp-go may read and answers the
-// others itself.
-type vettingReader struct {
-	r    *bufio.Reader
-	w    io.Writer
-	line []byte // what is left of the line being passed on
-	err  error  // the input's end, returned once line is passed on
-}
-
-func (v *vettingReader) Read(p []byte) (int, error) {
-	for len(v.line) == 0 {
-		if v.err != nil {
-			return 0, v.err
-		}
-		line, err := v.r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if _, _, reply := vetMessage(line, false); reply != nil {
-				if _, werr := v.w.Write(reply); werr != nil {
-					return 0, werr
+	pr, pw := io.Pipe()
+	go func() {
+		r := bufio.NewReader(in)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(bytes.TrimSpace(line)) > 0 {
+				if _, _, reply := vetMessage(line, false); reply != nil {
+					_, _ = lw.Write(reply)
+				} else if _, werr := pw.Write(line); werr != nil {
+					return
 				}
-			} else {
-				v.line = line
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				pw.CloseWithError(err)
+				return
 			}
 		}
-		if err != nil {
-			v.err = err
-		}
-	}
-	n := copy(p, v.line)
-	v.line = v.line[n:]
-	return n, nil
+	}()
+	err := server.NewStdioServer(srv).Listen(ctx, pr, lw)
+	pr.Close()
+	return err
 }
 
 type lockedWriter struct {
