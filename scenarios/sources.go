@@ -58,7 +58,12 @@ func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.
 		}
 		inDir := transport.WithCommandFunc(func(ctx context.Context, name string, env, args []string) (*exec.Cmd, error) {
 			x := exec.CommandContext(ctx, name, args...)
-			x.Env, x.Dir = append(os.Environ(), env...), dir
+			// With Env left nil, exec sets PWD to Dir: the server sees
+			// the directory it runs in, as a relay's source does.
+			x.Dir = dir
+			if len(env) > 0 {
+				x.Env = append(os.Environ(), env...)
+			}
 			return x, nil
 		})
 		c, err = client.NewStdioMCPClientWithOptions(f[0], nil, f[1:], inDir)

@@ -190,12 +190,20 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 		printErr(stderr, "serve", err)
 		return 1
 	}
+	// The probe that listed the tools ends: every connection to the
+	// source starts fresh.
+	c.Close()
 	switch transport {
 	case "stdio":
-		defer c.Close()
-		srv, err := iface.NewServer(name, lv, c)
+		up, fwd, closeUp, err := connectSource(ctx, src, iface, lv, stderr)
 		if err == nil {
-			err = serve.StdioServer(ctx, srv, os.Stdin, stdout)
+			defer closeUp()
+			var srv *server.MCPServer
+			if srv, err = iface.NewServer(name, lv, up); err == nil {
+				in, restore := serve.Pollable(os.Stdin)
+				defer restore()
+				err = serve.StdioServer(ctx, srv, in, stdout, fwd)
+			}
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "granite serve: %v\n", err)
@@ -203,18 +211,17 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 		}
 		return 0
 	case "http":
-		c.Close()
 		factory := func() (*server.MCPServer, func(), error) {
-			sc, _, err := scenarios.Connect(context.Background(), *src.mcpCmd, *src.mcpURL)
+			up, _, closeUp, err := connectSource(context.Background(), src, iface, lv, stderr)
 			if err != nil {
 				return nil, nil, err
 			}
-			srv, err := iface.NewServer(name, lv, sc)
+			srv, err := iface.NewServer(name, lv, up)
 			if err != nil {
-				sc.Close()
+				closeUp()
 				return nil, nil, err
 			}
-			return srv, func() { sc.Close() }, nil
+			return srv, closeUp, nil
 		}
 		h, err := serve.NewFactoryHandler(factory, ho)
 		if err != nil {
@@ -224,8 +231,26 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 		defer h.Close(context.Background())
 		return serveHTTP(ctx, h, addr, name+" (regrouped)", lv, stderr)
 	default:
-		c.Close()
 		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", transport)
 		return 2
 	}
+}
+
+// connectSource opens a fresh connection to a live source for a level's
+// tools: for a command, a relay on a fresh process of it, which also
+// forwards a stdio client's calls without mcp-go in the way (see
+// regroup.Relay); for a URL, an mcp-go client.
+func connectSource(ctx context.Context, src *externalSource, iface *regroup.Interface, lv level.Level, stderr io.Writer) (regroup.Caller, serve.Forwarder, func(), error) {
+	if *src.mcpCmd != "" {
+		relay, err := iface.StartRelay(ctx, lv, *src.mcpCmd, "", stderr)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return relay, relay, func() { relay.Close() }, nil
+	}
+	c, _, err := scenarios.Connect(ctx, "", *src.mcpURL)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, nil, func() { c.Close() }, nil
 }

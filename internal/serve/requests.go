@@ -34,6 +34,13 @@ type post struct {
 	// modern is true for protocol 2026-07-28 or later (by header or by
 	// params._meta), which has no sessions.
 	modern bool
+	// request is true for a message with a method and an id, whose id
+	// is id.
+	request bool
+	id      any
+	// typed is true when mcp-go will decode params into the method's Go
+	// type (requestTypes): vetTypes checks that it can.
+	typed bool
 }
 
 // vet answers a POST body mcp-go would answer badly (see vetMessage); it
@@ -57,6 +64,17 @@ func (h *Handler) vet(w http.ResponseWriter, r *http.Request, body []byte) (post
 // the header already named protocol 2026-07-28 or later, where a JSON-RPC
 // error is also an HTTP 400.
 func vetMessage(body []byte, modern bool) (post, int, []byte) {
+	p, status, reply := vetJSON(body, modern)
+	if reply == nil {
+		status, reply = vetTypes(p, body)
+	}
+	return p, status, reply
+}
+
+// vetJSON is vetMessage's first half: everything but the Go types. A
+// message no one decodes into them (a call a Forwarder takes) needs no
+// more.
+func vetJSON(body []byte, modern bool) (post, int, []byte) {
 	p := post{modern: modern}
 	trimmed := bytes.TrimSpace(body)
 	switch {
@@ -83,6 +101,7 @@ func vetMessage(body []byte, modern bool) (post, int, []byte) {
 		p.modern = p.modern || mcp.IsModernProtocol(v)
 	}
 	id, hasID := msg["id"]
+	p.request, p.id = p.method != "" && hasID, id
 	if p.method == "" || !hasID || !has || params == nil {
 		return p, 0, nil // responses, notifications and bare requests carry nothing to check
 	}
@@ -107,12 +126,24 @@ func vetMessage(body []byte, modern bool) (post, int, []byte) {
 		}
 		return p, status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("%s: number %s is out of range", path, num))
 	}
-	if newReq, ok := requestTypes[p.method]; ok {
-		if err := json.Unmarshal(trimmed, newReq()); err != nil {
-			return p, status, rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", p.method, jsonProblem(err)))
-		}
-	}
+	_, p.typed = requestTypes[p.method]
 	return p, 0, nil
+}
+
+// vetTypes is vetMessage's second half: params mcp-go will decode into a
+// Go type must decode, or be answered in JSON terms.
+func vetTypes(p post, body []byte) (int, []byte) {
+	if !p.typed {
+		return 0, nil
+	}
+	if err := json.Unmarshal(body, requestTypes[p.method]()); err != nil {
+		status := http.StatusOK
+		if p.modern {
+			status = http.StatusBadRequest
+		}
+		return status, rpcError(p.id, mcp.INVALID_PARAMS, fmt.Sprintf("invalid %s request: %s", p.method, jsonProblem(err)))
+	}
+	return 0, nil
 }
 
 // outOfRange returns the path and a short prefix of the first number in v

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,5 +68,62 @@ func TestStdioAnswersInJSONTerms(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("stdio did not end with its input")
+	}
+}
+
+// later is a Forwarder that takes calls of the tool "ext" and answers
+// each from another goroutine, 50 ms later.
+type later struct{ wg sync.WaitGroup }
+
+func (l *later) Forward(_ context.Context, msg []byte, send func([]byte)) bool {
+	var m struct {
+		ID     json.RawMessage
+		Params struct{ Name string }
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Params.Name != "ext" {
+		return false
+	}
+	l.wg.Go(func() {
+		time.Sleep(50 * time.Millisecond)
+		send([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"from afar"}]}}` + "\n"))
+	})
+	return true
+}
+
+func (l *later) Drain() { l.wg.Wait() }
+
+// TestStdioForwarder: what the forwarder takes it answers, even after the
+// input has ended (the server returns only then); what it leaves goes to
+// the server, vetted against mcp-go's types as without a forwarder.
+func TestStdioForwarder(t *testing.T) {
+	srv, err := tiny.Domain.NewServer(mcpdomain.L4, tiny.Domain.NewStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Join([]string{
+		initialize,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ext","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_lamp","arguments":{"lamp_id":"LP01"}}}`,
+	}, "\n") + "\n"
+	var out strings.Builder
+	if err := serve.StdioServer(context.Background(), srv, strings.NewReader(in), &out, &later{}); err != nil {
+		t.Fatal(err)
+	}
+	replies := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct{ ID json.RawMessage }
+		_ = json.Unmarshal([]byte(line), &m)
+		replies[string(m.ID)] = line
+	}
+	for id, want := range map[string]string{
+		"2": `"text":"from afar"`,
+		"3": "invalid tools/call request: params.name must be a string, not a number",
+		"4": `\"id\":\"LP01\"`,
+	} {
+		if !strings.Contains(replies[id], want) {
+			t.Errorf("reply %s: %q; want it to hold %s", id, replies[id], want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +16,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -163,8 +166,50 @@ func call(t *testing.T, c *client.Client, tool string, args json.RawMessage) str
 	return string(b)
 }
 
-// TestReferenceServersRegrouped: for each reference server and coarse
-// level, every action of every coarse tool gives the result (text,
+// ways are the two ways a regrouped server reaches its source: mcp-go's
+// server over an mcp-go client (HTTP sessions, replay servers), and
+// granite serve's stdio relay. Each returns a client of the regrouped
+// server and the count of calls that reached the source.
+var ways = []struct {
+	name  string
+	serve func(t *testing.T, iface *regroup.Interface, lv level.Level, cmd, dir string) (*client.Client, func() int64)
+}{
+	{"in-process", func(t *testing.T, iface *regroup.Interface, lv level.Level, cmd, dir string) (*client.Client, func() int64) {
+		up := &counting{c: open(t, cmd, dir)}
+		return inProcess(t, iface, lv, up), up.n.Load
+	}},
+	{"stdio relay", func(t *testing.T, iface *regroup.Interface, lv level.Level, cmd, dir string) (*client.Client, func() int64) {
+		relay, err := iface.StartRelay(context.Background(), lv, cmd, dir, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := iface.NewServer("ref", lv, relay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go serve.StdioServer(context.Background(), srv, inR, outW, relay)
+		c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+		t.Cleanup(func() {
+			c.Close()
+			relay.Close()
+		})
+		ctx := context.Background()
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Initialize(ctx, init); err != nil {
+			t.Fatal(err)
+		}
+		return c, relay.Sent
+	}},
+}
+
+// TestReferenceServersRegrouped: for each reference server, coarse level
+// and way of serving it (see ways), every action of every coarse tool gives the result (text,
 // structured content, isError) that calling the source tool directly
 // gives on the same fresh state; bad arguments are refused with the
 // source schema's reasons and never reach the source.
@@ -182,61 +227,62 @@ func TestReferenceServersRegrouped(t *testing.T) {
 			}
 			calls := validCalls(t, tools)
 			for _, lv := range []level.Level{level.L3, level.L2, level.L1} {
-				// Two fresh states made alike: one called directly, one
-				// through the regrouped server, in the same order.
-				dDir, rDir := t.TempDir(), t.TempDir()
-				direct := open(t, ref.cmd(t, dDir), dDir)
-				up := &counting{c: open(t, ref.cmd(t, rDir), rDir)}
-				rg := inProcess(t, iface, lv, up)
-				checked := 0
-				for _, tl := range tools {
-					args, ok := calls[tl.Name]
-					if !ok || skipped(tl.Name) {
-						continue
+				for _, way := range ways {
+					// Two fresh states made alike: one called directly, one
+					// through the regrouped server, in the same order.
+					dDir, rDir := t.TempDir(), t.TempDir()
+					direct := open(t, ref.cmd(t, dDir), dDir)
+					rg, reached := way.serve(t, iface, lv, ref.cmd(t, rDir), rDir)
+					checked := 0
+					for _, tl := range tools {
+						args, ok := calls[tl.Name]
+						if !ok || skipped(tl.Name) {
+							continue
+						}
+						coarse, cargs, err := iface.MapCall(lv, tl.Name, args)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want := clock.ReplaceAllString(strings.ReplaceAll(call(t, direct, tl.Name, args), dDir, "DIR"), "TIME")
+						got := clock.ReplaceAllString(strings.ReplaceAll(call(t, rg, coarse, cargs), rDir, "DIR"), "TIME")
+						if got != want {
+							t.Errorf("%s %s %s action %s: regrouped\n%s\ndirect\n%s", way.name, lv, coarse, tl.Name, got, want)
+						}
+						checked++
 					}
-					coarse, cargs, err := iface.MapCall(lv, tl.Name, args)
-					if err != nil {
-						t.Fatal(err)
+					if checked == 0 {
+						t.Fatalf("%s %s: no call compared", way.name, lv)
 					}
-					want := clock.ReplaceAllString(strings.ReplaceAll(call(t, direct, tl.Name, args), dDir, "DIR"), "TIME")
-					got := clock.ReplaceAllString(strings.ReplaceAll(call(t, rg, coarse, cargs), rDir, "DIR"), "TIME")
-					if got != want {
-						t.Errorf("%s %s action %s: regrouped\n%s\ndirect\n%s", lv, coarse, tl.Name, got, want)
+					// Bad arguments: a value of the wrong type for every
+					// tool with a required argument.
+					before := reached()
+					refused := 0
+					for _, tl := range tools {
+						var s struct {
+							Required []string `json:"required"`
+						}
+						_ = json.Unmarshal(tl.InputSchema, &s)
+						if len(s.Required) == 0 {
+							continue
+						}
+						coarse, cargs, _ := iface.MapCall(lv, tl.Name, json.RawMessage(`{}`))
+						res := call(t, rg, coarse, cargs)
+						var r struct {
+							IsError bool
+							Content []struct{ Text string }
+						}
+						_ = json.Unmarshal([]byte(res), &r)
+						direct := tl.Validate(json.RawMessage(`{}`))
+						if !r.IsError || len(r.Content) == 0 || direct == nil || r.Content[0].Text != fmt.Sprintf("invalid arguments for %s: %v", tl.Name, direct) {
+							t.Errorf("%s %s %s without %v: %s; want the source schema's reasons %v", way.name, lv, tl.Name, s.Required, res, direct)
+						}
+						refused++
 					}
-					checked++
+					if n := reached() - before; n != 0 {
+						t.Errorf("%s %s: %d refused calls reached the source", way.name, lv, n)
+					}
+					t.Logf("%s %s: %d actions match direct calls, %d bad calls refused before the source", way.name, lv, checked, refused)
 				}
-				if checked == 0 {
-					t.Fatalf("%s: no call compared", lv)
-				}
-				// Bad arguments: a value of the wrong type for every
-				// tool with a required argument.
-				before := up.n.Load()
-				refused := 0
-				for _, tl := range tools {
-					var s struct {
-						Required []string `json:"required"`
-					}
-					_ = json.Unmarshal(tl.InputSchema, &s)
-					if len(s.Required) == 0 {
-						continue
-					}
-					coarse, cargs, _ := iface.MapCall(lv, tl.Name, json.RawMessage(`{}`))
-					res := call(t, rg, coarse, cargs)
-					var r struct {
-						IsError bool
-						Content []struct{ Text string }
-					}
-					_ = json.Unmarshal([]byte(res), &r)
-					direct := tl.Validate(json.RawMessage(`{}`))
-					if !r.IsError || len(r.Content) == 0 || direct == nil || r.Content[0].Text != fmt.Sprintf("invalid arguments for %s: %v", tl.Name, direct) {
-						t.Errorf("%s %s without %v: %s; want the source schema's reasons %v", lv, tl.Name, s.Required, res, direct)
-					}
-					refused++
-				}
-				if n := up.n.Load() - before; n != 0 {
-					t.Errorf("%s: %d refused calls reached the source", lv, n)
-				}
-				t.Logf("%s: %d actions match direct calls, %d bad calls refused before the source", lv, checked, refused)
 			}
 		})
 	}
