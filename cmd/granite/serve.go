@@ -94,7 +94,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch *transport {
 	case "stdio":
-		if err := serve.Stdio(ctx, d, level, os.Stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		in, restore := serve.Pollable(os.Stdin)
+		defer restore()
+		if err := serve.Stdio(ctx, d, level, in, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "granite serve: %v\n", err)
 			return 1
 		}
