@@ -25,17 +25,30 @@ pkg=github.com/mcpgranite/granite/harness
 ldflags="-s -w -buildid= -X $pkg.Version=$VERSION -X $pkg.Commit=$COMMIT"
 export CGO_CFLAGS="${CGO_CFLAGS:--Wno-deprecated-declarations}"
 
+# Every build resolves host names and users in Go (netgo, osusergo), the
+# cgo ones too: cgo is there for NVML alone. So the two binaries of an
+# architecture behave alike on a node, and they share every compiled
+# package but NVML's and the few above the meter: the static build after
+# the cgo one takes seconds instead of a full compile.
+# openai-go's packages (generated API types, half of all compile time) are
+# compiled without inlining (-l): 40% faster to build, and the client's own
+# speed does not show next to a model's reply. GOGC=400 lets the compiler
+# collect garbage less often (~2.3 GB at most). Neither changes what the
+# source means, and both are deterministic. From a cold build cache the
+# four builds took 544 s on a 2-core machine before these three; 289 s
+# after.
+export GOGC=${GOGC:-400}
 build() { # GOARCH CGO_ENABLED CC TAGS OUT
   echo "release: $5" >&2
   GOOS=linux GOARCH=$1 CGO_ENABLED=$2 CC=$3 go build -trimpath -buildvcs=false \
-    -tags "$4" -ldflags "$ldflags" -o "$DIST/$5" ./cmd/granite
+    -tags "netgo,osusergo$4" -gcflags "github.com/openai/openai-go/v3/...=-l" -ldflags "$ldflags" -o "$DIST/$5" ./cmd/granite
 }
 
 mkdir -p "$DIST"
 rm -f "$DIST"/granite-* "$DIST/SHA256SUMS"
 build amd64 1 gcc "" granite-linux-amd64
+build amd64 0 gcc ,nonvml granite-linux-amd64-static
 build arm64 1 "$CC_ARM64" "" granite-linux-arm64
-build amd64 0 gcc nonvml granite-linux-amd64-static
-build arm64 0 "$CC_ARM64" nonvml granite-linux-arm64-static
+build arm64 0 "$CC_ARM64" ,nonvml granite-linux-arm64-static
 (cd "$DIST" && sha256sum granite-* > SHA256SUMS)
 cat "$DIST/SHA256SUMS"
