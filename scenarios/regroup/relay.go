@@ -65,8 +65,8 @@ type Relay struct {
 	ended chan struct{} // closed when the source's output has ended
 }
 
-// waiting is a request the source has not answered yet: a client's call,
-// or the relay's own initialize (answer set).
+// waiting is a request the source has not answered yet: a client's call
+// (send set), or one of the relay's own (answer set).
 type waiting struct {
 	id     json.RawMessage
 	send   func([]byte)
@@ -113,7 +113,7 @@ func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command,
 		pending: map[int64]*waiting{}, byClient: map[string]int64{},
 		ended: make(chan struct{}),
 	}
-	go r.readSource(bufio.NewReader(stdout))
+	go r.readSource(stdout)
 	if err := r.initialize(ctx); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%s: %w", command, err)
@@ -128,25 +128,37 @@ func (r *Relay) initialize(ctx context.Context) error {
 		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
 		ClientInfo:      mcp.Implementation{Name: "granite", Version: "1"},
 	})
-	w := &waiting{answer: make(chan []byte, 1)}
-	id, err := r.request("initialize", params, w)
-	if err != nil {
+	ictx, cancel := context.WithTimeout(ctx, scenarios.InitTimeout)
+	defer cancel()
+	if _, err := r.roundTrip(ictx, string(mcp.MethodInitialize), params); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("initialize: no answer within %s; is it an MCP server?", scenarios.InitTimeout)
+		}
 		return fmt.Errorf("initialize: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, scenarios.InitTimeout)
-	defer cancel()
+	return r.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+}
+
+// roundTrip sends a request of the relay's own and waits for the source's
+// result; a JSON-RPC error comes back as an error naming its code. A
+// request ctx ends is cancelled at the source (initialize cannot be).
+func (r *Relay) roundTrip(ctx context.Context, method string, params json.RawMessage) (*json.RawMessage, error) {
+	w := &waiting{answer: make(chan []byte, 1)}
+	id, err := r.request(method, params, w)
+	if err != nil {
+		return nil, err
+	}
 	var answer []byte
 	select {
 	case answer = <-w.answer:
 	case <-ctx.Done():
-		r.forget(id)
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("initialize: no answer within %s; is it an MCP server?", scenarios.InitTimeout)
+		if r.forget(id) != nil && method != string(mcp.MethodInitialize) {
+			r.cancelled(id, ctx.Err().Error())
 		}
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
-	var res struct {
-		Result json.RawMessage `json:"result"`
+	var m struct {
+		Result *json.RawMessage `json:"result"`
 		Error  *struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
@@ -154,13 +166,15 @@ func (r *Relay) initialize(ctx context.Context) error {
 	}
 	switch {
 	case answer == nil:
-		return fmt.Errorf("initialize: %s", r.how())
-	case json.Unmarshal(answer, &res) != nil:
-		return fmt.Errorf("initialize: the answer is not JSON-RPC: %s", mcpdomain.Clip(string(bytes.TrimSpace(answer))))
-	case res.Error != nil:
-		return fmt.Errorf("initialize: error %d: %s", res.Error.Code, res.Error.Message)
+		return nil, errors.New(r.how() + " before it answered")
+	case json.Unmarshal(answer, &m) != nil:
+		return nil, fmt.Errorf("the source server's answer is not JSON-RPC: %s", mcpdomain.Clip(string(bytes.TrimSpace(answer))))
+	case m.Error != nil:
+		return nil, fmt.Errorf("%s (error %d from the source server)", m.Error.Message, m.Error.Code)
+	case m.Result == nil:
+		return nil, fmt.Errorf("the source server's answer has neither a result nor an error: %s", mcpdomain.Clip(string(bytes.TrimSpace(answer))))
 	}
-	return r.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	return m.Result, nil
 }
 
 // Forward forwards a client's tools/call of a tool of the level, and a
@@ -227,38 +241,11 @@ func (r *Relay) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	w := &waiting{answer: make(chan []byte, 1)}
-	id, err := r.request(string(mcp.MethodToolsCall), params, w)
+	res, err := r.roundTrip(ctx, string(mcp.MethodToolsCall), params)
 	if err != nil {
 		return nil, err
 	}
-	var answer []byte
-	select {
-	case answer = <-w.answer:
-	case <-ctx.Done():
-		if r.forget(id) != nil {
-			r.cancelled(id, ctx.Err().Error())
-		}
-		return nil, ctx.Err()
-	}
-	var m struct {
-		Result *json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	switch {
-	case answer == nil:
-		return nil, errors.New(r.how() + " before it answered")
-	case json.Unmarshal(answer, &m) != nil:
-		return nil, fmt.Errorf("the source server's answer is not JSON-RPC: %s", mcpdomain.Clip(string(answer)))
-	case m.Error != nil:
-		return nil, fmt.Errorf("%s (error %d from the source server)", m.Error.Message, m.Error.Code)
-	case m.Result == nil:
-		return nil, fmt.Errorf("the source server's answer has neither a result nor an error: %s", mcpdomain.Clip(string(answer)))
-	}
-	return mcp.ParseCallToolResult(m.Result)
+	return mcp.ParseCallToolResult(res)
 }
 
 // Drain returns once every forwarded call has been answered (or
@@ -269,7 +256,9 @@ func (r *Relay) Drain() { r.calls.Wait() }
 func (r *Relay) Sent() int64 { return r.sent.Load() }
 
 // Close ends the source: its input closes, and a source that has not
-// exited 2 s later is killed. Calls under way get an error.
+// exited 2 s later is killed. Calls under way get an error. Close returns
+// within 4 s even if the source's output stays open (a child it left
+// behind holding it).
 func (r *Relay) Close() error {
 	r.wmu.Lock()
 	err := r.stdin.Close()
@@ -278,7 +267,10 @@ func (r *Relay) Close() error {
 	case <-r.ended:
 	case <-time.After(2 * time.Second):
 		_ = r.cmd.Process.Kill()
-		<-r.ended
+		select {
+		case <-r.ended:
+		case <-time.After(2 * time.Second):
+		}
 	}
 	return err
 }
@@ -312,11 +304,12 @@ func (r *Relay) request(method string, params json.RawMessage, w *waiting) (int6
 	if method == string(mcp.MethodToolsCall) {
 		r.sent.Add(1) // before it is sent, so that it is counted before it is answered
 	}
-	if err := r.write(line); err != nil {
+	if err := r.write(line); err != nil && r.forget(id) != nil {
 		r.sent.Add(-1)
-		r.forget(id)
 		return 0, fmt.Errorf("the source server does not take input: %w", err)
 	}
+	// Sent, or answered already: the source ended and readSource told
+	// w so.
 	return id, nil
 }
 
@@ -378,8 +371,10 @@ func (r *Relay) cancelled(id int64, reason string) {
 
 // readSource reads the source's lines until its output ends, then answers
 // whatever is still waiting.
-func (r *Relay) readSource(out *bufio.Reader) {
+func (r *Relay) readSource(f *os.File) {
 	defer close(r.ended)
+	defer f.Close()
+	out := bufio.NewReader(f)
 	for {
 		line, err := out.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
