@@ -35,7 +35,7 @@ export CGO_CFLAGS="${CGO_CFLAGS:--Wno-deprecated-declarations}"
 # speed does not show next to a model's reply. GOGC=400 lets the compiler
 # collect garbage less often (~2.3 GB at most). Neither changes what the
 # source means, and both are deterministic. From a cold build cache the
-# four builds took 544 s on a 2-core machine before these three; 289 s
+# four builds took 544 s on a 2-core machine before these three; 279-289 s
 # after.
 export GOGC=${GOGC:-400}
 build() { # GOARCH CGO_ENABLED CC TAGS OUT
