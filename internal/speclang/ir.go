@@ -148,7 +148,7 @@ type Arg struct {
 	Field    *Field // for filters, bounds and values
 	Required bool
 	// Schema is the argument's JSON Schema as the model sees it.
-	Schema obj
+	Schema Object
 	// JSONType is the schema's type; GoType the Go type of a required value.
 	JSONType string
 	GoType   GoType

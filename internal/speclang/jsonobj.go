@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 )
 
-// obj is a JSON object that keeps its keys in insertion order, so that
+// Object is a JSON object that keeps its keys in insertion order, so that
 // generated schemas read in spec order and are byte-identical across runs.
-type obj []kv
+type Object []kv
 
 type kv struct {
 	K string
 	V any
 }
 
-// set adds or replaces a key.
-func (o obj) set(k string, v any) obj {
+// Set adds or replaces a key.
+func (o Object) Set(k string, v any) Object {
 	for i := range o {
 		if o[i].K == k {
 			o[i].V = v
@@ -25,7 +25,7 @@ func (o obj) set(k string, v any) obj {
 	return append(o, kv{k, v})
 }
 
-func (o obj) get(k string) (any, bool) {
+func (o Object) get(k string) (any, bool) {
 	for _, e := range o {
 		if e.K == k {
 			return e.V, true
@@ -35,20 +35,20 @@ func (o obj) get(k string) (any, bool) {
 }
 
 // MarshalJSON writes the keys in order, without HTML escaping.
-func (o obj) MarshalJSON() ([]byte, error) {
+func (o Object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, e := range o {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := marshal(e.K)
+		k, err := Marshal(e.K)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(k)
 		b.WriteByte(':')
-		v, err := marshal(e.V)
+		v, err := Marshal(e.V)
 		if err != nil {
 			return nil, err
 		}
@@ -58,8 +58,8 @@ func (o obj) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// marshal encodes v as compact JSON without escaping <, > and &.
-func marshal(v any) ([]byte, error) {
+// Marshal encodes v as compact JSON without escaping <, > and &.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -206,7 +206,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		add(&Arg{
 			Name: e.Name + "_id", Role: RoleID, Required: true, Entity: e, JSONType: "string", GoType: GoType{Kind: "string"},
 			Hint:   fmt.Sprintf("%s ID like %s", e.Name, e.exampleID()),
-			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("ID of the %s to %s, like %s.", words(e.Name), verb, e.exampleID())}, {"pattern", e.idRegexp()}},
+			Schema: Object{{"type", "string"}, {"description", fmt.Sprintf("ID of the %s to %s, like %s.", words(e.Name), verb, e.exampleID())}, {"pattern", e.idRegexp()}},
 		})
 	}
 	filters := func() {
@@ -228,7 +228,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		add(&Arg{
 			Name: "limit", Role: RoleLimit, JSONType: "integer", GoType: GoType{Kind: "int"},
 			Hint:   fmt.Sprintf("integer from 1 to %d", o.Limit),
-			Schema: obj{{"type", "integer"}, {"description", fmt.Sprintf("Return at most this many %s (1 to %d; default %d).", words(e.Plural), o.Limit, o.Limit)}, {"minimum", 1}, {"maximum", o.Limit}},
+			Schema: Object{{"type", "integer"}, {"description", fmt.Sprintf("Return at most this many %s (1 to %d; default %d).", words(e.Plural), o.Limit, o.Limit)}, {"minimum", 1}, {"maximum", o.Limit}},
 		})
 	case mcpdomain.OpCreate:
 		for _, f := range o.Fields {
@@ -257,7 +257,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		if len(o.Functions) > 1 {
 			add(&Arg{Name: "function", Role: RoleFunction, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: o.Functions,
 				Hint:   "one of " + strings.Join(o.Functions, ", "),
-				Schema: obj{{"type", "string"}, {"description", "Statistic to compute: " + strings.Join(o.Functions, ", ") + "."}, {"enum", o.Functions}}})
+				Schema: Object{{"type", "string"}, {"description", "Statistic to compute: " + strings.Join(o.Functions, ", ") + "."}, {"enum", o.Functions}}})
 		}
 		if len(o.Fields) > 1 {
 			fs := fieldNameList(o.Fields)
@@ -271,13 +271,13 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			}
 			add(&Arg{Name: "field", Role: RoleAggField, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: fs,
 				Hint:   "one of " + strings.Join(fs, ", "),
-				Schema: obj{{"type", "string"}, {"description", "Field to aggregate: " + strings.Join(desc, "; ") + "."}, {"enum", fs}}})
+				Schema: Object{{"type", "string"}, {"description", "Field to aggregate: " + strings.Join(desc, "; ") + "."}, {"enum", fs}}})
 		}
 		if len(o.GroupBy) > 0 {
 			gs := fieldNameList(o.GroupBy)
 			add(&Arg{Name: "group_by", Role: RoleGroupBy, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: gs,
 				Hint:   "one of " + strings.Join(gs, ", "),
-				Schema: obj{{"type", "string"}, {"description", "Give one value per " + strings.Join(gs, " or ") + " instead of one overall value."}, {"enum", gs}}})
+				Schema: Object{{"type", "string"}, {"description", "Give one value per " + strings.Join(gs, " or ") + " instead of one overall value."}, {"enum", gs}}})
 		}
 		filters()
 	case mcpdomain.OpPreset:
@@ -290,7 +290,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		}
 		add(&Arg{Name: o.PresetArg, Role: RolePreset, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: ps,
 			Hint:   "one of " + strings.Join(ps, ", "),
-			Schema: obj{{"type", "string"}, {"description", fmt.Sprintf("%s to apply: %s.", capitalize(words(o.PresetArg)), strings.Join(desc, "; "))}, {"enum", ps}}})
+			Schema: Object{{"type", "string"}, {"description", fmt.Sprintf("%s to apply: %s.", capitalize(words(o.PresetArg)), strings.Join(desc, "; "))}, {"enum", ps}}})
 	}
 }
 
@@ -310,7 +310,7 @@ func fieldArg(f *Field, name string, role ArgRole, required bool, lead string) *
 	if desc == "" {
 		desc = capitalize(words(f.Name)) + "."
 	}
-	a.Schema = append(obj{{"type", a.Schema[0].V}, {"description", desc}}, a.Schema[1:]...)
+	a.Schema = append(Object{{"type", a.Schema[0].V}, {"description", desc}}, a.Schema[1:]...)
 	a.Hint = hint(f)
 	if f.Type == TReference {
 		a.Entity = f.Ref
@@ -331,7 +331,7 @@ func withDefault(a *Arg) *Arg {
 		words = "the domain's current time, " + words
 	}
 	desc, _ := a.Schema.get("description")
-	a.Schema = a.Schema.set("description", desc.(string)+" Default: "+words+".").set("default", f.Default)
+	a.Schema = a.Schema.Set("description", desc.(string)+" Default: "+words+".").Set("default", f.Default)
 	return a
 }
 
@@ -370,10 +370,10 @@ func FieldGoType(f *Field) GoType {
 	return g
 }
 
-func fieldSchema(f *Field) (obj, string, GoType) {
+func fieldSchema(f *Field) (Object, string, GoType) {
 	switch f.Type {
 	case TInteger, TNumber:
-		s := obj{{"type", string(f.Type)}}
+		s := Object{{"type", string(f.Type)}}
 		if f.Min != nil {
 			s = append(s, kv{"minimum", num(*f.Min)})
 		}
@@ -385,20 +385,20 @@ func fieldSchema(f *Field) (obj, string, GoType) {
 		}
 		return s, "number", GoType{Kind: "float64"}
 	case TBoolean:
-		return obj{{"type", "boolean"}}, "boolean", GoType{Kind: "bool"}
+		return Object{{"type", "boolean"}}, "boolean", GoType{Kind: "bool"}
 	case TEnum:
-		return obj{{"type", "string"}, {"enum", f.Values}}, "string", GoType{Kind: "string"}
+		return Object{{"type", "string"}, {"enum", f.Values}}, "string", GoType{Kind: "string"}
 	case TTimestamp:
-		return obj{{"type", "string"}, {"format", "date-time"}}, "string", GoType{Kind: "string"}
+		return Object{{"type", "string"}, {"format", "date-time"}}, "string", GoType{Kind: "string"}
 	case TReference:
-		return obj{{"type", "string"}, {"pattern", f.Ref.idRegexp()}}, "string", GoType{Kind: "string"}
+		return Object{{"type", "string"}, {"pattern", f.Ref.idRegexp()}}, "string", GoType{Kind: "string"}
 	case TObject:
-		return obj{{"type", "object"}}, "object", GoType{Kind: "map"}
+		return Object{{"type", "object"}}, "object", GoType{Kind: "map"}
 	case TArray:
 		is, _, ig := fieldSchema(f.Items)
-		return obj{{"type", "array"}, {"items", is}}, "array", GoType{Kind: "slice", Elem: &ig}
+		return Object{{"type", "array"}, {"items", is}}, "array", GoType{Kind: "slice", Elem: &ig}
 	default:
-		s := obj{{"type", "string"}}
+		s := Object{{"type", "string"}}
 		if f.MaxLength > 0 {
 			s = append(s, kv{"maxLength", f.MaxLength})
 		}

@@ -28,17 +28,17 @@ func (b *builder) schemas() {
 }
 
 func mustJSON(v any) string {
-	out, err := marshal(v)
+	out, err := Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("generator: marshal schema: %v", err)) // obj of plain values cannot fail
+		panic(fmt.Sprintf("generator: marshal schema: %v", err)) // an Object of plain values cannot fail
 	}
 	return string(out)
 }
 
 // objectSchema is the schema of an argument object; extra properties go
 // first (the action of a union).
-func objectSchema(args []*Arg, extra *kv) obj {
-	props := obj{}
+func objectSchema(args []*Arg, extra *kv) Object {
+	props := Object{}
 	var required []string
 	if extra != nil {
 		props = append(props, *extra)
@@ -50,7 +50,7 @@ func objectSchema(args []*Arg, extra *kv) obj {
 			required = append(required, a.Name)
 		}
 	}
-	s := obj{{"type", "object"}, {"properties", props}}
+	s := Object{{"type", "object"}, {"properties", props}}
 	if len(required) > 0 {
 		s = append(s, kv{"required", required})
 	}
@@ -87,14 +87,14 @@ func (b *builder) union(lv *Level, t *Tool) {
 	for _, a := range t.Args {
 		if u := users[a.Name]; len(u) < len(t.Operations) {
 			desc, _ := a.Schema.get("description")
-			a.Schema = a.Schema.set("description", UsedBy(fmt.Sprint(desc), u))
+			a.Schema = a.Schema.Set("description", UsedBy(fmt.Sprint(desc), u))
 		}
 	}
 	var acts []string
 	for _, o := range t.Operations {
 		acts = append(acts, fmt.Sprintf("%s: %s%s", o.Name, strings.TrimSuffix(o.Description, "."), argWords(o)))
 	}
-	action := kv{"action", obj{
+	action := kv{"action", Object{
 		{"type", "string"},
 		{"description", "What to do. " + strings.Join(acts, " ")},
 		{"enum", OpNames(t.Operations)},
@@ -168,27 +168,27 @@ func widen(m, a *Arg) {
 					m.Enum = append(slices.Clone(m.Enum), v)
 				}
 			}
-			m.Schema = m.Schema.set("enum", m.Enum)
+			m.Schema = m.Schema.Set("enum", m.Enum)
 		}
 	}
 	md, _ := m.Schema.get("description")
 	ad, _ := a.Schema.get("description")
 	if md != ad && !strings.Contains(md.(string), ad.(string)) {
-		m.Schema = m.Schema.set("description", md.(string)+" / "+ad.(string))
+		m.Schema = m.Schema.Set("description", md.(string)+" / "+ad.(string))
 	}
 }
 
-func remove(o obj, k string) obj {
+func remove(o Object, k string) Object {
 	return slices.DeleteFunc(slices.Clone(o), func(e kv) bool { return e.K == k })
 }
 
 // example is a valid argument object for o against the seed data: the
 // first seed row's ID and values, the last row's values for updates so
 // that the example changes something.
-func (b *builder) example(o *Operation) obj {
+func (b *builder) example(o *Operation) Object {
 	e := o.Entity
 	first, last := e.Seed[0], e.Seed[len(e.Seed)-1]
-	ex := obj{}
+	ex := Object{}
 	for _, a := range o.Args {
 		switch a.Role {
 		case RoleID:

@@ -306,8 +306,7 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 	for i, a := range c.Actions {
 		what = append(what, a.Tool.Name+": "+firstSentence(a.Tool.Description)+usage(docs[i], a))
 	}
-	props := orderedObject{}
-	props.add("action", map[string]any{"type": "string", "enum": c.ActionNames(),
+	props := speclang.Object{}.Set("action", map[string]any{"type": "string", "enum": c.ActionNames(),
 		"description": "What to do. " + strings.Join(what, " ")})
 	for _, n := range order {
 		ag := args[n]
@@ -316,21 +315,18 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 			desc += "."
 		}
 		ag.schema["description"] = speclang.UsedBy(desc, ag.users)
-		props.add(n, ag.schema)
+		props = props.Set(n, ag.schema)
 	}
-	schema := orderedObject{}
-	schema.add("type", "object")
-	schema.add("properties", props)
-	schema.add("required", []string{"action"})
+	schema := speclang.Object{{K: "type", V: "object"}, {K: "properties", V: props}, {K: "required", V: []string{"action"}}}
 	if !c.open {
-		schema.add("additionalProperties", false)
+		schema = schema.Set("additionalProperties", false)
 	}
 	for _, k := range []string{"$defs", "definitions"} {
 		if len(defs[k]) > 0 {
-			schema.add(k, defs[k])
+			schema = schema.Set(k, defs[k])
 		}
 	}
-	b, err := json.Marshal(schema)
+	b, err := speclang.Marshal(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -400,38 +396,4 @@ func hint(t *scenarios.Tool, name string, def bool) bool {
 		return v
 	}
 	return def
-}
-
-// orderedObject marshals its keys in insertion order, so that a schema
-// reads in the order the server's did.
-type orderedObject []struct {
-	k string
-	v any
-}
-
-func (o *orderedObject) add(k string, v any) {
-	*o = append(*o, struct {
-		k string
-		v any
-	}{k, v})
-}
-
-func (o orderedObject) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, kv := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv.k)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(kv.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }
