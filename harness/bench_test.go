@@ -68,24 +68,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 		b.Fatal(err)
 	}
 	a := &ollamaAgent{client: c, model: "fake:gold", cfg: cfg, tools: map[string]api.Tools{}}
-	r := &runner{cfg: cfg}
-	task := &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}
-	var own, all []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL, nil)
-		if err != nil || rec.Metrics.TC != 1 {
-			b.Fatalf("%v %+v", err, rec)
-		}
-		wall := time.Since(start)
-		turns := time.Duration(rec.Turns)
-		all = append(all, wall/turns)
-		own = append(own, (wall-time.Duration(rec.Durations.ModelWaitNS))/turns)
-	}
-	slices.Sort(own)
-	slices.Sort(all)
-	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
-	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // BenchmarkArtifactOracle plays offline artifacts of every generated
@@ -116,9 +99,9 @@ func BenchmarkArtifactOracle(b *testing.B) {
 	b.ReportMetric(float64(len(arts)), "trials/op")
 }
 
-// goldPlay is goldModel for either double: the scenario's gold calls at
-// the level the offered tools tell, one per reply, then the tool results
-// as the answer.
+// goldPlay scripts the oracle for either double (viaOllama, viaOpenAI):
+// the scenario's gold calls at the level the offered tools tell, one per
+// reply, then the tool results as the answer.
 func goldPlay(spec *speclang.Spec, lookup Lookup) func(turnState) reply {
 	byPrompt := map[string]*speclang.Scenario{}
 	levelOf := map[string]mcpdomain.Level{}
@@ -162,24 +145,7 @@ func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := &openaiAgent{client: openai.New(f.URL, "", nil), entry: cfg.Models[0], cfg: cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}
-	r := &runner{cfg: cfg}
-	task := &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}
-	var own, all []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, f.URL, nil)
-		if err != nil || rec.Metrics.TC != 1 {
-			b.Fatalf("%v %+v", err, rec)
-		}
-		wall := time.Since(start)
-		turns := time.Duration(rec.Turns)
-		all = append(all, wall/turns)
-		own = append(own, (wall-time.Duration(rec.Durations.ModelWaitNS))/turns)
-	}
-	slices.Sort(own)
-	slices.Sort(all)
-	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
-	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // parallelOneRate is the trials per second of parallel 1, which the
@@ -224,4 +190,27 @@ func BenchmarkParallelTrials(b *testing.B) {
 			}
 		})
 	}
+}
+
+// turnCost plays the oracle's trial with a for every iteration and
+// reports the medians per model reply of the harness's own work (the
+// trial's wall time less the time inside the model client:
+// p50-ns/turn) and of the whole turn (p50-ns/turn-with-client).
+func turnCost(b *testing.B, r *runner, task *scenarioTask, a agent, url string) {
+	var own, all []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rec, err := r.trial(context.Background(), Trial{ID: "t", Model: "fake:gold", Repetition: 1, Task: task}, a, url, nil)
+		if err != nil || rec.Metrics.TC != 1 {
+			b.Fatalf("%v %+v", err, rec)
+		}
+		wall := time.Since(start)
+		turns := time.Duration(rec.Turns)
+		all = append(all, wall/turns)
+		own = append(own, (wall-time.Duration(rec.Durations.ModelWaitNS))/turns)
+	}
+	slices.Sort(own)
+	slices.Sort(all)
+	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
+	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
 }

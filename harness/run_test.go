@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,37 +113,7 @@ func checkRecordSchema(t *testing.T, path string) {
 // the level its tools show, one call per reply, and then answers with the
 // tool results: the oracle, but through Ollama's wire format.
 func goldModel(spec *speclang.Spec, lookup Lookup) func(ollamatest.Request, int) ollamatest.Step {
-	byPrompt := map[string]*speclang.Scenario{}
-	levelOf := map[string]mcpdomain.Level{}
-	for _, d := range spec.Domains {
-		rt, _ := lookup(d.Name)
-		for _, s := range d.Scenarios {
-			byPrompt[s.Prompt] = s
-		}
-		for _, l := range mcpdomain.Levels {
-			var names []string
-			for _, t := range rt.Tools[l] {
-				names = append(names, t.Name)
-			}
-			slices.Sort(names)
-			levelOf[d.Name+":"+strings.Join(names, ",")] = l
-		}
-	}
-	return func(req ollamatest.Request, _ int) ollamatest.Step {
-		prompt, done := req.Progress()
-		s := byPrompt[prompt]
-		var names []string
-		for _, t := range req.Tools {
-			names = append(names, t.Function.Name)
-		}
-		slices.Sort(names)
-		domain, _, _ := strings.Cut(s.ID, "-")
-		gold := s.Gold[levelOf[domain+":"+strings.Join(names, ",")]]
-		if done < len(gold) {
-			return ollamatest.Step{Calls: []ollamatest.Call{{Name: gold[done].Tool, Args: string(gold[done].JSON())}}}
-		}
-		return ollamatest.Step{Content: strings.Join(req.ToolResults(), "\n")}
-	}
+	return viaOllama(goldPlay(spec, lookup))
 }
 
 // TestOllamaGoldModelScoresFull runs a scripted model that follows the gold
