@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,35 +17,6 @@ import (
 func memoryCmd(t *testing.T, node, dir string) string {
 	return "env MEMORY_FILE_PATH=" + filepath.Join(t.TempDir(), "memory.jsonl") + " " + node + " " +
 		filepath.Join(dir, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")
-}
-
-// serveRegroupedHTTP starts granite serve --mcp-cmd over HTTP and returns
-// its /mcp URL.
-func serveRegroupedHTTP(t *testing.T, granite, cmd string, lv level.Level) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	c := exec.CommandContext(ctx, granite, "serve", "--mcp-cmd", cmd, "--level", string(lv), "--transport", "http", "--addr", "127.0.0.1:0")
-	stderr, _ := c.StderrPipe()
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = c.Wait()
-	})
-	sc := bufio.NewScanner(stderr)
-	re := regexp.MustCompile(`on (http://\S+/mcp)`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return m[1]
-		}
-	}
-	t.Fatal("granite serve printed no address")
-	return ""
 }
 
 // TestRegroupedServerInterop serves the reference memory server regrouped
@@ -70,7 +39,7 @@ func TestRegroupedServerInterop(t *testing.T) {
 	cli := filepath.Join(dir, "node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js")
 	targets := map[string][]string{
 		"stdio": {granite, "serve", "--mcp-cmd", cmd, "--level", string(lv)},
-		"http":  {serveRegroupedHTTP(t, granite, memoryCmd(t, node, dir), lv)},
+		"http":  {serveOverHTTP(t, granite, "--mcp-cmd", memoryCmd(t, node, dir), "--level", string(lv))},
 	}
 	for name, target := range targets {
 		out, code := runNode(t, node, nil, append(append([]string{cli}, target...), "--method", "tools/list")...)
@@ -109,7 +78,7 @@ func TestRegroupedServerInterop(t *testing.T) {
 		}
 	}
 	suite := filepath.Join(dir, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
-	url := serveRegroupedHTTP(t, granite, memoryCmd(t, node, dir), level.L3)
+	url := serveOverHTTP(t, granite, "--mcp-cmd", memoryCmd(t, node, dir), "--level", string(level.L3))
 	passed := regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
 	for _, s := range conformanceScenarios {
 		out, code := runNode(t, node, nil, suite, "server", "--url", url, "--scenario", s)

@@ -63,12 +63,18 @@ func interopTools(t testing.TB) (node, dir, granite string) {
 	return interop.node, interop.dir, interop.granite
 }
 
-// serveHTTP starts `granite serve --transport http` on a free port and
-// returns its /mcp URL.
+// serveHTTP starts `granite serve --transport http` of a domain at a
+// level on a free port and returns its /mcp URL.
 func serveHTTP(t testing.TB, granite, domain string, level mcpdomain.Level, extra ...string) string {
+	return serveOverHTTP(t, granite, append([]string{"--domain", domain, "--level", string(level)}, extra...)...)
+}
+
+// serveOverHTTP starts `granite serve` with the flags that say what to
+// serve, over HTTP on a free port, and returns its /mcp URL.
+func serveOverHTTP(t testing.TB, granite string, what ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	args := append([]string{"serve", "--domain", domain, "--level", string(level), "--transport", "http", "--addr", "127.0.0.1:0"}, extra...)
+	args := append(append([]string{"serve"}, what...), "--transport", "http", "--addr", "127.0.0.1:0")
 	cmd := exec.CommandContext(ctx, granite, args...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
