@@ -165,12 +165,9 @@ func OpenAITools(tools []mcp.Tool) ([]sdk.ChatCompletionToolUnionParam, map[stri
 	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(tools))
 	lost := map[string][]string{}
 	for _, t := range tools {
-		raw, err := json.Marshal(t.InputSchema)
-		if t.RawInputSchema != nil {
-			raw, err = t.RawInputSchema, nil
-		}
+		raw, err := inputSchema(t)
 		if err != nil {
-			return nil, nil, errors.New("tool " + t.Name + ": input schema: " + err.Error())
+			return nil, nil, err
 		}
 		tool, l, err := openaiTool(t.Name, t.Description, raw)
 		if err != nil {

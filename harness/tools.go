@@ -14,6 +14,19 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
+// inputSchema is a listed tool's input schema as JSON: as the server sent
+// it when mcp-go kept it raw.
+func inputSchema(t mcp.Tool) (json.RawMessage, error) {
+	if t.RawInputSchema != nil {
+		return t.RawInputSchema, nil
+	}
+	raw, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	return raw, nil
+}
+
 // OllamaTools converts tools listed over MCP into Ollama's tool type, as
 // Ollama itself decodes them: whatever its types have no field for
 // (minimum, maximum, pattern, format, nested required, ...) is gone
@@ -22,12 +35,9 @@ func OllamaTools(tools []mcp.Tool) (api.Tools, map[string][]string, error) {
 	out := make(api.Tools, 0, len(tools))
 	lost := map[string][]string{}
 	for _, t := range tools {
-		raw, err := json.Marshal(t.InputSchema)
-		if t.RawInputSchema != nil {
-			raw, err = t.RawInputSchema, nil
-		}
+		raw, err := inputSchema(t)
 		if err != nil {
-			return nil, nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+			return nil, nil, err
 		}
 		params, l, err := ollamaParams(raw)
 		if err != nil {
