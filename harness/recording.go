@@ -74,11 +74,8 @@ func scenarioByID(spec *speclang.Spec, lookup Lookup, id string, level mcpdomain
 		if s.ID != id {
 			continue
 		}
-		rt, ok := lookup(d.Name)
-		if !ok {
-			return nil, fmt.Errorf("domain %s has no generated code; run go generate ./... and rebuild", d.Name)
-		}
-		if msg := stale(d, rt); msg != "" {
+		rt, msg := generated(d, lookup)
+		if msg != "" {
 			return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 		}
 		if _, ok := rt.Tools[level]; !ok {

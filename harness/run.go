@@ -104,11 +104,8 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 				continue
 			}
-			rt, ok := lookup(d.Name)
-			if !ok {
-				return nil, fmt.Errorf("domain %s has no generated code; run go generate ./... and rebuild", d.Name)
-			}
-			if msg := stale(d, rt); msg != "" {
+			rt, msg := generated(d, lookup)
+			if msg != "" {
 				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 			}
 			for _, level := range cfg.Granularities {

@@ -150,12 +150,8 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 
 func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Verification, error) {
 	r := &Verification{Domains: 1}
-	rt, ok := lookup(d.Name)
-	if !ok {
-		r.fail(Failure{Domain: d.Name, Message: "no generated code; run go generate ./... and rebuild"})
-		return r, nil
-	}
-	if msg := stale(d, rt); msg != "" {
+	rt, msg := generated(d, lookup)
+	if msg != "" {
 		r.fail(Failure{Domain: d.Name, Message: msg})
 		return r, nil
 	}
@@ -180,6 +176,16 @@ func domainNames(spec *speclang.Spec) []string {
 		out = append(out, d.Name)
 	}
 	return out
+}
+
+// generated is the domain's generated code, or what is wrong with it:
+// missing, or generated from another version of the spec.
+func generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
+	rt, ok := lookup(d.Name)
+	if !ok {
+		return nil, "no generated code; run go generate ./... and rebuild"
+	}
+	return rt, stale(d, rt)
 }
 
 // stale compares the spec's tools with the generated ones.
