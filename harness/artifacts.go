@@ -172,15 +172,7 @@ func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*Sessi
 	r := &replay{art: a, ts: ts, used: make([]bool, len(a.ExpectedCalls))}
 	for i := range ts.tools {
 		t := &ts.tools[i]
-		mt := mcp.Tool{Name: t.Name, Description: t.Description, RawInputSchema: t.InputSchema}
-		if len(t.OutputSchema) > 0 {
-			mt.RawOutputSchema = t.OutputSchema
-		}
-		if len(t.Annotations) > 0 {
-			b, _ := json.Marshal(t.Annotations)
-			_ = json.Unmarshal(b, &mt.Annotations)
-		}
-		srv.AddTool(mt, func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv.AddTool(t.MCP(), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return r.answer(t, req), nil
 		})
 	}

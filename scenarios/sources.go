@@ -123,3 +123,16 @@ func ListTools(ctx context.Context, c *client.Client) ([]Tool, error) {
 		req.Params.Cursor = res.NextCursor
 	}
 }
+
+// MCP returns the tool as mcp-go lists it, its schemas raw as published.
+func (t *Tool) MCP() mcp.Tool {
+	mt := mcp.Tool{Name: t.Name, Description: t.Description, RawInputSchema: t.InputSchema}
+	if len(t.OutputSchema) > 0 {
+		mt.RawOutputSchema = t.OutputSchema
+	}
+	if len(t.Annotations) > 0 {
+		b, _ := json.Marshal(t.Annotations)
+		_ = json.Unmarshal(b, &mt.Annotations)
+	}
+	return mt
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/scenarios"
 )
 
 // Caller reaches the source server's tools: an mcp-go client of the live
@@ -27,15 +28,8 @@ func (f CallerFunc) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp
 
 // MCP returns the coarse tool as mcp-go lists it.
 func (c *Coarse) MCP() mcp.Tool {
-	t := mcp.Tool{Name: c.Name, Description: c.Description, RawInputSchema: c.InputSchema}
-	if len(c.OutputSchema) > 0 {
-		t.RawOutputSchema = c.OutputSchema
-	}
-	if len(c.Annotations) > 0 {
-		b, _ := json.Marshal(c.Annotations)
-		_ = json.Unmarshal(b, &t.Annotations)
-	}
-	return t
+	t := scenarios.Tool{Name: c.Name, Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations}
+	return t.MCP()
 }
 
 // Register adds a level's tools to s, each forwarding to up. At L4 a
