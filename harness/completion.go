@@ -75,7 +75,7 @@ type changeGold struct {
 }
 
 // newChangeGold reads the seed and the right final stores of a scenario.
-func newChangeGold(d *speclang.Domain, seed []byte, finals [][]byte) *changeGold {
+func newChangeGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [][]byte) *changeGold {
 	g := &changeGold{kinds: map[string]map[string]fieldKind{}, refs: map[string]map[string]string{},
 		deletes: map[rowKey]bool{}, sets: map[rowKey]map[string][]any{}, creates: map[rowKey]map[string][]any{},
 		createIDs: map[string][]string{}}

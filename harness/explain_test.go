@@ -28,11 +28,11 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 		Answer: []*speclang.Fact{{Value: int64(40), What: "new brightness"}},
 	}
 	ctx := context.Background()
-	finals, err := Finals(ctx, tiny.Domain, s)
+	rights, err := RightsOf(ctx, tiny.Domain, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewGold(spec.Domains[0], s, mcpdomain.L4, tiny.Domain, finals)
+	g := NewGold(spec.Domains[0], s, mcpdomain.L4, tiny.Domain, rights)
 	play := func(answer string, calls ...string) *results.Metrics {
 		t.Helper()
 		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
@@ -73,7 +73,7 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 	if len(e.Collateral) == 0 {
 		t.Errorf("no collateral change for level 45")
 	}
-	wantDiff := &results.StoreDiff{Right: 0, Rights: len(finals), Rows: []results.RowDiff{{Collection: "lamps", ID: "LP02", Change: results.RowChanged,
+	wantDiff := &results.StoreDiff{Right: 0, Rights: len(rights.Finals), Rows: []results.RowDiff{{Collection: "lamps", ID: "LP02", Change: results.RowChanged,
 		Fields: []results.FieldDiff{{Field: "level", Got: float64(45), Want: float64(40)}, {Field: "on", Got: false, Want: true}}}}}
 	if diff := cmp.Diff(wantDiff, e.StoreDiff); diff != "" {
 		t.Errorf("store diff (-want +got):\n%s", diff)

@@ -25,20 +25,26 @@ type Gold struct {
 	// actions names the tools that take an action argument; the action of
 	// a call of any other tool is "", whatever the call sent.
 	actions map[string]bool
-	// changes is what the right final stores change, for TC.
+	// changes is what the right final stores change, and facts what the
+	// answer facts are about, for TC.
 	changes *changeGold
+	facts   *factGold
 }
 
 // NewGold prepares the scoring of a scenario of domain d at a level on the
-// domain's generated code; finals are the right final snapshots.
-func NewGold(d *speclang.Domain, s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, finals [][]byte) *Gold {
-	return newGold(s, level, rt, finals, newChangeGold(d, rt.NewStore().Snapshot(), finals))
+// domain's generated code; rights are what right solutions leave and read
+// (nil: none).
+func NewGold(d *speclang.Domain, s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, rights *Rights) *Gold {
+	if rights == nil {
+		rights = &Rights{}
+	}
+	seed := rt.NewStore().Snapshot()
+	return newGold(s, level, rt, rights.Finals, newChangeGold(d, s, seed, rights.Finals), newFactGold(d, s, seed, rights.Finals, rights.Reads))
 }
 
-// newGold is NewGold with the right stores' changes prepared, which do not
-// depend on the level.
-func newGold(s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, finals [][]byte, changes *changeGold) *Gold {
-	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: changes}
+// newGold is NewGold with what does not depend on the level prepared.
+func newGold(s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, finals [][]byte, changes *changeGold, facts *factGold) *Gold {
+	g := &Gold{Scenario: s, Calls: s.Gold[level], Finals: finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: changes, facts: facts}
 	for _, op := range rt.Operations {
 		for _, a := range op.Args {
 			if len(a.Enum) > 0 || a.Entity != "" {
@@ -55,7 +61,8 @@ func newGold(s *speclang.Scenario, level mcpdomain.Level, rt *mcpdomain.Domain, 
 // Score computes a finished trial's metrics, by these definitions:
 //
 //   - tc: 1 when the trial ended with an answer, every state condition of
-//     the scenario holds, the answer states every answer fact, and the
+//     the scenario holds, the answer states every answer fact about its
+//     subject (see factGold), and the
 //     store changed nothing the task did not ask for: compared with the
 //     seed, every change is one some right final store makes, created
 //     rows matched by content whatever their IDs, free text as present or
@@ -105,14 +112,11 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if len(failed) > 0 {
 		explain(m).FailedConditions = failed
 	}
-	m.FactsOK = true
-	for _, f := range s.Answer {
-		if !Stated(rec.FinalAnswer, f) {
-			m.FactsOK = false
-			explain(m).MissingFacts = append(explain(m).MissingFacts, missingFact(f))
-			m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)", jsonString(f.Value), f.What))
-		}
+	facts := g.facts
+	if facts == nil {
+		facts = newFactGold(nil, s, nil, nil, nil)
 	}
+	explainFacts(m, facts.judge(rec.FinalAnswer))
 	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
 	// A right final store makes only changes the task asks for.
 	var collateral []string

@@ -232,11 +232,11 @@ func TestTaskCompletionByHand(t *testing.T) {
 		Answer: []*speclang.Fact{{Value: int64(80), What: "hall lamp brightness"}},
 	}
 	ctx := context.Background()
-	finals, err := Finals(ctx, tiny.Domain, s)
+	rights, err := RightsOf(ctx, tiny.Domain, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewGold(d, s, mcpdomain.L4, tiny.Domain, finals)
+	g := NewGold(d, s, mcpdomain.L4, tiny.Domain, rights)
 	const ok = "The hall lamp is at 80 percent."
 	gold := []string{
 		"get_lamp", `{"lamp_id":"LP01"}`,

@@ -124,11 +124,13 @@ type goldCache struct {
 	golds  map[string]*Gold
 }
 
-// rightStores are a scenario's right final stores and their changes to
-// the seed, which do not depend on the level.
+// rightStores are a scenario's right final stores, their changes to the
+// seed and the subjects of its answer facts, which do not depend on the
+// level.
 type rightStores struct {
 	finals  [][]byte
 	changes *changeGold
+	facts   *factGold
 }
 
 // gold returns what a scenario task is scored against.
@@ -146,13 +148,14 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*Gold, error) {
 		// Computed outside the lock, so that workers do not queue behind
 		// each other's gold runs; two may compute the same stores, which
 		// is harmless.
-		f, err := Finals(ctx, t.rt, t.scenario)
+		r, err := RightsOf(ctx, t.rt, t.scenario)
 		if err != nil {
 			return nil, err
 		}
-		rs = &rightStores{f, newChangeGold(t.domain, t.rt.NewStore().Snapshot(), f)}
+		seed := t.rt.NewStore().Snapshot()
+		rs = &rightStores{r.Finals, newChangeGold(t.domain, t.scenario, seed, r.Finals), newFactGold(t.domain, t.scenario, seed, r.Finals, r.Reads)}
 	}
-	g = newGold(t.scenario, t.level, t.rt, rs.finals, rs.changes)
+	g = newGold(t.scenario, t.level, t.rt, rs.finals, rs.changes, rs.facts)
 	c.mu.Lock()
 	if c.golds == nil {
 		c.golds, c.rights = map[string]*Gold{}, map[string]*rightStores{}

@@ -28,7 +28,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				t.Fatalf("no scenario %s", c.Scenario)
 			}
 			rt, _ := gen.Lookup(d.Name)
-			finals, err := Finals(ctx, rt, s)
+			rights, err := RightsOf(ctx, rt, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				}
 				rec.Calls = append(rec.Calls, results.Call{Tool: tool, Arguments: args})
 			}
-			m, err := Score(rec, NewGold(d, s, c.Level, rt, finals), sess.Store.Snapshot())
+			m, err := Score(rec, NewGold(d, s, c.Level, rt, rights), sess.Store.Snapshot())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func BenchmarkScoreByChanges(b *testing.B) {
 func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*Gold, *results.Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
-	finals, err := Finals(ctx, rt, s)
+	rights, err := RightsOf(ctx, rt, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,5 +159,5 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 		outputs = append(outputs, res.Text)
 	}
 	rec.FinalAnswer = strings.Join(outputs, "\n")
-	return NewGold(d, s, mcpdomain.L4, rt, finals), rec, sess.Store.Snapshot()
+	return NewGold(d, s, mcpdomain.L4, rt, rights), rec, sess.Store.Snapshot()
 }

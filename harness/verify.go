@@ -210,6 +210,8 @@ func stale(d *speclang.Domain, rt *mcpdomain.Domain) string {
 type run struct {
 	final   []byte
 	outputs string
+	// reads are the calls' outputs, decoded.
+	reads []GoldRead
 	// step and err locate a call that failed; step is 0 when none did.
 	step int
 	err  string
@@ -243,6 +245,11 @@ func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, c
 			break
 		}
 		texts = append(texts, res.Text)
+		var v any
+		if json.Unmarshal([]byte(res.Text), &v) != nil {
+			v = res.Text
+		}
+		out.reads = append(out.reads, GoldRead{Tool: c.Tool, Output: v})
 	}
 	out.final = s.Store.Snapshot()
 	out.outputs = strings.Join(texts, "\n")
@@ -311,6 +318,13 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 		}
 		if level == mcpdomain.L4 {
 			l4 = o.final
+			// Every fact must be about a subject the gold's reads
+			// report it for.
+			if o.step == 0 {
+				for _, m := range newFactGold(d, s, rt.NewStore().Snapshot(), [][]byte{o.final}, o.reads).errs {
+					fail(level, 0, "", m)
+				}
+			}
 			continue
 		}
 		if diff := snapshotDiff(l4, o.final); diff != "" {
@@ -375,30 +389,40 @@ func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*spe
 	})
 }
 
-// Finals returns every final store a right solution of a scenario may
-// leave: the L4 gold's and those of its variants (verify proves the
-// levels end alike), deduplicated.
-func Finals(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) ([][]byte, error) {
+// Rights are what right solutions of a scenario leave and read: every
+// final store one may leave, and the outputs of the L4 gold's calls, which
+// tell what the answer facts are about.
+type Rights struct {
+	Finals [][]byte
+	Reads  []GoldRead
+}
+
+// RightsOf runs a scenario's gold: the final stores are the L4 gold's and
+// those of its variants (verify proves the levels end alike),
+// deduplicated.
+func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*Rights, error) {
 	calls := s.Gold[mcpdomain.L4]
-	var out [][]byte
+	r := &Rights{}
 	add := func(o *run, err error) error {
 		if err != nil {
 			return err
 		}
-		if o.step == 0 && !slices.ContainsFunc(out, func(b []byte) bool { return bytes.Equal(b, o.final) }) {
-			out = append(out, o.final)
+		if o.step == 0 && !slices.ContainsFunc(r.Finals, func(b []byte) bool { return bytes.Equal(b, o.final) }) {
+			r.Finals = append(r.Finals, o.final)
 		}
 		return nil
 	}
-	if err := add(runGold(ctx, rt, mcpdomain.L4, calls, nil)); err != nil {
+	main, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
+	if err := add(main, err); err != nil {
 		return nil, err
 	}
+	r.Reads = main.reads
 	for _, v := range goldVariants(calls) {
 		if err := add(v.run(ctx, rt, calls)); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return r, nil
 }
 
 // snapshotDiff compares two snapshots as JSON values.

@@ -26,6 +26,10 @@ type Explanation struct {
 type Fact struct {
 	Value any    `json:"value"`
 	What  string `json:"what"`
+	// About names the fact's subject (a row's field, a group, a set's
+	// member, a count); Said is what the answer said instead.
+	About string `json:"about,omitempty"`
+	Said  string `json:"said,omitempty"`
 }
 
 // StoreDiff is how a final store differs from a right one.

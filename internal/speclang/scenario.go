@@ -143,13 +143,29 @@ func (c *StateCheck) String() string {
 	return sel
 }
 
-// Fact is a value the final answer must state.
+// Fact is a value the final answer must state, about its subject.
 type Fact struct {
 	Value        any
 	Alternatives []any
 	What         string
-	Pos          Pos
-	Path         string
+	// About, when the table writes it, says what the value is about; the
+	// harness derives the subject of every other fact from the gold's
+	// reads.
+	About *About
+	Pos   Pos
+	Path  string
+}
+
+// About names a fact's subject: a row's field (ID and Field), a row as a
+// member of the set the prompt asks for (ID alone), a group of a
+// statistic (Group and Field) or a number of rows (Count).
+type About struct {
+	Entity string // the entity of ID or Count
+	ID     string
+	Field  string
+	Group  string
+	Count  string
+	Pos    Pos
 }
 
 // Forms returns the value and its alternatives.
@@ -340,7 +356,8 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 		}
 	}
 	for _, fn := range exp.get("answer").list() {
-		s.Answer = append(s.Answer, &Fact{Value: fn.get("value").toAny(), Alternatives: fn.get("alternatives").anys(), What: fn.get("what").str(), Pos: fn.pos, Path: fn.path})
+		s.Answer = append(s.Answer, &Fact{Value: fn.get("value").toAny(), Alternatives: fn.get("alternatives").anys(), What: fn.get("what").str(),
+			About: l.about(fn.get("about"), s.Gold[mcpdomain.L4]), Pos: fn.pos, Path: fn.path})
 	}
 	writes := slices.ContainsFunc(s.Gold[mcpdomain.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
 	switch {
@@ -601,6 +618,74 @@ func (l *scenarioLoader) stateCheck(n *node) *StateCheck {
 		l.errorf(n.get("absent"), "found absent with fields or count; expected absent alone: an absent row holds no values")
 	}
 	return c
+}
+
+// about reads a fact's subject and checks it against the domain and the
+// gold: the row must be seeded, the field one of its entity's, and some
+// gold read must report rows of the entity (or group a statistic), for
+// the gold's outputs to carry the subject at all.
+func (l *scenarioLoader) about(n *node, gold []*Call) *About {
+	if n == nil {
+		return nil
+	}
+	a := &About{ID: n.get("id").str(), Field: n.get("field").str(), Group: n.get("group").str(), Count: n.get("count").str(), Pos: n.pos}
+	var e *Entity
+	switch {
+	case a.ID != "" && (a.Group != "" || a.Count != ""), a.Group != "" && a.Count != "":
+		l.errorf(n, "found more than one of id, group and count; expected one subject")
+		return a
+	case a.ID != "":
+		for _, x := range l.d.Entities {
+			if l.seedIDs[x][a.ID] {
+				e = x
+			}
+		}
+		if e == nil {
+			l.errorf(n.get("id"), "found id %q, which is no seeded row of domain %s; expected the ID of the row the fact is about", a.ID, l.d.Name)
+			return a
+		}
+	case a.Count != "":
+		for _, x := range l.d.Entities {
+			if x.Name == a.Count {
+				e = x
+			}
+		}
+		if e == nil {
+			l.errorf(n.get("count"), "found entity %q, which domain %s does not have; expected one of %s", a.Count, l.d.Name, strings.Join(entityNames(l.d), ", "))
+			return a
+		}
+		if a.Field != "" {
+			l.errorf(n.get("field"), "found field with count; expected count alone: a count is a number of rows")
+		}
+	case a.Group != "" && a.Field == "":
+		l.errorf(n, "found group without field; expected the statistic's field too")
+	case a.Group == "" && a.Field != "":
+		l.errorf(n, "found field without id or group; expected the row or group whose field it is")
+	}
+	if e != nil {
+		a.Entity = e.Name
+		if a.Field != "" && !slices.ContainsFunc(e.Fields, func(f *Field) bool { return f.Name == a.Field }) {
+			l.errorf(n.get("field"), "found field %q, which %s does not have; expected one of %s", a.Field, e.Name, strings.Join(fieldNames(e), ", "))
+		}
+	}
+	reads := func(ok func(o *Operation) bool) bool {
+		return slices.ContainsFunc(gold, func(c *Call) bool { o := l.op(c.Op); return o.ReadOnly && ok(o) })
+	}
+	switch {
+	case e != nil && !reads(func(o *Operation) bool { return o.Entity == e }):
+		l.errorf(n, "found a fact about %s rows, which no gold call reads; expected a gold read that reports the subject", e.Name)
+	case a.Group != "" && !reads(func(o *Operation) bool { return len(o.GroupBy) > 0 }):
+		l.errorf(n, "found a fact about group %q, which no gold statistic groups; expected a gold read that reports the subject", a.Group)
+	}
+	return a
+}
+
+func fieldNames(e *Entity) []string {
+	out := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		out[i] = f.Name
+	}
+	return out
 }
 
 func entityNames(d *Domain) []string {

@@ -1,0 +1,1054 @@
+package harness
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/speclang"
+)
+
+// An answer states a fact when it states the value about the fact's
+// subject. The text is read in units: a line, and within a line a
+// sentence; a list item under a heading line (one ending in a colon, a
+// Markdown heading or a bold line) reads as if it followed the heading. In
+// a unit, the subjects named (by ID, or by a part of the row's name that
+// no other row of its entity shares, or a group's key) split it, and each
+// value belongs to the subject it follows ("A: 3, B: 4", "A at 3 and B at
+// 4"), or to the next one when a comma, a semicolon or "and" separates it
+// from the one before ("3 for A, 4 for B"). Subjects joined only by
+// "and", commas or brackets share the value after them ("both A and B at
+// 20%"). Only subjects like the fact's split: a probe's value after its
+// field's name is still the probe's. Then:
+//
+//   - a row's or group's value counts only in a unit where it belongs to
+//     that row or group;
+//   - a stated value contradicted fails: another number that belongs to
+//     the same subject, after the words of the same quantity, which is no
+//     value the gold's reads or the stores show for that subject;
+//   - a set of rows ("which probes...") fails when a unit names a row of
+//     the set's entity outside the set without its true value or a
+//     negation (not, no, except, fine...);
+//   - a count counts only within four words of what it counts (the
+//     fact's words after "number of", or the entity's name);
+//   - a total over everything has no subject, and is stated anywhere.
+
+// factGold is what a scenario's answers are judged by.
+type factGold struct {
+	facts  []*factCheck
+	labels *labelIndex
+	// truths holds, per subject key, every scalar value the gold's reads
+	// and the stores show for it.
+	truths map[string][]any
+	// enums names the enum fields ("entity.field").
+	enums map[string]bool
+	// promptNumbers are the numbers the prompt states.
+	promptNumbers []numberTok
+	// errs says, per fact, why its subject cannot be told; verify
+	// reports them.
+	errs []string
+}
+
+// factCheck is one answer fact and what it is about.
+type factCheck struct {
+	fact     *speclang.Fact
+	subjects []subject
+	nouns    []string
+}
+
+// newFactGold derives the subjects of a scenario's answer facts from the
+// rows of the seed and the right stores and from the gold's reads.
+func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [][]byte, reads []GoldRead) *factGold {
+	fg := &factGold{labels: newLabelIndex(d, seed, finals, reads), truths: map[string][]any{}, enums: map[string]bool{}, promptNumbers: numberTokens(s.Prompt)}
+	if d != nil {
+		for _, e := range d.Entities {
+			for _, f := range e.Fields {
+				fg.enums[e.Name+"."+f.Name] = f.Type == speclang.TEnum
+			}
+		}
+	}
+	for _, snap := range append([][]byte{seed}, finals...) {
+		for key, row := range rowsOf(d, snap) {
+			fg.addTruths(key, row)
+		}
+	}
+	for _, r := range reads {
+		fg.readTruths(r.Output)
+	}
+	for _, f := range s.Answer {
+		fc := &factCheck{fact: f}
+		subs, why := fg.choose(f, fg.candidates(f, reads))
+		if why != "" {
+			fg.errs = append(fg.errs, fmt.Sprintf("answer fact %s (%s): %s", jsonString(f.Value), f.What, why))
+		}
+		fc.subjects = subs
+		for _, sub := range subs {
+			if sub.kind == aboutCount {
+				fc.nouns = countNouns(d, sub.class, f.What)
+			}
+		}
+		fg.facts = append(fg.facts, fc)
+	}
+	return fg
+}
+
+// addTruths keeps a row's values as its truths, and as the truths of
+// each group it is in (its enum fields' values: the lab building's meters'
+// readings are the lab's).
+func (fg *factGold) addTruths(key string, row map[string]any) {
+	var groups []string
+	for _, k := range slices.Sorted(maps.Keys(row)) {
+		if s, ok := row[k].(string); ok && fg.enums[classOf(key)+"."+k] {
+			groups = append(groups, groupKeyOf(k, s))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(row)) {
+		if v := row[k]; k != "id" && isScalar(v) {
+			fg.truths[key] = append(fg.truths[key], v)
+			for _, g := range groups {
+				fg.truths[g] = append(fg.truths[g], v)
+			}
+		}
+	}
+}
+
+// readTruths keeps the values a read shows for each row and group.
+func (fg *factGold) readTruths(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := x["id"].(string); ok {
+			if key, known := fg.labels.ids[strings.ToLower(id)]; known {
+				fg.addTruths(key, x)
+			}
+		}
+		if groupBy, ok := x["group_by"].(string); ok {
+			groups, _ := x["groups"].([]any)
+			for _, g := range groups {
+				if gm, ok := g.(map[string]any); ok {
+					key := fg.labels.groupKey(groupBy, fmt.Sprint(gm["key"]))
+					fg.truths[key] = append(fg.truths[key], gm["value"], gm["count"])
+				}
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			fg.readTruths(x[k])
+		}
+	case []any:
+		for _, e := range x {
+			fg.readTruths(e)
+		}
+	}
+}
+
+// countNouns are the words a count may be stated next to: the fact's own
+// words for what it counts and the entity's name, singular or plural.
+func countNouns(d *speclang.Domain, entity, what string) []string {
+	var out []string
+	ws := countWords(what)
+	if ws == nil {
+		// A count the fact does not call one: any of its words.
+		ws = strings.Fields(words(what))
+	}
+	for _, w := range ws {
+		if !stopWords[w] {
+			out = append(out, stem(w))
+		}
+	}
+	if d != nil {
+		for _, e := range d.Entities {
+			if e.Name == entity {
+				out = append(out, stem(words(e.Name)), stem(words(e.Plural)))
+			}
+		}
+	}
+	return out
+}
+
+// stem folds a plural to its singular, well enough for nouns of counts.
+func stem(w string) string {
+	if i := strings.LastIndexByte(w, ' '); i >= 0 {
+		w = w[i+1:]
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "xes"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3:
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// factVerdict is the judgement of one fact on an answer.
+type factVerdict struct {
+	check *factCheck
+	// why is empty when the answer states the fact.
+	why string
+}
+
+// judge reads an answer and says, fact by fact, whether it states it.
+func (fg *factGold) judge(answer string) []factVerdict {
+	units := splitUnits(answer)
+	scans := make([]*unitScan, len(units))
+	for i, u := range units {
+		scans[i] = fg.labels.scan(u)
+		if u.cont && i > 0 {
+			scans[i].prev = scans[i-1]
+		}
+	}
+	var out []factVerdict
+	// Sets: the member facts of one entity (or one grouping) together.
+	sets := map[string][]*factCheck{}
+	for _, fc := range fg.facts {
+		for _, s := range fc.subjects {
+			if s.kind == aboutMember {
+				sets[s.class] = append(sets[s.class], fc)
+				break
+			}
+		}
+	}
+	for _, fc := range fg.facts {
+		out = append(out, factVerdict{fc, fg.judgeOne(fc, answer, scans, sets)})
+	}
+	return out
+}
+
+func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan, sets map[string][]*factCheck) string {
+	f := fc.fact
+	if len(fc.subjects) == 0 || fc.subjects[0].kind == aboutTotal {
+		if Stated(answer, f) {
+			return ""
+		}
+		return "it is not in the answer"
+	}
+	switch fc.subjects[0].kind {
+	case aboutCount:
+		return fg.judgeCount(fc, scans)
+	case aboutMember:
+		return fg.judgeMember(fc, answer, scans, sets)
+	}
+	keys := map[string]bool{}
+	for _, s := range fc.subjects {
+		keys[s.key] = true
+	}
+	stated, seen := false, false
+	var elsewhere []string
+	for _, sc := range scans {
+		for _, o := range sc.occurrences(f) {
+			owners := sc.owners(o, classOf(fc.subjects[0].key))
+			if slices.ContainsFunc(owners, func(k string) bool { return keys[k] }) {
+				stated = true
+			} else {
+				seen = true
+				if len(owners) > 0 {
+					elsewhere = append(elsewhere, fg.labels.say(owners[0]))
+				}
+			}
+		}
+	}
+	if !stated {
+		switch {
+		case len(elsewhere) > 0:
+			return fmt.Sprintf("it states the value about %s, not about %s", elsewhere[0], fg.labels.say(fc.subjects[0].key))
+		case seen:
+			return fmt.Sprintf("it states the value without naming %s in the same sentence, line or row", fg.labels.say(fc.subjects[0].key))
+		}
+		return "it is not in the answer"
+	}
+	if c := fg.contradiction(fc, scans); c != "" {
+		return c
+	}
+	return ""
+}
+
+// contradiction finds a second value stated for a fact's subject and
+// quantity: a number that belongs to the subject, after the words of the
+// fact's quantity, that is no value the subject has.
+func (fg *factGold) contradiction(fc *factCheck, scans []*unitScan) string {
+	for _, s := range fc.subjects {
+		cues := cueWords(s.field)
+		if len(cues) == 0 {
+			continue
+		}
+		for _, sc := range scans {
+			for _, n := range sc.numbers {
+				owners := sc.owners(n.span, s.class)
+				if !slices.Contains(owners, s.key) || !sc.cued(n, cues) {
+					continue
+				}
+				if factEqualsAt(fc.fact, n) || fg.anyTruth(n) || fg.inPrompt(n) {
+					continue
+				}
+				return fmt.Sprintf("it also states %s for %s, which is not its value", n.text, fg.labels.say(s.key))
+			}
+		}
+	}
+	return ""
+}
+
+// factEqualsAt reports whether a number written in the answer states the
+// fact's value.
+func factEqualsAt(f *speclang.Fact, n numberTok) bool {
+	for _, form := range f.Forms() {
+		if v, ok := number(form); ok && n.states(v, decimals(formatNumber(v))) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyTruth reports whether a written number is a value of anything the
+// gold's reads or the stores show: a subject's other quantity, or another
+// row's, which the binding already judges.
+func (fg *factGold) anyTruth(n numberTok) bool {
+	for key := range fg.truths {
+		if fg.isTruth(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPrompt reports whether a written number is one of the prompt's (a
+// threshold the answer repeats).
+func (fg *factGold) inPrompt(n numberTok) bool {
+	return slices.ContainsFunc(fg.promptNumbers, func(p numberTok) bool { return p.states(n.x, n.dx) })
+}
+
+func (fg *factGold) isTruth(key string, n numberTok) bool {
+	for _, v := range fg.truths[key] {
+		if x, ok := number(v); ok && n.states(x, decimals(formatNumber(x))) {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeCount accepts a count stated within four words of what it counts.
+func (fg *factGold) judgeCount(fc *factCheck, scans []*unitScan) string {
+	seen := false
+	for _, sc := range scans {
+		for _, o := range sc.occurrences(fc.fact) {
+			seen = true
+			for _, w := range sc.near(o, 4) {
+				if slices.Contains(fc.nouns, stem(w)) {
+					return ""
+				}
+			}
+		}
+	}
+	if seen {
+		return fmt.Sprintf("it states the number, but not next to what it counts (%s)", strings.Join(slices.DeleteFunc(slices.Clone(fc.nouns), func(s string) bool { return s == "" }), ", "))
+	}
+	return "it is not in the answer"
+}
+
+// judgeMember accepts a member of a set named anywhere, unless the answer
+// presents a row outside the set as one of its members.
+func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan, sets map[string][]*factCheck) string {
+	named := Stated(answer, fc.fact)
+	for _, sc := range scans {
+		for _, m := range sc.mentions {
+			for _, s := range fc.subjects {
+				named = named || slices.Contains(m.keys, s.key)
+			}
+		}
+	}
+	if !named {
+		return "it is not in the answer"
+	}
+	class := fc.subjects[0].class
+	members := map[string]bool{}
+	for _, other := range sets[class] {
+		for _, s := range other.subjects {
+			members[s.key] = true
+		}
+	}
+	for _, sc := range scans {
+		// A row outside the set is presented as a member when it is
+		// named beside a member, with no value of its own and no
+		// negation.
+		namesMember := slices.ContainsFunc(sc.mentions, func(m mention) bool {
+			return slices.ContainsFunc(m.keys, func(k string) bool { return members[k] })
+		})
+		if !namesMember || sc.negated() {
+			continue
+		}
+		for _, m := range sc.mentions {
+			for _, k := range m.keys {
+				if classOf(k) != class || members[k] || fg.truthStated(sc, k) || sc.contrasted(m.span) {
+					continue
+				}
+				// One verdict per set: the first member reports it.
+				if sets[class][0] != fc {
+					return ""
+				}
+				return fmt.Sprintf("it presents %s as one of them, which it is not", fg.labels.say(k))
+			}
+		}
+	}
+	return ""
+}
+
+// truthStated reports whether a unit states a value of a row (or group)
+// about it, showing whether it qualifies.
+func (fg *factGold) truthStated(sc *unitScan, key string) bool {
+	for _, n := range sc.numbers {
+		if slices.Contains(sc.owners(n.span, classOf(key)), key) && fg.isTruth(key, n) {
+			return true
+		}
+	}
+	for _, v := range fg.truths[key] {
+		s, ok := v.(string)
+		if !ok || len(s) > 40 || words(s) == "" {
+			continue
+		}
+		for _, o := range sc.wordOccurrences(words(s)) {
+			if slices.Contains(sc.owners(o, classOf(key)), key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unit is one sentence, list item, line or table row of an answer; head
+// is the heading line a list item reads under, or ""; cont says it is a
+// later sentence of its line.
+type unit struct {
+	head, text string
+	cont       bool
+}
+
+var (
+	headingLine = regexp.MustCompile(`^\s*(#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?|.*:)\s*$`)
+	listItem    = regexp.MustCompile(`^(\s+\S|\s*([-*+•]|\d+[.)])\s)`)
+)
+
+// splitUnits splits an answer into lines and sentences.
+func splitUnits(answer string) []unit {
+	var out []unit
+	head := ""
+	for _, line := range strings.Split(answer, "\n") {
+		if strings.TrimSpace(line) == "" {
+			head = ""
+			continue
+		}
+		h := ""
+		if listItem.MatchString(line) {
+			h = head
+		}
+		for i, s := range sentences(line) {
+			out = append(out, unit{head: h, text: s, cont: i > 0})
+		}
+		if headingLine.MatchString(line) && !listItem.MatchString(line) {
+			head = line
+		} else if !listItem.MatchString(line) {
+			head = ""
+		}
+	}
+	return out
+}
+
+// sentences splits a line after ., ! or ? followed by a space and a
+// capital (or an opening bracket, quote or emphasis).
+func sentences(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line)-2; i++ {
+		c := line[i]
+		if c != '.' && c != '!' && c != '?' || line[i+1] != ' ' {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(strings.TrimLeft(line[i+1:], " "))
+		if unicode.IsUpper(r) || strings.ContainsRune("*(\"'[`", r) {
+			out = append(out, line[start:i+1])
+			start = i + 1
+		}
+	}
+	return append(out, line[start:])
+}
+
+// labelIndex knows every name of the rows and groups a scenario may talk
+// about.
+type labelIndex struct {
+	// ids maps a lower-case ID to its row key.
+	ids map[string]string
+	// phrases maps a phrase (as words) to the rows it names, and
+	// groupPhrases to the groups.
+	phrases, groupPhrases map[string][]string
+	maxWords int
+	// names holds each key's full names (as words), and display its ID.
+	names   map[string][]string
+	display map[string]string
+}
+
+// displayField is the field that names an entity's rows for people: name
+// or label (also by the parts of it no other row shares), else title
+// (named whole: a title is composed like a sentence); "" when the entity
+// has none, and its rows are named by ID alone.
+func displayField(e *speclang.Entity) (field string, parts bool) {
+	for _, want := range []string{"name", "label", "title"} {
+		for _, f := range e.Fields {
+			if f.Name == want && f.Type == speclang.TString {
+				return f.Name, want != "title"
+			}
+		}
+	}
+	return "", false
+}
+
+func newLabelIndex(d *speclang.Domain, seed []byte, finals [][]byte, reads []GoldRead) *labelIndex {
+	li := &labelIndex{ids: map[string]string{}, phrases: map[string][]string{}, groupPhrases: map[string][]string{}, names: map[string][]string{}, display: map[string]string{}}
+	if d == nil {
+		return li
+	}
+	// Every row of the seed and the right stores, by entity.
+	byEntity := map[string]map[string]string{} // entity → key → name
+	parts := map[string]bool{}
+	for _, e := range d.Entities {
+		byEntity[e.Name] = map[string]string{}
+		field, p := displayField(e)
+		parts[e.Name] = p
+		for _, snap := range append([][]byte{seed}, finals...) {
+			for key, row := range rowsOf(d, snap) {
+				if classOf(key) != e.Name {
+					continue
+				}
+				id := key[len(e.Name)+1:]
+				li.ids[strings.ToLower(id)], li.display[key] = key, id
+				if name, ok := row[field].(string); ok && field != "" {
+					byEntity[e.Name][key] = name
+				}
+			}
+		}
+	}
+	for _, e := range d.Entities {
+		rows := byEntity[e.Name]
+		for _, key := range slices.Sorted(maps.Keys(rows)) {
+			full := words(rows[key])
+			if full == "" {
+				continue
+			}
+			li.names[key] = append(li.names[key], full)
+			li.add(full, key)
+			if parts[e.Name] {
+				for _, p := range uniqueParts(strings.ToLower(rows[key]), key, rows) {
+					li.add(p, key)
+				}
+			}
+		}
+	}
+	// Groups of the gold's statistics are named by their keys.
+	var groups func(v any)
+	groups = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if groupBy, ok := x["group_by"].(string); ok {
+				gs, _ := x["groups"].([]any)
+				for _, g := range gs {
+					if gm, ok := g.(map[string]any); ok {
+						k := fmt.Sprint(gm["key"])
+						if key := li.groupKey(groupBy, k); strings.Contains(key, "=") {
+							li.add(words(k), key)
+							li.display[key] = k
+						}
+					}
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				groups(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				groups(e)
+			}
+		}
+	}
+	for _, r := range reads {
+		groups(r.Output)
+	}
+	return li
+}
+
+// add makes a phrase name a key: a row's, or a group's (groups are named
+// apart from rows: "lab" names the lab building inside "Lab building
+// feeder", a meter's name).
+func (li *labelIndex) add(phrase, key string) {
+	phrases := li.phrases
+	if strings.Contains(key, "=") {
+		phrases = li.groupPhrases
+	}
+	if phrase == "" || slices.Contains(phrases[phrase], key) {
+		return
+	}
+	phrases[phrase] = append(phrases[phrase], key)
+	li.maxWords = max(li.maxWords, len(strings.Fields(phrase)))
+}
+
+// groupKey names a statistic's group; a group keyed by a row's ID (a
+// statistic grouped by field_id) is that row.
+func (li *labelIndex) groupKey(groupBy, key string) string {
+	if row, ok := li.ids[strings.ToLower(key)]; ok {
+		return row
+	}
+	return groupKeyOf(groupBy, key)
+}
+
+// uniqueParts lists the runs of words of a row's name that no other row of
+// its entity has in its name: "A1 spindle vibration" names one sensor.
+// Runs start and end where the name's own words do (the 4 of "B4" is no
+// run); a run of one word must be five letters or more, and no run starts
+// or ends with a stop word or is made of numbers and single letters alone.
+func uniqueParts(full, key string, rows map[string]string) []string {
+	ws := strings.Fields(full)
+	var out []string
+	for i := range ws {
+		for j := i + 1; j <= len(ws) && j-i <= 6; j++ {
+			run := ws[i:j]
+			if i == 0 && j == len(ws) || stopWords[words(run[0])] || stopWords[words(run[len(run)-1])] {
+				continue
+			}
+			p := words(strings.Join(run, " "))
+			if len(run) == 1 && (len(p) < 5 || strings.ContainsAny(p, "0123456789 ")) || !slices.ContainsFunc(strings.Fields(p), func(w string) bool {
+				return len(w) > 1 && !strings.ContainsAny(w, "0123456789")
+			}) {
+				continue
+			}
+			unique := true
+			for other, name := range rows {
+				if other != key && strings.Contains(" "+words(name)+" ", " "+p+" ") {
+					unique = false
+					break
+				}
+			}
+			if unique {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// keysIn lists the keys a text names.
+func (li *labelIndex) keysIn(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range li.scan(unit{text: text}).mentions {
+		for _, k := range m.keys {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// say names a key for people: its ID or group key.
+func (li *labelIndex) say(key string) string {
+	if d, ok := li.display[key]; ok {
+		if strings.Contains(key, "=") {
+			return classOf(key)[:len(classOf(key))-1] + " " + d
+		}
+		return d
+	}
+	return key
+}
+
+// span is a range of bytes of a unit's text.
+type span struct{ start, end int }
+
+// mention is a place where a unit names rows or groups.
+type mention struct {
+	span
+	keys []string
+}
+
+// numberTok is a number as an answer writes it.
+type numberTok struct {
+	span
+	text string
+	x    float64
+	dx   int
+	pct  bool
+}
+
+// states reports whether the written number states v (with dv decimals).
+func (n numberTok) states(v float64, dv int) bool {
+	return sameNumber(n.x, n.dx, v, dv) || n.pct && sameNumber(n.x/100, n.dx+2, v, dv)
+}
+
+// wordTok is one word of a unit, lower-cased.
+type wordTok struct {
+	span
+	w string
+}
+
+// unitScan is a unit read once: its words, numbers and mentions.
+type unitScan struct {
+	// prev is the sentence before on the same line, if any.
+	prev     *unitScan
+	text     string
+	words    []wordTok
+	numbers  []numberTok
+	mentions []mention
+}
+
+var idToken = regexp.MustCompile(`[A-Za-z]{1,8}[0-9]{1,9}`)
+
+// scan reads a unit; a list item under a heading reads as the heading, a
+// colon, then the item.
+func (li *labelIndex) scan(u unit) *unitScan {
+	text := u.text
+	if u.head != "" {
+		text = strings.TrimRight(strings.TrimSpace(u.head), ":") + ": " + u.text
+	}
+	sc := &unitScan{text: text, words: wordTokens(text), numbers: numberTokens(text)}
+	taken := make([]bool, len(text))
+	for _, m := range idToken.FindAllStringIndex(text, -1) {
+		if (m[0] > 0 && isAlnum(text[m[0]-1])) || (m[1] < len(text) && isAlnum(text[m[1]])) {
+			continue
+		}
+		if key, ok := li.ids[strings.ToLower(text[m[0]:m[1]])]; ok {
+			sc.mentions = append(sc.mentions, mention{span{m[0], m[1]}, []string{key}})
+			for i := m[0]; i < m[1]; i++ {
+				taken[i] = true
+			}
+		}
+	}
+	// Names of rows, then of groups, longest first at each word.
+	sc.names(li.phrases, li.maxWords, taken)
+	sc.names(li.groupPhrases, li.maxWords, taken)
+	slices.SortFunc(sc.mentions, func(a, b mention) int { return a.start - b.start })
+	return sc
+}
+
+// names adds the mentions of phrases, longest first at each word, outside
+// the taken bytes (IDs).
+func (sc *unitScan) names(phrases map[string][]string, maxWords int, taken []bool) {
+	for i := 0; i < len(sc.words); {
+		n := min(maxWords, len(sc.words)-i)
+		for ; n > 0; n-- {
+			ws := make([]string, n)
+			for k := range n {
+				ws[k] = sc.words[i+k].w
+			}
+			keys, ok := phrases[strings.Join(ws, " ")]
+			s := span{sc.words[i].start, sc.words[i+n-1].end}
+			if ok && !taken[s.start] && !taken[s.end-1] {
+				sc.mentions = append(sc.mentions, mention{s, keys})
+				break
+			}
+		}
+		i += max(n, 1)
+	}
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+}
+
+// wordTokens splits a text into words as words does, keeping offsets.
+func wordTokens(text string) []wordTok {
+	var out []wordTok
+	start, class := -1, ' '
+	classOfRune := func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r):
+			return 'a'
+		case unicode.IsDigit(r):
+			return '0'
+		}
+		return ' '
+	}
+	flush := func(end int) {
+		if start >= 0 {
+			out = append(out, wordTok{span{start, end}, strings.ToLower(text[start:end])})
+		}
+		start = -1
+	}
+	for i, r := range text {
+		c := classOfRune(r)
+		if c != class {
+			flush(i)
+			if c != ' ' {
+				start = i
+			}
+			class = c
+		}
+	}
+	flush(len(text))
+	return out
+}
+
+// numberTokens lists the numbers a text states, read as statesNumber reads
+// them.
+func numberTokens(text string) []numberTok {
+	norm := minusSigns.Replace(text)
+	if len(norm) != len(text) {
+		// Offsets must stay those of text: replace each minus sign by
+		// spaces and a hyphen of the same length.
+		norm = sameLengthMinus(text)
+	}
+	var out []numberTok
+	seen := map[int]bool{}
+	for _, re := range []*regexp.Regexp{groupedNumber, numberToken} {
+		for _, m := range re.FindAllStringSubmatchIndex(norm, -1) {
+			tok := norm[m[2]:m[3]]
+			if seen[m[2]] || afterGroup(norm[:m[2]]) || !standsAlone(tok, norm[m[3]:]) {
+				continue
+			}
+			x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimLeft(tok, " "), ",", ""), 64)
+			if err != nil {
+				continue
+			}
+			seen[m[2]] = true
+			out = append(out, numberTok{span{m[2], m[3]}, text[m[2]:m[3]], x, decimals(tok), strings.HasPrefix(norm[m[3]:], "%")})
+		}
+	}
+	slices.SortFunc(out, func(a, b numberTok) int { return a.start - b.start })
+	return out
+}
+
+// sameLengthMinus writes each Unicode minus sign as spaces and a hyphen of
+// its byte length.
+func sameLengthMinus(text string) string {
+	var b strings.Builder
+	for _, r := range text {
+		switch r {
+		case '\u2212', '\ufe63', '\uff0d':
+			b.WriteString(strings.Repeat(" ", utf8.RuneLen(r)-1) + "-")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// occurrences lists where a unit states a fact's value.
+func (sc *unitScan) occurrences(f *speclang.Fact) []span {
+	var out []span
+	for _, form := range f.Forms() {
+		if s, ok := form.(string); ok {
+			out = append(out, sc.wordOccurrences(words(s))...)
+			continue
+		}
+		if v, ok := number(form); ok {
+			dv := decimals(formatNumber(v))
+			for _, n := range sc.numbers {
+				if n.states(v, dv) {
+					out = append(out, n.span)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// wordOccurrences lists where a unit holds a phrase (as words).
+func (sc *unitScan) wordOccurrences(phrase string) []span {
+	want := strings.Fields(phrase)
+	var out []span
+	for i := 0; i+len(want) <= len(sc.words); i++ {
+		ok := true
+		for k, w := range want {
+			if sc.words[i+k].w != w {
+				ok = false
+				break
+			}
+		}
+		if ok && len(want) > 0 {
+			out = append(out, span{sc.words[i].start, sc.words[i+len(want)-1].end})
+		}
+	}
+	return out
+}
+
+// groupsOf joins the unit's mentions of one class into groups: mentions
+// with only connectors between them ("A and B", "SS003 (North Ridge
+// probe)") share what follows.
+func (sc *unitScan) groupsOf(class string) []mention {
+	var out []mention
+	for _, m := range sc.mentions {
+		var keys []string
+		for _, k := range m.keys {
+			if classOf(k) == class {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && onlyConnectors(sc.text[out[n-1].end:m.start]) {
+			out[n-1].end = m.end
+			for _, k := range keys {
+				if !slices.Contains(out[n-1].keys, k) {
+					out[n-1].keys = append(out[n-1].keys, k)
+				}
+			}
+			continue
+		}
+		out = append(out, mention{m.span, keys})
+	}
+	return out
+}
+
+var connectorWords = map[string]bool{"and": true, "or": true, "both": true, "nor": true, "plus": true, "as": true, "well": true, "also": true, "the": true}
+
+// onlyConnectors reports whether a text between two mentions joins them.
+func onlyConnectors(between string) bool {
+	for _, w := range wordTokens(between) {
+		if !connectorWords[w.w] {
+			return false
+		}
+	}
+	return !strings.ContainsAny(between, ".;:!?")
+}
+
+// separates reports whether a text between a subject and a value ends the
+// subject's clause: a comma, a semicolon, or "and", "but", "while".
+func separates(between string) bool {
+	if strings.ContainsAny(between, ",;") {
+		return true
+	}
+	for _, w := range wordTokens(between) {
+		switch w.w {
+		case "and", "but", "while", "whereas", "then":
+			return true
+		}
+	}
+	return false
+}
+
+// owners says which rows or groups of a class a value at s belongs to.
+func (sc *unitScan) owners(s span, class string) []string {
+	gs := sc.groupsOf(class)
+	if len(gs) == 0 {
+		// A sentence that names none goes on about the last one the
+		// sentence before it on the line named ("She drove 7.5 hours").
+		if sc.prev != nil {
+			if pg := sc.prev.groupsOf(class); len(pg) > 0 {
+				return pg[len(pg)-1].keys
+			}
+		}
+		return nil
+	}
+	prev := -1
+	for i, g := range gs {
+		if g.start < s.end && s.start < g.end {
+			return g.keys // the value is part of the name
+		}
+		if g.start >= s.end {
+			break
+		}
+		if g.end <= s.start {
+			prev = i
+		}
+	}
+	switch {
+	case prev < 0:
+		return gs[0].keys
+	case prev == len(gs)-1:
+		return gs[prev].keys
+	}
+	left, right := sc.text[gs[prev].end:s.start], sc.text[s.end:gs[prev+1].start]
+	if separates(left) && !separates(right) {
+		return gs[prev+1].keys
+	}
+	return gs[prev].keys
+}
+
+// cued reports whether the words since the last value or subject before a
+// number name its quantity.
+func (sc *unitScan) cued(n numberTok, cues []string) bool {
+	from := 0
+	for _, m := range sc.mentions {
+		if m.end <= n.start {
+			from = max(from, m.end)
+		}
+	}
+	for _, o := range sc.numbers {
+		if o.end <= n.start {
+			from = max(from, o.end)
+		}
+	}
+	for _, w := range wordTokens(sc.text[from:n.start]) {
+		for _, c := range cues {
+			if stem(w.w) == stem(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// contrastWords, just before a row, set it apart from what follows or
+// precedes it ("moved from SH006 to SH007", "colder than SH005").
+var contrastWords = map[string]bool{"from": true, "than": true, "instead": true, "unlike": true, "replacing": true, "rather": true, "over": true, "versus": true, "vs": true}
+
+// contrasted reports whether one of the three words before a mention sets
+// the row apart.
+func (sc *unitScan) contrasted(m span) bool {
+	var before []string
+	for _, w := range sc.words {
+		if w.end <= m.start {
+			before = append(before, w.w)
+		}
+	}
+	return slices.ContainsFunc(before[max(0, len(before)-3):], func(w string) bool { return contrastWords[w] })
+}
+
+// near lists the words within k words either side of a span.
+func (sc *unitScan) near(s span, k int) []string {
+	var before, after []string
+	for _, w := range sc.words {
+		switch {
+		case w.end <= s.start:
+			before = append(before, w.w)
+		case w.start >= s.end:
+			after = append(after, w.w)
+		}
+	}
+	before = before[max(0, len(before)-k):]
+	after = after[:min(k, len(after))]
+	return append(before, after...)
+}
+
+var negations = map[string]bool{"not": true, "no": true, "none": true, "neither": true, "nor": true, "without": true, "except": true,
+	"excluding": true, "besides": true, "fine": true, "normal": true, "ok": true, "okay": true, "healthy": true, "unaffected": true, "only": true}
+
+// negated reports whether a unit says something is not so.
+func (sc *unitScan) negated() bool {
+	if strings.Contains(strings.ToLower(sc.text), "n't") || strings.Contains(sc.text, "n’t") {
+		return true
+	}
+	return slices.ContainsFunc(sc.words, func(w wordTok) bool { return negations[w.w] })
+}
+
+// explainFacts turns the verdicts into the record's explanation and
+// reasons.
+func explainFacts(m *results.Metrics, verdicts []factVerdict) {
+	m.FactsOK = true
+	for _, v := range verdicts {
+		if v.why == "" {
+			continue
+		}
+		m.FactsOK = false
+		f := v.check.fact
+		mf := missingFact(f)
+		if len(v.check.subjects) > 0 && v.check.subjects[0].kind != aboutTotal {
+			mf.About = v.check.subjects[0].String()
+		}
+		mf.Said = v.why
+		explain(m).MissingFacts = append(explain(m).MissingFacts, mf)
+		about := ""
+		if mf.About != "" {
+			about = " about " + mf.About
+		}
+		m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)%s: %s", jsonString(f.Value), f.What, about, v.why))
+	}
+}
