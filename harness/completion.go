@@ -31,8 +31,11 @@ import (
 // although verify runs each variant alone. Free text (string fields that
 // are not enums, IDs, references or timestamps, and have no pattern)
 // compares as present or absent, since wording is not what a task asks
-// for; whether a particular text was asked for is the scenario's state
-// conditions' business. Changes a right store makes and the agent did not
+// for, unless the prompt dictates it (the right value appears in the
+// prompt): then it must match after folding case, spacing and
+// punctuation. A free-text field of a row the task changes or creates may
+// hold the agent's own annotation (a reason in notes) unless a state
+// condition speaks about that field. Changes a right store makes and the agent did not
 // are not judged here: the state conditions say which of them the task
 // needs.
 
@@ -69,6 +72,12 @@ type changeGold struct {
 	creates map[rowKey]map[string][]any
 	// createIDs lists the created rows of each collection, sorted.
 	createIDs map[string][]string
+	// prompt is the scenario's prompt as words: free text it dictates
+	// must be written as dictated.
+	prompt string
+	// spoken names, per collection, the fields state conditions speak
+	// about, by row ID ("" for conditions that select by where).
+	spoken map[string]map[string]map[string]bool
 	// err is why the right stores could not be read; changes then judge
 	// nothing and say so.
 	err error
@@ -78,7 +87,24 @@ type changeGold struct {
 func newChangeGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [][]byte) *changeGold {
 	g := &changeGold{kinds: map[string]map[string]fieldKind{}, refs: map[string]map[string]string{},
 		deletes: map[rowKey]bool{}, sets: map[rowKey]map[string][]any{}, creates: map[rowKey]map[string][]any{},
-		createIDs: map[string][]string{}}
+		createIDs: map[string][]string{}, spoken: map[string]map[string]map[string]bool{}}
+	if s != nil {
+		g.prompt = " " + words(s.Prompt) + " "
+		for _, c := range s.State {
+			if g.spoken[c.Collection] == nil {
+				g.spoken[c.Collection] = map[string]map[string]bool{}
+			}
+			if g.spoken[c.Collection][c.ID] == nil {
+				g.spoken[c.Collection][c.ID] = map[string]bool{}
+			}
+			for f := range c.Where {
+				g.spoken[c.Collection][c.ID][f] = true
+			}
+			for f := range c.Fields {
+				g.spoken[c.Collection][c.ID][f] = true
+			}
+		}
+	}
 	if d != nil {
 		for _, e := range d.Entities {
 			g.kinds[e.Plural], g.refs[e.Plural] = map[string]fieldKind{}, map[string]string{}
@@ -383,6 +409,9 @@ func (m *matcher) rowDiffs(k rowKey, id string, full bool) []string {
 		if len(accept) == 0 {
 			accept = []any{nil}
 		}
+		if !slices.ContainsFunc(accept, present) && m.g.ownNote(k, f) {
+			continue // the agent's own annotation on a row it creates
+		}
 		if !m.accepts(k.coll, f, got[f], accept, full) {
 			out = append(out, fmt.Sprintf("created %s %s with %s = %s; a right solution creates it (as %s) with %s = %s", k.coll, k.id, f, jsonString(got[f]), id, f, values(accept)))
 		}
@@ -403,6 +432,8 @@ func (m *matcher) updates(dependent bool) []string {
 			}
 			accept, ok := m.g.sets[k][f]
 			switch {
+			case !ok && m.g.ownNote(k, f):
+				// The agent's own annotation on a row the task changes.
 			case !ok:
 				why = append(why, fmt.Sprintf("set %s %s %s to %s, which no right solution changes", k.coll, k.id, f, jsonString(fields[f])))
 			case !m.accepts(k.coll, f, fields[f], accept, true):
@@ -442,6 +473,10 @@ func (m *matcher) accepts(coll, field string, got any, accept []any, full bool) 
 func (m *matcher) same(coll, field string, kind fieldKind, got, want any, full bool) bool {
 	switch kind {
 	case kindFreeText:
+		if m.g.dictated(want) {
+			gs, _ := got.(string)
+			return words(gs) == words(want.(string))
+		}
 		return present(got) == present(want)
 	case kindText, kindStructured, kindNumber, kindTimestamp:
 		return sameValue(got, want, false)
@@ -461,6 +496,30 @@ func (m *matcher) same(coll, field string, kind fieldKind, got, want any, full b
 		}
 	}
 	return sameValue(got, want, true)
+}
+
+// dictated reports whether a right free-text value is one the prompt
+// dictates (a title, a destination, a message to send): it then must be
+// written as dictated, up to case, spacing and punctuation.
+func (g *changeGold) dictated(want any) bool {
+	s, ok := want.(string)
+	return ok && words(s) != "" && strings.Contains(g.prompt, " "+words(s)+" ")
+}
+
+// ownNote reports whether a free-text field of a row the task changes may
+// hold the agent's own words: the field is free text and no state
+// condition speaks about it (a condition on the row, or on its entity's
+// rows by where).
+func (g *changeGold) ownNote(k rowKey, field string) bool {
+	if g.kinds[k.coll][field] != kindFreeText {
+		return false
+	}
+	_, seeded := g.seed[k.coll][k.id]
+	if seeded && len(g.sets[k]) == 0 {
+		return false // a row the task does not touch
+	}
+	spoken := g.spoken[k.coll]
+	return !spoken[""][field] && !(seeded && spoken[k.id][field])
 }
 
 // present reports whether a free-text value says anything.

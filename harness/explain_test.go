@@ -54,7 +54,7 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 		return m
 	}
 
-	right := play("It is at 40.", "set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`)
+	right := play("LP02 is at 40.", "set_lamp", `{"lamp_id":"LP02","on":true,"level":40}`)
 	if right.TC != 1 || right.Explain == nil || right.Explain.StoreDiff != nil || len(right.Explain.FailedConditions)+len(right.Explain.MissingFacts)+len(right.Explain.Collateral) != 0 {
 		t.Fatalf("the gold: %+v explain %+v", right, right.Explain)
 	}
@@ -67,7 +67,7 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 	if len(e.FailedConditions) != 1 {
 		t.Errorf("failed conditions %q, want the one on LP02", e.FailedConditions)
 	}
-	if diff := cmp.Diff([]results.Fact{{Value: int64(40), What: "new brightness"}}, e.MissingFacts); diff != "" {
+	if diff := cmp.Diff([]results.Fact{{Value: int64(40), What: "new brightness", About: "lamp LP02 level", Said: "it is not in the answer"}}, e.MissingFacts); diff != "" {
 		t.Errorf("missing facts (-want +got):\n%s", diff)
 	}
 	if len(e.Collateral) == 0 {

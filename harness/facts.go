@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -29,9 +30,10 @@ import (
 //
 //   - a row's or group's value counts only in a unit where it belongs to
 //     that row or group;
-//   - a stated value contradicted fails: another number that belongs to
-//     the same subject, after the words of the same quantity, which is no
-//     value the gold's reads or the stores show for that subject;
+//   - a stated value contradicted fails: in the sentence that states it,
+//     another number that belongs to the same subject, after the words of
+//     the same quantity, which is neither in the prompt nor any value the
+//     gold's reads or the stores show ("3.1 or maybe 4.0 bar");
 //   - a set of rows ("which probes...") fails when a unit names a row of
 //     the set's entity outside the set without its true value or a
 //     negation (not, no, except, fine...);
@@ -48,8 +50,10 @@ type factGold struct {
 	truths map[string][]any
 	// enums names the enum fields ("entity.field").
 	enums map[string]bool
-	// promptNumbers are the numbers the prompt states.
+	// promptNumbers are the numbers the prompt states, readNumbers every
+	// number the gold's reads show.
 	promptNumbers []numberTok
+	readNumbers   []float64
 	// errs says, per fact, why its subject cannot be told; verify
 	// reports them.
 	errs []string
@@ -80,6 +84,7 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [
 	}
 	for _, r := range reads {
 		fg.readTruths(r.Output)
+		fg.readNumbers = append(fg.readNumbers, numbersIn(r.Output)...)
 	}
 	for _, f := range s.Answer {
 		fc := &factCheck{fact: f}
@@ -144,6 +149,28 @@ func (fg *factGold) readTruths(v any) {
 			fg.readTruths(e)
 		}
 	}
+}
+
+// numbersIn lists every number in a decoded output.
+func numbersIn(v any) []float64 {
+	switch x := v.(type) {
+	case map[string]any:
+		var out []float64
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, numbersIn(x[k])...)
+		}
+		return out
+	case []any:
+		var out []float64
+		for _, e := range x {
+			out = append(out, numbersIn(e)...)
+		}
+		return out
+	}
+	if n, ok := number(v); ok {
+		return []float64{n}
+	}
+	return nil
 }
 
 // countNouns are the words a count may be stated next to: the fact's own
@@ -272,15 +299,22 @@ func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan, se
 // quantity: a number that belongs to the subject, after the words of the
 // fact's quantity, that is no value the subject has.
 func (fg *factGold) contradiction(fc *factCheck, scans []*unitScan) string {
+	if _, ok := number(fc.fact.Value); !ok {
+		return "" // a second number is no hedge on a text
+	}
 	for _, s := range fc.subjects {
 		cues := cueWords(s.field)
 		if len(cues) == 0 {
 			continue
 		}
 		for _, sc := range scans {
+			// A hedge is made where the value is stated: "3.1 or 4.0 bar".
+			if !slices.ContainsFunc(sc.occurrences(fc.fact), func(o span) bool { return slices.Contains(sc.owners(o, s.class), s.key) }) {
+				continue
+			}
 			for _, n := range sc.numbers {
 				owners := sc.owners(n.span, s.class)
-				if !slices.Contains(owners, s.key) || !sc.cued(n, cues) {
+				if !slices.Contains(owners, s.key) || !sc.cued(n, cues) || sc.inDate(n) {
 					continue
 				}
 				if factEqualsAt(fc.fact, n) || fg.anyTruth(n) || fg.inPrompt(n) {
@@ -292,6 +326,22 @@ func (fg *factGold) contradiction(fc *factCheck, scans []*unitScan) string {
 	}
 	return ""
 }
+
+// inDate reports whether a number is part of a date or a time of day
+// (2026-09-22, 22:10).
+func (sc *unitScan) inDate(n numberTok) bool {
+	before, after := byte(' '), byte(' ')
+	if n.start > 0 {
+		before = sc.text[n.start-1]
+	}
+	if n.end < len(sc.text) {
+		after = sc.text[n.end]
+	}
+	return strings.IndexByte("-:/T", before) >= 0 && n.start > 1 && isDigit(sc.text[n.start-2]) ||
+		strings.IndexByte("-:/", after) >= 0 && n.end+1 < len(sc.text) && isDigit(sc.text[n.end+1])
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // factEqualsAt reports whether a number written in the answer states the
 // fact's value.
@@ -308,6 +358,11 @@ func factEqualsAt(f *speclang.Fact, n numberTok) bool {
 // gold's reads or the stores show: a subject's other quantity, or another
 // row's, which the binding already judges.
 func (fg *factGold) anyTruth(n numberTok) bool {
+	for _, x := range fg.readNumbers {
+		if n.states(x, decimals(formatNumber(x))) {
+			return true
+		}
+	}
 	for key := range fg.truths {
 		if fg.isTruth(key, n) {
 			return true
@@ -383,7 +438,7 @@ func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan,
 		}
 		for _, m := range sc.mentions {
 			for _, k := range m.keys {
-				if classOf(k) != class || members[k] || fg.truthStated(sc, k) || sc.contrasted(m.span) {
+				if classOf(k) != class || members[k] || fg.truthStated(sc, k) || sc.contrasted(m.span) || sc.clauseHasNumber(m.span) {
 					continue
 				}
 				// One verdict per set: the first member reports it.
@@ -407,7 +462,8 @@ func (fg *factGold) truthStated(sc *unitScan, key string) bool {
 	}
 	for _, v := range fg.truths[key] {
 		s, ok := v.(string)
-		if !ok || len(s) > 40 || words(s) == "" {
+		// Its name or key says which row it is, not what it holds.
+		if !ok || len(s) > 40 || words(s) == "" || words(s) == words(fg.labels.display[key]) || slices.Contains(fg.labels.names[key], words(s)) {
 			continue
 		}
 		for _, o := range sc.wordOccurrences(words(s)) {
@@ -432,11 +488,19 @@ var (
 	listItem    = regexp.MustCompile(`^(\s+\S|\s*([-*+•]|\d+[.)])\s)`)
 )
 
-// splitUnits splits an answer into lines and sentences.
+// splitUnits splits an answer into lines and sentences; a line of JSON
+// reads as a line per row (see readable).
 func splitUnits(answer string) []unit {
+	var lines []string
+	for _, line := range strings.Split(answer, "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+			line = readable(t)
+		}
+		lines = append(lines, strings.Split(line, "\n")...)
+	}
 	var out []unit
 	head := ""
-	for _, line := range strings.Split(answer, "\n") {
+	for _, line := range lines {
 		if strings.TrimSpace(line) == "" {
 			head = ""
 			continue
@@ -986,6 +1050,18 @@ func (sc *unitScan) cued(n numberTok, cues []string) bool {
 	return false
 }
 
+// clauseHasNumber reports whether the clause of a mention (between
+// semicolons) states a number: a row named with a figure of its own is
+// described, not presented as a member ("SH005 is warmer at 3.8 °C").
+func (sc *unitScan) clauseHasNumber(m span) bool {
+	start := strings.LastIndexByte(sc.text[:m.start], ';') + 1
+	end := len(sc.text)
+	if i := strings.IndexByte(sc.text[m.end:], ';'); i >= 0 {
+		end = m.end + i
+	}
+	return slices.ContainsFunc(sc.numbers, func(n numberTok) bool { return n.start >= start && n.end <= end })
+}
+
 // contrastWords, just before a row, set it apart from what follows or
 // precedes it ("moved from SH006 to SH007", "colder than SH005").
 var contrastWords = map[string]bool{"from": true, "than": true, "instead": true, "unlike": true, "replacing": true, "rather": true, "over": true, "versus": true, "vs": true}
@@ -1052,3 +1128,69 @@ func explainFacts(m *results.Metrics, verdicts []factVerdict) {
 		m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)%s: %s", jsonString(f.Value), f.What, about, v.why))
 	}
 }
+
+// readable reads a line of JSON in an answer (a subject may answer with a
+// tool's output) the way a careful agent would write it: a line per row
+// ("VH008: fuel_pct 12, status available"), a statistic with a line per
+// group, and a count next to what it counts, so that each value is stated
+// about its subject. Any other line is kept as it is.
+func readable(result string) string {
+	var v any
+	if json.Unmarshal([]byte(result), &v) != nil {
+		return result
+	}
+	var b strings.Builder
+	writeReadable(&b, v)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func writeReadable(b *strings.Builder, v any) {
+	x, ok := v.(map[string]any)
+	if !ok {
+		if list, ok := v.([]any); ok {
+			for _, e := range list {
+				writeReadable(b, e)
+			}
+			return
+		}
+		fmt.Fprintf(b, "%s\n", jsonString(v))
+		return
+	}
+	entity, _ := x["entity"].(string)
+	if groups, ok := x["groups"].([]any); ok || x["function"] != nil {
+		fmt.Fprintf(b, "%v of %v over %v %s rows: %v\n", x["function"], x["field"], x["count"], entity, x["value"])
+		for _, g := range groups {
+			gm, _ := g.(map[string]any)
+			fmt.Fprintf(b, "- %v %v: %v (%v %s rows)\n", x["group_by"], gm["key"], gm["value"], gm["count"], entity)
+		}
+		return
+	}
+	if items, ok := x["items"].([]any); ok {
+		fmt.Fprintf(b, "%v %s rows:\n", x["count"], entity)
+		for _, it := range items {
+			b.WriteString("- ")
+			writeReadable(b, it)
+		}
+		return
+	}
+	id, hasID := x["id"].(string)
+	if !hasID {
+		fmt.Fprintf(b, "%s\n", jsonString(v))
+		return
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(x)) {
+		if k != "id" {
+			parts = append(parts, k+" "+readableValue(x[k]))
+		}
+	}
+	fmt.Fprintf(b, "%s: %s\n", id, strings.Join(parts, ", "))
+}
+
+func readableValue(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return jsonString(v)
+}
+

@@ -1,0 +1,342 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// The corpus is real agent work: LLM agents that never read a scenario's
+// gold solved the scenarios through granite serve --record and wrote
+// their answers (testdata/corpus/<domain>/<scenario>.<level>.*). Every
+// recording must score TC 1, or carry the reason the agent was wrong
+// (.agent-wrong.txt) and score 0; and every wrong-answer and wrong-store
+// mutant made from a right one must score 0.
+
+type corpusEntry struct {
+	name   string
+	rc     *Recording
+	answer string
+	wrong  string
+}
+
+func loadCorpus(t *testing.T) []corpusEntry {
+	t.Helper()
+	files, err := filepath.Glob("testdata/corpus/*/*.record.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus: %v", err)
+	}
+	var out []corpusEntry
+	for _, f := range files {
+		base := strings.TrimSuffix(f, ".record.json")
+		rc, err := ReadRecording(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := os.ReadFile(base + ".answer.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong, _ := os.ReadFile(base + ".agent-wrong.txt")
+		out = append(out, corpusEntry{filepath.Base(base), rc, string(ans), strings.TrimSpace(string(wrong))})
+	}
+	return out
+}
+
+func TestCorpusScores(t *testing.T) {
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	levels := map[string]int{}
+	for _, e := range loadCorpus(t) {
+		rec, err := ScoreRecording(ctx, spec, gen.Lookup, e.rc, "corpus", e.answer)
+		if err != nil {
+			t.Fatalf("%s: %v", e.name, err)
+		}
+		want := 1.0
+		if e.wrong != "" {
+			want = 0
+		}
+		if rec.Metrics.TC != want {
+			t.Errorf("%s: tc %v, want %v (agent wrong: %q); why: %q", e.name, rec.Metrics.TC, want, e.wrong, rec.Metrics.Why)
+		}
+		levels[string(e.rc.Level)]++
+	}
+	// Every scenario at L4, and at least three per domain at L1.
+	scenarios := 0
+	for _, d := range spec.Domains {
+		scenarios += len(d.Scenarios)
+	}
+	if levels["L4"] < scenarios || levels["L1"] < 3*len(spec.Domains) {
+		t.Errorf("corpus covers %d recordings at L4 and %d at L1; want every one of %d scenarios at L4 and three per domain at L1", levels["L4"], levels["L1"], scenarios)
+	}
+}
+
+// mutant is a wrong variant of a right recording.
+type mutant struct {
+	kind   string
+	answer string
+	store  []byte
+}
+
+func TestCorpusMutantsFail(t *testing.T) {
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	counts := map[string]int{}
+	for _, e := range loadCorpus(t) {
+		if e.wrong != "" {
+			continue
+		}
+		task, err := scenarioByID(spec, gen.Lookup, e.rc.Scenario, e.rc.Level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := task.golds.gold(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mutants(g, task.scenario, e) {
+			rc := *e.rc
+			if m.store != nil {
+				rc.FinalStore = m.store
+			}
+			rec, err := ScoreRecording(ctx, spec, gen.Lookup, &rc, "mutant", m.answer)
+			if err != nil {
+				t.Fatalf("%s %s: %v", e.name, m.kind, err)
+			}
+			counts[m.kind]++
+			if rec.Metrics.TC != 0 {
+				t.Errorf("%s: the %s mutant scores tc 1; answer %q", e.name, m.kind, m.answer[max(0, len(m.answer)-200):])
+			}
+		}
+	}
+	for _, kind := range []string{"swap", "count", "no-subject", "non-member", "dictated", "untouched-row"} {
+		if counts[kind] == 0 {
+			t.Errorf("no %s mutant made from the corpus", kind)
+		}
+	}
+	t.Logf("mutants, all failed: %v", counts)
+}
+
+// mutants derives wrong answers and stores from a right recording.
+func mutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
+	var out []mutant
+	fg := g.facts
+	// Swap the values of two facts about different subjects of a class.
+	for i, a := range fg.facts {
+		for _, b := range fg.facts[i+1:] {
+			if kindOf1(a) != aboutRow && kindOf1(a) != aboutGroup || kindOf1(b) != kindOf1(a) || a.subjects[0].class != b.subjects[0].class || a.subjects[0].key == b.subjects[0].key {
+				continue
+			}
+			av, ok1 := number(a.fact.Value)
+			bv, ok2 := number(b.fact.Value)
+			if !ok1 || !ok2 || av == bv {
+				continue
+			}
+			if swapped, ok := swapNumbers(e.answer, av, bv); ok {
+				out = append(out, mutant{kind: "swap", answer: swapped})
+			}
+		}
+	}
+	for _, fc := range fg.facts {
+		switch kindOf1(fc) {
+		case aboutCount:
+			v, _ := number(fc.fact.Value)
+			if changed, ok := replaceNumber(e.answer, v, strconv.FormatFloat(v+1, 'f', -1, 64)); ok {
+				out = append(out, mutant{kind: "count", answer: changed})
+			}
+		case aboutMember:
+			if other := nonMember(fg, fc); other != "" {
+				member := fg.labels.say(fc.subjects[0].key)
+				out = append(out, mutant{kind: "non-member", answer: e.answer + "\n\nAlso " + member + " and " + other + "."})
+			}
+		}
+	}
+	// Drop every subject: each mention of a row or group becomes "it".
+	if slices.ContainsFunc(fg.facts, func(fc *factCheck) bool { return kindOf1(fc) == aboutRow || kindOf1(fc) == aboutGroup }) {
+		out = append(out, mutant{kind: "no-subject", answer: dropSubjects(fg, e.answer)})
+	}
+	out = append(out, storeMutants(g, s, e)...)
+	return out
+}
+
+func kindOf1(fc *factCheck) subjectKind {
+	if len(fc.subjects) == 0 {
+		return aboutTotal
+	}
+	return fc.subjects[0].kind
+}
+
+// swapNumbers exchanges the written forms of two values in a text.
+func swapNumbers(text string, a, b float64) (string, bool) {
+	// Values that state each other (8 and 8.3) make no swap.
+	if statesEither(a, b) {
+		return "", false
+	}
+	toks := numberTokens(text)
+	sc := &unitScan{text: text}
+	var out strings.Builder
+	last, swapped := 0, false
+	for _, n := range toks {
+		var with string
+		switch {
+		case n.states(a, decimals(formatNumber(a))) && !n.states(b, decimals(formatNumber(b))):
+			with = formatNumber(b)
+		case n.states(b, decimals(formatNumber(b))) && !n.states(a, decimals(formatNumber(a))):
+			with = formatNumber(a)
+		default:
+			continue
+		}
+		if sc.inDate(n) {
+			continue
+		}
+		out.WriteString(text[last:n.start])
+		out.WriteString(with)
+		last, swapped = n.end, true
+	}
+	out.WriteString(text[last:])
+	return out.String(), swapped
+}
+
+func statesEither(a, b float64) bool {
+	ta, tb := numberTokens(formatNumber(a)), numberTokens(formatNumber(b))
+	return len(ta) == 1 && ta[0].states(b, decimals(formatNumber(b))) || len(tb) == 1 && tb[0].states(a, decimals(formatNumber(a)))
+}
+
+// replaceNumber writes another number wherever a text states v.
+func replaceNumber(text string, v float64, with string) (string, bool) {
+	var out strings.Builder
+	last, done := 0, false
+	sc := &unitScan{text: text}
+	for _, n := range numberTokens(text) {
+		if n.states(v, decimals(formatNumber(v))) && !sc.inDate(n) {
+			out.WriteString(text[last:n.start] + with)
+			last, done = n.end, true
+		}
+	}
+	out.WriteString(text[last:])
+	return out.String(), done
+}
+
+// nonMember names a row of a set's class that the set lacks.
+func nonMember(fg *factGold, fc *factCheck) string {
+	members := map[string]bool{}
+	for _, other := range fg.facts {
+		for _, s := range other.subjects {
+			members[s.key] = true
+		}
+	}
+	class := fc.subjects[0].class
+	var keys []string
+	for _, key := range fg.labels.ids {
+		if classOf(key) == class && !members[key] {
+			keys = append(keys, key)
+		}
+	}
+	for _, ks := range fg.labels.groupPhrases {
+		for _, key := range ks {
+			if classOf(key) == class && !members[key] {
+				keys = append(keys, key)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.Sort(keys)
+	return fg.labels.say(keys[0])
+}
+
+// dropSubjects writes "it" for every row or group an answer names.
+func dropSubjects(fg *factGold, answer string) string {
+	var lines []string
+	for _, line := range strings.Split(answer, "\n") {
+		sc := fg.labels.scan(unit{text: line})
+		var b strings.Builder
+		last := 0
+		for _, m := range sc.mentions {
+			if m.start < last {
+				continue
+			}
+			b.WriteString(line[last:m.start] + "it")
+			last = m.end
+		}
+		b.WriteString(line[last:])
+		lines = append(lines, b.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// storeMutants change the recorded final store: a dictated text replaced,
+// and a write to a row no right solution touches.
+func storeMutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
+	var out []mutant
+	var raw map[string]any
+	if json.Unmarshal(e.rc.FinalStore, &raw) != nil {
+		return nil
+	}
+	store := map[string][]map[string]any{}
+	for coll, v := range raw {
+		rows, _ := v.([]any)
+		for _, r := range rows {
+			if m, ok := r.(map[string]any); ok {
+				store[coll] = append(store[coll], m)
+			}
+		}
+	}
+	ch := g.changes
+	encode := func() []byte {
+		b, _ := json.Marshal(raw)
+		return b
+	}
+	// A dictated text: a free-text field whose value the prompt dictates.
+	dictated := false
+	for _, coll := range slices.Sorted(maps.Keys(store)) {
+		for _, row := range store[coll] {
+			for f, v := range row {
+				id, _ := row["id"].(string)
+				k := rowKey{coll, id}
+				written := ch.seed[coll][id] == nil || len(ch.sets[k][f]) > 0
+				if sv, ok := v.(string); ok && written && !dictated && ch.kinds[coll][f] == kindFreeText && ch.dictated(sv) {
+					row[f], dictated = "Something else entirely", true
+					out = append(out, mutant{kind: "dictated", answer: e.answer, store: encode()})
+					row[f] = sv
+				}
+			}
+		}
+	}
+	// A write to a seeded row no right store changes.
+	for _, coll := range slices.Sorted(maps.Keys(store)) {
+		for _, row := range store[coll] {
+			id, _ := row["id"].(string)
+			if len(ch.sets[rowKey{coll, id}]) > 0 || ch.deletes[rowKey{coll, id}] || ch.seed[coll][id] == nil {
+				continue
+			}
+			for _, f := range slices.Sorted(maps.Keys(row)) {
+				if n, ok := row[f].(float64); ok && ch.kinds[coll][f] == kindNumber {
+					row[f] = n + 1
+					out = append(out, mutant{kind: "untouched-row", answer: e.answer, store: encode()})
+					row[f] = n
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
