@@ -339,4 +339,3 @@ func storeMutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
 	}
 	return out
 }
-

@@ -548,7 +548,7 @@ type labelIndex struct {
 	// phrases maps a phrase (as words) to the rows it names, and
 	// groupPhrases to the groups.
 	phrases, groupPhrases map[string][]string
-	maxWords int
+	maxWords              int
 	// names holds each key's full names (as words), and display its ID.
 	names   map[string][]string
 	display map[string]string
@@ -1193,4 +1193,3 @@ func readableValue(v any) string {
 	}
 	return jsonString(v)
 }
-
