@@ -51,7 +51,7 @@ type factGold struct {
 	// enums names the enum fields ("entity.field").
 	enums map[string]bool
 	// promptNumbers are the numbers the prompt states, readNumbers every
-	// number the gold's reads show.
+	// number the gold's reads and the stores show.
 	promptNumbers []numberTok
 	readNumbers   []float64
 	// errs says, per fact, why its subject cannot be told; verify
@@ -86,6 +86,16 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [
 		fg.readTruths(r.Output)
 		fg.readNumbers = append(fg.readNumbers, numbersIn(r.Output)...)
 	}
+	// Every number the data shows, once, for contradictions.
+	for _, key := range slices.Sorted(maps.Keys(fg.truths)) {
+		for _, v := range fg.truths[key] {
+			if x, ok := number(v); ok {
+				fg.readNumbers = append(fg.readNumbers, x)
+			}
+		}
+	}
+	slices.Sort(fg.readNumbers)
+	fg.readNumbers = slices.Compact(fg.readNumbers)
 	for _, f := range s.Answer {
 		fc := &factCheck{fact: f}
 		subs, why := fg.choose(f, fg.candidates(f, reads))
@@ -360,11 +370,6 @@ func factEqualsAt(f *speclang.Fact, n numberTok) bool {
 func (fg *factGold) anyTruth(n numberTok) bool {
 	for _, x := range fg.readNumbers {
 		if n.states(x, decimals(formatNumber(x))) {
-			return true
-		}
-	}
-	for key := range fg.truths {
-		if fg.isTruth(key, n) {
 			return true
 		}
 	}
