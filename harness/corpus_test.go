@@ -248,10 +248,12 @@ func nonMember(fg *factGold, fc *factCheck) string {
 			keys = append(keys, key)
 		}
 	}
-	for _, ks := range fg.labels.groupPhrases {
-		for _, key := range ks {
-			if classOf(key) == class && !members[key] {
-				keys = append(keys, key)
+	for _, ps := range fg.labels.groups {
+		for _, p := range ps {
+			for _, key := range p.keys {
+				if classOf(key) == class && !members[key] && !slices.Contains(keys, key) {
+					keys = append(keys, key)
+				}
 			}
 		}
 	}

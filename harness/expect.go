@@ -229,10 +229,11 @@ func statesValue(text string, v any) bool {
 var (
 	numberToken   = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._])(-?[0-9]+(?:\.[0-9]+)?)`)
 	groupedNumber = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._,])(-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?)`)
-	// minusSigns are the other ways a text writes a minus sign: the
-	// Unicode minus, the small and the full-width hyphen-minus.
-	minusSigns = strings.NewReplacer("\u2212", "-", "\ufe63", "-", "\uff0d", "-")
 )
+
+// minusRunes are the other ways a text writes a minus sign: the Unicode
+// minus, the small and the full-width hyphen-minus.
+const minusRunes = "\u2212\ufe63\uff0d"
 
 // statesNumber reports whether text holds a number equal to v at the
 // coarser of the two precisions. A value with decimals needs at least one
@@ -242,24 +243,7 @@ var (
 // (−23.5), and as percentages (78% states 78, and 0.78). A number that is
 // part of an identifier (SN005, 5G2) or an ordinal (2nd) states nothing.
 func statesNumber(text string, v float64, dv int) bool {
-	text = minusSigns.Replace(text)
-	for _, re := range []*regexp.Regexp{numberToken, groupedNumber} {
-		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
-			tok := text[m[2]:m[3]]
-			if afterGroup(text[:m[2]]) || !standsAlone(tok, text[m[3]:]) {
-				continue
-			}
-			x, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64)
-			if err != nil {
-				continue
-			}
-			dx := decimals(tok)
-			if sameNumber(x, dx, v, dv) || strings.HasPrefix(text[m[3]:], "%") && sameNumber(x/100, dx+2, v, dv) {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(numberTokens(text), func(n numberTok) bool { return n.states(v, dv) })
 }
 
 // sameNumber reports whether x, written with dx decimals, equals v, which
@@ -318,26 +302,114 @@ func decimals(num string) int {
 // only digits, so that living_room, "Living room" and "living-room" read
 // the same, and so do 2026-03-13T22:10:00Z and "22:10".
 func words(s string) string {
-	var b strings.Builder
-	prev := ' '
-	class := func(r rune) rune {
-		switch {
-		case unicode.IsLetter(r):
-			return 'a'
-		case unicode.IsDigit(r):
-			return '0'
-		}
-		return ' '
+	toks := wordTokens(s)
+	ws := make([]string, len(toks))
+	for i, t := range toks {
+		ws[i] = t.w
 	}
-	for _, r := range strings.ToLower(s) {
-		c := class(r)
-		if c != prev && b.Len() > 0 {
-			b.WriteByte(' ')
+	return strings.Join(ws, " ")
+}
+
+// span is a range of bytes of a unit's text.
+type span struct{ start, end int }
+
+// numberTok is a number as an answer writes it.
+type numberTok struct {
+	span
+	text string
+	x    float64
+	dx   int
+	pct  bool
+}
+
+// states reports whether the written number states v (with dv decimals).
+func (n numberTok) states(v float64, dv int) bool {
+	return sameNumber(n.x, n.dx, v, dv) || n.pct && sameNumber(n.x/100, n.dx+2, v, dv)
+}
+
+// wordTok is one word of a unit, lower-cased.
+type wordTok struct {
+	span
+	w string
+}
+
+// wordTokens splits a text into words (see words), keeping where each
+// stands.
+func wordTokens(text string) []wordTok {
+	var out []wordTok
+	start, class := -1, ' '
+	flush := func(end int) {
+		if start >= 0 {
+			out = append(out, wordTok{span{start, end}, strings.ToLower(text[start:end])})
 		}
-		if c != ' ' {
+		start = -1
+	}
+	for i, r := range text {
+		c := wordClass(r)
+		if c != class {
+			flush(i)
+			if c != ' ' {
+				start = i
+			}
+			class = c
+		}
+	}
+	flush(len(text))
+	return out
+}
+
+// wordClass says whether a rune is part of a word of letters ('a'), of
+// digits ('0'), or of no word.
+func wordClass(r rune) rune {
+	switch {
+	case unicode.IsLetter(r):
+		return 'a'
+	case unicode.IsDigit(r):
+		return '0'
+	}
+	return ' '
+}
+
+// numberTokens lists the numbers a text states (see statesNumber), where
+// each stands; both readings of "1,180" are listed.
+func numberTokens(text string) []numberTok {
+	norm := text
+	if strings.ContainsAny(text, minusRunes) {
+		// Offsets must stay those of text: each minus sign becomes
+		// spaces and a hyphen of the same length.
+		norm = sameLengthMinus(text)
+	}
+	var out []numberTok
+	seen := map[span]bool{}
+	for _, re := range []*regexp.Regexp{groupedNumber, numberToken} {
+		for _, m := range re.FindAllStringSubmatchIndex(norm, -1) {
+			tok := norm[m[2]:m[3]]
+			if seen[span{m[2], m[3]}] || afterGroup(norm[:m[2]]) || !standsAlone(tok, norm[m[3]:]) {
+				continue
+			}
+			x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimLeft(tok, " "), ",", ""), 64)
+			if err != nil {
+				continue
+			}
+			seen[span{m[2], m[3]}] = true
+			out = append(out, numberTok{span{m[2], m[3]}, text[m[2]:m[3]], x, decimals(tok), strings.HasPrefix(norm[m[3]:], "%")})
+		}
+	}
+	slices.SortFunc(out, func(a, b numberTok) int { return a.start - b.start })
+	return out
+}
+
+// sameLengthMinus writes each Unicode minus sign as spaces and a hyphen of
+// its byte length.
+func sameLengthMinus(text string) string {
+	var b strings.Builder
+	for _, r := range text {
+		switch {
+		case strings.ContainsRune(minusRunes, r):
+			b.WriteString(strings.Repeat(" ", utf8.RuneLen(r)-1) + "-")
+		default:
 			b.WriteRune(r)
 		}
-		prev = c
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return b.String()
 }

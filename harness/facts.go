@@ -6,7 +6,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,12 +47,13 @@ type factGold struct {
 	// truths holds, per subject key, every scalar value the gold's reads
 	// and the stores show for it.
 	truths map[string][]any
+	// sets holds the member facts by the class of their rows.
+	sets map[string]*factSet
 	// enums names the enum fields ("entity.field").
 	enums map[string]bool
-	// promptNumbers are the numbers the prompt states, readNumbers every
+	// promptNumbers are the numbers the prompt states, dataNumbers every
 	// number the gold's reads and the stores show.
-	promptNumbers []numberTok
-	readNumbers   []float64
+	promptNumbers, dataNumbers []numberTok
 	// errs says, per fact, why its subject cannot be told; verify
 	// reports them.
 	errs []string
@@ -69,7 +69,11 @@ type factCheck struct {
 // newFactGold derives the subjects of a scenario's answer facts from the
 // rows of the seed and the right stores and from the gold's reads.
 func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [][]byte, reads []GoldRead) *factGold {
-	fg := &factGold{labels: newLabelIndex(d, seed, finals, reads), truths: map[string][]any{}, enums: map[string]bool{}, promptNumbers: numberTokens(s.Prompt)}
+	var stores []map[string]map[string]any // the seed's and right stores' rows, by key
+	for _, snap := range append([][]byte{seed}, finals...) {
+		stores = append(stores, rowsOf(d, snap))
+	}
+	fg := &factGold{labels: newLabelIndex(d, stores, reads), truths: map[string][]any{}, sets: map[string]*factSet{}, enums: map[string]bool{}, promptNumbers: numberTokens(s.Prompt)}
 	if d != nil {
 		for _, e := range d.Entities {
 			for _, f := range e.Fields {
@@ -77,25 +81,34 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [
 			}
 		}
 	}
-	for _, snap := range append([][]byte{seed}, finals...) {
-		for key, row := range rowsOf(d, snap) {
-			fg.addTruths(key, row)
+	for _, rows := range stores {
+		for _, key := range slices.Sorted(maps.Keys(rows)) {
+			fg.addTruths(key, rows[key])
 		}
 	}
 	for _, r := range reads {
 		fg.readTruths(r.Output)
-		fg.readNumbers = append(fg.readNumbers, numbersIn(r.Output)...)
+		eachGroup(r.Output, func(groupBy string, g map[string]any) {
+			key := fg.labels.groupKey(groupBy, fmt.Sprint(g["key"]))
+			fg.truths[key] = append(fg.truths[key], g["value"], g["count"])
+		})
 	}
 	// Every number the data shows, once, for contradictions.
+	var all []float64
+	for _, r := range reads {
+		all = append(all, numbersIn(r.Output)...)
+	}
 	for _, key := range slices.Sorted(maps.Keys(fg.truths)) {
 		for _, v := range fg.truths[key] {
 			if x, ok := number(v); ok {
-				fg.readNumbers = append(fg.readNumbers, x)
+				all = append(all, x)
 			}
 		}
 	}
-	slices.Sort(fg.readNumbers)
-	fg.readNumbers = slices.Compact(fg.readNumbers)
+	slices.Sort(all)
+	for _, x := range slices.Compact(all) {
+		fg.dataNumbers = append(fg.dataNumbers, numberTok{x: x, dx: decimals(formatNumber(x))})
+	}
 	for _, f := range s.Answer {
 		fc := &factCheck{fact: f}
 		subs, why := fg.choose(f, fg.candidates(f, reads))
@@ -109,8 +122,26 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [
 			}
 		}
 		fg.facts = append(fg.facts, fc)
+		if len(subs) > 0 && subs[0].kind == aboutMember {
+			set := fg.sets[subs[0].class]
+			if set == nil {
+				set = &factSet{members: map[string]bool{}}
+				fg.sets[subs[0].class] = set
+			}
+			set.facts = append(set.facts, fc)
+			for _, sub := range subs {
+				set.members[sub.key] = true
+			}
+		}
 	}
 	return fg
+}
+
+// factSet is the member facts of one entity (or one grouping) together:
+// the set of rows a prompt asks for.
+type factSet struct {
+	facts   []*factCheck
+	members map[string]bool
 }
 
 // addTruths keeps a row's values as its truths, and as the truths of
@@ -133,22 +164,13 @@ func (fg *factGold) addTruths(key string, row map[string]any) {
 	}
 }
 
-// readTruths keeps the values a read shows for each row and group.
+// readTruths keeps the values a read shows for each row.
 func (fg *factGold) readTruths(v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		if id, ok := x["id"].(string); ok {
 			if key, known := fg.labels.ids[strings.ToLower(id)]; known {
 				fg.addTruths(key, x)
-			}
-		}
-		if groupBy, ok := x["group_by"].(string); ok {
-			groups, _ := x["groups"].([]any)
-			for _, g := range groups {
-				if gm, ok := g.(map[string]any); ok {
-					key := fg.labels.groupKey(groupBy, fmt.Sprint(gm["key"]))
-					fg.truths[key] = append(fg.truths[key], gm["value"], gm["count"])
-				}
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(x)) {
@@ -241,23 +263,13 @@ func (fg *factGold) judge(answer string) []factVerdict {
 		}
 	}
 	var out []factVerdict
-	// Sets: the member facts of one entity (or one grouping) together.
-	sets := map[string][]*factCheck{}
 	for _, fc := range fg.facts {
-		for _, s := range fc.subjects {
-			if s.kind == aboutMember {
-				sets[s.class] = append(sets[s.class], fc)
-				break
-			}
-		}
-	}
-	for _, fc := range fg.facts {
-		out = append(out, factVerdict{fc, fg.judgeOne(fc, answer, scans, sets)})
+		out = append(out, factVerdict{fc, fg.judgeOne(fc, answer, scans)})
 	}
 	return out
 }
 
-func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan, sets map[string][]*factCheck) string {
+func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan) string {
 	f := fc.fact
 	if len(fc.subjects) == 0 || fc.subjects[0].kind == aboutTotal {
 		if Stated(answer, f) {
@@ -269,7 +281,7 @@ func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan, se
 	case aboutCount:
 		return fg.judgeCount(fc, scans)
 	case aboutMember:
-		return fg.judgeMember(fc, answer, scans, sets)
+		return fg.judgeMember(fc, answer, scans)
 	}
 	keys := map[string]bool{}
 	for _, s := range fc.subjects {
@@ -368,12 +380,7 @@ func factEqualsAt(f *speclang.Fact, n numberTok) bool {
 // gold's reads or the stores show: a subject's other quantity, or another
 // row's, which the binding already judges.
 func (fg *factGold) anyTruth(n numberTok) bool {
-	for _, x := range fg.readNumbers {
-		if n.states(x, decimals(formatNumber(x))) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fg.dataNumbers, func(d numberTok) bool { return n.states(d.x, d.dx) })
 }
 
 // inPrompt reports whether a written number is one of the prompt's (a
@@ -412,7 +419,7 @@ func (fg *factGold) judgeCount(fc *factCheck, scans []*unitScan) string {
 
 // judgeMember accepts a member of a set named anywhere, unless the answer
 // presents a row outside the set as one of its members.
-func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan, sets map[string][]*factCheck) string {
+func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan) string {
 	named := Stated(answer, fc.fact)
 	for _, sc := range scans {
 		for _, m := range sc.mentions {
@@ -425,12 +432,12 @@ func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan,
 		return "it is not in the answer"
 	}
 	class := fc.subjects[0].class
-	members := map[string]bool{}
-	for _, other := range sets[class] {
-		for _, s := range other.subjects {
-			members[s.key] = true
-		}
+	set := fg.sets[class]
+	// One verdict per set: its first member reports a non-member.
+	if set.facts[0] != fc {
+		return ""
 	}
+	members := set.members
 	for _, sc := range scans {
 		// A row outside the set is presented as a member when it is
 		// named beside a member, with no value of its own and no
@@ -445,10 +452,6 @@ func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan,
 			for _, k := range m.keys {
 				if classOf(k) != class || members[k] || fg.truthStated(sc, k) || sc.contrasted(m.span) || sc.clauseHasNumber(m.span) {
 					continue
-				}
-				// One verdict per set: the first member reports it.
-				if sets[class][0] != fc {
-					return ""
 				}
 				return fmt.Sprintf("it presents %s as one of them, which it is not", fg.labels.say(k))
 			}
@@ -550,13 +553,61 @@ func sentences(line string) []string {
 type labelIndex struct {
 	// ids maps a lower-case ID to its row key.
 	ids map[string]string
-	// phrases maps a phrase (as words) to the rows it names, and
-	// groupPhrases to the groups.
-	phrases, groupPhrases map[string][]string
-	maxWords              int
+	// rows and groups index the phrases that name rows and groups by
+	// their first word, longest first.
+	rows, groups phraseIndex
 	// names holds each key's full names (as words), and display its ID.
 	names   map[string][]string
 	display map[string]string
+}
+
+// phraseIndex holds phrases by their first word, longest first.
+type phraseIndex map[string][]phrase
+
+// phrase is a run of words and the keys it names.
+type phrase struct {
+	words []string
+	keys  []string
+}
+
+// add makes a phrase (as words) name a key.
+func (pi phraseIndex) add(text, key string) {
+	ws := strings.Fields(text)
+	if len(ws) == 0 {
+		return
+	}
+	list := pi[ws[0]]
+	for i := range list {
+		if slices.Equal(list[i].words, ws) {
+			if !slices.Contains(list[i].keys, key) {
+				list[i].keys = append(list[i].keys, key)
+			}
+			return
+		}
+	}
+	list = append(list, phrase{ws, []string{key}})
+	slices.SortStableFunc(list, func(a, b phrase) int { return len(b.words) - len(a.words) })
+	pi[ws[0]] = list
+}
+
+// match returns the longest phrase starting at word i, if any.
+func (pi phraseIndex) match(ws []wordTok, i int) (phrase, bool) {
+	for _, p := range pi[ws[i].w] {
+		if i+len(p.words) > len(ws) {
+			continue
+		}
+		ok := true
+		for k, w := range p.words[1:] {
+			if ws[i+1+k].w != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return p, true
+		}
+	}
+	return phrase{}, false
 }
 
 // displayField is the field that names an entity's rows for people: name
@@ -574,92 +625,97 @@ func displayField(e *speclang.Entity) (field string, parts bool) {
 	return "", false
 }
 
-func newLabelIndex(d *speclang.Domain, seed []byte, finals [][]byte, reads []GoldRead) *labelIndex {
-	li := &labelIndex{ids: map[string]string{}, phrases: map[string][]string{}, groupPhrases: map[string][]string{}, names: map[string][]string{}, display: map[string]string{}}
+// newLabelIndex indexes the IDs and names of every row of the seed and the
+// right stores, and the keys of the groups of the gold's statistics.
+func newLabelIndex(d *speclang.Domain, stores []map[string]map[string]any, reads []GoldRead) *labelIndex {
+	li := &labelIndex{ids: map[string]string{}, rows: phraseIndex{}, groups: phraseIndex{}, names: map[string][]string{}, display: map[string]string{}}
 	if d == nil {
 		return li
 	}
-	// Every row of the seed and the right stores, by entity.
-	byEntity := map[string]map[string]string{} // entity → key → name
-	parts := map[string]bool{}
+	type display struct {
+		field string
+		parts bool
+	}
+	fields := map[string]display{}
 	for _, e := range d.Entities {
-		byEntity[e.Name] = map[string]string{}
-		field, p := displayField(e)
-		parts[e.Name] = p
-		for _, snap := range append([][]byte{seed}, finals...) {
-			for key, row := range rowsOf(d, snap) {
-				if classOf(key) != e.Name {
-					continue
+		f, p := displayField(e)
+		fields[e.Name] = display{f, p}
+	}
+	names := map[string]map[string]string{} // entity → key → name, as words
+	for _, rows := range stores {
+		for key, row := range rows {
+			entity := classOf(key)
+			id := key[len(entity)+1:]
+			li.ids[strings.ToLower(id)], li.display[key] = key, id
+			if name, ok := row[fields[entity].field].(string); ok && words(name) != "" {
+				if names[entity] == nil {
+					names[entity] = map[string]string{}
 				}
-				id := key[len(e.Name)+1:]
-				li.ids[strings.ToLower(id)], li.display[key] = key, id
-				if name, ok := row[field].(string); ok && field != "" {
-					byEntity[e.Name][key] = name
-				}
+				names[entity][key] = strings.ToLower(name)
 			}
 		}
 	}
-	for _, e := range d.Entities {
-		rows := byEntity[e.Name]
+	for _, entity := range slices.Sorted(maps.Keys(names)) {
+		rows := names[entity]
+		padded := map[string]string{}
+		for key, name := range rows {
+			padded[key] = " " + words(name) + " "
+		}
 		for _, key := range slices.Sorted(maps.Keys(rows)) {
 			full := words(rows[key])
-			if full == "" {
-				continue
-			}
 			li.names[key] = append(li.names[key], full)
-			li.add(full, key)
-			if parts[e.Name] {
-				for _, p := range uniqueParts(strings.ToLower(rows[key]), key, rows) {
-					li.add(p, key)
+			li.rows.add(full, key)
+			if fields[entity].parts {
+				for _, p := range uniqueParts(rows[key], key, padded) {
+					li.rows.add(p, key)
 				}
-			}
-		}
-	}
-	// Groups of the gold's statistics are named by their keys.
-	var groups func(v any)
-	groups = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if groupBy, ok := x["group_by"].(string); ok {
-				gs, _ := x["groups"].([]any)
-				for _, g := range gs {
-					if gm, ok := g.(map[string]any); ok {
-						k := fmt.Sprint(gm["key"])
-						if key := li.groupKey(groupBy, k); strings.Contains(key, "=") {
-							li.add(words(k), key)
-							li.display[key] = k
-						}
-					}
-				}
-			}
-			for _, k := range slices.Sorted(maps.Keys(x)) {
-				groups(x[k])
-			}
-		case []any:
-			for _, e := range x {
-				groups(e)
 			}
 		}
 	}
 	for _, r := range reads {
-		groups(r.Output)
+		eachGroup(r.Output, func(groupBy string, g map[string]any) {
+			k := fmt.Sprint(g["key"])
+			if key := li.groupKey(groupBy, k); strings.Contains(key, "=") {
+				li.add(words(k), key)
+				li.display[key] = k
+			}
+		})
 	}
 	return li
+}
+
+// eachGroup calls fn with every group of every statistic in a decoded
+// output.
+func eachGroup(v any, fn func(groupBy string, g map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if groupBy, ok := x["group_by"].(string); ok {
+			gs, _ := x["groups"].([]any)
+			for _, g := range gs {
+				if gm, ok := g.(map[string]any); ok {
+					fn(groupBy, gm)
+				}
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			eachGroup(x[k], fn)
+		}
+	case []any:
+		for _, e := range x {
+			eachGroup(e, fn)
+		}
+	}
 }
 
 // add makes a phrase name a key: a row's, or a group's (groups are named
 // apart from rows: "lab" names the lab building inside "Lab building
 // feeder", a meter's name).
 func (li *labelIndex) add(phrase, key string) {
-	phrases := li.phrases
 	if strings.Contains(key, "=") {
-		phrases = li.groupPhrases
+		li.groups.add(phrase, key)
+	} else {
+		li.rows.add(phrase, key)
 	}
-	if phrase == "" || slices.Contains(phrases[phrase], key) {
-		return
-	}
-	phrases[phrase] = append(phrases[phrase], key)
-	li.maxWords = max(li.maxWords, len(strings.Fields(phrase)))
 }
 
 // groupKey names a statistic's group; a group keyed by a row's ID (a
@@ -672,12 +728,13 @@ func (li *labelIndex) groupKey(groupBy, key string) string {
 }
 
 // uniqueParts lists the runs of words of a row's name that no other row of
-// its entity has in its name: "A1 spindle vibration" names one sensor.
-// Runs start and end where the name's own words do (the 4 of "B4" is no
-// run); a run of one word must be five letters or more, and no run starts
-// or ends with a stop word or is made of numbers and single letters alone.
-func uniqueParts(full, key string, rows map[string]string) []string {
-	ws := strings.Fields(full)
+// its entity has in its name (padded: each name as words, between
+// spaces): "A1 spindle vibration" names one sensor. Runs start and end
+// where the name's own words do (the 4 of "B4" is no run); a run of one
+// word must be five letters or more, and no run starts or ends with a stop
+// word or is made of numbers and single letters alone.
+func uniqueParts(name, key string, padded map[string]string) []string {
+	ws := strings.Fields(name)
 	var out []string
 	for i := range ws {
 		for j := i + 1; j <= len(ws) && j-i <= 6; j++ {
@@ -692,8 +749,8 @@ func uniqueParts(full, key string, rows map[string]string) []string {
 				continue
 			}
 			unique := true
-			for other, name := range rows {
-				if other != key && strings.Contains(" "+words(name)+" ", " "+p+" ") {
+			for other, name := range padded {
+				if other != key && strings.Contains(name, " "+p+" ") {
 					unique = false
 					break
 				}
@@ -728,33 +785,10 @@ func (li *labelIndex) say(key string) string {
 	return key
 }
 
-// span is a range of bytes of a unit's text.
-type span struct{ start, end int }
-
 // mention is a place where a unit names rows or groups.
 type mention struct {
 	span
 	keys []string
-}
-
-// numberTok is a number as an answer writes it.
-type numberTok struct {
-	span
-	text string
-	x    float64
-	dx   int
-	pct  bool
-}
-
-// states reports whether the written number states v (with dv decimals).
-func (n numberTok) states(v float64, dv int) bool {
-	return sameNumber(n.x, n.dx, v, dv) || n.pct && sameNumber(n.x/100, n.dx+2, v, dv)
-}
-
-// wordTok is one word of a unit, lower-cased.
-type wordTok struct {
-	span
-	w string
 }
 
 // unitScan is a unit read once: its words, numbers and mentions.
@@ -765,6 +799,8 @@ type unitScan struct {
 	words    []wordTok
 	numbers  []numberTok
 	mentions []mention
+	// groups caches groupsOf by class.
+	groups map[string][]mention
 }
 
 var idToken = regexp.MustCompile(`[A-Za-z]{1,8}[0-9]{1,9}`)
@@ -790,112 +826,31 @@ func (li *labelIndex) scan(u unit) *unitScan {
 		}
 	}
 	// Names of rows, then of groups, longest first at each word.
-	sc.names(li.phrases, li.maxWords, taken)
-	sc.names(li.groupPhrases, li.maxWords, taken)
+	sc.names(li.rows, taken)
+	sc.names(li.groups, taken)
 	slices.SortFunc(sc.mentions, func(a, b mention) int { return a.start - b.start })
 	return sc
 }
 
-// names adds the mentions of phrases, longest first at each word, outside
-// the taken bytes (IDs).
-func (sc *unitScan) names(phrases map[string][]string, maxWords int, taken []bool) {
+// names adds the mentions of an index's phrases, longest first at each
+// word, outside the taken bytes (IDs).
+func (sc *unitScan) names(pi phraseIndex, taken []bool) {
 	for i := 0; i < len(sc.words); {
-		n := min(maxWords, len(sc.words)-i)
-		for ; n > 0; n-- {
-			ws := make([]string, n)
-			for k := range n {
-				ws[k] = sc.words[i+k].w
-			}
-			keys, ok := phrases[strings.Join(ws, " ")]
-			s := span{sc.words[i].start, sc.words[i+n-1].end}
-			if ok && !taken[s.start] && !taken[s.end-1] {
-				sc.mentions = append(sc.mentions, mention{s, keys})
-				break
-			}
+		p, ok := pi.match(sc.words, i)
+		if !ok {
+			i++
+			continue
 		}
-		i += max(n, 1)
+		s := span{sc.words[i].start, sc.words[i+len(p.words)-1].end}
+		if !taken[s.start] && !taken[s.end-1] {
+			sc.mentions = append(sc.mentions, mention{s, p.keys})
+		}
+		i += len(p.words)
 	}
 }
 
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-}
-
-// wordTokens splits a text into words as words does, keeping offsets.
-func wordTokens(text string) []wordTok {
-	var out []wordTok
-	start, class := -1, ' '
-	classOfRune := func(r rune) rune {
-		switch {
-		case unicode.IsLetter(r):
-			return 'a'
-		case unicode.IsDigit(r):
-			return '0'
-		}
-		return ' '
-	}
-	flush := func(end int) {
-		if start >= 0 {
-			out = append(out, wordTok{span{start, end}, strings.ToLower(text[start:end])})
-		}
-		start = -1
-	}
-	for i, r := range text {
-		c := classOfRune(r)
-		if c != class {
-			flush(i)
-			if c != ' ' {
-				start = i
-			}
-			class = c
-		}
-	}
-	flush(len(text))
-	return out
-}
-
-// numberTokens lists the numbers a text states, read as statesNumber reads
-// them.
-func numberTokens(text string) []numberTok {
-	norm := minusSigns.Replace(text)
-	if len(norm) != len(text) {
-		// Offsets must stay those of text: replace each minus sign by
-		// spaces and a hyphen of the same length.
-		norm = sameLengthMinus(text)
-	}
-	var out []numberTok
-	seen := map[int]bool{}
-	for _, re := range []*regexp.Regexp{groupedNumber, numberToken} {
-		for _, m := range re.FindAllStringSubmatchIndex(norm, -1) {
-			tok := norm[m[2]:m[3]]
-			if seen[m[2]] || afterGroup(norm[:m[2]]) || !standsAlone(tok, norm[m[3]:]) {
-				continue
-			}
-			x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimLeft(tok, " "), ",", ""), 64)
-			if err != nil {
-				continue
-			}
-			seen[m[2]] = true
-			out = append(out, numberTok{span{m[2], m[3]}, text[m[2]:m[3]], x, decimals(tok), strings.HasPrefix(norm[m[3]:], "%")})
-		}
-	}
-	slices.SortFunc(out, func(a, b numberTok) int { return a.start - b.start })
-	return out
-}
-
-// sameLengthMinus writes each Unicode minus sign as spaces and a hyphen of
-// its byte length.
-func sameLengthMinus(text string) string {
-	var b strings.Builder
-	for _, r := range text {
-		switch r {
-		case '\u2212', '\ufe63', '\uff0d':
-			b.WriteString(strings.Repeat(" ", utf8.RuneLen(r)-1) + "-")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // occurrences lists where a unit states a fact's value.
@@ -941,6 +896,18 @@ func (sc *unitScan) wordOccurrences(phrase string) []span {
 // with only connectors between them ("A and B", "SS003 (North Ridge
 // probe)") share what follows.
 func (sc *unitScan) groupsOf(class string) []mention {
+	if gs, ok := sc.groups[class]; ok {
+		return gs
+	}
+	if sc.groups == nil {
+		sc.groups = map[string][]mention{}
+	}
+	gs := sc.joinGroups(class)
+	sc.groups[class] = gs
+	return gs
+}
+
+func (sc *unitScan) joinGroups(class string) []mention {
 	var out []mention
 	for _, m := range sc.mentions {
 		var keys []string

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -248,32 +247,36 @@ func (fg *factGold) choose(f *speclang.Fact, cands []subject) ([]subject, string
 	if !counting && !slices.ContainsFunc(cands, func(s subject) bool { return s.kind != aboutCount }) {
 		counting = true
 	}
-	var named, rows, others []subject
+	// Members are gone; what is left are rows, groups, counts and totals.
+	var named, rows, groups []subject
 	mentioned := fg.labels.keysIn(f.What)
 	for _, s := range cands {
 		switch {
-		case s.kind == aboutCount && !counting:
-			continue
-		case s.kind == aboutCount:
+		case s.kind == aboutCount && counting:
 			return []subject{s}, ""
-		case s.kind == aboutTotal:
+		case s.kind == aboutCount, s.kind == aboutTotal:
 			continue
 		}
 		if mentioned[s.key] {
 			named = append(named, s)
 		}
-		if s.kind == aboutRow || s.kind == aboutMember && strings.Contains(s.key, "/") {
+		if s.kind == aboutRow {
 			rows = append(rows, s)
 		} else {
-			others = append(others, s)
+			groups = append(groups, s)
 		}
 	}
 	switch {
 	case len(named) > 0:
 		// The fact's words name the row; a group the same read grouped
 		// the value by is as right a subject ("the west zone, 17.3 °C").
-		return append(named, withoutNamed(others, named)...), ""
-	case len(rows) == 0 && len(others) == 0:
+		for _, g := range groups {
+			if !slices.Contains(named, g) {
+				named = append(named, g)
+			}
+		}
+		return named, ""
+	case len(rows) == 0 && len(groups) == 0:
 		if counting {
 			return nil, "no gold read counts it"
 		}
@@ -292,11 +295,11 @@ func (fg *factGold) choose(f *speclang.Fact, cands []subject) ([]subject, string
 	}
 	if len(keys) > 1 {
 		if picked := fg.byField(f, rows); len(picked) > 0 {
-			return append(picked, others...), ""
+			return append(picked, groups...), ""
 		}
 		return nil, fmt.Sprintf("the gold's reads report it for several rows (%s) and its words name none of them; write about: {id: …, field: …} to say which", subjectList(rows))
 	}
-	return append(rows, others...), ""
+	return append(rows, groups...), ""
 }
 
 // enumMember reads a string value that rows hold in one enum field as a
@@ -322,17 +325,6 @@ func (fg *factGold) enumMember(f *speclang.Fact, cands []subject) (subject, bool
 		}
 	}
 	return subject{kind: aboutMember, key: key, class: field + "="}, true
-}
-
-// withoutNamed drops the groups when a named subject already decides.
-func withoutNamed(others, named []subject) []subject {
-	var out []subject
-	for _, s := range others {
-		if !slices.Contains(named, s) && s.kind == aboutGroup {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // byField keeps the row candidates whose field the fact's words name, when
@@ -370,8 +362,13 @@ func matchesAbout(s subject, a *speclang.About) bool {
 }
 
 func aboutWords(a *speclang.About) string {
-	b, _ := json.Marshal(map[string]string{"id": a.ID, "field": a.Field, "group": a.Group, "count": a.Count})
-	return strings.NewReplacer(`"id":"",`, "", `"field":"",`, "", `"group":"",`, "", `,"count":""`, "", `"count":"",`, "").Replace(string(b))
+	var parts []string
+	for _, kv := range [][2]string{{"id", a.ID}, {"field", a.Field}, {"group", a.Group}, {"count", a.Count}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+": "+kv[1])
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func subjectList(ss []subject) string {
