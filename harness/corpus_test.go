@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/specs"
 )
 
 // The corpus is real agent work: LLM agents that never read a scenario's
@@ -54,11 +53,7 @@ func loadCorpus(t *testing.T) []corpusEntry {
 }
 
 func TestCorpusScores(t *testing.T) {
-	spec, err := speclang.LoadAll(specs.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	spec, ctx := loadSpec(t), context.Background()
 	levels := map[string]int{}
 	for _, e := range loadCorpus(t) {
 		rec, err := ScoreRecording(ctx, spec, gen.Lookup, e.rc, "corpus", e.answer)
@@ -92,11 +87,7 @@ type mutant struct {
 }
 
 func TestCorpusMutantsFail(t *testing.T) {
-	spec, err := speclang.LoadAll(specs.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	spec, ctx := loadSpec(t), context.Background()
 	counts := map[string]int{}
 	for _, e := range loadCorpus(t) {
 		if e.wrong != "" {

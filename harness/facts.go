@@ -513,16 +513,19 @@ func splitUnits(answer string) []unit {
 			head = ""
 			continue
 		}
+		item := listItem.MatchString(line)
 		h := ""
-		if listItem.MatchString(line) {
+		if item {
 			h = head
 		}
 		for i, s := range sentences(line) {
 			out = append(out, unit{head: h, text: s, cont: i > 0})
 		}
-		if headingLine.MatchString(line) && !listItem.MatchString(line) {
+		switch {
+		case item: // the items of a heading keep it
+		case headingLine.MatchString(line):
 			head = line
-		} else if !listItem.MatchString(line) {
+		default:
 			head = ""
 		}
 	}

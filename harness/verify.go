@@ -412,11 +412,11 @@ func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (
 		}
 		return nil
 	}
-	main, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
-	if err := add(main, err); err != nil {
+	gold, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
+	if err := add(gold, err); err != nil {
 		return nil, err
 	}
-	r.Reads = main.reads
+	r.Reads = gold.reads
 	for _, v := range goldVariants(calls) {
 		if err := add(v.run(ctx, rt, calls)); err != nil {
 			return nil, err
