@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -585,42 +586,120 @@ func (r *Report) sizeClass() *Table {
 	return t
 }
 
-// bestLevel is each model at the level where its TC is highest, with its
-// wall time, energy per completed task and TC per second; pareto marks
-// models no other model beats on both TC and wall time.
+// BestLevelRule is how each model's best level is chosen, in words for
+// the report.
+const BestLevelRule = "over the trials (domain, scenario, repetition) the model played at every one of its levels: " +
+	"the highest TC; on a tie the highest TC strict, then the lower mean wall time, then the finer level (L4 first)"
+
+// bestLevel is each model at its best level (BestLevelRule), with its wall
+// time, energy per completed task and TC per second; rule says which step
+// of the rule decided, and pareto marks models no other model beats on
+// both TC and wall time.
 func (r *Report) bestLevel() *Table {
 	t := &Table{Name: "best_level", Title: "Each model at its best level (Pareto front: no model is both faster and better)",
-		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto"}}
+		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto", "trials", "rule"},
+		Note:   "Best level: " + BestLevelRule + "; rule names the step that decided."}
 	type pt struct {
-		m    string
-		l    level.Level
-		tc   float64
-		wall float64
-		eff  []any
+		m       string
+		l       level.Level
+		tc, tcs float64
+		wall    float64
+		eff     []any
+		n       int
+		rule    string
 	}
 	var pts []pt
 	for _, m := range r.Models {
-		best := pt{m: m, tc: -1}
+		byLevel := map[level.Level][]row{}
 		for _, l := range r.Levels {
-			rows := r.where(func(x row) bool { return x.model == m && x.level == l })
-			if len(rows) == 0 {
-				continue
-			}
-			if tc := mean(col(rows, getTC)); tc > best.tc {
-				best = pt{m, l, tc, mean(col(rows, getWall)), efficiency(rows)}
+			if rows := r.where(func(x row) bool { return x.model == m && x.level == l }); len(rows) > 0 {
+				byLevel[l] = rows
 			}
 		}
-		if best.tc >= 0 {
-			pts = append(pts, best)
+		shared, common := sharedTrials(byLevel)
+		var cands []pt
+		for _, l := range r.Levels { // L4 first: the last step of the rule
+			rows := slices.DeleteFunc(slices.Clone(byLevel[l]), func(x row) bool { return !shared[trialKey(x)] })
+			if len(rows) > 0 {
+				cands = append(cands, pt{m: m, l: l, tc: mean(col(rows, getTC)), tcs: mean(col(rows, func(x row) float64 { return x.tcs })),
+					wall: mean(col(rows, getWall)), eff: efficiency(rows), n: len(rows)})
+			}
 		}
+		if len(cands) == 0 {
+			continue
+		}
+		steps := []struct {
+			name string
+			cmp  func(a, b pt) int
+		}{
+			{"tc", func(a, b pt) int { return cmp.Compare(b.tc, a.tc) }},
+			{"tc_strict", func(a, b pt) int { return cmp.Compare(b.tcs, a.tcs) }},
+			{"wall time", func(a, b pt) int { return cmp.Compare(a.wall, b.wall) }},
+		}
+		slices.SortStableFunc(cands, func(a, b pt) int {
+			for _, s := range steps {
+				if c := s.cmp(a, b); c != 0 {
+					return c
+				}
+			}
+			return 0
+		})
+		best := cands[0]
+		best.rule = "only level"
+		if len(cands) > 1 {
+			best.rule = "level order"
+			for _, s := range steps {
+				if s.cmp(best, cands[1]) != 0 {
+					best.rule = s.name
+					break
+				}
+			}
+		}
+		if !common {
+			best.rule += " (no trial ran at every level: each level over its own)"
+		}
+		pts = append(pts, best)
 	}
 	for _, p := range pts {
 		front := !slices.ContainsFunc(pts, func(q pt) bool {
 			return q.m != p.m && q.tc >= p.tc && q.wall <= p.wall && (q.tc > p.tc || q.wall < p.wall)
 		})
-		t.Rows = append(t.Rows, []any{p.m, string(p.l), p.tc, p.wall, p.eff[0], p.eff[1], front})
+		t.Rows = append(t.Rows, []any{p.m, string(p.l), p.tc, p.wall, p.eff[0], p.eff[1], front, p.n, p.rule})
 	}
 	return t
+}
+
+// trialKey names a trial across levels: its domain, scenario and
+// repetition.
+func trialKey(x row) string { return fmt.Sprintf("%s/%s/%d", x.domain, x.scenario, x.rep) }
+
+// sharedTrials lists the trials played at every level given (common);
+// when no trial is, it lists every trial, so that a model whose levels ran
+// apart still has a best level.
+func sharedTrials(byLevel map[level.Level][]row) (trials map[string]bool, common bool) {
+	count := map[string]int{}
+	for _, rows := range byLevel {
+		seen := map[string]bool{}
+		for _, x := range rows {
+			if k := trialKey(x); !seen[k] {
+				seen[k] = true
+				count[k]++
+			}
+		}
+	}
+	out := map[string]bool{}
+	for k, n := range count {
+		if n == len(byLevel) {
+			out[k] = true
+		}
+	}
+	if len(out) > 0 {
+		return out, true
+	}
+	for k := range count {
+		out[k] = true
+	}
+	return out, false
 }
 
 func (r *Report) passK() *Table {
