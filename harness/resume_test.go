@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,5 +182,66 @@ func TestJournalDropsAPartialLastLine(t *testing.T) {
 	}
 	if _, _, err := results.ReadJournal(path); err == nil || !strings.Contains(err.Error(), results.TrialsFile+":1: not a trial record") {
 		t.Fatalf("damaged journal: %v", err)
+	}
+}
+
+// TestRunJSONNamesEachModelOnceChecked stops a run while its second model
+// runs, as a kill would: run.json on disk must already name both models
+// with their size and quantisation, and a resume must keep both.
+func TestRunJSONNamesEachModelOnceChecked(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	gold := goldModel(spec, lookup)
+	second := make(chan struct{})
+	var once sync.Once
+	block := true
+	var mu sync.Mutex
+	f := ollamatest.NewServer(t, []string{"first:1b", "second:1b"}, func(req ollamatest.Request, n int) ollamatest.Step {
+		mu.Lock()
+		hold := block && req.Model == "second:1b"
+		mu.Unlock()
+		if hold {
+			once.Do(func() { close(second) })
+			return ollamatest.Step{Delay: time.Hour} // cut short when the run stops
+		}
+		return gold(req, n)
+	})
+	cfg := testConfig("models", f.URL, "first:1b", "second:1b")
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, cfg, spec, Options{Out: out, Lookup: lookup})
+		done <- err
+	}()
+	select {
+	case <-second:
+	case err := <-done:
+		t.Fatalf("the run ended before its second model ran: %v", err)
+	}
+	// What a kill -9 now would leave.
+	man, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range cfg.ModelNames() {
+		if info := man.Models[m]; info.Parameters != 3212749888 || info.Quantization != "Q4_K_M" {
+			t.Errorf("run.json while the second model runs: model %s: %+v, want what /api/show said", m, info)
+		}
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	block = false
+	mu.Unlock()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if man, err = results.ReadManifest(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range cfg.ModelNames() {
+		if info := man.Models[m]; info.Quantization != "Q4_K_M" {
+			t.Errorf("run.json after the resume: model %s: %+v", m, info)
+		}
 	}
 }

@@ -523,13 +523,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			if err != nil {
 				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 			}
-			r.mu.Lock()
-			r.man.AddWarmUp(w)
-			if r.man.Models == nil {
-				r.man.Models = map[string]results.ModelInfo{}
+			if err := r.checked(model, info, w); err != nil {
+				return err
 			}
-			r.man.Models[model] = info
-			r.mu.Unlock()
 			for range entry.Workers() {
 				workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: entry.ServedAs(), entry: entry, cfg: r.cfg, tools: map[string]api.Tools{}}})
 			}
@@ -636,14 +632,28 @@ func (r *runner) endpoint(ctx context.Context, e results.ModelEntry) (*openai.Cl
 	if e.ParamsB > 0 {
 		info.ParameterSize = strconv.FormatFloat(e.ParamsB, 'f', -1, 64) + "B"
 	}
+	w := results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(r.cfg, e))}
+	if err := r.checked(e.Name, info, w); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checked records a model's warm-up and what its server (or entry) says
+// of it, and writes run.json at once: a run killed while a later model
+// runs still names every model it checked, and a resume keeps them.
+func (r *runner) checked(model string, info results.ModelInfo, w results.WarmUp) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.man.AddWarmUp(results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(r.cfg, e))})
+	r.man.AddWarmUp(w)
 	if r.man.Models == nil {
 		r.man.Models = map[string]results.ModelInfo{}
 	}
-	r.man.Models[e.Name] = info
-	return c, nil
+	r.man.Models[model] = info
+	if err := results.WriteManifest(r.out, r.man); err != nil {
+		return fmt.Errorf("record model %s in %s: %w", model, results.ManifestFile, err)
+	}
+	return nil
 }
 
 // trial runs one trial on a fresh store and scores it. It returns nil when
