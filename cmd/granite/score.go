@@ -83,13 +83,22 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // printVerdict says the verdict and every reason for it.
 func printVerdict(w io.Writer, r *results.Record) {
 	m := r.Metrics
-	fmt.Fprintf(w, "%s: tc %g (tc_strict %g), f1 %.2f, action_f1 %.2f, arg_acc %.2f, %d calls\n",
-		r.TrialID, m.TC, m.TCStrict, m.F1, m.ActionF1, m.ArgAcc, m.ToolCalls)
+	fmt.Fprintf(w, "%s: tc %g (tc_strict %g), f1 %.2f, action_f1 %.2f, arg_acc %.2f, action_arg_acc %.2f, %d calls\n",
+		r.TrialID, m.TC, m.TCStrict, m.F1, m.ActionF1, m.ArgAcc, m.ActionArgAcc, m.ToolCalls)
 	for _, why := range m.Why {
 		fmt.Fprintf(w, "  - %s\n", why)
 	}
 	if m.TC == 1 {
 		fmt.Fprintln(w, "  the task is done: every state condition holds, the answer states every fact, and nothing else changed")
+	}
+	// tc_strict below tc: the task is done, but the store is not one of
+	// the right ones byte for byte.
+	if m.TC == 1 && m.TCStrict == 0 && m.Explain != nil && m.Explain.StoreDiff != nil {
+		d := m.Explain.StoreDiff
+		fmt.Fprintf(w, "  tc_strict 0: the final store equals no right final store byte for byte; against the nearest (%d of %d):\n", d.Right+1, d.Rights)
+		for _, l := range d.Lines(10) {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
 	}
 }
 
@@ -143,6 +152,9 @@ func addRecord(out string, rec *results.Record) error {
 		man.Config.Granularities = append(man.Config.Granularities, rec.Level)
 	}
 	man.Trials, man.Grid = len(done)+1, len(done)+1
+	// The hash covers the recorded subjects and levels and the specs they
+	// were scored on, as a run's covers its config.
+	man.ConfigHash = harness.ConfigHash(man.Config)
 	return results.WriteManifest(out, man)
 }
 

@@ -71,8 +71,11 @@ func TestServeRecordAndScore(t *testing.T) {
 	if code := run(context.Background(), []string{"score", "--record", file, "--answer-file", answerFile, "--model", "desktop", "--out", resultsDir}, &sout, &serr); code != 0 {
 		t.Fatalf("score exit %d: %s", code, serr.String())
 	}
-	if !strings.Contains(sout.String(), "desktop/"+s.ID+"/"+string(level)+"/r1: tc 1 (tc_strict 1)") {
-		t.Errorf("score printed %q; want tc 1", sout.String())
+	if !strings.Contains(sout.String(), "desktop/"+s.ID+"/"+string(level)+"/r1: tc 1 (tc_strict 1)") || !strings.Contains(sout.String(), "action_arg_acc 1.00") {
+		t.Errorf("score printed %q; want tc 1 and action ArgAcc", sout.String())
+	}
+	if man, err := results.ReadManifest(resultsDir); err != nil || man.ConfigHash == "" {
+		t.Errorf("the folder granite score made has no config hash: %v %+v", err, man)
 	}
 	recs, _, err := results.ReadJournal(filepath.Join(resultsDir, results.TrialsFile))
 	must(t, err)
@@ -98,6 +101,21 @@ func TestServeRecordAndScore(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"report", "--results", resultsDir}, &sout, &serr); code != 0 {
 		t.Errorf("report of the recorded folder: exit %d, %s", code, serr.String())
+	}
+}
+
+// TestScoreSaysWhyStrictFails scores a corpus recording whose task is done
+// in other words than the gold's: tc 1, tc_strict 0, and the verdict says
+// which rows differ from the nearest right store.
+func TestScoreSaysWhyStrictFails(t *testing.T) {
+	base := filepath.Join("..", "..", "harness", "testdata", "corpus", "fleet", "fleet-009.L4")
+	var sout, serr bytes.Buffer
+	if code := run(context.Background(), []string{"score", "--record", base + ".record.json", "--answer-file", base + ".answer.txt"}, &sout, &serr); code != 0 {
+		t.Fatalf("score exit %d: %s", code, serr.String())
+	}
+	out := sout.String()
+	if !strings.Contains(out, "tc 1 (tc_strict 0)") || !strings.Contains(out, "tc_strict 0: the final store equals no right final store byte for byte") || !strings.Contains(out, "tickets ") {
+		t.Errorf("score printed %q; want tc 1, tc_strict 0 and the ticket rows that differ", out)
 	}
 }
 

@@ -1,5 +1,11 @@
 package results
 
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
 // Explanation is the detail behind a trial's verdict, written when the
 // trial is scored so that granite view and a jq user read the same
 // reasons; nothing reading a record scores it again. Metrics.Why says the
@@ -39,6 +45,33 @@ type StoreDiff struct {
 	Right  int       `json:"right"`
 	Rights int       `json:"rights"`
 	Rows   []RowDiff `json:"rows"`
+}
+
+// Lines says the difference in words, a line per row, at most max lines
+// and then how many rows more.
+func (d *StoreDiff) Lines(max int) []string {
+	var out []string
+	for i, r := range d.Rows {
+		if i == max {
+			out = append(out, fmt.Sprintf("and %d rows more", len(d.Rows)-max))
+			break
+		}
+		switch r.Change {
+		case RowMissing:
+			out = append(out, fmt.Sprintf("%s %s: missing; the right store has it", r.Collection, r.ID))
+		case RowExtra:
+			out = append(out, fmt.Sprintf("%s %s: a row the right store lacks", r.Collection, r.ID))
+		default:
+			var fs []string
+			for _, f := range r.Fields {
+				got, _ := json.Marshal(f.Got)
+				want, _ := json.Marshal(f.Want)
+				fs = append(fs, fmt.Sprintf("%s = %s, the right store %s", f.Field, got, want))
+			}
+			out = append(out, fmt.Sprintf("%s %s: %s", r.Collection, r.ID, strings.Join(fs, "; ")))
+		}
+	}
+	return out
 }
 
 // Row changes of a StoreDiff.
