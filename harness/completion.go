@@ -72,6 +72,9 @@ type changeGold struct {
 	creates map[rowKey]map[string][]any
 	// createIDs lists the created rows of each collection, sorted.
 	createIDs map[string][]string
+	// finals are the right final stores, indexed, in order: decoded once
+	// for every trial's explanation.
+	finals []map[string]map[string]map[string]any
 	// prompt is the scenario's prompt as words: free text it dictates
 	// must be written as dictated.
 	prompt string
@@ -128,7 +131,8 @@ func newChangeGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals
 			g.err = err
 			return g
 		}
-		ch := diffStores(g.seed, indexRows(rows))
+		g.finals = append(g.finals, indexRows(rows))
+		ch := diffStores(g.seed, g.finals[len(g.finals)-1])
 		for k := range ch.deleted {
 			g.deletes[k] = true
 		}

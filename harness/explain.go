@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -30,17 +29,13 @@ func missingFact(f *speclang.Fact) results.Fact {
 // nearestDiff compares a final store (decoded) with each right final
 // store and returns the difference from the nearest: the one with the
 // fewest missing or extra rows and changed fields (the first on a tie).
-// A right store that cannot be read is passed over.
-func nearestDiff(final map[string][]map[string]any, finals [][]byte) *results.StoreDiff {
+// The right stores come indexed, decoded once per scenario (changeGold).
+func nearestDiff(final map[string][]map[string]any, finals []map[string]map[string]map[string]any) *results.StoreDiff {
 	got := indexRows(final)
 	var best *results.StoreDiff
 	bestN := 0
-	for i, f := range finals {
-		rows, err := mcpdomain.Rows(f)
-		if err != nil {
-			continue
-		}
-		d, n := storeDiff(got, indexRows(rows))
+	for i, right := range finals {
+		d, n := storeDiff(got, right)
 		if best == nil || n < bestN {
 			d.Right, best, bestN = i, d, n
 		}

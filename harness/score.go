@@ -127,8 +127,8 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if !m.ChangesOK {
 		explain(m).Collateral = collateral
 	}
-	if !m.SnapshotOK {
-		explain(m).StoreDiff = nearestDiff(rows, g.Finals)
+	if g.changes != nil && !m.SnapshotOK {
+		explain(m).StoreDiff = nearestDiff(rows, g.changes.finals)
 	}
 	for _, c := range collateral {
 		m.Why = append(m.Why, "a change the task did not ask for: "+c)
