@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,14 +222,6 @@ func statesValue(text string, v any) bool {
 	}
 }
 
-// numberToken is a number standing alone: not part of an identifier like
-// SN005 or a longer number. groupedNumber is one written with thousands
-// separators (1,180.9); both readings of "1,180" are tried.
-var (
-	numberToken   = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._])(-?[0-9]+(?:\.[0-9]+)?)`)
-	groupedNumber = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._,])(-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?)`)
-)
-
 // minusRunes are the other ways a text writes a minus sign: the Unicode
 // minus, the small and the full-width hyphen-minus.
 const minusRunes = "\u2212\ufe63\uff0d"
@@ -258,7 +249,7 @@ func sameNumber(x float64, dx int, v float64, dv int) bool {
 
 // afterGroup reports whether a number starts right after "<digit>,": it
 // is the tail of a number with thousands separators (the 180 of 1,180),
-// which groupedNumber reads whole.
+// which the grouped reading takes whole.
 func afterGroup(before string) bool {
 	n := len(before)
 	return n >= 2 && before[n-1] == ',' && before[n-2] >= '0' && before[n-2] <= '9'
@@ -373,6 +364,9 @@ func wordClass(r rune) rune {
 // numberTokens lists the numbers a text states (see statesNumber), where
 // each stands; both readings of "1,180" are listed.
 func numberTokens(text string) []numberTok {
+	if !strings.ContainsAny(text, "0123456789") {
+		return nil
+	}
 	norm := text
 	if strings.ContainsAny(text, minusRunes) {
 		// Offsets must stay those of text: each minus sign becomes
@@ -380,36 +374,84 @@ func numberTokens(text string) []numberTok {
 		norm = sameLengthMinus(text)
 	}
 	var out []numberTok
-	seen := map[span]bool{}
-	for _, re := range []*regexp.Regexp{groupedNumber, numberToken} {
-		for _, m := range re.FindAllStringSubmatchIndex(norm, -1) {
-			tok := norm[m[2]:m[3]]
-			if seen[span{m[2], m[3]}] || afterGroup(norm[:m[2]]) || !standsAlone(tok, norm[m[3]:]) {
-				continue
-			}
-			x, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimLeft(tok, " "), ",", ""), 64)
-			if err != nil {
-				continue
-			}
-			seen[span{m[2], m[3]}] = true
-			out = append(out, numberTok{span{m[2], m[3]}, text[m[2]:m[3]], x, decimals(tok), strings.HasPrefix(norm[m[3]:], "%")})
+	add := func(start, end int) {
+		tok := norm[start:end]
+		if afterGroup(norm[:start]) || !standsAlone(tok, norm[end:]) {
+			return
+		}
+		x, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64)
+		if err == nil {
+			out = append(out, numberTok{span{start, end}, tok, x, decimals(tok), strings.HasPrefix(norm[end:], "%")})
 		}
 	}
-	slices.SortFunc(out, func(a, b numberTok) int { return a.start - b.start })
+	for i := 0; i < len(norm); i++ {
+		digits := i
+		if norm[i] == '-' {
+			digits++
+		}
+		if digits >= len(norm) || !isDigit(norm[digits]) {
+			continue
+		}
+		// A number starts the text or follows what is no part of a word,
+		// a number or a decimal (SN005, 5.2.1); a grouped one no comma.
+		prev, _ := utf8.DecodeLastRuneInString(norm[:i])
+		if i > 0 && (unicode.IsLetter(prev) || unicode.IsNumber(prev) || prev == '.' || prev == '_') {
+			continue
+		}
+		plain := digitsEnd(norm, digits)
+		if grouped := groupedEnd(norm, digits, plain); grouped > plain && (i == 0 || prev != ',') {
+			add(i, fractionEnd(norm, grouped))
+		}
+		end := fractionEnd(norm, plain)
+		add(i, end)
+		i = end - 1
+	}
 	return out
+}
+
+// digitsEnd is where the run of digits from i ends.
+func digitsEnd(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// fractionEnd is where a number ending at i ends with its decimals, if a
+// point and a digit follow.
+func fractionEnd(s string, i int) int {
+	if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
+		return digitsEnd(s, i+1)
+	}
+	return i
+}
+
+// groupedEnd is where a number with thousands separators from i ends: one
+// to three digits, then groups of a comma and three digits; i when it has
+// none.
+func groupedEnd(s string, i, run int) int {
+	if run-i > 3 {
+		return i
+	}
+	end := i
+	for j := run; j+3 < len(s) && s[j] == ',' && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]); j += 4 {
+		end = j + 4
+	}
+	return end
 }
 
 // sameLengthMinus writes each Unicode minus sign as spaces and a hyphen of
 // its byte length.
 func sameLengthMinus(text string) string {
 	var b strings.Builder
-	for _, r := range text {
-		switch {
-		case strings.ContainsRune(minusRunes, r):
-			b.WriteString(strings.Repeat(" ", utf8.RuneLen(r)-1) + "-")
-		default:
-			b.WriteRune(r)
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if strings.ContainsRune(minusRunes, r) {
+			b.WriteString(strings.Repeat(" ", n-1) + "-")
+		} else {
+			b.WriteString(text[i : i+n]) // the bytes as they are, valid or not
 		}
+		i += n
 	}
 	return b.String()
 }

@@ -264,15 +264,15 @@ func (fg *factGold) judge(answer string) []factVerdict {
 	}
 	var out []factVerdict
 	for _, fc := range fg.facts {
-		out = append(out, factVerdict{fc, fg.judgeOne(fc, answer, scans)})
+		out = append(out, factVerdict{fc, fg.judgeOne(fc, scans)})
 	}
 	return out
 }
 
-func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan) string {
+func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 	f := fc.fact
 	if len(fc.subjects) == 0 || fc.subjects[0].kind == aboutTotal {
-		if Stated(answer, f) {
+		if stated(scans, f) {
 			return ""
 		}
 		return "it is not in the answer"
@@ -281,7 +281,7 @@ func (fg *factGold) judgeOne(fc *factCheck, answer string, scans []*unitScan) st
 	case aboutCount:
 		return fg.judgeCount(fc, scans)
 	case aboutMember:
-		return fg.judgeMember(fc, answer, scans)
+		return fg.judgeMember(fc, scans)
 	}
 	keys := map[string]bool{}
 	for _, s := range fc.subjects {
@@ -398,6 +398,12 @@ func (fg *factGold) isTruth(key string, n numberTok) bool {
 	return false
 }
 
+// stated reports whether any unit states a fact's value, about whatever:
+// Stated on the units already read.
+func stated(scans []*unitScan, f *speclang.Fact) bool {
+	return slices.ContainsFunc(scans, func(sc *unitScan) bool { return len(sc.occurrences(f)) > 0 })
+}
+
 // judgeCount accepts a count stated within four words of what it counts.
 func (fg *factGold) judgeCount(fc *factCheck, scans []*unitScan) string {
 	seen := false
@@ -419,8 +425,8 @@ func (fg *factGold) judgeCount(fc *factCheck, scans []*unitScan) string {
 
 // judgeMember accepts a member of a set named anywhere, unless the answer
 // presents a row outside the set as one of its members.
-func (fg *factGold) judgeMember(fc *factCheck, answer string, scans []*unitScan) string {
-	named := Stated(answer, fc.fact)
+func (fg *factGold) judgeMember(fc *factCheck, scans []*unitScan) string {
+	named := stated(scans, fc.fact)
 	for _, sc := range scans {
 		for _, m := range sc.mentions {
 			for _, s := range fc.subjects {
@@ -817,7 +823,11 @@ func (li *labelIndex) scan(u unit) *unitScan {
 	}
 	sc := &unitScan{text: text, words: wordTokens(text), numbers: numberTokens(text)}
 	taken := make([]bool, len(text))
-	for _, m := range idToken.FindAllStringIndex(text, -1) {
+	var ids [][]int
+	if strings.ContainsAny(text, "0123456789") { // an ID has digits
+		ids = idToken.FindAllStringIndex(text, -1)
+	}
+	for _, m := range ids {
 		if (m[0] > 0 && isAlnum(text[m[0]-1])) || (m[1] < len(text) && isAlnum(text[m[1]])) {
 			continue
 		}
