@@ -67,11 +67,14 @@ type factCheck struct {
 }
 
 // newFactGold derives the subjects of a scenario's answer facts from the
-// rows of the seed and the right stores and from the gold's reads.
-func newFactGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, finals [][]byte, reads []GoldRead) *factGold {
+// rows of the seed and the right stores (as changeGold read them) and
+// from the gold's reads.
+func newFactGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, reads []GoldRead) *factGold {
 	var stores []map[string]map[string]any // the seed's and right stores' rows, by key
-	for _, snap := range append([][]byte{seed}, finals...) {
-		stores = append(stores, rowsOf(d, snap))
+	if changes != nil {
+		for _, rows := range append([]map[string]map[string]map[string]any{changes.seed}, changes.finals...) {
+			stores = append(stores, keyedRows(d, rows))
+		}
 	}
 	fg := &factGold{labels: newLabelIndex(d, stores, reads), truths: map[string][]any{}, sets: map[string]*factSet{}, enums: map[string]bool{}, promptNumbers: numberTokens(s.Prompt)}
 	if d != nil {
@@ -812,7 +815,30 @@ type unitScan struct {
 	groups map[string][]mention
 }
 
-var idToken = regexp.MustCompile(`[A-Za-z]{1,8}[0-9]{1,9}`)
+// idSpans lists the words that are shaped like IDs: one to eight ASCII
+// letters, then one to nine digits, alone (SS003, TR0005; not SS003b).
+func idSpans(text string) []span {
+	var out []span
+	for i := 0; i < len(text); i++ {
+		if !isAlnum(text[i]) || i > 0 && isAlnum(text[i-1]) {
+			continue
+		}
+		letters := i
+		for letters < len(text) && isLetterASCII(text[letters]) {
+			letters++
+		}
+		end := digitsEnd(text, letters)
+		if l, d := letters-i, end-letters; l >= 1 && l <= 8 && d >= 1 && d <= 9 && (end == len(text) || !isAlnum(text[end])) {
+			out = append(out, span{i, end})
+		}
+		for i < len(text) && isAlnum(text[i]) { // on to the next word
+			i++
+		}
+	}
+	return out
+}
+
+func isLetterASCII(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // scan reads a unit; a list item under a heading reads as the heading, a
 // colon, then the item.
@@ -823,17 +849,10 @@ func (li *labelIndex) scan(u unit) *unitScan {
 	}
 	sc := &unitScan{text: text, words: wordTokens(text), numbers: numberTokens(text)}
 	taken := make([]bool, len(text))
-	var ids [][]int
-	if strings.ContainsAny(text, "0123456789") { // an ID has digits
-		ids = idToken.FindAllStringIndex(text, -1)
-	}
-	for _, m := range ids {
-		if (m[0] > 0 && isAlnum(text[m[0]-1])) || (m[1] < len(text) && isAlnum(text[m[1]])) {
-			continue
-		}
-		if key, ok := li.ids[strings.ToLower(text[m[0]:m[1]])]; ok {
-			sc.mentions = append(sc.mentions, mention{span{m[0], m[1]}, []string{key}})
-			for i := m[0]; i < m[1]; i++ {
+	for _, m := range idSpans(text) {
+		if key, ok := li.ids[strings.ToLower(text[m.start:m.end])]; ok {
+			sc.mentions = append(sc.mentions, mention{m, []string{key}})
+			for i := m.start; i < m.end; i++ {
 				taken[i] = true
 			}
 		}

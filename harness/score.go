@@ -38,8 +38,8 @@ func NewGold(d *speclang.Domain, s *speclang.Scenario, level mcpdomain.Level, rt
 	if rights == nil {
 		rights = &Rights{}
 	}
-	seed := rt.NewStore().Snapshot()
-	return newGold(s, level, rt, rights.Finals, newChangeGold(d, s, seed, rights.Finals), newFactGold(d, s, seed, rights.Finals, rights.Reads))
+	changes := newChangeGold(d, s, rt.NewStore().Snapshot(), rights.Finals)
+	return newGold(s, level, rt, rights.Finals, changes, newFactGold(d, s, changes, rights.Reads))
 }
 
 // newGold is NewGold with what does not depend on the level prepared.
@@ -114,7 +114,7 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	}
 	facts := g.facts
 	if facts == nil {
-		facts = newFactGold(nil, s, nil, nil, nil)
+		facts = newFactGold(nil, s, nil, nil)
 	}
 	explainFacts(m, facts.judge(rec.FinalAnswer))
 	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -418,18 +417,16 @@ var stopWords = map[string]bool{"a": true, "an": true, "the": true, "of": true, 
 	"after": true, "before": true, "with": true, "by": true, "from": true, "that": true, "which": true, "still": true, "now": true, "and": true,
 	"or": true, "is": true, "are": true, "was": true, "were": true, "it": true, "its": true, "this": true, "there": true}
 
-// rowsOf lists a snapshot's rows with their entity.
-func rowsOf(d *speclang.Domain, snapshot []byte) map[string]map[string]any {
+// keyedRows names a store's rows (indexed by collection and ID) by their
+// subject keys.
+func keyedRows(d *speclang.Domain, indexed map[string]map[string]map[string]any) map[string]map[string]any {
 	out := map[string]map[string]any{}
-	rows, err := mcpdomain.Rows(snapshot)
-	if err != nil || d == nil {
+	if d == nil {
 		return out
 	}
 	for _, e := range d.Entities {
-		for _, r := range rows[e.Plural] {
-			if id, ok := r["id"].(string); ok {
-				out[rowKeyOf(e.Name, id)] = r
-			}
+		for id, row := range indexed[e.Plural] {
+			out[rowKeyOf(e.Name, id)] = row
 		}
 	}
 	return out

@@ -152,8 +152,8 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*Gold, error) {
 		if err != nil {
 			return nil, err
 		}
-		seed := t.rt.NewStore().Snapshot()
-		rs = &rightStores{r.Finals, newChangeGold(t.domain, t.scenario, seed, r.Finals), newFactGold(t.domain, t.scenario, seed, r.Finals, r.Reads)}
+		changes := newChangeGold(t.domain, t.scenario, t.rt.NewStore().Snapshot(), r.Finals)
+		rs = &rightStores{r.Finals, changes, newFactGold(t.domain, t.scenario, changes, r.Reads)}
 	}
 	g = newGold(t.scenario, t.level, t.rt, rs.finals, rs.changes, rs.facts)
 	c.mu.Lock()

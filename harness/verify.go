@@ -321,7 +321,8 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 			// Every fact must be about a subject the gold's reads
 			// report it for.
 			if o.step == 0 {
-				for _, m := range newFactGold(d, s, rt.NewStore().Snapshot(), [][]byte{o.final}, o.reads).errs {
+				changes := newChangeGold(d, s, rt.NewStore().Snapshot(), [][]byte{o.final})
+				for _, m := range newFactGold(d, s, changes, o.reads).errs {
 					fail(level, 0, "", m)
 				}
 			}
