@@ -1162,15 +1162,15 @@ func writeReadable(b *strings.Builder, v any) {
 	}
 	entity, _ := x["entity"].(string)
 	if groups, ok := x["groups"].([]any); ok || x["function"] != nil {
-		fmt.Fprintf(b, "%v of %v over %v %s rows: %v\n", x["function"], x["field"], x["count"], entity, x["value"])
+		fmt.Fprintf(b, "%s of %s over %s %s rows: %s\n", readableValue(x["function"]), readableValue(x["field"]), readableValue(x["count"]), entity, readableValue(x["value"]))
 		for _, g := range groups {
 			gm, _ := g.(map[string]any)
-			fmt.Fprintf(b, "- %v %v: %v (%v %s rows)\n", x["group_by"], gm["key"], gm["value"], gm["count"], entity)
+			fmt.Fprintf(b, "- %s %s: %s (%s %s rows)\n", readableValue(x["group_by"]), readableValue(gm["key"]), readableValue(gm["value"]), readableValue(gm["count"]), entity)
 		}
 		return
 	}
 	if items, ok := x["items"].([]any); ok {
-		fmt.Fprintf(b, "%v %s rows:\n", x["count"], entity)
+		fmt.Fprintf(b, "%s %s rows:\n", readableValue(x["count"]), entity)
 		for _, it := range items {
 			b.WriteString("- ")
 			writeReadable(b, it)
@@ -1191,6 +1191,8 @@ func writeReadable(b *strings.Builder, v any) {
 	fmt.Fprintf(b, "%s: %s\n", id, strings.Join(parts, ", "))
 }
 
+// readableValue writes a string as it is and anything else as JSON (1000000,
+// not fmt's 1e+06).
 func readableValue(v any) string {
 	if s, ok := v.(string); ok {
 		return s
