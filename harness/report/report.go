@@ -597,8 +597,7 @@ const BestLevelRule = "over the trials (domain, scenario, repetition) the model 
 // both TC and wall time.
 func (r *Report) bestLevel() *Table {
 	t := &Table{Name: "best_level", Title: "Each model at its best level (Pareto front: no model is both faster and better)",
-		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto", "trials", "rule"},
-		Note:   "Best level: " + BestLevelRule + "; rule names the step that decided."}
+		Header: []string{"model", "best_level", "tc", "wall_s", "tc_per_s", "j_per_success", "pareto", "trials", "rule"}}
 	type pt struct {
 		m       string
 		l       level.Level
