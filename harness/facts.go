@@ -84,9 +84,10 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, 
 			}
 		}
 	}
+	// Truths are sets: the order they are gathered in does not matter.
 	for _, rows := range stores {
-		for _, key := range slices.Sorted(maps.Keys(rows)) {
-			fg.addTruths(key, rows[key])
+		for key, row := range rows {
+			fg.addTruths(key, row)
 		}
 	}
 	for _, r := range reads {
@@ -152,13 +153,14 @@ type factSet struct {
 // readings are the lab's).
 func (fg *factGold) addTruths(key string, row map[string]any) {
 	var groups []string
-	for _, k := range slices.Sorted(maps.Keys(row)) {
-		if s, ok := row[k].(string); ok && fg.enums[classOf(key)+"."+k] {
+	class := classOf(key)
+	for k, v := range row {
+		if s, ok := v.(string); ok && fg.enums[class+"."+k] {
 			groups = append(groups, groupKeyOf(k, s))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(row)) {
-		if v := row[k]; k != "id" && isScalar(v) {
+	for k, v := range row {
+		if k != "id" && isScalar(v) {
 			fg.truths[key] = append(fg.truths[key], v)
 			for _, g := range groups {
 				fg.truths[g] = append(fg.truths[g], v)
@@ -176,8 +178,8 @@ func (fg *factGold) readTruths(v any) {
 				fg.addTruths(key, x)
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			fg.readTruths(x[k])
+		for _, v := range x {
+			fg.readTruths(v)
 		}
 	case []any:
 		for _, e := range x {
@@ -191,8 +193,8 @@ func numbersIn(v any) []float64 {
 	switch x := v.(type) {
 	case map[string]any:
 		var out []float64
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			out = append(out, numbersIn(x[k])...)
+		for _, v := range x {
+			out = append(out, numbersIn(v)...)
 		}
 		return out
 	case []any:
