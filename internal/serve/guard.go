@@ -2,6 +2,7 @@ package serve
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -18,18 +19,22 @@ type GuardOptions struct {
 	Cookie string
 	// AllowedOrigins are browser origins allowed besides loopback ones.
 	AllowedOrigins []string
+	// AllowedHosts are names the server may be reached under besides
+	// loopback ones and the address a request came in on (a host name,
+	// a name a proxy sends); a port, if given, is ignored.
+	AllowedHosts []string
 }
 
-// Guard wraps next with the checks granite serve makes: a request that
-// came to a loopback address must name a loopback Host (a page on another
-// site whose name was rebound to 127.0.0.1 must not read local data), a
-// browser Origin must be loopback or allowed, and the token must match
-// when one is set. Refusals are 403, or 401 for the token.
+// Guard wraps next with the checks granite serve makes: the Host must name
+// the server (see hostAllowed) so that a page on another site whose name
+// was rebound to this machine cannot read local data, a browser Origin
+// must be loopback or allowed, and the token must match when one is set.
+// Refusals are 403, or 401 for the token.
 func Guard(next http.Handler, o GuardOptions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil &&
-			isLoopback(local.String()) && !isLoopback(r.Host) {
-			http.Error(w, "Forbidden: Host "+r.Host+" is not loopback", http.StatusForbidden)
+		if !hostAllowed(r, o.AllowedHosts) {
+			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address, loopback, or an allowed host; "+
+				"if you reach granite under that name, start it with --allow-host %s", r.Host, hostname(r.Host)), http.StatusForbidden)
 			return
 		}
 		if !originAllowed(r.Header.Get("Origin"), o.AllowedOrigins) {
@@ -80,6 +85,49 @@ func originAllowed(origin string, allowed []string) bool {
 		return u.Scheme == "http" || u.Scheme == "https"
 	}
 	return false
+}
+
+// hostAllowed reports whether the request's Host names this server: a
+// loopback name or IP (no page on the web can be served under one), the
+// IP literal of the local address the request came in on (the one a
+// client dialled, also on a 0.0.0.0 or :: bind), or an allowed name. Any
+// other name is one an attacker may have pointed at us, the machine's own
+// host name included: that one must be allowed by name. A request not
+// served by a net/http listener has no local address to compare with and
+// is not checked.
+func hostAllowed(r *http.Request, allowed []string) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return true
+	}
+	host := hostname(r.Host)
+	switch {
+	case host == "":
+		return false
+	case isLoopback(host):
+		return true
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(hostname(a), host) {
+			return true
+		}
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	at, err := netip.ParseAddrPort(local.String())
+	return err == nil && at.Addr().Unmap().WithZone("") == ip.Unmap().WithZone("")
+}
+
+// hostname is a Host header or host:port without its port, brackets or
+// final dot, as the name it is compared by.
+func hostname(hostport string) string {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	return strings.TrimSuffix(host, ".")
 }
 
 // isLoopback reports whether a host or host:port names a loopback

@@ -1,9 +1,12 @@
 package serve_test
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,4 +57,107 @@ func TestGuardRefusals(t *testing.T) {
 			t.Errorf("%s: %d with body %q", c.name, resp.StatusCode, body)
 		}
 	}
+}
+
+// TestGuardHost: a request passes the Host check only when its Host names
+// the address it came in on, a loopback name or an allowed host, whatever
+// the server is bound to; a DNS-rebinding page's own name never does.
+func TestGuardHost(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "data") })
+	h := serve.Guard(ok, serve.GuardOptions{AllowedHosts: []string{"lab.example", "granite.lan:7860"}})
+	cases := []struct {
+		name, local, host string
+		want              int
+	}{
+		{"loopback by name", "127.0.0.1:7860", "localhost:7860", http.StatusOK},
+		{"loopback by IP", "127.0.0.1:7860", "127.0.0.1:7860", http.StatusOK},
+		{"loopback by the other family's IP", "127.0.0.1:7860", "[::1]:7860", http.StatusOK},
+		{"a rebound name on loopback", "127.0.0.1:7860", "evil.example:7860", http.StatusForbidden},
+		{"an allowed name on loopback (a local proxy)", "127.0.0.1:7860", "lab.example", http.StatusOK},
+		{"a rebound name on the LAN address", "192.0.2.7:7860", "evil.example:7860", http.StatusForbidden},
+		{"a rebound name without a port", "192.0.2.7:7860", "evil.example", http.StatusForbidden},
+		{"the LAN address it came in on", "192.0.2.7:7860", "192.0.2.7:7860", http.StatusOK},
+		{"another IP than the one it came in on", "192.0.2.7:7860", "192.0.2.8:7860", http.StatusForbidden},
+		{"an IPv4-mapped local address", "[::ffff:192.0.2.7]:7860", "192.0.2.7:7860", http.StatusOK},
+		{"the IPv6 address it came in on", "[2001:db8::1]:7860", "[2001:db8::1]:7860", http.StatusOK},
+		{"an allowed name, in other case, with a dot", "192.0.2.7:7860", "LAB.Example.:7860", http.StatusOK},
+		{"an allowed name given with a port", "192.0.2.7:7860", "granite.lan:7860", http.StatusOK},
+		{"a name that only ends like an allowed one", "192.0.2.7:7860", "evillab.example", http.StatusForbidden},
+		{"a loopback name on the LAN address", "192.0.2.7:7860", "localhost:7860", http.StatusOK},
+		{"no Host", "192.0.2.7:7860", "", http.StatusForbidden},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Host = c.host
+			local, err := net.ResolveTCPAddr("tcp", c.local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, local))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != c.want {
+				t.Errorf("Host %q on %s: %d %s, want %d", c.host, c.local, rec.Code, rec.Body, c.want)
+			}
+			if rec.Code == http.StatusForbidden && !strings.Contains(rec.Body.String(), "--allow-host") {
+				t.Errorf("refusal %q does not say how to allow the name", rec.Body)
+			}
+		})
+	}
+}
+
+// TestGuardHostOnUnspecifiedBind serves on every address, as view --addr
+// 0.0.0.0 does, and dials it on loopback and on this machine's first other
+// address: a rebound name is refused on both, while the address dialled
+// and loopback names pass.
+func TestGuardHostOnUnspecifiedBind(t *testing.T) {
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Skipf("cannot listen on every address: %v", err)
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "data") })
+	srv := &http.Server{Handler: serve.Guard(ok, serve.GuardOptions{})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ips := []string{"127.0.0.1"}
+	if ip := lanIP(t); ip != "" {
+		ips = append(ips, ip)
+	}
+	for _, ip := range ips {
+		dial := net.JoinHostPort(ip, port)
+		for _, c := range []struct {
+			host string
+			want int
+		}{{dial, http.StatusOK}, {"localhost:" + port, http.StatusOK}, {"rebound.example:" + port, http.StatusForbidden}} {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+dial+"/", nil)
+			req.Host = c.host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("Host %s dialled at %s on a 0.0.0.0 bind: %d, want %d", c.host, dial, resp.StatusCode, c.want)
+			}
+		}
+	}
+}
+
+// lanIP returns an IPv4 address of this machine other than loopback, or
+// "" when it has none.
+func lanIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Log("no address besides loopback: the 0.0.0.0 bind is dialled on loopback only")
+	return ""
 }
