@@ -33,6 +33,9 @@ type Options struct {
 	Token string
 	// AllowedOrigins are browser origins allowed besides loopback ones.
 	AllowedOrigins []string
+	// AllowedHosts are names the viewer may be reached under besides
+	// loopback ones and its own IP (see serve.GuardOptions).
+	AllowedHosts []string
 	// Poll is how often an open page asks whether trials arrived
 	// (default 2 s).
 	Poll time.Duration
@@ -80,7 +83,7 @@ func New(dirs []string, o Options) (*Viewer, error) {
 	mux.HandleFunc("GET /scenario", v.scenario)
 	mux.HandleFunc("GET /api/state", v.state)
 	mux.Handle("GET /static/", http.FileServerFS(staticFS))
-	v.handler = serve.Guard(mux, serve.GuardOptions{Token: o.Token, Cookie: tokenCookie, AllowedOrigins: o.AllowedOrigins})
+	v.handler = serve.Guard(mux, serve.GuardOptions{Token: o.Token, Cookie: tokenCookie, AllowedOrigins: o.AllowedOrigins, AllowedHosts: o.AllowedHosts})
 	return v, nil
 }
 
@@ -90,16 +93,37 @@ func New(dirs []string, o Options) (*Viewer, error) {
 func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t := r.URL.Query().Get("token"); v.o.Token != "" && t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(v.o.Token)) == 1 {
 		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: v.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		u := *r.URL
-		q := u.Query()
-		q.Del("token")
-		u.RawQuery = q.Encode()
-		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		http.Redirect(w, r, localTarget(r.URL), http.StatusSeeOther)
 		return
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 	v.handler.ServeHTTP(w, r)
+}
+
+// localTarget is the address a request is sent on to once its token is
+// taken out: its own path and query, or "/" when the path could be read
+// by a browser as another site's address (//host, or /\host, which
+// browsers read as //host): a link carrying the token must not become a
+// way off granite. The path is checked escaped and decoded, as a browser
+// or a proxy may read either.
+func localTarget(u *url.URL) string {
+	p := u.EscapedPath()
+	if !localPath(p) || !localPath(u.Path) {
+		p = "/"
+	}
+	q := u.Query()
+	q.Del("token")
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	return p
+}
+
+// localPath reports whether a path starts with a single slash, not with
+// two nor with a slash and a backslash.
+func localPath(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "/\\")
 }
 
 // snaps refreshes every folder and returns their state.
