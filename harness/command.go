@@ -6,21 +6,20 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"text/template"
 	"time"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/sandbox"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -147,6 +146,50 @@ func modelOnly(m results.ModelEntry) []string {
 	return out
 }
 
+// Isolation settings: how agent commands are to be contained.
+const (
+	// IsolationAuto: in namespaces where the kernel allows it, else none,
+	// said at preflight.
+	IsolationAuto = "auto"
+	// IsolationNamespaces: in namespaces, or the run does not start.
+	IsolationNamespaces = string(sandbox.Namespaces)
+	// IsolationNone: in a process group, as when namespaces are missing.
+	IsolationNone = string(sandbox.None)
+)
+
+// isolation decides how the run's agent commands are contained (asked:
+// one of the Isolation settings, "" for auto), saying on w when they
+// cannot be contained as well as asked. It is "" when no trial runs an
+// agent command.
+func isolation(cfg *results.Config, ts []Trial, asked string, w io.Writer) (sandbox.Mode, error) {
+	commands := false
+	for _, m := range cfg.Models {
+		if m.IsCommand() && slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
+			commands = true
+		}
+	}
+	if !commands {
+		return "", nil
+	}
+	switch asked {
+	case IsolationNone:
+		fmt.Fprintln(w, "warning: agent commands run with isolation none (--isolation none): an agent can read the environment, and so the token, of another trial's agent running beside it, and a process it starts in a session of its own outlives the trial")
+		return sandbox.None, nil
+	case "", IsolationAuto, IsolationNamespaces:
+	default:
+		return "", fmt.Errorf("found isolation %q; expected auto, namespaces or none", asked)
+	}
+	ok, why := sandbox.Available()
+	switch {
+	case ok:
+		return sandbox.Namespaces, nil
+	case asked == IsolationNamespaces:
+		return "", fmt.Errorf("agent commands cannot run in namespaces here: %s; allow unprivileged user namespaces (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, or the AppArmor restriction on Ubuntu) or run with --isolation none", why)
+	}
+	fmt.Fprintf(w, "warning: agent commands run with isolation none: namespaces are unavailable here (%s). An agent can read the environment, and so the token, of another trial's agent running beside it, and a process it starts in a session of its own outlives the trial; run.json records isolation none\n", why)
+	return sandbox.None, nil
+}
+
 // commandAgent runs an agent program per trial: it serves the trial's
 // server over streamable HTTP on a loopback port of its own with a
 // bearer token for that trial only, writes the client configuration the
@@ -155,6 +198,9 @@ func modelOnly(m results.ModelEntry) []string {
 // session, as the trial's calls.
 type commandAgent struct {
 	entry results.ModelEntry
+	// mode is how its process is contained: the run's, decided at
+	// preflight (see isolation).
+	mode sandbox.Mode
 }
 
 // callRecorder collects the calls a trial's server answered.
@@ -284,52 +330,26 @@ type process struct {
 	stdout []byte
 	// started and exited bound the agent's own time.
 	started, exited time.Time
-	// startErr is set when the program could not start; err when waiting
-	// for it failed otherwise.
+	// startErr is set when the program could not start; err when running
+	// it failed otherwise.
 	startErr, err error
 }
 
-// runProcess runs argv without a shell in dir, in a process group of its
-// own, killing the whole group when ctx ends and sweeping it after the
-// program exits, so that nothing it started outlives the trial.
-func runProcess(ctx context.Context, argv, env []string, dir string) *process {
-	p := &process{}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = waitDelay
+// runProcess runs argv without a shell in dir, contained as mode says
+// (see package sandbox): in namespaces of its own, or in a process group
+// of its own; either way everything it started is killed when ctx ends
+// and once it exits, so that nothing outlives the trial.
+func runProcess(ctx context.Context, mode sandbox.Mode, argv, env []string, dir, hide string) *process {
 	out := &headBuffer{max: maxStdout}
 	errs := &tailBuffer{max: maxStderr}
-	cmd.Stdout, cmd.Stderr = out, errs
-	if err := cmd.Start(); err != nil {
-		p.startErr = err
-		return p
-	}
-	p.started = time.Now()
-	werr := cmd.Wait()
-	p.exited = time.Now()
-	_ = killGroup(cmd.Process.Pid) // children left behind by a program that exited
-	p.run.Killed = ctx.Err() != nil
-	p.run.ExitCode = cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		p.run.Signal = ws.Signal().String()
-	}
-	if werr != nil && !errors.As(werr, new(*exec.ExitError)) && !p.run.Killed {
-		p.err = werr // e.g. pipes still held after waitDelay
-	}
+	res := sandbox.Run(ctx, mode, sandbox.Spec{Argv: argv, Env: env, Dir: dir, Hide: hide}, out, errs, waitDelay)
+	p := &process{started: res.Started, exited: res.Exited, startErr: res.StartErr, err: res.Err}
+	p.run.Killed, p.run.ExitCode, p.run.Signal = res.Killed, res.ExitCode, res.Signal
+	p.run.Isolation = string(mode)
 	p.stdout = out.buf.Bytes()
 	p.run.StdoutBytes, p.run.StdoutTruncated = out.n, out.n > int64(out.buf.Len())
 	p.run.StderrTail = strings.ToValidUTF8(string(errs.bytes()), "\uFFFD")
 	return p
-}
-
-// killGroup kills a process group; a group already gone is no error.
-func killGroup(pgid int) error {
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
 }
 
 // headBuffer keeps the first max bytes written and counts them all.
@@ -368,9 +388,22 @@ func (t *tailBuffer) bytes() []byte {
 	return t.buf
 }
 
-// commandEnv is granite's environment with the trial's variables:
-// HOME when empty_home asks, GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
-// GRANITE_MCP_CONFIG, then the entry's env.
+// passedEnv lists the variables of granite's environment an agent
+// command gets: what finds programs and files, the locale, and the
+// terminal and temporary folder. Nothing else passes, so that a key
+// granite holds (api_key_env, OPENAI_API_KEY, GRANITE_TOKEN) never
+// reaches another's program; the entry's env adds what an agent needs.
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE"}
+
+// passes reports whether granite's variable k reaches an agent command.
+func passes(k string) bool {
+	return slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_")
+}
+
+// commandEnv is the agent command's environment: the passed part of
+// granite's (passedEnv and LC_*), HOME when empty_home asks,
+// GRANITE_MCP_URL, GRANITE_MCP_TOKEN and GRANITE_MCP_CONFIG, then the
+// entry's env.
 func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {
 	set := map[string]string{"GRANITE_MCP_URL": data.MCPURL, "GRANITE_MCP_TOKEN": token, "GRANITE_MCP_CONFIG": data.MCPConfig}
 	if e.EmptyHome {
@@ -386,7 +419,7 @@ func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
+		if _, ok := set[k]; !ok && passes(k) {
 			out = append(out, kv)
 		}
 	}
@@ -476,7 +509,7 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 		fail(err)
 		return
 	}
-	dir, err := os.MkdirTemp("", "granite-agent-")
+	dir, hide, err := sandbox.MkdirPrivate("agent-")
 	if err != nil {
 		srv.close()
 		fail(err)
@@ -486,7 +519,7 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 	data := &CommandData{Prompt: strings.Join(tr.prompts, "\n\n"), Prompts: tr.prompts, MCPURL: srv.url, Dir: dir,
 		Home: os.Getenv("HOME"), TrialID: tr.t.ID, Model: tr.t.Model}
 	data.Domain, data.Level, data.Scenario = rec.Domain, string(rec.Level), rec.Scenario
-	p, err := a.start(ctx, srv, data, format)
+	p, err := a.start(ctx, srv, data, hide, format)
 	teardown := time.Now()
 	srv.close()
 	if err != nil {
@@ -495,7 +528,7 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 	}
 	rec.Command.OverheadMS = ms(p.started.Sub(begin) + time.Since(teardown) + teardown.Sub(p.exited))
 	calls, sessions := servedCalls(cr.observed(), begin, tr.valid)
-	rec.Command.ExitCode, rec.Command.Signal, rec.Command.Killed = p.run.ExitCode, p.run.Signal, p.run.Killed
+	rec.Command.ExitCode, rec.Command.Signal, rec.Command.Killed, rec.Command.Isolation = p.run.ExitCode, p.run.Signal, p.run.Killed, p.run.Isolation
 	rec.Command.StdoutBytes, rec.Command.StdoutTruncated, rec.Command.StderrTail = p.run.StdoutBytes, p.run.StdoutTruncated, p.run.StderrTail
 	rec.Command.Sessions = sessions
 	answer, aerr := answerFrom(p.stdout, e.Answer)
@@ -524,7 +557,7 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 
 // start writes the client configuration, expands the command and runs it
 // to the end.
-func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData, format string) (*process, error) {
+func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData, hide, format string) (*process, error) {
 	if a.entry.EmptyHome {
 		data.Home = filepath.Join(data.Dir, "home")
 		if err := os.Mkdir(data.Home, 0o700); err != nil {
@@ -546,7 +579,11 @@ func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData
 	if err != nil {
 		return nil, err
 	}
-	p := runProcess(ctx, argv, env, data.Dir)
+	mode := a.mode
+	if mode == "" {
+		mode = sandbox.None
+	}
+	p := runProcess(ctx, mode, argv, env, data.Dir, hide)
 	if p.startErr != nil {
 		return nil, fmt.Errorf("start the agent command: %w", p.startErr)
 	}

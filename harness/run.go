@@ -28,6 +28,7 @@ import (
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/sandbox"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
@@ -140,6 +141,9 @@ type Options struct {
 	HTTP *http.Client
 	// Meter measures the trials (nil: the one the config asks for).
 	Meter meter.Meter
+	// Isolation is how agent commands are contained: auto (""),
+	// namespaces or none (see the Isolation constants).
+	Isolation string
 	// Live receives progress and telemetry for live metrics (may be nil).
 	Live *Live
 	// disk, when set, stands between the journal and its file: tests
@@ -215,6 +219,11 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	if err := checkEndpoints(ctx, cfg, trials, opts.HTTP); err != nil {
 		return nil, err
 	}
+	iso, err := isolation(cfg, trials, opts.Isolation, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	man.Isolation = string(iso)
 	lock, err := results.LockOut(out)
 	if err != nil {
 		return nil, err
@@ -491,7 +500,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		workers = append(workers, worker{agent: silent{}})
 	case entry.IsCommand():
 		for range entry.Workers() {
-			workers = append(workers, worker{agent: &commandAgent{entry: entry}})
+			workers = append(workers, worker{agent: &commandAgent{entry: entry, mode: sandbox.Mode(r.man.Isolation)}})
 		}
 	case entry.IsOpenAI():
 		c, err := r.endpoint(ctx, entry)

@@ -42,6 +42,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	groups := fset.String("groups", "", "with --levels: a groups file saying which tools share a coarse tool (default: derived)")
 	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers")
 	artifactURL := fset.String("mcp-url", "", "with --artifacts: play on this live MCP streamable HTTP endpoint instead of replay servers")
+	isolation := fset.String("isolation", harness.IsolationAuto, "how agent commands are contained: auto (namespaces of their own where the kernel allows, else a process group, said at start and in run.json), namespaces (or refuse to start), none")
 	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
 	if code, ok := parse(fset, args); !ok {
 		return code
@@ -60,7 +61,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	opts := harness.Options{Out: *out, Resume: *resume, Progress: stderr, Lookup: gen.Lookup, Terminal: isTerminal(stderr)}
+	opts := harness.Options{Out: *out, Resume: *resume, Progress: stderr, Lookup: gen.Lookup, Terminal: isTerminal(stderr), Isolation: *isolation}
 	if *shard != "" {
 		if opts.Shard, err = harness.ParseShard(*shard); err != nil {
 			fmt.Fprintf(stderr, "granite run: %v\n", err)

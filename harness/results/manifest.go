@@ -31,6 +31,9 @@ type Manifest struct {
 	Meter     string  `json:"meter"`
 	MeterInfo string  `json:"meter_info,omitempty"`
 	IdleW     float64 `json:"idle_w,omitempty"`
+	// Isolation is how agent commands were contained: "namespaces" or
+	// "none" (see package sandbox); empty when the run ran none.
+	Isolation string `json:"isolation,omitempty"`
 	// Build is the granite binary that wrote the run (its last resume).
 	Build *Build `json:"build,omitempty"`
 	// Models describes each Ollama model as /api/show reported it.

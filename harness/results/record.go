@@ -106,6 +106,9 @@ type CommandRun struct {
 	Sessions int `json:"sessions"`
 	// MCPConfig is the client configuration format it was given.
 	MCPConfig string `json:"mcp_config"`
+	// Isolation is how its process was contained: "namespaces" (PID,
+	// mount and user namespaces of its own) or "none" (a process group).
+	Isolation string `json:"isolation,omitempty"`
 	// OverheadMS is granite's own time around the agent: serving the
 	// trial, writing its configuration, starting the process, and the
 	// teardown after it exited.

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -25,8 +27,18 @@ type plan struct {
 	// Mode is calls (the default: make Calls, answer with their results),
 	// crash (one call, then exit 3), hang (start a child, then sleep),
 	// spam (print SpamBytes to stdout), two-sessions (Calls alternately
-	// on two sessions) or no-token (connect without the token).
+	// on two sessions), no-token (connect without the token), escape
+	// (start a child in a session of its own, then answer), env (answer
+	// with the names of its environment's variables), steal (look for
+	// another trial's server in /proc and beside its own folder, make
+	// Calls there, then create Signal) or victim (wait for Signal, then
+	// answer).
 	Mode  string `json:"mode"`
+	// Marker is on the command line of a child hang or escape starts,
+	// for a test to find it by.
+	Marker string `json:"marker"`
+	// Signal is the file steal creates when done and victim waits for.
+	Signal string `json:"signal"`
 	Calls []struct {
 		Tool      string          `json:"tool"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -44,6 +56,7 @@ func main() {
 	prompt := flag.String("prompt", "", "the task")
 	planFile := flag.String("plan", "", "plan file")
 	child := flag.Bool("child", false, "be the child a hanging agent starts")
+	flag.String("marker", "", "with --child: a mark for tests to find the child by")
 	flag.Parse()
 	if *child {
 		time.Sleep(time.Hour)
@@ -80,14 +93,43 @@ func run(format, config, prompt, planFile string) error {
 			w.WriteString(line)
 		}
 		return w.Flush()
-	case "hang":
-		c := exec.Command(os.Args[0], "--child")
+	case "hang", "escape":
+		c := exec.Command(os.Args[0], "--child", "--marker", p.Marker)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: p.Mode == "escape"}
 		if err := c.Start(); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "child pid %d\n", c.Process.Pid)
+		if p.Mode == "escape" {
+			fmt.Println("Done; my helper runs on.")
+			return nil
+		}
 		time.Sleep(time.Hour)
 		return nil
+	case "env":
+		var names []string
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			names = append(names, k)
+		}
+		fmt.Println(strings.Join(names, " "))
+		return nil
+	case "victim":
+		for range 400 {
+			if _, err := os.Stat(p.Signal); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		fmt.Println("I did nothing.")
+		return nil
+	case "steal":
+		defer os.WriteFile(p.Signal, []byte("done"), 0o600)
+		if url, token = neighbour(url, token); url == "" {
+			fmt.Println("nothing to steal")
+			return nil
+		}
+		fmt.Fprintln(os.Stderr, "stole", url)
 	case "no-token":
 		token = ""
 	}
@@ -140,6 +182,43 @@ func run(format, config, prompt, planFile string) error {
 	}
 	fmt.Println(answer)
 	return nil
+}
+
+// neighbour looks, for a few seconds, for another trial's server: in the
+// environment of every process it can see, and in the configuration files
+// of the folders beside its own. It returns "" when it finds none.
+func neighbour(ownURL, ownToken string) (string, string) {
+	wd, _ := os.Getwd()
+	for range 60 {
+		var url, token string
+		procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, f := range procs {
+			data, _ := os.ReadFile(f)
+			for _, kv := range strings.Split(string(data), "\x00") {
+				if v, ok := strings.CutPrefix(kv, "GRANITE_MCP_URL="); ok {
+					url = v
+				}
+				if v, ok := strings.CutPrefix(kv, "GRANITE_MCP_TOKEN="); ok {
+					token = v
+				}
+			}
+			if url != "" && url != ownURL && token != "" && token != ownToken {
+				return url, token
+			}
+			url, token = "", ""
+		}
+		configs, _ := filepath.Glob(filepath.Join(filepath.Dir(wd), "*", "*.json"))
+		for _, f := range configs {
+			if filepath.Dir(f) == wd {
+				continue
+			}
+			if u, tok, err := endpoint("claude", f); err == nil && u != ownURL {
+				return u, tok
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", ""
 }
 
 // connect opens an initialised session, listing the tools as a client

@@ -1,0 +1,203 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/sandbox"
+	"github.com/mcpgranite/granite/internal/speclang"
+)
+
+// needNamespaces skips a test of the namespaced mode where the kernel
+// refuses unprivileged namespaces.
+func needNamespaces(t *testing.T) {
+	t.Helper()
+	if ok, why := sandbox.Available(); !ok {
+		t.Skipf("namespaces are unavailable here (%s): agent commands run with isolation none", why)
+	}
+}
+
+// runIsolated runs cfg with agent commands contained as iso says and
+// returns the records and run.json.
+func runIsolated(t *testing.T, cfg *results.Config, spec *speclang.Spec, iso string) ([]results.Record, *results.Manifest, string) {
+	t.Helper()
+	out := t.TempDir()
+	var progress bytes.Buffer
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup, Isolation: iso, Progress: &progress}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, man, progress.String()
+}
+
+// twoScenarios finds two scenarios of one domain whose fresh stores fail
+// their tasks and whose L4 gold the oracle solves.
+func twoScenarios(t *testing.T, spec *speclang.Spec) (*speclang.Domain, *speclang.Scenario, *speclang.Scenario) {
+	t.Helper()
+	for _, d := range spec.Domains {
+		var picked []*speclang.Scenario
+		for _, s := range d.Scenarios {
+			if len(s.State) > 0 && len(s.Gold[mcpdomain.L4]) > 0 {
+				picked = append(picked, s)
+			}
+		}
+		if len(picked) >= 2 {
+			return d, picked[0], picked[1]
+		}
+	}
+	t.Fatal("no domain with two scenarios that change the store")
+	return nil, nil, nil
+}
+
+// TestTrialCannotReachAnother runs two trials at once: a victim that does
+// nothing, and a thief that looks for the victim's server (its token in
+// /proc/<pid>/environ, its client configuration beside its own folder)
+// and does the victim's task there. In namespaces the thief finds
+// nothing and the victim's trial fails as it should; without them, the
+// same attack does the victim's work, which is why run.json says so.
+func TestTrialCannotReachAnother(t *testing.T) {
+	spec := loadSpec(t)
+	d, victim, thief := twoScenarios(t, spec)
+	modes := []string{IsolationNamespaces, IsolationNone}
+	for _, iso := range modes {
+		t.Run(iso, func(t *testing.T) {
+			if iso == IsolationNamespaces {
+				needNamespaces(t)
+			}
+			dir := t.TempDir()
+			signal := filepath.Join(dir, "thief-done")
+			writePlan(t, dir, victim.ID, mcpdomain.L4, agentPlan{Mode: "victim", Signal: signal, Calls: []agentCall{}})
+			// The thief's calls are the victim's gold.
+			steal := goldPlan(victim, mcpdomain.L4)
+			steal.Mode, steal.Signal = "steal", signal
+			writePlan(t, dir, thief.ID, mcpdomain.L4, steal)
+			e := agentEntry(t, "pair", dir, results.MCPConfigClaude)
+			e.Parallel = 2
+			cfg := testConfig("isolation", "http://127.0.0.1:1")
+			cfg.Models = []results.ModelEntry{e}
+			cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{victim.ID, thief.ID}, []mcpdomain.Level{mcpdomain.L4}
+			recs, man, progress := runIsolated(t, cfg, spec, iso)
+			all := byTrial(recs)
+			v, th := all["pair/"+victim.ID+"/L4"], all["pair/"+thief.ID+"/L4"]
+			if v.Metrics == nil || th.Metrics == nil || v.Command == nil || th.Command == nil {
+				t.Fatalf("records %+v, %+v; want both scored", v, th)
+			}
+			if man.Isolation != iso || v.Command.Isolation != iso || th.Command.Isolation != iso {
+				t.Errorf("run.json isolation %q, records %q and %q; want %s", man.Isolation, v.Command.Isolation, th.Command.Isolation, iso)
+			}
+			if iso == IsolationNone {
+				if !strings.Contains(progress, "isolation none") {
+					t.Errorf("progress %q; want a warning that agents run with isolation none", progress)
+				}
+				if v.Metrics.TC == 1 {
+					t.Logf("without namespaces the thief did the victim's task, as the warning says")
+				}
+				return
+			}
+			if th.FinalAnswer != "nothing to steal" || v.Metrics.TC != 0 || len(v.Calls) != 0 {
+				t.Errorf("thief answered %q (stderr %q); victim's TC %v with %d calls; want nothing stolen and the victim's task undone",
+					th.FinalAnswer, th.Command.StderrTail, v.Metrics.TC, len(v.Calls))
+			}
+		})
+	}
+}
+
+// aliveMarked reports whether a process whose command line holds marker
+// still runs, after the moment the kernel takes to kill and reap.
+func aliveMarked(t *testing.T, marker string) bool {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		found := false
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, f := range procs {
+			b, err := os.ReadFile(f)
+			if err != nil || !bytes.Contains(b, []byte(marker)) {
+				continue
+			}
+			if st, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "stat")); !bytes.Contains(st, []byte(") Z ")) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAgentCommandContained: a helper an agent starts in a session of its
+// own dies with the trial, and the agent's environment holds granite's
+// allow-list and the trial's variables, never granite's keys.
+func TestAgentCommandContained(t *testing.T) {
+	needNamespaces(t)
+	spec := loadSpec(t)
+	d, s, _ := twoScenarios(t, spec)
+	t.Setenv("OPENAI_API_KEY", "sk-granite-test")
+	t.Setenv("GRANITE_TOKEN", "view-token")
+	t.Setenv("MY_ENDPOINT_KEY", "endpoint-key")
+	marker := fmt.Sprintf("escape-%d-%d", os.Getpid(), time.Now().UnixNano())
+	cases := []struct {
+		name string
+		plan agentPlan
+	}{
+		{"escape", agentPlan{Mode: "escape", Marker: marker}},
+		{"env", agentPlan{Mode: "env"}},
+	}
+	cfg := testConfig("contained", "http://127.0.0.1:1")
+	cfg.Models = nil
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
+	for _, c := range cases {
+		dir := t.TempDir()
+		writePlan(t, dir, s.ID, mcpdomain.L4, c.plan)
+		e := agentEntry(t, c.name, dir, results.MCPConfigEnv)
+		e.Env = map[string]string{"AGENT_SETTING": "x"}
+		cfg.Models = append(cfg.Models, e)
+	}
+	recs, man, _ := runIsolated(t, cfg, spec, IsolationAuto)
+	if man.Isolation != IsolationNamespaces {
+		t.Errorf("run.json isolation %q; want namespaces", man.Isolation)
+	}
+	all := byTrial(recs)
+	esc := all["escape/"+s.ID+"/L4"]
+	if esc.StopReason != results.StopAnswer || esc.Command == nil || esc.Command.ExitCode != 0 {
+		t.Errorf("escape: stop %s, command %+v; want an answer", esc.StopReason, esc.Command)
+	}
+	if aliveMarked(t, marker) {
+		t.Errorf("the helper the agent started with setsid outlived the trial")
+	}
+	names := strings.Fields(all["env/"+s.ID+"/L4"].FinalAnswer)
+	has := map[string]bool{}
+	for _, n := range names {
+		has[n] = true
+	}
+	for _, want := range []string{"PATH", "GRANITE_MCP_URL", "GRANITE_MCP_TOKEN", "AGENT_SETTING"} {
+		if !has[want] {
+			t.Errorf("the agent's environment %v lacks %s", names, want)
+		}
+	}
+	for _, secret := range []string{"OPENAI_API_KEY", "GRANITE_TOKEN", "MY_ENDPOINT_KEY", sandbox.InitEnv} {
+		if has[secret] {
+			t.Errorf("the agent's environment holds granite's %s", secret)
+		}
+	}
+}

@@ -1,0 +1,291 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// job is the init's work, passed in InitEnv.
+type job struct {
+	Argv []string `json:"argv,omitempty"`
+	Dir  string   `json:"dir"`
+	Hide string   `json:"hide,omitempty"`
+	// Probe: set the namespace up, check it, report and exit.
+	Probe bool `json:"probe,omitempty"`
+}
+
+// statusFD is the init's report to granite: one line, "exit N",
+// "signal NAME", "ok" (a probe) or "error TEXT", written just before it
+// exits.
+const statusFD = 3
+
+var probe struct {
+	once sync.Once
+	ok   bool
+	why  string
+}
+
+// Available reports whether programs can run in namespaces here and, when
+// they cannot, why. It starts one init, once per process, that sets a
+// namespace up as a trial's would be and checks what it sees.
+func Available() (bool, string) {
+	probe.once.Do(func() {
+		probe.ok, probe.why = tryNamespaces()
+	})
+	return probe.ok, probe.why
+}
+
+func tryNamespaces() (bool, string) {
+	dir, hide, err := MkdirPrivate("probe-")
+	if err != nil {
+		return false, err.Error()
+	}
+	defer os.RemoveAll(dir)
+	var errs strings.Builder
+	res := run(context.Background(), Namespaces, Spec{Dir: dir, Hide: hide}, io.Discard, &errs, time.Second, true)
+	switch {
+	case res.StartErr != nil:
+		return false, res.StartErr.Error()
+	case res.Err != nil:
+		return false, res.Err.Error()
+	case res.ExitCode != 0:
+		return false, fmt.Sprintf("the namespace's init exited with status %d: %s", res.ExitCode, strings.TrimSpace(errs.String()))
+	}
+	return true, ""
+}
+
+// MkdirPrivate makes a new private folder for one trial, named pattern
+// with a random suffix, in the folder that holds every trial's (hide:
+// <temp>/granite-trials-<uid>, mode 0700, refused when it is a link or
+// another user's). Run hides hide's other folders from the trial.
+func MkdirPrivate(pattern string) (dir, hide string, err error) {
+	hide = filepath.Join(os.TempDir(), "granite-trials-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(hide, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", "", fmt.Errorf("make the trials' folder: %w", err)
+	}
+	fi, err := os.Lstat(hide)
+	if err != nil {
+		return "", "", fmt.Errorf("the trials' folder: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", "", fmt.Errorf("the trials' folder %s is not a folder of this user's with mode 0700 (found %v); remove it and run again", hide, fi.Mode())
+	}
+	dir, err = os.MkdirTemp(hide, pattern)
+	if err != nil {
+		return "", "", fmt.Errorf("make a trial's folder: %w", err)
+	}
+	return dir, hide, nil
+}
+
+// Result is how a run went.
+type Result struct {
+	Status
+	// Started and Exited bound the program's own time.
+	Started, Exited time.Time
+	// Killed: ctx ended before the program did, and everything it had
+	// started was killed.
+	Killed bool
+	// StartErr is set when the program could not start; Err when running
+	// it failed otherwise.
+	StartErr, Err error
+}
+
+// Run runs s to its end, contained as mode says, its standard output and
+// error copied to stdout and stderr (standard input is empty). When ctx
+// ends, the program and everything it started are killed. Once the
+// program exits, whatever it started is killed too, and what its output
+// pipes still hold is read for at most waitDelay: a helper that kept them
+// open does not make a finished program's run fail.
+//
+// Run locks the calling goroutine to its thread while the program runs:
+// the parent-death signal is tied to the thread that started it.
+func Run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitDelay time.Duration) Result {
+	return run(ctx, mode, s, stdout, stderr, waitDelay, false)
+}
+
+// run is Run; probeOnly runs no program: the init checks its namespace
+// and reports.
+func run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitDelay time.Duration, probeOnly bool) Result {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var res Result
+	cmd, report, err := command(ctx, mode, s, probeOnly)
+	if err != nil {
+		res.StartErr = err
+		return res
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		res.StartErr = err
+		return res
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		res.StartErr = err
+		return res
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	copied := make(chan struct{}, 2)
+	copyOut := func(w io.Writer, r *os.File) {
+		_, _ = io.Copy(w, r)
+		copied <- struct{}{}
+	}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if report != nil {
+		report.w.Close()
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		if report != nil {
+			report.r.Close()
+		}
+		res.StartErr = err
+		return res
+	}
+	res.Started = time.Now()
+	go copyOut(stdout, outR)
+	go copyOut(stderr, errR)
+	werr := cmd.Wait()
+	res.Exited = time.Now()
+	if mode == None {
+		_ = killGroup(cmd.Process.Pid) // what the program left behind
+	}
+	// Read what the pipes hold, for a bounded time.
+	deadline := time.Now().Add(waitDelay)
+	_ = outR.SetReadDeadline(deadline)
+	_ = errR.SetReadDeadline(deadline)
+	<-copied
+	<-copied
+	outR.Close()
+	errR.Close()
+	res.Killed = ctx.Err() != nil
+	res.Status = statusOf(cmd.ProcessState)
+	if werr != nil && !errors.As(werr, new(*exec.ExitError)) && !res.Killed {
+		res.Err = werr
+	}
+	if report != nil {
+		line, _ := io.ReadAll(io.LimitReader(report.r, 4<<10))
+		report.r.Close()
+		if !res.Killed {
+			st, err := parseReport(string(line))
+			if err != nil {
+				res.StartErr = err
+			} else {
+				res.Status = st
+			}
+		}
+	}
+	return res
+}
+
+// pipe is the read and write ends of the init's report.
+type pipe struct{ r, w *os.File }
+
+// command makes the exec.Cmd for mode: the program itself in a process
+// group of its own, or granite's init in new namespaces with the program
+// as its work.
+func command(ctx context.Context, mode Mode, s Spec, probeOnly bool) (*exec.Cmd, *pipe, error) {
+	if mode == None {
+		cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
+		cmd.Dir, cmd.Env = s.Dir, s.Env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+		return cmd, nil, nil
+	}
+	j := job{Dir: s.Dir, Hide: s.Hide, Probe: probeOnly}
+	if !probeOnly {
+		path := s.Argv[0]
+		if !strings.Contains(path, "/") {
+			lp, err := exec.LookPath(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			path = lp
+		}
+		j.Argv = append([]string{path}, s.Argv[1:]...)
+	}
+	spec, err := json.Marshal(j)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Args = []string{"granite-sandbox-init"}
+	cmd.Dir = s.Dir
+	cmd.Env = append(append([]string(nil), s.Env...), InitEnv+"="+string(spec))
+	cmd.ExtraFiles = []*os.File{w}
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		// The init keeps, across its exec, what it needs to mount and to
+		// drop the program's capabilities; the program gets none.
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	// Killing the init kills the namespace.
+	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	return cmd, &pipe{r, w}, nil
+}
+
+// statusOf reads a process's end.
+func statusOf(ps *os.ProcessState) Status {
+	st := Status{ExitCode: ps.ExitCode()}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		st.Signal = ws.Signal().String()
+	}
+	return st
+}
+
+// parseReport reads the init's report line.
+func parseReport(line string) (Status, error) {
+	kind, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	switch kind {
+	case "ok":
+		return Status{}, nil
+	case "exit":
+		n, err := strconv.Atoi(rest)
+		if err == nil {
+			return Status{ExitCode: n}, nil
+		}
+	case "signal":
+		return Status{ExitCode: -1, Signal: rest}, nil
+	case "error":
+		return Status{}, errors.New(rest)
+	case "":
+		return Status{}, errors.New("the namespace's init ended without a word")
+	}
+	return Status{}, fmt.Errorf("the namespace's init said %q", line)
+}
+
+// killGroup kills a process group; a group already gone is no error.
+func killGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
