@@ -122,7 +122,7 @@ func commandOnly(m results.ModelEntry) []string {
 		key string
 		set bool
 	}{{"command", len(m.Command) > 0}, {"mcp_config", m.MCPConfig != ""}, {"answer", m.Answer != nil},
-		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"empty_home", m.EmptyHome}} {
+		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome}} {
 		if f.set {
 			out = append(out, f.key)
 		}
@@ -395,13 +395,15 @@ func (t *tailBuffer) bytes() []byte {
 // reaches another's program; the entry's env adds what an agent needs.
 var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE"}
 
-// passes reports whether granite's variable k reaches an agent command.
-func passes(k string) bool {
-	return slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_")
+// passes reports whether granite's variable k reaches an agent command
+// of entry e.
+func passes(e results.ModelEntry, k string) bool {
+	return slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_") || slices.Contains(e.PassEnv, k)
 }
 
 // commandEnv is the agent command's environment: the passed part of
-// granite's (passedEnv and LC_*), HOME when empty_home asks,
+// granite's (passedEnv, LC_* and the entry's pass_env), HOME when
+// empty_home asks,
 // GRANITE_MCP_URL, GRANITE_MCP_TOKEN and GRANITE_MCP_CONFIG, then the
 // entry's env.
 func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {
@@ -419,7 +421,7 @@ func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok && passes(k) {
+		if _, ok := set[k]; !ok && passes(e, k) {
 			out = append(out, kv)
 		}
 	}

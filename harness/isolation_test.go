@@ -155,6 +155,7 @@ func TestAgentCommandContained(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-granite-test")
 	t.Setenv("GRANITE_TOKEN", "view-token")
 	t.Setenv("MY_ENDPOINT_KEY", "endpoint-key")
+	t.Setenv("AGENT_OWN_KEY", "the agent's")
 	marker := fmt.Sprintf("escape-%d-%d", os.Getpid(), time.Now().UnixNano())
 	cases := []struct {
 		name string
@@ -171,6 +172,7 @@ func TestAgentCommandContained(t *testing.T) {
 		writePlan(t, dir, s.ID, mcpdomain.L4, c.plan)
 		e := agentEntry(t, c.name, dir, results.MCPConfigEnv)
 		e.Env = map[string]string{"AGENT_SETTING": "x"}
+		e.PassEnv = []string{"AGENT_OWN_KEY"}
 		cfg.Models = append(cfg.Models, e)
 	}
 	recs, man, _ := runIsolated(t, cfg, spec, IsolationAuto)
@@ -190,7 +192,7 @@ func TestAgentCommandContained(t *testing.T) {
 	for _, n := range names {
 		has[n] = true
 	}
-	for _, want := range []string{"PATH", "GRANITE_MCP_URL", "GRANITE_MCP_TOKEN", "AGENT_SETTING"} {
+	for _, want := range []string{"PATH", "GRANITE_MCP_URL", "GRANITE_MCP_TOKEN", "AGENT_SETTING", "AGENT_OWN_KEY"} {
 		if !has[want] {
 			t.Errorf("the agent's environment %v lacks %s", names, want)
 		}

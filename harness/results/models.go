@@ -64,6 +64,10 @@ type ModelEntry struct {
 	// Env adds variables to the command's environment; values are
 	// templates like the arguments.
 	Env map[string]string `json:"env,omitempty"`
+	// PassEnv names variables of granite's own environment the command
+	// gets besides the allow-list (PATH, HOME, the locale...): a key the
+	// agent itself needs, say. Nothing else of granite's passes.
+	PassEnv []string `json:"pass_env,omitempty"`
 	// EmptyHome runs the command with HOME set to an empty folder of the
 	// trial's own, so that no user configuration leaks in.
 	EmptyHome bool `json:"empty_home,omitempty"`
