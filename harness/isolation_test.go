@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,4 +203,100 @@ func TestAgentCommandContained(t *testing.T) {
 			t.Errorf("the agent's environment holds granite's %s", secret)
 		}
 	}
+}
+
+// agentRun is the granite run TestKilledRunLeavesNoAgent kills: one agent
+// command trial (the agent, the plans and the scenario from the
+// environment) that hangs.
+func agentRun(out string) int {
+	spec := loadSpec(&testing.T{})
+	e := results.ModelEntry{Name: "hang", Backend: results.BackendCommand, MCPConfig: results.MCPConfigEnv,
+		Command: []string{os.Getenv("GRANITE_TEST_AGENT"), "--format", "env", "--prompt", "{{.Prompt}}", "--plan", os.Getenv("GRANITE_TEST_AGENT_PLAN")}}
+	cfg := testConfig("killed", "http://127.0.0.1:1")
+	cfg.Models = []results.ModelEntry{e}
+	cfg.Domains, cfg.Scenarios = []string{os.Getenv("GRANITE_TEST_AGENT_DOMAIN")}, []string{os.Getenv("GRANITE_TEST_AGENT_SCENARIO")}
+	cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup, Isolation: IsolationNamespaces}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestKilledRunLeavesNoAgent: kill -9 of granite run ends the agent it
+// was running and everything the agent started.
+func TestKilledRunLeavesNoAgent(t *testing.T) {
+	needNamespaces(t)
+	spec := loadSpec(t)
+	d, s, _ := twoScenarios(t, spec)
+	marker := fmt.Sprintf("killed-run-%d-%d", os.Getpid(), time.Now().UnixNano())
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	data := fmt.Sprintf(`{"mode": "hang", "marker": %q}`, marker)
+	if err := os.WriteFile(plan, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GRANITE_TEST_AGENT_RUN="+t.TempDir(), "GRANITE_TEST_AGENT="+buildAgent(t),
+		"GRANITE_TEST_AGENT_PLAN="+plan, "GRANITE_TEST_AGENT_DOMAIN="+d.Name, "GRANITE_TEST_AGENT_SCENARIO="+s.ID)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := false
+	for range 500 {
+		if started = markedRunning(marker); started {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !started {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the agent's child never started; granite run said:\n%s", stderr.String())
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if aliveMarked(t, marker) {
+		t.Errorf("the agent's child outlived granite run's kill -9")
+	}
+	if agentAlive(buildAgent(t)) {
+		t.Errorf("the agent outlived granite run's kill -9")
+	}
+}
+
+// markedRunning reports whether a process whose command line holds marker
+// runs now.
+func markedRunning(marker string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentAlive reports whether a hanging test agent (not its child) still
+// runs, after the moment the kernel takes.
+func agentAlive(bin string) bool {
+	for range 100 {
+		found := false
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, f := range procs {
+			b, err := os.ReadFile(f)
+			if err != nil || !bytes.HasPrefix(b, []byte(bin+"\x00")) || bytes.Contains(b, []byte("--child")) {
+				continue
+			}
+			if st, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "stat")); !bytes.Contains(st, []byte(") Z ")) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("GRANITE_TEST_LOCK_DIR"); dir != "" {
 		os.Exit(holdLock(dir))
 	}
+	if out := os.Getenv("GRANITE_TEST_AGENT_RUN"); out != "" {
+		os.Exit(agentRun(out))
+	}
 	code := m.Run()
 	removeAgent()
 	os.Exit(code)
