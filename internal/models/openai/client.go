@@ -25,6 +25,9 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/mcpgranite/granite/internal/models"
+	"github.com/mcpgranite/granite/internal/redact"
 )
 
 // Client talks to one endpoint. The SDK's own retries are off: Chat
@@ -33,6 +36,11 @@ type Client struct {
 	// BaseURL is the endpoint's base URL as given (…/v1).
 	BaseURL string
 	api     sdk.Client
+	// key is the API key, taken out of every error text the client
+	// returns: an endpoint may quote it back.
+	key string
+	// sleep waits d between attempts, false when ctx ended first.
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 // New returns a client of baseURL that sends apiKey as a bearer token
@@ -44,7 +52,7 @@ func New(baseURL, apiKey string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{BaseURL: baseURL, api: sdk.NewClient(
+	return &Client{BaseURL: baseURL, key: apiKey, sleep: sleep, api: sdk.NewClient(
 		option.WithHTTPClient(hc),
 		option.WithBaseURL(baseURL),
 		option.WithAPIKey(apiKey),
@@ -79,25 +87,35 @@ type Reply struct {
 	Wait time.Duration
 	// Attempts counts the requests made for this reply.
 	Attempts int
+	// Bytes is what the last attempt read of the reply's body.
+	Bytes int64
 }
 
 // Chat sends one chat completion request, streamed (with usage in a final
 // chunk) or not, retrying with backoff until ctx ends: 5xx, connections
 // refused or cut and streams cut short; a 429 waits what Retry-After
-// says. Tool-call arguments that are not a JSON object come back at once
-// as a *MalformedError, an over-long context as a *ContextLengthError:
-// asking again would replay the same failure until the deadline. The
-// reply is never nil, so that a caller can count what a failed attempt
-// cost.
+// says, but never less than the backoff. Tool-call arguments that are
+// not a JSON object come back at once as a *MalformedError, an over-long
+// context as a *ContextLengthError, a reply past its bound in bytes (see
+// models.ReplyLimit) as a *models.TooLongError: asking again would
+// replay the same failure until the deadline. The reply is never nil, so
+// that a caller can count what a failed attempt cost. No error text holds
+// the key or an Authorization value.
 func (c *Client) Chat(ctx context.Context, params sdk.ChatCompletionNewParams, stream bool) (*Reply, error) {
+	r, err := c.chat(ctx, params, stream)
+	return r, c.redact(err)
+}
+
+func (c *Client) chat(ctx context.Context, params sdk.ChatCompletionNewParams, stream bool) (*Reply, error) {
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		var r *Reply
+		r := &Reply{}
+		limit := option.WithMiddleware(limitReply(params.MaxTokens.Value, &r.Bytes))
 		var err error
 		if stream {
-			r, err = c.streamed(ctx, params)
+			err = c.streamed(ctx, params, r, limit)
 		} else {
-			r, err = c.whole(ctx, params)
+			err = c.whole(ctx, params, r, limit)
 		}
 		r.Wait, r.Attempts = time.Since(start), attempt+1
 		if err == nil {
@@ -106,31 +124,64 @@ func (c *Client) Chat(ctx context.Context, params sdk.ChatCompletionNewParams, s
 		if err == nil || !retryable(ctx, err) {
 			return r, err
 		}
-		wait := time.Duration(float64(250*time.Millisecond) * float64(int(1)<<min(attempt, 4)) * (0.75 + rand.Float64()/2))
+		wait := backoff(attempt)
 		if ra, ok := retryAfter(err); ok {
-			wait = ra
 			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < ra {
 				return r, fmt.Errorf("%w (Retry-After %s is past the trial's deadline)", err, ra)
 			}
+			wait = max(wait, ra)
 		}
-		select {
-		case <-ctx.Done():
+		if !c.sleep(ctx, wait) {
 			return r, err
-		case <-time.After(wait):
 		}
 	}
 }
 
-// whole sends a request without streaming.
-func (c *Client) whole(ctx context.Context, params sdk.ChatCompletionNewParams) (*Reply, error) {
-	r := &Reply{}
-	res, err := c.api.Chat.Completions.New(ctx, params)
+// backoff is the wait before the retry after attempt (from 0): 250 ms
+// doubling up to 4 s, plus up to a quarter at random so that parallel
+// trials do not retry in step. It is also the floor under a Retry-After:
+// a server answering "Retry-After: 0" to every request was asked 216
+// times in 10 s.
+func backoff(attempt int) time.Duration {
+	return time.Duration(float64(250*time.Millisecond) * float64(int(1)<<min(attempt, 4)) * (1 + rand.Float64()/4))
+}
+
+// limitReply cuts each response body at the reply bound of maxTokens
+// (0: none set) and counts what it read into read.
+func limitReply(maxTokens int64, read *int64) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(req)
+		if err == nil && resp.Body != nil {
+			resp.Body = models.LimitBody(resp.Body, maxTokens, read)
+		}
+		return resp, err
+	}
+}
+
+// redact takes the key and any credential out of err's text.
+func (c *Client) redact(err error) error { return redact.Err(err, c.key) }
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// whole sends a request without streaming and fills r.
+func (c *Client) whole(ctx context.Context, params sdk.ChatCompletionNewParams, r *Reply, opts ...option.RequestOption) error {
+	res, err := c.api.Chat.Completions.New(ctx, params, opts...)
 	if err != nil {
-		return r, c.wrap(err)
+		return c.wrap(err)
 	}
 	r.PromptTokens, r.CompletionTokens = int(res.Usage.PromptTokens), int(res.Usage.CompletionTokens)
 	if len(res.Choices) == 0 {
-		return r, &IncompleteError{Msg: "the endpoint's reply has no choices"}
+		return &IncompleteError{Msg: "the endpoint's reply has no choices"}
 	}
 	ch := res.Choices[0]
 	r.FinishReason = ch.FinishReason
@@ -139,23 +190,22 @@ func (c *Client) whole(ctx context.Context, params sdk.ChatCompletionNewParams) 
 	for _, tc := range ch.Message.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	return r, nil
+	return nil
 }
 
-// streamed sends a streamed request and puts the chunks together with
-// the SDK's accumulator, which assembles tool calls split across chunks
-// by their index.
-func (c *Client) streamed(ctx context.Context, params sdk.ChatCompletionNewParams) (*Reply, error) {
-	r := &Reply{}
+// streamed sends a streamed request and puts the chunks together in r
+// with the SDK's accumulator, which assembles tool calls split across
+// chunks by their index.
+func (c *Client) streamed(ctx context.Context, params sdk.ChatCompletionNewParams, r *Reply, opts ...option.RequestOption) error {
 	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	st := c.api.Chat.Completions.NewStreaming(ctx, params)
+	st := c.api.Chat.Completions.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var acc sdk.ChatCompletionAccumulator
 	var think strings.Builder
 	for st.Next() {
 		chunk := st.Current()
 		if !acc.AddChunk(chunk) {
-			return r, &IncompleteError{Msg: "the endpoint sent a chunk that does not continue its stream (another id, or a tool-call index out of range)"}
+			return &IncompleteError{Msg: "the endpoint sent a chunk that does not continue its stream (another id, or a tool-call index out of range)"}
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index == 0 {
@@ -173,14 +223,14 @@ func (c *Client) streamed(ctx context.Context, params sdk.ChatCompletionNewParam
 		}
 	}
 	if err := st.Err(); err != nil {
-		return r, c.wrap(err)
+		return c.wrap(err)
 	}
 	if r.FinishReason == "" {
 		// A stream cut without an error: the SSE decoder sees a clean end
 		// where a proxy closed the connection.
-		return r, &IncompleteError{Msg: "the stream ended before a finish_reason"}
+		return &IncompleteError{Msg: "the stream ended before a finish_reason"}
 	}
-	return r, nil
+	return nil
 }
 
 // reasoning reads a message's or delta's reasoning text: reasoning_content
@@ -226,9 +276,14 @@ func clip(s string, n int) string {
 }
 
 // wrap turns the SDK's errors into the package's: an HTTP error with the
-// endpoint's message (the SDK's text is only the status), an over-long
-// context as a *ContextLengthError.
+// endpoint's message (the SDK's text is only the status) with the key
+// taken out, an over-long context as a *ContextLengthError, a reply past
+// its bound as the *models.TooLongError it is.
 func (c *Client) wrap(err error) error {
+	var te *models.TooLongError
+	if errors.As(err, &te) {
+		return te // the SDK's "error reading response body" adds nothing
+	}
 	var ae *sdk.Error
 	if !errors.As(err, &ae) {
 		return err
@@ -240,7 +295,7 @@ func (c *Client) wrap(err error) error {
 	if msg == "" {
 		msg = http.StatusText(ae.StatusCode)
 	}
-	he := &StatusError{StatusCode: ae.StatusCode, Msg: msg, err: err}
+	he := &StatusError{StatusCode: ae.StatusCode, Msg: redact.Text(msg, c.key), err: err}
 	if ae.Response != nil {
 		he.header = ae.Response.Header
 	}
@@ -343,9 +398,10 @@ func (e *IncompleteError) Error() string { return e.Msg }
 
 // retryable reports transient failures: 429, 5xx, connections refused or
 // cut, streams cut short or ended by an error event. The model's
-// malformed calls, an over-long context and other 4xx are not.
+// malformed calls, an over-long context, a reply past its bound and
+// other 4xx are not.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || models.IsTooLong(err) {
 		return false
 	}
 	var se *StatusError
@@ -388,9 +444,10 @@ func retryAfter(err error) (time.Duration, bool) {
 
 // Models lists the model ids the endpoint serves (GET {base}/models).
 func (c *Client) Models(ctx context.Context) ([]string, error) {
-	page, err := c.api.Models.List(ctx)
+	var read int64
+	page, err := c.api.Models.List(ctx, option.WithMiddleware(limitReply(0, &read)))
 	if err != nil {
-		return nil, c.wrap(err)
+		return nil, c.redact(c.wrap(err))
 	}
 	var ids []string
 	for _, m := range page.Data {
@@ -400,8 +457,13 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 }
 
 // Check reports whether the endpoint answers within 10 seconds and lists
-// model; its errors name the URL, the model and what the endpoint lists.
+// model; its errors name the URL, the model and what the endpoint lists,
+// never the key.
 func (c *Client) Check(ctx context.Context, model string) error {
+	return c.redact(c.check(ctx, model))
+}
+
+func (c *Client) check(ctx context.Context, model string) error {
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	ids, err := c.Models(hctx)
 	cancel()

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 )
@@ -192,5 +193,87 @@ func TestWarmUp(t *testing.T) {
 	}
 	if _, err := openai.New(f.URL, "", nil).WarmUp(context.Background(), "absent", 8); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "404") {
 		t.Errorf("warm-up of a model the endpoint lacks: %v", err)
+	}
+}
+
+// TestEndlessReply: a reply that never ends, streamed or whole, is cut
+// at its bound in bytes (from max_tokens) and comes back at once as a
+// *models.TooLongError, not retried: the client reads no more than the
+// bound, whatever the endpoint sends.
+func TestEndlessReply(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{Endless: true} })
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second) // a guard against hanging only
+		params := hello("m")
+		params.MaxTokens = sdk.Int(2048)
+		r, err := openai.New(f.URL, "", nil).Chat(ctx, params, stream)
+		cancel()
+		if limit := models.ReplyLimit(2048); !models.IsTooLong(err) || r.Bytes > limit || r.Bytes < limit/2 || r.Attempts != 1 || f.Chats() != 1 {
+			t.Errorf("stream %v: error %v after %d bytes read, %d attempts, %d requests; want a reply cut at %d bytes, not retried",
+				stream, err, r.Bytes, r.Attempts, f.Chats(), limit)
+		}
+	}
+}
+
+// TestBackoffFloor: a 429 whose Retry-After asks for no wait at all is
+// asked again after the backoff every retry has (250 ms, doubling up to
+// 4 s), never at once; a longer Retry-After is waited in full.
+func TestBackoffFloor(t *testing.T) {
+	for _, c := range []struct {
+		retryAfter string
+		want       []time.Duration
+	}{
+		{"0", []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second}},
+		{"3", []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second, 4 * time.Second, 4 * time.Second}},
+	} {
+		var n atomic.Int32
+		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+			if int(n.Add(1)) <= len(c.want) {
+				return openaitest.Step{Status: 429, RetryAfter: c.retryAfter, ErrBody: "slow down"}
+			}
+			return openaitest.Step{Content: "fine"}
+		})
+		cl := openai.New(f.URL, "", nil)
+		var waits []time.Duration
+		openai.SetSleep(cl, func(_ context.Context, d time.Duration) bool {
+			waits = append(waits, d)
+			return true
+		})
+		r, err := cl.Chat(context.Background(), hello("m"), true)
+		if err != nil || r.Attempts != len(c.want)+1 || len(waits) != len(c.want) {
+			t.Fatalf("Retry-After %s: error %v, %d attempts, waits %v", c.retryAfter, err, r.Attempts, waits)
+		}
+		for i, w := range waits {
+			if w < c.want[i] || w > c.want[i]*5/4 {
+				t.Errorf("Retry-After %s: wait %d is %v, want %v (at most a quarter more)", c.retryAfter, i, w, c.want[i])
+			}
+		}
+	}
+}
+
+// TestKeyRedacted: an endpoint whose error body echoes the request's
+// Authorization header gets neither the key nor the header's value into
+// any error the client returns.
+func TestKeyRedacted(t *testing.T) {
+	const key = "sk-granite-test-7f3a9c1e5b"
+	for _, status := range []int{400, 401, 404} {
+		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+			return openaitest.Step{Status: status, EchoAuth: true, ErrBody: "refused"}
+		})
+		c := openai.New(f.URL, key, nil)
+		_, chatErr := c.Chat(context.Background(), hello("m"), true)
+		_, warmErr := c.WarmUp(context.Background(), "absent", 8) // the double's 404 does not echo; its 404 for a known model does
+		for _, err := range []error{chatErr, warmErr} {
+			if err == nil || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "Bearer sk") {
+				t.Errorf("%d: error %v; want one without the key", status, err)
+			}
+		}
+		if !strings.Contains(chatErr.Error(), "Authorization: Bearer [redacted]") {
+			t.Errorf("%d: error %q; want the echoed header shown redacted", status, chatErr)
+		}
+		var se *openai.StatusError
+		if !errors.As(chatErr, &se) || se.StatusCode != status || strings.Contains(se.Msg, key) {
+			t.Errorf("%d: error %T %v; want a *StatusError of that status, its message redacted", status, chatErr, chatErr)
+		}
 	}
 }

@@ -9,6 +9,7 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -145,10 +146,18 @@ type Step struct {
 	// Hangup closes the connection without a reply; HangupMidStream
 	// after the first chunk of a stream.
 	Hangup, HangupMidStream bool
+	// Endless never ends the reply: streamed, content chunks forever;
+	// whole, a content string that never closes. It stops when the client
+	// hangs up.
+	Endless bool
+	// EchoAuth puts the request's Authorization header in the error
+	// body, as some servers' debug errors quote the request they refused.
+	EchoAuth bool
 	// Dialect "vllm" sends errors as vLLM's top-level error object
 	// ({"object": "error", "message": …, "code": 400}) instead of
 	// OpenAI's {"error": {…}}.
 	Dialect string
+	auth    string // the request's Authorization, for EchoAuth
 }
 
 // Call is a tool call; Args is the arguments string as sent, so tests
@@ -229,6 +238,9 @@ func (f *Server) fail(w http.ResponseWriter, s Step) {
 	if msg == "" {
 		msg = "scripted failure"
 	}
+	if s.EchoAuth {
+		msg += " (request headers: Authorization: " + s.auth + ")"
+	}
 	if s.RetryAfter != "" {
 		w.Header().Set("Retry-After", s.RetryAfter)
 	}
@@ -274,6 +286,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Status >= 400 {
+		s.auth = req.Authorization
 		f.fail(w, s)
 		return
 	}
@@ -283,6 +296,10 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	usage := map[string]any{"prompt_tokens": PromptTokens, "completion_tokens": CompletionTokens, "total_tokens": PromptTokens + CompletionTokens}
+	if s.Endless {
+		endless(w, r, req.Stream, id, req.Model)
+		return
+	}
 	if !req.Stream {
 		msg := map[string]any{"role": "assistant", "content": s.Content}
 		if s.Reasoning != "" {
@@ -346,6 +363,27 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{}, "usage": usage})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// endless writes a reply that never ends until the client hangs up.
+func endless(w http.ResponseWriter, r *http.Request, stream bool, id, model string) {
+	head, piece := `{"id":"`+id+`","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"`, strings.Repeat("all work and no play ", 200)
+	w.Header().Set("Content-Type", "application/json")
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head = ""
+		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": model,
+			"choices": []map[string]any{{"index": 0, "delta": map[string]any{"content": "all work and no play "}, "logprobs": nil, "finish_reason": nil}}})
+		piece = strings.Repeat("data: "+string(b)+"\n\n", 20)
+	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return
+	}
+	for r.Context().Err() == nil {
+		if _, err := io.WriteString(w, piece); err != nil {
+			return
+		}
+	}
 }
 
 // callID is the id of the i-th tool call of the n-th request, unique in a
