@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/mcpgranite/granite/internal/redact"
 )
 
 // Client talks to one Ollama host through a transport that tells the
@@ -44,18 +46,27 @@ type Reply struct {
 	DoneReason string
 	// Wait is the time the last attempt took, from request to last byte.
 	Wait time.Duration
+	// Bytes is what the last attempt read of the reply's body.
+	Bytes int64
 }
 
 // Chat sends one /api/chat request, retrying transport errors and 5xx with
 // backoff until ctx ends. A tool call the model garbled comes back at
-// once as a *MalformedError: asking again would only replay the model's
-// failure until the caller's deadline. The reply is never nil, so that a
-// caller can count what a failed attempt cost.
+// once as a *MalformedError, a reply past its bound in bytes (from the
+// num_predict option, see models.ReplyLimit) as a *models.TooLongError:
+// asking again would only replay the failure until the caller's
+// deadline. The reply is never nil, so that a caller can count what a
+// failed attempt cost. No error text holds an Authorization value.
 func (c *Client) Chat(ctx context.Context, req *api.ChatRequest) (*Reply, error) {
+	r, err := c.chat(ctx, req)
+	return r, redact.Err(err)
+}
+
+func (c *Client) chat(ctx context.Context, req *api.ChatRequest) (*Reply, error) {
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		r := &Reply{}
-		sctx, sn := withSniff(ctx)
+		sctx, sn := withSniff(ctx, numPredict(req.Options))
 		err := c.api.Chat(sctx, req, func(resp api.ChatResponse) error {
 			r.Message.Role = resp.Message.Role
 			r.Message.Content += resp.Message.Content
@@ -67,6 +78,11 @@ func (c *Client) Chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 			return nil
 		})
 		r.Wait = time.Since(start)
+		tooLong, read := sn.cut()
+		r.Bytes = read
+		if tooLong != nil {
+			return r, tooLong
+		}
 		if err != nil && sn.err() != nil {
 			return r, &MalformedError{Msg: "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + sn.err().Error()}
 		}
@@ -83,6 +99,20 @@ func (c *Client) Chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 		case <-time.After(backoff):
 		}
 	}
+}
+
+// numPredict reads the num_predict option, whatever number type holds it;
+// 0 when it is unset or not positive (Ollama's -1 is no limit).
+func numPredict(opts map[string]any) int64 {
+	switch v := opts["num_predict"].(type) {
+	case int:
+		return int64(max(v, 0))
+	case int64:
+		return max(v, 0)
+	case float64:
+		return int64(max(v, 0))
+	}
+	return 0
 }
 
 // Structured asks model for a reply in the JSON Schema format (Ollama's
@@ -114,12 +144,14 @@ func (c *Client) WarmUp(ctx context.Context, model string, keepAlive *api.Durati
 
 // Show asks the host about a model (/api/show).
 func (c *Client) Show(ctx context.Context, model string) (*api.ShowResponse, error) {
-	return c.api.Show(ctx, &api.ShowRequest{Model: model})
+	r, err := c.api.Show(ctx, &api.ShowRequest{Model: model})
+	return r, redact.Err(err)
 }
 
 // List lists the host's local models (/api/tags).
 func (c *Client) List(ctx context.Context) (*api.ListResponse, error) {
-	return c.api.List(ctx)
+	r, err := c.api.List(ctx)
+	return r, redact.Err(err)
 }
 
 // MalformedError is a tool call the model garbled: Ollama could not parse

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
@@ -137,5 +138,36 @@ func TestCheckHosts(t *testing.T) {
 	}
 	if err := ollama.CheckHosts(context.Background(), []string{f.URL}, []string{"have"}, nil); err != nil {
 		t.Errorf("a host with the model: %v", err)
+	}
+}
+
+// TestEndlessReply: a reply that never ends, streamed or not, is cut at
+// its bound in bytes (from num_predict) and comes back at once as a
+// *models.TooLongError, not retried, having read no more than the bound.
+func TestEndlessReply(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Endless: true} })
+		cl, _ := ollama.New(f.URL, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second) // a guard against hanging only
+		r, err := cl.Chat(ctx, &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}, Stream: &stream,
+			Options: map[string]any{"num_predict": 2048}})
+		cancel()
+		if limit := models.ReplyLimit(2048); !models.IsTooLong(err) || r.Bytes > limit || r.Bytes < limit/2 || f.Chats() != 1 {
+			t.Errorf("stream %v: error %v after %d bytes read, %d requests; want a reply cut at %d bytes, not retried", stream, err, r.Bytes, f.Chats(), limit)
+		}
+	}
+}
+
+// TestCredentialsRedacted: a host's error that quotes an Authorization
+// header reaches the caller without its value.
+func TestCredentialsRedacted(t *testing.T) {
+	const token = "c2lnbmVkLWNoYWxsZW5nZS10b2tlbg"
+	f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step {
+		return ollamatest.Step{Status: 400, ErrBody: "refused request with Authorization: Bearer " + token}
+	})
+	cl, _ := ollama.New(f.URL, nil)
+	_, err := cl.Chat(context.Background(), &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}})
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "Authorization: Bearer [redacted]") {
+		t.Errorf("error %v; want the header's value redacted", err)
 	}
 }

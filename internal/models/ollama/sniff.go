@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/mcpgranite/granite/internal/models"
 )
 
 // The ollama client reports a reply it cannot decode (a model that wrote
@@ -18,14 +20,21 @@ import (
 // its text is Ollama's report of a tool call it could not parse (see
 // unparsedToolCall). A sniffing transport watches the NDJSON lines go by,
 // leaving the client's work untouched, and remembers which lines would
-// not decode.
+// not decode. It also cuts the body at the reply's bound and remembers
+// that it did: the client ends a stream whose reading failed as if it
+// had ended well, so only the sniff can tell a cut reply from a whole one.
 
 type sniffKey struct{}
 
 // sniff is the verdict on one request's reply.
 type sniff struct {
+	// maxTokens is the request's num_predict (0: none), which bounds the
+	// reply's bytes (models.ReplyLimit).
+	maxTokens int64
 	mu        sync.Mutex
 	malformed error
+	tooLong   error
+	read      int64
 }
 
 func (s *sniff) err() error {
@@ -34,9 +43,17 @@ func (s *sniff) err() error {
 	return s.malformed
 }
 
+// cut returns the *models.TooLongError of a reply cut at its bound, or
+// nil, and the bytes read.
+func (s *sniff) cut() (error, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tooLong, s.read
+}
+
 // withSniff attaches a sniff to a request context.
-func withSniff(ctx context.Context) (context.Context, *sniff) {
-	s := &sniff{}
+func withSniff(ctx context.Context, maxTokens int64) (context.Context, *sniff) {
+	s := &sniff{maxTokens: maxTokens}
 	return context.WithValue(ctx, sniffKey{}, s), s
 }
 
@@ -45,10 +62,33 @@ type sniffTransport struct{ base http.RoundTripper }
 
 func (t sniffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if s, ok := req.Context().Value(sniffKey{}).(*sniff); ok && err == nil && resp.StatusCode < 400 {
+	s, ok := req.Context().Value(sniffKey{}).(*sniff)
+	if !ok || err != nil {
+		return resp, err
+	}
+	resp.Body = &cutWatcher{ReadCloser: models.LimitBody(resp.Body, s.maxTokens, nil), s: s}
+	if resp.StatusCode < 400 {
 		resp.Body = &lineSniffer{ReadCloser: resp.Body, s: s}
 	}
 	return resp, err
+}
+
+// cutWatcher counts what a bounded body passes on and remembers when it
+// was cut.
+type cutWatcher struct {
+	io.ReadCloser
+	s *sniff
+}
+
+func (c *cutWatcher) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.s.mu.Lock()
+	c.s.read += int64(n)
+	if models.IsTooLong(err) && c.s.tooLong == nil {
+		c.s.tooLong = err
+	}
+	c.s.mu.Unlock()
+	return n, err
 }
 
 // lineSniffer checks each complete line it passes on.

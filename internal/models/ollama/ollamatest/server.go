@@ -7,6 +7,7 @@ package ollamatest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -83,6 +84,10 @@ type Step struct {
 	ErrLine string
 	// Hangup closes the connection without a reply.
 	Hangup bool
+	// Endless never ends the reply: streamed, content chunks forever;
+	// not streamed, one line that never closes. It stops when the client
+	// hangs up.
+	Endless bool
 }
 
 // Call is a tool call; Args is raw JSON, so tests can send garbage.
@@ -206,6 +211,10 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	final["prompt_eval_duration"] = 50000000
 	final["eval_count"] = 15
 	final["eval_duration"] = 100000000
+	if s.Endless {
+		endless(w, r, req.Stream == nil || *req.Stream, req.Model)
+		return
+	}
 	if req.Stream != nil && !*req.Stream {
 		msg := map[string]any{"role": "assistant", "content": s.Content}
 		if len(calls) > 0 {
@@ -240,4 +249,24 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	b, _ := json.Marshal(final)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// endless writes a reply that never ends until the client hangs up.
+func endless(w http.ResponseWriter, r *http.Request, stream bool, model string) {
+	head, piece := `{"model":"`+model+`","message":{"role":"assistant","content":"`, strings.Repeat("all work and no play ", 200)
+	w.Header().Set("Content-Type", "application/json")
+	if stream {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		b, _ := json.Marshal(map[string]any{"model": model, "created_at": "2025-01-01T00:00:00Z",
+			"message": map[string]any{"role": "assistant", "content": "all work and no play "}, "done": false})
+		head, piece = "", strings.Repeat(string(b)+"\n", 20)
+	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return
+	}
+	for r.Context().Err() == nil {
+		if _, err := io.WriteString(w, piece); err != nil {
+			return
+		}
+	}
 }
