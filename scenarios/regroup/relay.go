@@ -22,6 +22,11 @@ import (
 	"github.com/mcpgranite/granite/scenarios"
 )
 
+// MaxSourceLine bounds one line of a source's output, in bytes: the
+// bound on a tool result (mcpdomain.MaxResultBytes) and room for its
+// framing. granite serve sets it from --max-source-line.
+var MaxSourceLine = mcpdomain.MaxResultBytes + 64<<10
+
 // Relay forwards a regrouped stdio server's tool calls to a source command
 // over the source's own stdio, line for line, as a serve.Forwarder. The
 // rest of the protocol (initialize, tools/list, ping) is the regrouped
@@ -46,12 +51,26 @@ import (
 // source under the source's id for the call. When the source ends, every
 // call under way and every later call is answered with a JSON-RPC error
 // saying how it ended.
+//
+// The source is held to bounds, so that no server makes the relay wait or
+// grow. What is written to its input never blocks the relay: a source
+// that does not read has up to 1 MiB kept for it, then a call is refused
+// with an error and an answer it is owed (to a ping, a refused sampling
+// request) is dropped, and stderr says so. A line of its output over
+// MaxSourceLine is not kept: the call it answers (named by the id at the
+// line's start, or at its end once the line ends) fails with an error
+// naming the limit, and the relay reads on. The source runs in a process
+// group of its own, which Close and the end of StartRelay's context kill
+// whole: a server behind sh, npx or uvx ends with it.
 type Relay struct {
 	iface *Interface
 	lv    level.Level
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	wmu   sync.Mutex // one line at a time into the source
+	cmd    *exec.Cmd
+	stdin  *input
+	stderr io.Writer
+	// dropped is set once an answer the source was owed has been
+	// dropped, so that stderr says so once.
+	dropped atomic.Bool
 
 	mu       sync.Mutex
 	next     int64
@@ -76,7 +95,7 @@ type waiting struct {
 // StartRelay starts the source command (split as SplitCommand splits it,
 // in dir when dir is not empty, its standard error on stderr) and
 // initialises it, within scenarios.InitTimeout, for a relay of iface's
-// tools at lv. Close ends it.
+// tools at lv. Close ends it, and so does the end of ctx.
 func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command, dir string, stderr io.Writer) (*Relay, error) {
 	if iface.Levels[lv] == nil {
 		return nil, fmt.Errorf("no tools at level %q", lv)
@@ -85,10 +104,22 @@ func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command,
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(words[0], words[1:]...)
+	cmd := exec.CommandContext(ctx, words[0], words[1:]...)
 	cmd.Dir, cmd.Stderr = dir, stderr
-	stdin, err := cmd.StdinPipe()
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	// The source's input stays non-blocking on granite's side (os.Pipe
+	// makes it so; exec makes the child's end blocking), so that a
+	// write the pipe cannot take returns at once (see input).
+	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin = stdinR
+	stdin, err := newInput(stdinW)
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
 		return nil, err
 	}
 	// The source's output is read with blocking reads (Fd makes the pipe
@@ -98,18 +129,22 @@ func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command,
 	// VM (BenchmarkRegroupedCallOverStdio).
 	stdout, pw, err := os.Pipe()
 	if err != nil {
+		stdinR.Close()
+		stdin.close()
 		return nil, err
 	}
 	stdout.Fd()
 	cmd.Stdout = pw
 	err = cmd.Start()
 	pw.Close()
+	stdinR.Close()
 	if err != nil {
 		stdout.Close()
+		stdin.close()
 		return nil, fmt.Errorf("start %s: %w", words[0], err)
 	}
 	r := &Relay{
-		iface: iface, lv: lv, cmd: cmd, stdin: stdin,
+		iface: iface, lv: lv, cmd: cmd, stdin: stdin, stderr: stderr,
 		pending: map[int64]*waiting{}, byClient: map[string]int64{},
 		ended: make(chan struct{}),
 	}
@@ -255,22 +290,21 @@ func (r *Relay) Drain() { r.calls.Wait() }
 // Sent is how many calls have reached the source.
 func (r *Relay) Sent() int64 { return r.sent.Load() }
 
-// Close ends the source: its input closes, and a source that has not
-// exited 2 s later is killed. Calls under way get an error. Close returns
-// within 4 s even if the source's output stays open (a child it left
-// behind holding it).
+// Close ends the source: its input closes, and 2 s later, or as soon as
+// the source has exited, its process group is killed, with whatever the
+// source started and left behind. Calls under way get an error. Close
+// returns within 4 s even if the source's output stays open (a child
+// that left the group holding it).
 func (r *Relay) Close() error {
-	r.wmu.Lock()
-	err := r.stdin.Close()
-	r.wmu.Unlock()
+	err := r.stdin.close()
 	select {
 	case <-r.ended:
 	case <-time.After(2 * time.Second):
-		_ = r.cmd.Process.Kill()
-		select {
-		case <-r.ended:
-		case <-time.After(2 * time.Second):
-		}
+	}
+	_ = killGroup(r.cmd.Process)
+	select {
+	case <-r.ended:
+	case <-time.After(2 * time.Second):
 	}
 	return err
 }
@@ -306,6 +340,9 @@ func (r *Relay) request(method string, params json.RawMessage, w *waiting) (int6
 	}
 	if err := r.write(line); err != nil && r.forget(id) != nil {
 		r.sent.Add(-1)
+		if errors.Is(err, errNotReading) {
+			return 0, fmt.Errorf("%w; the call was not sent", err)
+		}
 		return 0, fmt.Errorf("the source server does not take input: %w", err)
 	}
 	// Sent, or answered already: the source ended and readSource told
@@ -313,11 +350,16 @@ func (r *Relay) request(method string, params json.RawMessage, w *waiting) (int6
 	return id, nil
 }
 
-func (r *Relay) write(line []byte) error {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	_, err := r.stdin.Write(line)
-	return err
+// write writes a line to the source without waiting for it (see input).
+func (r *Relay) write(line []byte) error { return r.stdin.write(line) }
+
+// owe writes a line the source is owed (an answer to its request, a
+// cancellation); one the source has no room for is dropped, and stderr
+// says so once.
+func (r *Relay) owe(line []byte) {
+	if err := r.write(line); errors.Is(err, errNotReading) && !r.dropped.Swap(true) && r.stderr != nil {
+		fmt.Fprintf(r.stderr, "granite serve: %v; dropping the answers it is owed until it reads\n", err)
+	}
 }
 
 // forget drops a request the source will not be asked about again.
@@ -366,7 +408,7 @@ func (r *Relay) cancelled(id int64, reason string) {
 		RequestID int64  `json:"requestId"`
 		Reason    string `json:"reason,omitempty"`
 	}{id, reason}})
-	_ = r.write(append(note, '\n'))
+	r.owe(append(note, '\n'))
 }
 
 // readSource reads the source's lines until its output ends, then answers
@@ -374,10 +416,20 @@ func (r *Relay) cancelled(id int64, reason string) {
 func (r *Relay) readSource(f *os.File) {
 	defer close(r.ended)
 	defer f.Close()
-	out := bufio.NewReader(f)
+	out := bufio.NewReaderSize(f, 64<<10)
 	for {
-		line, err := out.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		failed := false
+		line, tail, over, err := readLine(out, MaxSourceLine, func(head []byte) {
+			if id, ok := headID(head); ok {
+				failed = r.tooLong(id)
+			}
+		})
+		switch {
+		case over && !failed && err == nil:
+			if id, ok := tailID(tail); ok {
+				r.tooLong(id)
+			}
+		case !over && len(bytes.TrimSpace(line)) > 0:
 			r.fromSource(line)
 		}
 		if err != nil {
@@ -409,9 +461,9 @@ func (r *Relay) fromSource(line []byte) {
 	}
 	switch {
 	case m.Method == string(mcp.MethodPing) && len(m.ID) > 0:
-		_ = r.write(resultLine(m.ID, struct{}{}))
+		r.owe(resultLine(m.ID, struct{}{}))
 	case m.Method != "" && len(m.ID) > 0:
-		_ = r.write(errorLine(m.ID, mcp.METHOD_NOT_FOUND, "granite serve relays tool calls only: it does not pass "+m.Method+" on to its client"))
+		r.owe(errorLine(m.ID, mcp.METHOD_NOT_FOUND, "granite serve relays tool calls only: it does not pass "+m.Method+" on to its client"))
 	case m.Method == string(mcp.MethodNotificationProgress):
 		r.mu.Lock()
 		notify := r.notify
@@ -428,6 +480,17 @@ func (r *Relay) fromSource(line []byte) {
 			r.deliver(w, line)
 		}
 	}
+}
+
+// tooLong fails the request id with an error naming the line limit, if
+// it still waits, and says whether it did.
+func (r *Relay) tooLong(id int64) bool {
+	w := r.forget(id)
+	if w != nil {
+		msg := fmt.Sprintf("the source server's answer is a line over %d bytes, more than granite takes from a source (--max-source-line): not passed on", MaxSourceLine)
+		r.deliver(w, errorLine(json.RawMessage(strconv.FormatInt(id, 10)), mcp.INTERNAL_ERROR, msg))
+	}
+	return w != nil
 }
 
 // deliver gives the source's answer to what waited on it: the line itself

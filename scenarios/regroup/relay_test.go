@@ -40,8 +40,10 @@ const echoed = `{"x-extra": {"b":1,"a":2}, "content":[{"type":"text","text":%q}]
 // otherwise its tools are: echo (the arguments it got, see echoed), fail
 // (a JSON-RPC error), progress (a progress notification on the call's
 // token first), ask (pings its client and asks it for sampling, and says
-// what came back), wait (never answers), status (the cancellations it has
-// seen) and die (exits with status 3).
+// what came back), flood (asks for sampling v times without reading),
+// huge (a 2 MiB answer), endless (an answer with no end), wait (never
+// answers), status (the cancellations it has seen) and die (exits with
+// status 3).
 func fakeSource(mode string) {
 	if mode == "die-at-init" {
 		os.Exit(3)
@@ -97,6 +99,28 @@ func fakeSource(mode string) {
 				a, _ := in.ReadBytes('\n')
 				b, _ := in.ReadBytes('\n')
 				text(strings.TrimSpace(string(a)) + " " + strings.TrimSpace(string(b)))
+			case "flood":
+				// Asks its client for sampling v times without reading
+				// its input, then answers.
+				var a struct{ V int }
+				_ = json.Unmarshal(m.Params.Arguments, &a)
+				for i := range a.V {
+					write(fmt.Sprintf(`{"jsonrpc":"2.0","id":"s%d","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`, i))
+				}
+				text(fmt.Sprintf("flooded %d", a.V))
+			case "huge":
+				// A 2 MiB answer, its id last as the TypeScript SDK
+				// writes it.
+				write(fmt.Sprintf(`{"result":{"content":[{"type":"text","text":%q}]},"jsonrpc":"2.0","id":%s}`, strings.Repeat("x", 2<<20), m.ID))
+			case "endless":
+				// An answer that never ends: 64 MiB and no newline.
+				out.WriteString(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID))
+				chunk := strings.Repeat("x", 1<<20)
+				for range 64 {
+					out.WriteString(chunk)
+				}
+				out.Flush()
+				select {}
 			case "wait":
 			case "status":
 				text("cancelled: " + strings.Join(cancelled, ", "))
@@ -112,7 +136,7 @@ func fakeSource(mode string) {
 // fakeTools are the fake source's tools; need takes a required integer.
 func fakeTools() []scenarios.Tool {
 	var tools []scenarios.Tool
-	for _, n := range []string{"echo", "fail", "progress", "ask", "wait", "status", "die"} {
+	for _, n := range []string{"echo", "fail", "progress", "ask", "flood", "huge", "endless", "wait", "status", "die"} {
 		tools = append(tools, scenarios.Tool{Name: n, Description: "Fake " + n + ".", InputSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"integer"}}}`)})
 	}
 	return append(tools, scenarios.Tool{Name: "need", Description: "Needs x.", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}`)})
@@ -139,7 +163,13 @@ type lines struct {
 // source started by cmd.
 func serveRelay(t *testing.T, iface *regroup.Interface, lv level.Level, cmd string) (*lines, *regroup.Relay) {
 	t.Helper()
-	relay, err := iface.StartRelay(context.Background(), lv, cmd, "", io.Discard)
+	return serveRelayTo(t, iface, lv, cmd, io.Discard)
+}
+
+// serveRelayTo is serveRelay with the relay's standard error on stderr.
+func serveRelayTo(t *testing.T, iface *regroup.Interface, lv level.Level, cmd string, stderr io.Writer) (*lines, *regroup.Relay) {
+	t.Helper()
+	relay, err := iface.StartRelay(context.Background(), lv, cmd, "", stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
