@@ -107,8 +107,8 @@ func TestRelayBoundsSourceLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		tool     string
-		readsOn  bool
+		tool    string
+		readsOn bool
 	}{
 		{"huge", true},
 		{"endless", false},

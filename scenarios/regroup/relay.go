@@ -63,8 +63,8 @@ var MaxSourceLine = mcpdomain.MaxResultBytes + 64<<10
 // group of its own, which Close and the end of StartRelay's context kill
 // whole: a server behind sh, npx or uvx ends with it.
 type Relay struct {
-	iface *Interface
-	lv    level.Level
+	iface  *Interface
+	lv     level.Level
 	cmd    *exec.Cmd
 	stdin  *input
 	stderr io.Writer
