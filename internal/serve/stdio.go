@@ -10,6 +10,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,6 +29,11 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 	}
 	return StdioServer(ctx, srv, in, out, nil)
 }
+
+// DrainTimeout bounds how long StdioServer waits, once its input has
+// ended, for the requests under way to be answered; the rest are given
+// up. granite serve sets it from --drain.
+var DrainTimeout = 10 * time.Second
 
 // A Forwarder takes messages off a stdio server's read loop before the
 // server sees them: a regrouped server forwards its tool calls over its
@@ -48,8 +54,10 @@ type Forwarder interface {
 // (see vetMessage), offered to fwd when there is one, and otherwise handed
 // straight to srv; requests run concurrently, each answered when it is
 // done, and notifications in the order they came. When in ends, the
-// requests under way are answered before StdioServer returns; when ctx
-// ends, they are cancelled and it returns ctx's error.
+// requests under way are answered before StdioServer returns, for up to
+// DrainTimeout: those still unanswered then are cancelled and given up,
+// with an error saying so. When ctx ends, they are cancelled and it
+// returns ctx's error.
 //
 // It reads and answers the lines itself instead of through mcp-go's
 // StdioServer, which passes every message through a reader goroutine per
@@ -87,7 +95,8 @@ func StdioServer(ctx context.Context, srv *server.MCPServer, in io.Reader, out i
 		return ctx.Err()
 	}
 	// The input has ended: answer what is under way, unless ctx ends
-	// first.
+	// first or it takes too long (a call the source never answers must
+	// not keep the process alive).
 	answered := make(chan struct{})
 	go func() {
 		l.requests.Wait()
@@ -96,10 +105,14 @@ func StdioServer(ctx context.Context, srv *server.MCPServer, in io.Reader, out i
 		}
 		close(answered)
 	}()
+	drain := time.NewTimer(DrainTimeout)
+	defer drain.Stop()
 	select {
 	case <-answered:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-drain.C:
+		return errors.Join(err, fmt.Errorf("requests still unanswered %s after the input ended: gave up on them (--drain sets how long to wait)", DrainTimeout))
 	}
 	return errors.Join(err, w.failed())
 }

@@ -127,3 +127,42 @@ func TestStdioForwarder(t *testing.T) {
 		}
 	}
 }
+
+// never is a Forwarder that takes calls of the tool "ext" and never
+// answers them.
+type never struct{ wg sync.WaitGroup }
+
+func (n *never) Forward(_ context.Context, msg []byte, _ func([]byte)) bool {
+	var m struct{ Params struct{ Name string } }
+	if json.Unmarshal(msg, &m) != nil || m.Params.Name != "ext" {
+		return false
+	}
+	n.wg.Add(1)
+	return true
+}
+
+func (n *never) Drain() { n.wg.Wait() }
+
+// TestStdioDrainIsBounded: once the input ends, a call that is never
+// answered keeps the server no longer than DrainTimeout, and the error
+// says what was given up.
+func TestStdioDrainIsBounded(t *testing.T) {
+	old := serve.DrainTimeout
+	serve.DrainTimeout = 100 * time.Millisecond
+	defer func() { serve.DrainTimeout = old }()
+	srv, err := tiny.Domain.NewServer(mcpdomain.L4, tiny.Domain.NewStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := initialize + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ext","arguments":{}}}` + "\n"
+	done := make(chan error, 1)
+	go func() { done <- serve.StdioServer(context.Background(), srv, strings.NewReader(in), io.Discard, &never{}) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "still unanswered 100ms after the input ended") {
+			t.Errorf("StdioServer: %v; want the unanswered call given up", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("StdioServer still waits 15 s after its input ended")
+	}
+}
