@@ -156,7 +156,9 @@ func TestStdioDrainIsBounded(t *testing.T) {
 	}
 	in := initialize + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ext","arguments":{}}}` + "\n"
 	done := make(chan error, 1)
-	go func() { done <- serve.StdioServer(context.Background(), srv, strings.NewReader(in), io.Discard, &never{}) }()
+	go func() {
+		done <- serve.StdioServer(context.Background(), srv, strings.NewReader(in), io.Discard, &never{})
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "still unanswered 100ms after the input ended") {
