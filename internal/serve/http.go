@@ -76,12 +76,20 @@ type Handler struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	// sessionless serves requests without a session ID other than
-	// initialize (protocol revisions without sessions).
-	sessionless *httpSession
+	// initialize (protocol revisions without sessions), once started.
+	sessionless *starting
 	// opening counts initializes under way, which hold a session slot.
 	opening int
 	stop    chan struct{}
 	done    chan struct{}
+}
+
+// starting is a session whose server starts outside the handler's lock:
+// a source process slow to start must not stall every other session.
+type starting struct {
+	ready chan struct{} // closed once s or err is set
+	s     *httpSession
+	err   error
 }
 
 type httpSession struct {
@@ -191,7 +199,10 @@ func (h *Handler) Close(ctx context.Context) error {
 		errs = append(errs, s.end(ctx))
 	}
 	if sl != nil {
-		errs = append(errs, sl.end(ctx))
+		<-sl.ready
+		if sl.s != nil {
+			errs = append(errs, sl.s.end(ctx))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -265,7 +276,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		if opens {
 			h.open(rw, r)
-		} else if sl, err := h.stateless(); err != nil {
+		} else if sl, err := h.stateless(r.Context()); err != nil {
 			httpError(w, http.StatusInternalServerError, "cannot start the server")
 			return
 		} else {
@@ -303,18 +314,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // stateless returns the server of sessionless requests, started on first
-// use with its own store.
-func (h *Handler) stateless() (*server.StreamableHTTPServer, error) {
+// use with its own store. The start happens outside h.mu, which every
+// session's requests take: only sessionless requests wait for it. One
+// that fails is tried again by the next request.
+func (h *Handler) stateless(ctx context.Context) (*server.StreamableHTTPServer, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.sessionless == nil {
+	st := h.sessionless
+	first := st == nil
+	if first {
+		st = &starting{ready: make(chan struct{})}
+		h.sessionless = st
+	}
+	h.mu.Unlock()
+	if first {
 		srv, end, err := h.newServer()
 		if err != nil {
-			return nil, err
+			h.mu.Lock()
+			h.sessionless = nil
+			h.mu.Unlock()
+			st.err = err
+		} else {
+			st.s = &httpSession{h: server.NewStreamableHTTPServer(srv), close: end}
 		}
-		h.sessionless = &httpSession{h: server.NewStreamableHTTPServer(srv), close: end}
+		close(st.ready)
 	}
-	return h.sessionless.h, nil
+	select {
+	case <-st.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if st.err != nil {
+		return nil, st.err
+	}
+	return st.s.h, nil
 }
 
 // open starts a session on a fresh store: the request must be an

@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -434,5 +436,53 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 		if status, body := do(t, http.MethodPost, srv.URL, map[string]string{"Authorization": auth}, initialize); status != want {
 			t.Errorf("%q: %d %s, want %d", auth, status, body, want)
 		}
+	}
+}
+
+// TestSlowSessionlessStartStallsNoSession: while the server of
+// sessionless requests is slow to start (a source process that takes its
+// time), another session's ping is answered.
+func TestSlowSessionlessStartStallsNoSession(t *testing.T) {
+	var slow atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	h, err := serve.NewFactoryHandler(func() (*server.MCPServer, func(), error) {
+		if slow.Load() {
+			close(entered)
+			<-release
+		}
+		srv, err := tiny.Domain.NewServer(mcpdomain.L4, tiny.Domain.NewStore())
+		return srv, func() {}, err
+	}, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer func() {
+		srv.Close()
+		h.Close(context.Background())
+	}()
+	c := session(t, srv.URL, nil)
+	defer c.Close()
+	slow.Store(true)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.LATEST_PROTOCOL_VERSION + `"}}}`
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	defer close(release)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sessionless request never started its server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("ping of another session while the sessionless server starts: %v", err)
 	}
 }
