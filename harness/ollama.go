@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/openai"
 )
@@ -52,6 +53,8 @@ func keepAlive(cfg *results.Config) *api.Duration {
 // classify names the error class of a failed request.
 func classify(ctx context.Context, err error) results.ErrorClass {
 	switch {
+	case models.IsTooLong(err):
+		return results.ErrMalformedReply
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return results.ErrTimeout
 	case ollama.IsMalformed(err):

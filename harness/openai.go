@@ -10,6 +10,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
 )
 
@@ -36,6 +37,8 @@ func openaiOptions(cfg *results.Config, e results.ModelEntry) map[string]any {
 // classifyOpenAI names the error class of a failed request.
 func classifyOpenAI(ctx context.Context, err error) results.ErrorClass {
 	switch {
+	case models.IsTooLong(err):
+		return results.ErrMalformedReply
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return results.ErrTimeout
 	case openai.IsMalformed(err):

@@ -391,3 +391,95 @@ func loadTrajectories(t *testing.T) []trajectory {
 	}
 	return cases
 }
+
+// TestEchoedKeyNeverWritten: an endpoint whose error bodies quote the
+// request's Authorization header, in a trial's request or in the
+// warm-up, gets the key into neither trials.jsonl nor any other file the
+// run writes, nor the progress log or the error the run stops with (what
+// granite prints on stderr).
+func TestEchoedKeyNeverWritten(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	const key = "sk-granite-echoed-4d2b8e6f1a"
+	t.Setenv("GRANITE_TEST_KEY", key)
+	for _, c := range []struct {
+		name    string
+		status  int
+		warmUp  bool // the warm-up fails, which stops the run
+		runFail bool
+	}{
+		{"a 400 in a trial", 400, false, false},
+		{"a 401 in a trial", 401, false, false},
+		{"a 401 at the warm-up", 401, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+				return openaitest.Step{Status: c.status, EchoAuth: true, ErrBody: "refused"}
+			})
+			if c.warmUp {
+				f.ScriptWarmUps()
+			}
+			cfg := openaiConfig("echo", f.URL, "m")
+			cfg.Models[0].APIKeyEnv = "GRANITE_TEST_KEY"
+			cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+			out := t.TempDir()
+			var log bytes.Buffer
+			_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Progress: &log})
+			if (err != nil) != c.runFail {
+				t.Fatalf("run error %v; want one: %v", err, c.runFail)
+			}
+			if reqs := f.Requests(); len(reqs) == 0 || reqs[0].Authorization != "Bearer "+key {
+				t.Fatalf("requests %+v; want the key sent as a bearer token", reqs)
+			}
+			if err != nil && (strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "Authorization: Bearer [redacted]")) {
+				t.Errorf("the run's error %q holds the key, or does not show the echo redacted", err)
+			}
+			if strings.Contains(log.String(), key) {
+				t.Errorf("the progress log holds the key:\n%s", log.String())
+			}
+			files := 0
+			_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				files++
+				if data, _ := os.ReadFile(p); bytes.Contains(data, []byte(key)) {
+					t.Errorf("%s holds the API key", p)
+				}
+				return nil
+			})
+			if c.runFail {
+				return
+			}
+			recs, _, rerr := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+			if rerr != nil || len(recs) != 1 || !strings.Contains(recs[0].Error, "Authorization: Bearer [redacted]") {
+				t.Errorf("records %+v, %v; want one whose error shows the echo redacted", recs, rerr)
+			}
+		})
+	}
+}
+
+// TestEndlessReplyIsMalformed: a model server that never ends its reply,
+// through either backend, streamed or not, stops the trial at once as
+// malformed_reply, after one request.
+func TestEndlessReplyIsMalformed(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	for _, stream := range []bool{true, false} {
+		ol := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Endless: true} })
+		oa := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{Endless: true} })
+		for _, cfg := range []*results.Config{testConfig("endless", ol.URL, "m"), openaiConfig("endless", oa.URL, "m")} {
+			cfg.Scenarios, cfg.Granularities, cfg.Stream = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}, &stream
+			cfg.AgentTimeoutSeconds = 20 // a guard against hanging only
+			recs, err := runTrials(t, cfg, spec, lookup)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("%d records, %v", len(recs), err)
+			}
+			r := recs[0]
+			if r.ErrorClass != results.ErrMalformedReply || r.StopReason != results.StopError || r.Turns != 1 || !strings.Contains(r.Error, "went past") {
+				t.Errorf("%s, stream %v: error_class %q, stop %q after %d turns (%s); want malformed_reply at the first reply", r.Agent, stream, r.ErrorClass, r.StopReason, r.Turns, r.Error)
+			}
+		}
+		if ol.Chats() != 1 || oa.Chats() != 1 {
+			t.Errorf("stream %v: %d and %d requests; want one each, not retried", stream, ol.Chats(), oa.Chats())
+		}
+	}
+}

@@ -226,6 +226,9 @@ const (
 	// ErrAgent is an agent command that failed of itself: it exited with
 	// an error or a signal, or printed no answer where it was told to.
 	ErrAgent ErrorClass = "agent_error"
+	// ErrMalformedReply is a model reply the client cut off at its bound
+	// in bytes (from max_tokens): an endpoint that streams without end.
+	ErrMalformedReply ErrorClass = "malformed_reply"
 )
 
 // StopReason says why a trial stopped.

@@ -17,7 +17,7 @@ const Mark = "[redacted]"
 // scheme), a bearer or basic token, an api-key header or parameter. A
 // token is 8 or more token characters (RFC 6750's b64token), so that
 // prose ("a bearer token is required") stays as it was.
-var credential = regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token)\s+)?|\b(?:x-)?api[_-]?key["']?\s*[:=]\s*["']?)[^\s"',;&<>\\]+|(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/-]{8,}=*`)
+var credential = regexp.MustCompile(`(?i)(\bauthorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token)\s+)?|\b(?:x-)?api[_-]?key["']?\s*[:=]\s*["']?)[^\s"',;&<>()\\]+|(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/-]{8,}=*`)
 
 // Text returns s without the secrets (each non-empty one, wherever it
 // appears) and without any credential value a header or token names.

@@ -26,6 +26,7 @@ func TestText(t *testing.T) {
 		{"an api_key parameter", "GET /v1/models?api_key=abc123&x=1", nil, "GET /v1/models?api_key=[redacted]&x=1"},
 		{"prose about tokens", "a bearer token is required; basic auth is off", nil, "a bearer token is required; basic auth is off"},
 		{"the key and its header", "Authorization: Bearer " + key, []string{key}, "Authorization: Bearer [redacted]"},
+		{"a header in brackets", "(headers: Authorization: sk-other-99)", nil, "(headers: Authorization: [redacted])"},
 	}
 	for _, c := range cases {
 		if got := Text(c.in, c.secrets...); got != c.want {

@@ -35,6 +35,8 @@ type Server struct {
 	mu     sync.Mutex
 	reqs   []Request
 	lists  int
+	// warmUps sends warm-ups through the script too.
+	warmUps bool
 }
 
 // Request is a chat completion request as the server saw it.
@@ -221,6 +223,14 @@ func (f *Server) Chats() int {
 	return n
 }
 
+// ScriptWarmUps sends warm-up requests through the script too, so that a
+// test can fail the warm-up.
+func (f *Server) ScriptWarmUps() {
+	f.mu.Lock()
+	f.warmUps = true
+	f.mu.Unlock()
+}
+
 // Lists counts the GET /v1/models requests.
 func (f *Server) Lists() int {
 	f.mu.Lock()
@@ -263,6 +273,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	n := len(f.reqs)
 	f.reqs = append(f.reqs, req)
+	scriptAll := f.warmUps
 	f.mu.Unlock()
 	known := false
 	for _, m := range f.models {
@@ -273,7 +284,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := Step{Content: "OK"}
-	if !isWarmUp(req) {
+	if scriptAll || !isWarmUp(req) {
 		s = f.script(req, n)
 	}
 	if s.Hangup {
