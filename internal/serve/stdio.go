@@ -32,7 +32,7 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 
 // DrainTimeout bounds how long StdioServer waits, once its input has
 // ended, for the requests under way to be answered; the rest are given
-// up. granite serve sets it from --drain.
+// up. A variable, so that a caller (or a test) can set another.
 var DrainTimeout = 10 * time.Second
 
 // A Forwarder takes messages off a stdio server's read loop before the
@@ -112,7 +112,7 @@ func StdioServer(ctx context.Context, srv *server.MCPServer, in io.Reader, out i
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-drain.C:
-		return errors.Join(err, fmt.Errorf("requests still unanswered %s after the input ended: gave up on them (--drain sets how long to wait)", DrainTimeout))
+		return errors.Join(err, fmt.Errorf("requests still unanswered %s after the input ended: gave up on them", DrainTimeout))
 	}
 	return errors.Join(err, w.failed())
 }

@@ -24,7 +24,7 @@ import (
 
 // MaxSourceLine bounds one line of a source's output, in bytes: the
 // bound on a tool result (mcpdomain.MaxResultBytes) and room for its
-// framing. granite serve sets it from --max-source-line.
+// framing. A variable, so that a caller (or a test) can set another.
 var MaxSourceLine = mcpdomain.MaxResultBytes + 64<<10
 
 // Relay forwards a regrouped stdio server's tool calls to a source command
@@ -487,7 +487,7 @@ func (r *Relay) fromSource(line []byte) {
 func (r *Relay) tooLong(id int64) bool {
 	w := r.forget(id)
 	if w != nil {
-		msg := fmt.Sprintf("the source server's answer is a line over %d bytes, more than granite takes from a source (--max-source-line): not passed on", MaxSourceLine)
+		msg := fmt.Sprintf("the source server's answer is a line over %d bytes, more than granite takes from a source: not passed on", MaxSourceLine)
 		r.deliver(w, errorLine(json.RawMessage(strconv.FormatInt(id, 10)), mcp.INTERNAL_ERROR, msg))
 	}
 	return w != nil
