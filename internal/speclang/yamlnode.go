@@ -4,14 +4,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Bounds on one YAML file. The reader builds every value in memory and
+// expands aliases in full, so without them a few hundred bytes of nested
+// aliases (billion laughs) or an anchor holding its own alias could take
+// the harness down. Granite's own files are under 30 KB and 10 levels deep.
+const (
+	// MaxYAMLBytes is the largest file read: goccy's lexer and parser
+	// spend about 600 bytes of memory per token, so a 1 MiB flow list of
+	// numbers already costs some 600 MB and a second to read.
+	MaxYAMLBytes = 1 << 20
+	// MaxYAMLDepth is how deep mappings and sequences may nest, aliases
+	// expanded. goccy's parser recurses once per level.
+	MaxYAMLDepth = 100
+	// MaxYAMLAliasNodes is how many values the aliases of one file may
+	// expand to, all together.
+	MaxYAMLAliasNodes = 100_000
 )
 
 // node is a YAML value with its position and JSON path, in document order.
@@ -97,9 +117,17 @@ func (n *node) toAny() any {
 
 // parseYAML parses one YAML document keeping positions. Duplicate keys and
 // constructs with no JSON meaning (anchors are resolved; tags ignored) are
-// reported as errors.
+// reported as errors. A file beyond the bounds above gets one error, found
+// before the parser or the expansion of aliases costs much.
 func parseYAML(file string, data []byte) (*node, ErrorList) {
-	f, err := parser.ParseBytes(data, 0)
+	if len(data) > MaxYAMLBytes {
+		return nil, ErrorList{tooBig(file)}
+	}
+	tokens := lexer.Tokenize(string(data))
+	if e := nestingError(file, tokens); e != nil {
+		return nil, ErrorList{e}
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		return nil, ErrorList{yamlError(file, err)}
 	}
@@ -110,9 +138,115 @@ func parseYAML(file string, data []byte) (*node, ErrorList) {
 		d := f.Docs[1]
 		return nil, ErrorList{{Pos: posOf(file, d), Path: "$", Msg: "found a second YAML document; expected one document per file"}}
 	}
-	c := &converter{file: file, anchors: map[string]ast.Node{}}
+	r := resolve(file, f.Docs[0].Body)
+	if r.fatal != nil {
+		return nil, ErrorList{r.fatal}
+	}
+	c := &converter{file: file, targets: r.targets}
 	n := c.convert(f.Docs[0].Body, "$")
-	return n, c.errs
+	errs := append(r.errs, c.errs...)
+	errs.sort()
+	return n, errs
+}
+
+func tooBig(file string) *Error {
+	return &Error{Pos: Pos{File: file, Line: 1, Col: 1},
+		Msg: fmt.Sprintf("found more than %s of YAML; expected at most %[1]s (granite reads each spec, config and groups file whole; real ones are under 30 KB)", mib(MaxYAMLBytes))}
+}
+
+func mib(n int) string { return fmt.Sprintf("%d MiB", n>>20) }
+
+// ReadYAMLFile reads a YAML file for the loaders of this package, reading
+// no more than MaxYAMLBytes of it: a bigger file (or /dev/zero) is
+// refused with a positioned error instead of filling memory.
+func ReadYAMLFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxYAMLBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxYAMLBytes {
+		return nil, ErrorList{tooBig(name)}
+	}
+	return data, nil
+}
+
+// blockLevel is a block mapping or sequence still open, at the column of
+// its keys or "-" entries.
+type blockLevel struct {
+	col int
+	seq bool
+}
+
+// nestingError returns an error at the first token nested deeper than
+// MaxYAMLDepth, or nil. It reads tokens, before the parser: the parser
+// recurses once per level, so a file of "[" would cost it its stack, and
+// the converter's paths grow with depth. Flow levels are counted by their
+// brackets, block levels by the columns of their items; aliases, which
+// can nest deeper still, are checked as they are expanded.
+func nestingError(file string, tokens token.Tokens) *Error {
+	var block []blockLevel
+	flow := 0
+	for i, tk := range tokens {
+		if tk.Position == nil {
+			continue
+		}
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
+			continue
+		case token.DocumentHeaderType, token.DocumentEndType:
+			block, flow = block[:0], 0
+			continue
+		case token.SequenceEntryType, token.MappingKeyType:
+			if flow > 0 {
+				continue
+			}
+			block = openBlock(block, tk.Position.Column, tk.Type == token.SequenceEntryType)
+		case token.MappingValueType:
+			// The key is the token before the ":".
+			if flow > 0 || i == 0 || tokens[i-1].Position == nil {
+				continue
+			}
+			block = openBlock(block, tokens[i-1].Position.Column, false)
+			tk = tokens[i-1]
+		default:
+			continue
+		}
+		if d := len(block) + flow; d > MaxYAMLDepth {
+			return &Error{Pos: Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column}, Msg: tooDeep(d)}
+		}
+	}
+	return nil
+}
+
+func tooDeep(d int) string {
+	return fmt.Sprintf("found a mapping or sequence nested %d levels deep; expected at most %d levels", d, MaxYAMLDepth)
+}
+
+// openBlock records a block item at column col: it closes the collections
+// whose items are further right, and opens a collection unless the item
+// continues the innermost one. A sequence may sit at its key's column
+// ("key:\n- item"); a key at that column closes it.
+func openBlock(open []blockLevel, col int, seq bool) []blockLevel {
+	for len(open) > 0 {
+		top := open[len(open)-1]
+		if top.col > col || top.col == col && top.seq && !seq {
+			open = open[:len(open)-1]
+			continue
+		}
+		if top.col == col && top.seq == seq {
+			return open
+		}
+		break
+	}
+	return append(open, blockLevel{col, seq})
 }
 
 func yamlError(file string, err error) *Error {
@@ -142,9 +276,142 @@ func posOf(file string, n ast.Node) Pos {
 	return Pos{File: file, Line: t.Position.Line, Col: t.Position.Column}
 }
 
+// resolver walks a file's nodes once, in order, before anything is
+// built: it gives each alias the anchor it names and refuses, before they
+// cost anything, aliases that would expand into too many values or too
+// deep, and nesting deeper than the token scan saw.
+type resolver struct {
+	file    string
+	anchors map[string]*ast.AnchorNode
+	// open holds the anchors whose value is being walked: an alias to one
+	// of them is inside its own anchor.
+	open map[*ast.AnchorNode]bool
+	// sizes and levels are each finished anchor's value as its aliases
+	// expand it: how many values, nested how many levels.
+	sizes   map[*ast.AnchorNode]int
+	levels  map[*ast.AnchorNode]int
+	targets map[*ast.AliasNode]*ast.AnchorNode
+	// expanded counts the values every alias so far expands to.
+	expanded int
+	// steps is the path to the node being walked (string keys, int
+	// indexes), rendered only for an error.
+	steps []any
+	errs  ErrorList
+	// fatal is a bound exceeded: the only error reported, and the end of
+	// the walk.
+	fatal *Error
+}
+
+func resolve(file string, body ast.Node) *resolver {
+	r := &resolver{file: file, anchors: map[string]*ast.AnchorNode{}, open: map[*ast.AnchorNode]bool{},
+		sizes: map[*ast.AnchorNode]int{}, levels: map[*ast.AnchorNode]int{}, targets: map[*ast.AliasNode]*ast.AnchorNode{}}
+	r.walk(body, 0)
+	return r
+}
+
+func (r *resolver) path() string {
+	p := "$"
+	for _, s := range r.steps {
+		if i, ok := s.(int); ok {
+			p = fmt.Sprintf("%s[%d]", p, i)
+		} else {
+			p = childPath(p, s.(string))
+		}
+	}
+	return p
+}
+
+func (r *resolver) errorf(n ast.Node, format string, args ...any) *Error {
+	return &Error{Pos: posOf(r.file, n), Path: r.path(), Msg: fmt.Sprintf(format, args...)}
+}
+
+// walk returns how many values n expands to, aliases included, and how
+// many levels of mappings and sequences they nest; depth is how many
+// enclose n.
+func (r *resolver) walk(n ast.Node, depth int) (size, levels int) {
+	if r.fatal != nil || n == nil {
+		return 0, 0
+	}
+	switch v := n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
+		if depth+1 > MaxYAMLDepth {
+			r.fatal = r.errorf(n, "%s", tooDeep(depth+1))
+			return 0, 0
+		}
+		var pairs []*ast.MappingValueNode
+		switch v := v.(type) {
+		case *ast.MappingNode:
+			pairs = v.Values
+		case *ast.MappingValueNode:
+			pairs = []*ast.MappingValueNode{v}
+		case *ast.SequenceNode:
+			for i, it := range v.Values {
+				r.steps = append(r.steps, i)
+				s, l := r.walk(it, depth+1)
+				r.steps = r.steps[:len(r.steps)-1]
+				size, levels = size+s, max(levels, l)
+			}
+		}
+		for _, mv := range pairs {
+			// A key may hold an anchor that a later alias names.
+			ks, _ := r.walk(mv.Key, depth+1)
+			r.steps = append(r.steps, mv.Key.GetToken().Value)
+			s, l := r.walk(mv.Value, depth+1)
+			r.steps = r.steps[:len(r.steps)-1]
+			size, levels = size+ks+s, max(levels, l)
+		}
+		return size + 1, levels + 1
+	case *ast.MappingKeyNode:
+		return r.walk(v.Value, depth)
+	case *ast.TagNode:
+		return r.walk(v.Value, depth)
+	case *ast.AnchorNode:
+		// The anchor is defined where it starts, as YAML has it, so an
+		// alias inside its own value names it.
+		r.anchors[v.Name.GetToken().Value] = v
+		r.open[v] = true
+		size, levels = r.walk(v.Value, depth)
+		delete(r.open, v)
+		r.sizes[v], r.levels[v] = size, levels
+		return size, levels
+	case *ast.AliasNode:
+		return r.alias(v, depth)
+	}
+	return 1, 0
+}
+
+// alias checks an alias and returns what it expands to.
+func (r *resolver) alias(v *ast.AliasNode, depth int) (size, levels int) {
+	name := v.Value.GetToken().Value
+	a := r.anchors[name]
+	switch {
+	case a == nil:
+		r.errs = append(r.errs, r.errorf(v, "found alias *%s; expected an anchor defined before it", name))
+		return 1, 0
+	case r.open[a]:
+		at := posOf(r.file, a)
+		r.errs = append(r.errs, r.errorf(v, "found alias *%s inside the value of its own anchor &%[1]s (%d:%d); expected an alias to a value complete before it (a value that contains itself has no JSON form)", name, at.Line, at.Col))
+		return 1, 0
+	}
+	size, levels = r.sizes[a], r.levels[a]
+	if depth+levels > MaxYAMLDepth {
+		r.fatal = r.errorf(v, "found alias *%s that expands to %s", name, strings.TrimPrefix(tooDeep(depth+levels), "found "))
+		return 0, 0
+	}
+	// Every anchor's size was added here when its own aliases were met,
+	// so no size can grow past this bound and overflow.
+	if r.expanded += size; r.expanded > MaxYAMLAliasNodes {
+		r.fatal = r.errorf(v, "found alias *%s that, with the aliases before it, expands to more than %d values; expected aliases that repeat small parts of the file (each alias is expanded in full, so nested ones multiply)", name, MaxYAMLAliasNodes)
+		return 0, 0
+	}
+	r.targets[v] = a
+	return size, levels
+}
+
+// converter builds nodes from a file resolve accepted.
 type converter struct {
 	file    string
-	anchors map[string]ast.Node
+	targets map[*ast.AliasNode]*ast.AnchorNode
 	errs    ErrorList
 }
 
@@ -170,15 +437,14 @@ func (c *converter) convert(n ast.Node, path string) *node {
 			out.items = append(out.items, c.convert(it, fmt.Sprintf("%s[%d]", path, i)))
 		}
 	case *ast.AnchorNode:
-		c.anchors[v.Name.GetToken().Value] = v.Value
 		return c.convert(v.Value, path)
 	case *ast.AliasNode:
-		target, ok := c.anchors[v.Value.GetToken().Value]
-		if !ok {
-			c.errorf(n, path, "found alias *%s; expected an anchor defined before it", v.Value.GetToken().Value)
+		// resolve reported an alias it gave no anchor.
+		a := c.targets[v]
+		if a == nil {
 			return out
 		}
-		res := c.convert(target, path)
+		res := c.convert(a.Value, path)
 		res.pos = out.pos
 		return res
 	case *ast.TagNode:
