@@ -174,7 +174,7 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // source connection for the process) or HTTP (a fresh source connection
 // per session: for a command, a fresh process), with serve's safety
 // defaults.
-func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport, addr string, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
 		printErr(stderr, "serve", err)

@@ -170,7 +170,7 @@ func containsLevel(ls []mcpdomain.Level, l mcpdomain.Level) bool {
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and on exit
 // writes every call of every session to record (when set).
-func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport, addr string, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
 		fmt.Fprintln(stderr, "granite serve: --scenario and --record serve over --transport http: give the client the URL printed, with the token")
 		return 2

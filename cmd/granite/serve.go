@@ -36,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&ho.SharedStore, "shared-store", false, "http: one store for all sessions instead of one each")
 	fs.StringVar(&ho.Token, "token", "", "http: bearer token every request must carry (default: $GRANITE_TOKEN)")
 	origins := fs.String("allow-origin", "", "http: browser origins to allow besides loopback ones (comma-separated)")
+	hosts := fs.String("allow-host", "", "http: host names to answer under besides loopback ones and the address dialled (comma-separated)")
 	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
@@ -61,6 +62,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *origins != "" {
 		ho.AllowedOrigins = strings.Split(*origins, ",")
 	}
+	at := listen{addr: *addr, token: ho.Token, origins: ho.AllowedOrigins}
+	if *hosts != "" {
+		at.hosts = strings.Split(*hosts, ",")
+	}
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.
 		level, err := mcpdomain.ParseLevel(*levelFlag)
@@ -68,7 +73,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "granite serve: --mcp-cmd/--mcp-url take a --level and no --domain or --scenario\n")
 			return 2
 		}
-		return serveRegrouped(ctx, ext, level, *transport, *addr, ho, stdout, stderr)
+		return serveRegrouped(ctx, ext, level, *transport, at, ho, stdout, stderr)
 	}
 	if *record != "" && *scenario == "" {
 		fmt.Fprintln(stderr, "granite serve: --record needs --scenario: the recording is scored against it")
@@ -80,7 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
 			return 2
 		}
-		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, *addr, ho, stdout, stderr)
+		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {
@@ -108,17 +113,43 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		defer h.Close(context.Background())
-		return serveHTTP(ctx, h, *addr, d.Name, level, stderr)
+		return serveHTTP(ctx, h, at, d.Name, level, stderr)
 	default:
 		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", *transport)
 		return 2
 	}
 }
 
-func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level mcpdomain.Level, stderr io.Writer) int {
-	ln, err := net.Listen("tcp", addr)
+// listen is where an HTTP server of granite listens, and what its Guard
+// checks besides the handler's own checks.
+type listen struct {
+	addr string
+	// token is the handler's token, which the guard leaves to it (so
+	// that /healthz answers probes without one); without a token, a
+	// listener beyond loopback is warned about.
+	token   string
+	hosts   []string
+	origins []string
+}
+
+// open listens on the address, and warns when it reaches beyond loopback
+// without a token: every request is then answered to anyone who can reach
+// the port (the Host check stops rebound names, not people on the network).
+func (l listen) open(command string, stderr io.Writer) (net.Listener, error) {
+	ln, err := net.Listen("tcp", l.addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite serve: listen %s: %v\n", addr, err)
+		return nil, fmt.Errorf("listen %s: %w", l.addr, err)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() && l.token == "" {
+		fmt.Fprintf(stderr, "granite %s: warning: listening on %s, beyond loopback, without a token: anyone who can reach it is answered; pass --token (or set $GRANITE_TOKEN), or bind to 127.0.0.1\n", command, ln.Addr())
+	}
+	return ln, nil
+}
+
+func serveHTTP(ctx context.Context, h http.Handler, at listen, domain string, level mcpdomain.Level, stderr io.Writer) int {
+	ln, err := at.open("serve", stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite serve: %v\n", err)
 		return 1
 	}
 	// Shutdown waits for requests to finish, and a GET event stream never
@@ -144,7 +175,8 @@ func serveHTTP(ctx context.Context, h http.Handler, addr, domain string, level m
 		fmt.Fprintln(w, "ok")
 	})
 	// The write timeout frees a reply a client never reads.
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	guarded := serve.Guard(mux, serve.GuardOptions{AllowedHosts: at.hosts, AllowedOrigins: at.origins})
+	hs := &http.Server{Handler: guarded, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	hs.RegisterOnShutdown(closeStreams)
 	fmt.Fprintf(stderr, "granite: serving %s at %s on http://%s/mcp\n", domain, level, ln.Addr())
 	return serveUntilDone(ctx, hs, ln, "serve", stderr)

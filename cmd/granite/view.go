@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,8 +18,9 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"Serves a local web page over results folders: the run's progress and scores, every\n"+
 			"trial's transcript and explained verdict, and a scenario across the four levels.\n"+
 			"Folders still being written update live. It binds to loopback unless --addr says\n"+
-			"otherwise, refuses other hosts and browser origins as granite serve does, and with\n"+
-			"--token (or $GRANITE_TOKEN) requires the token, given once in the printed address.", stderr)
+			"otherwise, refuses other hosts (see --allow-host) and browser origins as granite serve\n"+
+			"does, and with --token (or $GRANITE_TOKEN) requires the token, given once in the\n"+
+			"printed address.", stderr)
 	var dirs []string
 	fs.Func("results", "results folder to show (repeat for shards or runs to compare)", func(s string) error {
 		dirs = append(dirs, s)
@@ -30,6 +30,7 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o view.Options
 	fs.StringVar(&o.Token, "token", "", "token every request must carry (default: $GRANITE_TOKEN)")
 	origins := fs.String("allow-origin", "", "browser origins to allow besides loopback ones (comma-separated)")
+	hosts := fs.String("allow-host", "", "host names to answer under besides loopback ones and the address dialled (comma-separated)")
 	fs.DurationVar(&o.Poll, "poll", 2*time.Second, "how often open pages look for new trials")
 	if code, ok := parse(fs, args); !ok {
 		return code
@@ -44,14 +45,17 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *origins != "" {
 		o.AllowedOrigins = strings.Split(*origins, ",")
 	}
+	if *hosts != "" {
+		o.AllowedHosts = strings.Split(*hosts, ",")
+	}
 	v, err := view.New(dirs, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite view: %v\n", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := listen{addr: *addr, token: o.Token}.open("view", stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite view: listen %s: %v\n", *addr, err)
+		fmt.Fprintf(stderr, "granite view: %v\n", err)
 		return 1
 	}
 	hs := &http.Server{Handler: v, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}

@@ -83,22 +83,32 @@ func New(dirs []string, o Options) (*Viewer, error) {
 	mux.HandleFunc("GET /scenario", v.scenario)
 	mux.HandleFunc("GET /api/state", v.state)
 	mux.Handle("GET /static/", http.FileServerFS(staticFS))
-	v.handler = serve.Guard(mux, serve.GuardOptions{Token: o.Token, Cookie: tokenCookie, AllowedOrigins: o.AllowedOrigins, AllowedHosts: o.AllowedHosts})
+	pages := serve.Guard(mux, serve.GuardOptions{Token: o.Token, Cookie: tokenCookie, AllowedOrigins: o.AllowedOrigins, AllowedHosts: o.AllowedHosts})
+	// Host and Origin are checked before the token in the address is
+	// taken, so a rebound name is refused however it asks.
+	v.handler = serve.Guard(v.takeToken(pages), serve.GuardOptions{AllowedOrigins: o.AllowedOrigins, AllowedHosts: o.AllowedHosts})
 	return v, nil
 }
 
-// ServeHTTP serves the viewer. A request carrying the right ?token= gets
-// the cookie and is sent on to the same address without it, so that the
-// token does not stay in the address bar or the history.
+// ServeHTTP serves the viewer.
 func (v *Viewer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if t := r.URL.Query().Get("token"); v.o.Token != "" && t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(v.o.Token)) == 1 {
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: v.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		http.Redirect(w, r, localTarget(r.URL), http.StatusSeeOther)
-		return
-	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 	v.handler.ServeHTTP(w, r)
+}
+
+// takeToken gives a request carrying the right ?token= the cookie and
+// sends it on to the same address without it, so that the token does not
+// stay in the address bar or the history; other requests go to next.
+func (v *Viewer) takeToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t := r.URL.Query().Get("token"); v.o.Token != "" && t != "" && subtle.ConstantTimeCompare([]byte(t), []byte(v.o.Token)) == 1 {
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: v.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.Redirect(w, r, localTarget(r.URL), http.StatusSeeOther)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // localTarget is the address a request is sent on to once its token is
