@@ -27,7 +27,7 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"the calls every session made, the store they left, and the client's final answer.\n"+
 			"Prints the verdict with its reasons; --out adds the record to a results folder\n"+
 			"(new, or one granite score made) that granite report reads.", stderr)
-	record := fset.String("record", "", "the recording (granite serve --record FILE)")
+	record := fset.String("record", "", "the recording (granite serve --record FILE), also one of a server that was killed")
 	answer := fset.String("answer", "", "the client's final answer")
 	answerFile := fset.String("answer-file", "", "a file holding the client's final answer")
 	model := fset.String("model", "recorded", "what the record calls the subject (client, model, person)")
@@ -59,6 +59,9 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "granite score: %v\n", err)
 		return 1
+	}
+	for _, n := range rc.Notes {
+		fmt.Fprintf(stderr, "granite score: note: %s\n", n)
 	}
 	spec, _, code := loadSpecs("score", "", stderr)
 	if spec == nil {
@@ -168,8 +171,8 @@ func containsLevel(ls []mcpdomain.Level, l mcpdomain.Level) bool {
 }
 
 // serveRecorded serves a scenario's domain at a level on one store every
-// session shares, prints the prompt to give the client, and on exit
-// writes every call of every session to record (when set).
+// session shares, prints the prompt to give the client, and appends every
+// call of every session to record (when set) as it is answered.
 func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
 		fmt.Fprintln(stderr, "granite serve: --scenario and --record serve over --transport http: give the client the URL printed, with the token")
@@ -189,8 +192,9 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level m
 		return 2
 	}
 	if record != "" {
-		// Fail now, not after the session, if the file cannot be written.
-		if err := r.Recording().WriteFile(record); err != nil {
+		// Every call is appended as it is answered, so the recording
+		// survives a kill; creating it now fails before any session.
+		if err := r.RecordTo(record); err != nil {
 			fmt.Fprintf(stderr, "granite serve: --record: %v\n", err)
 			return 1
 		}
@@ -203,11 +207,11 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level m
 	if record == "" {
 		return code
 	}
-	rc := r.Recording()
-	if err := rc.WriteFile(record); err != nil {
+	if err := r.Close(); err != nil {
 		fmt.Fprintf(stderr, "granite serve: --record: %v\n", err)
 		return 1
 	}
+	rc := r.Recording()
 	fmt.Fprintf(stderr, "granite: recorded %d calls in %d sessions to %s; score it with granite score --record %s --answer-file ANSWER\n",
 		len(rc.Calls), rc.Sessions, record, record)
 	return code

@@ -40,7 +40,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
-	record := fs.String("record", "", "http, with --scenario: on exit write every call of every session and the final store to this file, for granite score")
+	record := fs.String("record", "", "http, with --scenario: append every call of every session, as it is answered, and the store after it to this file, for granite score")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
