@@ -172,7 +172,7 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 
 // readConfig finds a config on disk or among the embedded ones.
 func readConfig(name string) (string, []byte, error) {
-	data, err := os.ReadFile(name)
+	data, err := speclang.ReadYAMLFile(name)
 	if err == nil {
 		return name, data, nil
 	}

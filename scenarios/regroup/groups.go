@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -170,7 +169,7 @@ var groupsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 // levels it leaves out by Derive. Every error is returned at once, each
 // as file:line:col: $.path: what was found and what was expected.
 func LoadGroups(path string, tools []scenarios.Tool) (*Groups, error) {
-	data, err := os.ReadFile(path)
+	data, err := speclang.ReadYAMLFile(path)
 	if err != nil {
 		return nil, err
 	}
