@@ -64,7 +64,7 @@ func loadDomains(fsys fs.FS) (spec *Spec, errs ErrorList, err error) {
 	sort.Strings(files)
 	spec = &Spec{failed: map[string]bool{}}
 	for _, f := range files {
-		data, err := fs.ReadFile(fsys, f)
+		data, err := readYAMLFS(fsys, f)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -222,7 +222,7 @@ func loadScenarios(fsys fs.FS, spec *Spec) (ErrorList, error) {
 	}
 	var errs ErrorList
 	for _, f := range files {
-		data, err := fs.ReadFile(fsys, f)
+		data, err := readYAMLFS(fsys, f)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -165,9 +166,23 @@ func ReadYAMLFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxYAMLBytes+1))
+	return readBounded(name, f)
+}
+
+// readYAMLFS is ReadYAMLFile in a spec folder.
+func readYAMLFS(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	return readBounded(name, f)
+}
+
+func readBounded(name string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxYAMLBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if len(data) > MaxYAMLBytes {
 		return nil, ErrorList{tooBig(name)}

@@ -1,7 +1,9 @@
 package speclang
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -303,5 +305,47 @@ func BenchmarkReadHostileYAML(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// endless is a file that never ends, like /dev/zero.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '#'
+	}
+	return len(p), nil
+}
+func (endless) Close() error               { return nil }
+func (endless) Stat() (fs.FileInfo, error) { return nil, errors.New("no stat") }
+
+// endlessFS serves name as an endless file, the rest from fsys.
+type endlessFS struct {
+	fs.FS
+	name string
+}
+
+func (e endlessFS) Open(name string) (fs.File, error) {
+	if name == e.name {
+		return endless{}, nil
+	}
+	return e.FS.Open(name)
+}
+
+// TestSpecFolderReadsAreBounded: a domain spec or scenario table that
+// never ends is refused after MaxYAMLBytes, not read until memory runs
+// out.
+func TestSpecFolderReadsAreBounded(t *testing.T) {
+	domain, err := os.ReadFile("../../generator/testdata/golden/tiny/domain.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tiny/domain.yaml", "tiny/scenarios.yaml"} {
+		fsys := endlessFS{FS: specFS(t, map[string]string{"tiny/domain.yaml": string(domain), "tiny/scenarios.yaml": "domain: tiny\n"}), name: name}
+		err := loadsWithin(t, name, func() error { _, err := LoadAll(fsys); return err })
+		if want := name + ":1:1: found more than 1 MiB of YAML"; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("got %v\nwant %s...", err, want)
+		}
 	}
 }
