@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"testing/fstest"
 
 	"github.com/mcpgranite/granite/generator"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -54,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var fsys fs.FS = os.DirFS(*specs)
 	dir := *specs
 	if *domain != "" {
-		data, err := os.ReadFile(*domain)
+		data, err := speclang.ReadYAMLFile(*domain)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
@@ -117,7 +118,14 @@ type oneDomain struct {
 	data    []byte
 }
 
-func (o oneDomain) Open(name string) (fs.File, error) { return o.schemas.Open(name) }
+// Open serves the domain file too: the loader reads through Open, to bound
+// what it reads.
+func (o oneDomain) Open(name string) (fs.File, error) {
+	if name == o.file {
+		return fstest.MapFS{name: {Data: o.data}}.Open(name)
+	}
+	return o.schemas.Open(name)
+}
 
 func (o oneDomain) ReadFile(name string) ([]byte, error) {
 	if name == o.file {
