@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -45,6 +46,25 @@ func Connect(ctx context.Context, cmd, url string) (*client.Client, *mcp.Initial
 	return ConnectIn(ctx, cmd, url, "")
 }
 
+// groupStdio is mcp-go's stdio transport with the server in a process
+// group of its own, killed whole on Close: through sh, npx or uvx the real
+// server is a grandchild, which closing the pipe and signalling the
+// direct child leave running.
+type groupStdio struct {
+	*transport.Stdio
+	cmd *exec.Cmd
+}
+
+// Close closes the transport as mcp-go does, then kills what is left of
+// the server's process group.
+func (g *groupStdio) Close() error {
+	err := g.Stdio.Close()
+	if g.cmd != nil && g.cmd.Process != nil {
+		_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return err
+}
+
 // ConnectIn is Connect with a command started in dir (when not empty), so
 // that files it writes by relative paths stay there.
 func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.InitializeResult, error) {
@@ -56,6 +76,7 @@ func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.
 		if serr != nil {
 			return nil, nil, serr
 		}
+		g := &groupStdio{}
 		inDir := transport.WithCommandFunc(func(ctx context.Context, name string, env, args []string) (*exec.Cmd, error) {
 			x := exec.CommandContext(ctx, name, args...)
 			// With Env left nil, exec sets PWD to Dir: the server sees
@@ -64,9 +85,14 @@ func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.
 			if len(env) > 0 {
 				x.Env = append(os.Environ(), env...)
 			}
+			x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			g.cmd = x
 			return x, nil
 		})
-		c, err = client.NewStdioMCPClientWithOptions(f[0], nil, f[1:], inDir)
+		g.Stdio = transport.NewStdioWithOptions(f[0], nil, f[1:], inDir)
+		if err = g.Start(context.Background()); err == nil {
+			c = client.NewClient(g)
+		}
 	case url != "":
 		c, err = client.NewStreamableHttpClient(url)
 		if err == nil {
