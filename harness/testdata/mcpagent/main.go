@@ -33,13 +33,13 @@ type plan struct {
 	// another trial's server in /proc and beside its own folder, make
 	// Calls there, then create Signal) or victim (wait for Signal, then
 	// answer).
-	Mode  string `json:"mode"`
+	Mode string `json:"mode"`
 	// Marker is on the command line of a child hang or escape starts,
 	// for a test to find it by.
 	Marker string `json:"marker"`
 	// Signal is the file steal creates when done and victim waits for.
 	Signal string `json:"signal"`
-	Calls []struct {
+	Calls  []struct {
 		Tool      string          `json:"tool"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"calls"`
