@@ -35,6 +35,11 @@ func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in i
 // up. A variable, so that a caller (or a test) can set another.
 var DrainTimeout = 10 * time.Second
 
+// MaxLine bounds one message a stdio client sends, as MaxBody bounds an
+// HTTP request (granite serve's --max-body sets both): a longer line is
+// not kept, and is answered with a JSON-RPC error once it ends.
+var MaxLine int64 = 1 << 20
+
 // A Forwarder takes messages off a stdio server's read loop before the
 // server sees them: a regrouped server forwards its tool calls over its
 // own connection to the source (see regroup.Relay).
@@ -128,8 +133,11 @@ type stdioLoop struct {
 // read answers lines until in ends (nil) or fails.
 func (l *stdioLoop) read(ctx context.Context, r *bufio.Reader) error {
 	for ctx.Err() == nil {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, long, err := readLine(r, MaxLine)
+		switch {
+		case long:
+			l.w.write(rpcError(nil, mcp.INVALID_REQUEST, fmt.Sprintf("the message is a line over %d bytes; it was not read", MaxLine)))
+		case len(bytes.TrimSpace(line)) > 0:
 			l.answer(ctx, line)
 		}
 		if errors.Is(err, io.EOF) {
@@ -139,6 +147,24 @@ func (l *stdioLoop) read(ctx context.Context, r *bufio.Reader) error {
 		}
 	}
 	return nil
+}
+
+// readLine reads a line of at most max bytes. A longer one is read to
+// its end without being kept (long).
+func readLine(r *bufio.Reader, max int64) (line []byte, long bool, err error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if !long {
+			if int64(len(line)+len(frag)) > max {
+				line, long = nil, true
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return line, long, err
+		}
+	}
 }
 
 // answer answers one message: a vetting refusal at once; what the

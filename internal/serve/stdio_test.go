@@ -52,6 +52,8 @@ func TestStdioAnswersInJSONTerms(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":[1]}`, "params of tools/call must be an object, not an array"},
 		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}`, "invalid tools/call request: params.name must be a string, not a number"},
 		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, "batch requests are not supported"},
+		// A line past MaxLine is not kept, however it goes on.
+		{`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + strings.Repeat("x", int(serve.MaxLine)) + `"}}`, "a line over 1048576 bytes"},
 		{`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_lamp","arguments":{"lamp_id":"LP01"}}}`, `\"id\":\"LP01\"`},
 	}
 	for _, c := range cases {
