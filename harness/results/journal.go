@@ -158,9 +158,11 @@ func (j *Journal) pathError(op string, err error) error {
 }
 
 // Append queues a record; it is on disk once Close returns nil. Once a
-// write has failed, Append returns that error and queues nothing.
+// write has failed, Append returns that error and queues nothing. The
+// line holds the record as Bounded keeps it, whoever made it (a run,
+// granite score, a merge): a subject's calls cannot make it huge.
 func (j *Journal) Append(r *Record) error {
-	b, err := json.Marshal(r)
+	b, err := json.Marshal(r.Bounded())
 	if err != nil {
 		return fmt.Errorf("trial %s: %w", r.TrialID, err)
 	}

@@ -58,7 +58,7 @@ type Record struct {
 	Calls       []Call    `json:"calls"`
 	FinalAnswer string    `json:"final_answer"`
 	Turns       int       `json:"turns"`
-	// StopReason is answer, max_turns, timeout or error.
+	// StopReason is answer, max_turns, call_limit, timeout or error.
 	StopReason       StopReason `json:"stop_reason"`
 	DoneReason       string     `json:"done_reason,omitempty"`
 	PromptTokens     int        `json:"prompt_tokens"`
@@ -155,6 +155,11 @@ type Call struct {
 	// start: calls of agents granite serves over HTTP.
 	Session int     `json:"session,omitempty"`
 	AtMS    float64 `json:"at_ms,omitempty"`
+	// ArgumentsBytes and ResultBytes are the lengths of the arguments and
+	// the result as they came, when the record keeps them cut (see
+	// CutArguments and CutText); 0 when they are kept whole.
+	ArgumentsBytes int `json:"arguments_bytes,omitempty"`
+	ResultBytes    int `json:"result_bytes,omitempty"`
 }
 
 // Durations are Ollama's timings summed over the trial's requests, in
@@ -238,8 +243,11 @@ type StopReason string
 const (
 	StopAnswer   StopReason = "answer"
 	StopMaxTurns StopReason = "max_turns"
-	StopTimeout  StopReason = "timeout"
-	StopError    StopReason = "error"
+	// StopCallLimit is a trial stopped at its call cap (Config.CallLimit):
+	// whatever it sends, a subject's record stays bounded.
+	StopCallLimit StopReason = "call_limit"
+	StopTimeout   StopReason = "timeout"
+	StopError     StopReason = "error"
 )
 
 // Verdict is the outcome of one of an artifact's assertions.
