@@ -32,6 +32,19 @@ type trialRun struct {
 	// prompts are the user turns, asked one after the other's answer.
 	prompts []string
 	rec     *results.Record
+	// maxCalls is the trial's call cap (Config.CallLimit): an agent loop
+	// makes no call past it and stops the trial with StopCallLimit.
+	maxCalls int
+}
+
+// atCallLimit reports whether the trial has made all the calls its cap
+// allows, and if so stops it: the record says the cap and how to raise it.
+func (tr *trialRun) atCallLimit() bool {
+	if tr.maxCalls <= 0 || len(tr.rec.Calls) < tr.maxCalls {
+		return false
+	}
+	tr.rec.StopReason, tr.rec.Error = results.StopCallLimit, results.CallLimitError(tr.maxCalls)
+	return true
 }
 
 // ask adds the i-th user turn to the record.
@@ -44,6 +57,11 @@ func (tr *trialRun) ask(i int) {
 // classes the trial when nothing failed before it: the agent may find a
 // failure of its own later (a tool call written as text), and the trial's
 // class is the first in time.
+//
+// The record keeps the name and arguments cut (results.CutArguments) as
+// soon as the call is classed, so that a trial holds a bounded copy of
+// what the subject sent, not megabytes per call; the result is cut when
+// the record is journaled, after scoring has read it whole.
 func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.RawMessage) results.Call {
 	c := results.Call{Turn: turn, Tool: name, Arguments: args}
 	if len(c.Arguments) == 0 {
@@ -52,6 +70,9 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	start := time.Now()
 	defer func() {
 		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+		result := c.Result
+		c.Cut()
+		c.Result, c.ResultBytes = result, 0
 		tr.rec.Calls = append(tr.rec.Calls, c)
 		tr.rec.Classify(c.ErrorClass)
 	}()
@@ -71,6 +92,18 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	default:
 		c.Result = res.Text
 	}
+	return c
+}
+
+// callLogged makes a call (see call) as an agent that writes one tool
+// call per reply, and adds that reply and the tool's to the transcript.
+// The transcript's copy of the arguments is the call's, cut: the same
+// bytes, not a second copy.
+func (tr *trialRun) callLogged(ctx context.Context, turn int, name string, args json.RawMessage) results.Call {
+	c := tr.call(ctx, turn, name, args)
+	tr.rec.Messages = append(tr.rec.Messages,
+		results.Message{Role: "assistant", ToolCalls: []results.MessageCall{{Name: c.Tool, Arguments: c.Arguments}}},
+		results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
 	return c
 }
 
@@ -120,9 +153,7 @@ func (oracle) run(ctx context.Context, tr *trialRun) {
 		for _, k := range calls {
 			g := gold[k]
 			made++
-			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", ToolCalls: []results.MessageCall{g}})
-			c := tr.call(ctx, made, g.Name, g.Arguments)
-			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "tool", ToolName: g.Name, Content: c.Result})
+			c := tr.callLogged(ctx, made, g.Name, g.Arguments)
 			replies = append(replies, c.Result)
 		}
 		text := strings.Join(replies, "\n")

@@ -100,6 +100,9 @@ func converse(ctx context.Context, tr *trialRun, conv conversation, maxTurns int
 			return false
 		}
 		rec.DoneReason = r.DoneReason
+		// The transcript keeps the reply's tool calls cut as the calls
+		// are (see trialRun.call), not a second copy of all they sent.
+		r.Message.CutToolCalls()
 		rec.Messages = append(rec.Messages, r.Message)
 		if len(r.Calls) == 0 {
 			if toolCallText.MatchString(r.Message.Content) && rec.ErrorClass == "" {
@@ -112,6 +115,9 @@ func converse(ctx context.Context, tr *trialRun, conv conversation, maxTurns int
 			return false
 		}
 		for _, tc := range r.Calls {
+			if tr.atCallLimit() {
+				return false
+			}
 			c := tr.call(ctx, *turn, tc.Name, tc.Args)
 			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
 			conv.toolResult(tc, c)

@@ -700,7 +700,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: tools/list: %w", t.ID, err)
 	}
-	tr := &trialRun{t: t, sess: sess, tools: tools, valid: valid, prompts: t.prompts(), rec: rec}
+	tr := &trialRun{t: t, sess: sess, tools: tools, valid: valid, prompts: t.prompts(), rec: rec, maxCalls: r.cfg.CallLimit()}
 	var mark meter.Mark
 	var slot *shareSlot
 	switch {

@@ -155,7 +155,7 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 	for _, c := range calls {
 		got = append(got, c.Tool)
 		gotOps = append(gotOps, c.Tool+"."+g.actionOf(c.Tool, c.Arguments))
-		key := c.Tool + string(canonical(c.Arguments))
+		key := c.Tool + string(canonical(results.CutArguments(c.Arguments)))
 		if seen[key] {
 			m.Redundant++
 		}
@@ -191,7 +191,7 @@ func (g *Gold) actionOf(tool string, args json.RawMessage) string {
 	var a struct {
 		Action any `json:"action"`
 	}
-	if json.Unmarshal(args, &a) == nil && a.Action != nil {
+	if json.Unmarshal(results.CutArguments(args), &a) == nil && a.Action != nil {
 		return fmt.Sprint(a.Action)
 	}
 	return ""
@@ -259,10 +259,12 @@ func (g *Gold) pairs(gc *speclang.Call, got map[string]any, aligned, withoutActi
 }
 
 // readArgs reads a call's arguments; unreadable ones are nil: the call
-// exists, no value of it is right.
+// exists, no value of it is right. They are read as a record keeps them
+// (results.CutArguments), so that a verdict is the same on arguments as
+// sent and as journaled: a value too long to keep is never a right one.
 func readArgs(raw json.RawMessage) map[string]any {
 	var args map[string]any
-	if json.Unmarshal(raw, &args) != nil {
+	if json.Unmarshal(results.CutArguments(raw), &args) != nil {
 		return nil
 	}
 	return args

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/mcpgranite/granite/internal/level"
@@ -17,6 +18,7 @@ type Config struct {
 	Granularities       []level.Level `json:"granularities,omitempty"`
 	Repetitions         int           `json:"repetitions"`
 	MaxAgentTurns       int           `json:"max_agent_turns"`
+	MaxCalls            int           `json:"max_calls,omitempty"`
 	AgentTimeoutSeconds float64       `json:"agent_timeout_seconds"`
 	Temperature         float64       `json:"temperature"`
 	MaxTokens           int           `json:"max_tokens"`
@@ -54,6 +56,27 @@ type OllamaConfig struct {
 // Timeout is the wall-clock limit of one trial.
 func (c *Config) Timeout() time.Duration {
 	return time.Duration(c.AgentTimeoutSeconds * float64(time.Second))
+}
+
+// DefaultMaxCalls is the call cap of a trial when the config sets none:
+// far above any scenario's gold (tens of calls), low enough that a record
+// of bounded calls stays a few megabytes.
+const DefaultMaxCalls = 1000
+
+// CallLimit is the most tool calls a trial may make: max_calls, or
+// DefaultMaxCalls. The call after the last allowed one is not made; the
+// trial stops with StopCallLimit.
+func (c *Config) CallLimit() int {
+	if c.MaxCalls > 0 {
+		return c.MaxCalls
+	}
+	return DefaultMaxCalls
+}
+
+// CallLimitError says why a trial stopped at its call cap and how to
+// raise it.
+func CallLimitError(limit int) string {
+	return fmt.Sprintf("the trial reached its cap of %d tool calls and was stopped before the next one; raise max_calls in the experiment config to allow more", limit)
 }
 
 // Streaming reports whether replies are streamed.
