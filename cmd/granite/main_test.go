@@ -83,6 +83,8 @@ func TestCLI(t *testing.T) {
 		{[]string{"serve", "--domain", first, "--max-sessions", "0"}, 2, "", "--max-sessions 0: want at least 1"},
 		{[]string{"serve", "--domain", first, "--idle", "-1s"}, 2, "", "--idle -1s: want a positive duration"},
 		{[]string{"serve", "--domain", first, "--max-body", "-1"}, 2, "", "--max-body -1: want at least 1 byte"},
+		{[]string{"serve", "--domain", first, "--drain", "0s"}, 2, "", "--drain 0s: want a positive duration"},
+		{[]string{"serve", "--domain", first, "--max-source-line", "0"}, 2, "", "--max-source-line 0: want at least 1 byte"},
 		{[]string{"verify", "--domain", first}, 0, fmt.Sprintf("1 domain, %d scenarios, %d scenario×level executions", firstN, 4*firstN), ""},
 		{[]string{"verify", "--domain", first, "--json"}, 0, fmt.Sprintf(`"executions": %d`, 4*firstN), ""},
 		{[]string{"verify", "--domain", "kitchen"}, 2, "", `unknown domain "kitchen"`},

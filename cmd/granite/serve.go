@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -37,7 +38,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&ho.Token, "token", "", "http: bearer token every request must carry (default: $GRANITE_TOKEN)")
 	origins := fs.String("allow-origin", "", "http: browser origins to allow besides loopback ones (comma-separated)")
 	hosts := fs.String("allow-host", "", "http: host names to answer under besides loopback ones and the address dialled (comma-separated)")
-	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "http: largest request body in bytes")
+	fs.Int64Var(&ho.MaxBody, "max-body", 1<<20, "largest request in bytes: an HTTP body, or a stdio line")
+	drain := fs.Duration("drain", serve.DrainTimeout, "stdio: once the input ends, how long calls under way have to be answered")
+	sourceLine := fs.Int("max-source-line", regroup.MaxSourceLine, "with --mcp-cmd: longest line of the source's output in bytes; a longer answer fails its call")
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
 	record := fs.String("record", "", "http, with --scenario: append every call of every session, as it is answered, and the store after it to this file, for granite score")
@@ -55,7 +58,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case ho.MaxBody < 1:
 		fmt.Fprintf(stderr, "granite serve: --max-body %d: want at least 1 byte\n", ho.MaxBody)
 		return 2
+	case *drain <= 0:
+		fmt.Fprintf(stderr, "granite serve: --drain %s: want a positive duration, like 10s\n", *drain)
+		return 2
+	case *sourceLine < 1:
+		fmt.Fprintf(stderr, "granite serve: --max-source-line %d: want at least 1 byte\n", *sourceLine)
+		return 2
 	}
+	serve.DrainTimeout, serve.MaxLine, regroup.MaxSourceLine = *drain, ho.MaxBody, *sourceLine
 	if ho.Token == "" {
 		ho.Token = os.Getenv("GRANITE_TOKEN")
 	}
