@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -15,8 +16,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/sandbox"
@@ -32,6 +36,10 @@ const (
 	maxAnswer = 64 << 10
 	maxStderr = 8 << 10
 )
+
+// maxRequestBody bounds one request the agent sends its trial's server
+// (serve.Options.MaxBody's default); larger is refused with 413.
+const maxRequestBody = 1 << 20
 
 // waitDelay is how long granite waits, after the agent exits or is
 // killed, for output pipes its leftover children still hold.
@@ -209,7 +217,18 @@ type callRecorder struct {
 	calls []serve.Observed
 }
 
+// add keeps a call as a record would (see results.Call.Cut): an agent
+// that sends a thousand 1 MB arguments costs granite kilobytes each.
 func (c *callRecorder) add(o serve.Observed) {
+	if args := results.CutArguments(o.Arguments); len(args) != len(o.Arguments) {
+		o.ArgumentsBytes, o.Arguments = len(o.Arguments), args
+	}
+	if text, cut := results.CutText(o.Text); cut {
+		o.TextBytes, o.Text = len(o.Text), text
+	}
+	if text, cut := results.CutText(o.RPCError); cut {
+		o.RPCError = text
+	}
 	c.mu.Lock()
 	c.calls = append(c.calls, o)
 	c.mu.Unlock()
@@ -237,7 +256,8 @@ func servedCalls(obs []serve.Observed, start time.Time, valid map[string]func(js
 		}
 		c := results.Call{Turn: i + 1, Tool: o.Tool, Arguments: o.Arguments, Result: o.Text, IsError: o.IsError,
 			LatencyMS: float64(o.Duration.Microseconds()) / 1000, Session: sessions[o.Session],
-			AtMS: max(0, float64(o.Start.Sub(start).Microseconds())/1000)}
+			AtMS: max(0, float64(o.Start.Sub(start).Microseconds())/1000), ArgumentsBytes: o.ArgumentsBytes, ResultBytes: o.TextBytes}
+		c.Tool = results.CutName(c.Tool)
 		if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
 			c.Arguments = json.RawMessage("{}")
 		}
@@ -295,22 +315,67 @@ type served struct {
 	done       chan error
 }
 
+// callGate admits at most limit authorised tools/call requests to next;
+// each one after is answered with a JSON-RPC error, never reaching the
+// store, and the first of them calls over. The agent's other requests
+// (initialize, tools/list, pings) and unauthorised ones pass as they
+// are: a neighbour without the token cannot spend the trial's calls.
+type callGate struct {
+	next    http.Handler
+	token   string
+	limit   int64
+	maxBody int64
+	n       atomic.Int64
+	over    func()
+	once    sync.Once
+}
+
+func (g *callGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if r.Method != http.MethodPost || !strings.EqualFold(scheme, "Bearer") ||
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.token)) != 1 {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	// Read as much as the handler would take; it refuses more itself.
+	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
+	if err != nil {
+		http.Error(w, "read the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	var req struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.Method != string(mcp.MethodToolsCall) || g.n.Add(1) <= g.limit {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	g.once.Do(g.over)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+		"error": map[string]any{"code": -32000, "message": fmt.Sprintf("the trial's cap of %d tool calls is reached; no more calls are made", g.limit)}})
+}
+
 // serveTrial serves the trial's MCP server (the very server its session
 // is on, so the store scored is the store the agent changed) on a
-// loopback port of its own, behind a token of its own.
-func serveTrial(tr *trialRun, rec func(serve.Observed)) (*served, error) {
+// loopback port of its own, behind a token of its own, admitting at most
+// limit tool calls: the call after them calls over.
+func serveTrial(tr *trialRun, rec func(serve.Observed), limit int, over func()) (*served, error) {
 	tok, err := newToken()
 	if err != nil {
 		return nil, err
 	}
-	h := serve.NewServerHandler(tr.sess.server, serve.Options{Token: tok, OnCall: rec})
+	h := serve.NewServerHandler(tr.sess.server, serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = h.Close(context.Background())
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", serve.Guard(h, serve.GuardOptions{}))
+	gate := &callGate{next: h, token: tok, limit: int64(limit), maxBody: maxRequestBody, over: over}
+	mux.Handle("/mcp", serve.Guard(gate, serve.GuardOptions{}))
 	s := &served{url: "http://" + ln.Addr().String() + "/mcp", token: tok, handler: h, done: make(chan error, 1),
 		hs: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { s.done <- s.hs.Serve(ln) }()
@@ -506,7 +571,16 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 		fillServed(rec, tr.prompts, nil, "")
 		rec.Command.OverheadMS = ms(time.Since(begin))
 	}
-	srv, err := serveTrial(tr, cr.add)
+	// The call past the cap stops the trial: the agent is killed as at
+	// the timeout, and the record says why.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var capped atomic.Bool
+	limit := tr.maxCalls
+	if limit <= 0 {
+		limit = results.DefaultMaxCalls
+	}
+	srv, err := serveTrial(tr, cr.add, limit, func() { capped.Store(true); stop() })
 	if err != nil {
 		fail(err)
 		return
@@ -536,8 +610,10 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 	answer, aerr := answerFrom(p.stdout, e.Answer)
 	fillServed(rec, tr.prompts, calls, answer)
 	switch {
+	case capped.Load():
+		rec.StopReason, rec.Error = results.StopCallLimit, results.CallLimitError(limit)
 	case p.run.Killed:
-		rec.StopReason, rec.Error = results.StopTimeout, "the agent command did not finish in time; its process group was killed"
+		rec.StopReason, rec.Error = results.StopTimeout, "the agent command did not finish in time; it and everything it started were killed"
 		rec.Classify(results.ErrTimeout)
 	case p.err != nil:
 		rec.StopReason, rec.Error = results.StopError, "agent command: "+p.err.Error()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,4 +301,59 @@ func agentAlive(bin string) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return true
+}
+
+// TestCallCapStopsAnAgentCommand: an agent command that calls on past
+// max_calls gets errors for the calls past it, none of which reaches the
+// store, and its trial stops with call_limit; requests without the token
+// do not spend the cap.
+func TestCallCapStopsAnAgentCommand(t *testing.T) {
+	spec := loadSpec(t)
+	d, s, _ := twoScenarios(t, spec)
+	gold := goldPlan(s, mcpdomain.L4)
+	var calls []agentCall
+	for range 10 {
+		calls = append(calls, gold.Calls[0])
+	}
+	dir := t.TempDir()
+	writePlan(t, dir, s.ID, mcpdomain.L4, agentPlan{Calls: calls})
+	cfg := testConfig("capped", "http://127.0.0.1:1")
+	cfg.Models = []results.ModelEntry{agentEntry(t, "caller", dir, results.MCPConfigEnv)}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.MaxCalls = 3
+	recs, _, _ := runIsolated(t, cfg, spec, IsolationAuto)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	r := recs[0]
+	if r.StopReason != results.StopCallLimit || len(r.Calls) != 3 || !strings.Contains(r.Error, "max_calls") {
+		t.Errorf("stop %q, %d calls, error %q; want call_limit after 3 calls, saying how to raise max_calls", r.StopReason, len(r.Calls), r.Error)
+	}
+
+	// The gate itself: the fourth authorised call is refused; calls
+	// without the token pass to the handler (which refuses them) uncounted.
+	reached, over := 0, 0
+	gate := &callGate{next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }),
+		token: "tok", limit: 3, maxBody: 1 << 20, over: func() { over++ }}
+	call := func(auth string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`))
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		w := httptest.NewRecorder()
+		gate.ServeHTTP(w, req)
+		return w
+	}
+	for range 5 {
+		call("")
+		call("wrong")
+	}
+	for range 3 {
+		call("tok")
+	}
+	w := call("tok")
+	call("tok")
+	if reached != 13 || over != 1 || !strings.Contains(w.Body.String(), `"id":7`) || !strings.Contains(w.Body.String(), "cap of 3") {
+		t.Errorf("reached %d, over %d, refusal %s; want 13 reached (10 without the token, 3 with), over once, a JSON-RPC error for id 7", reached, over, w.Body.String())
+	}
 }

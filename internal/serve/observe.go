@@ -29,6 +29,9 @@ type Observed struct {
 	RPCCode  int
 	Start    time.Time
 	Duration time.Duration
+	// ArgumentsBytes and TextBytes are the lengths of what was sent and
+	// answered when an observer keeps Arguments and Text cut (0: whole).
+	ArgumentsBytes, TextBytes int
 }
 
 // maxObserved bounds the reply bytes kept to read a call's result from;
