@@ -109,15 +109,15 @@ type argScores struct {
 // action by the best assignment and leaves the action out (see Score for
 // the rules). The arguments of the arg_acc pairing are compared one by
 // one for the explanation.
-func (g *Gold) scoreArgs(calls []results.Call) argScores {
+func (g *Gold) scoreArgs(calls []readCall) argScores {
 	args := make([]map[string]any, len(calls))
 	byTool := map[string][]int{}
 	type op struct{ tool, action string }
 	byOp := map[op][]int{}
 	for i, c := range calls {
-		args[i] = readArgs(c.Arguments)
-		byTool[c.Tool] = append(byTool[c.Tool], i)
-		k := op{c.Tool, g.actionOf(c.Tool, c.Arguments)}
+		args[i] = c.args
+		byTool[c.tool] = append(byTool[c.tool], i)
+		k := op{c.tool, c.action}
 		byOp[k] = append(byOp[k], i)
 	}
 	out := make([]results.GoldMatch, len(g.Calls))

@@ -102,8 +102,8 @@ func TestAlignmentPairsLikeBothArgAccs(t *testing.T) {
 		gcall("tiny", map[string]any{"action": "set_lamp", "lamp_id": "LP01", "level": int64(30)}),
 		gcall("tiny", map[string]any{"action": "drop_timer", "timer_id": "TM001"}),
 	}
-	got := g.scoreArgs(calls(
-		"tiny", `{"action":"set_lamp","lamp_id":"LP01","level":30}`, "tiny", `{"action":"get_lamp","lamp_id":"LP01"}`))
+	got := g.scoreArgs(g.read(calls(
+		"tiny", `{"action":"set_lamp","lamp_id":"LP01","level":30}`, "tiny", `{"action":"get_lamp","lamp_id":"LP01"}`)))
 	var pairs [][3]int
 	for _, m := range got.matches {
 		pairs = append(pairs, [3]int{m.Gold, m.Call, m.ActionCall})

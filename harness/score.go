@@ -152,10 +152,11 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 		wantOps = append(wantOps, c.Tool+"."+g.goldAction(c))
 	}
 	seen := map[string]bool{}
-	for _, c := range calls {
-		got = append(got, c.Tool)
-		gotOps = append(gotOps, c.Tool+"."+g.actionOf(c.Tool, c.Arguments))
-		key := c.Tool + string(canonical(results.CutArguments(c.Arguments)))
+	read := g.read(calls)
+	for _, c := range read {
+		got = append(got, c.tool)
+		gotOps = append(gotOps, c.tool+"."+c.action)
+		key := c.tool + c.canonical
 		if seen[key] {
 			m.Redundant++
 		}
@@ -165,7 +166,7 @@ func (g *Gold) callScores(m *results.Metrics, calls []results.Call) {
 		m.RedundantRate = float64(m.Redundant) / float64(len(calls))
 	}
 	m.F1, m.ActionF1 = F1(got, want), F1(gotOps, wantOps)
-	args := g.scoreArgs(calls)
+	args := g.scoreArgs(read)
 	m.ArgAcc, m.ActionArgAcc = args.argAcc, args.actionArgAcc
 	explain(m).Alignment = args.matches
 }
@@ -197,15 +198,37 @@ func (g *Gold) actionOf(tool string, args json.RawMessage) string {
 	return ""
 }
 
-// canonical re-encodes JSON with sorted keys, so equal arguments compare
-// equal whatever order the model wrote them in.
-func canonical(raw json.RawMessage) []byte {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return raw
+// readCall is a call as scoring reads it, its arguments decoded once for
+// every score (a subject that makes a thousand calls is scored in
+// milliseconds). The arguments are read as a record keeps them
+// (results.CutArguments), so that a verdict is the same on arguments as
+// sent and as journaled: a value too long to keep is never a right one.
+type readCall struct {
+	tool, action string
+	// args are the arguments, nil when they are no JSON object: the call
+	// exists, no value of it is right.
+	args map[string]any
+	// canonical is the arguments re-encoded with sorted keys, so equal
+	// arguments compare equal whatever order the model wrote them in (as
+	// sent when they are not JSON).
+	canonical string
+}
+
+// read reads the calls for scoring.
+func (g *Gold) read(calls []results.Call) []readCall {
+	out := make([]readCall, len(calls))
+	for i, c := range calls {
+		raw := results.CutArguments(c.Arguments)
+		r := readCall{tool: c.Tool, action: g.actionOf(c.Tool, raw), canonical: string(raw)}
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			r.args, _ = v.(map[string]any)
+			b, _ := json.Marshal(v)
+			r.canonical = string(b)
+		}
+		out[i] = r
 	}
-	b, _ := json.Marshal(v)
-	return b
+	return out
 }
 
 // F1 is the F1 score of two multisets, with F1(∅, ∅) = 1.
@@ -256,18 +279,6 @@ func (g *Gold) pairs(gc *speclang.Call, got map[string]any, aligned, withoutActi
 		}
 	}
 	return right, total
-}
-
-// readArgs reads a call's arguments; unreadable ones are nil: the call
-// exists, no value of it is right. They are read as a record keeps them
-// (results.CutArguments), so that a verdict is the same on arguments as
-// sent and as journaled: a value too long to keep is never a right one.
-func readArgs(raw json.RawMessage) map[string]any {
-	var args map[string]any
-	if json.Unmarshal(results.CutArguments(raw), &args) != nil {
-		return nil
-	}
-	return args
 }
 
 // ValueMatches reports whether a model's value of an argument equals one
