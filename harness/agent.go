@@ -56,12 +56,16 @@ func (tr *trialRun) ask(i int) {
 // server did not list, as a client would) and records it. A failed call
 // classes the trial when nothing failed before it: the agent may find a
 // failure of its own later (a tool call written as text), and the trial's
-// class is the first in time.
+// class is the first in time. It returns the call whole, for the agent to
+// answer its model with; the record's copy is the last of rec.Calls.
 //
-// The record keeps the name and arguments cut (results.CutArguments) as
-// soon as the call is classed, so that a trial holds a bounded copy of
-// what the subject sent, not megabytes per call; the result is cut when
-// the record is journaled, after scoring has read it whole.
+// The record keeps the call cut (results.Call.Cut) as soon as it is
+// classed, so that a trial holds a bounded copy of what the subject sent
+// and of what the server echoed of it, not megabytes per call. A benchmark
+// scenario's scoring reads no result; an artifact's output_schema
+// assertions read successful results whole, which its replay server (or
+// the relay's line bound) keeps bounded, so those are cut only when the
+// record is journaled.
 func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.RawMessage) results.Call {
 	c := results.Call{Turn: turn, Tool: name, Arguments: args}
 	if len(c.Arguments) == 0 {
@@ -72,7 +76,9 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 		c.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		result := c.Result
 		c.Cut()
-		c.Result, c.ResultBytes = result, 0
+		if !c.IsError && tr.scoresResults() {
+			c.Result, c.ResultBytes = result, 0
+		}
 		tr.rec.Calls = append(tr.rec.Calls, c)
 		tr.rec.Classify(c.ErrorClass)
 	}()
@@ -95,15 +101,26 @@ func (tr *trialRun) call(ctx context.Context, turn int, name string, args json.R
 	return c
 }
 
+// scoresResults reports whether the trial's scoring reads successful
+// results: an artifact's output_schema assertions do.
+func (tr *trialRun) scoresResults() bool {
+	switch tr.t.Task.(type) {
+	case *artifactTask, *groupedTask:
+		return true
+	}
+	return false
+}
+
 // callLogged makes a call (see call) as an agent that writes one tool
 // call per reply, and adds that reply and the tool's to the transcript.
 // The transcript's copy of the arguments is the call's, cut: the same
 // bytes, not a second copy.
 func (tr *trialRun) callLogged(ctx context.Context, turn int, name string, args json.RawMessage) results.Call {
 	c := tr.call(ctx, turn, name, args)
+	kept := tr.rec.Calls[len(tr.rec.Calls)-1]
 	tr.rec.Messages = append(tr.rec.Messages,
-		results.Message{Role: "assistant", ToolCalls: []results.MessageCall{{Name: c.Tool, Arguments: c.Arguments}}},
-		results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+		results.Message{Role: "assistant", ToolCalls: []results.MessageCall{{Name: kept.Tool, Arguments: kept.Arguments}}},
+		results.Message{Role: "tool", ToolName: kept.Tool, Content: kept.Result})
 	return c
 }
 

@@ -118,8 +118,11 @@ func converse(ctx context.Context, tr *trialRun, conv conversation, maxTurns int
 			if tr.atCallLimit() {
 				return false
 			}
+			// The model gets the result whole; the transcript, the
+			// record's cut copy.
 			c := tr.call(ctx, *turn, tc.Name, tc.Args)
-			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
+			kept := rec.Calls[len(rec.Calls)-1]
+			rec.Messages = append(rec.Messages, results.Message{Role: "tool", ToolName: kept.Tool, Content: kept.Result})
 			conv.toolResult(tc, c)
 		}
 		if ctx.Err() != nil {
