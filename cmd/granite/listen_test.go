@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgranite/granite/gen"
 )
 
 // TestHTTPHostChecks starts granite view and granite serve --transport http
@@ -18,6 +20,7 @@ import (
 // on loopback, it does not warn.
 func TestHTTPHostChecks(t *testing.T) {
 	results := t.TempDir()
+	domain := gen.Domains[0].Name
 	cases := []struct {
 		name     string
 		args     []string
@@ -27,8 +30,8 @@ func TestHTTPHostChecks(t *testing.T) {
 		{"view on every address", []string{"view", "--results", results, "--addr", "0.0.0.0:0", "--allow-host", "granite.lan"}, "/", true},
 		{"view on every address with a token", []string{"view", "--results", results, "--addr", "0.0.0.0:0", "--allow-host", "granite.lan", "--token", "tok"}, "/?token=tok", false},
 		{"view on loopback", []string{"view", "--results", results, "--addr", "127.0.0.1:0", "--allow-host", "granite.lan"}, "/", false},
-		{"serve on every address", []string{"serve", "--domain", "smarthome", "--level", "L4", "--transport", "http", "--addr", "0.0.0.0:0", "--allow-host", "granite.lan"}, "/healthz", true},
-		{"serve on every address with a token", []string{"serve", "--domain", "smarthome", "--level", "L4", "--transport", "http", "--addr", "[::]:0", "--allow-host", "granite.lan", "--token", "tok"}, "/healthz", false},
+		{"serve on every address", []string{"serve", "--domain", domain, "--level", "L4", "--transport", "http", "--addr", "0.0.0.0:0", "--allow-host", "granite.lan"}, "/healthz", true},
+		{"serve on every address with a token", []string{"serve", "--domain", domain, "--level", "L4", "--transport", "http", "--addr", "[::]:0", "--allow-host", "granite.lan", "--token", "tok"}, "/healthz", false},
 	}
 	listening := regexp.MustCompile(`http://(\S+?)/`)
 	for _, c := range cases {
