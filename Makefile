@@ -60,7 +60,7 @@ fuzz:
 
 ## bench: the performance figures the issues ask for
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/... ./scenarios/... ./internal/speclang/...
+	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/... ./scenarios/... ./internal/speclang/... ./internal/mcpdomain/...
 
 ## run: the main job on the embedded default: the smoke experiment (built-in agents,
 ## every domain, level and scenario) into results/smoke, and its report

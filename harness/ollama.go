@@ -108,12 +108,25 @@ func (c *ollamaConversation) reply(ctx context.Context, rec *results.Record) (mo
 	}
 	out := modelReply{DoneReason: r.DoneReason,
 		Message: results.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking}}
-	for _, tc := range r.Message.ToolCalls {
+	sent, cloned := r.Message.ToolCalls, false
+	for i, tc := range r.Message.ToolCalls {
 		args, _ := json.Marshal(tc.Function.Arguments)
 		out.Message.ToolCalls = append(out.Message.ToolCalls, results.MessageCall{Name: tc.Function.Name, Arguments: args})
 		out.Calls = append(out.Calls, replyCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
+		if len(args) > results.CutBytes {
+			// Sent back as the record keeps it: a model that writes
+			// megabytes of arguments must not make every later request
+			// carry them all.
+			if !cloned {
+				sent, cloned = slices.Clone(r.Message.ToolCalls), true
+			}
+			var cut api.ToolCallFunctionArguments
+			if json.Unmarshal(results.CutArguments(args), &cut) == nil {
+				sent[i].Function.Arguments = cut
+			}
+		}
 	}
-	c.msgs = append(c.msgs, api.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking, ToolCalls: r.Message.ToolCalls})
+	c.msgs = append(c.msgs, api.Message{Role: "assistant", Content: r.Message.Content, Thinking: r.Message.Thinking, ToolCalls: sent})
 	return out, nil
 }
 

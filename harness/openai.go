@@ -139,6 +139,11 @@ func assistantParam(r *openai.Reply) sdk.ChatCompletionMessageParamUnion {
 		args := tc.Arguments
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
+		} else if len(args) > results.CutBytes {
+			// Sent back as the record keeps it: a model that writes
+			// megabytes of arguments must not make every later request
+			// carry them all.
+			args = string(results.CutArguments(json.RawMessage(args)))
 		}
 		p.ToolCalls = append(p.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 			ID: tc.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args}}})

@@ -88,19 +88,32 @@ func longString(v any, path string) (string, int) {
 // Clip shortens a bad value an error message repeats to a short prefix
 // that says how long the whole was.
 func Clip(s string) string {
-	if utf8.RuneCountInString(s) <= echoRunes {
+	head, n := runePrefix(s, echoRunes)
+	if n <= echoRunes {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:echoRunes]) + fmt.Sprintf("… (%d characters)", len(r))
+	return head + fmt.Sprintf("… (%d characters)", n)
+}
+
+// runePrefix is s's first max characters and how many s has, without
+// turning a megabyte argument into runes to repeat forty of them.
+func runePrefix(s string, max int) (string, int) {
+	n := 0
+	for i := range s {
+		if n == max {
+			return s[:i], n + utf8.RuneCountInString(s[i:])
+		}
+		n++
+	}
+	return s, n
 }
 
 // quote quotes a string an error message repeats, clipped to a prefix that
 // says how long the whole was.
 func quote(s string) string {
-	if utf8.RuneCountInString(s) <= echoRunes {
+	head, n := runePrefix(s, echoRunes)
+	if n <= echoRunes {
 		return fmt.Sprintf("%q", s)
 	}
-	r := []rune(s)
-	return fmt.Sprintf("%q (%d characters)", string(r[:echoRunes])+"…", len(r))
+	return fmt.Sprintf("%q (%d characters)", head+"…", n)
 }

@@ -3,6 +3,7 @@ package mcpdomain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,5 +68,34 @@ func TestResultsAreBounded(t *testing.T) {
 	res, err := noteTool().Handler(big)(context.Background(), mcp.CallToolRequest{})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "over the limit") {
 		t.Errorf("got %v %+v", err, res)
+	}
+}
+
+// TestClipRepeatsAPrefix: an error repeats the first echoRunes characters
+// of a value and says how long it was, counting characters, not bytes.
+func TestClipRepeatsAPrefix(t *testing.T) {
+	long := strings.Repeat("é", echoRunes+5)
+	cases := []struct{ in, clip, quoted string }{
+		{"short", "short", `"short"`},
+		{strings.Repeat("x", echoRunes), strings.Repeat("x", echoRunes), `"` + strings.Repeat("x", echoRunes) + `"`},
+		{long, strings.Repeat("é", echoRunes) + fmt.Sprintf("… (%d characters)", echoRunes+5),
+			fmt.Sprintf("%q (%d characters)", strings.Repeat("é", echoRunes)+"…", echoRunes+5)},
+	}
+	for _, c := range cases {
+		if got := Clip(c.in); got != c.clip {
+			t.Errorf("Clip(%.10q…) = %q, want %q", c.in, got, c.clip)
+		}
+		if got := quote(c.in); got != c.quoted {
+			t.Errorf("quote(%.10q…) = %q, want %q", c.in, got, c.quoted)
+		}
+	}
+}
+
+// BenchmarkQuoteMegabyte: repeating part of a 1 MB argument in an error
+// costs what scanning it does, not a conversion of it all to runes.
+func BenchmarkQuoteMegabyte(b *testing.B) {
+	s := strings.Repeat("x", 1<<20)
+	for b.Loop() {
+		_ = quote(s)
 	}
 }
