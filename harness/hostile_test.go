@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -308,5 +309,48 @@ func BenchmarkHostileTrial(b *testing.B) {
 	b.ReportMetric(float64(len(line))/(1<<20), "journal-line-MB")
 	if !bytes.HasSuffix(line, []byte("\n")) {
 		b.Fatal("the journal line is not whole")
+	}
+}
+
+// TestHugeArgumentsGoBackCut: a model whose tool call carries a 200 KB
+// argument gets the call back, in the next request, as the record keeps
+// it: cut, so that a conversation of such calls does not grow granite's
+// every request by their size.
+func TestHugeArgumentsGoBackCut(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	huge := string(hostileArgs(200<<10, 0))
+	var olSent, oaSent atomic.Int64
+	size := func(msgs []json.RawMessage) int64 {
+		n := 0
+		for _, m := range msgs {
+			n += len(m)
+		}
+		return int64(n)
+	}
+	ol := ollamatest.NewServer(t, []string{"m"}, func(r ollamatest.Request, _ int) ollamatest.Step {
+		if len(r.Contents("tool")) == 0 {
+			return ollamatest.Step{Calls: []ollamatest.Call{{Name: "set_lamp", Args: huge}}}
+		}
+		olSent.Store(size(r.Messages))
+		return ollamatest.Step{Content: "Done."}
+	})
+	oa := openaitest.NewServer(t, []string{"m"}, func(r openaitest.Request, _ int) openaitest.Step {
+		if len(r.ToolResults()) == 0 {
+			return openaitest.Step{Calls: []openaitest.Call{{Name: "set_lamp", Args: huge}}}
+		}
+		oaSent.Store(size(r.Messages))
+		return openaitest.Step{Content: "Done."}
+	})
+	for _, cfg := range []*results.Config{testConfig("huge", ol.URL, "m"), openaiConfig("huge", oa.URL, "m")} {
+		cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+		recs, err := runTrials(t, cfg, spec, lookup)
+		if err != nil || len(recs) != 1 || len(recs[0].Calls) != 1 {
+			t.Fatalf("%d records, %v; want one with the huge call", len(recs), err)
+		}
+	}
+	for name, n := range map[string]int64{"ollama": olSent.Load(), "openai": oaSent.Load()} {
+		if n == 0 || n > 4*results.CutBytes {
+			t.Errorf("%s: the second request's messages are %d bytes; want the huge call sent back cut, within %d", name, n, 4*results.CutBytes)
+		}
 	}
 }
