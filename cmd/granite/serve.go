@@ -75,6 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	at := listen{addr: *addr, token: ho.Token, origins: ho.AllowedOrigins}
 	if *hosts != "" {
 		at.hosts = strings.Split(*hosts, ",")
+		ho.AllowedHosts = at.hosts
 	}
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.

@@ -39,6 +39,10 @@ type Options struct {
 	// AllowedOrigins are browser origins allowed besides loopback ones
 	// (e.g. "https://inspector.example"); other Origin headers get 403.
 	AllowedOrigins []string
+	// AllowedHosts are Host names answered besides loopback ones and the
+	// address a request came in on (see Guard); other Hosts get 403, so
+	// that a page whose name was rebound to this address reads nothing.
+	AllowedHosts []string
 	// MaxBody bounds a request body (default 1 MiB); larger gets 413.
 	MaxBody int64
 	// OnCall, when set, sees every authorised tools/call of every session
@@ -134,7 +138,7 @@ func NewFactoryHandler(f Factory, o Options) (*Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		h.shared = server.NewStreamableHTTPServer(srv, server.WithSessionIdleTTL(o.IdleTimeout))
+		h.shared = server.NewStreamableHTTPServer(srv, server.WithSessionIdleTTL(o.IdleTimeout), hostChecked)
 		h.sharedEnd = end
 		close(h.done)
 		return h, nil
@@ -220,7 +224,16 @@ func (h *Handler) allowedOrigin(origin string) bool {
 	return originAllowed(origin, h.o.AllowedOrigins)
 }
 
+// hostChecked turns off mcp-go's own DNS-rebinding check, which admits
+// only loopback names on a loopback bind: the Handler checks Host itself,
+// by Guard's rule, which also admits AllowedHosts and the address dialled.
+var hostChecked = server.WithDisableLocalhostProtection(true)
+
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r, h.o.AllowedHosts) {
+		httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this server's address, loopback, or an allowed host", r.Host))
+		return
+	}
 	if h.o.Token != "" {
 		// The scheme is case-insensitive (RFC 9110 section 11.1); the token is not.
 		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
@@ -334,7 +347,7 @@ func (h *Handler) stateless(ctx context.Context) (*server.StreamableHTTPServer, 
 			h.mu.Unlock()
 			st.err = err
 		} else {
-			st.s = &httpSession{h: server.NewStreamableHTTPServer(srv), close: end}
+			st.s = &httpSession{h: server.NewStreamableHTTPServer(srv, hostChecked), close: end}
 		}
 		close(st.ready)
 	}
@@ -377,7 +390,7 @@ func (h *Handler) open(w *replyWriter, r *http.Request) {
 		httpError(w.ResponseWriter, http.StatusInternalServerError, "cannot start a session")
 		return
 	}
-	sh := server.NewStreamableHTTPServer(srv)
+	sh := server.NewStreamableHTTPServer(srv, hostChecked)
 	// Register the session before its ID reaches the client, which may
 	// send its next request the moment it reads the reply.
 	w.onID = func(id string) {

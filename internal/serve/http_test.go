@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -484,5 +485,32 @@ func TestSlowSessionlessStartStallsNoSession(t *testing.T) {
 	defer cancel()
 	if err := c.Ping(ctx); err != nil {
 		t.Errorf("ping of another session while the sessionless server starts: %v", err)
+	}
+}
+
+// TestHostRuleOnTheHandler: the handler answers under loopback names, the
+// address dialled and AllowedHosts, and refuses any other Host (a name
+// an attacker rebound to this address), with or without Guard around it.
+func TestHostRuleOnTheHandler(t *testing.T) {
+	srv, _ := httpServer(t, serve.Options{AllowedHosts: []string{"granite.lan"}})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	for _, c := range []struct {
+		host   string
+		status int
+	}{{"localhost:" + port, 200}, {"127.0.0.1:" + port, 200}, {"granite.lan:" + port, 200}, {"GRANITE.LAN", 200},
+		{"evil.example:" + port, 403}, {"granite.lan.evil.example", 403}} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(initialize))
+		req.Host = c.host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("Host %s: %d %s; want %d", c.host, resp.StatusCode, b, c.status)
+		}
 	}
 }
