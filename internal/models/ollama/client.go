@@ -66,8 +66,10 @@ func (c *Client) chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		r := &Reply{}
+		done := false
 		sctx, sn := withSniff(ctx, numPredict(req.Options))
 		err := c.api.Chat(sctx, req, func(resp api.ChatResponse) error {
+			done = done || resp.Done
 			r.Message.Role = resp.Message.Role
 			r.Message.Content += resp.Message.Content
 			r.Message.Thinking += resp.Message.Thinking
@@ -89,6 +91,11 @@ func (c *Client) chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 		if msg, ok := unparsedToolCall(err); ok {
 			return r, &MalformedError{Msg: msg}
 		}
+		if err == nil && !done {
+			// The body ended cleanly but the reply did not: a proxy or a
+			// crashed runner cut it. What came is not the model's answer.
+			err = ErrCutShort
+		}
 		if err == nil || !retryable(ctx, err) {
 			return r, err
 		}
@@ -100,6 +107,10 @@ func (c *Client) chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 		}
 	}
 }
+
+// ErrCutShort is a reply whose stream ended before its final chunk
+// (done: true); Chat asks again, as for a cut connection.
+var ErrCutShort = errors.New("the reply ended before its final chunk (done: true): the stream was cut")
 
 // numPredict reads the num_predict option, whatever number type holds it;
 // 0 when it is unset or not positive (Ollama's -1 is no limit).

@@ -33,6 +33,7 @@ func TestChatRetryPolicy(t *testing.T) {
 		{"a 503 without streaming", false, ollamatest.Step{Status: 503}, 2, false, ""},
 		{"an error line mid-stream", true, ollamatest.Step{Content: "I will", ErrLine: "model runner has unexpectedly stopped"}, 2, false, ""},
 		{"a dropped connection", true, ollamatest.Step{Hangup: true}, 2, false, ""},
+		{"a stream cut before its final chunk", true, ollamatest.Step{Content: "The lamp is", CutShort: true}, 2, false, ""},
 		{"a parse error as a 500", true, ollamatest.Step{Status: 500, ErrBody: garbled}, 1, true, garbled},
 		{"a parse error mid-stream", true, ollamatest.Step{Content: "Doing it.", ErrLine: garbled}, 1, true, garbled},
 		{"arguments that are not an object", true, ollamatest.Step{Calls: []ollamatest.Call{{Name: "f", Args: `"x=1"`}}}, 1, true, "tool-call arguments must be an object"},

@@ -82,8 +82,9 @@ type Step struct {
 	Calls   []Call
 	// ErrLine sends {"error": ...} after the first chunk, under 200.
 	ErrLine string
-	// Hangup closes the connection without a reply.
-	Hangup bool
+	// Hangup closes the connection without a reply; CutShort streams the
+	// reply's chunks, then ends the body without the final done chunk.
+	Hangup, CutShort bool
 	// Endless never ends the reply: streamed, content chunks forever;
 	// not streamed, one line that never closes. It stops when the client
 	// hangs up.
@@ -245,6 +246,9 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if s.ErrLine != "" {
 		b, _ := json.Marshal(map[string]string{"error": s.ErrLine})
 		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	if s.CutShort {
 		return
 	}
 	b, _ := json.Marshal(final)
