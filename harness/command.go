@@ -457,7 +457,8 @@ func (t *tailBuffer) bytes() []byte {
 // command gets: what finds programs and files, the locale, and the
 // terminal and temporary folder. Nothing else passes, so that a key
 // granite holds (api_key_env, OPENAI_API_KEY, GRANITE_TOKEN) never
-// reaches another's program; the entry's env adds what an agent needs.
+// reaches another's program; the entry's env and pass_env add what an
+// agent needs.
 var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE"}
 
 // passes reports whether granite's variable k reaches an agent command
@@ -468,9 +469,8 @@ func passes(e results.ModelEntry, k string) bool {
 
 // commandEnv is the agent command's environment: the passed part of
 // granite's (passedEnv, LC_* and the entry's pass_env), HOME when
-// empty_home asks,
-// GRANITE_MCP_URL, GRANITE_MCP_TOKEN and GRANITE_MCP_CONFIG, then the
-// entry's env.
+// empty_home asks, GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
+// GRANITE_MCP_CONFIG, then the entry's env.
 func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {
 	set := map[string]string{"GRANITE_MCP_URL": data.MCPURL, "GRANITE_MCP_TOKEN": token, "GRANITE_MCP_CONFIG": data.MCPConfig}
 	if e.EmptyHome {
