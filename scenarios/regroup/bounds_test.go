@@ -158,6 +158,13 @@ func TestRelayCloseEndsWrappedSource(t *testing.T) {
 		t.Fatalf("child pid %q (%v): not running before Close", b, err)
 	}
 	relay.Close()
+	waitGone(t, pid)
+}
+
+// waitGone fails the test unless a source's child pid is gone within
+// 10 s of its Close.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); alive(pid); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the source's child %d still runs 10 s after Close", pid)

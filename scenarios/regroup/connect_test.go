@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -39,10 +38,5 @@ func TestConnectCloseEndsWrappedSource(t *testing.T) {
 		t.Fatalf("child pid %q (%v): not running before Close", b, err)
 	}
 	c.Close()
-	for deadline := time.Now().Add(10 * time.Second); alive(pid); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the source's child %d still runs 10 s after Close", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGone(t, pid)
 }
