@@ -357,3 +357,50 @@ func TestCallCapStopsAnAgentCommand(t *testing.T) {
 		t.Errorf("reached %d, over %d, refusal %s; want 13 reached (10 without the token, 3 with), over once, a JSON-RPC error for id 7", reached, over, w.Body.String())
 	}
 }
+
+// TestIsolationFallsBack: where the kernel refuses namespaces, a run of
+// agent commands says so before the first trial and runs them with
+// isolation none, unless --isolation namespaces asks for them; a run with
+// no agent command decides nothing.
+func TestIsolationFallsBack(t *testing.T) {
+	spec := loadSpec(t)
+	d, s, _ := twoScenarios(t, spec)
+	cfg := testConfig("fallback", "http://127.0.0.1:1", Oracle)
+	cfg.Models = append(cfg.Models, agentEntry(t, "agent", t.TempDir(), results.MCPConfigEnv))
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
+	trials, err := Plan(cfg, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := namespacesAvailable
+	namespacesAvailable = func() (bool, string) { return false, "user namespaces are off (user.max_user_namespaces = 0)" }
+	defer func() { namespacesAvailable = was }()
+	var oracleOnly []Trial
+	for _, tr := range trials {
+		if tr.Model == Oracle {
+			oracleOnly = append(oracleOnly, tr)
+		}
+	}
+	cases := []struct {
+		name, asked string
+		trials      []Trial
+		want        sandbox.Mode
+		says, err   string
+	}{
+		{"auto", "", trials, sandbox.None, "namespaces are unavailable here (user namespaces are off", ""},
+		{"none asked", IsolationNone, trials, sandbox.None, "--isolation none", ""},
+		{"namespaces asked", IsolationNamespaces, trials, "", "", "cannot run in namespaces here: user namespaces are off"},
+		{"a typo", "namespace", trials, "", "", `found isolation "namespace"; expected auto, namespaces or none`},
+		{"no agent command", IsolationNamespaces, oracleOnly, "", "", ""},
+	}
+	for _, c := range cases {
+		var w strings.Builder
+		got, err := isolation(cfg, c.trials, c.asked, &w)
+		if got != c.want || !strings.Contains(w.String(), c.says) || (c.says == "") != (w.Len() == 0) {
+			t.Errorf("%s: mode %q, said %q; want %q, saying %q", c.name, got, w.String(), c.want, c.says)
+		}
+		if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: error %v; want %q", c.name, err, c.err)
+		}
+	}
+}
