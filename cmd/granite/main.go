@@ -28,7 +28,7 @@ var commands = []command{
 	{"merge", "combine the output folders of a sharded run", runMerge},
 	{"power", "probe what this node can measure (GPU energy, Jetson rails, RAPL) and sample it", runPower},
 	{"report", "write the report (tables, statistics, plots) of a results folder", runReport},
-	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model)", runSynth},
+	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model); 'synth promote' turns artifacts into scenarios", runSynth},
 	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
 	{"regroup", "regroup any MCP server's tools into L3, L2 and L1 (show, or --suggest a groups file)", runRegroup},

@@ -126,6 +126,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"serve", "-h"}, 0, "", "usage: granite serve"},
 		{[]string{"help"}, 0, "Commands:", ""},
+		{[]string{"help"}, 0, "synth promote", ""},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -17,9 +17,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
-	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
-	"github.com/mcpgranite/granite/specs"
 )
 
 // toolSource is where synth and judge take their tools from.
@@ -235,122 +233,6 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if shortfall != "" {
 		fmt.Fprintf(stderr, "fewer than --count: %s\n", shortfall)
 	}
-	return 0
-}
-
-func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("judge", "FILE.jsonl [--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL] [--model M] [--json OUT]",
-		"Judges synthesized artifacts against their tools: deterministic checks (tool existence,\n"+
-			"schema validity, coverage per tool, Gini of tool use, co-occurring tools, retries) and,\n"+
-			"with --model, an Ollama judge (temperature 0, structured output) scoring tool-calling\n"+
-			"correctness and coherence, with cascading penalties. Prints a Markdown summary. The tools\n"+
-			"default to FILE.tools.json, which granite synth --out writes beside the artifacts.", stderr)
-	src := addToolSource(fset)
-	model := fset.String("model", "", "an Ollama model to judge with (default: deterministic checks only)")
-	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
-	jsonOut := fset.String("json", "", "write the checks and scores as JSON here")
-	file, args := leadingFile(args)
-	if code, ok := parse(fset, args); !ok {
-		return code
-	}
-	if file == "" {
-		fmt.Fprintln(stderr, "granite judge: give the artifacts file first")
-		fset.Usage()
-		return 2
-	}
-	if !src.given() {
-		// The tools granite synth wrote beside the artifacts.
-		*src.tools = scenarios.ToolsFile(file)
-	}
-	tools, _, _, code := src.load(ctx, "judge", stderr)
-	if code != 0 {
-		return code
-	}
-	arts, err := scenarios.ReadArtifacts(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "granite judge: %v\n", err)
-		return 1
-	}
-	q := scenarios.Check(tools, arts)
-	var scores []scenarios.Scores
-	failed := 0
-	if *model != "" {
-		llm, err := connectLLM(ctx, *host, *model)
-		if err != nil {
-			fmt.Fprintf(stderr, "granite judge: %v\n", err)
-			return 1
-		}
-		for _, a := range arts {
-			s, err := llm.Judge(ctx, tools, a)
-			if err != nil {
-				failed++
-				continue
-			}
-			scores = append(scores, s)
-		}
-	}
-	fmt.Fprint(stdout, scenarios.Summary(q, scores, failed))
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(map[string]any{"quality": q, "scores": scores, "unjudged": failed}, "", "  ")
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "granite judge: %v\n", err)
-			return 1
-		}
-	}
-	return 0
-}
-
-func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("synth promote", "FILE.jsonl --domain D [--first N] [--out FILE]",
-		"Turns executed-grounded artifacts of a generated domain into scenarios in the\n"+
-			"specs/<domain>/scenarios.yaml form (gold at L4, expectations read off the store the\n"+
-			"calls leave), which granite verify can check. Says why each other artifact is left out.", stderr)
-	domain := fset.String("domain", "", "the generated domain the artifacts ran on")
-	first := fset.Int("first", 101, "number of the first promoted scenario id")
-	out := fset.String("out", "", "output file (default: standard output)")
-	file, args := leadingFile(args)
-	if code, ok := parse(fset, args); !ok {
-		return code
-	}
-	if file == "" || *domain == "" {
-		fmt.Fprintln(stderr, "granite synth promote: give the artifacts file and --domain")
-		return 2
-	}
-	spec, err := speclang.LoadAll(specs.FS)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	d := spec.Domain(*domain)
-	rt, ok := gen.Lookup(*domain)
-	if d == nil || !ok {
-		fmt.Fprintf(stderr, "granite synth promote: unknown domain %q: want one of %s\n", *domain, domainNames())
-		return 2
-	}
-	arts, err := scenarios.ReadArtifacts(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
-		return 1
-	}
-	promoted, skipped := scenarios.Promote(d, rt, arts, *first)
-	for _, s := range skipped {
-		fmt.Fprintf(stderr, "left out %s\n", s)
-	}
-	y, err := scenarios.PromotedYAML(d.Name, promoted)
-	if err != nil {
-		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
-		return 1
-	}
-	if *out != "" {
-		err = os.WriteFile(*out, y, 0o644)
-	} else {
-		_, err = stdout.Write(y)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stderr, "promoted %d of %d artifacts; add them to specs/%s/scenarios.yaml and run granite verify --domain %s\n", len(promoted), len(arts), d.Name, d.Name)
 	return 0
 }
 

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// runJudge is granite judge: deterministic checks of synthesized
+// artifacts and, with a model, an LLM judge.
+func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("judge", "FILE.jsonl [--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL] [--model M] [--json OUT]",
+		"Judges synthesized artifacts against their tools: deterministic checks (tool existence,\n"+
+			"schema validity, coverage per tool, Gini of tool use, co-occurring tools, retries) and,\n"+
+			"with --model, an Ollama judge (temperature 0, structured output) scoring tool-calling\n"+
+			"correctness and coherence, with cascading penalties. Prints a Markdown summary. The tools\n"+
+			"default to FILE.tools.json, which granite synth --out writes beside the artifacts.", stderr)
+	src := addToolSource(fset)
+	model := fset.String("model", "", "an Ollama model to judge with (default: deterministic checks only)")
+	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+	jsonOut := fset.String("json", "", "write the checks and scores as JSON here")
+	file, args := leadingFile(args)
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	if file == "" {
+		fmt.Fprintln(stderr, "granite judge: give the artifacts file first")
+		fset.Usage()
+		return 2
+	}
+	if !src.given() {
+		// The tools granite synth wrote beside the artifacts.
+		*src.tools = scenarios.ToolsFile(file)
+	}
+	tools, _, _, code := src.load(ctx, "judge", stderr)
+	if code != 0 {
+		return code
+	}
+	arts, err := scenarios.ReadArtifacts(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite judge: %v\n", err)
+		return 1
+	}
+	q := scenarios.Check(tools, arts)
+	var scores []scenarios.Scores
+	failed := 0
+	if *model != "" {
+		llm, err := connectLLM(ctx, *host, *model)
+		if err != nil {
+			fmt.Fprintf(stderr, "granite judge: %v\n", err)
+			return 1
+		}
+		for _, a := range arts {
+			s, err := llm.Judge(ctx, tools, a)
+			if err != nil {
+				failed++
+				continue
+			}
+			scores = append(scores, s)
+		}
+	}
+	fmt.Fprint(stdout, scenarios.Summary(q, scores, failed))
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(map[string]any{"quality": q, "scores": scores, "unjudged": failed}, "", "  ")
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "granite judge: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}

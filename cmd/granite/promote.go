@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// runPromote is granite synth promote: executed-grounded artifacts of a
+// generated domain as scenarios granite verify checks.
+func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := newFlags("synth promote", "FILE.jsonl --domain D [--first N] [--out FILE]",
+		"Turns executed-grounded artifacts of a generated domain into scenarios in the\n"+
+			"specs/<domain>/scenarios.yaml form (gold at L4, expectations read off the store the\n"+
+			"calls leave), which granite verify can check. Says why each other artifact is left out.", stderr)
+	domain := fset.String("domain", "", "the generated domain the artifacts ran on")
+	first := fset.Int("first", 101, "number of the first promoted scenario id")
+	out := fset.String("out", "", "output file (default: standard output)")
+	file, args := leadingFile(args)
+	if code, ok := parse(fset, args); !ok {
+		return code
+	}
+	if file == "" || *domain == "" {
+		fmt.Fprintln(stderr, "granite synth promote: give the artifacts file and --domain")
+		return 2
+	}
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	d := spec.Domain(*domain)
+	rt, ok := gen.Lookup(*domain)
+	if d == nil || !ok {
+		fmt.Fprintf(stderr, "granite synth promote: unknown domain %q: want one of %s\n", *domain, domainNames())
+		return 2
+	}
+	arts, err := scenarios.ReadArtifacts(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
+		return 1
+	}
+	promoted, skipped := scenarios.Promote(d, rt, arts, *first)
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "left out %s\n", s)
+	}
+	y, err := scenarios.PromotedYAML(d.Name, promoted)
+	if err != nil {
+		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		err = os.WriteFile(*out, y, 0o644)
+	} else {
+		_, err = stdout.Write(y)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "promoted %d of %d artifacts; add them to specs/%s/scenarios.yaml and run granite verify --domain %s\n", len(promoted), len(arts), d.Name, d.Name)
+	return 0
+}
