@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -30,7 +31,7 @@ type ArtifactSet struct {
 	// calls as ArgAcc and F1 read them, by artifact id. Both are built
 	// once, at load, and only read by the trials.
 	sources map[string]*toolSet
-	golds   map[string]*Gold
+	golds   map[string]*score.Gold
 	// regrouped is set by Regroup, for a run at levels.
 	regrouped *regrouping
 }
@@ -80,7 +81,7 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 	if err != nil {
 		return nil, err
 	}
-	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*Gold{}}
+	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*score.Gold{}}
 	var shared []scenarios.Tool
 	if toolsPath == "" {
 		toolsPath = scenarios.ToolsFile(path)
@@ -129,13 +130,13 @@ func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) 
 				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list", path, a.ID, i, as.Tool, toolsOrigin(set, src))
 			}
 		}
-		g := &Gold{exact: ts.exact, actions: ts.actions}
+		var calls []*speclang.Call
 		for _, c := range a.ExpectedCalls {
 			gc := &speclang.Call{Tool: c.Tool}
 			_ = json.Unmarshal(c.Arguments, &gc.Args)
-			g.Calls = append(g.Calls, gc)
+			calls = append(calls, gc)
 		}
-		set.golds[a.ID] = g
+		set.golds[a.ID] = score.NewCallGold(calls, ts.exact, ts.actions)
 	}
 	return set, nil
 }
@@ -252,7 +253,7 @@ func argsOf(schema json.RawMessage) toolArgs {
 }
 
 // same reports whether two argument objects are the same call's: the same
-// keys, each with the same value by sameValue's loose rules, where an
+// keys, each with the same value by score.SameValue's loose rules, where an
 // argument given its schema default counts as left out (the tool behaves
 // the same either way).
 func (ta toolArgs) same(got, want json.RawMessage) bool {
@@ -262,12 +263,12 @@ func (ta toolArgs) same(got, want json.RawMessage) bool {
 	}
 	for _, m := range []map[string]any{g, w} {
 		for k, v := range m {
-			if d, ok := ta.defaults[k]; ok && sameValue(v, d, true) {
+			if d, ok := ta.defaults[k]; ok && score.SameValue(v, d, true) {
 				delete(m, k)
 			}
 		}
 	}
-	return sameValue(g, w, false)
+	return score.SameValue(g, w, false)
 }
 
 // Score scores a trial of one of the set's artifacts by its
@@ -281,7 +282,7 @@ func (ta toolArgs) same(got, want json.RawMessage) bool {
 //     returned JSON text fitting the tool's output schema;
 //   - tc: 1 when the trial ended with an answer and no blocker failed
 //     (failed warnings are counted, not fatal);
-//   - f1, action_f1, arg_acc and redundant calls as in Score, against the
+//   - f1, action_f1, arg_acc and redundant calls as in score.Score, against the
 //     expected calls.
 func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*results.Metrics, []results.Verdict) {
 	return s.score(rec, a, rec.Calls, s.golds[a.ID])
@@ -290,7 +291,7 @@ func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*result
 // score is Score with the assertions judged on calls (the record's, or
 // at a coarse level, the record's mapped back to the source's tools) and
 // the call metrics against gold.
-func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []results.Call, gold *Gold) (*results.Metrics, []results.Verdict) {
+func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []results.Call, gold *score.Gold) (*results.Metrics, []results.Verdict) {
 	ts := s.sources[a.Source]
 	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
 	verdicts := make([]results.Verdict, len(a.Assertions))
@@ -365,6 +366,6 @@ func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []
 	// An artifact has no store to compare byte for byte: its strict
 	// verdict is its verdict.
 	m.TCStrict = m.TC
-	gold.callScores(m, rec.Calls)
+	gold.ScoreCalls(m, rec.Calls)
 	return m, verdicts
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -516,7 +517,7 @@ func TestToolCallRefusedFails(t *testing.T) {
 	a := &scenarios.Artifact{ID: "a", Source: "s", Assertions: []scenarios.Assertion{
 		{Kind: "tool_call", Tool: "fetch", Arguments: json.RawMessage(`{"url":"x"}`), Severity: "blocker"},
 		{Kind: "not_call", Tool: "fetch", Arguments: json.RawMessage(`{"url":" X "}`), Severity: "warning"}}}
-	set := &ArtifactSet{sources: map[string]*toolSet{"s": ts}, golds: map[string]*Gold{"a": {}}}
+	set := &ArtifactSet{sources: map[string]*toolSet{"s": ts}, golds: map[string]*score.Gold{"a": {}}}
 	refused := results.Call{Tool: "fetch", Arguments: json.RawMessage(`{"url":" X "}`), IsError: true, Result: "invalid arguments"}
 	m, v := set.Score(&results.Record{StopReason: results.StopAnswer, Calls: []results.Call{refused}}, a)
 	if v[0].Passed || !strings.Contains(v[0].Why, "call 1 of fetch was refused") || m.TC != 0 {

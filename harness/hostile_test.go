@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
@@ -129,7 +130,7 @@ func TestHostileArgumentsKeepTheRecordSmall(t *testing.T) {
 	// left (the refused calls changed nothing; the right one set LP02).
 	g := hostileGold(t)
 	final := hostileFinal(t)
-	m, err := Score(&back, g, final)
+	m, err := score.Score(&back, g, final)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestHostileArgumentsKeepTheRecordSmall(t *testing.T) {
 }
 
 // hostileGold is tiny-002's gold at L4, with its right stores.
-func hostileGold(t *testing.T) *Gold {
+func hostileGold(t *testing.T) *score.Gold {
 	t.Helper()
 	spec, lookup := tinySpec(t)
 	d := spec.Domain("tiny")
@@ -153,7 +154,7 @@ func hostileGold(t *testing.T) *Gold {
 			s = sc
 		}
 	}
-	return NewGold(d, s, mcpdomain.L4, rt, &Rights{Finals: [][]byte{hostileFinal(t)}})
+	return score.NewGold(d, s, mcpdomain.L4, rt, &score.Rights{Finals: [][]byte{hostileFinal(t)}})
 }
 
 // hostileFinal is the store the oracle leaves on tiny-002.
@@ -218,11 +219,11 @@ func TestCutKeepsTheVerdict(t *testing.T) {
 					t.Errorf("call %d kept %d bytes (arguments_bytes %d, valid %v)", i+1, len(call.Arguments), call.ArgumentsBytes, json.Valid(call.Arguments))
 				}
 			}
-			sent, err := Score(rec, g, final)
+			sent, err := score.Score(rec, g, final)
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := Score(kept, g, final)
+			again, err := score.Score(kept, g, final)
 			if err != nil {
 				t.Fatal(err)
 			}

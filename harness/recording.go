@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -413,7 +414,7 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup Lookup, rc 
 	if err != nil {
 		return nil, fmt.Errorf("gold: %w", err)
 	}
-	m, err := Score(rec, g, rc.FinalStore)
+	m, err := score.Score(rec, g, rc.FinalStore)
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}

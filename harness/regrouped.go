@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -30,7 +31,7 @@ type regrouping struct {
 	ifaces map[string]*regroup.Interface
 	// golds are each artifact's expected calls at each level, by
 	// artifact id and level.
-	golds map[string]*Gold
+	golds map[string]*score.Gold
 	// cmd or url is a live source to play on instead of replay servers.
 	cmd, url string
 }
@@ -39,7 +40,7 @@ type regrouping struct {
 // groups file for every source's tools (empty: derived for each), cmd or
 // url a live source.
 func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level) error {
-	rg := &regrouping{ifaces: map[string]*regroup.Interface{}, golds: map[string]*Gold{}, cmd: cmd, url: url}
+	rg := &regrouping{ifaces: map[string]*regroup.Interface{}, golds: map[string]*score.Gold{}, cmd: cmd, url: url}
 	for src, ts := range s.sources {
 		var g *regroup.Groups
 		var err error
@@ -61,13 +62,14 @@ func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level)
 		a := &s.Artifacts[i]
 		iface := rg.ifaces[a.Source]
 		for _, lv := range levels {
-			g := &Gold{exact: map[string]bool{"action": true}, actions: map[string]bool{}}
+			exact, actions := map[string]bool{"action": true}, map[string]bool{}
 			for _, c := range iface.Levels[lv] {
-				g.actions[c.Name] = c.HasAction()
-				for name, exact := range argsOf(c.InputSchema).exact {
-					g.exact[name] = g.exact[name] || exact
+				actions[c.Name] = c.HasAction()
+				for name, ex := range argsOf(c.InputSchema).exact {
+					exact[name] = exact[name] || ex
 				}
 			}
+			var calls []*speclang.Call
 			for _, c := range a.ExpectedCalls {
 				tool, args, err := iface.MapCall(lv, c.Tool, c.Arguments)
 				if err != nil {
@@ -75,9 +77,9 @@ func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level)
 				}
 				gc := &speclang.Call{Tool: tool}
 				_ = json.Unmarshal(args, &gc.Args)
-				g.Calls = append(g.Calls, gc)
+				calls = append(calls, gc)
 			}
-			rg.golds[a.ID+"/"+string(lv)] = g
+			rg.golds[a.ID+"/"+string(lv)] = score.NewCallGold(calls, exact, actions)
 		}
 	}
 	s.regrouped = rg

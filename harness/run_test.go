@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
@@ -25,23 +25,7 @@ import (
 // finds its generated package: a fixture no benchmark change can move.
 func tinySpec(t testing.TB) (*speclang.Spec, Lookup) {
 	t.Helper()
-	fsys := fstest.MapFS{}
-	for name, from := range map[string]string{
-		speclang.SchemaFile:         "../specs/" + speclang.SchemaFile,
-		speclang.ScenarioSchemaFile: "../specs/" + speclang.ScenarioSchemaFile,
-		"tiny/domain.yaml":          "../generator/testdata/golden/tiny/domain.yaml",
-		"tiny/scenarios.yaml":       "../generator/testdata/golden/tiny/scenarios.yaml",
-	} {
-		data, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsys[name] = &fstest.MapFile{Data: data}
-	}
-	spec, err := speclang.LoadAll(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := spectest.Tiny(t)
 	return spec, func(name string) (*mcpdomain.Domain, bool) {
 		if name == tiny.Domain.Name {
 			return tiny.Domain, true

@@ -1,6 +1,7 @@
 // Package harness runs scenarios against the generated MCP servers: gold
-// sequences for verification, models for experiments, and the checks that
-// decide whether a task was done.
+// sequences for verification and for the right stores scoring reads, and
+// models for experiments. Trials are scored by package score; an
+// artifact's assertions, which need its tools' schemas, are judged here.
 package harness
 
 import (

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -103,38 +104,30 @@ func (t *scenarioTask) goldCalls() []results.MessageCall {
 }
 
 // score judges the record and the session's final store against the
-// scenario's gold (see Score).
+// scenario's gold (see score.Score).
 func (t *scenarioTask) score(rec *results.Record, sess *Session) (*results.Metrics, error) {
 	g, err := t.golds.gold(context.Background(), t)
 	if err != nil {
 		return nil, fmt.Errorf("gold: %w", err)
 	}
-	m, err := Score(rec, g, sess.Store.Snapshot())
+	m, err := score.Score(rec, g, sess.Store.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}
 	return m, nil
 }
 
-// goldCache keeps each scenario's right final stores and what they
-// change, and what a scenario is scored against at each level.
+// goldCache keeps each scenario's right final stores, their changes to
+// the seed and the subjects of its answer facts, which do not depend on
+// the level, and what a scenario is scored against at each level.
 type goldCache struct {
 	mu     sync.Mutex
-	rights map[string]*rightStores
-	golds  map[string]*Gold
-}
-
-// rightStores are a scenario's right final stores, their changes to the
-// seed and the subjects of its answer facts, which do not depend on the
-// level.
-type rightStores struct {
-	finals  [][]byte
-	changes *changeGold
-	facts   *factGold
+	rights map[string]*score.ScenarioGold
+	golds  map[string]*score.Gold
 }
 
 // gold returns what a scenario task is scored against.
-func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*Gold, error) {
+func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, error) {
 	scenario := t.domain.Name + "/" + t.scenario.ID
 	key := scenario + "/" + string(t.level)
 	c.mu.Lock()
@@ -152,13 +145,12 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*Gold, error) {
 		if err != nil {
 			return nil, err
 		}
-		changes := newChangeGold(t.domain, t.scenario, t.rt.NewStore().Snapshot(), r.Finals)
-		rs = &rightStores{r.Finals, changes, newFactGold(t.domain, t.scenario, changes, r.Reads)}
+		rs = score.NewScenarioGold(t.domain, t.scenario, t.rt.NewStore().Snapshot(), r)
 	}
-	g = newGold(t.scenario, t.level, t.rt, rs.finals, rs.changes, rs.facts)
+	g = rs.Gold(t.level, t.rt)
 	c.mu.Lock()
 	if c.golds == nil {
-		c.golds, c.rights = map[string]*Gold{}, map[string]*rightStores{}
+		c.golds, c.rights = map[string]*score.Gold{}, map[string]*score.ScenarioGold{}
 	}
 	c.rights[scenario], c.golds[key] = rs, g
 	c.mu.Unlock()

@@ -3,12 +3,14 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -47,7 +49,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				}
 				rec.Calls = append(rec.Calls, results.Call{Tool: tool, Arguments: args})
 			}
-			m, err := Score(rec, NewGold(d, s, c.Level, rt, rights), sess.Store.Snapshot())
+			m, err := score.Score(rec, score.NewGold(d, s, c.Level, rt, rights), sess.Store.Snapshot())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +86,7 @@ func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
 		rt, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
 			g, rec, final := playWithoutOptionals(t, d, rt, s)
-			m, err := Score(rec, g, final)
+			m, err := score.Score(rec, g, final)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,12 +111,12 @@ func BenchmarkScoreByChanges(b *testing.B) {
 		rt, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
 			g, rec, final := playWithoutOptionals(b, d, rt, s)
-			if m, _ := Score(rec, g, final); m.SnapshotOK {
+			if m, _ := score.Score(rec, g, final); m.SnapshotOK {
 				continue // judged byte for byte: not the case measured
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := Score(rec, g, final); err != nil {
+				if _, err := score.Score(rec, g, final); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -125,11 +127,46 @@ func BenchmarkScoreByChanges(b *testing.B) {
 	b.Skip("no scenario's store changes when its optional arguments are left out")
 }
 
+// BenchmarkScore1000Calls scores a scenario's trial that made its gold
+// calls and then a thousand in all, the rest repeating the gold's tools
+// and actions with wrong arguments. Target: under 10 ms.
+func BenchmarkScore1000Calls(b *testing.B) {
+	spec := loadSpec(b)
+	d := spec.Domains[0]
+	rt, _ := gen.Lookup(d.Name)
+	var s *speclang.Scenario
+	for _, c := range d.Scenarios {
+		if s == nil || len(c.Gold[mcpdomain.L4]) > len(s.Gold[mcpdomain.L4]) {
+			s = c
+		}
+	}
+	g, rec, final := playWithoutOptionals(b, d, rt, s)
+	gold := len(rec.Calls)
+	for i := 0; len(rec.Calls) < 1000; i++ {
+		var args map[string]any
+		_ = json.Unmarshal(rec.Calls[i%gold].Arguments, &args)
+		for k := range args {
+			if k != "action" {
+				args[k] = fmt.Sprintf("wrong-%d", i)
+			}
+		}
+		raw, _ := json.Marshal(args)
+		rec.Calls = append(rec.Calls, results.Call{Tool: rec.Calls[i%gold].Tool, Arguments: raw})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := score.Score(rec, g, final); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(gold), "gold_calls")
+}
+
 // playWithoutOptionals plays a scenario's gold at L4 with every optional
 // argument left out, and answers with what the tools returned, as the
 // oracle does. It returns the scenario's gold, the record and the store
 // the calls left.
-func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*Gold, *results.Record, []byte) {
+func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Gold, *results.Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	rights, err := RightsOf(ctx, rt, s)
@@ -159,5 +196,5 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 		outputs = append(outputs, res.Text)
 	}
 	rec.FinalAnswer = strings.Join(outputs, "\n")
-	return NewGold(d, s, mcpdomain.L4, rt, rights), rec, sess.Store.Snapshot()
+	return score.NewGold(d, s, mcpdomain.L4, rt, rights), rec, sess.Store.Snapshot()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -211,7 +212,7 @@ type run struct {
 	final   []byte
 	outputs string
 	// reads are the calls' outputs, decoded.
-	reads []GoldRead
+	reads []score.GoldRead
 	// step and err locate a call that failed; step is 0 when none did.
 	step int
 	err  string
@@ -249,7 +250,7 @@ func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, c
 		if json.Unmarshal([]byte(res.Text), &v) != nil {
 			v = res.Text
 		}
-		out.reads = append(out.reads, GoldRead{Tool: c.Tool, Output: v})
+		out.reads = append(out.reads, score.GoldRead{Tool: c.Tool, Output: v})
 	}
 	out.final = s.Store.Snapshot()
 	out.outputs = strings.Join(texts, "\n")
@@ -271,7 +272,7 @@ func (j *expectations) check(o *run) ([]string, error) {
 	state, ok := j.state[string(o.final)]
 	if !ok {
 		var err error
-		if state, err = CheckState(o.final, s.State); err != nil {
+		if state, err = score.CheckState(o.final, s.State); err != nil {
 			return nil, err
 		}
 		j.state[string(o.final)] = state
@@ -281,7 +282,7 @@ func (j *expectations) check(o *run) ([]string, error) {
 		msgs = append(msgs, "state: "+m)
 	}
 	for _, f := range s.Answer {
-		if !Stated(o.outputs, f) {
+		if !score.Stated(o.outputs, f) {
 			msgs = append(msgs, fmt.Sprintf("answer fact %s (%s) appears in no gold tool output; expected the tools to report it", jsonString(f.Value), f.What))
 		}
 	}
@@ -293,7 +294,7 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
 	}
 	if len(s.State) > 0 {
-		msgs, err := CheckState(rt.NewStore().Snapshot(), s.State)
+		msgs, err := score.CheckState(rt.NewStore().Snapshot(), s.State)
 		if err != nil {
 			return err
 		}
@@ -321,8 +322,8 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 			// Every fact must be about a subject the gold's reads
 			// report it for.
 			if o.step == 0 {
-				changes := newChangeGold(d, s, rt.NewStore().Snapshot(), [][]byte{o.final})
-				for _, m := range newFactGold(d, s, changes, o.reads).errs {
+				right := &score.Rights{Finals: [][]byte{o.final}, Reads: o.reads}
+				for _, m := range score.NewScenarioGold(d, s, rt.NewStore().Snapshot(), right).FactProblems() {
 					fail(level, 0, "", m)
 				}
 			}
@@ -390,20 +391,12 @@ func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*spe
 	})
 }
 
-// Rights are what right solutions of a scenario leave and read: every
-// final store one may leave, and the outputs of the L4 gold's calls, which
-// tell what the answer facts are about.
-type Rights struct {
-	Finals [][]byte
-	Reads  []GoldRead
-}
-
 // RightsOf runs a scenario's gold: the final stores are the L4 gold's and
 // those of its variants (verify proves the levels end alike),
 // deduplicated.
-func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*Rights, error) {
+func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Rights, error) {
 	calls := s.Gold[mcpdomain.L4]
-	r := &Rights{}
+	r := &score.Rights{}
 	add := func(o *run, err error) error {
 		if err != nil {
 			return err
@@ -477,4 +470,14 @@ func (r *Verification) coverage(d *speclang.Domain) {
 			r.fail(Failure{Domain: d.Name, Level: level, Message: "gold never uses " + strings.Join(c.Missing, ", ") + "; expected every tool and action in some scenario"})
 		}
 	}
+}
+
+// jsonString writes a value as JSON for a message (as fmt prints it when
+// it is none); package score keeps the same rule for its own messages.
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

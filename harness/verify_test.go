@@ -8,17 +8,10 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/specs"
+	"github.com/mcpgranite/granite/internal/spectest"
 )
 
-func loadSpec(t testing.TB) *speclang.Spec {
-	t.Helper()
-	spec, err := speclang.LoadAll(specs.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return spec
-}
+func loadSpec(t testing.TB) *speclang.Spec { return spectest.All(t) }
 
 // TestVerifyEverything is `granite verify` over every domain: the
 // benchmark's content must hold at every commit.

@@ -109,7 +109,7 @@ func TestServeRecordAndScore(t *testing.T) {
 // and checks the verdict says which rows differ from the nearest right
 // store.
 func TestScoreSaysWhyStrictFails(t *testing.T) {
-	records, err := filepath.Glob(filepath.Join("..", "..", "harness", "testdata", "corpus", "*", "*.record.json"))
+	records, err := filepath.Glob(filepath.Join("..", "..", "harness", "score", "testdata", "corpus", "*", "*.record.json"))
 	if err != nil || len(records) == 0 {
 		t.Fatalf("no corpus: %v", err)
 	}

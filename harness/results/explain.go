@@ -17,7 +17,7 @@ type Explanation struct {
 	// MissingFacts are the answer facts the final answer does not state.
 	MissingFacts []Fact `json:"missing_facts,omitempty"`
 	// Collateral are the changes to the store the task did not ask for,
-	// in words (see harness.Score).
+	// in words (see score.Score).
 	Collateral []string `json:"collateral,omitempty"`
 	// StoreDiff compares the final store with the nearest right final
 	// store, when it equals none of them.

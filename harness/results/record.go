@@ -174,7 +174,7 @@ type Durations struct {
 
 // Metrics are the trial's scores.
 type Metrics struct {
-	// TC is task completion judged by the task (see harness.Score); TCStrict the
+	// TC is task completion judged by the task (see score.Score); TCStrict the
 	// byte-equal final store verdict of τ-bench, kept beside it.
 	TC       float64 `json:"tc"`
 	TCStrict float64 `json:"tc_strict"`

@@ -14,14 +14,15 @@ const module = "github.com/mcpgranite/granite"
 
 // layers lists the module's packages from the ground up, by path prefix:
 // the spec language, the runtime generated code links against and the
-// small shared packages; the generator and the generated code; the
-// harness and the synthesizer; the commands. The longest prefix decides.
+// small shared packages; the generator, the generated code and the scorer
+// (which stands on the results and the spec language alone); the harness
+// and the synthesizer; the commands. The longest prefix decides.
 var layers = []struct {
 	prefix string
 	layer  int
 }{
 	{"internal/", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
-	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1},
+	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1},
 	{"harness", 2}, {"scenarios", 2},
 	{"cmd/", 3},
 }
@@ -85,7 +86,7 @@ func TestNoPackageImportsALayerAbove(t *testing.T) {
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
 		"internal/speclang": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 2,
-		"harness": 2, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 3, "specs": 0,
+		"harness": 2, "harness/score": 1, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 3, "specs": 0,
 	} {
 		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {
 			t.Errorf("layerOf(%s) = %d, %v; want %d", pkg, got, ok, want)
@@ -93,5 +94,35 @@ func TestLayerOf(t *testing.T) {
 	}
 	if _, ok := layerOf("github.com/other/module"); ok {
 		t.Error("a package of another module has a layer")
+	}
+}
+
+// TestScorerLinksNoAgent: a re-scorer links the scorer and the results
+// and nothing of agents, models, serving or the runner, whatever their
+// layers (the model clients sit in layer 0 with the small shared
+// packages).
+func TestScorerLinksNoAgent(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", module+"/harness/score").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := []string{"harness", "internal/models", "internal/serve", "scenarios", "cmd", "gen"}
+	for _, dep := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(dep, module+"/")
+		if !ok {
+			continue
+		}
+		if rel == "harness/score" || rel == "harness/results" {
+			continue
+		}
+		for _, f := range forbidden {
+			if rel == f || strings.HasPrefix(rel, f+"/") {
+				t.Errorf("harness/score links %s; the scorer must stand on the results and the spec language alone", rel)
+			}
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package score
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -1200,4 +1201,30 @@ func readableValue(v any) string {
 		return s
 	}
 	return jsonString(v)
+}
+
+// Stated reports whether a text states a fact in any of its forms.
+func Stated(text string, f *speclang.Fact) bool {
+	for _, form := range f.Forms() {
+		if statesValue(text, form) {
+			return true
+		}
+	}
+	return false
+}
+
+func statesValue(text string, v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return statesNumber(text, x, decimals(strconv.FormatFloat(x, 'f', -1, 64)))
+	case int64:
+		return statesNumber(text, float64(x), 0)
+	case int:
+		return statesNumber(text, float64(x), 0)
+	case string:
+		w := words(x)
+		return w != "" && strings.Contains(" "+words(text)+" ", " "+w+" ")
+	default:
+		return strings.Contains(text, fmt.Sprint(v))
+	}
 }

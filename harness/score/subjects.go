@@ -1,4 +1,4 @@
-package harness
+package score
 
 import (
 	"fmt"
@@ -53,13 +53,6 @@ func (s subject) String() string {
 		return "the number of " + s.class + " rows"
 	}
 	return "the total " + s.field
-}
-
-// GoldRead is one gold call's output, decoded (a string when the output is
-// not JSON).
-type GoldRead struct {
-	Tool   string
-	Output any
 }
 
 // rowKeyOf names a row as a subject key.

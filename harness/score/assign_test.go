@@ -1,16 +1,10 @@
-package harness
+package score
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // oldAssignment is the assignment as it was before it kept the matrix's
@@ -203,39 +197,4 @@ func BenchmarkAssignment(b *testing.B) {
 			}
 		})
 	}
-}
-
-// BenchmarkScore1000Calls scores a scenario's trial that made its gold
-// calls and then a thousand in all, the rest repeating the gold's tools
-// and actions with wrong arguments. Target: under 10 ms.
-func BenchmarkScore1000Calls(b *testing.B) {
-	spec := loadSpec(b)
-	d := spec.Domains[0]
-	rt, _ := gen.Lookup(d.Name)
-	var s *speclang.Scenario
-	for _, c := range d.Scenarios {
-		if s == nil || len(c.Gold[mcpdomain.L4]) > len(s.Gold[mcpdomain.L4]) {
-			s = c
-		}
-	}
-	g, rec, final := playWithoutOptionals(b, d, rt, s)
-	gold := len(rec.Calls)
-	for i := 0; len(rec.Calls) < 1000; i++ {
-		var args map[string]any
-		_ = json.Unmarshal(rec.Calls[i%gold].Arguments, &args)
-		for k := range args {
-			if k != "action" {
-				args[k] = fmt.Sprintf("wrong-%d", i)
-			}
-		}
-		raw, _ := json.Marshal(args)
-		rec.Calls = append(rec.Calls, results.Call{Tool: rec.Calls[i%gold].Tool, Arguments: raw})
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := Score(rec, g, final); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(gold), "gold_calls")
 }

@@ -1,4 +1,4 @@
-package harness
+package score
 
 // assignment returns the largest total weight of a one-to-one assignment
 // of rows to columns of w (rows × columns, any shape, weights >= 0; a row

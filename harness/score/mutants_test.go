@@ -1,132 +1,27 @@
-package harness
+package score
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"testing"
 
-	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// The corpus is real agent work: LLM agents that never read a scenario's
-// gold solved the scenarios through granite serve --record and wrote
-// their answers (testdata/corpus/<domain>/<scenario>.<level>.*). Every
-// recording must score TC 1, or carry the reason the agent was wrong
-// (.agent-wrong.txt) and score 0; and every wrong-answer and wrong-store
-// mutant made from a right one must score 0.
-
-type corpusEntry struct {
-	name   string
-	rc     *Recording
-	answer string
-	wrong  string
+// Mutant is a wrong variant of a right recording: another answer, or
+// another final store (nil: the recording's).
+type Mutant struct {
+	Kind   string
+	Answer string
+	Store  []byte
 }
 
-func loadCorpus(t *testing.T) []corpusEntry {
-	t.Helper()
-	files, err := filepath.Glob("testdata/corpus/*/*.record.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus: %v", err)
-	}
-	var out []corpusEntry
-	for _, f := range files {
-		base := strings.TrimSuffix(f, ".record.json")
-		rc, err := ReadRecording(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ans, err := os.ReadFile(base + ".answer.txt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		wrong, _ := os.ReadFile(base + ".agent-wrong.txt")
-		out = append(out, corpusEntry{filepath.Base(base), rc, string(ans), strings.TrimSpace(string(wrong))})
-	}
-	return out
-}
-
-func TestCorpusScores(t *testing.T) {
-	spec, ctx := loadSpec(t), context.Background()
-	levels := map[string]int{}
-	for _, e := range loadCorpus(t) {
-		rec, err := ScoreRecording(ctx, spec, gen.Lookup, e.rc, "corpus", e.answer)
-		if err != nil {
-			t.Fatalf("%s: %v", e.name, err)
-		}
-		want := 1.0
-		if e.wrong != "" {
-			want = 0
-		}
-		if rec.Metrics.TC != want {
-			t.Errorf("%s: tc %v, want %v (agent wrong: %q); why: %q", e.name, rec.Metrics.TC, want, e.wrong, rec.Metrics.Why)
-		}
-		levels[string(e.rc.Level)]++
-	}
-	// Every scenario at L4, and at least three per domain at L1.
-	scenarios := 0
-	for _, d := range spec.Domains {
-		scenarios += len(d.Scenarios)
-	}
-	if levels["L4"] < scenarios || levels["L1"] < 3*len(spec.Domains) {
-		t.Errorf("corpus covers %d recordings at L4 and %d at L1; want every one of %d scenarios at L4 and three per domain at L1", levels["L4"], levels["L1"], scenarios)
-	}
-}
-
-// mutant is a wrong variant of a right recording.
-type mutant struct {
-	kind   string
-	answer string
-	store  []byte
-}
-
-func TestCorpusMutantsFail(t *testing.T) {
-	spec, ctx := loadSpec(t), context.Background()
-	counts := map[string]int{}
-	for _, e := range loadCorpus(t) {
-		if e.wrong != "" {
-			continue
-		}
-		task, err := scenarioByID(spec, gen.Lookup, e.rc.Scenario, e.rc.Level)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := task.golds.gold(ctx, task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range mutants(g, task.scenario, e) {
-			rc := *e.rc
-			if m.store != nil {
-				rc.FinalStore = m.store
-			}
-			rec, err := ScoreRecording(ctx, spec, gen.Lookup, &rc, "mutant", m.answer)
-			if err != nil {
-				t.Fatalf("%s %s: %v", e.name, m.kind, err)
-			}
-			counts[m.kind]++
-			if rec.Metrics.TC != 0 {
-				t.Errorf("%s: the %s mutant scores tc 1; answer %q", e.name, m.kind, m.answer[max(0, len(m.answer)-200):])
-			}
-		}
-	}
-	for _, kind := range []string{"swap", "count", "no-subject", "non-member", "dictated", "untouched-row"} {
-		if counts[kind] == 0 {
-			t.Errorf("no %s mutant made from the corpus", kind)
-		}
-	}
-	t.Logf("mutants, all failed: %v", counts)
-}
-
-// mutants derives wrong answers and stores from a right recording.
-func mutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
-	var out []mutant
+// Mutants derives wrong answers and stores from a right recording's answer
+// and final store, scored against g (corpus_test.go).
+func Mutants(g *Gold, s *speclang.Scenario, answer string, final []byte) []Mutant {
+	var out []Mutant
 	fg := g.facts
 	// Swap the values of two facts about different subjects of a class.
 	for i, a := range fg.facts {
@@ -139,8 +34,8 @@ func mutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
 			if !ok1 || !ok2 || av == bv {
 				continue
 			}
-			if swapped, ok := swapNumbers(e.answer, av, bv); ok {
-				out = append(out, mutant{kind: "swap", answer: swapped})
+			if swapped, ok := swapNumbers(answer, av, bv); ok {
+				out = append(out, Mutant{Kind: "swap", Answer: swapped})
 			}
 		}
 	}
@@ -148,21 +43,21 @@ func mutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
 		switch kindOf1(fc) {
 		case aboutCount:
 			v, _ := number(fc.fact.Value)
-			if changed, ok := replaceNumber(e.answer, v, strconv.FormatFloat(v+1, 'f', -1, 64)); ok {
-				out = append(out, mutant{kind: "count", answer: changed})
+			if changed, ok := replaceNumber(answer, v, strconv.FormatFloat(v+1, 'f', -1, 64)); ok {
+				out = append(out, Mutant{Kind: "count", Answer: changed})
 			}
 		case aboutMember:
 			if other := nonMember(fg, fc); other != "" {
 				member := fg.labels.say(fc.subjects[0].key)
-				out = append(out, mutant{kind: "non-member", answer: e.answer + "\n\nAlso " + member + " and " + other + "."})
+				out = append(out, Mutant{Kind: "non-member", Answer: answer + "\n\nAlso " + member + " and " + other + "."})
 			}
 		}
 	}
 	// Drop every subject: each mention of a row or group becomes "it".
 	if slices.ContainsFunc(fg.facts, func(fc *factCheck) bool { return kindOf1(fc) == aboutRow || kindOf1(fc) == aboutGroup }) {
-		out = append(out, mutant{kind: "no-subject", answer: dropSubjects(fg, e.answer)})
+		out = append(out, Mutant{Kind: "no-subject", Answer: dropSubjects(fg, answer)})
 	}
-	out = append(out, storeMutants(g, s, e)...)
+	out = append(out, storeMutants(g, s, answer, final)...)
 	return out
 }
 
@@ -277,10 +172,10 @@ func dropSubjects(fg *factGold, answer string) string {
 
 // storeMutants change the recorded final store: a dictated text replaced,
 // and a write to a row no right solution touches.
-func storeMutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
-	var out []mutant
+func storeMutants(g *Gold, s *speclang.Scenario, answer string, final []byte) []Mutant {
+	var out []Mutant
 	var raw map[string]any
-	if json.Unmarshal(e.rc.FinalStore, &raw) != nil {
+	if json.Unmarshal(final, &raw) != nil {
 		return nil
 	}
 	store := map[string][]map[string]any{}
@@ -307,7 +202,7 @@ func storeMutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
 				written := ch.seed[coll][id] == nil || len(ch.sets[k][f]) > 0
 				if sv, ok := v.(string); ok && written && !dictated && ch.kinds[coll][f] == kindFreeText && ch.dictated(sv) {
 					row[f], dictated = "Something else entirely", true
-					out = append(out, mutant{kind: "dictated", answer: e.answer, store: encode()})
+					out = append(out, Mutant{Kind: "dictated", Answer: answer, Store: encode()})
 					row[f] = sv
 				}
 			}
@@ -323,7 +218,7 @@ func storeMutants(g *Gold, s *speclang.Scenario, e corpusEntry) []mutant {
 			for _, f := range slices.Sorted(maps.Keys(row)) {
 				if n, ok := row[f].(float64); ok && ch.kinds[coll][f] == kindNumber {
 					row[f] = n + 1
-					out = append(out, mutant{kind: "untouched-row", answer: e.answer, store: encode()})
+					out = append(out, Mutant{Kind: "untouched-row", Answer: answer, Store: encode()})
 					row[f] = n
 					return out
 				}

@@ -1,4 +1,4 @@
-package harness
+package score
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ const (
 	kindNumber                      // by value
 	kindTimestamp                   // by instant
 	kindReference                   // an ID, mapped when it names a created row
-	kindStructured                  // objects and arrays, by sameValue's loose rules
+	kindStructured                  // objects and arrays, by SameValue's loose rules
 )
 
 // rowKey names one row of a store.
@@ -483,7 +483,7 @@ func (m *matcher) same(coll, field string, kind fieldKind, got, want any, full b
 		}
 		return present(got) == present(want)
 	case kindText, kindStructured, kindNumber, kindTimestamp:
-		return sameValue(got, want, false)
+		return SameValue(got, want, false)
 	case kindReference:
 		gs, _ := got.(string)
 		target := rowKey{m.g.refs[coll][field], gs}
@@ -499,7 +499,7 @@ func (m *matcher) same(coll, field string, kind fieldKind, got, want any, full b
 			return mapped == want
 		}
 	}
-	return sameValue(got, want, true)
+	return SameValue(got, want, true)
 }
 
 // dictated reports whether a right free-text value is one the prompt

@@ -1,0 +1,54 @@
+// Package spectest loads the spec fixtures that tests of several packages
+// share (the harness and the scorer): the golden tiny domain with its
+// scenarios, and the repository's own specs.
+package spectest
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
+)
+
+// Tiny is the golden tiny domain with its scenarios: a fixture no
+// benchmark change can move. Its generated code is
+// internal/testdomain/tiny.
+func Tiny(t testing.TB) *speclang.Spec {
+	t.Helper()
+	// The files are read from the module's tree, wherever the test runs.
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	fsys := fstest.MapFS{}
+	for name, from := range map[string]string{
+		speclang.SchemaFile:         "specs/" + speclang.SchemaFile,
+		speclang.ScenarioSchemaFile: "specs/" + speclang.ScenarioSchemaFile,
+		"tiny/domain.yaml":          "generator/testdata/golden/tiny/domain.yaml",
+		"tiny/scenarios.yaml":       "generator/testdata/golden/tiny/scenarios.yaml",
+	} {
+		data, err := os.ReadFile(filepath.Join(root, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[name] = &fstest.MapFile{Data: data}
+	}
+	spec, err := speclang.LoadAll(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// All is every domain of the repository's specs, as the binary embeds
+// them.
+func All(t testing.TB) *speclang.Spec {
+	t.Helper()
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
