@@ -155,45 +155,6 @@ func firstCallError(calls []results.Call) results.ErrorClass {
 	return ""
 }
 
-// oracle replays the level's gold calls (an artifact's expected calls,
-// each in the user turn it answers) and answers each turn with what the
-// tools returned. It is a self-test of the benchmark, not a model: every
-// trial it plays must score TC = 1.
-type oracle struct{}
-
-func (oracle) run(ctx context.Context, tr *trialRun) {
-	gold := tr.t.goldCalls()
-	made := 0
-	var replies []string
-	for ti, calls := range tr.t.turnCalls(len(gold)) {
-		tr.ask(ti)
-		for _, k := range calls {
-			g := gold[k]
-			made++
-			c := tr.callLogged(ctx, made, g.Name, g.Arguments)
-			replies = append(replies, c.Result)
-		}
-		text := strings.Join(replies, "\n")
-		if len(replies) == 0 {
-			text = "No tool call is right for this request."
-		}
-		if ti < len(tr.prompts)-1 {
-			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", Content: text})
-			continue
-		}
-		tr.answer(text, made+len(tr.prompts))
-	}
-}
-
-// silent answers without calling a tool: the floor every scenario must
-// fail (verify proves its expectations are not met by the fresh store).
-type silent struct{}
-
-func (silent) run(_ context.Context, tr *trialRun) {
-	tr.ask(0)
-	tr.answerAll("I can't help with that.", 0)
-}
-
 // answerAll answers the current user turn and every later one with the
 // same text; calls is the number of calls made before.
 func (tr *trialRun) answerAll(text string, calls int) {

@@ -673,3 +673,40 @@ func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// commandBackend is the kind of agent programs granite runs per trial
+// (Claude Code, Codex, Gemini CLI, your own), each on a server of its own.
+type commandBackend struct{}
+
+func (commandBackend) label() string { return results.AgentCommand }
+
+func (commandBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+	return checkCommand(doc, m, at)
+}
+
+// preflight decides how the run's agent commands are contained, saying
+// so when they cannot be as well as asked, and records it in run.json.
+func (commandBackend) preflight(_ context.Context, pf preflight, _ []results.ModelEntry) error {
+	iso, err := isolation(pf.cfg, pf.trials, pf.opts.Isolation, pf.opts.Progress)
+	pf.man.Isolation = string(iso)
+	return err
+}
+
+// workers gives the entry its parallel workers; each trial starts the
+// program afresh.
+func (commandBackend) workers(_ context.Context, r *runner, e results.ModelEntry, _ []Trial) ([]worker, error) {
+	workers := make([]worker, e.Workers())
+	for i := range workers {
+		workers[i] = worker{agent: &commandAgent{entry: e, mode: sandbox.Mode(r.man.Isolation)}}
+	}
+	return workers, nil
+}
+
+// notCommand reports the command settings of an entry that is no command.
+func notCommand(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+	var list speclang.ErrorList
+	for _, f := range commandOnly(m) {
+		list = append(list, doc.Errorf(at(f), "found %s on a model; expected it only with backend: command (an agent program granite runs per trial)", f))
+	}
+	return list
+}

@@ -22,16 +22,6 @@ import (
 // ExperimentSchemaFile validates experiment configs.
 const ExperimentSchemaFile = "experiment.schema.json"
 
-// Built-in agents: they run without a model and are labelled as such in
-// every record.
-const (
-	Oracle = "builtin:oracle"
-	Silent = "builtin:silent"
-)
-
-// IsBuiltin reports whether a model name is a built-in agent.
-func IsBuiltin(model string) bool { return strings.HasPrefix(model, "builtin:") }
-
 // meterOptions are the meter settings of a config.
 func meterOptions(c *results.Config) meter.Options {
 	return meter.Options{Kind: c.Meter, Interval: time.Duration(c.MeterIntervalMS) * time.Millisecond, Devices: c.GPUs, PowercapRoot: c.PowercapRoot, SysRoot: c.SysfsRoot}
@@ -132,40 +122,11 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 			}
 			return []any{"models", i, field}
 		}
-		switch {
-		case IsBuiltin(m.Name) && m.Name != Oracle && m.Name != Silent:
-			list = append(list, doc.Errorf(at("name"), "found built-in agent %q; expected %s or %s", m.Name, Oracle, Silent))
-		case IsBuiltin(m.Name) && !m.IsPlain():
-			list = append(list, doc.Errorf(at(""), "found built-in agent %s with model settings; expected it as a plain name: it runs no model", m.Name))
-		case seen[m.Name]:
+		if seen[m.Name] {
 			list = append(list, doc.Errorf(at("name"), "found model name %q again; expected each name once: trial ids, records and the report tell models apart by it", m.Name))
 		}
 		seen[m.Name] = true
-		if m.IsCommand() {
-			list = append(list, checkCommand(doc, m, func(f string) []any {
-				if f == "" {
-					return []any{"models", i}
-				}
-				return []any{"models", i, f}
-			})...)
-			continue
-		}
-		for _, f := range commandOnly(m) {
-			list = append(list, doc.Errorf(at(f), "found %s on a model; expected it only with backend: command (an agent program granite runs per trial)", f))
-		}
-		if !m.IsOpenAI() {
-			for _, f := range []struct{ key, val string }{{"base_url", m.BaseURL}, {"api_key_env", m.APIKeyEnv}} {
-				if f.val != "" {
-					list = append(list, doc.Errorf(at(f.key), "found %s on an Ollama model; expected it only with backend: openai (Ollama models run on ollama.host or ollama.hosts)", f.key))
-				}
-			}
-			continue
-		}
-		if m.BaseURL == "" {
-			list = append(list, doc.Errorf(at(""), "found backend openai without base_url; expected the endpoint's URL, like http://gpu-node:8000/v1"))
-		} else if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			list = append(list, doc.Errorf(at("base_url"), "found base_url %q; expected an http(s) URL like http://gpu-node:8000/v1", m.BaseURL))
-		}
+		list = append(list, backendOf(m).check(doc, m, at)...)
 	}
 	return list
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/ollama"
-	"github.com/mcpgranite/granite/internal/models/openai"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // ollamaAgent is a model served by one Ollama host.
@@ -153,30 +152,81 @@ func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
 	return t, nil
 }
 
-// checkHosts fails fast, naming the host and the fix, when a host is down
-// or lacks one of the tags.
-func checkHosts(ctx context.Context, hosts []string, tags []string, hc *http.Client) error {
-	return ollama.CheckHosts(ctx, hosts, tags, hc)
-}
+// ollamaBackend is the Ollama kind: models a host (or hosts) serves,
+// one worker per host and parallel slot, each host warmed up first.
+type ollamaBackend struct{}
 
-// checkEndpoints is the preflight of the OpenAI-compatible models with
-// trials to run: the key's environment variable is set, and GET
-// {base_url}/models lists the model. Every problem is reported at once.
-func checkEndpoints(ctx context.Context, cfg *results.Config, ts []Trial, hc *http.Client) error {
-	var errs []error
-	for _, m := range cfg.Models {
-		if !m.IsOpenAI() || !slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
-			continue
-		}
-		if m.APIKeyEnv != "" && os.Getenv(m.APIKeyEnv) == "" {
-			errs = append(errs, fmt.Errorf("model %s: api_key_env names %s, which is not set: export %s=<key> before granite run", m.Name, m.APIKeyEnv, m.APIKeyEnv))
-			continue
-		}
-		if err := openai.New(m.BaseURL, apiKey(m), hc).Check(ctx, m.ServedAs()); err != nil {
-			errs = append(errs, fmt.Errorf("model %s: %w", m.Name, err))
+func (ollamaBackend) label() string { return agentOllama }
+
+func (ollamaBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+	list := notCommand(doc, m, at)
+	for _, f := range []struct{ key, val string }{{"base_url", m.BaseURL}, {"api_key_env", m.APIKeyEnv}} {
+		if f.val != "" {
+			list = append(list, doc.Errorf(at(f.key), "found %s on an Ollama model; expected it only with backend: openai (Ollama models run on ollama.host or ollama.hosts)", f.key))
 		}
 	}
-	return errors.Join(errs...)
+	return list
+}
+
+// agentOllama is Record.Agent of an Ollama model's trials.
+const agentOllama = results.BackendOllama
+
+// preflight fails fast, naming the host and the fix, when a host is down
+// or lacks one of the models' tags; and warns that Ollama's tool types
+// drop schema keywords the trials' tools use.
+func (ollamaBackend) preflight(ctx context.Context, pf preflight, entries []results.ModelEntry) error {
+	if lost := lostKeywords(pf.trials); len(lost) > 0 {
+		all := map[string][]string{}
+		for lv, tools := range lost {
+			for t, l := range tools {
+				all[lv+"/"+t] = l
+			}
+		}
+		fmt.Fprintf(pf.opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
+	}
+	var tags []string
+	for _, m := range entries {
+		if !slices.Contains(tags, m.ServedAs()) {
+			tags = append(tags, m.ServedAs())
+		}
+	}
+	return ollama.CheckHosts(ctx, pf.cfg.HostList(), tags, pf.opts.HTTP)
+}
+
+// workers warms the model up on every host, records what /api/show says
+// of it, and gives each host the entry's parallel workers.
+func (ollamaBackend) workers(ctx context.Context, r *runner, entry results.ModelEntry, _ []Trial) ([]worker, error) {
+	var workers []worker
+	model := entry.Name
+	for _, h := range r.cfg.HostList() {
+		c, err := ollama.New(h, r.opts.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
+		load, err := c.WarmUp(wctx, entry.ServedAs(), keepAlive(r.cfg), options(r.cfg, entry))
+		cancel()
+		w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg, entry))}
+		if err != nil {
+			w.Error = err.Error()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("warm-up of %s on %s: %w", model, h, err)
+		}
+		info, err := showModel(ctx, c, entry.ServedAs())
+		if err != nil {
+			return nil, fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
+		}
+		if err := r.checked(model, info, w); err != nil {
+			return nil, err
+		}
+		for range entry.Workers() {
+			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: entry.ServedAs(), entry: entry, cfg: r.cfg, tools: map[string]api.Tools{}}})
+		}
+	}
+	return workers, nil
 }
 
 // apiKey reads an entry's key from its environment variable; the key

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -12,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // openaiAgent is a model served by an OpenAI-compatible endpoint. It plays
@@ -214,4 +219,79 @@ func openaiTool(name, description string, schema []byte) (sdk.ChatCompletionTool
 	}
 	lost, err := lostBetween(schema, wire.Function.Parameters)
 	return tool, lost, err
+}
+
+// openaiBackend is the kind of models an OpenAI-compatible endpoint
+// serves (vLLM, llama.cpp's server, LM Studio, a hosted API).
+type openaiBackend struct{}
+
+// agentOpenAI is Record.Agent of an OpenAI-compatible model's trials.
+const agentOpenAI = results.BackendOpenAI
+
+func (openaiBackend) label() string { return agentOpenAI }
+
+func (openaiBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+	list := notCommand(doc, m, at)
+	if m.BaseURL == "" {
+		list = append(list, doc.Errorf(at(""), "found backend openai without base_url; expected the endpoint's URL, like http://gpu-node:8000/v1"))
+	} else if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		list = append(list, doc.Errorf(at("base_url"), "found base_url %q; expected an http(s) URL like http://gpu-node:8000/v1", m.BaseURL))
+	}
+	return list
+}
+
+// preflight checks each endpoint: the key's environment variable is set,
+// and GET {base_url}/models lists the model. Every problem is reported
+// at once.
+func (openaiBackend) preflight(ctx context.Context, pf preflight, entries []results.ModelEntry) error {
+	var errs []error
+	for _, m := range entries {
+		if m.APIKeyEnv != "" && os.Getenv(m.APIKeyEnv) == "" {
+			errs = append(errs, fmt.Errorf("model %s: api_key_env names %s, which is not set: export %s=<key> before granite run", m.Name, m.APIKeyEnv, m.APIKeyEnv))
+			continue
+		}
+		if err := openai.New(m.BaseURL, apiKey(m), pf.opts.HTTP).Check(ctx, m.ServedAs()); err != nil {
+			errs = append(errs, fmt.Errorf("model %s: %w", m.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// workers warms the endpoint's model up once and gives the entry its
+// parallel workers on one client.
+func (openaiBackend) workers(ctx context.Context, r *runner, e results.ModelEntry, _ []Trial) ([]worker, error) {
+	c, err := endpoint(ctx, r, e)
+	if err != nil {
+		return nil, err
+	}
+	workers := make([]worker, e.Workers())
+	for i := range workers {
+		workers[i] = worker{host: e.BaseURL, agent: &openaiAgent{client: c, entry: e, cfg: r.cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}}
+	}
+	return workers, nil
+}
+
+// endpoint warms up an OpenAI-compatible model and records the warm-up
+// and what the entry says of the model.
+func endpoint(ctx context.Context, r *runner, e results.ModelEntry) (*openai.Client, error) {
+	c := openai.New(e.BaseURL, apiKey(e), r.opts.HTTP)
+	_, maxTokens, _ := r.cfg.Sampling(e)
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
+	wall, err := c.WarmUp(wctx, e.ServedAs(), maxTokens)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("warm-up of %s (%s) at %s: %w", e.Name, e.ServedAs(), e.BaseURL, err)
+	}
+	info := results.ModelInfo{Family: e.ServedAs(), Parameters: e.ParamsB * 1e9, Quantization: e.Quantization}
+	if e.ParamsB > 0 {
+		info.ParameterSize = strconv.FormatFloat(e.ParamsB, 'f', -1, 64) + "B"
+	}
+	w := results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(r.cfg, e))}
+	if err := r.checked(e.Name, info, w); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -20,15 +20,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ollama/ollama/api"
-	sdk "github.com/openai/openai-go/v3"
-
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
-	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/progress"
-	"github.com/mcpgranite/granite/internal/sandbox"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
@@ -166,14 +161,6 @@ func showModel(ctx context.Context, c *ollama.Client, model string) (results.Mod
 	return info, nil
 }
 
-// What played a trial, as Record.Agent says it: a model, or a built-in
-// agent.
-const (
-	agentOllama  = results.BackendOllama
-	agentOpenAI  = results.BackendOpenAI
-	agentBuiltin = "builtin"
-)
-
 // Summary is what a run did.
 type Summary struct {
 	Out      string
@@ -209,21 +196,11 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	build := BuildInfo()
 	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(), Build: &build,
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
-	// Check the hosts and endpoints before anything is written, so that a
-	// run that cannot start leaves no folder to --resume.
-	if tags := ollamaTags(cfg, trials); len(tags) > 0 {
-		if err := checkHosts(ctx, cfg.HostList(), tags, opts.HTTP); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkEndpoints(ctx, cfg, trials, opts.HTTP); err != nil {
+	// Check the hosts, endpoints and agent commands before anything is
+	// written, so that a run that cannot start leaves no folder to --resume.
+	if err := preflightAll(ctx, preflight{cfg: cfg, opts: opts, trials: trials, man: man}); err != nil {
 		return nil, err
 	}
-	iso, err := isolation(cfg, trials, opts.Isolation, opts.Progress)
-	if err != nil {
-		return nil, err
-	}
-	man.Isolation = string(iso)
 	lock, err := results.LockOut(out)
 	if err != nil {
 		return nil, err
@@ -256,15 +233,6 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostKeywords(grid)
-	if len(man.Lost) > 0 && slices.ContainsFunc(cfg.Models, func(m results.ModelEntry) bool { return !IsBuiltin(m.Name) && !m.IsOpenAI() && !m.IsCommand() }) {
-		all := map[string][]string{}
-		for lv, tools := range man.Lost {
-			for t, l := range tools {
-				all[lv+"/"+t] = l
-			}
-		}
-		fmt.Fprintf(opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
-	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
 		if m, err = meter.Open(meterOptions(cfg)); err != nil {
@@ -321,20 +289,6 @@ func journalFailed(err error) error {
 		next = "free space"
 	}
 	return fmt.Errorf("%w; the trials recorded so far are kept; %s and rerun with --resume", err, next)
-}
-
-// ollamaTags are the Ollama tags of the models with trials to run.
-func ollamaTags(cfg *results.Config, ts []Trial) []string {
-	var out []string
-	for _, m := range cfg.Models {
-		if IsBuiltin(m.Name) || m.IsOpenAI() || m.IsCommand() || slices.Contains(out, m.ServedAs()) {
-			continue
-		}
-		if slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
-			out = append(out, m.ServedAs())
-		}
-	}
-	return out
 }
 
 // ConfigHash identifies a config and the benchmark it runs on.
@@ -485,60 +439,10 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 }
 
 func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
-	type worker struct {
-		host  string
-		agent agent
-	}
-	var workers []worker
 	entry, _ := r.cfg.Entry(model)
-	switch {
-	case model == Oracle:
-		for range min(4, len(ts)) {
-			workers = append(workers, worker{agent: oracle{}})
-		}
-	case model == Silent:
-		workers = append(workers, worker{agent: silent{}})
-	case entry.IsCommand():
-		for range entry.Workers() {
-			workers = append(workers, worker{agent: &commandAgent{entry: entry, mode: sandbox.Mode(r.man.Isolation)}})
-		}
-	case entry.IsOpenAI():
-		c, err := r.endpoint(ctx, entry)
-		if err != nil {
-			return err
-		}
-		for range entry.Workers() {
-			workers = append(workers, worker{host: entry.BaseURL, agent: &openaiAgent{client: c, entry: entry, cfg: r.cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}})
-		}
-	default:
-		for _, h := range r.cfg.HostList() {
-			c, err := ollama.New(h, r.opts.HTTP)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
-			load, err := c.WarmUp(wctx, entry.ServedAs(), keepAlive(r.cfg), options(r.cfg, entry))
-			cancel()
-			w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg, entry))}
-			if err != nil {
-				w.Error = err.Error()
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("warm-up of %s on %s: %w", model, h, err)
-			}
-			info, err := showModel(ctx, c, entry.ServedAs())
-			if err != nil {
-				return fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
-			}
-			if err := r.checked(model, info, w); err != nil {
-				return err
-			}
-			for range entry.Workers() {
-				workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: entry.ServedAs(), entry: entry, cfg: r.cfg, tools: map[string]api.Tools{}}})
-			}
-		}
+	workers, err := backendOf(entry).workers(ctx, r, entry, ts)
+	if err != nil {
+		return err
 	}
 	// The trials' context ends when the journal fails: what they would
 	// finish could not be recorded, so they stop at once.
@@ -589,7 +493,6 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 			}
 		}()
 	}
-	var err error
 loop:
 	for _, t := range ts {
 		select {
@@ -623,31 +526,6 @@ loop:
 	return err
 }
 
-// endpoint warms up an OpenAI-compatible model and records the warm-up
-// and what the entry says of the model.
-func (r *runner) endpoint(ctx context.Context, e results.ModelEntry) (*openai.Client, error) {
-	c := openai.New(e.BaseURL, apiKey(e), r.opts.HTTP)
-	_, maxTokens, _ := r.cfg.Sampling(e)
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
-	wall, err := c.WarmUp(wctx, e.ServedAs(), maxTokens)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("warm-up of %s (%s) at %s: %w", e.Name, e.ServedAs(), e.BaseURL, err)
-	}
-	info := results.ModelInfo{Family: e.ServedAs(), Parameters: e.ParamsB * 1e9, Quantization: e.Quantization}
-	if e.ParamsB > 0 {
-		info.ParameterSize = strconv.FormatFloat(e.ParamsB, 'f', -1, 64) + "B"
-	}
-	w := results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(r.cfg, e))}
-	if err := r.checked(e.Name, info, w); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // checked records a model's warm-up and what its server (or entry) says
 // of it, and writes run.json at once: a run killed while a later model
 // runs still names every model it checked, and a resume keeps them.
@@ -668,18 +546,10 @@ func (r *runner) checked(model string, info results.ModelInfo, w results.WarmUp)
 // trial runs one trial on a fresh store and scores it. It returns nil when
 // the run was interrupted before the trial finished.
 func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share *energyShare) (*results.Record, error) {
-	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agentOllama,
+	entry, _ := r.cfg.Entry(t.Model)
+	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: backendOf(entry).label(),
 		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
 	t.identify(rec)
-	entry, _ := r.cfg.Entry(t.Model)
-	switch {
-	case IsBuiltin(t.Model):
-		rec.Agent = agentBuiltin
-	case entry.IsOpenAI():
-		rec.Agent = agentOpenAI
-	case entry.IsCommand():
-		rec.Agent = results.AgentCommand
-	}
 	if entry.Workers() > 1 {
 		rec.Parallel = entry.Workers()
 	}

@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/mcpgranite/granite/specs"
+)
+
+// TestEveryBackendIsRegistered: the experiment schema's backend names and
+// the registry's are the same, so that a config the schema accepts always
+// finds its kind, and a kind added to the registry is one a config can
+// name.
+func TestEveryBackendIsRegistered(t *testing.T) {
+	data, err := specs.FS.ReadFile(ExperimentSchemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Models struct {
+				Items struct {
+					Properties struct {
+						Backend struct {
+							Enum []string `json:"enum"`
+						} `json:"backend"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"models"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	named := schema.Properties.Models.Items.Properties.Backend.Enum
+	var registered []string
+	for _, b := range backends {
+		if b.name != backendBuiltin {
+			registered = append(registered, b.name)
+		}
+	}
+	slices.Sort(named)
+	slices.Sort(registered)
+	if len(named) == 0 || !slices.Equal(named, registered) {
+		t.Errorf("the schema names backends %v, the registry %v; want the same", named, registered)
+	}
+}
