@@ -58,7 +58,6 @@ var outputs = []genFile{
 	{"operations_gen.go", emitOperations},
 	{"schemas_gen.go", emitSchemas},
 	{"server_gen.go", emitServer},
-	{"synth_gen.go", emitSynth},
 }
 
 // Render produces every generated file, keyed by its path relative to the
@@ -308,9 +307,6 @@ func seedFunc(e *speclang.Entity) string { return "seed" + speclang.GoName(e.Plu
 
 // argsType names an operation's argument struct: ListLampsArgs.
 func argsType(o *speclang.Operation) string { return o.GoName + "Args" }
-
-// toolConst names a tool's constant of its level's tool enum: L4GetLamp.
-func toolConst(lv *speclang.Level, t *speclang.Tool) string { return lv.Name + t.GoName }
 
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 

@@ -110,7 +110,6 @@ func domainVar(d *speclang.Domain) jen.Code {
 			})},
 			kv{"Operations", jen.Id("Operations")},
 			kv{"Tools", jen.Id("Tools")},
-			kv{"StageSchemas", jen.Id("StageSchemas")},
 			kv{"NewStore", jen.Func().Params().Qual(runtimePkg, "Store").Block(
 				jen.Return(jen.Id("NewStore").Call()))},
 		)),

@@ -344,13 +344,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of agriculture.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "agriculture",
-	Title:        "Precision farm",
-	Description:  "A precision-agriculture farm run from an edge node: eight fields in four zones (north, south, east, west) with their crops and growth stages, soil sensors reporting moisture, soil temperature, pH and battery charge, irrigation valves (drip lines, sprinklers, centre pivots) that water the fields, and field work tasks such as spraying, fertilizing, harvesting and maintenance.",
-	Entities:     []string{"field", "soil_sensor", "valve", "task"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "agriculture",
+	Title:       "Precision farm",
+	Description: "A precision-agriculture farm run from an edge node: eight fields in four zones (north, south, east, west) with their crops and growth stages, soil sensors reporting moisture, soil temperature, pH and battery charge, irrigation valves (drip lines, sprinklers, centre pivots) that water the fields, and field work tasks such as spraying, fertilizing, harvesting and maintenance.",
+	Entities:    []string{"field", "soil_sensor", "valve", "task"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

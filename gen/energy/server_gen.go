@@ -346,13 +346,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of energy.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "energy",
-	Title:        "Campus microgrid",
-	Description:  "A campus microgrid run by an edge energy controller: one grid connection and six buildings (admin, lab, library, workshop, sports hall, parking garage) with power meters, battery storage, rooftop and canopy solar arrays, and switchable electrical loads such as HVAC, lighting, process equipment and EV chargers. Loads have a priority (critical, normal, deferrable); deferrable loads may be shed at peak times.",
-	Entities:     []string{"meter", "battery", "solar_array", "load"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "energy",
+	Title:       "Campus microgrid",
+	Description: "A campus microgrid run by an edge energy controller: one grid connection and six buildings (admin, lab, library, workshop, sports hall, parking garage) with power meters, battery storage, rooftop and canopy solar arrays, and switchable electrical loads such as HVAC, lighting, process equipment and EV chargers. Loads have a priority (critical, normal, deferrable); deferrable loads may be shed at peak times.",
+	Entities:    []string{"meter", "battery", "solar_array", "load"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

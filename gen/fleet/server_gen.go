@@ -355,13 +355,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of fleet.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "fleet",
-	Title:        "Delivery fleet",
-	Description:  "A regional delivery and service fleet run from a telematics edge gateway: fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots (north, south, harbour) reporting fuel or battery charge, odometer, engine temperature, location and speed-limiter setting; the drivers of each depot with their licence class, shift and hours driven today; delivery trips that pair a vehicle with a driver; and maintenance tickets. A storm locked the harbour depot down earlier today and it is still in storm mode.",
-	Entities:     []string{"vehicle", "driver", "trip", "ticket"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "fleet",
+	Title:       "Delivery fleet",
+	Description: "A regional delivery and service fleet run from a telematics edge gateway: fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots (north, south, harbour) reporting fuel or battery charge, odometer, engine temperature, location and speed-limiter setting; the drivers of each depot with their licence class, shift and hours driven today; delivery trips that pair a vehicle with a driver; and maintenance tickets. A storm locked the harbour depot down earlier today and it is still in storm mode.",
+	Entities:    []string{"vehicle", "driver", "trip", "ticket"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

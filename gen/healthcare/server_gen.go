@@ -357,13 +357,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of healthcare.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "healthcare",
-	Title:        "Rural clinic ward monitoring",
-	Description:  "Remote patient monitoring for a small rural clinic (synthetic data), run from an edge hub: thirteen in-patients on three wards (medical, surgical, maternity) with their latest vital signs, the bedside monitors, infusion pumps and wearable sensors attached to them, the alerts the hub raises when a vital sign crosses a threshold, a patient falls or a device needs attention, and the nurses' care tasks (medication, vitals checks, visits, wound care, device checks). The clock stands at the start of the night shift, 2026-04-17T22:00:00Z.",
-	Entities:     []string{"patient", "device", "alert", "care_task"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "healthcare",
+	Title:       "Rural clinic ward monitoring",
+	Description: "Remote patient monitoring for a small rural clinic (synthetic data), run from an edge hub: thirteen in-patients on three wards (medical, surgical, maternity) with their latest vital signs, the bedside monitors, infusion pumps and wearable sensors attached to them, the alerts the hub raises when a vital sign crosses a threshold, a patient falls or a device needs attention, and the nurses' care tasks (medication, vitals checks, visits, wound care, device checks). The clock stands at the start of the night shift, 2026-04-17T22:00:00Z.",
+	Entities:    []string{"patient", "device", "alert", "care_task"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -352,13 +352,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of industrial.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "industrial",
-	Title:        "Plant floor",
-	Description:  "A discrete-manufacturing plant floor run from an edge gateway: twelve machines (CNC mills, presses, conveyors, packaging robots and a screw compressor) on three production lines (line_a machining, line_b stamping, line_c packaging), condition sensors on the machines reporting vibration, temperature, pressure and motor current against alarm thresholds, the alarm log with acknowledgement, and maintenance work orders for the technicians.",
-	Entities:     []string{"machine", "sensor", "alarm", "work_order"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "industrial",
+	Title:       "Plant floor",
+	Description: "A discrete-manufacturing plant floor run from an edge gateway: twelve machines (CNC mills, presses, conveyors, packaging robots and a screw compressor) on three production lines (line_a machining, line_b stamping, line_c packaging), condition sensors on the machines reporting vibration, temperature, pressure and motor current against alarm thresholds, the alarm log with acknowledgement, and maintenance work orders for the technicians.",
+	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

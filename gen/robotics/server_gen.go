@@ -339,13 +339,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of robotics.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "robotics",
-	Title:        "Robot fleet cell",
-	Description:  "A factory floor run by a fleet of autonomous robots, managed from an edge controller: autonomous mobile robots (AMRs), autonomous forklifts and robot arms on mobile bases work in five zones (storage, assembly, machining, packaging, quality_lab), move between named stations, recharge at chargers in each zone's charging bay, and carry out missions (transport, pick, inspect, return to dock) dispatched by the controller.",
-	Entities:     []string{"robot", "charger", "mission"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "robotics",
+	Title:       "Robot fleet cell",
+	Description: "A factory floor run by a fleet of autonomous robots, managed from an edge controller: autonomous mobile robots (AMRs), autonomous forklifts and robot arms on mobile bases work in five zones (storage, assembly, machining, packaging, quality_lab), move between named stations, recharge at chargers in each zone's charging bay, and carry out missions (transport, pick, inspect, return to dock) dispatched by the controller.",
+	Entities:    []string{"robot", "charger", "mission"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -338,13 +338,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of smarthome.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "smarthome",
-	Title:        "Smart home",
-	Description:  "A connected house: lights, thermostats, door locks, plugs and blinds in six rooms, environment sensors, an event log and automation rules that switch devices when a sensor crosses a threshold.",
-	Entities:     []string{"device", "sensor", "event", "rule"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "smarthome",
+	Title:       "Smart home",
+	Description: "A connected house: lights, thermostats, door locks, plugs and blinds in six rooms, environment sensors, an event log and automation rules that switch devices when a sensor crosses a threshold.",
+	Entities:    []string{"device", "sensor", "event", "rule"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

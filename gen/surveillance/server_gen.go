@@ -352,13 +352,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of surveillance.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "surveillance",
-	Title:        "Campus video surveillance and access control",
-	Description:  "Video surveillance and access control of a small business campus, run from an edge network video recorder (NVR). Five zones: office (building with lobby and server room), car_park, warehouse, loading_dock and perimeter (fence line and main gate). Fourteen cameras record footage to the NVR, twelve doors and gates have electronic locks, door alarms and badge readers, the video analytics and door controllers raise alerts (motion, intrusion, loitering, tamper, camera offline, door forced or held open) that operators acknowledge, and security incidents are opened to follow up events. The clock stands at the end of the night shift.",
-	Entities:     []string{"camera", "door", "alert", "incident"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "surveillance",
+	Title:       "Campus video surveillance and access control",
+	Description: "Video surveillance and access control of a small business campus, run from an edge network video recorder (NVR). Five zones: office (building with lobby and server room), car_park, warehouse, loading_dock and perimeter (fence line and main gate). Fourteen cameras record footage to the NVR, twelve doors and gates have electronic locks, door alarms and badge readers, the video analytics and door controllers raise alerts (motion, intrusion, loitering, tamper, camera offline, door forced or held open) that operators acknowledge, and security incidents are opened to follow up events. The clock stands at the end of the night shift.",
+	Entities:    []string{"camera", "door", "alert", "incident"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

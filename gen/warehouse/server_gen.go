@@ -344,13 +344,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of warehouse.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "warehouse",
-	Title:        "Distribution warehouse",
-	Description:  "A food and household-goods distribution warehouse run from an edge WMS node: storage shelves in three temperature zones (ambient, chilled, frozen) with their latest temperature readings, the stock of every item (SKU) and the shelf it is stored on, customer orders moving from pending through picking and packing to shipped, and the dock doors of the north (inbound) and south (outbound) truck yards.",
-	Entities:     []string{"shelf", "item", "order", "dock"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "warehouse",
+	Title:       "Distribution warehouse",
+	Description: "A food and household-goods distribution warehouse run from an edge WMS node: storage shelves in three temperature zones (ambient, chilled, frozen) with their latest temperature readings, the stock of every item (SKU) and the shelf it is stored on, customer orders moving from pending through picking and packing to shipped, and the dock doors of the north (inbound) and south (outbound) truck yards.",
+	Entities:    []string{"shelf", "item", "order", "dock"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

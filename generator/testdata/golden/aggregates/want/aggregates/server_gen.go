@@ -83,13 +83,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of aggregates.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "aggregates",
-	Title:        "Aggregates",
-	Description:  "Meters whose readings are summed and averaged per site.",
-	Entities:     []string{"meter"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "aggregates",
+	Title:       "Aggregates",
+	Description: "Meters whose readings are summed and averaged per site.",
+	Entities:    []string{"meter"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -140,13 +140,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of levels.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "levels",
-	Title:        "Levels",
-	Description:  "Pumps behind tools declared per level.",
-	Entities:     []string{"pump"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "levels",
+	Title:       "Levels",
+	Description: "Pumps behind tools declared per level.",
+	Entities:    []string{"pump"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -106,13 +106,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of merge.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "merge",
-	Title:        "Merge",
-	Description:  "Devices whose settings are changed in part or replaced.",
-	Entities:     []string{"device"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "merge",
+	Title:       "Merge",
+	Description: "Devices whose settings are changed in part or replaced.",
+	Entities:    []string{"device"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

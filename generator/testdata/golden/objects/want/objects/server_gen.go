@@ -119,13 +119,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of objects.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "objects",
-	Title:        "Objects and arrays",
-	Description:  "Shelves holding lists of tags and free-form settings.",
-	Entities:     []string{"shelf"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "objects",
+	Title:       "Objects and arrays",
+	Description: "Shelves holding lists of tags and free-form settings.",
+	Entities:    []string{"shelf"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

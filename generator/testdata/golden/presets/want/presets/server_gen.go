@@ -82,13 +82,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of presets.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "presets",
-	Title:        "Presets",
-	Description:  "Fans switched by named modes per zone.",
-	Entities:     []string{"fan"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "presets",
+	Title:       "Presets",
+	Description: "Fans switched by named modes per zone.",
+	Entities:    []string{"fan"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

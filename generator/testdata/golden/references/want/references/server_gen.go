@@ -119,13 +119,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of references.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "references",
-	Title:        "References",
-	Description:  "Books on loan to members.",
-	Entities:     []string{"member", "loan"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "references",
+	Title:       "References",
+	Description: "Books on loan to members.",
+	Entities:    []string{"member", "loan"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -276,13 +276,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of tiny.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "tiny",
-	Title:        "Tiny lab",
-	Description:  "Two lamps and a timer, to pin the generator's output.",
-	Entities:     []string{"lamp", "timer"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "tiny",
+	Title:       "Tiny lab",
+	Description: "Two lamps and a timer, to pin the generator's output.",
+	Entities:    []string{"lamp", "timer"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -205,13 +205,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of unset.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "unset",
-	Title:        "Unset",
-	Description:  "Docks whose carrier and load limit may be unknown.",
-	Entities:     []string{"dock"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "unset",
+	Title:       "Unset",
+	Description: "Docks whose carrier and load limit may be unknown.",
+	Entities:    []string{"dock"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -82,13 +82,12 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of updatewhere.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "updatewhere",
-	Title:        "Update where",
-	Description:  "Valves closed in bulk.",
-	Entities:     []string{"valve"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "updatewhere",
+	Title:       "Update where",
+	Description: "Valves closed in bulk.",
+	Entities:    []string{"valve"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
