@@ -310,27 +310,44 @@ func argsType(o *speclang.Operation) string { return o.GoName + "Args" }
 
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
-// kv is one keyed element of a composite literal.
+// kv is one keyed element of a composite literal; one whose val is nil is
+// left out, as a field left at its zero value.
 type kv struct {
 	key string
 	val jen.Code
 }
 
+// nonZero renders a scalar as a literal, or nil (the element left out)
+// when it is its type's zero value: a literal says only what differs from
+// the zero value, as hand-written Go does.
+func nonZero[T comparable](v T) jen.Code {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return jen.Lit(v)
+}
+
 // keyed renders a struct literal's elements in the order given (the
 // struct's field order, or the spec's), not sorted as jen.Dict would; one
-// element per line when multiline.
+// element per line when multiline. Elements without a value are left out.
 //
 //	{Name: "depot", Type: "string"}
 func keyed(multiline bool, elems ...kv) jen.Code {
 	items := make([]jen.Code, 0, len(elems)+1)
+	n := 0
 	for _, e := range elems {
+		if e.val == nil {
+			continue
+		}
+		n++
 		item := jen.Id(e.key).Op(":").Add(e.val)
 		if multiline {
 			item = jen.Line().Add(item)
 		}
 		items = append(items, item)
 	}
-	if multiline && len(elems) > 0 {
+	if multiline && n > 0 {
 		items = append(items, jen.Line())
 	}
 	return jen.Values(items...)

@@ -16,7 +16,6 @@ var opGetField = &mcpdomain.Operation{
 	Entity:      "field",
 	Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
@@ -31,7 +30,6 @@ var opListSoilSensors = &mcpdomain.Operation{
 	Entity:      "soil_sensor",
 	Description: "Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
@@ -56,7 +54,6 @@ var opListValves = &mcpdomain.Operation{
 	Entity:      "valve",
 	Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
@@ -76,7 +73,6 @@ var opSetValve = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -94,7 +90,6 @@ var opStopIrrigation = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -110,7 +105,6 @@ var opSetIrrigationProgram = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -127,7 +121,6 @@ var opListTasks = &mcpdomain.Operation{
 	Entity:      "task",
 	Description: "List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "status", Type: "string", Enum: []string{"planned", "in_progress", "done", "cancelled"}, Hint: "one of planned, in_progress, done, cancelled"},
@@ -147,9 +140,6 @@ var opCreateTask = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "task",
 	Description: "Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "title", Type: "string", Required: true, Hint: "string"},
 		{Name: "kind", Type: "string", Required: true, Enum: []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"}, Hint: "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance"},
@@ -168,7 +158,6 @@ var opDeleteTask = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "task",
 	Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -184,7 +173,6 @@ var opSoilStats = &mcpdomain.Operation{
 	Entity:      "soil_sensor",
 	Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count", "sum"}, Hint: "one of avg, min, max, count, sum"},

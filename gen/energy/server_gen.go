@@ -16,7 +16,6 @@ var opListMeters = &mcpdomain.Operation{
 	Entity:      "meter",
 	Description: "Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "building", Type: "string", Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"}, Hint: "one of site, admin, lab, library, workshop, sports_hall, parking"},
@@ -38,7 +37,6 @@ var opListBatteries = &mcpdomain.Operation{
 	Entity:      "battery",
 	Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "building", Type: "string", Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"}, Hint: "one of site, admin, lab, library, workshop, sports_hall, parking"},
@@ -60,7 +58,6 @@ var opListSolarArrays = &mcpdomain.Operation{
 	Entity:      "solar_array",
 	Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "building", Type: "string", Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"}, Hint: "one of site, admin, lab, library, workshop, sports_hall, parking"},
@@ -81,7 +78,6 @@ var opListLoads = &mcpdomain.Operation{
 	Entity:      "load",
 	Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "building", Type: "string", Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"}, Hint: "one of site, admin, lab, library, workshop, sports_hall, parking"},
@@ -101,7 +97,6 @@ var opSetLoad = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "load",
 	Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -118,7 +113,6 @@ var opShedDeferrableLoads = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "load",
 	Description: "Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -134,7 +128,6 @@ var opSetBattery = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "battery",
 	Description: "Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -152,7 +145,6 @@ var opSetSolarArray = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "solar_array",
 	Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed).",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -168,7 +160,6 @@ var opSetGridMode = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "battery",
 	Description: "Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -185,7 +176,6 @@ var opConsumptionStats = &mcpdomain.Operation{
 	Entity:      "meter",
 	Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "min", "max", "count"}, Hint: "one of sum, avg, min, max, count"},

@@ -16,7 +16,6 @@ var opListVehicles = &mcpdomain.Operation{
 	Entity:      "vehicle",
 	Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
@@ -42,7 +41,6 @@ var opGetVehicle = &mcpdomain.Operation{
 	Entity:      "vehicle",
 	Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
@@ -57,7 +55,6 @@ var opListDrivers = &mcpdomain.Operation{
 	Entity:      "driver",
 	Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
@@ -78,7 +75,6 @@ var opListTrips = &mcpdomain.Operation{
 	Entity:      "trip",
 	Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "status", Type: "string", Enum: []string{"planned", "in_progress", "done", "cancelled"}, Hint: "one of planned, in_progress, done, cancelled"},
@@ -99,9 +95,6 @@ var opAssignTrip = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "trip",
 	Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
 		{Name: "driver_id", Type: "string", Required: true, Entity: "driver", Hint: "driver ID like DR001"},
@@ -121,7 +114,6 @@ var opUpdateTrip = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "trip",
 	Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -141,7 +133,6 @@ var opUpdateVehicle = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "vehicle",
 	Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -159,7 +150,6 @@ var opSetDepotMode = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "vehicle",
 	Description: "Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -175,9 +165,6 @@ var opScheduleMaintenance = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "ticket",
 	Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
 		{Name: "issue", Type: "string", Required: true, Enum: []string{"service", "inspection", "engine", "brakes", "tyres", "battery", "electrical", "bodywork"}, Hint: "one of service, inspection, engine, brakes, tyres, battery, electrical, bodywork"},
@@ -194,7 +181,6 @@ var opFleetStats = &mcpdomain.Operation{
 	Entity:      "vehicle",
 	Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count", "sum"}, Hint: "one of avg, min, max, count, sum"},

@@ -16,7 +16,6 @@ var opListPatients = &mcpdomain.Operation{
 	Entity:      "patient",
 	Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "ward", Type: "string", Enum: []string{"medical", "surgical", "maternity"}, Hint: "one of medical, surgical, maternity"},
@@ -40,7 +39,6 @@ var opListDevices = &mcpdomain.Operation{
 	Entity:      "device",
 	Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "ward", Type: "string", Enum: []string{"medical", "surgical", "maternity"}, Hint: "one of medical, surgical, maternity"},
@@ -61,7 +59,6 @@ var opListAlerts = &mcpdomain.Operation{
 	Entity:      "alert",
 	Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "ward", Type: "string", Enum: []string{"medical", "surgical", "maternity"}, Hint: "one of medical, surgical, maternity"},
@@ -82,7 +79,6 @@ var opSetDevice = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -101,7 +97,6 @@ var opSetWardMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -117,7 +112,6 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "alert",
 	Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -137,7 +131,6 @@ var opListCareTasks = &mcpdomain.Operation{
 	Entity:      "care_task",
 	Description: "List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "status", Type: "string", Enum: []string{"pending", "in_progress", "done", "cancelled"}, Hint: "one of pending, in_progress, done, cancelled"},
@@ -157,9 +150,6 @@ var opCreateCareTask = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "care_task",
 	Description: "Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "title", Type: "string", Required: true, Hint: "string"},
 		{Name: "patient_id", Type: "string", Required: true, Entity: "patient", Hint: "patient ID like PT001"},
@@ -177,7 +167,6 @@ var opUpdateCareTask = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "care_task",
 	Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -197,7 +186,6 @@ var opVitalsStats = &mcpdomain.Operation{
 	Entity:      "patient",
 	Description: "Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count"}, Hint: "one of avg, min, max, count"},

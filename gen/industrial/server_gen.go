@@ -16,7 +16,6 @@ var opListMachines = &mcpdomain.Operation{
 	Entity:      "machine",
 	Description: "List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
@@ -37,7 +36,6 @@ var opSetMachine = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "machine",
 	Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped), its speed set point in percent of rated speed (0 to 100) and/or process parameters (the given keys are merged into the machine's parameters). Only what is given changes.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -56,7 +54,6 @@ var opReadSensors = &mcpdomain.Operation{
 	Entity:      "sensor",
 	Description: "Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
@@ -77,7 +74,6 @@ var opListAlarms = &mcpdomain.Operation{
 	Entity:      "alarm",
 	Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
@@ -97,7 +93,6 @@ var opAcknowledgeAlarms = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "alarm",
 	Description: "Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -114,7 +109,6 @@ var opSetLineMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "machine",
 	Description: "Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -131,7 +125,6 @@ var opListWorkOrders = &mcpdomain.Operation{
 	Entity:      "work_order",
 	Description: "List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "status", Type: "string", Enum: []string{"open", "in_progress", "done", "cancelled"}, Hint: "one of open, in_progress, done, cancelled"},
@@ -150,9 +143,6 @@ var opCreateWorkOrder = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "work_order",
 	Description: "Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "title", Type: "string", Required: true, Hint: "string"},
 		{Name: "order_type", Type: "string", Required: true, Enum: []string{"maintenance", "inspection", "repair", "calibration"}, Hint: "one of maintenance, inspection, repair, calibration"},
@@ -171,7 +161,6 @@ var opUpdateWorkOrder = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "work_order",
 	Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -191,7 +180,6 @@ var opProductionStats = &mcpdomain.Operation{
 	Entity:      "machine",
 	Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "min", "max", "count"}, Hint: "one of sum, avg, min, max, count"},

@@ -16,7 +16,6 @@ var opListRobots = &mcpdomain.Operation{
 	Entity:      "robot",
 	Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"}, Hint: "one of storage, assembly, machining, packaging, quality_lab"},
@@ -36,7 +35,6 @@ var opGetRobot = &mcpdomain.Operation{
 	Entity:      "robot",
 	Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
@@ -51,7 +49,6 @@ var opListChargers = &mcpdomain.Operation{
 	Entity:      "charger",
 	Description: "List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"}, Hint: "one of storage, assembly, machining, packaging, quality_lab"},
@@ -69,7 +66,6 @@ var opSetRobot = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "robot",
 	Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -86,7 +82,6 @@ var opEmergencyStopZone = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "robot",
 	Description: "Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -102,7 +97,6 @@ var opSetFleetMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "robot",
 	Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -119,7 +113,6 @@ var opListMissions = &mcpdomain.Operation{
 	Entity:      "mission",
 	Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "robot_id", Type: "string", Entity: "robot", Hint: "robot ID like RB001"},
@@ -139,9 +132,6 @@ var opDispatchMission = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "mission",
 	Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
 		{Name: "kind", Type: "string", Required: true, Enum: []string{"transport", "pick", "inspect", "return_to_dock"}, Hint: "one of transport, pick, inspect, return_to_dock"},
@@ -159,7 +149,6 @@ var opUpdateMission = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "mission",
 	Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -178,7 +167,6 @@ var opFleetStats = &mcpdomain.Operation{
 	Entity:      "robot",
 	Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count", "sum"}, Hint: "one of avg, min, max, count, sum"},

@@ -16,7 +16,6 @@ var opListDevices = &mcpdomain.Operation{
 	Entity:      "device",
 	Description: "List devices, optionally only those in one room, of one kind or in one power state.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
@@ -34,7 +33,6 @@ var opGetDevice = &mcpdomain.Operation{
 	Entity:      "device",
 	Description: "Get the full current state of one device by its ID.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
@@ -48,7 +46,6 @@ var opSetDevice = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, open a blind, or change device-specific settings (the given keys are merged into the device's settings). Only what is given changes.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -70,7 +67,6 @@ var opReadSensors = &mcpdomain.Operation{
 	Entity:      "sensor",
 	Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
@@ -89,7 +85,6 @@ var opListEvents = &mcpdomain.Operation{
 	Entity:      "event",
 	Description: "List entries of the event log, optionally by room, kind, or a time window.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
@@ -107,7 +102,6 @@ var opSetRoomMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Apply a mode to every device in one room at once.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -124,7 +118,6 @@ var opListRules = &mcpdomain.Operation{
 	Entity:      "rule",
 	Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "enabled", Type: "boolean", Hint: "boolean"},
@@ -140,9 +133,6 @@ var opCreateRule = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "name", Type: "string", Required: true, Hint: "string"},
 		{Name: "trigger_sensor", Type: "string", Required: true, Entity: "sensor", Hint: "sensor ID like SN001"},
@@ -162,7 +152,6 @@ var opDeleteRule = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "Delete an automation rule by its ID.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -178,7 +167,6 @@ var opSensorStats = &mcpdomain.Operation{
 	Entity:      "sensor",
 	Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count", "sum"}, Hint: "one of avg, min, max, count, sum"},

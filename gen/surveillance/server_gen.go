@@ -16,7 +16,6 @@ var opListCameras = &mcpdomain.Operation{
 	Entity:      "camera",
 	Description: "List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
@@ -40,7 +39,6 @@ var opGetCamera = &mcpdomain.Operation{
 	Entity:      "camera",
 	Description: "Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "camera_id", Type: "string", Required: true, Entity: "camera", Hint: "camera ID like CM001"},
@@ -54,7 +52,6 @@ var opSetCamera = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "camera",
 	Description: "Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -75,7 +72,6 @@ var opListDoors = &mcpdomain.Operation{
 	Entity:      "door",
 	Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
@@ -94,7 +90,6 @@ var opSetDoor = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "door",
 	Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -112,7 +107,6 @@ var opSetSecurityMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "door",
 	Description: "Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -129,7 +123,6 @@ var opListAlerts = &mcpdomain.Operation{
 	Entity:      "alert",
 	Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
@@ -151,7 +144,6 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "alert",
 	Description: "Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -170,9 +162,6 @@ var opOpenIncident = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "incident",
 	Description: "Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "title", Type: "string", Required: true, Hint: "string"},
 		{Name: "zone", Type: "string", Required: true, Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
@@ -192,7 +181,6 @@ var opAlertStats = &mcpdomain.Operation{
 	Entity:      "alert",
 	Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "group_by", Type: "string", Enum: []string{"zone", "kind", "severity", "camera_id"}, Hint: "one of zone, kind, severity, camera_id"},

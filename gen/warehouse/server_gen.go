@@ -16,7 +16,6 @@ var opSearchInventory = &mcpdomain.Operation{
 	Entity:      "item",
 	Description: "Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "category", Type: "string", Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"}, Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household"},
@@ -35,7 +34,6 @@ var opGetItem = &mcpdomain.Operation{
 	Entity:      "item",
 	Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
@@ -49,7 +47,6 @@ var opAdjustStock = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "item",
 	Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -68,7 +65,6 @@ var opListShelves = &mcpdomain.Operation{
 	Entity:      "shelf",
 	Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"ambient", "chilled", "frozen"}, Hint: "one of ambient, chilled, frozen"},
@@ -88,7 +84,6 @@ var opListOrders = &mcpdomain.Operation{
 	Entity:      "order",
 	Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "status", Type: "string", Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"}, Hint: "one of pending, picking, packed, shipped, cancelled"},
@@ -109,9 +104,6 @@ var opCreateOrder = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "order",
 	Description: "Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "customer", Type: "string", Required: true, Hint: "string"},
 		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
@@ -129,7 +121,6 @@ var opUpdateOrder = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "order",
 	Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -149,7 +140,6 @@ var opListDocks = &mcpdomain.Operation{
 	Entity:      "dock",
 	Description: "List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
@@ -167,7 +157,6 @@ var opSetDockMode = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -184,7 +173,6 @@ var opInventoryStats = &mcpdomain.Operation{
 	Entity:      "item",
 	Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "min", "max", "count"}, Hint: "one of sum, avg, min, max, count"},

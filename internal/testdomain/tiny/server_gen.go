@@ -16,7 +16,6 @@ var opGetLamp = &mcpdomain.Operation{
 	Entity:      "lamp",
 	Description: "Get one lamp.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
@@ -31,7 +30,6 @@ var opListLamps = &mcpdomain.Operation{
 	Entity:      "lamp",
 	Description: "List lamps.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
@@ -51,7 +49,6 @@ var opSetLamp = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Change one lamp.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -69,7 +66,6 @@ var opAllOff = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Switch lamps off.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -84,9 +80,6 @@ var opAddTimer = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Add a timer.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
 		{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
@@ -100,7 +93,6 @@ var opDropTimer = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Remove a timer.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -116,7 +108,6 @@ var opLampStats = &mcpdomain.Operation{
 	Entity:      "lamp",
 	Description: "Lamp statistics.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "max"}, Hint: "one of avg, max"},
@@ -132,7 +123,6 @@ var opScene = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Apply a scene.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{

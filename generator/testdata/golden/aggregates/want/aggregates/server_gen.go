@@ -16,7 +16,6 @@ var opMeterStats = &mcpdomain.Operation{
 	Entity:      "meter",
 	Description: "Meter statistics.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "count"}, Hint: "one of sum, avg, count"},

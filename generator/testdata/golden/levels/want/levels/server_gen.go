@@ -16,7 +16,6 @@ var opGetPump = &mcpdomain.Operation{
 	Entity:      "pump",
 	Description: "Get one pump.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
@@ -31,7 +30,6 @@ var opListPumps = &mcpdomain.Operation{
 	Entity:      "pump",
 	Description: "List pumps.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
@@ -45,7 +43,6 @@ var opSetPump = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "pump",
 	Description: "Start or stop a pump.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{

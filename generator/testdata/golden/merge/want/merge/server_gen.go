@@ -15,7 +15,6 @@ var opTuneDevice = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change some settings of a device.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -31,7 +30,6 @@ var opResetDevice = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Replace a device's name and settings.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{

@@ -16,7 +16,6 @@ var opGetShelf = &mcpdomain.Operation{
 	Entity:      "shelf",
 	Description: "Get one shelf.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "shelf_id", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
@@ -30,9 +29,6 @@ var opAddShelf = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "shelf",
 	Description: "Add a shelf.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "tags", Type: "array", Required: true, Hint: "array"},
 		{Name: "sizes", Type: "array", Hint: "array"},

@@ -15,7 +15,6 @@ var opSetMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "fan",
 	Description: "Apply a mode.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{

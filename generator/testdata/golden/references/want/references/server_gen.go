@@ -16,7 +16,6 @@ var opListLoans = &mcpdomain.Operation{
 	Entity:      "loan",
 	Description: "List loans.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "member", Type: "string", Entity: "member", Hint: "member ID like MB001"},
@@ -31,9 +30,6 @@ var opAddLoan = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "loan",
 	Description: "Lend a book.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "member", Type: "string", Required: true, Entity: "member", Hint: "member ID like MB001"},
 		{Name: "title", Type: "string", Required: true, Hint: "string"},

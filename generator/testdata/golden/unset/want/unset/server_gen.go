@@ -16,7 +16,6 @@ var opListDocks = &mcpdomain.Operation{
 	Entity:      "dock",
 	Description: "List docks.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "carrier", Type: "string", Hint: "string"},
@@ -35,9 +34,6 @@ var opAddDock = &mcpdomain.Operation{
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "Add a dock.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Required: true, Enum: []string{"north", "south"}, Hint: "one of north, south"},
 		{Name: "carrier", Type: "string", Hint: "string"},
@@ -52,7 +48,6 @@ var opReleaseDocks = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Send every truck away.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -68,7 +63,6 @@ var opDockStats = &mcpdomain.Operation{
 	Entity:      "dock",
 	Description: "Dock statistics.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "count"}, Hint: "one of avg, count"},
@@ -83,7 +77,6 @@ var opDockMode = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Apply a dock mode.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{

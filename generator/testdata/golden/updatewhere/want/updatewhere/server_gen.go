@@ -15,7 +15,6 @@ var opCloseValves = &mcpdomain.Operation{
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Close open valves.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
