@@ -262,7 +262,8 @@ func storedCode(f *speclang.Field, val jen.Code) jen.Code {
 	return val
 }
 
-// anyLiteral renders a JSON-like value as map[string]any / []any literals.
+// anyLiteral renders a JSON-like value as map[string]any / []any literals,
+// its numbers float64 as encoding/json decodes them.
 func anyLiteral(v any) jen.Code {
 	switch v := v.(type) {
 	case map[string]any:
@@ -278,7 +279,8 @@ func anyLiteral(v any) jen.Code {
 		}
 		return jen.Index().Any().Values(vals...)
 	case int64:
-		return jen.Float64().Call(jen.Lit(v))
+		// A JSON number decodes as float64; 3000 is written 3000.0.
+		return jen.Lit(float64(v))
 	case nil:
 		return jen.Nil()
 	default:

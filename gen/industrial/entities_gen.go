@@ -50,7 +50,7 @@ func seedMachines() []Machine {
 			HoursSinceService: 1850,
 			Parameters: map[string]any{
 				"coolant":          "on",
-				"feed_rate_mm_min": float64(int64(1200)),
+				"feed_rate_mm_min": 1200.0,
 			},
 		},
 		{
@@ -65,7 +65,7 @@ func seedMachines() []Machine {
 			HoursSinceService: 2310,
 			Parameters: map[string]any{
 				"coolant":          "on",
-				"feed_rate_mm_min": float64(int64(1100)),
+				"feed_rate_mm_min": 1100.0,
 			},
 		},
 		{
@@ -99,7 +99,7 @@ func seedMachines() []Machine {
 			TemperatureC:      58.2,
 			PartsToday:        1260,
 			HoursSinceService: 940,
-			Parameters:        map[string]any{"stroke_rate_spm": float64(int64(45))},
+			Parameters:        map[string]any{"stroke_rate_spm": 45.0},
 		},
 		{
 			ID:                "MC006",

@@ -45,7 +45,7 @@ func seedDevices() []Device {
 			Room:       "living_room",
 			Power:      "on",
 			Brightness: 80,
-			Settings:   map[string]any{"color_temp_k": float64(int64(3000))},
+			Settings:   map[string]any{"color_temp_k": 3000.0},
 		},
 		{
 			ID:    "DV002",
@@ -80,7 +80,7 @@ func seedDevices() []Device {
 			Kind:     "plug",
 			Room:     "kitchen",
 			Power:    "off",
-			Settings: map[string]any{"max_watts": float64(int64(1500))},
+			Settings: map[string]any{"max_watts": 1500.0},
 		},
 		{
 			ID:    "DV006",
@@ -123,7 +123,7 @@ func seedDevices() []Device {
 			Kind:     "lock",
 			Room:     "hallway",
 			Power:    "on",
-			Settings: map[string]any{"auto_lock_s": float64(int64(120))},
+			Settings: map[string]any{"auto_lock_s": 120.0},
 		},
 		{
 			ID:         "DV011",
