@@ -1,8 +1,11 @@
 package generator
 
 import (
+	"fmt"
+
 	"github.com/dave/jennifer/jen"
 
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -123,6 +126,23 @@ func domainVar(d *speclang.Domain) jen.Code {
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
+// opKindConsts names mcpdomain's constant of each operation kind.
+var opKindConsts = map[mcpdomain.OpKind]string{
+	mcpdomain.OpGet: "OpGet", mcpdomain.OpList: "OpList", mcpdomain.OpCreate: "OpCreate",
+	mcpdomain.OpUpdate: "OpUpdate", mcpdomain.OpUpdateWhere: "OpUpdateWhere", mcpdomain.OpDelete: "OpDelete",
+	mcpdomain.OpAggregate: "OpAggregate", mcpdomain.OpPreset: "OpPreset",
+}
+
+// kindConst renders an operation kind as the runtime's constant,
+// mcpdomain.OpList, rather than the string it stands for.
+func kindConst(k mcpdomain.OpKind) jen.Code {
+	name, ok := opKindConsts[k]
+	if !ok {
+		panic(fmt.Sprintf("generator: operation kind %q has no mcpdomain constant", k)) // speclang checks kinds
+	}
+	return jen.Qual(runtimePkg, name)
+}
+
 // operationLit is the mcpdomain.Operation literal of o, its fields in the
 // struct's order and each argument on one line:
 //
@@ -154,7 +174,7 @@ func operationLit(o *speclang.Operation) jen.Code {
 	}
 	return keyed(true,
 		kv{"Name", jen.Lit(o.Name)},
-		kv{"Kind", jen.Lit(string(o.Kind))},
+		kv{"Kind", kindConst(o.Kind)},
 		kv{"Category", nonZero(o.Category)},
 		kv{"Entity", jen.Lit(o.Entity.Name)},
 		kv{"Description", nonZero(o.Description)},

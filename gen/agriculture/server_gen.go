@@ -11,7 +11,7 @@ import (
 
 var opGetField = &mcpdomain.Operation{
 	Name:        "get_field",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "field",
 	Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id.",
@@ -25,7 +25,7 @@ var opGetField = &mcpdomain.Operation{
 }
 var opListSoilSensors = &mcpdomain.Operation{
 	Name:        "list_soil_sensors",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "soil_sensor",
 	Description: "Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting.",
@@ -49,7 +49,7 @@ var opListSoilSensors = &mcpdomain.Operation{
 }
 var opListValves = &mcpdomain.Operation{
 	Name:        "list_valves",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "valve",
 	Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range.",
@@ -69,7 +69,7 @@ var opListValves = &mcpdomain.Operation{
 }
 var opSetValve = &mcpdomain.Operation{
 	Name:        "set_valve",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change.",
@@ -86,7 +86,7 @@ var opSetValve = &mcpdomain.Operation{
 }
 var opStopIrrigation = &mcpdomain.Operation{
 	Name:        "stop_irrigation",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept.",
@@ -101,7 +101,7 @@ var opStopIrrigation = &mcpdomain.Operation{
 }
 var opSetIrrigationProgram = &mcpdomain.Operation{
 	Name:        "set_irrigation_program",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced.",
@@ -116,7 +116,7 @@ var opSetIrrigationProgram = &mcpdomain.Operation{
 }
 var opListTasks = &mcpdomain.Operation{
 	Name:        "list_tasks",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "configuration",
 	Entity:      "task",
 	Description: "List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC).",
@@ -136,7 +136,7 @@ var opListTasks = &mcpdomain.Operation{
 }
 var opCreateTask = &mcpdomain.Operation{
 	Name:        "create_task",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "task",
 	Description: "Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits).",
@@ -154,7 +154,7 @@ var opCreateTask = &mcpdomain.Operation{
 }
 var opDeleteTask = &mcpdomain.Operation{
 	Name:        "delete_task",
-	Kind:        "delete",
+	Kind:        mcpdomain.OpDelete,
 	Category:    "configuration",
 	Entity:      "task",
 	Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
@@ -168,7 +168,7 @@ var opDeleteTask = &mcpdomain.Operation{
 }
 var opSoilStats = &mcpdomain.Operation{
 	Name:        "soil_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "soil_sensor",
 	Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field.",

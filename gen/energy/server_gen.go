@@ -11,7 +11,7 @@ import (
 
 var opListMeters = &mcpdomain.Operation{
 	Name:        "list_meters",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "meter",
 	Description: "Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range.",
@@ -32,7 +32,7 @@ var opListMeters = &mcpdomain.Operation{
 }
 var opListBatteries = &mcpdomain.Operation{
 	Name:        "list_batteries",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "battery",
 	Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones.",
@@ -53,7 +53,7 @@ var opListBatteries = &mcpdomain.Operation{
 }
 var opListSolarArrays = &mcpdomain.Operation{
 	Name:        "list_solar_arrays",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "solar_array",
 	Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range.",
@@ -73,7 +73,7 @@ var opListSolarArrays = &mcpdomain.Operation{
 }
 var opListLoads = &mcpdomain.Operation{
 	Name:        "list_loads",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "load",
 	Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range.",
@@ -93,7 +93,7 @@ var opListLoads = &mcpdomain.Operation{
 }
 var opSetLoad = &mcpdomain.Operation{
 	Name:        "set_load",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "load",
 	Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change.",
@@ -109,7 +109,7 @@ var opSetLoad = &mcpdomain.Operation{
 }
 var opShedDeferrableLoads = &mcpdomain.Operation{
 	Name:        "shed_deferrable_loads",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "load",
 	Description: "Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off.",
@@ -124,7 +124,7 @@ var opShedDeferrableLoads = &mcpdomain.Operation{
 }
 var opSetBattery = &mcpdomain.Operation{
 	Name:        "set_battery",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "battery",
 	Description: "Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change.",
@@ -141,7 +141,7 @@ var opSetBattery = &mcpdomain.Operation{
 }
 var opSetSolarArray = &mcpdomain.Operation{
 	Name:        "set_solar_array",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "solar_array",
 	Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed).",
@@ -156,7 +156,7 @@ var opSetSolarArray = &mcpdomain.Operation{
 }
 var opSetGridMode = &mcpdomain.Operation{
 	Name:        "set_grid_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "configuration",
 	Entity:      "battery",
 	Description: "Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries.",
@@ -171,7 +171,7 @@ var opSetGridMode = &mcpdomain.Operation{
 }
 var opConsumptionStats = &mcpdomain.Operation{
 	Name:        "consumption_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "meter",
 	Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production.",

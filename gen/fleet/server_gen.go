@@ -11,7 +11,7 @@ import (
 
 var opListVehicles = &mcpdomain.Operation{
 	Name:        "list_vehicles",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "vehicle",
 	Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date.",
@@ -36,7 +36,7 @@ var opListVehicles = &mcpdomain.Operation{
 }
 var opGetVehicle = &mcpdomain.Operation{
 	Name:        "get_vehicle",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "vehicle",
 	Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time.",
@@ -50,7 +50,7 @@ var opGetVehicle = &mcpdomain.Operation{
 }
 var opListDrivers = &mcpdomain.Operation{
 	Name:        "list_drivers",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "driver",
 	Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven.",
@@ -70,7 +70,7 @@ var opListDrivers = &mcpdomain.Operation{
 }
 var opListTrips = &mcpdomain.Operation{
 	Name:        "list_trips",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "trip",
 	Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.",
@@ -91,7 +91,7 @@ var opListTrips = &mcpdomain.Operation{
 }
 var opAssignTrip = &mcpdomain.Operation{
 	Name:        "assign_trip",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "action_execution",
 	Entity:      "trip",
 	Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits).",
@@ -110,7 +110,7 @@ var opAssignTrip = &mcpdomain.Operation{
 }
 var opUpdateTrip = &mcpdomain.Operation{
 	Name:        "update_trip",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "trip",
 	Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change.",
@@ -129,7 +129,7 @@ var opUpdateTrip = &mcpdomain.Operation{
 }
 var opUpdateVehicle = &mcpdomain.Operation{
 	Name:        "update_vehicle",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "vehicle",
 	Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change.",
@@ -146,7 +146,7 @@ var opUpdateVehicle = &mcpdomain.Operation{
 }
 var opSetDepotMode = &mcpdomain.Operation{
 	Name:        "set_depot_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "configuration",
 	Entity:      "vehicle",
 	Description: "Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status.",
@@ -161,7 +161,7 @@ var opSetDepotMode = &mcpdomain.Operation{
 }
 var opScheduleMaintenance = &mcpdomain.Operation{
 	Name:        "schedule_maintenance",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "ticket",
 	Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits).",
@@ -176,7 +176,7 @@ var opScheduleMaintenance = &mcpdomain.Operation{
 }
 var opFleetStats = &mcpdomain.Operation{
 	Name:        "fleet_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "vehicle",
 	Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status.",

@@ -11,7 +11,7 @@ import (
 
 var opListPatients = &mcpdomain.Operation{
 	Name:        "list_patients",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "patient",
 	Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient.",
@@ -34,7 +34,7 @@ var opListPatients = &mcpdomain.Operation{
 }
 var opListDevices = &mcpdomain.Operation{
 	Name:        "list_devices",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "device",
 	Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent).",
@@ -54,7 +54,7 @@ var opListDevices = &mcpdomain.Operation{
 }
 var opListAlerts = &mcpdomain.Operation{
 	Name:        "list_alerts",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "alert",
 	Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
@@ -75,7 +75,7 @@ var opListAlerts = &mcpdomain.Operation{
 }
 var opSetDevice = &mcpdomain.Operation{
 	Name:        "set_device",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change.",
@@ -93,7 +93,7 @@ var opSetDevice = &mcpdomain.Operation{
 }
 var opSetWardMode = &mcpdomain.Operation{
 	Name:        "set_ward_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed.",
@@ -108,7 +108,7 @@ var opSetWardMode = &mcpdomain.Operation{
 }
 var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Name:        "acknowledge_alerts",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "alert",
 	Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged.",
@@ -126,7 +126,7 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 }
 var opListCareTasks = &mcpdomain.Operation{
 	Name:        "list_care_tasks",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "configuration",
 	Entity:      "care_task",
 	Description: "List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC).",
@@ -146,7 +146,7 @@ var opListCareTasks = &mcpdomain.Operation{
 }
 var opCreateCareTask = &mcpdomain.Operation{
 	Name:        "create_care_task",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "care_task",
 	Description: "Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits).",
@@ -163,7 +163,7 @@ var opCreateCareTask = &mcpdomain.Operation{
 }
 var opUpdateCareTask = &mcpdomain.Operation{
 	Name:        "update_care_task",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "care_task",
 	Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change.",
@@ -181,7 +181,7 @@ var opUpdateCareTask = &mcpdomain.Operation{
 }
 var opVitalsStats = &mcpdomain.Operation{
 	Name:        "vitals_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "patient",
 	Description: "Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level.",

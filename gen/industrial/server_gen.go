@@ -11,7 +11,7 @@ import (
 
 var opListMachines = &mcpdomain.Operation{
 	Name:        "list_machines",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "machine",
 	Description: "List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours).",
@@ -32,7 +32,7 @@ var opListMachines = &mcpdomain.Operation{
 }
 var opSetMachine = &mcpdomain.Operation{
 	Name:        "set_machine",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "machine",
 	Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped), its speed set point in percent of rated speed (0 to 100) and/or process parameters (the given keys are merged into the machine's parameters). Only what is given changes.",
@@ -49,7 +49,7 @@ var opSetMachine = &mcpdomain.Operation{
 }
 var opReadSensors = &mcpdomain.Operation{
 	Name:        "read_sensors",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "sensor",
 	Description: "Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range.",
@@ -69,7 +69,7 @@ var opReadSensors = &mcpdomain.Operation{
 }
 var opListAlarms = &mcpdomain.Operation{
 	Name:        "list_alarms",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "alarm",
 	Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
@@ -89,7 +89,7 @@ var opListAlarms = &mcpdomain.Operation{
 }
 var opAcknowledgeAlarms = &mcpdomain.Operation{
 	Name:        "acknowledge_alarms",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "alarm",
 	Description: "Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged.",
@@ -105,7 +105,7 @@ var opAcknowledgeAlarms = &mcpdomain.Operation{
 }
 var opSetLineMode = &mcpdomain.Operation{
 	Name:        "set_line_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "machine",
 	Description: "Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first.",
@@ -120,7 +120,7 @@ var opSetLineMode = &mcpdomain.Operation{
 }
 var opListWorkOrders = &mcpdomain.Operation{
 	Name:        "list_work_orders",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "configuration",
 	Entity:      "work_order",
 	Description: "List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee.",
@@ -139,7 +139,7 @@ var opListWorkOrders = &mcpdomain.Operation{
 }
 var opCreateWorkOrder = &mcpdomain.Operation{
 	Name:        "create_work_order",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "work_order",
 	Description: "Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits).",
@@ -157,7 +157,7 @@ var opCreateWorkOrder = &mcpdomain.Operation{
 }
 var opUpdateWorkOrder = &mcpdomain.Operation{
 	Name:        "update_work_order",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "work_order",
 	Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change.",
@@ -175,7 +175,7 @@ var opUpdateWorkOrder = &mcpdomain.Operation{
 }
 var opProductionStats = &mcpdomain.Operation{
 	Name:        "production_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "machine",
 	Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state.",

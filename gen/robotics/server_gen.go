@@ -11,7 +11,7 @@ import (
 
 var opListRobots = &mcpdomain.Operation{
 	Name:        "list_robots",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "robot",
 	Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent).",
@@ -30,7 +30,7 @@ var opListRobots = &mcpdomain.Operation{
 }
 var opGetRobot = &mcpdomain.Operation{
 	Name:        "get_robot",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "robot",
 	Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy).",
@@ -44,7 +44,7 @@ var opGetRobot = &mcpdomain.Operation{
 }
 var opListChargers = &mcpdomain.Operation{
 	Name:        "list_chargers",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "charger",
 	Description: "List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range.",
@@ -62,7 +62,7 @@ var opListChargers = &mcpdomain.Operation{
 }
 var opSetRobot = &mcpdomain.Operation{
 	Name:        "set_robot",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "robot",
 	Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change.",
@@ -78,7 +78,7 @@ var opSetRobot = &mcpdomain.Operation{
 }
 var opEmergencyStopZone = &mcpdomain.Operation{
 	Name:        "emergency_stop_zone",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "robot",
 	Description: "Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped.",
@@ -93,7 +93,7 @@ var opEmergencyStopZone = &mcpdomain.Operation{
 }
 var opSetFleetMode = &mcpdomain.Operation{
 	Name:        "set_fleet_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "robot",
 	Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed.",
@@ -108,7 +108,7 @@ var opSetFleetMode = &mcpdomain.Operation{
 }
 var opListMissions = &mcpdomain.Operation{
 	Name:        "list_missions",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "configuration",
 	Entity:      "mission",
 	Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC).",
@@ -128,7 +128,7 @@ var opListMissions = &mcpdomain.Operation{
 }
 var opDispatchMission = &mcpdomain.Operation{
 	Name:        "dispatch_mission",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "mission",
 	Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits).",
@@ -145,7 +145,7 @@ var opDispatchMission = &mcpdomain.Operation{
 }
 var opUpdateMission = &mcpdomain.Operation{
 	Name:        "update_mission",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "mission",
 	Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change.",
@@ -162,7 +162,7 @@ var opUpdateMission = &mcpdomain.Operation{
 }
 var opFleetStats = &mcpdomain.Operation{
 	Name:        "fleet_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "robot",
 	Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status.",

@@ -11,7 +11,7 @@ import (
 
 var opListDevices = &mcpdomain.Operation{
 	Name:        "list_devices",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "device",
 	Description: "List devices, optionally only those in one room, of one kind or in one power state.",
@@ -28,7 +28,7 @@ var opListDevices = &mcpdomain.Operation{
 }
 var opGetDevice = &mcpdomain.Operation{
 	Name:        "get_device",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "device",
 	Description: "Get the full current state of one device by its ID.",
@@ -42,7 +42,7 @@ var opGetDevice = &mcpdomain.Operation{
 }
 var opSetDevice = &mcpdomain.Operation{
 	Name:        "set_device",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, open a blind, or change device-specific settings (the given keys are merged into the device's settings). Only what is given changes.",
@@ -62,7 +62,7 @@ var opSetDevice = &mcpdomain.Operation{
 }
 var opReadSensors = &mcpdomain.Operation{
 	Name:        "read_sensors",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "sensor",
 	Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
@@ -80,7 +80,7 @@ var opReadSensors = &mcpdomain.Operation{
 }
 var opListEvents = &mcpdomain.Operation{
 	Name:        "list_events",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "analysis",
 	Entity:      "event",
 	Description: "List entries of the event log, optionally by room, kind, or a time window.",
@@ -98,7 +98,7 @@ var opListEvents = &mcpdomain.Operation{
 }
 var opSetRoomMode = &mcpdomain.Operation{
 	Name:        "set_room_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Apply a mode to every device in one room at once.",
@@ -113,7 +113,7 @@ var opSetRoomMode = &mcpdomain.Operation{
 }
 var opListRules = &mcpdomain.Operation{
 	Name:        "list_rules",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
@@ -129,7 +129,7 @@ var opListRules = &mcpdomain.Operation{
 }
 var opCreateRule = &mcpdomain.Operation{
 	Name:        "create_rule",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
@@ -148,7 +148,7 @@ var opCreateRule = &mcpdomain.Operation{
 }
 var opDeleteRule = &mcpdomain.Operation{
 	Name:        "delete_rule",
-	Kind:        "delete",
+	Kind:        mcpdomain.OpDelete,
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "Delete an automation rule by its ID.",
@@ -162,7 +162,7 @@ var opDeleteRule = &mcpdomain.Operation{
 }
 var opSensorStats = &mcpdomain.Operation{
 	Name:        "sensor_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "sensor",
 	Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",

@@ -11,7 +11,7 @@ import (
 
 var opListCameras = &mcpdomain.Operation{
 	Name:        "list_cameras",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "camera",
 	Description: "List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.",
@@ -34,7 +34,7 @@ var opListCameras = &mcpdomain.Operation{
 }
 var opGetCamera = &mcpdomain.Operation{
 	Name:        "get_camera",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "camera",
 	Description: "Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen.",
@@ -48,7 +48,7 @@ var opGetCamera = &mcpdomain.Operation{
 }
 var opSetCamera = &mcpdomain.Operation{
 	Name:        "set_camera",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "camera",
 	Description: "Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back.",
@@ -67,7 +67,7 @@ var opSetCamera = &mcpdomain.Operation{
 }
 var opListDoors = &mcpdomain.Operation{
 	Name:        "list_doors",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "door",
 	Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.",
@@ -86,7 +86,7 @@ var opListDoors = &mcpdomain.Operation{
 }
 var opSetDoor = &mcpdomain.Operation{
 	Name:        "set_door",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "door",
 	Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change.",
@@ -103,7 +103,7 @@ var opSetDoor = &mcpdomain.Operation{
 }
 var opSetSecurityMode = &mcpdomain.Operation{
 	Name:        "set_security_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "door",
 	Description: "Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.",
@@ -118,7 +118,7 @@ var opSetSecurityMode = &mcpdomain.Operation{
 }
 var opListAlerts = &mcpdomain.Operation{
 	Name:        "list_alerts",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "analysis",
 	Entity:      "alert",
 	Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).",
@@ -140,7 +140,7 @@ var opListAlerts = &mcpdomain.Operation{
 }
 var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Name:        "acknowledge_alerts",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "alert",
 	Description: "Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.",
@@ -158,7 +158,7 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 }
 var opOpenIncident = &mcpdomain.Operation{
 	Name:        "open_incident",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "action_execution",
 	Entity:      "incident",
 	Description: "Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits).",
@@ -176,7 +176,7 @@ var opOpenIncident = &mcpdomain.Operation{
 }
 var opAlertStats = &mcpdomain.Operation{
 	Name:        "alert_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "alert",
 	Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).",

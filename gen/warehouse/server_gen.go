@@ -11,7 +11,7 @@ import (
 
 var opSearchInventory = &mcpdomain.Operation{
 	Name:        "search_inventory",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "item",
 	Description: "Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.",
@@ -29,7 +29,7 @@ var opSearchInventory = &mcpdomain.Operation{
 }
 var opGetItem = &mcpdomain.Operation{
 	Name:        "get_item",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "item",
 	Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg.",
@@ -43,7 +43,7 @@ var opGetItem = &mcpdomain.Operation{
 }
 var opAdjustStock = &mcpdomain.Operation{
 	Name:        "adjust_stock",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "configuration",
 	Entity:      "item",
 	Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change.",
@@ -60,7 +60,7 @@ var opAdjustStock = &mcpdomain.Operation{
 }
 var opListShelves = &mcpdomain.Operation{
 	Name:        "list_shelves",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "shelf",
 	Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.",
@@ -79,7 +79,7 @@ var opListShelves = &mcpdomain.Operation{
 }
 var opListOrders = &mcpdomain.Operation{
 	Name:        "list_orders",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "action_execution",
 	Entity:      "order",
 	Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).",
@@ -100,7 +100,7 @@ var opListOrders = &mcpdomain.Operation{
 }
 var opCreateOrder = &mcpdomain.Operation{
 	Name:        "create_order",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "action_execution",
 	Entity:      "order",
 	Description: "Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits).",
@@ -117,7 +117,7 @@ var opCreateOrder = &mcpdomain.Operation{
 }
 var opUpdateOrder = &mcpdomain.Operation{
 	Name:        "update_order",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "order",
 	Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change.",
@@ -135,7 +135,7 @@ var opUpdateOrder = &mcpdomain.Operation{
 }
 var opListDocks = &mcpdomain.Operation{
 	Name:        "list_docks",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.",
@@ -153,7 +153,7 @@ var opListDocks = &mcpdomain.Operation{
 }
 var opSetDockMode = &mcpdomain.Operation{
 	Name:        "set_dock_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.",
@@ -168,7 +168,7 @@ var opSetDockMode = &mcpdomain.Operation{
 }
 var opInventoryStats = &mcpdomain.Operation{
 	Name:        "inventory_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "item",
 	Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.",

@@ -11,7 +11,7 @@ import (
 
 var opGetLamp = &mcpdomain.Operation{
 	Name:        "get_lamp",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "lamp",
 	Description: "Get one lamp.",
@@ -25,7 +25,7 @@ var opGetLamp = &mcpdomain.Operation{
 }
 var opListLamps = &mcpdomain.Operation{
 	Name:        "list_lamps",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "lamp",
 	Description: "List lamps.",
@@ -45,7 +45,7 @@ var opListLamps = &mcpdomain.Operation{
 }
 var opSetLamp = &mcpdomain.Operation{
 	Name:        "set_lamp",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Change one lamp.",
@@ -62,7 +62,7 @@ var opSetLamp = &mcpdomain.Operation{
 }
 var opAllOff = &mcpdomain.Operation{
 	Name:        "all_off",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Switch lamps off.",
@@ -76,7 +76,7 @@ var opAllOff = &mcpdomain.Operation{
 }
 var opAddTimer = &mcpdomain.Operation{
 	Name:        "add_timer",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Add a timer.",
@@ -89,7 +89,7 @@ var opAddTimer = &mcpdomain.Operation{
 }
 var opDropTimer = &mcpdomain.Operation{
 	Name:        "drop_timer",
-	Kind:        "delete",
+	Kind:        mcpdomain.OpDelete,
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Remove a timer.",
@@ -103,7 +103,7 @@ var opDropTimer = &mcpdomain.Operation{
 }
 var opLampStats = &mcpdomain.Operation{
 	Name:        "lamp_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "lamp",
 	Description: "Lamp statistics.",
@@ -119,7 +119,7 @@ var opLampStats = &mcpdomain.Operation{
 }
 var opScene = &mcpdomain.Operation{
 	Name:        "scene",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Apply a scene.",

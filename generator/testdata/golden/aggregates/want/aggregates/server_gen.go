@@ -11,7 +11,7 @@ import (
 
 var opMeterStats = &mcpdomain.Operation{
 	Name:        "meter_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "meter",
 	Description: "Meter statistics.",

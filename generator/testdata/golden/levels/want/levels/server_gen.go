@@ -11,7 +11,7 @@ import (
 
 var opGetPump = &mcpdomain.Operation{
 	Name:        "get_pump",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "pump",
 	Description: "Get one pump.",
@@ -25,7 +25,7 @@ var opGetPump = &mcpdomain.Operation{
 }
 var opListPumps = &mcpdomain.Operation{
 	Name:        "list_pumps",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "pump",
 	Description: "List pumps.",
@@ -39,7 +39,7 @@ var opListPumps = &mcpdomain.Operation{
 }
 var opSetPump = &mcpdomain.Operation{
 	Name:        "set_pump",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "pump",
 	Description: "Start or stop a pump.",

@@ -11,7 +11,7 @@ import (
 
 var opTuneDevice = &mcpdomain.Operation{
 	Name:        "tune_device",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change some settings of a device.",
@@ -26,7 +26,7 @@ var opTuneDevice = &mcpdomain.Operation{
 }
 var opResetDevice = &mcpdomain.Operation{
 	Name:        "reset_device",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Replace a device's name and settings.",

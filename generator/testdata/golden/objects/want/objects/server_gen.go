@@ -11,7 +11,7 @@ import (
 
 var opGetShelf = &mcpdomain.Operation{
 	Name:        "get_shelf",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "shelf",
 	Description: "Get one shelf.",
@@ -25,7 +25,7 @@ var opGetShelf = &mcpdomain.Operation{
 }
 var opAddShelf = &mcpdomain.Operation{
 	Name:        "add_shelf",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "shelf",
 	Description: "Add a shelf.",

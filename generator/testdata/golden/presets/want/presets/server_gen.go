@@ -11,7 +11,7 @@ import (
 
 var opSetMode = &mcpdomain.Operation{
 	Name:        "set_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "fan",
 	Description: "Apply a mode.",

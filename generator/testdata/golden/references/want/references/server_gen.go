@@ -11,7 +11,7 @@ import (
 
 var opListLoans = &mcpdomain.Operation{
 	Name:        "list_loans",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "loan",
 	Description: "List loans.",
@@ -26,7 +26,7 @@ var opListLoans = &mcpdomain.Operation{
 }
 var opAddLoan = &mcpdomain.Operation{
 	Name:        "add_loan",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "loan",
 	Description: "Lend a book.",

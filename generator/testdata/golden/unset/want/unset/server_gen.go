@@ -11,7 +11,7 @@ import (
 
 var opListDocks = &mcpdomain.Operation{
 	Name:        "list_docks",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "dock",
 	Description: "List docks.",
@@ -30,7 +30,7 @@ var opListDocks = &mcpdomain.Operation{
 }
 var opAddDock = &mcpdomain.Operation{
 	Name:        "add_dock",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "Add a dock.",
@@ -44,7 +44,7 @@ var opAddDock = &mcpdomain.Operation{
 }
 var opReleaseDocks = &mcpdomain.Operation{
 	Name:        "release_docks",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Send every truck away.",
@@ -58,7 +58,7 @@ var opReleaseDocks = &mcpdomain.Operation{
 }
 var opDockStats = &mcpdomain.Operation{
 	Name:        "dock_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "dock",
 	Description: "Dock statistics.",
@@ -73,7 +73,7 @@ var opDockStats = &mcpdomain.Operation{
 }
 var opDockMode = &mcpdomain.Operation{
 	Name:        "dock_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Apply a dock mode.",

@@ -11,7 +11,7 @@ import (
 
 var opCloseValves = &mcpdomain.Operation{
 	Name:        "close_valves",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Close open valves.",
