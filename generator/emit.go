@@ -383,3 +383,67 @@ func opDoc(name, op, text string) string {
 	}
 	return fmt.Sprintf("%s runs %s: %s", name, op, text)
 }
+
+// Generated lines stay short: prose is wrapped at wrapWidth columns, and a
+// list longer than longList characters is written one element a line.
+const (
+	wrapWidth = 76
+	longList  = 120
+)
+
+// wrapWords splits text at spaces into pieces of at most width characters
+// (a longer word is a piece of its own), each but the last keeping the
+// space that follows it, so that the pieces joined are text again.
+func wrapWords(text string, width int) []string {
+	var pieces []string
+	for len(text) > width {
+		cut := strings.LastIndexByte(text[:width], ' ')
+		if cut <= 0 {
+			if cut = strings.IndexByte(text[width:], ' '); cut < 0 {
+				break
+			}
+			cut += width
+		}
+		pieces = append(pieces, text[:cut+1])
+		text = text[cut+1:]
+	}
+	return append(pieces, text)
+}
+
+// doc renders prose as a comment wrapped at wrapWidth columns, in the
+// form jennifer writes as it is ("// a\n// b"), not as a /* */ block.
+func doc(text string) string {
+	lines := wrapWords(strings.Join(strings.Fields(text), " "), wrapWidth)
+	for i, l := range lines {
+		lines[i] = "// " + strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// text renders a string as a literal, a long one as a concatenation of
+// pieces one a line, wrapped at spaces:
+//
+//	"List lamps (IDs like LP01) with their room, " +
+//		"brightness and power draw."
+func text(s string) jen.Code {
+	pieces := wrapWords(s, wrapWidth)
+	c := jen.Lit(pieces[0])
+	for _, p := range pieces[1:] {
+		c = c.Op("+").Line().Lit(p)
+	}
+	return c
+}
+
+// list renders the elements of a composite literal on one line, or one
+// element a line when together they are longer than longList characters,
+// as measured by size.
+func list(size int, elems []jen.Code) []jen.Code {
+	if size <= longList || len(elems) == 0 {
+		return elems
+	}
+	out := make([]jen.Code, 0, len(elems)+1)
+	for _, e := range elems {
+		out = append(out, jen.Line().Add(e))
+	}
+	return append(out, jen.Line())
+}

@@ -75,7 +75,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("aggregates: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-aggregates", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Meters whose readings are summed and averaged per site."))
+	s := server.NewMCPServer(
+		"granite-aggregates",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Meters whose readings are summed and averaged per site."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

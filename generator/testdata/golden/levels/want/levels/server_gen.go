@@ -130,7 +130,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("levels: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-levels", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Pumps behind tools declared per level."))
+	s := server.NewMCPServer(
+		"granite-levels",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Pumps behind tools declared per level."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

@@ -97,7 +97,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("merge: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-merge", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Devices whose settings are changed in part or replaced."))
+	s := server.NewMCPServer(
+		"granite-merge",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Devices whose settings are changed in part or replaced."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

@@ -74,7 +74,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("presets: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-presets", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Fans switched by named modes per zone."))
+	s := server.NewMCPServer(
+		"granite-presets",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Fans switched by named modes per zone."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

@@ -108,7 +108,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("references: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-references", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Books on loan to members."))
+	s := server.NewMCPServer(
+		"granite-references",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Books on loan to members."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

@@ -259,7 +259,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-tiny", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Two lamps and a timer, to pin the generator's output."))
+	s := server.NewMCPServer(
+		"granite-tiny",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Two lamps and a timer, to pin the generator's output."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

@@ -191,7 +191,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("unset: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-unset", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Docks whose carrier and load limit may be unknown."))
+	s := server.NewMCPServer(
+		"granite-unset",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Docks whose carrier and load limit may be unknown."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }

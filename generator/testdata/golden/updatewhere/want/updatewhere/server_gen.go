@@ -74,7 +74,13 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("updatewhere: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-updatewhere", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Valves closed in bulk."))
+	s := server.NewMCPServer(
+		"granite-updatewhere",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Valves closed in bulk."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
