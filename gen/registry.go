@@ -18,7 +18,17 @@ import (
 )
 
 // Domains lists every generated domain, sorted by name.
-var Domains = []*mcpdomain.Domain{agriculture.Domain, energy.Domain, fleet.Domain, healthcare.Domain, industrial.Domain, robotics.Domain, smarthome.Domain, surveillance.Domain, warehouse.Domain}
+var Domains = []*mcpdomain.Domain{
+	agriculture.Domain,
+	energy.Domain,
+	fleet.Domain,
+	healthcare.Domain,
+	industrial.Domain,
+	robotics.Domain,
+	smarthome.Domain,
+	surveillance.Domain,
+	warehouse.Domain,
+}
 
 // Lookup returns the domain with the given name.
 func Lookup(name string) (*mcpdomain.Domain, bool) {

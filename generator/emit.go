@@ -58,7 +58,6 @@ var outputs = []genFile{
 	{"operations_gen.go", emitOperations},
 	{"schemas_gen.go", emitSchemas},
 	{"server_gen.go", emitServer},
-	{"synth_gen.go", emitSynth},
 }
 
 // Render produces every generated file, keyed by its path relative to the
@@ -263,7 +262,8 @@ func storedCode(f *speclang.Field, val jen.Code) jen.Code {
 	return val
 }
 
-// anyLiteral renders a JSON-like value as map[string]any / []any literals.
+// anyLiteral renders a JSON-like value as map[string]any / []any literals,
+// its numbers float64 as encoding/json decodes them.
 func anyLiteral(v any) jen.Code {
 	switch v := v.(type) {
 	case map[string]any:
@@ -279,7 +279,8 @@ func anyLiteral(v any) jen.Code {
 		}
 		return jen.Index().Any().Values(vals...)
 	case int64:
-		return jen.Float64().Call(jen.Lit(v))
+		// A JSON number decodes as float64; 3000 is written 3000.0.
+		return jen.Lit(float64(v))
 	case nil:
 		return jen.Nil()
 	default:
@@ -309,32 +310,46 @@ func seedFunc(e *speclang.Entity) string { return "seed" + speclang.GoName(e.Plu
 // argsType names an operation's argument struct: ListLampsArgs.
 func argsType(o *speclang.Operation) string { return o.GoName + "Args" }
 
-// toolConst names a tool's constant of its level's tool enum: L4GetLamp.
-func toolConst(lv *speclang.Level, t *speclang.Tool) string { return lv.Name + t.GoName }
-
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
-// kv is one keyed element of a composite literal.
+// kv is one keyed element of a composite literal; one whose val is nil is
+// left out, as a field left at its zero value.
 type kv struct {
 	key string
 	val jen.Code
 }
 
+// nonZero renders a scalar as a literal, or nil (the element left out)
+// when it is its type's zero value: a literal says only what differs from
+// the zero value, as hand-written Go does.
+func nonZero[T comparable](v T) jen.Code {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return jen.Lit(v)
+}
+
 // keyed renders a struct literal's elements in the order given (the
 // struct's field order, or the spec's), not sorted as jen.Dict would; one
-// element per line when multiline.
+// element per line when multiline. Elements without a value are left out.
 //
 //	{Name: "depot", Type: "string"}
 func keyed(multiline bool, elems ...kv) jen.Code {
 	items := make([]jen.Code, 0, len(elems)+1)
+	n := 0
 	for _, e := range elems {
+		if e.val == nil {
+			continue
+		}
+		n++
 		item := jen.Id(e.key).Op(":").Add(e.val)
 		if multiline {
 			item = jen.Line().Add(item)
 		}
 		items = append(items, item)
 	}
-	if multiline && len(elems) > 0 {
+	if multiline && n > 0 {
 		items = append(items, jen.Line())
 	}
 	return jen.Values(items...)
@@ -367,4 +382,68 @@ func opDoc(name, op, text string) string {
 		return fmt.Sprintf("%s runs %s.", name, op)
 	}
 	return fmt.Sprintf("%s runs %s: %s", name, op, text)
+}
+
+// Generated lines stay short: prose is wrapped at wrapWidth columns, and a
+// list longer than longList characters is written one element a line.
+const (
+	wrapWidth = 76
+	longList  = 120
+)
+
+// wrapWords splits text at spaces into pieces of at most width characters
+// (a longer word is a piece of its own), each but the last keeping the
+// space that follows it, so that the pieces joined are text again.
+func wrapWords(text string, width int) []string {
+	var pieces []string
+	for len(text) > width {
+		cut := strings.LastIndexByte(text[:width], ' ')
+		if cut <= 0 {
+			if cut = strings.IndexByte(text[width:], ' '); cut < 0 {
+				break
+			}
+			cut += width
+		}
+		pieces = append(pieces, text[:cut+1])
+		text = text[cut+1:]
+	}
+	return append(pieces, text)
+}
+
+// doc renders prose as a comment wrapped at wrapWidth columns, in the
+// form jennifer writes as it is ("// a\n// b"), not as a /* */ block.
+func doc(text string) string {
+	lines := wrapWords(strings.Join(strings.Fields(text), " "), wrapWidth)
+	for i, l := range lines {
+		lines[i] = "// " + strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// text renders a string as a literal, a long one as a concatenation of
+// pieces one a line, wrapped at spaces:
+//
+//	"List lamps (IDs like LP01) with their room, " +
+//		"brightness and power draw."
+func text(s string) jen.Code {
+	pieces := wrapWords(s, wrapWidth)
+	c := jen.Lit(pieces[0])
+	for _, p := range pieces[1:] {
+		c = c.Op("+").Line().Lit(p)
+	}
+	return c
+}
+
+// list renders the elements of a composite literal on one line, or one
+// element a line when together they are longer than longList characters,
+// as measured by size.
+func list(size int, elems []jen.Code) []jen.Code {
+	if size <= longList || len(elems) == 0 {
+		return elems
+	}
+	out := make([]jen.Code, 0, len(elems)+1)
+	for _, e := range elems {
+		out = append(out, jen.Line().Add(e))
+	}
+	return append(out, jen.Line())
 }

@@ -22,11 +22,11 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 			}
 			c := jen.Id(fd.GoName).Add(fieldTypeCode(fd)).Tag(map[string]string{"json": tag})
 			if fd.Description != "" {
-				c = jen.Comment(fd.Description).Line().Add(c)
+				c = jen.Comment(doc(fd.Description)).Line().Add(c)
 			}
 			fields = append(fields, c)
 		}
-		f.Comment(entityDoc(e.GoName, e.Description))
+		f.Comment(doc(entityDoc(e.GoName, e.Description)))
 		f.Type().Id(e.GoName).Struct(fields...)
 		f.Line()
 

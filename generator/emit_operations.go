@@ -36,7 +36,7 @@ func emitArgsStruct(f *jen.File, name, comment string, args []*speclang.Arg) {
 		}
 		fields = append(fields, jen.Id(a.GoName).Add(t).Tag(map[string]string{"json": tag}))
 	}
-	f.Comment(comment)
+	f.Comment(doc(comment))
 	f.Type().Id(name).Struct(fields...)
 	f.Line()
 }
@@ -313,7 +313,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		result = jen.Qual(runtimePkg, "BulkResult")
 		body = append(body, presetBody(o, table)...)
 	}
-	f.Comment(opDoc(o.GoName, o.Name, o.Description))
+	f.Comment(doc(opDoc(o.GoName, o.Name, o.Description)))
 	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(argsType(o))).Params(result, jen.Error()).Block(body...)
 	f.Line()
 }

@@ -29,7 +29,7 @@ func emitSchemas(f *jen.File, d *speclang.Domain) {
 			if sharesOpSchema(t) {
 				continue
 			}
-			f.Commentf("%s is the JSON Schema of %s tool %s: the action and the union of its operations' arguments.", toolSchema(lv, t), lv.Name, t.Name)
+			f.Comment(doc(fmt.Sprintf("%s is the JSON Schema of %s tool %s: the action and the union of its operations' arguments.", toolSchema(lv, t), lv.Name, t.Name)))
 			f.Const().Id(toolSchema(lv, t)).Op("=").Add(rawString(t.Schema))
 			f.Line()
 		}

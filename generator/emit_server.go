@@ -1,8 +1,11 @@
 package generator
 
 import (
+	"fmt"
+
 	"github.com/dave/jennifer/jen"
 
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -34,11 +37,35 @@ func operationVar(o *speclang.Operation) jen.Code {
 //	var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, ...}
 func operationsVar(d *speclang.Domain) jen.Code {
 	return jen.Comment("Operations lists every operation of the domain, in spec order.").Line().
-		Var().Id("Operations").Op("=").Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
-		for _, o := range d.Operations {
-			g.Id(opVar(o))
-		}
-	})
+		Var().Id("Operations").Op("=").Index().Op("*").Qual(runtimePkg, "Operation").Values(opList(d.Operations)...)
+}
+
+// opList is a list of operation variables: opGetLamp, opListLamps.
+func opList(ops []*speclang.Operation) []jen.Code {
+	vals, size := make([]jen.Code, len(ops)), 0
+	for i, o := range ops {
+		vals[i] = jen.Id(opVar(o))
+		size += len(opVar(o)) + 2
+	}
+	return list(size, vals)
+}
+
+// stringsLit is a []string literal: []string{"hall", "den"}.
+func stringsLit(vs []string) jen.Code {
+	vals, size := make([]jen.Code, len(vs)), 0
+	for i, v := range vs {
+		vals[i] = jen.Lit(v)
+		size += len(v) + 4
+	}
+	return jen.Index().String().Values(list(size, vals)...)
+}
+
+// optText is text(s), or nothing for an empty s.
+func optText(s string) jen.Code {
+	if s == "" {
+		return nil
+	}
+	return text(s)
 }
 
 // toolsVar:
@@ -54,13 +81,9 @@ func toolsVar(d *speclang.Domain) jen.Code {
 			vals = append(vals, jen.Line().Add(keyed(true,
 				kv{"Level", jen.Qual(runtimePkg, lv.Name)},
 				kv{"Name", jen.Lit(t.Name)},
-				kv{"Description", jen.Lit(t.Description)},
+				kv{"Description", optText(t.Description)},
 				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
-				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").ValuesFunc(func(g *jen.Group) {
-					for _, o := range t.Operations {
-						g.Id(opVar(o))
-					}
-				})},
+				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").Values(opList(t.Operations)...)},
 			)))
 		}
 		tools = append(tools, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Values(append(vals, jen.Line())...))
@@ -82,12 +105,12 @@ func newServerFunc(d *speclang.Domain) jen.Code {
 		Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("level")),
 		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("level")))),
-		jen.Id("s").Op(":=").Qual(serverPkg, "NewMCPServer").Call(
-			jen.Lit("granite-"+d.Name), jen.Lit("1.0.0"),
+		jen.Id("s").Op(":=").Qual(serverPkg, "NewMCPServer").Call(list(len(d.Description)+100, []jen.Code{
+			jen.Lit("granite-" + d.Name), jen.Lit("1.0.0"),
 			jen.Qual(serverPkg, "WithToolCapabilities").Call(jen.False()),
 			jen.Qual(serverPkg, "WithRecovery").Call(),
-			jen.Qual(serverPkg, "WithInstructions").Call(jen.Lit(d.Description)),
-		),
+			jen.Qual(serverPkg, "WithInstructions").Call(text(d.Description)),
+		})...),
 		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Id("st")),
 		jen.Return(jen.Id("s"), jen.Nil()),
 	)
@@ -102,15 +125,10 @@ func domainVar(d *speclang.Domain) jen.Code {
 		jen.Qual(runtimePkg, "Domain").Add(keyed(true,
 			kv{"Name", jen.Lit(d.Name)},
 			kv{"Title", jen.Lit(d.Title)},
-			kv{"Description", jen.Lit(d.Description)},
-			kv{"Entities", jen.Index().String().ValuesFunc(func(g *jen.Group) {
-				for _, e := range d.Entities {
-					g.Lit(e.Name)
-				}
-			})},
+			kv{"Description", optText(d.Description)},
+			kv{"Entities", stringsLit(entityNames(d))},
 			kv{"Operations", jen.Id("Operations")},
 			kv{"Tools", jen.Id("Tools")},
-			kv{"StageSchemas", jen.Id("StageSchemas")},
 			kv{"NewStore", jen.Func().Params().Qual(runtimePkg, "Store").Block(
 				jen.Return(jen.Id("NewStore").Call()))},
 		)),
@@ -124,6 +142,23 @@ func domainVar(d *speclang.Domain) jen.Code {
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
+// opKindConsts names mcpdomain's constant of each operation kind.
+var opKindConsts = map[mcpdomain.OpKind]string{
+	mcpdomain.OpGet: "OpGet", mcpdomain.OpList: "OpList", mcpdomain.OpCreate: "OpCreate",
+	mcpdomain.OpUpdate: "OpUpdate", mcpdomain.OpUpdateWhere: "OpUpdateWhere", mcpdomain.OpDelete: "OpDelete",
+	mcpdomain.OpAggregate: "OpAggregate", mcpdomain.OpPreset: "OpPreset",
+}
+
+// kindConst renders an operation kind as the runtime's constant,
+// mcpdomain.OpList, rather than the string it stands for.
+func kindConst(k mcpdomain.OpKind) jen.Code {
+	name, ok := opKindConsts[k]
+	if !ok {
+		panic(fmt.Sprintf("generator: operation kind %q has no mcpdomain constant", k)) // speclang checks kinds
+	}
+	return jen.Qual(runtimePkg, name)
+}
+
 // operationLit is the mcpdomain.Operation literal of o, its fields in the
 // struct's order and each argument on one line:
 //
@@ -135,37 +170,46 @@ func operationLit(o *speclang.Operation) jen.Code {
 		if a.Required {
 			elems = append(elems, kv{"Required", jen.True()})
 		}
+		size := len(a.Name) + len(a.JSONType) + len(a.Hint) + 40
 		if len(a.Enum) > 0 {
-			elems = append(elems, kv{"Enum", jen.Index().String().ValuesFunc(func(g *jen.Group) {
-				for _, v := range a.Enum {
-					g.Lit(v)
-				}
-			})})
+			elems = append(elems, kv{"Enum", stringsLit(a.Enum)})
+			for _, v := range a.Enum {
+				size += len(v) + 4
+			}
 		}
 		if a.Entity != nil {
 			elems = append(elems, kv{"Entity", jen.Lit(a.Entity.Name)})
 		}
 		if a.Hint != "" {
-			elems = append(elems, kv{"Hint", jen.Lit(a.Hint)})
+			elems = append(elems, kv{"Hint", text(a.Hint)})
 		}
-		args[i] = jen.Line().Add(keyed(false, elems...))
+		args[i] = jen.Line().Add(keyed(size > longList, elems...))
 	}
 	if len(args) > 0 {
 		args = append(args, jen.Line())
 	}
 	return keyed(true,
 		kv{"Name", jen.Lit(o.Name)},
-		kv{"Kind", jen.Lit(string(o.Kind))},
-		kv{"Category", jen.Lit(o.Category)},
+		kv{"Kind", kindConst(o.Kind)},
+		kv{"Category", nonZero(o.Category)},
 		kv{"Entity", jen.Lit(o.Entity.Name)},
-		kv{"Description", jen.Lit(o.Description)},
-		kv{"ReadOnly", jen.Lit(o.ReadOnly)},
-		kv{"Destructive", jen.Lit(o.Destructive)},
-		kv{"Idempotent", jen.Lit(o.Idempotent)},
+		kv{"Description", optText(o.Description)},
+		kv{"ReadOnly", nonZero(o.ReadOnly)},
+		kv{"Destructive", nonZero(o.Destructive)},
+		kv{"Idempotent", nonZero(o.Idempotent)},
 		kv{"Args", jen.Index().Qual(runtimePkg, "Arg").Values(args...)},
 		kv{"Schema", jen.Id(opSchema(o))},
 		kv{"Example", rawString(o.Example)},
 	)
+}
+
+// entityNames lists a domain's entity names in spec order.
+func entityNames(d *speclang.Domain) []string {
+	out := make([]string, len(d.Entities))
+	for i, e := range d.Entities {
+		out[i] = e.Name
+	}
+	return out
 }
 
 // emitRegistry writes gen/registry.go, which lists every domain.
@@ -176,11 +220,12 @@ func emitRegistry(f *jen.File, spec *speclang.Spec) {
 		f.ImportName(Module+"/gen/"+d.Name, d.Name)
 	}
 	f.Comment("Domains lists every generated domain, sorted by name.")
-	f.Var().Id("Domains").Op("=").Index().Op("*").Qual(runtimePkg, "Domain").ValuesFunc(func(g *jen.Group) {
-		for _, d := range spec.Domains {
-			g.Qual(Module+"/gen/"+d.Name, "Domain")
-		}
-	})
+	vals, size := make([]jen.Code, len(spec.Domains)), 0
+	for i, d := range spec.Domains {
+		vals[i] = jen.Qual(Module+"/gen/"+d.Name, "Domain")
+		size += len(d.Name) + len(".Domain, ")
+	}
+	f.Var().Id("Domains").Op("=").Index().Op("*").Qual(runtimePkg, "Domain").Values(list(size, vals)...)
 	f.Line()
 	f.Comment("Lookup returns the domain with the given name.")
 	f.Func().Id("Lookup").Params(jen.Id("name").String()).Params(jen.Op("*").Qual(runtimePkg, "Domain"), jen.Bool()).Block(

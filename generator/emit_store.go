@@ -160,7 +160,7 @@ func callMethod(d *speclang.Domain) jen.Code {
 		Comment("that the MCP path performs first.").Line().
 		Func().Add(recv()).Id("Call").Params(jen.Id("op").String(), jen.Id("args").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
 		jen.Switch(jen.Id("op")).Block(cases...),
-		jen.Return(jen.Nil(), jen.Qual(runtimePkg, "Errorf").Call(jen.Lit(fmt.Sprintf("unknown operation %%q; %s has: %s", d.Name, joinNames(d.Operations))), jen.Id("op"))),
+		jen.Return(jen.Nil(), jen.Qual(runtimePkg, "Errorf").Call(text(fmt.Sprintf("unknown operation %%q; %s has: %s", d.Name, joinNames(d.Operations))), jen.Id("op"))),
 	)
 }
 

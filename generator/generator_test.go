@@ -218,7 +218,6 @@ func TestReservedNamesCoverGeneratedPackage(t *testing.T) {
 	}
 	for _, lv := range d.Levels {
 		for _, tl := range lv.Tools {
-			derived[toolConst(lv, tl)] = true
 			derived[toolSchema(lv, tl)] = true
 		}
 	}

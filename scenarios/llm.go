@@ -99,12 +99,9 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 }
 
 // ScenarioSchema is the scenario stage's contract for a tool set (see
-// stage.ScenarioSchema). A generated domain's tools carry the
-// contract the generator emitted for their level, which is the same.
+// stage.ScenarioSchema), built from the tools at run time, generated
+// domains' as any other source's.
 func ScenarioSchema(tools []Tool) (json.RawMessage, error) {
-	if len(tools) > 0 && tools[0].stage != "" {
-		return json.RawMessage(tools[0].stage), nil
-	}
 	st := make([]stage.Tool, len(tools))
 	for i, t := range tools {
 		st[i] = stage.Tool{Name: t.Name, InputSchema: string(t.InputSchema)}

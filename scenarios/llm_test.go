@@ -16,7 +16,6 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/progress"
-	"github.com/mcpgranite/granite/internal/stage"
 )
 
 // stageOf names the synthesis stage a request's prompt belongs to.
@@ -366,26 +365,6 @@ func TestLLMCoversSeventyTools(t *testing.T) {
 	}
 }
 
-// TestGeneratedStageContracts: the contract the generator emitted for each
-// domain and level is the one the synthesizer builds from the same tools,
-// and FromDomain hands it on.
-func TestGeneratedStageContracts(t *testing.T) {
-	for _, d := range gen.Domains {
-		for _, l := range mcpdomain.Levels {
-			built, err := stage.ScenarioSchema(stageTools(d, l))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(built) != d.StageSchemas[l] {
-				t.Fatalf("%s %s: the generated stage contract differs from the one built at run time", d.Name, l)
-			}
-			if got, _ := ScenarioSchema(FromDomain(d, l)); string(got) != d.StageSchemas[l] {
-				t.Fatalf("%s %s: FromDomain does not carry the generated contract", d.Name, l)
-			}
-		}
-	}
-}
-
 // TestMockShapeOfExampleOutputs: a mock output without the shape of the
 // tool's example output is refused with the reason fed back, and the
 // offline backend mocks external tools from their examples, else their
@@ -435,13 +414,4 @@ func TestMockShapeOfExampleOutputs(t *testing.T) {
 			}
 		}
 	}
-}
-
-// stageTools lists a level's tools as the stage contracts see them.
-func stageTools(d *mcpdomain.Domain, l mcpdomain.Level) []stage.Tool {
-	out := make([]stage.Tool, len(d.Tools[l]))
-	for i, t := range d.Tools[l] {
-		out[i] = stage.Tool{Name: t.Name, InputSchema: t.InputSchema}
-	}
-	return out
 }

@@ -39,7 +39,7 @@ func (t *Tool) UnmarshalJSON(b []byte) error {
 		all = nil
 	}
 	// Keep what the unexported fields held (a domain tool's executor).
-	p.examples, p.run, p.runSeq, p.stage, p.compiled, p.compiledOut = t.examples, t.run, t.runSeq, t.stage, t.compiled, t.compiledOut
+	p.examples, p.run, p.runSeq, p.compiled, p.compiledOut = t.examples, t.run, t.runSeq, t.compiled, t.compiledOut
 	*t = Tool(p)
 	t.extra = all
 	return nil

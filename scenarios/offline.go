@@ -33,10 +33,7 @@ type Tool struct {
 	run      func(args []byte) (string, bool) // executes a call on a fresh store
 	// runSeq executes calls of the domain's tools in order on one fresh
 	// store (generated domains only).
-	runSeq func([]ExpectedCall) []MockOutput
-	// stage is the scenario stage contract the generator emitted for the
-	// tool's level (generated domains only).
-	stage                 string
+	runSeq                func([]ExpectedCall) []MockOutput
 	compiled, compiledOut *jsonschema.Schema
 	// extra holds the members of a published tool object granite does
 	// not read (title, execution, _meta, ...), written back as they came.
@@ -49,7 +46,7 @@ func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
 	var out []Tool
 	exec := Executor(d, level)
 	for _, t := range d.Tools[level] {
-		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema), stage: d.StageSchemas[level]}
+		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}
 		for _, op := range t.Operations {
 			ex := map[string]any{}
 			_ = json.Unmarshal([]byte(op.Example), &ex)

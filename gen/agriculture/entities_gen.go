@@ -4,7 +4,8 @@ package agriculture
 
 import "github.com/mcpgranite/granite/internal/mcpdomain"
 
-// FarmField is a field (plot) of the farm with its crop, size, growth stage and the soil moisture its crop needs.
+// FarmField is a field (plot) of the farm with its crop, size, growth stage
+// and the soil moisture its crop needs.
 type FarmField struct {
 	ID string `json:"id"`
 	// Human-readable name of the field.
@@ -17,7 +18,8 @@ type FarmField struct {
 	GrowthStage string `json:"growth_stage"`
 	// Irrigation zone of the farm the field lies in.
 	Zone string `json:"zone"`
-	// Soil moisture the crop needs; sensors reading below it mean the field is too dry, well above it too wet.
+	// Soil moisture the crop needs; sensors reading below it mean the field is
+	// too dry, well above it too wet.
 	MoistureTargetPct int `json:"moisture_target_pct"`
 }
 
@@ -106,7 +108,8 @@ func seedFields() []FarmField {
 	}
 }
 
-// SoilSensor is a soil probe in a field reporting its latest moisture, temperature and pH reading.
+// SoilSensor is a soil probe in a field reporting its latest moisture,
+// temperature and pH reading.
 type SoilSensor struct {
 	ID string `json:"id"`
 	// Human-readable name of the sensor.
@@ -295,13 +298,15 @@ type Valve struct {
 	FieldID string `json:"field_id"`
 	// Irrigation zone the valve is in (that of its field).
 	Zone string `json:"zone"`
-	// Kind of irrigation the valve feeds: drip line (about 10-60 L/min), sprinkler (40-150 L/min) or centre pivot (150-600 L/min).
+	// Kind of irrigation the valve feeds: drip line (about 10-60 L/min),
+	// sprinkler (40-150 L/min) or centre pivot (150-600 L/min).
 	ValveType string `json:"valve_type"`
 	// Whether the valve is open (watering) or closed.
 	State string `json:"state"`
 	// Flow rate in litres per minute while open (0 when closed).
 	FlowLpm float64 `json:"flow_lpm"`
-	// Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30), or none for manual only.
+	// Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30),
+	// or none for manual only.
 	Schedule string `json:"schedule"`
 }
 
@@ -412,7 +417,8 @@ func seedValves() []Valve {
 	}
 }
 
-// Task is a field work task (work order) such as spraying, fertilizing, harvesting or maintenance.
+// Task is a field work task (work order) such as spraying, fertilizing,
+// harvesting or maintenance.
 type Task struct {
 	ID string `json:"id"`
 	// Short description of the work to do.

@@ -9,7 +9,10 @@ type GetFieldArgs struct {
 	FieldID string `json:"field_id"`
 }
 
-// GetField runs get_field: Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil moisture target of its crop in percent. Sensors, valves and tasks name their field in field_id.
+// GetField runs get_field: Get one field by its ID (FD followed by 3 digits,
+// e.g. FD003): name, crop, area in hectares, growth stage, zone and the soil
+// moisture target of its crop in percent. Sensors, valves and tasks name
+// their field in field_id.
 func (s *Store) GetField(a GetFieldArgs) (FarmField, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -66,7 +69,12 @@ func (a ListSoilSensorsArgs) match(v *SoilSensor) bool {
 	return true
 }
 
-// ListSoilSensors runs list_soil_sensors: Read the latest values of soil sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH, battery in percent and time of the last reading. Optionally only those in one zone or field, or within ranges, e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, max_last_reading for sensors that stopped reporting.
+// ListSoilSensors runs list_soil_sensors: Read the latest values of soil
+// sensors (IDs like SS004): moisture in percent, soil temperature in °C, pH,
+// battery in percent and time of the last reading. Optionally only those in
+// one zone or field, or within ranges, e.g. max_moisture_pct for dry soil,
+// max_battery_pct for low batteries, max_last_reading for sensors that
+// stopped reporting.
 func (s *Store) ListSoilSensors(a ListSoilSensorsArgs) (mcpdomain.ListResult[SoilSensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -107,7 +115,10 @@ func (a ListValvesArgs) match(v *Valve) bool {
 	return true
 }
 
-// ListValves runs list_valves: List irrigation valves (IDs like IV006) with their field, zone, type, state (open/closed), flow rate in litres per minute and daily schedule. Optionally only those in one zone or field, of one type, in one state, or within a flow range.
+// ListValves runs list_valves: List irrigation valves (IDs like IV006) with
+// their field, zone, type, state (open/closed), flow rate in litres per
+// minute and daily schedule. Optionally only those in one zone or field, of
+// one type, in one state, or within a flow range.
 func (s *Store) ListValves(a ListValvesArgs) (mcpdomain.ListResult[Valve], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -122,7 +133,10 @@ type SetValveArgs struct {
 	Schedule *string  `json:"schedule,omitempty"`
 }
 
-// SetValve runs set_valve: Change one irrigation valve by its ID (IV followed by 3 digits): open or close it, set its flow rate in litres per minute (0 to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings change.
+// SetValve runs set_valve: Change one irrigation valve by its ID (IV followed
+// by 3 digits): open or close it, set its flow rate in litres per minute (0
+// to 600), or set its daily schedule (HH:MM-HH:MM in UTC, or none). Only the
+// given settings change.
 func (s *Store) SetValve(a SetValveArgs) (Valve, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,7 +179,10 @@ func (a StopIrrigationArgs) match(v *Valve) bool {
 	return true
 }
 
-// StopIrrigation runs stop_irrigation: Close every open irrigation valve at once and set its flow to 0 litres per minute, optionally only those in one zone or watering one field. With no filter it stops all irrigation on the farm. Schedules are kept.
+// StopIrrigation runs stop_irrigation: Close every open irrigation valve at
+// once and set its flow to 0 litres per minute, optionally only those in one
+// zone or watering one field. With no filter it stops all irrigation on the
+// farm. Schedules are kept.
 func (s *Store) StopIrrigation(a StopIrrigationArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,7 +207,9 @@ func (a SetIrrigationProgramArgs) match(v *Valve) bool {
 	return true
 }
 
-// SetIrrigationProgram runs set_irrigation_program: Apply an irrigation program to every valve of one zone at once. Flow rates are set per valve type (drip, sprinkler, pivot) and the daily schedule is replaced.
+// SetIrrigationProgram runs set_irrigation_program: Apply an irrigation
+// program to every valve of one zone at once. Flow rates are set per valve
+// type (drip, sprinkler, pivot) and the daily schedule is replaced.
 func (s *Store) SetIrrigationProgram(a SetIrrigationProgramArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -286,7 +305,9 @@ func (a ListTasksArgs) match(v *Task) bool {
 	return true
 }
 
-// ListTasks runs list_tasks: List field work tasks (IDs like TK004), optionally only those of one status, kind, field or assignee, or due within a time window (min_due / max_due, RFC 3339 UTC).
+// ListTasks runs list_tasks: List field work tasks (IDs like TK004),
+// optionally only those of one status, kind, field or assignee, or due within
+// a time window (min_due / max_due, RFC 3339 UTC).
 func (s *Store) ListTasks(a ListTasksArgs) (mcpdomain.ListResult[Task], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -304,7 +325,10 @@ type CreateTaskArgs struct {
 	Notes    *string `json:"notes,omitempty"`
 }
 
-// CreateTask runs create_task: Create a field work task on one field (field ID such as FD003) with a due time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may be left out. Returns the new task with its ID (TK followed by 3 digits).
+// CreateTask runs create_task: Create a field work task on one field (field
+// ID such as FD003) with a due time (RFC 3339 UTC, e.g.
+// 2026-05-03T07:00:00Z). Status defaults to planned; assignee and notes may
+// be left out. Returns the new task with its ID (TK followed by 3 digits).
 func (s *Store) CreateTask(a CreateTaskArgs) (Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -333,7 +357,8 @@ type DeleteTaskArgs struct {
 	TaskID string `json:"task_id"`
 }
 
-// DeleteTask runs delete_task: Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).
+// DeleteTask runs delete_task: Delete a field work task by its ID (TK
+// followed by 3 digits, e.g. TK006).
 func (s *Store) DeleteTask(a DeleteTaskArgs) (mcpdomain.DeleteResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -360,7 +385,10 @@ func (a SoilStatsArgs) match(v *SoilSensor) bool {
 	return true
 }
 
-// SoilStats runs soil_stats: Compute a statistic (count, sum, avg, min or max) over soil sensor readings - moisture in percent, soil temperature in °C, pH or battery in percent - optionally per zone or per field, and only for sensors of one zone or field.
+// SoilStats runs soil_stats: Compute a statistic (count, sum, avg, min or
+// max) over soil sensor readings - moisture in percent, soil temperature in
+// °C, pH or battery in percent - optionally per zone or per field, and only
+// for sensors of one zone or field.
 func (s *Store) SoilStats(a SoilStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

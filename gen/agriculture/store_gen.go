@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "soil_stats":
 		return mcpdomain.Bind(args, s.SoilStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; agriculture has: get_field, list_soil_sensors, list_valves, set_valve, stop_irrigation, set_irrigation_program, list_tasks, create_task, delete_task, soil_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; agriculture has: get_field, list_soil_sensors, "+
+		"list_valves, set_valve, stop_irrigation, set_irrigation_program, "+
+		"list_tasks, create_task, delete_task, soil_stats", op)
 }

@@ -2,20 +2,25 @@
 
 package energy
 
-// Meter is a power meter measuring the grid connection, a building feeder, a solar array's production or the EV charging hub.
+// Meter is a power meter measuring the grid connection, a building feeder, a
+// solar array's production or the EV charging hub.
 type Meter struct {
 	ID string `json:"id"`
 	// Human-readable name of the meter.
 	Name string `json:"name"`
 	// Building the meter serves (site for the campus grid connection).
 	Building string `json:"building"`
-	// What the meter measures: main (grid connection of the whole campus, import from the grid), sub (feeder of one building, its whole consumption), pv (production of a solar array) or ev (EV charging hub).
+	// What the meter measures: main (grid connection of the whole campus, import
+	// from the grid), sub (feeder of one building, its whole consumption), pv
+	// (production of a solar array) or ev (EV charging hub).
 	Kind string `json:"kind"`
-	// Whether the meter is reporting; an offline meter shows its last known values.
+	// Whether the meter is reporting; an offline meter shows its last known
+	// values.
 	Status string `json:"status"`
 	// Active power right now in kW (consumption, or production for pv meters).
 	PowerKw float64 `json:"power_kw"`
-	// Highest 15-minute average power since midnight in kW (the day's peak demand).
+	// Highest 15-minute average power since midnight in kW (the day's peak
+	// demand).
 	PeakTodayKw float64 `json:"peak_today_kw"`
 	// Energy measured since midnight UTC in kWh.
 	EnergyTodayKwh float64 `json:"energy_today_kwh"`
@@ -188,15 +193,18 @@ type Battery struct {
 	Name string `json:"name"`
 	// Building the battery is installed in.
 	Building string `json:"building"`
-	// storage (shifts energy for the microgrid; grid modes drive it) or ups (backs up critical loads of its building).
+	// storage (shifts energy for the microgrid; grid modes drive it) or ups
+	// (backs up critical loads of its building).
 	Role string `json:"role"`
 	// Usable energy capacity in kWh.
 	CapacityKwh float64 `json:"capacity_kwh"`
 	// State of charge in percent of capacity.
 	SOCPct int `json:"soc_pct"`
-	// Operating mode: charge or discharge at the power setpoint, idle (no power flow), or auto (the controller decides).
+	// Operating mode: charge or discharge at the power setpoint, idle (no power
+	// flow), or auto (the controller decides).
 	Mode string `json:"mode"`
-	// Charge or discharge power in kW held in charge or discharge mode (ignored in idle and auto); must not exceed the battery's max_power_kw.
+	// Charge or discharge power in kW held in charge or discharge mode (ignored
+	// in idle and auto); must not exceed the battery's max_power_kw.
 	SetpointKw float64 `json:"setpoint_kw"`
 	// Largest charge or discharge power of the inverter in kW.
 	MaxPowerKw float64 `json:"max_power_kw"`
@@ -304,9 +312,11 @@ type SolarArray struct {
 	PeakKw float64 `json:"peak_kw"`
 	// Power the array is producing right now in kW.
 	OutputKw float64 `json:"output_kw"`
-	// producing, fault (inverter fault, no output) or offline (switched off for maintenance).
+	// producing, fault (inverter fault, no output) or offline (switched off for
+	// maintenance).
 	Status string `json:"status"`
-	// Share of the available output the inverter holds back (0 no curtailment, 100 fully curtailed).
+	// Share of the available output the inverter holds back (0 no curtailment,
+	// 100 fully curtailed).
 	CurtailmentPct int `json:"curtailment_pct"`
 }
 
@@ -380,7 +390,8 @@ type Load struct {
 	Building string `json:"building"`
 	// What sort of equipment the circuit feeds.
 	Kind string `json:"kind"`
-	// critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later).
+	// critical (must never be switched off), normal, or deferrable (may be shed
+	// at peak times and run later).
 	Priority string `json:"priority"`
 	// Whether the circuit is switched on.
 	State string `json:"state"`

@@ -42,7 +42,12 @@ func (a ListMetersArgs) match(v *Meter) bool {
 	return true
 }
 
-// ListMeters runs list_meters: Read power meters (IDs like MT003): present power in kW, today's peak demand in kW, energy since midnight in kWh, voltage in V, online/offline status and time of the last reading. Kinds: main (campus grid import), sub (one building's feeder), pv (solar production), ev (EV charging hub). Optionally only one building, kind or status, or within a power or voltage range.
+// ListMeters runs list_meters: Read power meters (IDs like MT003): present
+// power in kW, today's peak demand in kW, energy since midnight in kWh,
+// voltage in V, online/offline status and time of the last reading. Kinds:
+// main (campus grid import), sub (one building's feeder), pv (solar
+// production), ev (EV charging hub). Optionally only one building, kind or
+// status, or within a power or voltage range.
 func (s *Store) ListMeters(a ListMetersArgs) (mcpdomain.ListResult[Meter], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -87,7 +92,13 @@ func (a ListBatteriesArgs) match(v *Battery) bool {
 	return true
 }
 
-// ListBatteries runs list_batteries: List battery storage systems (IDs like BT002) with capacity in kWh, state of charge in percent, mode (charge, discharge, idle, auto), power setpoint and maximum power in kW, backup reserve in percent and cell temperature in °C. Optionally only one building, role (storage or ups) or mode, or within a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty batteries, min_temperature_c for hot ones.
+// ListBatteries runs list_batteries: List battery storage systems (IDs like
+// BT002) with capacity in kWh, state of charge in percent, mode (charge,
+// discharge, idle, auto), power setpoint and maximum power in kW, backup
+// reserve in percent and cell temperature in °C. Optionally only one
+// building, role (storage or ups) or mode, or within a state-of-charge or
+// temperature range, e.g. max_soc_pct for nearly empty batteries,
+// min_temperature_c for hot ones.
 func (s *Store) ListBatteries(a ListBatteriesArgs) (mcpdomain.ListResult[Battery], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -128,7 +139,10 @@ func (a ListSolarArraysArgs) match(v *SolarArray) bool {
 	return true
 }
 
-// ListSolarArrays runs list_solar_arrays: List solar arrays (IDs like PV001) with rated peak power in kWp, present output in kW, status (producing, fault, offline) and curtailment in percent. Optionally only one building or status, or within an output or curtailment range.
+// ListSolarArrays runs list_solar_arrays: List solar arrays (IDs like PV001)
+// with rated peak power in kWp, present output in kW, status (producing,
+// fault, offline) and curtailment in percent. Optionally only one building or
+// status, or within an output or curtailment range.
 func (s *Store) ListSolarArrays(a ListSolarArraysArgs) (mcpdomain.ListResult[SolarArray], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -169,7 +183,10 @@ func (a ListLoadsArgs) match(v *Load) bool {
 	return true
 }
 
-// ListLoads runs list_loads: List switchable loads (circuits, IDs like LD004) with their building, kind, priority (critical, normal, deferrable), on/off state and rated power in kW. Optionally only one building, kind, priority or state, or within a rated power range.
+// ListLoads runs list_loads: List switchable loads (circuits, IDs like LD004)
+// with their building, kind, priority (critical, normal, deferrable), on/off
+// state and rated power in kW. Optionally only one building, kind, priority
+// or state, or within a rated power range.
 func (s *Store) ListLoads(a ListLoadsArgs) (mcpdomain.ListResult[Load], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -183,7 +200,9 @@ type SetLoadArgs struct {
 	Priority *string `json:"priority,omitempty"`
 }
 
-// SetLoad runs set_load: Change one load by its ID (LD followed by 3 digits): switch it on or off, or change its priority (critical, normal, deferrable). Only the given settings change.
+// SetLoad runs set_load: Change one load by its ID (LD followed by 3 digits):
+// switch it on or off, or change its priority (critical, normal, deferrable).
+// Only the given settings change.
 func (s *Store) SetLoad(a SetLoadArgs) (Load, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,7 +245,11 @@ func (a ShedDeferrableLoadsArgs) match(v *Load) bool {
 	return true
 }
 
-// ShedDeferrableLoads runs shed_deferrable_loads: Load shedding: switch off every deferrable load that is on, at once, optionally only in one building or of one kind. With no filter it sheds deferrable loads across the whole campus. Critical and normal loads are never touched; returns the IDs switched off.
+// ShedDeferrableLoads runs shed_deferrable_loads: Load shedding: switch off
+// every deferrable load that is on, at once, optionally only in one building
+// or of one kind. With no filter it sheds deferrable loads across the whole
+// campus. Critical and normal loads are never touched; returns the IDs
+// switched off.
 func (s *Store) ShedDeferrableLoads(a ShedDeferrableLoadsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,7 +267,10 @@ type SetBatteryArgs struct {
 	ReservePct *int     `json:"reserve_pct,omitempty"`
 }
 
-// SetBattery runs set_battery: Configure one battery by its ID (BT followed by 3 digits): its mode (charge, discharge, idle, auto), its charge/discharge power setpoint in kW, or its backup reserve in percent. Only the given settings change.
+// SetBattery runs set_battery: Configure one battery by its ID (BT followed
+// by 3 digits): its mode (charge, discharge, idle, auto), its
+// charge/discharge power setpoint in kW, or its backup reserve in percent.
+// Only the given settings change.
 func (s *Store) SetBattery(a SetBatteryArgs) (Battery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,7 +299,9 @@ type SetSolarArrayArgs struct {
 	CurtailmentPct *int   `json:"curtailment_pct,omitempty"`
 }
 
-// SetSolarArray runs set_solar_array: Set the curtailment of one solar array by its ID (PV followed by 3 digits): the share of its available output held back, 0 (none) to 100 percent (fully curtailed).
+// SetSolarArray runs set_solar_array: Set the curtailment of one solar array
+// by its ID (PV followed by 3 digits): the share of its available output held
+// back, 0 (none) to 100 percent (fully curtailed).
 func (s *Store) SetSolarArray(a SetSolarArrayArgs) (SolarArray, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -304,7 +332,10 @@ func (a SetGridModeArgs) match(v *Battery) bool {
 	return true
 }
 
-// SetGridMode runs set_grid_mode: Switch the campus storage to a grid operating mode: sets mode, power setpoint and backup reserve of every battery at once (optionally only one building's batteries), differently for storage batteries and UPS batteries.
+// SetGridMode runs set_grid_mode: Switch the campus storage to a grid
+// operating mode: sets mode, power setpoint and backup reserve of every
+// battery at once (optionally only one building's batteries), differently for
+// storage batteries and UPS batteries.
 func (s *Store) SetGridMode(a SetGridModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -376,7 +407,12 @@ func (a ConsumptionStatsArgs) match(v *Meter) bool {
 	return true
 }
 
-// ConsumptionStats runs consumption_stats: Compute a statistic (sum, avg, min, max or count) over meter readings - power now in kW, today's peak in kW, energy today in kWh or voltage in V - optionally one value per building or per meter kind, and only over meters of one building, kind or status. Use kind sub for building consumption (the main meter already includes every building) and kind pv for solar production.
+// ConsumptionStats runs consumption_stats: Compute a statistic (sum, avg,
+// min, max or count) over meter readings - power now in kW, today's peak in
+// kW, energy today in kWh or voltage in V - optionally one value per building
+// or per meter kind, and only over meters of one building, kind or status.
+// Use kind sub for building consumption (the main meter already includes
+// every building) and kind pv for solar production.
 func (s *Store) ConsumptionStats(a ConsumptionStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "consumption_stats":
 		return mcpdomain.Bind(args, s.ConsumptionStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; energy has: list_meters, list_batteries, list_solar_arrays, list_loads, set_load, shed_deferrable_loads, set_battery, set_solar_array, set_grid_mode, consumption_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; energy has: list_meters, list_batteries, "+
+		"list_solar_arrays, list_loads, set_load, shed_deferrable_loads, "+
+		"set_battery, set_solar_array, set_grid_mode, consumption_stats", op)
 }

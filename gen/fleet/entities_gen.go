@@ -9,17 +9,21 @@ type Vehicle struct {
 	ID string `json:"id"`
 	// Registration plate.
 	Plate string `json:"plate"`
-	// Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or truck (needs a C or CE licence).
+	// Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or
+	// truck (needs a C or CE licence).
 	Kind string `json:"kind"`
 	// Depot the vehicle is based at.
 	Depot string `json:"depot"`
-	// available: parked and ready to dispatch; on_route: out on a trip; standby: held at the depot and not to be dispatched (refuelling, storm, night); maintenance: booked into or in the workshop; out_of_service: broken down.
+	// available: parked and ready to dispatch; on_route: out on a trip; standby:
+	// held at the depot and not to be dispatched (refuelling, storm, night);
+	// maintenance: booked into or in the workshop; out_of_service: broken down.
 	Status string `json:"status"`
 	// Fuel tank level, or battery charge for an ev_van.
 	FuelPct int `json:"fuel_pct"`
 	// Total distance driven.
 	OdometerKm int `json:"odometer_km"`
-	// Last reported engine (or EV drive motor) temperature; about 85-95 °C is normal when driving, above 100 °C is overheating.
+	// Last reported engine (or EV drive motor) temperature; about 85-95 °C is
+	// normal when driving, above 100 °C is overheating.
 	EngineTempC float64 `json:"engine_temp_c"`
 	// Largest cargo load the vehicle may carry.
 	PayloadKg int `json:"payload_kg"`
@@ -254,12 +258,14 @@ func seedVehicles() []Vehicle {
 	}
 }
 
-// Driver is a driver based at a depot, with licence class, shift and driving hours today.
+// Driver is a driver based at a depot, with licence class, shift and driving
+// hours today.
 type Driver struct {
 	ID string `json:"id"`
 	// Full name of the driver.
 	Name string `json:"name"`
-	// Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE also trucks with trailers.
+	// Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE
+	// also trucks with trailers.
 	LicenceClass string `json:"licence_class"`
 	// Depot the driver works from.
 	Depot string `json:"depot"`
@@ -390,7 +396,8 @@ func seedDrivers() []Driver {
 	}
 }
 
-// Trip is a delivery trip that sends one vehicle with one driver to a destination.
+// Trip is a delivery trip that sends one vehicle with one driver to a
+// destination.
 type Trip struct {
 	ID string `json:"id"`
 	// Vehicle doing the trip (vehicle ID such as VH005).
@@ -405,7 +412,8 @@ type Trip struct {
 	DistanceKm float64 `json:"distance_km"`
 	// Weight of the cargo.
 	CargoKg int `json:"cargo_kg"`
-	// Progress of the trip: planned (not yet left), in_progress (under way), done, or cancelled.
+	// Progress of the trip: planned (not yet left), in_progress (under way),
+	// done, or cancelled.
 	Status string `json:"status"`
 	// Free-text notes for dispatch, e.g. why a trip was cancelled.
 	Notes *string `json:"notes,omitzero"`

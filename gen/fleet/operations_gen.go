@@ -58,7 +58,12 @@ func (a ListVehiclesArgs) match(v *Vehicle) bool {
 	return true
 }
 
-// ListVehicles runs list_vehicles: List vehicles (IDs like VH005) with their latest telematics: kind, depot, status, fuel or charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit, location and last service time. Optionally only those of one depot, status or kind, or within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot engines, max_last_service for vehicles not serviced since a date.
+// ListVehicles runs list_vehicles: List vehicles (IDs like VH005) with their
+// latest telematics: kind, depot, status, fuel or charge in percent, odometer
+// in km, engine temperature in °C, payload in kg, speed limit, location and
+// last service time. Optionally only those of one depot, status or kind, or
+// within ranges, e.g. max_fuel_pct for low fuel, min_engine_temp_c for hot
+// engines, max_last_service for vehicles not serviced since a date.
 func (s *Store) ListVehicles(a ListVehiclesArgs) (mcpdomain.ListResult[Vehicle], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -70,7 +75,10 @@ type GetVehicleArgs struct {
 	VehicleID string `json:"vehicle_id"`
 }
 
-// GetVehicle runs get_vehicle: Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in percent, odometer in km, engine temperature in °C, payload in kg, speed limit in km/h, location and last service time.
+// GetVehicle runs get_vehicle: Get one vehicle by its ID (VH followed by 3
+// digits, e.g. VH003): plate, kind, depot, status, fuel or battery charge in
+// percent, odometer in km, engine temperature in °C, payload in kg, speed
+// limit in km/h, location and last service time.
 func (s *Store) GetVehicle(a GetVehicleArgs) (Vehicle, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -111,7 +119,10 @@ func (a ListDriversArgs) match(v *Driver) bool {
 	return true
 }
 
-// ListDrivers runs list_drivers: List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours driven today. Optionally only those of one depot, duty, shift or licence class, or within a range of hours driven.
+// ListDrivers runs list_drivers: List drivers (IDs like DR004) with name,
+// licence class (B, C, CE), depot, shift, duty (on_duty / off_duty) and hours
+// driven today. Optionally only those of one depot, duty, shift or licence
+// class, or within a range of hours driven.
 func (s *Store) ListDrivers(a ListDriversArgs) (mcpdomain.ListResult[Driver], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -156,7 +167,11 @@ func (a ListTripsArgs) match(v *Trip) bool {
 	return true
 }
 
-// ListTrips runs list_trips: List delivery trips (IDs like TR0005) with vehicle, driver, destination, departure time, distance, cargo, status and notes. Optionally only those of one status, vehicle or driver, or departing within a time window (min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.
+// ListTrips runs list_trips: List delivery trips (IDs like TR0005) with
+// vehicle, driver, destination, departure time, distance, cargo, status and
+// notes. Optionally only those of one status, vehicle or driver, or departing
+// within a time window (min_departure / max_departure, RFC 3339 UTC) or with
+// cargo in a kg range.
 func (s *Store) ListTrips(a ListTripsArgs) (mcpdomain.ListResult[Trip], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -175,7 +190,10 @@ type AssignTripArgs struct {
 	Notes       *string `json:"notes,omitempty"`
 }
 
-// AssignTrip runs assign_trip: Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults to planned. Returns the new trip with its ID (TR followed by 4 digits).
+// AssignTrip runs assign_trip: Book a new delivery trip: one vehicle (VH###)
+// and one driver (DR###) to a destination, with departure time (RFC 3339 UTC,
+// e.g. 2026-09-22T18:00:00Z), distance in km and cargo in kg. Status defaults
+// to planned. Returns the new trip with its ID (TR followed by 4 digits).
 func (s *Store) AssignTrip(a AssignTripArgs) (Trip, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,7 +229,10 @@ type UpdateTripArgs struct {
 	Notes     *string `json:"notes,omitempty"`
 }
 
-// UpdateTrip runs update_trip: Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it or set another status, move it to another vehicle or driver, change its departure time, or replace its notes. Only the given settings change.
+// UpdateTrip runs update_trip: Change one trip by its ID (TR followed by 4
+// digits, e.g. TR0009): cancel it or set another status, move it to another
+// vehicle or driver, change its departure time, or replace its notes. Only
+// the given settings change.
 func (s *Store) UpdateTrip(a UpdateTripArgs) (Trip, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,7 +279,11 @@ type UpdateVehicleArgs struct {
 	Depot         *string `json:"depot,omitempty"`
 }
 
-// UpdateVehicle runs update_vehicle: Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it at the depot, maintenance to send it to the workshop, or available to release it), its speed limiter in km/h, or move it to another depot. Only the given settings change.
+// UpdateVehicle runs update_vehicle: Change one vehicle by its ID (VH
+// followed by 3 digits, e.g. VH008): set its status (e.g. standby to hold it
+// at the depot, maintenance to send it to the workshop, or available to
+// release it), its speed limiter in km/h, or move it to another depot. Only
+// the given settings change.
 func (s *Store) UpdateVehicle(a UpdateVehicleArgs) (Vehicle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -295,7 +320,9 @@ func (a SetDepotModeArgs) match(v *Vehicle) bool {
 	return true
 }
 
-// SetDepotMode runs set_depot_mode: Apply an operating mode to every vehicle of one depot at once: it changes vehicle statuses and speed limiters. Vehicles in maintenance or out of service keep their status.
+// SetDepotMode runs set_depot_mode: Apply an operating mode to every vehicle
+// of one depot at once: it changes vehicle statuses and speed limiters.
+// Vehicles in maintenance or out of service keep their status.
 func (s *Store) SetDepotMode(a SetDepotModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -356,7 +383,12 @@ type ScheduleMaintenanceArgs struct {
 	Description *string `json:"description,omitempty"`
 }
 
-// ScheduleMaintenance runs schedule_maintenance: Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the issue (service, inspection, engine, brakes, tyres, battery, electrical, bodywork), a priority (default normal) and an optional description. The ticket starts open. It does not change the vehicle's status. Returns the ticket with its ID (MT followed by 3 digits).
+// ScheduleMaintenance runs schedule_maintenance: Open a maintenance ticket
+// for one vehicle (vehicle ID such as VH004): the issue (service, inspection,
+// engine, brakes, tyres, battery, electrical, bodywork), a priority (default
+// normal) and an optional description. The ticket starts open. It does not
+// change the vehicle's status. Returns the ticket with its ID (MT followed by
+// 3 digits).
 func (s *Store) ScheduleMaintenance(a ScheduleMaintenanceArgs) (Ticket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -403,7 +435,10 @@ func (a FleetStatsArgs) match(v *Vehicle) bool {
 	return true
 }
 
-// FleetStats runs fleet_stats: Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or charge in percent, odometer in km, engine temperature in °C or payload in kg - optionally one value per depot, kind or status, and only for vehicles of one depot, kind or status.
+// FleetStats runs fleet_stats: Compute a statistic (count, sum, avg, min or
+// max) over vehicles - fuel or charge in percent, odometer in km, engine
+// temperature in °C or payload in kg - optionally one value per depot, kind
+// or status, and only for vehicles of one depot, kind or status.
 func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "fleet_stats":
 		return mcpdomain.Bind(args, s.FleetStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; fleet has: list_vehicles, get_vehicle, list_drivers, list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, schedule_maintenance, fleet_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; fleet has: list_vehicles, get_vehicle, list_drivers, "+
+		"list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, "+
+		"schedule_maintenance, fleet_stats", op)
 }

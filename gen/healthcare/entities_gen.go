@@ -4,7 +4,8 @@ package healthcare
 
 import "github.com/mcpgranite/granite/internal/mcpdomain"
 
-// Patient is an in-patient with their ward, bed, condition, risk level and latest vital signs.
+// Patient is an in-patient with their ward, bed, condition, risk level and
+// latest vital signs.
 type Patient struct {
 	ID string `json:"id"`
 	// Full name of the patient.
@@ -17,9 +18,11 @@ type Patient struct {
 	Age int `json:"age"`
 	// Main reason for the admission.
 	Condition string `json:"condition"`
-	// Early-warning risk level from the latest vitals: low, medium or high (high needs close watching).
+	// Early-warning risk level from the latest vitals: low, medium or high (high
+	// needs close watching).
 	RiskLevel string `json:"risk_level"`
-	// First name of the patient's named nurse or midwife (Amara, Tomas, Lena, Ravi or Ines).
+	// First name of the patient's named nurse or midwife (Amara, Tomas, Lena,
+	// Ravi or Ines).
 	Nurse string `json:"nurse"`
 	// Latest heart rate in beats per minute.
 	HeartRateBpm int `json:"heart_rate_bpm"`
@@ -27,7 +30,8 @@ type Patient struct {
 	Spo2Pct int `json:"spo2_pct"`
 	// Latest body temperature in °C; 38 or above is a fever.
 	TemperatureC float64 `json:"temperature_c"`
-	// Latest systolic blood pressure in mmHg; below 100 is low, 160 or above very high.
+	// Latest systolic blood pressure in mmHg; below 100 is low, 160 or above very
+	// high.
 	SystolicMmhg int `json:"systolic_mmhg"`
 	// When the latest vitals were taken (RFC 3339, UTC).
 	VitalsAt string `json:"vitals_at"`
@@ -241,26 +245,33 @@ func seedPatients() []Patient {
 	}
 }
 
-// Device is a bedside monitor, infusion pump or wearable sensor attached to one patient.
+// Device is a bedside monitor, infusion pump or wearable sensor attached to
+// one patient.
 type Device struct {
 	ID string `json:"id"`
-	// Human-readable name of the device, naming its bed (e.g. Infusion pump SUR-04).
+	// Human-readable name of the device, naming its bed (e.g. Infusion pump
+	// SUR-04).
 	Name string `json:"name"`
-	// What sort of device it is: bedside vital-signs monitor, infusion pump, or wearable sensor patch.
+	// What sort of device it is: bedside vital-signs monitor, infusion pump, or
+	// wearable sensor patch.
 	Kind string `json:"kind"`
 	// Patient the device is attached to (patient ID such as PT004).
 	PatientID string `json:"patient_id"`
 	// Ward the device is on (that of its patient).
 	Ward string `json:"ward"`
-	// running (monitoring or infusing), paused (a pump stopped by a nurse; its rate is kept), standby (switched on, not in use) or offline (not reporting).
+	// running (monitoring or infusing), paused (a pump stopped by a nurse; its
+	// rate is kept), standby (switched on, not in use) or offline (not reporting).
 	Status string `json:"status"`
-	// Remaining battery charge in percent (bedside monitors run on mains and show 100); below 20 needs a battery change soon.
+	// Remaining battery charge in percent (bedside monitors run on mains and show
+	// 100); below 20 needs a battery change soon.
 	BatteryPct int `json:"battery_pct"`
-	// Infusion rate of a pump in millilitres per hour (0 for monitors and wearables).
+	// Infusion rate of a pump in millilitres per hour (0 for monitors and
+	// wearables).
 	InfusionRateMlH float64 `json:"infusion_rate_ml_h"`
 	// What a pump is infusing (absent for monitors and wearables).
 	Infusion *string `json:"infusion,omitzero"`
-	// How often a monitor or wearable sends a set of vital signs to the hub, in minutes (0 for pumps).
+	// How often a monitor or wearable sends a set of vital signs to the hub, in
+	// minutes (0 for pumps).
 	ReadingIntervalMin int `json:"reading_interval_min"`
 	// Loudness of the device's bedside alarm.
 	AlarmVolume string `json:"alarm_volume"`
@@ -467,7 +478,9 @@ type Alert struct {
 	PatientID string `json:"patient_id"`
 	// Ward of the patient.
 	Ward string `json:"ward"`
-	// What triggered the alert: fast or slow heart rate, low oxygen saturation, fever, low or very high blood pressure, a detected fall, or a device problem (offline, low battery).
+	// What triggered the alert: fast or slow heart rate, low oxygen saturation,
+	// fever, low or very high blood pressure, a detected fall, or a device
+	// problem (offline, low battery).
 	Kind string `json:"kind"`
 	// How urgent the alert is.
 	Severity string `json:"severity"`
@@ -477,7 +490,8 @@ type Alert struct {
 	RaisedAt string `json:"raised_at"`
 	// Whether a nurse has acknowledged the alert.
 	Acknowledged bool `json:"acknowledged"`
-	// First name of the nurse who acknowledged the alert (absent while unacknowledged).
+	// First name of the nurse who acknowledged the alert (absent while
+	// unacknowledged).
 	AcknowledgedBy *string `json:"acknowledged_by,omitzero"`
 }
 
@@ -628,18 +642,21 @@ func seedAlerts() []Alert {
 	}
 }
 
-// CareTask is a nursing care task for one patient, such as a medication dose, a vitals check or a doctor's visit.
+// CareTask is a nursing care task for one patient, such as a medication dose,
+// a vitals check or a doctor's visit.
 type CareTask struct {
 	ID string `json:"id"`
 	// Short description of what to do.
 	Title string `json:"title"`
 	// Patient the task is for (patient ID such as PT004).
 	PatientID string `json:"patient_id"`
-	// Sort of task: give a medication, check vital signs, a doctor's or therapist's visit, wound care, or check/replace a device.
+	// Sort of task: give a medication, check vital signs, a doctor's or
+	// therapist's visit, wound care, or check/replace a device.
 	Kind string `json:"kind"`
 	// When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z).
 	Due string `json:"due"`
-	// First name of the nurse the task is assigned to (e.g. Ravi); absent while unassigned.
+	// First name of the nurse the task is assigned to (e.g. Ravi); absent while
+	// unassigned.
 	AssignedNurse *string `json:"assigned_nurse,omitzero"`
 	// Progress of the task.
 	Status string `json:"status"`

@@ -50,7 +50,14 @@ func (a ListPatientsArgs) match(v *Patient) bool {
 	return true
 }
 
-// ListPatients runs list_patients: List in-patients (IDs like PT004) with their ward, bed, age, condition, risk level, named nurse and latest vital signs: heart rate in beats per minute, SpO2 in percent, temperature in °C and systolic blood pressure in mmHg. Optionally only those on one ward, of one risk level or with one named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every patient.
+// ListPatients runs list_patients: List in-patients (IDs like PT004) with
+// their ward, bed, age, condition, risk level, named nurse and latest vital
+// signs: heart rate in beats per minute, SpO2 in percent, temperature in °C
+// and systolic blood pressure in mmHg. Optionally only those on one ward, of
+// one risk level or with one named nurse, or with vitals in a range, e.g.
+// max_spo2_pct 91 for low oxygen, min_temperature_c 38 for fever,
+// min_heart_rate_bpm 101 for a fast heart rate. With no filter it lists every
+// patient.
 func (s *Store) ListPatients(a ListPatientsArgs) (mcpdomain.ListResult[Patient], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -91,7 +98,13 @@ func (a ListDevicesArgs) match(v *Device) bool {
 	return true
 }
 
-// ListDevices runs list_devices: List monitoring and infusion devices (IDs like DV008): bedside monitors, infusion pumps and wearable sensors, with the patient each is attached to, ward, status, battery in percent, pump infusion rate in ml per hour and what it infuses, how often it sends readings in minutes, and alarm volume. Optionally only those on one ward, of one kind, in one status or attached to one patient, or within a battery range (e.g. max_battery_pct 19 for batteries below 20 percent).
+// ListDevices runs list_devices: List monitoring and infusion devices (IDs
+// like DV008): bedside monitors, infusion pumps and wearable sensors, with
+// the patient each is attached to, ward, status, battery in percent, pump
+// infusion rate in ml per hour and what it infuses, how often it sends
+// readings in minutes, and alarm volume. Optionally only those on one ward,
+// of one kind, in one status or attached to one patient, or within a battery
+// range (e.g. max_battery_pct 19 for batteries below 20 percent).
 func (s *Store) ListDevices(a ListDevicesArgs) (mcpdomain.ListResult[Device], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -136,7 +149,12 @@ func (a ListAlertsArgs) match(v *Alert) bool {
 	return true
 }
 
-// ListAlerts runs list_alerts: List monitoring alerts (IDs like AL0004) with patient, ward, kind, severity, message, time raised and whether and by whom they were acknowledged. Optionally only those on one ward, for one patient, of one kind or severity, acknowledged or not (acknowledged false for outstanding alerts), or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).
+// ListAlerts runs list_alerts: List monitoring alerts (IDs like AL0004) with
+// patient, ward, kind, severity, message, time raised and whether and by whom
+// they were acknowledged. Optionally only those on one ward, for one patient,
+// of one kind or severity, acknowledged or not (acknowledged false for
+// outstanding alerts), or raised within a time window (min_raised_at /
+// max_raised_at, RFC 3339 UTC).
 func (s *Store) ListAlerts(a ListAlertsArgs) (mcpdomain.ListResult[Alert], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -152,7 +170,11 @@ type SetDeviceArgs struct {
 	AlarmVolume        *string  `json:"alarm_volume,omitempty"`
 }
 
-// SetDevice runs set_device: Change one device by its ID (DV followed by 3 digits, e.g. DV008): its status (running, paused, standby, offline), a pump's infusion rate in ml per hour (0 to 999), how often a monitor or wearable sends readings in minutes (1 to 60), or its alarm volume (low, medium, high). Only the given settings change.
+// SetDevice runs set_device: Change one device by its ID (DV followed by 3
+// digits, e.g. DV008): its status (running, paused, standby, offline), a
+// pump's infusion rate in ml per hour (0 to 999), how often a monitor or
+// wearable sends readings in minutes (1 to 60), or its alarm volume (low,
+// medium, high). Only the given settings change.
 func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,7 +214,10 @@ func (a SetWardModeArgs) match(v *Device) bool {
 	return true
 }
 
-// SetWardMode runs set_ward_mode: Apply a monitoring mode to every device on one ward at once: it sets how often bedside monitors and wearables send readings and the alarm volume of all devices. Infusion rates and device status are not changed.
+// SetWardMode runs set_ward_mode: Apply a monitoring mode to every device on
+// one ward at once: it sets how often bedside monitors and wearables send
+// readings and the alarm volume of all devices. Infusion rates and device
+// status are not changed.
 func (s *Store) SetWardMode(a SetWardModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -279,7 +304,11 @@ func (a AcknowledgeAlertsArgs) match(v *Alert) bool {
 	return true
 }
 
-// AcknowledgeAlerts runs acknowledge_alerts: Acknowledge every outstanding (unacknowledged) alert that matches the given filters at once: on one ward, for one patient, of one kind and/or of one severity. Give the acknowledging nurse's first name in acknowledged_by. With no filter it acknowledges every outstanding alert in the clinic. Returns the IDs of the alerts acknowledged.
+// AcknowledgeAlerts runs acknowledge_alerts: Acknowledge every outstanding
+// (unacknowledged) alert that matches the given filters at once: on one ward,
+// for one patient, of one kind and/or of one severity. Give the acknowledging
+// nurse's first name in acknowledged_by. With no filter it acknowledges every
+// outstanding alert in the clinic. Returns the IDs of the alerts acknowledged.
 func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -324,7 +353,9 @@ func (a ListCareTasksArgs) match(v *CareTask) bool {
 	return true
 }
 
-// ListCareTasks runs list_care_tasks: List nursing care tasks (IDs like CT004), optionally only those of one status, kind, patient or assigned nurse, or due within a time window (min_due / max_due, RFC 3339 UTC).
+// ListCareTasks runs list_care_tasks: List nursing care tasks (IDs like
+// CT004), optionally only those of one status, kind, patient or assigned
+// nurse, or due within a time window (min_due / max_due, RFC 3339 UTC).
 func (s *Store) ListCareTasks(a ListCareTasksArgs) (mcpdomain.ListResult[CareTask], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -341,7 +372,11 @@ type CreateCareTaskArgs struct {
 	Notes         *string `json:"notes,omitempty"`
 }
 
-// CreateCareTask runs create_care_task: Create a care task for one patient (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first name) and notes may be left out. Returns the new task with its ID (CT followed by 3 digits).
+// CreateCareTask runs create_care_task: Create a care task for one patient
+// (patient ID such as PT004) with a due time (RFC 3339 UTC, e.g.
+// 2026-04-17T23:00:00Z). Status starts as pending; the assigned nurse (first
+// name) and notes may be left out. Returns the new task with its ID (CT
+// followed by 3 digits).
 func (s *Store) CreateCareTask(a CreateCareTaskArgs) (CareTask, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -371,7 +406,10 @@ type UpdateCareTaskArgs struct {
 	Notes         *string `json:"notes,omitempty"`
 }
 
-// UpdateCareTask runs update_care_task: Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled, reassign it to another nurse (first name), move its due time (RFC 3339 UTC), or replace its notes. Only the given fields change.
+// UpdateCareTask runs update_care_task: Change one care task by its ID (CT
+// followed by 3 digits, e.g. CT004): mark it in_progress, done or cancelled,
+// reassign it to another nurse (first name), move its due time (RFC 3339
+// UTC), or replace its notes. Only the given fields change.
 func (s *Store) UpdateCareTask(a UpdateCareTaskArgs) (CareTask, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -417,7 +455,11 @@ func (a VitalsStatsArgs) match(v *Patient) bool {
 	return true
 }
 
-// VitalsStats runs vitals_stats: Compute a statistic (count, avg, min or max) over patients' latest vital signs - heart rate in beats per minute, SpO2 in percent, temperature in °C, systolic blood pressure in mmHg - or age, optionally one value per ward or per risk level, and only for patients on one ward or of one risk level.
+// VitalsStats runs vitals_stats: Compute a statistic (count, avg, min or max)
+// over patients' latest vital signs - heart rate in beats per minute, SpO2 in
+// percent, temperature in °C, systolic blood pressure in mmHg - or age,
+// optionally one value per ward or per risk level, and only for patients on
+// one ward or of one risk level.
 func (s *Store) VitalsStats(a VitalsStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "vitals_stats":
 		return mcpdomain.Bind(args, s.VitalsStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; healthcare has: list_patients, list_devices, list_alerts, set_device, set_ward_mode, acknowledge_alerts, list_care_tasks, create_care_task, update_care_task, vitals_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; healthcare has: list_patients, list_devices, "+
+		"list_alerts, set_device, set_ward_mode, acknowledge_alerts, "+
+		"list_care_tasks, create_care_task, update_care_task, vitals_stats", op)
 }

@@ -4,26 +4,35 @@ package industrial
 
 import "github.com/mcpgranite/granite/internal/mcpdomain"
 
-// Machine is a machine on one production line with its run state, speed set point, temperature and output.
+// Machine is a machine on one production line with its run state, speed set
+// point, temperature and output.
 type Machine struct {
 	ID string `json:"id"`
 	// Human-readable name of the machine, e.g. Stamping press B2.
 	Name string `json:"name"`
 	// What sort of machine it is.
 	MachineType string `json:"machine_type"`
-	// Production line the machine belongs to (line_a machining, line_b stamping, line_c packaging).
+	// Production line the machine belongs to (line_a machining, line_b stamping,
+	// line_c packaging).
 	Line string `json:"line"`
-	// Run state: running (producing), idle (powered, waiting), stopped (halted or locked out), fault (tripped by a fault, needs repair).
+	// Run state: running (producing), idle (powered, waiting), stopped (halted or
+	// locked out), fault (tripped by a fault, needs repair).
 	State string `json:"state"`
 	// Speed set point in percent of the machine's rated speed (0 when stopped).
 	SpeedPct int `json:"speed_pct"`
 	// Current spindle or motor temperature in °C.
 	TemperatureC float64 `json:"temperature_c"`
-	// Good parts the machine has produced today since 00:00 UTC (0 for conveyors and compressors, which make no parts).
+	// Good parts the machine has produced today since 00:00 UTC (0 for conveyors
+	// and compressors, which make no parts).
 	PartsToday int `json:"parts_today"`
-	// Operating hours since the machine's last service; service is due every 2000 hours.
+	// Operating hours since the machine's last service; service is due every 2000
+	// hours.
 	HoursSinceService int `json:"hours_since_service"`
-	// Process parameters of the machine as key-value pairs: feed rate of a CNC mill in mm per minute (feed_rate_mm_min) and its coolant (on or off), stroke rate of a press in strokes per minute (stroke_rate_spm), belt speed of a conveyor in m/s (belt_speed_m_s), or outlet pressure of a compressor in bar (pressure_bar).
+	// Process parameters of the machine as key-value pairs: feed rate of a CNC
+	// mill in mm per minute (feed_rate_mm_min) and its coolant (on or off),
+	// stroke rate of a press in strokes per minute (stroke_rate_spm), belt speed
+	// of a conveyor in m/s (belt_speed_m_s), or outlet pressure of a compressor
+	// in bar (pressure_bar).
 	Parameters map[string]any `json:"parameters,omitzero"`
 }
 
@@ -50,7 +59,7 @@ func seedMachines() []Machine {
 			HoursSinceService: 1850,
 			Parameters: map[string]any{
 				"coolant":          "on",
-				"feed_rate_mm_min": float64(int64(1200)),
+				"feed_rate_mm_min": 1200.0,
 			},
 		},
 		{
@@ -65,7 +74,7 @@ func seedMachines() []Machine {
 			HoursSinceService: 2310,
 			Parameters: map[string]any{
 				"coolant":          "on",
-				"feed_rate_mm_min": float64(int64(1100)),
+				"feed_rate_mm_min": 1100.0,
 			},
 		},
 		{
@@ -99,7 +108,7 @@ func seedMachines() []Machine {
 			TemperatureC:      58.2,
 			PartsToday:        1260,
 			HoursSinceService: 940,
-			Parameters:        map[string]any{"stroke_rate_spm": float64(int64(45))},
+			Parameters:        map[string]any{"stroke_rate_spm": 45.0},
 		},
 		{
 			ID:                "MC006",
@@ -178,7 +187,8 @@ func seedMachines() []Machine {
 	}
 }
 
-// Sensor is a condition-monitoring sensor on a machine reporting its latest reading against an alarm threshold.
+// Sensor is a condition-monitoring sensor on a machine reporting its latest
+// reading against an alarm threshold.
 type Sensor struct {
 	ID string `json:"id"`
 	// Human-readable name of the sensor.
@@ -187,15 +197,18 @@ type Sensor struct {
 	MachineID string `json:"machine_id"`
 	// Production line of the sensor's machine.
 	Line string `json:"line"`
-	// What the sensor measures: vibration in mm/s, temperature in °C, pressure in bar, motor current in A.
+	// What the sensor measures: vibration in mm/s, temperature in °C, pressure
+	// in bar, motor current in A.
 	Kind string `json:"kind"`
 	// Latest reading, in the sensor's unit (mm/s, °C, bar or A).
 	Value float64 `json:"value"`
 	// Unit of the reading: mm/s, °C, bar or A.
 	Unit string `json:"unit"`
-	// Reading at or above which the sensor is in alarm, in the sensor's unit; from 80 percent of it the sensor is at warning level.
+	// Reading at or above which the sensor is in alarm, in the sensor's unit;
+	// from 80 percent of it the sensor is at warning level.
 	AlarmThreshold float64 `json:"alarm_threshold"`
-	// Alert level of the latest reading: normal, warning (at least 80 percent of the alarm threshold) or alarm (at or above the threshold).
+	// Alert level of the latest reading: normal, warning (at least 80 percent of
+	// the alarm threshold) or alarm (at or above the threshold).
 	AlertLevel string `json:"alert_level"`
 }
 
@@ -388,7 +401,8 @@ func seedSensors() []Sensor {
 	}
 }
 
-// Alarm is an entry of the plant's alarm log, raised by a machine or its sensors.
+// Alarm is an entry of the plant's alarm log, raised by a machine or its
+// sensors.
 type Alarm struct {
 	ID string `json:"id"`
 	// How serious the alarm is.
@@ -514,21 +528,25 @@ type WorkOrder struct {
 	ID string `json:"id"`
 	// Short description of the work to do.
 	Title string `json:"title"`
-	// Sort of work: planned maintenance (service), inspection, repair of a fault, or calibration of a sensor.
+	// Sort of work: planned maintenance (service), inspection, repair of a fault,
+	// or calibration of a sensor.
 	OrderType string `json:"order_type"`
 	// Machine the work is done on (machine ID such as MC006).
 	MachineID string `json:"machine_id"`
 	// How soon the work must be done.
 	Priority string `json:"priority"`
-	// Progress of the work order: open (not started), in_progress, done or cancelled.
+	// Progress of the work order: open (not started), in_progress, done or
+	// cancelled.
 	Status string `json:"status"`
-	// Name of the technician the work order is assigned to (absent while unassigned).
+	// Name of the technician the work order is assigned to (absent while
+	// unassigned).
 	Assignee *string `json:"assignee,omitzero"`
 	// Free-text notes for the technician.
 	Notes *string `json:"notes,omitzero"`
 	// When the work order was opened (RFC 3339, UTC).
 	CreatedAt string `json:"created_at"`
-	// Trades the work needs, e.g. [electrical] for a motor fault (absent when not yet known).
+	// Trades the work needs, e.g. [electrical] for a motor fault (absent when not
+	// yet known).
 	Trades []string `json:"trades,omitzero"`
 }
 

@@ -42,7 +42,12 @@ func (a ListMachinesArgs) match(v *Machine) bool {
 	return true
 }
 
-// ListMachines runs list_machines: List machines (IDs like MC006) with name, type, line, run state, speed set point in percent, temperature in °C, parts produced today and operating hours since the last service. Optionally only those on one line, of one type or in one state, or within ranges, e.g. min_temperature_c for hot machines or min_hours_since_service for machines due for service (due every 2000 hours).
+// ListMachines runs list_machines: List machines (IDs like MC006) with name,
+// type, line, run state, speed set point in percent, temperature in °C,
+// parts produced today and operating hours since the last service. Optionally
+// only those on one line, of one type or in one state, or within ranges, e.g.
+// min_temperature_c for hot machines or min_hours_since_service for machines
+// due for service (due every 2000 hours).
 func (s *Store) ListMachines(a ListMachinesArgs) (mcpdomain.ListResult[Machine], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -57,7 +62,11 @@ type SetMachineArgs struct {
 	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
-// SetMachine runs set_machine: Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its run state (running, idle, stopped), its speed set point in percent of rated speed (0 to 100) and/or process parameters (the given keys are merged into the machine's parameters). Only what is given changes.
+// SetMachine runs set_machine: Change one machine by its ID (MC followed by 3
+// digits, e.g. MC006): set its run state (running, idle, stopped), its speed
+// set point in percent of rated speed (0 to 100) and/or process parameters
+// (the given keys are merged into the machine's parameters). Only what is
+// given changes.
 func (s *Store) SetMachine(a SetMachineArgs) (Machine, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,7 +123,11 @@ func (a ReadSensorsArgs) match(v *Sensor) bool {
 	return true
 }
 
-// ReadSensors runs read_sensors: Read the latest values of condition sensors (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar, motor current in A, each with its alarm threshold and alert level (normal, warning, alarm). Optionally only those on one machine or line, of one kind, at one alert level, or with the value in a range.
+// ReadSensors runs read_sensors: Read the latest values of condition sensors
+// (IDs like SE008): vibration in mm/s, temperature in °C, pressure in bar,
+// motor current in A, each with its alarm threshold and alert level (normal,
+// warning, alarm). Optionally only those on one machine or line, of one kind,
+// at one alert level, or with the value in a range.
 func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -155,7 +168,11 @@ func (a ListAlarmsArgs) match(v *Alarm) bool {
 	return true
 }
 
-// ListAlarms runs list_alarms: List entries of the alarm log (IDs like AL0002) with severity, machine, line, message, whether acknowledged, and when raised. Optionally only those of one severity, line or machine, acknowledged or not, or raised within a time window (min_raised_at / max_raised_at, RFC 3339 UTC).
+// ListAlarms runs list_alarms: List entries of the alarm log (IDs like
+// AL0002) with severity, machine, line, message, whether acknowledged, and
+// when raised. Optionally only those of one severity, line or machine,
+// acknowledged or not, or raised within a time window (min_raised_at /
+// max_raised_at, RFC 3339 UTC).
 func (s *Store) ListAlarms(a ListAlarmsArgs) (mcpdomain.ListResult[Alarm], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -186,7 +203,10 @@ func (a AcknowledgeAlarmsArgs) match(v *Alarm) bool {
 	return true
 }
 
-// AcknowledgeAlarms runs acknowledge_alarms: Acknowledge every unacknowledged alarm at once, optionally only those of one line, one machine (machine ID such as MC006) or one severity. With no filter it acknowledges every open alarm in the plant. Returns the IDs acknowledged.
+// AcknowledgeAlarms runs acknowledge_alarms: Acknowledge every unacknowledged
+// alarm at once, optionally only those of one line, one machine (machine ID
+// such as MC006) or one severity. With no filter it acknowledges every open
+// alarm in the plant. Returns the IDs acknowledged.
 func (s *Store) AcknowledgeAlarms(a AcknowledgeAlarmsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +230,9 @@ func (a SetLineModeArgs) match(v *Machine) bool {
 	return true
 }
 
-// SetLineMode runs set_line_mode: Put every machine of one production line into an operating mode at once. Machines in fault are never changed by a mode; they need a repair first.
+// SetLineMode runs set_line_mode: Put every machine of one production line
+// into an operating mode at once. Machines in fault are never changed by a
+// mode; they need a repair first.
 func (s *Store) SetLineMode(a SetLineModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -348,7 +370,10 @@ func (a ListWorkOrdersArgs) match(v *WorkOrder) bool {
 	return true
 }
 
-// ListWorkOrders runs list_work_orders: List maintenance work orders (IDs like WO004) with title, type, machine, priority, status and assignee. Optionally only those of one status, type, priority, machine (machine ID such as MC006) or assignee.
+// ListWorkOrders runs list_work_orders: List maintenance work orders (IDs
+// like WO004) with title, type, machine, priority, status and assignee.
+// Optionally only those of one status, type, priority, machine (machine ID
+// such as MC006) or assignee.
 func (s *Store) ListWorkOrders(a ListWorkOrdersArgs) (mcpdomain.ListResult[WorkOrder], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -366,7 +391,10 @@ type CreateWorkOrderArgs struct {
 	Trades    []string `json:"trades,omitempty"`
 }
 
-// CreateWorkOrder runs create_work_order: Open a maintenance work order on one machine (machine ID such as MC006). Priority defaults to medium; assignee and notes may be left out. The new order starts with status open. Returns the new work order with its ID (WO followed by 3 digits).
+// CreateWorkOrder runs create_work_order: Open a maintenance work order on
+// one machine (machine ID such as MC006). Priority defaults to medium;
+// assignee and notes may be left out. The new order starts with status open.
+// Returns the new work order with its ID (WO followed by 3 digits).
 func (s *Store) CreateWorkOrder(a CreateWorkOrderArgs) (WorkOrder, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -405,7 +433,9 @@ type UpdateWorkOrderArgs struct {
 	Notes       *string `json:"notes,omitempty"`
 }
 
-// UpdateWorkOrder runs update_work_order: Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set its status (open, in_progress, done, cancelled), priority, assignee or notes. Only the given settings change.
+// UpdateWorkOrder runs update_work_order: Change one work order by its ID (WO
+// followed by 3 digits, e.g. WO004): set its status (open, in_progress, done,
+// cancelled), priority, assignee or notes. Only the given settings change.
 func (s *Store) UpdateWorkOrder(a UpdateWorkOrderArgs) (WorkOrder, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -455,7 +485,11 @@ func (a ProductionStatsArgs) match(v *Machine) bool {
 	return true
 }
 
-// ProductionStats runs production_stats: Compute a statistic (count, sum, avg, min or max) over machines - parts produced today, temperature in °C, speed set point in percent or operating hours since service - optionally per line, machine type or run state, and only for machines of one line, type or state.
+// ProductionStats runs production_stats: Compute a statistic (count, sum,
+// avg, min or max) over machines - parts produced today, temperature in °C,
+// speed set point in percent or operating hours since service - optionally
+// per line, machine type or run state, and only for machines of one line,
+// type or state.
 func (s *Store) ProductionStats(a ProductionStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "production_stats":
 		return mcpdomain.Bind(args, s.ProductionStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; industrial has: list_machines, set_machine, read_sensors, list_alarms, acknowledge_alarms, set_line_mode, list_work_orders, create_work_order, update_work_order, production_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; industrial has: list_machines, set_machine, "+
+		"read_sensors, list_alarms, acknowledge_alarms, set_line_mode, "+
+		"list_work_orders, create_work_order, update_work_order, production_stats", op)
 }

@@ -4,18 +4,24 @@ package robotics
 
 import "github.com/mcpgranite/granite/internal/mcpdomain"
 
-// Robot is a robot of the fleet with its zone, station, state, battery and limits.
+// Robot is a robot of the fleet with its zone, station, state, battery and
+// limits.
 type Robot struct {
 	ID string `json:"id"`
 	// Human-readable name of the robot, e.g. AMR-04 Draco.
 	Name string `json:"name"`
-	// Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).
+	// Sort of robot: amr (autonomous mobile robot carrying totes and carts),
+	// forklift (autonomous pallet forklift) or arm (robot arm on a mobile base
+	// for picking).
 	Kind string `json:"kind"`
 	// Zone of the factory the robot works in.
 	Zone string `json:"zone"`
-	// Station the robot is at right now (bay_<zone> is the charging bay of a zone).
+	// Station the robot is at right now (bay_<zone> is the charging bay of a
+	// zone).
 	Station string `json:"station"`
-	// Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).
+	// Operating state: idle (free for a mission), working (on a mission),
+	// charging, error (faulted, see error_code) or stopped (halted by an operator
+	// or an emergency stop).
 	Status string `json:"status"`
 	// Remaining battery charge (below 20 percent the robot should go charging).
 	BatteryPct int `json:"battery_pct"`
@@ -215,9 +221,11 @@ type Charger struct {
 	Name string `json:"name"`
 	// Zone the charger is in.
 	Zone string `json:"zone"`
-	// Charging bay the charger stands in (bay_<zone>); send a robot there to charge.
+	// Charging bay the charger stands in (bay_<zone>); send a robot there to
+	// charge.
 	Station string `json:"station"`
-	// Whether a robot can dock: free, occupied (a robot is charging) or out_of_service (faulty, do not use).
+	// Whether a robot can dock: free, occupied (a robot is charging) or
+	// out_of_service (faulty, do not use).
 	Status string `json:"status"`
 	// Charging power.
 	PowerKw float64 `json:"power_kw"`
@@ -303,20 +311,26 @@ func seedChargers() []Charger {
 	}
 }
 
-// Mission is a job the controller has given a robot - move a load, pick parts, inspect a spot, or go back to charge.
+// Mission is a job the controller has given a robot - move a load, pick
+// parts, inspect a spot, or go back to charge.
 type Mission struct {
 	ID string `json:"id"`
 	// Robot that carries out the mission (robot ID such as RB004).
 	RobotID string `json:"robot_id"`
-	// Sort of mission: transport (carry a load from one station to another), pick (an arm picks parts at a station), inspect (drive to a station and inspect it) or return_to_dock (drive to a charging bay to recharge).
+	// Sort of mission: transport (carry a load from one station to another), pick
+	// (an arm picks parts at a station), inspect (drive to a station and inspect
+	// it) or return_to_dock (drive to a charging bay to recharge).
 	Kind string `json:"kind"`
-	// Station where the mission starts (for return_to_dock: where the robot is now).
+	// Station where the mission starts (for return_to_dock: where the robot is
+	// now).
 	FromStation string `json:"from_station"`
-	// Station where the mission ends (for return_to_dock: the charging bay bay_<zone>).
+	// Station where the mission ends (for return_to_dock: the charging bay
+	// bay_<zone>).
 	ToStation string `json:"to_station"`
 	// Scheduling priority of the mission.
 	Priority string `json:"priority"`
-	// Progress: queued (waiting), active (being carried out), completed, cancelled or failed.
+	// Progress: queued (waiting), active (being carried out), completed,
+	// cancelled or failed.
 	Status string `json:"status"`
 	// Weight of the load carried (0 for none).
 	PayloadKg float64 `json:"payload_kg"`

@@ -34,7 +34,11 @@ func (a ListRobotsArgs) match(v *Robot) bool {
 	return true
 }
 
-// ListRobots runs list_robots: List robots of the fleet (IDs like RB004) with their kind, zone, current station, status, battery in percent, speed limit in m/s, payload capacity in kg and error code. Optionally only those in one zone, of one kind or in one status, or within a battery range (e.g. max_battery_pct 19 for robots below 20 percent).
+// ListRobots runs list_robots: List robots of the fleet (IDs like RB004) with
+// their kind, zone, current station, status, battery in percent, speed limit
+// in m/s, payload capacity in kg and error code. Optionally only those in one
+// zone, of one kind or in one status, or within a battery range (e.g.
+// max_battery_pct 19 for robots below 20 percent).
 func (s *Store) ListRobots(a ListRobotsArgs) (mcpdomain.ListResult[Robot], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -46,7 +50,10 @@ type GetRobotArgs struct {
 	RobotID string `json:"robot_id"`
 }
 
-// GetRobot runs get_robot: Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, zone, station, status, battery in percent, speed limit in m/s, payload capacity in kg and the fault code it reports (none when healthy).
+// GetRobot runs get_robot: Get one robot by its ID (RB followed by 3 digits,
+// e.g. RB004): name, kind, zone, station, status, battery in percent, speed
+// limit in m/s, payload capacity in kg and the fault code it reports (none
+// when healthy).
 func (s *Store) GetRobot(a GetRobotArgs) (Robot, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -79,7 +86,10 @@ func (a ListChargersArgs) match(v *Charger) bool {
 	return true
 }
 
-// ListChargers runs list_chargers: List chargers (IDs like CH003) with their zone, charging bay (station), status (free, occupied or out_of_service), power in kW and the robot docked there. Optionally only those in one zone or with one status, or within a power range.
+// ListChargers runs list_chargers: List chargers (IDs like CH003) with their
+// zone, charging bay (station), status (free, occupied or out_of_service),
+// power in kW and the robot docked there. Optionally only those in one zone
+// or with one status, or within a power range.
 func (s *Store) ListChargers(a ListChargersArgs) (mcpdomain.ListResult[Charger], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -93,7 +103,9 @@ type SetRobotArgs struct {
 	SpeedLimitMps *float64 `json:"speed_limit_mps,omitempty"`
 }
 
-// SetRobot runs set_robot: Change one robot by its ID (RB followed by 3 digits): set its status (e.g. stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to 2). Only the given settings change.
+// SetRobot runs set_robot: Change one robot by its ID (RB followed by 3
+// digits): set its status (e.g. stopped to halt it, idle to resume it) and/or
+// its speed limit in m/s (0 to 2). Only the given settings change.
 func (s *Store) SetRobot(a SetRobotArgs) (Robot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,7 +142,11 @@ func (a EmergencyStopZoneArgs) match(v *Robot) bool {
 	return true
 }
 
-// EmergencyStopZone runs emergency_stop_zone: Emergency-stop every robot in one zone at once, optionally only robots of one kind: each one's status becomes stopped, whatever it was doing. Speed limits and missions are left unchanged; resume a robot afterwards by setting its status one robot at a time. Returns the IDs of the robots stopped.
+// EmergencyStopZone runs emergency_stop_zone: Emergency-stop every robot in
+// one zone at once, optionally only robots of one kind: each one's status
+// becomes stopped, whatever it was doing. Speed limits and missions are left
+// unchanged; resume a robot afterwards by setting its status one robot at a
+// time. Returns the IDs of the robots stopped.
 func (s *Store) EmergencyStopZone(a EmergencyStopZoneArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,7 +170,9 @@ func (a SetFleetModeArgs) match(v *Robot) bool {
 	return true
 }
 
-// SetFleetMode runs set_fleet_mode: Apply a fleet mode that sets the speed limit of every robot by its kind, for the whole fleet or, with zone, only for the robots in one zone. Status and missions are not changed.
+// SetFleetMode runs set_fleet_mode: Apply a fleet mode that sets the speed
+// limit of every robot by its kind, for the whole fleet or, with zone, only
+// for the robots in one zone. Status and missions are not changed.
 func (s *Store) SetFleetMode(a SetFleetModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -236,7 +254,11 @@ func (a ListMissionsArgs) match(v *Mission) bool {
 	return true
 }
 
-// ListMissions runs list_missions: List missions (IDs like MS0007, MS followed by 4 digits) with their robot, kind, start and end station, priority, status, payload in kg and creation time. Optionally only those of one robot, status, kind or priority, or created within a time window (min_created / max_created, RFC 3339 UTC).
+// ListMissions runs list_missions: List missions (IDs like MS0007, MS
+// followed by 4 digits) with their robot, kind, start and end station,
+// priority, status, payload in kg and creation time. Optionally only those of
+// one robot, status, kind or priority, or created within a time window
+// (min_created / max_created, RFC 3339 UTC).
 func (s *Store) ListMissions(a ListMissionsArgs) (mcpdomain.ListResult[Mission], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -253,7 +275,13 @@ type DispatchMissionArgs struct {
 	PayloadKg   *float64 `json:"payload_kg,omitempty"`
 }
 
-// DispatchMission runs dispatch_mission: Dispatch a new mission to a robot (robot ID such as RB004): its kind, the station it starts from and the station it ends at, and optionally its priority (default normal) and payload in kg (default 0). To send a robot to charge, use kind return_to_dock from the robot's current station to its zone's charging bay (bay_<zone>). The mission starts queued; returns it with its new ID (MS followed by 4 digits).
+// DispatchMission runs dispatch_mission: Dispatch a new mission to a robot
+// (robot ID such as RB004): its kind, the station it starts from and the
+// station it ends at, and optionally its priority (default normal) and
+// payload in kg (default 0). To send a robot to charge, use kind
+// return_to_dock from the robot's current station to its zone's charging bay
+// (bay_<zone>). The mission starts queued; returns it with its new ID (MS
+// followed by 4 digits).
 func (s *Store) DispatchMission(a DispatchMissionArgs) (Mission, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -286,7 +314,10 @@ type UpdateMissionArgs struct {
 	RobotID   *string `json:"robot_id,omitempty"`
 }
 
-// UpdateMission runs update_mission: Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue it (status queued), change its priority, or hand it over to another robot (robot_id). Only the given settings change.
+// UpdateMission runs update_mission: Change one mission by its ID (MS
+// followed by 4 digits, e.g. MS0007): cancel it (status cancelled), re-queue
+// it (status queued), change its priority, or hand it over to another robot
+// (robot_id). Only the given settings change.
 func (s *Store) UpdateMission(a UpdateMissionArgs) (Mission, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -338,7 +369,10 @@ func (a FleetStatsArgs) match(v *Robot) bool {
 	return true
 }
 
-// FleetStats runs fleet_stats: Compute a statistic (count, sum, avg, min or max) over the robots' battery charge in percent, speed limit in m/s or payload capacity in kg, optionally one value per zone, kind or status, and only for robots of one zone, kind or status.
+// FleetStats runs fleet_stats: Compute a statistic (count, sum, avg, min or
+// max) over the robots' battery charge in percent, speed limit in m/s or
+// payload capacity in kg, optionally one value per zone, kind or status, and
+// only for robots of one zone, kind or status.
 func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -110,5 +110,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "fleet_stats":
 		return mcpdomain.Bind(args, s.FleetStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; robotics has: list_robots, get_robot, list_chargers, set_robot, emergency_stop_zone, set_fleet_mode, list_missions, dispatch_mission, update_mission, fleet_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; robotics has: list_robots, get_robot, list_chargers, "+
+		"set_robot, emergency_stop_zone, set_fleet_mode, list_missions, "+
+		"dispatch_mission, update_mission, fleet_stats", op)
 }

@@ -23,7 +23,11 @@ type Device struct {
 	Locked bool `json:"locked"`
 	// Opening of a blind (0 closed, 100 fully open; 0 for other kinds).
 	Position int `json:"position"`
-	// Device-specific settings as key-value pairs: colour temperature of a light in kelvin (color_temp_k), night set-back hours of a thermostat as HH:MM (setback_from, setback_to), the delay after which a lock locks itself again in seconds (auto_lock_s), or a plug's power limit in watts (max_watts). Absent when the device has none.
+	// Device-specific settings as key-value pairs: colour temperature of a light
+	// in kelvin (color_temp_k), night set-back hours of a thermostat as HH:MM
+	// (setback_from, setback_to), the delay after which a lock locks itself again
+	// in seconds (auto_lock_s), or a plug's power limit in watts (max_watts).
+	// Absent when the device has none.
 	Settings map[string]any `json:"settings,omitzero"`
 }
 
@@ -45,7 +49,7 @@ func seedDevices() []Device {
 			Room:       "living_room",
 			Power:      "on",
 			Brightness: 80,
-			Settings:   map[string]any{"color_temp_k": float64(int64(3000))},
+			Settings:   map[string]any{"color_temp_k": 3000.0},
 		},
 		{
 			ID:    "DV002",
@@ -80,7 +84,7 @@ func seedDevices() []Device {
 			Kind:     "plug",
 			Room:     "kitchen",
 			Power:    "off",
-			Settings: map[string]any{"max_watts": float64(int64(1500))},
+			Settings: map[string]any{"max_watts": 1500.0},
 		},
 		{
 			ID:    "DV006",
@@ -123,7 +127,7 @@ func seedDevices() []Device {
 			Kind:     "lock",
 			Room:     "hallway",
 			Power:    "on",
-			Settings: map[string]any{"auto_lock_s": float64(int64(120))},
+			Settings: map[string]any{"auto_lock_s": 120.0},
 		},
 		{
 			ID:         "DV011",
@@ -352,7 +356,8 @@ func seedEvents() []Event {
 	}
 }
 
-// Rule is an automation rule that switches a device when a sensor reading crosses a threshold.
+// Rule is an automation rule that switches a device when a sensor reading
+// crosses a threshold.
 type Rule struct {
 	ID string `json:"id"`
 	// Name of the rule.
@@ -369,7 +374,8 @@ type Rule struct {
 	ActionPower string `json:"action_power"`
 	// Whether the rule is active.
 	Enabled bool `json:"enabled"`
-	// Days of the week on which the rule may fire, in week order (absent means every day).
+	// Days of the week on which the rule may fire, in week order (absent means
+	// every day).
 	Days []string `json:"days,omitzero"`
 }
 

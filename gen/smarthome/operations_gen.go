@@ -26,7 +26,8 @@ func (a ListDevicesArgs) match(v *Device) bool {
 	return true
 }
 
-// ListDevices runs list_devices: List devices, optionally only those in one room, of one kind or in one power state.
+// ListDevices runs list_devices: List devices, optionally only those in one
+// room, of one kind or in one power state.
 func (s *Store) ListDevices(a ListDevicesArgs) (mcpdomain.ListResult[Device], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -38,7 +39,8 @@ type GetDeviceArgs struct {
 	DeviceID string `json:"device_id"`
 }
 
-// GetDevice runs get_device: Get the full current state of one device by its ID.
+// GetDevice runs get_device: Get the full current state of one device by its
+// ID.
 func (s *Store) GetDevice(a GetDeviceArgs) (Device, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -56,7 +58,10 @@ type SetDeviceArgs struct {
 	Settings    map[string]any `json:"settings,omitempty"`
 }
 
-// SetDevice runs set_device: Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, open a blind, or change device-specific settings (the given keys are merged into the device's settings). Only what is given changes.
+// SetDevice runs set_device: Change one device: switch it on or off, dim a
+// light, set a thermostat's target temperature, lock or unlock a lock, open a
+// blind, or change device-specific settings (the given keys are merged into
+// the device's settings). Only what is given changes.
 func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,7 +119,8 @@ func (a ReadSensorsArgs) match(v *Sensor) bool {
 	return true
 }
 
-// ReadSensors runs read_sensors: Read the latest values of sensors, optionally only those in one room or of one kind.
+// ReadSensors runs read_sensors: Read the latest values of sensors,
+// optionally only those in one room or of one kind.
 func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -147,7 +153,8 @@ func (a ListEventsArgs) match(v *Event) bool {
 	return true
 }
 
-// ListEvents runs list_events: List entries of the event log, optionally by room, kind, or a time window.
+// ListEvents runs list_events: List entries of the event log, optionally by
+// room, kind, or a time window.
 func (s *Store) ListEvents(a ListEventsArgs) (mcpdomain.ListResult[Event], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -168,7 +175,8 @@ func (a SetRoomModeArgs) match(v *Device) bool {
 	return true
 }
 
-// SetRoomMode runs set_room_mode: Apply a mode to every device in one room at once.
+// SetRoomMode runs set_room_mode: Apply a mode to every device in one room at
+// once.
 func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -258,7 +266,8 @@ func (a ListRulesArgs) match(v *Rule) bool {
 	return true
 }
 
-// ListRules runs list_rules: List automation rules, optionally only enabled or disabled ones, or those acting on one device.
+// ListRules runs list_rules: List automation rules, optionally only enabled
+// or disabled ones, or those acting on one device.
 func (s *Store) ListRules(a ListRulesArgs) (mcpdomain.ListResult[Rule], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -277,7 +286,8 @@ type CreateRuleArgs struct {
 	Days          []string `json:"days,omitempty"`
 }
 
-// CreateRule runs create_rule: Create an automation rule that switches a device when a sensor reading goes above or below a threshold.
+// CreateRule runs create_rule: Create an automation rule that switches a
+// device when a sensor reading goes above or below a threshold.
 func (s *Store) CreateRule(a CreateRuleArgs) (Rule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -335,7 +345,8 @@ func (a SensorStatsArgs) match(v *Sensor) bool {
 	return true
 }
 
-// SensorStats runs sensor_stats: Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.
+// SensorStats runs sensor_stats: Compute a statistic over sensor readings or
+// battery levels, optionally per room or kind and only for some sensors.
 func (s *Store) SensorStats(a SensorStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -10,17 +10,27 @@ import (
 )
 
 var opListDevices = &mcpdomain.Operation{
-	Name:        "list_devices",
-	Kind:        "list",
-	Category:    "status_query",
-	Entity:      "device",
-	Description: "List devices, optionally only those in one room, of one kind or in one power state.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_devices",
+	Kind:     mcpdomain.OpList,
+	Category: "status_query",
+	Entity:   "device",
+	Description: "List devices, optionally only those in one room, of one kind or in one " +
+		"power state.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
-		{Name: "kind", Type: "string", Enum: []string{"light", "thermostat", "lock", "plug", "blind"}, Hint: "one of light, thermostat, lock, plug, blind"},
+		{
+			Name: "room",
+			Type: "string",
+			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"light", "thermostat", "lock", "plug", "blind"},
+			Hint: "one of light, thermostat, lock, plug, blind",
+		},
 		{Name: "power", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
 		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 	},
@@ -29,12 +39,11 @@ var opListDevices = &mcpdomain.Operation{
 }
 var opGetDevice = &mcpdomain.Operation{
 	Name:        "get_device",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "device",
 	Description: "Get the full current state of one device by its ID.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
@@ -43,12 +52,14 @@ var opGetDevice = &mcpdomain.Operation{
 	Example: `{"device_id":"DV001"}`,
 }
 var opSetDevice = &mcpdomain.Operation{
-	Name:        "set_device",
-	Kind:        "update",
-	Category:    "action_execution",
-	Entity:      "device",
-	Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, open a blind, or change device-specific settings (the given keys are merged into the device's settings). Only what is given changes.",
-	ReadOnly:    false,
+	Name:     "set_device",
+	Kind:     mcpdomain.OpUpdate,
+	Category: "action_execution",
+	Entity:   "device",
+	Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
+		"target temperature, lock or unlock a lock, open a blind, or change " +
+		"device-specific settings (the given keys are merged into the device's " +
+		"settings). Only what is given changes.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -64,17 +75,27 @@ var opSetDevice = &mcpdomain.Operation{
 	Example: `{"device_id":"DV001","power":"off"}`,
 }
 var opReadSensors = &mcpdomain.Operation{
-	Name:        "read_sensors",
-	Kind:        "list",
-	Category:    "status_query",
-	Entity:      "sensor",
-	Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "read_sensors",
+	Kind:     mcpdomain.OpList,
+	Category: "status_query",
+	Entity:   "sensor",
+	Description: "Read the latest values of sensors, optionally only those in one room or of " +
+		"one kind.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
-		{Name: "kind", Type: "string", Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"}, Hint: "one of temperature, humidity, motion, co2, light_level"},
+		{
+			Name: "room",
+			Type: "string",
+			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"},
+			Hint: "one of temperature, humidity, motion, co2, light_level",
+		},
 		{Name: "min_battery", Type: "integer", Hint: "integer from 0 to 100, in percent"},
 		{Name: "max_battery", Type: "integer", Hint: "integer from 0 to 100, in percent"},
 		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
@@ -84,16 +105,25 @@ var opReadSensors = &mcpdomain.Operation{
 }
 var opListEvents = &mcpdomain.Operation{
 	Name:        "list_events",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "analysis",
 	Entity:      "event",
 	Description: "List entries of the event log, optionally by room, kind, or a time window.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
-		{Name: "kind", Type: "string", Enum: []string{"motion", "door", "power_change", "alert"}, Hint: "one of motion, door, power_change, alert"},
+		{
+			Name: "room",
+			Type: "string",
+			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"motion", "door", "power_change", "alert"},
+			Hint: "one of motion, door, power_change, alert",
+		},
 		{Name: "min_timestamp", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
 		{Name: "max_timestamp", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
 		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
@@ -103,29 +133,34 @@ var opListEvents = &mcpdomain.Operation{
 }
 var opSetRoomMode = &mcpdomain.Operation{
 	Name:        "set_room_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Apply a mode to every device in one room at once.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Required: true, Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
+		{
+			Name:     "room",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+			Hint:     "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		},
 		{Name: "mode", Type: "string", Required: true, Enum: []string{"night", "away", "comfort"}, Hint: "one of night, away, comfort"},
 	},
 	Schema:  setRoomModeSchema,
 	Example: `{"room":"living_room","mode":"night"}`,
 }
 var opListRules = &mcpdomain.Operation{
-	Name:        "list_rules",
-	Kind:        "list",
-	Category:    "configuration",
-	Entity:      "rule",
-	Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_rules",
+	Kind:     mcpdomain.OpList,
+	Category: "configuration",
+	Entity:   "rule",
+	Description: "List automation rules, optionally only enabled or disabled ones, or those " +
+		"acting on one device.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
 		{Name: "enabled", Type: "boolean", Hint: "boolean"},
 		{Name: "action_device", Type: "string", Entity: "device", Hint: "device ID like DV001"},
@@ -135,14 +170,12 @@ var opListRules = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opCreateRule = &mcpdomain.Operation{
-	Name:        "create_rule",
-	Kind:        "create",
-	Category:    "configuration",
-	Entity:      "rule",
-	Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
+	Name:     "create_rule",
+	Kind:     mcpdomain.OpCreate,
+	Category: "configuration",
+	Entity:   "rule",
+	Description: "Create an automation rule that switches a device when a sensor reading goes " +
+		"above or below a threshold.",
 	Args: []mcpdomain.Arg{
 		{Name: "name", Type: "string", Required: true, Hint: "string"},
 		{Name: "trigger_sensor", Type: "string", Required: true, Entity: "sensor", Hint: "sensor ID like SN001"},
@@ -158,11 +191,10 @@ var opCreateRule = &mcpdomain.Operation{
 }
 var opDeleteRule = &mcpdomain.Operation{
 	Name:        "delete_rule",
-	Kind:        "delete",
+	Kind:        mcpdomain.OpDelete,
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "Delete an automation rule by its ID.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -172,35 +204,63 @@ var opDeleteRule = &mcpdomain.Operation{
 	Example: `{"rule_id":"RL003"}`,
 }
 var opSensorStats = &mcpdomain.Operation{
-	Name:        "sensor_stats",
-	Kind:        "aggregate",
-	Category:    "analysis",
-	Entity:      "sensor",
-	Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "sensor_stats",
+	Kind:     mcpdomain.OpAggregate,
+	Category: "analysis",
+	Entity:   "sensor",
+	Description: "Compute a statistic over sensor readings or battery levels, optionally per " +
+		"room or kind and only for some sensors.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count", "sum"}, Hint: "one of avg, min, max, count, sum"},
+		{
+			Name:     "function",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"avg", "min", "max", "count", "sum"},
+			Hint:     "one of avg, min, max, count, sum",
+		},
 		{Name: "field", Type: "string", Required: true, Enum: []string{"value", "battery"}, Hint: "one of value, battery"},
 		{Name: "group_by", Type: "string", Enum: []string{"room", "kind"}, Hint: "one of room, kind"},
-		{Name: "room", Type: "string", Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"}, Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage"},
-		{Name: "kind", Type: "string", Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"}, Hint: "one of temperature, humidity, motion, co2, light_level"},
+		{
+			Name: "room",
+			Type: "string",
+			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"},
+			Hint: "one of temperature, humidity, motion, co2, light_level",
+		},
 	},
 	Schema:  sensorStatsSchema,
 	Example: `{"function":"avg","field":"value"}`,
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*mcpdomain.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats}
+var Operations = []*mcpdomain.Operation{
+	opListDevices,
+	opGetDevice,
+	opSetDevice,
+	opReadSensors,
+	opListEvents,
+	opSetRoomMode,
+	opListRules,
+	opCreateRule,
+	opDeleteRule,
+	opSensorStats,
+}
 
 // Tools holds each level's tools with the schemas the model sees.
 var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L4: {
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_devices",
-			Description: "List devices, optionally only those in one room, of one kind or in one power state.",
+			Level: mcpdomain.L4,
+			Name:  "list_devices",
+			Description: "List devices, optionally only those in one room, of one kind or in one " +
+				"power state.",
 			InputSchema: listDevicesSchema,
 			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
@@ -212,16 +272,20 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetDevice},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "set_device",
-			Description: "Change one device: switch it on or off, dim a light, set a thermostat's target temperature, lock or unlock a lock, open a blind, or change device-specific settings (the given keys are merged into the device's settings). Only what is given changes.",
+			Level: mcpdomain.L4,
+			Name:  "set_device",
+			Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
+				"target temperature, lock or unlock a lock, open a blind, or change " +
+				"device-specific settings (the given keys are merged into the device's " +
+				"settings). Only what is given changes.",
 			InputSchema: setDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "read_sensors",
-			Description: "Read the latest values of sensors, optionally only those in one room or of one kind.",
+			Level: mcpdomain.L4,
+			Name:  "read_sensors",
+			Description: "Read the latest values of sensors, optionally only those in one room or of " +
+				"one kind.",
 			InputSchema: readSensorsSchema,
 			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
@@ -240,16 +304,18 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetRoomMode},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_rules",
-			Description: "List automation rules, optionally only enabled or disabled ones, or those acting on one device.",
+			Level: mcpdomain.L4,
+			Name:  "list_rules",
+			Description: "List automation rules, optionally only enabled or disabled ones, or those " +
+				"acting on one device.",
 			InputSchema: listRulesSchema,
 			Operations:  []*mcpdomain.Operation{opListRules},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "create_rule",
-			Description: "Create an automation rule that switches a device when a sensor reading goes above or below a threshold.",
+			Level: mcpdomain.L4,
+			Name:  "create_rule",
+			Description: "Create an automation rule that switches a device when a sensor reading goes " +
+				"above or below a threshold.",
 			InputSchema: createRuleSchema,
 			Operations:  []*mcpdomain.Operation{opCreateRule},
 		},
@@ -261,25 +327,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opDeleteRule},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "sensor_stats",
-			Description: "Compute a statistic over sensor readings or battery levels, optionally per room or kind and only for some sensors.",
+			Level: mcpdomain.L4,
+			Name:  "sensor_stats",
+			Description: "Compute a statistic over sensor readings or battery levels, optionally per " +
+				"room or kind and only for some sensors.",
 			InputSchema: sensorStatsSchema,
 			Operations:  []*mcpdomain.Operation{opSensorStats},
 		},
 	},
 	mcpdomain.L3: {
 		{
-			Level:       mcpdomain.L3,
-			Name:        "get_room_status",
-			Description: "Look up devices and sensors - list them by room or kind, get one device, read sensor values.",
+			Level: mcpdomain.L3,
+			Name:  "get_room_status",
+			Description: "Look up devices and sensors - list them by room or kind, get one device, " +
+				"read sensor values.",
 			InputSchema: l3GetRoomStatusSchema,
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "set_room_mode",
-			Description: "Control devices - change one device, or apply a mode (night, away, comfort) to a whole room.",
+			Level: mcpdomain.L3,
+			Name:  "set_room_mode",
+			Description: "Control devices - change one device, or apply a mode (night, away, comfort) " +
+				"to a whole room.",
 			InputSchema: l3SetRoomModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
@@ -300,27 +369,41 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	},
 	mcpdomain.L2: {
 		{
-			Level:       mcpdomain.L2,
-			Name:        "smart_home_query",
-			Description: "Read anything in the smart home - devices, sensors, events, rules, statistics. Nothing changes.",
+			Level: mcpdomain.L2,
+			Name:  "smart_home_query",
+			Description: "Read anything in the smart home - devices, sensors, events, rules, " +
+				"statistics. Nothing changes.",
 			InputSchema: l2SmartHomeQuerySchema,
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
 		},
 		{
-			Level:       mcpdomain.L2,
-			Name:        "smart_home_control",
-			Description: "Change the smart home - set devices, apply room modes, create or delete automation rules.",
+			Level: mcpdomain.L2,
+			Name:  "smart_home_control",
+			Description: "Change the smart home - set devices, apply room modes, create or delete " +
+				"automation rules.",
 			InputSchema: l2SmartHomeControlSchema,
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
 		},
 	},
 	mcpdomain.L1: {
 		{
-			Level:       mcpdomain.L1,
-			Name:        "smart_home",
-			Description: "Query and control the smart home - devices, sensors, events, automation rules and statistics.",
+			Level: mcpdomain.L1,
+			Name:  "smart_home",
+			Description: "Query and control the smart home - devices, sensors, events, automation " +
+				"rules and statistics.",
 			InputSchema: l1SmartHomeSchema,
-			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opSetDevice, opReadSensors, opListEvents, opSetRoomMode, opListRules, opCreateRule, opDeleteRule, opSensorStats},
+			Operations: []*mcpdomain.Operation{
+				opListDevices,
+				opGetDevice,
+				opSetDevice,
+				opReadSensors,
+				opListEvents,
+				opSetRoomMode,
+				opListRules,
+				opCreateRule,
+				opDeleteRule,
+				opSensorStats,
+			},
 		},
 	},
 }
@@ -331,20 +414,29 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("smarthome: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-smarthome", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A connected house: lights, thermostats, door locks, plugs and blinds in six rooms, environment sensors, an event log and automation rules that switch devices when a sensor crosses a threshold."))
+	s := server.NewMCPServer(
+		"granite-smarthome",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("A connected house: lights, thermostats, door locks, plugs and blinds in six "+
+			"rooms, environment sensors, an event log and automation rules that switch "+
+			"devices when a sensor crosses a threshold."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of smarthome.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "smarthome",
-	Title:        "Smart home",
-	Description:  "A connected house: lights, thermostats, door locks, plugs and blinds in six rooms, environment sensors, an event log and automation rules that switch devices when a sensor crosses a threshold.",
-	Entities:     []string{"device", "sensor", "event", "rule"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:  "smarthome",
+	Title: "Smart home",
+	Description: "A connected house: lights, thermostats, door locks, plugs and blinds in six " +
+		"rooms, environment sensors, an event log and automation rules that switch " +
+		"devices when a sensor crosses a threshold.",
+	Entities:   []string{"device", "sensor", "event", "rule"},
+	Operations: Operations,
+	Tools:      Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "sensor_stats":
 		return mcpdomain.Bind(args, s.SensorStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; smarthome has: list_devices, get_device, set_device, read_sensors, list_events, set_room_mode, list_rules, create_rule, delete_rule, sensor_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; smarthome has: list_devices, get_device, set_device, "+
+		"read_sensors, list_events, set_room_mode, list_rules, create_rule, "+
+		"delete_rule, sensor_stats", op)
 }

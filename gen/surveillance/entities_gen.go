@@ -7,25 +7,30 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 // Camera is a security camera recording to the NVR.
 type Camera struct {
 	ID string `json:"id"`
-	// Human-readable name of the camera, saying where it looks (e.g. Loading dock bay 1).
+	// Human-readable name of the camera, saying where it looks (e.g. Loading dock
+	// bay 1).
 	Name string `json:"name"`
 	// Campus zone the camera covers.
 	Zone string `json:"zone"`
-	// Whether the NVR currently receives the camera's stream (offline: no video, e.g. cable, power or tampering).
+	// Whether the NVR currently receives the camera's stream (offline: no video,
+	// e.g. cable, power or tampering).
 	Status string `json:"status"`
-	// Recording mode: continuous (records all the time), motion (records only when motion is detected) or off.
+	// Recording mode: continuous (records all the time), motion (records only
+	// when motion is detected) or off.
 	Recording string `json:"recording"`
 	// Whether infrared night vision is switched on.
 	NightVision bool `json:"night_vision"`
 	// Recording resolution of the stream.
 	Resolution string `json:"resolution"`
-	// Sensitivity of motion detection (0 ignores all motion, 100 reacts to the smallest change).
+	// Sensitivity of motion detection (0 ignores all motion, 100 reacts to the
+	// smallest change).
 	MotionSensitivity int `json:"motion_sensitivity"`
 	// Number of days the NVR keeps this camera's footage before overwriting it.
 	RetentionDays int `json:"retention_days"`
 	// Footage of this camera currently stored on the NVR in gigabytes.
 	StorageGb float64 `json:"storage_gb"`
-	// When the NVR last received video from the camera (RFC 3339, UTC, e.g. 2026-09-24T06:45:00Z).
+	// When the NVR last received video from the camera (RFC 3339, UTC, e.g.
+	// 2026-09-24T06:45:00Z).
 	LastSeen string `json:"last_seen"`
 }
 
@@ -219,20 +224,25 @@ func seedCameras() []Camera {
 	}
 }
 
-// Door is a door or gate with an electronic lock, a door alarm and a badge reader.
+// Door is a door or gate with an electronic lock, a door alarm and a badge
+// reader.
 type Door struct {
 	ID string `json:"id"`
 	// Human-readable name of the door or gate.
 	Name string `json:"name"`
 	// Campus zone the door is in.
 	Zone string `json:"zone"`
-	// Sort of door: pedestrian entrance, interior door, emergency exit, vehicle gate or barrier, or loading roller shutter.
+	// Sort of door: pedestrian entrance, interior door, emergency exit, vehicle
+	// gate or barrier, or loading roller shutter.
 	DoorType string `json:"door_type"`
-	// Whether the lock is engaged (true: a valid badge is needed to open it; false: free passage).
+	// Whether the lock is engaged (true: a valid badge is needed to open it;
+	// false: free passage).
 	Locked bool `json:"locked"`
-	// Whether the door alarm is armed (an armed door raises an alert when forced or held open).
+	// Whether the door alarm is armed (an armed door raises an alert when forced
+	// or held open).
 	AlarmArmed bool `json:"alarm_armed"`
-	// Whose badges open the door when it is locked: all staff, or security staff only.
+	// Whose badges open the door when it is locked: all staff, or security staff
+	// only.
 	BadgeAccess string `json:"badge_access"`
 	// Name of the person whose badge last opened the door.
 	LastBadge *string `json:"last_badge,omitzero"`
@@ -373,20 +383,25 @@ func seedDoors() []Door {
 	}
 }
 
-// Alert is an alert raised by a camera's video analytics or by a door controller.
+// Alert is an alert raised by a camera's video analytics or by a door
+// controller.
 type Alert struct {
 	ID string `json:"id"`
 	// When the alert was raised (RFC 3339, UTC).
 	Timestamp string `json:"timestamp"`
 	// Campus zone the alert comes from.
 	Zone string `json:"zone"`
-	// What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.
+	// What was detected: motion, intrusion (a person crossing a fence or
+	// restricted line), loitering, camera tampering (view blocked or moved),
+	// camera offline, door forced open, or door held open.
 	Kind string `json:"kind"`
 	// Severity of the alert.
 	Severity string `json:"severity"`
-	// Camera that raised the alert (camera ID such as CM003; absent for door alerts).
+	// Camera that raised the alert (camera ID such as CM003; absent for door
+	// alerts).
 	CameraID *string `json:"camera_id,omitzero"`
-	// Door that raised the alert (door ID such as DR004; absent for camera alerts).
+	// Door that raised the alert (door ID such as DR004; absent for camera
+	// alerts).
 	DoorID *string `json:"door_id,omitzero"`
 	// What happened, in words.
 	Message string `json:"message"`
@@ -536,7 +551,8 @@ func seedAlerts() []Alert {
 	}
 }
 
-// Incident is a security incident opened to follow up an event, optionally linked to a camera and an alert.
+// Incident is a security incident opened to follow up an event, optionally
+// linked to a camera and an alert.
 type Incident struct {
 	ID string `json:"id"`
 	// Short description of the incident.
@@ -545,13 +561,15 @@ type Incident struct {
 	Zone string `json:"zone"`
 	// Severity of the incident.
 	Severity string `json:"severity"`
-	// Camera whose footage covers the incident (camera ID such as CM013; absent if none).
+	// Camera whose footage covers the incident (camera ID such as CM013; absent
+	// if none).
 	CameraID *string `json:"camera_id,omitzero"`
 	// Alert the incident follows up (alert ID such as AL0012; absent if none).
 	AlertID *string `json:"alert_id,omitzero"`
 	// Progress of the incident.
 	Status string `json:"status"`
-	// Name of the security officer handling the incident (absent while unassigned).
+	// Name of the security officer handling the incident (absent while
+	// unassigned).
 	Assignee *string `json:"assignee,omitzero"`
 	// When the incident was opened (RFC 3339, UTC).
 	OpenedAt string `json:"opened_at"`

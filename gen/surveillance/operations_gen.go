@@ -50,7 +50,12 @@ func (a ListCamerasArgs) match(v *Camera) bool {
 	return true
 }
 
-// ListCameras runs list_cameras: List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.
+// ListCameras runs list_cameras: List cameras (IDs like CM004) with their
+// zone, status (online/offline), recording mode, night vision, resolution,
+// motion sensitivity in percent, retention in days, footage stored in GB and
+// when the NVR last received video. Optionally only those in one zone, with
+// one status, recording mode, night vision setting or resolution, or within
+// ranges, e.g. min_storage_gb for cameras holding a lot of footage.
 func (s *Store) ListCameras(a ListCamerasArgs) (mcpdomain.ListResult[Camera], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -62,7 +67,10 @@ type GetCameraArgs struct {
 	CameraID string `json:"camera_id"`
 }
 
-// GetCamera runs get_camera: Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen.
+// GetCamera runs get_camera: Get the full current state of one camera by its
+// ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode,
+// night vision, resolution, motion sensitivity, retention, stored footage in
+// GB and when it was last seen.
 func (s *Store) GetCamera(a GetCameraArgs) (Camera, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -79,7 +87,11 @@ type SetCameraArgs struct {
 	RetentionDays     *int    `json:"retention_days,omitempty"`
 }
 
-// SetCamera runs set_camera: Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back.
+// SetCamera runs set_camera: Change the settings of one camera by its ID (CM
+// followed by 3 digits): recording mode (continuous, motion or off), night
+// vision on or off, resolution, motion sensitivity in percent (0 to 100) or
+// footage retention in days (1 to 90). Only the given settings change; an
+// offline camera keeps them for when it comes back.
 func (s *Store) SetCamera(a SetCameraArgs) (Camera, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,7 +150,10 @@ func (a ListDoorsArgs) match(v *Door) bool {
 	return true
 }
 
-// ListDoors runs list_doors: List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.
+// ListDoors runs list_doors: List doors and gates (IDs like DR005) with their
+// zone, type, lock and alarm state, badge access and who last badged through
+// and when. Optionally only those in one zone, of one type, locked or
+// unlocked, armed or disarmed, or with one badge access.
 func (s *Store) ListDoors(a ListDoorsArgs) (mcpdomain.ListResult[Door], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -153,7 +168,10 @@ type SetDoorArgs struct {
 	BadgeAccess *string `json:"badge_access,omitempty"`
 }
 
-// SetDoor runs set_door: Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change.
+// SetDoor runs set_door: Change one door or gate by its ID (DR followed by 3
+// digits): lock or unlock it, arm or disarm its door alarm, or restrict its
+// badge reader to security staff (or open it to all staff again). Only the
+// given settings change.
 func (s *Store) SetDoor(a SetDoorArgs) (Door, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,7 +208,9 @@ func (a SetSecurityModeArgs) match(v *Door) bool {
 	return true
 }
 
-// SetSecurityMode runs set_security_mode: Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.
+// SetSecurityMode runs set_security_mode: Apply a security mode to every door
+// and gate of one zone at once, or of the whole campus when no zone is given.
+// The mode sets locks, door alarms and badge access per door type.
 func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -291,7 +311,11 @@ func (a ListAlertsArgs) match(v *Alert) bool {
 	return true
 }
 
-// ListAlerts runs list_alerts: List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).
+// ListAlerts runs list_alerts: List alerts (IDs like AL0012, oldest first)
+// with time, zone, kind, severity, the camera or door that raised them,
+// message and whether they are acknowledged. Optionally only those of one
+// zone, kind, severity, camera or door, acknowledged or not, or raised within
+// a time window (min_timestamp / max_timestamp, RFC 3339 UTC).
 func (s *Store) ListAlerts(a ListAlertsArgs) (mcpdomain.ListResult[Alert], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -330,7 +354,11 @@ func (a AcknowledgeAlertsArgs) match(v *Alert) bool {
 	return true
 }
 
-// AcknowledgeAlerts runs acknowledge_alerts: Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.
+// AcknowledgeAlerts runs acknowledge_alerts: Acknowledge every unacknowledged
+// alert that matches the given filters at once: those of one zone, kind,
+// severity, camera (camera_id) or door (door_id); filters combine. With no
+// filter it acknowledges every open alert on the campus. Returns the IDs of
+// the alerts acknowledged.
 func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -351,7 +379,11 @@ type OpenIncidentArgs struct {
 	Notes    *string `json:"notes,omitempty"`
 }
 
-// OpenIncident runs open_incident: Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits).
+// OpenIncident runs open_incident: Open a security incident in one zone with
+// a title and severity, optionally linked to a camera (CM###) and to the
+// alert it follows up (AL####), assigned to a security officer and with
+// notes. Status starts as open and the opening time is now. Returns the new
+// incident with its ID (IN followed by 3 digits).
 func (s *Store) OpenIncident(a OpenIncidentArgs) (Incident, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -410,7 +442,10 @@ func (a AlertStatsArgs) match(v *Alert) bool {
 	return true
 }
 
-// AlertStats runs alert_stats: Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).
+// AlertStats runs alert_stats: Count alerts, optionally per zone, kind,
+// severity or camera (group_by), and only those of one zone, kind or
+// severity, or only acknowledged or only unacknowledged ones (acknowledged:
+// false for alerts still waiting for an operator).
 func (s *Store) AlertStats(a AlertStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

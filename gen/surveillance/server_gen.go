@@ -10,16 +10,25 @@ import (
 )
 
 var opListCameras = &mcpdomain.Operation{
-	Name:        "list_cameras",
-	Kind:        "list",
-	Category:    "status_query",
-	Entity:      "camera",
-	Description: "List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_cameras",
+	Kind:     mcpdomain.OpList,
+	Category: "status_query",
+	Entity:   "camera",
+	Description: "List cameras (IDs like CM004) with their zone, status (online/offline), " +
+		"recording mode, night vision, resolution, motion sensitivity in percent, " +
+		"retention in days, footage stored in GB and when the NVR last received " +
+		"video. Optionally only those in one zone, with one status, recording mode, " +
+		"night vision setting or resolution, or within ranges, e.g. min_storage_gb " +
+		"for cameras holding a lot of footage.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
+		{
+			Name: "zone",
+			Type: "string",
+			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
 		{Name: "status", Type: "string", Enum: []string{"online", "offline"}, Hint: "one of online, offline"},
 		{Name: "recording", Type: "string", Enum: []string{"continuous", "motion", "off"}, Hint: "one of continuous, motion, off"},
 		{Name: "night_vision", Type: "boolean", Hint: "boolean"},
@@ -34,14 +43,16 @@ var opListCameras = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opGetCamera = &mcpdomain.Operation{
-	Name:        "get_camera",
-	Kind:        "get",
-	Category:    "status_query",
-	Entity:      "camera",
-	Description: "Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "get_camera",
+	Kind:     mcpdomain.OpGet,
+	Category: "status_query",
+	Entity:   "camera",
+	Description: "Get the full current state of one camera by its ID (CM followed by 3 " +
+		"digits, e.g. CM006): zone, status, recording mode, night vision, " +
+		"resolution, motion sensitivity, retention, stored footage in GB and when it " +
+		"was last seen.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
 		{Name: "camera_id", Type: "string", Required: true, Entity: "camera", Hint: "camera ID like CM001"},
 	},
@@ -49,12 +60,15 @@ var opGetCamera = &mcpdomain.Operation{
 	Example: `{"camera_id":"CM001"}`,
 }
 var opSetCamera = &mcpdomain.Operation{
-	Name:        "set_camera",
-	Kind:        "update",
-	Category:    "configuration",
-	Entity:      "camera",
-	Description: "Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back.",
-	ReadOnly:    false,
+	Name:     "set_camera",
+	Kind:     mcpdomain.OpUpdate,
+	Category: "configuration",
+	Entity:   "camera",
+	Description: "Change the settings of one camera by its ID (CM followed by 3 digits): " +
+		"recording mode (continuous, motion or off), night vision on or off, " +
+		"resolution, motion sensitivity in percent (0 to 100) or footage retention " +
+		"in days (1 to 90). Only the given settings change; an offline camera keeps " +
+		"them for when it comes back.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -69,17 +83,29 @@ var opSetCamera = &mcpdomain.Operation{
 	Example: `{"camera_id":"CM001","recording":"motion"}`,
 }
 var opListDoors = &mcpdomain.Operation{
-	Name:        "list_doors",
-	Kind:        "list",
-	Category:    "status_query",
-	Entity:      "door",
-	Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_doors",
+	Kind:     mcpdomain.OpList,
+	Category: "status_query",
+	Entity:   "door",
+	Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm " +
+		"state, badge access and who last badged through and when. Optionally only " +
+		"those in one zone, of one type, locked or unlocked, armed or disarmed, or " +
+		"with one badge access.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
-		{Name: "door_type", Type: "string", Enum: []string{"entrance", "interior", "emergency_exit", "vehicle_gate", "roller_shutter"}, Hint: "one of entrance, interior, emergency_exit, vehicle_gate, roller_shutter"},
+		{
+			Name: "zone",
+			Type: "string",
+			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
+		{
+			Name: "door_type",
+			Type: "string",
+			Enum: []string{"entrance", "interior", "emergency_exit", "vehicle_gate", "roller_shutter"},
+			Hint: "one of entrance, interior, emergency_exit, vehicle_gate, roller_shutter",
+		},
 		{Name: "locked", Type: "boolean", Hint: "boolean"},
 		{Name: "alarm_armed", Type: "boolean", Hint: "boolean"},
 		{Name: "badge_access", Type: "string", Enum: []string{"staff", "security_only"}, Hint: "one of staff, security_only"},
@@ -89,12 +115,13 @@ var opListDoors = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opSetDoor = &mcpdomain.Operation{
-	Name:        "set_door",
-	Kind:        "update",
-	Category:    "action_execution",
-	Entity:      "door",
-	Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change.",
-	ReadOnly:    false,
+	Name:     "set_door",
+	Kind:     mcpdomain.OpUpdate,
+	Category: "action_execution",
+	Entity:   "door",
+	Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock " +
+		"it, arm or disarm its door alarm, or restrict its badge reader to security " +
+		"staff (or open it to all staff again). Only the given settings change.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -107,34 +134,59 @@ var opSetDoor = &mcpdomain.Operation{
 	Example: `{"door_id":"DR001","locked":true}`,
 }
 var opSetSecurityMode = &mcpdomain.Operation{
-	Name:        "set_security_mode",
-	Kind:        "preset",
-	Category:    "action_execution",
-	Entity:      "door",
-	Description: "Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.",
-	ReadOnly:    false,
+	Name:     "set_security_mode",
+	Kind:     mcpdomain.OpPreset,
+	Category: "action_execution",
+	Entity:   "door",
+	Description: "Apply a security mode to every door and gate of one zone at once, or of the " +
+		"whole campus when no zone is given. The mode sets locks, door alarms and " +
+		"badge access per door type.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
+		{
+			Name: "zone",
+			Type: "string",
+			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
 		{Name: "mode", Type: "string", Required: true, Enum: []string{"day", "night", "lockdown"}, Hint: "one of day, night, lockdown"},
 	},
 	Schema:  setSecurityModeSchema,
 	Example: `{"mode":"day"}`,
 }
 var opListAlerts = &mcpdomain.Operation{
-	Name:        "list_alerts",
-	Kind:        "list",
-	Category:    "analysis",
-	Entity:      "alert",
-	Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_alerts",
+	Kind:     mcpdomain.OpList,
+	Category: "analysis",
+	Entity:   "alert",
+	Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, " +
+		"severity, the camera or door that raised them, message and whether they are " +
+		"acknowledged. Optionally only those of one zone, kind, severity, camera or " +
+		"door, acknowledged or not, or raised within a time window (min_timestamp / " +
+		"max_timestamp, RFC 3339 UTC).",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
-		{Name: "kind", Type: "string", Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"}, Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, door_held_open"},
-		{Name: "severity", Type: "string", Enum: []string{"low", "medium", "high", "critical"}, Hint: "one of low, medium, high, critical"},
+		{
+			Name: "zone",
+			Type: "string",
+			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"},
+			Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, " +
+				"door_held_open",
+		},
+		{
+			Name: "severity",
+			Type: "string",
+			Enum: []string{"low", "medium", "high", "critical"},
+			Hint: "one of low, medium, high, critical",
+		},
 		{Name: "acknowledged", Type: "boolean", Hint: "boolean"},
 		{Name: "camera_id", Type: "string", Entity: "camera", Hint: "camera ID like CM001"},
 		{Name: "door_id", Type: "string", Entity: "door", Hint: "door ID like DR001"},
@@ -146,18 +198,36 @@ var opListAlerts = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opAcknowledgeAlerts = &mcpdomain.Operation{
-	Name:        "acknowledge_alerts",
-	Kind:        "update_where",
-	Category:    "action_execution",
-	Entity:      "alert",
-	Description: "Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.",
-	ReadOnly:    false,
+	Name:     "acknowledge_alerts",
+	Kind:     mcpdomain.OpUpdateWhere,
+	Category: "action_execution",
+	Entity:   "alert",
+	Description: "Acknowledge every unacknowledged alert that matches the given filters at " +
+		"once: those of one zone, kind, severity, camera (camera_id) or door " +
+		"(door_id); filters combine. With no filter it acknowledges every open alert " +
+		"on the campus. Returns the IDs of the alerts acknowledged.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
-		{Name: "kind", Type: "string", Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"}, Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, door_held_open"},
-		{Name: "severity", Type: "string", Enum: []string{"low", "medium", "high", "critical"}, Hint: "one of low, medium, high, critical"},
+		{
+			Name: "zone",
+			Type: "string",
+			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"},
+			Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, " +
+				"door_held_open",
+		},
+		{
+			Name: "severity",
+			Type: "string",
+			Enum: []string{"low", "medium", "high", "critical"},
+			Hint: "one of low, medium, high, critical",
+		},
 		{Name: "camera_id", Type: "string", Entity: "camera", Hint: "camera ID like CM001"},
 		{Name: "door_id", Type: "string", Entity: "door", Hint: "door ID like DR001"},
 	},
@@ -165,18 +235,31 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opOpenIncident = &mcpdomain.Operation{
-	Name:        "open_incident",
-	Kind:        "create",
-	Category:    "action_execution",
-	Entity:      "incident",
-	Description: "Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
+	Name:     "open_incident",
+	Kind:     mcpdomain.OpCreate,
+	Category: "action_execution",
+	Entity:   "incident",
+	Description: "Open a security incident in one zone with a title and severity, optionally " +
+		"linked to a camera (CM###) and to the alert it follows up (AL####), " +
+		"assigned to a security officer and with notes. Status starts as open and " +
+		"the opening time is now. Returns the new incident with its ID (IN followed " +
+		"by 3 digits).",
 	Args: []mcpdomain.Arg{
 		{Name: "title", Type: "string", Required: true, Hint: "string"},
-		{Name: "zone", Type: "string", Required: true, Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
-		{Name: "severity", Type: "string", Required: true, Enum: []string{"low", "medium", "high", "critical"}, Hint: "one of low, medium, high, critical"},
+		{
+			Name:     "zone",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint:     "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
+		{
+			Name:     "severity",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"low", "medium", "high", "critical"},
+			Hint:     "one of low, medium, high, critical",
+		},
 		{Name: "camera_id", Type: "string", Entity: "camera", Hint: "camera ID like CM001"},
 		{Name: "alert_id", Type: "string", Entity: "alert", Hint: "alert ID like AL0001"},
 		{Name: "assignee", Type: "string", Hint: "string"},
@@ -186,19 +269,42 @@ var opOpenIncident = &mcpdomain.Operation{
 	Example: `{"title":"Unknown van parked at the main gate overnight","zone":"perimeter","severity":"low"}`,
 }
 var opAlertStats = &mcpdomain.Operation{
-	Name:        "alert_stats",
-	Kind:        "aggregate",
-	Category:    "analysis",
-	Entity:      "alert",
-	Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "alert_stats",
+	Kind:     mcpdomain.OpAggregate,
+	Category: "analysis",
+	Entity:   "alert",
+	Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and " +
+		"only those of one zone, kind or severity, or only acknowledged or only " +
+		"unacknowledged ones (acknowledged: false for alerts still waiting for an " +
+		"operator).",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "group_by", Type: "string", Enum: []string{"zone", "kind", "severity", "camera_id"}, Hint: "one of zone, kind, severity, camera_id"},
-		{Name: "zone", Type: "string", Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"}, Hint: "one of office, car_park, warehouse, loading_dock, perimeter"},
-		{Name: "kind", Type: "string", Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"}, Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, door_held_open"},
-		{Name: "severity", Type: "string", Enum: []string{"low", "medium", "high", "critical"}, Hint: "one of low, medium, high, critical"},
+		{
+			Name: "group_by",
+			Type: "string",
+			Enum: []string{"zone", "kind", "severity", "camera_id"},
+			Hint: "one of zone, kind, severity, camera_id",
+		},
+		{
+			Name: "zone",
+			Type: "string",
+			Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+			Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+		},
+		{
+			Name: "kind",
+			Type: "string",
+			Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"},
+			Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, " +
+				"door_held_open",
+		},
+		{
+			Name: "severity",
+			Type: "string",
+			Enum: []string{"low", "medium", "high", "critical"},
+			Hint: "one of low, medium, high, critical",
+		},
 		{Name: "acknowledged", Type: "boolean", Hint: "boolean"},
 	},
 	Schema:  alertStatsSchema,
@@ -206,135 +312,200 @@ var opAlertStats = &mcpdomain.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*mcpdomain.Operation{opListCameras, opGetCamera, opSetCamera, opListDoors, opSetDoor, opSetSecurityMode, opListAlerts, opAcknowledgeAlerts, opOpenIncident, opAlertStats}
+var Operations = []*mcpdomain.Operation{
+	opListCameras,
+	opGetCamera,
+	opSetCamera,
+	opListDoors,
+	opSetDoor,
+	opSetSecurityMode,
+	opListAlerts,
+	opAcknowledgeAlerts,
+	opOpenIncident,
+	opAlertStats,
+}
 
 // Tools holds each level's tools with the schemas the model sees.
 var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L4: {
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_cameras",
-			Description: "List cameras (IDs like CM004) with their zone, status (online/offline), recording mode, night vision, resolution, motion sensitivity in percent, retention in days, footage stored in GB and when the NVR last received video. Optionally only those in one zone, with one status, recording mode, night vision setting or resolution, or within ranges, e.g. min_storage_gb for cameras holding a lot of footage.",
+			Level: mcpdomain.L4,
+			Name:  "list_cameras",
+			Description: "List cameras (IDs like CM004) with their zone, status (online/offline), " +
+				"recording mode, night vision, resolution, motion sensitivity in percent, " +
+				"retention in days, footage stored in GB and when the NVR last received " +
+				"video. Optionally only those in one zone, with one status, recording mode, " +
+				"night vision setting or resolution, or within ranges, e.g. min_storage_gb " +
+				"for cameras holding a lot of footage.",
 			InputSchema: listCamerasSchema,
 			Operations:  []*mcpdomain.Operation{opListCameras},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "get_camera",
-			Description: "Get the full current state of one camera by its ID (CM followed by 3 digits, e.g. CM006): zone, status, recording mode, night vision, resolution, motion sensitivity, retention, stored footage in GB and when it was last seen.",
+			Level: mcpdomain.L4,
+			Name:  "get_camera",
+			Description: "Get the full current state of one camera by its ID (CM followed by 3 " +
+				"digits, e.g. CM006): zone, status, recording mode, night vision, " +
+				"resolution, motion sensitivity, retention, stored footage in GB and when it " +
+				"was last seen.",
 			InputSchema: getCameraSchema,
 			Operations:  []*mcpdomain.Operation{opGetCamera},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "set_camera",
-			Description: "Change the settings of one camera by its ID (CM followed by 3 digits): recording mode (continuous, motion or off), night vision on or off, resolution, motion sensitivity in percent (0 to 100) or footage retention in days (1 to 90). Only the given settings change; an offline camera keeps them for when it comes back.",
+			Level: mcpdomain.L4,
+			Name:  "set_camera",
+			Description: "Change the settings of one camera by its ID (CM followed by 3 digits): " +
+				"recording mode (continuous, motion or off), night vision on or off, " +
+				"resolution, motion sensitivity in percent (0 to 100) or footage retention " +
+				"in days (1 to 90). Only the given settings change; an offline camera keeps " +
+				"them for when it comes back.",
 			InputSchema: setCameraSchema,
 			Operations:  []*mcpdomain.Operation{opSetCamera},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_doors",
-			Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm state, badge access and who last badged through and when. Optionally only those in one zone, of one type, locked or unlocked, armed or disarmed, or with one badge access.",
+			Level: mcpdomain.L4,
+			Name:  "list_doors",
+			Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm " +
+				"state, badge access and who last badged through and when. Optionally only " +
+				"those in one zone, of one type, locked or unlocked, armed or disarmed, or " +
+				"with one badge access.",
 			InputSchema: listDoorsSchema,
 			Operations:  []*mcpdomain.Operation{opListDoors},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "set_door",
-			Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock it, arm or disarm its door alarm, or restrict its badge reader to security staff (or open it to all staff again). Only the given settings change.",
+			Level: mcpdomain.L4,
+			Name:  "set_door",
+			Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock " +
+				"it, arm or disarm its door alarm, or restrict its badge reader to security " +
+				"staff (or open it to all staff again). Only the given settings change.",
 			InputSchema: setDoorSchema,
 			Operations:  []*mcpdomain.Operation{opSetDoor},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "set_security_mode",
-			Description: "Apply a security mode to every door and gate of one zone at once, or of the whole campus when no zone is given. The mode sets locks, door alarms and badge access per door type.",
+			Level: mcpdomain.L4,
+			Name:  "set_security_mode",
+			Description: "Apply a security mode to every door and gate of one zone at once, or of the " +
+				"whole campus when no zone is given. The mode sets locks, door alarms and " +
+				"badge access per door type.",
 			InputSchema: setSecurityModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetSecurityMode},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_alerts",
-			Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, severity, the camera or door that raised them, message and whether they are acknowledged. Optionally only those of one zone, kind, severity, camera or door, acknowledged or not, or raised within a time window (min_timestamp / max_timestamp, RFC 3339 UTC).",
+			Level: mcpdomain.L4,
+			Name:  "list_alerts",
+			Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, " +
+				"severity, the camera or door that raised them, message and whether they are " +
+				"acknowledged. Optionally only those of one zone, kind, severity, camera or " +
+				"door, acknowledged or not, or raised within a time window (min_timestamp / " +
+				"max_timestamp, RFC 3339 UTC).",
 			InputSchema: listAlertsSchema,
 			Operations:  []*mcpdomain.Operation{opListAlerts},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "acknowledge_alerts",
-			Description: "Acknowledge every unacknowledged alert that matches the given filters at once: those of one zone, kind, severity, camera (camera_id) or door (door_id); filters combine. With no filter it acknowledges every open alert on the campus. Returns the IDs of the alerts acknowledged.",
+			Level: mcpdomain.L4,
+			Name:  "acknowledge_alerts",
+			Description: "Acknowledge every unacknowledged alert that matches the given filters at " +
+				"once: those of one zone, kind, severity, camera (camera_id) or door " +
+				"(door_id); filters combine. With no filter it acknowledges every open alert " +
+				"on the campus. Returns the IDs of the alerts acknowledged.",
 			InputSchema: acknowledgeAlertsSchema,
 			Operations:  []*mcpdomain.Operation{opAcknowledgeAlerts},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "open_incident",
-			Description: "Open a security incident in one zone with a title and severity, optionally linked to a camera (CM###) and to the alert it follows up (AL####), assigned to a security officer and with notes. Status starts as open and the opening time is now. Returns the new incident with its ID (IN followed by 3 digits).",
+			Level: mcpdomain.L4,
+			Name:  "open_incident",
+			Description: "Open a security incident in one zone with a title and severity, optionally " +
+				"linked to a camera (CM###) and to the alert it follows up (AL####), " +
+				"assigned to a security officer and with notes. Status starts as open and " +
+				"the opening time is now. Returns the new incident with its ID (IN followed " +
+				"by 3 digits).",
 			InputSchema: openIncidentSchema,
 			Operations:  []*mcpdomain.Operation{opOpenIncident},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "alert_stats",
-			Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and only those of one zone, kind or severity, or only acknowledged or only unacknowledged ones (acknowledged: false for alerts still waiting for an operator).",
+			Level: mcpdomain.L4,
+			Name:  "alert_stats",
+			Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and " +
+				"only those of one zone, kind or severity, or only acknowledged or only " +
+				"unacknowledged ones (acknowledged: false for alerts still waiting for an " +
+				"operator).",
 			InputSchema: alertStatsSchema,
 			Operations:  []*mcpdomain.Operation{opAlertStats},
 		},
 	},
 	mcpdomain.L3: {
 		{
-			Level:       mcpdomain.L3,
-			Name:        "site_status",
-			Description: "Look up the campus - list cameras (CM###) by zone, status, recording mode or stored footage, get one camera, and list doors and gates (DR###) with their lock, alarm and badge state.",
+			Level: mcpdomain.L3,
+			Name:  "site_status",
+			Description: "Look up the campus - list cameras (CM###) by zone, status, recording mode " +
+				"or stored footage, get one camera, and list doors and gates (DR###) with " +
+				"their lock, alarm and badge state.",
 			InputSchema: l3SiteStatusSchema,
 			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "security_control",
-			Description: "Act on security - lock, unlock, arm or disarm one door, apply a security mode (day, night, lockdown) to a zone or the whole campus, acknowledge alerts, or open a security incident.",
+			Level: mcpdomain.L3,
+			Name:  "security_control",
+			Description: "Act on security - lock, unlock, arm or disarm one door, apply a security " +
+				"mode (day, night, lockdown) to a zone or the whole campus, acknowledge " +
+				"alerts, or open a security incident.",
 			InputSchema: l3SecurityControlSchema,
 			Operations:  []*mcpdomain.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "configure_cameras",
-			Description: "Configure one camera (CM###) - recording mode, night vision, resolution, motion sensitivity or footage retention.",
+			Level: mcpdomain.L3,
+			Name:  "configure_cameras",
+			Description: "Configure one camera (CM###) - recording mode, night vision, resolution, " +
+				"motion sensitivity or footage retention.",
 			InputSchema: setCameraSchema,
 			Operations:  []*mcpdomain.Operation{opSetCamera},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "analyze_alerts",
-			Description: "Analyse alerts (AL####) - list them by zone, kind, severity, camera, door, acknowledgement or time window, or count them, optionally per zone, kind, severity or camera.",
+			Level: mcpdomain.L3,
+			Name:  "analyze_alerts",
+			Description: "Analyse alerts (AL####) - list them by zone, kind, severity, camera, door, " +
+				"acknowledgement or time window, or count them, optionally per zone, kind, " +
+				"severity or camera.",
 			InputSchema: l3AnalyzeAlertsSchema,
 			Operations:  []*mcpdomain.Operation{opListAlerts, opAlertStats},
 		},
 	},
 	mcpdomain.L2: {
 		{
-			Level:       mcpdomain.L2,
-			Name:        "surveillance_query",
-			Description: "Read anything on the campus - cameras, doors and gates, alerts and alert counts. Nothing changes.",
+			Level: mcpdomain.L2,
+			Name:  "surveillance_query",
+			Description: "Read anything on the campus - cameras, doors and gates, alerts and alert " +
+				"counts. Nothing changes.",
 			InputSchema: l2SurveillanceQuerySchema,
 			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
 		},
 		{
-			Level:       mcpdomain.L2,
-			Name:        "surveillance_control",
-			Description: "Change the campus - camera settings, door locks and alarms, zone security modes, acknowledging alerts and opening incidents.",
+			Level: mcpdomain.L2,
+			Name:  "surveillance_control",
+			Description: "Change the campus - camera settings, door locks and alarms, zone security " +
+				"modes, acknowledging alerts and opening incidents.",
 			InputSchema: l2SurveillanceControlSchema,
 			Operations:  []*mcpdomain.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 	},
 	mcpdomain.L1: {
 		{
-			Level:       mcpdomain.L1,
-			Name:        "surveillance",
-			Description: "Query and control campus video surveillance and access control - cameras, doors and gates, security modes, alerts and incidents.",
+			Level: mcpdomain.L1,
+			Name:  "surveillance",
+			Description: "Query and control campus video surveillance and access control - cameras, " +
+				"doors and gates, security modes, alerts and incidents.",
 			InputSchema: l1SurveillanceSchema,
-			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opSetCamera, opListDoors, opSetDoor, opSetSecurityMode, opListAlerts, opAcknowledgeAlerts, opOpenIncident, opAlertStats},
+			Operations: []*mcpdomain.Operation{
+				opListCameras,
+				opGetCamera,
+				opSetCamera,
+				opListDoors,
+				opSetDoor,
+				opSetSecurityMode,
+				opListAlerts,
+				opAcknowledgeAlerts,
+				opOpenIncident,
+				opAlertStats,
+			},
 		},
 	},
 }
@@ -345,20 +516,41 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("surveillance: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-surveillance", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Video surveillance and access control of a small business campus, run from an edge network video recorder (NVR). Five zones: office (building with lobby and server room), car_park, warehouse, loading_dock and perimeter (fence line and main gate). Fourteen cameras record footage to the NVR, twelve doors and gates have electronic locks, door alarms and badge readers, the video analytics and door controllers raise alerts (motion, intrusion, loitering, tamper, camera offline, door forced or held open) that operators acknowledge, and security incidents are opened to follow up events. The clock stands at the end of the night shift."))
+	s := server.NewMCPServer(
+		"granite-surveillance",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Video surveillance and access control of a small business campus, run from "+
+			"an edge network video recorder (NVR). Five zones: office (building with "+
+			"lobby and server room), car_park, warehouse, loading_dock and perimeter "+
+			"(fence line and main gate). Fourteen cameras record footage to the NVR, "+
+			"twelve doors and gates have electronic locks, door alarms and badge "+
+			"readers, the video analytics and door controllers raise alerts (motion, "+
+			"intrusion, loitering, tamper, camera offline, door forced or held open) "+
+			"that operators acknowledge, and security incidents are opened to follow up "+
+			"events. The clock stands at the end of the night shift."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of surveillance.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "surveillance",
-	Title:        "Campus video surveillance and access control",
-	Description:  "Video surveillance and access control of a small business campus, run from an edge network video recorder (NVR). Five zones: office (building with lobby and server room), car_park, warehouse, loading_dock and perimeter (fence line and main gate). Fourteen cameras record footage to the NVR, twelve doors and gates have electronic locks, door alarms and badge readers, the video analytics and door controllers raise alerts (motion, intrusion, loitering, tamper, camera offline, door forced or held open) that operators acknowledge, and security incidents are opened to follow up events. The clock stands at the end of the night shift.",
-	Entities:     []string{"camera", "door", "alert", "incident"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:  "surveillance",
+	Title: "Campus video surveillance and access control",
+	Description: "Video surveillance and access control of a small business campus, run from " +
+		"an edge network video recorder (NVR). Five zones: office (building with " +
+		"lobby and server room), car_park, warehouse, loading_dock and perimeter " +
+		"(fence line and main gate). Fourteen cameras record footage to the NVR, " +
+		"twelve doors and gates have electronic locks, door alarms and badge " +
+		"readers, the video analytics and door controllers raise alerts (motion, " +
+		"intrusion, loitering, tamper, camera offline, door forced or held open) " +
+		"that operators acknowledge, and security incidents are opened to follow up " +
+		"events. The clock stands at the end of the night shift.",
+	Entities:   []string{"camera", "door", "alert", "incident"},
+	Operations: Operations,
+	Tools:      Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "alert_stats":
 		return mcpdomain.Bind(args, s.AlertStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; surveillance has: list_cameras, get_camera, set_camera, list_doors, set_door, set_security_mode, list_alerts, acknowledge_alerts, open_incident, alert_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; surveillance has: list_cameras, get_camera, "+
+		"set_camera, list_doors, set_door, set_security_mode, list_alerts, "+
+		"acknowledge_alerts, open_incident, alert_stats", op)
 }

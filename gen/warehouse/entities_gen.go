@@ -4,20 +4,24 @@ package warehouse
 
 import "github.com/mcpgranite/granite/internal/mcpdomain"
 
-// Shelf is a storage shelf (bin location) in one aisle and temperature zone of the warehouse.
+// Shelf is a storage shelf (bin location) in one aisle and temperature zone
+// of the warehouse.
 type Shelf struct {
 	ID string `json:"id"`
-	// Location label printed on the shelf, e.g. C3-02 (zone letter, aisle, position).
+	// Location label printed on the shelf, e.g. C3-02 (zone letter, aisle,
+	// position).
 	Label string `json:"label"`
 	// Aisle number the shelf stands in (1 to 6).
 	Aisle int `json:"aisle"`
-	// Temperature zone of the shelf: ambient (room temperature), chilled (should stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder).
+	// Temperature zone of the shelf: ambient (room temperature), chilled (should
+	// stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder).
 	Zone string `json:"zone"`
 	// Largest load the shelf may carry in kilograms.
 	CapacityKg float64 `json:"capacity_kg"`
 	// Latest air temperature measured at the shelf in °C.
 	TemperatureC float64 `json:"temperature_c"`
-	// Whether the shelf can be used: active, blocked (no picking or put-away) or maintenance (being repaired).
+	// Whether the shelf can be used: active, blocked (no picking or put-away) or
+	// maintenance (being repaired).
 	ShelfStatus string `json:"shelf_status"`
 }
 
@@ -142,7 +146,8 @@ func seedShelves() []Shelf {
 	}
 }
 
-// Item is the stock record of one item (SKU) - what it is, how many units are in stock and on which shelf.
+// Item is the stock record of one item (SKU) - what it is, how many units are
+// in stock and on which shelf.
 type Item struct {
 	ID string `json:"id"`
 	// Product name with pack size.
@@ -153,7 +158,8 @@ type Item struct {
 	ShelfID string `json:"shelf_id"`
 	// Units of the item in stock.
 	Quantity int `json:"quantity"`
-	// Stock level at which the item must be reordered; a quantity below it means the item runs low.
+	// Stock level at which the item must be reordered; a quantity below it means
+	// the item runs low.
 	ReorderPoint int `json:"reorder_point"`
 	// Weight of one unit in kilograms.
 	UnitWeightKg float64 `json:"unit_weight_kg"`
@@ -307,7 +313,8 @@ func seedItems() []Item {
 	}
 }
 
-// Order is a customer order for a quantity of one item, shipped through a dock door.
+// Order is a customer order for a quantity of one item, shipped through a
+// dock door.
 type Order struct {
 	ID string `json:"id"`
 	// Name of the customer, e.g. Hotel Bellevue.
@@ -316,13 +323,16 @@ type Order struct {
 	ItemID string `json:"item_id"`
 	// Units of the item ordered.
 	Quantity int `json:"quantity"`
-	// Progress of the order: pending (not started), picking, packed (ready to load), shipped, or cancelled.
+	// Progress of the order: pending (not started), picking, packed (ready to
+	// load), shipped, or cancelled.
 	Status string `json:"status"`
 	// Fulfilment priority of the order.
 	Priority string `json:"priority"`
-	// Dock door the order is loaded through (dock ID such as DK005); absent while no door is assigned.
+	// Dock door the order is loaded through (dock ID such as DK005); absent while
+	// no door is assigned.
 	DockID *string `json:"dock_id,omitzero"`
-	// Time the order must leave the warehouse (RFC 3339, UTC, e.g. 2026-06-09T14:00:00Z).
+	// Time the order must leave the warehouse (RFC 3339, UTC, e.g.
+	// 2026-06-09T14:00:00Z).
 	ShipBy string `json:"ship_by"`
 }
 
@@ -450,18 +460,22 @@ func seedOrders() []Order {
 	}
 }
 
-// Dock is a dock door where trucks are loaded or unloaded, in the north (inbound) or south (outbound) yard.
+// Dock is a dock door where trucks are loaded or unloaded, in the north
+// (inbound) or south (outbound) yard.
 type Dock struct {
 	ID string `json:"id"`
 	// Name of the door as painted on it.
 	Name string `json:"name"`
-	// Truck yard the door faces: north (mostly inbound deliveries) or south (mostly outbound shipments).
+	// Truck yard the door faces: north (mostly inbound deliveries) or south
+	// (mostly outbound shipments).
 	Yard string `json:"yard"`
-	// Whether the door has a sealed cold-chain shelter for chilled and frozen goods.
+	// Whether the door has a sealed cold-chain shelter for chilled and frozen
+	// goods.
 	Refrigerated bool `json:"refrigerated"`
 	// Whether the door is open for a truck or closed.
 	Door string `json:"door"`
-	// What the door is used for right now: receiving (unloading deliveries), shipping (loading orders) or idle.
+	// What the door is used for right now: receiving (unloading deliveries),
+	// shipping (loading orders) or idle.
 	Activity string `json:"activity"`
 	// Haulage company whose truck is at the door (absent if none).
 	Carrier *string `json:"carrier,omitzero"`

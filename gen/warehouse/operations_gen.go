@@ -30,7 +30,11 @@ func (a SearchInventoryArgs) match(v *Item) bool {
 	return true
 }
 
-// SearchInventory runs search_inventory: Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.
+// SearchInventory runs search_inventory: Search the stock records of items
+// (IDs like SK004): name, category, shelf, units in stock, reorder point and
+// unit weight in kg. Optionally only one category, only the items on one
+// shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for
+// items running low.
 func (s *Store) SearchInventory(a SearchInventoryArgs) (mcpdomain.ListResult[Item], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -42,7 +46,9 @@ type GetItemArgs struct {
 	ItemID string `json:"item_id"`
 }
 
-// GetItem runs get_item: Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg.
+// GetItem runs get_item: Get the stock record of one item by its ID (SK
+// followed by 3 digits, e.g. SK004): name, category, shelf it is stored on,
+// units in stock, reorder point and unit weight in kg.
 func (s *Store) GetItem(a GetItemArgs) (Item, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -57,7 +63,10 @@ type AdjustStockArgs struct {
 	ReorderPoint *int    `json:"reorder_point,omitempty"`
 }
 
-// AdjustStock runs adjust_stock: Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change.
+// AdjustStock runs adjust_stock: Correct the stock record of one item by its
+// ID (SK followed by 3 digits): set the counted quantity in units (the new
+// total, not a difference), move the item to another shelf (shelf ID such as
+// SH007), or change its reorder point. Only the given values change.
 func (s *Store) AdjustStock(a AdjustStockArgs) (Item, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -115,7 +124,11 @@ func (a ListShelvesArgs) match(v *Shelf) bool {
 	return true
 }
 
-// ListShelves runs list_shelves: List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.
+// ListShelves runs list_shelves: List storage shelves (IDs like SH006) with
+// their label, aisle, temperature zone, load capacity in kg, latest
+// temperature in °C and status (active, blocked, maintenance). Optionally
+// only one zone, status or aisle, or a temperature range, e.g.
+// min_temperature_c for shelves that are too warm.
 func (s *Store) ListShelves(a ListShelvesArgs) (mcpdomain.ListResult[Shelf], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -160,7 +173,11 @@ func (a ListOrdersArgs) match(v *Order) bool {
 	return true
 }
 
-// ListOrders runs list_orders: List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).
+// ListOrders runs list_orders: List customer orders (IDs like OR0003, OR
+// followed by 4 digits) with customer, item, quantity, status, priority, dock
+// door and ship-by time. Optionally only one status, priority, customer, item
+// (SK###) or dock door (DK###), or those to ship within a time window
+// (min_ship_by / max_ship_by, RFC 3339 UTC).
 func (s *Store) ListOrders(a ListOrdersArgs) (mcpdomain.ListResult[Order], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -177,7 +194,11 @@ type CreateOrderArgs struct {
 	DockID   *string `json:"dock_id,omitempty"`
 }
 
-// CreateOrder runs create_order: Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits).
+// CreateOrder runs create_order: Create a customer order for a quantity of
+// one item (item ID such as SK003) with the time it must ship by (RFC 3339
+// UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority
+// defaults to normal and the dock door (DK###) may be left out. Returns the
+// new order with its ID (OR followed by 4 digits).
 func (s *Store) CreateOrder(a CreateOrderArgs) (Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,7 +233,10 @@ type UpdateOrderArgs struct {
 	DockID   *string `json:"dock_id,omitempty"`
 }
 
-// UpdateOrder runs update_order: Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change.
+// UpdateOrder runs update_order: Change one order by its ID (OR followed by 4
+// digits, e.g. OR0003): move it to another status (pending, picking, packed,
+// shipped, or cancelled to cancel it), change its priority or quantity, or
+// assign the dock door (DK###) it ships through. Only the given values change.
 func (s *Store) UpdateOrder(a UpdateOrderArgs) (Order, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,7 +293,11 @@ func (a ListDocksArgs) match(v *Dock) bool {
 	return true
 }
 
-// ListDocks runs list_docks: List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.
+// ListDocks runs list_docks: List the dock doors (IDs like DK004) with their
+// yard (north or south), whether they are refrigerated, open or closed, what
+// they are used for (receiving, shipping, idle) and the carrier at the door.
+// Optionally only one yard, door state or activity, or only refrigerated or
+// non-refrigerated doors.
 func (s *Store) ListDocks(a ListDocksArgs) (mcpdomain.ListResult[Dock], error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -290,7 +318,8 @@ func (a SetDockModeArgs) match(v *Dock) bool {
 	return true
 }
 
-// SetDockMode runs set_dock_mode: Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.
+// SetDockMode runs set_dock_mode: Put every dock door of one yard (north or
+// south) into a mode at once; with no yard given, every door of the warehouse.
 func (s *Store) SetDockMode(a SetDockModeArgs) (mcpdomain.BulkResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -356,7 +385,10 @@ func (a InventoryStatsArgs) match(v *Item) bool {
 	return true
 }
 
-// InventoryStats runs inventory_stats: Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.
+// InventoryStats runs inventory_stats: Compute a statistic (count, sum, avg,
+// min or max) over item stock records - units in stock, reorder point in
+// units, or unit weight in kg - optionally per category or per shelf, and
+// only for the items of one category or one shelf.
 func (s *Store) InventoryStats(a InventoryStatsArgs) (mcpdomain.AggregateResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

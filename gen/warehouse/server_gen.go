@@ -10,16 +10,23 @@ import (
 )
 
 var opSearchInventory = &mcpdomain.Operation{
-	Name:        "search_inventory",
-	Kind:        "list",
-	Category:    "status_query",
-	Entity:      "item",
-	Description: "Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "search_inventory",
+	Kind:     mcpdomain.OpList,
+	Category: "status_query",
+	Entity:   "item",
+	Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
+		"units in stock, reorder point and unit weight in kg. Optionally only one " +
+		"category, only the items on one shelf (shelf ID such as SH006), or a stock " +
+		"range, e.g. max_quantity for items running low.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "category", Type: "string", Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"}, Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household"},
+		{
+			Name: "category",
+			Type: "string",
+			Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
+			Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
+		},
 		{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
 		{Name: "min_quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
 		{Name: "max_quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
@@ -29,14 +36,15 @@ var opSearchInventory = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opGetItem = &mcpdomain.Operation{
-	Name:        "get_item",
-	Kind:        "get",
-	Category:    "status_query",
-	Entity:      "item",
-	Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "get_item",
+	Kind:     mcpdomain.OpGet,
+	Category: "status_query",
+	Entity:   "item",
+	Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
+		"SK004): name, category, shelf it is stored on, units in stock, reorder " +
+		"point and unit weight in kg.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
 		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
 	},
@@ -44,12 +52,14 @@ var opGetItem = &mcpdomain.Operation{
 	Example: `{"item_id":"SK001"}`,
 }
 var opAdjustStock = &mcpdomain.Operation{
-	Name:        "adjust_stock",
-	Kind:        "update",
-	Category:    "configuration",
-	Entity:      "item",
-	Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change.",
-	ReadOnly:    false,
+	Name:     "adjust_stock",
+	Kind:     mcpdomain.OpUpdate,
+	Category: "configuration",
+	Entity:   "item",
+	Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
+		"set the counted quantity in units (the new total, not a difference), move " +
+		"the item to another shelf (shelf ID such as SH007), or change its reorder " +
+		"point. Only the given values change.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -62,17 +72,24 @@ var opAdjustStock = &mcpdomain.Operation{
 	Example: `{"item_id":"SK001","quantity":12}`,
 }
 var opListShelves = &mcpdomain.Operation{
-	Name:        "list_shelves",
-	Kind:        "list",
-	Category:    "status_query",
-	Entity:      "shelf",
-	Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_shelves",
+	Kind:     mcpdomain.OpList,
+	Category: "status_query",
+	Entity:   "shelf",
+	Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
+		"zone, load capacity in kg, latest temperature in °C and status (active, " +
+		"blocked, maintenance). Optionally only one zone, status or aisle, or a " +
+		"temperature range, e.g. min_temperature_c for shelves that are too warm.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Enum: []string{"ambient", "chilled", "frozen"}, Hint: "one of ambient, chilled, frozen"},
-		{Name: "shelf_status", Type: "string", Enum: []string{"active", "blocked", "maintenance"}, Hint: "one of active, blocked, maintenance"},
+		{
+			Name: "shelf_status",
+			Type: "string",
+			Enum: []string{"active", "blocked", "maintenance"},
+			Hint: "one of active, blocked, maintenance",
+		},
 		{Name: "aisle", Type: "integer", Hint: "integer from 1 to 6"},
 		{Name: "min_temperature_c", Type: "number", Hint: "number from -40 to 40, in °C"},
 		{Name: "max_temperature_c", Type: "number", Hint: "number from -40 to 40, in °C"},
@@ -82,17 +99,30 @@ var opListShelves = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opListOrders = &mcpdomain.Operation{
-	Name:        "list_orders",
-	Kind:        "list",
-	Category:    "action_execution",
-	Entity:      "order",
-	Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_orders",
+	Kind:     mcpdomain.OpList,
+	Category: "action_execution",
+	Entity:   "order",
+	Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
+		"customer, item, quantity, status, priority, dock door and ship-by time. " +
+		"Optionally only one status, priority, customer, item (SK###) or dock door " +
+		"(DK###), or those to ship within a time window (min_ship_by / max_ship_by, " +
+		"RFC 3339 UTC).",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "status", Type: "string", Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"}, Hint: "one of pending, picking, packed, shipped, cancelled"},
-		{Name: "priority", Type: "string", Enum: []string{"low", "normal", "high", "urgent"}, Hint: "one of low, normal, high, urgent"},
+		{
+			Name: "status",
+			Type: "string",
+			Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
+			Hint: "one of pending, picking, packed, shipped, cancelled",
+		},
+		{
+			Name: "priority",
+			Type: "string",
+			Enum: []string{"low", "normal", "high", "urgent"},
+			Hint: "one of low, normal, high, urgent",
+		},
 		{Name: "customer", Type: "string", Hint: "string"},
 		{Name: "item_id", Type: "string", Entity: "item", Hint: "item ID like SK001"},
 		{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
@@ -104,38 +134,56 @@ var opListOrders = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opCreateOrder = &mcpdomain.Operation{
-	Name:        "create_order",
-	Kind:        "create",
-	Category:    "action_execution",
-	Entity:      "order",
-	Description: "Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits).",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
+	Name:     "create_order",
+	Kind:     mcpdomain.OpCreate,
+	Category: "action_execution",
+	Entity:   "order",
+	Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
+		"with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). " +
+		"The new order is pending; priority defaults to normal and the dock door " +
+		"(DK###) may be left out. Returns the new order with its ID (OR followed by " +
+		"4 digits).",
 	Args: []mcpdomain.Arg{
 		{Name: "customer", Type: "string", Required: true, Hint: "string"},
 		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
 		{Name: "quantity", Type: "integer", Required: true, Hint: "integer from 1 to 10000, in units"},
 		{Name: "ship_by", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
-		{Name: "priority", Type: "string", Enum: []string{"low", "normal", "high", "urgent"}, Hint: "one of low, normal, high, urgent"},
+		{
+			Name: "priority",
+			Type: "string",
+			Enum: []string{"low", "normal", "high", "urgent"},
+			Hint: "one of low, normal, high, urgent",
+		},
 		{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
 	},
 	Schema:  createOrderSchema,
 	Example: `{"customer":"Northside School","item_id":"SK003","quantity":90,"ship_by":"2026-06-10T07:00:00Z"}`,
 }
 var opUpdateOrder = &mcpdomain.Operation{
-	Name:        "update_order",
-	Kind:        "update",
-	Category:    "action_execution",
-	Entity:      "order",
-	Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change.",
-	ReadOnly:    false,
+	Name:     "update_order",
+	Kind:     mcpdomain.OpUpdate,
+	Category: "action_execution",
+	Entity:   "order",
+	Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
+		"to another status (pending, picking, packed, shipped, or cancelled to " +
+		"cancel it), change its priority or quantity, or assign the dock door " +
+		"(DK###) it ships through. Only the given values change.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "order_id", Type: "string", Required: true, Entity: "order", Hint: "order ID like OR0001"},
-		{Name: "status", Type: "string", Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"}, Hint: "one of pending, picking, packed, shipped, cancelled"},
-		{Name: "priority", Type: "string", Enum: []string{"low", "normal", "high", "urgent"}, Hint: "one of low, normal, high, urgent"},
+		{
+			Name: "status",
+			Type: "string",
+			Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
+			Hint: "one of pending, picking, packed, shipped, cancelled",
+		},
+		{
+			Name: "priority",
+			Type: "string",
+			Enum: []string{"low", "normal", "high", "urgent"},
+			Hint: "one of low, normal, high, urgent",
+		},
 		{Name: "quantity", Type: "integer", Hint: "integer from 1 to 10000, in units"},
 		{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
 	},
@@ -143,14 +191,17 @@ var opUpdateOrder = &mcpdomain.Operation{
 	Example: `{"order_id":"OR0001","status":"pending"}`,
 }
 var opListDocks = &mcpdomain.Operation{
-	Name:        "list_docks",
-	Kind:        "list",
-	Category:    "configuration",
-	Entity:      "dock",
-	Description: "List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "list_docks",
+	Kind:     mcpdomain.OpList,
+	Category: "configuration",
+	Entity:   "dock",
+	Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
+		"whether they are refrigerated, open or closed, what they are used for " +
+		"(receiving, shipping, idle) and the carrier at the door. Optionally only " +
+		"one yard, door state or activity, or only refrigerated or non-refrigerated " +
+		"doors.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
 		{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
 		{Name: "door", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
@@ -162,35 +213,60 @@ var opListDocks = &mcpdomain.Operation{
 	Example: `{}`,
 }
 var opSetDockMode = &mcpdomain.Operation{
-	Name:        "set_dock_mode",
-	Kind:        "preset",
-	Category:    "configuration",
-	Entity:      "dock",
-	Description: "Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.",
-	ReadOnly:    false,
+	Name:     "set_dock_mode",
+	Kind:     mcpdomain.OpPreset,
+	Category: "configuration",
+	Entity:   "dock",
+	Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
+		"no yard given, every door of the warehouse.",
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
-		{Name: "mode", Type: "string", Required: true, Enum: []string{"receiving", "shipping", "cold_chain", "closed"}, Hint: "one of receiving, shipping, cold_chain, closed"},
+		{
+			Name:     "mode",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"receiving", "shipping", "cold_chain", "closed"},
+			Hint:     "one of receiving, shipping, cold_chain, closed",
+		},
 	},
 	Schema:  setDockModeSchema,
 	Example: `{"mode":"receiving"}`,
 }
 var opInventoryStats = &mcpdomain.Operation{
-	Name:        "inventory_stats",
-	Kind:        "aggregate",
-	Category:    "analysis",
-	Entity:      "item",
-	Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.",
-	ReadOnly:    true,
-	Destructive: false,
-	Idempotent:  true,
+	Name:     "inventory_stats",
+	Kind:     mcpdomain.OpAggregate,
+	Category: "analysis",
+	Entity:   "item",
+	Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +
+		"units in stock, reorder point in units, or unit weight in kg - optionally " +
+		"per category or per shelf, and only for the items of one category or one " +
+		"shelf.",
+	ReadOnly:   true,
+	Idempotent: true,
 	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "min", "max", "count"}, Hint: "one of sum, avg, min, max, count"},
-		{Name: "field", Type: "string", Required: true, Enum: []string{"quantity", "reorder_point", "unit_weight_kg"}, Hint: "one of quantity, reorder_point, unit_weight_kg"},
+		{
+			Name:     "function",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"sum", "avg", "min", "max", "count"},
+			Hint:     "one of sum, avg, min, max, count",
+		},
+		{
+			Name:     "field",
+			Type:     "string",
+			Required: true,
+			Enum:     []string{"quantity", "reorder_point", "unit_weight_kg"},
+			Hint:     "one of quantity, reorder_point, unit_weight_kg",
+		},
 		{Name: "group_by", Type: "string", Enum: []string{"category", "shelf_id"}, Hint: "one of category, shelf_id"},
-		{Name: "category", Type: "string", Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"}, Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household"},
+		{
+			Name: "category",
+			Type: "string",
+			Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
+			Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
+		},
 		{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
 	},
 	Schema:  inventoryStatsSchema,
@@ -198,135 +274,197 @@ var opInventoryStats = &mcpdomain.Operation{
 }
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*mcpdomain.Operation{opSearchInventory, opGetItem, opAdjustStock, opListShelves, opListOrders, opCreateOrder, opUpdateOrder, opListDocks, opSetDockMode, opInventoryStats}
+var Operations = []*mcpdomain.Operation{
+	opSearchInventory,
+	opGetItem,
+	opAdjustStock,
+	opListShelves,
+	opListOrders,
+	opCreateOrder,
+	opUpdateOrder,
+	opListDocks,
+	opSetDockMode,
+	opInventoryStats,
+}
 
 // Tools holds each level's tools with the schemas the model sees.
 var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 	mcpdomain.L4: {
 		{
-			Level:       mcpdomain.L4,
-			Name:        "search_inventory",
-			Description: "Search the stock records of items (IDs like SK004): name, category, shelf, units in stock, reorder point and unit weight in kg. Optionally only one category, only the items on one shelf (shelf ID such as SH006), or a stock range, e.g. max_quantity for items running low.",
+			Level: mcpdomain.L4,
+			Name:  "search_inventory",
+			Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
+				"units in stock, reorder point and unit weight in kg. Optionally only one " +
+				"category, only the items on one shelf (shelf ID such as SH006), or a stock " +
+				"range, e.g. max_quantity for items running low.",
 			InputSchema: searchInventorySchema,
 			Operations:  []*mcpdomain.Operation{opSearchInventory},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "get_item",
-			Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. SK004): name, category, shelf it is stored on, units in stock, reorder point and unit weight in kg.",
+			Level: mcpdomain.L4,
+			Name:  "get_item",
+			Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
+				"SK004): name, category, shelf it is stored on, units in stock, reorder " +
+				"point and unit weight in kg.",
 			InputSchema: getItemSchema,
 			Operations:  []*mcpdomain.Operation{opGetItem},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "adjust_stock",
-			Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): set the counted quantity in units (the new total, not a difference), move the item to another shelf (shelf ID such as SH007), or change its reorder point. Only the given values change.",
+			Level: mcpdomain.L4,
+			Name:  "adjust_stock",
+			Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
+				"set the counted quantity in units (the new total, not a difference), move " +
+				"the item to another shelf (shelf ID such as SH007), or change its reorder " +
+				"point. Only the given values change.",
 			InputSchema: adjustStockSchema,
 			Operations:  []*mcpdomain.Operation{opAdjustStock},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_shelves",
-			Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature zone, load capacity in kg, latest temperature in °C and status (active, blocked, maintenance). Optionally only one zone, status or aisle, or a temperature range, e.g. min_temperature_c for shelves that are too warm.",
+			Level: mcpdomain.L4,
+			Name:  "list_shelves",
+			Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
+				"zone, load capacity in kg, latest temperature in °C and status (active, " +
+				"blocked, maintenance). Optionally only one zone, status or aisle, or a " +
+				"temperature range, e.g. min_temperature_c for shelves that are too warm.",
 			InputSchema: listShelvesSchema,
 			Operations:  []*mcpdomain.Operation{opListShelves},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_orders",
-			Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with customer, item, quantity, status, priority, dock door and ship-by time. Optionally only one status, priority, customer, item (SK###) or dock door (DK###), or those to ship within a time window (min_ship_by / max_ship_by, RFC 3339 UTC).",
+			Level: mcpdomain.L4,
+			Name:  "list_orders",
+			Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
+				"customer, item, quantity, status, priority, dock door and ship-by time. " +
+				"Optionally only one status, priority, customer, item (SK###) or dock door " +
+				"(DK###), or those to ship within a time window (min_ship_by / max_ship_by, " +
+				"RFC 3339 UTC).",
 			InputSchema: listOrdersSchema,
 			Operations:  []*mcpdomain.Operation{opListOrders},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "create_order",
-			Description: "Create a customer order for a quantity of one item (item ID such as SK003) with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). The new order is pending; priority defaults to normal and the dock door (DK###) may be left out. Returns the new order with its ID (OR followed by 4 digits).",
+			Level: mcpdomain.L4,
+			Name:  "create_order",
+			Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
+				"with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). " +
+				"The new order is pending; priority defaults to normal and the dock door " +
+				"(DK###) may be left out. Returns the new order with its ID (OR followed by " +
+				"4 digits).",
 			InputSchema: createOrderSchema,
 			Operations:  []*mcpdomain.Operation{opCreateOrder},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "update_order",
-			Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it to another status (pending, picking, packed, shipped, or cancelled to cancel it), change its priority or quantity, or assign the dock door (DK###) it ships through. Only the given values change.",
+			Level: mcpdomain.L4,
+			Name:  "update_order",
+			Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
+				"to another status (pending, picking, packed, shipped, or cancelled to " +
+				"cancel it), change its priority or quantity, or assign the dock door " +
+				"(DK###) it ships through. Only the given values change.",
 			InputSchema: updateOrderSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateOrder},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "list_docks",
-			Description: "List the dock doors (IDs like DK004) with their yard (north or south), whether they are refrigerated, open or closed, what they are used for (receiving, shipping, idle) and the carrier at the door. Optionally only one yard, door state or activity, or only refrigerated or non-refrigerated doors.",
+			Level: mcpdomain.L4,
+			Name:  "list_docks",
+			Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
+				"whether they are refrigerated, open or closed, what they are used for " +
+				"(receiving, shipping, idle) and the carrier at the door. Optionally only " +
+				"one yard, door state or activity, or only refrigerated or non-refrigerated " +
+				"doors.",
 			InputSchema: listDocksSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "set_dock_mode",
-			Description: "Put every dock door of one yard (north or south) into a mode at once; with no yard given, every door of the warehouse.",
+			Level: mcpdomain.L4,
+			Name:  "set_dock_mode",
+			Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
+				"no yard given, every door of the warehouse.",
 			InputSchema: setDockModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetDockMode},
 		},
 		{
-			Level:       mcpdomain.L4,
-			Name:        "inventory_stats",
-			Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - units in stock, reorder point in units, or unit weight in kg - optionally per category or per shelf, and only for the items of one category or one shelf.",
+			Level: mcpdomain.L4,
+			Name:  "inventory_stats",
+			Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +
+				"units in stock, reorder point in units, or unit weight in kg - optionally " +
+				"per category or per shelf, and only for the items of one category or one " +
+				"shelf.",
 			InputSchema: inventoryStatsSchema,
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
 	mcpdomain.L3: {
 		{
-			Level:       mcpdomain.L3,
-			Name:        "inventory_status",
-			Description: "Look up stock and storage - search item stock records (SK###) by category, shelf or quantity range, get one item, and list shelves (SH###) with their zone, temperature and status.",
+			Level: mcpdomain.L3,
+			Name:  "inventory_status",
+			Description: "Look up stock and storage - search item stock records (SK###) by category, " +
+				"shelf or quantity range, get one item, and list shelves (SH###) with their " +
+				"zone, temperature and status.",
 			InputSchema: l3InventoryStatusSchema,
 			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "order_fulfilment",
-			Description: "Work on customer orders (OR####) - list them by status, priority, customer, item or door, create an order, or change an order's status, priority, quantity or dock door (set status cancelled to cancel it).",
+			Level: mcpdomain.L3,
+			Name:  "order_fulfilment",
+			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
+				"item or door, create an order, or change an order's status, priority, " +
+				"quantity or dock door (set status cancelled to cancel it).",
 			InputSchema: l3OrderFulfilmentSchema,
 			Operations:  []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "warehouse_setup",
-			Description: "Set up the warehouse - correct an item's stock count, move it to another shelf or change its reorder point, list the dock doors (DK###), and put the doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
+			Level: mcpdomain.L3,
+			Name:  "warehouse_setup",
+			Description: "Set up the warehouse - correct an item's stock count, move it to another " +
+				"shelf or change its reorder point, list the dock doors (DK###), and put the " +
+				"doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
 			InputSchema: l3WarehouseSetupSchema,
 			Operations:  []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
 		},
 		{
-			Level:       mcpdomain.L3,
-			Name:        "analyze_inventory",
-			Description: "Analyse the stock - count, sum, average, minimum or maximum of units in stock, reorder points or unit weights, optionally per category or shelf.",
+			Level: mcpdomain.L3,
+			Name:  "analyze_inventory",
+			Description: "Analyse the stock - count, sum, average, minimum or maximum of units in " +
+				"stock, reorder points or unit weights, optionally per category or shelf.",
 			InputSchema: inventoryStatsSchema,
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
 	mcpdomain.L2: {
 		{
-			Level:       mcpdomain.L2,
-			Name:        "warehouse_query",
-			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock doors and stock statistics. Nothing changes.",
+			Level: mcpdomain.L2,
+			Name:  "warehouse_query",
+			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock " +
+				"doors and stock statistics. Nothing changes.",
 			InputSchema: l2WarehouseQuerySchema,
 			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
 		},
 		{
-			Level:       mcpdomain.L2,
-			Name:        "warehouse_control",
-			Description: "Change the warehouse - correct or move item stock, create and update customer orders, and set dock door modes.",
+			Level: mcpdomain.L2,
+			Name:  "warehouse_control",
+			Description: "Change the warehouse - correct or move item stock, create and update " +
+				"customer orders, and set dock door modes.",
 			InputSchema: l2WarehouseControlSchema,
 			Operations:  []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
 		},
 	},
 	mcpdomain.L1: {
 		{
-			Level:       mcpdomain.L1,
-			Name:        "warehouse",
-			Description: "Query and control the distribution warehouse - item stock, shelves, customer orders, dock doors and stock statistics.",
+			Level: mcpdomain.L1,
+			Name:  "warehouse",
+			Description: "Query and control the distribution warehouse - item stock, shelves, " +
+				"customer orders, dock doors and stock statistics.",
 			InputSchema: l1WarehouseSchema,
-			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opAdjustStock, opListShelves, opListOrders, opCreateOrder, opUpdateOrder, opListDocks, opSetDockMode, opInventoryStats},
+			Operations: []*mcpdomain.Operation{
+				opSearchInventory,
+				opGetItem,
+				opAdjustStock,
+				opListShelves,
+				opListOrders,
+				opCreateOrder,
+				opUpdateOrder,
+				opListDocks,
+				opSetDockMode,
+				opInventoryStats,
+			},
 		},
 	},
 }
@@ -337,20 +475,35 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("warehouse: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-warehouse", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("A food and household-goods distribution warehouse run from an edge WMS node: storage shelves in three temperature zones (ambient, chilled, frozen) with their latest temperature readings, the stock of every item (SKU) and the shelf it is stored on, customer orders moving from pending through picking and packing to shipped, and the dock doors of the north (inbound) and south (outbound) truck yards."))
+	s := server.NewMCPServer(
+		"granite-warehouse",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("A food and household-goods distribution warehouse run from an edge WMS "+
+			"node: storage shelves in three temperature zones (ambient, chilled, frozen) "+
+			"with their latest temperature readings, the stock of every item (SKU) and "+
+			"the shelf it is stored on, customer orders moving from pending through "+
+			"picking and packing to shipped, and the dock doors of the north (inbound) "+
+			"and south (outbound) truck yards."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of warehouse.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "warehouse",
-	Title:        "Distribution warehouse",
-	Description:  "A food and household-goods distribution warehouse run from an edge WMS node: storage shelves in three temperature zones (ambient, chilled, frozen) with their latest temperature readings, the stock of every item (SKU) and the shelf it is stored on, customer orders moving from pending through picking and packing to shipped, and the dock doors of the north (inbound) and south (outbound) truck yards.",
-	Entities:     []string{"shelf", "item", "order", "dock"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:  "warehouse",
+	Title: "Distribution warehouse",
+	Description: "A food and household-goods distribution warehouse run from an edge WMS " +
+		"node: storage shelves in three temperature zones (ambient, chilled, frozen) " +
+		"with their latest temperature readings, the stock of every item (SKU) and " +
+		"the shelf it is stored on, customer orders moving from pending through " +
+		"picking and packing to shipped, and the dock doors of the north (inbound) " +
+		"and south (outbound) truck yards.",
+	Entities:   []string{"shelf", "item", "order", "dock"},
+	Operations: Operations,
+	Tools:      Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

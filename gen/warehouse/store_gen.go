@@ -116,5 +116,7 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "inventory_stats":
 		return mcpdomain.Bind(args, s.InventoryStats)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, adjust_stock, list_shelves, list_orders, create_order, update_order, list_docks, set_dock_mode, inventory_stats", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, "+
+		"adjust_stock, list_shelves, list_orders, create_order, update_order, "+
+		"list_docks, set_dock_mode, inventory_stats", op)
 }

@@ -4,16 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
+	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/specs"
 )
 
 // wantTools is each level's tool count by definition.
@@ -349,15 +356,17 @@ func TestStoreCloneResetSnapshot(t *testing.T) {
 	}
 }
 
-// TestGeneratedStageTypes: a scenario stage reply decodes into the
-// generated Go types, and the generated schema refuses unknown tools.
-func TestGeneratedStageTypes(t *testing.T) {
+// TestStageContractRefusesUnknownTools: the scenario stage contract built at
+// run time from a generated domain's level accepts a reply calling its
+// tools with valid arguments, and refuses an unknown tool or arguments
+// its schema refuses.
+func TestStageContractRefusesUnknownTools(t *testing.T) {
 	reply := `{"title":"t","instruction":"How bright is the hall lamp?","calls":[{"tool":"get_lamp","arguments":{"lamp_id":"LP01"},"reason":"read it"}],"novelty":"n","follow_up":"f"}`
-	var st tiny.L4ScenarioStage
-	if err := json.Unmarshal([]byte(reply), &st); err != nil || st.Calls[0].Tool != tiny.L4GetLamp {
-		t.Fatalf("%+v %v", st, err)
+	contract, err := scenarios.ScenarioSchema(scenarios.FromDomain(tiny.Domain, mcpdomain.L4))
+	if err != nil {
+		t.Fatal(err)
 	}
-	sch, err := mcpdomain.CompileSchema("stage", tiny.StageSchemas[mcpdomain.L4])
+	sch, err := mcpdomain.CompileSchema("stage", string(contract))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,6 +379,60 @@ func TestGeneratedStageTypes(t *testing.T) {
 		_ = json.Unmarshal([]byte(doc), &v)
 		if got := sch.Validate(v) == nil; got != want {
 			t.Errorf("valid=%v, want %v: %s", got, want, doc)
+		}
+	}
+}
+
+// TestStageContractsAsTheGeneratorBuiltThem: the scenario stage contract
+// the synthesizer builds at run time from a generated domain's level is,
+// byte for byte, the one the generator used to emit into synth_gen.go:
+// stage.ScenarioSchema over the spec IR's tools of that level, in order.
+func TestStageContractsAsTheGeneratorBuiltThem(t *testing.T) {
+	spec, err := speclang.Load(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("../testdata/golden/tiny/domain.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{"tiny/domain.yaml": {Data: golden}}
+	for _, name := range []string{speclang.SchemaFile, speclang.ScenarioSchemaFile} {
+		b, err := fs.ReadFile(specs.FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[name] = &fstest.MapFile{Data: b}
+	}
+	tinySpec, err := speclang.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := map[string]*mcpdomain.Domain{tiny.Domain.Name: tiny.Domain}
+	for _, d := range gen.Domains {
+		built[d.Name] = d
+	}
+	domains := append(spec.Domains, tinySpec.Domains...)
+	if len(domains) != len(built) {
+		t.Fatalf("%d spec domains, %d generated", len(domains), len(built))
+	}
+	for _, d := range domains {
+		for _, lv := range d.Levels {
+			st := make([]stage.Tool, len(lv.Tools))
+			for i, tl := range lv.Tools {
+				st[i] = stage.Tool{Name: tl.Name, InputSchema: tl.Schema}
+			}
+			want, err := stage.ScenarioSchema(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := scenarios.ScenarioSchema(scenarios.FromDomain(built[d.Name], mcpdomain.Level(lv.Name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s %s: the stage contract built at run time differs from the generator's", d.Name, lv.Name)
+			}
 		}
 	}
 }

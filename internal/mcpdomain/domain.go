@@ -50,12 +50,9 @@ type Domain struct {
 	Entities    []string
 	Operations  []*Operation
 	// Tools holds each level's tools, finest level first.
-	Tools map[Level][]*Tool
-	// StageSchemas holds each level's scenario stage contract for the
-	// synthesizer (see package stage), emitted by the generator.
-	StageSchemas map[Level]string
-	NewStore     func() Store
-	newServer    func(Level, Store) (*server.MCPServer, error)
+	Tools     map[Level][]*Tool
+	NewStore  func() Store
+	newServer func(Level, Store) (*server.MCPServer, error)
 }
 
 // NewDomain is called by generated code to build a registry entry.

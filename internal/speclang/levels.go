@@ -221,8 +221,9 @@ func (b *builder) goNames() {
 		}
 		claim(o.GoName+"Args", fmt.Sprintf("arguments of operation %q", o.Name), on)
 	}
-	// Each tool names a constant of its level's tool enum (L4GetLamp). An L4
-	// tool is an operation, so a clash there is the operation's to fix.
+	// Each tool names its schema constant after its level and Go name
+	// (l3LampsSchema), so those must be distinct. An L4 tool is an
+	// operation, so a clash there is the operation's to fix.
 	for _, lv := range b.d.Levels {
 		seen := map[string]bool{}
 		for _, t := range lv.Tools {

@@ -49,22 +49,13 @@ func validGoIdent(s string) bool {
 // package and fails when it declares a fixed name missing here.
 var reservedGoNames = map[string]bool{
 	"Store": true, "NewStore": true, "NewServer": true, "Domain": true,
-	"Operations": true, "Tools": true, "StageSchemas": true, "snapshot": true,
+	"Operations": true, "Tools": true, "snapshot": true,
 }
 
 // reservedStoreMethods are the methods every generated Store has besides
 // one per operation; an operation's Go name must not be one of them.
 var reservedStoreMethods = map[string]bool{
 	"Reset": true, "reset": true, "Snapshot": true, "Call": true, "Clone": true, "CloneStore": true,
-}
-
-func init() {
-	// The synthesizer's stage contract types, one set per level.
-	for _, lv := range []string{"L4", "L3", "L2", "L1"} {
-		for _, suffix := range []string{"Tool", "ScenarioCall", "ScenarioStage"} {
-			reservedGoNames[lv+suffix] = true
-		}
-	}
 }
 
 // ReservedGoName reports whether every generated domain package declares

@@ -1,6 +1,6 @@
-// Package stage holds the contracts of the synthesizer's stages that both
-// the generator (which emits them per domain and level) and the
-// synthesizer (which builds them for any other tool source) need.
+// Package stage holds the contracts of the synthesizer's stages, built at
+// run time from a tool set: a generated domain's level or any other tool
+// source.
 package stage
 
 import (
@@ -19,9 +19,8 @@ type Tool struct {
 // for a tool set: each call's tool is one of the tools, exactly (a const
 // per oneOf branch), and its arguments must satisfy that tool's input
 // schema. A model answering to it cannot name a tool that does not exist
-// or give arguments its schema refuses. The generator emits it per domain
-// and level; the synthesizer builds it for other tool sources. Keys are
-// sorted, so equal tool sets give equal bytes.
+// or give arguments its schema refuses. Keys are sorted, so equal tool
+// sets give equal bytes.
 func ScenarioSchema(tools []Tool) ([]byte, error) {
 	defs := map[string]any{}
 	branches := make([]any, 0, len(tools))

@@ -100,5 +100,6 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "scene":
 		return mcpdomain.Bind(args, s.Scene)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; tiny has: get_lamp, list_lamps, set_lamp, all_off, add_timer, drop_timer, lamp_stats, scene", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; tiny has: get_lamp, list_lamps, set_lamp, all_off, "+
+		"add_timer, drop_timer, lamp_stats, scene", op)
 }

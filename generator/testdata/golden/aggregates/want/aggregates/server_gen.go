@@ -11,12 +11,11 @@ import (
 
 var opMeterStats = &mcpdomain.Operation{
 	Name:        "meter_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "meter",
 	Description: "Meter statistics.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "count"}, Hint: "one of sum, avg, count"},
@@ -76,20 +75,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("aggregates: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-aggregates", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Meters whose readings are summed and averaged per site."))
+	s := server.NewMCPServer(
+		"granite-aggregates",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Meters whose readings are summed and averaged per site."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of aggregates.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "aggregates",
-	Title:        "Aggregates",
-	Description:  "Meters whose readings are summed and averaged per site.",
-	Entities:     []string{"meter"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "aggregates",
+	Title:       "Aggregates",
+	Description: "Meters whose readings are summed and averaged per site.",
+	Entities:    []string{"meter"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

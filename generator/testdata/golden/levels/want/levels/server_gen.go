@@ -11,12 +11,11 @@ import (
 
 var opGetPump = &mcpdomain.Operation{
 	Name:        "get_pump",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "pump",
 	Description: "Get one pump.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
@@ -26,12 +25,11 @@ var opGetPump = &mcpdomain.Operation{
 }
 var opListPumps = &mcpdomain.Operation{
 	Name:        "list_pumps",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "pump",
 	Description: "List pumps.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
@@ -41,11 +39,10 @@ var opListPumps = &mcpdomain.Operation{
 }
 var opSetPump = &mcpdomain.Operation{
 	Name:        "set_pump",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "pump",
 	Description: "Start or stop a pump.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -133,20 +130,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("levels: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-levels", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Pumps behind tools declared per level."))
+	s := server.NewMCPServer(
+		"granite-levels",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Pumps behind tools declared per level."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of levels.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "levels",
-	Title:        "Levels",
-	Description:  "Pumps behind tools declared per level.",
-	Entities:     []string{"pump"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "levels",
+	Title:       "Levels",
+	Description: "Pumps behind tools declared per level.",
+	Entities:    []string{"pump"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -29,7 +29,7 @@ func seedDevices() []Device {
 			Name: "Pump",
 			Settings: map[string]any{
 				"mode":  "eco",
-				"speed": float64(int64(2)),
+				"speed": 2.0,
 			},
 		},
 	}

@@ -11,11 +11,10 @@ import (
 
 var opTuneDevice = &mcpdomain.Operation{
 	Name:        "tune_device",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change some settings of a device.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -27,11 +26,10 @@ var opTuneDevice = &mcpdomain.Operation{
 }
 var opResetDevice = &mcpdomain.Operation{
 	Name:        "reset_device",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Replace a device's name and settings.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -99,20 +97,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("merge: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-merge", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Devices whose settings are changed in part or replaced."))
+	s := server.NewMCPServer(
+		"granite-merge",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Devices whose settings are changed in part or replaced."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of merge.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "merge",
-	Title:        "Merge",
-	Description:  "Devices whose settings are changed in part or replaced.",
-	Entities:     []string{"device"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "merge",
+	Title:       "Merge",
+	Description: "Devices whose settings are changed in part or replaced.",
+	Entities:    []string{"device"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -32,7 +32,7 @@ func seedShelfs() []Shelf {
 			ID:     "SH001",
 			Tags:   []string{"top", "dry"},
 			Sizes:  []int{2, 4},
-			Layout: map[string]any{"rows": float64(int64(3))},
+			Layout: map[string]any{"rows": 3.0},
 		},
 	}
 }

@@ -11,12 +11,11 @@ import (
 
 var opGetShelf = &mcpdomain.Operation{
 	Name:        "get_shelf",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "shelf",
 	Description: "Get one shelf.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "shelf_id", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
@@ -26,13 +25,10 @@ var opGetShelf = &mcpdomain.Operation{
 }
 var opAddShelf = &mcpdomain.Operation{
 	Name:        "add_shelf",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "shelf",
 	Description: "Add a shelf.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "tags", Type: "array", Required: true, Hint: "array"},
 		{Name: "sizes", Type: "array", Hint: "array"},
@@ -112,20 +108,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("objects: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-objects", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Shelves holding lists of tags and free-form settings."))
+	s := server.NewMCPServer(
+		"granite-objects",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Shelves holding lists of tags and free-form settings."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of objects.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "objects",
-	Title:        "Objects and arrays",
-	Description:  "Shelves holding lists of tags and free-form settings.",
-	Entities:     []string{"shelf"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "objects",
+	Title:       "Objects and arrays",
+	Description: "Shelves holding lists of tags and free-form settings.",
+	Entities:    []string{"shelf"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

@@ -11,11 +11,10 @@ import (
 
 var opSetMode = &mcpdomain.Operation{
 	Name:        "set_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "fan",
 	Description: "Apply a mode.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -75,20 +74,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("presets: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-presets", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Fans switched by named modes per zone."))
+	s := server.NewMCPServer(
+		"granite-presets",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Fans switched by named modes per zone."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of presets.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "presets",
-	Title:        "Presets",
-	Description:  "Fans switched by named modes per zone.",
-	Entities:     []string{"fan"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "presets",
+	Title:       "Presets",
+	Description: "Fans switched by named modes per zone.",
+	Entities:    []string{"fan"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

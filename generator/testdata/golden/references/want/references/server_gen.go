@@ -11,12 +11,11 @@ import (
 
 var opListLoans = &mcpdomain.Operation{
 	Name:        "list_loans",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "loan",
 	Description: "List loans.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "member", Type: "string", Entity: "member", Hint: "member ID like MB001"},
@@ -27,13 +26,10 @@ var opListLoans = &mcpdomain.Operation{
 }
 var opAddLoan = &mcpdomain.Operation{
 	Name:        "add_loan",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "loan",
 	Description: "Lend a book.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "member", Type: "string", Required: true, Entity: "member", Hint: "member ID like MB001"},
 		{Name: "title", Type: "string", Required: true, Hint: "string"},
@@ -112,20 +108,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("references: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-references", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Books on loan to members."))
+	s := server.NewMCPServer(
+		"granite-references",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Books on loan to members."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of references.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "references",
-	Title:        "References",
-	Description:  "Books on loan to members.",
-	Entities:     []string{"member", "loan"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "references",
+	Title:       "References",
+	Description: "Books on loan to members.",
+	Entities:    []string{"member", "loan"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

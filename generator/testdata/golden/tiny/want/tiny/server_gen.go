@@ -11,12 +11,11 @@ import (
 
 var opGetLamp = &mcpdomain.Operation{
 	Name:        "get_lamp",
-	Kind:        "get",
+	Kind:        mcpdomain.OpGet,
 	Category:    "status_query",
 	Entity:      "lamp",
 	Description: "Get one lamp.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
@@ -26,12 +25,11 @@ var opGetLamp = &mcpdomain.Operation{
 }
 var opListLamps = &mcpdomain.Operation{
 	Name:        "list_lamps",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "lamp",
 	Description: "List lamps.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
@@ -47,11 +45,10 @@ var opListLamps = &mcpdomain.Operation{
 }
 var opSetLamp = &mcpdomain.Operation{
 	Name:        "set_lamp",
-	Kind:        "update",
+	Kind:        mcpdomain.OpUpdate,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Change one lamp.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -65,11 +62,10 @@ var opSetLamp = &mcpdomain.Operation{
 }
 var opAllOff = &mcpdomain.Operation{
 	Name:        "all_off",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Switch lamps off.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -80,13 +76,10 @@ var opAllOff = &mcpdomain.Operation{
 }
 var opAddTimer = &mcpdomain.Operation{
 	Name:        "add_timer",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Add a timer.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
 		{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
@@ -96,11 +89,10 @@ var opAddTimer = &mcpdomain.Operation{
 }
 var opDropTimer = &mcpdomain.Operation{
 	Name:        "drop_timer",
-	Kind:        "delete",
+	Kind:        mcpdomain.OpDelete,
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Remove a timer.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -111,12 +103,11 @@ var opDropTimer = &mcpdomain.Operation{
 }
 var opLampStats = &mcpdomain.Operation{
 	Name:        "lamp_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "lamp",
 	Description: "Lamp statistics.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "max"}, Hint: "one of avg, max"},
@@ -128,11 +119,10 @@ var opLampStats = &mcpdomain.Operation{
 }
 var opScene = &mcpdomain.Operation{
 	Name:        "scene",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Apply a scene.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -269,20 +259,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-tiny", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Two lamps and a timer, to pin the generator's output."))
+	s := server.NewMCPServer(
+		"granite-tiny",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Two lamps and a timer, to pin the generator's output."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of tiny.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "tiny",
-	Title:        "Tiny lab",
-	Description:  "Two lamps and a timer, to pin the generator's output.",
-	Entities:     []string{"lamp", "timer"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "tiny",
+	Title:       "Tiny lab",
+	Description: "Two lamps and a timer, to pin the generator's output.",
+	Entities:    []string{"lamp", "timer"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

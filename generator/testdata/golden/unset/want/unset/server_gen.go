@@ -11,12 +11,11 @@ import (
 
 var opListDocks = &mcpdomain.Operation{
 	Name:        "list_docks",
-	Kind:        "list",
+	Kind:        mcpdomain.OpList,
 	Category:    "status_query",
 	Entity:      "dock",
 	Description: "List docks.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "carrier", Type: "string", Hint: "string"},
@@ -31,13 +30,10 @@ var opListDocks = &mcpdomain.Operation{
 }
 var opAddDock = &mcpdomain.Operation{
 	Name:        "add_dock",
-	Kind:        "create",
+	Kind:        mcpdomain.OpCreate,
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "Add a dock.",
-	ReadOnly:    false,
-	Destructive: false,
-	Idempotent:  false,
 	Args: []mcpdomain.Arg{
 		{Name: "zone", Type: "string", Required: true, Enum: []string{"north", "south"}, Hint: "one of north, south"},
 		{Name: "carrier", Type: "string", Hint: "string"},
@@ -48,11 +44,10 @@ var opAddDock = &mcpdomain.Operation{
 }
 var opReleaseDocks = &mcpdomain.Operation{
 	Name:        "release_docks",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Send every truck away.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -63,12 +58,11 @@ var opReleaseDocks = &mcpdomain.Operation{
 }
 var opDockStats = &mcpdomain.Operation{
 	Name:        "dock_stats",
-	Kind:        "aggregate",
+	Kind:        mcpdomain.OpAggregate,
 	Category:    "analysis",
 	Entity:      "dock",
 	Description: "Dock statistics.",
 	ReadOnly:    true,
-	Destructive: false,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
 		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "count"}, Hint: "one of avg, count"},
@@ -79,11 +73,10 @@ var opDockStats = &mcpdomain.Operation{
 }
 var opDockMode = &mcpdomain.Operation{
 	Name:        "dock_mode",
-	Kind:        "preset",
+	Kind:        mcpdomain.OpPreset,
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Apply a dock mode.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -198,20 +191,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("unset: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-unset", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Docks whose carrier and load limit may be unknown."))
+	s := server.NewMCPServer(
+		"granite-unset",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Docks whose carrier and load limit may be unknown."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of unset.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "unset",
-	Title:        "Unset",
-	Description:  "Docks whose carrier and load limit may be unknown.",
-	Entities:     []string{"dock"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "unset",
+	Title:       "Unset",
+	Description: "Docks whose carrier and load limit may be unknown.",
+	Entities:    []string{"dock"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},

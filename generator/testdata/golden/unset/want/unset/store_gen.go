@@ -88,5 +88,6 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	case "dock_mode":
 		return mcpdomain.Bind(args, s.DockMode)
 	}
-	return nil, mcpdomain.Errorf("unknown operation %q; unset has: list_docks, add_dock, release_docks, dock_stats, dock_mode", op)
+	return nil, mcpdomain.Errorf("unknown operation %q; unset has: list_docks, add_dock, release_docks, "+
+		"dock_stats, dock_mode", op)
 }

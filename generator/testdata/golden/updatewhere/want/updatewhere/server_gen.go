@@ -11,11 +11,10 @@ import (
 
 var opCloseValves = &mcpdomain.Operation{
 	Name:        "close_valves",
-	Kind:        "update_where",
+	Kind:        mcpdomain.OpUpdateWhere,
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Close open valves.",
-	ReadOnly:    false,
 	Destructive: true,
 	Idempotent:  true,
 	Args: []mcpdomain.Arg{
@@ -75,20 +74,25 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("updatewhere: unknown level %q: want one of L4, L3, L2, L1", level)
 	}
-	s := server.NewMCPServer("granite-updatewhere", "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions("Valves closed in bulk."))
+	s := server.NewMCPServer(
+		"granite-updatewhere",
+		"1.0.0",
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions("Valves closed in bulk."),
+	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
 }
 
 // Domain is the registry entry of updatewhere.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:         "updatewhere",
-	Title:        "Update where",
-	Description:  "Valves closed in bulk.",
-	Entities:     []string{"valve"},
-	Operations:   Operations,
-	Tools:        Tools,
-	StageSchemas: StageSchemas,
+	Name:        "updatewhere",
+	Title:       "Update where",
+	Description: "Valves closed in bulk.",
+	Entities:    []string{"valve"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
