@@ -49,7 +49,21 @@ func BuildInfo() results.Build {
 // order (fs.WalkDir's lexical order), so equal hashes mean equal specs.
 func specsHash() string {
 	h := sha256.New()
-	err := fs.WalkDir(specs.FS, ".", func(path string, d fs.DirEntry, err error) error {
+	err := eachSpec(func(path string, data []byte) {
+		h.Write([]byte(path + "\x00"))
+		h.Write(data)
+		h.Write([]byte{0})
+	})
+	if err != nil { // the embedded tree is part of the binary: unreadable only if the binary is broken
+		return "unreadable: " + err.Error()
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// eachSpec calls fn with every embedded spec file, in path order: the one
+// walk both hashes of the specs (the build's and the config's) make.
+func eachSpec(fn func(path string, data []byte)) error {
+	return fs.WalkDir(specs.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -57,13 +71,7 @@ func specsHash() string {
 		if err != nil {
 			return err
 		}
-		h.Write([]byte(path + "\x00"))
-		h.Write(data)
-		h.Write([]byte{0})
+		fn(path, data)
 		return nil
 	})
-	if err != nil { // the embedded tree is part of the binary: unreadable only if the binary is broken
-		return "unreadable: " + err.Error()
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
-	"github.com/mcpgranite/granite/specs"
 )
 
 // Trial is one cell of the experiment grid.
@@ -309,13 +308,14 @@ func ConfigHash(cfg *results.Config) string {
 			h.Write(data)
 		}
 	}
-	_ = fs.WalkDir(specs.FS, ".", func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && !strings.HasPrefix(p, "experiments/") {
-			data, _ := fs.ReadFile(specs.FS, p)
+	// The benchmark's specs, without the experiment configs: the config
+	// itself is hashed above. (No separators between files: the hash of
+	// every run recorded so far, which --resume and merge compare.)
+	_ = eachSpec(func(p string, data []byte) {
+		if !strings.HasPrefix(p, "experiments/") {
 			h.Write([]byte(p))
 			h.Write(data)
 		}
-		return nil
 	})
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
