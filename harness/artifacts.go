@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -168,7 +169,7 @@ type replay struct {
 
 // openReplay starts a replay server for an artifact behind an in-process
 // MCP client.
-func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*Session, error) {
+func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*serve.Session, error) {
 	srv := server.NewMCPServer("granite-replay", "1", server.WithToolCapabilities(false))
 	r := &replay{art: a, ts: ts, used: make([]bool, len(a.ExpectedCalls))}
 	for i := range ts.tools {
@@ -177,7 +178,7 @@ func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*Sessi
 			return r.answer(t, req), nil
 		})
 	}
-	return connect(ctx, srv, "replay "+a.ID)
+	return serve.Connect(ctx, srv, "replay "+a.ID)
 }
 
 func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {

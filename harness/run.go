@@ -1,3 +1,9 @@
+// Package harness runs scenarios against the generated MCP servers: models
+// (and built-in agents) for experiments, each trial on an in-process
+// session of package serve. Gold execution, which verification and the
+// right stores scoring reads need, is package gold; trials are scored by
+// package score; an artifact's assertions, which need its tools' schemas,
+// are judged here.
 package harness
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
@@ -45,7 +46,7 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 	g := score.NewGold(spec.Domains[0], s, mcpdomain.L4, tiny.Domain, rights)
 	play := func(answer string, calls ...string) *results.Metrics {
 		t.Helper()
-		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, mcpdomain.L4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 		{"stopped at max turns", ok, results.StopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
 	}
 	for _, c := range cases {
-		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, mcpdomain.L4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -34,7 +35,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess, err := Open(ctx, rt, c.Level)
+			sess, err := serve.Open(ctx, rt, c.Level)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +174,7 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := Open(ctx, rt, mcpdomain.L4)
+	sess, err := serve.Open(ctx, rt, mcpdomain.L4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -221,7 +222,7 @@ type run struct {
 // runGold executes calls on a fresh store at one level; replace, when not
 // nil, gives other arguments for one step.
 func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
-	s, err := Open(ctx, rt, level)
+	s, err := serve.Open(ctx, rt, level)
 	if err != nil {
 		return nil, err
 	}
