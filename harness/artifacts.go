@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -77,7 +78,7 @@ func newToolSet(tools []scenarios.Tool, about system) (*toolSet, error) {
 // (scenarios.ToolsFile), else, for artifacts of a generated domain, from
 // that domain's generated code at the artifact's level. Every expected
 // call and assertion must name a tool the set lists.
-func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) {
+func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, error) {
 	arts, err := scenarios.ReadArtifacts(path)
 	if err != nil {
 		return nil, err

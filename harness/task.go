@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -142,7 +143,7 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, err
 		// Computed outside the lock, so that workers do not queue behind
 		// each other's gold runs; two may compute the same stores, which
 		// is harmless.
-		r, err := RightsOf(ctx, t.rt, t.scenario)
+		r, err := gold.RightsOf(ctx, t.rt, t.scenario)
 		if err != nil {
 			return nil, err
 		}

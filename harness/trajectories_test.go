@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -31,7 +32,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				t.Fatalf("no scenario %s", c.Scenario)
 			}
 			rt, _ := gen.Lookup(d.Name)
-			rights, err := RightsOf(ctx, rt, s)
+			rights, err := gold.RightsOf(ctx, rt, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +171,7 @@ func BenchmarkScore1000Calls(b *testing.B) {
 func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Gold, *results.Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
-	rights, err := RightsOf(ctx, rt, s)
+	rights, err := gold.RightsOf(ctx, rt, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,12 @@
-package harness
+// Package gold executes a scenario's gold sequences through MCP tools/call
+// on fresh stores: Verify proves the benchmark's content (every level's
+// gold succeeds, meets the scenario's expectations and ends in the same
+// store, every alternative and optional argument is equally right, every
+// tool and action is used), and RightsOf gives the right final stores and
+// gold reads package score grades a trial against. It stands on the
+// scorer's checks and the in-process session of package serve, and on
+// nothing of agents or the runner.
+package gold
 
 import (
 	"bytes"
@@ -31,6 +39,7 @@ type Failure struct {
 	Message string `json:"message"`
 }
 
+// String is the failure as granite verify prints it: where, then what.
 func (f Failure) String() string {
 	var b strings.Builder
 	b.WriteString(f.Domain)
@@ -152,7 +161,7 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 
 func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Verification, error) {
 	r := &Verification{Domains: 1}
-	rt, msg := generated(d, lookup)
+	rt, msg := Generated(d, lookup)
 	if msg != "" {
 		r.fail(Failure{Domain: d.Name, Message: msg})
 		return r, nil
@@ -180,9 +189,9 @@ func domainNames(spec *speclang.Spec) []string {
 	return out
 }
 
-// generated is the domain's generated code, or what is wrong with it:
+// Generated is the domain's generated code, or what is wrong with it:
 // missing, or generated from another version of the spec.
-func generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
+func Generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
 	rt, ok := lookup(d.Name)
 	if !ok {
 		return nil, "no generated code; run go generate ./... and rebuild"
