@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/serve"
 )
 
 // agent plays one trial: it reads the prompt, calls tools through the
@@ -24,7 +25,7 @@ type agent interface {
 // over MCP, and the record being filled.
 type trialRun struct {
 	t     Trial
-	sess  *Session
+	sess  *serve.Session
 	tools []mcp.Tool
 	// valid checks arguments against each listed tool's schema, to tell
 	// a schema violation from an error of the tool itself.

@@ -12,9 +12,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -76,7 +78,7 @@ func newToolSet(tools []scenarios.Tool, about system) (*toolSet, error) {
 // (scenarios.ToolsFile), else, for artifacts of a generated domain, from
 // that domain's generated code at the artifact's level. Every expected
 // call and assertion must name a tool the set lists.
-func LoadArtifacts(path, toolsPath string, lookup Lookup) (*ArtifactSet, error) {
+func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, error) {
 	arts, err := scenarios.ReadArtifacts(path)
 	if err != nil {
 		return nil, err
@@ -168,7 +170,7 @@ type replay struct {
 
 // openReplay starts a replay server for an artifact behind an in-process
 // MCP client.
-func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*Session, error) {
+func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*serve.Session, error) {
 	srv := server.NewMCPServer("granite-replay", "1", server.WithToolCapabilities(false))
 	r := &replay{art: a, ts: ts, used: make([]bool, len(a.ExpectedCalls))}
 	for i := range ts.tools {
@@ -177,7 +179,7 @@ func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*Sessi
 			return r.answer(t, req), nil
 		})
 	}
-	return connect(ctx, srv, "replay "+a.ID)
+	return serve.Connect(ctx, srv, "replay "+a.ID)
 }
 
 func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {

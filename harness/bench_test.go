@@ -12,6 +12,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama"
@@ -102,7 +103,7 @@ func BenchmarkArtifactOracle(b *testing.B) {
 // goldPlay scripts the oracle for either double (viaOllama, viaOpenAI):
 // the scenario's gold calls at the level the offered tools tell, one per
 // reply, then the tool results as the answer.
-func goldPlay(spec *speclang.Spec, lookup Lookup) func(turnState) reply {
+func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
 	byPrompt := map[string]*speclang.Scenario{}
 	levelOf := map[string]mcpdomain.Level{}
 	for _, d := range spec.Domains {

@@ -371,7 +371,7 @@ func serveTrial(tr *trialRun, rec func(serve.Observed), limit int, over func()) 
 	if err != nil {
 		return nil, err
 	}
-	h := serve.NewServerHandler(tr.sess.server, serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody})
+	h := serve.NewServerHandler(tr.sess.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = h.Close(context.Background())

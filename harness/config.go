@@ -193,3 +193,13 @@ func defaults(c *results.Config) {
 		c.Output = path.Join("results", c.Name)
 	}
 }
+
+// domainNames lists the spec's domains in spec order, for a message that
+// names the choices.
+func domainNames(spec *speclang.Spec) []string {
+	var out []string
+	for _, d := range spec.Domains {
+		out = append(out, d.Name)
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -144,7 +145,7 @@ func hostileGold(t *testing.T) *score.Gold {
 	t.Helper()
 	spec, lookup := tinySpec(t)
 	d := spec.Domain("tiny")
-	rt, msg := generated(d, lookup)
+	rt, msg := gold.Generated(d, lookup)
 	if msg != "" {
 		t.Fatal(msg)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -67,7 +68,7 @@ type Recorder struct {
 
 // NewRecorder prepares the recording of scenario id (which names its
 // domain) at a level.
-func NewRecorder(spec *speclang.Spec, lookup Lookup, id string, level mcpdomain.Level) (*Recorder, error) {
+func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdomain.Level) (*Recorder, error) {
 	t, err := scenarioByID(spec, lookup, id, level)
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func NewRecorder(spec *speclang.Spec, lookup Lookup, id string, level mcpdomain.
 }
 
 // scenarioByID finds a scenario by id, in the domain its id names.
-func scenarioByID(spec *speclang.Spec, lookup Lookup, id string, level mcpdomain.Level) (*scenarioTask, error) {
+func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdomain.Level) (*scenarioTask, error) {
 	name, _, _ := strings.Cut(id, "-")
 	d := spec.Domain(name)
 	if d == nil {
@@ -91,7 +92,7 @@ func scenarioByID(spec *speclang.Spec, lookup Lookup, id string, level mcpdomain
 		if s.ID != id {
 			continue
 		}
-		rt, msg := generated(d, lookup)
+		rt, msg := gold.Generated(d, lookup)
 		if msg != "" {
 			return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 		}
@@ -397,7 +398,7 @@ func lastCallEnd(rec *Recording) string {
 // trial record of the usual schema, scored as a command agent's trial of
 // the same calls is: model names the subject (trial id
 // <model>/<scenario>/<level>/r1), agent "recorded".
-func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup Lookup, rc *Recording, model, answer string) (*results.Record, error) {
+func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup, rc *Recording, model, answer string) (*results.Record, error) {
 	t, err := scenarioByID(spec, lookup, rc.Scenario, rc.Level)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
@@ -123,7 +124,7 @@ func (t *groupedTask) identify(rec *results.Record) {
 	rec.Level = t.at
 }
 
-func (t *groupedTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
 	iface := t.iface()
 	valid := map[string]func(json.RawMessage) bool{}
 	for _, c := range iface.Levels[t.at] {
@@ -159,9 +160,9 @@ func (t *groupedTask) open(ctx context.Context) (*Session, map[string]func(json.
 	}
 	srv, err := iface.NewServer("granite-regrouped", t.at, up)
 	if err == nil {
-		var s *Session
-		if s, err = connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at)); err == nil {
-			s.closers = closers
+		var s *serve.Session
+		if s, err = serve.Connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at)); err == nil {
+			s.OnClose(closers...)
 			return s, valid, nil
 		}
 	}
@@ -192,7 +193,7 @@ func (t *groupedTask) goldCalls() []results.MessageCall {
 
 // score judges the assertions on the trial's calls mapped back to the
 // source's tools, and the call metrics against the level's gold.
-func (t *groupedTask) score(rec *results.Record, _ *Session) (*results.Metrics, error) {
+func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Metrics, error) {
 	iface := t.iface()
 	source := make([]results.Call, len(rec.Calls))
 	for i, c := range rec.Calls {

@@ -1,3 +1,9 @@
+// Package harness runs scenarios against the generated MCP servers: models
+// (and built-in agents) for experiments, each trial on an in-process
+// session of package serve. Gold execution, which verification and the
+// right stores scoring reads need, is package gold; trials are scored by
+// package score; an artifact's assertions, which need its tools' schemas,
+// are judged here.
 package harness
 
 import (
@@ -20,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama"
@@ -70,7 +77,7 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
 // instead, with ids <model>/<artifact id>/r<n>.
-func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, error) {
+func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial, error) {
 	var out []Trial
 	golds := &goldCache{}
 	if cfg.Artifacts != "" {
@@ -99,7 +106,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]Trial, err
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 				continue
 			}
-			rt, msg := generated(d, lookup)
+			rt, msg := gold.Generated(d, lookup)
 			if msg != "" {
 				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 			}
@@ -130,7 +137,7 @@ type Options struct {
 	// Progress receives the progress bar (Terminal) or log lines.
 	Progress io.Writer
 	Terminal bool
-	Lookup   Lookup
+	Lookup   gold.Lookup
 	// HTTP is the client for Ollama (nil: a default one).
 	HTTP *http.Client
 	// Meter measures the trials (nil: the one the config asks for).
@@ -606,4 +613,12 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 	}
 	rec.Metrics = m
 	return rec, nil
+}
+
+// Verify is gold.Verify, kept only for scenarios/promote_test.go, which
+// another change is moving while this one may not touch scenarios/.
+//
+// Deprecated: call gold.Verify.
+func Verify(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup, only ...string) (*gold.Verification, error) {
+	return gold.Verify(ctx, spec, lookup, only...)
 }

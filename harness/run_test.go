@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -21,9 +24,20 @@ import (
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
+func loadSpec(t testing.TB) *speclang.Spec { return spectest.All(t) }
+
+// jsonString writes a value as JSON (as fmt prints it when it is none).
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
 // tinySpec is the golden tiny domain with its scenarios, and a lookup that
 // finds its generated package: a fixture no benchmark change can move.
-func tinySpec(t testing.TB) (*speclang.Spec, Lookup) {
+func tinySpec(t testing.TB) (*speclang.Spec, gold.Lookup) {
 	t.Helper()
 	spec := spectest.Tiny(t)
 	return spec, func(name string) (*mcpdomain.Domain, bool) {
@@ -41,7 +55,7 @@ func testConfig(name, host string, models ...string) *results.Config {
 	return c
 }
 
-func runTrials(t *testing.T, cfg *results.Config, spec *speclang.Spec, lookup Lookup) ([]results.Record, error) {
+func runTrials(t *testing.T, cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]results.Record, error) {
 	t.Helper()
 	out := t.TempDir()
 	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
@@ -96,7 +110,7 @@ func checkRecordSchema(t *testing.T, path string) {
 // goldModel scripts a model that calls the gold of the trial's scenario at
 // the level its tools show, one call per reply, and then answers with the
 // tool results: the oracle, but through Ollama's wire format.
-func goldModel(spec *speclang.Spec, lookup Lookup) func(ollamatest.Request, int) ollamatest.Step {
+func goldModel(spec *speclang.Spec, lookup gold.Lookup) func(ollamatest.Request, int) ollamatest.Step {
 	return viaOllama(goldPlay(spec, lookup))
 }
 

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -31,7 +33,7 @@ type Task interface {
 	// open starts the task's server on a fresh state. valid tells, per
 	// listed tool, whether arguments satisfy its schema, to tell a schema
 	// violation from an error of the tool itself.
-	open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error)
+	open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error)
 	// system is what the agent's system prompt says of the system.
 	system() system
 	// toolSet names the task's tools, which every task with the same name
@@ -41,7 +43,7 @@ type Task interface {
 	// goldCalls are the calls the oracle makes.
 	goldCalls() []results.MessageCall
 	// score scores a finished record, given the session it was played on.
-	score(rec *results.Record, sess *Session) (*results.Metrics, error)
+	score(rec *results.Record, sess *serve.Session) (*results.Metrics, error)
 }
 
 // scenarioTask is a benchmark scenario played at a level on a fresh store
@@ -65,8 +67,8 @@ func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
 // turnCalls puts every call in the scenario's one turn.
 func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
 
-func (t *scenarioTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
-	s, err := Open(ctx, t.rt, t.level)
+func (t *scenarioTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
+	s, err := serve.Open(ctx, t.rt, t.level)
 	return s, t.validators(), err
 }
 
@@ -105,7 +107,7 @@ func (t *scenarioTask) goldCalls() []results.MessageCall {
 
 // score judges the record and the session's final store against the
 // scenario's gold (see score.Score).
-func (t *scenarioTask) score(rec *results.Record, sess *Session) (*results.Metrics, error) {
+func (t *scenarioTask) score(rec *results.Record, sess *serve.Session) (*results.Metrics, error) {
 	g, err := t.golds.gold(context.Background(), t)
 	if err != nil {
 		return nil, fmt.Errorf("gold: %w", err)
@@ -141,7 +143,7 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, err
 		// Computed outside the lock, so that workers do not queue behind
 		// each other's gold runs; two may compute the same stores, which
 		// is harmless.
-		r, err := RightsOf(ctx, t.rt, t.scenario)
+		r, err := gold.RightsOf(ctx, t.rt, t.scenario)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +196,7 @@ func (t *artifactTask) turnCalls(n int) [][]int {
 	return allInFirst(len(t.art.Turns), n)
 }
 
-func (t *artifactTask) open(ctx context.Context) (*Session, map[string]func(json.RawMessage) bool, error) {
+func (t *artifactTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
 	ts := t.set.sources[t.art.Source]
 	valid := map[string]func(json.RawMessage) bool{}
 	for _, tool := range ts.byName {
@@ -227,7 +229,7 @@ func (t *artifactTask) goldCalls() []results.MessageCall {
 
 // score judges the record by the artifact's assertions (see
 // ArtifactSet.Score) and keeps their verdicts in it.
-func (t *artifactTask) score(rec *results.Record, _ *Session) (*results.Metrics, error) {
+func (t *artifactTask) score(rec *results.Record, _ *serve.Session) (*results.Metrics, error) {
 	m, verdicts := t.set.Score(rec, t.art)
 	rec.Assertions = verdicts
 	return m, nil

@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -30,11 +32,11 @@ func TestTrajectoriesByHand(t *testing.T) {
 				t.Fatalf("no scenario %s", c.Scenario)
 			}
 			rt, _ := gen.Lookup(d.Name)
-			rights, err := RightsOf(ctx, rt, s)
+			rights, err := gold.RightsOf(ctx, rt, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess, err := Open(ctx, rt, c.Level)
+			sess, err := serve.Open(ctx, rt, c.Level)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,11 +171,11 @@ func BenchmarkScore1000Calls(b *testing.B) {
 func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Gold, *results.Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
-	rights, err := RightsOf(ctx, rt, s)
+	rights, err := gold.RightsOf(ctx, rt, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := Open(ctx, rt, mcpdomain.L4)
+	sess, err := serve.Open(ctx, rt, mcpdomain.L4)
 	if err != nil {
 		t.Fatal(err)
 	}

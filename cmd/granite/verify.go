@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -40,7 +40,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *domain != "" {
 		only = append(only, *domain)
 	}
-	rep, err := harness.Verify(ctx, spec, gen.Lookup, only...)
+	rep, err := gold.Verify(ctx, spec, gen.Lookup, only...)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite verify: %v\n", err)
 		return 2
@@ -67,14 +67,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // printCoverage prints one row per domain: tools (and actions) used per
 // level.
-func printCoverage(w io.Writer, cov []harness.Coverage) {
+func printCoverage(w io.Writer, cov []gold.Coverage) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tL4\tL3\tL2\tL1")
-	byDomain := map[string]map[mcpdomain.Level]harness.Coverage{}
+	byDomain := map[string]map[mcpdomain.Level]gold.Coverage{}
 	var order []string
 	for _, c := range cov {
 		if byDomain[c.Domain] == nil {
-			byDomain[c.Domain] = map[mcpdomain.Level]harness.Coverage{}
+			byDomain[c.Domain] = map[mcpdomain.Level]gold.Coverage{}
 			order = append(order, c.Domain)
 		}
 		byDomain[c.Domain][c.Level] = c

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
@@ -102,7 +103,7 @@ func TestCorpusMutantsFail(t *testing.T) {
 		if s == nil || !ok {
 			t.Fatalf("%s: no scenario %s in domain %s", e.name, e.rc.Scenario, e.rc.Domain)
 		}
-		rights, err := harness.RightsOf(ctx, rt, s)
+		rights, err := gold.RightsOf(ctx, rt, s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ type Gold struct {
 // Rights are what right solutions of a scenario leave and read: every
 // final store one may leave, and the outputs of the L4 gold's calls, which
 // tell what the answer facts are about. Running the gold to get them is
-// the harness's (harness.RightsOf); scoring only reads them.
+// gold execution's (gold.RightsOf); scoring only reads them.
 type Rights struct {
 	Finals [][]byte
 	Reads  []GoldRead

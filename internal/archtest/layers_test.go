@@ -14,17 +14,20 @@ const module = "github.com/mcpgranite/granite"
 
 // layers lists the module's packages from the ground up, by path prefix:
 // the spec language, the runtime generated code links against and the
-// small shared packages; the generator, the generated code and the scorer
-// (which stands on the results and the spec language alone); the harness
-// and the synthesizer; the commands. The longest prefix decides.
+// small shared packages; the generator, the generated code, serving and
+// the scorer (which stands on the results and the spec language alone);
+// gold execution (on the scorer and the in-process session, below agents
+// and the runner); the harness and the synthesizer; the commands. The
+// longest prefix decides.
 var layers = []struct {
 	prefix string
 	layer  int
 }{
 	{"internal/", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
 	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1},
-	{"harness", 2}, {"scenarios", 2},
-	{"cmd/", 3},
+	{"harness/gold", 2},
+	{"harness", 3}, {"scenarios", 3},
+	{"cmd/", 4},
 }
 
 func layerOf(pkg string) (int, bool) {
@@ -43,7 +46,8 @@ func layerOf(pkg string) (int, bool) {
 
 // TestNoPackageImportsALayerAbove: the spec language and the runtime stand
 // on nothing of granite's above them, the generator and generated code
-// not on the harness or the synthesizer, and nothing on the commands.
+// not on the harness or the synthesizer, gold execution not on agents or
+// the runner, and nothing on the commands.
 func TestNoPackageImportsALayerAbove(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -85,8 +89,8 @@ func TestNoPackageImportsALayerAbove(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"internal/speclang": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 2,
-		"harness": 2, "harness/score": 1, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 3, "specs": 0,
+		"internal/speclang": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 3,
+		"harness": 3, "harness/score": 1, "harness/gold": 2, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 4, "specs": 0,
 	} {
 		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {
 			t.Errorf("layerOf(%s) = %d, %v; want %d", pkg, got, ok, want)

@@ -3,7 +3,9 @@
 // defaults of granite serve (loopback Origin and Host checks, an optional
 // bearer token, bounded bodies). granite serve uses it, and so can any
 // caller that must serve a domain to an MCP client over the network. It
-// serves stdio too, answering malformed messages the same way.
+// serves stdio too, answering malformed messages the same way, and opens
+// in-process sessions, on which a gold run or a trial plays through the
+// same tools/call path.
 package serve
 
 import (

@@ -1,11 +1,18 @@
-package harness
+// Package gold executes a scenario's gold sequences through MCP tools/call
+// on fresh stores: Verify proves the benchmark's content (every level's
+// gold succeeds, meets the scenario's expectations and ends in the same
+// store, every alternative and optional argument is equally right, every
+// tool and action is used), and RightsOf gives the right final stores and
+// gold reads package score grades a trial against. It stands on the
+// scorer's checks and the in-process session of package serve, and on
+// nothing of agents or the runner.
+package gold
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -30,6 +37,7 @@ type Failure struct {
 	Message string `json:"message"`
 }
 
+// String is the failure as granite verify prints it: where, then what.
 func (f Failure) String() string {
 	var b strings.Builder
 	b.WriteString(f.Domain)
@@ -48,21 +56,6 @@ func (f Failure) String() string {
 	}
 	return b.String() + ": " + f.Message
 }
-
-// Coverage is how much of one level's interface the gold of a domain uses.
-type Coverage struct {
-	Domain      string          `json:"domain"`
-	Level       mcpdomain.Level `json:"level"`
-	Tools       int             `json:"tools"`
-	ToolsUsed   int             `json:"tools_used"`
-	Actions     int             `json:"actions"`
-	ActionsUsed int             `json:"actions_used"`
-	// Missing lists unused tools and tool.action pairs.
-	Missing []string `json:"missing,omitempty"`
-}
-
-// Complete reports whether every tool and action is used.
-func (c Coverage) Complete() bool { return len(c.Missing) == 0 }
 
 // Verification is the outcome of Verify: failures, counts and coverage.
 type Verification struct {
@@ -151,7 +144,7 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 
 func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Verification, error) {
 	r := &Verification{Domains: 1}
-	rt, msg := generated(d, lookup)
+	rt, msg := Generated(d, lookup)
 	if msg != "" {
 		r.fail(Failure{Domain: d.Name, Message: msg})
 		return r, nil
@@ -179,9 +172,9 @@ func domainNames(spec *speclang.Spec) []string {
 	return out
 }
 
-// generated is the domain's generated code, or what is wrong with it:
+// Generated is the domain's generated code, or what is wrong with it:
 // missing, or generated from another version of the spec.
-func generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
+func Generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
 	rt, ok := lookup(d.Name)
 	if !ok {
 		return nil, "no generated code; run go generate ./... and rebuild"
@@ -205,56 +198,6 @@ func stale(d *speclang.Domain, rt *mcpdomain.Domain) string {
 		}
 	}
 	return ""
-}
-
-// run is the outcome of one gold execution.
-type run struct {
-	final   []byte
-	outputs string
-	// reads are the calls' outputs, decoded.
-	reads []score.GoldRead
-	// step and err locate a call that failed; step is 0 when none did.
-	step int
-	err  string
-}
-
-// runGold executes calls on a fresh store at one level; replace, when not
-// nil, gives other arguments for one step.
-func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
-	s, err := Open(ctx, rt, level)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	out := &run{}
-	var texts []string
-	for i, c := range calls {
-		args := c.JSON()
-		if replace != nil {
-			if b := replace(i); b != nil {
-				args = b
-			}
-		}
-		res, err := s.Call(ctx, c.Tool, args)
-		switch {
-		case err != nil:
-			out.step, out.err = i+1, fmt.Sprintf("%s %s: protocol error: %v", c.Tool, args, err)
-		case res.IsError:
-			out.step, out.err = i+1, fmt.Sprintf("%s %s: tool error: %s", c.Tool, args, res.Text)
-		}
-		if out.step > 0 {
-			break
-		}
-		texts = append(texts, res.Text)
-		var v any
-		if json.Unmarshal([]byte(res.Text), &v) != nil {
-			v = res.Text
-		}
-		out.reads = append(out.reads, score.GoldRead{Tool: c.Tool, Output: v})
-	}
-	out.final = s.Store.Snapshot()
-	out.outputs = strings.Join(texts, "\n")
-	return out, nil
 }
 
 // expectations checks runs against a scenario's expectations. Most runs of a
@@ -357,68 +300,6 @@ func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *ex
 	return nil
 }
 
-// goldVariant is the L4 gold with one call changed: an alternative value
-// of one argument, or an optional argument left out.
-type goldVariant struct {
-	step int
-	name string
-	args []byte
-}
-
-// goldVariants lists every variant of a gold sequence, in call order.
-func goldVariants(calls []*speclang.Call) []goldVariant {
-	var out []goldVariant
-	for i, c := range calls {
-		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
-			for _, v := range c.Alternatives[arg] {
-				out = append(out, goldVariant{i, arg + "=" + jsonString(v), c.With(arg, v)})
-			}
-		}
-		for _, arg := range c.Optional {
-			out = append(out, goldVariant{i, "without " + arg, c.With(arg, nil)})
-		}
-	}
-	return out
-}
-
-// run executes the variant at L4 on a fresh store.
-func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*speclang.Call) (*run, error) {
-	return runGold(ctx, rt, mcpdomain.L4, calls, func(j int) []byte {
-		if j == v.step {
-			return v.args
-		}
-		return nil
-	})
-}
-
-// RightsOf runs a scenario's gold: the final stores are the L4 gold's and
-// those of its variants (verify proves the levels end alike),
-// deduplicated.
-func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Rights, error) {
-	calls := s.Gold[mcpdomain.L4]
-	r := &score.Rights{}
-	add := func(o *run, err error) error {
-		if err != nil {
-			return err
-		}
-		if o.step == 0 && !slices.ContainsFunc(r.Finals, func(b []byte) bool { return bytes.Equal(b, o.final) }) {
-			r.Finals = append(r.Finals, o.final)
-		}
-		return nil
-	}
-	gold, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
-	if err := add(gold, err); err != nil {
-		return nil, err
-	}
-	r.Reads = gold.reads
-	for _, v := range goldVariants(calls) {
-		if err := add(v.run(ctx, rt, calls)); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
 // snapshotDiff compares two snapshots as JSON values.
 func snapshotDiff(a, b []byte) string {
 	if bytes.Equal(a, b) { // snapshots are canonical: equal states, equal bytes
@@ -432,44 +313,6 @@ func snapshotDiff(a, b []byte) string {
 		return "snapshots are not JSON"
 	}
 	return cmp.Diff(x, y)
-}
-
-// coverage records which tools and actions of each level the domain's
-// gold uses.
-func (r *Verification) coverage(d *speclang.Domain) {
-	for i, lv := range d.Levels {
-		level := mcpdomain.Levels[i]
-		used := map[string]bool{}
-		for _, s := range d.Scenarios {
-			for _, c := range s.Gold[level] {
-				used[c.Tool] = true
-				used[c.Tool+"."+c.Op] = true
-			}
-		}
-		c := Coverage{Domain: d.Name, Level: level, Tools: len(lv.Tools)}
-		for _, t := range lv.Tools {
-			if used[t.Name] {
-				c.ToolsUsed++
-			} else {
-				c.Missing = append(c.Missing, t.Name)
-			}
-			if len(t.Operations) < 2 {
-				continue
-			}
-			for _, o := range t.Operations {
-				c.Actions++
-				if k := t.Name + "." + o.Name; used[k] {
-					c.ActionsUsed++
-				} else if used[t.Name] {
-					c.Missing = append(c.Missing, k)
-				}
-			}
-		}
-		r.Coverage = append(r.Coverage, c)
-		if !c.Complete() {
-			r.fail(Failure{Domain: d.Name, Level: level, Message: "gold never uses " + strings.Join(c.Missing, ", ") + "; expected every tool and action in some scenario"})
-		}
-	}
 }
 
 // jsonString writes a value as JSON for a message (as fmt prints it when

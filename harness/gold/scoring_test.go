@@ -1,4 +1,4 @@
-package harness
+package gold
 
 import (
 	"context"
@@ -12,13 +12,28 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
 // These tests score trajectories played through the MCP path against the
-// gold's right stores, which RightsOf runs: they need the harness's gold
-// execution, so they stay beside it rather than in package score.
+// gold's right stores, which RightsOf runs: they need gold execution, so
+// they stay beside it rather than in package score.
+
+// tinySpec is the golden tiny domain with its scenarios, and a lookup that
+// finds its generated package: a fixture no benchmark change can move.
+func tinySpec(t testing.TB) (*speclang.Spec, Lookup) {
+	t.Helper()
+	spec := spectest.Tiny(t)
+	return spec, func(name string) (*mcpdomain.Domain, bool) {
+		if name == tiny.Domain.Name {
+			return tiny.Domain, true
+		}
+		return nil, false
+	}
+}
 
 func gcall(tool string, args map[string]any, optional ...string) *speclang.Call {
 	return &speclang.Call{Tool: tool, Args: args, Alternatives: map[string][]any{}, Optional: optional}
@@ -45,7 +60,7 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 	g := score.NewGold(spec.Domains[0], s, mcpdomain.L4, tiny.Domain, rights)
 	play := func(answer string, calls ...string) *results.Metrics {
 		t.Helper()
-		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, mcpdomain.L4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +202,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 		{"stopped at max turns", ok, results.StopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
 	}
 	for _, c := range cases {
-		sess, err := Open(ctx, tiny.Domain, mcpdomain.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, mcpdomain.L4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,4 @@
-// Package harness runs scenarios against the generated MCP servers: gold
-// sequences for verification and for the right stores scoring reads, and
-// models for experiments. Trials are scored by package score; an
-// artifact's assertions, which need its tools' schemas, are judged here.
-package harness
+package serve
 
 import (
 	"context"
@@ -18,9 +14,10 @@ import (
 )
 
 // Session is a fresh store behind a domain's MCP server at one level (or
-// an artifact's replay server, without a store), with an initialised
-// in-process MCP client: every call goes through the same tools/call path
-// a remote client uses.
+// any other server, such as an artifact's replay server, without a store),
+// with an initialised in-process MCP client: every call goes through the
+// same tools/call path a remote client uses. A gold run and a trial both
+// play on one.
 type Session struct {
 	Domain *mcpdomain.Domain
 	Level  mcpdomain.Level
@@ -40,7 +37,7 @@ func Open(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level) (*Ses
 	if err != nil {
 		return nil, err
 	}
-	s, err := connect(ctx, srv, d.Name+" "+string(level))
+	s, err := Connect(ctx, srv, d.Name+" "+string(level))
 	if err != nil {
 		return nil, err
 	}
@@ -48,8 +45,9 @@ func Open(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level) (*Ses
 	return s, nil
 }
 
-// connect starts an initialised in-process client of a server.
-func connect(ctx context.Context, srv *server.MCPServer, name string) (*Session, error) {
+// Connect starts an initialised in-process client of a server; name
+// says which server in errors.
+func Connect(ctx context.Context, srv *server.MCPServer, name string) (*Session, error) {
 	c, err := client.NewInProcessClient(srv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: in-process client: %w", name, err)
@@ -66,6 +64,14 @@ func connect(ctx context.Context, srv *server.MCPServer, name string) (*Session,
 	}
 	return &Session{client: c, server: srv}, nil
 }
+
+// Server is the MCP server the session's client is connected to: serve
+// it to an agent command too and both see one state.
+func (s *Session) Server() *server.MCPServer { return s.server }
+
+// OnClose adds what Close ends after the client: what the session's
+// server stands on, such as a live source.
+func (s *Session) OnClose(f ...func()) { s.closers = append(s.closers, f...) }
 
 // Close ends the session.
 func (s *Session) Close() error {

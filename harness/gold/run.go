@@ -1,0 +1,128 @@
+package gold
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/speclang"
+)
+
+// run is the outcome of one gold execution.
+type run struct {
+	final   []byte
+	outputs string
+	// reads are the calls' outputs, decoded.
+	reads []score.GoldRead
+	// step and err locate a call that failed; step is 0 when none did.
+	step int
+	err  string
+}
+
+// runGold executes calls on a fresh store at one level; replace, when not
+// nil, gives other arguments for one step.
+func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
+	s, err := serve.Open(ctx, rt, level)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	out := &run{}
+	var texts []string
+	for i, c := range calls {
+		args := c.JSON()
+		if replace != nil {
+			if b := replace(i); b != nil {
+				args = b
+			}
+		}
+		res, err := s.Call(ctx, c.Tool, args)
+		switch {
+		case err != nil:
+			out.step, out.err = i+1, fmt.Sprintf("%s %s: protocol error: %v", c.Tool, args, err)
+		case res.IsError:
+			out.step, out.err = i+1, fmt.Sprintf("%s %s: tool error: %s", c.Tool, args, res.Text)
+		}
+		if out.step > 0 {
+			break
+		}
+		texts = append(texts, res.Text)
+		var v any
+		if json.Unmarshal([]byte(res.Text), &v) != nil {
+			v = res.Text
+		}
+		out.reads = append(out.reads, score.GoldRead{Tool: c.Tool, Output: v})
+	}
+	out.final = s.Store.Snapshot()
+	out.outputs = strings.Join(texts, "\n")
+	return out, nil
+}
+
+// goldVariant is the L4 gold with one call changed: an alternative value
+// of one argument, or an optional argument left out.
+type goldVariant struct {
+	step int
+	name string
+	args []byte
+}
+
+// goldVariants lists every variant of a gold sequence, in call order.
+func goldVariants(calls []*speclang.Call) []goldVariant {
+	var out []goldVariant
+	for i, c := range calls {
+		for _, arg := range slices.Sorted(maps.Keys(c.Alternatives)) {
+			for _, v := range c.Alternatives[arg] {
+				out = append(out, goldVariant{i, arg + "=" + jsonString(v), c.With(arg, v)})
+			}
+		}
+		for _, arg := range c.Optional {
+			out = append(out, goldVariant{i, "without " + arg, c.With(arg, nil)})
+		}
+	}
+	return out
+}
+
+// run executes the variant at L4 on a fresh store.
+func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*speclang.Call) (*run, error) {
+	return runGold(ctx, rt, mcpdomain.L4, calls, func(j int) []byte {
+		if j == v.step {
+			return v.args
+		}
+		return nil
+	})
+}
+
+// RightsOf runs a scenario's gold: the final stores are the L4 gold's and
+// those of its variants (verify proves the levels end alike),
+// deduplicated.
+func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Rights, error) {
+	calls := s.Gold[mcpdomain.L4]
+	r := &score.Rights{}
+	add := func(o *run, err error) error {
+		if err != nil {
+			return err
+		}
+		if o.step == 0 && !slices.ContainsFunc(r.Finals, func(b []byte) bool { return bytes.Equal(b, o.final) }) {
+			r.Finals = append(r.Finals, o.final)
+		}
+		return nil
+	}
+	gold, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
+	if err := add(gold, err); err != nil {
+		return nil, err
+	}
+	r.Reads = gold.reads
+	for _, v := range goldVariants(calls) {
+		if err := add(v.run(ctx, rt, calls)); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
