@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -44,8 +45,8 @@ type system struct{ Title, Description string }
 // toolSet is one source's tools, compiled, with what comparing their
 // arguments needs.
 type toolSet struct {
-	tools  []scenarios.Tool
-	byName map[string]*scenarios.Tool
+	tools  []toolsrc.Tool
+	byName map[string]*toolsrc.Tool
 	args   map[string]toolArgs
 	// exact names the arguments ArgAcc compares exactly, over all tools;
 	// actions the tools that take an action argument.
@@ -55,8 +56,8 @@ type toolSet struct {
 }
 
 // newToolSet compiles its own copy of the tools.
-func newToolSet(tools []scenarios.Tool, about system) (*toolSet, error) {
-	ts := &toolSet{tools: append([]scenarios.Tool(nil), tools...), byName: map[string]*scenarios.Tool{},
+func newToolSet(tools []toolsrc.Tool, about system) (*toolSet, error) {
+	ts := &toolSet{tools: append([]toolsrc.Tool(nil), tools...), byName: map[string]*toolsrc.Tool{},
 		args: map[string]toolArgs{}, exact: map[string]bool{"action": true}, actions: map[string]bool{}, about: about}
 	for i := range ts.tools {
 		t := &ts.tools[i]
@@ -84,7 +85,7 @@ func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, er
 		return nil, err
 	}
 	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*score.Gold{}}
-	var shared []scenarios.Tool
+	var shared []toolsrc.Tool
 	if toolsPath == "" {
 		toolsPath = scenarios.ToolsFile(path)
 		if _, err := os.Stat(toolsPath); errors.Is(err, fs.ErrNotExist) {
@@ -92,7 +93,7 @@ func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, er
 		}
 	}
 	if toolsPath != "" {
-		if shared, err = scenarios.LoadTools(toolsPath); err != nil {
+		if shared, err = toolsrc.LoadTools(toolsPath); err != nil {
 			return nil, err
 		}
 		set.ToolsPath = toolsPath
@@ -115,7 +116,7 @@ func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, er
 				if rt == nil {
 					return nil, fmt.Errorf("%s: artifact %s: no tools for its source %s; expected them in %s (granite synth --out writes it), or give the tools file", path, a.ID, src, scenarios.ToolsFile(path))
 				}
-				tools = scenarios.FromDomain(rt, level)
+				tools = toolsrc.FromDomain(rt, level)
 			}
 			if ts, err = newToolSet(tools, about); err != nil {
 				return nil, fmt.Errorf("%s: %w", toolsOrigin(set, path), err)
@@ -151,7 +152,7 @@ func toolsOrigin(set *ArtifactSet, fallback string) string {
 }
 
 // Tools returns the tools an artifact is played with.
-func (s *ArtifactSet) Tools(a *scenarios.Artifact) []scenarios.Tool { return s.sources[a.Source].tools }
+func (s *ArtifactSet) Tools(a *scenarios.Artifact) []toolsrc.Tool { return s.sources[a.Source].tools }
 
 // replay plays an artifact's tools. A call whose arguments match an
 // expected call not answered yet (same tool; same arguments by the
@@ -182,7 +183,7 @@ func openReplay(ctx context.Context, ts *toolSet, a *scenarios.Artifact) (*serve
 	return serve.Connect(ctx, srv, "replay "+a.ID)
 }
 
-func (r *replay) answer(t *scenarios.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {
+func (r *replay) answer(t *toolsrc.Tool, req mcp.CallToolRequest) *mcp.CallToolResult {
 	args := json.RawMessage("{}")
 	if req.Params.Arguments != nil {
 		b, err := json.Marshal(req.Params.Arguments)

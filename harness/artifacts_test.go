@@ -18,12 +18,13 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
 // writeArtifacts writes artifacts as granite synth --out does, with the
 // tools beside them unless tools is nil.
-func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []scenarios.Tool) string {
+func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []toolsrc.Tool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "arts.jsonl")
 	f, err := os.Create(path)
@@ -35,7 +36,7 @@ func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []scenarios.T
 	}
 	f.Close()
 	if tools != nil {
-		if err := scenarios.WriteTools(scenarios.ToolsFile(path), tools); err != nil {
+		if err := toolsrc.WriteTools(scenarios.ToolsFile(path), tools); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +59,7 @@ func artifactConfig(path, host string, models ...string) *results.Config {
 func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	rt, _ := lookup(spec.Domains[0].Name)
-	external, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	external, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +70,16 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 		sidecar bool
 	}{
 		{"generated domain", "domain:" + rt.Name + "/L2", scenarios.FromDomain(rt, mcpdomain.L2), false},
-		{"external tools", "tools:public_style_tools.json", external, true},
+		{"external tools", "tools:public_style_tools.json", scenarios.Listed(external), true},
 	} {
 		t.Run(src.name, func(t *testing.T) {
 			arts, err := scenarios.Offline(src.source, src.tools, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sidecar []scenarios.Tool
+			var sidecar []toolsrc.Tool
 			if src.sidecar {
-				sidecar = src.tools
+				sidecar = scenarios.Sources(src.tools)
 			}
 			path := writeArtifacts(t, arts, sidecar)
 			recs, err := runTrials(t, artifactConfig(path, "", Oracle, Silent), spec, lookup)
@@ -128,14 +129,14 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 // validator's reasons; other calls get an error; the tools are listed with
 // their schemas as published.
 func TestReplayServer(t *testing.T) {
-	tools, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	tools, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tool *scenarios.Tool
+	var tool *toolsrc.Tool
 	var valid []json.RawMessage
 	for i := range tools {
-		arts, err := scenarios.Offline("x", tools[i:i+1], 0)
+		arts, err := scenarios.Offline("x", scenarios.Listed(tools[i:i+1]), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +205,7 @@ func TestReplayServer(t *testing.T) {
 	if other.Name == tool.Name {
 		other = tools[1]
 	}
-	arts, _ := scenarios.Offline("x", []scenarios.Tool{other}, 1)
+	arts, _ := scenarios.Offline("x", scenarios.Listed([]toolsrc.Tool{other}), 1)
 	res, err := sess.Call(ctx, other.Name, arts[0].ExpectedCalls[0].Arguments)
 	if err != nil || !res.IsError || !strings.Contains(res.Text, "nothing is recorded for "+other.Name) {
 		t.Errorf("unrecorded call: %+v, %v", res, err)
@@ -372,11 +373,11 @@ func TestArtifactRunsShardAndResume(t *testing.T) {
 // with the benchmark's grid, fail with what to fix.
 func TestArtifactInputsRefused(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	external, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	external, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := scenarios.Offline("tools:x.json", external, 2)
+	arts, err := scenarios.Offline("tools:x.json", scenarios.Listed(external), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,12 +437,12 @@ func TestArgumentsAtTheirDefault(t *testing.T) {
 // structured content beside the text, as the MCP spec asks; one without
 // answers with text only.
 func TestReplayStructuredContent(t *testing.T) {
-	tools, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	tools, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []bool{true, false} {
-		var tool *scenarios.Tool
+		var tool *toolsrc.Tool
 		for i := range tools {
 			if (len(tools[i].OutputSchema) > 0) == want {
 				tool = &tools[i]
@@ -452,7 +453,7 @@ func TestReplayStructuredContent(t *testing.T) {
 		// Skip schema validation: the point is the shape of the answer.
 		loose := *tool
 		loose.InputSchema = json.RawMessage(`{"type":"object"}`)
-		ts, err := newToolSet([]scenarios.Tool{loose}, system{})
+		ts, err := newToolSet([]toolsrc.Tool{loose}, system{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,11 +487,11 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 			t.Errorf("%s: %v, want %v", l, lost[key], want)
 		}
 	}
-	external, err := scenarios.LoadTools("../scenarios/testdata/public_style_tools.json")
+	external, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := scenarios.Offline("tools:x.json", external, 0)
+	arts, err := scenarios.Offline("tools:x.json", scenarios.Listed(external), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,8 +510,8 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 // would read its arguments as the asserted ones; it still breaks a
 // not_call assertion, refused or not.
 func TestToolCallRefusedFails(t *testing.T) {
-	tool := scenarios.Tool{Name: "fetch", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","pattern":"^[a-z]+$"}},"required":["url"]}`)}
-	ts, err := newToolSet([]scenarios.Tool{tool}, system{})
+	tool := toolsrc.Tool{Name: "fetch", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string","pattern":"^[a-z]+$"}},"required":["url"]}`)}
+	ts, err := newToolSet([]toolsrc.Tool{tool}, system{})
 	if err != nil {
 		t.Fatal(err)
 	}

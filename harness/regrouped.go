@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
@@ -140,7 +140,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 		if err != nil {
 			return nil, nil, err
 		}
-		c, _, err := scenarios.ConnectIn(ctx, rg.cmd, rg.url, dir)
+		c, _, err := toolsrc.ConnectIn(ctx, rg.cmd, rg.url, dir)
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, nil, fmt.Errorf("live source: %w", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -18,11 +19,11 @@ import (
 // refusals.
 func TestArtifactsAtEveryLevel(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	tools, err := scenarios.LoadTools("testdata/server-memory.tools.json")
+	tools, err := toolsrc.LoadTools("testdata/server-memory.tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := scenarios.Offline("mcp:server-memory", tools, 0)
+	arts, err := scenarios.Offline("mcp:server-memory", scenarios.Listed(tools), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -614,11 +614,3 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 	rec.Metrics = m
 	return rec, nil
 }
-
-// Verify is gold.Verify, kept only for scenarios/promote_test.go, which
-// another change is moving while this one may not touch scenarios/.
-//
-// Deprecated: call gold.Verify.
-func Verify(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup, only ...string) (*gold.Verification, error) {
-	return gold.Verify(ctx, spec, lookup, only...)
-}

@@ -216,15 +216,6 @@ func ToolsFile(artifacts string) string {
 	return strings.TrimSuffix(artifacts, ".jsonl") + ".tools.json"
 }
 
-// WriteTools writes tools as a tools/list result.
-func WriteTools(path string, tools []Tool) error {
-	b, err := json.MarshalIndent(map[string][]Tool{"tools": tools}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
 // DomainSource reads an artifact source of the form domain:<name>/<level>,
 // which granite synth gives artifacts of a generated domain.
 func DomainSource(source string) (domain string, level mcpdomain.Level, ok bool) {

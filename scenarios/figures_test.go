@@ -216,7 +216,7 @@ func TestFiguresSeventyTools(t *testing.T) {
 	f := measure(t, tools, arts, false)
 	f.strict = true
 	f.check(t, "70 tools")
-	pub, err := LoadTools("testdata/public_style_tools.json")
+	pub, err := loadTools("testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 func TestGini(t *testing.T) {
@@ -87,5 +88,29 @@ func TestJudgeNormalisesAndCascades(t *testing.T) {
 	}
 	if format := f.Requests()[0].Format; !strings.Contains(string(format), `"logical_flow"`) {
 		t.Errorf("format %s", format)
+	}
+}
+
+// TestJudgeChecksAssertions: a tool_call the schema refuses, a not_call it
+// accepts and an unknown tool are each reported.
+func TestJudgeChecksAssertions(t *testing.T) {
+	tools := []Tool{{Tool: toolsrc.Tool{Name: "get", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`)}}}
+	a := Artifact{ID: "x", Assertions: []Assertion{
+		{Kind: "tool_call", Tool: "get", Arguments: json.RawMessage(`{"id":3}`)},
+		{Kind: "not_call", Tool: "get", Arguments: json.RawMessage(`{"id":"a"}`), Probes: "pattern"},
+		{Kind: "tool_call", Tool: "gone"},
+		{Kind: "tool_call", Tool: "get", Arguments: json.RawMessage(`{"id":"a"}`)},
+	}}
+	q := Check(tools, []Artifact{a})
+	if len(q.AssertionProblems) != 3 {
+		t.Fatalf("%+v", q.AssertionProblems)
+	}
+	for i, want := range []string{"arguments the tool's schema refuses: at /id:", "probes pattern, but the tool's schema accepts", `names tool "gone"`} {
+		if !strings.Contains(q.AssertionProblems[i].Why, want) {
+			t.Errorf("problem %d: %q; want %q", i, q.AssertionProblems[i].Why, want)
+		}
+	}
+	if s := Summary(q, nil, 0); !strings.Contains(s, "3 assertions cannot mean what they say") {
+		t.Errorf("summary: %s", s)
 	}
 }

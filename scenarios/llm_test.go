@@ -208,7 +208,7 @@ func TestStageRetriesAFailingHost(t *testing.T) {
 // right call and refuses unknown tools and arguments a tool's schema
 // refuses, also for tools with $defs.
 func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
-	tools, err := LoadTools("testdata/public_style_tools.json")
+	tools, err := loadTools("testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestLLMCoversEveryTool(t *testing.T) {
 // and the multi-turn expansion must cite earlier values; one that yields
 // a single turn is dropped.
 func TestPipelineMocksAndExpands(t *testing.T) {
-	tools, err := LoadTools("testdata/public_style_tools.json")
+	tools, err := loadTools("testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestLLMCoversSeventyTools(t *testing.T) {
 // offline backend mocks external tools from their examples, else their
 // output schema, graded by that material.
 func TestMockShapeOfExampleOutputs(t *testing.T) {
-	tools, err := LoadTools("testdata/public_style_tools.json")
+	tools, err := loadTools("testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,29 +3,19 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
-// Tool is a tool as a server lists it, with what synthesis needs.
+// Tool is a tool as a server lists it, with what synthesis needs beside
+// it: a generated domain's tools carry known-good arguments and execute
+// calls on a fresh store, which no listed tool can.
 type Tool struct {
-	Name         string          `json:"name"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  map[string]any  `json:"annotations,omitempty"`
-	// OutputExamples are example results (JSON values), a granite
-	// extension of a tools/list file: mock outputs must have the shape
-	// of one of them, and they ground outputs best.
-	OutputExamples []json.RawMessage `json:"outputExamples,omitempty"`
+	toolsrc.Tool
 
 	// examples are known-good argument objects (a generated domain's
 	// operation examples, valid against its seed data).
@@ -33,11 +23,27 @@ type Tool struct {
 	run      func(args []byte) (string, bool) // executes a call on a fresh store
 	// runSeq executes calls of the domain's tools in order on one fresh
 	// store (generated domains only).
-	runSeq                func([]ExpectedCall) []MockOutput
-	compiled, compiledOut *jsonschema.Schema
-	// extra holds the members of a published tool object granite does
-	// not read (title, execution, _meta, ...), written back as they came.
-	extra map[string]json.RawMessage
+	runSeq func([]ExpectedCall) []MockOutput
+}
+
+// Listed wraps tools a server lists (a tools file, a live server) for
+// synthesis; they carry no examples and execute nothing.
+func Listed(tools []toolsrc.Tool) []Tool {
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		out[i] = Tool{Tool: t}
+	}
+	return out
+}
+
+// Sources are the tools as a server lists them, without what synthesis
+// keeps beside them.
+func Sources(tools []Tool) []toolsrc.Tool {
+	out := make([]toolsrc.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = t.Tool
+	}
+	return out
 }
 
 // FromDomain lists a generated domain's tools at a level, each with its
@@ -45,8 +51,9 @@ type Tool struct {
 func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
 	var out []Tool
 	exec := Executor(d, level)
-	for _, t := range d.Tools[level] {
-		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}
+	listed := toolsrc.FromDomain(d, level)
+	for i, t := range d.Tools[level] {
+		tool := Tool{Tool: listed[i]}
 		for _, op := range t.Operations {
 			ex := map[string]any{}
 			_ = json.Unmarshal([]byte(op.Example), &ex)
@@ -65,74 +72,6 @@ func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
 		out = append(out, tool)
 	}
 	return out
-}
-
-// Compile compiles the tool's input and output schemas, once; call it
-// before sharing the tool between goroutines.
-func (t *Tool) Compile() error {
-	if t.compiled != nil {
-		return nil
-	}
-	in, err := mcpdomain.CompileSchema("tool:"+t.Name, string(t.InputSchema))
-	if err != nil {
-		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
-	}
-	if len(t.OutputSchema) > 0 {
-		if t.compiledOut, err = mcpdomain.CompileSchema("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
-			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
-		}
-	}
-	t.compiled = in
-	return nil
-}
-
-// OutputFits checks that a result is JSON text fitting the tool's output
-// schema; any text fits a tool without one.
-func (t *Tool) OutputFits(output string) error {
-	if err := t.Compile(); err != nil || t.compiledOut == nil {
-		return err
-	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(output))
-	if err != nil {
-		return fmt.Errorf("the output is not JSON text")
-	}
-	return reasons(t.compiledOut.Validate(v))
-}
-
-// Valid reports whether arguments satisfy the tool's input schema.
-func (t *Tool) Valid(args json.RawMessage) bool { return t.Validate(args) == nil }
-
-// Validate checks arguments against the tool's input schema and says what
-// is wrong, as the validator words it.
-func (t *Tool) Validate(args json.RawMessage) error {
-	if err := t.Compile(); err != nil {
-		return err
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return fmt.Errorf("arguments are not JSON: %w", err)
-	}
-	return reasons(t.compiled.Validate(v))
-}
-
-var printer = message.NewPrinter(language.English)
-
-// reasons words a validation error as one "at /path: problem" per problem,
-// joined by "; ", as an agent or a person can act on.
-func reasons(err error) error {
-	verr, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return err
-	}
-	var parts []string
-	for _, e := range mcpdomain.Leaves(verr) {
-		what := e.ErrorKind.LocalizedString(printer)
-		if size, bound, ok := mcpdomain.SizeBound(e.ErrorKind, "field"); ok {
-			what = fmt.Sprintf("the value %s; %s", size, bound)
-		}
-		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), what))
-	}
-	return errors.New(strings.Join(parts, "; "))
 }
 
 // describe renders arguments as "a=1, b=x" in key order.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // checkArtifacts writes artifacts as granite synth does and reads them
@@ -94,7 +95,7 @@ func seventyTools() []Tool {
 	}
 	var out []Tool
 	for i := range 70 {
-		out = append(out, Tool{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("Tool number %d.", i), InputSchema: json.RawMessage(shapes[i%len(shapes)])})
+		out = append(out, Tool{Tool: toolsrc.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("Tool number %d.", i), InputSchema: json.RawMessage(shapes[i%len(shapes)])}})
 	}
 	return out
 }
@@ -118,7 +119,7 @@ func TestOfflineOnSeventyTools(t *testing.T) {
 // enums, formats, patterns, nested objects and arrays, outputSchema,
 // annotations) load and yield schema-valid scenarios.
 func TestPublicStyleSchemasLoad(t *testing.T) {
-	tools, err := LoadTools("testdata/public_style_tools.json")
+	tools, err := loadTools("testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestPublicStyleSchemasLoad(t *testing.T) {
 	if outputChecks == 0 {
 		t.Error("no output_schema assertion for the tool with an outputSchema")
 	}
-	if _, err := LoadTools("testdata/missing.json"); err == nil {
+	if _, err := loadTools("testdata/missing.json"); err == nil {
 		t.Error("missing file loaded")
 	}
 }
@@ -180,10 +181,11 @@ func TestToolsFromALiveServer(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close(context.Background())
-	tools, err := FromMCP(context.Background(), "", srv.URL)
+	listed, err := toolsrc.FromMCP(context.Background(), "", srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tools := Listed(listed)
 	if len(tools) != len(d.Tools[mcpdomain.L3]) {
 		t.Fatalf("%d tools, want %d", len(tools), len(d.Tools[mcpdomain.L3]))
 	}
@@ -194,22 +196,49 @@ func TestToolsFromALiveServer(t *testing.T) {
 	if cov := Measure(tools, arts); cov.Used != cov.Tools || cov.ValidCalls != cov.Calls {
 		t.Errorf("%+v", cov)
 	}
-	if _, err := FromMCP(context.Background(), "", ""); err == nil {
+	if _, err := toolsrc.FromMCP(context.Background(), "", ""); err == nil {
 		t.Error("no server: no error")
 	}
 }
 
-// TestReasonsWordSizes: a size keyword reads as a sentence, not as the
-// validator's "maxLength: got 41, want 40".
-func TestReasonsWordSizes(t *testing.T) {
-	sch, err := mcpdomain.CompileSchema("granite:reasons", `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 40}, "tags": {"type": "array", "minItems": 1}}}`)
+// TestUnsatisfiableToolsSkipped: a tool no valid call fits is skipped with
+// why, the others are synthesized; constructs granite can satisfy are.
+func TestUnsatisfiableToolsSkipped(t *testing.T) {
+	tools, err := loadTools("testdata/unsatisfiable_tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = reasons(sch.Validate(map[string]any{"name": strings.Repeat("x", 41), "tags": []any{}}))
-	for _, want := range []string{"at /name: the value is 41 characters long; at most 40", "at /tags: the value has 0 items; at least 1"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("got %v; want it to contain %q", err, want)
+	res, err := OfflineReport("tools:unsat", tools, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := map[string]string{}
+	for _, s := range res.Skipped {
+		skipped[s.Tool] = s.Why
+	}
+	for name, why := range map[string]string{"not_anything": "no valid call", "lookbehind": "does not compile", "required_undeclared_closed": "no valid call"} {
+		if !strings.Contains(skipped[name], why) {
+			t.Errorf("%s: skipped for %q; want %q", name, skipped[name], why)
 		}
 	}
+	if len(res.Skipped) != 3 {
+		t.Errorf("skipped %v; want only the three unsatisfiable tools", res.Skipped)
+	}
+	cov := Measure(tools, res.Artifacts)
+	if cov.Used != len(tools)-len(res.Skipped) || cov.ValidCalls != cov.Calls {
+		t.Errorf("%+v", cov)
+	}
+	usable, sk := Usable("tools:unsat", tools)
+	if len(usable)+len(sk) != len(tools) || len(sk) != len(res.Skipped) {
+		t.Errorf("Usable: %d usable, %v", len(usable), sk)
+	}
+	if _, err := OfflineReport("x", tools[1:3], 0); err == nil || !strings.Contains(err.Error(), "no tool is usable") {
+		t.Errorf("all unusable: %v", err)
+	}
+}
+
+// loadTools reads a tools file as the synthesizer takes it.
+func loadTools(path string) ([]Tool, error) {
+	tools, err := toolsrc.LoadTools(path)
+	return Listed(tools), err
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -57,7 +57,7 @@ func TestPromotedScenariosVerify(t *testing.T) {
 		t.Fatalf("the promoted table does not load:\n%v\n%s", errs, y)
 	}
 	d.Scenarios = scs
-	rep, err := harness.Verify(context.Background(), spec, gen.Lookup, d.Name)
+	rep, err := gold.Verify(context.Background(), spec, gen.Lookup, d.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

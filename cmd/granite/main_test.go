@@ -105,6 +105,8 @@ func TestCLI(t *testing.T) {
 		{[]string{"synth", "--domain", first, "--level", "L1", "--out", runs + "/s.jsonl"}, 0, "", "of 1 tools used"},
 		{[]string{"synth", "--tools", "../../scenarios/testdata/public_style_tools.json", "--count", "3"}, 0, `"version":1`, "3 scenarios from tools:"},
 		{[]string{"synth"}, 2, "", "give --domain, --tools, --mcp-cmd or --mcp-url"},
+		{[]string{"synth", "--mcp-cmd", "x", "--mcp-header", "Authorization: Bearer t"}, 2, "", "--mcp-header needs --mcp-url"},
+		{[]string{"regroup", "--mcp-url", "http://127.0.0.1:1/mcp", "--mcp-header", "Authorization"}, 2, "", `expected "Name: value"`},
 		{[]string{"judge", runs + "/s.jsonl", "--domain", first, "--level", "L1", "--json", runs + "/q.json"}, 0, "Tool coverage 100%", ""},
 		{[]string{"judge", runs + "/s.jsonl"}, 0, "Tool coverage 100%", ""}, // tools from s.tools.json
 		{[]string{"run", "--artifacts", runs + "/s.jsonl", "--out", runs + "/art"}, 0, "builtin:oracle                           mean TC 1.000", ""},

@@ -17,53 +17,48 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
 // externalSource is an MCP server granite regroups: a live one (a
 // command or a URL) or a tools/list file.
 type externalSource struct {
-	tools, mcpCmd, mcpURL, groups, name *string
+	*serverFlags
+	groups, name *string
 }
 
 func addExternalSource(fset *flag.FlagSet, withTools bool) *externalSource {
-	s := &externalSource{
-		mcpCmd: fset.String("mcp-cmd", "", "an MCP server command speaking stdio, to regroup"),
-		mcpURL: fset.String("mcp-url", "", "an MCP streamable HTTP endpoint, to regroup"),
-		groups: fset.String("groups", "", "a groups file (specs/groups.schema.json; granite regroup --suggest writes one) saying which tools share a coarse tool (default: derived)"),
-		name:   fset.String("name", "", "the server's short name, which derived tool names start with (default: from the server's own name)"),
+	return &externalSource{
+		serverFlags: addServerFlags(fset, ", to regroup", withTools),
+		groups:      fset.String("groups", "", "a groups file (specs/groups.schema.json; granite regroup --suggest writes one) saying which tools share a coarse tool (default: derived)"),
+		name:        fset.String("name", "", "the server's short name, which derived tool names start with (default: from the server's own name)"),
 	}
-	if withTools {
-		s.tools = fset.String("tools", "", "a JSON file holding a tools/list result, to regroup")
-	} else {
-		empty := ""
-		s.tools = &empty
-	}
-	return s
 }
-
-func (s *externalSource) live() bool { return *s.mcpCmd != "" || *s.mcpURL != "" }
 
 // load lists the source's tools and returns its short name; a live
 // source's connection is returned open for the caller to use or close.
-func (s *externalSource) load(ctx context.Context) (tools []scenarios.Tool, name string, c *client.Client, err error) {
+func (s *externalSource) load(ctx context.Context) (tools []toolsrc.Tool, name string, c *client.Client, err error) {
+	opts, err := s.options()
+	if err != nil {
+		return nil, "", nil, err
+	}
 	switch {
 	case *s.mcpCmd != "" && *s.mcpURL != "":
 		return nil, "", nil, fmt.Errorf("give one of --mcp-cmd and --mcp-url")
 	case s.live():
 		var init *mcp.InitializeResult
-		c, init, err = scenarios.Connect(ctx, *s.mcpCmd, *s.mcpURL)
+		c, init, err = toolsrc.Connect(ctx, *s.mcpCmd, *s.mcpURL, opts...)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("%s%s: %w", *s.mcpCmd, *s.mcpURL, err)
 		}
-		if tools, err = scenarios.ListTools(ctx, c); err != nil {
+		if tools, err = toolsrc.ListTools(ctx, c); err != nil {
 			c.Close()
 			return nil, "", nil, err
 		}
 		name = init.ServerInfo.Name
 	case *s.tools != "":
-		if tools, err = scenarios.LoadTools(*s.tools); err != nil {
+		if tools, err = toolsrc.LoadTools(*s.tools); err != nil {
 			return nil, "", nil, err
 		}
 		name = strings.TrimSuffix(filepath.Base(*s.tools), filepath.Ext(*s.tools))
@@ -77,7 +72,7 @@ func (s *externalSource) load(ctx context.Context) (tools []scenarios.Tool, name
 }
 
 // grouping reads the groups file, or derives the groups.
-func (s *externalSource) grouping(name string, tools []scenarios.Tool) (*regroup.Groups, error) {
+func (s *externalSource) grouping(name string, tools []toolsrc.Tool) (*regroup.Groups, error) {
 	if *s.groups == "" {
 		return regroup.Derive(name, tools), nil
 	}
@@ -248,7 +243,11 @@ func connectSource(ctx context.Context, src *externalSource, iface *regroup.Inte
 		}
 		return relay, relay, func() { relay.Close() }, nil
 	}
-	c, _, err := scenarios.Connect(ctx, "", *src.mcpURL)
+	opts, err := src.options()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, _, err := toolsrc.Connect(ctx, "", *src.mcpURL, opts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -17,32 +17,37 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
 // toolSource is where synth and judge take their tools from.
 type toolSource struct {
-	domain, level, tools, mcpCmd, mcpURL *string
+	domain, level *string
+	*serverFlags
 }
 
 func addToolSource(fset *flag.FlagSet) *toolSource {
 	return &toolSource{
-		domain: fset.String("domain", "", "a generated domain"),
-		level:  fset.String("level", "L4", "its granularity level"),
-		tools:  fset.String("tools", "", "a JSON file holding a tools/list result"),
-		mcpCmd: fset.String("mcp-cmd", "", "an MCP server command speaking stdio"),
-		mcpURL: fset.String("mcp-url", "", "an MCP streamable HTTP endpoint"),
+		domain:      fset.String("domain", "", "a generated domain"),
+		level:       fset.String("level", "L4", "its granularity level"),
+		serverFlags: addServerFlags(fset, "", true),
 	}
 }
 
 func (s *toolSource) given() bool {
-	return *s.domain != "" || *s.tools != "" || *s.mcpCmd != "" || *s.mcpURL != ""
+	return *s.domain != "" || *s.tools != "" || s.live()
 }
 
 // load lists the tools; for a generated domain it also returns an executor
 // that grounds calls on a fresh store. code is the exit code on error.
 func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (tools []scenarios.Tool, source string, exec func([]scenarios.ExpectedCall) []scenarios.MockOutput, code int) {
-	var err error
+	var listed []toolsrc.Tool
+	opts, err := s.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
+		return nil, "", nil, 2
+	}
 	switch {
 	case *s.domain != "":
 		d, ok := gen.Lookup(*s.domain)
@@ -57,10 +62,10 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 		}
 		return scenarios.FromDomain(d, level), "domain:" + d.Name + "/" + string(level), scenarios.Executor(d, level), 0
 	case *s.tools != "":
-		tools, err = scenarios.LoadTools(*s.tools)
+		listed, err = toolsrc.LoadTools(*s.tools)
 		source = "tools:" + *s.tools
-	case *s.mcpCmd != "" || *s.mcpURL != "":
-		tools, err = scenarios.FromMCP(ctx, *s.mcpCmd, *s.mcpURL)
+	case s.live():
+		listed, err = toolsrc.FromMCP(ctx, *s.mcpCmd, *s.mcpURL, opts...)
 		source = "mcp:" + *s.mcpCmd + *s.mcpURL
 	default:
 		fmt.Fprintf(stderr, "granite %s: give --domain, --tools, --mcp-cmd or --mcp-url\n", cmd)
@@ -70,7 +75,7 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
 		return nil, "", nil, 1
 	}
-	return tools, source, nil, 0
+	return scenarios.Listed(listed), source, nil, 0
 }
 
 // connectLLM returns the Ollama model, or an error in one line saying
@@ -256,7 +261,7 @@ func writeSynth(out string, stdout io.Writer, tools []scenarios.Tool, arts []sce
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return scenarios.WriteTools(scenarios.ToolsFile(out), tools)
+	return toolsrc.WriteTools(scenarios.ToolsFile(out), scenarios.Sources(tools))
 }
 
 // leadingFile takes a file named before the flags (granite judge FILE

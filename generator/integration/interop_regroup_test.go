@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/internal/level"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
@@ -26,7 +26,7 @@ func memoryCmd(t *testing.T, node, dir string) string {
 func TestRegroupedServerInterop(t *testing.T) {
 	node, dir, granite := interopTools(t)
 	cmd := memoryCmd(t, node, dir)
-	tools, err := scenarios.FromMCP(context.Background(), cmd, "")
+	tools, err := toolsrc.FromMCP(context.Background(), cmd, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,16 +15,17 @@ const module = "github.com/mcpgranite/granite"
 
 // layers lists the module's packages from the ground up, by path prefix:
 // the spec language, the runtime generated code links against and the
-// small shared packages; the generator, the generated code, serving and
-// the scorer (which stands on the results and the spec language alone);
-// gold execution (on the scorer and the in-process session, below agents
-// and the runner); the harness and the synthesizer; the commands. The
-// longest prefix decides.
+// small shared packages (tool sources among them, below the synthesizer,
+// the regrouper and the harness, which read tools through them); the
+// generator, the generated code, serving and the scorer (which stands on
+// the results and the spec language alone); gold execution (on the scorer
+// and the in-process session, below agents and the runner); the harness
+// and the synthesizer; the commands. The longest prefix decides.
 var layers = []struct {
 	prefix string
 	layer  int
 }{
-	{"internal/", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
+	{"internal/", 0}, {"internal/toolsrc", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
 	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1},
 	{"harness/gold", 2},
 	{"harness", 3}, {"scenarios", 3},
@@ -89,7 +91,7 @@ func TestNoPackageImportsALayerAbove(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"internal/speclang": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 3,
+		"internal/speclang": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 3,
 		"harness": 3, "harness/score": 1, "harness/gold": 2, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 4, "specs": 0,
 	} {
 		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {
@@ -106,26 +108,41 @@ func TestLayerOf(t *testing.T) {
 // layers (the model clients sit in layer 0 with the small shared
 // packages).
 func TestScorerLinksNoAgent(t *testing.T) {
+	linksNone(t, "harness/score", []string{"harness/score", "harness/results"},
+		[]string{"harness", "internal/models", "internal/serve", "scenarios", "cmd", "gen"},
+		"the scorer must stand on the results and the spec language alone")
+}
+
+// TestToolSourcesLinkNoSynthesizer: reading tools from a file or a live
+// server links nothing of the synthesizer, the harness or a model
+// client, so that the synthesizer, the regrouper and the harness can all
+// stand on it.
+func TestToolSourcesLinkNoSynthesizer(t *testing.T) {
+	linksNone(t, "internal/toolsrc", nil,
+		[]string{"harness", "internal/models", "scenarios", "cmd", "gen"},
+		"tool sources must stand below the synthesizer, the regrouper and the harness")
+}
+
+// linksNone fails when pkg links, directly or not, a package of the
+// module under one of the forbidden folders other than those allowed.
+func linksNone(t *testing.T, pkg string, allowed, forbidden []string, why string) {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command(goBin, "list", "-deps", module+"/harness/score").Output()
+	out, err := exec.Command(goBin, "list", "-deps", module+"/"+pkg).Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	forbidden := []string{"harness", "internal/models", "internal/serve", "scenarios", "cmd", "gen"}
 	for _, dep := range strings.Fields(string(out)) {
 		rel, ok := strings.CutPrefix(dep, module+"/")
-		if !ok {
-			continue
-		}
-		if rel == "harness/score" || rel == "harness/results" {
+		if !ok || rel == pkg || slices.Contains(allowed, rel) {
 			continue
 		}
 		for _, f := range forbidden {
 			if rel == f || strings.HasPrefix(rel, f+"/") {
-				t.Errorf("harness/score links %s; the scorer must stand on the results and the spec language alone", rel)
+				t.Errorf("%s links %s; %s", pkg, rel, why)
 			}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // BenchmarkRegroupedCallOverStdio measures what regrouping adds to a call:
@@ -28,7 +28,7 @@ func BenchmarkRegroupedCallOverStdio(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	ctx := context.Background()
-	direct, _, err := scenarios.Connect(ctx, src, "")
+	direct, _, err := toolsrc.Connect(ctx, src, "")
 	if err != nil {
 		b.Fatal(err)
 	}

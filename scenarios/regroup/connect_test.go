@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // TestConnectCloseEndsWrappedSource: a live server started through sh
 // (as npx and uvx start theirs), with a child of its own, is gone with
 // that child once the client is closed. run --mcp-cmd, regroup and synth
-// start their sources through scenarios.Connect.
+// start their sources through toolsrc.Connect.
 func TestConnectCloseEndsWrappedSource(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -23,7 +23,7 @@ func TestConnectCloseEndsWrappedSource(t *testing.T) {
 	}
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	script := fmt.Sprintf("sleep 300 & echo $! > %s; exec env GRANITE_FAKE_SOURCE=tools %s", pidFile, exe)
-	c, _, err := scenarios.Connect(context.Background(), "sh -c '"+script+"'", "")
+	c, _, err := toolsrc.Connect(context.Background(), "sh -c '"+script+"'", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // Categories are the paper's four task categories, the L3 tools of a
@@ -65,7 +65,7 @@ type Nature struct {
 // naming an analysis word is analysis, other reads status_query; a change
 // naming a configuration word is configuration, other changes
 // action_execution.
-func Classify(t *scenarios.Tool) Nature {
+func Classify(t *toolsrc.Tool) Nature {
 	ws := words(t.Name)
 	var n Nature
 	if v, ok := t.Annotations["readOnlyHint"].(bool); ok {
@@ -96,7 +96,7 @@ func Classify(t *scenarios.Tool) Nature {
 // the server's order inside a group; a level's groups follow Categories,
 // then query before control. A group's description says which tools were
 // classed by the verb of their name, having no readOnlyHint.
-func Derive(server string, tools []scenarios.Tool) *Groups {
+func Derive(server string, tools []toolsrc.Tool) *Groups {
 	g := &Groups{Server: server}
 	byCat := map[string][]string{}
 	var reads, writes, byVerb []string

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -73,7 +73,7 @@ type problem struct {
 // problems checks that, at every level, each of the server's tools is in
 // exactly one group, no group names a tool the server does not list, and
 // no two groups share a name.
-func (g *Groups) problems(tools []scenarios.Tool) []problem {
+func (g *Groups) problems(tools []toolsrc.Tool) []problem {
 	var names []string
 	for _, t := range tools {
 		names = append(names, t.Name)
@@ -132,7 +132,7 @@ func quoteAll(ss []string) []string {
 
 // Check reports the first problems of groups that came from no file (a
 // derivation, a model's proposal), one per line.
-func (g *Groups) Check(tools []scenarios.Tool) error {
+func (g *Groups) Check(tools []toolsrc.Tool) error {
 	ps := g.problems(tools)
 	if len(ps) == 0 {
 		return nil
@@ -168,7 +168,7 @@ var groupsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 // LoadGroups reads a groups file for a server's tools and fills the
 // levels it leaves out by Derive. Every error is returned at once, each
 // as file:line:col: $.path: what was found and what was expected.
-func LoadGroups(path string, tools []scenarios.Tool) (*Groups, error) {
+func LoadGroups(path string, tools []toolsrc.Tool) (*Groups, error) {
 	data, err := speclang.ReadYAMLFile(path)
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func LoadGroups(path string, tools []scenarios.Tool) (*Groups, error) {
 }
 
 // ParseGroups is LoadGroups on a file's bytes.
-func ParseGroups(file string, data []byte, tools []scenarios.Tool) (*Groups, error) {
+func ParseGroups(file string, data []byte, tools []toolsrc.Tool) (*Groups, error) {
 	sch, err := groupsSchema()
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/npmtest"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -60,7 +61,7 @@ func (c *counting) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 
 func open(t *testing.T, cmd, dir string) *client.Client {
 	t.Helper()
-	c, _, err := scenarios.ConnectIn(context.Background(), cmd, "", dir)
+	c, _, err := toolsrc.ConnectIn(context.Background(), cmd, "", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +104,9 @@ func skipped(tool string) bool {
 
 // validCalls is one call per tool with arguments its schema accepts, from
 // the offline synthesizer (the same values for every run).
-func validCalls(t *testing.T, tools []scenarios.Tool) map[string]json.RawMessage {
+func validCalls(t *testing.T, tools []toolsrc.Tool) map[string]json.RawMessage {
 	t.Helper()
-	arts, err := scenarios.Offline("ref", tools, 0)
+	arts, err := scenarios.Offline("ref", scenarios.Listed(tools), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestReferenceServersRegrouped(t *testing.T) {
 	for _, ref := range referenceServers {
 		t.Run(ref.name, func(t *testing.T) {
 			probe := open(t, ref.cmd(t, t.TempDir()), "")
-			tools, err := scenarios.ListTools(context.Background(), probe)
+			tools, err := toolsrc.ListTools(context.Background(), probe)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,11 +269,11 @@ func TestReferenceServersRegrouped(t *testing.T) {
 // play artifacts of is what the pinned server lists.
 func TestMemoryToolsSnapshot(t *testing.T) {
 	c := open(t, referenceServers[0].cmd(t, t.TempDir()), "")
-	tools, err := scenarios.ListTools(context.Background(), c)
+	tools, err := toolsrc.ListTools(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := scenarios.LoadTools("../../harness/testdata/server-memory.tools.json")
+	snap, err := toolsrc.LoadTools("../../harness/testdata/server-memory.tools.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestMemoryToolsSnapshot(t *testing.T) {
 	b, _ := json.Marshal(snap)
 	if string(a) != string(b) {
 		path := filepath.Join(t.TempDir(), "server-memory.tools.json")
-		_ = scenarios.WriteTools(path, tools)
+		_ = toolsrc.WriteTools(path, tools)
 		data, _ := os.ReadFile(path)
 		t.Errorf("harness/testdata/server-memory.tools.json is not what the pinned server lists; replace it with:\n%s", data)
 	}

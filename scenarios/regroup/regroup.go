@@ -22,15 +22,15 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // Interface is a server's tools at every level.
 type Interface struct {
 	// Source are the tools as the server lists them, compiled.
-	Source []scenarios.Tool
+	Source []toolsrc.Tool
 	Levels map[level.Level][]*Coarse
-	byName map[string]*scenarios.Tool
+	byName map[string]*toolsrc.Tool
 }
 
 // Coarse is one tool of a level: one source tool (published as it is, or
@@ -54,7 +54,7 @@ type Coarse struct {
 
 // Action is one source tool inside a coarse tool.
 type Action struct {
-	Tool *scenarios.Tool
+	Tool *toolsrc.Tool
 	// toSource maps the coarse name of each argument to the source
 	// tool's name for it; they differ only where a name conflict was
 	// resolved by prefixing (see Build).
@@ -85,8 +85,8 @@ func (c *Coarse) ActionNames() []string {
 }
 
 // Build compiles the tools and builds every level from the groups.
-func Build(tools []scenarios.Tool, g *Groups) (*Interface, error) {
-	iface := &Interface{Source: append([]scenarios.Tool(nil), tools...), Levels: map[level.Level][]*Coarse{}, byName: map[string]*scenarios.Tool{}}
+func Build(tools []toolsrc.Tool, g *Groups) (*Interface, error) {
+	iface := &Interface{Source: append([]toolsrc.Tool(nil), tools...), Levels: map[level.Level][]*Coarse{}, byName: map[string]*toolsrc.Tool{}}
 	for i := range iface.Source {
 		t := &iface.Source[i]
 		if err := t.Compile(); err != nil {
@@ -116,7 +116,7 @@ func Build(tools []scenarios.Tool, g *Groups) (*Interface, error) {
 }
 
 // Tool returns a source tool by name, or nil.
-func (iface *Interface) Tool(name string) *scenarios.Tool { return iface.byName[name] }
+func (iface *Interface) Tool(name string) *toolsrc.Tool { return iface.byName[name] }
 
 // Find returns a level's tool by name, or nil.
 func (iface *Interface) Find(lv level.Level, name string) *Coarse {
@@ -129,12 +129,12 @@ func (iface *Interface) Find(lv level.Level, name string) *Coarse {
 }
 
 // published is a source tool as the server publishes it.
-func published(t *scenarios.Tool) *Coarse {
+func published(t *toolsrc.Tool) *Coarse {
 	return &Coarse{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
 		Annotations: t.Annotations, Actions: []*Action{identity(t)}, union: map[string][]string{}}
 }
 
-func identity(t *scenarios.Tool) *Action {
+func identity(t *toolsrc.Tool) *Action {
 	a := &Action{Tool: t, toSource: map[string]string{}, toCoarse: map[string]string{}}
 	for _, p := range propsOf(t.InputSchema).names {
 		a.toSource[p], a.toCoarse[p] = p, p
@@ -215,7 +215,7 @@ func shape(p json.RawMessage) string {
 // <tool>_<name> (with _2, _3... appended while that is taken), and the
 // tool description says which is whose.
 func (iface *Interface) coarse(g Group) (*Coarse, error) {
-	var members []*scenarios.Tool
+	var members []*toolsrc.Tool
 	for _, n := range g.Tools {
 		members = append(members, iface.byName[n])
 	}
@@ -379,7 +379,7 @@ func firstSentence(s string) string {
 // action is declared read-only, destructive and open-world when any action
 // may be (the protocol's defaults for a hint left out count), idempotent
 // only when every action is declared so.
-func combinedHints(tools []*scenarios.Tool) map[string]any {
+func combinedHints(tools []*toolsrc.Tool) map[string]any {
 	readOnly, destructive, idempotent, openWorld := true, false, true, false
 	for _, t := range tools {
 		ro := hint(t, "readOnlyHint", false)
@@ -391,7 +391,7 @@ func combinedHints(tools []*scenarios.Tool) map[string]any {
 	return map[string]any{"readOnlyHint": readOnly, "destructiveHint": destructive, "idempotentHint": idempotent, "openWorldHint": openWorld}
 }
 
-func hint(t *scenarios.Tool, name string, def bool) bool {
+func hint(t *toolsrc.Tool, name string, def bool) bool {
 	if v, ok := t.Annotations[name].(bool); ok {
 		return v
 	}

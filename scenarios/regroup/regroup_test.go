@@ -7,14 +7,14 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // files is a small file server: path means the same in read and write;
 // mode is an enum in one and a number in the other; read has no
 // readOnlyHint, so the verb of its name classes it.
-func files() []scenarios.Tool {
-	return []scenarios.Tool{
+func files() []toolsrc.Tool {
+	return []toolsrc.Tool{
 		{Name: "read_file", Description: "Read a file. Returns its text.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"File to read"},"mode":{"type":"string","enum":["text","binary"]}},"required":["path"],"additionalProperties":false}`)},
 		{Name: "write_file", Description: "Write a file.", Annotations: map[string]any{"readOnlyHint": false}, InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"File to write"},"content":{"type":"string"},"mode":{"type":"integer","minimum":0,"maximum":511}},"required":["path","content"],"additionalProperties":false}`)},
 		{Name: "file_stats", Description: "Count files.", Annotations: map[string]any{"readOnlyHint": true}, InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
@@ -22,7 +22,7 @@ func files() []scenarios.Tool {
 	}
 }
 
-func build(t *testing.T, tools []scenarios.Tool) *Interface {
+func build(t *testing.T, tools []toolsrc.Tool) *Interface {
 	t.Helper()
 	iface, err := Build(tools, Derive("files", tools))
 	if err != nil {

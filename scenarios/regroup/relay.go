@@ -19,7 +19,7 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // MaxSourceLine bounds one line of a source's output, in bytes: the
@@ -94,13 +94,13 @@ type waiting struct {
 
 // StartRelay starts the source command (split as SplitCommand splits it,
 // in dir when dir is not empty, its standard error on stderr) and
-// initialises it, within scenarios.InitTimeout, for a relay of iface's
+// initialises it, within toolsrc.InitTimeout, for a relay of iface's
 // tools at lv. Close ends it, and so does the end of ctx.
 func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command, dir string, stderr io.Writer) (*Relay, error) {
 	if iface.Levels[lv] == nil {
 		return nil, fmt.Errorf("no tools at level %q", lv)
 	}
-	words, err := scenarios.SplitCommand(command)
+	words, err := toolsrc.SplitCommand(command)
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +163,11 @@ func (r *Relay) initialize(ctx context.Context) error {
 		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
 		ClientInfo:      mcp.Implementation{Name: "granite", Version: "1"},
 	})
-	ictx, cancel := context.WithTimeout(ctx, scenarios.InitTimeout)
+	ictx, cancel := context.WithTimeout(ctx, toolsrc.InitTimeout)
 	defer cancel()
 	if _, err := r.roundTrip(ictx, string(mcp.MethodInitialize), params); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("initialize: no answer within %s; is it an MCP server?", scenarios.InitTimeout)
+			return fmt.Errorf("initialize: no answer within %s; is it an MCP server?", toolsrc.InitTimeout)
 		}
 		return fmt.Errorf("initialize: %w", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
@@ -134,12 +134,12 @@ func fakeSource(mode string) {
 }
 
 // fakeTools are the fake source's tools; need takes a required integer.
-func fakeTools() []scenarios.Tool {
-	var tools []scenarios.Tool
+func fakeTools() []toolsrc.Tool {
+	var tools []toolsrc.Tool
 	for _, n := range []string{"echo", "fail", "progress", "ask", "flood", "huge", "endless", "wait", "status", "die"} {
-		tools = append(tools, scenarios.Tool{Name: n, Description: "Fake " + n + ".", InputSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"integer"}}}`)})
+		tools = append(tools, toolsrc.Tool{Name: n, Description: "Fake " + n + ".", InputSchema: json.RawMessage(`{"type":"object","properties":{"v":{"type":"integer"}}}`)})
 	}
-	return append(tools, scenarios.Tool{Name: "need", Description: "Needs x.", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}`)})
+	return append(tools, toolsrc.Tool{Name: "need", Description: "Needs x.", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}`)})
 }
 
 // fakeCmd is the command that starts this test binary as a fake source.
@@ -329,9 +329,9 @@ func TestStartRelayFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := scenarios.InitTimeout
-	scenarios.InitTimeout = 300 * time.Millisecond
-	defer func() { scenarios.InitTimeout = old }()
+	old := toolsrc.InitTimeout
+	toolsrc.InitTimeout = 300 * time.Millisecond
+	defer func() { toolsrc.InitTimeout = old }()
 	for _, c := range []struct{ cmd, want string }{
 		{fakeCmd(t, "die-at-init"), "initialize: the source server ended (exit status 3)"},
 		{fakeCmd(t, "silent"), "initialize: no answer within 300ms; is it an MCP server?"},

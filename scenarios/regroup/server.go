@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/level"
-	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // Caller reaches the source server's tools: an mcp-go client of the live
@@ -28,7 +28,7 @@ func (f CallerFunc) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp
 
 // MCP returns the coarse tool as mcp-go lists it.
 func (c *Coarse) MCP() mcp.Tool {
-	t := scenarios.Tool{Name: c.Name, Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations}
+	t := toolsrc.Tool{Name: c.Name, Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations}
 	return t.MCP()
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -26,7 +27,7 @@ type proposal struct {
 // proposalSchema constrains a model's reply: categories from the four,
 // tool names from the server's. That every tool is named exactly once is
 // beyond a schema Ollama enforces, so Suggest checks it and asks again.
-func proposalSchema(tools []scenarios.Tool) json.RawMessage {
+func proposalSchema(tools []toolsrc.Tool) json.RawMessage {
 	var names []string
 	for _, t := range tools {
 		names = append(names, t.Name)
@@ -51,7 +52,7 @@ func proposalSchema(tools []scenarios.Tool) json.RawMessage {
 
 // onceEach names what breaks "every tool exactly once" in a list of
 // groups, or "".
-func onceEach(what string, groups [][]string, tools []scenarios.Tool) string {
+func onceEach(what string, groups [][]string, tools []toolsrc.Tool) string {
 	count := map[string]int{}
 	for _, g := range groups {
 		for _, t := range g {
@@ -83,7 +84,7 @@ func onceEach(what string, groups [][]string, tools []scenarios.Tool) string {
 // reply that fails is fed back with the reason and asked again (the
 // synthesizer's retries), and after the last retry refused. L1 is one
 // tool, as derived.
-func Suggest(ctx context.Context, llm *scenarios.LLM, server string, tools []scenarios.Tool) (*Groups, error) {
+func Suggest(ctx context.Context, llm *scenarios.LLM, server string, tools []toolsrc.Tool) (*Groups, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Group the tools of the MCP server %q for an agent benchmark.\n\n", server)
 	b.WriteString("L3: put every tool in exactly one of the task categories status_query (reads the current state), " +
@@ -147,7 +148,7 @@ func Suggest(ctx context.Context, llm *scenarios.LLM, server string, tools []sce
 
 // inServerOrder sorts names as the server lists its tools, so that a
 // model's order does not change the coarse tools.
-func inServerOrder(names []string, tools []scenarios.Tool) []string {
+func inServerOrder(names []string, tools []toolsrc.Tool) []string {
 	var out []string
 	for _, t := range tools {
 		if slices.Contains(names, t.Name) {

@@ -1,4 +1,4 @@
-package scenarios
+package toolsrc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,10 +16,44 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// Option adjusts how Connect reaches a server.
+type Option func(*options)
+
+type options struct {
+	headers map[string]string
+}
+
+// WithHeaders sends headers with every request to a URL source (an
+// Authorization: Bearer token, an API key); a command source ignores them,
+// as stdio has no headers.
+func WithHeaders(h map[string]string) Option {
+	return func(o *options) {
+		if len(h) == 0 {
+			return
+		}
+		if o.headers == nil {
+			o.headers = map[string]string{}
+		}
+		for k, v := range h {
+			o.headers[k] = v
+		}
+	}
+}
+
+// ParseHeader reads a header as curl's -H writes it, "Name: value".
+func ParseHeader(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return "", "", fmt.Errorf("header %q: expected \"Name: value\", e.g. \"Authorization: Bearer $TOKEN\"", s)
+	}
+	return name, value, nil
+}
+
 // FromMCP lists the tools of a live MCP server: a command speaking stdio
 // (cmd) or a streamable HTTP endpoint (url), through mcp-go's client.
-func FromMCP(ctx context.Context, cmd, url string) ([]Tool, error) {
-	c, _, err := Connect(ctx, cmd, url)
+func FromMCP(ctx context.Context, cmd, url string, opts ...Option) ([]Tool, error) {
+	c, _, err := Connect(ctx, cmd, url, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -42,8 +77,8 @@ var InitTimeout = 30 * time.Second
 // command speaking stdio (cmd, split into words like a shell would, see
 // SplitCommand, but run without one) or a streamable HTTP endpoint (url).
 // Initialization fails after InitTimeout. The caller closes it, which ends a command.
-func Connect(ctx context.Context, cmd, url string) (*client.Client, *mcp.InitializeResult, error) {
-	return ConnectIn(ctx, cmd, url, "")
+func Connect(ctx context.Context, cmd, url string, opts ...Option) (*client.Client, *mcp.InitializeResult, error) {
+	return ConnectIn(ctx, cmd, url, "", opts...)
 }
 
 // groupStdio is mcp-go's stdio transport with the server in a process
@@ -67,7 +102,11 @@ func (g *groupStdio) Close() error {
 
 // ConnectIn is Connect with a command started in dir (when not empty), so
 // that files it writes by relative paths stay there.
-func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.InitializeResult, error) {
+func ConnectIn(ctx context.Context, cmd, url, dir string, opts ...Option) (*client.Client, *mcp.InitializeResult, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var c *client.Client
 	var err error
 	switch {
@@ -94,7 +133,11 @@ func ConnectIn(ctx context.Context, cmd, url, dir string) (*client.Client, *mcp.
 			c = client.NewClient(g)
 		}
 	case url != "":
-		c, err = client.NewStreamableHttpClient(url)
+		var hopts []transport.StreamableHTTPCOption
+		if len(o.headers) > 0 {
+			hopts = append(hopts, transport.WithHTTPHeaders(o.headers))
+		}
+		c, err = client.NewStreamableHttpClient(url, hopts...)
 		if err == nil {
 			err = c.Start(ctx)
 		}

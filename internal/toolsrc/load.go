@@ -1,4 +1,4 @@
-package scenarios
+package toolsrc
 
 import (
 	"bytes"
@@ -38,8 +38,8 @@ func (t *Tool) UnmarshalJSON(b []byte) error {
 	if len(all) == 0 {
 		all = nil
 	}
-	// Keep what the unexported fields held (a domain tool's executor).
-	p.examples, p.run, p.runSeq, p.compiled, p.compiledOut = t.examples, t.run, t.runSeq, t.compiled, t.compiledOut
+	// Keep the schemas compiled before, as decoding set no new ones.
+	p.compiled, p.compiledOut = t.compiled, t.compiledOut
 	*t = Tool(p)
 	t.extra = all
 	return nil
@@ -179,6 +179,16 @@ func ParseTools(file string, data []byte) ([]Tool, error) {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// WriteTools writes tools as a tools/list result, every member each
+// server sent kept, so that LoadTools reads back what was listed.
+func WriteTools(path string, tools []Tool) error {
+	b, err := json.MarshalIndent(map[string][]Tool{"tools": tools}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // CheckDuplicates refuses tools listed twice under one name, naming both

@@ -1,4 +1,4 @@
-package scenarios
+package toolsrc
 
 import (
 	"fmt"
