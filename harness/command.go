@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -19,8 +18,6 @@ import (
 	"sync/atomic"
 	"text/template"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/sandbox"
@@ -319,49 +316,6 @@ type served struct {
 	done       chan error
 }
 
-// callGate admits at most limit authorised tools/call requests to next;
-// each one after is answered with a JSON-RPC error, never reaching the
-// store, and the first of them calls over. The agent's other requests
-// (initialize, tools/list, pings) and unauthorised ones pass as they
-// are: a neighbour without the token cannot spend the trial's calls.
-type callGate struct {
-	next    http.Handler
-	token   string
-	limit   int64
-	maxBody int64
-	n       atomic.Int64
-	over    func()
-	once    sync.Once
-}
-
-func (g *callGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	if r.Method != http.MethodPost || !strings.EqualFold(scheme, "Bearer") ||
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.token)) != 1 {
-		g.next.ServeHTTP(w, r)
-		return
-	}
-	// Read as much as the handler would take; it refuses more itself.
-	body, err := io.ReadAll(io.LimitReader(r.Body, g.maxBody+1))
-	if err != nil {
-		http.Error(w, "read the request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	var req struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &req) != nil || req.Method != string(mcp.MethodToolsCall) || g.n.Add(1) <= g.limit {
-		g.next.ServeHTTP(w, r)
-		return
-	}
-	g.once.Do(g.over)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
-		"error": map[string]any{"code": -32000, "message": fmt.Sprintf("the trial's cap of %d tool calls is reached; no more calls are made", g.limit)}})
-}
-
 // serveTrial serves the trial's MCP server (the very server its session
 // is on, so the store scored is the store the agent changed) on a
 // loopback port of its own, behind a token of its own, admitting at most
@@ -371,15 +325,14 @@ func serveTrial(tr *trialRun, rec func(serve.Observed), limit int, over func()) 
 	if err != nil {
 		return nil, err
 	}
-	h := serve.NewServerHandler(tr.sess.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody})
+	h := serve.NewServerHandler(tr.sess.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = h.Close(context.Background())
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
 	mux := http.NewServeMux()
-	gate := &callGate{next: h, token: tok, limit: int64(limit), maxBody: maxRequestBody, over: over}
-	mux.Handle("/mcp", serve.Guard(gate, serve.GuardOptions{}))
+	mux.Handle("/mcp", serve.Guard(h, serve.GuardOptions{}))
 	s := &served{url: "http://" + ln.Addr().String() + "/mcp", token: tok, handler: h, done: make(chan error, 1),
 		hs: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { s.done <- s.hs.Serve(ln) }()

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -50,6 +51,12 @@ type Options struct {
 	// OnCall, when set, sees every authorised tools/call of every session
 	// once it is answered (see Observed); calls may come concurrently.
 	OnCall func(Observed)
+	// MaxCalls, when set, admits that many tools/call requests; each one
+	// after is answered with a JSON-RPC error without reaching a store,
+	// and the first of them calls OnCallLimit. Only authorised requests
+	// count: a client without the token cannot spend them.
+	MaxCalls    int
+	OnCallLimit func()
 }
 
 func (o *Options) defaults() {
@@ -79,6 +86,8 @@ type Handler struct {
 	shared    *server.StreamableHTTPServer
 	sharedEnd func()
 
+	calls    atomic.Int64 // tools/call requests admitted, for MaxCalls
+	limited  sync.Once
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	// sessionless serves requests without a session ID other than
@@ -265,12 +274,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	refuse := w // a refused call is answered here, and observed by no one
 	w, observed := h.observing(w, r, body)
-	defer observed()
+	capped := false
+	defer func() {
+		if !capped {
+			observed()
+		}
+	}()
 	var p post
 	if r.Method == http.MethodPost {
 		var ok bool
 		if p, ok = h.vet(w, r, body); !ok {
+			return
+		}
+		if h.o.MaxCalls > 0 && p.method == string(mcp.MethodToolsCall) && h.calls.Add(1) > int64(h.o.MaxCalls) {
+			if h.o.OnCallLimit != nil {
+				h.limited.Do(h.o.OnCallLimit)
+			}
+			capped = true
+			refuse.Header().Set("Content-Type", "application/json")
+			_, _ = refuse.Write(rpcError(p.id, -32000, fmt.Sprintf("the cap of %d tool calls is reached; no more calls are made", h.o.MaxCalls)))
 			return
 		}
 	}

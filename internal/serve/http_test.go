@@ -514,3 +514,30 @@ func TestHostRuleOnTheHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestCallCap: with MaxCalls 3 the fourth authorised tools/call is refused
+// with a JSON-RPC error for its id, before any tool runs and unobserved;
+// OnCallLimit runs once; requests without the token spend nothing.
+func TestCallCap(t *testing.T) {
+	over, observed := 0, 0
+	srv, _ := httpServer(t, serve.Options{Token: "tok", MaxCalls: 3, OnCallLimit: func() { over++ }, SharedStore: true,
+		OnCall: func(serve.Observed) { observed++ }})
+	msg := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_lamp","arguments":{"lamp_id":"LP01"}}}`
+	for range 5 {
+		post(t, srv.URL, nil, msg)
+		post(t, srv.URL, map[string]string{"Authorization": "Bearer wrong"}, msg)
+	}
+	auth := map[string]string{"Authorization": "Bearer tok"}
+	c := session(t, srv.URL, auth)
+	for range 3 {
+		if _, isErr := call(t, c, "get_lamp", `{"lamp_id":"LP01"}`); isErr {
+			t.Fatal("a call within the cap failed")
+		}
+	}
+	hdr := map[string]string{"Authorization": "Bearer tok", "Mcp-Session-Id": c.GetSessionId(), "Mcp-Protocol-Version": mcp.ProtocolVersion20251125}
+	_, body := post(t, srv.URL, hdr, msg)
+	post(t, srv.URL, hdr, msg)
+	if over != 1 || observed != 3 || !strings.Contains(body, `"id":7`) || !strings.Contains(body, "cap of 3") {
+		t.Errorf("over %d, observed %d, refusal %s; want over once, 3 calls observed, a JSON-RPC error for id 7", over, observed, body)
+	}
+}
