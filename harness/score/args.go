@@ -23,7 +23,8 @@ func (g *Gold) goldAction(c *speclang.Call) string {
 }
 
 // actionOf is a call's action, or "" for a tool without one: a stray
-// action sent to a tool that takes none names no operation.
+// action sent to a tool that takes none names no operation. args are the
+// arguments as the record keeps them (read cuts them once).
 func (g *Gold) actionOf(tool string, args json.RawMessage) string {
 	if has, known := g.actions[tool]; known && !has {
 		return ""
@@ -31,7 +32,7 @@ func (g *Gold) actionOf(tool string, args json.RawMessage) string {
 	var a struct {
 		Action any `json:"action"`
 	}
-	if json.Unmarshal(results.CutArguments(args), &a) == nil && a.Action != nil {
+	if json.Unmarshal(args, &a) == nil && a.Action != nil {
 		return fmt.Sprint(a.Action)
 	}
 	return ""
