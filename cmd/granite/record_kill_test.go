@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -84,17 +81,7 @@ func TestServeRecordSurvivesKill(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var answer []string
-	for _, g := range s.Gold[level] {
-		c, err := session(ctx, url, "tok")
-		must(t, err)
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = g.Tool, json.RawMessage(g.JSON())
-		res, err := c.CallTool(ctx, req)
-		must(t, err)
-		answer = append(answer, res.Content[0].(mcp.TextContent).Text)
-		c.Close()
-	}
+	answer := playGold(ctx, t, url, s, level)
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	answerFile := filepath.Join(dir, "answer.txt")

@@ -49,17 +49,7 @@ func TestServeRecordAndScore(t *testing.T) {
 	if _, err := session(ctx, url, ""); err == nil {
 		t.Error("a session without the token was let in")
 	}
-	var answer []string
-	for _, g := range s.Gold[level] {
-		c, err := session(ctx, url, "tok")
-		must(t, err)
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = g.Tool, json.RawMessage(g.JSON())
-		res, err := c.CallTool(ctx, req)
-		must(t, err)
-		answer = append(answer, res.Content[0].(mcp.TextContent).Text)
-		c.Close()
-	}
+	answer := playGold(ctx, t, url, s, level)
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("serve exit %d: %s", code, errb.String())
@@ -132,6 +122,25 @@ func TestScoreSaysWhyStrictFails(t *testing.T) {
 }
 
 // session opens an initialised MCP session over HTTP.
+// playGold makes a scenario's gold calls at a level on the server at url,
+// each in a session of its own with the token "tok", as an interactive
+// client would, and returns the results' texts.
+func playGold(ctx context.Context, t *testing.T, url string, s *speclang.Scenario, level mcpdomain.Level) []string {
+	t.Helper()
+	var answer []string
+	for _, g := range s.Gold[level] {
+		c, err := session(ctx, url, "tok")
+		must(t, err)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = g.Tool, json.RawMessage(g.JSON())
+		res, err := c.CallTool(ctx, req)
+		must(t, err)
+		answer = append(answer, res.Content[0].(mcp.TextContent).Text)
+		c.Close()
+	}
+	return answer
+}
+
 func session(ctx context.Context, url, token string) (*client.Client, error) {
 	h := map[string]string{}
 	if token != "" {
