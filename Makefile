@@ -47,8 +47,11 @@ vet:
 browser:
 	@scripts/ensure-chromium.sh
 
+# Every test, printed as plain go test prints them, then each skipped test
+# with its reason (internal/testsum), so a machine without npm or chromium
+# says what did not run.
 unit:
-	$(GO) test -count=1 ./...
+	@bash -o pipefail -c '$(GO) test -count=1 -json ./... | $(GO) run ./internal/testsum'
 
 ## verify: execute every scenario's gold calls at every level (granite verify)
 verify: build
