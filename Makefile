@@ -18,7 +18,7 @@ generate:
 
 ## build: compile the granite CLI into bin/
 build:
-	$(GO) build -o $(BIN) ./cmd/granite
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/granite
 
 ## release: reproducible linux/amd64 and linux/arm64 binaries (cgo with NVML, and
 ## static -tags nonvml ones) and SHA256SUMS into dist/; see docs/edge.md
