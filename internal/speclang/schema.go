@@ -3,6 +3,7 @@ package speclang
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,7 +44,33 @@ func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
 			}
 		}
 	}
+	if len(out) == 1 && out[0].Path == "$" && root.isSeq {
+		out[0].Msg += listHint(sch)
+	}
 	return out
+}
+
+// listHint says where a file that is a bare list belongs, when its schema
+// wants an object with one list-valued key (a scenario table written as
+// the list of its scenarios): that key, beside the object's required keys.
+func listHint(sch *jsonschema.Schema) string {
+	if sch.Types == nil || !slices.Contains(sch.Types.ToStrings(), "object") {
+		return ""
+	}
+	var lists []string
+	for k, p := range sch.Properties {
+		if p.Types != nil && slices.Contains(p.Types.ToStrings(), "array") {
+			lists = append(lists, k)
+		}
+	}
+	if len(lists) != 1 {
+		return ""
+	}
+	keys := slices.Clone(sch.Required)
+	if !slices.Contains(keys, lists[0]) {
+		keys = append(keys, lists[0])
+	}
+	return fmt.Sprintf(": the file is a mapping with the keys %s, and this list goes under %s:", strings.Join(keys, " and "), lists[0])
 }
 
 // schemaError turns one leaf validation error into positioned errors that
