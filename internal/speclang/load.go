@@ -524,7 +524,7 @@ func ZeroValue(f *Field) any {
 // value checks a spec value against a field and returns it normalised.
 func (b *builder) value(f *Field, n *node) (any, bool) {
 	bad := func(expected string) (any, bool) {
-		b.errorf(n, "found %s for field %q; expected %s", jsonText(n.toAny()), f.Name, expected)
+		b.errorf(n, "found %s for field %q; expected %s", n.text(), f.Name, expected)
 		return nil, false
 	}
 	if f.broken {

@@ -99,7 +99,7 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		if k.Got == "null" { // "found null null" says it twice
 			return one(fmt.Sprintf("found null; expected %s", strings.Join(k.Want, " or ")))
 		}
-		return one(fmt.Sprintf("found %s %s; expected %s", k.Got, jsonText(n.toAny()), strings.Join(k.Want, " or ")))
+		return one(fmt.Sprintf("found %s %s; expected %s", k.Got, n.text(), strings.Join(k.Want, " or ")))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -107,9 +107,9 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		}
 		return one(fmt.Sprintf("found %s; expected one of %s", jsonText(k.Got), strings.Join(want, ", ")))
 	case *kind.Maximum:
-		return one(fmt.Sprintf("found %s; expected at most %s", jsonText(n.toAny()), rat(k.Want)))
+		return one(fmt.Sprintf("found %s; expected at most %s", n.text(), rat(k.Want)))
 	case *kind.Minimum:
-		return one(fmt.Sprintf("found %s; expected at least %s", jsonText(n.toAny()), rat(k.Want)))
+		return one(fmt.Sprintf("found %s; expected at least %s", n.text(), rat(k.Want)))
 	case *kind.Pattern:
 		return one(fmt.Sprintf("found %q; expected a string matching %s", k.Got, k.Want))
 	case *kind.PropertyNames:
@@ -119,12 +119,12 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		}
 		return ErrorList{{Pos: at, Path: childPath(path, k.Property), Msg: fmt.Sprintf("found name %q; expected snake_case (lower-case letters, digits and single underscores, starting with a letter)", k.Property)}}
 	case *kind.MultipleOf:
-		return one(fmt.Sprintf("found %s; expected a multiple of %s", jsonText(n.toAny()), rat(k.Want)))
+		return one(fmt.Sprintf("found %s; expected a multiple of %s", n.text(), rat(k.Want)))
 	default:
 		if size, bound, ok := mcpdomain.SizeBound(e.ErrorKind, "key"); ok {
-			return one(fmt.Sprintf("found %s, which %s; expected %s", jsonText(n.toAny()), size, bound))
+			return one(fmt.Sprintf("found %s, which %s; expected %s", n.text(), size, bound))
 		}
-		return one(fmt.Sprintf("found %s; expected %s", jsonText(n.toAny()), e.ErrorKind.LocalizedString(printer)))
+		return one(fmt.Sprintf("found %s; expected %s", n.text(), e.ErrorKind.LocalizedString(printer)))
 	}
 }
 
