@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,9 +57,13 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		for _, a := range arts {
 			s, err := llm.Judge(ctx, tools, a)
-			if err != nil {
+			switch {
+			case errors.Is(err, scenarios.ErrDiscarded): // the model's replies, not the request, failed
 				failed++
 				continue
+			case err != nil:
+				fmt.Fprintf(stderr, "granite judge: judging %s: %v\n", a.ID, err)
+				return 1
 			}
 			scores = append(scores, s)
 		}

@@ -78,9 +78,14 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 	return scenarios.Listed(listed), source, nil, 0
 }
 
+// errNoOllama marks connectLLM's errors that say no Ollama answers, which
+// synth's --fallback offline forgives; a missing model it does not.
+var errNoOllama = errors.New("no Ollama")
+
 // connectLLM returns the Ollama model, or an error in one line saying
-// why none answers: nothing listening, or a server that is not Ollama
-// (whose page is not dumped).
+// why there is none: nothing listening, a server that is not Ollama
+// (whose page is not dumped), or an Ollama without the model, with the
+// hint run gives (ollama pull M).
 func connectLLM(ctx context.Context, host, model string) (*scenarios.LLM, error) {
 	if host == "" {
 		host = os.Getenv("OLLAMA_HOST")
@@ -94,14 +99,14 @@ func connectLLM(ctx context.Context, host, model string) (*scenarios.LLM, error)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := probeOllama(pctx, host); err != nil {
-		return nil, fmt.Errorf("no Ollama at %s: %v", host, err)
+		return nil, fmt.Errorf("%w at %s: %v", errNoOllama, host, err)
 	}
 	llm, err := scenarios.NewLLM(host, model, nil)
-	if err == nil {
-		_, err = llm.Client.List(pctx)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("no Ollama at %s: %s", host, oneLine(err.Error()))
+		return nil, fmt.Errorf("%w at %s: %s", errNoOllama, host, oneLine(err.Error()))
+	}
+	if err := llm.Client.Check(pctx, []string{model}); err != nil {
+		return nil, err
 	}
 	return llm, nil
 }
@@ -198,10 +203,13 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *model != "" {
 		llm, err := connectLLM(ctx, *host, *model)
 		switch {
-		case err != nil && *fallback == "offline":
+		case errors.Is(err, errNoOllama) && *fallback == "offline":
 			fmt.Fprintf(stderr, "granite synth: %v; using the offline backend (--fallback offline)\n", err)
-		case err != nil:
+		case errors.Is(err, errNoOllama):
 			fmt.Fprintf(stderr, "granite synth: %v; start Ollama, give --ollama URL, or pass --fallback offline\n", err)
+			return 1
+		case err != nil:
+			fmt.Fprintf(stderr, "granite synth: %v\n", err)
 			return 1
 		default:
 			n := *count
