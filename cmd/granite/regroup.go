@@ -155,9 +155,12 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, lv := range level.Levels {
 		fmt.Fprintf(stdout, "%s (%s)\n", lv, count(len(iface.Levels[lv]), "tool"))
 		for _, ct := range iface.Levels[lv] {
-			if ct.HasAction() {
-				fmt.Fprintf(stdout, "  %-32s action: %s\n", ct.Name, strings.Join(ct.ActionNames(), ", "))
-			} else {
+			switch names := ct.ActionNames(); {
+			case ct.HasAction():
+				fmt.Fprintf(stdout, "  %-32s action: %s\n", ct.Name, strings.Join(names, ", "))
+			case len(names) == 1 && names[0] != ct.Name: // a group of one: its tool under the group's name
+				fmt.Fprintf(stdout, "  %-32s %s, as it is (a group of one takes no action)\n", ct.Name, names[0])
+			default:
 				fmt.Fprintf(stdout, "  %s\n", ct.Name)
 			}
 		}
