@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -44,5 +45,30 @@ func TestRequestReadsAsWords(t *testing.T) {
 	}
 	if got := lowerFirst("GPU power of a node"); got != "GPU power of a node" {
 		t.Errorf("lowerFirst lowered an acronym: %q", got)
+	}
+}
+
+// TestArtifactIDsCarryNoCommandLine: an artifact id, and so the trial id
+// built on it, is letters, digits, _ and - whatever the source: a live
+// server's command line (spaces, @, slashes) or a model tag (a colon).
+func TestArtifactIDsCarryNoCommandLine(t *testing.T) {
+	for _, c := range []struct{ source, backend, want string }{
+		{"domain:fleet/L4", "offline", "domain-fleet-L4-offline-0001"},
+		{"mcp:npx -y @modelcontextprotocol/server-everything", "qwen3:4b", "mcp-npx-y-modelcontextprotocol-server-everything-qwen3-4b-0001"},
+		{"tools:../x/tools.json", "offline", "tools-x-tools-json-offline-0001"},
+	} {
+		if got := artifactID(c.source, c.backend, 1); got != c.want {
+			t.Errorf("artifactID(%q, %q) = %q; want %q", c.source, c.backend, got, c.want)
+		}
+	}
+	arts, err := Offline("mcp:npx -y @scope/server --port 3", seventyTools()[:5], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	safe := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	for _, a := range arts {
+		if !safe.MatchString(a.ID) {
+			t.Errorf("artifact id %q carries the command line", a.ID)
+		}
 	}
 }

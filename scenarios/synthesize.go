@@ -100,12 +100,11 @@ func OfflineReport(source string, tools []Tool, count int) (*OfflineResult, erro
 	if n <= 0 || n > res.Possible {
 		n = res.Possible
 	}
-	prefix := strings.NewReplacer(":", "-", "/", "-").Replace(source)
 	for round := 0; len(res.Artifacts) < n; round++ {
 		for _, l := range lists {
 			if round < len(l) && len(res.Artifacts) < n {
 				a := l[round]
-				a.ID = fmt.Sprintf("%s-offline-%04d", prefix, len(res.Artifacts)+1)
+				a.ID = artifactID(source, "offline", len(res.Artifacts)+1)
 				res.Artifacts = append(res.Artifacts, a)
 			}
 		}
