@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release edge-test test check-generate vet browser unit verify fuzz bench run clean
+.PHONY: all generate build release edge-test test check-generate vet browser unit verify fuzz bench bench-doc run clean
 
 all: build
 
@@ -64,6 +64,11 @@ fuzz:
 ## bench: the performance figures the issues ask for
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/... ./scenarios/... ./internal/speclang/... ./internal/mcpdomain/...
+
+## bench-doc: run make bench once and write its figures, the machine, the date and
+## the binary's size to docs/bench.md, where the README's figures point
+bench-doc:
+	scripts/bench-doc.sh
 
 ## run: the main job on the embedded default: the smoke experiment (built-in agents,
 ## every domain, level and scenario) into results/smoke, and its report
