@@ -66,7 +66,7 @@ func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level)
 			exact, actions := map[string]bool{"action": true}, map[string]bool{}
 			for _, c := range iface.Levels[lv] {
 				actions[c.Name] = c.HasAction()
-				for name, ex := range argsOf(c.InputSchema).exact {
+				for name, ex := range score.ArgsOf(c.InputSchema).Exact {
 					exact[name] = exact[name] || ex
 				}
 			}
