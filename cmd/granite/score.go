@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
-	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -74,7 +69,7 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	printVerdict(stdout, rec)
 	if *out != "" {
-		if err := addRecord(*out, rec); err != nil {
+		if err := harness.AddRecord(*out, rec); err != nil {
 			fmt.Fprintf(stderr, "granite score: %v\n", err)
 			return 1
 		}
@@ -105,75 +100,10 @@ func printVerdict(w io.Writer, r *results.Record) {
 	}
 }
 
-// recordedExperiment names the results folders granite score makes.
-const recordedExperiment = "recorded"
-
-// addRecord appends a scored recording to a results folder granite score
-// made (or makes it): a folder of granite run plans its trials, and a
-// record it did not plan would stop its --resume.
-func addRecord(out string, rec *results.Record) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	lock, err := results.LockOut(out)
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	man, err := results.ReadManifest(out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		man = &results.Manifest{Experiment: recordedExperiment, Config: &results.Config{Name: recordedExperiment}, Shard: "0/1",
-			StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
-	case err != nil:
-		return err
-	case man.Experiment != recordedExperiment:
-		return fmt.Errorf("%s holds a run of %s; add recordings to a folder of their own (granite report reads each folder)", out, man.Experiment)
-	}
-	j, done, err := results.OpenJournal(filepath.Join(out, results.TrialsFile))
-	if err != nil {
-		return err
-	}
-	for _, d := range done {
-		if d.TrialID == rec.TrialID {
-			j.Close()
-			return fmt.Errorf("%s already holds %s; name this session apart with --model", out, rec.TrialID)
-		}
-	}
-	rec.Index, rec.Experiment = len(done), recordedExperiment
-	if err := j.Append(rec); err != nil {
-		j.Close()
-		return err
-	}
-	if err := j.Close(); err != nil {
-		return err
-	}
-	if _, ok := man.Config.Entry(rec.Model); !ok {
-		man.Config.Models = append(man.Config.Models, results.ModelEntry{Name: rec.Model})
-	}
-	if !containsLevel(man.Config.Granularities, rec.Level) {
-		man.Config.Granularities = append(man.Config.Granularities, rec.Level)
-	}
-	man.Trials, man.Grid = len(done)+1, len(done)+1
-	// The hash covers the recorded subjects and levels and the specs they
-	// were scored on, as a run's covers its config.
-	man.ConfigHash = harness.ConfigHash(man.Config)
-	return results.WriteManifest(out, man)
-}
-
-func containsLevel(ls []mcpdomain.Level, l mcpdomain.Level) bool {
-	for _, x := range ls {
-		if x == l {
-			return true
-		}
-	}
-	return false
-}
-
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and appends every
 // call of every session to record (when set) as it is answered.
-func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
 		fmt.Fprintln(stderr, "granite serve: --scenario and --record serve over --transport http: give the client the URL printed, with the token")
 		return 2

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/view"
+	"github.com/mcpgranite/granite/internal/serve"
 )
 
 func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -53,7 +54,7 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "granite view: %v\n", err)
 		return 1
 	}
-	ln, err := listen{addr: *addr, token: o.Token}.open("view", stderr)
+	ln, err := serve.Endpoint{Addr: *addr, Token: o.Token}.Listen("view", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite view: %v\n", err)
 		return 1
@@ -64,5 +65,8 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		link += "?token=" + url.QueryEscape(o.Token)
 	}
 	fmt.Fprintf(stdout, "granite view: %d results folder(s) at %s\n", len(dirs), link)
-	return serveUntilDone(ctx, hs, ln, "view", stderr)
+	if err := serve.UntilDone(ctx, hs, ln); err != nil {
+		return fail(stderr, "view", 1, err)
+	}
+	return 0
 }
