@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
-	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -78,17 +77,6 @@ func (s *externalSource) grouping(name string, tools []toolsrc.Tool) (*regroup.G
 	return regroup.LoadGroups(*s.groups, tools)
 }
 
-// printErr prints an error, with the count of a positioned error list.
-func printErr(stderr io.Writer, cmd string, err error) {
-	var list speclang.ErrorList
-	if errors.As(err, &list) {
-		fmt.Fprintln(stderr, list)
-		fmt.Fprintln(stderr, count(len(list), "error"))
-		return
-	}
-	fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
-}
-
 func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("regroup", "(--mcp-cmd CMD | --mcp-url URL | --tools FILE) [--groups FILE] [--suggest [--model M]]",
 		"Shows an MCP server's tools regrouped at L4 (as published), L3 (task tools), L2 (query and\n"+
@@ -105,13 +93,11 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if *model != "" && !*suggest {
-		fmt.Fprintln(stderr, "granite regroup: --model needs --suggest")
-		return 2
+		return fail(stderr, "regroup", 2, errors.New("--model needs --suggest"))
 	}
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
-		printErr(stderr, "regroup", err)
-		return 1
+		return fail(stderr, "regroup", 1, err)
 	}
 	if c != nil {
 		c.Close()
@@ -121,22 +107,18 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *model != "" {
 		llm, err := connectLLM(ctx, *host, *model)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite regroup: %v\n", err)
-			return 1
+			return fail(stderr, "regroup", 1, err)
 		}
 		if g, err = regroup.Suggest(ctx, llm, name, tools); err != nil {
-			printErr(stderr, "regroup", err)
-			return 1
+			return fail(stderr, "regroup", 1, err)
 		}
 		how = "proposed by " + *model + " under constrained decoding, checked by granite"
 	} else if g, err = src.grouping(name, tools); err != nil {
-		printErr(stderr, "regroup", err)
-		return 1
+		return fail(stderr, "regroup", 1, err)
 	}
 	iface, err := regroup.Build(tools, g)
 	if err != nil {
-		printErr(stderr, "regroup", err)
-		return 1
+		return fail(stderr, "regroup", 1, err)
 	}
 	if *suggest {
 		out, err := g.YAML([]string{
@@ -145,8 +127,7 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			"Use it: granite serve --mcp-cmd CMD --level L2 --groups THIS_FILE",
 		})
 		if err != nil {
-			printErr(stderr, "regroup", err)
-			return 1
+			return fail(stderr, "regroup", 1, err)
 		}
 		_, _ = stdout.Write(out)
 		return 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,28 +33,23 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch {
 	case *record == "":
-		fmt.Fprintln(stderr, "granite score: --record is required: the file granite serve --record wrote")
-		return 2
+		return fail(stderr, "score", 2, errors.New("--record is required: the file granite serve --record wrote"))
 	case *answer != "" && *answerFile != "":
-		fmt.Fprintln(stderr, "granite score: give --answer or --answer-file, not both")
-		return 2
+		return fail(stderr, "score", 2, errors.New("give --answer or --answer-file, not both"))
 	case strings.ContainsAny(*model, "/ ") || *model == "":
-		fmt.Fprintf(stderr, "granite score: --model %q: want a name without slashes or spaces (it starts the trial id)\n", *model)
-		return 2
+		return fail(stderr, "score", 2, fmt.Errorf("--model %q: want a name without slashes or spaces (it starts the trial id)", *model))
 	}
 	text := *answer
 	if *answerFile != "" {
 		data, err := os.ReadFile(*answerFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite score: %v\n", err)
-			return 1
+			return fail(stderr, "score", 1, err)
 		}
 		text = string(data)
 	}
 	rc, err := harness.ReadRecording(*record)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite score: %v\n", err)
-		return 1
+		return fail(stderr, "score", 1, err)
 	}
 	for _, n := range rc.Notes {
 		fmt.Fprintf(stderr, "granite score: note: %s\n", n)
@@ -64,14 +60,12 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	rec, err := harness.ScoreRecording(ctx, spec, gen.Lookup, rc, *model, text)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite score: %v\n", err)
-		return 1
+		return fail(stderr, "score", 1, err)
 	}
 	printVerdict(stdout, rec)
 	if *out != "" {
 		if err := harness.AddRecord(*out, rec); err != nil {
-			fmt.Fprintf(stderr, "granite score: %v\n", err)
-			return 1
+			return fail(stderr, "score", 1, err)
 		}
 		fmt.Fprintf(stdout, "added %s to %s\n", rec.TrialID, *out)
 	}
@@ -105,12 +99,10 @@ func printVerdict(w io.Writer, r *results.Record) {
 // call of every session to record (when set) as it is answered.
 func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
-		fmt.Fprintln(stderr, "granite serve: --scenario and --record serve over --transport http: give the client the URL printed, with the token")
-		return 2
+		return fail(stderr, "serve", 2, errors.New("--scenario and --record serve over --transport http: give the client the URL printed, with the token"))
 	}
 	if name, _, _ := strings.Cut(scenario, "-"); domain != "" && domain != name {
-		fmt.Fprintf(stderr, "granite serve: --scenario %s belongs to domain %s, not --domain %s\n", scenario, name, domain)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--scenario %s belongs to domain %s, not --domain %s", scenario, name, domain))
 	}
 	spec, _, code := loadSpecs("serve", "", stderr)
 	if spec == nil {
@@ -118,15 +110,13 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level m
 	}
 	r, err := harness.NewRecorder(spec, gen.Lookup, scenario, level)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite serve: %v\n", err)
-		return 2
+		return fail(stderr, "serve", 2, err)
 	}
 	if record != "" {
 		// Every call is appended as it is answered, so the recording
 		// survives a kill; creating it now fails before any session.
 		if err := r.RecordTo(record); err != nil {
-			fmt.Fprintf(stderr, "granite serve: --record: %v\n", err)
-			return 1
+			return fail(stderr, "serve", 1, fmt.Errorf("--record: %v", err))
 		}
 	}
 	fmt.Fprintf(stdout, "Give your MCP client this prompt (scenario %s at %s):\n\n%s\n\n", scenario, level, r.Prompt())
@@ -138,8 +128,7 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level m
 		return code
 	}
 	if err := r.Close(); err != nil {
-		fmt.Fprintf(stderr, "granite serve: --record: %v\n", err)
-		return 1
+		return fail(stderr, "serve", 1, fmt.Errorf("--record: %v", err))
 	}
 	rc := r.Recording()
 	fmt.Fprintf(stderr, "granite: recorded %d calls in %d sessions to %s; score it with granite score --record %s --answer-file ANSWER\n",

@@ -48,20 +48,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Zero or negative bounds are mistakes, not requests for the default.
 	switch {
 	case ho.MaxSessions < 1:
-		fmt.Fprintf(stderr, "granite serve: --max-sessions %d: want at least 1\n", ho.MaxSessions)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--max-sessions %d: want at least 1", ho.MaxSessions))
 	case ho.IdleTimeout <= 0:
-		fmt.Fprintf(stderr, "granite serve: --idle %s: want a positive duration, like 10m\n", ho.IdleTimeout)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--idle %s: want a positive duration, like 10m", ho.IdleTimeout))
 	case ho.MaxBody < 1:
-		fmt.Fprintf(stderr, "granite serve: --max-body %d: want at least 1 byte\n", ho.MaxBody)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--max-body %d: want at least 1 byte", ho.MaxBody))
 	case *drain <= 0:
-		fmt.Fprintf(stderr, "granite serve: --drain %s: want a positive duration, like 10s\n", *drain)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--drain %s: want a positive duration, like 10s", *drain))
 	case *sourceLine < 1:
-		fmt.Fprintf(stderr, "granite serve: --max-source-line %d: want at least 1 byte\n", *sourceLine)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--max-source-line %d: want at least 1 byte", *sourceLine))
 	}
 	serve.DrainTimeout, serve.MaxLine, serve.MaxSourceLine = *drain, ho.MaxBody, *sourceLine
 	if ho.Token == "" {
@@ -79,53 +74,45 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		// An external server regrouped at the level, instead of a domain.
 		level, err := mcpdomain.ParseLevel(*levelFlag)
 		if err != nil || *domain != "" || *scenario != "" {
-			fmt.Fprintf(stderr, "granite serve: --mcp-cmd/--mcp-url take a --level and no --domain or --scenario\n")
-			return 2
+			return fail(stderr, "serve", 2, errors.New("--mcp-cmd/--mcp-url take a --level and no --domain or --scenario"))
 		}
 		return serveRegrouped(ctx, ext, level, *transport, at, ho, stdout, stderr)
 	}
 	if *record != "" && *scenario == "" {
-		fmt.Fprintln(stderr, "granite serve: --record needs --scenario: the recording is scored against it")
-		return 2
+		return fail(stderr, "serve", 2, errors.New("--record needs --scenario: the recording is scored against it"))
 	}
 	if *scenario != "" {
 		level, err := mcpdomain.ParseLevel(*levelFlag)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
-			return 2
+			return fail(stderr, "serve", 2, fmt.Errorf("--level: %v", err))
 		}
 		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {
-		fmt.Fprintf(stderr, "granite serve: unknown domain %q: want one of %s\n", *domain, domainNames())
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("unknown domain %q: want one of %s", *domain, domainNames()))
 	}
 	level, err := mcpdomain.ParseLevel(*levelFlag)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--level: %v", err))
 	}
 	switch *transport {
 	case "stdio":
 		in, restore := serve.Pollable(os.Stdin)
 		defer restore()
 		if err := serve.Stdio(ctx, d, level, in, stdout); err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "granite serve: %v\n", err)
-			return 1
+			return fail(stderr, "serve", 1, err)
 		}
 		return 0
 	case "http":
 		h, err := serve.NewHandler(d, level, ho)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite serve: %v\n", err)
-			return 1
+			return fail(stderr, "serve", 1, err)
 		}
 		defer h.Close(context.Background())
 		return serveHTTP(ctx, h, at, d.Name, level, stderr)
 	default:
-		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", *transport)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("unknown --transport %q: want stdio or http", *transport))
 	}
 }
 
