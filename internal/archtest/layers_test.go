@@ -123,6 +123,16 @@ func TestToolSourcesLinkNoSynthesizer(t *testing.T) {
 		"tool sources must stand below the synthesizer, the regrouper and the harness")
 }
 
+// TestServingLinksNoRegrouper: serving, the relay and the proxy among it,
+// links nothing of the regrouper, the harness or a model client: a
+// regrouped level reaches it as routes, so that every MCP server granite
+// runs is served by the one package.
+func TestServingLinksNoRegrouper(t *testing.T) {
+	linksNone(t, "internal/serve", nil,
+		[]string{"harness", "internal/models", "scenarios", "cmd", "gen"},
+		"serving must stand below the regrouper, the harness and the commands")
+}
+
 // linksNone fails when pkg links, directly or not, a package of the
 // module under one of the forbidden folders other than those allowed.
 func linksNone(t *testing.T, pkg string, allowed, forbidden []string, why string) {
