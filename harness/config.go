@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -126,7 +127,7 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 			list = append(list, doc.Errorf(at("name"), "found model name %q again; expected each name once: trial ids, records and the report tell models apart by it", m.Name))
 		}
 		seen[m.Name] = true
-		list = append(list, backendOf(m).check(doc, m, at)...)
+		list = append(list, agent.For(m).Check(doc, m, at)...)
 	}
 	return list
 }

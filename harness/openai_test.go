@@ -15,6 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -26,7 +27,7 @@ import (
 func openaiConfig(name, baseURL string, models ...string) *results.Config {
 	c := testConfig(name, "http://127.0.0.1:1")
 	for _, m := range models {
-		c.Models = append(c.Models, results.ModelEntry{Name: m, Backend: results.BackendOpenAI, BaseURL: baseURL, ParamsB: 4, Quantization: "bf16"})
+		c.Models = append(c.Models, results.ModelEntry{Name: m, Backend: agent.BackendOpenAI, BaseURL: baseURL, ParamsB: 4, Quantization: "bf16"})
 	}
 	return c
 }
@@ -268,7 +269,7 @@ func TestOpenAIToolsCarryTheWholeSchema(t *testing.T) {
 		for _, tool := range rt.Tools[l] {
 			byName[tool.Name] = tool.InputSchema
 		}
-		if lost := ToolLossFor(results.BackendOpenAI, rt.Tools[l]); len(lost) > 0 {
+		if lost := agent.ToolLoss(agent.For(cfg.Models[0]), rt.Tools[l]); len(lost) > 0 {
 			t.Errorf("%s: the OpenAI conversion drops %v", l, lost)
 		}
 	}
@@ -306,7 +307,7 @@ func TestOpenAIPreflight(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	f := openaitest.NewServer(t, []string{"Qwen/Qwen3-4B"}, nil)
 	cfg := openaiConfig("preflight", f.URL, "qwen3-4b")
-	cfg.Models = append(cfg.Models, results.ModelEntry{Name: "keyed", Backend: results.BackendOpenAI, BaseURL: f.URL, Model: "Qwen/Qwen3-4B", APIKeyEnv: "GRANITE_TEST_UNSET_KEY"})
+	cfg.Models = append(cfg.Models, results.ModelEntry{Name: "keyed", Backend: agent.BackendOpenAI, BaseURL: f.URL, Model: "Qwen/Qwen3-4B", APIKeyEnv: "GRANITE_TEST_UNSET_KEY"})
 	out := filepath.Join(t.TempDir(), "out")
 	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
 	for _, want := range []string{

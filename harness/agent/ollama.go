@@ -1,14 +1,14 @@
-package harness
+package agent
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/harness/results"
@@ -24,9 +24,8 @@ type ollamaAgent struct {
 	model  string
 	entry  results.ModelEntry
 	cfg    *results.Config
-	// tools caches the converted tools per domain and level: the same
-	// server lists the same tools every trial.
-	tools map[string]api.Tools
+	// tools converts the listed tools once per tool set.
+	tools *toolCache[api.Tools]
 }
 
 // options are the request options, the same for every request of a model
@@ -63,20 +62,12 @@ func classify(ctx context.Context, err error) results.ErrorClass {
 	}
 }
 
-func (a *ollamaAgent) run(ctx context.Context, tr *trialRun) {
-	tools, err := a.toolsFor(tr)
-	if err != nil {
-		tr.rec.ErrorClass, tr.rec.Error, tr.rec.StopReason = results.ErrTransport, err.Error(), results.StopError
-		return
-	}
-	sys, ok := systemPrompt(tr)
-	if !ok {
-		return
-	}
-	tr.rec.Options = options(a.cfg, a.entry)
-	conv := &ollamaConversation{a: a, tools: tools, stream: a.cfg.Streaming(), options: tr.rec.Options,
-		msgs: []api.Message{{Role: "system", Content: sys}}}
-	chatLoop(ctx, tr, conv, sys, a.cfg.MaxAgentTurns)
+func (a *ollamaAgent) Run(ctx context.Context, tr *Trial) {
+	opts := options(a.cfg, a.entry)
+	playChat(ctx, tr, a.tools, opts, a.cfg.MaxAgentTurns, func(tools api.Tools, sys string) conversation {
+		return &ollamaConversation{a: a, tools: tools, stream: a.cfg.Streaming(), options: opts,
+			msgs: []api.Message{{Role: "system", Content: sys}}}
+	})
 }
 
 // ollamaConversation is a trial's conversation in Ollama's chat form.
@@ -137,28 +128,18 @@ func (c *ollamaConversation) classify(ctx context.Context, err error) results.Er
 	return classify(ctx, err)
 }
 
-// toolsFor converts the trial's listed tools, once per tool set (a
-// domain and level, or an artifact source).
-func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
-	key := tr.t.toolSet()
-	if t, ok := a.tools[key]; ok {
-		return t, nil
-	}
-	t, _, err := OllamaTools(tr.tools)
-	if err != nil {
-		return nil, err
-	}
-	a.tools[key] = t
-	return t, nil
-}
-
 // ollamaBackend is the Ollama kind: models a host (or hosts) serves,
 // one worker per host and parallel slot, each host warmed up first.
 type ollamaBackend struct{}
 
-func (ollamaBackend) label() string { return agentOllama }
+// BackendOllama names the Ollama kind, the default of an entry that names
+// none; it is also Record.Agent of its trials.
+const BackendOllama = "ollama"
 
-func (ollamaBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+func (ollamaBackend) Name() string  { return BackendOllama }
+func (ollamaBackend) Label() string { return BackendOllama }
+
+func (ollamaBackend) Check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
 	list := notCommand(doc, m, at)
 	for _, f := range []struct{ key, val string }{{"base_url", m.BaseURL}, {"api_key_env", m.APIKeyEnv}} {
 		if f.val != "" {
@@ -168,21 +149,18 @@ func (ollamaBackend) check(doc *speclang.Document, m results.ModelEntry, at func
 	return list
 }
 
-// agentOllama is Record.Agent of an Ollama model's trials.
-const agentOllama = results.BackendOllama
-
 // preflight fails fast, naming the host and the fix, when a host is down
 // or lacks one of the models' tags; and warns that Ollama's tool types
 // drop schema keywords the trials' tools use.
-func (ollamaBackend) preflight(ctx context.Context, pf preflight, entries []results.ModelEntry) error {
-	if lost := lostKeywords(pf.trials); len(lost) > 0 {
+func (b ollamaBackend) Preflight(ctx context.Context, env *Env, entries []results.ModelEntry) error {
+	if lost := LostBySet(b, env.ToolSets); len(lost) > 0 {
 		all := map[string][]string{}
 		for lv, tools := range lost {
 			for t, l := range tools {
 				all[lv+"/"+t] = l
 			}
 		}
-		fmt.Fprintf(pf.opts.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
+		fmt.Fprintf(env.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
 	}
 	var tags []string
 	for _, m := range entries {
@@ -190,24 +168,24 @@ func (ollamaBackend) preflight(ctx context.Context, pf preflight, entries []resu
 			tags = append(tags, m.ServedAs())
 		}
 	}
-	return ollama.CheckHosts(ctx, pf.cfg.HostList(), tags, pf.opts.HTTP)
+	return ollama.CheckHosts(ctx, env.Config.HostList(), tags, env.HTTP)
 }
 
 // workers warms the model up on every host, records what /api/show says
 // of it, and gives each host the entry's parallel workers.
-func (ollamaBackend) workers(ctx context.Context, r *runner, entry results.ModelEntry, _ []Trial) ([]worker, error) {
-	var workers []worker
-	model := entry.Name
-	for _, h := range r.cfg.HostList() {
-		c, err := ollama.New(h, r.opts.HTTP)
+func (ollamaBackend) Workers(ctx context.Context, env *Env, entry results.ModelEntry, _ int) ([]Worker, error) {
+	var workers []Worker
+	cfg, model := env.Config, entry.Name
+	for _, h := range cfg.HostList() {
+		c, err := ollama.New(h, env.HTTP)
 		if err != nil {
 			return nil, err
 		}
 		start := time.Now()
-		wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout()) // a load may take minutes, never forever
-		load, err := c.WarmUp(wctx, entry.ServedAs(), keepAlive(r.cfg), options(r.cfg, entry))
+		wctx, cancel := context.WithTimeout(ctx, cfg.Timeout()) // a load may take minutes, never forever
+		load, err := c.WarmUp(wctx, entry.ServedAs(), keepAlive(cfg), options(cfg, entry))
 		cancel()
-		w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(r.cfg, entry))}
+		w := results.WarmUp{Model: model, Host: h, LoadS: load.Seconds(), WallS: time.Since(start).Seconds(), Config: fmt.Sprint(options(cfg, entry))}
 		if err != nil {
 			w.Error = err.Error()
 			if ctx.Err() != nil {
@@ -219,21 +197,80 @@ func (ollamaBackend) workers(ctx context.Context, r *runner, entry results.Model
 		if err != nil {
 			return nil, fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 		}
-		if err := r.checked(model, info, w); err != nil {
+		if err := env.Checked(model, info, w); err != nil {
 			return nil, err
 		}
 		for range entry.Workers() {
-			workers = append(workers, worker{host: h, agent: &ollamaAgent{client: c, host: h, model: entry.ServedAs(), entry: entry, cfg: r.cfg, tools: map[string]api.Tools{}}})
+			workers = append(workers, Worker{Host: h, Agent: &ollamaAgent{client: c, host: h, model: entry.ServedAs(), entry: entry, cfg: cfg, tools: newToolCache(OllamaTools)}})
 		}
 	}
 	return workers, nil
 }
 
-// apiKey reads an entry's key from its environment variable; the key
-// lives only in memory, never in a file the run writes.
-func apiKey(e results.ModelEntry) string {
-	if e.APIKeyEnv == "" {
-		return ""
+// Lost is what Ollama drops of each input schema, by tool name.
+func (ollamaBackend) Lost(schemas map[string][]byte) map[string][]string {
+	return lostEach(schemas, func(_ string, schema []byte) ([]string, error) {
+		_, l, err := ollamaParams(schema)
+		return l, err
+	})
+}
+
+// OllamaTools converts tools listed over MCP into Ollama's tool type, as
+// Ollama itself decodes them: whatever its types have no field for
+// (minimum, maximum, pattern, format, nested required, ...) is gone
+// before any model sees the tool. Lost maps each tool to what it lost.
+func OllamaTools(tools []mcp.Tool) (api.Tools, map[string][]string, error) {
+	out := make(api.Tools, 0, len(tools))
+	lost := map[string][]string{}
+	for _, t := range tools {
+		raw, err := inputSchema(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		params, l, err := ollamaParams(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		if len(l) > 0 {
+			lost[t.Name] = l
+		}
+		out = append(out, api.Tool{Type: "function", Function: api.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
-	return os.Getenv(e.APIKeyEnv)
+	return out, lost, nil
+}
+
+// ollamaParams decodes an input schema as Ollama does and lists what it
+// lost.
+func ollamaParams(raw []byte) (api.ToolFunctionParameters, []string, error) {
+	var params api.ToolFunctionParameters
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return params, nil, fmt.Errorf("Ollama cannot read the input schema: %w", err)
+	}
+	lost, err := LostKeywords(raw, params)
+	return params, lost, err
+}
+
+// LostKeywords lists, as "argument: keyword" (or "keyword" at the top),
+// the schema keywords of raw that the converted parameters dropped.
+func LostKeywords(raw []byte, params api.ToolFunctionParameters) ([]string, error) {
+	kept, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return lostBetween(raw, kept)
+}
+
+// showModel asks Ollama about a model.
+func showModel(ctx context.Context, c *ollama.Client, model string) (results.ModelInfo, error) {
+	resp, err := c.Show(ctx, model)
+	if err != nil {
+		return results.ModelInfo{}, err
+	}
+	info := results.ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
+	if n, ok := resp.ModelInfo["general.parameter_count"].(float64); ok {
+		info.Parameters = n
+	} else {
+		info.Parameters = results.ParseSize(info.ParameterSize)
+	}
+	return info, nil
 }
