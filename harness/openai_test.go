@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/chattest"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 )
@@ -35,7 +36,7 @@ func openaiConfig(name, baseURL string, models ...string) *results.Config {
 // reply is a scripted model reply that either double can send.
 type reply struct {
 	content, reasoning string
-	calls              []ollamatest.Call // name and raw arguments
+	calls              []chattest.Call // name and raw arguments
 }
 
 // turnState is what a request tells a script: the last prompt, the user
@@ -47,15 +48,17 @@ type turnState struct {
 	tools   []string
 }
 
-// script plays a scripted model through the Ollama double.
+// stateOf is what a request of either double tells a script.
+func stateOf(req chattest.Chat) turnState {
+	s := turnState{users: len(req.Contents("user")), results: req.ToolResults(), tools: req.ToolNames()}
+	s.prompt, _ = req.Progress()
+	return s
+}
+
+// viaOllama plays a scripted model through the Ollama double.
 func viaOllama(play func(turnState) reply) func(ollamatest.Request, int) ollamatest.Step {
 	return func(req ollamatest.Request, _ int) ollamatest.Step {
-		s := turnState{users: len(req.Contents("user")), results: req.ToolResults()}
-		s.prompt, _ = req.Progress()
-		for _, t := range req.Tools {
-			s.tools = append(s.tools, t.Function.Name)
-		}
-		r := play(s)
+		r := play(stateOf(req.Chat))
 		return ollamatest.Step{Content: r.content, Calls: r.calls}
 	}
 }
@@ -63,17 +66,8 @@ func viaOllama(play func(turnState) reply) func(ollamatest.Request, int) ollamat
 // viaOpenAI plays a scripted model through the OpenAI-compatible double.
 func viaOpenAI(play func(turnState) reply) func(openaitest.Request, int) openaitest.Step {
 	return func(req openaitest.Request, _ int) openaitest.Step {
-		s := turnState{users: len(req.Contents("user")), results: req.ToolResults()}
-		s.prompt, _ = req.Progress()
-		for _, t := range req.Tools {
-			s.tools = append(s.tools, t.Function.Name)
-		}
-		r := play(s)
-		step := openaitest.Step{Content: r.content, Reasoning: r.reasoning}
-		for _, c := range r.calls {
-			step.Calls = append(step.Calls, openaitest.Call{Name: c.Name, Args: c.Args})
-		}
-		return step
+		r := play(stateOf(req.Chat))
+		return openaitest.Step{Content: r.content, Reasoning: r.reasoning, Calls: r.calls}
 	}
 }
 
