@@ -45,6 +45,39 @@ type ToolConverter interface {
 	Lost(schemas map[string][]byte) map[string][]string
 }
 
+// A Configured backend has settings of its own in the experiment config
+// besides its entries (Ollama's hosts), read whether or not an entry is
+// of its kind.
+type Configured interface {
+	Backend
+	// Defaults fills its settings' documented defaults.
+	Defaults(c *results.Config)
+	// CheckConfig reports what is wrong with its settings beyond what
+	// the schema says, once their defaults are filled.
+	CheckConfig(doc *speclang.Document, c *results.Config) speclang.ErrorList
+}
+
+// Defaults fills every registered kind's settings' defaults.
+func Defaults(c *results.Config) {
+	for _, b := range backends {
+		if k, ok := b.(Configured); ok {
+			k.Defaults(c)
+		}
+	}
+}
+
+// CheckConfig reports what is wrong with every registered kind's
+// settings, in the registry's order.
+func CheckConfig(doc *speclang.Document, c *results.Config) speclang.ErrorList {
+	var list speclang.ErrorList
+	for _, b := range backends {
+		if k, ok := b.(Configured); ok {
+			list = append(list, k.CheckConfig(doc, c)...)
+		}
+	}
+	return list
+}
+
 // backends registers each kind, in the order their preflights run and
 // `granite list` shows their tool conversions.
 var backends = []Backend{

@@ -42,7 +42,7 @@ func (builtinBackend) Check(doc *speclang.Document, m results.ModelEntry, at fun
 
 func (builtinBackend) Preflight(context.Context, *Env, []results.ModelEntry) error { return nil }
 
-// workers: the oracle on up to four trials at once (it only waits on the
+// Workers: the oracle on up to four trials at once (it only waits on the
 // store), the silent agent on one.
 func (builtinBackend) Workers(_ context.Context, _ *Env, e results.ModelEntry, trials int) ([]Worker, error) {
 	if e.Name == Silent {

@@ -146,7 +146,7 @@ func converse(ctx context.Context, tr *Trial, conv conversation, maxTurns int, t
 		}
 		rec.DoneReason = r.DoneReason
 		// The transcript keeps the reply's tool calls cut as the calls
-		// are (see trialRun.call), not a second copy of all they sent.
+		// are (see Trial.Call), not a second copy of all they sent.
 		r.Message.CutToolCalls()
 		rec.Messages = append(rec.Messages, r.Message)
 		if len(r.Calls) == 0 {

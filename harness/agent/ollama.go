@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -149,7 +152,37 @@ func (ollamaBackend) Check(doc *speclang.Document, m results.ModelEntry, at func
 	return list
 }
 
-// preflight fails fast, naming the host and the fix, when a host is down
+// Defaults fills the hosts' default: $OLLAMA_HOST (http:// when it names
+// no scheme, as Ollama reads it), else Ollama's own address.
+func (ollamaBackend) Defaults(c *results.Config) {
+	if c.Ollama.Host != "" || len(c.Ollama.Hosts) > 0 {
+		return
+	}
+	c.Ollama.Host = os.Getenv("OLLAMA_HOST")
+	if c.Ollama.Host == "" {
+		c.Ollama.Host = "http://127.0.0.1:11434"
+	}
+	if !strings.Contains(c.Ollama.Host, "://") {
+		c.Ollama.Host = "http://" + c.Ollama.Host
+	}
+}
+
+// CheckConfig reports the hosts that are not URLs.
+func (ollamaBackend) CheckConfig(doc *speclang.Document, c *results.Config) speclang.ErrorList {
+	var list speclang.ErrorList
+	for i, h := range c.HostList() {
+		if u, err := url.Parse(h); err != nil || u.Scheme == "" || u.Host == "" {
+			at := []any{"ollama", "host"}
+			if len(c.Ollama.Hosts) > 0 {
+				at = []any{"ollama", "hosts", i}
+			}
+			list = append(list, doc.Errorf(at, "found host %q; expected a URL like http://127.0.0.1:11434", h))
+		}
+	}
+	return list
+}
+
+// Preflight fails fast, naming the host and the fix, when a host is down
 // or lacks one of the models' tags; and warns that Ollama's tool types
 // drop schema keywords the trials' tools use.
 func (b ollamaBackend) Preflight(ctx context.Context, env *Env, entries []results.ModelEntry) error {
@@ -171,7 +204,7 @@ func (b ollamaBackend) Preflight(ctx context.Context, env *Env, entries []result
 	return ollama.CheckHosts(ctx, env.Config.HostList(), tags, env.HTTP)
 }
 
-// workers warms the model up on every host, records what /api/show says
+// Workers warms the model up on every host, records what /api/show says
 // of it, and gives each host the entry's parallel workers.
 func (ollamaBackend) Workers(ctx context.Context, env *Env, entry results.ModelEntry, _ int) ([]Worker, error) {
 	var workers []Worker
