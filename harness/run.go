@@ -411,8 +411,9 @@ type runner struct {
 	ran      int
 }
 
-// run goes model by model: a model's trials are shared by one worker per
-// Ollama host (built-in agents: one per CPU), each host warmed up first.
+// run goes model by model: a model's trials are shared by the workers its
+// backend readies (an Ollama model's: its parallel slots on every host,
+// each host warmed up first).
 func (r *runner) run(ctx context.Context, todo []Trial) error {
 	for _, model := range r.cfg.ModelNames() {
 		var ts []Trial

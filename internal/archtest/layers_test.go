@@ -116,6 +116,16 @@ func TestScorerLinksNoAgent(t *testing.T) {
 		"the scorer must stand on the results and the spec language alone")
 }
 
+// TestAgentsLinkNoRunner: the subjects stand on the results, the model
+// clients and serving, and link nothing of the runner, the scorer, gold
+// execution, the synthesizer or generated code: a backend is its own
+// file and the registry, whatever the runner does with it.
+func TestAgentsLinkNoRunner(t *testing.T) {
+	linksNone(t, "harness/agent", []string{"harness/results"},
+		[]string{"harness", "scenarios", "cmd", "gen"},
+		"the agents must stand below the runner and beside the scorer")
+}
+
 // TestToolSourcesLinkNoSynthesizer: reading tools from a file or a live
 // server links nothing of the synthesizer, the harness or a model
 // client, so that the synthesizer, the regrouper and the harness can all
