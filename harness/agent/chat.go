@@ -3,12 +3,14 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -41,6 +43,30 @@ type modelReply struct {
 type replyCall struct {
 	ID, Name string
 	Args     json.RawMessage
+}
+
+// failure is an error class a backend's client tells apart.
+type failure struct {
+	is    func(error) bool
+	class results.ErrorClass
+}
+
+// classifyFailure names the error class of a failed request, the same
+// for every wire format: a reply past its bound, the deadline, then the
+// first of the backend's own classes the error is, else the transport.
+func classifyFailure(ctx context.Context, err error, own ...failure) results.ErrorClass {
+	switch {
+	case models.IsTooLong(err):
+		return results.ErrMalformedReply
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return results.ErrTimeout
+	}
+	for _, f := range own {
+		if f.is(err) {
+			return f.class
+		}
+	}
+	return results.ErrTransport
 }
 
 // toolCallText spots a tool call the model wrote as text instead of using

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -49,20 +47,6 @@ func keepAlive(cfg *results.Config) *api.Duration {
 		return nil // the schema admits only durations
 	}
 	return &api.Duration{Duration: d}
-}
-
-// classify names the error class of a failed request.
-func classify(ctx context.Context, err error) results.ErrorClass {
-	switch {
-	case models.IsTooLong(err):
-		return results.ErrMalformedReply
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return results.ErrTimeout
-	case ollama.IsMalformed(err):
-		return results.ErrMalformed
-	default:
-		return results.ErrTransport
-	}
 }
 
 func (a *ollamaAgent) Run(ctx context.Context, tr *Trial) {
@@ -127,8 +111,9 @@ func (c *ollamaConversation) toolResult(call replyCall, res results.Call) {
 	c.msgs = append(c.msgs, api.Message{Role: "tool", ToolName: res.Tool, Content: res.Result, ToolCallID: call.ID})
 }
 
+// classify: a tool call Ollama could not parse is the model's.
 func (c *ollamaConversation) classify(ctx context.Context, err error) results.ErrorClass {
-	return classify(ctx, err)
+	return classifyFailure(ctx, err, failure{ollama.IsMalformed, results.ErrMalformed})
 }
 
 // ollamaBackend is the Ollama kind: models a host (or hosts) serves,

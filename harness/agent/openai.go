@@ -14,7 +14,6 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -37,22 +36,6 @@ type openaiAgent struct {
 func openaiOptions(cfg *results.Config, e results.ModelEntry) map[string]any {
 	temp, maxTokens, seed := cfg.Sampling(e)
 	return map[string]any{"temperature": temp, "max_tokens": maxTokens, "seed": seed, "tool_choice": "auto"}
-}
-
-// classifyOpenAI names the error class of a failed request.
-func classifyOpenAI(ctx context.Context, err error) results.ErrorClass {
-	switch {
-	case models.IsTooLong(err):
-		return results.ErrMalformedReply
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return results.ErrTimeout
-	case openai.IsMalformed(err):
-		return results.ErrMalformed
-	case openai.IsContextLength(err):
-		return results.ErrContext
-	default:
-		return results.ErrTransport
-	}
 }
 
 func (a *openaiAgent) Run(ctx context.Context, tr *Trial) {
@@ -103,8 +86,10 @@ func (c *openaiConversation) toolResult(call replyCall, res results.Call) {
 	c.msgs = append(c.msgs, sdk.ToolMessage(res.Result, call.ID))
 }
 
+// classify: a reply the model garbled is its own failure, and a
+// conversation past the model's context is told apart.
 func (c *openaiConversation) classify(ctx context.Context, err error) results.ErrorClass {
-	return classifyOpenAI(ctx, err)
+	return classifyFailure(ctx, err, failure{openai.IsMalformed, results.ErrMalformed}, failure{openai.IsContextLength, results.ErrContext})
 }
 
 // assistantMessage is a reply as the record keeps it; arguments that are
