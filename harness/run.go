@@ -398,10 +398,8 @@ func toolSets(trials []Trial) map[string]map[string][]byte {
 
 // runner runs trials on workers and journals them.
 type runner struct {
-	cfg  *results.Config
-	opts Options
-	// env is what the backends were given at preflight.
-	env      *agent.Env
+	cfg      *results.Config
+	opts     Options
 	j        *results.Journal
 	man      *results.Manifest
 	out      string
@@ -409,6 +407,8 @@ type runner struct {
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
+	// env is what the backends were given at preflight.
+	env *agent.Env
 }
 
 // run goes model by model: a model's trials are shared by the workers its
