@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -82,7 +83,7 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 				sidecar = scenarios.Sources(src.tools)
 			}
 			path := writeArtifacts(t, arts, sidecar)
-			recs, err := runTrials(t, artifactConfig(path, "", Oracle, Silent), spec, lookup)
+			recs, err := runTrials(t, artifactConfig(path, "", agent.Oracle, agent.Silent), spec, lookup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,13 +101,13 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 					t.Fatalf("%s: artifacts %q domain %q difficulty %q, %d verdicts", r.TrialID, r.Artifacts, r.Domain, r.Difficulty, len(r.Assertions))
 				}
 				wantTC := 1.0
-				if r.Model == Silent && len(a.ExpectedCalls) > 0 {
+				if r.Model == agent.Silent && len(a.ExpectedCalls) > 0 {
 					wantTC = 0
 				}
-				if r.Metrics.TC != wantTC || r.Model == Oracle && (r.Metrics.WarningsFailed != 0 || r.Metrics.F1 != 1 || r.Metrics.ArgAcc != 1) {
+				if r.Metrics.TC != wantTC || r.Model == agent.Oracle && (r.Metrics.WarningsFailed != 0 || r.Metrics.F1 != 1 || r.Metrics.ArgAcc != 1) {
 					t.Errorf("%s: metrics %+v, verdicts %+v; want tc %v", r.TrialID, r.Metrics, r.Assertions, wantTC)
 				}
-				if r.Model == Oracle {
+				if r.Model == agent.Oracle {
 					for i, c := range r.Calls {
 						if c.Result != a.MockOutputs[i].Output || c.IsError != a.MockOutputs[i].IsError {
 							t.Errorf("%s: call %d answered %q, recorded %q", r.TrialID, i, c.Result, a.MockOutputs[i].Output)
@@ -295,7 +296,7 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 
 	// The oracle follows the artifact's split: the first call, an
 	// answer, the second user turn, the other calls.
-	recs, err = runTrials(t, artifactConfig(path, "", Oracle), spec, lookup)
+	recs, err = runTrials(t, artifactConfig(path, "", agent.Oracle), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestArtifactRunsShardAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := writeArtifacts(t, arts, nil)
-	cfg := artifactConfig(path, "", Oracle)
+	cfg := artifactConfig(path, "", agent.Oracle)
 	cfg.Repetitions = 2
 	var dirs []string
 	for i := range 2 {
@@ -361,7 +362,7 @@ func TestArtifactRunsShardAndResume(t *testing.T) {
 	}
 	// Another artifacts file is another run.
 	other := writeArtifacts(t, arts[:1], nil)
-	cfg2 := artifactConfig(other, "", Oracle)
+	cfg2 := artifactConfig(other, "", agent.Oracle)
 	cfg2.Repetitions = 2
 	if _, err := Run(context.Background(), cfg2, spec, Options{Out: dirs[0], Lookup: lookup, Shard: Shard{0, 2}, Resume: true}); err == nil || !strings.Contains(err.Error(), "another config") {
 		t.Errorf("resume with other artifacts: %v", err)
@@ -448,7 +449,7 @@ func TestReplayStructuredContent(t *testing.T) {
 func TestLostKeywordsPerToolSet(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	rt, _ := lookup(spec.Domains[0].Name)
-	grid, err := Plan(testConfig("lost", "", Oracle), spec, lookup)
+	grid, err := Plan(testConfig("lost", "", agent.Oracle), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +459,7 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 	}
 	for _, l := range mcpdomain.Levels {
 		key := rt.Name + "/" + string(l)
-		if want := ToolLoss(rt.Tools[l]); len(want) > 0 && !reflect.DeepEqual(lost[key], want) || len(want) == 0 && lost[key] != nil {
+		if want := agent.ToolLoss(agent.Default(), rt.Tools[l]); len(want) > 0 && !reflect.DeepEqual(lost[key], want) || len(want) == 0 && lost[key] != nil {
 			t.Errorf("%s: %v, want %v", l, lost[key], want)
 		}
 	}
@@ -470,7 +471,7 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grid, err = Plan(artifactConfig(writeArtifacts(t, arts, external), "", Oracle), spec, lookup)
+	grid, err = Plan(artifactConfig(writeArtifacts(t, arts, external), "", agent.Oracle), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,16 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
-	sdk "github.com/openai/openai-go/v3"
-
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
-	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -30,7 +26,7 @@ import (
 // store and server with tools/list, journaled and scored. Target: < 5 s.
 func BenchmarkOracleGrid(b *testing.B) {
 	spec := loadSpec(b)
-	cfg := testConfig("oracle-grid", "http://127.0.0.1:1", Oracle)
+	cfg := testConfig("oracle-grid", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Repetitions = 3
 	trials := 0
 	for _, d := range spec.Domains {
@@ -41,7 +37,7 @@ func BenchmarkOracleGrid(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if sum.Ran != trials || sum.TC[Oracle] != 1 {
+		if sum.Ran != trials || sum.TC[agent.Oracle] != 1 {
 			b.Fatalf("%+v", sum)
 		}
 	}
@@ -64,11 +60,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	d := spec.Domain(tiny.Domain.Name)
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
-	c, err := ollama.New(f.URL, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	a := &ollamaAgent{client: c, model: "fake:gold", cfg: cfg, tools: map[string]api.Tools{}}
+	a := workerOf(b, &agent.Env{Config: cfg}, "fake:gold")
 	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
@@ -87,13 +79,13 @@ func BenchmarkArtifactOracle(b *testing.B) {
 		arts = append(arts, a...)
 	}
 	path := writeArtifacts(b, arts, nil)
-	cfg := artifactConfig(path, "http://127.0.0.1:1", Oracle)
+	cfg := artifactConfig(path, "http://127.0.0.1:1", agent.Oracle)
 	for b.Loop() {
 		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if sum.Ran != len(arts) || sum.TC[Oracle] != 1 {
+		if sum.Ran != len(arts) || sum.TC[agent.Oracle] != 1 {
 			b.Fatalf("%+v", sum)
 		}
 	}
@@ -145,7 +137,7 @@ func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	d := spec.Domain(tiny.Domain.Name)
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
-	a := &openaiAgent{client: openai.New(f.URL, "", nil), entry: cfg.Models[0], cfg: cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}
+	a := workerOf(b, &agent.Env{Config: cfg}, "fake:gold")
 	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
@@ -197,7 +189,7 @@ func BenchmarkParallelTrials(b *testing.B) {
 // reports the medians per model reply of the harness's own work (the
 // trial's wall time less the time inside the model client:
 // p50-ns/turn) and of the whole turn (p50-ns/turn-with-client).
-func turnCost(b *testing.B, r *runner, task *scenarioTask, a agent, url string) {
+func turnCost(b *testing.B, r *runner, task *scenarioTask, a agent.Agent, url string) {
 	var own, all []time.Duration
 	for b.Loop() {
 		start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/sandbox"
@@ -38,7 +39,7 @@ func benchCommandTrial(b *testing.B, mode sandbox.Mode) {
 	}
 	spec := loadSpec(b)
 	cfg := testConfig("overhead", "http://127.0.0.1:1")
-	e := results.ModelEntry{Name: "true", Backend: results.BackendCommand, Command: []string{bin, "{{.MCPConfig}}", "{{.Prompt}}"}, MCPConfig: results.MCPConfigClaude}
+	e := results.ModelEntry{Name: "true", Backend: agent.BackendCommand, Command: []string{bin, "{{.MCPConfig}}", "{{.Prompt}}"}, MCPConfig: results.MCPConfigClaude}
 	cfg.Models = []results.ModelEntry{e}
 	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []mcpdomain.Level{mcpdomain.L4}
 	cfg.Scenarios = []string{spec.Domains[0].Scenarios[0].ID}
@@ -47,7 +48,7 @@ func benchCommandTrial(b *testing.B, mode sandbox.Mode) {
 		b.Fatal(err)
 	}
 	t := grid[0]
-	a := &commandAgent{entry: e, mode: mode}
+	a := workerOf(b, &agent.Env{Config: cfg, Mode: mode}, e.Name)
 	var overhead []float64
 	for b.Loop() {
 		sess, valid, err := t.open(context.Background())
@@ -55,7 +56,7 @@ func benchCommandTrial(b *testing.B, mode sandbox.Mode) {
 			b.Fatal(err)
 		}
 		rec := &results.Record{}
-		a.run(context.Background(), &trialRun{t: t, sess: sess, valid: valid, prompts: t.prompts(), rec: rec})
+		a.Run(context.Background(), t.agentTrial(sess, valid, rec))
 		sess.Close()
 		if rec.Command == nil || rec.Command.ExitCode != 0 || rec.StopReason != results.StopAnswer || rec.Command.Isolation != string(mode) {
 			b.Fatalf("trial: %+v, %s", rec.Command, rec.Error)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -104,7 +105,7 @@ func agentEntry(t testing.TB, name, planDir, format string) results.ModelEntry {
 	if format != results.MCPConfigEnv {
 		cmd = append(cmd, "--config", "{{.MCPConfig}}")
 	}
-	return results.ModelEntry{Name: name, Backend: results.BackendCommand, Command: cmd, MCPConfig: format}
+	return results.ModelEntry{Name: name, Backend: agent.BackendCommand, Command: cmd, MCPConfig: format}
 }
 
 // pickScenarios takes the first scenario of each difficulty of a domain.
@@ -145,7 +146,7 @@ func TestCommandAgentSolves(t *testing.T) {
 	spec := loadSpec(t)
 	d := spec.Domains[0]
 	picked := pickScenarios(d)
-	cfg := testConfig("agents", "http://127.0.0.1:1", Oracle)
+	cfg := testConfig("agents", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Domains = []string{d.Name}
 	for _, s := range picked {
 		cfg.Scenarios = append(cfg.Scenarios, s.ID)
@@ -180,7 +181,7 @@ func TestCommandAgentSolves(t *testing.T) {
 	for _, f := range formats {
 		for _, s := range picked {
 			for _, lv := range cfg.Granularities {
-				got, oracle := all["agent-"+f+"/"+s.ID+"/"+string(lv)], all[Oracle+"/"+s.ID+"/"+string(lv)]
+				got, oracle := all["agent-"+f+"/"+s.ID+"/"+string(lv)], all[agent.Oracle+"/"+s.ID+"/"+string(lv)]
 				name := f + "/" + s.ID + "/" + string(lv)
 				if got.Metrics == nil || got.Metrics.TC != 1 || got.Metrics.TCStrict != 1 {
 					t.Errorf("%s: metrics %+v, error %q, command %+v; want TC 1", name, got.Metrics, got.Error, got.Command)
@@ -197,7 +198,7 @@ func TestCommandAgentSolves(t *testing.T) {
 				}
 				c := got.Command
 				wantSessions := min(1, len(got.Calls))
-				if got.Agent != results.AgentCommand || c == nil || c.ExitCode != 0 || c.MCPConfig != f || c.Sessions != wantSessions || c.OverheadMS <= 0 {
+				if got.Agent != agent.BackendCommand || c == nil || c.ExitCode != 0 || c.MCPConfig != f || c.Sessions != wantSessions || c.OverheadMS <= 0 {
 					t.Errorf("%s: agent %q, command %+v; want a command that exited 0 with %s and %d session(s)", name, got.Agent, c, f, wantSessions)
 				}
 			}
@@ -265,14 +266,14 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 			if aliveMarked(t, hangMarker) {
 				t.Errorf("the agent's child outlived the trial")
 			}
-			if r.Metrics.WallS > 1+waitDelay.Seconds()+5 {
+			if r.Metrics.WallS > 1+agent.WaitDelay.Seconds()+5 {
 				t.Errorf("the trial took %.1f s, far past its 1 s timeout", r.Metrics.WallS)
 			}
 		}},
-		{"spam", agentPlan{Mode: "spam", SpamBytes: 3 * maxStdout}, 0, func(t *testing.T, r results.Record) {
-			if r.Command.StdoutBytes < 3*maxStdout || !r.Command.StdoutTruncated || len(r.FinalAnswer) > maxAnswer || len(r.FinalAnswer) == 0 {
+		{"spam", agentPlan{Mode: "spam", SpamBytes: 3 * agent.MaxStdout}, 0, func(t *testing.T, r results.Record) {
+			if r.Command.StdoutBytes < 3*agent.MaxStdout || !r.Command.StdoutTruncated || len(r.FinalAnswer) > agent.MaxAnswer || len(r.FinalAnswer) == 0 {
 				t.Errorf("stdout %d bytes, truncated %v, answer %d bytes; want %d bytes counted, the answer bounded at %d",
-					r.Command.StdoutBytes, r.Command.StdoutTruncated, len(r.FinalAnswer), 3*maxStdout, maxAnswer)
+					r.Command.StdoutBytes, r.Command.StdoutTruncated, len(r.FinalAnswer), 3*agent.MaxStdout, agent.MaxAnswer)
 			}
 		}},
 		{"two-sessions", agentPlan{Mode: "two-sessions", Calls: gold.Calls}, 0, func(t *testing.T, r results.Record) {
@@ -421,7 +422,7 @@ func TestCommandConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cfg.Models[0]
-	if !e.IsCommand() || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.EmptyHome || e.Workers() != 2 {
+	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.EmptyHome || e.Workers() != 2 {
 		t.Errorf("entry %+v; want what the file says", e)
 	}
 }

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -94,15 +93,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 		}
 	}
 	defaults(c)
-	for i, h := range c.HostList() {
-		if u, err := url.Parse(h); err != nil || u.Scheme == "" || u.Host == "" {
-			at := []any{"ollama", "host"}
-			if len(c.Ollama.Hosts) > 0 {
-				at = []any{"ollama", "hosts", i}
-			}
-			list = append(list, doc.Errorf(at, "found host %q; expected a URL like http://127.0.0.1:11434", h))
-		}
-	}
+	list = append(list, agent.CheckConfig(doc, c)...)
 	if len(list) > 0 {
 		return nil, list
 	}
@@ -126,7 +117,7 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 			list = append(list, doc.Errorf(at("name"), "found model name %q again; expected each name once: trial ids, records and the report tell models apart by it", m.Name))
 		}
 		seen[m.Name] = true
-		list = append(list, backendOf(m).check(doc, m, at)...)
+		list = append(list, agent.For(m).Check(doc, m, at)...)
 	}
 	return list
 }
@@ -151,7 +142,8 @@ func readConfig(name string) (string, []byte, error) {
 	return "", nil, fmt.Errorf("config %s: no such file, and no embedded config of that name (embedded: %s)", name, strings.Join(names, ", "))
 }
 
-// defaults fills the documented defaults.
+// defaults fills the documented defaults, the backends' settings' among
+// them.
 func defaults(c *results.Config) {
 	if len(c.Granularities) == 0 && c.Artifacts == "" {
 		c.Granularities = slices.Clone(mcpdomain.Levels)
@@ -180,15 +172,7 @@ func defaults(c *results.Config) {
 	if c.Meter == "" {
 		c.Meter = "auto"
 	}
-	if c.Ollama.Host == "" && len(c.Ollama.Hosts) == 0 {
-		c.Ollama.Host = os.Getenv("OLLAMA_HOST")
-		if c.Ollama.Host == "" {
-			c.Ollama.Host = "http://127.0.0.1:11434"
-		}
-		if !strings.Contains(c.Ollama.Host, "://") {
-			c.Ollama.Host = "http://" + c.Ollama.Host
-		}
-	}
+	agent.Defaults(c)
 	if c.Output == "" {
 		c.Output = path.Join("results", c.Name)
 	}

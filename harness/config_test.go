@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 )
 
@@ -22,7 +23,7 @@ func TestEmbeddedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(smoke.ModelNames(), []string{Oracle, Silent}) || smoke.Repetitions != 1 || smoke.Meter != "none" {
+	if !slices.Equal(smoke.ModelNames(), []string{agent.Oracle, agent.Silent}) || smoke.Repetitions != 1 || smoke.Meter != "none" {
 		t.Errorf("smoke: %+v", smoke)
 	}
 	paper, err := LoadConfig("paper.yaml", spec)
@@ -206,7 +207,7 @@ func TestKubernetesVLLMConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := c.Models[0]; !e.IsOpenAI() || e.APIKeyEnv != "VLLM_KEY" || e.Workers() != 4 {
+	if e := c.Models[0]; e.Backend != agent.BackendOpenAI || e.APIKeyEnv != "VLLM_KEY" || e.Workers() != 4 {
 		t.Errorf("entry %+v", e)
 	}
 }

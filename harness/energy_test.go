@@ -18,6 +18,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -58,7 +59,7 @@ func TestMeteredRunRecordsEnergy(t *testing.T) {
 	}
 	defer m.Close()
 	live := NewLive()
-	cfg := testConfig("metered", "http://127.0.0.1:1", Oracle, Silent)
+	cfg := testConfig("metered", "http://127.0.0.1:1", agent.Oracle, agent.Silent)
 	out := t.TempDir()
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: m, Live: live}); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestMeteredRunRecordsEnergy(t *testing.T) {
 		if e == nil || e.Meter != meter.NVML || e.EnergyJ == nil || *e.EnergyJ < 0 || r.Metrics.EnergyJ == nil || *r.Metrics.EnergyJ != *e.EnergyJ || len(e.Devices) != 1 {
 			t.Fatalf("%s: energy %+v", r.TrialID, e)
 		}
-		if r.Model == Oracle {
+		if r.Model == agent.Oracle {
 			energy += *e.EnergyJ
 			successes += r.Metrics.TC
 		}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
@@ -39,11 +40,11 @@ func hostileArgs(size, i int) json.RawMessage {
 	return json.RawMessage(`{"lamp_id":"` + id[:size-8] + string(rune('a'+i%26)) + `","on":true,"level":40}`)
 }
 
-func (h hostile) run(ctx context.Context, tr *trialRun) {
-	tr.ask(0)
+func (h hostile) Run(ctx context.Context, tr *agent.Trial) {
+	tr.Ask(0)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	for i := range h.calls {
-		tr.callLogged(ctx, i+1, "set_lamp", hostileArgs(h.size, i))
+		tr.CallLogged(ctx, i+1, "set_lamp", hostileArgs(h.size, i))
 		if h.peak != nil {
 			metrics.Read(sample)
 			for k := range h.peak {
@@ -51,16 +52,16 @@ func (h hostile) run(ctx context.Context, tr *trialRun) {
 			}
 		}
 	}
-	tr.callLogged(ctx, h.calls+1, "set_lamp", json.RawMessage(`{"lamp_id":"LP02","on":true,"level":40}`))
-	tr.answer("Done: LP02 is on at 40 percent.", h.calls+2)
+	tr.CallLogged(ctx, h.calls+1, "set_lamp", json.RawMessage(`{"lamp_id":"LP02","on":true,"level":40}`))
+	tr.Answer("Done: LP02 is on at 40 percent.", h.calls+2)
 }
 
 // hostileTrial plays a on tiny-002 at L4 and journals its record in dir,
 // returning the record as the trial left it and the journal's line.
-func hostileTrial(tb testing.TB, a agent, dir string) (*results.Record, []byte) {
+func hostileTrial(tb testing.TB, a agent.Agent, dir string) (*results.Record, []byte) {
 	tb.Helper()
 	spec, lookup := tinySpec(tb)
-	cfg := testConfig("hostile", "http://127.0.0.1:1", Oracle)
+	cfg := testConfig("hostile", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
 	grid, err := Plan(cfg, spec, lookup)
 	if err != nil || len(grid) != 1 {
@@ -162,7 +163,7 @@ func hostileGold(t *testing.T) *score.Gold {
 func hostileFinal(t *testing.T) []byte {
 	t.Helper()
 	spec, lookup := tinySpec(t)
-	cfg := testConfig("final", "http://127.0.0.1:1", Oracle)
+	cfg := testConfig("final", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
 	grid, err := Plan(cfg, spec, lookup)
 	if err != nil {
@@ -173,8 +174,7 @@ func hostileFinal(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	tr := &trialRun{t: grid[0], sess: sess, valid: valid, prompts: grid[0].prompts(), rec: &results.Record{}}
-	oracle{}.run(context.Background(), tr)
+	workerOf(t, &agent.Env{Config: cfg}, agent.Oracle).Run(context.Background(), grid[0].agentTrial(sess, valid, &results.Record{}))
 	return sess.Store.Snapshot()
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/sandbox"
@@ -75,10 +76,10 @@ func twoScenarios(t *testing.T, spec *speclang.Spec) (*speclang.Domain, *speclan
 func TestTrialCannotReachAnother(t *testing.T) {
 	spec := loadSpec(t)
 	d, victim, thief := twoScenarios(t, spec)
-	modes := []string{IsolationNamespaces, IsolationNone}
+	modes := []string{agent.IsolationNamespaces, agent.IsolationNone}
 	for _, iso := range modes {
 		t.Run(iso, func(t *testing.T) {
-			if iso == IsolationNamespaces {
+			if iso == agent.IsolationNamespaces {
 				needNamespaces(t)
 			}
 			dir := t.TempDir()
@@ -102,7 +103,7 @@ func TestTrialCannotReachAnother(t *testing.T) {
 			if man.Isolation != iso || v.Command.Isolation != iso || th.Command.Isolation != iso {
 				t.Errorf("run.json isolation %q, records %q and %q; want %s", man.Isolation, v.Command.Isolation, th.Command.Isolation, iso)
 			}
-			if iso == IsolationNone {
+			if iso == agent.IsolationNone {
 				if !strings.Contains(progress, "isolation none") {
 					t.Errorf("progress %q; want a warning that agents run with isolation none", progress)
 				}
@@ -176,8 +177,8 @@ func TestAgentCommandContained(t *testing.T) {
 		e.PassEnv = []string{"AGENT_OWN_KEY"}
 		cfg.Models = append(cfg.Models, e)
 	}
-	recs, man, _ := runIsolated(t, cfg, spec, IsolationAuto)
-	if man.Isolation != IsolationNamespaces {
+	recs, man, _ := runIsolated(t, cfg, spec, agent.IsolationAuto)
+	if man.Isolation != agent.IsolationNamespaces {
 		t.Errorf("run.json isolation %q; want namespaces", man.Isolation)
 	}
 	all := byTrial(recs)
@@ -210,13 +211,13 @@ func TestAgentCommandContained(t *testing.T) {
 // environment) that hangs.
 func agentRun(out string) int {
 	spec := loadSpec(&testing.T{})
-	e := results.ModelEntry{Name: "hang", Backend: results.BackendCommand, MCPConfig: results.MCPConfigEnv,
+	e := results.ModelEntry{Name: "hang", Backend: agent.BackendCommand, MCPConfig: results.MCPConfigEnv,
 		Command: []string{os.Getenv("GRANITE_TEST_AGENT"), "--format", "env", "--prompt", "{{.Prompt}}", "--plan", os.Getenv("GRANITE_TEST_AGENT_PLAN")}}
 	cfg := testConfig("killed", "http://127.0.0.1:1")
 	cfg.Models = []results.ModelEntry{e}
 	cfg.Domains, cfg.Scenarios = []string{os.Getenv("GRANITE_TEST_AGENT_DOMAIN")}, []string{os.Getenv("GRANITE_TEST_AGENT_SCENARIO")}
 	cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
-	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup, Isolation: IsolationNamespaces}); err != nil {
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup, Isolation: agent.IsolationNamespaces}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -319,59 +320,12 @@ func TestCallCapStopsAnAgentCommand(t *testing.T) {
 	cfg.Models = []results.ModelEntry{agentEntry(t, "caller", dir, results.MCPConfigEnv)}
 	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
 	cfg.MaxCalls = 3
-	recs, _, _ := runIsolated(t, cfg, spec, IsolationAuto)
+	recs, _, _ := runIsolated(t, cfg, spec, agent.IsolationAuto)
 	if len(recs) != 1 {
 		t.Fatalf("%d records, want 1", len(recs))
 	}
 	r := recs[0]
 	if r.StopReason != results.StopCallLimit || len(r.Calls) != 3 || !strings.Contains(r.Error, "max_calls") {
 		t.Errorf("stop %q, %d calls, error %q; want call_limit after 3 calls, saying how to raise max_calls", r.StopReason, len(r.Calls), r.Error)
-	}
-}
-
-// TestIsolationFallsBack: where the kernel refuses namespaces, a run of
-// agent commands says so before the first trial and runs them with
-// isolation none, unless --isolation namespaces asks for them; a run with
-// no agent command decides nothing.
-func TestIsolationFallsBack(t *testing.T) {
-	spec := loadSpec(t)
-	d, s, _ := twoScenarios(t, spec)
-	cfg := testConfig("fallback", "http://127.0.0.1:1", Oracle)
-	cfg.Models = append(cfg.Models, agentEntry(t, "agent", t.TempDir(), results.MCPConfigEnv))
-	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
-	trials, err := Plan(cfg, spec, gen.Lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	was := namespacesAvailable
-	namespacesAvailable = func() (bool, string) { return false, "user namespaces are off (user.max_user_namespaces = 0)" }
-	defer func() { namespacesAvailable = was }()
-	var oracleOnly []Trial
-	for _, tr := range trials {
-		if tr.Model == Oracle {
-			oracleOnly = append(oracleOnly, tr)
-		}
-	}
-	cases := []struct {
-		name, asked string
-		trials      []Trial
-		want        sandbox.Mode
-		says, err   string
-	}{
-		{"auto", "", trials, sandbox.None, "namespaces are unavailable here (user namespaces are off", ""},
-		{"none asked", IsolationNone, trials, sandbox.None, "--isolation none", ""},
-		{"namespaces asked", IsolationNamespaces, trials, "", "", "cannot run in namespaces here: user namespaces are off"},
-		{"a typo", "namespace", trials, "", "", `found isolation "namespace"; expected auto, namespaces or none`},
-		{"no agent command", IsolationNamespaces, oracleOnly, "", "", ""},
-	}
-	for _, c := range cases {
-		var w strings.Builder
-		got, err := isolation(cfg, c.trials, c.asked, &w)
-		if got != c.want || !strings.Contains(w.String(), c.says) || (c.says == "") != (w.Len() == 0) {
-			t.Errorf("%s: mode %q, said %q; want %q, saying %q", c.name, got, w.String(), c.want, c.says)
-		}
-		if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
-			t.Errorf("%s: error %v; want %q", c.name, err, c.err)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -118,7 +119,7 @@ func holdLock(dir string) int {
 // goes ahead despite the PID left in the lock file.
 func TestOutLockedByAnotherProcess(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	cfg := testConfig("locked", "http://127.0.0.1:1", Silent)
+	cfg := testConfig("locked", "http://127.0.0.1:1", agent.Silent)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GRANITE_TEST_LOCK_DIR="+out)
@@ -221,7 +222,7 @@ func (m *startCounter) Mark() meter.Mark {
 // the run.
 func TestFullDiskStopsTheRun(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	cfg := testConfig("full", "http://127.0.0.1:1", Oracle)
+	cfg := testConfig("full", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Repetitions = 3 // 48 trials on 4 workers
 	out := t.TempDir()
 	disk := &fullDisk{n: 2, synced: make(chan struct{})}
@@ -306,7 +307,7 @@ func TestManifestWriteLeavesNoTemporary(t *testing.T) {
 // file, how many and the first ids, and touches neither file.
 func TestResumeRefusesRecordsNotInThePlan(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	cfg := testConfig("foreign", "http://127.0.0.1:1", Silent)
+	cfg := testConfig("foreign", "http://127.0.0.1:1", agent.Silent)
 	ref := t.TempDir()
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: ref, Lookup: lookup}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 )
 
@@ -17,7 +18,7 @@ import (
 // given twice, folders of another config and an output among the inputs.
 func TestShardsMergeToTheWholeRun(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	cfg := testConfig("shards", "http://127.0.0.1:1", Oracle, Silent)
+	cfg := testConfig("shards", "http://127.0.0.1:1", agent.Oracle, agent.Silent)
 	cfg.Repetitions = 2
 	whole := t.TempDir()
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: whole, Lookup: lookup}); err != nil {
@@ -76,7 +77,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 		}
 	}
 
-	other := testConfig("shards", "http://127.0.0.1:1", Oracle)
+	other := testConfig("shards", "http://127.0.0.1:1", agent.Oracle)
 	odir := t.TempDir()
 	if _, err := Run(context.Background(), other, spec, Options{Out: odir, Shard: Shard{1, 3}, Lookup: lookup}); err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 // TestResumeRefusesAnotherRun keeps results of different runs apart.
 func TestResumeRefusesAnotherRun(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	cfg := testConfig("resume", "http://127.0.0.1:1", Silent)
+	cfg := testConfig("resume", "http://127.0.0.1:1", agent.Silent)
 	out := t.TempDir()
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup}); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestResumeRefusesAnotherRun(t *testing.T) {
 		want string
 	}{
 		{cfg, Options{Out: out}, "add --resume to continue it"},
-		{testConfig("resume", "http://127.0.0.1:1", Oracle), Options{Out: out, Resume: true}, "holds a run of another config"},
+		{testConfig("resume", "http://127.0.0.1:1", agent.Oracle), Options{Out: out, Resume: true}, "holds a run of another config"},
 		{cfg, Options{Out: out, Resume: true, Shard: Shard{0, 2}}, "holds shard 0/1; this run is shard 0/2"},
 	}
 	for _, c := range cases {

@@ -15,8 +15,10 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/chattest"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 )
@@ -26,7 +28,7 @@ import (
 func openaiConfig(name, baseURL string, models ...string) *results.Config {
 	c := testConfig(name, "http://127.0.0.1:1")
 	for _, m := range models {
-		c.Models = append(c.Models, results.ModelEntry{Name: m, Backend: results.BackendOpenAI, BaseURL: baseURL, ParamsB: 4, Quantization: "bf16"})
+		c.Models = append(c.Models, results.ModelEntry{Name: m, Backend: agent.BackendOpenAI, BaseURL: baseURL, ParamsB: 4, Quantization: "bf16"})
 	}
 	return c
 }
@@ -34,7 +36,7 @@ func openaiConfig(name, baseURL string, models ...string) *results.Config {
 // reply is a scripted model reply that either double can send.
 type reply struct {
 	content, reasoning string
-	calls              []ollamatest.Call // name and raw arguments
+	calls              []chattest.Call // name and raw arguments
 }
 
 // turnState is what a request tells a script: the last prompt, the user
@@ -46,15 +48,17 @@ type turnState struct {
 	tools   []string
 }
 
-// script plays a scripted model through the Ollama double.
+// stateOf is what a request of either double tells a script.
+func stateOf(req chattest.Chat) turnState {
+	s := turnState{users: len(req.Contents("user")), results: req.ToolResults(), tools: req.ToolNames()}
+	s.prompt, _ = req.Progress()
+	return s
+}
+
+// viaOllama plays a scripted model through the Ollama double.
 func viaOllama(play func(turnState) reply) func(ollamatest.Request, int) ollamatest.Step {
 	return func(req ollamatest.Request, _ int) ollamatest.Step {
-		s := turnState{users: len(req.Contents("user")), results: req.ToolResults()}
-		s.prompt, _ = req.Progress()
-		for _, t := range req.Tools {
-			s.tools = append(s.tools, t.Function.Name)
-		}
-		r := play(s)
+		r := play(stateOf(req.Chat))
 		return ollamatest.Step{Content: r.content, Calls: r.calls}
 	}
 }
@@ -62,17 +66,8 @@ func viaOllama(play func(turnState) reply) func(ollamatest.Request, int) ollamat
 // viaOpenAI plays a scripted model through the OpenAI-compatible double.
 func viaOpenAI(play func(turnState) reply) func(openaitest.Request, int) openaitest.Step {
 	return func(req openaitest.Request, _ int) openaitest.Step {
-		s := turnState{users: len(req.Contents("user")), results: req.ToolResults()}
-		s.prompt, _ = req.Progress()
-		for _, t := range req.Tools {
-			s.tools = append(s.tools, t.Function.Name)
-		}
-		r := play(s)
-		step := openaitest.Step{Content: r.content, Reasoning: r.reasoning}
-		for _, c := range r.calls {
-			step.Calls = append(step.Calls, openaitest.Call{Name: c.Name, Args: c.Args})
-		}
-		return step
+		r := play(stateOf(req.Chat))
+		return openaitest.Step{Content: r.content, Reasoning: r.reasoning, Calls: r.calls}
 	}
 }
 
@@ -268,7 +263,7 @@ func TestOpenAIToolsCarryTheWholeSchema(t *testing.T) {
 		for _, tool := range rt.Tools[l] {
 			byName[tool.Name] = tool.InputSchema
 		}
-		if lost := ToolLossFor(results.BackendOpenAI, rt.Tools[l]); len(lost) > 0 {
+		if lost := agent.ToolLoss(agent.For(cfg.Models[0]), rt.Tools[l]); len(lost) > 0 {
 			t.Errorf("%s: the OpenAI conversion drops %v", l, lost)
 		}
 	}
@@ -306,7 +301,7 @@ func TestOpenAIPreflight(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	f := openaitest.NewServer(t, []string{"Qwen/Qwen3-4B"}, nil)
 	cfg := openaiConfig("preflight", f.URL, "qwen3-4b")
-	cfg.Models = append(cfg.Models, results.ModelEntry{Name: "keyed", Backend: results.BackendOpenAI, BaseURL: f.URL, Model: "Qwen/Qwen3-4B", APIKeyEnv: "GRANITE_TEST_UNSET_KEY"})
+	cfg.Models = append(cfg.Models, results.ModelEntry{Name: "keyed", Backend: agent.BackendOpenAI, BaseURL: f.URL, Model: "Qwen/Qwen3-4B", APIKeyEnv: "GRANITE_TEST_UNSET_KEY"})
 	out := filepath.Join(t.TempDir(), "out")
 	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
 	for _, want := range []string{

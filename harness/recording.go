@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
@@ -60,7 +61,7 @@ type Recorder struct {
 	task  *scenarioTask
 	store mcpdomain.Store
 	srv   *server.MCPServer
-	calls callRecorder
+	calls agent.CallRecorder
 	start time.Time
 	valid map[string]func(json.RawMessage) bool
 
@@ -115,7 +116,7 @@ func (r *Recorder) Prompt() string { return r.task.scenario.Prompt }
 // appended to the file RecordTo started before the client gets its reply.
 func (r *Recorder) Handler(o serve.Options) *serve.Handler {
 	o.OnCall = func(c serve.Observed) {
-		r.calls.add(c)
+		r.calls.Add(c)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.log != nil {
@@ -127,7 +128,7 @@ func (r *Recorder) Handler(o serve.Options) *serve.Handler {
 
 // Recording is what was recorded so far.
 func (r *Recorder) Recording() *Recording {
-	calls, sessions := servedCalls(r.calls.observed(), r.start, r.task.validators())
+	calls, sessions := agent.ServedCalls(r.calls.Observed(), r.start, r.task.validators())
 	return &Recording{Domain: r.task.domain.Name, Level: r.task.level, Scenario: r.task.scenario.ID, Prompt: r.Prompt(),
 		StartedAt: r.start.UTC().Format(time.RFC3339Nano), EndedAt: time.Now().UTC().Format(time.RFC3339Nano),
 		Calls: calls, Sessions: sessions, FinalStore: r.store.Snapshot()}
@@ -242,7 +243,7 @@ func (r *Recorder) Close() error {
 // add appends one answered call, classed as the recording's calls are,
 // with the store after it when it changed. The caller holds r.mu.
 func (l *recordLog) add(o serve.Observed, r *Recorder) {
-	calls, _ := servedCalls([]serve.Observed{o}, r.start, r.valid)
+	calls, _ := agent.ServedCalls([]serve.Observed{o}, r.start, r.valid)
 	c := calls[0]
 	if _, ok := l.sessions[o.Session]; !ok {
 		l.sessions[o.Session] = len(l.sessions) + 1
@@ -412,7 +413,7 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	rec := &results.Record{TrialID: results.TrialID(model, rc.Scenario, rc.Level, 1), Experiment: recordedExperiment, Model: model,
 		Agent: results.AgentRecorded, Repetition: 1, StartedAt: rc.StartedAt, EndedAt: rc.EndedAt, Calls: []results.Call{}}
 	t.identify(rec)
-	fillServed(rec, t.prompts(), append([]results.Call{}, rc.Calls...), clipAnswer(strings.TrimSpace(answer)))
+	agent.FillServed(rec, t.prompts(), append([]results.Call{}, rc.Calls...), agent.ClipAnswer(strings.TrimSpace(answer)))
 	rec.StopReason = results.StopAnswer
 	g, err := t.golds.gold(ctx, t)
 	if err != nil {

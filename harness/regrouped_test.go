@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -28,7 +29,7 @@ func TestArtifactsAtEveryLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := writeArtifacts(t, arts, tools)
-	cfg := artifactConfig(path, "", Oracle, Silent)
+	cfg := artifactConfig(path, "", agent.Oracle, agent.Silent)
 	cfg.Granularities = level.Levels
 	recs, err := runTrials(t, cfg, spec, lookup)
 	if err != nil {
@@ -49,13 +50,13 @@ func TestArtifactsAtEveryLevel(t *testing.T) {
 			t.Fatalf("record %s: level %q domain %q", r.TrialID, r.Level, r.Domain)
 		}
 		wantTC := 1.0
-		if r.Model == Silent && len(a.ExpectedCalls) > 0 {
+		if r.Model == agent.Silent && len(a.ExpectedCalls) > 0 {
 			wantTC = 0
 		}
-		if r.Metrics.TC != wantTC || r.Model == Oracle && (r.Metrics.F1 != 1 || r.Metrics.ActionF1 != 1 || r.Metrics.ArgAcc != 1) {
+		if r.Metrics.TC != wantTC || r.Model == agent.Oracle && (r.Metrics.F1 != 1 || r.Metrics.ActionF1 != 1 || r.Metrics.ArgAcc != 1) {
 			t.Errorf("%s: metrics %+v, verdicts %+v; want tc %v", r.TrialID, r.Metrics, r.Assertions, wantTC)
 		}
-		if r.Model != Oracle {
+		if r.Model != agent.Oracle {
 			if len(a.ExpectedCalls) == 0 {
 				refusals[r.Level]++
 			}

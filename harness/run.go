@@ -26,11 +26,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -138,33 +139,18 @@ type Options struct {
 	Progress io.Writer
 	Terminal bool
 	Lookup   gold.Lookup
-	// HTTP is the client for Ollama (nil: a default one).
+	// HTTP is the client for model servers (nil: a default one).
 	HTTP *http.Client
 	// Meter measures the trials (nil: the one the config asks for).
 	Meter meter.Meter
 	// Isolation is how agent commands are contained: auto (""),
-	// namespaces or none (see the Isolation constants).
+	// namespaces or none (see agent's Isolation constants).
 	Isolation string
 	// Live receives progress and telemetry for live metrics (may be nil).
 	Live *Live
 	// disk, when set, stands between the journal and its file: tests
 	// put a disk that fills up there.
 	disk func(*os.File) results.JournalFile
-}
-
-// showModel asks Ollama about a model.
-func showModel(ctx context.Context, c *ollama.Client, model string) (results.ModelInfo, error) {
-	resp, err := c.Show(ctx, model)
-	if err != nil {
-		return results.ModelInfo{}, err
-	}
-	info := results.ModelInfo{Family: resp.Details.Family, ParameterSize: resp.Details.ParameterSize, Quantization: resp.Details.QuantizationLevel}
-	if n, ok := resp.ModelInfo["general.parameter_count"].(float64); ok {
-		info.Parameters = n
-	} else {
-		info.Parameters = results.ParseSize(info.ParameterSize)
-	}
-	return info, nil
 }
 
 // Summary is what a run did.
@@ -204,7 +190,12 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
 	// Check the hosts, endpoints and agent commands before anything is
 	// written, so that a run that cannot start leaves no folder to --resume.
-	if err := preflightAll(ctx, preflight{cfg: cfg, opts: opts, trials: trials, man: man}); err != nil {
+	env := &agent.Env{Config: cfg, HTTP: opts.HTTP, Progress: opts.Progress, Isolation: opts.Isolation, ToolSets: toolSets(trials)}
+	err = agent.Preflight(ctx, env, func(model string) bool {
+		return slices.ContainsFunc(trials, func(t Trial) bool { return t.Model == model })
+	})
+	man.Isolation = string(env.Mode)
+	if err != nil {
 		return nil, err
 	}
 	lock, err := results.LockOut(out)
@@ -256,8 +247,9 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 		}
 	}
 	opts.Live.attach(m, len(trials), sum.Resumed)
-	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
+	r := &runner{cfg: cfg, opts: opts, env: env, j: j, man: man, out: out, meter: m,
 		progress: progress.New(opts.Progress, opts.Terminal, len(trials), sum.Resumed, "trials")}
+	env.Checked = r.checked
 	runErr := r.run(ctx, todo)
 	if err := j.Close(); err != nil {
 		runErr = journalFailed(err) // why the run stopped, whatever else failed with it
@@ -385,19 +377,20 @@ func checkPlanned(path string, done []results.Record, trials []Trial, shard Shar
 		path, len(foreign), what, shard, strings.Join(foreign[:min(3, len(foreign))], ", "), them)
 }
 
-// lostKeywords records what Ollama's tool types drop of each tool set the
-// grid plays (a domain at a level, or an artifact source).
+// lostKeywords records what the default backend's tool types (Ollama's)
+// drop of each tool set the grid plays (a domain at a level, or an
+// artifact source).
 func lostKeywords(grid []Trial) map[string]map[string][]string {
-	out := map[string]map[string][]string{}
-	seen := map[string]bool{}
-	for _, t := range grid {
-		key := t.toolSet()
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if lost := schemaLoss(t.schemas()); len(lost) > 0 {
-			out[key] = lost
+	return agent.LostBySet(agent.Default(), toolSets(grid))
+}
+
+// toolSets are the input schemas of each tool set trials play, by set and
+// tool name.
+func toolSets(trials []Trial) map[string]map[string][]byte {
+	out := map[string]map[string][]byte{}
+	for _, t := range trials {
+		if key := t.toolSet(); out[key] == nil {
+			out[key] = t.schemas()
 		}
 	}
 	return out
@@ -414,10 +407,13 @@ type runner struct {
 	meter    meter.Meter
 	mu       sync.Mutex
 	ran      int
+	// env is what the backends were given at preflight.
+	env *agent.Env
 }
 
-// run goes model by model: a model's trials are shared by one worker per
-// Ollama host (built-in agents: one per CPU), each host warmed up first.
+// run goes model by model: a model's trials are shared by the workers its
+// backend readies (an Ollama model's: its parallel slots on every host,
+// each host warmed up first).
 func (r *runner) run(ctx context.Context, todo []Trial) error {
 	for _, model := range r.cfg.ModelNames() {
 		var ts []Trial
@@ -447,7 +443,7 @@ func (r *runner) run(ctx context.Context, todo []Trial) error {
 
 func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 	entry, _ := r.cfg.Entry(model)
-	workers, err := backendOf(entry).workers(ctx, r, entry, ts)
+	workers, err := agent.For(entry).Workers(ctx, r.env, entry, len(ts))
 	if err != nil {
 		return err
 	}
@@ -480,7 +476,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 					continue
 				default:
 				}
-				rec, err := r.trial(tctx, t, w.agent, w.host, share)
+				rec, err := r.trial(tctx, t, w.Agent, w.Host, share)
 				if err != nil {
 					errc <- err
 					return
@@ -550,11 +546,18 @@ func (r *runner) checked(model string, info results.ModelInfo, w results.WarmUp)
 	return nil
 }
 
+// agentTrial is what an agent sees of the trial, played on sess: the
+// runner adds the listed tools and the call cap.
+func (t Trial) agentTrial(sess *serve.Session, valid map[string]func(json.RawMessage) bool, rec *results.Record) *agent.Trial {
+	return &agent.Trial{Session: sess, ToolSet: t.toolSet(), Valid: valid, Prompts: t.prompts(), Record: rec,
+		KeepResults: keepsResults(t.Task), System: agent.System(t.system()), Gold: goldByTurn(t.Task)}
+}
+
 // trial runs one trial on a fresh store and scores it. It returns nil when
 // the run was interrupted before the trial finished.
-func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share *energyShare) (*results.Record, error) {
+func (r *runner) trial(ctx context.Context, t Trial, a agent.Agent, host string, share *energyShare) (*results.Record, error) {
 	entry, _ := r.cfg.Entry(t.Model)
-	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: backendOf(entry).label(),
+	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agent.For(entry).Label(),
 		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
 	t.identify(rec)
 	if entry.Workers() > 1 {
@@ -577,7 +580,8 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: tools/list: %w", t.ID, err)
 	}
-	tr := &trialRun{t: t, sess: sess, tools: tools, valid: valid, prompts: t.prompts(), rec: rec, maxCalls: r.cfg.CallLimit()}
+	tr := t.agentTrial(sess, valid, rec)
+	tr.Tools, tr.MaxCalls = tools, r.cfg.CallLimit()
 	var mark meter.Mark
 	var slot *shareSlot
 	switch {
@@ -586,7 +590,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 	case r.meter != nil:
 		mark = r.meter.Mark()
 	}
-	a.run(tctx, tr)
+	a.Run(tctx, tr)
 	switch {
 	case share != nil:
 		reading := share.end(slot)
@@ -613,4 +617,16 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent, host string, share
 	}
 	rec.Metrics = m
 	return rec, nil
+}
+
+// firstCallError is the class of the trial's first failed call: a
+// fallback at the trial's end for calls not made through Trial.Call, which
+// classes the trial as each call fails.
+func firstCallError(calls []results.Call) results.ErrorClass {
+	for _, c := range calls {
+		if c.ErrorClass != "" {
+			return c.ErrorClass
+		}
+	}
+	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -67,14 +68,29 @@ func runTrials(t *testing.T, cfg *results.Config, spec *speclang.Spec, lookup go
 	if man, merr := results.ReadManifest(out); err == nil && merr == nil {
 		for _, m := range cfg.ModelNames() {
 			e, _ := cfg.Entry(m)
-			if info := man.Models[m]; e.IsOpenAI() && (info.Parameters != e.ParamsB*1e9 || info.Quantization != e.Quantization) {
+			if info := man.Models[m]; e.Backend == agent.BackendOpenAI && (info.Parameters != e.ParamsB*1e9 || info.Quantization != e.Quantization) {
 				t.Errorf("run.json: model %s: %+v, want what its entry says", m, info)
-			} else if !IsBuiltin(m) && !e.IsOpenAI() && !e.IsCommand() && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
+			} else if !agent.IsBuiltin(m) && e.Backend != agent.BackendOpenAI && e.Backend != agent.BackendCommand && (info.Parameters != 3212749888 || info.Quantization != "Q4_K_M") {
 				t.Errorf("run.json: model %s: %+v, want what /api/show said", m, info)
 			}
 		}
 	}
 	return recs, err
+}
+
+// workerOf readies one worker of a config's model through its backend,
+// as a run does (env.Config is the config), recording nothing of it.
+func workerOf(tb testing.TB, env *agent.Env, model string) agent.Agent {
+	tb.Helper()
+	if env.Checked == nil {
+		env.Checked = func(string, results.ModelInfo, results.WarmUp) error { return nil }
+	}
+	e, _ := env.Config.Entry(model)
+	workers, err := agent.For(e).Workers(context.Background(), env, e, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return workers[0].Agent
 }
 
 // checkRecordSchema validates every line of a journal against the
@@ -143,7 +159,7 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 			if m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" || r.StopReason != results.StopAnswer {
 				t.Fatalf("stream=%v %s: metrics %+v, error %q %s, stop %s", stream, r.TrialID, m, r.ErrorClass, r.Error, r.StopReason)
 			}
-			if r.Agent != agentOllama || r.DoneReason != "stop" || r.PromptTokens != 120*r.Turns || r.CompletionTokens != 15*r.Turns ||
+			if r.Agent != agent.BackendOllama || r.DoneReason != "stop" || r.PromptTokens != 120*r.Turns || r.CompletionTokens != 15*r.Turns ||
 				r.Durations.EvalNS != 100000000*int64(r.Turns) || r.Options["num_ctx"] != float64(8192) && r.Options["num_ctx"] != 8192 {
 				t.Fatalf("%s: record %+v", r.TrialID, r)
 			}
@@ -410,7 +426,7 @@ func TestHostsShareTrials(t *testing.T) {
 // path and scoring a model gets; the silent agent scores 0 everywhere.
 func TestBuiltinAgentsEverywhere(t *testing.T) {
 	spec := loadSpec(t)
-	recs, err := runTrials(t, testConfig("builtin", "http://127.0.0.1:1", Oracle, Silent), spec, gen.Lookup)
+	recs, err := runTrials(t, testConfig("builtin", "http://127.0.0.1:1", agent.Oracle, agent.Silent), spec, gen.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,11 +440,11 @@ func TestBuiltinAgentsEverywhere(t *testing.T) {
 	for _, r := range recs {
 		m := r.Metrics
 		switch {
-		case r.Agent != agentBuiltin:
+		case r.Agent != agent.BackendBuiltin:
 			t.Fatalf("%s: agent %q", r.TrialID, r.Agent)
-		case r.Model == Oracle && (m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != ""):
+		case r.Model == agent.Oracle && (m.TC != 1 || m.F1 != 1 || m.ActionF1 != 1 || m.ArgAcc != 1 || r.ErrorClass != ""):
 			t.Errorf("%s: %+v %s", r.TrialID, m, r.ErrorClass)
-		case r.Model == Silent && (m.TC != 0 || !m.ZeroToolCall):
+		case r.Model == agent.Silent && (m.TC != 0 || !m.ZeroToolCall):
 			t.Errorf("%s: %+v", r.TrialID, m)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
@@ -88,13 +89,7 @@ func (t *scenarioTask) system() system { return system{t.rt.Title, t.rt.Descript
 
 func (t *scenarioTask) toolSet() string { return t.rt.Name + "/" + string(t.level) }
 
-func (t *scenarioTask) schemas() map[string][]byte {
-	out := map[string][]byte{}
-	for _, tool := range t.rt.Tools[t.level] {
-		out[tool.Name] = []byte(tool.InputSchema)
-	}
-	return out
-}
+func (t *scenarioTask) schemas() map[string][]byte { return agent.Schemas(t.rt.Tools[t.level]) }
 
 // goldCalls are the scenario's gold at the task's level.
 func (t *scenarioTask) goldCalls() []results.MessageCall {
@@ -233,6 +228,30 @@ func (t *artifactTask) score(rec *results.Record, _ *serve.Session) (*results.Me
 	m, verdicts := t.set.Score(rec, t.art)
 	rec.Assertions = verdicts
 	return m, nil
+}
+
+// goldByTurn are the calls the oracle makes, by the user turn they
+// answer.
+func goldByTurn(t Task) [][]results.MessageCall {
+	gold := t.goldCalls()
+	turns := t.turnCalls(len(gold))
+	out := make([][]results.MessageCall, len(turns))
+	for i, calls := range turns {
+		for _, k := range calls {
+			out[i] = append(out[i], gold[k])
+		}
+	}
+	return out
+}
+
+// keepsResults reports whether a task's scoring reads successful results:
+// an artifact's output_schema assertions do.
+func keepsResults(t Task) bool {
+	switch t.(type) {
+	case *artifactTask, *groupedTask:
+		return true
+	}
+	return false
 }
 
 // allInFirst puts calls 0..n-1 in the first of turns user turns.

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness"
-	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
@@ -35,10 +35,6 @@ type domainSummary struct {
 	DroppedByBackend map[string]map[mcpdomain.Level]map[string][]string `json:"dropped_by_backend"`
 }
 
-// backends are the model backends whose tool conversion `granite list`
-// reports.
-var backends = []string{results.BackendOllama, results.BackendOpenAI}
-
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("list", "[--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level.", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -49,21 +45,24 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "list", 1, err)
 	}
+	// The backends whose tool conversion the list reports, in the
+	// registry's order.
+	converters := agent.Converters()
 	var rows []domainSummary
 	for _, d := range gen.Domains {
 		r := domainSummary{Name: d.Name, Title: d.Title, Entities: d.Entities, Operations: len(d.Operations),
 			Tools: map[mcpdomain.Level]int{}, ToolNames: map[mcpdomain.Level][]string{},
 			Scenarios: map[string]int{}, MeanCalls: map[mcpdomain.Level]float64{}, Dropped: map[mcpdomain.Level]map[string][]string{},
 			DroppedByBackend: map[string]map[mcpdomain.Level]map[string][]string{}}
-		for _, b := range backends {
-			r.DroppedByBackend[b] = map[mcpdomain.Level]map[string][]string{}
+		for _, b := range converters {
+			r.DroppedByBackend[b.Name()] = map[mcpdomain.Level]map[string][]string{}
 		}
 		for _, l := range mcpdomain.Levels {
 			r.Tools[l] = len(d.Tools[l])
-			for _, b := range backends {
-				r.DroppedByBackend[b][l] = harness.ToolLossFor(b, d.Tools[l])
+			for _, b := range converters {
+				r.DroppedByBackend[b.Name()][l] = agent.ToolLoss(b, d.Tools[l])
 			}
-			r.Dropped[l] = r.DroppedByBackend[results.BackendOllama][l]
+			r.Dropped[l] = r.DroppedByBackend[agent.Default().Name()][l]
 			for _, t := range d.Tools[l] {
 				r.ToolNames[l] = append(r.ToolNames[l], t.Name)
 			}
@@ -87,14 +86,21 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DOMAIN\tTOOLS L4/L3/L2/L1\tEASY\tMEDIUM\tHARD\tGOLD CALLS L4/L3/L2/L1\tOLLAMA DROPS L4/L3/L2/L1\tOPENAI DROPS L4/L3/L2/L1\tTITLE")
+	header := "DOMAIN\tTOOLS L4/L3/L2/L1\tEASY\tMEDIUM\tHARD\tGOLD CALLS L4/L3/L2/L1\t"
+	for _, b := range converters {
+		header += strings.ToUpper(b.Name()) + " DROPS L4/L3/L2/L1\t"
+	}
+	fmt.Fprintln(tw, header+"TITLE")
 	total := map[string]int{}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d / %d / %d / %d\t%d\t%d\t%d\t%.1f / %.1f / %.1f / %.1f\t%s\t%s\t%s\n", r.Name,
+		fmt.Fprintf(tw, "%s\t%d / %d / %d / %d\t%d\t%d\t%d\t%.1f / %.1f / %.1f / %.1f\t", r.Name,
 			r.Tools[mcpdomain.L4], r.Tools[mcpdomain.L3], r.Tools[mcpdomain.L2], r.Tools[mcpdomain.L1],
 			r.Scenarios[speclang.Easy], r.Scenarios[speclang.Medium], r.Scenarios[speclang.Hard],
-			r.MeanCalls[mcpdomain.L4], r.MeanCalls[mcpdomain.L3], r.MeanCalls[mcpdomain.L2], r.MeanCalls[mcpdomain.L1],
-			drops(r.DroppedByBackend[results.BackendOllama]), drops(r.DroppedByBackend[results.BackendOpenAI]), r.Title)
+			r.MeanCalls[mcpdomain.L4], r.MeanCalls[mcpdomain.L3], r.MeanCalls[mcpdomain.L2], r.MeanCalls[mcpdomain.L1])
+		for _, b := range converters {
+			fmt.Fprintf(tw, "%s\t", drops(r.DroppedByBackend[b.Name()]))
+		}
+		fmt.Fprintln(tw, r.Title)
 		for k, n := range r.Scenarios {
 			total[k] += n
 		}

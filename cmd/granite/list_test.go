@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness"
-	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -31,12 +30,12 @@ func TestListDropsPerBackend(t *testing.T) {
 	ollamaDrops := 0
 	for i, r := range rows {
 		for _, l := range mcpdomain.Levels {
-			if n := dropped(r.DroppedByBackend[results.BackendOpenAI][l]); n != 0 {
-				t.Errorf("%s %s: %d keywords dropped for OpenAI endpoints: %v", r.Name, l, n, r.DroppedByBackend[results.BackendOpenAI][l])
+			if n := dropped(r.DroppedByBackend[agent.BackendOpenAI][l]); n != 0 {
+				t.Errorf("%s %s: %d keywords dropped for OpenAI endpoints: %v", r.Name, l, n, r.DroppedByBackend[agent.BackendOpenAI][l])
 			}
-			want := harness.ToolLoss(gen.Domains[i].Tools[l])
-			if dropped(r.DroppedByBackend[results.BackendOllama][l]) != dropped(want) || dropped(r.Dropped[l]) != dropped(want) {
-				t.Errorf("%s %s: Ollama drops %v, want %v", r.Name, l, r.DroppedByBackend[results.BackendOllama][l], want)
+			want := agent.ToolLoss(agent.Default(), gen.Domains[i].Tools[l])
+			if dropped(r.DroppedByBackend[agent.BackendOllama][l]) != dropped(want) || dropped(r.Dropped[l]) != dropped(want) {
+				t.Errorf("%s %s: Ollama drops %v, want %v", r.Name, l, r.DroppedByBackend[agent.BackendOllama][l], want)
 			}
 			ollamaDrops += dropped(want)
 		}

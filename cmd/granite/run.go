@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -42,7 +43,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	groups := fset.String("groups", "", "with --levels: a groups file saying which tools share a coarse tool (default: derived)")
 	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers")
 	artifactURL := fset.String("mcp-url", "", "with --artifacts: play on this live MCP streamable HTTP endpoint instead of replay servers")
-	isolation := fset.String("isolation", harness.IsolationAuto, "how agent commands are contained: auto (namespaces of their own where the kernel allows, else a process group, said at start and in run.json), namespaces (or refuse to start), none")
+	isolation := fset.String("isolation", agent.IsolationAuto, "how agent commands are contained: auto (namespaces of their own where the kernel allows, else a process group, said at start and in run.json), namespaces (or refuse to start), none")
 	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
 	if code, ok := parse(fset, args); !ok {
 		return code

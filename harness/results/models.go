@@ -7,15 +7,6 @@ import (
 	"slices"
 )
 
-// Backends a model entry names.
-const (
-	BackendOllama = "ollama"
-	BackendOpenAI = "openai"
-	// BackendCommand is an agent program run as a command: any MCP
-	// client, which granite serves the trial's tools to over HTTP.
-	BackendCommand = "command"
-)
-
 // MCP client configuration formats a command entry's mcp_config names.
 const (
 	MCPConfigEnv    = "env"    // GRANITE_MCP_URL and GRANITE_MCP_TOKEN only (the default)
@@ -30,7 +21,9 @@ const (
 // The API key itself is never here, only the environment variable that
 // holds it.
 type ModelEntry struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Backend names the entry's kind, one registered in package agent
+	// (default Ollama).
 	Backend string `json:"backend,omitempty"`
 	// BaseURL is an OpenAI-compatible endpoint (…/v1).
 	BaseURL   string `json:"base_url,omitempty"`
@@ -50,7 +43,7 @@ type ModelEntry struct {
 	Seed        *int     `json:"seed,omitempty"`
 
 	// Command is a command entry's program and arguments, each a
-	// text/template over the trial (see harness.CommandData); it runs
+	// text/template over the trial (see agent.CommandData); it runs
 	// without a shell.
 	Command []string `json:"command,omitempty"`
 	// MCPConfig is the client configuration written for it (MCPConfig*
@@ -123,13 +116,6 @@ func (e ModelEntry) MarshalJSON() ([]byte, error) {
 	type plain ModelEntry
 	return json.Marshal(plain(e))
 }
-
-// IsOpenAI reports whether the entry is served by an OpenAI-compatible
-// endpoint.
-func (e ModelEntry) IsOpenAI() bool { return e.Backend == BackendOpenAI }
-
-// IsCommand reports whether the entry is an agent command.
-func (e ModelEntry) IsCommand() bool { return e.Backend == BackendCommand }
 
 // ServedAs is the model's name on its server.
 func (e ModelEntry) ServedAs() string {

@@ -81,12 +81,10 @@ type Record struct {
 	Command *CommandRun `json:"command,omitempty"`
 }
 
-// Agents that are not a model backend: an agent command, and a session
-// of an interactive client recorded by granite serve --record.
-const (
-	AgentCommand  = BackendCommand
-	AgentRecorded = "recorded"
-)
+// AgentRecorded is Record.Agent of a session of an interactive client
+// recorded by granite serve --record; every other agent is labelled by
+// its backend (see agent.Backend).
+const AgentRecorded = "recorded"
 
 // CommandRun is how an agent command's process ran and ended.
 type CommandRun struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -68,7 +69,7 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 	}
 	f := fixtures{bench: filepath.Join(fixtureRoot, "bench"), artifacts: filepath.Join(fixtureRoot, "artifacts"), spec: spec, domain: spec.Domains[0].Name}
 	model := ollamatest.NewServer(t, []string{"fake:sloppy"}, sloppyModel(spec))
-	cfg := config("view-bench", model.URL, "fake:sloppy", harness.Oracle)
+	cfg := config("view-bench", model.URL, "fake:sloppy", agent.Oracle)
 	cfg.Domains = []string{f.domain}
 	cfg.Granularities = slices.Clone(mcpdomain.Levels)
 	if _, err := harness.Run(context.Background(), cfg, spec, harness.Options{Out: f.bench, Lookup: gen.Lookup}); err != nil {
@@ -90,7 +91,7 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 		return f, err
 	}
 	af.Close()
-	acfg := config("view-artifacts", "", harness.Oracle, harness.Silent)
+	acfg := config("view-artifacts", "", agent.Oracle, agent.Silent)
 	acfg.Artifacts = path
 	if _, err := harness.Run(context.Background(), acfg, spec, harness.Options{Out: f.artifacts, Lookup: gen.Lookup}); err != nil {
 		return f, err

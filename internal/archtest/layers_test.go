@@ -19,8 +19,10 @@ const module = "github.com/mcpgranite/granite"
 // the regrouper and the harness, which read tools through them); the
 // generator, the generated code, serving and the scorer (which stands on
 // the results and the spec language alone); gold execution (on the scorer
-// and the in-process session, below agents and the runner); the harness
-// and the synthesizer; the commands. The longest prefix decides.
+// and the in-process session, below agents and the runner); the agents
+// (the subjects behind their registry, below the runner that asks it);
+// the harness and the synthesizer; the commands. The longest prefix
+// decides.
 var layers = []struct {
 	prefix string
 	layer  int
@@ -28,8 +30,9 @@ var layers = []struct {
 	{"internal/", 0}, {"internal/toolsrc", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
 	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1},
 	{"harness/gold", 2},
-	{"harness", 3}, {"scenarios", 3},
-	{"cmd/", 4},
+	{"harness/agent", 3},
+	{"harness", 4}, {"scenarios", 4},
+	{"cmd/", 5},
 }
 
 func layerOf(pkg string) (int, bool) {
@@ -49,7 +52,7 @@ func layerOf(pkg string) (int, bool) {
 // TestNoPackageImportsALayerAbove: the spec language and the runtime stand
 // on nothing of granite's above them, the generator and generated code
 // not on the harness or the synthesizer, gold execution not on agents or
-// the runner, and nothing on the commands.
+// the runner, agents not on the runner, and nothing on the commands.
 func TestNoPackageImportsALayerAbove(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -91,8 +94,8 @@ func TestNoPackageImportsALayerAbove(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"internal/speclang": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 3,
-		"harness": 3, "harness/score": 1, "harness/gold": 2, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 4, "specs": 0,
+		"internal/speclang": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 4,
+		"harness": 4, "harness/score": 1, "harness/gold": 2, "harness/agent": 3, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 5, "specs": 0,
 	} {
 		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {
 			t.Errorf("layerOf(%s) = %d, %v; want %d", pkg, got, ok, want)
@@ -111,6 +114,16 @@ func TestScorerLinksNoAgent(t *testing.T) {
 	linksNone(t, "harness/score", []string{"harness/score", "harness/results"},
 		[]string{"harness", "internal/models", "internal/serve", "scenarios", "cmd", "gen"},
 		"the scorer must stand on the results and the spec language alone")
+}
+
+// TestAgentsLinkNoRunner: the subjects stand on the results, the model
+// clients and serving, and link nothing of the runner, the scorer, gold
+// execution, the synthesizer or generated code: a backend is its own
+// file and the registry, whatever the runner does with it.
+func TestAgentsLinkNoRunner(t *testing.T) {
+	linksNone(t, "harness/agent", []string{"harness/results"},
+		[]string{"harness", "scenarios", "cmd", "gen"},
+		"the agents must stand below the runner and beside the scorer")
 }
 
 // TestToolSourcesLinkNoSynthesizer: reading tools from a file or a live

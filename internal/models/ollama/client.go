@@ -68,17 +68,22 @@ func (c *Client) chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 		r := &Reply{}
 		done := false
 		sctx, sn := withSniff(ctx, numPredict(req.Options))
+		// The chunks are gathered in builders, not by +=, which copies
+		// all that came before at every chunk: a reply streamed up to
+		// its bound cost seconds of copying.
+		var content, thinking strings.Builder
 		err := c.api.Chat(sctx, req, func(resp api.ChatResponse) error {
 			done = done || resp.Done
 			r.Message.Role = resp.Message.Role
-			r.Message.Content += resp.Message.Content
-			r.Message.Thinking += resp.Message.Thinking
+			content.WriteString(resp.Message.Content)
+			thinking.WriteString(resp.Message.Thinking)
 			r.Message.ToolCalls = append(r.Message.ToolCalls, resp.Message.ToolCalls...)
 			if resp.Done {
 				r.Metrics, r.DoneReason = resp.Metrics, resp.DoneReason
 			}
 			return nil
 		})
+		r.Message.Content, r.Message.Thinking = content.String(), thinking.String()
 		r.Wait = time.Since(start)
 		tooLong, read := sn.cut()
 		r.Bytes = read

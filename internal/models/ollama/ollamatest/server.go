@@ -7,13 +7,13 @@ package ollamatest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgranite/granite/internal/models/chattest"
 )
 
 // Server is an HTTP server speaking Ollama's documented wire format
@@ -27,51 +27,19 @@ type Server struct {
 	*httptest.Server
 	models []string
 	script func(req Request, n int) Step
-	mu     sync.Mutex
-	reqs   []Request
+	reqs   chattest.Log[Request]
 }
 
-// Request is /api/chat's request body as the server sees it.
+// Request is /api/chat's request body as the server sees it: the model,
+// messages and tools (with what chattest.Chat reads of them), and
+// Ollama's own fields.
 type Request struct {
-	Model    string            `json:"model"`
-	Messages []json.RawMessage `json:"messages"`
-	Tools    []struct {
-		Function struct {
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
+	chattest.Chat
 	Stream    *bool           `json:"stream"`
 	Format    json.RawMessage `json:"format"`
 	Options   map[string]any  `json:"options"`
 	KeepAlive any             `json:"keep_alive"`
 }
-
-// Contents returns the contents of the messages of a role, in order.
-func (r Request) Contents(role string) []string {
-	var out []string
-	for _, m := range r.Messages {
-		var msg struct{ Role, Content string }
-		_ = json.Unmarshal(m, &msg)
-		if msg.Role == role {
-			out = append(out, msg.Content)
-		}
-	}
-	return out
-}
-
-// Progress returns the last user prompt and the number of tool results
-// the conversation holds.
-func (r Request) Progress() (prompt string, tools int) {
-	users := r.Contents("user")
-	if len(users) > 0 {
-		prompt = users[len(users)-1]
-	}
-	return prompt, len(r.Contents("tool"))
-}
-
-// ToolResults returns the contents of the tool messages.
-func (r Request) ToolResults() []string { return r.Contents("tool") }
 
 // Step is one scripted reply.
 type Step struct {
@@ -92,10 +60,7 @@ type Step struct {
 }
 
 // Call is a tool call; Args is raw JSON, so tests can send garbage.
-type Call struct {
-	Name string
-	Args string
-}
+type Call = chattest.Call
 
 // NewServer starts a server that has models and answers the n-th chat
 // request (from 0, loads included) with script's step; it closes when
@@ -109,13 +74,13 @@ func NewServer(tb testing.TB, models []string, script func(req Request, n int) S
 		for _, m := range f.models {
 			ms = append(ms, map[string]any{"name": m, "model": m, "size": 1 << 30})
 		}
-		writeJSON(w, map[string]any{"models": ms})
+		chattest.WriteJSON(w, map[string]any{"models": ms})
 	})
 	mux.HandleFunc("POST /api/chat", f.chat)
 	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Model string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
-		writeJSON(w, map[string]any{
+		chattest.WriteJSON(w, map[string]any{
 			"details":    map[string]any{"family": "fake", "parameter_size": "3.2B", "quantization_level": "Q4_K_M"},
 			"model_info": map[string]any{"general.parameter_count": 3212749888},
 		})
@@ -125,17 +90,8 @@ func NewServer(tb testing.TB, models []string, script func(req Request, n int) S
 	return f
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // Requests returns the /api/chat requests received so far.
-func (f *Server) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.reqs...)
-}
+func (f *Server) Requests() []Request { return f.reqs.All() }
 
 // Chats counts the /api/chat requests that asked the model for a reply,
 // the warm-up loads left out.
@@ -153,20 +109,13 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req Request
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
-		writeJSON(w, map[string]string{"error": err.Error()})
+		chattest.WriteJSON(w, map[string]string{"error": err.Error()})
 		return
 	}
-	f.mu.Lock()
-	n := len(f.reqs)
-	f.reqs = append(f.reqs, req)
-	f.mu.Unlock()
-	known := false
-	for _, m := range f.models {
-		known = known || m == req.Model
-	}
-	if !known {
+	n := f.reqs.Add(req)
+	if !chattest.Known(f.models, req.Model) {
 		w.WriteHeader(http.StatusNotFound)
-		writeJSON(w, map[string]string{"error": fmt.Sprintf("model %q not found, try pulling it first", req.Model)})
+		chattest.WriteJSON(w, map[string]string{"error": fmt.Sprintf("model %q not found, try pulling it first", req.Model)})
 		return
 	}
 	final := map[string]any{
@@ -176,20 +125,15 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if len(req.Messages) == 0 { // a load request
 		final["done_reason"] = "load"
 		final["load_duration"] = 1500000000
-		writeJSON(w, final)
+		chattest.WriteJSON(w, final)
 		return
 	}
 	s := f.script(req, n)
 	if s.Hangup {
-		if hj, ok := w.(http.Hijacker); ok {
-			conn, _, _ := hj.Hijack()
-			conn.Close()
-			return
-		}
+		chattest.Hangup(w)
+		return
 	}
-	select {
-	case <-time.After(s.Delay):
-	case <-r.Context().Done():
+	if !chattest.Wait(r, s.Delay) {
 		return
 	}
 	if s.Status >= 400 {
@@ -198,7 +142,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 			msg = "scripted failure"
 		}
 		w.WriteHeader(s.Status)
-		writeJSON(w, map[string]string{"error": msg})
+		chattest.WriteJSON(w, map[string]string{"error": msg})
 		return
 	}
 	calls := make([]json.RawMessage, 0, len(s.Calls))
@@ -238,10 +182,8 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if len(calls) > 0 {
 		chunk(map[string]any{"role": "assistant", "content": "", "tool_calls": calls})
 	}
-	for _, word := range strings.SplitAfter(s.Content, " ") {
-		if word != "" {
-			chunk(map[string]any{"role": "assistant", "content": word})
-		}
+	for _, word := range chattest.Words(s.Content) {
+		chunk(map[string]any{"role": "assistant", "content": word})
 	}
 	if s.ErrLine != "" {
 		b, _ := json.Marshal(map[string]string{"error": s.ErrLine})
@@ -257,20 +199,13 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 // endless writes a reply that never ends until the client hangs up.
 func endless(w http.ResponseWriter, r *http.Request, stream bool, model string) {
-	head, piece := `{"model":"`+model+`","message":{"role":"assistant","content":"`, strings.Repeat("all work and no play ", 200)
+	head, piece := `{"model":"`+model+`","message":{"role":"assistant","content":"`, strings.Repeat(chattest.EndlessWords, 200)
 	w.Header().Set("Content-Type", "application/json")
 	if stream {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		b, _ := json.Marshal(map[string]any{"model": model, "created_at": "2025-01-01T00:00:00Z",
-			"message": map[string]any{"role": "assistant", "content": "all work and no play "}, "done": false})
+			"message": map[string]any{"role": "assistant", "content": chattest.EndlessWords}, "done": false})
 		head, piece = "", strings.Repeat(string(b)+"\n", 20)
 	}
-	if _, err := io.WriteString(w, head); err != nil {
-		return
-	}
-	for r.Context().Err() == nil {
-		if _, err := io.WriteString(w, piece); err != nil {
-			return
-		}
-	}
+	chattest.Endless(w, r, head, piece)
 }

@@ -9,13 +9,14 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgranite/granite/internal/models/chattest"
 )
 
 // Server is an HTTP server speaking the Chat Completions wire format:
@@ -32,25 +33,18 @@ type Server struct {
 	URL    string
 	models []string
 	script func(req Request, n int) Step
+	reqs   chattest.Log[Request]
 	mu     sync.Mutex
-	reqs   []Request
 	lists  int
 	// warmUps sends warm-ups through the script too.
 	warmUps bool
 }
 
-// Request is a chat completion request as the server saw it.
+// Request is a chat completion request as the server saw it: the model,
+// messages and tools (with what chattest.Chat reads of them), and the
+// Chat Completions fields.
 type Request struct {
-	Model    string            `json:"model"`
-	Messages []json.RawMessage `json:"messages"`
-	Tools    []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
+	chattest.Chat
 	ToolChoice    any  `json:"tool_choice"`
 	Stream        bool `json:"stream"`
 	StreamOptions *struct {
@@ -63,10 +57,9 @@ type Request struct {
 	Authorization string `json:"-"`
 }
 
-// message is the part of a message the helpers read.
+// message is the part of a message UnansweredCalls reads.
 type message struct {
 	Role       string `json:"role"`
-	Content    string `json:"content"`
 	ToolCallID string `json:"tool_call_id"`
 	ToolCalls  []struct {
 		ID string `json:"id"`
@@ -80,30 +73,6 @@ func (r Request) messages() []message {
 	}
 	return out
 }
-
-// Contents returns the contents of the messages of a role, in order.
-func (r Request) Contents(role string) []string {
-	var out []string
-	for _, m := range r.messages() {
-		if m.Role == role {
-			out = append(out, m.Content)
-		}
-	}
-	return out
-}
-
-// Progress returns the last user prompt and the number of tool results
-// the conversation holds.
-func (r Request) Progress() (prompt string, tools int) {
-	users := r.Contents("user")
-	if len(users) > 0 {
-		prompt = users[len(users)-1]
-	}
-	return prompt, len(r.Contents("tool"))
-}
-
-// ToolResults returns the contents of the tool messages.
-func (r Request) ToolResults() []string { return r.Contents("tool") }
 
 // UnansweredCalls returns the IDs of the assistant's tool calls that no
 // tool message answers, and the tool messages' IDs that answer no call:
@@ -164,10 +133,7 @@ type Step struct {
 
 // Call is a tool call; Args is the arguments string as sent, so tests
 // can send garbage.
-type Call struct {
-	Name string
-	Args string
-}
+type Call = chattest.Call
 
 // Usage counts of every reply, so tests can check they are recorded.
 const (
@@ -191,7 +157,7 @@ func NewServer(tb testing.TB, models []string, script func(req Request, n int) S
 		for _, m := range f.models {
 			data = append(data, map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "vllm", "max_model_len": 8192})
 		}
-		writeJSON(w, map[string]any{"object": "list", "data": data})
+		chattest.WriteJSON(w, map[string]any{"object": "list", "data": data})
 	})
 	mux.HandleFunc("POST /v1/chat/completions", f.chat)
 	f.Server = httptest.NewServer(mux)
@@ -200,17 +166,8 @@ func NewServer(tb testing.TB, models []string, script func(req Request, n int) S
 	return f
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // Requests returns the chat requests received so far, warm-ups included.
-func (f *Server) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.reqs...)
-}
+func (f *Server) Requests() []Request { return f.reqs.All() }
 
 // Chats counts the chat requests that asked for a scripted reply.
 func (f *Server) Chats() int {
@@ -270,16 +227,11 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Authorization = r.Header.Get("Authorization")
+	n := f.reqs.Add(req)
 	f.mu.Lock()
-	n := len(f.reqs)
-	f.reqs = append(f.reqs, req)
 	scriptAll := f.warmUps
 	f.mu.Unlock()
-	known := false
-	for _, m := range f.models {
-		known = known || m == req.Model
-	}
-	if !known {
+	if !chattest.Known(f.models, req.Model) {
 		f.fail(w, Step{Status: http.StatusNotFound, ErrBody: fmt.Sprintf("The model `%s` does not exist.", req.Model), ErrType: "NotFoundError"})
 		return
 	}
@@ -291,9 +243,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		hangup(w)
 		return
 	}
-	select {
-	case <-time.After(s.Delay):
-	case <-r.Context().Done():
+	if !chattest.Wait(r, s.Delay) {
 		return
 	}
 	if s.Status >= 400 {
@@ -326,7 +276,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 				msg["content"] = nil
 			}
 		}
-		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+		chattest.WriteJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 			"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}}, "usage": usage})
 		return
 	}
@@ -356,10 +306,8 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	for _, part := range pieces(s.Reasoning, 3) {
 		chunk(map[string]any{"reasoning_content": part}, nil)
 	}
-	for _, word := range strings.SplitAfter(s.Content, " ") {
-		if word != "" {
-			chunk(map[string]any{"content": word}, nil)
-		}
+	for _, word := range chattest.Words(s.Content) {
+		chunk(map[string]any{"content": word}, nil)
 	}
 	for i, c := range s.Calls {
 		chunk(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": callID(n, i), "type": "function",
@@ -378,23 +326,16 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 // endless writes a reply that never ends until the client hangs up.
 func endless(w http.ResponseWriter, r *http.Request, stream bool, id, model string) {
-	head, piece := `{"id":"`+id+`","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"`, strings.Repeat("all work and no play ", 200)
+	head, piece := `{"id":"`+id+`","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"`, strings.Repeat(chattest.EndlessWords, 200)
 	w.Header().Set("Content-Type", "application/json")
 	if stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		head = ""
 		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": model,
-			"choices": []map[string]any{{"index": 0, "delta": map[string]any{"content": "all work and no play "}, "logprobs": nil, "finish_reason": nil}}})
+			"choices": []map[string]any{{"index": 0, "delta": map[string]any{"content": chattest.EndlessWords}, "logprobs": nil, "finish_reason": nil}}})
 		piece = strings.Repeat("data: "+string(b)+"\n\n", 20)
 	}
-	if _, err := io.WriteString(w, head); err != nil {
-		return
-	}
-	for r.Context().Err() == nil {
-		if _, err := io.WriteString(w, piece); err != nil {
-			return
-		}
-	}
+	chattest.Endless(w, r, head, piece)
 }
 
 // callID is the id of the i-th tool call of the n-th request, unique in a
@@ -417,14 +358,10 @@ func pieces(s string, n int) []string {
 	return append(out, string(r))
 }
 
-// hangup cuts the connection.
+// hangup cuts the connection, after what was written so far.
 func hangup(w http.ResponseWriter) {
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			conn.Close()
-		}
-	}
+	chattest.Hangup(w)
 }

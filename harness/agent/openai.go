@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -28,8 +27,8 @@ type openaiAgent struct {
 	client *openai.Client
 	entry  results.ModelEntry
 	cfg    *results.Config
-	// tools caches the converted tools per tool set.
-	tools map[string][]sdk.ChatCompletionToolUnionParam
+	// tools converts the listed tools once per tool set.
+	tools *toolCache[[]sdk.ChatCompletionToolUnionParam]
 }
 
 // openaiOptions are a model's request fields, the same for every request,
@@ -39,45 +38,20 @@ func openaiOptions(cfg *results.Config, e results.ModelEntry) map[string]any {
 	return map[string]any{"temperature": temp, "max_tokens": maxTokens, "seed": seed, "tool_choice": "auto"}
 }
 
-// classifyOpenAI names the error class of a failed request.
-func classifyOpenAI(ctx context.Context, err error) results.ErrorClass {
-	switch {
-	case models.IsTooLong(err):
-		return results.ErrMalformedReply
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return results.ErrTimeout
-	case openai.IsMalformed(err):
-		return results.ErrMalformed
-	case openai.IsContextLength(err):
-		return results.ErrContext
-	default:
-		return results.ErrTransport
-	}
-}
-
-func (a *openaiAgent) run(ctx context.Context, tr *trialRun) {
-	tools, err := a.toolsFor(tr)
-	if err != nil {
-		tr.rec.ErrorClass, tr.rec.Error, tr.rec.StopReason = results.ErrTransport, err.Error(), results.StopError
-		return
-	}
-	sys, ok := systemPrompt(tr)
-	if !ok {
-		return
-	}
-	tr.rec.Options = openaiOptions(a.cfg, a.entry)
-	temp, maxTokens, seed := a.cfg.Sampling(a.entry)
-	conv := &openaiConversation{a: a, stream: a.cfg.Streaming(),
-		msgs: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(sys)},
-		params: sdk.ChatCompletionNewParams{
-			Model:       a.entry.ServedAs(),
-			Tools:       tools,
-			ToolChoice:  sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("auto")},
-			Temperature: sdk.Float(temp),
-			MaxTokens:   sdk.Int(int64(maxTokens)),
-			Seed:        sdk.Int(int64(seed)),
-		}}
-	chatLoop(ctx, tr, conv, sys, a.cfg.MaxAgentTurns)
+func (a *openaiAgent) Run(ctx context.Context, tr *Trial) {
+	playChat(ctx, tr, a.tools, openaiOptions(a.cfg, a.entry), a.cfg.MaxAgentTurns, func(tools []sdk.ChatCompletionToolUnionParam, sys string) conversation {
+		temp, maxTokens, seed := a.cfg.Sampling(a.entry)
+		return &openaiConversation{a: a, stream: a.cfg.Streaming(),
+			msgs: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(sys)},
+			params: sdk.ChatCompletionNewParams{
+				Model:       a.entry.ServedAs(),
+				Tools:       tools,
+				ToolChoice:  sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("auto")},
+				Temperature: sdk.Float(temp),
+				MaxTokens:   sdk.Int(int64(maxTokens)),
+				Seed:        sdk.Int(int64(seed)),
+			}}
+	})
 }
 
 // openaiConversation is a trial's conversation in the Chat Completions
@@ -112,8 +86,10 @@ func (c *openaiConversation) toolResult(call replyCall, res results.Call) {
 	c.msgs = append(c.msgs, sdk.ToolMessage(res.Result, call.ID))
 }
 
+// classify: a reply the model garbled is its own failure, and a
+// conversation past the model's context is told apart.
 func (c *openaiConversation) classify(ctx context.Context, err error) results.ErrorClass {
-	return classifyOpenAI(ctx, err)
+	return classifyFailure(ctx, err, failure{openai.IsMalformed, results.ErrMalformed}, failure{openai.IsContextLength, results.ErrContext})
 }
 
 // assistantMessage is a reply as the record keeps it; arguments that are
@@ -154,20 +130,6 @@ func assistantParam(r *openai.Reply) sdk.ChatCompletionMessageParamUnion {
 			ID: tc.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args}}})
 	}
 	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &p}
-}
-
-// toolsFor converts the trial's listed tools, once per tool set.
-func (a *openaiAgent) toolsFor(tr *trialRun) ([]sdk.ChatCompletionToolUnionParam, error) {
-	key := tr.t.toolSet()
-	if t, ok := a.tools[key]; ok {
-		return t, nil
-	}
-	t, _, err := OpenAITools(tr.tools)
-	if err != nil {
-		return nil, err
-	}
-	a.tools[key] = t
-	return t, nil
 }
 
 // OpenAITools converts tools listed over MCP into OpenAI function tools
@@ -221,16 +183,27 @@ func openaiTool(name, description string, schema []byte) (sdk.ChatCompletionTool
 	return tool, lost, err
 }
 
+// Lost is what an OpenAI function tool drops of each input schema, by
+// tool name: nothing, which the conversion checks rather than assumes.
+func (openaiBackend) Lost(schemas map[string][]byte) map[string][]string {
+	return lostEach(schemas, func(name string, schema []byte) ([]string, error) {
+		_, l, err := openaiTool(name, "", schema)
+		return l, err
+	})
+}
+
 // openaiBackend is the kind of models an OpenAI-compatible endpoint
 // serves (vLLM, llama.cpp's server, LM Studio, a hosted API).
 type openaiBackend struct{}
 
-// agentOpenAI is Record.Agent of an OpenAI-compatible model's trials.
-const agentOpenAI = results.BackendOpenAI
+// BackendOpenAI names the kind of an OpenAI-compatible endpoint's
+// models; it is also Record.Agent of their trials.
+const BackendOpenAI = "openai"
 
-func (openaiBackend) label() string { return agentOpenAI }
+func (openaiBackend) Name() string  { return BackendOpenAI }
+func (openaiBackend) Label() string { return BackendOpenAI }
 
-func (openaiBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+func (openaiBackend) Check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
 	list := notCommand(doc, m, at)
 	if m.BaseURL == "" {
 		list = append(list, doc.Errorf(at(""), "found backend openai without base_url; expected the endpoint's URL, like http://gpu-node:8000/v1"))
@@ -240,43 +213,43 @@ func (openaiBackend) check(doc *speclang.Document, m results.ModelEntry, at func
 	return list
 }
 
-// preflight checks each endpoint: the key's environment variable is set,
+// Preflight checks each endpoint: the key's environment variable is set,
 // and GET {base_url}/models lists the model. Every problem is reported
 // at once.
-func (openaiBackend) preflight(ctx context.Context, pf preflight, entries []results.ModelEntry) error {
+func (openaiBackend) Preflight(ctx context.Context, env *Env, entries []results.ModelEntry) error {
 	var errs []error
 	for _, m := range entries {
 		if m.APIKeyEnv != "" && os.Getenv(m.APIKeyEnv) == "" {
 			errs = append(errs, fmt.Errorf("model %s: api_key_env names %s, which is not set: export %s=<key> before granite run", m.Name, m.APIKeyEnv, m.APIKeyEnv))
 			continue
 		}
-		if err := openai.New(m.BaseURL, apiKey(m), pf.opts.HTTP).Check(ctx, m.ServedAs()); err != nil {
+		if err := openai.New(m.BaseURL, apiKey(m), env.HTTP).Check(ctx, m.ServedAs()); err != nil {
 			errs = append(errs, fmt.Errorf("model %s: %w", m.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// workers warms the endpoint's model up once and gives the entry its
+// Workers warms the endpoint's model up once and gives the entry its
 // parallel workers on one client.
-func (openaiBackend) workers(ctx context.Context, r *runner, e results.ModelEntry, _ []Trial) ([]worker, error) {
-	c, err := endpoint(ctx, r, e)
+func (openaiBackend) Workers(ctx context.Context, env *Env, e results.ModelEntry, _ int) ([]Worker, error) {
+	c, err := endpoint(ctx, env, e)
 	if err != nil {
 		return nil, err
 	}
-	workers := make([]worker, e.Workers())
+	workers := make([]Worker, e.Workers())
 	for i := range workers {
-		workers[i] = worker{host: e.BaseURL, agent: &openaiAgent{client: c, entry: e, cfg: r.cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}}
+		workers[i] = Worker{Host: e.BaseURL, Agent: &openaiAgent{client: c, entry: e, cfg: env.Config, tools: newToolCache(OpenAITools)}}
 	}
 	return workers, nil
 }
 
 // endpoint warms up an OpenAI-compatible model and records the warm-up
 // and what the entry says of the model.
-func endpoint(ctx context.Context, r *runner, e results.ModelEntry) (*openai.Client, error) {
-	c := openai.New(e.BaseURL, apiKey(e), r.opts.HTTP)
-	_, maxTokens, _ := r.cfg.Sampling(e)
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout())
+func endpoint(ctx context.Context, env *Env, e results.ModelEntry) (*openai.Client, error) {
+	c := openai.New(e.BaseURL, apiKey(e), env.HTTP)
+	_, maxTokens, _ := env.Config.Sampling(e)
+	wctx, cancel := context.WithTimeout(ctx, env.Config.Timeout())
 	wall, err := c.WarmUp(wctx, e.ServedAs(), maxTokens)
 	cancel()
 	if err != nil {
@@ -289,9 +262,18 @@ func endpoint(ctx context.Context, r *runner, e results.ModelEntry) (*openai.Cli
 	if e.ParamsB > 0 {
 		info.ParameterSize = strconv.FormatFloat(e.ParamsB, 'f', -1, 64) + "B"
 	}
-	w := results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(r.cfg, e))}
-	if err := r.checked(e.Name, info, w); err != nil {
+	w := results.WarmUp{Model: e.Name, Host: e.BaseURL, WallS: wall.Seconds(), Config: fmt.Sprint(openaiOptions(env.Config, e))}
+	if err := env.Checked(e.Name, info, w); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// apiKey reads an entry's key from its environment variable; the key
+// lives only in memory, never in a file the run writes.
+func apiKey(e results.ModelEntry) string {
+	if e.APIKeyEnv == "" {
+		return ""
+	}
+	return os.Getenv(e.APIKeyEnv)
 }

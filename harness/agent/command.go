@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"text/template"
 	"time"
@@ -26,11 +25,11 @@ import (
 )
 
 // Bounds on what granite keeps of an agent command's output: stdout is
-// captured up to maxStdout (the rest is counted and dropped), the answer
-// taken from it up to maxAnswer, and the last maxStderr bytes of stderr.
+// captured up to MaxStdout (the rest is counted and dropped), the answer
+// taken from it up to MaxAnswer, and the last maxStderr bytes of stderr.
 const (
-	maxStdout = 1 << 20
-	maxAnswer = 64 << 10
+	MaxStdout = 1 << 20
+	MaxAnswer = 64 << 10
 	maxStderr = 8 << 10
 )
 
@@ -38,9 +37,9 @@ const (
 // (serve.Options.MaxBody's default); larger is refused with 413.
 const maxRequestBody = 1 << 20
 
-// waitDelay is how long granite waits, after the agent exits or is
+// WaitDelay is how long granite waits, after the agent exits or is
 // killed, for output pipes its leftover children still hold.
-const waitDelay = 2 * time.Second
+const WaitDelay = 2 * time.Second
 
 // CommandData are the fields an agent command's arguments and env values
 // may use, as text/template fields ({{.Prompt}}). The bearer token is not
@@ -166,18 +165,12 @@ const (
 // refuses namespaces.
 var namespacesAvailable = sandbox.Available
 
-// isolation decides how the run's agent commands are contained (asked:
-// one of the Isolation settings, "" for auto), saying on w when they
-// cannot be contained as well as asked. It is "" when no trial runs an
-// agent command.
-func isolation(cfg *results.Config, ts []Trial, asked string, w io.Writer) (sandbox.Mode, error) {
-	commands := false
-	for _, m := range cfg.Models {
-		if m.IsCommand() && slices.ContainsFunc(ts, func(t Trial) bool { return t.Model == m.Name }) {
-			commands = true
-		}
-	}
-	if !commands {
+// isolation decides how the agent commands of entries (those with
+// trials to run) are contained (asked: one of the Isolation settings, ""
+// for auto), saying on w when they cannot be contained as well as asked.
+// It is "" when there are none.
+func isolation(entries []results.ModelEntry, asked string, w io.Writer) (sandbox.Mode, error) {
+	if len(entries) == 0 {
 		return "", nil
 	}
 	switch asked {
@@ -212,93 +205,6 @@ type commandAgent struct {
 	mode sandbox.Mode
 }
 
-// callRecorder collects the calls a trial's server answered.
-type callRecorder struct {
-	mu    sync.Mutex
-	calls []serve.Observed
-}
-
-// add keeps a call as a record would (see results.Call.Cut): an agent
-// that sends a thousand 1 MB arguments costs granite kilobytes each.
-func (c *callRecorder) add(o serve.Observed) {
-	if args := results.CutArguments(o.Arguments); len(args) != len(o.Arguments) {
-		o.ArgumentsBytes, o.Arguments = len(o.Arguments), args
-	}
-	if text, cut := results.CutText(o.Text); cut {
-		o.TextBytes, o.Text = len(o.Text), text
-	}
-	if text, cut := results.CutText(o.RPCError); cut {
-		o.RPCError = text
-	}
-	c.mu.Lock()
-	c.calls = append(c.calls, o)
-	c.mu.Unlock()
-}
-
-// observed returns the calls in the order they came.
-func (c *callRecorder) observed() []serve.Observed {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := slices.Clone(c.calls)
-	slices.SortStableFunc(out, func(a, b serve.Observed) int { return a.Start.Compare(b.Start) })
-	return out
-}
-
-// servedCalls turns observed calls into the record's calls, classed as
-// the built-in agents' calls are (see trialRun.call), sessions numbered
-// in the order they first called a tool. It returns the number of
-// sessions.
-func servedCalls(obs []serve.Observed, start time.Time, valid map[string]func(json.RawMessage) bool) ([]results.Call, int) {
-	sessions := map[string]int{}
-	out := make([]results.Call, 0, len(obs))
-	for i, o := range obs {
-		if _, ok := sessions[o.Session]; !ok {
-			sessions[o.Session] = len(sessions) + 1
-		}
-		c := results.Call{Turn: i + 1, Tool: o.Tool, Arguments: o.Arguments, Result: o.Text, IsError: o.IsError,
-			LatencyMS: float64(o.Duration.Microseconds()) / 1000, Session: sessions[o.Session],
-			AtMS: max(0, float64(o.Start.Sub(start).Microseconds())/1000), ArgumentsBytes: o.ArgumentsBytes, ResultBytes: o.TextBytes}
-		c.Tool = results.CutName(c.Tool)
-		if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
-			c.Arguments = json.RawMessage("{}")
-		}
-		ok, known := valid[o.Tool]
-		switch {
-		case !known:
-			c.IsError, c.ErrorClass = true, results.ErrUnknown
-			if c.Result = o.RPCError; c.Result == "" {
-				c.Result = o.Text
-			}
-		case o.RPCError != "":
-			c.IsError, c.ErrorClass, c.Result = true, results.ErrMalformed, o.RPCError
-		case o.IsError:
-			c.ErrorClass = failedCallClass(ok, c.Arguments)
-		}
-		out = append(out, c)
-	}
-	return out, len(sessions)
-}
-
-// fillServed completes the record of an agent granite served: the user
-// turns, each call as the agent's tool call and the tool's reply, and the
-// final answer. Turns stays 0: granite does not see an agent's replies.
-func fillServed(rec *results.Record, prompts []string, calls []results.Call, answer string) {
-	for _, p := range prompts {
-		rec.Messages = append(rec.Messages, results.Message{Role: "user", Content: p})
-	}
-	for _, c := range calls {
-		rec.Messages = append(rec.Messages,
-			results.Message{Role: "assistant", ToolCalls: []results.MessageCall{{Name: c.Tool, Arguments: c.Arguments}}},
-			results.Message{Role: "tool", ToolName: c.Tool, Content: c.Result})
-	}
-	rec.Messages = append(rec.Messages, results.Message{Role: "assistant", Content: answer})
-	rec.Calls = calls
-	rec.FinalAnswer = answer
-	for _, c := range calls {
-		rec.Classify(c.ErrorClass)
-	}
-}
-
 // newToken returns a random bearer token.
 func newToken() (string, error) {
 	b := make([]byte, 24)
@@ -320,12 +226,12 @@ type served struct {
 // is on, so the store scored is the store the agent changed) on a
 // loopback port of its own, behind a token of its own, admitting at most
 // limit tool calls: the call after them calls over.
-func serveTrial(tr *trialRun, rec func(serve.Observed), limit int, over func()) (*served, error) {
+func serveTrial(tr *Trial, rec func(serve.Observed), limit int, over func()) (*served, error) {
 	tok, err := newToken()
 	if err != nil {
 		return nil, err
 	}
-	h := serve.NewServerHandler(tr.sess.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over})
+	h := serve.NewServerHandler(tr.Session.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = h.Close(context.Background())
@@ -362,9 +268,9 @@ type process struct {
 // of its own; either way everything it started is killed when ctx ends
 // and once it exits, so that nothing outlives the trial.
 func runProcess(ctx context.Context, mode sandbox.Mode, argv, env []string, dir, hide string) *process {
-	out := &headBuffer{max: maxStdout}
+	out := &headBuffer{max: MaxStdout}
 	errs := &tailBuffer{max: maxStderr}
-	res := sandbox.Run(ctx, mode, sandbox.Spec{Argv: argv, Env: env, Dir: dir, Hide: hide}, out, errs, waitDelay)
+	res := sandbox.Run(ctx, mode, sandbox.Spec{Argv: argv, Env: env, Dir: dir, Hide: hide}, out, errs, WaitDelay)
 	p := &process{started: res.Started, exited: res.Exited, startErr: res.StartErr, err: res.Err}
 	p.run.Killed, p.run.ExitCode, p.run.Signal = res.Killed, res.ExitCode, res.Signal
 	p.run.Isolation = string(mode)
@@ -466,7 +372,7 @@ func envKeys(m map[string]string) []string {
 // field of the last JSON value printed that has it.
 func answerFrom(stdout []byte, spec *results.AnswerSpec) (string, error) {
 	if spec == nil || spec.JSON == "" {
-		return clipAnswer(strings.TrimSpace(string(stdout))), nil
+		return ClipAnswer(strings.TrimSpace(string(stdout))), nil
 	}
 	path := strings.Split(spec.JSON, ".")
 	dec := json.NewDecoder(bytes.NewReader(stdout))
@@ -483,7 +389,7 @@ func answerFrom(stdout []byte, spec *results.AnswerSpec) (string, error) {
 	if !found {
 		return "", fmt.Errorf("stdout holds no JSON value with field %s", spec.JSON)
 	}
-	return clipAnswer(answer), nil
+	return ClipAnswer(answer), nil
 }
 
 // field reads a dotted path of a JSON value: a string as it is, anything
@@ -505,18 +411,18 @@ func field(v any, path []string) (string, bool) {
 	return string(b), true
 }
 
-// clipAnswer bounds an answer at maxAnswer bytes, on a rune boundary.
-func clipAnswer(s string) string {
-	if len(s) <= maxAnswer {
+// ClipAnswer bounds an answer at MaxAnswer bytes, on a rune boundary.
+func ClipAnswer(s string) string {
+	if len(s) <= MaxAnswer {
 		return s
 	}
-	return strings.ToValidUTF8(s[:maxAnswer], "")
+	return strings.ToValidUTF8(s[:MaxAnswer], "")
 }
 
-func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
-	rec, e := tr.rec, a.entry
+func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
+	rec, e := tr.Record, a.entry
 	begin := time.Now()
-	cr := &callRecorder{}
+	cr := &CallRecorder{}
 	format := e.MCPConfig
 	if format == "" {
 		format = results.MCPConfigEnv
@@ -525,7 +431,7 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 	fail := func(err error) {
 		rec.Error, rec.StopReason = err.Error(), results.StopError
 		rec.Classify(results.ErrAgent)
-		fillServed(rec, tr.prompts, nil, "")
+		FillServed(rec, tr.Prompts, nil, "")
 		rec.Command.OverheadMS = ms(time.Since(begin))
 	}
 	// The call past the cap stops the trial: the agent is killed as at
@@ -533,11 +439,11 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var capped atomic.Bool
-	limit := tr.maxCalls
+	limit := tr.MaxCalls
 	if limit <= 0 {
 		limit = results.DefaultMaxCalls
 	}
-	srv, err := serveTrial(tr, cr.add, limit, func() { capped.Store(true); stop() })
+	srv, err := serveTrial(tr, cr.Add, limit, func() { capped.Store(true); stop() })
 	if err != nil {
 		fail(err)
 		return
@@ -549,8 +455,8 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	data := &CommandData{Prompt: strings.Join(tr.prompts, "\n\n"), Prompts: tr.prompts, MCPURL: srv.url, Dir: dir,
-		Home: os.Getenv("HOME"), TrialID: tr.t.ID, Model: tr.t.Model}
+	data := &CommandData{Prompt: strings.Join(tr.Prompts, "\n\n"), Prompts: tr.Prompts, MCPURL: srv.url, Dir: dir,
+		Home: os.Getenv("HOME"), TrialID: rec.TrialID, Model: rec.Model}
 	data.Domain, data.Level, data.Scenario = rec.Domain, string(rec.Level), rec.Scenario
 	p, err := a.start(ctx, srv, data, hide, format)
 	teardown := time.Now()
@@ -560,12 +466,12 @@ func (a *commandAgent) run(ctx context.Context, tr *trialRun) {
 		return
 	}
 	rec.Command.OverheadMS = ms(p.started.Sub(begin) + time.Since(teardown) + teardown.Sub(p.exited))
-	calls, sessions := servedCalls(cr.observed(), begin, tr.valid)
+	calls, sessions := ServedCalls(cr.Observed(), begin, tr.Valid)
 	rec.Command.ExitCode, rec.Command.Signal, rec.Command.Killed, rec.Command.Isolation = p.run.ExitCode, p.run.Signal, p.run.Killed, p.run.Isolation
 	rec.Command.StdoutBytes, rec.Command.StdoutTruncated, rec.Command.StderrTail = p.run.StdoutBytes, p.run.StdoutTruncated, p.run.StderrTail
 	rec.Command.Sessions = sessions
 	answer, aerr := answerFrom(p.stdout, e.Answer)
-	fillServed(rec, tr.prompts, calls, answer)
+	FillServed(rec, tr.Prompts, calls, answer)
 	switch {
 	case capped.Load():
 		rec.StopReason, rec.Error = results.StopCallLimit, results.CallLimitError(limit)
@@ -631,26 +537,32 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // (Claude Code, Codex, Gemini CLI, your own), each on a server of its own.
 type commandBackend struct{}
 
-func (commandBackend) label() string { return results.AgentCommand }
+// BackendCommand names the kind of agent programs run as commands: any
+// MCP client, which granite serves the trial's tools to over HTTP. It is
+// also Record.Agent of their trials.
+const BackendCommand = "command"
 
-func (commandBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+func (commandBackend) Name() string  { return BackendCommand }
+func (commandBackend) Label() string { return BackendCommand }
+
+func (commandBackend) Check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
 	return checkCommand(doc, m, at)
 }
 
-// preflight decides how the run's agent commands are contained, saying
-// so when they cannot be as well as asked, and records it in run.json.
-func (commandBackend) preflight(_ context.Context, pf preflight, _ []results.ModelEntry) error {
-	iso, err := isolation(pf.cfg, pf.trials, pf.opts.Isolation, pf.opts.Progress)
-	pf.man.Isolation = string(iso)
+// Preflight decides how the run's agent commands are contained, saying
+// so when they cannot be as well as asked, for run.json (env.Mode).
+func (commandBackend) Preflight(_ context.Context, env *Env, entries []results.ModelEntry) error {
+	mode, err := isolation(entries, env.Isolation, env.Progress)
+	env.Mode = mode
 	return err
 }
 
-// workers gives the entry its parallel workers; each trial starts the
+// Workers gives the entry its parallel workers; each trial starts the
 // program afresh.
-func (commandBackend) workers(_ context.Context, r *runner, e results.ModelEntry, _ []Trial) ([]worker, error) {
-	workers := make([]worker, e.Workers())
+func (commandBackend) Workers(_ context.Context, env *Env, e results.ModelEntry, _ int) ([]Worker, error) {
+	workers := make([]Worker, e.Workers())
 	for i := range workers {
-		workers[i] = worker{agent: &commandAgent{entry: e, mode: sandbox.Mode(r.man.Isolation)}}
+		workers[i] = Worker{Agent: &commandAgent{entry: e, mode: env.Mode}}
 	}
 	return workers, nil
 }

@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"context"
@@ -18,16 +18,19 @@ const (
 // IsBuiltin reports whether a model name is a built-in agent.
 func IsBuiltin(model string) bool { return strings.HasPrefix(model, "builtin:") }
 
+// BackendBuiltin names the built-in agents' kind, which no config names:
+// an entry is built-in by its name (IsBuiltin). It is also Record.Agent of
+// their trials.
+const BackendBuiltin = "builtin"
+
 // builtinBackend is the built-in agents' kind: no model, no host, named
 // by their entry's name alone.
 type builtinBackend struct{}
 
-// agentBuiltin is Record.Agent of a built-in agent's trials.
-const agentBuiltin = backendBuiltin
+func (builtinBackend) Name() string  { return BackendBuiltin }
+func (builtinBackend) Label() string { return BackendBuiltin }
 
-func (builtinBackend) label() string { return agentBuiltin }
-
-func (builtinBackend) check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+func (builtinBackend) Check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
 	switch {
 	case m.Name != Oracle && m.Name != Silent:
 		return speclang.ErrorList{doc.Errorf(at("name"), "found built-in agent %q; expected %s or %s", m.Name, Oracle, Silent)}
@@ -37,17 +40,17 @@ func (builtinBackend) check(doc *speclang.Document, m results.ModelEntry, at fun
 	return nil
 }
 
-func (builtinBackend) preflight(context.Context, preflight, []results.ModelEntry) error { return nil }
+func (builtinBackend) Preflight(context.Context, *Env, []results.ModelEntry) error { return nil }
 
-// workers: the oracle on up to four trials at once (it only waits on the
+// Workers: the oracle on up to four trials at once (it only waits on the
 // store), the silent agent on one.
-func (builtinBackend) workers(_ context.Context, _ *runner, e results.ModelEntry, ts []Trial) ([]worker, error) {
+func (builtinBackend) Workers(_ context.Context, _ *Env, e results.ModelEntry, trials int) ([]Worker, error) {
 	if e.Name == Silent {
-		return []worker{{agent: silent{}}}, nil
+		return []Worker{{Agent: silent{}}}, nil
 	}
-	out := make([]worker, min(4, len(ts)))
+	out := make([]Worker, min(4, trials))
 	for i := range out {
-		out[i] = worker{agent: oracle{}}
+		out[i] = Worker{Agent: oracle{}}
 	}
 	return out, nil
 }
@@ -58,27 +61,25 @@ func (builtinBackend) workers(_ context.Context, _ *runner, e results.ModelEntry
 // trial it plays must score TC = 1.
 type oracle struct{}
 
-func (oracle) run(ctx context.Context, tr *trialRun) {
-	gold := tr.t.goldCalls()
+func (oracle) Run(ctx context.Context, tr *Trial) {
 	made := 0
 	var replies []string
-	for ti, calls := range tr.t.turnCalls(len(gold)) {
-		tr.ask(ti)
-		for _, k := range calls {
-			g := gold[k]
+	for ti, calls := range tr.Gold {
+		tr.Ask(ti)
+		for _, g := range calls {
 			made++
-			c := tr.callLogged(ctx, made, g.Name, g.Arguments)
+			c := tr.CallLogged(ctx, made, g.Name, g.Arguments)
 			replies = append(replies, c.Result)
 		}
 		text := strings.Join(replies, "\n")
 		if len(replies) == 0 {
 			text = "No tool call is right for this request."
 		}
-		if ti < len(tr.prompts)-1 {
-			tr.rec.Messages = append(tr.rec.Messages, results.Message{Role: "assistant", Content: text})
+		if ti < len(tr.Prompts)-1 {
+			tr.Record.Messages = append(tr.Record.Messages, results.Message{Role: "assistant", Content: text})
 			continue
 		}
-		tr.answer(text, made+len(tr.prompts))
+		tr.Answer(text, made+len(tr.Prompts))
 	}
 }
 
@@ -86,7 +87,7 @@ func (oracle) run(ctx context.Context, tr *trialRun) {
 // fail (verify proves its expectations are not met by the fresh store).
 type silent struct{}
 
-func (silent) run(_ context.Context, tr *trialRun) {
-	tr.ask(0)
+func (silent) Run(_ context.Context, tr *Trial) {
+	tr.Ask(0)
 	tr.answerAll("I can't help with that.", 0)
 }

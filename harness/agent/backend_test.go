@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // finds its kind, and a kind added to the registry is one a config can
 // name.
 func TestEveryBackendIsRegistered(t *testing.T) {
-	data, err := specs.FS.ReadFile(ExperimentSchemaFile)
+	data, err := specs.FS.ReadFile("experiment.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,9 +35,9 @@ func TestEveryBackendIsRegistered(t *testing.T) {
 	}
 	named := schema.Properties.Models.Items.Properties.Backend.Enum
 	var registered []string
-	for _, b := range backends {
-		if b.name != backendBuiltin {
-			registered = append(registered, b.name)
+	for _, b := range Backends() {
+		if b.Name() != BackendBuiltin {
+			registered = append(registered, b.Name())
 		}
 	}
 	slices.Sort(named)

@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"encoding/json"
