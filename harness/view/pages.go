@@ -1,6 +1,7 @@
 package view
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -326,6 +327,38 @@ type trialPage struct {
 	Aligned  []alignedView
 	Extra    []callView
 	Messages []results.Message
+	// Judged is set for an artifact trial: its assertions' outcomes by
+	// severity, what its TC is decided by in place of state, facts and
+	// changes, which an artifact has none of.
+	Judged []severityTally
+}
+
+// severityTally counts the assertions of one severity and those passed.
+type severityTally struct {
+	Severity  string
+	Passed, N int
+}
+
+// tallyAssertions counts verdicts by severity, blockers (which decide TC)
+// first, then warnings, then any other severity in name order.
+func tallyAssertions(vs []results.Verdict) []severityTally {
+	var out []severityTally
+	for _, v := range vs {
+		i := slices.IndexFunc(out, func(t severityTally) bool { return t.Severity == v.Severity })
+		if i < 0 {
+			out = append(out, severityTally{Severity: v.Severity})
+			i = len(out) - 1
+		}
+		out[i].N++
+		if v.Passed {
+			out[i].Passed++
+		}
+	}
+	rank := func(s string) int { return cmp.Or(slices.Index([]string{"blocker", "warning"}, s)+1, 3) }
+	slices.SortFunc(out, func(a, b severityTally) int {
+		return cmp.Or(cmp.Compare(rank(a.Severity), rank(b.Severity)), strings.Compare(a.Severity, b.Severity))
+	})
+	return out
 }
 
 // alignedView is a gold call and the calls paired with it.
@@ -353,6 +386,8 @@ func (v *Viewer) trial(w http.ResponseWriter, r *http.Request) {
 	p := trialPage{page: page{Title: rec.TrialID, Nav: "trial"}, Run: run, Dir: f.Dir, Rec: rec, Messages: rec.Messages}
 	if rec.Artifacts == "" {
 		p.Across = acrossLink(run, &entry{model: rec.Model, scenario: rec.Scenario, rep: rec.Repetition})
+	} else {
+		p.Judged = tallyAssertions(rec.Assertions)
 	}
 	for i, c := range rec.Calls {
 		p.Calls = append(p.Calls, callView{i + 1, c})

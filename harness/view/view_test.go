@@ -551,3 +551,55 @@ type cookieJar struct{ cookies []*http.Cookie }
 
 func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) { j.cookies = append(j.cookies, cs...) }
 func (j *cookieJar) Cookies(*url.URL) []*http.Cookie          { return j.cookies }
+
+var verdictLine = regexp.MustCompile(`(?s)<p class="verdict[^"]*">(.*?)</p>`)
+
+// TestArtifactVerdict: an artifact trial's verdict says what judged it,
+// its assertions by severity, and none of the state, facts and changes
+// flags a benchmark trial is judged by, which an artifact has none of.
+func TestArtifactVerdict(t *testing.T) {
+	f := testFixtures(t)
+	srv := serveView(t, view.Options{}, f.artifacts, f.bench)
+	verdict := func(run int, id string) string {
+		t.Helper()
+		m := verdictLine.FindStringSubmatch(html.UnescapeString(mustGet(t, srv, fmt.Sprintf("/trial?run=%d&id=%s", run, url.QueryEscape(id)))))
+		if m == nil {
+			t.Fatalf("%s: no verdict line", id)
+		}
+		return m[1]
+	}
+	judged := 0
+	for _, r := range readRecords(t, f.artifacts) {
+		line := verdict(0, r.TrialID)
+		for _, flag := range []string{"tc_strict", "state ", "facts ", "changes ", "store equal"} {
+			if strings.Contains(line, flag) {
+				t.Errorf("%s: the verdict shows %q, which does not apply to an artifact: %s", r.TrialID, flag, line)
+			}
+		}
+		n, ok := map[string]int{}, map[string]int{}
+		for _, a := range r.Assertions {
+			n[a.Severity]++
+			if a.Passed {
+				ok[a.Severity]++
+			}
+		}
+		for sev := range n {
+			if want := fmt.Sprintf("%ss <b>%d of %d</b> passed", sev, ok[sev], n[sev]); !strings.Contains(line, want) {
+				t.Errorf("%s: the verdict lacks %q: %s", r.TrialID, want, line)
+			}
+		}
+		if len(n) > 0 {
+			judged++
+		}
+		if !strings.Contains(line, "judged by its assertions") {
+			t.Errorf("%s: the verdict does not say what judged it: %s", r.TrialID, line)
+		}
+	}
+	if judged == 0 {
+		t.Fatal("no artifact trial has assertions")
+	}
+	bench := readRecords(t, f.bench)[0]
+	if line := verdict(1, bench.TrialID); !strings.Contains(line, "tc_strict") || !strings.Contains(line, "state ") || strings.Contains(line, "assertions") {
+		t.Errorf("a benchmark trial's verdict: %s", line)
+	}
+}
