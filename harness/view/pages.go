@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"html/template"
 	"io/fs"
 	"maps"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,36 +13,6 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 )
-
-// cell is one cell of a TC table: the share of passed trials among n.
-type cell struct {
-	N, Pass int
-	Link    string
-	Style   template.CSS
-}
-
-// TC is the cell's mean task completion.
-func (c cell) TC() float64 {
-	if c.N == 0 {
-		return math.NaN()
-	}
-	return float64(c.Pass) / float64(c.N)
-}
-
-// grid is a table of TC by some column (rows) and level (columns).
-type grid struct {
-	Title string
-	By    string
-	Cols  []string
-	Rows  []gridRow
-}
-
-type gridRow struct {
-	Name  string
-	Link  string
-	Cells []cell
-	All   cell
-}
 
 // countLink is a count of trials and the list of them.
 type countLink struct {
@@ -100,8 +68,9 @@ func (s folderSummary) Progress() float64 {
 	return float64(s.Done) / float64(s.Planned)
 }
 
-// summarize computes a folder's run page from its index alone.
-func summarize(run int, s snapshot) folderSummary {
+// summarize computes a folder's run page from its index alone, and the
+// intervals of its cells through cache.
+func summarize(run int, s snapshot, cache *intervals) folderSummary {
 	fs := folderSummary{Run: run, Dir: "", Manifest: s.manifest, Done: len(s.entries)}
 	base := Filter{Run: run}
 	link := func(f Filter) string { return "/trials?" + f.Values(0).Encode() }
@@ -113,62 +82,8 @@ func summarize(run int, s snapshot) folderSummary {
 		}
 	}
 	fs.Planned = max(fs.Planned, fs.Done)
-	byCol := func(title, by string, col func(*entry) string, set func(*Filter, string)) grid {
-		g := grid{Title: title, By: by}
-		usedLv := map[string]bool{}
-		cells := map[string]map[string]*cell{}
-		all := map[string]*cell{}
-		for k := range s.entries {
-			e := &s.entries[k]
-			name := col(e)
-			if cells[name] == nil {
-				cells[name], all[name] = map[string]*cell{}, &cell{}
-			}
-			c := cells[name][e.level]
-			if c == nil {
-				c = &cell{}
-				cells[name][e.level] = c
-			}
-			usedLv[e.level] = true
-			for _, c := range []*cell{c, all[name]} {
-				c.N++
-				if e.passed() {
-					c.Pass++
-				}
-			}
-		}
-		for _, l := range levels {
-			if usedLv[l] {
-				g.Cols = append(g.Cols, l)
-			}
-		}
-		for _, name := range slices.Sorted(maps.Keys(cells)) {
-			rf := base
-			set(&rf, name)
-			r := gridRow{Name: name, Link: link(rf), All: *all[name]}
-			r.All.Style, r.All.Link = heat(r.All.TC()), r.Link
-			for _, l := range g.Cols {
-				c := cell{}
-				if p := cells[name][l]; p != nil {
-					c = *p
-				}
-				cf := rf
-				cf.Level = l
-				if l == "" {
-					cf.Level = "-"
-				}
-				c.Link, c.Style = link(cf), heat(c.TC())
-				r.Cells = append(r.Cells, c)
-			}
-			g.Rows = append(g.Rows, r)
-		}
-		return g
-	}
-	fs.Heat = byCol("Task completion by model and level", "model", func(e *entry) string { return e.model }, func(f *Filter, v string) { f.Model = v })
-	fs.Tables = []grid{
-		byCol("By domain", "domain", func(e *entry) string { return e.domain }, func(f *Filter, v string) { f.Domain = v }),
-		byCol("By difficulty", "difficulty", func(e *entry) string { return e.difficulty }, func(f *Filter, v string) { f.Difficulty = v }),
-	}
+	grids := buildGrids(run, s, fs.Models, cache, heatGrid, domainGrid, difficultyGrid)
+	fs.Heat, fs.Tables = grids[0], grids[1:]
 	errs, stops := map[string]int{}, map[string]int{}
 	for k := range s.entries {
 		e := &s.entries[k]
@@ -237,7 +152,7 @@ func (v *Viewer) run(w http.ResponseWriter, _ *http.Request) {
 	snaps := v.snaps()
 	p := runPage{page: page{Title: "Run", State: stateOf(snaps), PollMS: v.o.Poll.Milliseconds(), Nav: "run"}}
 	for i, s := range snaps {
-		fs := summarize(i, s)
+		fs := summarize(i, s, &v.intervals)
 		fs.Dir = v.folders[i].Dir
 		p.Folders = append(p.Folders, fs)
 	}

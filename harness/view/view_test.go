@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/view"
 )
@@ -601,5 +603,151 @@ func TestArtifactVerdict(t *testing.T) {
 	bench := readRecords(t, f.bench)[0]
 	if line := verdict(1, bench.TrialID); !strings.Contains(line, "tc_strict") || !strings.Contains(line, "state ") || strings.Contains(line, "assertions") {
 		t.Errorf("a benchmark trial's verdict: %s", line)
+	}
+}
+
+var (
+	gridRowRE  = regexp.MustCompile(`<tr>(?:<th rowspan="(\d+)" class="model">([^<]*)</th>)?<th><a href="[^"]*">([^<]*)</a></th>(.*?)</tr>`)
+	gridCellRE = regexp.MustCompile(`title="(\d+) of (\d+) trials completed">\d+%</a> <small class="ci" title="95% bootstrap interval of TC">([^<]*)</small>`)
+)
+
+// gridLine is one row of a Run page table: its model (per-model tables),
+// its name, and each cell's passed, trials and interval, the last the
+// all-levels one.
+type gridLine struct {
+	model, name string
+	cells       [][3]string
+}
+
+// gridOf reads the Run page table whose rows are by the column by.
+func gridOf(t *testing.T, body, by string) []gridLine {
+	t.Helper()
+	start := strings.Index(body, `<table class="grid" data-by="`+by+`">`)
+	if start < 0 {
+		t.Fatalf("no table by %s", by)
+	}
+	table := body[start : start+strings.Index(body[start:], "</table>")]
+	var out []gridLine
+	model, left := "", 0
+	for _, m := range gridRowRE.FindAllStringSubmatch(table, -1) {
+		if m[1] != "" {
+			model = html.UnescapeString(m[2])
+			fmt.Sscan(m[1], &left)
+		}
+		if left--; left < 0 {
+			model = ""
+		}
+		l := gridLine{model: model, name: html.UnescapeString(m[3])}
+		for _, c := range gridCellRE.FindAllStringSubmatch(m[4], -1) {
+			l.cells = append(l.cells, [3]string{c[1], c[2], c[3]})
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		t.Fatalf("table by %s has no rows", by)
+	}
+	return out
+}
+
+// TestRunTablesPerModel: the by-domain and by-difficulty tables have a
+// row per model and value, so that an agent that always completes and one
+// that never does are not averaged into a 50% that is neither; each cell
+// carries its 95% interval, and difficulties come easiest first.
+func TestRunTablesPerModel(t *testing.T) {
+	f := testFixtures(t)
+	for _, dir := range []string{f.artifacts, f.bench} {
+		recs := readRecords(t, dir)
+		srv := serveView(t, view.Options{}, dir)
+		body := mustGet(t, srv, "/")
+		for _, c := range []struct {
+			by  string
+			col func(r *results.Record) string
+		}{{"domain", func(r *results.Record) string { return r.Domain }}, {"difficulty", func(r *results.Record) string { return r.Difficulty }}} {
+			type key struct{ model, name string }
+			n, pass := map[key]int{}, map[key]int{}
+			for _, r := range recs {
+				k := key{r.Model, c.col(&r)}
+				n[k]++
+				if passed(&r) {
+					pass[k]++
+				}
+			}
+			rows := gridOf(t, body, c.by)
+			if len(rows) != len(n) {
+				t.Errorf("%s: table by %s has %d rows, want one per model and %s: %d", dir, c.by, len(rows), c.by, len(n))
+			}
+			rank := map[string]int{"easy": 1, "medium": 2, "hard": 3}
+			for i, row := range rows {
+				k := key{row.model, row.name}
+				if n[k] == 0 {
+					t.Errorf("%s: row %s · %s holds no trial", c.by, row.model, row.name)
+					continue
+				}
+				all := row.cells[len(row.cells)-1]
+				if want := [2]string{fmt.Sprint(pass[k]), fmt.Sprint(n[k])}; all[0] != want[0] || all[1] != want[1] {
+					t.Errorf("%s: %s · %s shows %s of %s completed, want %s of %s", c.by, row.model, row.name, all[0], all[1], want[0], want[1])
+				}
+				if !regexp.MustCompile(`^\d+–\d+%$`).MatchString(all[2]) {
+					t.Errorf("%s: %s · %s has no interval: %q", c.by, row.model, row.name, all[2])
+				}
+				if c.by == "difficulty" && i > 0 && rows[i-1].model == row.model && rank[rows[i-1].name] > rank[row.name] {
+					t.Errorf("difficulty %s listed after %s", row.name, rows[i-1].name)
+				}
+			}
+		}
+	}
+	// The artifact run mixes the oracle, which completes every task, and
+	// the silent agent, which completes few: each has its own row.
+	body := mustGet(t, serveView(t, view.Options{}, f.artifacts), "/")
+	models := map[string]bool{}
+	for _, row := range gridOf(t, body, "domain") {
+		all := row.cells[len(row.cells)-1]
+		models[row.model] = true
+		if row.model == harness.Oracle && all[0] != all[1] || row.model == harness.Silent && all[0] == all[1] {
+			t.Errorf("%s on %s: %s of %s completed", row.model, row.name, all[0], all[1])
+		}
+	}
+	if !models[harness.Oracle] || !models[harness.Silent] {
+		t.Errorf("the by-domain table's models: %v", models)
+	}
+}
+
+// TestHeatMapIntervalsAreTheReports: the Run page's model × level cells
+// show the intervals of granite report's model_level table, and its
+// all-levels cells those of its overall table: one bootstrap, one answer.
+func TestHeatMapIntervalsAreTheReports(t *testing.T) {
+	f := testFixtures(t)
+	res, err := report.Load(f.bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := report.Build(res, 0)
+	want := map[string]string{}
+	pctCI := func(lo, hi any) string { return fmt.Sprintf("%.0f–%.0f%%", 100*lo.(float64), 100*hi.(float64)) }
+	ml, overall := rep.Table("model_level"), rep.Table("overall")
+	at := func(t *report.Table, name string) int { return slices.Index(t.Header, name) }
+	for _, row := range ml.Rows {
+		want[row[0].(string)+"/"+row[1].(string)] = pctCI(row[at(ml, "tc_lo")], row[at(ml, "tc_hi")])
+	}
+	for _, row := range overall.Rows {
+		want[row[0].(string)+"/all"] = pctCI(row[at(overall, "tc_lo")], row[at(overall, "tc_hi")])
+	}
+	body := mustGet(t, serveView(t, view.Options{}, f.bench), "/")
+	levels := regexp.MustCompile(`<th>(L\d)</th>`).FindAllStringSubmatch(body[strings.Index(body, `data-by="model"`):], 4)
+	checked := 0
+	for _, row := range gridOf(t, body, "model") {
+		for i, c := range row.cells {
+			lv := "all"
+			if i < len(levels) {
+				lv = levels[i][1]
+			}
+			if w := want[row.name+"/"+lv]; c[2] != w {
+				t.Errorf("%s at %s: interval %s, the report's %s", row.name, lv, c[2], w)
+			}
+			checked++
+		}
+	}
+	if checked != len(want) {
+		t.Errorf("checked %d cells, the report has %d", checked, len(want))
 	}
 }
