@@ -202,7 +202,7 @@ func (v *Viewer) trials(w http.ResponseWriter, r *http.Request) {
 		p.Next = "/trials?" + f.Values(p.Page+2).Encode()
 	}
 	p.SortLinks = map[string]string{}
-	for _, k := range []string{"wall_s", "energy_j", "tool_calls"} {
+	for _, k := range sortKeys {
 		s := f
 		s.Desc = f.Sort == k && !f.Desc
 		s.Sort = k

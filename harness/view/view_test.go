@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -749,5 +750,60 @@ func TestHeatMapIntervalsAreTheReports(t *testing.T) {
 	}
 	if checked != len(want) {
 		t.Errorf("checked %d cells, the report has %d", checked, len(want))
+	}
+}
+
+// TestSortByIDAndTC: the list sorts by trial id (by name) and by TC (the
+// unscored last), both ways, across pages, ties in the journal's order;
+// the column heads link to those orders.
+func TestSortByIDAndTC(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthetic(t, dir, 3, 250)
+	recs := readRecords(t, dir)
+	srv := serveView(t, view.Options{}, dir)
+	for _, c := range []struct {
+		sort string
+		less func(a, b *results.Record) int
+	}{
+		{"trial_id", func(a, b *results.Record) int { return strings.Compare(a.TrialID, b.TrialID) }},
+		{"tc", func(a, b *results.Record) int { return cmp.Compare(a.Metrics.TC, b.Metrics.TC) }},
+	} {
+		for _, desc := range []bool{false, true} {
+			sorted := slices.Clone(recs)
+			slices.SortStableFunc(sorted, func(a, b results.Record) int {
+				if desc {
+					return c.less(&b, &a)
+				}
+				return c.less(&a, &b)
+			})
+			var want, got []string
+			for _, r := range sorted {
+				want = append(want, r.TrialID)
+			}
+			q := url.Values{"sort": {c.sort}}
+			if desc {
+				q.Set("order", "desc")
+			}
+			for page := 1; ; page++ {
+				q.Set("page", fmt.Sprint(page))
+				body := mustGet(t, srv, "/trials?"+q.Encode())
+				got = append(got, listed(body)...)
+				if !strings.Contains(body, `id="next"`) {
+					break
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sort %s desc=%v: pages list %d trials, not the %d in order", c.sort, desc, len(got), len(want))
+			}
+		}
+	}
+	body := html.UnescapeString(mustGet(t, srv, "/trials"))
+	for id, key := range map[string]string{"sort-id": "trial_id", "sort-tc": "tc"} {
+		if !strings.Contains(body, `href="/trials?sort=`+key+`" id="`+id+`"`) {
+			t.Errorf("no column head %s sorting by %s", id, key)
+		}
+	}
+	if body := html.UnescapeString(mustGet(t, srv, "/trials?sort=tc")); !strings.Contains(body, `href="/trials?order=desc&sort=tc" id="sort-tc"`) {
+		t.Error("the TC head of a list sorted by TC does not reverse it")
 	}
 }
