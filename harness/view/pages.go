@@ -359,6 +359,33 @@ type scenarioPage struct {
 	Columns         []levelColumn
 	Steps           []int
 	Prompt          string
+	// Folders are the results folders the columns come from: more than
+	// one when the run's shards were given as several --results.
+	Folders []string
+}
+
+// sameRun lists the folders holding trials of folder run's run: itself
+// first, then every other whose run.json has its config hash, as the
+// shards of one run do (granite run --shard i/n, each into its own
+// folder), in the order given. A folder without run.json is its own run.
+func sameRun(snaps []snapshot, run int) []int {
+	out := []int{run}
+	m := snaps[run].manifest
+	if m == nil {
+		return out
+	}
+	for i, s := range snaps {
+		if i != run && s.manifest != nil && s.manifest.ConfigHash == m.ConfigHash {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// found is a trial of the across-levels page and the folder holding it.
+type found struct {
+	run int
+	e   *entry
 }
 
 func (v *Viewer) scenario(w http.ResponseWriter, r *http.Request) {
@@ -368,23 +395,32 @@ func (v *Viewer) scenario(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err.Error())
 		return
 	}
-	s := f.snap()
+	snaps := v.snaps()
 	p := scenarioPage{page: page{Title: q.Get("scenario") + " across levels", Nav: "scenario"}, Run: run, Model: q.Get("model"), Scenario: q.Get("scenario"), RepLinks: map[int]string{}}
 	p.Rep, _ = strconv.Atoi(q.Get("rep"))
-	byLevel := map[string]*entry{}
-	for k := range s.entries {
-		e := &s.entries[k]
-		if e.model != p.Model || e.scenario != p.Scenario || e.artifact {
-			continue
-		}
-		if !slices.Contains(p.Reps, e.rep) {
-			p.Reps = append(p.Reps, e.rep)
-			p.RepLinks[e.rep] = acrossLink(run, e)
-		}
-		if p.Rep == 0 || e.rep == p.Rep {
-			if old := byLevel[e.level]; old == nil || e.rep < old.rep {
-				byLevel[e.level] = e
+	byLevel := map[string]found{}
+	for _, i := range sameRun(snaps, run) {
+		used := false
+		for k := range snaps[i].entries {
+			e := &snaps[i].entries[k]
+			if e.model != p.Model || e.scenario != p.Scenario || e.artifact {
+				continue
 			}
+			used = true
+			if !slices.Contains(p.Reps, e.rep) {
+				p.Reps = append(p.Reps, e.rep)
+				p.RepLinks[e.rep] = acrossLink(run, e)
+			}
+			if p.Rep == 0 || e.rep == p.Rep {
+				// The first folder's trial wins a level, as the first
+				// record of a trial id does in a journal.
+				if old, ok := byLevel[e.level]; !ok || e.rep < old.e.rep {
+					byLevel[e.level] = found{i, e}
+				}
+			}
+		}
+		if used {
+			p.Folders = append(p.Folders, v.folders[i].Dir)
 		}
 	}
 	slices.Sort(p.Reps)
@@ -395,11 +431,12 @@ func (v *Viewer) scenario(w http.ResponseWriter, r *http.Request) {
 	steps := 0
 	for _, l := range levels[:4] {
 		col := levelColumn{Level: l}
-		if e := byLevel[l]; e != nil {
-			row := toRow(run, e)
+		if at, ok := byLevel[l]; ok {
+			e := at.e
+			row := toRow(at.run, e)
 			col.Row = &row
 			p.Rep = e.rep
-			rec, err := f.read(*e)
+			rec, err := v.folders[at.run].read(*e)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -805,5 +806,67 @@ func TestSortByIDAndTC(t *testing.T) {
 	}
 	if body := html.UnescapeString(mustGet(t, srv, "/trials?sort=tc")); !strings.Contains(body, `href="/trials?order=desc&sort=tc" id="sort-tc"`) {
 		t.Error("the TC head of a list sorted by TC does not reverse it")
+	}
+}
+
+// TestScenarioAcrossShards: a run's shards given as several --results
+// fill one across-levels page, each level's trial linked in the folder
+// that holds it; a folder of another run is left out.
+func TestScenarioAcrossShards(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.bench)
+	man, err := results.ReadManifest(f.bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := []string{t.TempDir(), t.TempDir()}
+	lines := readLines(t, f.bench)
+	for i, dir := range shards {
+		m := *man
+		m.Shard = fmt.Sprintf("%d/2", i)
+		if err := results.WriteManifest(dir, &m); err != nil {
+			t.Fatal(err)
+		}
+		var part []byte
+		for k, r := range recs {
+			if r.Index%2 == i {
+				part = append(part, lines[k]...)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, results.TrialsFile), part, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := failedL1(t, recs)
+	home := map[string]int{} // level -> the shard holding the target's trial
+	for _, r := range recs {
+		if r.Model == target.Model && r.Scenario == target.Scenario {
+			home[string(r.Level)] = r.Index % 2
+		}
+	}
+	if !slices.Contains(slices.Collect(maps.Values(home)), 0) || !slices.Contains(slices.Collect(maps.Values(home)), 1) {
+		t.Fatalf("the scenario's levels are all in one shard (%v): the test proves nothing", home)
+	}
+	srv := serveView(t, view.Options{}, shards[0], f.artifacts, shards[1])
+	body := mustGet(t, srv, "/scenario?run=0&model="+url.QueryEscape(target.Model)+"&scenario="+url.QueryEscape(target.Scenario))
+	for _, r := range recs {
+		if r.Model != target.Model || r.Scenario != target.Scenario {
+			continue
+		}
+		run := map[int]int{0: 0, 1: 2}[home[string(r.Level)]] // the artifacts folder is run 1
+		if link := html.EscapeString("/trial?id=" + url.QueryEscape(r.TrialID) + "&run=" + fmt.Sprint(run)); !strings.Contains(body, link) {
+			t.Errorf("%s: no link to it in folder %d", r.TrialID, run)
+		}
+	}
+	if strings.Contains(body, "<i>no trial</i>") {
+		t.Error("a level shows no trial though a shard holds it")
+	}
+	if want := "from the shards " + shards[0] + ", " + shards[1]; !strings.Contains(body, want) || strings.Contains(body, f.artifacts) {
+		t.Errorf("the page does not say it combines the shards, or names another run's folder: %s", want)
+	}
+	// One shard alone shows its own levels and no others.
+	alone := mustGet(t, serveView(t, view.Options{}, shards[0]), "/scenario?run=0&model="+url.QueryEscape(target.Model)+"&scenario="+url.QueryEscape(target.Scenario))
+	if !strings.Contains(alone, "<i>no trial</i>") {
+		t.Error("one shard alone fills every level")
 	}
 }
