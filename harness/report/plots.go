@@ -439,8 +439,12 @@ func heatPalette() palette.ColorMap {
 	return pal
 }
 
-// colorBarW is the width of a heat map's colour bar, with its axis.
-const colorBarW = 0.9 * vg.Inch
+// colorBarW is the width of a heat map's colour bar, with its axis and
+// a margin right of it.
+const (
+	colorBarW      = 1.0 * vg.Inch
+	colorBarMargin = 0.2 * vg.Inch
+)
 
 // heatFigure is a heat map with its colour bar to its right.
 type heatFigure struct {
@@ -457,7 +461,7 @@ func (f heatFigure) Draw(c draw.Canvas) {
 	f.main.Draw(left)
 	cells := f.main.DataCanvas(left)
 	right := c
-	right.Min.X = left.Max.X
+	right.Min.X, right.Max.X = left.Max.X, c.Max.X-colorBarMargin
 	right.Min.Y, right.Max.Y = cells.Min.Y-f.bar.X.Padding, cells.Max.Y+f.bar.Y.Padding
 	f.bar.Draw(right)
 }
