@@ -181,7 +181,7 @@ func (v *Viewer) trials(w http.ResponseWriter, r *http.Request) {
 	p.Models = distinct(snaps, func(e *entry) string { return e.model })
 	p.Domains = distinct(snaps, func(e *entry) string { return e.domain })
 	p.Scenarios = distinct(snaps, func(e *entry) string { return e.scenario })
-	p.Difficulties = distinct(snaps, func(e *entry) string { return e.difficulty })
+	p.Difficulties = byDifficulty(distinct(snaps, func(e *entry) string { return e.difficulty }))
 	p.Stops = distinct(snaps, func(e *entry) string { return e.stop })
 	p.Errors = distinct(snaps, func(e *entry) string { return e.errClass })
 	for _, l := range levels {

@@ -698,6 +698,11 @@ func TestRunTablesPerModel(t *testing.T) {
 			}
 		}
 	}
+	// The trials page offers the difficulties in the same order.
+	opts := regexp.MustCompile(`<option(?: selected)?>(easy|medium|hard)</option>`).FindAllStringSubmatch(mustGet(t, serveView(t, view.Options{}, f.bench), "/trials"), -1)
+	if len(opts) != 3 || opts[0][1] != "easy" || opts[1][1] != "medium" || opts[2][1] != "hard" {
+		t.Errorf("the difficulty filter offers %v, want easy, medium, hard", opts)
+	}
 	// The artifact run mixes the oracle, which completes every task, and
 	// the silent agent, which completes few: each has its own row.
 	body := mustGet(t, serveView(t, view.Options{}, f.artifacts), "/")
