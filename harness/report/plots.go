@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Plot sizes.
@@ -24,12 +28,16 @@ const (
 	PNGHeight = 384
 )
 
+// figure is what a plot function draws: a plot, a plot of bars with
+// their marks, or a heat map beside its colour bar.
+type figure interface{ Draw(draw.Canvas) }
+
 // plots draws every figure as SVG and PNG. It returns the files and notes
 // on figures that could not be drawn.
 func (r *Report) plots(out string) (files, notes []string, err error) {
 	figs := []struct {
 		name string
-		draw func() (*plot.Plot, string, error)
+		draw func() (figure, string, error)
 	}{
 		{"tc_model_level", r.plotTCModelLevel},
 		{"pareto_tc_wall", r.plotPareto},
@@ -55,19 +63,19 @@ func (r *Report) plots(out string) (files, notes []string, err error) {
 // panics on data it cannot place (a log axis reaching zero, say); a
 // figure that does becomes a note, so that one bad figure never costs the
 // tables. The figures guard their data, and FuzzReport looks for the note.
-func drawFigure(out, name string, draw func() (*plot.Plot, string, error)) (files []string, note string, err error) {
+func drawFigure(out, name string, draw func() (figure, string, error)) (files []string, note string, err error) {
 	defer func() {
 		if e := recover(); e != nil {
 			files, note, err = nil, fmt.Sprintf("%s could not be drawn: %v", name, e), nil
 		}
 	}()
-	p, note, err := draw()
-	if err != nil || p == nil {
+	fig, note, err := draw()
+	if err != nil || fig == nil {
 		return nil, note, err
 	}
 	for _, ext := range []string{".svg", ".png"} {
 		file := filepath.Join(out, name+ext)
-		if err := p.Save(plotW, plotH, file); err != nil {
+		if err := save(fig, file); err != nil {
 			return nil, "", err
 		}
 		files = append(files, file)
@@ -75,34 +83,129 @@ func drawFigure(out, name string, draw func() (*plot.Plot, string, error)) (file
 	return files, "", nil
 }
 
-// groupedBars draws one bar group per x name with one bar per series.
-func groupedBars(title, ylabel string, xs []string, series []string, value func(x, s int) float64) (*plot.Plot, error) {
+// save writes a figure in the format its file name ends with.
+func save(fig figure, file string) error {
+	c, err := draw.NewFormattedCanvas(plotW, plotH, strings.TrimPrefix(filepath.Ext(file), "."))
+	if err != nil {
+		return err
+	}
+	fig.Draw(draw.New(c))
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// bar is one bar of a grouped chart: its value (NaN: not available, no
+// bar) and its 95% interval (NaN where none is computed).
+type bar struct{ v, lo, hi float64 }
+
+// noCI is a bar without an interval.
+func noCI(v float64) bar { return bar{v, math.NaN(), math.NaN()} }
+
+// bars is a grouped bar chart and, per series, the marks drawn over its
+// bars.
+type bars struct {
+	*plot.Plot
+	marks []*barMarks
+}
+
+// groupedBars draws one bar group per x name with one bar per series,
+// each with its interval as an error bar and a bar of 0 as a stub.
+func groupedBars(title, ylabel string, xs []string, series []string, value func(x, s int) bar) (bars, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
+	out := bars{Plot: p}
 	w := vg.Points(math.Max(4, 40/float64(len(series))))
 	for si, s := range series {
 		vals := make(plotter.Values, len(xs))
+		m := &barMarks{bars: make([]bar, len(xs)), width: w, color: plotutil.Color(si)}
 		for xi := range xs {
-			v := value(xi, si)
-			if !finite(v) {
-				v = 0 // not available: no bar (gonum refuses NaN and ±Inf)
+			b := value(xi, si)
+			m.bars[xi] = b
+			if !finite(b.v) {
+				b.v = 0 // not available: no bar (gonum refuses NaN and ±Inf), and no stub
+				m.bars[xi] = bar{math.NaN(), math.NaN(), math.NaN()}
 			}
-			vals[xi] = v
+			vals[xi] = b.v
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return nil, err
+			return bars{}, err
 		}
 		b.LineStyle.Width = vg.Length(0)
-		b.Color = plotutil.Color(si)
+		b.Color = m.color
 		b.Offset = w * vg.Length(float64(si)-float64(len(series)-1)/2)
-		p.Add(b)
+		m.offset = b.Offset
+		p.Add(b, m)
 		p.Legend.Add(s, b)
+		out.marks = append(out.marks, m)
 	}
 	p.Legend.Top = true
 	p.NominalX(xs...)
-	return p, nil
+	return out, nil
+}
+
+// stubHeight is how tall a bar of 0 is drawn: enough to see, too little
+// to read as a value.
+const stubHeight = vg.Length(4)
+
+// barMarks draws over one series of bars what a bar cannot show: its 95%
+// interval as an error bar with caps, and a bar of 0 as a stub outlined
+// above the axis, so that a measured zero is told from a value that is
+// not available (no bar, no stub).
+type barMarks struct {
+	bars          []bar
+	offset, width vg.Length
+	color         color.Color
+}
+
+// errorBarStyle draws the intervals.
+var errorBarStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+
+// Plot implements plot.Plotter.
+func (m *barMarks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i, b := range m.bars {
+		x := trX(float64(i)) + m.offset
+		if b.v == 0 {
+			y := trY(0)
+			stub := []vg.Point{{X: x - m.width/2, Y: y}, {X: x + m.width/2, Y: y}, {X: x + m.width/2, Y: y + stubHeight}, {X: x - m.width/2, Y: y + stubHeight}}
+			c.FillPolygon(m.color, stub)
+			c.StrokeLines(errorBarStyle, append(stub, stub[0]))
+		}
+		if finite(b.lo) && finite(b.hi) {
+			lo, hi, cap := trY(b.lo), trY(b.hi), m.width/4
+			c.StrokeLine2(errorBarStyle, x, lo, x, hi)
+			c.StrokeLine2(errorBarStyle, x-cap, lo, x+cap, lo)
+			c.StrokeLine2(errorBarStyle, x-cap, hi, x+cap, hi)
+		}
+	}
+}
+
+// DataRange implements plot.DataRanger: the intervals stay on the axis.
+func (m *barMarks) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmax = float64(len(m.bars) - 1)
+	for _, b := range m.bars {
+		for _, y := range []float64{b.v, b.lo, b.hi} {
+			if finite(y) {
+				ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+			}
+		}
+	}
+	return 0, xmax, ymin, ymax
+}
+
+// interval is the report's interval of a metric over rows, as a bar.
+func (r *Report) interval(label string, rows []row, get func(row) float64) bar {
+	ci := Interval(r.seed, label, col(rows, get))
+	return bar{ci.Mean, ci.Lo, ci.Hi}
 }
 
 // noLevels says why a plot by level cannot be drawn, or "".
@@ -135,38 +238,60 @@ func (r *Report) cell(model, level string, f func([]row) float64) float64 {
 	return f(rows)
 }
 
-func (r *Report) plotTCModelLevel() (*plot.Plot, string, error) {
+// plotTCModelLevel draws the model_level table's TC with its intervals.
+func (r *Report) plotTCModelLevel() (figure, string, error) {
 	if note := r.noLevels(); note != "" {
 		return nil, note, nil
 	}
 	levels := r.levelNames()
-	p, err := groupedBars("Task completion by model and level", "TC", r.Models, levels, func(x, s int) float64 {
-		return r.cell(r.Models[x], levels[s], func(rows []row) float64 { return mean(col(rows, getTC)) })
-	})
-	if err == nil {
-		p.Y.Min, p.Y.Max = 0, 1
+	t := r.Table("model_level")
+	at := map[[2]string][]any{}
+	for _, row := range t.Rows {
+		at[[2]string{row[0].(string), row[1].(string)}] = row
 	}
-	return p, "", err
+	tc, lo, hi := t.column("tc"), t.column("tc_lo"), t.column("tc_hi")
+	p, err := groupedBars("Task completion by model and level (95% intervals)", "TC", r.Models, levels, func(x, s int) bar {
+		row, ok := at[[2]string{r.Models[x], levels[s]}]
+		if !ok {
+			return noCI(math.NaN())
+		}
+		return bar{row[tc].(float64), row[lo].(float64), row[hi].(float64)}
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	return p, "", nil
 }
 
-func (r *Report) plotMetricsByLevel() (*plot.Plot, string, error) {
+// column is the index of a column of t by its header.
+func (t *Table) column(name string) int { return slices.Index(t.Header, name) }
+
+// pooledNote ends the title of a figure whose bars pool every model's
+// trials: a reader must not take them for one model's.
+const pooledNote = " (all models pooled)"
+
+func (r *Report) plotMetricsByLevel() (figure, string, error) {
 	if note := r.noLevels(); note != "" {
 		return nil, note, nil
 	}
 	levels := r.levelNames()
 	metrics := []func(row) float64{getF1, getAF1, getArg, getAArg}
-	p, err := groupedBars("Tool selection and arguments by level", "score", levels, []string{"F1", "action F1", "ArgAcc", "action ArgAcc"}, func(x, s int) float64 {
-		return mean(col(r.where(func(y row) bool { return string(y.level) == levels[x] }), metrics[s]))
+	names := []string{"F1", "action F1", "ArgAcc", "action ArgAcc"}
+	p, err := groupedBars("Tool selection and arguments by level"+pooledNote, "score", levels, names, func(x, s int) bar {
+		rows := r.where(func(y row) bool { return string(y.level) == levels[x] })
+		return r.interval("plot/level/"+levels[x]+"/"+names[s], rows, metrics[s])
 	})
-	if err == nil {
-		p.Y.Min, p.Y.Max = 0, 1
+	if err != nil {
+		return nil, "", err
 	}
-	return p, "", err
+	p.Y.Min, p.Y.Max = 0, 1
+	return p, "", nil
 }
 
 // plotPareto puts each model at its best level: TC against mean wall time,
 // with the Pareto front drawn through the models no other beats on both.
-func (r *Report) plotPareto() (*plot.Plot, string, error) {
+func (r *Report) plotPareto() (figure, string, error) {
 	if note := r.noLevels(); note != "" {
 		return nil, note, nil
 	}
@@ -254,31 +379,41 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// plotPower shows mean GPU power (energy / wall time) by model and level.
-func (r *Report) plotPower() (*plot.Plot, string, error) {
+// plotPower shows mean GPU power (energy / wall time) by model and level;
+// a ratio of sums, it has no bootstrap interval.
+func (r *Report) plotPower() (figure, string, error) {
 	if !slices.ContainsFunc(r.rows, func(x row) bool { return !math.IsNaN(x.energy) }) {
 		return nil, "GPU power by model and level: no trial has energy (no meter ran); run with meter: auto on a GPU node", nil
 	}
 	levels := r.levelNames()
-	p, err := groupedBars("Mean GPU power by model and level", "W", r.Models, levels, func(x, s int) float64 {
-		return r.cell(r.Models[x], levels[s], func(rows []row) float64 { return efficiency(rows)[2].(float64) })
+	p, err := groupedBars("Mean GPU power by model and level", "W", r.Models, levels, func(x, s int) bar {
+		return noCI(r.cell(r.Models[x], levels[s], func(rows []row) float64 { return efficiency(rows)[2].(float64) }))
 	})
-	return p, "", err
+	if err != nil {
+		return nil, "", err
+	}
+	return p, "", nil
 }
 
-// plotUtil shows mean GPU utilisation by model and level.
-func (r *Report) plotUtil() (*plot.Plot, string, error) {
+// plotUtil shows mean GPU utilisation by model and level, with intervals.
+func (r *Report) plotUtil() (figure, string, error) {
 	if !slices.ContainsFunc(r.rows, func(x row) bool { return !math.IsNaN(x.util) }) {
 		return nil, "GPU utilisation by model and level: no trial has GPU telemetry (no NVML meter ran)", nil
 	}
 	levels := r.levelNames()
-	p, err := groupedBars("Mean GPU utilisation by model and level", "%", r.Models, levels, func(x, s int) float64 {
-		return r.cell(r.Models[x], levels[s], func(rows []row) float64 { return mean(col(rows, func(y row) float64 { return y.util })) })
+	util := func(y row) float64 { return y.util }
+	p, err := groupedBars("Mean GPU utilisation by model and level (95% intervals)", "%", r.Models, levels, func(x, s int) bar {
+		rows := r.where(func(y row) bool { return y.model == r.Models[x] && string(y.level) == levels[s] })
+		if len(col(rows, util)) == 0 {
+			return noCI(math.NaN())
+		}
+		return r.interval("plot/util/"+r.Models[x]+"/"+levels[s], rows, util)
 	})
-	if err == nil {
-		p.Y.Min, p.Y.Max = 0, 100
+	if err != nil {
+		return nil, "", err
 	}
-	return p, "", err
+	p.Y.Min, p.Y.Max = 0, 100
+	return p, "", nil
 }
 
 // grid is a model × domain TC matrix for the heat map.
@@ -294,7 +429,65 @@ func (g grid) Y(r int) float64    { return float64(r) }
 func (g grid) Min() float64       { return 0 }
 func (g grid) Max() float64       { return 1 }
 
-func (r *Report) plotHeatmap() (*plot.Plot, string, error) {
+// heatPalette colours TC from red (0) through a light middle to green
+// (1), as granite view's tables do; heatmaps and their colour bars share
+// it.
+func heatPalette() palette.ColorMap {
+	pal := palette.Reverse(moreland.SmoothGreenRed())
+	pal.SetMin(0)
+	pal.SetMax(1)
+	return pal
+}
+
+// colorBarW is the width of a heat map's colour bar, with its axis and
+// a margin right of it.
+const (
+	colorBarW      = 1.0 * vg.Inch
+	colorBarMargin = 0.2 * vg.Inch
+)
+
+// heatFigure is a heat map with its colour bar to its right.
+type heatFigure struct {
+	main, bar *plot.Plot
+	borders   cellBorders
+	pal       palette.ColorMap
+}
+
+// Draw implements figure: the map takes the width the colour bar leaves,
+// and the bar spans the height of the map's cells.
+func (f heatFigure) Draw(c draw.Canvas) {
+	left := c
+	left.Max.X -= colorBarW
+	f.main.Draw(left)
+	cells := f.main.DataCanvas(left)
+	right := c
+	right.Min.X, right.Max.X = left.Max.X, c.Max.X-colorBarMargin
+	right.Min.Y, right.Max.Y = cells.Min.Y-f.bar.X.Padding, cells.Max.Y+f.bar.Y.Padding
+	f.bar.Draw(right)
+}
+
+// cellBorders outlines the cells of an nx × ny heat map, so that
+// neighbours of close colours stay apart.
+type cellBorders struct {
+	nx, ny int
+	style  draw.LineStyle
+}
+
+// Plot implements plot.Plotter.
+func (b cellBorders) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	x0, x1, y0, y1 := trX(-0.5), trX(float64(b.nx)-0.5), trY(-0.5), trY(float64(b.ny)-0.5)
+	for i := 0; i <= b.nx; i++ {
+		x := trX(float64(i) - 0.5)
+		c.StrokeLine2(b.style, x, y0, x, y1)
+	}
+	for j := 0; j <= b.ny; j++ {
+		y := trY(float64(j) - 0.5)
+		c.StrokeLine2(b.style, x0, y, x1, y)
+	}
+}
+
+func (r *Report) plotHeatmap() (figure, string, error) {
 	ds := r.domains()
 	if len(ds) == 0 || len(r.Models) == 0 {
 		return nil, "no trials to plot", nil
@@ -307,14 +500,13 @@ func (r *Report) plotHeatmap() (*plot.Plot, string, error) {
 		}
 		g.z = append(g.z, line)
 	}
-	pal := moreland.Kindlmann()
-	pal.SetMin(0)
-	pal.SetMax(1)
+	pal := heatPalette()
 	h := plotter.NewHeatMap(g, pal.Palette(64))
-	h.NaN = color.Gray{Y: 220}
+	h.NaN = color.Gray{Y: 235}
 	p := plot.New()
-	p.Title.Text = "Task completion by model and domain"
-	p.Add(h)
+	p.Title.Text = "Task completion by model and domain (levels pooled)"
+	borders := cellBorders{nx: g.nx, ny: g.ny, style: draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(0.6)}}
+	p.Add(h, borders)
 	p.NominalX(r.Models...)
 	p.NominalY(ds...)
 	var lbl plotter.XYLabels
@@ -328,18 +520,17 @@ func (r *Report) plotHeatmap() (*plot.Plot, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	i := 0
-	for _, d := range g.z {
-		for _, v := range d {
-			labels.TextStyle[i].Color = color.Black // readable on the light end of the palette
-			if v < 0.55 {
-				labels.TextStyle[i].Color = color.White
-			}
-			labels.TextStyle[i].XAlign = -0.5
-			labels.TextStyle[i].YAlign = -0.5
-			i++
-		}
+	for i := range labels.TextStyle {
+		// Black reads on every colour of the palette, its saturated ends
+		// included.
+		labels.TextStyle[i].Color = color.Black
+		labels.TextStyle[i].XAlign = -0.5
+		labels.TextStyle[i].YAlign = -0.5
 	}
 	p.Add(labels)
-	return p, "", nil
+	bar := plot.New()
+	bar.HideX()
+	bar.Y.Label.Text = "TC"
+	bar.Add(&plotter.ColorBar{ColorMap: pal, Vertical: true})
+	return heatFigure{main: p, bar: bar, borders: borders, pal: pal}, "", nil
 }

@@ -323,8 +323,17 @@ var (
 
 // tcCI is the TC of some rows with its bootstrap interval.
 func (r *Report) tcCI(label string, rows []row) CI {
-	return Bootstrap(col(rows, getTC), rngFor(r.seed, label))
+	return Interval(r.seed, label, col(rows, getTC))
 }
+
+// ModelLevelLabel and ModelLabel label the intervals of a model's TC at a
+// level (the model_level table) and over all its trials (the overall
+// table); granite view labels its cells the same, so that it shows the
+// report's intervals.
+func ModelLevelLabel(model string, l level.Level) string { return "ml/" + model + "/" + string(l) }
+
+// ModelLabel: see ModelLevelLabel.
+func ModelLabel(model string) string { return "model/" + model }
 
 // summary is the columns most tables share.
 func (r *Report) summary(label string, rows []row) []any {
@@ -355,7 +364,7 @@ func (r *Report) overall() *Table {
 		if rows[0].params > 0 {
 			p = rows[0].params / 1e9
 		}
-		line := append([]any{m, p, rows[0].quant}, r.summary("model/"+m, rows)...)
+		line := append([]any{m, p, rows[0].quant}, r.summary(ModelLabel(m), rows)...)
 		line = append(line, mean(col(rows, func(x row) float64 { return x.calls })), mean(col(rows, func(x row) float64 { return x.redundant })),
 			mean(col(rows, func(x row) float64 { return x.ptok })), mean(col(rows, func(x row) float64 { return x.ctok })))
 		t.Rows = append(t.Rows, line)
@@ -444,7 +453,7 @@ func (r *Report) modelLevel() *Table {
 			if len(rows) == 0 {
 				continue
 			}
-			line := append([]any{m, string(l)}, r.summary("ml/"+m+"/"+string(l), rows)...)
+			line := append([]any{m, string(l)}, r.summary(ModelLevelLabel(m, l), rows)...)
 			t.Rows = append(t.Rows, append(line, efficiency(rows)...))
 		}
 	}
@@ -556,11 +565,15 @@ func (r *Report) byDifficulty() *Table {
 	return t
 }
 
-// difficulties lists the difficulties the trials have, in order: the
-// benchmark's tiers, then synthesized artifacts' tiers.
+// Difficulties are the difficulty tiers in the order tables list them:
+// the benchmark's, easiest first, then synthesized artifacts'.
+var Difficulties = []string{"easy", "medium", "hard", "simple", "complex"}
+
+// difficulties lists the difficulties the trials have, in Difficulties'
+// order.
 func (r *Report) difficulties() []string {
 	var out []string
-	for _, d := range []string{"easy", "medium", "hard", "simple", "complex"} {
+	for _, d := range Difficulties {
 		if slices.ContainsFunc(r.rows, func(x row) bool { return x.difficulty == d }) {
 			out = append(out, d)
 		}

@@ -41,6 +41,17 @@ func Bootstrap(xs []float64, rng *rand.Rand) CI {
 	return ci
 }
 
+// Interval is the 95% interval the report gives the mean of xs under a
+// label: Bootstrap seeded from seed (0: Seed) and the label, so that the
+// same label and sample give the same interval wherever it is shown, in
+// the report's tables and plots or in granite view.
+func Interval(seed uint64, label string, xs []float64) CI {
+	if seed == 0 {
+		seed = Seed
+	}
+	return Bootstrap(xs, rngFor(seed, label))
+}
+
 // bootstrap also returns the sorted resample means.
 func bootstrap(xs []float64, rng *rand.Rand) (CI, []float64) {
 	ci := CI{Mean: mean(xs), N: len(xs)}

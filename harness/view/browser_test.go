@@ -234,3 +234,71 @@ func newLoopbackServer(t *testing.T, h http.Handler) string {
 }
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
+
+// overflowJS lists what sticks out at the current width: the page wider
+// than the window, the across-levels table past the right edge, and any
+// cell whose content is wider than the cell or reaches over its borders
+// into the neighbouring column.
+const overflowJS = `(() => {
+  const out = [];
+  const de = document.documentElement;
+  if (de.scrollWidth > de.clientWidth) out.push("page " + de.scrollWidth + " px wide in a " + de.clientWidth + " px window");
+  const table = document.querySelector("#across-levels");
+  const tr = table.getBoundingClientRect();
+  if (tr.right > de.clientWidth + 0.5) out.push("table ends at " + tr.right + " px, past " + de.clientWidth);
+  table.querySelectorAll("td, th").forEach((cell, i) => {
+    const c = cell.getBoundingClientRect();
+    const where = "cell " + i + " (" + cell.textContent.trim().slice(0, 40) + ")";
+    if (cell.scrollWidth > cell.clientWidth + 1) out.push(where + ": content " + cell.scrollWidth + " px in " + cell.clientWidth);
+    if (c.right > de.clientWidth + 0.5) out.push(where + ": ends at " + c.right + " px");
+    cell.querySelectorAll("*").forEach(el => {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && (r.right > c.right + 0.5 || r.left < c.left - 0.5)) out.push(where + ": <" + el.tagName.toLowerCase() + "> spans " + r.left + "-" + r.right + " px, the cell " + c.left + "-" + c.right);
+    });
+  });
+  return out;
+})()`
+
+// TestAcrossLevelsFits: at the widths a researcher's laptop has, the
+// across-levels page keeps every column on screen and every call's
+// arguments inside their own cell.
+func TestAcrossLevelsFits(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.bench)
+	srv := newLoopbackServer(t, mustView(t, f.bench))
+	ctx := browser(t)
+	// The scenario whose calls carry the longest arguments is the
+	// hardest to fit.
+	long, size := recs[0], 0
+	for _, r := range recs {
+		n := 0
+		for _, c := range r.Calls {
+			n = max(n, len(c.Arguments))
+		}
+		if r.Model == "fake:sloppy" && n > size {
+			long, size = r, n
+		}
+	}
+	for _, width := range []int64{1280, 1400} {
+		do(t, ctx, "open the scenario across levels", chromedp.EmulateViewport(width, 900),
+			chromedp.Navigate(srv+"/scenario?run=0&model="+urlQuery(long.Model)+"&scenario="+urlQuery(long.Scenario)),
+			chromedp.WaitVisible(chromedp.CSS("#across-levels")))
+		over, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](overflowJS))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shot(t, ctx, fmt.Sprintf("across-levels-%d", width))
+		for _, o := range over {
+			t.Errorf("at %d px: %s", width, o)
+		}
+	}
+}
+
+func mustView(t *testing.T, dirs ...string) *view.Viewer {
+	t.Helper()
+	v, err := view.New(dirs, view.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,12 +1,11 @@
 package view
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"html/template"
 	"io/fs"
 	"maps"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,36 +13,6 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 )
-
-// cell is one cell of a TC table: the share of passed trials among n.
-type cell struct {
-	N, Pass int
-	Link    string
-	Style   template.CSS
-}
-
-// TC is the cell's mean task completion.
-func (c cell) TC() float64 {
-	if c.N == 0 {
-		return math.NaN()
-	}
-	return float64(c.Pass) / float64(c.N)
-}
-
-// grid is a table of TC by some column (rows) and level (columns).
-type grid struct {
-	Title string
-	By    string
-	Cols  []string
-	Rows  []gridRow
-}
-
-type gridRow struct {
-	Name  string
-	Link  string
-	Cells []cell
-	All   cell
-}
 
 // countLink is a count of trials and the list of them.
 type countLink struct {
@@ -99,8 +68,9 @@ func (s folderSummary) Progress() float64 {
 	return float64(s.Done) / float64(s.Planned)
 }
 
-// summarize computes a folder's run page from its index alone.
-func summarize(run int, s snapshot) folderSummary {
+// summarize computes a folder's run page from its index alone, and the
+// intervals of its cells through cache.
+func summarize(run int, s snapshot, cache *intervals) folderSummary {
 	fs := folderSummary{Run: run, Dir: "", Manifest: s.manifest, Done: len(s.entries)}
 	base := Filter{Run: run}
 	link := func(f Filter) string { return "/trials?" + f.Values(0).Encode() }
@@ -112,62 +82,8 @@ func summarize(run int, s snapshot) folderSummary {
 		}
 	}
 	fs.Planned = max(fs.Planned, fs.Done)
-	byCol := func(title, by string, col func(*entry) string, set func(*Filter, string)) grid {
-		g := grid{Title: title, By: by}
-		usedLv := map[string]bool{}
-		cells := map[string]map[string]*cell{}
-		all := map[string]*cell{}
-		for k := range s.entries {
-			e := &s.entries[k]
-			name := col(e)
-			if cells[name] == nil {
-				cells[name], all[name] = map[string]*cell{}, &cell{}
-			}
-			c := cells[name][e.level]
-			if c == nil {
-				c = &cell{}
-				cells[name][e.level] = c
-			}
-			usedLv[e.level] = true
-			for _, c := range []*cell{c, all[name]} {
-				c.N++
-				if e.passed() {
-					c.Pass++
-				}
-			}
-		}
-		for _, l := range levels {
-			if usedLv[l] {
-				g.Cols = append(g.Cols, l)
-			}
-		}
-		for _, name := range slices.Sorted(maps.Keys(cells)) {
-			rf := base
-			set(&rf, name)
-			r := gridRow{Name: name, Link: link(rf), All: *all[name]}
-			r.All.Style, r.All.Link = heat(r.All.TC()), r.Link
-			for _, l := range g.Cols {
-				c := cell{}
-				if p := cells[name][l]; p != nil {
-					c = *p
-				}
-				cf := rf
-				cf.Level = l
-				if l == "" {
-					cf.Level = "-"
-				}
-				c.Link, c.Style = link(cf), heat(c.TC())
-				r.Cells = append(r.Cells, c)
-			}
-			g.Rows = append(g.Rows, r)
-		}
-		return g
-	}
-	fs.Heat = byCol("Task completion by model and level", "model", func(e *entry) string { return e.model }, func(f *Filter, v string) { f.Model = v })
-	fs.Tables = []grid{
-		byCol("By domain", "domain", func(e *entry) string { return e.domain }, func(f *Filter, v string) { f.Domain = v }),
-		byCol("By difficulty", "difficulty", func(e *entry) string { return e.difficulty }, func(f *Filter, v string) { f.Difficulty = v }),
-	}
+	grids := buildGrids(run, s, fs.Models, cache, heatGrid, domainGrid, difficultyGrid)
+	fs.Heat, fs.Tables = grids[0], grids[1:]
 	errs, stops := map[string]int{}, map[string]int{}
 	for k := range s.entries {
 		e := &s.entries[k]
@@ -236,7 +152,7 @@ func (v *Viewer) run(w http.ResponseWriter, _ *http.Request) {
 	snaps := v.snaps()
 	p := runPage{page: page{Title: "Run", State: stateOf(snaps), PollMS: v.o.Poll.Milliseconds(), Nav: "run"}}
 	for i, s := range snaps {
-		fs := summarize(i, s)
+		fs := summarize(i, s, &v.intervals)
 		fs.Dir = v.folders[i].Dir
 		p.Folders = append(p.Folders, fs)
 	}
@@ -265,7 +181,7 @@ func (v *Viewer) trials(w http.ResponseWriter, r *http.Request) {
 	p.Models = distinct(snaps, func(e *entry) string { return e.model })
 	p.Domains = distinct(snaps, func(e *entry) string { return e.domain })
 	p.Scenarios = distinct(snaps, func(e *entry) string { return e.scenario })
-	p.Difficulties = distinct(snaps, func(e *entry) string { return e.difficulty })
+	p.Difficulties = byDifficulty(distinct(snaps, func(e *entry) string { return e.difficulty }))
 	p.Stops = distinct(snaps, func(e *entry) string { return e.stop })
 	p.Errors = distinct(snaps, func(e *entry) string { return e.errClass })
 	for _, l := range levels {
@@ -286,7 +202,7 @@ func (v *Viewer) trials(w http.ResponseWriter, r *http.Request) {
 		p.Next = "/trials?" + f.Values(p.Page+2).Encode()
 	}
 	p.SortLinks = map[string]string{}
-	for _, k := range []string{"wall_s", "energy_j", "tool_calls"} {
+	for _, k := range sortKeys {
 		s := f
 		s.Desc = f.Sort == k && !f.Desc
 		s.Sort = k
@@ -326,6 +242,38 @@ type trialPage struct {
 	Aligned  []alignedView
 	Extra    []callView
 	Messages []results.Message
+	// Judged is set for an artifact trial: its assertions' outcomes by
+	// severity, what its TC is decided by in place of state, facts and
+	// changes, which an artifact has none of.
+	Judged []severityTally
+}
+
+// severityTally counts the assertions of one severity and those passed.
+type severityTally struct {
+	Severity  string
+	Passed, N int
+}
+
+// tallyAssertions counts verdicts by severity, blockers (which decide TC)
+// first, then warnings, then any other severity in name order.
+func tallyAssertions(vs []results.Verdict) []severityTally {
+	var out []severityTally
+	for _, v := range vs {
+		i := slices.IndexFunc(out, func(t severityTally) bool { return t.Severity == v.Severity })
+		if i < 0 {
+			out = append(out, severityTally{Severity: v.Severity})
+			i = len(out) - 1
+		}
+		out[i].N++
+		if v.Passed {
+			out[i].Passed++
+		}
+	}
+	rank := func(s string) int { return cmp.Or(slices.Index([]string{"blocker", "warning"}, s)+1, 3) }
+	slices.SortFunc(out, func(a, b severityTally) int {
+		return cmp.Or(cmp.Compare(rank(a.Severity), rank(b.Severity)), strings.Compare(a.Severity, b.Severity))
+	})
+	return out
 }
 
 // alignedView is a gold call and the calls paired with it.
@@ -353,6 +301,8 @@ func (v *Viewer) trial(w http.ResponseWriter, r *http.Request) {
 	p := trialPage{page: page{Title: rec.TrialID, Nav: "trial"}, Run: run, Dir: f.Dir, Rec: rec, Messages: rec.Messages}
 	if rec.Artifacts == "" {
 		p.Across = acrossLink(run, &entry{model: rec.Model, scenario: rec.Scenario, rep: rec.Repetition})
+	} else {
+		p.Judged = tallyAssertions(rec.Assertions)
 	}
 	for i, c := range rec.Calls {
 		p.Calls = append(p.Calls, callView{i + 1, c})
@@ -409,6 +359,33 @@ type scenarioPage struct {
 	Columns         []levelColumn
 	Steps           []int
 	Prompt          string
+	// Folders are the results folders the columns come from: more than
+	// one when the run's shards were given as several --results.
+	Folders []string
+}
+
+// sameRun lists the folders holding trials of folder run's run: itself
+// first, then every other whose run.json has its config hash, as the
+// shards of one run do (granite run --shard i/n, each into its own
+// folder), in the order given. A folder without run.json is its own run.
+func sameRun(snaps []snapshot, run int) []int {
+	out := []int{run}
+	m := snaps[run].manifest
+	if m == nil {
+		return out
+	}
+	for i, s := range snaps {
+		if i != run && s.manifest != nil && s.manifest.ConfigHash == m.ConfigHash {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// found is a trial of the across-levels page and the folder holding it.
+type found struct {
+	run int
+	e   *entry
 }
 
 func (v *Viewer) scenario(w http.ResponseWriter, r *http.Request) {
@@ -418,23 +395,32 @@ func (v *Viewer) scenario(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err.Error())
 		return
 	}
-	s := f.snap()
+	snaps := v.snaps()
 	p := scenarioPage{page: page{Title: q.Get("scenario") + " across levels", Nav: "scenario"}, Run: run, Model: q.Get("model"), Scenario: q.Get("scenario"), RepLinks: map[int]string{}}
 	p.Rep, _ = strconv.Atoi(q.Get("rep"))
-	byLevel := map[string]*entry{}
-	for k := range s.entries {
-		e := &s.entries[k]
-		if e.model != p.Model || e.scenario != p.Scenario || e.artifact {
-			continue
-		}
-		if !slices.Contains(p.Reps, e.rep) {
-			p.Reps = append(p.Reps, e.rep)
-			p.RepLinks[e.rep] = acrossLink(run, e)
-		}
-		if p.Rep == 0 || e.rep == p.Rep {
-			if old := byLevel[e.level]; old == nil || e.rep < old.rep {
-				byLevel[e.level] = e
+	byLevel := map[string]found{}
+	for _, i := range sameRun(snaps, run) {
+		used := false
+		for k := range snaps[i].entries {
+			e := &snaps[i].entries[k]
+			if e.model != p.Model || e.scenario != p.Scenario || e.artifact {
+				continue
 			}
+			used = true
+			if !slices.Contains(p.Reps, e.rep) {
+				p.Reps = append(p.Reps, e.rep)
+				p.RepLinks[e.rep] = acrossLink(run, e)
+			}
+			if p.Rep == 0 || e.rep == p.Rep {
+				// The first folder's trial wins a level, as the first
+				// record of a trial id does in a journal.
+				if old, ok := byLevel[e.level]; !ok || e.rep < old.e.rep {
+					byLevel[e.level] = found{i, e}
+				}
+			}
+		}
+		if used {
+			p.Folders = append(p.Folders, v.folders[i].Dir)
 		}
 	}
 	slices.Sort(p.Reps)
@@ -445,11 +431,12 @@ func (v *Viewer) scenario(w http.ResponseWriter, r *http.Request) {
 	steps := 0
 	for _, l := range levels[:4] {
 		col := levelColumn{Level: l}
-		if e := byLevel[l]; e != nil {
-			row := toRow(run, e)
+		if at, ok := byLevel[l]; ok {
+			e := at.e
+			row := toRow(at.run, e)
 			col.Row = &row
 			p.Rep = e.rep
-			rec, err := f.read(*e)
+			rec, err := v.folders[at.run].read(*e)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return

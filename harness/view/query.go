@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // levels are the columns of the level tables, coarsest last as in the
@@ -24,8 +25,9 @@ type Filter struct {
 	Outcome    string
 	ErrorClass string
 	StopReason string
-	// Sort is wall_s, energy_j, tool_calls (the record keys) or empty (the order of the journal);
-	// Desc reverses it.
+	// Sort is one of sortKeys (the record keys: trial_id, tc, tool_calls,
+	// wall_s, energy_j) or empty (the order of the journal); Desc reverses
+	// it.
 	Sort string
 	Desc bool
 	Page int
@@ -115,7 +117,17 @@ func selectRows(snaps []snapshot, f Filter) []row {
 			}
 		}
 	}
+	if f.Sort == "trial_id" {
+		slices.SortStableFunc(out, func(a, b row) int {
+			if f.Desc {
+				a, b = b, a
+			}
+			return strings.Compare(a.e.id, b.e.id)
+		})
+		return out
+	}
 	key := map[string]func(e *entry) (float64, bool){
+		"tc":         func(e *entry) (float64, bool) { return e.tc, e.scored },
 		"wall_s":     func(e *entry) (float64, bool) { return e.wallS, e.scored },
 		"energy_j":   func(e *entry) (float64, bool) { return e.energyJ, e.hasEnergy },
 		"tool_calls": func(e *entry) (float64, bool) { return float64(e.calls), e.scored },
@@ -139,3 +151,6 @@ func selectRows(snaps []snapshot, f Filter) []row {
 	})
 	return out
 }
+
+// sortKeys are the columns the trials page sorts by: the record keys.
+var sortKeys = []string{"trial_id", "tc", "tool_calls", "wall_s", "energy_j"}

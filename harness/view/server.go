@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -50,6 +51,8 @@ type Viewer struct {
 	o       Options
 	pages   map[string]*template.Template
 	handler http.Handler
+	// intervals are the Run page's TC intervals, kept between pages.
+	intervals intervals
 }
 
 // New returns a viewer of the folders, in the order given; each is
@@ -241,7 +244,14 @@ var funcs = template.FuncMap{
 		return out.String()
 	},
 	"compact": compact,
-	"add":     func(a, b int) int { return a + b },
+	// ci writes a TC interval in percent.
+	"ci": func(c report.CI) string {
+		if math.IsNaN(c.Lo) {
+			return ""
+		}
+		return fmt.Sprintf("%.0f–%.0f%%", 100*c.Lo, 100*c.Hi)
+	},
+	"add": func(a, b int) int { return a + b },
 	"levelName": func(l string) string {
 		if l == "" {
 			return "—"

@@ -2,10 +2,12 @@ package view_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/view"
 )
@@ -551,3 +555,323 @@ type cookieJar struct{ cookies []*http.Cookie }
 
 func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) { j.cookies = append(j.cookies, cs...) }
 func (j *cookieJar) Cookies(*url.URL) []*http.Cookie          { return j.cookies }
+
+var verdictLine = regexp.MustCompile(`(?s)<p class="verdict[^"]*">(.*?)</p>`)
+
+// TestArtifactVerdict: an artifact trial's verdict says what judged it,
+// its assertions by severity, and none of the state, facts and changes
+// flags a benchmark trial is judged by, which an artifact has none of.
+func TestArtifactVerdict(t *testing.T) {
+	f := testFixtures(t)
+	srv := serveView(t, view.Options{}, f.artifacts, f.bench)
+	verdict := func(run int, id string) string {
+		t.Helper()
+		m := verdictLine.FindStringSubmatch(html.UnescapeString(mustGet(t, srv, fmt.Sprintf("/trial?run=%d&id=%s", run, url.QueryEscape(id)))))
+		if m == nil {
+			t.Fatalf("%s: no verdict line", id)
+		}
+		return m[1]
+	}
+	judged := 0
+	for _, r := range readRecords(t, f.artifacts) {
+		line := verdict(0, r.TrialID)
+		for _, flag := range []string{"tc_strict", "state ", "facts ", "changes ", "store equal"} {
+			if strings.Contains(line, flag) {
+				t.Errorf("%s: the verdict shows %q, which does not apply to an artifact: %s", r.TrialID, flag, line)
+			}
+		}
+		n, ok := map[string]int{}, map[string]int{}
+		for _, a := range r.Assertions {
+			n[a.Severity]++
+			if a.Passed {
+				ok[a.Severity]++
+			}
+		}
+		for sev := range n {
+			if want := fmt.Sprintf("%ss <b>%d of %d</b> passed", sev, ok[sev], n[sev]); !strings.Contains(line, want) {
+				t.Errorf("%s: the verdict lacks %q: %s", r.TrialID, want, line)
+			}
+		}
+		if len(n) > 0 {
+			judged++
+		}
+		if !strings.Contains(line, "judged by its assertions") {
+			t.Errorf("%s: the verdict does not say what judged it: %s", r.TrialID, line)
+		}
+	}
+	if judged == 0 {
+		t.Fatal("no artifact trial has assertions")
+	}
+	bench := readRecords(t, f.bench)[0]
+	if line := verdict(1, bench.TrialID); !strings.Contains(line, "tc_strict") || !strings.Contains(line, "state ") || strings.Contains(line, "assertions") {
+		t.Errorf("a benchmark trial's verdict: %s", line)
+	}
+}
+
+var (
+	gridRowRE  = regexp.MustCompile(`<tr>(?:<th rowspan="(\d+)" class="model">([^<]*)</th>)?<th><a href="[^"]*">([^<]*)</a></th>(.*?)</tr>`)
+	gridCellRE = regexp.MustCompile(`title="(\d+) of (\d+) trials completed">\d+%</a> <small class="ci" title="95% bootstrap interval of TC">([^<]*)</small>`)
+)
+
+// gridLine is one row of a Run page table: its model (per-model tables),
+// its name, and each cell's passed, trials and interval, the last the
+// all-levels one.
+type gridLine struct {
+	model, name string
+	cells       [][3]string
+}
+
+// gridOf reads the Run page table whose rows are by the column by.
+func gridOf(t *testing.T, body, by string) []gridLine {
+	t.Helper()
+	start := strings.Index(body, `<table class="grid" data-by="`+by+`">`)
+	if start < 0 {
+		t.Fatalf("no table by %s", by)
+	}
+	table := body[start : start+strings.Index(body[start:], "</table>")]
+	var out []gridLine
+	model, left := "", 0
+	for _, m := range gridRowRE.FindAllStringSubmatch(table, -1) {
+		if m[1] != "" {
+			model = html.UnescapeString(m[2])
+			fmt.Sscan(m[1], &left)
+		}
+		if left--; left < 0 {
+			model = ""
+		}
+		l := gridLine{model: model, name: html.UnescapeString(m[3])}
+		for _, c := range gridCellRE.FindAllStringSubmatch(m[4], -1) {
+			l.cells = append(l.cells, [3]string{c[1], c[2], c[3]})
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		t.Fatalf("table by %s has no rows", by)
+	}
+	return out
+}
+
+// TestRunTablesPerModel: the by-domain and by-difficulty tables have a
+// row per model and value, so that an agent that always completes and one
+// that never does are not averaged into a 50% that is neither; each cell
+// carries its 95% interval, and difficulties come easiest first.
+func TestRunTablesPerModel(t *testing.T) {
+	f := testFixtures(t)
+	for _, dir := range []string{f.artifacts, f.bench} {
+		recs := readRecords(t, dir)
+		srv := serveView(t, view.Options{}, dir)
+		body := mustGet(t, srv, "/")
+		for _, c := range []struct {
+			by  string
+			col func(r *results.Record) string
+		}{{"domain", func(r *results.Record) string { return r.Domain }}, {"difficulty", func(r *results.Record) string { return r.Difficulty }}} {
+			type key struct{ model, name string }
+			n, pass := map[key]int{}, map[key]int{}
+			for _, r := range recs {
+				k := key{r.Model, c.col(&r)}
+				n[k]++
+				if passed(&r) {
+					pass[k]++
+				}
+			}
+			rows := gridOf(t, body, c.by)
+			if len(rows) != len(n) {
+				t.Errorf("%s: table by %s has %d rows, want one per model and %s: %d", dir, c.by, len(rows), c.by, len(n))
+			}
+			rank := map[string]int{"easy": 1, "medium": 2, "hard": 3}
+			for i, row := range rows {
+				k := key{row.model, row.name}
+				if n[k] == 0 {
+					t.Errorf("%s: row %s · %s holds no trial", c.by, row.model, row.name)
+					continue
+				}
+				all := row.cells[len(row.cells)-1]
+				if want := [2]string{fmt.Sprint(pass[k]), fmt.Sprint(n[k])}; all[0] != want[0] || all[1] != want[1] {
+					t.Errorf("%s: %s · %s shows %s of %s completed, want %s of %s", c.by, row.model, row.name, all[0], all[1], want[0], want[1])
+				}
+				if !regexp.MustCompile(`^\d+–\d+%$`).MatchString(all[2]) {
+					t.Errorf("%s: %s · %s has no interval: %q", c.by, row.model, row.name, all[2])
+				}
+				if c.by == "difficulty" && i > 0 && rows[i-1].model == row.model && rank[rows[i-1].name] > rank[row.name] {
+					t.Errorf("difficulty %s listed after %s", row.name, rows[i-1].name)
+				}
+			}
+		}
+	}
+	// The trials page offers the difficulties in the same order.
+	opts := regexp.MustCompile(`<option(?: selected)?>(easy|medium|hard)</option>`).FindAllStringSubmatch(mustGet(t, serveView(t, view.Options{}, f.bench), "/trials"), -1)
+	if len(opts) != 3 || opts[0][1] != "easy" || opts[1][1] != "medium" || opts[2][1] != "hard" {
+		t.Errorf("the difficulty filter offers %v, want easy, medium, hard", opts)
+	}
+	// The artifact run mixes the oracle, which completes every task, and
+	// the silent agent, which completes few: each has its own row.
+	body := mustGet(t, serveView(t, view.Options{}, f.artifacts), "/")
+	models := map[string]bool{}
+	for _, row := range gridOf(t, body, "domain") {
+		all := row.cells[len(row.cells)-1]
+		models[row.model] = true
+		if row.model == harness.Oracle && all[0] != all[1] || row.model == harness.Silent && all[0] == all[1] {
+			t.Errorf("%s on %s: %s of %s completed", row.model, row.name, all[0], all[1])
+		}
+	}
+	if !models[harness.Oracle] || !models[harness.Silent] {
+		t.Errorf("the by-domain table's models: %v", models)
+	}
+}
+
+// TestHeatMapIntervalsAreTheReports: the Run page's model × level cells
+// show the intervals of granite report's model_level table, and its
+// all-levels cells those of its overall table: one bootstrap, one answer.
+func TestHeatMapIntervalsAreTheReports(t *testing.T) {
+	f := testFixtures(t)
+	res, err := report.Load(f.bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := report.Build(res, 0)
+	want := map[string]string{}
+	pctCI := func(lo, hi any) string { return fmt.Sprintf("%.0f–%.0f%%", 100*lo.(float64), 100*hi.(float64)) }
+	ml, overall := rep.Table("model_level"), rep.Table("overall")
+	at := func(t *report.Table, name string) int { return slices.Index(t.Header, name) }
+	for _, row := range ml.Rows {
+		want[row[0].(string)+"/"+row[1].(string)] = pctCI(row[at(ml, "tc_lo")], row[at(ml, "tc_hi")])
+	}
+	for _, row := range overall.Rows {
+		want[row[0].(string)+"/all"] = pctCI(row[at(overall, "tc_lo")], row[at(overall, "tc_hi")])
+	}
+	body := mustGet(t, serveView(t, view.Options{}, f.bench), "/")
+	levels := regexp.MustCompile(`<th>(L\d)</th>`).FindAllStringSubmatch(body[strings.Index(body, `data-by="model"`):], 4)
+	checked := 0
+	for _, row := range gridOf(t, body, "model") {
+		for i, c := range row.cells {
+			lv := "all"
+			if i < len(levels) {
+				lv = levels[i][1]
+			}
+			if w := want[row.name+"/"+lv]; c[2] != w {
+				t.Errorf("%s at %s: interval %s, the report's %s", row.name, lv, c[2], w)
+			}
+			checked++
+		}
+	}
+	if checked != len(want) {
+		t.Errorf("checked %d cells, the report has %d", checked, len(want))
+	}
+}
+
+// TestSortByIDAndTC: the list sorts by trial id (by name) and by TC (the
+// unscored last), both ways, across pages, ties in the journal's order;
+// the column heads link to those orders.
+func TestSortByIDAndTC(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthetic(t, dir, 3, 250)
+	recs := readRecords(t, dir)
+	srv := serveView(t, view.Options{}, dir)
+	for _, c := range []struct {
+		sort string
+		less func(a, b *results.Record) int
+	}{
+		{"trial_id", func(a, b *results.Record) int { return strings.Compare(a.TrialID, b.TrialID) }},
+		{"tc", func(a, b *results.Record) int { return cmp.Compare(a.Metrics.TC, b.Metrics.TC) }},
+	} {
+		for _, desc := range []bool{false, true} {
+			sorted := slices.Clone(recs)
+			slices.SortStableFunc(sorted, func(a, b results.Record) int {
+				if desc {
+					return c.less(&b, &a)
+				}
+				return c.less(&a, &b)
+			})
+			var want, got []string
+			for _, r := range sorted {
+				want = append(want, r.TrialID)
+			}
+			q := url.Values{"sort": {c.sort}}
+			if desc {
+				q.Set("order", "desc")
+			}
+			for page := 1; ; page++ {
+				q.Set("page", fmt.Sprint(page))
+				body := mustGet(t, srv, "/trials?"+q.Encode())
+				got = append(got, listed(body)...)
+				if !strings.Contains(body, `id="next"`) {
+					break
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sort %s desc=%v: pages list %d trials, not the %d in order", c.sort, desc, len(got), len(want))
+			}
+		}
+	}
+	body := html.UnescapeString(mustGet(t, srv, "/trials"))
+	for id, key := range map[string]string{"sort-id": "trial_id", "sort-tc": "tc"} {
+		if !strings.Contains(body, `href="/trials?sort=`+key+`" id="`+id+`"`) {
+			t.Errorf("no column head %s sorting by %s", id, key)
+		}
+	}
+	if body := html.UnescapeString(mustGet(t, srv, "/trials?sort=tc")); !strings.Contains(body, `href="/trials?order=desc&sort=tc" id="sort-tc"`) {
+		t.Error("the TC head of a list sorted by TC does not reverse it")
+	}
+}
+
+// TestScenarioAcrossShards: a run's shards given as several --results
+// fill one across-levels page, each level's trial linked in the folder
+// that holds it; a folder of another run is left out.
+func TestScenarioAcrossShards(t *testing.T) {
+	f := testFixtures(t)
+	recs := readRecords(t, f.bench)
+	man, err := results.ReadManifest(f.bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := []string{t.TempDir(), t.TempDir()}
+	lines := readLines(t, f.bench)
+	for i, dir := range shards {
+		m := *man
+		m.Shard = fmt.Sprintf("%d/2", i)
+		if err := results.WriteManifest(dir, &m); err != nil {
+			t.Fatal(err)
+		}
+		var part []byte
+		for k, r := range recs {
+			if r.Index%2 == i {
+				part = append(part, lines[k]...)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, results.TrialsFile), part, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := failedL1(t, recs)
+	home := map[string]int{} // level -> the shard holding the target's trial
+	for _, r := range recs {
+		if r.Model == target.Model && r.Scenario == target.Scenario {
+			home[string(r.Level)] = r.Index % 2
+		}
+	}
+	if !slices.Contains(slices.Collect(maps.Values(home)), 0) || !slices.Contains(slices.Collect(maps.Values(home)), 1) {
+		t.Fatalf("the scenario's levels are all in one shard (%v): the test proves nothing", home)
+	}
+	srv := serveView(t, view.Options{}, shards[0], f.artifacts, shards[1])
+	body := mustGet(t, srv, "/scenario?run=0&model="+url.QueryEscape(target.Model)+"&scenario="+url.QueryEscape(target.Scenario))
+	for _, r := range recs {
+		if r.Model != target.Model || r.Scenario != target.Scenario {
+			continue
+		}
+		run := map[int]int{0: 0, 1: 2}[home[string(r.Level)]] // the artifacts folder is run 1
+		if link := html.EscapeString("/trial?id=" + url.QueryEscape(r.TrialID) + "&run=" + fmt.Sprint(run)); !strings.Contains(body, link) {
+			t.Errorf("%s: no link to it in folder %d", r.TrialID, run)
+		}
+	}
+	if strings.Contains(body, "<i>no trial</i>") {
+		t.Error("a level shows no trial though a shard holds it")
+	}
+	if want := "from the shards " + shards[0] + ", " + shards[1]; !strings.Contains(body, want) || strings.Contains(body, f.artifacts) {
+		t.Errorf("the page does not say it combines the shards, or names another run's folder: %s", want)
+	}
+	// One shard alone shows its own levels and no others.
+	alone := mustGet(t, serveView(t, view.Options{}, shards[0]), "/scenario?run=0&model="+url.QueryEscape(target.Model)+"&scenario="+url.QueryEscape(target.Scenario))
+	if !strings.Contains(alone, "<i>no trial</i>") {
+		t.Error("one shard alone fills every level")
+	}
+}
