@@ -19,7 +19,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/view"
@@ -710,11 +710,11 @@ func TestRunTablesPerModel(t *testing.T) {
 	for _, row := range gridOf(t, body, "domain") {
 		all := row.cells[len(row.cells)-1]
 		models[row.model] = true
-		if row.model == harness.Oracle && all[0] != all[1] || row.model == harness.Silent && all[0] == all[1] {
+		if row.model == agent.Oracle && all[0] != all[1] || row.model == agent.Silent && all[0] == all[1] {
 			t.Errorf("%s on %s: %s of %s completed", row.model, row.name, all[0], all[1])
 		}
 	}
-	if !models[harness.Oracle] || !models[harness.Silent] {
+	if !models[agent.Oracle] || !models[agent.Silent] {
 		t.Errorf("the by-domain table's models: %v", models)
 	}
 }
