@@ -156,9 +156,20 @@ func TestCheckoutDrift(t *testing.T) {
 	for _, cmd := range []string{"validate", "verify"} {
 		var out, errb bytes.Buffer
 		run(context.Background(), []string{cmd, "--domain", first}[:map[string]int{"validate": 1, "verify": 3}[cmd]], &out, &errb)
-		want := "granite " + cmd + ": ./specs differs from the specs built into this binary (" + first + "/domain.yaml changed, zz/scenarios.yaml new); run make build to rebuild bin/granite, or pass --specs specs\n"
+		fix := map[string]string{"validate": "run make build to rebuild bin/granite, or pass --specs specs",
+			"verify": "verify executes the generated code built into this binary, so run go generate ./... and make build"}[cmd]
+		want := "granite " + cmd + ": ./specs differs from the specs built into this binary (" + first + "/domain.yaml changed, zz/scenarios.yaml new); " + fix + "\n"
 		if !strings.HasPrefix(errb.String(), want) {
 			t.Errorf("granite %s: stderr %q; want it to start with %q", cmd, errb.String(), want)
+		}
+	}
+	// With --specs specs the hint is never to pass it: validate reads the
+	// folder and says nothing; verify still runs the binary's generated code.
+	for cmd, want := range map[string]string{"validate": "", "verify": "so run go generate ./... and make build\n"} {
+		var out, errb bytes.Buffer
+		run(context.Background(), []string{cmd, "--specs", "specs", "--domain", first}[:map[string]int{"validate": 3, "verify": 5}[cmd]], &out, &errb)
+		if got := errb.String(); strings.Contains(got, "pass --specs specs") || want != "" && !strings.Contains(got, want) || want == "" && strings.Contains(got, "differs") {
+			t.Errorf("granite %s --specs specs: stderr %q; want %q", cmd, got, want)
 		}
 	}
 	// An unchanged copy says nothing.

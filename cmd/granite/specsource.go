@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -63,23 +64,34 @@ func count(n int, noun string) string {
 // checkoutDrift says, in one line, when the working directory is a
 // checkout whose specs/ folder differs from the specs built into this
 // binary, so that a user who just edited a spec knows that the binary
-// still checks the old one; "" when there is no such folder or no
-// difference.
-func checkoutDrift(cmd string) string {
+// still checks the old one, and names exactly what to run; "" when there
+// is no such folder or no difference that matters. validate reads what
+// --specs names, so only a run without it drifts. verify reads scenarios
+// from --specs but executes the generated code it was built with, so a
+// changed domain.yaml needs go generate and a rebuild whatever --specs
+// says, and changed scenarios only a run without --specs.
+func checkoutDrift(cmd, specsDir string) string {
 	st, err := os.Stat("specs")
 	if err != nil || !st.IsDir() {
 		return ""
 	}
 	diff := specsDiff(os.DirFS("specs"), specs.FS)
-	if len(diff) == 0 {
+	var fix string
+	switch {
+	case len(diff) == 0:
 		return ""
+	case cmd == "verify" && slices.ContainsFunc(diff, func(d string) bool { return strings.Contains(d, "/domain.yaml ") }):
+		fix = "verify executes the generated code built into this binary, so run go generate ./... and make build"
+	case specsDir != "":
+		return "" // the folder given is what is checked
+	default:
+		fix = "run make build to rebuild bin/granite, or pass --specs specs"
 	}
 	shown := diff
 	if len(shown) > 3 {
 		shown = append(shown[:3:3], fmt.Sprintf("%d more", len(diff)-3))
 	}
-	return fmt.Sprintf("granite %s: ./specs differs from the specs built into this binary (%s); run make build to rebuild bin/granite, or pass --specs specs",
-		cmd, strings.Join(shown, ", "))
+	return fmt.Sprintf("granite %s: ./specs differs from the specs built into this binary (%s); %s", cmd, strings.Join(shown, ", "), fix)
 }
 
 // specsDiff lists the embedded spec files that differ between two specs

@@ -17,10 +17,8 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
-	if *dir == "" {
-		if msg := checkoutDrift("validate"); msg != "" {
-			fmt.Fprintln(stderr, msg)
-		}
+	if msg := checkoutDrift("validate", *dir); msg != "" {
+		fmt.Fprintln(stderr, msg)
 	}
 	spec, where, code := loadSpecs("validate", *dir, stderr)
 	if spec == nil {

@@ -29,7 +29,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// The generated code is always the binary's, so a checkout's specs/
 	// newer than the binary matters here even with --specs.
-	if msg := checkoutDrift("verify"); msg != "" {
+	if msg := checkoutDrift("verify", *dir); msg != "" {
 		fmt.Fprintln(stderr, msg)
 	}
 	spec, _, code := loadSpecs("verify", *dir, stderr)
