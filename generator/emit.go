@@ -20,6 +20,7 @@ const Module = "github.com/mcpgranite/granite"
 
 const (
 	runtimePkg = Module + "/internal/mcpdomain"
+	levelPkg   = Module + "/internal/level"
 	serverPkg  = "github.com/mark3labs/mcp-go/server"
 )
 
@@ -40,6 +41,7 @@ func newFile(path, name, source string) *jen.File {
 	f := jen.NewFilePathName(path, name)
 	f.HeaderComment(header(source))
 	f.ImportName(runtimePkg, "mcpdomain")
+	f.ImportName(levelPkg, "level")
 	f.ImportName(serverPkg, "server")
 	return f
 }

@@ -29,7 +29,7 @@ func emitSchemas(f *jen.File, d *speclang.Domain) {
 			if sharesOpSchema(t) {
 				continue
 			}
-			f.Comment(doc(fmt.Sprintf("%s is the JSON Schema of %s tool %s: the action and the union of its operations' arguments.", toolSchema(lv, t), lv.Name, t.Name)))
+			f.Comment(doc(fmt.Sprintf("%s is the JSON Schema of %s tool %s: the action and the union of its operations' arguments.", toolSchema(lv, t), lv.Level, t.Name)))
 			f.Const().Id(toolSchema(lv, t)).Op("=").Add(rawString(t.Schema))
 			f.Line()
 		}
@@ -46,11 +46,11 @@ func sharesOpSchema(t *speclang.Tool) bool {
 }
 
 // toolSchema names the constant holding a tool's input schema.
-func toolSchema(lv *speclang.Level, t *speclang.Tool) string {
+func toolSchema(lv *speclang.LevelTools, t *speclang.Tool) string {
 	if sharesOpSchema(t) {
 		return opSchema(t.Operations[0])
 	}
-	return lowerFirst(lv.Name+t.GoName) + "Schema"
+	return lowerFirst(string(lv.Level)+t.GoName) + "Schema"
 }
 
 // rawString renders s as a raw (backtick) string literal, which shows JSON

@@ -70,8 +70,8 @@ func optText(s string) jen.Code {
 
 // toolsVar:
 //
-//	var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-//		mcpdomain.L4: {{Level: mcpdomain.L4, Name: "get_lamp", ..., InputSchema: getLampSchema, ...}},
+//	var Tools = map[level.Level][]*mcpdomain.Tool{
+//		level.L4: {{Level: level.L4, Name: "get_lamp", ..., InputSchema: getLampSchema, ...}},
 //	}
 func toolsVar(d *speclang.Domain) jen.Code {
 	var tools []jen.Code
@@ -79,32 +79,32 @@ func toolsVar(d *speclang.Domain) jen.Code {
 		var vals []jen.Code
 		for _, t := range lv.Tools {
 			vals = append(vals, jen.Line().Add(keyed(true,
-				kv{"Level", jen.Qual(runtimePkg, lv.Name)},
+				kv{"Level", jen.Qual(levelPkg, string(lv.Level))},
 				kv{"Name", jen.Lit(t.Name)},
 				kv{"Description", optText(t.Description)},
 				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
 				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").Values(opList(t.Operations)...)},
 			)))
 		}
-		tools = append(tools, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Values(append(vals, jen.Line())...))
+		tools = append(tools, jen.Line().Qual(levelPkg, string(lv.Level)).Op(":").Values(append(vals, jen.Line())...))
 	}
 	return jen.Comment("Tools holds each level's tools with the schemas the model sees.").Line().
-		Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+		Var().Id("Tools").Op("=").Map(jen.Qual(levelPkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
 }
 
 // newServerFunc:
 //
-//	func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-//		tools, ok := Tools[level]
+//	func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+//		tools, ok := Tools[lv]
 //		...
 //		mcpdomain.Register(s, tools, st)
 //		return s, nil
 //	}
 func newServerFunc(d *speclang.Domain) jen.Code {
 	return jen.Comment("NewServer returns an MCP server that exposes st at the given level.").Line().
-		Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
-		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("level")),
-		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("level")))),
+		Func().Id("NewServer").Params(jen.Id("lv").Qual(levelPkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
+		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("lv")),
+		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("lv")))),
 		jen.Id("s").Op(":=").Qual(serverPkg, "NewMCPServer").Call(list(len(d.Description)+100, []jen.Code{
 			jen.Lit("granite-" + d.Name), jen.Lit("1.0.0"),
 			jen.Qual(serverPkg, "WithToolCapabilities").Call(jen.False()),
@@ -118,7 +118,7 @@ func newServerFunc(d *speclang.Domain) jen.Code {
 
 // domainVar:
 //
-//	var Domain = mcpdomain.NewDomain(mcpdomain.Domain{Name: "tiny", ...}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {...})
+//	var Domain = mcpdomain.NewDomain(mcpdomain.Domain{Name: "tiny", ...}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {...})
 func domainVar(d *speclang.Domain) jen.Code {
 	return jen.Commentf("Domain is the registry entry of %s.", d.Name).Line().
 		Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
@@ -132,10 +132,10 @@ func domainVar(d *speclang.Domain) jen.Code {
 			kv{"NewStore", jen.Func().Params().Qual(runtimePkg, "Store").Block(
 				jen.Return(jen.Id("NewStore").Call()))},
 		)),
-		jen.Func().Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Qual(runtimePkg, "Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
+		jen.Func().Params(jen.Id("lv").Qual(levelPkg, "Level"), jen.Id("st").Qual(runtimePkg, "Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("st").Assert(jen.Op("*").Id("Store")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": store is %T, want *"+d.Name+".Store"), jen.Id("st")))),
-			jen.Return(jen.Id("NewServer").Call(jen.Id("level"), jen.Id("s"))),
+			jen.Return(jen.Id("NewServer").Call(jen.Id("lv"), jen.Id("s"))),
 		),
 	)
 }

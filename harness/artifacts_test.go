@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -69,7 +70,7 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 		tools   []scenarios.Tool
 		sidecar bool
 	}{
-		{"generated domain", "domain:" + rt.Name + "/L2", scenarios.FromDomain(rt, mcpdomain.L2), false},
+		{"generated domain", "domain:" + rt.Name + "/L2", scenarios.FromDomain(rt, level.L2), false},
 		{"external tools", "tools:public_style_tools.json", scenarios.Listed(external), true},
 	} {
 		t.Run(src.name, func(t *testing.T) {
@@ -223,21 +224,21 @@ func multiTurn(t *testing.T, spec *speclang.Spec, rt *mcpdomain.Domain) scenario
 	t.Helper()
 	var longest *speclang.Scenario
 	for _, s := range spec.Domains[0].Scenarios {
-		if longest == nil || len(s.Gold[mcpdomain.L4]) > len(longest.Gold[mcpdomain.L4]) {
+		if longest == nil || len(s.Gold[level.L4]) > len(longest.Gold[level.L4]) {
 			longest = s
 		}
 	}
 	a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "two-turns", Source: "domain:" + rt.Name + "/L4", Tier: "complex",
 		Turns:      []scenarios.Turn{{Prompt: "first: " + longest.Prompt, Calls: []int{0}}, {Prompt: "then the rest"}},
 		Provenance: scenarios.Provenance{Backend: "ollama", Model: "m", Stage: "multi-turn"}}
-	for _, g := range longest.Gold[mcpdomain.L4] {
+	for _, g := range longest.Gold[level.L4] {
 		a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: g.Tool, Arguments: g.JSON(), Reason: "gold"})
 		a.Assertions = append(a.Assertions, scenarios.Assertion{Kind: "tool_call", Tool: g.Tool, Arguments: g.JSON(), Severity: "blocker", Note: "gold"})
 	}
 	for i := 1; i < len(a.ExpectedCalls); i++ {
 		a.Turns[1].Calls = append(a.Turns[1].Calls, i)
 	}
-	a.MockOutputs = scenarios.Executor(rt, mcpdomain.L4)(a.ExpectedCalls)
+	a.MockOutputs = scenarios.Executor(rt, level.L4)(a.ExpectedCalls)
 	return a
 }
 
@@ -335,7 +336,7 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 func TestArtifactRunsShardAndResume(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	rt, _ := lookup(spec.Domains[0].Name)
-	arts, err := scenarios.Offline("domain:"+rt.Name+"/L4", scenarios.FromDomain(rt, mcpdomain.L4), 0)
+	arts, err := scenarios.Offline("domain:"+rt.Name+"/L4", scenarios.FromDomain(rt, level.L4), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +482,7 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 	if len(lost) == 0 {
 		t.Fatal("the tiny domain's tools lose no keyword; the test needs some")
 	}
-	for _, l := range mcpdomain.Levels {
+	for _, l := range level.Levels {
 		key := rt.Name + "/" + string(l)
 		if want := ToolLoss(rt.Tools[l]); len(want) > 0 && !reflect.DeepEqual(lost[key], want) || len(want) == 0 && lost[key] != nil {
 			t.Errorf("%s: %v, want %v", l, lost[key], want)

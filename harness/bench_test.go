@@ -14,7 +14,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai"
@@ -60,7 +60,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	f := ollamatest.NewServer(b, []string{"fake:gold"}, goldModel(spec, lookup))
 	cfg := testConfig("turns", f.URL, "fake:gold")
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
-	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
+	cfg.Granularities = []level.Level{level.L1}
 	d := spec.Domain(tiny.Domain.Name)
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
@@ -69,7 +69,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 		b.Fatal(err)
 	}
 	a := &ollamaAgent{client: c, model: "fake:gold", cfg: cfg, tools: map[string]api.Tools{}}
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // BenchmarkArtifactOracle plays offline artifacts of every generated
@@ -80,7 +80,7 @@ func BenchmarkArtifactOracle(b *testing.B) {
 	spec := loadSpec(b)
 	var arts []scenarios.Artifact
 	for _, d := range gen.Domains {
-		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, mcpdomain.L4), 0)
+		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, level.L4), 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -105,13 +105,13 @@ func BenchmarkArtifactOracle(b *testing.B) {
 // reply, then the tool results as the answer.
 func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
 	byPrompt := map[string]*speclang.Scenario{}
-	levelOf := map[string]mcpdomain.Level{}
+	levelOf := map[string]level.Level{}
 	for _, d := range spec.Domains {
 		rt, _ := lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
 		}
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			var names []string
 			for _, t := range rt.Tools[l] {
 				names = append(names, t.Name)
@@ -141,12 +141,12 @@ func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	f := openaitest.NewServer(b, []string{"fake:gold"}, viaOpenAI(goldPlay(spec, lookup)))
 	cfg := openaiConfig("turns", f.URL, "fake:gold")
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
-	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
+	cfg.Granularities = []level.Level{level.L1}
 	d := spec.Domain(tiny.Domain.Name)
 	rt, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := &openaiAgent{client: openai.New(f.URL, "", nil), entry: cfg.Models[0], cfg: cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // parallelOneRate is the trials per second of parallel 1, which the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -154,7 +154,7 @@ func readConfig(name string) (string, []byte, error) {
 // defaults fills the documented defaults.
 func defaults(c *results.Config) {
 	if len(c.Granularities) == 0 && c.Artifacts == "" {
-		c.Granularities = slices.Clone(mcpdomain.Levels)
+		c.Granularities = slices.Clone(level.Levels)
 	}
 	if c.Repetitions == 0 {
 		c.Repetitions = 1

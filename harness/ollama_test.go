@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -59,7 +59,7 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 			f := ollamatest.NewServer(t, []string{"m"}, func(req ollamatest.Request, _ int) ollamatest.Step { return c.script(req) })
 			cfg := testConfig("errors", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+			cfg.Granularities = []level.Level{level.L4}
 			if c.multiTurn {
 				cfg = artifactConfig(arts, f.URL, "m")
 			}
@@ -111,7 +111,7 @@ func TestOllamaToolCallParseError(t *testing.T) {
 			})
 			cfg := testConfig("parse", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+			cfg.Granularities = []level.Level{level.L4}
 			cfg.Stream = &c.stream
 			// A retried parse error would run until this deadline, and
 			// end as a timeout.

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -32,12 +33,12 @@ import (
 // RecordTo), so that a killed server loses none of the calls it answered;
 // a whole-file recording (WriteFile, and the corpus) reads as well.
 type Recording struct {
-	Domain    string          `json:"domain"`
-	Level     mcpdomain.Level `json:"level"`
-	Scenario  string          `json:"scenario"`
-	Prompt    string          `json:"prompt"`
-	StartedAt string          `json:"started_at"`
-	EndedAt   string          `json:"ended_at"`
+	Domain    string      `json:"domain"`
+	Level     level.Level `json:"level"`
+	Scenario  string      `json:"scenario"`
+	Prompt    string      `json:"prompt"`
+	StartedAt string      `json:"started_at"`
+	EndedAt   string      `json:"ended_at"`
 	// Calls are classed as a trial's calls are; Sessions counts the
 	// sessions that called a tool.
 	Calls    []results.Call `json:"calls"`
@@ -68,7 +69,7 @@ type Recorder struct {
 
 // NewRecorder prepares the recording of scenario id (which names its
 // domain) at a level.
-func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdomain.Level) (*Recorder, error) {
+func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level level.Level) (*Recorder, error) {
 	t, err := scenarioByID(spec, lookup, id, level)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdo
 }
 
 // scenarioByID finds a scenario by id, in the domain its id names.
-func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdomain.Level) (*scenarioTask, error) {
+func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level level.Level) (*scenarioTask, error) {
 	name, _, _ := strings.Cut(id, "-")
 	d := spec.Domain(name)
 	if d == nil {
@@ -153,7 +154,7 @@ const recordingFormat = "granite-recording-log/1"
 type logHeader struct {
 	Format    string          `json:"format"`
 	Domain    string          `json:"domain"`
-	Level     mcpdomain.Level `json:"level"`
+	Level     level.Level     `json:"level"`
 	Scenario  string          `json:"scenario"`
 	Prompt    string          `json:"prompt"`
 	StartedAt string          `json:"started_at"`

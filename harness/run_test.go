@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -125,7 +126,7 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 		cfg := testConfig("gold", f.URL, "fake:gold")
 		cfg.Stream = &stream
 		if !stream {
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L2} // the other mode once over
+			cfg.Granularities = []level.Level{level.L2} // the other mode once over
 		}
 		recs, err := runTrials(t, cfg, spec, gen.Lookup)
 		if err != nil {
@@ -300,7 +301,7 @@ func TestOllamaFaults(t *testing.T) {
 			f := ollamatest.NewServer(t, []string{"fake:1"}, func(req ollamatest.Request, _ int) ollamatest.Step { return c.script(&n, req) })
 			cfg := testConfig("faults", f.URL, "fake:1")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+			cfg.Granularities = []level.Level{level.L4}
 			if c.timeout > 0 {
 				cfg.AgentTimeoutSeconds = c.timeout
 			}

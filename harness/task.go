@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -51,7 +52,7 @@ type Task interface {
 type scenarioTask struct {
 	domain   *speclang.Domain
 	rt       *mcpdomain.Domain
-	level    mcpdomain.Level
+	level    level.Level
 	scenario *speclang.Scenario
 	// golds is shared by the tasks of one plan: a scenario's right final
 	// stores are computed once, whatever the level, repetition or model.
@@ -166,7 +167,7 @@ type artifactTask struct {
 	set *ArtifactSet
 	// level is the artifact's when it came from a generated domain, else
 	// empty.
-	level mcpdomain.Level
+	level level.Level
 }
 
 func (t *artifactTask) identify(rec *results.Record) {

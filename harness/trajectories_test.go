@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -138,7 +139,7 @@ func BenchmarkScore1000Calls(b *testing.B) {
 	rt, _ := gen.Lookup(d.Name)
 	var s *speclang.Scenario
 	for _, c := range d.Scenarios {
-		if s == nil || len(c.Gold[mcpdomain.L4]) > len(s.Gold[mcpdomain.L4]) {
+		if s == nil || len(c.Gold[level.L4]) > len(s.Gold[level.L4]) {
 			s = c
 		}
 	}
@@ -175,14 +176,14 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := serve.Open(ctx, rt, mcpdomain.L4)
+	sess, err := serve.Open(ctx, rt, level.L4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
 	rec := &results.Record{StopReason: results.StopAnswer}
 	var outputs []string
-	for _, c := range s.Gold[mcpdomain.L4] {
+	for _, c := range s.Gold[level.L4] {
 		args := map[string]any{}
 		for k, v := range c.Args {
 			if !slices.Contains(c.Optional, k) {
@@ -198,5 +199,5 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 		outputs = append(outputs, res.Text)
 	}
 	rec.FinalAnswer = strings.Join(outputs, "\n")
-	return score.NewGold(d, s, mcpdomain.L4, rt, rights), rec, sess.Store.Snapshot()
+	return score.NewGold(d, s, level.L4, rt, rights), rec, sess.Store.Snapshot()
 }

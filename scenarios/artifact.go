@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -218,10 +218,10 @@ func ToolsFile(artifacts string) string {
 
 // DomainSource reads an artifact source of the form domain:<name>/<level>,
 // which granite synth gives artifacts of a generated domain.
-func DomainSource(source string) (domain string, level mcpdomain.Level, ok bool) {
+func DomainSource(source string) (domain string, lv level.Level, ok bool) {
 	rest, ok := strings.CutPrefix(source, "domain:")
-	name, lv, ok2 := strings.Cut(rest, "/")
-	l, err := mcpdomain.ParseLevel(lv)
+	name, at, ok2 := strings.Cut(rest, "/")
+	l, err := level.Parse(at)
 	if !ok || !ok2 || err != nil || name == "" {
 		return "", "", false
 	}

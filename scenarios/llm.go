@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
@@ -267,14 +268,14 @@ func leastUsed(tools []Tool, used map[string]int, n int) []string {
 // Executor runs a scenario's calls in order on one fresh store of a
 // generated domain at a level: outputs that are real and consistent
 // across calls (grounding: executed).
-func Executor(d *mcpdomain.Domain, level mcpdomain.Level) func([]ExpectedCall) []MockOutput {
+func Executor(d *mcpdomain.Domain, level level.Level) func([]ExpectedCall) []MockOutput {
 	return func(calls []ExpectedCall) []MockOutput {
 		return runCalls(d, level, d.NewStore(), calls)
 	}
 }
 
 // runCalls runs calls in order on a store.
-func runCalls(d *mcpdomain.Domain, level mcpdomain.Level, st mcpdomain.Store, calls []ExpectedCall) []MockOutput {
+func runCalls(d *mcpdomain.Domain, level level.Level, st mcpdomain.Store, calls []ExpectedCall) []MockOutput {
 	var out []MockOutput
 	for i, c := range calls {
 		t := d.Tool(level, c.Tool)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -112,7 +113,7 @@ func tierOf(n int) (string, bool) {
 
 // expectations replays the calls on a fresh store and describes what
 // changed, or a reported value when nothing did.
-func expectations(d *speclang.Domain, rt *mcpdomain.Domain, level mcpdomain.Level, a Artifact) (map[string][]map[string]any, error) {
+func expectations(d *speclang.Domain, rt *mcpdomain.Domain, level level.Level, a Artifact) (map[string][]map[string]any, error) {
 	st := rt.NewStore()
 	before, err := mcpdomain.Rows(st.Snapshot())
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/gold"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
@@ -24,11 +24,11 @@ func TestPromotedScenariosVerify(t *testing.T) {
 	}
 	d := spec.Domains[0]
 	rt, _ := gen.Lookup(d.Name)
-	exec := scenarios.Executor(rt, mcpdomain.L3)
+	exec := scenarios.Executor(rt, level.L3)
 	var arts []scenarios.Artifact
 	for _, s := range d.Scenarios {
 		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []scenarios.Turn{{Prompt: s.Prompt}}}
-		for _, c := range s.Gold[mcpdomain.L3] {
+		for _, c := range s.Gold[level.L3] {
 			a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: c.Tool, Arguments: c.JSON()})
 		}
 		a.MockOutputs = exec(a.ExpectedCalls)

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -161,7 +161,7 @@ func addRecord(out string, rec *results.Record) error {
 	return results.WriteManifest(out, man)
 }
 
-func containsLevel(ls []mcpdomain.Level, l mcpdomain.Level) bool {
+func containsLevel(ls []level.Level, l level.Level) bool {
 	for _, x := range ls {
 		if x == l {
 			return true
@@ -173,7 +173,7 @@ func containsLevel(ls []mcpdomain.Level, l mcpdomain.Level) bool {
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and appends every
 // call of every session to record (when set) as it is answered.
-func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
 		fmt.Fprintln(stderr, "granite serve: --scenario and --record serve over --transport http: give the client the URL printed, with the token")
 		return 2

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -79,7 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.
-		level, err := mcpdomain.ParseLevel(*levelFlag)
+		level, err := level.Parse(*levelFlag)
 		if err != nil || *domain != "" || *scenario != "" {
 			fmt.Fprintf(stderr, "granite serve: --mcp-cmd/--mcp-url take a --level and no --domain or --scenario\n")
 			return 2
@@ -91,7 +91,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if *scenario != "" {
-		level, err := mcpdomain.ParseLevel(*levelFlag)
+		level, err := level.Parse(*levelFlag)
 		if err != nil {
 			fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
 			return 2
@@ -103,7 +103,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "granite serve: unknown domain %q: want one of %s\n", *domain, domainNames())
 		return 2
 	}
-	level, err := mcpdomain.ParseLevel(*levelFlag)
+	level, err := level.Parse(*levelFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite serve: --level: %v\n", err)
 		return 2
@@ -157,7 +157,7 @@ func (l listen) open(command string, stderr io.Writer) (net.Listener, error) {
 	return ln, nil
 }
 
-func serveHTTP(ctx context.Context, h http.Handler, at listen, domain string, level mcpdomain.Level, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, h http.Handler, at listen, domain string, level level.Level, stderr io.Writer) int {
 	ln, err := at.open("serve", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "granite serve: %v\n", err)

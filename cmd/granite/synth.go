@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
@@ -55,7 +55,7 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 			fmt.Fprintf(stderr, "granite %s: unknown domain %q: want one of %s\n", cmd, *s.domain, domainNames())
 			return nil, "", nil, 2
 		}
-		level, lerr := mcpdomain.ParseLevel(*s.level)
+		level, lerr := level.Parse(*s.level)
 		if lerr != nil {
 			fmt.Fprintf(stderr, "granite %s: --level: %v\n", cmd, lerr)
 			return nil, "", nil, 2

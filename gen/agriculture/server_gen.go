@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -256,10 +257,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "get_field",
 			Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, " +
 				"area in hectares, growth stage, zone and the soil moisture target of its " +
@@ -268,7 +269,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetField},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_soil_sensors",
 			Description: "Read the latest values of soil sensors (IDs like SS004): moisture in " +
 				"percent, soil temperature in °C, pH, battery in percent and time of the " +
@@ -279,7 +280,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListSoilSensors},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_valves",
 			Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state " +
 				"(open/closed), flow rate in litres per minute and daily schedule. " +
@@ -289,7 +290,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListValves},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_valve",
 			Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or " +
 				"close it, set its flow rate in litres per minute (0 to 600), or set its " +
@@ -299,7 +300,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetValve},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "stop_irrigation",
 			Description: "Close every open irrigation valve at once and set its flow to 0 litres per " +
 				"minute, optionally only those in one zone or watering one field. With no " +
@@ -308,7 +309,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opStopIrrigation},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_irrigation_program",
 			Description: "Apply an irrigation program to every valve of one zone at once. Flow rates " +
 				"are set per valve type (drip, sprinkler, pivot) and the daily schedule is " +
@@ -317,7 +318,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetIrrigationProgram},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_tasks",
 			Description: "List field work tasks (IDs like TK004), optionally only those of one " +
 				"status, kind, field or assignee, or due within a time window (min_due / " +
@@ -326,7 +327,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListTasks},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "create_task",
 			Description: "Create a field work task on one field (field ID such as FD003) with a due " +
 				"time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; " +
@@ -336,14 +337,14 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opCreateTask},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "delete_task",
 			Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
 			InputSchema: deleteTaskSchema,
 			Operations:  []*mcpdomain.Operation{opDeleteTask},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "soil_stats",
 			Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings " +
 				"- moisture in percent, soil temperature in °C, pH or battery in percent - " +
@@ -352,9 +353,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "farm_status",
 			Description: "Look up the farm - get a field (FD###) with its crop, growth stage and " +
 				"moisture target, read soil sensors (SS###) by zone, field or value range, " +
@@ -363,7 +364,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "irrigation_control",
 			Description: "Control irrigation - open, close or adjust one valve, stop all open valves " +
 				"(farm, zone or field), or apply an irrigation program (off, light, deep) to " +
@@ -372,7 +373,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "manage_tasks",
 			Description: "Manage field work tasks (TK###) - list them, create a task on a field, or " +
 				"delete one.",
@@ -380,7 +381,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListTasks, opCreateTask, opDeleteTask},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_soil",
 			Description: "Analyse soil conditions - count, sum, average, minimum or maximum of " +
 				"moisture, soil temperature, pH or battery over sensors, optionally per zone " +
@@ -389,9 +390,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "agriculture_query",
 			Description: "Read anything on the farm - fields, soil sensor readings, irrigation " +
 				"valves, work tasks and soil statistics. Nothing changes.",
@@ -399,7 +400,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "agriculture_control",
 			Description: "Change the farm - set or stop irrigation valves, apply zone irrigation " +
 				"programs, create or delete work tasks.",
@@ -407,9 +408,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "agriculture",
 			Description: "Query and control the precision farm - fields, soil sensors, irrigation " +
 				"valves and programs, work tasks and soil statistics.",
@@ -431,10 +432,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("agriculture: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("agriculture: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-agriculture",
@@ -468,10 +469,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("agriculture: store is %T, want *agriculture.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -319,10 +320,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_meters",
 			Description: "Read power meters (IDs like MT003): present power in kW, today's peak " +
 				"demand in kW, energy since midnight in kWh, voltage in V, online/offline " +
@@ -334,7 +335,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMeters},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_batteries",
 			Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state " +
 				"of charge in percent, mode (charge, discharge, idle, auto), power setpoint " +
@@ -346,7 +347,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListBatteries},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_solar_arrays",
 			Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present " +
 				"output in kW, status (producing, fault, offline) and curtailment in " +
@@ -356,7 +357,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListSolarArrays},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_loads",
 			Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, " +
 				"priority (critical, normal, deferrable), on/off state and rated power in " +
@@ -366,7 +367,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListLoads},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_load",
 			Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, " +
 				"or change its priority (critical, normal, deferrable). Only the given " +
@@ -375,7 +376,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetLoad},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "shed_deferrable_loads",
 			Description: "Load shedding: switch off every deferrable load that is on, at once, " +
 				"optionally only in one building or of one kind. With no filter it sheds " +
@@ -385,7 +386,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opShedDeferrableLoads},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_battery",
 			Description: "Configure one battery by its ID (BT followed by 3 digits): its mode " +
 				"(charge, discharge, idle, auto), its charge/discharge power setpoint in kW, " +
@@ -394,7 +395,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetBattery},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_solar_array",
 			Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): " +
 				"the share of its available output held back, 0 (none) to 100 percent (fully " +
@@ -403,7 +404,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetSolarArray},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_grid_mode",
 			Description: "Switch the campus storage to a grid operating mode: sets mode, power " +
 				"setpoint and backup reserve of every battery at once (optionally only one " +
@@ -412,7 +413,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetGridMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "consumption_stats",
 			Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - " +
 				"power now in kW, today's peak in kW, energy today in kWh or voltage in V - " +
@@ -424,9 +425,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "grid_status",
 			Description: "Look up the microgrid - read power meters (MT###), battery storage (BT###), " +
 				"solar arrays (PV###) and switchable loads (LD###), each filtered by " +
@@ -435,7 +436,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "control_loads",
 			Description: "Control loads - switch one load (LD###) on or off or change its priority, " +
 				"or shed every deferrable load that is on (campus-wide, in one building or " +
@@ -444,7 +445,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "configure_supply",
 			Description: "Configure supply - set one battery's mode, power setpoint or reserve, set a " +
 				"solar array's curtailment, or switch all storage to a grid mode (normal, " +
@@ -453,7 +454,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_consumption",
 			Description: "Analyse consumption and production - sum, average, minimum, maximum or " +
 				"count of meter power, peak demand, energy today or voltage, optionally per " +
@@ -462,9 +463,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "energy_query",
 			Description: "Read anything in the campus microgrid - meters, batteries, solar arrays, " +
 				"loads and consumption statistics. Nothing changes.",
@@ -472,7 +473,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "energy_control",
 			Description: "Change the campus microgrid - switch or reprioritise loads, shed deferrable " +
 				"loads, configure batteries and solar curtailment, apply a grid mode.",
@@ -480,9 +481,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "energy",
 			Description: "Query and control the campus microgrid - meters, battery storage, solar " +
 				"arrays, switchable loads, grid modes and consumption statistics.",
@@ -504,10 +505,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("energy: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("energy: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-energy",
@@ -541,10 +542,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("energy: store is %T, want *energy.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

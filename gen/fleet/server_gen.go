@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -300,10 +301,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_vehicles",
 			Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, " +
 				"status, fuel or charge in percent, odometer in km, engine temperature in " +
@@ -315,7 +316,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListVehicles},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "get_vehicle",
 			Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, " +
 				"kind, depot, status, fuel or battery charge in percent, odometer in km, " +
@@ -325,7 +326,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetVehicle},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_drivers",
 			Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, " +
 				"shift, duty (on_duty / off_duty) and hours driven today. Optionally only " +
@@ -335,7 +336,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDrivers},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_trips",
 			Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, " +
 				"departure time, distance, cargo, status and notes. Optionally only those of " +
@@ -345,7 +346,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListTrips},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "assign_trip",
 			Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a " +
 				"destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), " +
@@ -355,7 +356,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAssignTrip},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "update_trip",
 			Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it " +
 				"or set another status, move it to another vehicle or driver, change its " +
@@ -364,7 +365,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateTrip},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "update_vehicle",
 			Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its " +
 				"status (e.g. standby to hold it at the depot, maintenance to send it to the " +
@@ -374,7 +375,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateVehicle},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_depot_mode",
 			Description: "Apply an operating mode to every vehicle of one depot at once: it changes " +
 				"vehicle statuses and speed limiters. Vehicles in maintenance or out of " +
@@ -383,7 +384,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDepotMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "schedule_maintenance",
 			Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the " +
 				"issue (service, inspection, engine, brakes, tyres, battery, electrical, " +
@@ -394,7 +395,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opScheduleMaintenance},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "fleet_stats",
 			Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or " +
 				"charge in percent, odometer in km, engine temperature in °C or payload in " +
@@ -404,9 +405,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "fleet_status",
 			Description: "Look up the fleet - list vehicles (VH###) by depot, status, kind or value " +
 				"range, get one vehicle's telematics, list drivers (DR###) with licence and " +
@@ -416,7 +417,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "dispatch",
 			Description: "Dispatch deliveries - book a new trip for a vehicle and driver, or change a " +
 				"trip (cancel it, move it to another vehicle or driver, change its " +
@@ -425,7 +426,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "manage_vehicles",
 			Description: "Manage vehicles - set one vehicle's status, speed limiter or depot, apply a " +
 				"depot mode (normal, storm_lockdown, night) to a whole depot, or open a " +
@@ -434,7 +435,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_fleet",
 			Description: "Analyse the fleet - count, sum, average, minimum or maximum of fuel or " +
 				"charge, odometer, engine temperature or payload over vehicles, optionally " +
@@ -443,9 +444,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "fleet_query",
 			Description: "Read anything in the fleet - vehicles and their telematics, drivers, " +
 				"delivery trips and fleet statistics. Nothing changes.",
@@ -453,7 +454,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "fleet_control",
 			Description: "Change the fleet - book or change delivery trips, set vehicle status, speed " +
 				"limiter or depot, apply depot modes, open maintenance tickets.",
@@ -461,9 +462,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "fleet",
 			Description: "Query and control the delivery fleet - vehicles and telematics, drivers, " +
 				"delivery trips, depot modes, maintenance tickets and fleet statistics.",
@@ -485,10 +486,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("fleet: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("fleet: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-fleet",
@@ -524,10 +525,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("fleet: store is %T, want *fleet.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -343,10 +344,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_patients",
 			Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, " +
 				"risk level, named nurse and latest vital signs: heart rate in beats per " +
@@ -359,7 +360,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListPatients},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_devices",
 			Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, " +
 				"infusion pumps and wearable sensors, with the patient each is attached to, " +
@@ -372,7 +373,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_alerts",
 			Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, " +
 				"severity, message, time raised and whether and by whom they were " +
@@ -384,7 +385,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListAlerts},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_device",
 			Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its " +
 				"status (running, paused, standby, offline), a pump's infusion rate in ml " +
@@ -395,7 +396,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_ward_mode",
 			Description: "Apply a monitoring mode to every device on one ward at once: it sets how " +
 				"often bedside monitors and wearables send readings and the alarm volume of " +
@@ -404,7 +405,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetWardMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "acknowledge_alerts",
 			Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given " +
 				"filters at once: on one ward, for one patient, of one kind and/or of one " +
@@ -415,7 +416,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAcknowledgeAlerts},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_care_tasks",
 			Description: "List nursing care tasks (IDs like CT004), optionally only those of one " +
 				"status, kind, patient or assigned nurse, or due within a time window " +
@@ -424,7 +425,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListCareTasks},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "create_care_task",
 			Description: "Create a care task for one patient (patient ID such as PT004) with a due " +
 				"time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; " +
@@ -434,7 +435,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opCreateCareTask},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "update_care_task",
 			Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark " +
 				"it in_progress, done or cancelled, reassign it to another nurse (first " +
@@ -444,7 +445,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateCareTask},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "vitals_stats",
 			Description: "Compute a statistic (count, avg, min or max) over patients' latest vital " +
 				"signs - heart rate in beats per minute, SpO2 in percent, temperature in " +
@@ -455,9 +456,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "ward_status",
 			Description: "Look up the clinic - list patients (PT###) with their latest vital signs by " +
 				"ward, risk level, nurse or vital-sign range, list devices (DV###) with " +
@@ -467,7 +468,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "care_actions",
 			Description: "Act on the ward - change one device (status, infusion rate, reading " +
 				"interval, alarm volume), apply a monitoring mode (standard, night, " +
@@ -476,7 +477,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "manage_care_tasks",
 			Description: "Manage nursing care tasks (CT###) - list them, create a task for a patient, " +
 				"or update one (status, assigned nurse, due time, notes).",
@@ -484,7 +485,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListCareTasks, opCreateCareTask},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_vitals",
 			Description: "Analyse vital signs - count, average, minimum or maximum of heart rate, " +
 				"SpO2, temperature, systolic blood pressure or age over patients, optionally " +
@@ -493,9 +494,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "healthcare_query",
 			Description: "Read anything in the clinic - patients and their vital signs, devices, " +
 				"alerts, care tasks and vital-sign statistics. Nothing changes.",
@@ -503,7 +504,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "healthcare_control",
 			Description: "Change the clinic - set devices, apply ward monitoring modes, acknowledge " +
 				"alerts, create or update care tasks.",
@@ -511,9 +512,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "healthcare",
 			Description: "Monitor and run the rural clinic ward - patients and vital signs, bedside " +
 				"monitors, infusion pumps and wearables, alerts, care tasks and vital-sign " +
@@ -536,10 +537,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("healthcare: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("healthcare: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-healthcare",
@@ -577,10 +578,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("healthcare: store is %T, want *healthcare.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -321,10 +322,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_machines",
 			Description: "List machines (IDs like MC006) with name, type, line, run state, speed set " +
 				"point in percent, temperature in °C, parts produced today and operating " +
@@ -336,7 +337,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMachines},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_machine",
 			Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its " +
 				"run state (running, idle, stopped), its speed set point in percent of rated " +
@@ -346,7 +347,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetMachine},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "read_sensors",
 			Description: "Read the latest values of condition sensors (IDs like SE008): vibration in " +
 				"mm/s, temperature in °C, pressure in bar, motor current in A, each with " +
@@ -357,7 +358,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_alarms",
 			Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, " +
 				"line, message, whether acknowledged, and when raised. Optionally only those " +
@@ -367,7 +368,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListAlarms},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "acknowledge_alarms",
 			Description: "Acknowledge every unacknowledged alarm at once, optionally only those of " +
 				"one line, one machine (machine ID such as MC006) or one severity. With no " +
@@ -377,7 +378,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAcknowledgeAlarms},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_line_mode",
 			Description: "Put every machine of one production line into an operating mode at once. " +
 				"Machines in fault are never changed by a mode; they need a repair first.",
@@ -385,7 +386,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetLineMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_work_orders",
 			Description: "List maintenance work orders (IDs like WO004) with title, type, machine, " +
 				"priority, status and assignee. Optionally only those of one status, type, " +
@@ -394,7 +395,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListWorkOrders},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "create_work_order",
 			Description: "Open a maintenance work order on one machine (machine ID such as MC006). " +
 				"Priority defaults to medium; assignee and notes may be left out. The new " +
@@ -404,7 +405,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opCreateWorkOrder},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "update_work_order",
 			Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set " +
 				"its status (open, in_progress, done, cancelled), priority, assignee or " +
@@ -413,7 +414,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateWorkOrder},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "production_stats",
 			Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts " +
 				"produced today, temperature in °C, speed set point in percent or operating " +
@@ -423,9 +424,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "plant_status",
 			Description: "Look up the plant floor - list machines (MC###) with state, speed, " +
 				"temperature, output and service hours, read condition sensors (SE###) with " +
@@ -435,7 +436,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "machine_control",
 			Description: "Control machines and alarms - set one machine's run state, speed or process " +
 				"parameters, put a whole line into a mode (production, reduced, maintenance, " +
@@ -444,7 +445,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "maintenance_planning",
 			Description: "Plan maintenance - list work orders (WO###), open a work order on a " +
 				"machine, or change one's status, priority, assignee or notes.",
@@ -452,7 +453,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_production",
 			Description: "Analyse production - count, sum, average, minimum or maximum of parts " +
 				"produced today, temperature, speed or service hours over machines, " +
@@ -461,9 +462,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "industrial_query",
 			Description: "Read anything on the plant floor - machines, sensor readings, alarms, work " +
 				"orders and production statistics. Nothing changes.",
@@ -471,7 +472,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "industrial_control",
 			Description: "Change the plant floor - set machines, apply line modes, acknowledge " +
 				"alarms, open or update work orders.",
@@ -479,9 +480,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "industrial",
 			Description: "Query and control the plant floor - machines, condition sensors, alarms, " +
 				"line modes, maintenance work orders and production statistics.",
@@ -503,10 +504,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("industrial: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("industrial: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-industrial",
@@ -540,10 +541,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("industrial: store is %T, want *industrial.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

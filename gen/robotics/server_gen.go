@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -373,10 +374,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_robots",
 			Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current " +
 				"station, status, battery in percent, speed limit in m/s, payload capacity " +
@@ -387,7 +388,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListRobots},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "get_robot",
 			Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, " +
 				"zone, station, status, battery in percent, speed limit in m/s, payload " +
@@ -396,7 +397,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetRobot},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_chargers",
 			Description: "List chargers (IDs like CH003) with their zone, charging bay (station), " +
 				"status (free, occupied or out_of_service), power in kW and the robot docked " +
@@ -406,7 +407,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListChargers},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_robot",
 			Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. " +
 				"stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to " +
@@ -415,7 +416,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetRobot},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "emergency_stop_zone",
 			Description: "Emergency-stop every robot in one zone at once, optionally only robots of " +
 				"one kind: each one's status becomes stopped, whatever it was doing. Speed " +
@@ -426,7 +427,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opEmergencyStopZone},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_fleet_mode",
 			Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, " +
 				"for the whole fleet or, with zone, only for the robots in one zone. Status " +
@@ -435,7 +436,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetFleetMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_missions",
 			Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, " +
 				"kind, start and end station, priority, status, payload in kg and creation " +
@@ -445,7 +446,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMissions},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "dispatch_mission",
 			Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the " +
 				"station it starts from and the station it ends at, and optionally its " +
@@ -457,7 +458,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opDispatchMission},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "update_mission",
 			Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel " +
 				"it (status cancelled), re-queue it (status queued), change its priority, or " +
@@ -466,7 +467,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateMission},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "fleet_stats",
 			Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery " +
 				"charge in percent, speed limit in m/s or payload capacity in kg, optionally " +
@@ -476,9 +477,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "fleet_status",
 			Description: "Look up the fleet - list robots (RB###) by zone, kind, status or battery " +
 				"range, get one robot with its station, battery and fault code, and list " +
@@ -487,7 +488,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "robot_control",
 			Description: "Control robots - stop, resume or re-limit one robot, emergency-stop every " +
 				"robot in a zone, or apply a fleet speed mode (normal, night_shift, " +
@@ -496,7 +497,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "mission_planning",
 			Description: "Plan missions (MS####) - list them, dispatch a new transport, pick, inspect " +
 				"or return-to-dock mission to a robot, or change one (cancel, re-queue, " +
@@ -505,7 +506,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListMissions, opDispatchMission, opUpdateMission},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_fleet",
 			Description: "Analyse the fleet - count, sum, average, minimum or maximum of battery " +
 				"charge, speed limit or payload capacity over robots, optionally per zone, " +
@@ -514,9 +515,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "robotics_query",
 			Description: "Read anything about the robot fleet - robots, chargers, missions and fleet " +
 				"statistics. Nothing changes.",
@@ -524,7 +525,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "robotics_control",
 			Description: "Change the robot fleet - set or emergency-stop robots, apply fleet speed " +
 				"modes, dispatch or change missions.",
@@ -532,9 +533,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "robotics",
 			Description: "Query and control the robot fleet - robots, chargers, missions, emergency " +
 				"stops, fleet speed modes and fleet statistics.",
@@ -556,10 +557,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("robotics: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("robotics: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-robotics",
@@ -593,10 +594,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("robotics: store is %T, want *robotics.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

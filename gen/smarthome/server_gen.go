@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -254,10 +255,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_devices",
 			Description: "List devices, optionally only those in one room, of one kind or in one " +
 				"power state.",
@@ -265,14 +266,14 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_device",
 			Description: "Get the full current state of one device by its ID.",
 			InputSchema: getDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opGetDevice},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_device",
 			Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
 				"target temperature, lock or unlock a lock, open a blind, or change " +
@@ -282,7 +283,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "read_sensors",
 			Description: "Read the latest values of sensors, optionally only those in one room or of " +
 				"one kind.",
@@ -290,21 +291,21 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_events",
 			Description: "List entries of the event log, optionally by room, kind, or a time window.",
 			InputSchema: listEventsSchema,
 			Operations:  []*mcpdomain.Operation{opListEvents},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_room_mode",
 			Description: "Apply a mode to every device in one room at once.",
 			InputSchema: setRoomModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetRoomMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_rules",
 			Description: "List automation rules, optionally only enabled or disabled ones, or those " +
 				"acting on one device.",
@@ -312,7 +313,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListRules},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "create_rule",
 			Description: "Create an automation rule that switches a device when a sensor reading goes " +
 				"above or below a threshold.",
@@ -320,14 +321,14 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opCreateRule},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "delete_rule",
 			Description: "Delete an automation rule by its ID.",
 			InputSchema: deleteRuleSchema,
 			Operations:  []*mcpdomain.Operation{opDeleteRule},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "sensor_stats",
 			Description: "Compute a statistic over sensor readings or battery levels, optionally per " +
 				"room or kind and only for some sensors.",
@@ -335,9 +336,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSensorStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "get_room_status",
 			Description: "Look up devices and sensors - list them by room or kind, get one device, " +
 				"read sensor values.",
@@ -345,7 +346,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "set_room_mode",
 			Description: "Control devices - change one device, or apply a mode (night, away, comfort) " +
 				"to a whole room.",
@@ -353,23 +354,23 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "manage_automation",
 			Description: "Manage automation rules - list, create or delete them.",
 			InputSchema: l3ManageAutomationSchema,
 			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "analyze_home",
 			Description: "Analyse the home - statistics over sensor readings and the event log.",
 			InputSchema: l3AnalyzeHomeSchema,
 			Operations:  []*mcpdomain.Operation{opListEvents, opSensorStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "smart_home_query",
 			Description: "Read anything in the smart home - devices, sensors, events, rules, " +
 				"statistics. Nothing changes.",
@@ -377,7 +378,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "smart_home_control",
 			Description: "Change the smart home - set devices, apply room modes, create or delete " +
 				"automation rules.",
@@ -385,9 +386,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "smart_home",
 			Description: "Query and control the smart home - devices, sensors, events, automation " +
 				"rules and statistics.",
@@ -409,10 +410,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("smarthome: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("smarthome: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-smarthome",
@@ -440,10 +441,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("smarthome: store is %T, want *smarthome.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -326,10 +327,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_cameras",
 			Description: "List cameras (IDs like CM004) with their zone, status (online/offline), " +
 				"recording mode, night vision, resolution, motion sensitivity in percent, " +
@@ -341,7 +342,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListCameras},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "get_camera",
 			Description: "Get the full current state of one camera by its ID (CM followed by 3 " +
 				"digits, e.g. CM006): zone, status, recording mode, night vision, " +
@@ -351,7 +352,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetCamera},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_camera",
 			Description: "Change the settings of one camera by its ID (CM followed by 3 digits): " +
 				"recording mode (continuous, motion or off), night vision on or off, " +
@@ -362,7 +363,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetCamera},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_doors",
 			Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm " +
 				"state, badge access and who last badged through and when. Optionally only " +
@@ -372,7 +373,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDoors},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_door",
 			Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock " +
 				"it, arm or disarm its door alarm, or restrict its badge reader to security " +
@@ -381,7 +382,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDoor},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_security_mode",
 			Description: "Apply a security mode to every door and gate of one zone at once, or of the " +
 				"whole campus when no zone is given. The mode sets locks, door alarms and " +
@@ -390,7 +391,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetSecurityMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_alerts",
 			Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, " +
 				"severity, the camera or door that raised them, message and whether they are " +
@@ -401,7 +402,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListAlerts},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "acknowledge_alerts",
 			Description: "Acknowledge every unacknowledged alert that matches the given filters at " +
 				"once: those of one zone, kind, severity, camera (camera_id) or door " +
@@ -411,7 +412,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAcknowledgeAlerts},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "open_incident",
 			Description: "Open a security incident in one zone with a title and severity, optionally " +
 				"linked to a camera (CM###) and to the alert it follows up (AL####), " +
@@ -422,7 +423,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opOpenIncident},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "alert_stats",
 			Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and " +
 				"only those of one zone, kind or severity, or only acknowledged or only " +
@@ -432,9 +433,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAlertStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "site_status",
 			Description: "Look up the campus - list cameras (CM###) by zone, status, recording mode " +
 				"or stored footage, get one camera, and list doors and gates (DR###) with " +
@@ -443,7 +444,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "security_control",
 			Description: "Act on security - lock, unlock, arm or disarm one door, apply a security " +
 				"mode (day, night, lockdown) to a zone or the whole campus, acknowledge " +
@@ -452,7 +453,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "configure_cameras",
 			Description: "Configure one camera (CM###) - recording mode, night vision, resolution, " +
 				"motion sensitivity or footage retention.",
@@ -460,7 +461,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetCamera},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_alerts",
 			Description: "Analyse alerts (AL####) - list them by zone, kind, severity, camera, door, " +
 				"acknowledgement or time window, or count them, optionally per zone, kind, " +
@@ -469,9 +470,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListAlerts, opAlertStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "surveillance_query",
 			Description: "Read anything on the campus - cameras, doors and gates, alerts and alert " +
 				"counts. Nothing changes.",
@@ -479,7 +480,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "surveillance_control",
 			Description: "Change the campus - camera settings, door locks and alarms, zone security " +
 				"modes, acknowledging alerts and opening incidents.",
@@ -487,9 +488,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "surveillance",
 			Description: "Query and control campus video surveillance and access control - cameras, " +
 				"doors and gates, security modes, alerts and incidents.",
@@ -511,10 +512,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("surveillance: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("surveillance: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-surveillance",
@@ -554,10 +555,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("surveillance: store is %T, want *surveillance.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

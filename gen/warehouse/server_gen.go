@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -288,10 +289,10 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "search_inventory",
 			Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
 				"units in stock, reorder point and unit weight in kg. Optionally only one " +
@@ -301,7 +302,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSearchInventory},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "get_item",
 			Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
 				"SK004): name, category, shelf it is stored on, units in stock, reorder " +
@@ -310,7 +311,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opGetItem},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "adjust_stock",
 			Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
 				"set the counted quantity in units (the new total, not a difference), move " +
@@ -320,7 +321,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAdjustStock},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_shelves",
 			Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
 				"zone, load capacity in kg, latest temperature in °C and status (active, " +
@@ -330,7 +331,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListShelves},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_orders",
 			Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
 				"customer, item, quantity, status, priority, dock door and ship-by time. " +
@@ -341,7 +342,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListOrders},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "create_order",
 			Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
 				"with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). " +
@@ -352,7 +353,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opCreateOrder},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "update_order",
 			Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
 				"to another status (pending, picking, packed, shipped, or cancelled to " +
@@ -362,7 +363,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opUpdateOrder},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "list_docks",
 			Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
 				"whether they are refrigerated, open or closed, what they are used for " +
@@ -373,7 +374,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "set_dock_mode",
 			Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
 				"no yard given, every door of the warehouse.",
@@ -381,7 +382,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSetDockMode},
 		},
 		{
-			Level: mcpdomain.L4,
+			Level: level.L4,
 			Name:  "inventory_stats",
 			Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +
 				"units in stock, reorder point in units, or unit weight in kg - optionally " +
@@ -391,9 +392,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "inventory_status",
 			Description: "Look up stock and storage - search item stock records (SK###) by category, " +
 				"shelf or quantity range, get one item, and list shelves (SH###) with their " +
@@ -402,7 +403,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "order_fulfilment",
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
 				"item or door, create an order, or change an order's status, priority, " +
@@ -411,7 +412,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "warehouse_setup",
 			Description: "Set up the warehouse - correct an item's stock count, move it to another " +
 				"shelf or change its reorder point, list the dock doors (DK###), and put the " +
@@ -420,7 +421,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_inventory",
 			Description: "Analyse the stock - count, sum, average, minimum or maximum of units in " +
 				"stock, reorder points or unit weights, optionally per category or shelf.",
@@ -428,9 +429,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "warehouse_query",
 			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock " +
 				"doors and stock statistics. Nothing changes.",
@@ -438,7 +439,7 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "warehouse_control",
 			Description: "Change the warehouse - correct or move item stock, create and update " +
 				"customer orders, and set dock door modes.",
@@ -446,9 +447,9 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "warehouse",
 			Description: "Query and control the distribution warehouse - item stock, shelves, " +
 				"customer orders, dock doors and stock statistics.",
@@ -470,10 +471,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("warehouse: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("warehouse: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-warehouse",
@@ -507,10 +508,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("warehouse: store is %T, want *warehouse.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -28,7 +29,7 @@ type run struct {
 
 // runGold executes calls on a fresh store at one level; replace, when not
 // nil, gives other arguments for one step.
-func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
+func runGold(ctx context.Context, rt *mcpdomain.Domain, level level.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
 	s, err := serve.Open(ctx, rt, level)
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func goldVariants(calls []*speclang.Call) []goldVariant {
 
 // run executes the variant at L4 on a fresh store.
 func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*speclang.Call) (*run, error) {
-	return runGold(ctx, rt, mcpdomain.L4, calls, func(j int) []byte {
+	return runGold(ctx, rt, level.L4, calls, func(j int) []byte {
 		if j == v.step {
 			return v.args
 		}
@@ -103,7 +104,7 @@ func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*spe
 // those of its variants (verify proves the levels end alike),
 // deduplicated.
 func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Rights, error) {
-	calls := s.Gold[mcpdomain.L4]
+	calls := s.Gold[level.L4]
 	r := &score.Rights{}
 	add := func(o *run, err error) error {
 		if err != nil {
@@ -114,7 +115,7 @@ func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (
 		}
 		return nil
 	}
-	gold, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
+	gold, err := runGold(ctx, rt, level.L4, calls, nil)
 	if err := add(gold, err); err != nil {
 		return nil, err
 	}

@@ -21,15 +21,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Failure is one way a scenario's gold fell short.
 type Failure struct {
-	Domain   string          `json:"domain"`
-	Scenario string          `json:"scenario,omitempty"`
-	Level    mcpdomain.Level `json:"level,omitempty"`
+	Domain   string      `json:"domain"`
+	Scenario string      `json:"scenario,omitempty"`
+	Level    level.Level `json:"level,omitempty"`
 	// Step is the 1-based gold call; 0 is the scenario as a whole.
 	Step int `json:"step,omitempty"`
 	// Variant names the alternative or omission a variant run used.
@@ -185,7 +186,7 @@ func Generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
 // stale compares the spec's tools with the generated ones.
 func stale(d *speclang.Domain, rt *mcpdomain.Domain) string {
 	for i, lv := range d.Levels {
-		level := mcpdomain.Levels[i]
+		level := level.Levels[i]
 		var want, got []string
 		for _, t := range lv.Tools {
 			want = append(want, t.Name)
@@ -233,7 +234,7 @@ func (j *expectations) check(o *run) ([]string, error) {
 }
 
 func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) error {
-	fail := func(level mcpdomain.Level, step int, variant, msg string) {
+	fail := func(level level.Level, step int, variant, msg string) {
 		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
 	}
 	if len(s.State) > 0 {
@@ -247,8 +248,8 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 	}
 	j := &expectations{s: s, state: map[string][]string{}}
 	var l4 []byte
-	for _, level := range mcpdomain.Levels {
-		o, err := runGold(ctx, rt, level, s.Gold[level], nil)
+	for _, lv := range level.Levels {
+		o, err := runGold(ctx, rt, lv, s.Gold[lv], nil)
 		if err != nil {
 			return err
 		}
@@ -258,22 +259,22 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 			return err
 		}
 		for _, m := range msgs {
-			fail(level, o.step, "", m)
+			fail(lv, o.step, "", m)
 		}
-		if level == mcpdomain.L4 {
+		if lv == level.L4 {
 			l4 = o.final
 			// Every fact must be about a subject the gold's reads
 			// report it for.
 			if o.step == 0 {
 				right := &score.Rights{Finals: [][]byte{o.final}, Reads: o.reads}
 				for _, m := range score.NewScenarioGold(d, s, rt.NewStore().Snapshot(), right).FactProblems() {
-					fail(level, 0, "", m)
+					fail(lv, 0, "", m)
 				}
 			}
 			continue
 		}
 		if diff := snapshotDiff(l4, o.final); diff != "" {
-			fail(level, 0, "", "final store differs from L4 (-L4 +"+string(level)+"):\n"+diff)
+			fail(lv, 0, "", "final store differs from L4 (-L4 +"+string(lv)+"):\n"+diff)
 		}
 	}
 	return r.variants(ctx, rt, j, fail)
@@ -281,8 +282,8 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 
 // variants runs the L4 gold once per alternative value and once per
 // optional argument left out: each must meet the expectations too.
-func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *expectations, fail func(mcpdomain.Level, int, string, string)) error {
-	calls := j.s.Gold[mcpdomain.L4]
+func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *expectations, fail func(level.Level, int, string, string)) error {
+	calls := j.s.Gold[level.L4]
 	for _, v := range goldVariants(calls) {
 		o, err := v.run(ctx, rt, calls)
 		if err != nil {
@@ -294,7 +295,7 @@ func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *ex
 			return err
 		}
 		for _, m := range msgs {
-			fail(mcpdomain.L4, v.step+1, v.name, m)
+			fail(level.L4, v.step+1, v.name, m)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -116,7 +117,7 @@ func CompileSchema(url, schema string) (*jsonschema.Schema, error) {
 // Tool is one generated MCP tool at one level: a single operation, or
 // several chosen by an "action" argument.
 type Tool struct {
-	Level       Level
+	Level       level.Level
 	Name        string
 	Description string
 	// InputSchema is the schema the model sees: for a tool with an action,

@@ -1,6 +1,9 @@
 package speclang
 
-import "github.com/mcpgranite/granite/internal/mcpdomain"
+import (
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+)
 
 // The IR is what the emitters see: every reference resolved, every Go name
 // fixed, everything in spec (document) order or sorted. Emitters never look
@@ -46,7 +49,7 @@ type Domain struct {
 	File        string
 	Entities    []*Entity
 	Operations  []*Operation
-	Levels      []*Level // L4, L3, L2, L1
+	Levels      []*LevelTools // L4, L3, L2, L1
 	// Scenarios are the domain's scenario table, once LoadScenarios ran.
 	Scenarios []*Scenario
 }
@@ -188,9 +191,9 @@ type Operation struct {
 	Example string
 }
 
-// Level is one granularity level's tools.
-type Level struct {
-	Name  string
+// LevelTools is the tools a domain exposes at one granularity level.
+type LevelTools struct {
+	Level level.Level
 	Tools []*Tool
 }
 

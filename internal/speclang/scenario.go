@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -63,8 +64,8 @@ type Scenario struct {
 	Pos        Pos
 	// Gold holds every level's calls; levels the table leaves out are
 	// derived from L4 (Derived says which).
-	Gold    map[mcpdomain.Level][]*Call
-	Derived map[mcpdomain.Level]bool
+	Gold    map[level.Level][]*Call
+	Derived map[level.Level]bool
 	State   []*StateCheck
 	Answer  []*Fact
 }
@@ -323,25 +324,24 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 		Difficulty: n.get("difficulty").str(),
 		Prompt:     strings.TrimSpace(n.get("prompt").str()),
 		Pos:        n.pos,
-		Gold:       map[mcpdomain.Level][]*Call{},
-		Derived:    map[mcpdomain.Level]bool{},
+		Gold:       map[level.Level][]*Call{},
+		Derived:    map[level.Level]bool{},
 	}
 	if !strings.HasPrefix(s.ID, l.d.Name+"-") {
 		l.errorf(n.get("id"), "found id %q; expected %s-<three digits>", s.ID, l.d.Name)
 	}
 	l.prompt(n.get("prompt"), s.Prompt)
 	gold := n.get("gold")
-	for i, lv := range l.d.Levels {
-		level := mcpdomain.Levels[i]
-		calls := gold.get(lv.Name)
+	for _, lv := range l.d.Levels {
+		calls := gold.get(string(lv.Level))
 		if calls == nil {
-			s.Gold[level] = deriveCalls(lv, s.Gold[mcpdomain.L4])
-			s.Derived[level] = true
+			s.Gold[lv.Level] = deriveCalls(lv, s.Gold[level.L4])
+			s.Derived[lv.Level] = true
 			continue
 		}
 		for _, cn := range calls.list() {
 			if c := l.call(lv, cn); c != nil {
-				s.Gold[level] = append(s.Gold[level], c)
+				s.Gold[lv.Level] = append(s.Gold[lv.Level], c)
 			}
 		}
 	}
@@ -357,9 +357,9 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	}
 	for _, fn := range exp.get("answer").list() {
 		s.Answer = append(s.Answer, &Fact{Value: fn.get("value").toAny(), Alternatives: fn.get("alternatives").anys(), What: fn.get("what").str(),
-			About: l.about(fn.get("about"), s.Gold[mcpdomain.L4]), Pos: fn.pos, Path: fn.path})
+			About: l.about(fn.get("about"), s.Gold[level.L4]), Pos: fn.pos, Path: fn.path})
 	}
-	writes := slices.ContainsFunc(s.Gold[mcpdomain.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
+	writes := slices.ContainsFunc(s.Gold[level.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
 	switch {
 	case writes && exp.get("state") == nil:
 		l.errorf(exp, "found gold that changes the store but no state conditions; expected expect.state to say what the task must leave behind")
@@ -418,7 +418,7 @@ func (l *scenarioLoader) op(name string) *Operation {
 
 // deriveCalls maps L4 calls onto a coarser level: each operation is called
 // through the level's tool that offers it, with its name as the action.
-func deriveCalls(lv *Level, l4 []*Call) []*Call {
+func deriveCalls(lv *LevelTools, l4 []*Call) []*Call {
 	var out []*Call
 	for _, c := range l4 {
 		for _, t := range lv.Tools {
@@ -441,7 +441,7 @@ func deriveCalls(lv *Level, l4 []*Call) []*Call {
 // call resolves a gold call at a level and checks its arguments against
 // the schema of the operation it runs, which is at least as strict as
 // the tool's.
-func (l *scenarioLoader) call(lv *Level, n *node) *Call {
+func (l *scenarioLoader) call(lv *LevelTools, n *node) *Call {
 	tn := n.get("tool")
 	var tool *Tool
 	for _, t := range lv.Tools {
@@ -450,7 +450,7 @@ func (l *scenarioLoader) call(lv *Level, n *node) *Call {
 		}
 	}
 	if tool == nil {
-		l.errorf(tn, "found tool %q, which %s does not have; expected one of %s", tn.str(), lv.Name, strings.Join(toolNames(lv), ", "))
+		l.errorf(tn, "found tool %q, which %s does not have; expected one of %s", tn.str(), lv.Level, strings.Join(toolNames(lv), ", "))
 		return nil
 	}
 	argsNode := n.get("arguments")

@@ -61,7 +61,7 @@ func objectSchema(args []*Arg, extra *kv) Object {
 // several operations must have one Go type; its schema for the model is
 // widened (enum values joined, differing bounds and patterns dropped) and
 // the exact schema is still enforced per action.
-func (b *builder) union(lv *Level, t *Tool) {
+func (b *builder) union(lv *LevelTools, t *Tool) {
 	users := map[string][]string{}
 	merged := map[string]*Arg{}
 	for _, o := range t.Operations {
@@ -78,7 +78,7 @@ func (b *builder) union(lv *Level, t *Tool) {
 			}
 			if m.GoType.String() != a.GoType.String() {
 				b.errorf(b.opNode[o], "argument %q is %s in operation %q but %s in %q, both in %s tool %q; expected one type per argument name in a tool (rename one)",
-					a.Name, a.JSONType, o.Name, m.JSONType, users[a.Name][0], lv.Name, t.Name)
+					a.Name, a.JSONType, o.Name, m.JSONType, users[a.Name][0], lv.Level, t.Name)
 				continue
 			}
 			widen(m, a)

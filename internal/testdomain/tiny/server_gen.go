@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -137,114 +138,114 @@ var opScene = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_lamp",
 			Description: "Get one lamp.",
 			InputSchema: getLampSchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_lamps",
 			Description: "List lamps.",
 			InputSchema: listLampsSchema,
 			Operations:  []*mcpdomain.Operation{opListLamps},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_lamp",
 			Description: "Change one lamp.",
 			InputSchema: setLampSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "all_off",
 			Description: "Switch lamps off.",
 			InputSchema: allOffSchema,
 			Operations:  []*mcpdomain.Operation{opAllOff},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_timer",
 			Description: "Add a timer.",
 			InputSchema: addTimerSchema,
 			Operations:  []*mcpdomain.Operation{opAddTimer},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "drop_timer",
 			Description: "Remove a timer.",
 			InputSchema: dropTimerSchema,
 			Operations:  []*mcpdomain.Operation{opDropTimer},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "lamp_stats",
 			Description: "Lamp statistics.",
 			InputSchema: lampStatsSchema,
 			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "scene",
 			Description: "Apply a scene.",
 			InputSchema: sceneSchema,
 			Operations:  []*mcpdomain.Operation{opScene},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_status_query",
 			Description: "Tiny lab: status query.",
 			InputSchema: l3TinyStatusQuerySchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_action_execution",
 			Description: "Tiny lab: action execution.",
 			InputSchema: l3TinyActionExecutionSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opScene},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_configuration",
 			Description: "Tiny lab: configuration.",
 			InputSchema: l3TinyConfigurationSchema,
 			Operations:  []*mcpdomain.Operation{opAddTimer, opDropTimer},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_analysis",
 			Description: "Tiny lab: analysis.",
 			InputSchema: lampStatsSchema,
 			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "tiny_query",
 			Description: "Read anything in Tiny lab; nothing changes.",
 			InputSchema: l2TinyQuerySchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opLampStats},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "tiny_control",
 			Description: "Change Tiny lab.",
 			InputSchema: l2TinyControlSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "tiny",
 			Description: "Query and control Tiny lab.",
 			InputSchema: l1TinySchema,
@@ -254,10 +255,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-tiny",
@@ -281,10 +282,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("tiny: store is %T, want *tiny.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -30,37 +31,37 @@ var opMeterStats = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opMeterStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "meter_stats",
 			Description: "Meter statistics.",
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "aggregates_analysis",
 			Description: "Aggregates: analysis.",
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "aggregates_query",
 			Description: "Read anything in Aggregates; nothing changes.",
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "aggregates",
 			Description: "Query and control Aggregates.",
 			InputSchema: meterStatsSchema,
@@ -70,10 +71,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("aggregates: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("aggregates: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-aggregates",
@@ -97,10 +98,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("aggregates: store is %T, want *aggregates.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -57,65 +58,65 @@ var opSetPump = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opGetPump, opListPumps, opSetPump}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_pump",
 			Description: "Get one pump.",
 			InputSchema: getPumpSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_pumps",
 			Description: "List pumps.",
 			InputSchema: listPumpsSchema,
 			Operations:  []*mcpdomain.Operation{opListPumps},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_pump",
 			Description: "Start or stop a pump.",
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "look",
 			Description: "Look at pumps.",
 			InputSchema: l3LookSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "act",
 			Description: "Run pumps.",
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "read",
 			Description: "Read pumps.",
 			InputSchema: l2ReadSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "write",
 			Description: "Change pumps.",
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "pumps",
 			Description: "Everything about pumps.",
 			InputSchema: l1PumpsSchema,
@@ -125,10 +126,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("levels: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("levels: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-levels",
@@ -152,10 +153,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("levels: store is %T, want *levels.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

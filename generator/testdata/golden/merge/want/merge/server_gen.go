@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -45,44 +46,44 @@ var opResetDevice = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opTuneDevice, opResetDevice}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "tune_device",
 			Description: "Change some settings of a device.",
 			InputSchema: tuneDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "reset_device",
 			Description: "Replace a device's name and settings.",
 			InputSchema: resetDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opResetDevice},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "merge_action_execution",
 			Description: "Merge: action execution.",
 			InputSchema: l3MergeActionExecutionSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice, opResetDevice},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "merge_control",
 			Description: "Change Merge.",
 			InputSchema: l2MergeControlSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice, opResetDevice},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "merge",
 			Description: "Query and control Merge.",
 			InputSchema: l1MergeSchema,
@@ -92,10 +93,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("merge: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("merge: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-merge",
@@ -119,10 +120,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("merge: store is %T, want *merge.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -42,58 +43,58 @@ var opAddShelf = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opGetShelf, opAddShelf}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_shelf",
 			Description: "Get one shelf.",
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_shelf",
 			Description: "Add a shelf.",
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "objects_status_query",
 			Description: "Objects and arrays: status query.",
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "objects_configuration",
 			Description: "Objects and arrays: configuration.",
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "objects_query",
 			Description: "Read anything in Objects and arrays; nothing changes.",
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "objects_control",
 			Description: "Change Objects and arrays.",
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "objects",
 			Description: "Query and control Objects and arrays.",
 			InputSchema: l1ObjectsSchema,
@@ -103,10 +104,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("objects: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("objects: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-objects",
@@ -130,10 +131,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("objects: store is %T, want *objects.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -29,37 +30,37 @@ var opSetMode = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opSetMode}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_mode",
 			Description: "Apply a mode.",
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "presets_action_execution",
 			Description: "Presets: action execution.",
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "presets_control",
 			Description: "Change Presets.",
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "presets",
 			Description: "Query and control Presets.",
 			InputSchema: setModeSchema,
@@ -69,10 +70,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("presets: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("presets: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-presets",
@@ -96,10 +97,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("presets: store is %T, want *presets.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

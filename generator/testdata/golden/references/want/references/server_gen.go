@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -42,58 +43,58 @@ var opAddLoan = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opListLoans, opAddLoan}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_loans",
 			Description: "List loans.",
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_loan",
 			Description: "Lend a book.",
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "references_status_query",
 			Description: "References: status query.",
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "references_configuration",
 			Description: "References: configuration.",
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "references_query",
 			Description: "Read anything in References; nothing changes.",
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "references_control",
 			Description: "Change References.",
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "references",
 			Description: "Query and control References.",
 			InputSchema: l1ReferencesSchema,
@@ -103,10 +104,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("references: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("references: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-references",
@@ -130,10 +131,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("references: store is %T, want *references.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

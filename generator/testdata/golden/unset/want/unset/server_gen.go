@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -90,93 +91,93 @@ var opDockMode = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opListDocks, opAddDock, opReleaseDocks, opDockStats, opDockMode}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_docks",
 			Description: "List docks.",
 			InputSchema: listDocksSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_dock",
 			Description: "Add a dock.",
 			InputSchema: addDockSchema,
 			Operations:  []*mcpdomain.Operation{opAddDock},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "release_docks",
 			Description: "Send every truck away.",
 			InputSchema: releaseDocksSchema,
 			Operations:  []*mcpdomain.Operation{opReleaseDocks},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "dock_stats",
 			Description: "Dock statistics.",
 			InputSchema: dockStatsSchema,
 			Operations:  []*mcpdomain.Operation{opDockStats},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "dock_mode",
 			Description: "Apply a dock mode.",
 			InputSchema: dockModeSchema,
 			Operations:  []*mcpdomain.Operation{opDockMode},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_status_query",
 			Description: "Unset: status query.",
 			InputSchema: listDocksSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_action_execution",
 			Description: "Unset: action execution.",
 			InputSchema: l3UnsetActionExecutionSchema,
 			Operations:  []*mcpdomain.Operation{opReleaseDocks, opDockMode},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_configuration",
 			Description: "Unset: configuration.",
 			InputSchema: addDockSchema,
 			Operations:  []*mcpdomain.Operation{opAddDock},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_analysis",
 			Description: "Unset: analysis.",
 			InputSchema: dockStatsSchema,
 			Operations:  []*mcpdomain.Operation{opDockStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "unset_query",
 			Description: "Read anything in Unset; nothing changes.",
 			InputSchema: l2UnsetQuerySchema,
 			Operations:  []*mcpdomain.Operation{opListDocks, opDockStats},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "unset_control",
 			Description: "Change Unset.",
 			InputSchema: l2UnsetControlSchema,
 			Operations:  []*mcpdomain.Operation{opAddDock, opReleaseDocks, opDockMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "unset",
 			Description: "Query and control Unset.",
 			InputSchema: l1UnsetSchema,
@@ -186,10 +187,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("unset: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("unset: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-unset",
@@ -213,10 +214,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("unset: store is %T, want *unset.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -29,37 +30,37 @@ var opCloseValves = &mcpdomain.Operation{
 var Operations = []*mcpdomain.Operation{opCloseValves}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "close_valves",
 			Description: "Close open valves.",
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "updatewhere_action_execution",
 			Description: "Update where: action execution.",
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "updatewhere_control",
 			Description: "Change Update where.",
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "updatewhere",
 			Description: "Query and control Update where.",
 			InputSchema: closeValvesSchema,
@@ -69,10 +70,10 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("updatewhere: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("updatewhere: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-updatewhere",
@@ -96,10 +97,10 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("updatewhere: store is %T, want *updatewhere.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })
