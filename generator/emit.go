@@ -21,6 +21,7 @@ const Module = "github.com/mcpgranite/granite"
 const (
 	runtimePkg = Module + "/internal/mcpdomain"
 	levelPkg   = Module + "/internal/level"
+	opkindPkg  = Module + "/internal/opkind"
 	serverPkg  = "github.com/mark3labs/mcp-go/server"
 )
 
@@ -42,6 +43,7 @@ func newFile(path, name, source string) *jen.File {
 	f.HeaderComment(header(source))
 	f.ImportName(runtimePkg, "mcpdomain")
 	f.ImportName(levelPkg, "level")
+	f.ImportName(opkindPkg, "opkind")
 	f.ImportName(serverPkg, "server")
 	return f
 }

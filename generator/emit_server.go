@@ -5,7 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -142,21 +142,21 @@ func domainVar(d *speclang.Domain) jen.Code {
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
-// opKindConsts names mcpdomain's constant of each operation kind.
-var opKindConsts = map[mcpdomain.OpKind]string{
-	mcpdomain.OpGet: "OpGet", mcpdomain.OpList: "OpList", mcpdomain.OpCreate: "OpCreate",
-	mcpdomain.OpUpdate: "OpUpdate", mcpdomain.OpUpdateWhere: "OpUpdateWhere", mcpdomain.OpDelete: "OpDelete",
-	mcpdomain.OpAggregate: "OpAggregate", mcpdomain.OpPreset: "OpPreset",
+// opKindConsts names opkind's constant of each operation kind.
+var opKindConsts = map[opkind.Kind]string{
+	opkind.Get: "Get", opkind.List: "List", opkind.Create: "Create",
+	opkind.Update: "Update", opkind.UpdateWhere: "UpdateWhere", opkind.Delete: "Delete",
+	opkind.Aggregate: "Aggregate", opkind.Preset: "Preset",
 }
 
-// kindConst renders an operation kind as the runtime's constant,
-// mcpdomain.OpList, rather than the string it stands for.
-func kindConst(k mcpdomain.OpKind) jen.Code {
+// kindConst renders an operation kind as its constant, opkind.List, rather
+// than the string it stands for.
+func kindConst(k opkind.Kind) jen.Code {
 	name, ok := opKindConsts[k]
 	if !ok {
-		panic(fmt.Sprintf("generator: operation kind %q has no mcpdomain constant", k)) // speclang checks kinds
+		panic(fmt.Sprintf("generator: operation kind %q has no opkind constant", k)) // speclang checks kinds
 	}
-	return jen.Qual(runtimePkg, name)
+	return jen.Qual(opkindPkg, name)
 }
 
 // operationLit is the mcpdomain.Operation literal of o, its fields in the

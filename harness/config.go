@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -39,7 +40,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := speclang.CompileSchema(ExperimentSchemaFile, schemaData)
+	sch, err := schemacheck.Compile("granite:"+ExperimentSchemaFile, string(schemaData))
 	if err != nil {
 		return nil, err
 	}

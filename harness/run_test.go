@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -86,7 +87,7 @@ func checkRecordSchema(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := speclang.CompileSchema("trial.schema.json", data)
+	sch, err := schemacheck.Compile("granite:trial.schema.json", string(data))
 	if err != nil {
 		t.Fatal(err)
 	}

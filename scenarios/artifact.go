@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -100,7 +101,7 @@ var artifactSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return speclang.CompileSchema(ArtifactSchemaFile, data)
+	return schemacheck.Compile("granite:"+ArtifactSchemaFile, string(data))
 })
 
 // WriteArtifacts writes one artifact per line.

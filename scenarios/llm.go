@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/templates"
 )
@@ -57,7 +58,7 @@ func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
 // a check is fed back with the reason and the stage retried, at most
 // Retries times; it returns the retries used.
 func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any, checks ...func() string) (int, error) {
-	sch, err := mcpdomain.CompileSchema("stage", string(schema))
+	sch, err := schemacheck.Compile("stage", string(schema))
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // stageOf names the synthesis stage a request's prompt belongs to.
@@ -217,7 +218,7 @@ func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := mcpdomain.CompileSchema("s", string(schema))
+	sch, err := schemacheck.Compile("s", string(schema))
 	if err != nil {
 		t.Fatal(err)
 	}

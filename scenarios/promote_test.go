@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
@@ -48,7 +49,7 @@ func TestPromotedScenariosVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	schemaData, _ := fs.ReadFile(specs.FS, speclang.ScenarioSchemaFile)
-	sch, err := speclang.CompileSchema(speclang.ScenarioSchemaFile, schemaData)
+	sch, err := schemacheck.Compile("granite:"+speclang.ScenarioSchemaFile, string(schemaData))
 	if err != nil {
 		t.Fatal(err)
 	}

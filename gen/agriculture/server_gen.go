@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opGetField = &mcpdomain.Operation{
 	Name:     "get_field",
-	Kind:     mcpdomain.OpGet,
+	Kind:     opkind.Get,
 	Category: "status_query",
 	Entity:   "field",
 	Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, " +
@@ -28,7 +29,7 @@ var opGetField = &mcpdomain.Operation{
 }
 var opListSoilSensors = &mcpdomain.Operation{
 	Name:     "list_soil_sensors",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "soil_sensor",
 	Description: "Read the latest values of soil sensors (IDs like SS004): moisture in " +
@@ -56,7 +57,7 @@ var opListSoilSensors = &mcpdomain.Operation{
 }
 var opListValves = &mcpdomain.Operation{
 	Name:     "list_valves",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "valve",
 	Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state " +
@@ -79,7 +80,7 @@ var opListValves = &mcpdomain.Operation{
 }
 var opSetValve = &mcpdomain.Operation{
 	Name:     "set_valve",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "valve",
 	Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or " +
@@ -99,7 +100,7 @@ var opSetValve = &mcpdomain.Operation{
 }
 var opStopIrrigation = &mcpdomain.Operation{
 	Name:     "stop_irrigation",
-	Kind:     mcpdomain.OpUpdateWhere,
+	Kind:     opkind.UpdateWhere,
 	Category: "action_execution",
 	Entity:   "valve",
 	Description: "Close every open irrigation valve at once and set its flow to 0 litres per " +
@@ -116,7 +117,7 @@ var opStopIrrigation = &mcpdomain.Operation{
 }
 var opSetIrrigationProgram = &mcpdomain.Operation{
 	Name:     "set_irrigation_program",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "action_execution",
 	Entity:   "valve",
 	Description: "Apply an irrigation program to every valve of one zone at once. Flow rates " +
@@ -133,7 +134,7 @@ var opSetIrrigationProgram = &mcpdomain.Operation{
 }
 var opListTasks = &mcpdomain.Operation{
 	Name:     "list_tasks",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "configuration",
 	Entity:   "task",
 	Description: "List field work tasks (IDs like TK004), optionally only those of one " +
@@ -165,7 +166,7 @@ var opListTasks = &mcpdomain.Operation{
 }
 var opCreateTask = &mcpdomain.Operation{
 	Name:     "create_task",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "configuration",
 	Entity:   "task",
 	Description: "Create a field work task on one field (field ID such as FD003) with a due " +
@@ -197,7 +198,7 @@ var opCreateTask = &mcpdomain.Operation{
 }
 var opDeleteTask = &mcpdomain.Operation{
 	Name:        "delete_task",
-	Kind:        mcpdomain.OpDelete,
+	Kind:        opkind.Delete,
 	Category:    "configuration",
 	Entity:      "task",
 	Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
@@ -211,7 +212,7 @@ var opDeleteTask = &mcpdomain.Operation{
 }
 var opSoilStats = &mcpdomain.Operation{
 	Name:     "soil_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "soil_sensor",
 	Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings " +

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListMeters = &mcpdomain.Operation{
 	Name:     "list_meters",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "meter",
 	Description: "Read power meters (IDs like MT003): present power in kW, today's peak " +
@@ -43,7 +44,7 @@ var opListMeters = &mcpdomain.Operation{
 }
 var opListBatteries = &mcpdomain.Operation{
 	Name:     "list_batteries",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "battery",
 	Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state " +
@@ -79,7 +80,7 @@ var opListBatteries = &mcpdomain.Operation{
 }
 var opListSolarArrays = &mcpdomain.Operation{
 	Name:     "list_solar_arrays",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "solar_array",
 	Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present " +
@@ -107,7 +108,7 @@ var opListSolarArrays = &mcpdomain.Operation{
 }
 var opListLoads = &mcpdomain.Operation{
 	Name:     "list_loads",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "load",
 	Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, " +
@@ -145,7 +146,7 @@ var opListLoads = &mcpdomain.Operation{
 }
 var opSetLoad = &mcpdomain.Operation{
 	Name:     "set_load",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "load",
 	Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, " +
@@ -168,7 +169,7 @@ var opSetLoad = &mcpdomain.Operation{
 }
 var opShedDeferrableLoads = &mcpdomain.Operation{
 	Name:     "shed_deferrable_loads",
-	Kind:     mcpdomain.OpUpdateWhere,
+	Kind:     opkind.UpdateWhere,
 	Category: "action_execution",
 	Entity:   "load",
 	Description: "Load shedding: switch off every deferrable load that is on, at once, " +
@@ -196,7 +197,7 @@ var opShedDeferrableLoads = &mcpdomain.Operation{
 }
 var opSetBattery = &mcpdomain.Operation{
 	Name:     "set_battery",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "battery",
 	Description: "Configure one battery by its ID (BT followed by 3 digits): its mode " +
@@ -220,7 +221,7 @@ var opSetBattery = &mcpdomain.Operation{
 }
 var opSetSolarArray = &mcpdomain.Operation{
 	Name:     "set_solar_array",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "solar_array",
 	Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): " +
@@ -237,7 +238,7 @@ var opSetSolarArray = &mcpdomain.Operation{
 }
 var opSetGridMode = &mcpdomain.Operation{
 	Name:     "set_grid_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "configuration",
 	Entity:   "battery",
 	Description: "Switch the campus storage to a grid operating mode: sets mode, power " +
@@ -265,7 +266,7 @@ var opSetGridMode = &mcpdomain.Operation{
 }
 var opConsumptionStats = &mcpdomain.Operation{
 	Name:     "consumption_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "meter",
 	Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - " +

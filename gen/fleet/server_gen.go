@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListVehicles = &mcpdomain.Operation{
 	Name:     "list_vehicles",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "vehicle",
 	Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, " +
@@ -47,7 +48,7 @@ var opListVehicles = &mcpdomain.Operation{
 }
 var opGetVehicle = &mcpdomain.Operation{
 	Name:     "get_vehicle",
-	Kind:     mcpdomain.OpGet,
+	Kind:     opkind.Get,
 	Category: "status_query",
 	Entity:   "vehicle",
 	Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, " +
@@ -64,7 +65,7 @@ var opGetVehicle = &mcpdomain.Operation{
 }
 var opListDrivers = &mcpdomain.Operation{
 	Name:     "list_drivers",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "driver",
 	Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, " +
@@ -87,7 +88,7 @@ var opListDrivers = &mcpdomain.Operation{
 }
 var opListTrips = &mcpdomain.Operation{
 	Name:     "list_trips",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "trip",
 	Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, " +
@@ -116,7 +117,7 @@ var opListTrips = &mcpdomain.Operation{
 }
 var opAssignTrip = &mcpdomain.Operation{
 	Name:     "assign_trip",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "action_execution",
 	Entity:   "trip",
 	Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a " +
@@ -143,7 +144,7 @@ var opAssignTrip = &mcpdomain.Operation{
 }
 var opUpdateTrip = &mcpdomain.Operation{
 	Name:     "update_trip",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "trip",
 	Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it " +
@@ -169,7 +170,7 @@ var opUpdateTrip = &mcpdomain.Operation{
 }
 var opUpdateVehicle = &mcpdomain.Operation{
 	Name:     "update_vehicle",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "vehicle",
 	Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its " +
@@ -194,7 +195,7 @@ var opUpdateVehicle = &mcpdomain.Operation{
 }
 var opSetDepotMode = &mcpdomain.Operation{
 	Name:     "set_depot_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "configuration",
 	Entity:   "vehicle",
 	Description: "Apply an operating mode to every vehicle of one depot at once: it changes " +
@@ -217,7 +218,7 @@ var opSetDepotMode = &mcpdomain.Operation{
 }
 var opScheduleMaintenance = &mcpdomain.Operation{
 	Name:     "schedule_maintenance",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "configuration",
 	Entity:   "ticket",
 	Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the " +
@@ -248,7 +249,7 @@ var opScheduleMaintenance = &mcpdomain.Operation{
 }
 var opFleetStats = &mcpdomain.Operation{
 	Name:     "fleet_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "vehicle",
 	Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or " +

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListPatients = &mcpdomain.Operation{
 	Name:     "list_patients",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "patient",
 	Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, " +
@@ -46,7 +47,7 @@ var opListPatients = &mcpdomain.Operation{
 }
 var opListDevices = &mcpdomain.Operation{
 	Name:     "list_devices",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "device",
 	Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, " +
@@ -87,7 +88,7 @@ var opListDevices = &mcpdomain.Operation{
 }
 var opListAlerts = &mcpdomain.Operation{
 	Name:     "list_alerts",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "alert",
 	Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, " +
@@ -124,7 +125,7 @@ var opListAlerts = &mcpdomain.Operation{
 }
 var opSetDevice = &mcpdomain.Operation{
 	Name:     "set_device",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "device",
 	Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its " +
@@ -151,7 +152,7 @@ var opSetDevice = &mcpdomain.Operation{
 }
 var opSetWardMode = &mcpdomain.Operation{
 	Name:     "set_ward_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "action_execution",
 	Entity:   "device",
 	Description: "Apply a monitoring mode to every device on one ward at once: it sets how " +
@@ -180,7 +181,7 @@ var opSetWardMode = &mcpdomain.Operation{
 }
 var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Name:     "acknowledge_alerts",
-	Kind:     mcpdomain.OpUpdateWhere,
+	Kind:     opkind.UpdateWhere,
 	Category: "action_execution",
 	Entity:   "alert",
 	Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given " +
@@ -213,7 +214,7 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 }
 var opListCareTasks = &mcpdomain.Operation{
 	Name:     "list_care_tasks",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "configuration",
 	Entity:   "care_task",
 	Description: "List nursing care tasks (IDs like CT004), optionally only those of one " +
@@ -245,7 +246,7 @@ var opListCareTasks = &mcpdomain.Operation{
 }
 var opCreateCareTask = &mcpdomain.Operation{
 	Name:     "create_care_task",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "configuration",
 	Entity:   "care_task",
 	Description: "Create a care task for one patient (patient ID such as PT004) with a due " +
@@ -271,7 +272,7 @@ var opCreateCareTask = &mcpdomain.Operation{
 }
 var opUpdateCareTask = &mcpdomain.Operation{
 	Name:     "update_care_task",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "care_task",
 	Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark " +
@@ -297,7 +298,7 @@ var opUpdateCareTask = &mcpdomain.Operation{
 }
 var opVitalsStats = &mcpdomain.Operation{
 	Name:     "vitals_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "patient",
 	Description: "Compute a statistic (count, avg, min or max) over patients' latest vital " +

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListMachines = &mcpdomain.Operation{
 	Name:     "list_machines",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "machine",
 	Description: "List machines (IDs like MC006) with name, type, line, run state, speed set " +
@@ -48,7 +49,7 @@ var opListMachines = &mcpdomain.Operation{
 }
 var opSetMachine = &mcpdomain.Operation{
 	Name:     "set_machine",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "machine",
 	Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its " +
@@ -73,7 +74,7 @@ var opSetMachine = &mcpdomain.Operation{
 }
 var opReadSensors = &mcpdomain.Operation{
 	Name:     "read_sensors",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "sensor",
 	Description: "Read the latest values of condition sensors (IDs like SE008): vibration in " +
@@ -102,7 +103,7 @@ var opReadSensors = &mcpdomain.Operation{
 }
 var opListAlarms = &mcpdomain.Operation{
 	Name:     "list_alarms",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "alarm",
 	Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, " +
@@ -125,7 +126,7 @@ var opListAlarms = &mcpdomain.Operation{
 }
 var opAcknowledgeAlarms = &mcpdomain.Operation{
 	Name:     "acknowledge_alarms",
-	Kind:     mcpdomain.OpUpdateWhere,
+	Kind:     opkind.UpdateWhere,
 	Category: "action_execution",
 	Entity:   "alarm",
 	Description: "Acknowledge every unacknowledged alarm at once, optionally only those of " +
@@ -144,7 +145,7 @@ var opAcknowledgeAlarms = &mcpdomain.Operation{
 }
 var opSetLineMode = &mcpdomain.Operation{
 	Name:     "set_line_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "action_execution",
 	Entity:   "machine",
 	Description: "Put every machine of one production line into an operating mode at once. " +
@@ -166,7 +167,7 @@ var opSetLineMode = &mcpdomain.Operation{
 }
 var opListWorkOrders = &mcpdomain.Operation{
 	Name:     "list_work_orders",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "configuration",
 	Entity:   "work_order",
 	Description: "List maintenance work orders (IDs like WO004) with title, type, machine, " +
@@ -202,7 +203,7 @@ var opListWorkOrders = &mcpdomain.Operation{
 }
 var opCreateWorkOrder = &mcpdomain.Operation{
 	Name:     "create_work_order",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "configuration",
 	Entity:   "work_order",
 	Description: "Open a maintenance work order on one machine (machine ID such as MC006). " +
@@ -234,7 +235,7 @@ var opCreateWorkOrder = &mcpdomain.Operation{
 }
 var opUpdateWorkOrder = &mcpdomain.Operation{
 	Name:     "update_work_order",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "work_order",
 	Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set " +
@@ -264,7 +265,7 @@ var opUpdateWorkOrder = &mcpdomain.Operation{
 }
 var opProductionStats = &mcpdomain.Operation{
 	Name:     "production_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "machine",
 	Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts " +

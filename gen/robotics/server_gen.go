@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListRobots = &mcpdomain.Operation{
 	Name:     "list_robots",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "robot",
 	Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current " +
@@ -45,7 +46,7 @@ var opListRobots = &mcpdomain.Operation{
 }
 var opGetRobot = &mcpdomain.Operation{
 	Name:     "get_robot",
-	Kind:     mcpdomain.OpGet,
+	Kind:     opkind.Get,
 	Category: "status_query",
 	Entity:   "robot",
 	Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, " +
@@ -61,7 +62,7 @@ var opGetRobot = &mcpdomain.Operation{
 }
 var opListChargers = &mcpdomain.Operation{
 	Name:     "list_chargers",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "charger",
 	Description: "List chargers (IDs like CH003) with their zone, charging bay (station), " +
@@ -92,7 +93,7 @@ var opListChargers = &mcpdomain.Operation{
 }
 var opSetRobot = &mcpdomain.Operation{
 	Name:     "set_robot",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "robot",
 	Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. " +
@@ -115,7 +116,7 @@ var opSetRobot = &mcpdomain.Operation{
 }
 var opEmergencyStopZone = &mcpdomain.Operation{
 	Name:     "emergency_stop_zone",
-	Kind:     mcpdomain.OpUpdateWhere,
+	Kind:     opkind.UpdateWhere,
 	Category: "action_execution",
 	Entity:   "robot",
 	Description: "Emergency-stop every robot in one zone at once, optionally only robots of " +
@@ -140,7 +141,7 @@ var opEmergencyStopZone = &mcpdomain.Operation{
 }
 var opSetFleetMode = &mcpdomain.Operation{
 	Name:     "set_fleet_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "action_execution",
 	Entity:   "robot",
 	Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, " +
@@ -168,7 +169,7 @@ var opSetFleetMode = &mcpdomain.Operation{
 }
 var opListMissions = &mcpdomain.Operation{
 	Name:     "list_missions",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "configuration",
 	Entity:   "mission",
 	Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, " +
@@ -206,7 +207,7 @@ var opListMissions = &mcpdomain.Operation{
 }
 var opDispatchMission = &mcpdomain.Operation{
 	Name:     "dispatch_mission",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "configuration",
 	Entity:   "mission",
 	Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the " +
@@ -287,7 +288,7 @@ var opDispatchMission = &mcpdomain.Operation{
 }
 var opUpdateMission = &mcpdomain.Operation{
 	Name:     "update_mission",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "mission",
 	Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel " +
@@ -316,7 +317,7 @@ var opUpdateMission = &mcpdomain.Operation{
 }
 var opFleetStats = &mcpdomain.Operation{
 	Name:     "fleet_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "robot",
 	Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery " +

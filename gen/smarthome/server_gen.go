@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListDevices = &mcpdomain.Operation{
 	Name:     "list_devices",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "device",
 	Description: "List devices, optionally only those in one room, of one kind or in one " +
@@ -40,7 +41,7 @@ var opListDevices = &mcpdomain.Operation{
 }
 var opGetDevice = &mcpdomain.Operation{
 	Name:        "get_device",
-	Kind:        mcpdomain.OpGet,
+	Kind:        opkind.Get,
 	Category:    "status_query",
 	Entity:      "device",
 	Description: "Get the full current state of one device by its ID.",
@@ -54,7 +55,7 @@ var opGetDevice = &mcpdomain.Operation{
 }
 var opSetDevice = &mcpdomain.Operation{
 	Name:     "set_device",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "device",
 	Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
@@ -77,7 +78,7 @@ var opSetDevice = &mcpdomain.Operation{
 }
 var opReadSensors = &mcpdomain.Operation{
 	Name:     "read_sensors",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "sensor",
 	Description: "Read the latest values of sensors, optionally only those in one room or of " +
@@ -106,7 +107,7 @@ var opReadSensors = &mcpdomain.Operation{
 }
 var opListEvents = &mcpdomain.Operation{
 	Name:        "list_events",
-	Kind:        mcpdomain.OpList,
+	Kind:        opkind.List,
 	Category:    "analysis",
 	Entity:      "event",
 	Description: "List entries of the event log, optionally by room, kind, or a time window.",
@@ -134,7 +135,7 @@ var opListEvents = &mcpdomain.Operation{
 }
 var opSetRoomMode = &mcpdomain.Operation{
 	Name:        "set_room_mode",
-	Kind:        mcpdomain.OpPreset,
+	Kind:        opkind.Preset,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Apply a mode to every device in one room at once.",
@@ -155,7 +156,7 @@ var opSetRoomMode = &mcpdomain.Operation{
 }
 var opListRules = &mcpdomain.Operation{
 	Name:     "list_rules",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "configuration",
 	Entity:   "rule",
 	Description: "List automation rules, optionally only enabled or disabled ones, or those " +
@@ -172,7 +173,7 @@ var opListRules = &mcpdomain.Operation{
 }
 var opCreateRule = &mcpdomain.Operation{
 	Name:     "create_rule",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "configuration",
 	Entity:   "rule",
 	Description: "Create an automation rule that switches a device when a sensor reading goes " +
@@ -192,7 +193,7 @@ var opCreateRule = &mcpdomain.Operation{
 }
 var opDeleteRule = &mcpdomain.Operation{
 	Name:        "delete_rule",
-	Kind:        mcpdomain.OpDelete,
+	Kind:        opkind.Delete,
 	Category:    "configuration",
 	Entity:      "rule",
 	Description: "Delete an automation rule by its ID.",
@@ -206,7 +207,7 @@ var opDeleteRule = &mcpdomain.Operation{
 }
 var opSensorStats = &mcpdomain.Operation{
 	Name:     "sensor_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "sensor",
 	Description: "Compute a statistic over sensor readings or battery levels, optionally per " +

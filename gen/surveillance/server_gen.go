@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListCameras = &mcpdomain.Operation{
 	Name:     "list_cameras",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "camera",
 	Description: "List cameras (IDs like CM004) with their zone, status (online/offline), " +
@@ -45,7 +46,7 @@ var opListCameras = &mcpdomain.Operation{
 }
 var opGetCamera = &mcpdomain.Operation{
 	Name:     "get_camera",
-	Kind:     mcpdomain.OpGet,
+	Kind:     opkind.Get,
 	Category: "status_query",
 	Entity:   "camera",
 	Description: "Get the full current state of one camera by its ID (CM followed by 3 " +
@@ -62,7 +63,7 @@ var opGetCamera = &mcpdomain.Operation{
 }
 var opSetCamera = &mcpdomain.Operation{
 	Name:     "set_camera",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "camera",
 	Description: "Change the settings of one camera by its ID (CM followed by 3 digits): " +
@@ -85,7 +86,7 @@ var opSetCamera = &mcpdomain.Operation{
 }
 var opListDoors = &mcpdomain.Operation{
 	Name:     "list_doors",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "door",
 	Description: "List doors and gates (IDs like DR005) with their zone, type, lock and alarm " +
@@ -117,7 +118,7 @@ var opListDoors = &mcpdomain.Operation{
 }
 var opSetDoor = &mcpdomain.Operation{
 	Name:     "set_door",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "door",
 	Description: "Change one door or gate by its ID (DR followed by 3 digits): lock or unlock " +
@@ -136,7 +137,7 @@ var opSetDoor = &mcpdomain.Operation{
 }
 var opSetSecurityMode = &mcpdomain.Operation{
 	Name:     "set_security_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "action_execution",
 	Entity:   "door",
 	Description: "Apply a security mode to every door and gate of one zone at once, or of the " +
@@ -158,7 +159,7 @@ var opSetSecurityMode = &mcpdomain.Operation{
 }
 var opListAlerts = &mcpdomain.Operation{
 	Name:     "list_alerts",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "analysis",
 	Entity:   "alert",
 	Description: "List alerts (IDs like AL0012, oldest first) with time, zone, kind, " +
@@ -200,7 +201,7 @@ var opListAlerts = &mcpdomain.Operation{
 }
 var opAcknowledgeAlerts = &mcpdomain.Operation{
 	Name:     "acknowledge_alerts",
-	Kind:     mcpdomain.OpUpdateWhere,
+	Kind:     opkind.UpdateWhere,
 	Category: "action_execution",
 	Entity:   "alert",
 	Description: "Acknowledge every unacknowledged alert that matches the given filters at " +
@@ -237,7 +238,7 @@ var opAcknowledgeAlerts = &mcpdomain.Operation{
 }
 var opOpenIncident = &mcpdomain.Operation{
 	Name:     "open_incident",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "action_execution",
 	Entity:   "incident",
 	Description: "Open a security incident in one zone with a title and severity, optionally " +
@@ -271,7 +272,7 @@ var opOpenIncident = &mcpdomain.Operation{
 }
 var opAlertStats = &mcpdomain.Operation{
 	Name:     "alert_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "alert",
 	Description: "Count alerts, optionally per zone, kind, severity or camera (group_by), and " +

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opSearchInventory = &mcpdomain.Operation{
 	Name:     "search_inventory",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "item",
 	Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
@@ -38,7 +39,7 @@ var opSearchInventory = &mcpdomain.Operation{
 }
 var opGetItem = &mcpdomain.Operation{
 	Name:     "get_item",
-	Kind:     mcpdomain.OpGet,
+	Kind:     opkind.Get,
 	Category: "status_query",
 	Entity:   "item",
 	Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
@@ -54,7 +55,7 @@ var opGetItem = &mcpdomain.Operation{
 }
 var opAdjustStock = &mcpdomain.Operation{
 	Name:     "adjust_stock",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "configuration",
 	Entity:   "item",
 	Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
@@ -74,7 +75,7 @@ var opAdjustStock = &mcpdomain.Operation{
 }
 var opListShelves = &mcpdomain.Operation{
 	Name:     "list_shelves",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "status_query",
 	Entity:   "shelf",
 	Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
@@ -101,7 +102,7 @@ var opListShelves = &mcpdomain.Operation{
 }
 var opListOrders = &mcpdomain.Operation{
 	Name:     "list_orders",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "action_execution",
 	Entity:   "order",
 	Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
@@ -136,7 +137,7 @@ var opListOrders = &mcpdomain.Operation{
 }
 var opCreateOrder = &mcpdomain.Operation{
 	Name:     "create_order",
-	Kind:     mcpdomain.OpCreate,
+	Kind:     opkind.Create,
 	Category: "action_execution",
 	Entity:   "order",
 	Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
@@ -162,7 +163,7 @@ var opCreateOrder = &mcpdomain.Operation{
 }
 var opUpdateOrder = &mcpdomain.Operation{
 	Name:     "update_order",
-	Kind:     mcpdomain.OpUpdate,
+	Kind:     opkind.Update,
 	Category: "action_execution",
 	Entity:   "order",
 	Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
@@ -193,7 +194,7 @@ var opUpdateOrder = &mcpdomain.Operation{
 }
 var opListDocks = &mcpdomain.Operation{
 	Name:     "list_docks",
-	Kind:     mcpdomain.OpList,
+	Kind:     opkind.List,
 	Category: "configuration",
 	Entity:   "dock",
 	Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
@@ -215,7 +216,7 @@ var opListDocks = &mcpdomain.Operation{
 }
 var opSetDockMode = &mcpdomain.Operation{
 	Name:     "set_dock_mode",
-	Kind:     mcpdomain.OpPreset,
+	Kind:     opkind.Preset,
 	Category: "configuration",
 	Entity:   "dock",
 	Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
@@ -237,7 +238,7 @@ var opSetDockMode = &mcpdomain.Operation{
 }
 var opInventoryStats = &mcpdomain.Operation{
 	Name:     "inventory_stats",
-	Kind:     mcpdomain.OpAggregate,
+	Kind:     opkind.Aggregate,
 	Category: "analysis",
 	Entity:   "item",
 	Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -367,7 +368,7 @@ func TestStageContractRefusesUnknownTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := mcpdomain.CompileSchema("stage", string(contract))
+	sch, err := schemacheck.Compile("stage", string(contract))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package speclang
 
 import (
 	"github.com/mcpgranite/granite/internal/level"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 // The IR is what the emitters see: every reference resolved, every Go name
@@ -165,7 +165,7 @@ type Arg struct {
 type Operation struct {
 	Name        string
 	GoName      string
-	Kind        mcpdomain.OpKind
+	Kind        opkind.Kind
 	Category    string
 	Description string
 	Entity      *Entity

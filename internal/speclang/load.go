@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -50,7 +51,7 @@ func loadDomains(fsys fs.FS) (spec *Spec, errs ErrorList, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read spec schema: %w", err)
 	}
-	sch, err := compileSpecSchema(SchemaFile, schemaData)
+	sch, err := schemacheck.Compile("granite:"+SchemaFile, string(schemaData))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mcpgranite/granite/internal/level"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // ScenarioSchemaFile is the name of the scenario table schema at the root
@@ -217,7 +217,7 @@ func loadScenarios(fsys fs.FS, spec *Spec) (ErrorList, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read scenario schema: %w", err)
 		}
-		if sch, err = compileSpecSchema(ScenarioSchemaFile, data); err != nil {
+		if sch, err = schemacheck.Compile("granite:"+ScenarioSchemaFile, string(data)); err != nil {
 			return nil, err
 		}
 	}
@@ -529,7 +529,7 @@ func (l *scenarioLoader) opSchema(op *Operation) *jsonschema.Schema {
 	if s, ok := l.opSchemas[op]; ok {
 		return s
 	}
-	s, err := compileSpecSchema(op.Name, []byte(op.Schema))
+	s, err := schemacheck.Compile("granite:"+op.Name, op.Schema)
 	if err != nil {
 		panic(fmt.Sprintf("generator: schema of %s does not compile: %v", op.Name, err)) // built by schemas(), compiled by the runtime tests
 	}
@@ -553,7 +553,7 @@ func (l *scenarioLoader) checkArgs(op *Operation, argsNode *node, args map[strin
 		l.errorf(at, "arguments of %s: %v", op.Name, err)
 		return
 	}
-	for _, e := range mcpdomain.Leaves(verr) {
+	for _, e := range schemacheck.Leaves(verr) {
 		for _, pe := range schemaError(e, at) {
 			pe.Path = at.path + strings.TrimPrefix(pe.Path, "$")
 			pe.Msg = "arguments of " + op.Name + ": " + pe.Msg
@@ -572,12 +572,12 @@ func (l *scenarioLoader) checkValue(op *Operation, vn *node, name string, args m
 
 func firstSentence(err error) string {
 	if verr, ok := err.(*jsonschema.ValidationError); ok {
-		if leaves := mcpdomain.Leaves(verr); len(leaves) > 0 {
+		if leaves := schemacheck.Leaves(verr); len(leaves) > 0 {
 			switch k := leaves[0].ErrorKind.(type) {
 			case *kind.Type:
 				return fmt.Sprintf("%s, not %s", strings.Join(k.Want, " or "), k.Got)
 			default:
-				if size, bound, ok := mcpdomain.SizeBound(k, "key"); ok {
+				if size, bound, ok := schemacheck.SizeBound(k, "key"); ok {
 					return fmt.Sprintf("it %s; %s", size, bound)
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 // schemas computes every operation's argument schema and example, and
@@ -193,7 +193,7 @@ func (b *builder) example(o *Operation) Object {
 		switch a.Role {
 		case RoleID:
 			ex = append(ex, kv{a.Name, first.ID})
-			if o.Kind == mcpdomain.OpDelete {
+			if o.Kind == opkind.Delete {
 				ex[len(ex)-1].V = last.ID
 			}
 		case RoleFilter:
@@ -201,7 +201,7 @@ func (b *builder) example(o *Operation) Object {
 				ex = append(ex, kv{a.Name, first.Values[a.Field.Name]})
 			}
 		case RoleValue:
-			if a.Required || o.Kind == mcpdomain.OpUpdate && len(ex) < 2 || o.Kind == mcpdomain.OpUpdateWhere && len(ex) == 0 && len(o.Set) == 0 {
+			if a.Required || o.Kind == opkind.Update && len(ex) < 2 || o.Kind == opkind.UpdateWhere && len(ex) == 0 && len(o.Set) == 0 {
 				ex = append(ex, kv{a.Name, last.Values[a.Field.Name]})
 			}
 		case RoleFunction, RoleAggField, RolePreset:

@@ -633,12 +633,6 @@ func (d *Document) Errorf(path []any, format string, args ...any) *Error {
 	return &Error{Pos: n.pos, Path: n.path, Msg: fmt.Sprintf(format, args...)}
 }
 
-// CompileSchema compiles a JSON Schema document (with format assertions)
-// for ParseDocument.
-func CompileSchema(name string, data []byte) (*jsonschema.Schema, error) {
-	return compileSpecSchema(name, data)
-}
-
 // unclosed returns the "[" or "{" that is still open at tk, the token a
 // flow collection's parse failed at, or nil when tk is not such a failure
 // or no bracket is open.

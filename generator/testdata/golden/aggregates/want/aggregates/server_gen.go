@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opMeterStats = &mcpdomain.Operation{
 	Name:        "meter_stats",
-	Kind:        mcpdomain.OpAggregate,
+	Kind:        opkind.Aggregate,
 	Category:    "analysis",
 	Entity:      "meter",
 	Description: "Meter statistics.",

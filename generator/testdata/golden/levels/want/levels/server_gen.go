@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opGetPump = &mcpdomain.Operation{
 	Name:        "get_pump",
-	Kind:        mcpdomain.OpGet,
+	Kind:        opkind.Get,
 	Category:    "status_query",
 	Entity:      "pump",
 	Description: "Get one pump.",
@@ -26,7 +27,7 @@ var opGetPump = &mcpdomain.Operation{
 }
 var opListPumps = &mcpdomain.Operation{
 	Name:        "list_pumps",
-	Kind:        mcpdomain.OpList,
+	Kind:        opkind.List,
 	Category:    "status_query",
 	Entity:      "pump",
 	Description: "List pumps.",
@@ -40,7 +41,7 @@ var opListPumps = &mcpdomain.Operation{
 }
 var opSetPump = &mcpdomain.Operation{
 	Name:        "set_pump",
-	Kind:        mcpdomain.OpUpdate,
+	Kind:        opkind.Update,
 	Category:    "action_execution",
 	Entity:      "pump",
 	Description: "Start or stop a pump.",

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opTuneDevice = &mcpdomain.Operation{
 	Name:        "tune_device",
-	Kind:        mcpdomain.OpUpdate,
+	Kind:        opkind.Update,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Change some settings of a device.",
@@ -27,7 +28,7 @@ var opTuneDevice = &mcpdomain.Operation{
 }
 var opResetDevice = &mcpdomain.Operation{
 	Name:        "reset_device",
-	Kind:        mcpdomain.OpUpdate,
+	Kind:        opkind.Update,
 	Category:    "action_execution",
 	Entity:      "device",
 	Description: "Replace a device's name and settings.",

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opGetShelf = &mcpdomain.Operation{
 	Name:        "get_shelf",
-	Kind:        mcpdomain.OpGet,
+	Kind:        opkind.Get,
 	Category:    "status_query",
 	Entity:      "shelf",
 	Description: "Get one shelf.",
@@ -26,7 +27,7 @@ var opGetShelf = &mcpdomain.Operation{
 }
 var opAddShelf = &mcpdomain.Operation{
 	Name:        "add_shelf",
-	Kind:        mcpdomain.OpCreate,
+	Kind:        opkind.Create,
 	Category:    "configuration",
 	Entity:      "shelf",
 	Description: "Add a shelf.",

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opSetMode = &mcpdomain.Operation{
 	Name:        "set_mode",
-	Kind:        mcpdomain.OpPreset,
+	Kind:        opkind.Preset,
 	Category:    "action_execution",
 	Entity:      "fan",
 	Description: "Apply a mode.",

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListLoans = &mcpdomain.Operation{
 	Name:        "list_loans",
-	Kind:        mcpdomain.OpList,
+	Kind:        opkind.List,
 	Category:    "status_query",
 	Entity:      "loan",
 	Description: "List loans.",
@@ -27,7 +28,7 @@ var opListLoans = &mcpdomain.Operation{
 }
 var opAddLoan = &mcpdomain.Operation{
 	Name:        "add_loan",
-	Kind:        mcpdomain.OpCreate,
+	Kind:        opkind.Create,
 	Category:    "configuration",
 	Entity:      "loan",
 	Description: "Lend a book.",

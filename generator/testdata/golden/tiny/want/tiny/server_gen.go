@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opGetLamp = &mcpdomain.Operation{
 	Name:        "get_lamp",
-	Kind:        mcpdomain.OpGet,
+	Kind:        opkind.Get,
 	Category:    "status_query",
 	Entity:      "lamp",
 	Description: "Get one lamp.",
@@ -26,7 +27,7 @@ var opGetLamp = &mcpdomain.Operation{
 }
 var opListLamps = &mcpdomain.Operation{
 	Name:        "list_lamps",
-	Kind:        mcpdomain.OpList,
+	Kind:        opkind.List,
 	Category:    "status_query",
 	Entity:      "lamp",
 	Description: "List lamps.",
@@ -46,7 +47,7 @@ var opListLamps = &mcpdomain.Operation{
 }
 var opSetLamp = &mcpdomain.Operation{
 	Name:        "set_lamp",
-	Kind:        mcpdomain.OpUpdate,
+	Kind:        opkind.Update,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Change one lamp.",
@@ -63,7 +64,7 @@ var opSetLamp = &mcpdomain.Operation{
 }
 var opAllOff = &mcpdomain.Operation{
 	Name:        "all_off",
-	Kind:        mcpdomain.OpUpdateWhere,
+	Kind:        opkind.UpdateWhere,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Switch lamps off.",
@@ -77,7 +78,7 @@ var opAllOff = &mcpdomain.Operation{
 }
 var opAddTimer = &mcpdomain.Operation{
 	Name:        "add_timer",
-	Kind:        mcpdomain.OpCreate,
+	Kind:        opkind.Create,
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Add a timer.",
@@ -90,7 +91,7 @@ var opAddTimer = &mcpdomain.Operation{
 }
 var opDropTimer = &mcpdomain.Operation{
 	Name:        "drop_timer",
-	Kind:        mcpdomain.OpDelete,
+	Kind:        opkind.Delete,
 	Category:    "configuration",
 	Entity:      "timer",
 	Description: "Remove a timer.",
@@ -104,7 +105,7 @@ var opDropTimer = &mcpdomain.Operation{
 }
 var opLampStats = &mcpdomain.Operation{
 	Name:        "lamp_stats",
-	Kind:        mcpdomain.OpAggregate,
+	Kind:        opkind.Aggregate,
 	Category:    "analysis",
 	Entity:      "lamp",
 	Description: "Lamp statistics.",
@@ -120,7 +121,7 @@ var opLampStats = &mcpdomain.Operation{
 }
 var opScene = &mcpdomain.Operation{
 	Name:        "scene",
-	Kind:        mcpdomain.OpPreset,
+	Kind:        opkind.Preset,
 	Category:    "action_execution",
 	Entity:      "lamp",
 	Description: "Apply a scene.",

@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opListDocks = &mcpdomain.Operation{
 	Name:        "list_docks",
-	Kind:        mcpdomain.OpList,
+	Kind:        opkind.List,
 	Category:    "status_query",
 	Entity:      "dock",
 	Description: "List docks.",
@@ -31,7 +32,7 @@ var opListDocks = &mcpdomain.Operation{
 }
 var opAddDock = &mcpdomain.Operation{
 	Name:        "add_dock",
-	Kind:        mcpdomain.OpCreate,
+	Kind:        opkind.Create,
 	Category:    "configuration",
 	Entity:      "dock",
 	Description: "Add a dock.",
@@ -45,7 +46,7 @@ var opAddDock = &mcpdomain.Operation{
 }
 var opReleaseDocks = &mcpdomain.Operation{
 	Name:        "release_docks",
-	Kind:        mcpdomain.OpUpdateWhere,
+	Kind:        opkind.UpdateWhere,
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Send every truck away.",
@@ -59,7 +60,7 @@ var opReleaseDocks = &mcpdomain.Operation{
 }
 var opDockStats = &mcpdomain.Operation{
 	Name:        "dock_stats",
-	Kind:        mcpdomain.OpAggregate,
+	Kind:        opkind.Aggregate,
 	Category:    "analysis",
 	Entity:      "dock",
 	Description: "Dock statistics.",
@@ -74,7 +75,7 @@ var opDockStats = &mcpdomain.Operation{
 }
 var opDockMode = &mcpdomain.Operation{
 	Name:        "dock_mode",
-	Kind:        mcpdomain.OpPreset,
+	Kind:        opkind.Preset,
 	Category:    "action_execution",
 	Entity:      "dock",
 	Description: "Apply a dock mode.",

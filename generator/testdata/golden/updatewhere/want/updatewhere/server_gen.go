@@ -8,11 +8,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 var opCloseValves = &mcpdomain.Operation{
 	Name:        "close_valves",
-	Kind:        mcpdomain.OpUpdateWhere,
+	Kind:        opkind.UpdateWhere,
 	Category:    "action_execution",
 	Entity:      "valve",
 	Description: "Close open valves.",
