@@ -62,14 +62,14 @@ func BenchmarkAgentTurn(b *testing.B) {
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
 	cfg.Granularities = []level.Level{level.L1}
 	d := spec.Domain(tiny.Domain.Name)
-	rt, _ := lookup(d.Name)
+	dom, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	c, err := ollama.New(f.URL, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	a := &ollamaAgent{client: c, model: "fake:gold", cfg: cfg, tools: map[string]api.Tools{}}
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, dom: dom, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // BenchmarkArtifactOracle plays offline artifacts of every generated
@@ -107,13 +107,13 @@ func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
 	byPrompt := map[string]*speclang.Scenario{}
 	levelOf := map[string]level.Level{}
 	for _, d := range spec.Domains {
-		rt, _ := lookup(d.Name)
+		dom, _ := lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
 		}
 		for _, l := range level.Levels {
 			var names []string
-			for _, t := range rt.Tools[l] {
+			for _, t := range dom.Tools[l] {
 				names = append(names, t.Name)
 			}
 			slices.Sort(names)
@@ -143,10 +143,10 @@ func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
 	cfg.Granularities = []level.Level{level.L1}
 	d := spec.Domain(tiny.Domain.Name)
-	rt, _ := lookup(d.Name)
+	dom, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := &openaiAgent{client: openai.New(f.URL, "", nil), entry: cfg.Models[0], cfg: cfg, tools: map[string][]sdk.ChatCompletionToolUnionParam{}}
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, dom: dom, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // parallelOneRate is the trials per second of parallel 1, which the

@@ -145,7 +145,7 @@ func hostileGold(t *testing.T) *score.Gold {
 	t.Helper()
 	spec, lookup := tinySpec(t)
 	d := spec.Domain("tiny")
-	rt, msg := gold.Generated(d, lookup)
+	dom, msg := gold.Generated(d, lookup)
 	if msg != "" {
 		t.Fatal(msg)
 	}
@@ -155,7 +155,7 @@ func hostileGold(t *testing.T) *score.Gold {
 			s = sc
 		}
 	}
-	return score.NewGold(d, s, level.L4, rt, &score.Rights{Finals: [][]byte{hostileFinal(t)}})
+	return score.NewGold(d, s, level.L4, dom, &score.Rights{Finals: [][]byte{hostileFinal(t)}})
 }
 
 // hostileFinal is the store the oracle leaves on tiny-002.

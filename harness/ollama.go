@@ -140,7 +140,7 @@ func (c *ollamaConversation) classify(ctx context.Context, err error) results.Er
 // toolsFor converts the trial's listed tools, once per tool set (a
 // domain and level, or an artifact source).
 func (a *ollamaAgent) toolsFor(tr *trialRun) (api.Tools, error) {
-	key := tr.t.toolSet()
+	key := tr.t.toolsKey()
 	if t, ok := a.tools[key]; ok {
 		return t, nil
 	}

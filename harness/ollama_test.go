@@ -20,8 +20,8 @@ func userTurns(req ollamatest.Request) int { return len(req.Contents("user")) }
 // that stopped the trial; stop_reason and error say how it stopped.
 func TestErrorClassIsFirstFailure(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	rt, _ := lookup(spec.Domains[0].Name)
-	arts := writeArtifacts(t, []scenarios.Artifact{multiTurn(t, spec, rt)}, nil)
+	dom, _ := lookup(spec.Domains[0].Name)
+	arts := writeArtifacts(t, []scenarios.Artifact{multiTurn(t, spec, dom)}, nil)
 	asText := ollamatest.Step{Content: `{"name": "set_lamp", "arguments": {"lamp_id":"LP02","on":true,"level":40}}`}
 	unknown := ollamatest.Step{Calls: []ollamatest.Call{{Name: "switch_on_everything", Args: `{}`}}}
 	cases := []struct {

@@ -158,7 +158,7 @@ func assistantParam(r *openai.Reply) sdk.ChatCompletionMessageParamUnion {
 
 // toolsFor converts the trial's listed tools, once per tool set.
 func (a *openaiAgent) toolsFor(tr *trialRun) ([]sdk.ChatCompletionToolUnionParam, error) {
-	key := tr.t.toolSet()
+	key := tr.t.toolsKey()
 	if t, ok := a.tools[key]; ok {
 		return t, nil
 	}

@@ -262,13 +262,13 @@ func TestOpenAIToolsCarryTheWholeSchema(t *testing.T) {
 	if _, err := runTrials(t, cfg, spec, lookup); err != nil {
 		t.Fatal(err)
 	}
-	rt, _ := lookup(spec.Domains[0].Name)
+	dom, _ := lookup(spec.Domains[0].Name)
 	byName := map[string]string{}
 	for _, l := range level.Levels {
-		for _, tool := range rt.Tools[l] {
+		for _, tool := range dom.Tools[l] {
 			byName[tool.Name] = tool.InputSchema
 		}
-		if lost := ToolLossFor(results.BackendOpenAI, rt.Tools[l]); len(lost) > 0 {
+		if lost := ToolLossFor(results.BackendOpenAI, dom.Tools[l]); len(lost) > 0 {
 			t.Errorf("%s: the OpenAI conversion drops %v", l, lost)
 		}
 	}

@@ -74,8 +74,8 @@ func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level level
 	if err != nil {
 		return nil, err
 	}
-	st := t.rt.NewStore()
-	srv, err := t.rt.NewServer(level, st)
+	st := t.dom.NewStore()
+	srv, err := t.dom.NewServer(level, st)
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +93,14 @@ func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level leve
 		if s.ID != id {
 			continue
 		}
-		rt, msg := gold.Generated(d, lookup)
+		dom, msg := gold.Generated(d, lookup)
 		if msg != "" {
 			return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 		}
-		if _, ok := rt.Tools[level]; !ok {
+		if _, ok := dom.Tools[level]; !ok {
 			return nil, fmt.Errorf("unknown level %q: want one of L4, L3, L2, L1", level)
 		}
-		return &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: &goldCache{}}, nil
+		return &scenarioTask{domain: d, dom: dom, level: level, scenario: s, golds: &goldCache{}}, nil
 	}
 	return nil, fmt.Errorf("no scenario %q in domain %s (granite list shows them)", id, d.Name)
 }

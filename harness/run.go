@@ -106,7 +106,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 				continue
 			}
-			rt, msg := gold.Generated(d, lookup)
+			dom, msg := gold.Generated(d, lookup)
 			if msg != "" {
 				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 			}
@@ -115,7 +115,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
-					task := &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: golds}
+					task := &scenarioTask{domain: d, dom: dom, level: level, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
 							Index: len(out), ID: results.TrialID(model, s.ID, level, rep),
@@ -258,7 +258,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	opts.Live.attach(m, len(trials), sum.Resumed)
 	r := &runner{cfg: cfg, opts: opts, j: j, man: man, out: out, meter: m,
 		progress: progress.New(opts.Progress, opts.Terminal, len(trials), sum.Resumed, "trials")}
-	runErr := r.run(ctx, todo)
+	runErr := r.runModels(ctx, todo)
 	if err := j.Close(); err != nil {
 		runErr = journalFailed(err) // why the run stopped, whatever else failed with it
 	}
@@ -391,7 +391,7 @@ func lostKeywords(grid []Trial) map[string]map[string][]string {
 	out := map[string]map[string][]string{}
 	seen := map[string]bool{}
 	for _, t := range grid {
-		key := t.toolSet()
+		key := t.toolsKey()
 		if seen[key] {
 			continue
 		}
@@ -416,9 +416,9 @@ type runner struct {
 	ran      int
 }
 
-// run goes model by model: a model's trials are shared by one worker per
+// runModels goes model by model: a model's trials are shared by one worker per
 // Ollama host (built-in agents: one per CPU), each host warmed up first.
-func (r *runner) run(ctx context.Context, todo []Trial) error {
+func (r *runner) runModels(ctx context.Context, todo []Trial) error {
 	for _, model := range r.cfg.ModelNames() {
 		var ts []Trial
 		for _, t := range todo {

@@ -32,7 +32,7 @@ type PromotedScenario struct {
 // deleted rows, created rows (matched by their values), and for read-only
 // scenarios a value the outputs report. It returns the promoted scenarios
 // and, per artifact left out, why.
-func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
+func Promote(d *speclang.Domain, dom *mcpdomain.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
 	var out []PromotedScenario
 	var skipped []string
 	names := map[string]bool{}
@@ -72,7 +72,7 @@ func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID 
 		var gold []map[string]any
 		bad := false
 		for _, c := range a.ExpectedCalls {
-			t := rt.Tool(level, c.Tool)
+			t := dom.Tool(level, c.Tool)
 			if t == nil {
 				bad = true
 				break
@@ -91,7 +91,7 @@ func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID 
 			skip("a call does not prepare")
 			continue
 		}
-		expect, err := expectations(d, rt, level, a)
+		expect, err := expectations(d, dom, level, a)
 		if err != nil {
 			skip(err.Error())
 			continue
@@ -113,13 +113,13 @@ func tierOf(n int) (string, bool) {
 
 // expectations replays the calls on a fresh store and describes what
 // changed, or a reported value when nothing did.
-func expectations(d *speclang.Domain, rt *mcpdomain.Domain, level level.Level, a Artifact) (map[string][]map[string]any, error) {
-	st := rt.NewStore()
+func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, a Artifact) (map[string][]map[string]any, error) {
+	st := dom.NewStore()
 	before, err := mcpdomain.Rows(st.Snapshot())
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range runCalls(rt, level, st, a.ExpectedCalls) {
+	for _, m := range runCalls(dom, level, st, a.ExpectedCalls) {
 		if m.IsError {
 			return nil, fmt.Errorf("replaying call %d: %s", m.Call, m.Output)
 		}

@@ -24,8 +24,8 @@ func TestPromotedScenariosVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := spec.Domains[0]
-	rt, _ := gen.Lookup(d.Name)
-	exec := scenarios.Executor(rt, level.L3)
+	dom, _ := gen.Lookup(d.Name)
+	exec := scenarios.Executor(dom, level.L3)
 	var arts []scenarios.Artifact
 	for _, s := range d.Scenarios {
 		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []scenarios.Turn{{Prompt: s.Prompt}}}
@@ -37,7 +37,7 @@ func TestPromotedScenariosVerify(t *testing.T) {
 	}
 	arts = append(arts, scenarios.Artifact{ID: "foreign", Source: "tools:x"},
 		scenarios.Artifact{ID: "named", Source: "domain:" + d.Name + "/L4", Turns: []scenarios.Turn{{Prompt: "call " + d.Operations[0].Name + " now"}}})
-	promoted, skipped := scenarios.Promote(d, rt, arts, 101)
+	promoted, skipped := scenarios.Promote(d, dom, arts, 101)
 	if len(promoted) < len(d.Scenarios)-2 || len(skipped) < 2 {
 		t.Fatalf("%d promoted, skipped: %v", len(promoted), skipped)
 	}

@@ -36,7 +36,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	d := spec.Domain(*domain)
-	rt, ok := gen.Lookup(*domain)
+	dom, ok := gen.Lookup(*domain)
 	if d == nil || !ok {
 		fmt.Fprintf(stderr, "granite synth promote: unknown domain %q: want one of %s\n", *domain, domainNames())
 		return 2
@@ -46,7 +46,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
 		return 1
 	}
-	promoted, skipped := scenarios.Promote(d, rt, arts, *first)
+	promoted, skipped := scenarios.Promote(d, dom, arts, *first)
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "left out %s\n", s)
 	}

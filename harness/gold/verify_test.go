@@ -151,10 +151,10 @@ func TestVerifyCoverageAndStaleness(t *testing.T) {
 	}
 
 	stale := func(name string) (*mcpdomain.Domain, bool) {
-		rt, ok := gen.Lookup(name)
-		cp := *rt
+		dom, ok := gen.Lookup(name)
+		cp := *dom
 		cp.Tools = map[level.Level][]*mcpdomain.Tool{}
-		for l, ts := range rt.Tools {
+		for l, ts := range dom.Tools {
 			cp.Tools[l] = ts[1:]
 		}
 		return &cp, ok

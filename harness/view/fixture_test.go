@@ -74,10 +74,10 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 	if _, err := harness.Run(context.Background(), cfg, spec, harness.Options{Out: f.bench, Lookup: gen.Lookup}); err != nil {
 		return f, err
 	}
-	rt, _ := gen.Lookup(f.domain)
-	source := "domain:" + rt.Name + "/L2"
+	dom, _ := gen.Lookup(f.domain)
+	source := "domain:" + dom.Name + "/L2"
 	// A page of the view holds both folders' records: 8 artifacts, two agents.
-	arts, err := scenarios.Offline(source, scenarios.FromDomain(rt, level.L2), 8)
+	arts, err := scenarios.Offline(source, scenarios.FromDomain(dom, level.L2), 8)
 	if err != nil {
 		return f, err
 	}
@@ -112,13 +112,13 @@ func sloppyModel(spec *speclang.Spec) func(ollamatest.Request, int) ollamatest.S
 	byPrompt := map[string]*speclang.Scenario{}
 	levelOf := map[string]level.Level{}
 	for _, d := range spec.Domains {
-		rt, _ := gen.Lookup(d.Name)
+		dom, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
 		}
 		for _, l := range level.Levels {
 			var names []string
-			for _, tool := range rt.Tools[l] {
+			for _, tool := range dom.Tools[l] {
 				names = append(names, tool.Name)
 			}
 			slices.Sort(names)
