@@ -195,6 +195,9 @@ func Write(dir string, files map[string][]byte) (written, removed []string, err 
 
 // typeCode renders a Go type.
 func typeCode(g speclang.GoType) jen.Code {
+	if g.Named != "" {
+		return jen.Id(g.Named)
+	}
 	switch g.Kind {
 	case "string":
 		return jen.String()
@@ -218,6 +221,8 @@ func literal(f *speclang.Field, v any) jen.Code {
 		return jen.Lit(int(v.(int64)))
 	case speclang.TNumber:
 		return jen.Lit(v.(float64))
+	case speclang.TEnum:
+		return jen.Id(f.Enum.Const(v.(string)))
 	case speclang.TObject:
 		return anyLiteral(v)
 	case speclang.TArray:

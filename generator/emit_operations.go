@@ -357,7 +357,10 @@ func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 		var cases []jen.Code
 		for _, fd := range o.GroupBy {
 			var val jen.Code = fieldValue(fd)
-			if g := speclang.FieldGoType(fd); g.Kind != "string" {
+			switch g := speclang.FieldGoType(fd); {
+			case g.Named != "":
+				val = jen.String().Call(val)
+			case g.Kind != "string":
 				val = jen.Qual("fmt", "Sprint").Call(val)
 			}
 			set := jen.Id("key").Op("=").Add(val)

@@ -1,6 +1,8 @@
 package speclang
 
 import (
+	"fmt"
+
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
 )
@@ -50,6 +52,8 @@ type Domain struct {
 	Entities    []*Entity
 	Operations  []*Operation
 	Levels      []*LevelTools // L4, L3, L2, L1
+	// Enums are the domain's enum fields' types, in spec order.
+	Enums []*Enum
 	// Scenarios are the domain's scenario table, once LoadScenarios ran.
 	Scenarios []*Scenario
 }
@@ -77,11 +81,13 @@ type Field struct {
 	Type        FieldType
 	Unit        string
 	Values      []string
-	Min, Max    *float64
-	Pattern     string
-	MaxLength   int
-	Ref         *Entity
-	Items       *Field
+	// Enum is the Go type of an enum field's values; nil for other types.
+	Enum      *Enum
+	Min, Max  *float64
+	Pattern   string
+	MaxLength int
+	Ref       *Entity
+	Items     *Field
 	// Optional says the field may hold no value: seed rows and creates
 	// may leave it out and a set clause may unset it (null). An unset
 	// field is omitted from outputs and matches no filter or range.
@@ -95,6 +101,31 @@ type Field struct {
 	Default any
 	// DefaultNow says Default is the domain's now, given as default: now.
 	DefaultNow bool
+}
+
+// Enum is the named Go type an enum field's values have, with a constant
+// per value: type LampColor string; const LampColorWarm LampColor = "warm".
+// The JSON a value encodes to, and the schema, are the value itself.
+type Enum struct {
+	GoName string
+	Field  *Field
+	Values []EnumValue
+}
+
+// EnumValue is one value of an enum and the Go name of its constant.
+type EnumValue struct {
+	Value  string
+	GoName string
+}
+
+// Const returns the Go name of the constant of value v.
+func (e *Enum) Const(v string) string {
+	for _, ev := range e.Values {
+		if ev.Value == v {
+			return ev.GoName
+		}
+	}
+	panic(fmt.Sprintf("speclang: %q is not a value of %s", v, e.GoName)) // values are checked against the field when loaded
 }
 
 // Row is one seed row; Values holds a normalised Go value per field name
@@ -213,6 +244,9 @@ type Tool struct {
 type GoType struct {
 	Kind string  // string, int, float64, bool, map, slice
 	Elem *GoType // slice element
+	// Named is the generated type over Kind that values have, an enum's;
+	// "" for none. String and comparisons of argument types ignore it.
+	Named string
 }
 
 func (g GoType) String() string {

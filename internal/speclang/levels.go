@@ -216,6 +216,21 @@ func (b *builder) goNames() {
 			fields[f.GoName] = f.Name
 		}
 	}
+	for _, en := range b.d.Enums {
+		f := b.enumDecl[en]
+		what := fmt.Sprintf("the enum type of field %q", f.Name)
+		claim(en.GoName, what, b.fieldDecl[f])
+		consts := map[string]string{}
+		for _, v := range en.Values {
+			if prev, ok := consts[v.GoName]; ok {
+				b.errorf(b.fieldDecl[f], "values %q and %q of field %q both become Go identifier %q; expected values that differ in more than punctuation",
+					prev, v.Value, f.Name, v.GoName)
+				continue
+			}
+			consts[v.GoName] = v.Value
+			claim(v.GoName, fmt.Sprintf("value %q of %s", v.Value, what), b.fieldDecl[f])
+		}
+	}
 	for _, o := range b.d.Operations {
 		on := b.opNode[o]
 		if reservedStoreMethods[o.GoName] {

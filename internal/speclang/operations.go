@@ -387,7 +387,11 @@ func fieldSchema(f *Field) (Object, string, GoType) {
 	case TBoolean:
 		return Object{{"type", "boolean"}}, "boolean", GoType{Kind: "bool"}
 	case TEnum:
-		return Object{{"type", "string"}, {"enum", f.Values}}, "string", GoType{Kind: "string"}
+		g := GoType{Kind: "string"}
+		if f.Enum != nil {
+			g.Named = f.Enum.GoName
+		}
+		return Object{{"type", "string"}, {"enum", f.Values}}, "string", g
 	case TTimestamp:
 		return Object{{"type", "string"}, {"format", "date-time"}}, "string", GoType{Kind: "string"}
 	case TReference:
