@@ -5,18 +5,22 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// emitServer writes the operation and tool tables, NewServer and the
-// registry entry. A tool's calls need no generated dispatcher: the runtime
+// emitServer writes the domain's description, the operation and tool
+// tables, NewServer and the registry entry. A tool's calls need no generated dispatcher: the runtime
 // picks the operation (mcpdomain.Tool.Prepare) and runs it by name on the
 // store.
 func emitServer(f *jen.File, d *speclang.Domain) {
-	for _, o := range d.Operations {
-		f.Add(operationVar(o))
-	}
+	f.Comment(doc(fmt.Sprintf("description says what %s is, to a model (the server's instructions) and to a reader (the registry).", d.Name)))
+	f.Const().Id("description").Op("=").Add(text(d.Description))
+	f.Line()
+	f.Comment(doc(fmt.Sprintf("The operations of %s, one per operation of its spec: what each does to which entity, "+
+		"its arguments and their schema. The tools below expose them, at L4 one tool each, which gives the operation's description as its own.", d.Name)))
+	f.Var().Defs(operationDefs(d)...)
 	f.Line()
 	for _, c := range []jen.Code{operationsVar(d), toolsVar(d), newServerFunc(d)} {
 		f.Add(c)
@@ -25,11 +29,19 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 	f.Add(domainVar(d))
 }
 
-// operationVar:
+// operationDefs are the definitions of the operations' block, in spec
+// order, under the description emitServer gives it:
 //
-//	var opGetLamp = &mcpdomain.Operation{Name: "get_lamp", ...}
-func operationVar(o *speclang.Operation) jen.Code {
-	return jen.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+//	var (
+//		opGetLamp = &mcpdomain.Operation{Name: "get_lamp", ...}
+//		...
+//	)
+func operationDefs(d *speclang.Domain) []jen.Code {
+	defs := make([]jen.Code, len(d.Operations))
+	for i, o := range d.Operations {
+		defs[i] = jen.Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+	}
+	return defs
 }
 
 // operationsVar:
@@ -81,7 +93,7 @@ func toolsVar(d *speclang.Domain) jen.Code {
 			vals = append(vals, jen.Line().Add(keyed(true,
 				kv{"Level", jen.Qual(levelPkg, string(lv.Level))},
 				kv{"Name", jen.Lit(t.Name)},
-				kv{"Description", optText(t.Description)},
+				kv{"Description", toolDescription(lv, t)},
 				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
 				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").Values(opList(t.Operations)...)},
 			)))
@@ -90,6 +102,15 @@ func toolsVar(d *speclang.Domain) jen.Code {
 	}
 	return jen.Comment("Tools holds each level's tools with the schemas the model sees.").Line().
 		Var().Id("Tools").Op("=").Map(jen.Qual(levelPkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+}
+
+// toolDescription is a tool's description: at L4 its operation's, which it
+// refers to rather than repeat (opGetLamp.Description).
+func toolDescription(lv *speclang.LevelTools, t *speclang.Tool) jen.Code {
+	if lv.Level == level.L4 && len(t.Operations) == 1 && t.Description == t.Operations[0].Description && t.Description != "" {
+		return jen.Id(opVar(t.Operations[0])).Dot("Description")
+	}
+	return optText(t.Description)
 }
 
 // newServerFunc:
@@ -109,7 +130,7 @@ func newServerFunc(d *speclang.Domain) jen.Code {
 			jen.Lit("granite-" + d.Name), jen.Lit("1.0.0"),
 			jen.Qual(serverPkg, "WithToolCapabilities").Call(jen.False()),
 			jen.Qual(serverPkg, "WithRecovery").Call(),
-			jen.Qual(serverPkg, "WithInstructions").Call(text(d.Description)),
+			jen.Qual(serverPkg, "WithInstructions").Call(jen.Id("description")),
 		})...),
 		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Id("st")),
 		jen.Return(jen.Id("s"), jen.Nil()),
@@ -125,7 +146,7 @@ func domainVar(d *speclang.Domain) jen.Code {
 		jen.Qual(runtimePkg, "Domain").Add(keyed(true,
 			kv{"Name", jen.Lit(d.Name)},
 			kv{"Title", jen.Lit(d.Title)},
-			kv{"Description", optText(d.Description)},
+			kv{"Description", jen.Id("description")},
 			kv{"Entities", stringsLit(entityNames(d))},
 			kv{"Operations", jen.Id("Operations")},
 			kv{"Tools", jen.Id("Tools")},

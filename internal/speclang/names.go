@@ -62,7 +62,7 @@ func validGoIdent(s string) bool {
 // package and fails when it declares a fixed name missing here.
 var reservedGoNames = map[string]bool{
 	"Store": true, "NewStore": true, "NewServer": true, "Domain": true,
-	"Operations": true, "Tools": true, "snapshot": true,
+	"Operations": true, "Tools": true, "snapshot": true, "description": true,
 }
 
 // reservedStoreMethods are the methods every generated Store has besides

@@ -11,22 +11,32 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opMeterStats = &mcpdomain.Operation{
-	Name:        "meter_stats",
-	Kind:        opkind.Aggregate,
-	Category:    "analysis",
-	Entity:      "meter",
-	Description: "Meter statistics.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "count"}, Hint: "one of sum, avg, count"},
-		{Name: "group_by", Type: "string", Enum: []string{"site", "kind"}, Hint: "one of site, kind"},
-		{Name: "kind", Type: "string", Enum: []string{"water", "power"}, Hint: "one of water, power"},
-	},
-	Schema:  meterStatsSchema,
-	Example: `{"function":"sum"}`,
-}
+// description says what aggregates is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Meters whose readings are summed and averaged per site."
+
+// The operations of aggregates, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opMeterStats = &mcpdomain.Operation{
+		Name:        "meter_stats",
+		Kind:        opkind.Aggregate,
+		Category:    "analysis",
+		Entity:      "meter",
+		Description: "Meter statistics.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "count"}, Hint: "one of sum, avg, count"},
+			{Name: "group_by", Type: "string", Enum: []string{"site", "kind"}, Hint: "one of site, kind"},
+			{Name: "kind", Type: "string", Enum: []string{"water", "power"}, Hint: "one of water, power"},
+		},
+		Schema:  meterStatsSchema,
+		Example: `{"function":"sum"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opMeterStats}
@@ -37,7 +47,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "meter_stats",
-			Description: "Meter statistics.",
+			Description: opMeterStats.Description,
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
@@ -82,7 +92,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Meters whose readings are summed and averaged per site."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -92,7 +102,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "aggregates",
 	Title:       "Aggregates",
-	Description: "Meters whose readings are summed and averaged per site.",
+	Description: description,
 	Entities:    []string{"meter"},
 	Operations:  Operations,
 	Tools:       Tools,

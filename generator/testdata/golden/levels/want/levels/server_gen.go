@@ -11,49 +11,58 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetPump = &mcpdomain.Operation{
-	Name:        "get_pump",
-	Kind:        opkind.Get,
-	Category:    "status_query",
-	Entity:      "pump",
-	Description: "Get one pump.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
-	},
-	Schema:  getPumpSchema,
-	Example: `{"pump_id":"PM001"}`,
-}
-var opListPumps = &mcpdomain.Operation{
-	Name:        "list_pumps",
-	Kind:        opkind.List,
-	Category:    "status_query",
-	Entity:      "pump",
-	Description: "List pumps.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listPumpsSchema,
-	Example: `{}`,
-}
-var opSetPump = &mcpdomain.Operation{
-	Name:        "set_pump",
-	Kind:        opkind.Update,
-	Category:    "action_execution",
-	Entity:      "pump",
-	Description: "Start or stop a pump.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
-		{Name: "on", Type: "boolean", Hint: "boolean"},
-	},
-	Schema:  setPumpSchema,
-	Example: `{"pump_id":"PM001","on":false}`,
-}
+// description says what levels is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Pumps behind tools declared per level."
+
+// The operations of levels, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opGetPump = &mcpdomain.Operation{
+		Name:        "get_pump",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "pump",
+		Description: "Get one pump.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
+		},
+		Schema:  getPumpSchema,
+		Example: `{"pump_id":"PM001"}`,
+	}
+	opListPumps = &mcpdomain.Operation{
+		Name:        "list_pumps",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "pump",
+		Description: "List pumps.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
+		},
+		Schema:  listPumpsSchema,
+		Example: `{}`,
+	}
+	opSetPump = &mcpdomain.Operation{
+		Name:        "set_pump",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "pump",
+		Description: "Start or stop a pump.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
+			{Name: "on", Type: "boolean", Hint: "boolean"},
+		},
+		Schema:  setPumpSchema,
+		Example: `{"pump_id":"PM001","on":false}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opGetPump, opListPumps, opSetPump}
@@ -64,21 +73,21 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "get_pump",
-			Description: "Get one pump.",
+			Description: opGetPump.Description,
 			InputSchema: getPumpSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump},
 		},
 		{
 			Level:       level.L4,
 			Name:        "list_pumps",
-			Description: "List pumps.",
+			Description: opListPumps.Description,
 			InputSchema: listPumpsSchema,
 			Operations:  []*mcpdomain.Operation{opListPumps},
 		},
 		{
 			Level:       level.L4,
 			Name:        "set_pump",
-			Description: "Start or stop a pump.",
+			Description: opSetPump.Description,
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
@@ -137,7 +146,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Pumps behind tools declared per level."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -147,7 +156,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "levels",
 	Title:       "Levels",
-	Description: "Pumps behind tools declared per level.",
+	Description: description,
 	Entities:    []string{"pump"},
 	Operations:  Operations,
 	Tools:       Tools,

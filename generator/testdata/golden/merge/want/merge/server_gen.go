@@ -11,37 +11,46 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opTuneDevice = &mcpdomain.Operation{
-	Name:        "tune_device",
-	Kind:        opkind.Update,
-	Category:    "action_execution",
-	Entity:      "device",
-	Description: "Change some settings of a device.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{Name: "settings", Type: "object", Hint: "object"},
-	},
-	Schema:  tuneDeviceSchema,
-	Example: `{"device_id":"DV001","settings":{"mode":"eco","speed":2}}`,
-}
-var opResetDevice = &mcpdomain.Operation{
-	Name:        "reset_device",
-	Kind:        opkind.Update,
-	Category:    "action_execution",
-	Entity:      "device",
-	Description: "Replace a device's name and settings.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{Name: "name", Type: "string", Hint: "string"},
-		{Name: "settings", Type: "object", Hint: "object"},
-	},
-	Schema:  resetDeviceSchema,
-	Example: `{"device_id":"DV001","name":"Pump"}`,
-}
+// description says what merge is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Devices whose settings are changed in part or replaced."
+
+// The operations of merge, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opTuneDevice = &mcpdomain.Operation{
+		Name:        "tune_device",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "device",
+		Description: "Change some settings of a device.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "settings", Type: "object", Hint: "object"},
+		},
+		Schema:  tuneDeviceSchema,
+		Example: `{"device_id":"DV001","settings":{"mode":"eco","speed":2}}`,
+	}
+	opResetDevice = &mcpdomain.Operation{
+		Name:        "reset_device",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "device",
+		Description: "Replace a device's name and settings.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "name", Type: "string", Hint: "string"},
+			{Name: "settings", Type: "object", Hint: "object"},
+		},
+		Schema:  resetDeviceSchema,
+		Example: `{"device_id":"DV001","name":"Pump"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opTuneDevice, opResetDevice}
@@ -52,14 +61,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "tune_device",
-			Description: "Change some settings of a device.",
+			Description: opTuneDevice.Description,
 			InputSchema: tuneDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice},
 		},
 		{
 			Level:       level.L4,
 			Name:        "reset_device",
-			Description: "Replace a device's name and settings.",
+			Description: opResetDevice.Description,
 			InputSchema: resetDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opResetDevice},
 		},
@@ -104,7 +113,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Devices whose settings are changed in part or replaced."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -114,7 +123,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "merge",
 	Title:       "Merge",
-	Description: "Devices whose settings are changed in part or replaced.",
+	Description: description,
 	Entities:    []string{"device"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -11,34 +11,43 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetShelf = &mcpdomain.Operation{
-	Name:        "get_shelf",
-	Kind:        opkind.Get,
-	Category:    "status_query",
-	Entity:      "shelf",
-	Description: "Get one shelf.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "shelf_id", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
-	},
-	Schema:  getShelfSchema,
-	Example: `{"shelf_id":"SH001"}`,
-}
-var opAddShelf = &mcpdomain.Operation{
-	Name:        "add_shelf",
-	Kind:        opkind.Create,
-	Category:    "configuration",
-	Entity:      "shelf",
-	Description: "Add a shelf.",
-	Args: []mcpdomain.Arg{
-		{Name: "tags", Type: "array", Required: true, Hint: "array"},
-		{Name: "sizes", Type: "array", Hint: "array"},
-		{Name: "layout", Type: "object", Hint: "object"},
-	},
-	Schema:  addShelfSchema,
-	Example: `{"tags":["top","dry"]}`,
-}
+// description says what objects is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Shelves holding lists of tags and free-form settings."
+
+// The operations of objects, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opGetShelf = &mcpdomain.Operation{
+		Name:        "get_shelf",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "shelf",
+		Description: "Get one shelf.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "shelf_id", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
+		},
+		Schema:  getShelfSchema,
+		Example: `{"shelf_id":"SH001"}`,
+	}
+	opAddShelf = &mcpdomain.Operation{
+		Name:        "add_shelf",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "shelf",
+		Description: "Add a shelf.",
+		Args: []mcpdomain.Arg{
+			{Name: "tags", Type: "array", Required: true, Hint: "array"},
+			{Name: "sizes", Type: "array", Hint: "array"},
+			{Name: "layout", Type: "object", Hint: "object"},
+		},
+		Schema:  addShelfSchema,
+		Example: `{"tags":["top","dry"]}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opGetShelf, opAddShelf}
@@ -49,14 +58,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "get_shelf",
-			Description: "Get one shelf.",
+			Description: opGetShelf.Description,
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
 			Level:       level.L4,
 			Name:        "add_shelf",
-			Description: "Add a shelf.",
+			Description: opAddShelf.Description,
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
@@ -115,7 +124,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Shelves holding lists of tags and free-form settings."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -125,7 +134,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "objects",
 	Title:       "Objects and arrays",
-	Description: "Shelves holding lists of tags and free-form settings.",
+	Description: description,
 	Entities:    []string{"shelf"},
 	Operations:  Operations,
 	Tools:       Tools,

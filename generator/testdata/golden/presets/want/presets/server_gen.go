@@ -11,21 +11,30 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opSetMode = &mcpdomain.Operation{
-	Name:        "set_mode",
-	Kind:        opkind.Preset,
-	Category:    "action_execution",
-	Entity:      "fan",
-	Description: "Apply a mode.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
-		{Name: "mode", Type: "string", Required: true, Enum: []string{"quiet", "boost"}, Hint: "one of quiet, boost"},
-	},
-	Schema:  setModeSchema,
-	Example: `{"mode":"quiet"}`,
-}
+// description says what presets is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Fans switched by named modes per zone."
+
+// The operations of presets, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opSetMode = &mcpdomain.Operation{
+		Name:        "set_mode",
+		Kind:        opkind.Preset,
+		Category:    "action_execution",
+		Entity:      "fan",
+		Description: "Apply a mode.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
+			{Name: "mode", Type: "string", Required: true, Enum: []string{"quiet", "boost"}, Hint: "one of quiet, boost"},
+		},
+		Schema:  setModeSchema,
+		Example: `{"mode":"quiet"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opSetMode}
@@ -36,7 +45,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "set_mode",
-			Description: "Apply a mode.",
+			Description: opSetMode.Description,
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
@@ -81,7 +90,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Fans switched by named modes per zone."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -91,7 +100,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "presets",
 	Title:       "Presets",
-	Description: "Fans switched by named modes per zone.",
+	Description: description,
 	Entities:    []string{"fan"},
 	Operations:  Operations,
 	Tools:       Tools,

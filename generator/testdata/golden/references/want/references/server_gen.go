@@ -11,34 +11,44 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListLoans = &mcpdomain.Operation{
-	Name:        "list_loans",
-	Kind:        opkind.List,
-	Category:    "status_query",
-	Entity:      "loan",
-	Description: "List loans.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "member", Type: "string", Entity: "member", Hint: "member ID like MB001"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listLoansSchema,
-	Example: `{}`,
-}
-var opAddLoan = &mcpdomain.Operation{
-	Name:        "add_loan",
-	Kind:        opkind.Create,
-	Category:    "configuration",
-	Entity:      "loan",
-	Description: "Lend a book.",
-	Args: []mcpdomain.Arg{
-		{Name: "member", Type: "string", Required: true, Entity: "member", Hint: "member ID like MB001"},
-		{Name: "title", Type: "string", Required: true, Hint: "string"},
-	},
-	Schema:  addLoanSchema,
-	Example: `{"member":"MB001","title":"Dune"}`,
-}
+// description says what references is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Books on loan to members."
+
+// The operations of references, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opListLoans = &mcpdomain.Operation{
+		Name:        "list_loans",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "loan",
+		Description: "List loans.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "member", Type: "string", Entity: "member", Hint: "member ID like MB001"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
+		},
+		Schema:  listLoansSchema,
+		Example: `{}`,
+	}
+	opAddLoan = &mcpdomain.Operation{
+		Name:        "add_loan",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "loan",
+		Description: "Lend a book.",
+		Args: []mcpdomain.Arg{
+			{Name: "member", Type: "string", Required: true, Entity: "member", Hint: "member ID like MB001"},
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+		},
+		Schema:  addLoanSchema,
+		Example: `{"member":"MB001","title":"Dune"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opListLoans, opAddLoan}
@@ -49,14 +59,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "list_loans",
-			Description: "List loans.",
+			Description: opListLoans.Description,
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
 			Level:       level.L4,
 			Name:        "add_loan",
-			Description: "Lend a book.",
+			Description: opAddLoan.Description,
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
@@ -115,7 +125,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Books on loan to members."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -125,7 +135,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "references",
 	Title:       "References",
-	Description: "Books on loan to members.",
+	Description: description,
 	Entities:    []string{"member", "loan"},
 	Operations:  Operations,
 	Tools:       Tools,

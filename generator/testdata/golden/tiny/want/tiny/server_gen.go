@@ -11,129 +11,138 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetLamp = &mcpdomain.Operation{
-	Name:        "get_lamp",
-	Kind:        opkind.Get,
-	Category:    "status_query",
-	Entity:      "lamp",
-	Description: "Get one lamp.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
-	},
-	Schema:  getLampSchema,
-	Example: `{"lamp_id":"LP01"}`,
-}
-var opListLamps = &mcpdomain.Operation{
-	Name:        "list_lamps",
-	Kind:        opkind.List,
-	Category:    "status_query",
-	Entity:      "lamp",
-	Description: "List lamps.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
-		{Name: "on", Type: "boolean", Hint: "boolean"},
-		{Name: "min_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "min_watts", Type: "number", Hint: "number of at least 0, in W"},
-		{Name: "max_watts", Type: "number", Hint: "number of at least 0, in W"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 10"},
-	},
-	Schema:  listLampsSchema,
-	Example: `{}`,
-}
-var opSetLamp = &mcpdomain.Operation{
-	Name:        "set_lamp",
-	Kind:        opkind.Update,
-	Category:    "action_execution",
-	Entity:      "lamp",
-	Description: "Change one lamp.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
-		{Name: "on", Type: "boolean", Hint: "boolean"},
-		{Name: "level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "config", Type: "object", Hint: "object"},
-	},
-	Schema:  setLampSchema,
-	Example: `{"lamp_id":"LP01","on":false}`,
-}
-var opAllOff = &mcpdomain.Operation{
-	Name:        "all_off",
-	Kind:        opkind.UpdateWhere,
-	Category:    "action_execution",
-	Entity:      "lamp",
-	Description: "Switch lamps off.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
-	},
-	Schema:  allOffSchema,
-	Example: `{}`,
-}
-var opAddTimer = &mcpdomain.Operation{
-	Name:        "add_timer",
-	Kind:        opkind.Create,
-	Category:    "configuration",
-	Entity:      "timer",
-	Description: "Add a timer.",
-	Args: []mcpdomain.Arg{
-		{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
-		{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
-	},
-	Schema:  addTimerSchema,
-	Example: `{"lamp":"LP02"}`,
-}
-var opDropTimer = &mcpdomain.Operation{
-	Name:        "drop_timer",
-	Kind:        opkind.Delete,
-	Category:    "configuration",
-	Entity:      "timer",
-	Description: "Remove a timer.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "timer_id", Type: "string", Required: true, Entity: "timer", Hint: "timer ID like TM001"},
-	},
-	Schema:  dropTimerSchema,
-	Example: `{"timer_id":"TM001"}`,
-}
-var opLampStats = &mcpdomain.Operation{
-	Name:        "lamp_stats",
-	Kind:        opkind.Aggregate,
-	Category:    "analysis",
-	Entity:      "lamp",
-	Description: "Lamp statistics.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "max"}, Hint: "one of avg, max"},
-		{Name: "field", Type: "string", Required: true, Enum: []string{"level", "watts"}, Hint: "one of level, watts"},
-		{Name: "group_by", Type: "string", Enum: []string{"room"}, Hint: "one of room"},
-	},
-	Schema:  lampStatsSchema,
-	Example: `{"function":"avg","field":"level"}`,
-}
-var opScene = &mcpdomain.Operation{
-	Name:        "scene",
-	Kind:        opkind.Preset,
-	Category:    "action_execution",
-	Entity:      "lamp",
-	Description: "Apply a scene.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
-		{Name: "scene", Type: "string", Required: true, Enum: []string{"bright", "dark"}, Hint: "one of bright, dark"},
-	},
-	Schema:  sceneSchema,
-	Example: `{"scene":"bright"}`,
-}
+// description says what tiny is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Two lamps and a timer, to pin the generator's output."
+
+// The operations of tiny, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opGetLamp = &mcpdomain.Operation{
+		Name:        "get_lamp",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "lamp",
+		Description: "Get one lamp.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+		},
+		Schema:  getLampSchema,
+		Example: `{"lamp_id":"LP01"}`,
+	}
+	opListLamps = &mcpdomain.Operation{
+		Name:        "list_lamps",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "lamp",
+		Description: "List lamps.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+			{Name: "on", Type: "boolean", Hint: "boolean"},
+			{Name: "min_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "min_watts", Type: "number", Hint: "number of at least 0, in W"},
+			{Name: "max_watts", Type: "number", Hint: "number of at least 0, in W"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 10"},
+		},
+		Schema:  listLampsSchema,
+		Example: `{}`,
+	}
+	opSetLamp = &mcpdomain.Operation{
+		Name:        "set_lamp",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "lamp",
+		Description: "Change one lamp.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+			{Name: "on", Type: "boolean", Hint: "boolean"},
+			{Name: "level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "config", Type: "object", Hint: "object"},
+		},
+		Schema:  setLampSchema,
+		Example: `{"lamp_id":"LP01","on":false}`,
+	}
+	opAllOff = &mcpdomain.Operation{
+		Name:        "all_off",
+		Kind:        opkind.UpdateWhere,
+		Category:    "action_execution",
+		Entity:      "lamp",
+		Description: "Switch lamps off.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+		},
+		Schema:  allOffSchema,
+		Example: `{}`,
+	}
+	opAddTimer = &mcpdomain.Operation{
+		Name:        "add_timer",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "timer",
+		Description: "Add a timer.",
+		Args: []mcpdomain.Arg{
+			{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+			{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
+		},
+		Schema:  addTimerSchema,
+		Example: `{"lamp":"LP02"}`,
+	}
+	opDropTimer = &mcpdomain.Operation{
+		Name:        "drop_timer",
+		Kind:        opkind.Delete,
+		Category:    "configuration",
+		Entity:      "timer",
+		Description: "Remove a timer.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "timer_id", Type: "string", Required: true, Entity: "timer", Hint: "timer ID like TM001"},
+		},
+		Schema:  dropTimerSchema,
+		Example: `{"timer_id":"TM001"}`,
+	}
+	opLampStats = &mcpdomain.Operation{
+		Name:        "lamp_stats",
+		Kind:        opkind.Aggregate,
+		Category:    "analysis",
+		Entity:      "lamp",
+		Description: "Lamp statistics.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "max"}, Hint: "one of avg, max"},
+			{Name: "field", Type: "string", Required: true, Enum: []string{"level", "watts"}, Hint: "one of level, watts"},
+			{Name: "group_by", Type: "string", Enum: []string{"room"}, Hint: "one of room"},
+		},
+		Schema:  lampStatsSchema,
+		Example: `{"function":"avg","field":"level"}`,
+	}
+	opScene = &mcpdomain.Operation{
+		Name:        "scene",
+		Kind:        opkind.Preset,
+		Category:    "action_execution",
+		Entity:      "lamp",
+		Description: "Apply a scene.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+			{Name: "scene", Type: "string", Required: true, Enum: []string{"bright", "dark"}, Hint: "one of bright, dark"},
+		},
+		Schema:  sceneSchema,
+		Example: `{"scene":"bright"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene}
@@ -144,56 +153,56 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "get_lamp",
-			Description: "Get one lamp.",
+			Description: opGetLamp.Description,
 			InputSchema: getLampSchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp},
 		},
 		{
 			Level:       level.L4,
 			Name:        "list_lamps",
-			Description: "List lamps.",
+			Description: opListLamps.Description,
 			InputSchema: listLampsSchema,
 			Operations:  []*mcpdomain.Operation{opListLamps},
 		},
 		{
 			Level:       level.L4,
 			Name:        "set_lamp",
-			Description: "Change one lamp.",
+			Description: opSetLamp.Description,
 			InputSchema: setLampSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp},
 		},
 		{
 			Level:       level.L4,
 			Name:        "all_off",
-			Description: "Switch lamps off.",
+			Description: opAllOff.Description,
 			InputSchema: allOffSchema,
 			Operations:  []*mcpdomain.Operation{opAllOff},
 		},
 		{
 			Level:       level.L4,
 			Name:        "add_timer",
-			Description: "Add a timer.",
+			Description: opAddTimer.Description,
 			InputSchema: addTimerSchema,
 			Operations:  []*mcpdomain.Operation{opAddTimer},
 		},
 		{
 			Level:       level.L4,
 			Name:        "drop_timer",
-			Description: "Remove a timer.",
+			Description: opDropTimer.Description,
 			InputSchema: dropTimerSchema,
 			Operations:  []*mcpdomain.Operation{opDropTimer},
 		},
 		{
 			Level:       level.L4,
 			Name:        "lamp_stats",
-			Description: "Lamp statistics.",
+			Description: opLampStats.Description,
 			InputSchema: lampStatsSchema,
 			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 		{
 			Level:       level.L4,
 			Name:        "scene",
-			Description: "Apply a scene.",
+			Description: opScene.Description,
 			InputSchema: sceneSchema,
 			Operations:  []*mcpdomain.Operation{opScene},
 		},
@@ -266,7 +275,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Two lamps and a timer, to pin the generator's output."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -276,7 +285,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "tiny",
 	Title:       "Tiny lab",
-	Description: "Two lamps and a timer, to pin the generator's output.",
+	Description: description,
 	Entities:    []string{"lamp", "timer"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -11,21 +11,31 @@ import (
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opCloseValves = &mcpdomain.Operation{
-	Name:        "close_valves",
-	Kind:        opkind.UpdateWhere,
-	Category:    "action_execution",
-	Entity:      "valve",
-	Description: "Close open valves.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "line", Type: "string", Enum: []string{"a", "b"}, Hint: "one of a, b"},
-		{Name: "closed_by", Type: "string", Required: true, Hint: "string"},
-	},
-	Schema:  closeValvesSchema,
-	Example: `{"closed_by":"Ben"}`,
-}
+// description says what updatewhere is, to a model (the server's
+// instructions) and to a reader (the registry).
+const description = "Valves closed in bulk."
+
+// The operations of updatewhere, one per operation of its spec: what each
+// does to which entity, its arguments and their schema. The tools below
+// expose them, at L4 one tool each, which gives the operation's description
+// as its own.
+var (
+	opCloseValves = &mcpdomain.Operation{
+		Name:        "close_valves",
+		Kind:        opkind.UpdateWhere,
+		Category:    "action_execution",
+		Entity:      "valve",
+		Description: "Close open valves.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "line", Type: "string", Enum: []string{"a", "b"}, Hint: "one of a, b"},
+			{Name: "closed_by", Type: "string", Required: true, Hint: "string"},
+		},
+		Schema:  closeValvesSchema,
+		Example: `{"closed_by":"Ben"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opCloseValves}
@@ -36,7 +46,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		{
 			Level:       level.L4,
 			Name:        "close_valves",
-			Description: "Close open valves.",
+			Description: opCloseValves.Description,
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
@@ -81,7 +91,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Valves closed in bulk."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -91,7 +101,7 @@ func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "updatewhere",
 	Title:       "Update where",
-	Description: "Valves closed in bulk.",
+	Description: description,
 	Entities:    []string{"valve"},
 	Operations:  Operations,
 	Tools:       Tools,
