@@ -94,7 +94,7 @@ func toolsVar(d *speclang.Domain) jen.Code {
 				kv{"Level", jen.Qual(levelPkg, string(lv.Level))},
 				kv{"Name", jen.Lit(t.Name)},
 				kv{"Description", toolDescription(lv, t)},
-				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
+				kv{"InputSchema", schemaRef(lv, t)},
 				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").Values(opList(t.Operations)...)},
 			)))
 		}
@@ -102,6 +102,16 @@ func toolsVar(d *speclang.Domain) jen.Code {
 	}
 	return jen.Comment("Tools holds each level's tools with the schemas the model sees.").Line().
 		Var().Id("Tools").Op("=").Map(jen.Qual(levelPkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+}
+
+// schemaRef is the constant of a tool's input schema, or nothing (the
+// element left out) for a tool with an action, whose schema
+// mcpdomain.NewDomain computes.
+func schemaRef(lv *speclang.LevelTools, t *speclang.Tool) jen.Code {
+	if name := toolSchema(lv, t); name != "" {
+		return jen.Id(name)
+	}
+	return nil
 }
 
 // toolDescription is a tool's description: at L4 its operation's, which it

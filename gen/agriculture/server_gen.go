@@ -353,8 +353,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up the farm - get a field (FD###) with its crop, growth stage and " +
 				"moisture target, read soil sensors (SS###) by zone, field or value range, " +
 				"and list irrigation valves (IV###) with their state, flow and schedule.",
-			InputSchema: l3FarmStatusSchema,
-			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
+			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
 		},
 		{
 			Level: level.L3,
@@ -362,16 +361,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control irrigation - open, close or adjust one valve, stop all open valves " +
 				"(farm, zone or field), or apply an irrigation program (off, light, deep) to " +
 				"a whole zone.",
-			InputSchema: l3IrrigationControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
+			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
 		},
 		{
 			Level: level.L3,
 			Name:  "manage_tasks",
 			Description: "Manage field work tasks (TK###) - list them, create a task on a field, or " +
 				"delete one.",
-			InputSchema: l3ManageTasksSchema,
-			Operations:  []*mcpdomain.Operation{opListTasks, opCreateTask, opDeleteTask},
+			Operations: []*mcpdomain.Operation{opListTasks, opCreateTask, opDeleteTask},
 		},
 		{
 			Level: level.L3,
@@ -389,16 +386,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "agriculture_query",
 			Description: "Read anything on the farm - fields, soil sensor readings, irrigation " +
 				"valves, work tasks and soil statistics. Nothing changes.",
-			InputSchema: l2AgricultureQuerySchema,
-			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
+			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "agriculture_control",
 			Description: "Change the farm - set or stop irrigation valves, apply zone irrigation " +
 				"programs, create or delete work tasks.",
-			InputSchema: l2AgricultureControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
+			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
 		},
 	},
 	level.L1: {
@@ -407,7 +402,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "agriculture",
 			Description: "Query and control the precision farm - fields, soil sensors, irrigation " +
 				"valves and programs, work tasks and soil statistics.",
-			InputSchema: l1AgricultureSchema,
 			Operations: []*mcpdomain.Operation{
 				opGetField,
 				opListSoilSensors,

@@ -415,8 +415,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up the microgrid - read power meters (MT###), battery storage (BT###), " +
 				"solar arrays (PV###) and switchable loads (LD###), each filtered by " +
 				"building, kind, state or value range.",
-			InputSchema: l3GridStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
+			Operations: []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
 		},
 		{
 			Level: level.L3,
@@ -424,8 +423,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control loads - switch one load (LD###) on or off or change its priority, " +
 				"or shed every deferrable load that is on (campus-wide, in one building or " +
 				"of one kind).",
-			InputSchema: l3ControlLoadsSchema,
-			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
+			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
 		},
 		{
 			Level: level.L3,
@@ -433,8 +431,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Configure supply - set one battery's mode, power setpoint or reserve, set a " +
 				"solar array's curtailment, or switch all storage to a grid mode (normal, " +
 				"peak_shaving, backup).",
-			InputSchema: l3ConfigureSupplySchema,
-			Operations:  []*mcpdomain.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations: []*mcpdomain.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 		{
 			Level: level.L3,
@@ -452,16 +449,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "energy_query",
 			Description: "Read anything in the campus microgrid - meters, batteries, solar arrays, " +
 				"loads and consumption statistics. Nothing changes.",
-			InputSchema: l2EnergyQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
+			Operations: []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "energy_control",
 			Description: "Change the campus microgrid - switch or reprioritise loads, shed deferrable " +
 				"loads, configure batteries and solar curtailment, apply a grid mode.",
-			InputSchema: l2EnergyControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 	},
 	level.L1: {
@@ -470,7 +465,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "energy",
 			Description: "Query and control the campus microgrid - meters, battery storage, solar " +
 				"arrays, switchable loads, grid modes and consumption statistics.",
-			InputSchema: l1EnergySchema,
 			Operations: []*mcpdomain.Operation{
 				opListMeters,
 				opListBatteries,

@@ -398,8 +398,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				"range, get one vehicle's telematics, list drivers (DR###) with licence and " +
 				"hours, and list delivery trips (TR####) by status, vehicle, driver or " +
 				"departure time.",
-			InputSchema: l3FleetStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
+			Operations: []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
 		},
 		{
 			Level: level.L3,
@@ -407,8 +406,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Dispatch deliveries - book a new trip for a vehicle and driver, or change a " +
 				"trip (cancel it, move it to another vehicle or driver, change its " +
 				"departure).",
-			InputSchema: l3DispatchSchema,
-			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
+			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
 		},
 		{
 			Level: level.L3,
@@ -416,8 +414,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Manage vehicles - set one vehicle's status, speed limiter or depot, apply a " +
 				"depot mode (normal, storm_lockdown, night) to a whole depot, or open a " +
 				"maintenance ticket for a vehicle.",
-			InputSchema: l3ManageVehiclesSchema,
-			Operations:  []*mcpdomain.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations: []*mcpdomain.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 		{
 			Level: level.L3,
@@ -435,16 +432,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "fleet_query",
 			Description: "Read anything in the fleet - vehicles and their telematics, drivers, " +
 				"delivery trips and fleet statistics. Nothing changes.",
-			InputSchema: l2FleetQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
+			Operations: []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "fleet_control",
 			Description: "Change the fleet - book or change delivery trips, set vehicle status, speed " +
 				"limiter or depot, apply depot modes, open maintenance tickets.",
-			InputSchema: l2FleetControlSchema,
-			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 	},
 	level.L1: {
@@ -453,7 +448,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "fleet",
 			Description: "Query and control the delivery fleet - vehicles and telematics, drivers, " +
 				"delivery trips, depot modes, maintenance tickets and fleet statistics.",
-			InputSchema: l1FleetSchema,
 			Operations: []*mcpdomain.Operation{
 				opListVehicles,
 				opGetVehicle,

@@ -443,8 +443,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				"ward, risk level, nurse or vital-sign range, list devices (DV###) with " +
 				"status, battery, infusion rate and reading interval, and list alerts " +
 				"(AL####) by ward, patient, kind, severity, acknowledgement or time.",
-			InputSchema: l3WardStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts},
+			Operations: []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts},
 		},
 		{
 			Level: level.L3,
@@ -452,16 +451,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Act on the ward - change one device (status, infusion rate, reading " +
 				"interval, alarm volume), apply a monitoring mode (standard, night, " +
 				"close_observation) to a whole ward, or acknowledge outstanding alerts.",
-			InputSchema: l3CareActionsSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
 		},
 		{
 			Level: level.L3,
 			Name:  "manage_care_tasks",
 			Description: "Manage nursing care tasks (CT###) - list them, create a task for a patient, " +
 				"or update one (status, assigned nurse, due time, notes).",
-			InputSchema: l3ManageCareTasksSchema,
-			Operations:  []*mcpdomain.Operation{opListCareTasks, opCreateCareTask},
+			Operations: []*mcpdomain.Operation{opListCareTasks, opCreateCareTask},
 		},
 		{
 			Level: level.L3,
@@ -479,16 +476,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "healthcare_query",
 			Description: "Read anything in the clinic - patients and their vital signs, devices, " +
 				"alerts, care tasks and vital-sign statistics. Nothing changes.",
-			InputSchema: l2HealthcareQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
+			Operations: []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "healthcare_control",
 			Description: "Change the clinic - set devices, apply ward monitoring modes, acknowledge " +
 				"alerts, create or update care tasks.",
-			InputSchema: l2HealthcareControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
 		},
 	},
 	level.L1: {
@@ -498,7 +493,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Monitor and run the rural clinic ward - patients and vital signs, bedside " +
 				"monitors, infusion pumps and wearables, alerts, care tasks and vital-sign " +
 				"statistics.",
-			InputSchema: l1HealthcareSchema,
 			Operations: []*mcpdomain.Operation{
 				opListPatients,
 				opListDevices,

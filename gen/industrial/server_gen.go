@@ -419,8 +419,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				"temperature, output and service hours, read condition sensors (SE###) with " +
 				"their alert level, and list alarms (AL####) by line, machine, severity or " +
 				"acknowledgement.",
-			InputSchema: l3PlantStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms},
+			Operations: []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms},
 		},
 		{
 			Level: level.L3,
@@ -428,16 +427,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control machines and alarms - set one machine's run state, speed or process " +
 				"parameters, put a whole line into a mode (production, reduced, maintenance, " +
 				"emergency_stop), or acknowledge open alarms by line, machine or severity.",
-			InputSchema: l3MachineControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
+			Operations: []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
 		},
 		{
 			Level: level.L3,
 			Name:  "maintenance_planning",
 			Description: "Plan maintenance - list work orders (WO###), open a work order on a " +
 				"machine, or change one's status, priority, assignee or notes.",
-			InputSchema: l3MaintenancePlanningSchema,
-			Operations:  []*mcpdomain.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations: []*mcpdomain.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 		{
 			Level: level.L3,
@@ -455,16 +452,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "industrial_query",
 			Description: "Read anything on the plant floor - machines, sensor readings, alarms, work " +
 				"orders and production statistics. Nothing changes.",
-			InputSchema: l2IndustrialQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
+			Operations: []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "industrial_control",
 			Description: "Change the plant floor - set machines, apply line modes, acknowledge " +
 				"alarms, open or update work orders.",
-			InputSchema: l2IndustrialControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations: []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 	},
 	level.L1: {
@@ -473,7 +468,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "industrial",
 			Description: "Query and control the plant floor - machines, condition sensors, alarms, " +
 				"line modes, maintenance work orders and production statistics.",
-			InputSchema: l1IndustrialSchema,
 			Operations: []*mcpdomain.Operation{
 				opListMachines,
 				opSetMachine,

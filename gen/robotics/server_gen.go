@@ -470,8 +470,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up the fleet - list robots (RB###) by zone, kind, status or battery " +
 				"range, get one robot with its station, battery and fault code, and list " +
 				"chargers (CH###) with their bay, status and power.",
-			InputSchema: l3FleetStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers},
+			Operations: []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers},
 		},
 		{
 			Level: level.L3,
@@ -479,8 +478,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control robots - stop, resume or re-limit one robot, emergency-stop every " +
 				"robot in a zone, or apply a fleet speed mode (normal, night_shift, " +
 				"safe_mode) to the whole fleet or one zone.",
-			InputSchema: l3RobotControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
+			Operations: []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
 		},
 		{
 			Level: level.L3,
@@ -488,8 +486,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Plan missions (MS####) - list them, dispatch a new transport, pick, inspect " +
 				"or return-to-dock mission to a robot, or change one (cancel, re-queue, " +
 				"reprioritise, hand over to another robot).",
-			InputSchema: l3MissionPlanningSchema,
-			Operations:  []*mcpdomain.Operation{opListMissions, opDispatchMission, opUpdateMission},
+			Operations: []*mcpdomain.Operation{opListMissions, opDispatchMission, opUpdateMission},
 		},
 		{
 			Level: level.L3,
@@ -507,16 +504,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "robotics_query",
 			Description: "Read anything about the robot fleet - robots, chargers, missions and fleet " +
 				"statistics. Nothing changes.",
-			InputSchema: l2RoboticsQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
+			Operations: []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "robotics_control",
 			Description: "Change the robot fleet - set or emergency-stop robots, apply fleet speed " +
 				"modes, dispatch or change missions.",
-			InputSchema: l2RoboticsControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
+			Operations: []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
 		},
 	},
 	level.L1: {
@@ -525,7 +520,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "robotics",
 			Description: "Query and control the robot fleet - robots, chargers, missions, emergency " +
 				"stops, fleet speed modes and fleet statistics.",
-			InputSchema: l1RoboticsSchema,
 			Operations: []*mcpdomain.Operation{
 				opListRobots,
 				opGetRobot,

@@ -347,29 +347,25 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "get_room_status",
 			Description: "Look up devices and sensors - list them by room or kind, get one device, " +
 				"read sensor values.",
-			InputSchema: l3GetRoomStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
+			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
 		},
 		{
 			Level: level.L3,
 			Name:  "set_room_mode",
 			Description: "Control devices - change one device, or apply a mode (night, away, comfort) " +
 				"to a whole room.",
-			InputSchema: l3SetRoomModeSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
 		{
 			Level:       level.L3,
 			Name:        "manage_automation",
 			Description: "Manage automation rules - list, create or delete them.",
-			InputSchema: l3ManageAutomationSchema,
 			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
 		},
 		{
 			Level:       level.L3,
 			Name:        "analyze_home",
 			Description: "Analyse the home - statistics over sensor readings and the event log.",
-			InputSchema: l3AnalyzeHomeSchema,
 			Operations:  []*mcpdomain.Operation{opListEvents, opSensorStats},
 		},
 	},
@@ -379,16 +375,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "smart_home_query",
 			Description: "Read anything in the smart home - devices, sensors, events, rules, " +
 				"statistics. Nothing changes.",
-			InputSchema: l2SmartHomeQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
+			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "smart_home_control",
 			Description: "Change the smart home - set devices, apply room modes, create or delete " +
 				"automation rules.",
-			InputSchema: l2SmartHomeControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
 		},
 	},
 	level.L1: {
@@ -397,7 +391,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "smart_home",
 			Description: "Query and control the smart home - devices, sensors, events, automation " +
 				"rules and statistics.",
-			InputSchema: l1SmartHomeSchema,
 			Operations: []*mcpdomain.Operation{
 				opListDevices,
 				opGetDevice,

@@ -426,8 +426,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up the campus - list cameras (CM###) by zone, status, recording mode " +
 				"or stored footage, get one camera, and list doors and gates (DR###) with " +
 				"their lock, alarm and badge state.",
-			InputSchema: l3SiteStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors},
+			Operations: []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors},
 		},
 		{
 			Level: level.L3,
@@ -435,8 +434,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Act on security - lock, unlock, arm or disarm one door, apply a security " +
 				"mode (day, night, lockdown) to a zone or the whole campus, acknowledge " +
 				"alerts, or open a security incident.",
-			InputSchema: l3SecurityControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
+			Operations: []*mcpdomain.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 		{
 			Level: level.L3,
@@ -452,8 +450,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Analyse alerts (AL####) - list them by zone, kind, severity, camera, door, " +
 				"acknowledgement or time window, or count them, optionally per zone, kind, " +
 				"severity or camera.",
-			InputSchema: l3AnalyzeAlertsSchema,
-			Operations:  []*mcpdomain.Operation{opListAlerts, opAlertStats},
+			Operations: []*mcpdomain.Operation{opListAlerts, opAlertStats},
 		},
 	},
 	level.L2: {
@@ -462,16 +459,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "surveillance_query",
 			Description: "Read anything on the campus - cameras, doors and gates, alerts and alert " +
 				"counts. Nothing changes.",
-			InputSchema: l2SurveillanceQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
+			Operations: []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "surveillance_control",
 			Description: "Change the campus - camera settings, door locks and alarms, zone security " +
 				"modes, acknowledging alerts and opening incidents.",
-			InputSchema: l2SurveillanceControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
+			Operations: []*mcpdomain.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
 		},
 	},
 	level.L1: {
@@ -480,7 +475,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "surveillance",
 			Description: "Query and control campus video surveillance and access control - cameras, " +
 				"doors and gates, security modes, alerts and incidents.",
-			InputSchema: l1SurveillanceSchema,
 			Operations: []*mcpdomain.Operation{
 				opListCameras,
 				opGetCamera,

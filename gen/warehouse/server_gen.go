@@ -385,8 +385,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up stock and storage - search item stock records (SK###) by category, " +
 				"shelf or quantity range, get one item, and list shelves (SH###) with their " +
 				"zone, temperature and status.",
-			InputSchema: l3InventoryStatusSchema,
-			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
+			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
 		},
 		{
 			Level: level.L3,
@@ -394,8 +393,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
 				"item or door, create an order, or change an order's status, priority, " +
 				"quantity or dock door (set status cancelled to cancel it).",
-			InputSchema: l3OrderFulfilmentSchema,
-			Operations:  []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
+			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
 		},
 		{
 			Level: level.L3,
@@ -403,8 +401,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Set up the warehouse - correct an item's stock count, move it to another " +
 				"shelf or change its reorder point, list the dock doors (DK###), and put the " +
 				"doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
-			InputSchema: l3WarehouseSetupSchema,
-			Operations:  []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
 		},
 		{
 			Level: level.L3,
@@ -421,16 +418,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "warehouse_query",
 			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock " +
 				"doors and stock statistics. Nothing changes.",
-			InputSchema: l2WarehouseQuerySchema,
-			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
+			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
 		},
 		{
 			Level: level.L2,
 			Name:  "warehouse_control",
 			Description: "Change the warehouse - correct or move item stock, create and update " +
 				"customer orders, and set dock door modes.",
-			InputSchema: l2WarehouseControlSchema,
-			Operations:  []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
 		},
 	},
 	level.L1: {
@@ -439,7 +434,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "warehouse",
 			Description: "Query and control the distribution warehouse - item stock, shelves, " +
 				"customer orders, dock doors and stock statistics.",
-			InputSchema: l1WarehouseSchema,
 			Operations: []*mcpdomain.Operation{
 				opSearchInventory,
 				opGetItem,

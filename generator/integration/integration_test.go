@@ -389,6 +389,9 @@ func TestStageContractRefusesUnknownTools(t *testing.T) {
 // the synthesizer builds at run time from a generated domain's level is,
 // byte for byte, the one the generator used to emit into synth_gen.go:
 // stage.ScenarioSchema over the spec IR's tools of that level, in order.
+// Each tool's input schema is the IR's too, byte for byte, those of tools
+// with an action among them, which the runtime computes when the domain
+// registers instead of reading them from generated constants.
 func TestStageContractsAsTheGeneratorBuiltThem(t *testing.T) {
 	spec, err := speclang.Load(specs.FS)
 	if err != nil {
@@ -423,6 +426,9 @@ func TestStageContractsAsTheGeneratorBuiltThem(t *testing.T) {
 			st := make([]stage.Tool, len(lv.Tools))
 			for i, tl := range lv.Tools {
 				st[i] = stage.Tool{Name: tl.Name, InputSchema: tl.Schema}
+				if got := built[d.Name].Tool(lv.Level, tl.Name); got == nil || got.InputSchema != tl.Schema {
+					t.Errorf("%s %s tool %s: the input schema the runtime holds differs from the spec language's", d.Name, lv.Level, tl.Name)
+				}
 			}
 			want, err := stage.ScenarioSchema(st)
 			if err != nil {

@@ -91,7 +91,7 @@ func TestNoPackageImportsALayerAbove(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"internal/speclang": 0, "internal/level": 0, "internal/opkind": 0, "internal/schemacheck": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 3,
+		"internal/speclang": 0, "internal/level": 0, "internal/opkind": 0, "internal/schemacheck": 0, "internal/combine": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 3,
 		"harness": 3, "harness/score": 1, "harness/gold": 2, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 4, "specs": 0,
 	} {
 		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {

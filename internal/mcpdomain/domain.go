@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/combine"
 	"github.com/mcpgranite/granite/internal/level"
 )
 
@@ -56,10 +57,35 @@ type Domain struct {
 	newServer func(level.Level, Store) (*server.MCPServer, error)
 }
 
-// NewDomain is called by generated code to build a registry entry.
+// NewDomain is called by generated code to build a registry entry. A tool
+// with an action gets its input schema here, computed from its operations'
+// (combine.Schema, what the spec language checked the domain with), rather
+// than from a copy generated per level.
 func NewDomain(d Domain, newServer func(level.Level, Store) (*server.MCPServer, error)) *Domain {
 	d.newServer = newServer
+	for _, lv := range level.Levels {
+		for _, t := range d.Tools[lv] {
+			if t.InputSchema == "" && t.HasAction() {
+				t.InputSchema = combinedSchema(t)
+			}
+		}
+	}
 	return &d
+}
+
+// combinedSchema is the input schema of a tool with an action. Generated
+// operations carry schemas the generator wrote, so a failure is a
+// generator bug.
+func combinedSchema(t *Tool) string {
+	ops := make([]combine.Op, len(t.Operations))
+	for i, o := range t.Operations {
+		ops[i] = combine.Op{Name: o.Name, Description: o.Description, Schema: o.Schema}
+	}
+	s, err := combine.Schema(ops)
+	if err != nil {
+		panic(fmt.Sprintf("mcpdomain: tool %s: %v", t.Name, err))
+	}
+	return s
 }
 
 // NewServer returns an MCP server exposing st at the given level.

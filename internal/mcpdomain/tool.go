@@ -92,7 +92,8 @@ type Tool struct {
 	Name        string
 	Description string
 	// InputSchema is the schema the model sees: for a tool with an action,
-	// the union of its operations' arguments.
+	// the union of its operations' arguments, which NewDomain computes when
+	// generated code leaves it out.
 	InputSchema string
 	Operations  []*Operation
 }

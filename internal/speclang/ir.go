@@ -234,9 +234,8 @@ type Tool struct {
 	GoName      string
 	Description string
 	Operations  []*Operation
-	// Args is the union of the operations' arguments for a tool with an
-	// action, in first-seen order.
-	Args   []*Arg
+	// Schema is the tool's input schema: its operation's, or for a tool
+	// with an action combine.Schema of its operations'.
 	Schema string
 }
 

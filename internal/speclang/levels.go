@@ -238,24 +238,14 @@ func (b *builder) goNames() {
 		}
 		claim(o.GoName+"Args", fmt.Sprintf("arguments of operation %q", o.Name), on)
 	}
-	// Each tool names its schema constant after its level and Go name
-	// (l3LampsSchema), so those must be distinct. An L4 tool is an
-	// operation, so a clash there is the operation's to fix.
+	// A tool's Go name names nothing generated any more (a tool with an
+	// action gets its schema at run time, one with a single operation
+	// shares the operation's), so it is only filled in.
 	for _, lv := range b.d.Levels {
-		seen := map[string]bool{}
 		for _, t := range lv.Tools {
 			if t.GoName == "" {
 				t.GoName = GoName(t.Name)
 			}
-			if seen[t.Name] {
-				continue // reported as a duplicate tool
-			}
-			seen[t.Name] = true
-			at := b.root.get("levels").get(string(lv.Level))
-			if (lv.Level == level.L4 || at == nil) && len(t.Operations) > 0 {
-				at = b.opNode[t.Operations[0]]
-			}
-			claim(string(lv.Level)+t.GoName, fmt.Sprintf("%s tool %q", lv.Level, t.Name), at)
 		}
 	}
 }

@@ -97,7 +97,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L3,
 			Name:        "look",
 			Description: "Look at pumps.",
-			InputSchema: l3LookSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps},
 		},
 		{
@@ -113,7 +112,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L2,
 			Name:        "read",
 			Description: "Read pumps.",
-			InputSchema: l2ReadSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps},
 		},
 		{
@@ -129,7 +127,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L1,
 			Name:        "pumps",
 			Description: "Everything about pumps.",
-			InputSchema: l1PumpsSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps, opSetPump},
 		},
 	},

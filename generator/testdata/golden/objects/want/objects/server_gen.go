@@ -107,7 +107,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L1,
 			Name:        "objects",
 			Description: "Query and control Objects and arrays.",
-			InputSchema: l1ObjectsSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf, opAddShelf},
 		},
 	},

@@ -108,7 +108,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L1,
 			Name:        "references",
 			Description: "Query and control References.",
-			InputSchema: l1ReferencesSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans, opAddLoan},
 		},
 	},
