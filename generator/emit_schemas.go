@@ -22,7 +22,7 @@ import (
 // runtime computes from them (mcpdomain.NewDomain), so it gets none.
 func emitSchemas(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		f.Commentf("%s is the JSON Schema of %s's arguments.", opSchema(o), o.Name)
+		f.Comment(doc(fmt.Sprintf("%s is the JSON Schema of %s's arguments.", opSchema(o), o.Name)))
 		f.Const().Id(opSchema(o)).Op("=").Add(rawString(o.Schema))
 		f.Line()
 	}

@@ -33,8 +33,8 @@ func storeType(d *speclang.Domain) jen.Code {
 	for _, e := range d.Entities {
 		fields = append(fields, jen.Id(tableField(e)).Qual(runtimePkg, "Table").Types(jen.Id(e.GoName)))
 	}
-	return jen.Commentf("Store holds the %s domain's state in memory. It is safe for concurrent use;", d.Name).Line().
-		Comment("each operation runs under one lock, so it is atomic.").Line().
+	return jen.Comment(doc(fmt.Sprintf("Store holds the %s domain's state in memory. It is safe for concurrent use; "+
+		"each operation runs under one lock, so it is atomic.", d.Name))).Line().
 		Type().Id("Store").Struct(fields...)
 }
 

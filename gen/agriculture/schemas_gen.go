@@ -17,7 +17,8 @@ const setValveSchema = `{"type":"object","properties":{"valve_id":{"type":"strin
 // stopIrrigationSchema is the JSON Schema of stop_irrigation's arguments.
 const stopIrrigationSchema = `{"type":"object","properties":{"zone":{"type":"string","description":"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).","enum":["north","south","east","west"]},"field_id":{"type":"string","description":"Only valves whose field id is this value. Field the valve waters (field ID such as FD003). ID of a field, like FD001.","pattern":"^FD[0-9]{3,}$"}},"additionalProperties":false}`
 
-// setIrrigationProgramSchema is the JSON Schema of set_irrigation_program's arguments.
+// setIrrigationProgramSchema is the JSON Schema of set_irrigation_program's
+// arguments.
 const setIrrigationProgramSchema = `{"type":"object","properties":{"zone":{"type":"string","description":"Only valves whose zone is this value. Irrigation zone the valve is in (that of its field).","enum":["north","south","east","west"]},"program":{"type":"string","description":"Program to apply: off (close every valve, flow 0 litres per minute, schedule none); light (open every valve - drip 20, sprinkler 50, pivot 200 litres per minute - daily 05:00-05:30 UTC); deep (open every valve - drip 45, sprinkler 120, pivot 450 litres per minute - daily 04:00-06:00 UTC).","enum":["off","light","deep"]}},"required":["zone","program"],"additionalProperties":false}`
 
 // listTasksSchema is the JSON Schema of list_tasks's arguments.

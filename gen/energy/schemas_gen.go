@@ -17,7 +17,8 @@ const listLoadsSchema = `{"type":"object","properties":{"building":{"type":"stri
 // setLoadSchema is the JSON Schema of set_load's arguments.
 const setLoadSchema = `{"type":"object","properties":{"load_id":{"type":"string","description":"ID of the load to change, like LD001.","pattern":"^LD[0-9]{3,}$"},"state":{"type":"string","description":"New value; left out: unchanged. Whether the circuit is switched on.","enum":["on","off"]},"priority":{"type":"string","description":"New value; left out: unchanged. critical (must never be switched off), normal, or deferrable (may be shed at peak times and run later).","enum":["critical","normal","deferrable"]}},"required":["load_id"],"additionalProperties":false}`
 
-// shedDeferrableLoadsSchema is the JSON Schema of shed_deferrable_loads's arguments.
+// shedDeferrableLoadsSchema is the JSON Schema of shed_deferrable_loads's
+// arguments.
 const shedDeferrableLoadsSchema = `{"type":"object","properties":{"building":{"type":"string","description":"Only loads whose building is this value. Building the load is in.","enum":["site","admin","lab","library","workshop","sports_hall","parking"]},"kind":{"type":"string","description":"Only loads whose kind is this value. What sort of equipment the circuit feeds.","enum":["hvac","lighting","process","water_heater","pump","ev_charger"]}},"additionalProperties":false}`
 
 // setBatterySchema is the JSON Schema of set_battery's arguments.

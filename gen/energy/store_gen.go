@@ -10,8 +10,8 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-// Store holds the energy domain's state in memory. It is safe for concurrent use;
-// each operation runs under one lock, so it is atomic.
+// Store holds the energy domain's state in memory. It is safe for concurrent
+// use; each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu          sync.RWMutex
 	meters      mcpdomain.Table[Meter]

@@ -26,7 +26,8 @@ const updateVehicleSchema = `{"type":"object","properties":{"vehicle_id":{"type"
 // setDepotModeSchema is the JSON Schema of set_depot_mode's arguments.
 const setDepotModeSchema = `{"type":"object","properties":{"depot":{"type":"string","description":"Only vehicles whose depot is this value. Depot the vehicle is based at.","enum":["north","south","harbour"]},"mode":{"type":"string","description":"Mode to apply: normal (standby vehicles become available again; speed limiters 100 km/h, trucks 80 km/h); storm_lockdown (available vehicles go to standby; every speed limiter 60 km/h); night (available trucks and pickups go to standby, vans and EV vans stay available; every speed limiter 80 km/h).","enum":["normal","storm_lockdown","night"]}},"required":["depot","mode"],"additionalProperties":false}`
 
-// scheduleMaintenanceSchema is the JSON Schema of schedule_maintenance's arguments.
+// scheduleMaintenanceSchema is the JSON Schema of schedule_maintenance's
+// arguments.
 const scheduleMaintenanceSchema = `{"type":"object","properties":{"vehicle_id":{"type":"string","description":"Vehicle the work is for (vehicle ID such as VH004). ID of a vehicle, like VH001.","pattern":"^VH[0-9]{3,}$"},"issue":{"type":"string","description":"What needs doing: routine service, inspection, or a repair area.","enum":["service","inspection","engine","brakes","tyres","battery","electrical","bodywork"]},"priority":{"type":"string","description":"How soon the workshop must take the vehicle. Default: normal.","enum":["low","normal","high","urgent"],"default":"normal"},"description":{"type":"string","description":"What the workshop should know. At most 300 characters.","maxLength":300}},"required":["vehicle_id","issue"],"additionalProperties":false}`
 
 // fleetStatsSchema is the JSON Schema of fleet_stats's arguments.

@@ -14,7 +14,8 @@ const listChargersSchema = `{"type":"object","properties":{"zone":{"type":"strin
 // setRobotSchema is the JSON Schema of set_robot's arguments.
 const setRobotSchema = `{"type":"object","properties":{"robot_id":{"type":"string","description":"ID of the robot to change, like RB001.","pattern":"^RB[0-9]{3,}$"},"status":{"type":"string","description":"New value; left out: unchanged. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).","enum":["idle","working","charging","error","stopped"]},"speed_limit_mps":{"type":"number","description":"New value; left out: unchanged. Maximum travel speed (for arms: maximum tool speed). Number from 0 to 2, in m/s.","minimum":0,"maximum":2}},"required":["robot_id"],"additionalProperties":false}`
 
-// emergencyStopZoneSchema is the JSON Schema of emergency_stop_zone's arguments.
+// emergencyStopZoneSchema is the JSON Schema of emergency_stop_zone's
+// arguments.
 const emergencyStopZoneSchema = `{"type":"object","properties":{"zone":{"type":"string","description":"Only robots whose zone is this value. Zone of the factory the robot works in.","enum":["storage","assembly","machining","packaging","quality_lab"]},"kind":{"type":"string","description":"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).","enum":["amr","forklift","arm"]}},"required":["zone"],"additionalProperties":false}`
 
 // setFleetModeSchema is the JSON Schema of set_fleet_mode's arguments.
