@@ -37,7 +37,7 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 			}
 		}
 
-		// func cloneDevice(v Device) Device { v.Tags = runtime.CloneSlice(v.Tags); return v }
+		// func cloneDevice(v Device) Device { v.Tags = mcpdomain.CloneSlice(v.Tags); return v }
 		var body []jen.Code
 		for _, fd := range e.Fields {
 			switch fd.Type {

@@ -320,7 +320,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 
 // aggregateBody computes one statistic, optionally grouped:
 //
-//	agg := runtime.NewAggregator("sensor", a.Function, a.Field, runtime.Deref(a.GroupBy))
+//	agg := mcpdomain.NewAggregator("sensor", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 //	s.sensors.Each(a.match, func(v *Sensor) { ...; agg.Add(key, x) })
 //	return agg.Result(), nil
 func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {

@@ -95,7 +95,7 @@ func cloneMethod(d *speclang.Domain) jen.Code {
 //
 //	func (s *Store) CloneStore() mcpdomain.Store { return s.Clone() }
 func cloneStoreMethod() jen.Code {
-	return jen.Comment("CloneStore is Clone for code that holds a runtime.Store.").Line().
+	return jen.Comment("CloneStore is Clone for code that holds a mcpdomain.Store.").Line().
 		Func().Add(recv()).Id("CloneStore").Params().Qual(runtimePkg, "Store").Block(
 		jen.Return(jen.Id("s").Dot("Clone").Call()),
 	)

@@ -44,7 +44,7 @@ func (s *Store) Clone() *Store {
 	}
 }
 
-// CloneStore is Clone for code that holds a runtime.Store.
+// CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }
