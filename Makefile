@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release edge-test test check-generate vet browser unit verify fuzz bench run clean
+.PHONY: all generate build release edge-test test check-generate vet browser unit verify fuzz bench bench-doc run clean
 
 all: build
 
@@ -18,7 +18,7 @@ generate:
 
 ## build: compile the granite CLI into bin/
 build:
-	$(GO) build -o $(BIN) ./cmd/granite
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/granite
 
 ## release: reproducible linux/amd64 and linux/arm64 binaries (cgo with NVML, and
 ## static -tags nonvml ones) and SHA256SUMS into dist/; see docs/edge.md
@@ -47,8 +47,11 @@ vet:
 browser:
 	@scripts/ensure-chromium.sh
 
+# Every test, printed as plain go test prints them, then each skipped test
+# with its reason (internal/testsum), so a machine without npm or chromium
+# says what did not run.
 unit:
-	$(GO) test -count=1 ./...
+	@bash -o pipefail -c '$(GO) test -count=1 -json ./... | $(GO) run ./internal/testsum'
 
 ## verify: execute every scenario's gold calls at every level (granite verify)
 verify: build
@@ -61,6 +64,11 @@ fuzz:
 ## bench: the performance figures the issues ask for
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/... ./scenarios/... ./internal/speclang/... ./internal/mcpdomain/...
+
+## bench-doc: run make bench once and write its figures, the machine, the date and
+## the binary's size to docs/bench.md, where the README's figures point
+bench-doc:
+	scripts/bench-doc.sh
 
 ## run: the main job on the embedded default: the smoke experiment (built-in agents,
 ## every domain, level and scenario) into results/smoke, and its report

@@ -47,7 +47,7 @@ type system struct{ Title, Description string }
 type toolSet struct {
 	tools  []toolsrc.Tool
 	byName map[string]*toolsrc.Tool
-	args   map[string]toolArgs
+	args   map[string]score.ToolArgs
 	// exact names the arguments ArgAcc compares exactly, over all tools;
 	// actions the tools that take an action argument.
 	exact   map[string]bool
@@ -58,18 +58,18 @@ type toolSet struct {
 // newToolSet compiles its own copy of the tools.
 func newToolSet(tools []toolsrc.Tool, about system) (*toolSet, error) {
 	ts := &toolSet{tools: append([]toolsrc.Tool(nil), tools...), byName: map[string]*toolsrc.Tool{},
-		args: map[string]toolArgs{}, exact: map[string]bool{"action": true}, actions: map[string]bool{}, about: about}
+		args: map[string]score.ToolArgs{}, exact: map[string]bool{"action": true}, actions: map[string]bool{}, about: about}
 	for i := range ts.tools {
 		t := &ts.tools[i]
 		if err := t.Compile(); err != nil {
 			return nil, err
 		}
 		ts.byName[t.Name] = t
-		ts.args[t.Name] = argsOf(t.InputSchema)
-		for name, exact := range ts.args[t.Name].exact {
+		ts.args[t.Name] = score.ArgsOf(t.InputSchema)
+		for name, exact := range ts.args[t.Name].Exact {
 			ts.exact[name] = ts.exact[name] || exact
 		}
-		_, ts.actions[t.Name] = ts.args[t.Name].exact["action"]
+		_, ts.actions[t.Name] = ts.args[t.Name].Exact["action"]
 	}
 	return ts, nil
 }
@@ -202,7 +202,7 @@ func (r *replay) answer(t *toolsrc.Tool, req mcp.CallToolRequest) *mcp.CallToolR
 	idx := -1
 	for _, fresh := range []bool{true, false} {
 		for i, c := range r.art.ExpectedCalls {
-			if idx < 0 && r.used[i] != fresh && c.Tool == t.Name && r.ts.args[t.Name].same(args, c.Arguments) {
+			if idx < 0 && r.used[i] != fresh && c.Tool == t.Name && r.ts.args[t.Name].Same(args, c.Arguments) {
 				idx = i
 			}
 		}
@@ -228,65 +228,8 @@ func (r *replay) answer(t *toolsrc.Tool, req mcp.CallToolRequest) *mcp.CallToolR
 	return mcp.NewToolResultError(fmt.Sprintf("nothing is recorded for %s with these arguments: the scenario has no output for this call", t.Name))
 }
 
-// toolArgs is what comparing a tool's arguments needs from its schema:
-// the top-level arguments chosen from a fixed set (enum or const), which
-// compare exactly in ArgAcc, and the declared defaults.
-type toolArgs struct {
-	exact    map[string]bool
-	defaults map[string]any
-}
-
-func argsOf(schema json.RawMessage) toolArgs {
-	var s struct {
-		Properties map[string]map[string]any `json:"properties"`
-	}
-	out := toolArgs{exact: map[string]bool{}, defaults: map[string]any{}}
-	if json.Unmarshal(schema, &s) != nil {
-		return out
-	}
-	for name, p := range s.Properties {
-		_, enum := p["enum"]
-		_, konst := p["const"]
-		out.exact[name] = enum || konst
-		if d, ok := p["default"]; ok {
-			out.defaults[name] = d
-		}
-	}
-	return out
-}
-
-// same reports whether two argument objects are the same call's: the same
-// keys, each with the same value by score.SameValue's loose rules, where an
-// argument given its schema default counts as left out (the tool behaves
-// the same either way).
-func (ta toolArgs) same(got, want json.RawMessage) bool {
-	var g, w map[string]any
-	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
-		return false
-	}
-	for _, m := range []map[string]any{g, w} {
-		for k, v := range m {
-			if d, ok := ta.defaults[k]; ok && score.SameValue(v, d, true) {
-				delete(m, k)
-			}
-		}
-	}
-	return score.SameValue(g, w, false)
-}
-
-// Score scores a trial of one of the set's artifacts by its
-// assertions, by these definitions:
-//
-//   - tool_call passes when some call names the tool with the asserted
-//     arguments (toolArgs.same: an argument at its schema default counts
-//     as left out), or any arguments when none are asserted;
-//   - not_call passes when no call does;
-//   - output_schema passes when every successful call of the tool
-//     returned JSON text fitting the tool's output schema;
-//   - tc: 1 when the trial ended with an answer and no blocker failed
-//     (failed warnings are counted, not fatal);
-//   - f1, action_f1, arg_acc and redundant calls as in score.Score, against the
-//     expected calls.
+// Score scores a trial of one of the set's artifacts by its assertions
+// (see score.Assertions), against its expected calls.
 func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*results.Metrics, []results.Verdict) {
 	return s.score(rec, a, rec.Calls, s.golds[a.ID])
 }
@@ -295,80 +238,17 @@ func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*result
 // at a coarse level, the record's mapped back to the source's tools) and
 // the call metrics against gold.
 func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []results.Call, gold *score.Gold) (*results.Metrics, []results.Verdict) {
-	ts := s.sources[a.Source]
-	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
-	verdicts := make([]results.Verdict, len(a.Assertions))
+	asserts := make([]score.Assertion, len(a.Assertions))
 	for i, as := range a.Assertions {
-		v := results.Verdict{Kind: as.Kind, Tool: as.Tool, Severity: as.Severity}
-		made, refused, sent := -1, -1, -1
-		for k, c := range calls {
-			if sent < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
-				sent = k
-			}
-			if made < 0 && c.Tool == as.Tool && (len(as.Arguments) == 0 || ts.args[as.Tool].same(c.Arguments, as.Arguments)) {
-				// A call the server refused as a schema violation did not
-				// happen, whatever its arguments looked like.
-				if c.IsError && !ts.byName[as.Tool].Valid(c.Arguments) {
-					if refused < 0 {
-						refused = k
-					}
-					continue
-				}
-				made = k
-			}
-		}
-		switch as.Kind {
-		case "tool_call":
-			v.Passed = made >= 0
-			switch {
-			case !v.Passed && refused >= 0:
-				v.Why = fmt.Sprintf("call %d of %s was refused as a schema violation", refused+1, as.Tool)
-			case !v.Passed:
-				v.Why = "no call of " + as.Tool + " with the asserted arguments"
-			}
-		case "not_call":
-			// Sending the call is the failure, refused or not.
-			v.Passed = sent < 0
-			if !v.Passed {
-				v.Why = fmt.Sprintf("call %d made it", sent+1)
-			}
-		case "output_schema":
-			v.Passed = true
-			for k, c := range calls {
-				if c.Tool != as.Tool || c.IsError {
-					continue
-				}
-				if err := ts.byName[as.Tool].OutputFits(c.Result); err != nil {
-					v.Passed, v.Why = false, fmt.Sprintf("call %d: %v", k+1, err)
-					break
-				}
-			}
-		default:
-			v.Why = "unknown assertion kind"
-		}
-		if !v.Passed {
-			if as.Severity == "blocker" {
-				m.BlockersFailed++
-			} else {
-				m.WarningsFailed++
-			}
-		}
-		verdicts[i] = v
+		asserts[i] = score.Assertion{Kind: as.Kind, Tool: as.Tool, Arguments: as.Arguments, Severity: as.Severity}
 	}
-	if rec.StopReason != results.StopAnswer {
-		m.Why = append(m.Why, "the trial stopped without an answer ("+string(rec.StopReason)+")")
-	}
-	for _, v := range verdicts {
-		if !v.Passed && v.Severity == "blocker" {
-			m.Why = append(m.Why, fmt.Sprintf("blocker %s of %s fails: %s", v.Kind, v.Tool, v.Why))
-		}
-	}
-	if rec.StopReason == results.StopAnswer && m.BlockersFailed == 0 {
-		m.TC = 1
-	}
-	// An artifact has no store to compare byte for byte: its strict
-	// verdict is its verdict.
-	m.TCStrict = m.TC
-	gold.ScoreCalls(m, rec.Calls)
-	return m, verdicts
+	return score.Assertions(rec, asserts, calls, s.sources[a.Source], gold)
 }
+
+// Args, Valid and OutputFits are what the scorer asks of the tools
+// (score.AssertedTools).
+func (ts *toolSet) Args(tool string) score.ToolArgs { return ts.args[tool] }
+
+func (ts *toolSet) Valid(tool string, args json.RawMessage) bool { return ts.byName[tool].Valid(args) }
+
+func (ts *toolSet) OutputFits(tool, result string) error { return ts.byName[tool].OutputFits(result) }

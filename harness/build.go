@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -22,11 +23,24 @@ var (
 	Commit  = ""
 )
 
+// pseudoRev finds the commit a pseudo-version names (the 12 hex digits
+// after its UTC timestamp: v0.0.0-20261202054200-0123456789ab, or
+// v1.2.4-0.20261202054200-0123456789ab after a tag), which is
+// all a go install …@commit build knows of its revision.
+var pseudoRev = regexp.MustCompile(`[-.]\d{14}-([0-9a-f]{12})(\+incompatible)?(\+dirty)?$`)
+
 // BuildInfo describes this binary.
 func BuildInfo() results.Build {
 	b := results.Build{Version: Version, Commit: Commit, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		Meters: meter.BuiltIn(), SpecsSHA256: specsHash()}
 	if info, ok := debug.ReadBuildInfo(); ok {
+		b.Module = info.Main.Version
+		if b.Version == "dev" && b.Module != "(devel)" && b.Module != "" {
+			b.Version = b.Module // go install …@version
+		}
+		if m := pseudoRev.FindStringSubmatch(b.Module); m != nil && b.Commit == "" {
+			b.Commit = m[1]
+		}
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":

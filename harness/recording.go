@@ -6,8 +6,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
@@ -407,7 +410,7 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	if _, err := mcpdomain.Rows(rc.FinalStore); err != nil {
 		return nil, fmt.Errorf("the recording's final_store: %w", err)
 	}
-	rec := &results.Record{TrialID: results.TrialID(model, rc.Scenario, rc.Level, 1), Experiment: "recorded", Model: model,
+	rec := &results.Record{TrialID: results.TrialID(model, rc.Scenario, rc.Level, 1), Experiment: recordedExperiment, Model: model,
 		Agent: results.AgentRecorded, Repetition: 1, StartedAt: rc.StartedAt, EndedAt: rc.EndedAt, Calls: []results.Call{}}
 	t.identify(rec)
 	fillServed(rec, t.prompts(), append([]results.Call{}, rc.Calls...), clipAnswer(strings.TrimSpace(answer)))
@@ -427,4 +430,60 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	}
 	rec.Metrics = m
 	return rec, nil
+}
+
+// recordedExperiment names the results folders granite score makes.
+const recordedExperiment = "recorded"
+
+// AddRecord appends a scored recording (ScoreRecording) to a results
+// folder granite score made, or makes it: a folder of granite run plans
+// its trials, and a record it did not plan would stop its --resume.
+func AddRecord(out string, rec *results.Record) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	lock, err := results.LockOut(out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	man, err := results.ReadManifest(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		man = &results.Manifest{Experiment: recordedExperiment, Config: &results.Config{Name: recordedExperiment}, Shard: "0/1",
+			StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
+	case err != nil:
+		return err
+	case man.Experiment != recordedExperiment:
+		return fmt.Errorf("%s holds a run of %s; add recordings to a folder of their own (granite report reads each folder)", out, man.Experiment)
+	}
+	j, done, err := results.OpenJournal(filepath.Join(out, results.TrialsFile))
+	if err != nil {
+		return err
+	}
+	for _, d := range done {
+		if d.TrialID == rec.TrialID {
+			j.Close()
+			return fmt.Errorf("%s already holds %s; name this session apart with --model", out, rec.TrialID)
+		}
+	}
+	rec.Index, rec.Experiment = len(done), recordedExperiment
+	if err := j.Append(rec); err != nil {
+		j.Close()
+		return err
+	}
+	if err := j.Close(); err != nil {
+		return err
+	}
+	if _, ok := man.Config.Entry(rec.Model); !ok {
+		man.Config.Models = append(man.Config.Models, results.ModelEntry{Name: rec.Model})
+	}
+	if !slices.Contains(man.Config.Granularities, rec.Level) {
+		man.Config.Granularities = append(man.Config.Granularities, rec.Level)
+	}
+	man.Trials, man.Grid = len(done)+1, len(done)+1
+	// The hash covers the recorded subjects and levels and the specs they
+	// were scored on, as a run's covers its config.
+	man.ConfigHash = ConfigHash(man.Config)
+	return results.WriteManifest(out, man)
 }

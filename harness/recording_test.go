@@ -11,14 +11,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // recordedLog records a scenario's gold calls at L3, each in a session of
@@ -63,20 +62,11 @@ func writingScenario(t testing.TB, spec *speclang.Spec, level level.Level) *spec
 func recordedCall(t testing.TB, url, tool string, args []byte) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{}))
+	c, _, err := toolsrc.Connect(ctx, "", url, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, json.RawMessage(args)
 	if _, err := c.CallTool(ctx, req); err != nil {
@@ -216,20 +206,11 @@ func BenchmarkRecordedCall(b *testing.B) {
 			srv := httptest.NewServer(r.Handler(serve.Options{}))
 			defer srv.Close()
 			ctx := context.Background()
-			c, err := client.NewStreamableHttpClient(srv.URL)
+			c, _, err := toolsrc.Connect(ctx, "", srv.URL, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-			init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-			if err := c.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Initialize(ctx, init); err != nil {
-				b.Fatal(err)
-			}
 			req := mcp.CallToolRequest{}
 			req.Params.Name, req.Params.Arguments = g.Tool, json.RawMessage(g.JSON())
 			b.ReportAllocs()

@@ -66,7 +66,7 @@ func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level)
 			exact, actions := map[string]bool{"action": true}, map[string]bool{}
 			for _, c := range iface.Levels[lv] {
 				actions[c.Name] = c.HasAction()
-				for name, ex := range argsOf(c.InputSchema).exact {
+				for name, ex := range score.ArgsOf(c.InputSchema).Exact {
 					exact[name] = exact[name] || ex
 				}
 			}
@@ -131,7 +131,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 		valid[c.Name] = func(args json.RawMessage) bool { return iface.Valid(t.at, c.Name, args) }
 	}
 	rg := t.set.regrouped
-	var up regroup.Caller
+	var up serve.Caller
 	var closers []func()
 	if rg.cmd != "" || rg.url != "" {
 		// A live source, started afresh in a folder of its own: nothing
@@ -150,7 +150,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	} else {
 		ts := t.set.sources[t.art.Source]
 		r := &replay{art: t.art, ts: ts, used: make([]bool, len(t.art.ExpectedCalls))}
-		up = regroup.CallerFunc(func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		up = serve.CallerFunc(func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tool := ts.byName[req.Params.Name]
 			if tool == nil {
 				return mcp.NewToolResultError(fmt.Sprintf("unknown tool %q", req.Params.Name)), nil

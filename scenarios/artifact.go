@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -227,4 +228,16 @@ func DomainSource(source string) (domain string, lv level.Level, ok bool) {
 		return "", "", false
 	}
 	return name, l, true
+}
+
+// notIDChars are what an artifact id leaves out of its source and model.
+var notIDChars = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+
+// artifactID names the n-th artifact written from a source by a backend
+// (offline, or a model): letters, digits, _ and -, so that a trial id
+// built on it (<model>/<artifact>/r1) carries no command line, with its
+// spaces, @ and slashes, when the tools came from mcp:npx -y @scope/server.
+func artifactID(source, backend string, n int) string {
+	slug := func(s string) string { return strings.Trim(notIDChars.ReplaceAllString(s, "-"), "-") }
+	return fmt.Sprintf("%s-%s-%04d", slug(source), slug(backend), n)
 }

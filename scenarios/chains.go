@@ -271,7 +271,7 @@ func chain(source string, nodes []node) (Artifact, bool) {
 		if !p.t.Valid(b) {
 			return Artifact{}, false
 		}
-		calls = append(calls, ExpectedCall{Tool: p.t.Name, Arguments: b, Reason: fmt.Sprintf("step %d: %s", i+1, strings.ToLower(p.t.purpose()))})
+		calls = append(calls, ExpectedCall{Tool: p.t.Name, Arguments: b, Reason: fmt.Sprintf("step %d: %s", i+1, lowerFirst(p.t.purposeOf(b)))})
 		for k, v := range args {
 			state[k] = v
 		}
@@ -322,7 +322,7 @@ func chain(source string, nodes []node) (Artifact, bool) {
 		if i == 0 {
 			word = "First"
 		}
-		sentences = append(sentences, fmt.Sprintf("%s: %s, with %s.", word, strings.ToLower(t.purpose()), describe(c.Arguments)))
+		sentences = append(sentences, word+": "+lowerFirst(t.request(c.Arguments)))
 		assertions = append(assertions, Assertion{Kind: "tool_call", Tool: t.Name, Arguments: c.Arguments, Severity: "blocker", Note: fmt.Sprintf("step %d of the chain", i+1)})
 		names = append(names, t.Name)
 	}

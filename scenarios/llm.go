@@ -208,7 +208,7 @@ func (l *LLM) Synthesize(ctx context.Context, source string, tools []Tool, count
 			res.NoNewTool++
 			continue
 		}
-		a := Artifact{Version: ArtifactVersion, ID: fmt.Sprintf("%s-%s-%04d", strings.NewReplacer(":", "-", "/", "-").Replace(source), l.Model, len(res.Artifacts)+1),
+		a := Artifact{Version: ArtifactVersion, ID: artifactID(source, l.Model, len(res.Artifacts)+1),
 			Source: source, Tier: tier, Title: s.Title, Novelty: s.Novelty, FollowUp: s.FollowUp, Turns: []Turn{{Prompt: s.Instruction}},
 			Provenance: Provenance{Backend: "ollama", Model: l.Model, Stage: "scenario", Retries: retries}}
 		for _, c := range s.Calls {

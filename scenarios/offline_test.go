@@ -55,8 +55,13 @@ func TestOfflineOnEveryGeneratedDomain(t *testing.T) {
 			if cov.Used != cov.Tools || cov.ValidCalls != cov.Calls || cov.Calls == 0 {
 				t.Errorf("%s %s: %+v", d.Name, l, cov)
 			}
+			names := map[string]bool{}
+			for _, tool := range tools {
+				names[tool.Name] = true
+			}
 			notCalls := 0
 			for _, a := range arts {
+				checkPrompt(t, a, names)
 				if len(a.ExpectedCalls) < 2 && !strings.HasPrefix(a.Title, a.Assertions[0].Tool+" with ") {
 					t.Errorf("%s: title %q does not say which tool and what kind of call", a.ID, a.Title)
 				}
@@ -77,6 +82,32 @@ func TestOfflineOnEveryGeneratedDomain(t *testing.T) {
 			}
 			if notCalls == 0 {
 				t.Errorf("%s %s: no invalid-input scenario", d.Name, l)
+			}
+		}
+	}
+}
+
+// checkPrompt: an offline prompt reads as a request: no template text, no
+// sentence cut inside a parenthesis or after an abbreviation, no tool
+// named.
+func checkPrompt(t *testing.T, a Artifact, tools map[string]bool) {
+	t.Helper()
+	for _, turn := range a.Turns {
+		p := turn.Prompt
+		for _, bad := range []string{"Use these values", `="`} {
+			if strings.Contains(p, bad) {
+				t.Errorf("%s: prompt has %q: %s", a.ID, bad, p)
+			}
+		}
+		if cut := regexp.MustCompile(`\b[ei](\.\s|\.$|,)`).FindString(p); cut != "" {
+			t.Errorf("%s: prompt cut at an abbreviation (%q): %s", a.ID, cut, p)
+		}
+		if strings.Count(p, "(") != strings.Count(p, ")") {
+			t.Errorf("%s: prompt cut inside a parenthesis: %s", a.ID, p)
+		}
+		for _, w := range regexp.MustCompile(`[a-z][a-z0-9]*(?:_[a-z0-9]+)+`).FindAllString(p, -1) {
+			if tools[w] {
+				t.Errorf("%s: prompt names tool %s: %s", a.ID, w, p)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -70,7 +71,7 @@ func Promote(d *speclang.Domain, dom *mcpdomain.Domain, arts []Artifact, firstID
 			continue
 		}
 		var gold []map[string]any
-		bad := false
+		bad, writes := false, false
 		for _, c := range a.ExpectedCalls {
 			t := dom.Tool(level, c.Tool)
 			if t == nil {
@@ -85,13 +86,14 @@ func Promote(d *speclang.Domain, dom *mcpdomain.Domain, arts []Artifact, firstID
 			var m map[string]any
 			_ = json.Unmarshal(args, &m)
 			delete(m, "action")
-			gold = append(gold, map[string]any{"tool": op.Name, "arguments": m})
+			gold = append(gold, map[string]any{"tool": op.Name, "arguments": wholeNumbers(m)})
+			writes = writes || !op.ReadOnly
 		}
 		if bad {
 			skip("a call does not prepare")
 			continue
 		}
-		expect, err := expectations(d, dom, level, a)
+		expect, err := expectations(d, dom, level, a, writes)
 		if err != nil {
 			skip(err.Error())
 			continue
@@ -112,8 +114,10 @@ func tierOf(n int) (string, bool) {
 }
 
 // expectations replays the calls on a fresh store and describes what
-// changed, or a reported value when nothing did.
-func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, a Artifact) (map[string][]map[string]any, error) {
+// changed, or a reported value when nothing did and nothing was meant to
+// (writes, when a call writes: a scenario that writes must say what it
+// leaves behind, and verify wants a condition only its writes make true).
+func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, a Artifact, writes bool) (map[string][]map[string]any, error) {
 	st := dom.NewStore()
 	before, err := mcpdomain.Rows(st.Snapshot())
 	if err != nil {
@@ -148,7 +152,7 @@ func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, 
 						}
 					}
 				}
-				state = append(state, map[string]any{"entity": e.Name, "where": where, "count": 1})
+				state = append(state, map[string]any{"entity": e.Name, "where": wholeNumbers(where), "count": 1})
 				continue
 			}
 			changed := map[string]any{}
@@ -158,7 +162,7 @@ func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, 
 				}
 			}
 			if len(changed) > 0 {
-				state = append(state, map[string]any{"entity": e.Name, "id": id, "fields": changed})
+				state = append(state, map[string]any{"entity": e.Name, "id": id, "fields": wholeNumbers(changed)})
 			}
 		}
 		for id := range old {
@@ -173,10 +177,39 @@ func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, 
 	if len(state) > 0 {
 		return map[string][]map[string]any{"state": state}, nil
 	}
+	if writes {
+		return nil, fmt.Errorf("its writes leave the store as it was, so no state condition tells doing them from not")
+	}
 	if v, ok := reported(a.MockOutputs); ok {
 		return map[string][]map[string]any{"answer": {{"value": v, "what": "a value the tools report"}}}, nil
 	}
 	return nil, fmt.Errorf("no state change and no reported value to expect")
+}
+
+// wholeNumbers writes a whole JSON number (which decodes as float64) as
+// an integer, in a map's values and in lists and maps within them: YAML
+// would write 60 as 60.0, which an integer field refuses; a number field
+// takes 60 as well.
+func wholeNumbers[T any](v T) T {
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case float64:
+			if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+				return int64(v)
+			}
+		case map[string]any:
+			for k, x := range v {
+				v[k] = walk(x)
+			}
+		case []any:
+			for i, x := range v {
+				v[i] = walk(x)
+			}
+		}
+		return v
+	}
+	return walk(v).(T)
 }
 
 // reported picks a distinctive value from the outputs: the first ID.

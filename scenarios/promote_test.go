@@ -11,6 +11,8 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/spectest"
+	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -23,7 +25,12 @@ func TestPromotedScenariosVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := spec.Domains[0]
+	for _, d := range spec.Domains {
+		t.Run(d.Name, func(t *testing.T) { promoteAndVerify(t, spec, d) })
+	}
+}
+
+func promoteAndVerify(t *testing.T, spec *speclang.Spec, d *speclang.Domain) {
 	dom, _ := gen.Lookup(d.Name)
 	exec := scenarios.Executor(dom, level.L3)
 	var arts []scenarios.Artifact
@@ -69,5 +76,37 @@ func TestPromotedScenariosVerify(t *testing.T) {
 	}
 	if rep.Scenarios != len(promoted) {
 		t.Errorf("verified %d scenarios, promoted %d", rep.Scenarios, len(promoted))
+	}
+}
+
+// TestPromoteWritesAsVerifyReads: integers are written as integers (YAML
+// would write 40.0, which an integer field refuses), and writes that leave
+// the store as it was are left out with the reason, since no state
+// condition could tell doing them from not.
+func TestPromoteWritesAsVerifyReads(t *testing.T) {
+	spec := spectest.Tiny(t)
+	d := spec.Domain("tiny")
+	call := func(args string) scenarios.Artifact {
+		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + args, Source: "domain:tiny/L4",
+			Turns:         []scenarios.Turn{{Prompt: "Set the hall lamp LP01 as I say."}},
+			ExpectedCalls: []scenarios.ExpectedCall{{Tool: "set_lamp", Arguments: []byte(args)}}}
+		a.MockOutputs = scenarios.Executor(tiny.Domain, level.L4)(a.ExpectedCalls)
+		return a
+	}
+	changes := call(`{"lamp_id": "LP01", "level": 40}`)
+	same := call(`{"lamp_id": "LP01", "on": true, "level": 80}`)
+	promoted, skipped := scenarios.Promote(d, tiny.Domain, []scenarios.Artifact{changes, same}, 101)
+	if len(promoted) != 1 || promoted[0].Title != changes.ID {
+		t.Fatalf("promoted %+v; want only %s", promoted, changes.ID)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], same.ID+": its writes leave the store as it was") {
+		t.Errorf("skipped %q; want %s left out for writing nothing new", skipped, same.ID)
+	}
+	y, err := scenarios.PromotedYAML(d.Name, promoted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(y), "level: 40\n") || strings.Contains(string(y), "40.0") {
+		t.Errorf("the level is not written as an integer:\n%s", y)
 	}
 }

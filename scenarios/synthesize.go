@@ -100,12 +100,11 @@ func OfflineReport(source string, tools []Tool, count int) (*OfflineResult, erro
 	if n <= 0 || n > res.Possible {
 		n = res.Possible
 	}
-	prefix := strings.NewReplacer(":", "-", "/", "-").Replace(source)
 	for round := 0; len(res.Artifacts) < n; round++ {
 		for _, l := range lists {
 			if round < len(l) && len(res.Artifacts) < n {
 				a := l[round]
-				a.ID = fmt.Sprintf("%s-offline-%04d", prefix, len(res.Artifacts)+1)
+				a.ID = artifactID(source, "offline", len(res.Artifacts)+1)
 				res.Artifacts = append(res.Artifacts, a)
 			}
 		}
@@ -314,23 +313,11 @@ func (p *plan) refusalsOf(source string) []Artifact {
 }
 
 func (t *Tool) artifact(source string, args json.RawMessage, reason string) Artifact {
-	prompt := fmt.Sprintf("%s. Use these values: %s.", t.purpose(), describe(args))
+	prompt := t.request(args)
 	return Artifact{Version: ArtifactVersion, Source: source, Tier: "simple",
 		Turns:         []Turn{{Prompt: prompt}},
 		ExpectedCalls: []ExpectedCall{{Tool: t.Name, Arguments: args, Reason: reason}},
 		Provenance:    Provenance{Backend: "offline", Stage: "scenario"}}
-}
-
-// purpose is the first sentence of the tool's description, or "Run NAME".
-func (t *Tool) purpose() string {
-	desc := strings.TrimSpace(t.Description)
-	if i := strings.IndexAny(desc, ".\n"); i > 0 {
-		desc = desc[:i]
-	}
-	if desc == "" {
-		return "Run " + t.Name
-	}
-	return strings.TrimSuffix(desc, ".")
 }
 
 // mockFor is a mock output for an external tool called with args (and

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,7 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	if file == "" {
-		fmt.Fprintln(stderr, "granite judge: give the artifacts file first")
+		fail(stderr, "judge", 2, errors.New("give the artifacts file first"))
 		fset.Usage()
 		return 2
 	}
@@ -42,8 +43,7 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	arts, err := scenarios.ReadArtifacts(file)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite judge: %v\n", err)
-		return 1
+		return fail(stderr, "judge", 1, err)
 	}
 	q := scenarios.Check(tools, arts)
 	var scores []scenarios.Scores
@@ -51,14 +51,16 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *model != "" {
 		llm, err := connectLLM(ctx, *host, *model)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite judge: %v\n", err)
-			return 1
+			return fail(stderr, "judge", 1, err)
 		}
 		for _, a := range arts {
 			s, err := llm.Judge(ctx, tools, a)
-			if err != nil {
+			switch {
+			case errors.Is(err, scenarios.ErrDiscarded): // the model's replies, not the request, failed
 				failed++
 				continue
+			case err != nil:
+				return fail(stderr, "judge", 1, fmt.Errorf("judging %s: %w", a.ID, err))
 			}
 			scores = append(scores, s)
 		}
@@ -67,8 +69,7 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"quality": q, "scores": scores, "unjudged": failed}, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "granite judge: %v\n", err)
-			return 1
+			return fail(stderr, "judge", 1, err)
 		}
 	}
 	return 0

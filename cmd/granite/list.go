@@ -47,8 +47,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+		return fail(stderr, "list", 1, err)
 	}
 	var rows []domainSummary
 	for _, d := range gen.Domains {
@@ -83,8 +82,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
+			return fail(stderr, "list", 1, err)
 		}
 		return 0
 	}

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/opkind"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // TestServeHTTPUnderLoad is opt-in (GRANITE_LOAD=1): it runs granite serve
@@ -81,15 +81,7 @@ func TestServeHTTPUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := client.NewStreamableHttpClient(url)
-			if err == nil {
-				err = c.Start(ctx)
-			}
-			if err == nil {
-				init := mcp.InitializeRequest{}
-				init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-				_, err = c.Initialize(ctx, init)
-			}
+			c, _, err := toolsrc.Connect(ctx, "", url, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
 			if err != nil {
 				fail(err)
 				return

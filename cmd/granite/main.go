@@ -10,7 +10,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // command is one subcommand.
@@ -98,4 +101,19 @@ func parse(fs *flag.FlagSet, args []string) (int, bool) {
 		return 2, false
 	}
 	return 0, true
+}
+
+// fail prints err the one way granite prints an error, and returns code,
+// the exit status: a positioned error list one error a line, then their
+// count; any other error as "granite <cmd>: <err>", its text not saying
+// cmd twice when it starts with it already (results.Merge's "merge: ").
+func fail(stderr io.Writer, cmd string, code int, err error) int {
+	var list speclang.ErrorList
+	if errors.As(err, &list) {
+		fmt.Fprintln(stderr, list)
+		fmt.Fprintln(stderr, count(len(list), "error"))
+		return code
+	}
+	fmt.Fprintf(stderr, "granite %s: %s\n", cmd, strings.TrimPrefix(err.Error(), cmd+": "))
+	return code
 }

@@ -116,7 +116,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"run", "--artifacts", runs + "/s.tools.json", "--out", runs + "/art2"}, 1, "", runs + "/s.tools.json:1:1: found a line that is not a JSON object; expected one artifact per line"},
 		{[]string{"judge", runs + "/nope.jsonl", "--domain", first}, 1, "", "no such file"},
 		{[]string{"judge"}, 2, "", "give the artifacts file first"},
-		{[]string{"synth", "promote", runs + "/s.jsonl", "--domain", first}, 0, "", ": its prompt names a tool"},
+		{[]string{"synth", "promote", runs + "/s.jsonl", "--domain", first}, 0, "domain: " + first, ": its writes leave the store as it was"},
 		{[]string{"synth", "promote", runs + "/s.jsonl"}, 2, "", "give the artifacts file and --domain"},
 		{[]string{"synth", "--domain", first, "--model", "m", "--ollama", "http://127.0.0.1:1", "--count", "2"}, 1, "", "or pass --fallback offline"},
 		{[]string{"synth", "--domain", first, "--model", "m", "--ollama", "http://127.0.0.1:1", "--count", "2", "--fallback", "offline"}, 0, "", "using the offline backend (--fallback offline)"},

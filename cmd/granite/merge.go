@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -19,14 +20,13 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *out == "" || fset.NArg() == 0 {
-		fmt.Fprintln(stderr, "granite merge: need --out DIR and at least one shard folder")
+		fail(stderr, "merge", 2, errors.New("need --out DIR and at least one shard folder"))
 		fset.Usage()
 		return 2
 	}
 	sum, err := results.Merge(*out, fset.Args())
 	if err != nil {
-		fmt.Fprintf(stderr, "granite %v\n", err)
-		return 1
+		return fail(stderr, "merge", 1, err)
 	}
 	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", strings.Join(sum.Shards, ", "), sum.Records, sum.Grid, *out, results.TrialsFile)
 	if sum.Missing > 0 {

@@ -41,8 +41,7 @@ func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	rep := powerReport{Probe: meter.ProbeNode(o), Seconds: *seconds}
 	m, err := meter.Open(o)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite power: %v\n", err)
-		return 1
+		return fail(stderr, "power", 1, err)
 	}
 	rep.Meter = m.Describe()
 	if *seconds > 0 && m.Name() != meter.None {
@@ -59,7 +58,7 @@ func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if err := m.Close(); err != nil {
-		fmt.Fprintf(stderr, "granite power: %v\n", err)
+		fail(stderr, "power", 1, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,24 +28,20 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	if file == "" || *domain == "" {
-		fmt.Fprintln(stderr, "granite synth promote: give the artifacts file and --domain")
-		return 2
+		return fail(stderr, "synth promote", 2, errors.New("give the artifacts file and --domain"))
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+		return fail(stderr, "synth promote", 1, err)
 	}
 	d := spec.Domain(*domain)
 	dom, ok := gen.Lookup(*domain)
 	if d == nil || !ok {
-		fmt.Fprintf(stderr, "granite synth promote: unknown domain %q: want one of %s\n", *domain, domainNames())
-		return 2
+		return fail(stderr, "synth promote", 2, fmt.Errorf("unknown domain %q: want one of %s", *domain, domainNames()))
 	}
 	arts, err := scenarios.ReadArtifacts(file)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
-		return 1
+		return fail(stderr, "synth promote", 1, err)
 	}
 	promoted, skipped := scenarios.Promote(d, dom, arts, *first)
 	for _, s := range skipped {
@@ -52,8 +49,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	y, err := scenarios.PromotedYAML(d.Name, promoted)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
-		return 1
+		return fail(stderr, "synth promote", 1, err)
 	}
 	if *out != "" {
 		err = os.WriteFile(*out, y, 0o644)
@@ -61,8 +57,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		_, err = stdout.Write(y)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "granite synth promote: %v\n", err)
-		return 1
+		return fail(stderr, "synth promote", 1, err)
 	}
 	fmt.Fprintf(stderr, "promoted %d of %d artifacts; add them to specs/%s/scenarios.yaml and run granite verify --domain %s\n", len(promoted), len(arts), d.Name, d.Name)
 	return 0

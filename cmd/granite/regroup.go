@@ -12,11 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
-	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -79,17 +77,6 @@ func (s *externalSource) grouping(name string, tools []toolsrc.Tool) (*regroup.G
 	return regroup.LoadGroups(*s.groups, tools)
 }
 
-// printErr prints an error, with the count of a positioned error list.
-func printErr(stderr io.Writer, cmd string, err error) {
-	var list speclang.ErrorList
-	if errors.As(err, &list) {
-		fmt.Fprintln(stderr, list)
-		fmt.Fprintln(stderr, count(len(list), "error"))
-		return
-	}
-	fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
-}
-
 func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("regroup", "(--mcp-cmd CMD | --mcp-url URL | --tools FILE) [--groups FILE] [--suggest [--model M]]",
 		"Shows an MCP server's tools regrouped at L4 (as published), L3 (task tools), L2 (query and\n"+
@@ -106,13 +93,11 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if *model != "" && !*suggest {
-		fmt.Fprintln(stderr, "granite regroup: --model needs --suggest")
-		return 2
+		return fail(stderr, "regroup", 2, errors.New("--model needs --suggest"))
 	}
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
-		printErr(stderr, "regroup", err)
-		return 1
+		return fail(stderr, "regroup", 1, err)
 	}
 	if c != nil {
 		c.Close()
@@ -122,22 +107,18 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *model != "" {
 		llm, err := connectLLM(ctx, *host, *model)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite regroup: %v\n", err)
-			return 1
+			return fail(stderr, "regroup", 1, err)
 		}
 		if g, err = regroup.Suggest(ctx, llm, name, tools); err != nil {
-			printErr(stderr, "regroup", err)
-			return 1
+			return fail(stderr, "regroup", 1, err)
 		}
 		how = "proposed by " + *model + " under constrained decoding, checked by granite"
 	} else if g, err = src.grouping(name, tools); err != nil {
-		printErr(stderr, "regroup", err)
-		return 1
+		return fail(stderr, "regroup", 1, err)
 	}
 	iface, err := regroup.Build(tools, g)
 	if err != nil {
-		printErr(stderr, "regroup", err)
-		return 1
+		return fail(stderr, "regroup", 1, err)
 	}
 	if *suggest {
 		out, err := g.YAML([]string{
@@ -146,8 +127,7 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			"Use it: granite serve --mcp-cmd CMD --level L2 --groups THIS_FILE",
 		})
 		if err != nil {
-			printErr(stderr, "regroup", err)
-			return 1
+			return fail(stderr, "regroup", 1, err)
 		}
 		_, _ = stdout.Write(out)
 		return 0
@@ -155,9 +135,12 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, lv := range level.Levels {
 		fmt.Fprintf(stdout, "%s (%s)\n", lv, count(len(iface.Levels[lv]), "tool"))
 		for _, ct := range iface.Levels[lv] {
-			if ct.HasAction() {
-				fmt.Fprintf(stdout, "  %-32s action: %s\n", ct.Name, strings.Join(ct.ActionNames(), ", "))
-			} else {
+			switch names := ct.ActionNames(); {
+			case ct.HasAction():
+				fmt.Fprintf(stdout, "  %-32s action: %s\n", ct.Name, strings.Join(names, ", "))
+			case len(names) == 1 && names[0] != ct.Name: // a group of one: its tool under the group's name
+				fmt.Fprintf(stdout, "  %-32s %s, as it is (a group of one takes no action)\n", ct.Name, names[0])
+			default:
 				fmt.Fprintf(stdout, "  %s\n", ct.Name)
 			}
 		}
@@ -169,87 +152,44 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // source connection for the process) or HTTP (a fresh source connection
 // per session: for a command, a fresh process), with serve's safety
 // defaults.
-func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
-		printErr(stderr, "serve", err)
-		return 1
+		return fail(stderr, "serve", 1, err)
 	}
+	// The probe that listed the tools ends: every connection to the
+	// source starts fresh.
+	c.Close()
 	g, err := src.grouping(name, tools)
 	var iface *regroup.Interface
 	if err == nil {
 		iface, err = regroup.Build(tools, g)
 	}
-	if err != nil {
-		c.Close()
-		printErr(stderr, "serve", err)
-		return 1
+	var p *serve.Proxy
+	if err == nil {
+		p, err = iface.Proxy(name, lv)
 	}
-	// The probe that listed the tools ends: every connection to the
-	// source starts fresh.
-	c.Close()
+	if err != nil {
+		return fail(stderr, "serve", 1, err)
+	}
+	opts, _ := src.options() // load checked them
+	p.Source = serve.Source{Cmd: *src.mcpCmd, URL: *src.mcpURL, Options: opts}
 	switch transport {
 	case "stdio":
-		up, fwd, closeUp, err := connectSource(ctx, src, iface, lv, stderr)
-		if err == nil {
-			defer closeUp()
-			var srv *server.MCPServer
-			if srv, err = iface.NewServer(name, lv, up); err == nil {
-				in, restore := serve.Pollable(os.Stdin)
-				defer restore()
-				err = serve.StdioServer(ctx, srv, in, stdout, fwd)
-			}
-		}
-		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "granite serve: %v\n", err)
-			return 1
+		in, restore := serve.Pollable(os.Stdin)
+		defer restore()
+		if err := p.ServeStdio(ctx, in, stdout, stderr); err != nil && !errors.Is(err, context.Canceled) {
+			return fail(stderr, "serve", 1, err)
 		}
 		return 0
 	case "http":
-		factory := func() (*server.MCPServer, func(), error) {
-			up, _, closeUp, err := connectSource(context.Background(), src, iface, lv, stderr)
-			if err != nil {
-				return nil, nil, err
-			}
-			srv, err := iface.NewServer(name, lv, up)
-			if err != nil {
-				closeUp()
-				return nil, nil, err
-			}
-			return srv, closeUp, nil
-		}
-		h, err := serve.NewFactoryHandler(factory, ho)
+		h, err := p.Handler(ho, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite serve: %v\n", err)
-			return 1
+			return fail(stderr, "serve", 1, err)
 		}
 		defer h.Close(context.Background())
-		return serveHTTP(ctx, h, addr, name+" (regrouped)", lv, stderr)
+		return serveHTTP(ctx, h, at, name+" (regrouped)", lv, stderr)
 	default:
-		fmt.Fprintf(stderr, "granite serve: unknown --transport %q: want stdio or http\n", transport)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("unknown --transport %q: want stdio or http", transport))
 	}
-}
-
-// connectSource opens a fresh connection to a live source for a level's
-// tools: for a command, a relay on a fresh process of it, which also
-// forwards a stdio client's calls without mcp-go in the way (see
-// regroup.Relay); for a URL, an mcp-go client.
-func connectSource(ctx context.Context, src *externalSource, iface *regroup.Interface, lv level.Level, stderr io.Writer) (regroup.Caller, serve.Forwarder, func(), error) {
-	if *src.mcpCmd != "" {
-		relay, err := iface.StartRelay(ctx, lv, *src.mcpCmd, "", stderr)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return relay, relay, func() { relay.Close() }, nil
-	}
-	opts, err := src.options()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c, _, err := toolsrc.Connect(ctx, "", *src.mcpURL, opts...)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return c, nil, func() { c.Close() }, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -20,7 +21,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *results == "" {
-		fmt.Fprintln(stderr, "granite report: need --results DIR")
+		fail(stderr, "report", 2, errors.New("need --results DIR"))
 		fset.Usage()
 		return 2
 	}
@@ -29,14 +30,12 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := report.Load(*results)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite report: %v\n", err)
-		return 1
+		return fail(stderr, "report", 1, err)
 	}
 	r := report.Build(res, *seed)
 	files, err := r.Write(*out)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite report: %v\n", err)
-		return 1
+		return fail(stderr, "report", 1, err)
 	}
 	fmt.Fprintf(stdout, "report on %d of %d planned trials: %s (%d files)\n", r.Covered, r.Planned, filepath.Join(*out, "report.md"), len(files))
 	for _, n := range r.Notes {

@@ -49,29 +49,21 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+		return fail(stderr, "run", 1, err)
 	}
 	cfg, err := harness.LoadConfig(*config, spec)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
-		var list speclang.ErrorList
-		if errors.As(err, &list) {
-			fmt.Fprintln(stderr, count(len(list), "error"))
-		}
-		return 2
+		return fail(stderr, "run", 2, err)
 	}
 	opts := harness.Options{Out: *out, Resume: *resume, Progress: stderr, Lookup: gen.Lookup, Terminal: isTerminal(stderr), Isolation: *isolation}
 	if *shard != "" {
 		if opts.Shard, err = harness.ParseShard(*shard); err != nil {
-			fmt.Fprintf(stderr, "granite run: %v\n", err)
-			return 2
+			return fail(stderr, "run", 2, err)
 		}
 	}
 	if *artifacts != "" {
 		if *domains != "" {
-			fmt.Fprintln(stderr, "granite run: --domains and --artifacts exclude each other: an artifact run takes its tools and prompts from the artifacts")
-			return 2
+			return fail(stderr, "run", 2, errors.New("--domains and --artifacts exclude each other: an artifact run takes its tools and prompts from the artifacts"))
 		}
 		cfg.Artifacts, cfg.ArtifactTools = *artifacts, *artifactTools
 		cfg.Domains, cfg.Scenarios, cfg.Granularities = nil, nil, nil
@@ -80,8 +72,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for _, l := range strings.Split(*levels, ",") {
 				lv, err := level.Parse(l)
 				if err != nil {
-					fmt.Fprintf(stderr, "granite run: --levels: %v\n", err)
-					return 2
+					return fail(stderr, "run", 2, fmt.Errorf("--levels: %v", err))
 				}
 				cfg.Granularities = append(cfg.Granularities, lv)
 			}
@@ -92,8 +83,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		for _, f := range []struct{ name, v string }{{"artifact-tools", *artifactTools}, {"levels", *levels}, {"groups", *groups}, {"mcp-cmd", *artifactCmd}, {"mcp-url", *artifactURL}} {
 			if f.v != "" {
-				fmt.Fprintf(stderr, "granite run: --%s needs --artifacts\n", f.name)
-				return 2
+				return fail(stderr, "run", 2, fmt.Errorf("--%s needs --artifacts", f.name))
 			}
 		}
 	}
@@ -111,15 +101,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "granite run: %v\n", err)
-		return 2
+		return fail(stderr, "run", 2, err)
 	}
 	if *metricsAddr != "" {
 		live := harness.NewLive()
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite run: --metrics-addr: %v\n", err)
-			return 2
+			return fail(stderr, "run", 2, fmt.Errorf("--metrics-addr: %v", err))
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", live.Handler())
@@ -147,8 +135,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "granite run: interrupted; finished trials are recorded, continue with --resume\n")
 			return 130
 		}
-		fmt.Fprintf(stderr, "granite run: %v\n", err)
-		return 1
+		return fail(stderr, "run", 1, err)
 	}
 	return 0
 }

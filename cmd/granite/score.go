@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
-	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -37,28 +33,23 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	switch {
 	case *record == "":
-		fmt.Fprintln(stderr, "granite score: --record is required: the file granite serve --record wrote")
-		return 2
+		return fail(stderr, "score", 2, errors.New("--record is required: the file granite serve --record wrote"))
 	case *answer != "" && *answerFile != "":
-		fmt.Fprintln(stderr, "granite score: give --answer or --answer-file, not both")
-		return 2
+		return fail(stderr, "score", 2, errors.New("give --answer or --answer-file, not both"))
 	case strings.ContainsAny(*model, "/ ") || *model == "":
-		fmt.Fprintf(stderr, "granite score: --model %q: want a name without slashes or spaces (it starts the trial id)\n", *model)
-		return 2
+		return fail(stderr, "score", 2, fmt.Errorf("--model %q: want a name without slashes or spaces (it starts the trial id)", *model))
 	}
 	text := *answer
 	if *answerFile != "" {
 		data, err := os.ReadFile(*answerFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite score: %v\n", err)
-			return 1
+			return fail(stderr, "score", 1, err)
 		}
 		text = string(data)
 	}
 	rc, err := harness.ReadRecording(*record)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite score: %v\n", err)
-		return 1
+		return fail(stderr, "score", 1, err)
 	}
 	for _, n := range rc.Notes {
 		fmt.Fprintf(stderr, "granite score: note: %s\n", n)
@@ -69,14 +60,12 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	rec, err := harness.ScoreRecording(ctx, spec, gen.Lookup, rc, *model, text)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite score: %v\n", err)
-		return 1
+		return fail(stderr, "score", 1, err)
 	}
 	printVerdict(stdout, rec)
 	if *out != "" {
-		if err := addRecord(*out, rec); err != nil {
-			fmt.Fprintf(stderr, "granite score: %v\n", err)
-			return 1
+		if err := harness.AddRecord(*out, rec); err != nil {
+			return fail(stderr, "score", 1, err)
 		}
 		fmt.Fprintf(stdout, "added %s to %s\n", rec.TrialID, *out)
 	}
@@ -105,82 +94,15 @@ func printVerdict(w io.Writer, r *results.Record) {
 	}
 }
 
-// recordedExperiment names the results folders granite score makes.
-const recordedExperiment = "recorded"
-
-// addRecord appends a scored recording to a results folder granite score
-// made (or makes it): a folder of granite run plans its trials, and a
-// record it did not plan would stop its --resume.
-func addRecord(out string, rec *results.Record) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	lock, err := results.LockOut(out)
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	man, err := results.ReadManifest(out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		man = &results.Manifest{Experiment: recordedExperiment, Config: &results.Config{Name: recordedExperiment}, Shard: "0/1",
-			StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
-	case err != nil:
-		return err
-	case man.Experiment != recordedExperiment:
-		return fmt.Errorf("%s holds a run of %s; add recordings to a folder of their own (granite report reads each folder)", out, man.Experiment)
-	}
-	j, done, err := results.OpenJournal(filepath.Join(out, results.TrialsFile))
-	if err != nil {
-		return err
-	}
-	for _, d := range done {
-		if d.TrialID == rec.TrialID {
-			j.Close()
-			return fmt.Errorf("%s already holds %s; name this session apart with --model", out, rec.TrialID)
-		}
-	}
-	rec.Index, rec.Experiment = len(done), recordedExperiment
-	if err := j.Append(rec); err != nil {
-		j.Close()
-		return err
-	}
-	if err := j.Close(); err != nil {
-		return err
-	}
-	if _, ok := man.Config.Entry(rec.Model); !ok {
-		man.Config.Models = append(man.Config.Models, results.ModelEntry{Name: rec.Model})
-	}
-	if !containsLevel(man.Config.Granularities, rec.Level) {
-		man.Config.Granularities = append(man.Config.Granularities, rec.Level)
-	}
-	man.Trials, man.Grid = len(done)+1, len(done)+1
-	// The hash covers the recorded subjects and levels and the specs they
-	// were scored on, as a run's covers its config.
-	man.ConfigHash = harness.ConfigHash(man.Config)
-	return results.WriteManifest(out, man)
-}
-
-func containsLevel(ls []level.Level, l level.Level) bool {
-	for _, x := range ls {
-		if x == l {
-			return true
-		}
-	}
-	return false
-}
-
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and appends every
 // call of every session to record (when set) as it is answered.
-func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr listen, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
-		fmt.Fprintln(stderr, "granite serve: --scenario and --record serve over --transport http: give the client the URL printed, with the token")
-		return 2
+		return fail(stderr, "serve", 2, errors.New("--scenario and --record serve over --transport http: give the client the URL printed, with the token"))
 	}
 	if name, _, _ := strings.Cut(scenario, "-"); domain != "" && domain != name {
-		fmt.Fprintf(stderr, "granite serve: --scenario %s belongs to domain %s, not --domain %s\n", scenario, name, domain)
-		return 2
+		return fail(stderr, "serve", 2, fmt.Errorf("--scenario %s belongs to domain %s, not --domain %s", scenario, name, domain))
 	}
 	spec, _, code := loadSpecs("serve", "", stderr)
 	if spec == nil {
@@ -188,15 +110,13 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level l
 	}
 	r, err := harness.NewRecorder(spec, gen.Lookup, scenario, level)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite serve: %v\n", err)
-		return 2
+		return fail(stderr, "serve", 2, err)
 	}
 	if record != "" {
 		// Every call is appended as it is answered, so the recording
 		// survives a kill; creating it now fails before any session.
 		if err := r.RecordTo(record); err != nil {
-			fmt.Fprintf(stderr, "granite serve: --record: %v\n", err)
-			return 1
+			return fail(stderr, "serve", 1, fmt.Errorf("--record: %v", err))
 		}
 	}
 	fmt.Fprintf(stdout, "Give your MCP client this prompt (scenario %s at %s):\n\n%s\n\n", scenario, level, r.Prompt())
@@ -208,8 +128,7 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level l
 		return code
 	}
 	if err := r.Close(); err != nil {
-		fmt.Fprintf(stderr, "granite serve: --record: %v\n", err)
-		return 1
+		return fail(stderr, "serve", 1, fmt.Errorf("--record: %v", err))
 	}
 	rc := r.Recording()
 	fmt.Fprintf(stderr, "granite: recorded %d calls in %d sessions to %s; score it with granite score --record %s --answer-file ANSWER\n",

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -146,19 +146,6 @@ func session(ctx context.Context, url, token string) (*client.Client, error) {
 	if token != "" {
 		h["Authorization"] = "Bearer " + token
 	}
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(h))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	c, _, err := toolsrc.Connect(ctx, "", url, toolsrc.WithHeaders(h), toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	return c, err
 }

@@ -27,16 +27,14 @@ func loadSpecs(cmd, dir string, stderr io.Writer) (spec *speclang.Spec, where st
 	where = "embedded specs"
 	if dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			fmt.Fprintf(stderr, "granite %s: --specs %s: not a folder\n", cmd, dir)
-			return nil, "", 2
+			return nil, "", fail(stderr, cmd, 2, fmt.Errorf("--specs %s: not a folder", dir))
 		}
 		src, where = os.DirFS(dir), dir
 	}
 	spec, err := speclang.LoadAll(src)
 	var list speclang.ErrorList
 	if err != nil && !errors.As(err, &list) {
-		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
-		return nil, "", 1
+		return nil, "", fail(stderr, cmd, 1, err)
 	}
 	var warns speclang.ErrorList
 	if spec != nil {
@@ -49,9 +47,7 @@ func loadSpecs(cmd, dir string, stderr io.Writer) (spec *speclang.Spec, where st
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	if len(list) > 0 {
-		fmt.Fprintln(stderr, list)
-		fmt.Fprintln(stderr, count(len(list), "error"))
-		return nil, "", 1
+		return nil, "", fail(stderr, cmd, 1, list)
 	}
 	return spec, where, 0
 }

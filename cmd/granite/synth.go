@@ -45,20 +45,17 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 	var listed []toolsrc.Tool
 	opts, err := s.options()
 	if err != nil {
-		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
-		return nil, "", nil, 2
+		return nil, "", nil, fail(stderr, cmd, 2, err)
 	}
 	switch {
 	case *s.domain != "":
 		d, ok := gen.Lookup(*s.domain)
 		if !ok {
-			fmt.Fprintf(stderr, "granite %s: unknown domain %q: want one of %s\n", cmd, *s.domain, domainNames())
-			return nil, "", nil, 2
+			return nil, "", nil, fail(stderr, cmd, 2, fmt.Errorf("unknown domain %q: want one of %s", *s.domain, domainNames()))
 		}
 		level, lerr := level.Parse(*s.level)
 		if lerr != nil {
-			fmt.Fprintf(stderr, "granite %s: --level: %v\n", cmd, lerr)
-			return nil, "", nil, 2
+			return nil, "", nil, fail(stderr, cmd, 2, fmt.Errorf("--level: %v", lerr))
 		}
 		return scenarios.FromDomain(d, level), "domain:" + d.Name + "/" + string(level), scenarios.Executor(d, level), 0
 	case *s.tools != "":
@@ -68,19 +65,22 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 		listed, err = toolsrc.FromMCP(ctx, *s.mcpCmd, *s.mcpURL, opts...)
 		source = "mcp:" + *s.mcpCmd + *s.mcpURL
 	default:
-		fmt.Fprintf(stderr, "granite %s: give --domain, --tools, --mcp-cmd or --mcp-url\n", cmd)
-		return nil, "", nil, 2
+		return nil, "", nil, fail(stderr, cmd, 2, errors.New("give --domain, --tools, --mcp-cmd or --mcp-url"))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "granite %s: %v\n", cmd, err)
-		return nil, "", nil, 1
+		return nil, "", nil, fail(stderr, cmd, 1, err)
 	}
 	return scenarios.Listed(listed), source, nil, 0
 }
 
+// errNoOllama marks connectLLM's errors that say no Ollama answers, which
+// synth's --fallback offline forgives; a missing model it does not.
+var errNoOllama = errors.New("no Ollama")
+
 // connectLLM returns the Ollama model, or an error in one line saying
-// why none answers: nothing listening, or a server that is not Ollama
-// (whose page is not dumped).
+// why there is none: nothing listening, a server that is not Ollama
+// (whose page is not dumped), or an Ollama without the model, with the
+// hint run gives (ollama pull M).
 func connectLLM(ctx context.Context, host, model string) (*scenarios.LLM, error) {
 	if host == "" {
 		host = os.Getenv("OLLAMA_HOST")
@@ -94,14 +94,14 @@ func connectLLM(ctx context.Context, host, model string) (*scenarios.LLM, error)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := probeOllama(pctx, host); err != nil {
-		return nil, fmt.Errorf("no Ollama at %s: %v", host, err)
+		return nil, fmt.Errorf("%w at %s: %v", errNoOllama, host, err)
 	}
 	llm, err := scenarios.NewLLM(host, model, nil)
-	if err == nil {
-		_, err = llm.Client.List(pctx)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("no Ollama at %s: %s", host, oneLine(err.Error()))
+		return nil, fmt.Errorf("%w at %s: %s", errNoOllama, host, oneLine(err.Error()))
+	}
+	if err := llm.Client.Check(pctx, []string{model}); err != nil {
+		return nil, err
 	}
 	return llm, nil
 }
@@ -176,8 +176,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	if *fallback != "" && *fallback != "offline" {
-		fmt.Fprintf(stderr, "granite synth: --fallback %q: want offline\n", *fallback)
-		return 2
+		return fail(stderr, "synth", 2, fmt.Errorf("--fallback %q: want offline", *fallback))
 	}
 	all, source, exec, code := src.load(ctx, "synth", stderr)
 	if code != 0 {
@@ -189,8 +188,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "granite synth: warning: skipping tool %q: %s\n", sk.Tool, sk.Why)
 	}
 	if len(tools) == 0 {
-		fmt.Fprintf(stderr, "granite synth: none of the %d tools of %s is usable\n", len(all), source)
-		return 1
+		return fail(stderr, "synth", 1, fmt.Errorf("none of the %d tools of %s is usable", len(all), source))
 	}
 	backend := "offline"
 	var arts []scenarios.Artifact
@@ -198,11 +196,12 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *model != "" {
 		llm, err := connectLLM(ctx, *host, *model)
 		switch {
-		case err != nil && *fallback == "offline":
+		case errors.Is(err, errNoOllama) && *fallback == "offline":
 			fmt.Fprintf(stderr, "granite synth: %v; using the offline backend (--fallback offline)\n", err)
+		case errors.Is(err, errNoOllama):
+			return fail(stderr, "synth", 1, fmt.Errorf("%w; start Ollama, give --ollama URL, or pass --fallback offline", err))
 		case err != nil:
-			fmt.Fprintf(stderr, "granite synth: %v; start Ollama, give --ollama URL, or pass --fallback offline\n", err)
-			return 1
+			return fail(stderr, "synth", 1, err)
 		default:
 			n := *count
 			if n <= 0 {
@@ -212,8 +211,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			res, err := llm.Synthesize(ctx, source, tools, n, exec)
 			llm.Progress.Finish()
 			if err != nil {
-				fmt.Fprintf(stderr, "granite synth: %v\n", err)
-				return 1
+				return fail(stderr, "synth", 1, err)
 			}
 			arts, backend = res.Artifacts, "ollama "+*model
 			fmt.Fprintf(stderr, "%d replies failed validation and were retried, %d scenarios discarded after %d retries, %d multi-turn expansions dropped for one turn, %d scenarios past --count left out for using no unused tool\n",
@@ -223,14 +221,12 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if arts == nil {
 		res, err := scenarios.OfflineReport(source, tools, *count)
 		if err != nil {
-			fmt.Fprintf(stderr, "granite synth: %v\n", err)
-			return 1
+			return fail(stderr, "synth", 1, err)
 		}
 		arts, shortfall = res.Artifacts, res.Shortfall()
 	}
 	if err := writeSynth(*out, stdout, tools, arts); err != nil {
-		fmt.Fprintf(stderr, "granite synth: %v\n", err)
-		return 1
+		return fail(stderr, "synth", 1, err)
 	}
 	cov := scenarios.Measure(tools, arts)
 	fmt.Fprintf(stderr, "%d scenarios from %s (%s backend): %d of %d tools used, %d skipped, %d of %d expected calls fit their tool's schema\n",

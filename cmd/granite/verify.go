@@ -42,15 +42,13 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	rep, err := gold.Verify(ctx, spec, gen.Lookup, only...)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite verify: %v\n", err)
-		return 2
+		return fail(stderr, "verify", 2, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
+			return fail(stderr, "verify", 1, err)
 		}
 	} else {
 		for _, f := range rep.Failures {

@@ -27,17 +27,11 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
-	commit := b.Commit
-	if commit == "" {
-		commit = "unknown (not built from a checkout)"
-	} else if b.Modified {
-		commit += " (modified)"
-	}
 	tags := strings.Join(b.Tags, ",")
 	if tags == "" {
 		tags = "none"
 	}
 	fmt.Fprintf(stdout, "granite %s\ncommit:  %s\ngo:      %s\nos/arch: %s/%s\ntags:    %s (cgo %v)\nmeters:  %s\nspecs:   sha256 %s\n",
-		b.Version, commit, b.GoVersion, b.OS, b.Arch, tags, b.CGO, strings.Join(b.Meters, ", "), b.SpecsSHA256)
+		b.Version, b.CommitText(), b.GoVersion, b.OS, b.Arch, tags, b.CGO, strings.Join(b.Meters, ", "), b.SpecsSHA256)
 	return 0
 }

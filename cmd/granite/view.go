@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/view"
+	"github.com/mcpgranite/granite/internal/serve"
 )
 
 func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -36,8 +38,7 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(dirs) == 0 {
-		fmt.Fprintln(stderr, "granite view: no results folder: pass --results DIR (e.g. --results results/smoke after make run)")
-		return 2
+		return fail(stderr, "view", 2, errors.New("no results folder: pass --results DIR (e.g. --results results/smoke after make run)"))
 	}
 	if o.Token == "" {
 		o.Token = os.Getenv("GRANITE_TOKEN")
@@ -50,13 +51,11 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	v, err := view.New(dirs, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite view: %v\n", err)
-		return 1
+		return fail(stderr, "view", 1, err)
 	}
-	ln, err := listen{addr: *addr, token: o.Token}.open("view", stderr)
+	ln, err := serve.Endpoint{Addr: *addr, Token: o.Token}.Listen("view", stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "granite view: %v\n", err)
-		return 1
+		return fail(stderr, "view", 1, err)
 	}
 	hs := &http.Server{Handler: v, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	link := "http://" + ln.Addr().String() + "/"
@@ -64,5 +63,8 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		link += "?token=" + url.QueryEscape(o.Token)
 	}
 	fmt.Fprintf(stdout, "granite view: %d results folder(s) at %s\n", len(dirs), link)
-	return serveUntilDone(ctx, hs, ln, "view", stderr)
+	if err := serve.UntilDone(ctx, hs, ln); err != nil {
+		return fail(stderr, "view", 1, err)
+	}
+	return 0
 }

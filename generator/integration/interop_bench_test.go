@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // BenchmarkVersusTypeScriptSDK drives a generated server and an equivalent
@@ -118,11 +119,10 @@ func httpRate(b testing.TB, url, tool string, call json.RawMessage) float64 {
 	deadline := time.Now().Add(10 * time.Second)
 	errs := make(chan error, 16)
 	for range 16 {
-		c, err := client.NewStreamableHttpClient(url)
+		c, _, err := toolsrc.Connect(context.Background(), "", url, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
 		if err != nil {
 			b.Fatal(err)
 		}
-		initialize(b, c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

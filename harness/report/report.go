@@ -69,9 +69,10 @@ type Report struct {
 
 // row is one scored trial, flattened.
 type row struct {
-	model, domain, scenario, difficulty string
-	level                               level.Level
-	rep                                 int
+	// id is the record's trial_id, which joins trials.csv to trials.jsonl.
+	id, model, domain, scenario, difficulty string
+	level                                   level.Level
+	rep                                     int
 	// tc is TC judged by the task, tcs the strict byte-equal store;
 	// arg is ArgAcc aligning k-th calls, aarg action ArgAcc's best
 	// pairing within each (tool, action).
@@ -127,7 +128,7 @@ func Build(res *Results, seed uint64) *Report {
 		if rec.Energy != nil && (rec.Energy.Meter == "nvml" || rec.Energy.Meter == "tegra") && rec.Energy.Telemetry != nil {
 			util = rec.Energy.Telemetry.MeanGPUUtil
 		}
-		r.rows = append(r.rows, row{model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
+		r.rows = append(r.rows, row{id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
 			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),

@@ -429,8 +429,8 @@ func TestTableHeaders(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", c.table, got, c.header)
 		}
 	}
-	if got, want := strings.Join(trialHeader, " "), "model level domain scenario difficulty repetition tc tc_strict f1 action_f1 arg_acc action_arg_acc "+
-		"wall_s tool_calls zero_tool_call error timeout redundant_rate prompt_tokens completion_tokens energy_j params quantization"; got != want {
+	if got, want := strings.Join(trialHeader, " "), "trial_id model level domain scenario difficulty repetition tc tc_strict f1 action_f1 arg_acc action_arg_acc "+
+		"wall_s tool_calls zero_tool_call error error_class timeout redundant_rate prompt_tokens completion_tokens energy_j params quantization"; got != want {
 		t.Errorf("trials.csv:\n got %s\nwant %s", got, want)
 	}
 }
@@ -576,5 +576,40 @@ func TestNoteOnParallelTrials(t *testing.T) {
 	notes := strings.Join(r.Notes, "|")
 	if !strings.Contains(notes, want) || !strings.Contains(notes, "not comparable with sequential ones") || strings.Count(notes, "(parallel") != 1 {
 		t.Errorf("notes %q; want one naming %q", r.Notes, want)
+	}
+}
+
+// TestTrialsCSVJoinsTheJournal: each row of trials.csv names its record's
+// trial_id and error_class, so a row joins back to trials.jsonl.
+func TestTrialsCSVJoinsTheJournal(t *testing.T) {
+	dir := synthetic(t, func(i int) bool { return i%7 == 0 })
+	res, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]results.Record{}
+	for _, rec := range res.Records {
+		byID[rec.TrialID] = rec
+	}
+	_, out, _ := writeReport(t, dir)
+	rows := readCSV(t, filepath.Join(out, "trials.csv"))
+	if len(rows) != len(byID) {
+		t.Fatalf("%d rows for %d records", len(rows), len(byID))
+	}
+	classed := 0
+	for _, row := range rows {
+		rec, ok := byID[row["trial_id"]]
+		if !ok {
+			t.Fatalf("row %v names no record", row)
+		}
+		if row["error_class"] != string(rec.ErrorClass) || row["model"] != rec.Model || row["scenario"] != rec.Scenario {
+			t.Errorf("row %v; record has error_class %q model %q scenario %q", row, rec.ErrorClass, rec.Model, rec.Scenario)
+		}
+		if row["error_class"] != "" {
+			classed++
+		}
+	}
+	if classed == 0 {
+		t.Error("no row carries an error class; the trial set should have some")
 	}
 }

@@ -42,14 +42,16 @@ func (r *Report) Write(out string) ([]string, error) {
 	return append(files, md), nil
 }
 
-var trialHeader = []string{"model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "tc_strict", "f1", "action_f1", "arg_acc", "action_arg_acc",
-	"wall_s", "tool_calls", "zero_tool_call", "error", "timeout", "redundant_rate", "prompt_tokens", "completion_tokens", "energy_j", "params", "quantization"}
+// trialHeader: trial_id and error_class join a row back to its record in
+// trials.jsonl.
+var trialHeader = []string{"trial_id", "model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "tc_strict", "f1", "action_f1", "arg_acc", "action_arg_acc",
+	"wall_s", "tool_calls", "zero_tool_call", "error", "error_class", "timeout", "redundant_rate", "prompt_tokens", "completion_tokens", "energy_j", "params", "quantization"}
 
 func (r *Report) trialRows() [][]any {
 	out := make([][]any, 0, len(r.rows))
 	for _, x := range r.rows {
-		out = append(out, []any{x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.tcs, x.f1, x.af1, x.arg, x.aarg,
-			x.wall, x.calls, x.zero, x.err, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant})
+		out = append(out, []any{x.id, x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.tcs, x.f1, x.af1, x.arg, x.aarg,
+			x.wall, x.calls, x.zero, x.err, x.errClass, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant})
 	}
 	return out
 }

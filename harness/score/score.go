@@ -7,9 +7,11 @@
 // Each file holds what it scores: tc by the state conditions (state.go),
 // the answer facts (facts.go, over subjects.go, numbers.go and words.go)
 // and the changes to the store (changes.go); f1 and action_f1 (f1.go);
-// arg_acc and action_arg_acc (args.go, over assign.go); and the record's
-// explanation of the verdict (explain.go). Values compare by one rule
-// (values.go). What a trial is scored against is a Gold (gold.go).
+// arg_acc and action_arg_acc (args.go, over assign.go); a synthesized
+// artifact's assertions (assertions.go, comparing calls by their tools'
+// argument rules, toolargs.go); and the record's explanation of the
+// verdict (explain.go). Values compare by one rule (values.go). What a
+// trial is scored against is a Gold (gold.go).
 package score
 
 import (

@@ -133,6 +133,16 @@ func TestSpecLanguageLinksNoMCPRuntime(t *testing.T) {
 		"the spec language must stand on the leaf packages level, opkind and schemacheck alone")
 }
 
+// TestServingLinksNoRegrouper: serving, the relay and the proxy among it,
+// links nothing of the regrouper, the harness or a model client: a
+// regrouped level reaches it as routes, so that every MCP server granite
+// runs is served by the one package.
+func TestServingLinksNoRegrouper(t *testing.T) {
+	linksNone(t, "internal/serve", nil,
+		[]string{"harness", "internal/models", "scenarios", "cmd", "gen"},
+		"serving must stand below the regrouper, the harness and the commands")
+}
+
 // linksNone fails when pkg links, directly or not, a package of the
 // module under one of the forbidden folders other than those allowed. A
 // forbidden entry whose first element has a dot (github.com/...) names a

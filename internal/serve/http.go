@@ -3,9 +3,11 @@
 // defaults of granite serve (loopback Origin and Host checks, an optional
 // bearer token, bounded bodies). granite serve uses it, and so can any
 // caller that must serve a domain to an MCP client over the network. It
-// serves stdio too, answering malformed messages the same way, and opens
-// in-process sessions, on which a gold run or a trial plays through the
-// same tools/call path.
+// serves stdio too, answering malformed messages the same way; serves a
+// proxy of routed tools in front of a live MCP server, over HTTP or over
+// stdio through a relay to a source command (proxy.go, relay.go); and
+// opens in-process sessions, on which a gold run or a trial plays through
+// the same tools/call path. Every MCP server granite runs is served here.
 package serve
 
 import (

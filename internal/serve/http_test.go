@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 func httpServer(t *testing.T, o serve.Options) (*httptest.Server, *serve.Handler) {
@@ -46,19 +46,9 @@ func session(t *testing.T, url string, headers map[string]string) *client.Client
 
 func sessionAt(t *testing.T, url string, headers map[string]string, version string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers))
+	c, _, err := toolsrc.Connect(context.Background(), "", url, toolsrc.WithHeaders(headers), toolsrc.WithProtocolVersion(version))
 	if err != nil {
 		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = version
-	init.Params.ClientInfo = mcp.Implementation{Name: "granite-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
 	}
 	return c
 }
@@ -196,15 +186,7 @@ func TestManySessionsThenExpiry(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := client.NewStreamableHttpClient(srv.URL)
-			if err == nil {
-				err = c.Start(context.Background())
-			}
-			if err == nil {
-				init := mcp.InitializeRequest{}
-				init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-				_, err = c.Initialize(context.Background(), init)
-			}
+			c, _, err := toolsrc.Connect(context.Background(), "", srv.URL, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
 			if err == nil {
 				req := mcp.CallToolRequest{}
 				req.Params.Name = "set_lamp"

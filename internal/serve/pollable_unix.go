@@ -10,7 +10,7 @@ import (
 // Pollable returns f, when it is a pipe or a socket, as a file Go's poller
 // waits on: a read then parks a goroutine instead of holding a thread in a
 // blocking system call. A regrouped stdio server reads its source with a
-// blocking read on a thread of its own (see regroup.StartRelay); with its
+// blocking read on a thread of its own (see StartRelay); with its
 // standard input blocking too, the runtime took the two threads' processors
 // back and forth around every call, about 100 µs more per call on this
 // 2-core VM (BenchmarkRegroupedCallOverStdio). Other files (a terminal, a

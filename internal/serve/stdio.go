@@ -42,8 +42,8 @@ var DrainTimeout = 10 * time.Second
 var MaxLine int64 = 1 << 20
 
 // A Forwarder takes messages off a stdio server's read loop before the
-// server sees them: a regrouped server forwards its tool calls over its
-// own connection to the source (see regroup.Relay).
+// server sees them: a proxy forwards its tool calls over its
+// own connection to the source (see Relay).
 type Forwarder interface {
 	// Forward takes a vetted message and returns true, or leaves it to
 	// the server with false. A request it takes must be answered, now
@@ -134,7 +134,7 @@ type stdioLoop struct {
 // read answers lines until in ends (nil) or fails.
 func (l *stdioLoop) read(ctx context.Context, r *bufio.Reader) error {
 	for ctx.Err() == nil {
-		line, long, err := readLine(r, MaxLine)
+		line, _, long, err := readLine(r, int(MaxLine), nil)
 		switch {
 		case long:
 			l.w.write(rpcError(nil, mcp.INVALID_REQUEST, fmt.Sprintf("the message is a line over %d bytes; it was not read", MaxLine)))
@@ -148,24 +148,6 @@ func (l *stdioLoop) read(ctx context.Context, r *bufio.Reader) error {
 		}
 	}
 	return nil
-}
-
-// readLine reads a line of at most max bytes. A longer one is read to
-// its end without being kept (long).
-func readLine(r *bufio.Reader, max int64) (line []byte, long bool, err error) {
-	for {
-		frag, err := r.ReadSlice('\n')
-		if !long {
-			if int64(len(line)+len(frag)) > max {
-				line, long = nil, true
-			} else {
-				line = append(line, frag...)
-			}
-		}
-		if err != bufio.ErrBufferFull {
-			return line, long, err
-		}
-	}
 }
 
 // answer answers one message: a vetting refusal at once; what the

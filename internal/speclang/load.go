@@ -254,7 +254,14 @@ func (b *builder) entity(k, n *node) {
 		e.GoName = GoName(e.Name)
 	}
 	if dn := n.get("id_digits"); dn != nil {
-		e.IDDigits = int(toFloat(dn.scalar)) // the schema allows 3.0 as an integer
+		// The schema allows 3.0 as an integer. A value it refuses (three,
+		// 0, 12) leaves IDDigits 0: the seed IDs' shape is then unknown, and
+		// the schema's one error is the only one, not one per seed row.
+		if d := toFloat(dn.scalar); d >= 1 && d <= 9 && d == float64(int(d)) {
+			e.IDDigits = int(d)
+		} else {
+			e.IDDigits = 0
+		}
 	}
 	for _, o := range b.d.Entities {
 		if o.IDPrefix == e.IDPrefix {
@@ -457,7 +464,7 @@ func (b *builder) seedIndex(e *Entity) {
 	for _, row := range seed.list() {
 		idn := row.get("id")
 		id := idn.str()
-		if !re.MatchString(id) {
+		if e.IDDigits > 0 && !re.MatchString(id) {
 			b.errorf(idn, "found id %q; expected %s followed by %d digits, like %s", id, e.IDPrefix, e.IDDigits, e.exampleID())
 		}
 		if ids[id] {
@@ -544,7 +551,7 @@ func ZeroValue(f *Field) any {
 // value checks a spec value against a field and returns it normalised.
 func (b *builder) value(f *Field, n *node) (any, bool) {
 	bad := func(expected string) (any, bool) {
-		b.errorf(n, "found %s for field %q; expected %s", jsonText(n.toAny()), f.Name, expected)
+		b.errorf(n, "found %s for field %q; expected %s", n.text(), f.Name, expected)
 		return nil, false
 	}
 	if f.broken {

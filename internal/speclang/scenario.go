@@ -472,7 +472,7 @@ func (l *scenarioLoader) call(lv *LevelTools, n *node) *Call {
 			if an != nil {
 				at = an
 			}
-			l.errorf(at, "found action %s for tool %q; expected one of %s", jsonText(an.toAny()), tool.Name, strings.Join(opNames(tool.Operations), ", "))
+			l.errorf(at, "found action %s for tool %q; expected one of %s", an.text(), tool.Name, strings.Join(opNames(tool.Operations), ", "))
 			return nil
 		}
 	}
@@ -566,7 +566,7 @@ func (l *scenarioLoader) checkArgs(op *Operation, argsNode *node, args map[strin
 // the gold one, reporting at the alternative.
 func (l *scenarioLoader) checkValue(op *Operation, vn *node, name string, args map[string]any) {
 	if err := l.opSchema(op).Validate(args); err != nil {
-		l.errorf(vn, "found alternative %s for %q, which %s does not accept; expected a value its schema allows (%s)", jsonText(vn.toAny()), name, op.Name, firstSentence(err))
+		l.errorf(vn, "found alternative %s for %q, which %s does not accept; expected a value its schema allows (%s)", vn.text(), name, op.Name, firstSentence(err))
 	}
 }
 

@@ -3,6 +3,7 @@ package speclang
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,7 +37,33 @@ func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
 			}
 		}
 	}
+	if len(out) == 1 && out[0].Path == "$" && root.isSeq {
+		out[0].Msg += listHint(sch)
+	}
 	return out
+}
+
+// listHint says where a file that is a bare list belongs, when its schema
+// wants an object with one list-valued key (a scenario table written as
+// the list of its scenarios): that key, beside the object's required keys.
+func listHint(sch *jsonschema.Schema) string {
+	if sch.Types == nil || !slices.Contains(sch.Types.ToStrings(), "object") {
+		return ""
+	}
+	var lists []string
+	for k, p := range sch.Properties {
+		if p.Types != nil && slices.Contains(p.Types.ToStrings(), "array") {
+			lists = append(lists, k)
+		}
+	}
+	if len(lists) != 1 {
+		return ""
+	}
+	keys := slices.Clone(sch.Required)
+	if !slices.Contains(keys, lists[0]) {
+		keys = append(keys, lists[0])
+	}
+	return fmt.Sprintf(": the file is a mapping with the keys %s, and this list goes under %s:", strings.Join(keys, " and "), lists[0])
 }
 
 // schemaError turns one leaf validation error into positioned errors that
@@ -65,7 +92,7 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		if k.Got == "null" { // "found null null" says it twice
 			return one(fmt.Sprintf("found null; expected %s", strings.Join(k.Want, " or ")))
 		}
-		return one(fmt.Sprintf("found %s %s; expected %s", k.Got, jsonText(n.toAny()), strings.Join(k.Want, " or ")))
+		return one(fmt.Sprintf("found %s %s; expected %s", k.Got, n.text(), strings.Join(k.Want, " or ")))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -73,9 +100,9 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		}
 		return one(fmt.Sprintf("found %s; expected one of %s", jsonText(k.Got), strings.Join(want, ", ")))
 	case *kind.Maximum:
-		return one(fmt.Sprintf("found %s; expected at most %s", jsonText(n.toAny()), rat(k.Want)))
+		return one(fmt.Sprintf("found %s; expected at most %s", n.text(), rat(k.Want)))
 	case *kind.Minimum:
-		return one(fmt.Sprintf("found %s; expected at least %s", jsonText(n.toAny()), rat(k.Want)))
+		return one(fmt.Sprintf("found %s; expected at least %s", n.text(), rat(k.Want)))
 	case *kind.Pattern:
 		return one(fmt.Sprintf("found %q; expected a string matching %s", k.Got, k.Want))
 	case *kind.PropertyNames:
@@ -85,12 +112,12 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 		}
 		return ErrorList{{Pos: at, Path: childPath(path, k.Property), Msg: fmt.Sprintf("found name %q; expected snake_case (lower-case letters, digits and single underscores, starting with a letter)", k.Property)}}
 	case *kind.MultipleOf:
-		return one(fmt.Sprintf("found %s; expected a multiple of %s", jsonText(n.toAny()), rat(k.Want)))
+		return one(fmt.Sprintf("found %s; expected a multiple of %s", n.text(), rat(k.Want)))
 	default:
 		if size, bound, ok := schemacheck.SizeBound(e.ErrorKind, "key"); ok {
-			return one(fmt.Sprintf("found %s, which %s; expected %s", jsonText(n.toAny()), size, bound))
+			return one(fmt.Sprintf("found %s, which %s; expected %s", n.text(), size, bound))
 		}
-		return one(fmt.Sprintf("found %s; expected %s", jsonText(n.toAny()), e.ErrorKind.LocalizedString(printer)))
+		return one(fmt.Sprintf("found %s; expected %s", n.text(), e.ErrorKind.LocalizedString(printer)))
 	}
 }
 

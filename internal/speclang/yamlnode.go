@@ -45,6 +45,9 @@ type node struct {
 	vals   []*node // mapping values, parallel to keys
 	items  []*node // sequence items
 	scalar any     // string, int64, float64, bool or nil
+	// raw is a number as the file wrote it (60.0, 1e3), for errors that
+	// show the value: its scalar alone would print 60.
+	raw string
 	isMap  bool
 	isSeq  bool
 }
@@ -470,6 +473,7 @@ func (c *converter) convert(n ast.Node, path string) *node {
 	case *ast.LiteralNode:
 		out.scalar = v.Value.Value
 	case *ast.IntegerNode:
+		out.raw = v.GetToken().Value
 		switch i := v.Value.(type) {
 		case int64:
 			out.scalar = i
@@ -483,7 +487,7 @@ func (c *converter) convert(n ast.Node, path string) *node {
 			out.scalar = i
 		}
 	case *ast.FloatNode:
-		out.scalar = v.Value
+		out.scalar, out.raw = v.Value, v.GetToken().Value
 	case *ast.BoolNode:
 		out.scalar = v.Value
 	default:
@@ -557,6 +561,15 @@ func (n *node) keyNode(k string) *node {
 }
 
 // jsonText renders a scalar or small value for an error message.
+// text is the node's value for an error message: a number as written,
+// anything else as JSON (cut at 60 characters).
+func (n *node) text() string {
+	if n != nil && n.raw != "" {
+		return n.raw
+	}
+	return jsonText(n.toAny())
+}
+
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -1,6 +1,7 @@
 package toolsrc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,14 @@ type Option func(*options)
 
 type options struct {
 	headers map[string]string
+	version string
+}
+
+// WithProtocolVersion asks for an MCP revision other than the newest in
+// initialize: 2025-11-25, say, which has sessions where the newest has
+// none, as a client that has shipped speaks it.
+func WithProtocolVersion(v string) Option {
+	return func(o *options) { o.version = v }
 }
 
 // WithHeaders sends headers with every request to a URL source (an
@@ -148,7 +157,7 @@ func ConnectIn(ctx context.Context, cmd, url, dir string, opts ...Option) (*clie
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = cmp.Or(o.version, mcp.LATEST_PROTOCOL_VERSION)
 	init.Params.ClientInfo = mcp.Implementation{Name: "granite", Version: "1"}
 	ictx, cancel := context.WithTimeout(ctx, InitTimeout)
 	defer cancel()

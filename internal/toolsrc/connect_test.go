@@ -1,4 +1,4 @@
-package toolsrc
+package toolsrc_test
 
 import (
 	"context"
@@ -12,16 +12,17 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // TestInitializeTimeout: a command that never answers initialize fails
-// after InitTimeout instead of blocking.
+// after toolsrc.InitTimeout instead of blocking.
 func TestInitializeTimeout(t *testing.T) {
-	old := InitTimeout
-	InitTimeout = 300 * time.Millisecond
-	defer func() { InitTimeout = old }()
+	old := toolsrc.InitTimeout
+	toolsrc.InitTimeout = 300 * time.Millisecond
+	defer func() { toolsrc.InitTimeout = old }()
 	start := time.Now()
-	_, err := FromMCP(context.Background(), "sleep 60", "")
+	_, err := toolsrc.FromMCP(context.Background(), "sleep 60", "")
 	if err == nil || !strings.Contains(err.Error(), "no answer within") {
 		t.Fatalf("got %v", err)
 	}
@@ -30,7 +31,7 @@ func TestInitializeTimeout(t *testing.T) {
 	}
 }
 
-// TestHeadersReachAURLSource: headers given WithHeaders arrive with every
+// TestHeadersReachAURLSource: headers given toolsrc.WithHeaders arrive with every
 // request to a URL source, so a server behind a bearer token lists its
 // tools; without them the server refuses.
 func TestHeadersReachAURLSource(t *testing.T) {
@@ -53,7 +54,7 @@ func TestHeadersReachAURLSource(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	tools, err := FromMCP(context.Background(), "", srv.URL, WithHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
+	tools, err := toolsrc.FromMCP(context.Background(), "", srv.URL, toolsrc.WithHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
 	if err != nil || len(tools) != len(d.Tools[level.L3]) {
 		t.Fatalf("with the token: %d tools, %v; want %d", len(tools), err, len(d.Tools[level.L3]))
 	}
@@ -64,7 +65,7 @@ func TestHeadersReachAURLSource(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	if _, err := FromMCP(context.Background(), "", srv.URL); err == nil {
+	if _, err := toolsrc.FromMCP(context.Background(), "", srv.URL); err == nil {
 		t.Error("without the token: no error")
 	}
 }
@@ -75,13 +76,13 @@ func TestParseHeader(t *testing.T) {
 		{"X-Api-Key:k:with:colons", "X-Api-Key", "k:with:colons"},
 		{"  X-Empty:  ", "X-Empty", ""},
 	} {
-		name, value, err := ParseHeader(c.in)
+		name, value, err := toolsrc.ParseHeader(c.in)
 		if err != nil || name != c.name || value != c.value {
 			t.Errorf("%q: %q, %q, %v; want %q, %q", c.in, name, value, err, c.name, c.value)
 		}
 	}
 	for _, bad := range []string{"Authorization", ": v", "Two Words: v"} {
-		if _, _, err := ParseHeader(bad); err == nil || !strings.Contains(err.Error(), "Name: value") {
+		if _, _, err := toolsrc.ParseHeader(bad); err == nil || !strings.Contains(err.Error(), "Name: value") {
 			t.Errorf("%q: %v; want an error showing Name: value", bad, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
@@ -116,7 +117,7 @@ func TestRelayBoundsSourceLines(t *testing.T) {
 		t.Run(c.tool, func(t *testing.T) {
 			l, _ := serveRelay(t, iface, level.L4, fakeCmd(t, "tools"))
 			got := l.call(`1`, c.tool, `{}`)
-			want := `"id":1,"error":{"code":-32603,"message":"the source server's answer is a line over ` + strconv.Itoa(regroup.MaxSourceLine) + ` bytes`
+			want := `"id":1,"error":{"code":-32603,"message":"the source server's answer is a line over ` + strconv.Itoa(serve.MaxSourceLine) + ` bytes`
 			if !strings.Contains(got, want) || len(got) > 1000 {
 				t.Errorf("%s: %.300s; want %s", c.tool, got, want)
 			}

@@ -70,7 +70,7 @@ func open(t *testing.T, cmd, dir string) *client.Client {
 }
 
 // inProcess serves a level over the source behind an in-process client.
-func inProcess(t *testing.T, iface *regroup.Interface, lv level.Level, up regroup.Caller) *client.Client {
+func inProcess(t *testing.T, iface *regroup.Interface, lv level.Level, up serve.Caller) *client.Client {
 	t.Helper()
 	srv, err := iface.NewServer("ref", lv, up)
 	if err != nil {

@@ -1,4 +1,4 @@
-package regroup
+package serve
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"syscall"
 )
 
-// inputBacklog bounds, in bytes, what the relay keeps for a source that
+// inputBacklog bounds, in bytes, what a relay keeps for a source that
 // does not read its input. Past it a call is refused and an answer the
 // source is owed is dropped, rather than the relay waiting on the source.
 const inputBacklog = 1 << 20
@@ -129,9 +129,10 @@ func (in *input) close() error {
 // the id it answers.
 const tailBytes = 256
 
-// readLine reads one line of at most max bytes. A longer line is read to
-// its end without being kept: over is set, atLimit sees its first max
-// bytes the moment the line passes max, and tail holds its last bytes.
+// readLine reads one line of at most max bytes, a client's or a source's.
+// A longer line is read to its end without being kept: over is set,
+// atLimit (when not nil) sees its first max bytes the moment the line
+// passes max, and tail holds its last bytes.
 func readLine(br *bufio.Reader, max int, atLimit func(head []byte)) (line, tail []byte, over bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -141,7 +142,9 @@ func readLine(br *bufio.Reader, max int, atLimit func(head []byte)) (line, tail 
 			line = append(line, chunk...)
 		default:
 			over = true
-			atLimit(append(line, chunk[:max-len(line)]...))
+			if atLimit != nil {
+				atLimit(append(line, chunk[:max-len(line)]...))
+			}
 			line = nil
 		}
 		if over {

@@ -1,4 +1,4 @@
-package regroup
+package serve
 
 import (
 	"bufio"
@@ -17,7 +17,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -27,14 +26,14 @@ import (
 // framing. A variable, so that a caller (or a test) can set another.
 var MaxSourceLine = mcpdomain.MaxResultBytes + 64<<10
 
-// Relay forwards a regrouped stdio server's tool calls to a source command
-// over the source's own stdio, line for line, as a serve.Forwarder. The
-// rest of the protocol (initialize, tools/list, ping) is the regrouped
-// server's own, answered by mcp-go; only calls cross to the source.
+// Relay forwards a proxy's stdio tool calls to a source command over the
+// source's own stdio, line for line, as a Forwarder. The rest of the
+// protocol (initialize, tools/list, ping) is the proxy's server's own,
+// answered by mcp-go; only calls cross to the source.
 //
-// A call is prepared as Register's handlers prepare it (the same Prepare,
-// the same refusals, the same L4 pass-through), then written to the source
-// under an id of the relay's own. The source's answer goes back to the
+// A call is routed as the proxy's handlers route it (the same Route, the
+// same refusals, the same pass-through of a tool without a route), then
+// written to the source under an id of the relay's own. The source's answer goes back to the
 // client with the client's id and the source's result or error as the
 // source wrote them, byte for byte. Nothing on the way waits on another
 // goroutine: the client's line is forwarded by the loop that read it, and
@@ -63,8 +62,7 @@ var MaxSourceLine = mcpdomain.MaxResultBytes + 64<<10
 // group of its own, which Close and the end of StartRelay's context kill
 // whole: a server behind sh, npx or uvx ends with it.
 type Relay struct {
-	iface  *Interface
-	lv     level.Level
+	routes map[string]Route
 	cmd    *exec.Cmd
 	stdin  *input
 	stderr io.Writer
@@ -92,14 +90,12 @@ type waiting struct {
 	answer chan []byte
 }
 
-// StartRelay starts the source command (split as SplitCommand splits it,
-// in dir when dir is not empty, its standard error on stderr) and
-// initialises it, within toolsrc.InitTimeout, for a relay of iface's
-// tools at lv. Close ends it, and so does the end of ctx.
-func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command, dir string, stderr io.Writer) (*Relay, error) {
-	if iface.Levels[lv] == nil {
-		return nil, fmt.Errorf("no tools at level %q", lv)
-	}
+// StartRelay starts the source command (split as toolsrc.SplitCommand
+// splits it, in dir when dir is not empty, its standard error on stderr)
+// and initialises it, within toolsrc.InitTimeout, for a relay of the
+// tools routes names (see Proxy.Routes). Close ends it, and so does the
+// end of ctx.
+func StartRelay(ctx context.Context, routes map[string]Route, command, dir string, stderr io.Writer) (*Relay, error) {
 	words, err := toolsrc.SplitCommand(command)
 	if err != nil {
 		return nil, err
@@ -144,7 +140,7 @@ func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command,
 		return nil, fmt.Errorf("start %s: %w", words[0], err)
 	}
 	r := &Relay{
-		iface: iface, lv: lv, cmd: cmd, stdin: stdin, stderr: stderr,
+		routes: routes, cmd: cmd, stdin: stdin, stderr: stderr,
 		pending: map[int64]*waiting{}, byClient: map[string]int64{},
 		ended: make(chan struct{}),
 	}
@@ -212,10 +208,10 @@ func (r *Relay) roundTrip(ctx context.Context, method string, params json.RawMes
 	return m.Result, nil
 }
 
-// Forward forwards a client's tools/call of a tool of the level, and a
-// client's notifications/cancelled of a forwarded call (serve.Forwarder).
-// Everything else is the regrouped server's: a call of a tool the level
-// does not have, for one, gets mcp-go's own "tool not found".
+// Forward forwards a client's tools/call of a tool the routes name, and a
+// client's notifications/cancelled of a forwarded call (Forwarder).
+// Everything else is the proxy's server's: a call of a tool it does not
+// have, for one, gets mcp-go's own "tool not found".
 func (r *Relay) Forward(_ context.Context, msg []byte, send func([]byte)) bool {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
@@ -239,20 +235,19 @@ func (r *Relay) Forward(_ context.Context, msg []byte, send func([]byte)) bool {
 	if json.Unmarshal(m.Params, &p) != nil || (len(p.Meta) > 0 && p.Meta[0] != '{') {
 		return false // the server's vetting answers it
 	}
-	c := r.iface.Find(r.lv, p.Name)
-	if c == nil {
+	route, ok := r.routes[p.Name]
+	if !ok {
 		return false
 	}
-	params := m.Params // L4 is the server as published: the call as it came
-	if r.lv != level.L4 {
-		name, args, err := c.Prepare(p.Arguments)
-		var refusal *Refusal
+	params := m.Params // a tool without a route: the call as it came
+	if route != nil {
+		name, args, refused, err := route(p.Arguments)
 		switch {
-		case errors.As(err, &refusal):
-			send(resultLine(m.ID, mcp.NewToolResultError(refusal.Msg)))
+		case refused != "":
+			send(resultLine(m.ID, mcp.NewToolResultError(refused)))
 			return true
 		case err != nil:
-			send(errorLine(m.ID, mcp.INTERNAL_ERROR, err.Error()))
+			send(rpcError(m.ID, mcp.INTERNAL_ERROR, err.Error()))
 			return true
 		}
 		p.Name, p.Arguments = name, args
@@ -262,7 +257,7 @@ func (r *Relay) Forward(_ context.Context, msg []byte, send func([]byte)) bool {
 	r.calls.Add(1)
 	if _, err := r.request(string(mcp.MethodToolsCall), params, w); err != nil {
 		r.calls.Done()
-		send(errorLine(m.ID, mcp.INTERNAL_ERROR, err.Error()))
+		send(rpcError(m.ID, mcp.INTERNAL_ERROR, err.Error()))
 	}
 	return true
 }
@@ -463,7 +458,7 @@ func (r *Relay) fromSource(line []byte) {
 	case m.Method == string(mcp.MethodPing) && len(m.ID) > 0:
 		r.owe(resultLine(m.ID, struct{}{}))
 	case m.Method != "" && len(m.ID) > 0:
-		r.owe(errorLine(m.ID, mcp.METHOD_NOT_FOUND, "granite serve relays tool calls only: it does not pass "+m.Method+" on to its client"))
+		r.owe(rpcError(m.ID, mcp.METHOD_NOT_FOUND, "granite serve relays tool calls only: it does not pass "+m.Method+" on to its client"))
 	case m.Method == string(mcp.MethodNotificationProgress):
 		r.mu.Lock()
 		notify := r.notify
@@ -488,7 +483,7 @@ func (r *Relay) tooLong(id int64) bool {
 	w := r.forget(id)
 	if w != nil {
 		msg := fmt.Sprintf("the source server's answer is a line over %d bytes, more than granite takes from a source: not passed on", MaxSourceLine)
-		r.deliver(w, errorLine(json.RawMessage(strconv.FormatInt(id, 10)), mcp.INTERNAL_ERROR, msg))
+		r.deliver(w, rpcError(json.RawMessage(strconv.FormatInt(id, 10)), mcp.INTERNAL_ERROR, msg))
 	}
 	return w != nil
 }
@@ -508,9 +503,9 @@ func (r *Relay) deliver(w *waiting, answer []byte) {
 	}
 	switch {
 	case answer == nil:
-		w.send(errorLine(w.id, mcp.INTERNAL_ERROR, r.how()+" before it answered"))
+		w.send(rpcError(w.id, mcp.INTERNAL_ERROR, r.how()+" before it answered"))
 	case json.Unmarshal(answer, &m) != nil || (m.Result == nil) == (m.Error == nil):
-		w.send(errorLine(w.id, mcp.INTERNAL_ERROR, "the source server's answer has neither a result nor an error: "+mcpdomain.Clip(string(bytes.TrimSpace(answer)))))
+		w.send(rpcError(w.id, mcp.INTERNAL_ERROR, "the source server's answer has neither a result nor an error: "+mcpdomain.Clip(string(bytes.TrimSpace(answer)))))
 	default:
 		line := make([]byte, 0, len(answer)+len(w.id)+32)
 		line = append(line, `{"jsonrpc":"2.0","id":`...)
@@ -536,24 +531,9 @@ func (r *Relay) how() string {
 
 // resultLine is a JSON-RPC result message, as one line.
 func resultLine(id json.RawMessage, result any) []byte {
-	b, _ := json.Marshal(struct {
+	return encode(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Result  any             `json:"result"`
 	}{"2.0", id, result})
-	return append(b, '\n')
-}
-
-// errorLine is a JSON-RPC error message, as one line.
-func errorLine(id json.RawMessage, code int, msg string) []byte {
-	type detail struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   detail          `json:"error"`
-	}{"2.0", id, detail{code, msg}})
-	return append(b, '\n')
 }

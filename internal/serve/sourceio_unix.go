@@ -1,6 +1,6 @@
 //go:build unix
 
-package regroup
+package serve
 
 import (
 	"os"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Writes docs/bench.md (or $1) from one `make bench` run: the machine and
+# date, the size of the binary `make build` makes, and every benchmark's
+# figures, package by package. The README's performance figures point
+# here, so they are all from one recorded run rather than typed in.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-docs/bench.md}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+make --no-print-directory build >&2
+make --no-print-directory bench 2>&1 | tee "$log" >&2
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//' || uname -m)
+mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo 2>/dev/null || echo "unknown memory")
+size=$(stat -c %s bin/granite)
+{
+  echo "# Benchmark figures"
+  echo
+  echo "Written by \`make bench-doc\` (scripts/bench-doc.sh) from one \`make bench\` run;"
+  echo "the README's performance figures come from here. Rerun it to refresh them."
+  echo
+  echo "- date: $(date -u +%Y-%m-%d)"
+  echo "- machine: $cpu, $(nproc) cores, $mem, $(uname -sm)"
+  echo "- go: $(go env GOVERSION); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- \`make build\` binary: $(awk -v b="$size" 'BEGIN {printf "%.1f MB (%d bytes)", b/1e6, b}')"
+  echo
+  awk '
+    function flush() { if (rows != "") { print "\n## " pkg "\n\n| benchmark | figures |\n|---|---|" rows; rows = "" } }
+    /^pkg: / { flush(); pkg = $2; next }
+    /^Benchmark/ && NF >= 4 {
+      name = $1; sub(/-[0-9]+$/, "", name)
+      figs = ""
+      for (i = 3; i < NF; i += 2) figs = figs (figs == "" ? "" : ", ") $i " " $(i+1)
+      rows = rows "\n| " name " | " figs " |"
+    }
+    /^--- FAIL|^FAIL/ { failed = 1 }
+    END { flush(); if (failed) { print "\nA benchmark failed in this run; see make bench." } }
+  ' "$log"
+} > "$out"
+echo "bench-doc: wrote $out" >&2
