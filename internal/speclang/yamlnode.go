@@ -47,9 +47,9 @@ type node struct {
 	scalar any     // string, int64, float64, bool or nil
 	// raw is a number as the file wrote it (60.0, 1e3), for errors that
 	// show the value: its scalar alone would print 60.
-	raw string
-	isMap  bool
-	isSeq  bool
+	raw   string
+	isMap bool
+	isSeq bool
 }
 
 // get returns the value of key k in a mapping, or nil.
