@@ -20,6 +20,8 @@ const Module = "github.com/mcpgranite/granite"
 
 const (
 	runtimePkg = Module + "/internal/mcpdomain"
+	levelPkg   = Module + "/internal/level"
+	opkindPkg  = Module + "/internal/opkind"
 	serverPkg  = "github.com/mark3labs/mcp-go/server"
 )
 
@@ -40,6 +42,8 @@ func newFile(path, name, source string) *jen.File {
 	f := jen.NewFilePathName(path, name)
 	f.HeaderComment(header(source))
 	f.ImportName(runtimePkg, "mcpdomain")
+	f.ImportName(levelPkg, "level")
+	f.ImportName(opkindPkg, "opkind")
 	f.ImportName(serverPkg, "server")
 	return f
 }
@@ -191,6 +195,9 @@ func Write(dir string, files map[string][]byte) (written, removed []string, err 
 
 // typeCode renders a Go type.
 func typeCode(g speclang.GoType) jen.Code {
+	if g.Named != "" {
+		return jen.Id(g.Named)
+	}
 	switch g.Kind {
 	case "string":
 		return jen.String()
@@ -214,6 +221,8 @@ func literal(f *speclang.Field, v any) jen.Code {
 		return jen.Lit(int(v.(int64)))
 	case speclang.TNumber:
 		return jen.Lit(v.(float64))
+	case speclang.TEnum:
+		return jen.Id(f.Enum.Const(v.(string)))
 	case speclang.TObject:
 		return anyLiteral(v)
 	case speclang.TArray:

@@ -29,8 +29,15 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 		f.Comment(doc(entityDoc(e.GoName, e.Description)))
 		f.Type().Id(e.GoName).Struct(fields...)
 		f.Line()
+		for _, fd := range e.Fields {
+			for _, ef := range []*speclang.Field{fd, fd.Items} {
+				if ef != nil && ef.Enum != nil {
+					enumType(f, e, fd, ef.Enum)
+				}
+			}
+		}
 
-		// func cloneDevice(v Device) Device { v.Tags = runtime.CloneSlice(v.Tags); return v }
+		// func cloneDevice(v Device) Device { v.Tags = mcpdomain.CloneSlice(v.Tags); return v }
 		var body []jen.Code
 		for _, fd := range e.Fields {
 			switch fd.Type {
@@ -67,6 +74,34 @@ func emitEntities(f *jen.File, d *speclang.Domain) {
 		)
 		f.Line()
 	}
+}
+
+// enumType writes an enum field's type and a constant per value, which
+// encode to JSON as the values themselves:
+//
+//	// LampColor is the type of Lamp's color field.
+//	type LampColor string
+//
+//	// The values of LampColor, in spec order.
+//	const (
+//		LampColorWarm LampColor = "warm"
+//		LampColorCool LampColor = "cool"
+//	)
+func enumType(f *jen.File, e *speclang.Entity, fd *speclang.Field, en *speclang.Enum) {
+	what := fmt.Sprintf("%s's %s field", e.GoName, fd.Name)
+	if en.Field != fd {
+		what = fmt.Sprintf("the items of %s's %s field", e.GoName, fd.Name)
+	}
+	f.Comment(fmt.Sprintf("%s is the type of %s.", en.GoName, what))
+	f.Type().Id(en.GoName).String()
+	f.Line()
+	consts := make([]jen.Code, len(en.Values))
+	for i, v := range en.Values {
+		consts[i] = jen.Id(v.GoName).Id(en.GoName).Op("=").Lit(v.Value)
+	}
+	f.Comment(fmt.Sprintf("The values of %s, in spec order.", en.GoName))
+	f.Const().Defs(consts...)
+	f.Line()
 }
 
 // isZero reports values a struct literal can leave out.

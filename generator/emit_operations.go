@@ -5,7 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -56,7 +56,7 @@ func present(a *speclang.Arg) *jen.Statement {
 
 func needsMatch(o *speclang.Operation) bool {
 	switch o.Kind {
-	case mcpdomain.OpList, mcpdomain.OpUpdateWhere, mcpdomain.OpAggregate, mcpdomain.OpPreset:
+	case opkind.List, opkind.UpdateWhere, opkind.Aggregate, opkind.Preset:
 		return true
 	}
 	return false
@@ -254,14 +254,14 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 	var body []jen.Code
 	body = append(body, lockFor(o)...)
 	switch o.Kind {
-	case mcpdomain.OpGet:
+	case opkind.Get:
 		result = jen.Id(e.GoName)
 		body = append(body, jen.Return(table.Clone().Dot("Get").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName))))
-	case mcpdomain.OpList:
+	case opkind.List:
 		result = jen.Qual(runtimePkg, "ListResult").Types(jen.Id(e.GoName))
 		body = append(body, jen.Return(table.Clone().Dot("List").Call(
 			jen.Qual(runtimePkg, "Or").Call(jen.Id("a").Dot("Limit"), jen.Lit(o.Limit)), jen.Id("a").Dot("match")), jen.Nil()))
-	case mcpdomain.OpCreate:
+	case opkind.Create:
 		result = jen.Id(e.GoName)
 		zero := jen.Id(e.GoName).Values()
 		body = append(body, refChecks(o, zero)...)
@@ -279,7 +279,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		body = append(body, jen.Id("v").Op(":=").Id(e.GoName).Add(keyed(len(defaults) > 2, defaults...)))
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(table.Clone().Dot("Insert").Call(jen.Id("v")), jen.Nil()))
-	case mcpdomain.OpUpdate:
+	case opkind.Update:
 		result = jen.Id(e.GoName)
 		zero := jen.Id(e.GoName).Values()
 		body = append(body,
@@ -290,7 +290,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 		body = append(body, refChecks(o, zero)...)
 		body = append(body, assignArgs(o)...)
 		body = append(body, jen.Return(jen.Id(cloneFunc(e)).Call(jen.Op("*").Id("v")), jen.Nil()))
-	case mcpdomain.OpUpdateWhere:
+	case opkind.UpdateWhere:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		zero := jen.Qual(runtimePkg, "BulkResult").Values()
 		if len(o.Set) == 0 {
@@ -303,13 +303,13 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 				jen.Func().Params(jen.Id("v").Op("*").Id(e.GoName)).Block(set...)),
 			jen.Return(jen.Qual(runtimePkg, "NewBulkResult").Call(jen.Lit(e.Name), jen.Lit(""), jen.Id("ids")), jen.Nil()),
 		)
-	case mcpdomain.OpDelete:
+	case opkind.Delete:
 		result = jen.Qual(runtimePkg, "DeleteResult")
 		body = append(body, jen.Return(table.Clone().Dot("Delete").Call(jen.Lit(e.Name+"_id"), jen.Id("a").Dot(argByRole(o, speclang.RoleID).GoName))))
-	case mcpdomain.OpAggregate:
+	case opkind.Aggregate:
 		result = jen.Qual(runtimePkg, "AggregateResult")
 		body = append(body, aggregateBody(o, table)...)
-	case mcpdomain.OpPreset:
+	case opkind.Preset:
 		result = jen.Qual(runtimePkg, "BulkResult")
 		body = append(body, presetBody(o, table)...)
 	}
@@ -320,7 +320,7 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 
 // aggregateBody computes one statistic, optionally grouped:
 //
-//	agg := runtime.NewAggregator("sensor", a.Function, a.Field, runtime.Deref(a.GroupBy))
+//	agg := mcpdomain.NewAggregator("sensor", a.Function, a.Field, mcpdomain.Deref(a.GroupBy))
 //	s.sensors.Each(a.match, func(v *Sensor) { ...; agg.Add(key, x) })
 //	return agg.Result(), nil
 func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
@@ -357,7 +357,10 @@ func aggregateBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 		var cases []jen.Code
 		for _, fd := range o.GroupBy {
 			var val jen.Code = fieldValue(fd)
-			if g := speclang.FieldGoType(fd); g.Kind != "string" {
+			switch g := speclang.FieldGoType(fd); {
+			case g.Named != "":
+				val = jen.String().Call(val)
+			case g.Kind != "string":
 				val = jen.Qual("fmt", "Sprint").Call(val)
 			}
 			set := jen.Id("key").Op("=").Add(val)

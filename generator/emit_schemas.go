@@ -17,22 +17,14 @@ import (
 //	const listLampsSchema = `{"type":"object",...}`
 //
 // A tool with a single operation publishes that operation's schema, so it
-// shares the operation's constant instead of getting a copy.
+// shares the operation's constant instead of getting a copy; a tool with
+// an action publishes the union of its operations' schemas, which the
+// runtime computes from them (mcpdomain.NewDomain), so it gets none.
 func emitSchemas(f *jen.File, d *speclang.Domain) {
 	for _, o := range d.Operations {
-		f.Commentf("%s is the JSON Schema of %s's arguments.", opSchema(o), o.Name)
+		f.Comment(doc(fmt.Sprintf("%s is the JSON Schema of %s's arguments.", opSchema(o), o.Name)))
 		f.Const().Id(opSchema(o)).Op("=").Add(rawString(o.Schema))
 		f.Line()
-	}
-	for _, lv := range d.Levels {
-		for _, t := range lv.Tools {
-			if sharesOpSchema(t) {
-				continue
-			}
-			f.Comment(doc(fmt.Sprintf("%s is the JSON Schema of %s tool %s: the action and the union of its operations' arguments.", toolSchema(lv, t), lv.Name, t.Name)))
-			f.Const().Id(toolSchema(lv, t)).Op("=").Add(rawString(t.Schema))
-			f.Line()
-		}
 	}
 }
 
@@ -45,12 +37,13 @@ func sharesOpSchema(t *speclang.Tool) bool {
 	return len(t.Operations) == 1 && t.Schema == t.Operations[0].Schema
 }
 
-// toolSchema names the constant holding a tool's input schema.
-func toolSchema(lv *speclang.Level, t *speclang.Tool) string {
+// toolSchema names the constant holding a tool's input schema, or "" for
+// a tool with an action, whose schema the runtime computes.
+func toolSchema(lv *speclang.LevelTools, t *speclang.Tool) string {
 	if sharesOpSchema(t) {
 		return opSchema(t.Operations[0])
 	}
-	return lowerFirst(lv.Name+t.GoName) + "Schema"
+	return ""
 }
 
 // rawString renders s as a raw (backtick) string literal, which shows JSON

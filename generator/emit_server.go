@@ -5,18 +5,22 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// emitServer writes the operation and tool tables, NewServer and the
-// registry entry. A tool's calls need no generated dispatcher: the runtime
+// emitServer writes the domain's description, the operation and tool
+// tables, NewServer and the registry entry. A tool's calls need no generated dispatcher: the runtime
 // picks the operation (mcpdomain.Tool.Prepare) and runs it by name on the
 // store.
 func emitServer(f *jen.File, d *speclang.Domain) {
-	for _, o := range d.Operations {
-		f.Add(operationVar(o))
-	}
+	f.Comment(doc(fmt.Sprintf("description says what %s is, to a model (the server's instructions) and to a reader (the registry).", d.Name)))
+	f.Const().Id("description").Op("=").Add(text(d.Description))
+	f.Line()
+	f.Comment(doc(fmt.Sprintf("The operations of %s, one per operation of its spec: what each does to which entity, "+
+		"its arguments and their schema. The tools below expose them, at L4 one tool each, which gives the operation's description as its own.", d.Name)))
+	f.Var().Defs(operationDefs(d)...)
 	f.Line()
 	for _, c := range []jen.Code{operationsVar(d), toolsVar(d), newServerFunc(d)} {
 		f.Add(c)
@@ -25,11 +29,19 @@ func emitServer(f *jen.File, d *speclang.Domain) {
 	f.Add(domainVar(d))
 }
 
-// operationVar:
+// operationDefs are the definitions of the operations' block, in spec
+// order, under the description emitServer gives it:
 //
-//	var opGetLamp = &mcpdomain.Operation{Name: "get_lamp", ...}
-func operationVar(o *speclang.Operation) jen.Code {
-	return jen.Var().Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+//	var (
+//		opGetLamp = &mcpdomain.Operation{Name: "get_lamp", ...}
+//		...
+//	)
+func operationDefs(d *speclang.Domain) []jen.Code {
+	defs := make([]jen.Code, len(d.Operations))
+	for i, o := range d.Operations {
+		defs[i] = jen.Id(opVar(o)).Op("=").Op("&").Qual(runtimePkg, "Operation").Add(operationLit(o))
+	}
+	return defs
 }
 
 // operationsVar:
@@ -70,8 +82,8 @@ func optText(s string) jen.Code {
 
 // toolsVar:
 //
-//	var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-//		mcpdomain.L4: {{Level: mcpdomain.L4, Name: "get_lamp", ..., InputSchema: getLampSchema, ...}},
+//	var Tools = map[level.Level][]*mcpdomain.Tool{
+//		level.L4: {{Level: level.L4, Name: "get_lamp", ..., InputSchema: getLampSchema, ...}},
 //	}
 func toolsVar(d *speclang.Domain) jen.Code {
 	var tools []jen.Code
@@ -79,37 +91,56 @@ func toolsVar(d *speclang.Domain) jen.Code {
 		var vals []jen.Code
 		for _, t := range lv.Tools {
 			vals = append(vals, jen.Line().Add(keyed(true,
-				kv{"Level", jen.Qual(runtimePkg, lv.Name)},
+				kv{"Level", jen.Qual(levelPkg, string(lv.Level))},
 				kv{"Name", jen.Lit(t.Name)},
-				kv{"Description", optText(t.Description)},
-				kv{"InputSchema", jen.Id(toolSchema(lv, t))},
+				kv{"Description", toolDescription(lv, t)},
+				kv{"InputSchema", schemaRef(lv, t)},
 				kv{"Operations", jen.Index().Op("*").Qual(runtimePkg, "Operation").Values(opList(t.Operations)...)},
 			)))
 		}
-		tools = append(tools, jen.Line().Qual(runtimePkg, lv.Name).Op(":").Values(append(vals, jen.Line())...))
+		tools = append(tools, jen.Line().Qual(levelPkg, string(lv.Level)).Op(":").Values(append(vals, jen.Line())...))
 	}
 	return jen.Comment("Tools holds each level's tools with the schemas the model sees.").Line().
-		Var().Id("Tools").Op("=").Map(jen.Qual(runtimePkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+		Var().Id("Tools").Op("=").Map(jen.Qual(levelPkg, "Level")).Index().Op("*").Qual(runtimePkg, "Tool").Values(append(tools, jen.Line())...)
+}
+
+// schemaRef is the constant of a tool's input schema, or nothing (the
+// element left out) for a tool with an action, whose schema
+// mcpdomain.NewDomain computes.
+func schemaRef(lv *speclang.LevelTools, t *speclang.Tool) jen.Code {
+	if name := toolSchema(lv, t); name != "" {
+		return jen.Id(name)
+	}
+	return nil
+}
+
+// toolDescription is a tool's description: at L4 its operation's, which it
+// refers to rather than repeat (opGetLamp.Description).
+func toolDescription(lv *speclang.LevelTools, t *speclang.Tool) jen.Code {
+	if lv.Level == level.L4 && len(t.Operations) == 1 && t.Description == t.Operations[0].Description && t.Description != "" {
+		return jen.Id(opVar(t.Operations[0])).Dot("Description")
+	}
+	return optText(t.Description)
 }
 
 // newServerFunc:
 //
-//	func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-//		tools, ok := Tools[level]
+//	func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+//		tools, ok := Tools[lv]
 //		...
 //		mcpdomain.Register(s, tools, st)
 //		return s, nil
 //	}
 func newServerFunc(d *speclang.Domain) jen.Code {
 	return jen.Comment("NewServer returns an MCP server that exposes st at the given level.").Line().
-		Func().Id("NewServer").Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
-		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("level")),
-		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("level")))),
+		Func().Id("NewServer").Params(jen.Id("lv").Qual(levelPkg, "Level"), jen.Id("st").Op("*").Id("Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
+		jen.List(jen.Id("tools"), jen.Id("ok")).Op(":=").Id("Tools").Index(jen.Id("lv")),
+		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": unknown level %q: want one of L4, L3, L2, L1"), jen.Id("lv")))),
 		jen.Id("s").Op(":=").Qual(serverPkg, "NewMCPServer").Call(list(len(d.Description)+100, []jen.Code{
 			jen.Lit("granite-" + d.Name), jen.Lit("1.0.0"),
 			jen.Qual(serverPkg, "WithToolCapabilities").Call(jen.False()),
 			jen.Qual(serverPkg, "WithRecovery").Call(),
-			jen.Qual(serverPkg, "WithInstructions").Call(text(d.Description)),
+			jen.Qual(serverPkg, "WithInstructions").Call(jen.Id("description")),
 		})...),
 		jen.Qual(runtimePkg, "Register").Call(jen.Id("s"), jen.Id("tools"), jen.Id("st")),
 		jen.Return(jen.Id("s"), jen.Nil()),
@@ -118,45 +149,45 @@ func newServerFunc(d *speclang.Domain) jen.Code {
 
 // domainVar:
 //
-//	var Domain = mcpdomain.NewDomain(mcpdomain.Domain{Name: "tiny", ...}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {...})
+//	var Domain = mcpdomain.NewDomain(mcpdomain.Domain{Name: "tiny", ...}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {...})
 func domainVar(d *speclang.Domain) jen.Code {
 	return jen.Commentf("Domain is the registry entry of %s.", d.Name).Line().
 		Var().Id("Domain").Op("=").Qual(runtimePkg, "NewDomain").Call(
 		jen.Qual(runtimePkg, "Domain").Add(keyed(true,
 			kv{"Name", jen.Lit(d.Name)},
 			kv{"Title", jen.Lit(d.Title)},
-			kv{"Description", optText(d.Description)},
+			kv{"Description", jen.Id("description")},
 			kv{"Entities", stringsLit(entityNames(d))},
 			kv{"Operations", jen.Id("Operations")},
 			kv{"Tools", jen.Id("Tools")},
 			kv{"NewStore", jen.Func().Params().Qual(runtimePkg, "Store").Block(
 				jen.Return(jen.Id("NewStore").Call()))},
 		)),
-		jen.Func().Params(jen.Id("level").Qual(runtimePkg, "Level"), jen.Id("st").Qual(runtimePkg, "Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
+		jen.Func().Params(jen.Id("lv").Qual(levelPkg, "Level"), jen.Id("st").Qual(runtimePkg, "Store")).Params(jen.Op("*").Qual(serverPkg, "MCPServer"), jen.Error()).Block(
 			jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Id("st").Assert(jen.Op("*").Id("Store")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(d.Name+": store is %T, want *"+d.Name+".Store"), jen.Id("st")))),
-			jen.Return(jen.Id("NewServer").Call(jen.Id("level"), jen.Id("s"))),
+			jen.Return(jen.Id("NewServer").Call(jen.Id("lv"), jen.Id("s"))),
 		),
 	)
 }
 
 func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 
-// opKindConsts names mcpdomain's constant of each operation kind.
-var opKindConsts = map[mcpdomain.OpKind]string{
-	mcpdomain.OpGet: "OpGet", mcpdomain.OpList: "OpList", mcpdomain.OpCreate: "OpCreate",
-	mcpdomain.OpUpdate: "OpUpdate", mcpdomain.OpUpdateWhere: "OpUpdateWhere", mcpdomain.OpDelete: "OpDelete",
-	mcpdomain.OpAggregate: "OpAggregate", mcpdomain.OpPreset: "OpPreset",
+// opKindConsts names opkind's constant of each operation kind.
+var opKindConsts = map[opkind.Kind]string{
+	opkind.Get: "Get", opkind.List: "List", opkind.Create: "Create",
+	opkind.Update: "Update", opkind.UpdateWhere: "UpdateWhere", opkind.Delete: "Delete",
+	opkind.Aggregate: "Aggregate", opkind.Preset: "Preset",
 }
 
-// kindConst renders an operation kind as the runtime's constant,
-// mcpdomain.OpList, rather than the string it stands for.
-func kindConst(k mcpdomain.OpKind) jen.Code {
+// kindConst renders an operation kind as its constant, opkind.List, rather
+// than the string it stands for.
+func kindConst(k opkind.Kind) jen.Code {
 	name, ok := opKindConsts[k]
 	if !ok {
-		panic(fmt.Sprintf("generator: operation kind %q has no mcpdomain constant", k)) // speclang checks kinds
+		panic(fmt.Sprintf("generator: operation kind %q has no opkind constant", k)) // speclang checks kinds
 	}
-	return jen.Qual(runtimePkg, name)
+	return jen.Qual(opkindPkg, name)
 }
 
 // operationLit is the mcpdomain.Operation literal of o, its fields in the

@@ -33,8 +33,8 @@ func storeType(d *speclang.Domain) jen.Code {
 	for _, e := range d.Entities {
 		fields = append(fields, jen.Id(tableField(e)).Qual(runtimePkg, "Table").Types(jen.Id(e.GoName)))
 	}
-	return jen.Commentf("Store holds the %s domain's state in memory. It is safe for concurrent use;", d.Name).Line().
-		Comment("each operation runs under one lock, so it is atomic.").Line().
+	return jen.Comment(doc(fmt.Sprintf("Store holds the %s domain's state in memory. It is safe for concurrent use; "+
+		"each operation runs under one lock, so it is atomic.", d.Name))).Line().
 		Type().Id("Store").Struct(fields...)
 }
 
@@ -95,7 +95,7 @@ func cloneMethod(d *speclang.Domain) jen.Code {
 //
 //	func (s *Store) CloneStore() mcpdomain.Store { return s.Clone() }
 func cloneStoreMethod() jen.Code {
-	return jen.Comment("CloneStore is Clone for code that holds a runtime.Store.").Line().
+	return jen.Comment("CloneStore is Clone for code that holds a mcpdomain.Store.").Line().
 		Func().Add(recv()).Id("CloneStore").Params().Qual(runtimePkg, "Store").Block(
 		jen.Return(jen.Id("s").Dot("Clone").Call()),
 	)

@@ -221,6 +221,12 @@ func TestReservedNamesCoverGeneratedPackage(t *testing.T) {
 			derived[toolSchema(lv, tl)] = true
 		}
 	}
+	for _, en := range d.Enums {
+		derived[en.GoName] = true
+		for _, v := range en.Values {
+			derived[v.GoName] = true
+		}
+	}
 
 	pkgs, err := parser.ParseDir(token.NewFileSet(), "testdata/golden/tiny/want/tiny", nil, 0)
 	if err != nil {

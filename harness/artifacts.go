@@ -104,19 +104,19 @@ func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, er
 		if !done {
 			tools := shared
 			name, level, isDomain := scenarios.DomainSource(src)
-			var rt *mcpdomain.Domain
+			var dom *mcpdomain.Domain
 			var about system
 			if isDomain {
-				rt, _ = lookup(name)
+				dom, _ = lookup(name)
 			}
-			if rt != nil {
-				about = system{rt.Title, rt.Description}
+			if dom != nil {
+				about = system{dom.Title, dom.Description}
 			}
 			if tools == nil {
-				if rt == nil {
+				if dom == nil {
 					return nil, fmt.Errorf("%s: artifact %s: no tools for its source %s; expected them in %s (granite synth --out writes it), or give the tools file", path, a.ID, src, scenarios.ToolsFile(path))
 				}
-				tools = toolsrc.FromDomain(rt, level)
+				tools = toolsrc.FromDomain(dom, level)
 			}
 			if ts, err = newToolSet(tools, about); err != nil {
 				return nil, fmt.Errorf("%s: %w", toolsOrigin(set, path), err)

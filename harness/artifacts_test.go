@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -59,7 +60,7 @@ func artifactConfig(path, host string, models ...string) *results.Config {
 // that expect no call (refusing an invalid request is right).
 func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	rt, _ := lookup(spec.Domains[0].Name)
+	dom, _ := lookup(spec.Domains[0].Name)
 	external, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 		tools   []scenarios.Tool
 		sidecar bool
 	}{
-		{"generated domain", "domain:" + rt.Name + "/L2", scenarios.FromDomain(rt, mcpdomain.L2), false},
+		{"generated domain", "domain:" + dom.Name + "/L2", scenarios.FromDomain(dom, level.L2), false},
 		{"external tools", "tools:public_style_tools.json", scenarios.Listed(external), true},
 	} {
 		t.Run(src.name, func(t *testing.T) {
@@ -220,25 +221,25 @@ func jsonEqual(a, b []byte) bool {
 
 // multiTurn is an executed two-turn artifact of the tiny domain's longest
 // L4 gold: the first call in the first turn, the rest in the second.
-func multiTurn(t *testing.T, spec *speclang.Spec, rt *mcpdomain.Domain) scenarios.Artifact {
+func multiTurn(t *testing.T, spec *speclang.Spec, dom *mcpdomain.Domain) scenarios.Artifact {
 	t.Helper()
 	var longest *speclang.Scenario
 	for _, s := range spec.Domains[0].Scenarios {
-		if longest == nil || len(s.Gold[mcpdomain.L4]) > len(longest.Gold[mcpdomain.L4]) {
+		if longest == nil || len(s.Gold[level.L4]) > len(longest.Gold[level.L4]) {
 			longest = s
 		}
 	}
-	a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "two-turns", Source: "domain:" + rt.Name + "/L4", Tier: "complex",
+	a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "two-turns", Source: "domain:" + dom.Name + "/L4", Tier: "complex",
 		Turns:      []scenarios.Turn{{Prompt: "first: " + longest.Prompt, Calls: []int{0}}, {Prompt: "then the rest"}},
 		Provenance: scenarios.Provenance{Backend: "ollama", Model: "m", Stage: "multi-turn"}}
-	for _, g := range longest.Gold[mcpdomain.L4] {
+	for _, g := range longest.Gold[level.L4] {
 		a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: g.Tool, Arguments: g.JSON(), Reason: "gold"})
 		a.Assertions = append(a.Assertions, scenarios.Assertion{Kind: "tool_call", Tool: g.Tool, Arguments: g.JSON(), Severity: "blocker", Note: "gold"})
 	}
 	for i := 1; i < len(a.ExpectedCalls); i++ {
 		a.Turns[1].Calls = append(a.Turns[1].Calls, i)
 	}
-	a.MockOutputs = scenarios.Executor(rt, mcpdomain.L4)(a.ExpectedCalls)
+	a.MockOutputs = scenarios.Executor(dom, level.L4)(a.ExpectedCalls)
 	return a
 }
 
@@ -250,8 +251,8 @@ func multiTurn(t *testing.T, spec *speclang.Spec, rt *mcpdomain.Domain) scenario
 // blocker, and its calls are classified.
 func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	rt, _ := lookup(spec.Domains[0].Name)
-	a := multiTurn(t, spec, rt)
+	dom, _ := lookup(spec.Domains[0].Name)
+	a := multiTurn(t, spec, dom)
 	path := writeArtifacts(t, []scenarios.Artifact{a}, nil)
 	good := func(req ollamatest.Request, _ int) ollamatest.Step {
 		users, done := 0, len(req.ToolResults())
@@ -335,8 +336,8 @@ func TestModelPlaysMultiTurnArtifact(t *testing.T) {
 // the whole run, and resuming a finished run runs nothing.
 func TestArtifactRunsShardAndResume(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	rt, _ := lookup(spec.Domains[0].Name)
-	arts, err := scenarios.Offline("domain:"+rt.Name+"/L4", scenarios.FromDomain(rt, mcpdomain.L4), 0)
+	dom, _ := lookup(spec.Domains[0].Name)
+	arts, err := scenarios.Offline("domain:"+dom.Name+"/L4", scenarios.FromDomain(dom, level.L4), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +449,7 @@ func TestReplayStructuredContent(t *testing.T) {
 // source for artifacts, and name what Ollama drops.
 func TestLostKeywordsPerToolSet(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	rt, _ := lookup(spec.Domains[0].Name)
+	dom, _ := lookup(spec.Domains[0].Name)
 	grid, err := Plan(testConfig("lost", "", agent.Oracle), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -457,9 +458,9 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 	if len(lost) == 0 {
 		t.Fatal("the tiny domain's tools lose no keyword; the test needs some")
 	}
-	for _, l := range mcpdomain.Levels {
-		key := rt.Name + "/" + string(l)
-		if want := agent.ToolLoss(agent.Default(), rt.Tools[l]); len(want) > 0 && !reflect.DeepEqual(lost[key], want) || len(want) == 0 && lost[key] != nil {
+	for _, l := range level.Levels {
+		key := dom.Name + "/" + string(l)
+		if want := agent.ToolLoss(agent.Default(), dom.Tools[l]); len(want) > 0 && !reflect.DeepEqual(lost[key], want) || len(want) == 0 && lost[key] != nil {
 			t.Errorf("%s: %v, want %v", l, lost[key], want)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -56,12 +56,12 @@ func BenchmarkAgentTurn(b *testing.B) {
 	f := ollamatest.NewServer(b, []string{"fake:gold"}, goldModel(spec, lookup))
 	cfg := testConfig("turns", f.URL, "fake:gold")
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
-	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
+	cfg.Granularities = []level.Level{level.L1}
 	d := spec.Domain(tiny.Domain.Name)
-	rt, _ := lookup(d.Name)
+	dom, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := workerOf(b, &agent.Env{Config: cfg}, "fake:gold")
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, dom: dom, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // BenchmarkArtifactOracle plays offline artifacts of every generated
@@ -72,7 +72,7 @@ func BenchmarkArtifactOracle(b *testing.B) {
 	spec := loadSpec(b)
 	var arts []scenarios.Artifact
 	for _, d := range gen.Domains {
-		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, mcpdomain.L4), 0)
+		a, err := scenarios.Offline("domain:"+d.Name+"/L4", scenarios.FromDomain(d, level.L4), 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,15 +97,15 @@ func BenchmarkArtifactOracle(b *testing.B) {
 // reply, then the tool results as the answer.
 func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
 	byPrompt := map[string]*speclang.Scenario{}
-	levelOf := map[string]mcpdomain.Level{}
+	levelOf := map[string]level.Level{}
 	for _, d := range spec.Domains {
-		rt, _ := lookup(d.Name)
+		dom, _ := lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
 		}
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			var names []string
-			for _, t := range rt.Tools[l] {
+			for _, t := range dom.Tools[l] {
 				names = append(names, t.Name)
 			}
 			slices.Sort(names)
@@ -133,12 +133,12 @@ func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	f := openaitest.NewServer(b, []string{"fake:gold"}, viaOpenAI(goldPlay(spec, lookup)))
 	cfg := openaiConfig("turns", f.URL, "fake:gold")
 	cfg.Scenarios = []string{"tiny-004"} // 9 calls: 10 replies
-	cfg.Granularities = []mcpdomain.Level{mcpdomain.L1}
+	cfg.Granularities = []level.Level{level.L1}
 	d := spec.Domain(tiny.Domain.Name)
-	rt, _ := lookup(d.Name)
+	dom, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := workerOf(b, &agent.Env{Config: cfg}, "fake:gold")
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, rt: rt, level: mcpdomain.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, dom: dom, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
 }
 
 // parallelOneRate is the trials per second of parallel 1, which the

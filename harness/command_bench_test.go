@@ -9,7 +9,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/sandbox"
 )
 
@@ -41,7 +41,7 @@ func benchCommandTrial(b *testing.B, mode sandbox.Mode) {
 	cfg := testConfig("overhead", "http://127.0.0.1:1")
 	e := results.ModelEntry{Name: "true", Backend: agent.BackendCommand, Command: []string{bin, "{{.MCPConfig}}", "{{.Prompt}}"}, MCPConfig: results.MCPConfigClaude}
 	cfg.Models = []results.ModelEntry{e}
-	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []level.Level{level.L4}
 	cfg.Scenarios = []string{spec.Domains[0].Scenarios[0].ID}
 	grid, err := Plan(cfg, spec, gen.Lookup)
 	if err != nil {

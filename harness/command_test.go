@@ -21,7 +21,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -77,7 +77,7 @@ type agentCall struct {
 }
 
 // goldPlan is the scenario's gold at a level as the agent's plan.
-func goldPlan(s *speclang.Scenario, level mcpdomain.Level) agentPlan {
+func goldPlan(s *speclang.Scenario, level level.Level) agentPlan {
 	p := agentPlan{Calls: []agentCall{}}
 	for _, g := range s.Gold[level] {
 		p.Calls = append(p.Calls, agentCall{g.Tool, g.JSON()})
@@ -87,7 +87,7 @@ func goldPlan(s *speclang.Scenario, level mcpdomain.Level) agentPlan {
 
 // writePlan writes the plan of a scenario at a level where the agent's
 // --plan argument finds it.
-func writePlan(t *testing.T, dir, scenario string, level mcpdomain.Level, p agentPlan) {
+func writePlan(t *testing.T, dir, scenario string, level level.Level, p agentPlan) {
 	t.Helper()
 	data, err := json.Marshal(p)
 	if err != nil {
@@ -216,7 +216,7 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 	var s *speclang.Scenario
 	for _, dom := range spec.Domains {
 		for _, sc := range dom.Scenarios {
-			if s == nil && len(sc.Gold[mcpdomain.L4]) >= 2 && len(sc.State) > 0 {
+			if s == nil && len(sc.Gold[level.L4]) >= 2 && len(sc.State) > 0 {
 				d, s = dom, sc
 			}
 		}
@@ -224,7 +224,7 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 	if s == nil {
 		t.Fatal("no scenario with two L4 gold calls and state conditions")
 	}
-	gold := goldPlan(s, mcpdomain.L4)
+	gold := goldPlan(s, level.L4)
 	hangMarker := fmt.Sprintf("hang-%d-%d", os.Getpid(), time.Now().UnixNano())
 	cases := []struct {
 		name    string
@@ -297,10 +297,10 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 	}
 	cfg := testConfig("misbehave", "http://127.0.0.1:1")
 	cfg.Models = nil
-	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []level.Level{level.L4}
 	for _, c := range cases {
 		dir := t.TempDir()
-		writePlan(t, dir, s.ID, mcpdomain.L4, c.plan)
+		writePlan(t, dir, s.ID, level.L4, c.plan)
 		e := agentEntry(t, c.name, dir, results.MCPConfigEnv)
 		e.TimeoutSeconds = c.timeout
 		cfg.Models = append(cfg.Models, e)
@@ -329,12 +329,12 @@ func TestRecordingScoresLikeCommand(t *testing.T) {
 	spec := loadSpec(t)
 	d := spec.Domains[0]
 	s := pickScenarios(d)[len(pickScenarios(d))-1]
-	lv := mcpdomain.L2
+	lv := level.L2
 	dir := t.TempDir()
 	writePlan(t, dir, s.ID, lv, goldPlan(s, lv))
 	cfg := testConfig("recorded", "http://127.0.0.1:1")
 	cfg.Models = []results.ModelEntry{agentEntry(t, "agent", dir, results.MCPConfigEnv)}
-	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{lv}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []level.Level{lv}
 	recs, err := runTrials(t, cfg, spec, gen.Lookup)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d records, %v", len(recs), err)

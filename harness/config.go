@@ -13,7 +13,8 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -38,7 +39,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := speclang.CompileSchema(ExperimentSchemaFile, schemaData)
+	sch, err := schemacheck.Compile("granite:"+ExperimentSchemaFile, string(schemaData))
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func readConfig(name string) (string, []byte, error) {
 // them.
 func defaults(c *results.Config) {
 	if len(c.Granularities) == 0 && c.Artifacts == "" {
-		c.Granularities = slices.Clone(mcpdomain.Levels)
+		c.Granularities = slices.Clone(level.Levels)
 	}
 	if c.Repetitions == 0 {
 		c.Repetitions = 1

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
@@ -40,7 +40,7 @@ func TestGPUCounterAgainstIntegration(t *testing.T) {
 		return s
 	})
 	cfg := testConfig("gpu", f.URL, "fake:gold")
-	cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+	cfg.Granularities = []level.Level{level.L4}
 	cfg.Repetitions = 2
 	out := os.Getenv("GRANITE_GPU_OUT")
 	if out == "" {

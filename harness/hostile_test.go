@@ -16,7 +16,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -62,7 +62,7 @@ func hostileTrial(tb testing.TB, a agent.Agent, dir string) (*results.Record, []
 	tb.Helper()
 	spec, lookup := tinySpec(tb)
 	cfg := testConfig("hostile", "http://127.0.0.1:1", agent.Oracle)
-	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
 	grid, err := Plan(cfg, spec, lookup)
 	if err != nil || len(grid) != 1 {
 		tb.Fatalf("plan: %d trials, %v", len(grid), err)
@@ -146,7 +146,7 @@ func hostileGold(t *testing.T) *score.Gold {
 	t.Helper()
 	spec, lookup := tinySpec(t)
 	d := spec.Domain("tiny")
-	rt, msg := gold.Generated(d, lookup)
+	dom, msg := gold.Generated(d, lookup)
 	if msg != "" {
 		t.Fatal(msg)
 	}
@@ -156,7 +156,7 @@ func hostileGold(t *testing.T) *score.Gold {
 			s = sc
 		}
 	}
-	return score.NewGold(d, s, mcpdomain.L4, rt, &score.Rights{Finals: [][]byte{hostileFinal(t)}})
+	return score.NewGold(d, s, level.L4, dom, &score.Rights{Finals: [][]byte{hostileFinal(t)}})
 }
 
 // hostileFinal is the store the oracle leaves on tiny-002.
@@ -164,7 +164,7 @@ func hostileFinal(t *testing.T) []byte {
 	t.Helper()
 	spec, lookup := tinySpec(t)
 	cfg := testConfig("final", "http://127.0.0.1:1", agent.Oracle)
-	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
 	grid, err := Plan(cfg, spec, lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestCallCap(t *testing.T) {
 			var requests atomic.Int32
 			f := openaitest.NewServer(t, []string{"m"}, forever(c.perReply, &requests))
 			cfg := openaiConfig("cap", f.URL, "m")
-			cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+			cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
 			cfg.MaxAgentTurns, cfg.MaxCalls = 10*results.DefaultMaxCalls, c.maxCalls
 			recs, err := runTrials(t, cfg, spec, lookup)
 			if err != nil || len(recs) != 1 {
@@ -344,7 +344,7 @@ func TestHugeArgumentsGoBackCut(t *testing.T) {
 		return openaitest.Step{Content: "Done."}
 	})
 	for _, cfg := range []*results.Config{testConfig("huge", ol.URL, "m"), openaiConfig("huge", oa.URL, "m")} {
-		cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+		cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
 		recs, err := runTrials(t, cfg, spec, lookup)
 		if err != nil || len(recs) != 1 || len(recs[0].Calls) != 1 {
 			t.Fatalf("%d records, %v; want one with the huge call", len(recs), err)

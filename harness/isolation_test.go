@@ -14,7 +14,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/sandbox"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -55,7 +55,7 @@ func twoScenarios(t *testing.T, spec *speclang.Spec) (*speclang.Domain, *speclan
 	for _, d := range spec.Domains {
 		var picked []*speclang.Scenario
 		for _, s := range d.Scenarios {
-			if len(s.State) > 0 && len(s.Gold[mcpdomain.L4]) > 0 {
+			if len(s.State) > 0 && len(s.Gold[level.L4]) > 0 {
 				picked = append(picked, s)
 			}
 		}
@@ -84,16 +84,16 @@ func TestTrialCannotReachAnother(t *testing.T) {
 			}
 			dir := t.TempDir()
 			signal := filepath.Join(dir, "thief-done")
-			writePlan(t, dir, victim.ID, mcpdomain.L4, agentPlan{Mode: "victim", Signal: signal, Calls: []agentCall{}})
+			writePlan(t, dir, victim.ID, level.L4, agentPlan{Mode: "victim", Signal: signal, Calls: []agentCall{}})
 			// The thief's calls are the victim's gold.
-			steal := goldPlan(victim, mcpdomain.L4)
+			steal := goldPlan(victim, level.L4)
 			steal.Mode, steal.Signal = "steal", signal
-			writePlan(t, dir, thief.ID, mcpdomain.L4, steal)
+			writePlan(t, dir, thief.ID, level.L4, steal)
 			e := agentEntry(t, "pair", dir, results.MCPConfigClaude)
 			e.Parallel = 2
 			cfg := testConfig("isolation", "http://127.0.0.1:1")
 			cfg.Models = []results.ModelEntry{e}
-			cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{victim.ID, thief.ID}, []mcpdomain.Level{mcpdomain.L4}
+			cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{victim.ID, thief.ID}, []level.Level{level.L4}
 			recs, man, progress := runIsolated(t, cfg, spec, iso)
 			all := byTrial(recs)
 			v, th := all["pair/"+victim.ID+"/L4"], all["pair/"+thief.ID+"/L4"]
@@ -168,10 +168,10 @@ func TestAgentCommandContained(t *testing.T) {
 	}
 	cfg := testConfig("contained", "http://127.0.0.1:1")
 	cfg.Models = nil
-	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []level.Level{level.L4}
 	for _, c := range cases {
 		dir := t.TempDir()
-		writePlan(t, dir, s.ID, mcpdomain.L4, c.plan)
+		writePlan(t, dir, s.ID, level.L4, c.plan)
 		e := agentEntry(t, c.name, dir, results.MCPConfigEnv)
 		e.Env = map[string]string{"AGENT_SETTING": "x"}
 		e.PassEnv = []string{"AGENT_OWN_KEY"}
@@ -216,7 +216,7 @@ func agentRun(out string) int {
 	cfg := testConfig("killed", "http://127.0.0.1:1")
 	cfg.Models = []results.ModelEntry{e}
 	cfg.Domains, cfg.Scenarios = []string{os.Getenv("GRANITE_TEST_AGENT_DOMAIN")}, []string{os.Getenv("GRANITE_TEST_AGENT_SCENARIO")}
-	cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+	cfg.Granularities = []level.Level{level.L4}
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup, Isolation: agent.IsolationNamespaces}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -309,16 +309,16 @@ func agentAlive(bin string) bool {
 func TestCallCapStopsAnAgentCommand(t *testing.T) {
 	spec := loadSpec(t)
 	d, s, _ := twoScenarios(t, spec)
-	gold := goldPlan(s, mcpdomain.L4)
+	gold := goldPlan(s, level.L4)
 	var calls []agentCall
 	for range 10 {
 		calls = append(calls, gold.Calls[0])
 	}
 	dir := t.TempDir()
-	writePlan(t, dir, s.ID, mcpdomain.L4, agentPlan{Calls: calls})
+	writePlan(t, dir, s.ID, level.L4, agentPlan{Calls: calls})
 	cfg := testConfig("capped", "http://127.0.0.1:1")
 	cfg.Models = []results.ModelEntry{agentEntry(t, "caller", dir, results.MCPConfigEnv)}
-	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []mcpdomain.Level{mcpdomain.L4}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []level.Level{level.L4}
 	cfg.MaxCalls = 3
 	recs, _, _ := runIsolated(t, cfg, spec, agent.IsolationAuto)
 	if len(recs) != 1 {

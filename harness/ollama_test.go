@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -20,8 +20,8 @@ func userTurns(req ollamatest.Request) int { return len(req.Contents("user")) }
 // that stopped the trial; stop_reason and error say how it stopped.
 func TestErrorClassIsFirstFailure(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	rt, _ := lookup(spec.Domains[0].Name)
-	arts := writeArtifacts(t, []scenarios.Artifact{multiTurn(t, spec, rt)}, nil)
+	dom, _ := lookup(spec.Domains[0].Name)
+	arts := writeArtifacts(t, []scenarios.Artifact{multiTurn(t, spec, dom)}, nil)
 	asText := ollamatest.Step{Content: `{"name": "set_lamp", "arguments": {"lamp_id":"LP02","on":true,"level":40}}`}
 	unknown := ollamatest.Step{Calls: []ollamatest.Call{{Name: "switch_on_everything", Args: `{}`}}}
 	cases := []struct {
@@ -59,7 +59,7 @@ func TestErrorClassIsFirstFailure(t *testing.T) {
 			f := ollamatest.NewServer(t, []string{"m"}, func(req ollamatest.Request, _ int) ollamatest.Step { return c.script(req) })
 			cfg := testConfig("errors", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+			cfg.Granularities = []level.Level{level.L4}
 			if c.multiTurn {
 				cfg = artifactConfig(arts, f.URL, "m")
 			}
@@ -111,7 +111,7 @@ func TestOllamaToolCallParseError(t *testing.T) {
 			})
 			cfg := testConfig("parse", f.URL, "m")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+			cfg.Granularities = []level.Level{level.L4}
 			cfg.Stream = &c.stream
 			// A retried parse error would run until this deadline, and
 			// end as a timeout.

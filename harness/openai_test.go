@@ -17,7 +17,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/chattest"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
@@ -84,14 +84,14 @@ func batched(calls []ollamatest.Call, perReply int, answer string) func(turnStat
 
 // trajectory is one case of testdata/trajectories.yaml.
 type trajectory struct {
-	Name     string          `yaml:"name"`
-	Scenario string          `yaml:"scenario"`
-	Level    mcpdomain.Level `yaml:"level"`
-	Calls    [][]any         `yaml:"calls"`
-	Answer   string          `yaml:"answer"`
-	TC       float64         `yaml:"tc"`
-	Strict   float64         `yaml:"tc_strict"`
-	Why      string          `yaml:"why"`
+	Name     string      `yaml:"name"`
+	Scenario string      `yaml:"scenario"`
+	Level    level.Level `yaml:"level"`
+	Calls    [][]any     `yaml:"calls"`
+	Answer   string      `yaml:"answer"`
+	TC       float64     `yaml:"tc"`
+	Strict   float64     `yaml:"tc_strict"`
+	Why      string      `yaml:"why"`
 }
 
 // sameParts is a record with what differs between two plays of the same
@@ -132,7 +132,7 @@ func TestTrajectoriesThroughBothBackends(t *testing.T) {
 			oa := openaitest.NewServer(t, []string{"m"}, viaOpenAI(play))
 			var recs [2]results.Record
 			for i, cfg := range []*results.Config{testConfig("traj", ol.URL, "m"), openaiConfig("traj", oa.URL, "m")} {
-				cfg.Scenarios, cfg.Granularities = []string{c.Scenario}, []mcpdomain.Level{c.Level}
+				cfg.Scenarios, cfg.Granularities = []string{c.Scenario}, []level.Level{c.Level}
 				cfg.MaxAgentTurns = len(calls) + 1
 				got, err := runTrials(t, cfg, spec, lookup)
 				if err != nil || len(got) != 1 {
@@ -206,7 +206,7 @@ func TestOpenAIScripted(t *testing.T) {
 			t.Run(c.name+map[bool]string{true: ", streamed", false: ", whole"}[stream], func(t *testing.T) {
 				f := openaitest.NewServer(t, []string{"m"}, c.script())
 				cfg := openaiConfig("scripted", f.URL, "m")
-				cfg.Scenarios, cfg.Granularities, cfg.Stream = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}, &stream
+				cfg.Scenarios, cfg.Granularities, cfg.Stream = []string{"tiny-002"}, []level.Level{level.L4}, &stream
 				cfg.AgentTimeoutSeconds = 3
 				recs, err := runTrials(t, cfg, spec, lookup)
 				if err != nil {
@@ -257,13 +257,13 @@ func TestOpenAIToolsCarryTheWholeSchema(t *testing.T) {
 	if _, err := runTrials(t, cfg, spec, lookup); err != nil {
 		t.Fatal(err)
 	}
-	rt, _ := lookup(spec.Domains[0].Name)
+	dom, _ := lookup(spec.Domains[0].Name)
 	byName := map[string]string{}
-	for _, l := range mcpdomain.Levels {
-		for _, tool := range rt.Tools[l] {
+	for _, l := range level.Levels {
+		for _, tool := range dom.Tools[l] {
 			byName[tool.Name] = tool.InputSchema
 		}
-		if lost := agent.ToolLoss(agent.For(cfg.Models[0]), rt.Tools[l]); len(lost) > 0 {
+		if lost := agent.ToolLoss(agent.For(cfg.Models[0]), dom.Tools[l]); len(lost) > 0 {
 			t.Errorf("%s: the OpenAI conversion drops %v", l, lost)
 		}
 	}
@@ -415,7 +415,7 @@ func TestEchoedKeyNeverWritten(t *testing.T) {
 			}
 			cfg := openaiConfig("echo", f.URL, "m")
 			cfg.Models[0].APIKeyEnv = "GRANITE_TEST_KEY"
-			cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}
+			cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
 			out := t.TempDir()
 			var log bytes.Buffer
 			_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Progress: &log})
@@ -462,7 +462,7 @@ func TestEndlessReplyIsMalformed(t *testing.T) {
 		ol := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Endless: true} })
 		oa := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{Endless: true} })
 		for _, cfg := range []*results.Config{testConfig("endless", ol.URL, "m"), openaiConfig("endless", oa.URL, "m")} {
-			cfg.Scenarios, cfg.Granularities, cfg.Stream = []string{"tiny-002"}, []mcpdomain.Level{mcpdomain.L4}, &stream
+			cfg.Scenarios, cfg.Granularities, cfg.Stream = []string{"tiny-002"}, []level.Level{level.L4}, &stream
 			cfg.AgentTimeoutSeconds = 20 // a guard against hanging only
 			recs, err := runTrials(t, cfg, spec, lookup)
 			if err != nil || len(recs) != 1 {

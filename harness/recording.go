@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -36,12 +37,12 @@ import (
 // RecordTo), so that a killed server loses none of the calls it answered;
 // a whole-file recording (WriteFile, and the corpus) reads as well.
 type Recording struct {
-	Domain    string          `json:"domain"`
-	Level     mcpdomain.Level `json:"level"`
-	Scenario  string          `json:"scenario"`
-	Prompt    string          `json:"prompt"`
-	StartedAt string          `json:"started_at"`
-	EndedAt   string          `json:"ended_at"`
+	Domain    string      `json:"domain"`
+	Level     level.Level `json:"level"`
+	Scenario  string      `json:"scenario"`
+	Prompt    string      `json:"prompt"`
+	StartedAt string      `json:"started_at"`
+	EndedAt   string      `json:"ended_at"`
 	// Calls are classed as a trial's calls are; Sessions counts the
 	// sessions that called a tool.
 	Calls    []results.Call `json:"calls"`
@@ -72,13 +73,13 @@ type Recorder struct {
 
 // NewRecorder prepares the recording of scenario id (which names its
 // domain) at a level.
-func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdomain.Level) (*Recorder, error) {
+func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level level.Level) (*Recorder, error) {
 	t, err := scenarioByID(spec, lookup, id, level)
 	if err != nil {
 		return nil, err
 	}
-	st := t.rt.NewStore()
-	srv, err := t.rt.NewServer(level, st)
+	st := t.dom.NewStore()
+	srv, err := t.dom.NewServer(level, st)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdo
 }
 
 // scenarioByID finds a scenario by id, in the domain its id names.
-func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpdomain.Level) (*scenarioTask, error) {
+func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level level.Level) (*scenarioTask, error) {
 	name, _, _ := strings.Cut(id, "-")
 	d := spec.Domain(name)
 	if d == nil {
@@ -96,14 +97,14 @@ func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level mcpd
 		if s.ID != id {
 			continue
 		}
-		rt, msg := gold.Generated(d, lookup)
+		dom, msg := gold.Generated(d, lookup)
 		if msg != "" {
 			return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 		}
-		if _, ok := rt.Tools[level]; !ok {
+		if _, ok := dom.Tools[level]; !ok {
 			return nil, fmt.Errorf("unknown level %q: want one of L4, L3, L2, L1", level)
 		}
-		return &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: &goldCache{}}, nil
+		return &scenarioTask{domain: d, dom: dom, level: level, scenario: s, golds: &goldCache{}}, nil
 	}
 	return nil, fmt.Errorf("no scenario %q in domain %s (granite list shows them)", id, d.Name)
 }
@@ -157,7 +158,7 @@ const recordingFormat = "granite-recording-log/1"
 type logHeader struct {
 	Format    string          `json:"format"`
 	Domain    string          `json:"domain"`
-	Level     mcpdomain.Level `json:"level"`
+	Level     level.Level     `json:"level"`
 	Scenario  string          `json:"scenario"`
 	Prompt    string          `json:"prompt"`
 	StartedAt string          `json:"started_at"`

@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -26,8 +26,8 @@ import (
 func recordedLog(t testing.TB) (*Recorder, string) {
 	t.Helper()
 	spec := loadSpec(t)
-	s := writingScenario(t, spec, mcpdomain.L3)
-	r, err := NewRecorder(spec, gen.Lookup, s.ID, mcpdomain.L3)
+	s := writingScenario(t, spec, level.L3)
+	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func recordedLog(t testing.TB) (*Recorder, string) {
 	}
 	srv := httptest.NewServer(r.Handler(serve.Options{}))
 	t.Cleanup(srv.Close)
-	for _, g := range s.Gold[mcpdomain.L3] {
+	for _, g := range s.Gold[level.L3] {
 		recordedCall(t, srv.URL, g.Tool, g.JSON())
 	}
 	return r, file
@@ -45,7 +45,7 @@ func recordedLog(t testing.TB) (*Recorder, string) {
 
 // writingScenario is the first scenario whose verdict needs the store and
 // that makes more than one call at the level.
-func writingScenario(t testing.TB, spec *speclang.Spec, level mcpdomain.Level) *speclang.Scenario {
+func writingScenario(t testing.TB, spec *speclang.Spec, level level.Level) *speclang.Scenario {
 	t.Helper()
 	for _, d := range spec.Domains {
 		for _, s := range d.Scenarios {
@@ -185,15 +185,15 @@ func TestReadRecordingDamage(t *testing.T) {
 // is still snapshotted each call to see whether it changed.
 func BenchmarkRecordedCall(b *testing.B) {
 	spec := loadSpec(b)
-	s := writingScenario(b, spec, mcpdomain.L3)
-	g := s.Gold[mcpdomain.L3][0]
+	s := writingScenario(b, spec, level.L3)
+	g := s.Gold[level.L3][0]
 	for _, logged := range []bool{false, true} {
 		name := "memory"
 		if logged {
 			name = "log_synced"
 		}
 		b.Run(name, func(b *testing.B) {
-			r, err := NewRecorder(spec, gen.Lookup, s.ID, mcpdomain.L3)
+			r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -172,7 +172,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	return nil, nil, err
 }
 
-func (t *groupedTask) toolSet() string { return t.art.Source + "/" + string(t.at) }
+func (t *groupedTask) toolsKey() string { return t.art.Source + "/" + string(t.at) }
 
 func (t *groupedTask) schemas() map[string][]byte {
 	out := map[string][]byte{}

@@ -107,7 +107,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 				continue
 			}
-			rt, msg := gold.Generated(d, lookup)
+			dom, msg := gold.Generated(d, lookup)
 			if msg != "" {
 				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 			}
@@ -116,7 +116,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
-					task := &scenarioTask{domain: d, rt: rt, level: level, scenario: s, golds: golds}
+					task := &scenarioTask{domain: d, dom: dom, level: level, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
 							Index: len(out), ID: results.TrialID(model, s.ID, level, rep),
@@ -389,7 +389,7 @@ func lostKeywords(grid []Trial) map[string]map[string][]string {
 func toolSets(trials []Trial) map[string]map[string][]byte {
 	out := map[string]map[string][]byte{}
 	for _, t := range trials {
-		if key := t.toolSet(); out[key] == nil {
+		if key := t.toolsKey(); out[key] == nil {
 			out[key] = t.schemas()
 		}
 	}
@@ -549,7 +549,7 @@ func (r *runner) checked(model string, info results.ModelInfo, w results.WarmUp)
 // agentTrial is what an agent sees of the trial, played on sess: the
 // runner adds the listed tools and the call cap.
 func (t Trial) agentTrial(sess *serve.Session, valid map[string]func(json.RawMessage) bool, rec *results.Record) *agent.Trial {
-	return &agent.Trial{Session: sess, ToolSet: t.toolSet(), Valid: valid, Prompts: t.prompts(), Record: rec,
+	return &agent.Trial{Session: sess, ToolSet: t.toolsKey(), Valid: valid, Prompts: t.prompts(), Record: rec,
 		KeepResults: keepsResults(t.Task), System: agent.System(t.system()), Gold: goldByTurn(t.Task)}
 }
 

@@ -18,8 +18,10 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -101,7 +103,7 @@ func checkRecordSchema(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := speclang.CompileSchema("trial.schema.json", data)
+	sch, err := schemacheck.Compile("granite:trial.schema.json", string(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func TestOllamaGoldModelScoresFull(t *testing.T) {
 		cfg := testConfig("gold", f.URL, "fake:gold")
 		cfg.Stream = &stream
 		if !stream {
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L2} // the other mode once over
+			cfg.Granularities = []level.Level{level.L2} // the other mode once over
 		}
 		recs, err := runTrials(t, cfg, spec, gen.Lookup)
 		if err != nil {
@@ -316,7 +318,7 @@ func TestOllamaFaults(t *testing.T) {
 			f := ollamatest.NewServer(t, []string{"fake:1"}, func(req ollamatest.Request, _ int) ollamatest.Step { return c.script(&n, req) })
 			cfg := testConfig("faults", f.URL, "fake:1")
 			cfg.Scenarios = []string{"tiny-002"}
-			cfg.Granularities = []mcpdomain.Level{mcpdomain.L4}
+			cfg.Granularities = []level.Level{level.L4}
 			if c.timeout > 0 {
 				cfg.AgentTimeoutSeconds = c.timeout
 			}

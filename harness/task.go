@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -37,9 +38,9 @@ type Task interface {
 	open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error)
 	// system is what the agent's system prompt says of the system.
 	system() system
-	// toolSet names the task's tools, which every task with the same name
+	// toolsKey names the task's tools, which every task with the same key
 	// lists identically; schemas are their input schemas, by name.
-	toolSet() string
+	toolsKey() string
 	schemas() map[string][]byte
 	// goldCalls are the calls the oracle makes.
 	goldCalls() []results.MessageCall
@@ -50,9 +51,10 @@ type Task interface {
 // scenarioTask is a benchmark scenario played at a level on a fresh store
 // behind the domain's generated server.
 type scenarioTask struct {
+	// domain is the spec of the task's domain, dom its generated runtime.
 	domain   *speclang.Domain
-	rt       *mcpdomain.Domain
-	level    mcpdomain.Level
+	dom      *mcpdomain.Domain
+	level    level.Level
 	scenario *speclang.Scenario
 	// golds is shared by the tasks of one plan: a scenario's right final
 	// stores are computed once, whatever the level, repetition or model.
@@ -69,14 +71,14 @@ func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
 func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
 
 func (t *scenarioTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
-	s, err := serve.Open(ctx, t.rt, t.level)
+	s, err := serve.Open(ctx, t.dom, t.level)
 	return s, t.validators(), err
 }
 
 // validators check arguments against each of the level's tools.
 func (t *scenarioTask) validators() map[string]func(json.RawMessage) bool {
 	valid := map[string]func(json.RawMessage) bool{}
-	for _, tool := range t.rt.Tools[t.level] {
+	for _, tool := range t.dom.Tools[t.level] {
 		valid[tool.Name] = func(args json.RawMessage) bool {
 			_, _, err := tool.Prepare(args)
 			return err == nil
@@ -85,11 +87,11 @@ func (t *scenarioTask) validators() map[string]func(json.RawMessage) bool {
 	return valid
 }
 
-func (t *scenarioTask) system() system { return system{t.rt.Title, t.rt.Description} }
+func (t *scenarioTask) system() system { return system{t.dom.Title, t.dom.Description} }
 
-func (t *scenarioTask) toolSet() string { return t.rt.Name + "/" + string(t.level) }
+func (t *scenarioTask) toolsKey() string { return t.dom.Name + "/" + string(t.level) }
 
-func (t *scenarioTask) schemas() map[string][]byte { return agent.Schemas(t.rt.Tools[t.level]) }
+func (t *scenarioTask) schemas() map[string][]byte { return agent.Schemas(t.dom.Tools[t.level]) }
 
 // goldCalls are the scenario's gold at the task's level.
 func (t *scenarioTask) goldCalls() []results.MessageCall {
@@ -138,13 +140,13 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, err
 		// Computed outside the lock, so that workers do not queue behind
 		// each other's gold runs; two may compute the same stores, which
 		// is harmless.
-		r, err := gold.RightsOf(ctx, t.rt, t.scenario)
+		r, err := gold.RightsOf(ctx, t.dom, t.scenario)
 		if err != nil {
 			return nil, err
 		}
-		rs = score.NewScenarioGold(t.domain, t.scenario, t.rt.NewStore().Snapshot(), r)
+		rs = score.NewScenarioGold(t.domain, t.scenario, t.dom.NewStore().Snapshot(), r)
 	}
-	g = rs.Gold(t.level, t.rt)
+	g = rs.Gold(t.level, t.dom)
 	c.mu.Lock()
 	if c.golds == nil {
 		c.golds, c.rights = map[string]*score.Gold{}, map[string]*score.ScenarioGold{}
@@ -161,7 +163,7 @@ type artifactTask struct {
 	set *ArtifactSet
 	// level is the artifact's when it came from a generated domain, else
 	// empty.
-	level mcpdomain.Level
+	level level.Level
 }
 
 func (t *artifactTask) identify(rec *results.Record) {
@@ -203,7 +205,7 @@ func (t *artifactTask) open(ctx context.Context) (*serve.Session, map[string]fun
 
 func (t *artifactTask) system() system { return t.set.sources[t.art.Source].about }
 
-func (t *artifactTask) toolSet() string { return t.art.Source }
+func (t *artifactTask) toolsKey() string { return t.art.Source }
 
 func (t *artifactTask) schemas() map[string][]byte {
 	out := map[string][]byte{}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -31,12 +32,12 @@ func TestTrajectoriesByHand(t *testing.T) {
 			if s == nil {
 				t.Fatalf("no scenario %s", c.Scenario)
 			}
-			rt, _ := gen.Lookup(d.Name)
-			rights, err := gold.RightsOf(ctx, rt, s)
+			dom, _ := gen.Lookup(d.Name)
+			rights, err := gold.RightsOf(ctx, dom, s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess, err := serve.Open(ctx, rt, c.Level)
+			sess, err := serve.Open(ctx, dom, c.Level)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 				}
 				rec.Calls = append(rec.Calls, results.Call{Tool: tool, Arguments: args})
 			}
-			m, err := score.Score(rec, score.NewGold(d, s, c.Level, rt, rights), sess.Store.Snapshot())
+			m, err := score.Score(rec, score.NewGold(d, s, c.Level, dom, rights), sess.Store.Snapshot())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,9 +86,9 @@ func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
 	spec := loadSpec(t)
 	played, strictFails := 0, 0
 	for _, d := range spec.Domains {
-		rt, _ := gen.Lookup(d.Name)
+		dom, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
-			g, rec, final := playWithoutOptionals(t, d, rt, s)
+			g, rec, final := playWithoutOptionals(t, d, dom, s)
 			m, err := score.Score(rec, g, final)
 			if err != nil {
 				t.Fatal(err)
@@ -110,9 +111,9 @@ func TestOptionalArgumentsLeftOutTogether(t *testing.T) {
 func BenchmarkScoreByChanges(b *testing.B) {
 	spec := loadSpec(b)
 	for _, d := range spec.Domains {
-		rt, _ := gen.Lookup(d.Name)
+		dom, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
-			g, rec, final := playWithoutOptionals(b, d, rt, s)
+			g, rec, final := playWithoutOptionals(b, d, dom, s)
 			if m, _ := score.Score(rec, g, final); m.SnapshotOK {
 				continue // judged byte for byte: not the case measured
 			}
@@ -135,14 +136,14 @@ func BenchmarkScoreByChanges(b *testing.B) {
 func BenchmarkScore1000Calls(b *testing.B) {
 	spec := loadSpec(b)
 	d := spec.Domains[0]
-	rt, _ := gen.Lookup(d.Name)
+	dom, _ := gen.Lookup(d.Name)
 	var s *speclang.Scenario
 	for _, c := range d.Scenarios {
-		if s == nil || len(c.Gold[mcpdomain.L4]) > len(s.Gold[mcpdomain.L4]) {
+		if s == nil || len(c.Gold[level.L4]) > len(s.Gold[level.L4]) {
 			s = c
 		}
 	}
-	g, rec, final := playWithoutOptionals(b, d, rt, s)
+	g, rec, final := playWithoutOptionals(b, d, dom, s)
 	gold := len(rec.Calls)
 	for i := 0; len(rec.Calls) < 1000; i++ {
 		var args map[string]any
@@ -168,21 +169,21 @@ func BenchmarkScore1000Calls(b *testing.B) {
 // argument left out, and answers with what the tools returned, as the
 // oracle does. It returns the scenario's gold, the record and the store
 // the calls left.
-func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Gold, *results.Record, []byte) {
+func playWithoutOptionals(t testing.TB, d *speclang.Domain, dom *mcpdomain.Domain, s *speclang.Scenario) (*score.Gold, *results.Record, []byte) {
 	t.Helper()
 	ctx := context.Background()
-	rights, err := gold.RightsOf(ctx, rt, s)
+	rights, err := gold.RightsOf(ctx, dom, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := serve.Open(ctx, rt, mcpdomain.L4)
+	sess, err := serve.Open(ctx, dom, level.L4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
 	rec := &results.Record{StopReason: results.StopAnswer}
 	var outputs []string
-	for _, c := range s.Gold[mcpdomain.L4] {
+	for _, c := range s.Gold[level.L4] {
 		args := map[string]any{}
 		for k, v := range c.Args {
 			if !slices.Contains(c.Optional, k) {
@@ -198,5 +199,5 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, rt *mcpdomain.Domain
 		outputs = append(outputs, res.Text)
 	}
 	rec.FinalAnswer = strings.Join(outputs, "\n")
-	return score.NewGold(d, s, mcpdomain.L4, rt, rights), rec, sess.Store.Snapshot()
+	return score.NewGold(d, s, level.L4, dom, rights), rec, sess.Store.Snapshot()
 }

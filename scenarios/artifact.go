@@ -14,7 +14,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -101,7 +102,7 @@ var artifactSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return speclang.CompileSchema(ArtifactSchemaFile, data)
+	return schemacheck.Compile("granite:"+ArtifactSchemaFile, string(data))
 })
 
 // WriteArtifacts writes one artifact per line.
@@ -219,10 +220,10 @@ func ToolsFile(artifacts string) string {
 
 // DomainSource reads an artifact source of the form domain:<name>/<level>,
 // which granite synth gives artifacts of a generated domain.
-func DomainSource(source string) (domain string, level mcpdomain.Level, ok bool) {
+func DomainSource(source string) (domain string, lv level.Level, ok bool) {
 	rest, ok := strings.CutPrefix(source, "domain:")
-	name, lv, ok2 := strings.Cut(rest, "/")
-	l, err := mcpdomain.ParseLevel(lv)
+	name, at, ok2 := strings.Cut(rest, "/")
+	l, err := level.Parse(at)
 	if !ok || !ok2 || err != nil || name == "" {
 		return "", "", false
 	}

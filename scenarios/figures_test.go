@@ -10,7 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // independent compiles a schema with a compiler of its own (formats
@@ -44,8 +44,8 @@ func validates(t testing.TB, s *jsonschema.Schema, raw []byte) bool {
 // figures are what the issue asks to measure of a set of artifacts.
 type figures struct {
 	tools, used, calls, validCalls, refusals, invalidRefusals, multi, arts int
-	formatValues, patternValues                                         int
-	kinds, allowed                                                      map[string]bool
+	formatValues, patternValues                                            int
+	kinds, allowed                                                         map[string]bool
 	// strict holds the set to the 30% share of multi-call artifacts; a
 	// single level of one domain is only logged (see the totals).
 	strict bool
@@ -186,13 +186,13 @@ func keys(m map[string]bool) []string {
 func TestFiguresGeneratedDomains(t *testing.T) {
 	multi, all := 0, 0
 	for _, d := range gen.Domains {
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			tools := FromDomain(d, l)
 			arts, err := Offline("domain:"+d.Name+"/"+string(l), tools, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := measure(t, tools, arts, l != mcpdomain.L4)
+			f := measure(t, tools, arts, l != level.L4)
 			f.check(t, d.Name+"/"+string(l))
 			multi += f.multi
 			all += f.arts

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -31,7 +31,7 @@ func TestGini(t *testing.T) {
 }
 
 func TestCheckCountsCoverageAndPairs(t *testing.T) {
-	tools := FromDomain(gen.Domains[0], mcpdomain.L4)
+	tools := FromDomain(gen.Domains[0], level.L4)
 	ex := func(i int) ExpectedCall { return ExpectedCall{Tool: tools[i].Name, Arguments: tools[i].examples[0]} }
 	arts := []Artifact{
 		{ExpectedCalls: []ExpectedCall{ex(0), ex(1)}, Provenance: Provenance{Retries: 1}},
@@ -57,7 +57,7 @@ func TestCheckCountsCoverageAndPairs(t *testing.T) {
 // full for a single call, and a missing required argument zeroes values,
 // types and format.
 func TestJudgeNormalisesAndCascades(t *testing.T) {
-	tools := FromDomain(gen.Domains[0], mcpdomain.L4)
+	tools := FromDomain(gen.Domains[0], level.L4)
 	reply, _ := json.Marshal(map[string]any{"usage": 8, "selection": 10, "ordering": 2, "completeness": 6, "names": 10, "values": 9, "types": 10, "format": 10, "relevance": 7,
 		"logical_flow": 3, "task_completeness": 2, "conciseness": 1, "topicality": 3, "context_retention": 2, "comment": "fine"})
 	f := synthModel(t, func(int, ollamatest.Request) (string, time.Duration) { return string(reply), 0 })

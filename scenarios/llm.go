@@ -13,9 +13,11 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/templates"
 )
@@ -56,7 +58,7 @@ func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
 // a check is fed back with the reason and the stage retried, at most
 // Retries times; it returns the retries used.
 func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, out any, checks ...func() string) (int, error) {
-	sch, err := mcpdomain.CompileSchema("stage", string(schema))
+	sch, err := schemacheck.Compile("stage", string(schema))
 	if err != nil {
 		return 0, err
 	}
@@ -267,14 +269,14 @@ func leastUsed(tools []Tool, used map[string]int, n int) []string {
 // Executor runs a scenario's calls in order on one fresh store of a
 // generated domain at a level: outputs that are real and consistent
 // across calls (grounding: executed).
-func Executor(d *mcpdomain.Domain, level mcpdomain.Level) func([]ExpectedCall) []MockOutput {
+func Executor(d *mcpdomain.Domain, level level.Level) func([]ExpectedCall) []MockOutput {
 	return func(calls []ExpectedCall) []MockOutput {
 		return runCalls(d, level, d.NewStore(), calls)
 	}
 }
 
 // runCalls runs calls in order on a store.
-func runCalls(d *mcpdomain.Domain, level mcpdomain.Level, st mcpdomain.Store, calls []ExpectedCall) []MockOutput {
+func runCalls(d *mcpdomain.Domain, level level.Level, st mcpdomain.Store, calls []ExpectedCall) []MockOutput {
 	var out []MockOutput
 	for i, c := range calls {
 		t := d.Tool(level, c.Tool)

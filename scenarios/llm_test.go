@@ -13,9 +13,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/progress"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // stageOf names the synthesis stage a request's prompt belongs to.
@@ -95,7 +97,7 @@ func llmFor(t *testing.T, f *ollamatest.Server) *LLM {
 
 // goldScenario is a valid stage reply for a generated domain at a level:
 // the operation example of its first tool.
-func goldScenario(d *mcpdomain.Domain, level mcpdomain.Level) string {
+func goldScenario(d *mcpdomain.Domain, level level.Level) string {
 	tools := FromDomain(d, level)
 	call := map[string]any{"tool": tools[0].Name, "arguments": json.RawMessage(tools[0].examples[0]), "reason": "look first"}
 	b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Show me what there is.", "calls": []any{call}, "novelty": "n", "follow_up": "and then?"})
@@ -104,8 +106,8 @@ func goldScenario(d *mcpdomain.Domain, level mcpdomain.Level) string {
 
 func TestStageRetriesAndDiscards(t *testing.T) {
 	d := gen.Domains[0]
-	tools := FromDomain(d, mcpdomain.L2)
-	good := goldScenario(d, mcpdomain.L2)
+	tools := FromDomain(d, level.L2)
+	good := goldScenario(d, level.L2)
 	bad := strings.Replace(good, `"tool":"`+tools[0].Name+`"`, `"tool":"launch_rockets"`, 1)
 	cases := []struct {
 		name      string
@@ -142,7 +144,7 @@ func TestStageRetriesAndDiscards(t *testing.T) {
 			l.Timeout = 300 * time.Millisecond
 			var shown bytes.Buffer
 			l.Progress = progress.New(&shown, false, 2, 0, "steps")
-			res, err := l.Synthesize(context.Background(), "test", tools[:1], 1, Executor(d, mcpdomain.L2))
+			res, err := l.Synthesize(context.Background(), "test", tools[:1], 1, Executor(d, level.L2))
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want %q", err, c.wantErr)
@@ -216,7 +218,7 @@ func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := mcpdomain.CompileSchema("s", string(schema))
+	sch, err := schemacheck.Compile("s", string(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +245,7 @@ func TestScenarioSchemaRefusesWhatDoesNotExist(t *testing.T) {
 // tool of a generated domain at L4.
 func TestLLMCoversEveryTool(t *testing.T) {
 	d := gen.Domains[0]
-	tools := FromDomain(d, mcpdomain.L4)
+	tools := FromDomain(d, level.L4)
 	byName := map[string]Tool{}
 	for _, tl := range tools {
 		byName[tl.Name] = tl
@@ -257,7 +259,7 @@ func TestLLMCoversEveryTool(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"title": "t", "instruction": "Do it.", "calls": []any{call}, "novelty": "n", "follow_up": "f"})
 		return string(b), 0
 	}}))
-	res, err := llmFor(t, f).Synthesize(context.Background(), "domain:x/L4", tools, len(tools)*2, Executor(d, mcpdomain.L4))
+	res, err := llmFor(t, f).Synthesize(context.Background(), "domain:x/L4", tools, len(tools)*2, Executor(d, level.L4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -48,7 +49,7 @@ func Sources(tools []Tool) []toolsrc.Tool {
 
 // FromDomain lists a generated domain's tools at a level, each with its
 // operations' examples and a way to execute calls on a fresh store.
-func FromDomain(d *mcpdomain.Domain, level mcpdomain.Level) []Tool {
+func FromDomain(d *mcpdomain.Domain, level level.Level) []Tool {
 	var out []Tool
 	exec := Executor(d, level)
 	listed := toolsrc.FromDomain(d, level)

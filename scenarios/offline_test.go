@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -44,7 +44,7 @@ func checkArtifacts(t testing.TB, arts []Artifact) {
 // outputs are the real store's (executed grounding).
 func TestOfflineOnEveryGeneratedDomain(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			tools := FromDomain(d, l)
 			arts, err := Offline("domain:"+d.Name+"/"+string(l), tools, 0)
 			if err != nil {
@@ -205,7 +205,7 @@ func BenchmarkOffline100(b *testing.B) {
 // HTTP and synthesizes from them.
 func TestToolsFromALiveServer(t *testing.T) {
 	d := gen.Domains[0]
-	h, err := serve.NewHandler(d, mcpdomain.L3, serve.Options{})
+	h, err := serve.NewHandler(d, level.L3, serve.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +217,8 @@ func TestToolsFromALiveServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := Listed(listed)
-	if len(tools) != len(d.Tools[mcpdomain.L3]) {
-		t.Fatalf("%d tools, want %d", len(tools), len(d.Tools[mcpdomain.L3]))
+	if len(tools) != len(d.Tools[level.L3]) {
+		t.Fatalf("%d tools, want %d", len(tools), len(d.Tools[level.L3]))
 	}
 	arts, err := Offline("mcp:test", tools, 0)
 	if err != nil {

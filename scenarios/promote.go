@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -32,7 +33,7 @@ type PromotedScenario struct {
 // deleted rows, created rows (matched by their values), and for read-only
 // scenarios a value the outputs report. It returns the promoted scenarios
 // and, per artifact left out, why.
-func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
+func Promote(d *speclang.Domain, dom *mcpdomain.Domain, arts []Artifact, firstID int) ([]PromotedScenario, []string) {
 	var out []PromotedScenario
 	var skipped []string
 	names := map[string]bool{}
@@ -72,7 +73,7 @@ func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID 
 		var gold []map[string]any
 		bad, writes := false, false
 		for _, c := range a.ExpectedCalls {
-			t := rt.Tool(level, c.Tool)
+			t := dom.Tool(level, c.Tool)
 			if t == nil {
 				bad = true
 				break
@@ -92,7 +93,7 @@ func Promote(d *speclang.Domain, rt *mcpdomain.Domain, arts []Artifact, firstID 
 			skip("a call does not prepare")
 			continue
 		}
-		expect, err := expectations(d, rt, level, a, writes)
+		expect, err := expectations(d, dom, level, a, writes)
 		if err != nil {
 			skip(err.Error())
 			continue
@@ -116,13 +117,13 @@ func tierOf(n int) (string, bool) {
 // changed, or a reported value when nothing did and nothing was meant to
 // (writes, when a call writes: a scenario that writes must say what it
 // leaves behind, and verify wants a condition only its writes make true).
-func expectations(d *speclang.Domain, rt *mcpdomain.Domain, level mcpdomain.Level, a Artifact, writes bool) (map[string][]map[string]any, error) {
-	st := rt.NewStore()
+func expectations(d *speclang.Domain, dom *mcpdomain.Domain, level level.Level, a Artifact, writes bool) (map[string][]map[string]any, error) {
+	st := dom.NewStore()
 	before, err := mcpdomain.Rows(st.Snapshot())
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range runCalls(rt, level, st, a.ExpectedCalls) {
+	for _, m := range runCalls(dom, level, st, a.ExpectedCalls) {
 		if m.IsError {
 			return nil, fmt.Errorf("replaying call %d: %s", m.Call, m.Output)
 		}

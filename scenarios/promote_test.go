@@ -8,7 +8,8 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/gold"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -30,12 +31,12 @@ func TestPromotedScenariosVerify(t *testing.T) {
 }
 
 func promoteAndVerify(t *testing.T, spec *speclang.Spec, d *speclang.Domain) {
-	rt, _ := gen.Lookup(d.Name)
-	exec := scenarios.Executor(rt, mcpdomain.L3)
+	dom, _ := gen.Lookup(d.Name)
+	exec := scenarios.Executor(dom, level.L3)
 	var arts []scenarios.Artifact
 	for _, s := range d.Scenarios {
 		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + s.ID, Source: "domain:" + d.Name + "/L3", Turns: []scenarios.Turn{{Prompt: s.Prompt}}}
-		for _, c := range s.Gold[mcpdomain.L3] {
+		for _, c := range s.Gold[level.L3] {
 			a.ExpectedCalls = append(a.ExpectedCalls, scenarios.ExpectedCall{Tool: c.Tool, Arguments: c.JSON()})
 		}
 		a.MockOutputs = exec(a.ExpectedCalls)
@@ -43,7 +44,7 @@ func promoteAndVerify(t *testing.T, spec *speclang.Spec, d *speclang.Domain) {
 	}
 	arts = append(arts, scenarios.Artifact{ID: "foreign", Source: "tools:x"},
 		scenarios.Artifact{ID: "named", Source: "domain:" + d.Name + "/L4", Turns: []scenarios.Turn{{Prompt: "call " + d.Operations[0].Name + " now"}}})
-	promoted, skipped := scenarios.Promote(d, rt, arts, 101)
+	promoted, skipped := scenarios.Promote(d, dom, arts, 101)
 	if len(promoted) < len(d.Scenarios)-2 || len(skipped) < 2 {
 		t.Fatalf("%d promoted, skipped: %v", len(promoted), skipped)
 	}
@@ -55,7 +56,7 @@ func promoteAndVerify(t *testing.T, spec *speclang.Spec, d *speclang.Domain) {
 		t.Fatal(err)
 	}
 	schemaData, _ := fs.ReadFile(specs.FS, speclang.ScenarioSchemaFile)
-	sch, err := speclang.CompileSchema(speclang.ScenarioSchemaFile, schemaData)
+	sch, err := schemacheck.Compile("granite:"+speclang.ScenarioSchemaFile, string(schemaData))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestPromoteWritesAsVerifyReads(t *testing.T) {
 		a := scenarios.Artifact{Version: scenarios.ArtifactVersion, ID: "art-" + args, Source: "domain:tiny/L4",
 			Turns:         []scenarios.Turn{{Prompt: "Set the hall lamp LP01 as I say."}},
 			ExpectedCalls: []scenarios.ExpectedCall{{Tool: "set_lamp", Arguments: []byte(args)}}}
-		a.MockOutputs = scenarios.Executor(tiny.Domain, mcpdomain.L4)(a.ExpectedCalls)
+		a.MockOutputs = scenarios.Executor(tiny.Domain, level.L4)(a.ExpectedCalls)
 		return a
 	}
 	changes := call(`{"lamp_id": "LP01", "level": 40}`)

@@ -26,21 +26,21 @@ func TestFirstSentence(t *testing.T) {
 }
 
 func TestRequestReadsAsWords(t *testing.T) {
-	coarse := &Tool{Tool: toolsrc.Tool{Name: "fleet_query", Description: "Read anything in the fleet. Nothing changes.",
+	coarse := &Tool{Tool: toolsrc.Tool{Name: "yard_query", Description: "Read anything in the fleet. Nothing changes.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"action":{"type":"string","description":"What to do. list_vehicles: List vehicles (IDs like VH005). get_vehicle: Get one vehicle by its ID (e.g. VH003). forget_vehicle: Drop it."},
+			"action":{"type":"string","description":"What to do. list_carts: List vehicles (IDs like VH005). get_cart: Get one vehicle by its ID (e.g. VH003). forget_cart: Drop it."},
 			"status":{"type":"string","description":"available: parked and ready. busy: on a trip."}}}`)}}
 	for args, want := range map[string]string{
-		`{"action":"get_vehicle","vehicle_id":"VH001"}`:             "Get one vehicle by its ID (e.g. VH003), with vehicle id VH001.",
-		`{"action":"list_vehicles","status":"available","limit":5}`: "List vehicles (IDs like VH005), with limit 5 and status available.",
-		`{"action":"unknown_op","note":"two words"}`:                `Read anything in the fleet, with action unknown_op and note "two words".`,
+		`{"action":"get_cart","vehicle_id":"VH001"}`:             "Get one vehicle by its ID (e.g. VH003), with vehicle id VH001.",
+		`{"action":"list_carts","status":"available","limit":5}`: "List vehicles (IDs like VH005), with limit 5 and status available.",
+		`{"action":"unknown_op","note":"two words"}`:             `Read anything in the fleet, with action unknown_op and note "two words".`,
 		`{}`: "Read anything in the fleet.",
 	} {
 		if got := coarse.request(json.RawMessage(args)); got != want {
 			t.Errorf("request(%s) = %q; want %q", args, got, want)
 		}
 	}
-	if got := actionDescription("forget_vehicle: Drop it. get_vehicle: Get it.", "get_vehicle"); got != "Get it" {
+	if got := actionDescription("forget_cart: Drop it. get_cart: Get it.", "get_cart"); got != "Get it" {
 		t.Errorf("a value found inside another: %q", got)
 	}
 	if got := lowerFirst("GPU power of a node"); got != "GPU power of a node" {

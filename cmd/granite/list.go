@@ -10,29 +10,29 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
 
 // domainSummary is one row of `granite list --json`.
 type domainSummary struct {
-	Name       string                       `json:"name"`
-	Title      string                       `json:"title"`
-	Entities   []string                     `json:"entities"`
-	Operations int                          `json:"operations"`
-	Tools      map[mcpdomain.Level]int      `json:"tools"`
-	ToolNames  map[mcpdomain.Level][]string `json:"tool_names"`
+	Name       string                   `json:"name"`
+	Title      string                   `json:"title"`
+	Entities   []string                 `json:"entities"`
+	Operations int                      `json:"operations"`
+	Tools      map[level.Level]int      `json:"tools"`
+	ToolNames  map[level.Level][]string `json:"tool_names"`
 	// Scenarios counts scenarios per difficulty tier; MeanCalls is the
 	// mean number of gold calls per level.
-	Scenarios map[string]int              `json:"scenarios"`
-	MeanCalls map[mcpdomain.Level]float64 `json:"mean_gold_calls"`
+	Scenarios map[string]int          `json:"scenarios"`
+	MeanCalls map[level.Level]float64 `json:"mean_gold_calls"`
 	// Dropped lists, per level and tool, the schema keywords Ollama's tool
 	// types drop before a model sees them (their constraints must be said
 	// in the descriptions too); DroppedByBackend the same for each backend
 	// (an OpenAI-compatible endpoint gets the whole schema).
-	Dropped          map[mcpdomain.Level]map[string][]string            `json:"dropped_by_ollama"`
-	DroppedByBackend map[string]map[mcpdomain.Level]map[string][]string `json:"dropped_by_backend"`
+	Dropped          map[level.Level]map[string][]string            `json:"dropped_by_ollama"`
+	DroppedByBackend map[string]map[level.Level]map[string][]string `json:"dropped_by_backend"`
 }
 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -51,13 +51,13 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	var rows []domainSummary
 	for _, d := range gen.Domains {
 		r := domainSummary{Name: d.Name, Title: d.Title, Entities: d.Entities, Operations: len(d.Operations),
-			Tools: map[mcpdomain.Level]int{}, ToolNames: map[mcpdomain.Level][]string{},
-			Scenarios: map[string]int{}, MeanCalls: map[mcpdomain.Level]float64{}, Dropped: map[mcpdomain.Level]map[string][]string{},
-			DroppedByBackend: map[string]map[mcpdomain.Level]map[string][]string{}}
+			Tools: map[level.Level]int{}, ToolNames: map[level.Level][]string{},
+			Scenarios: map[string]int{}, MeanCalls: map[level.Level]float64{}, Dropped: map[level.Level]map[string][]string{},
+			DroppedByBackend: map[string]map[level.Level]map[string][]string{}}
 		for _, b := range converters {
-			r.DroppedByBackend[b.Name()] = map[mcpdomain.Level]map[string][]string{}
+			r.DroppedByBackend[b.Name()] = map[level.Level]map[string][]string{}
 		}
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			r.Tools[l] = len(d.Tools[l])
 			for _, b := range converters {
 				r.DroppedByBackend[b.Name()][l] = agent.ToolLoss(b, d.Tools[l])
@@ -70,7 +70,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		if sd := spec.Domain(d.Name); sd != nil {
 			for _, s := range sd.Scenarios {
 				r.Scenarios[s.Difficulty]++
-				for _, l := range mcpdomain.Levels {
+				for _, l := range level.Levels {
 					r.MeanCalls[l] += float64(len(s.Gold[l])) / float64(len(sd.Scenarios))
 				}
 			}
@@ -94,9 +94,9 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	total := map[string]int{}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d / %d / %d / %d\t%d\t%d\t%d\t%.1f / %.1f / %.1f / %.1f\t", r.Name,
-			r.Tools[mcpdomain.L4], r.Tools[mcpdomain.L3], r.Tools[mcpdomain.L2], r.Tools[mcpdomain.L1],
+			r.Tools[level.L4], r.Tools[level.L3], r.Tools[level.L2], r.Tools[level.L1],
 			r.Scenarios[speclang.Easy], r.Scenarios[speclang.Medium], r.Scenarios[speclang.Hard],
-			r.MeanCalls[mcpdomain.L4], r.MeanCalls[mcpdomain.L3], r.MeanCalls[mcpdomain.L2], r.MeanCalls[mcpdomain.L1])
+			r.MeanCalls[level.L4], r.MeanCalls[level.L3], r.MeanCalls[level.L2], r.MeanCalls[level.L1])
 		for _, b := range converters {
 			fmt.Fprintf(tw, "%s\t", drops(r.DroppedByBackend[b.Name()]))
 		}
@@ -117,8 +117,8 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // drops is one backend's dropped keywords per level, "L4 / L3 / L2 / L1".
-func drops(byLevel map[mcpdomain.Level]map[string][]string) string {
-	return fmt.Sprintf("%d / %d / %d / %d", dropped(byLevel[mcpdomain.L4]), dropped(byLevel[mcpdomain.L3]), dropped(byLevel[mcpdomain.L2]), dropped(byLevel[mcpdomain.L1]))
+func drops(byLevel map[level.Level]map[string][]string) string {
+	return fmt.Sprintf("%d / %d / %d / %d", dropped(byLevel[level.L4]), dropped(byLevel[level.L3]), dropped(byLevel[level.L2]), dropped(byLevel[level.L1]))
 }
 
 // dropped counts the keywords a level's tools lose.

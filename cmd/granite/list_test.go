@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // TestListDropsPerBackend: `granite list` counts the dropped schema
@@ -29,7 +29,7 @@ func TestListDropsPerBackend(t *testing.T) {
 	}
 	ollamaDrops := 0
 	for i, r := range rows {
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			if n := dropped(r.DroppedByBackend[agent.BackendOpenAI][l]); n != 0 {
 				t.Errorf("%s %s: %d keywords dropped for OpenAI endpoints: %v", r.Name, l, n, r.DroppedByBackend[agent.BackendOpenAI][l])
 			}

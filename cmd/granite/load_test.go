@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
@@ -57,9 +58,9 @@ func TestServeHTTPUnderLoad(t *testing.T) {
 	var read, write *mcpdomain.Operation
 	for _, o := range d.Operations {
 		switch {
-		case read == nil && o.Kind == mcpdomain.OpGet:
+		case read == nil && o.Kind == opkind.Get:
 			read = o
-		case write == nil && o.Kind == mcpdomain.OpUpdate:
+		case write == nil && o.Kind == opkind.Update:
 			write = o
 		}
 	}

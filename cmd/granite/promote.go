@@ -35,7 +35,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "synth promote", 1, err)
 	}
 	d := spec.Domain(*domain)
-	rt, ok := gen.Lookup(*domain)
+	dom, ok := gen.Lookup(*domain)
 	if d == nil || !ok {
 		return fail(stderr, "synth promote", 2, fmt.Errorf("unknown domain %q: want one of %s", *domain, domainNames()))
 	}
@@ -43,7 +43,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(stderr, "synth promote", 1, err)
 	}
-	promoted, skipped := scenarios.Promote(d, rt, arts, *first)
+	promoted, skipped := scenarios.Promote(d, dom, arts, *first)
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "left out %s\n", s)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 func TestServeRecordSurvivesKill(t *testing.T) {
 	spec, err := speclang.LoadAll(specs.FS)
 	must(t, err)
-	level := mcpdomain.L3
+	level := level.L3
 	// A scenario whose verdict needs the store the calls left, in more
 	// than one call.
 	var s *speclang.Scenario

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -97,7 +97,7 @@ func printVerdict(w io.Writer, r *results.Record) {
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and appends every
 // call of every session to record (when set) as it is answered.
-func serveRecorded(ctx context.Context, scenario, domain, record string, level mcpdomain.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
 	if transport != "http" {
 		return fail(stderr, "serve", 2, errors.New("--scenario and --record serve over --transport http: give the client the URL printed, with the token"))
 	}

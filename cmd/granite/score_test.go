@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/specs"
@@ -28,7 +28,7 @@ func TestServeRecordAndScore(t *testing.T) {
 	spec, err := speclang.LoadAll(specs.FS)
 	must(t, err)
 	s := spec.Domains[0].Scenarios[0]
-	level := mcpdomain.L3
+	level := level.L3
 	dir := t.TempDir()
 	file := filepath.Join(dir, "session.json")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,7 +125,7 @@ func TestScoreSaysWhyStrictFails(t *testing.T) {
 // playGold makes a scenario's gold calls at a level on the server at url,
 // each in a session of its own with the token "tok", as an interactive
 // client would, and returns the results' texts.
-func playGold(ctx context.Context, t *testing.T, url string, s *speclang.Scenario, level mcpdomain.Level) []string {
+func playGold(ctx context.Context, t *testing.T, url string, s *speclang.Scenario, level level.Level) []string {
 	t.Helper()
 	var answer []string
 	for _, g := range s.Gold[level] {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -72,7 +72,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.
-		level, err := mcpdomain.ParseLevel(*levelFlag)
+		level, err := level.Parse(*levelFlag)
 		if err != nil || *domain != "" || *scenario != "" {
 			return fail(stderr, "serve", 2, errors.New("--mcp-cmd/--mcp-url take a --level and no --domain or --scenario"))
 		}
@@ -82,7 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "serve", 2, errors.New("--record needs --scenario: the recording is scored against it"))
 	}
 	if *scenario != "" {
-		level, err := mcpdomain.ParseLevel(*levelFlag)
+		level, err := level.Parse(*levelFlag)
 		if err != nil {
 			return fail(stderr, "serve", 2, fmt.Errorf("--level: %v", err))
 		}
@@ -92,7 +92,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return fail(stderr, "serve", 2, fmt.Errorf("unknown domain %q: want one of %s", *domain, domainNames()))
 	}
-	level, err := mcpdomain.ParseLevel(*levelFlag)
+	level, err := level.Parse(*levelFlag)
 	if err != nil {
 		return fail(stderr, "serve", 2, fmt.Errorf("--level: %v", err))
 	}
@@ -117,7 +117,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // serveHTTP serves h on the endpoint until ctx ends, saying where.
-func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, domain string, level mcpdomain.Level, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, domain string, level level.Level, stderr io.Writer) int {
 	ln, err := at.Listen("serve", stderr)
 	if err != nil {
 		return fail(stderr, "serve", 1, err)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
@@ -53,7 +53,7 @@ func (s *toolSource) load(ctx context.Context, cmd string, stderr io.Writer) (to
 		if !ok {
 			return nil, "", nil, fail(stderr, cmd, 2, fmt.Errorf("unknown domain %q: want one of %s", *s.domain, domainNames()))
 		}
-		level, lerr := mcpdomain.ParseLevel(*s.level)
+		level, lerr := level.Parse(*s.level)
 		if lerr != nil {
 			return nil, "", nil, fail(stderr, cmd, 2, fmt.Errorf("--level: %v", lerr))
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/gold"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -68,18 +68,18 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func printCoverage(w io.Writer, cov []gold.Coverage) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tL4\tL3\tL2\tL1")
-	byDomain := map[string]map[mcpdomain.Level]gold.Coverage{}
+	byDomain := map[string]map[level.Level]gold.Coverage{}
 	var order []string
 	for _, c := range cov {
 		if byDomain[c.Domain] == nil {
-			byDomain[c.Domain] = map[mcpdomain.Level]gold.Coverage{}
+			byDomain[c.Domain] = map[level.Level]gold.Coverage{}
 			order = append(order, c.Domain)
 		}
 		byDomain[c.Domain][c.Level] = c
 	}
 	for _, d := range order {
 		cells := []string{d}
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			c := byDomain[d][l]
 			cell := fmt.Sprintf("%d/%d tools", c.ToolsUsed, c.Tools)
 			if c.Actions > 0 {

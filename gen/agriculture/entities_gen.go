@@ -11,17 +11,55 @@ type FarmField struct {
 	// Human-readable name of the field.
 	Name string `json:"name"`
 	// Crop growing on the field (none for a fallow field).
-	Crop string `json:"crop"`
+	Crop FarmFieldCrop `json:"crop"`
 	// Area of the field in hectares.
 	AreaHa float64 `json:"area_ha"`
 	// Current growth stage of the crop.
-	GrowthStage string `json:"growth_stage"`
+	GrowthStage FarmFieldGrowthStage `json:"growth_stage"`
 	// Irrigation zone of the farm the field lies in.
-	Zone string `json:"zone"`
+	Zone FarmFieldZone `json:"zone"`
 	// Soil moisture the crop needs; sensors reading below it mean the field is
 	// too dry, well above it too wet.
 	MoistureTargetPct int `json:"moisture_target_pct"`
 }
+
+// FarmFieldCrop is the type of FarmField's crop field.
+type FarmFieldCrop string
+
+// The values of FarmFieldCrop, in spec order.
+const (
+	FarmFieldCropWheat     FarmFieldCrop = "wheat"
+	FarmFieldCropBarley    FarmFieldCrop = "barley"
+	FarmFieldCropMaize     FarmFieldCrop = "maize"
+	FarmFieldCropPotato    FarmFieldCrop = "potato"
+	FarmFieldCropSunflower FarmFieldCrop = "sunflower"
+	FarmFieldCropAlfalfa   FarmFieldCrop = "alfalfa"
+	FarmFieldCropNone      FarmFieldCrop = "none"
+)
+
+// FarmFieldGrowthStage is the type of FarmField's growth_stage field.
+type FarmFieldGrowthStage string
+
+// The values of FarmFieldGrowthStage, in spec order.
+const (
+	FarmFieldGrowthStageFallow     FarmFieldGrowthStage = "fallow"
+	FarmFieldGrowthStageSeedling   FarmFieldGrowthStage = "seedling"
+	FarmFieldGrowthStageVegetative FarmFieldGrowthStage = "vegetative"
+	FarmFieldGrowthStageFlowering  FarmFieldGrowthStage = "flowering"
+	FarmFieldGrowthStageRipening   FarmFieldGrowthStage = "ripening"
+	FarmFieldGrowthStageHarvested  FarmFieldGrowthStage = "harvested"
+)
+
+// FarmFieldZone is the type of FarmField's zone field.
+type FarmFieldZone string
+
+// The values of FarmFieldZone, in spec order.
+const (
+	FarmFieldZoneNorth FarmFieldZone = "north"
+	FarmFieldZoneSouth FarmFieldZone = "south"
+	FarmFieldZoneEast  FarmFieldZone = "east"
+	FarmFieldZoneWest  FarmFieldZone = "west"
+)
 
 func cloneFarmField(v FarmField) FarmField {
 	return v
@@ -36,73 +74,73 @@ func seedFields() []FarmField {
 		{
 			ID:                "FD001",
 			Name:              "North Meadow",
-			Crop:              "wheat",
+			Crop:              FarmFieldCropWheat,
 			AreaHa:            12.5,
-			GrowthStage:       "flowering",
-			Zone:              "north",
+			GrowthStage:       FarmFieldGrowthStageFlowering,
+			Zone:              FarmFieldZoneNorth,
 			MoistureTargetPct: 28,
 		},
 		{
 			ID:                "FD002",
 			Name:              "North Ridge",
-			Crop:              "barley",
+			Crop:              FarmFieldCropBarley,
 			AreaHa:            8.2,
-			GrowthStage:       "vegetative",
-			Zone:              "north",
+			GrowthStage:       FarmFieldGrowthStageVegetative,
+			Zone:              FarmFieldZoneNorth,
 			MoistureTargetPct: 25,
 		},
 		{
 			ID:                "FD003",
 			Name:              "South Bottoms",
-			Crop:              "maize",
+			Crop:              FarmFieldCropMaize,
 			AreaHa:            15.0,
-			GrowthStage:       "vegetative",
-			Zone:              "south",
+			GrowthStage:       FarmFieldGrowthStageVegetative,
+			Zone:              FarmFieldZoneSouth,
 			MoistureTargetPct: 32,
 		},
 		{
 			ID:                "FD004",
 			Name:              "South Terrace",
-			Crop:              "potato",
+			Crop:              FarmFieldCropPotato,
 			AreaHa:            6.4,
-			GrowthStage:       "flowering",
-			Zone:              "south",
+			GrowthStage:       FarmFieldGrowthStageFlowering,
+			Zone:              FarmFieldZoneSouth,
 			MoistureTargetPct: 35,
 		},
 		{
 			ID:                "FD005",
 			Name:              "East Strip",
-			Crop:              "sunflower",
+			Crop:              FarmFieldCropSunflower,
 			AreaHa:            9.8,
-			GrowthStage:       "seedling",
-			Zone:              "east",
+			GrowthStage:       FarmFieldGrowthStageSeedling,
+			Zone:              FarmFieldZoneEast,
 			MoistureTargetPct: 26,
 		},
 		{
 			ID:                "FD006",
 			Name:              "East Lowland",
-			Crop:              "alfalfa",
+			Crop:              FarmFieldCropAlfalfa,
 			AreaHa:            11.3,
-			GrowthStage:       "vegetative",
-			Zone:              "east",
+			GrowthStage:       FarmFieldGrowthStageVegetative,
+			Zone:              FarmFieldZoneEast,
 			MoistureTargetPct: 30,
 		},
 		{
 			ID:                "FD007",
 			Name:              "West Slope",
-			Crop:              "wheat",
+			Crop:              FarmFieldCropWheat,
 			AreaHa:            7.5,
-			GrowthStage:       "ripening",
-			Zone:              "west",
+			GrowthStage:       FarmFieldGrowthStageRipening,
+			Zone:              FarmFieldZoneWest,
 			MoistureTargetPct: 18,
 		},
 		{
 			ID:                "FD008",
 			Name:              "West Paddock",
-			Crop:              "none",
+			Crop:              FarmFieldCropNone,
 			AreaHa:            5.1,
-			GrowthStage:       "fallow",
-			Zone:              "west",
+			GrowthStage:       FarmFieldGrowthStageFallow,
+			Zone:              FarmFieldZoneWest,
 			MoistureTargetPct: 15,
 		},
 	}
@@ -117,7 +155,7 @@ type SoilSensor struct {
 	// Field the sensor is buried in (field ID such as FD003).
 	FieldID string `json:"field_id"`
 	// Irrigation zone the sensor is in (that of its field).
-	Zone string `json:"zone"`
+	Zone SoilSensorZone `json:"zone"`
 	// Depth of the probe below the surface in centimetres.
 	DepthCm int `json:"depth_cm"`
 	// Latest soil moisture reading in percent volumetric water content.
@@ -131,6 +169,17 @@ type SoilSensor struct {
 	// When the sensor last reported (RFC 3339, UTC, e.g. 2026-05-02T05:45:00Z).
 	LastReading string `json:"last_reading"`
 }
+
+// SoilSensorZone is the type of SoilSensor's zone field.
+type SoilSensorZone string
+
+// The values of SoilSensorZone, in spec order.
+const (
+	SoilSensorZoneNorth SoilSensorZone = "north"
+	SoilSensorZoneSouth SoilSensorZone = "south"
+	SoilSensorZoneEast  SoilSensorZone = "east"
+	SoilSensorZoneWest  SoilSensorZone = "west"
+)
 
 func cloneSoilSensor(v SoilSensor) SoilSensor {
 	return v
@@ -146,7 +195,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS001",
 			Name:        "North Meadow shallow probe",
 			FieldID:     "FD001",
-			Zone:        "north",
+			Zone:        SoilSensorZoneNorth,
 			DepthCm:     10,
 			MoisturePct: 24.5,
 			SoilTempC:   14.2,
@@ -158,7 +207,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS002",
 			Name:        "North Meadow deep probe",
 			FieldID:     "FD001",
-			Zone:        "north",
+			Zone:        SoilSensorZoneNorth,
 			DepthCm:     30,
 			MoisturePct: 29.1,
 			SoilTempC:   12.9,
@@ -170,7 +219,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS003",
 			Name:        "North Ridge probe",
 			FieldID:     "FD002",
-			Zone:        "north",
+			Zone:        SoilSensorZoneNorth,
 			DepthCm:     20,
 			MoisturePct: 27.3,
 			SoilTempC:   13.8,
@@ -182,7 +231,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS004",
 			Name:        "South Bottoms probe A",
 			FieldID:     "FD003",
-			Zone:        "south",
+			Zone:        SoilSensorZoneSouth,
 			DepthCm:     20,
 			MoisturePct: 18.4,
 			SoilTempC:   16.1,
@@ -194,7 +243,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS005",
 			Name:        "South Bottoms probe B",
 			FieldID:     "FD003",
-			Zone:        "south",
+			Zone:        SoilSensorZoneSouth,
 			DepthCm:     40,
 			MoisturePct: 22.0,
 			SoilTempC:   15.2,
@@ -206,7 +255,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS006",
 			Name:        "South Terrace probe",
 			FieldID:     "FD004",
-			Zone:        "south",
+			Zone:        SoilSensorZoneSouth,
 			DepthCm:     20,
 			MoisturePct: 41.7,
 			SoilTempC:   15.8,
@@ -218,7 +267,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS007",
 			Name:        "East Strip probe",
 			FieldID:     "FD005",
-			Zone:        "east",
+			Zone:        SoilSensorZoneEast,
 			DepthCm:     20,
 			MoisturePct: 21.5,
 			SoilTempC:   14.9,
@@ -230,7 +279,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS008",
 			Name:        "East Lowland shallow probe",
 			FieldID:     "FD006",
-			Zone:        "east",
+			Zone:        SoilSensorZoneEast,
 			DepthCm:     20,
 			MoisturePct: 33.2,
 			SoilTempC:   13.5,
@@ -242,7 +291,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS009",
 			Name:        "East Lowland deep probe",
 			FieldID:     "FD006",
-			Zone:        "east",
+			Zone:        SoilSensorZoneEast,
 			DepthCm:     40,
 			MoisturePct: 36.8,
 			SoilTempC:   12.7,
@@ -254,7 +303,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS010",
 			Name:        "West Slope probe",
 			FieldID:     "FD007",
-			Zone:        "west",
+			Zone:        SoilSensorZoneWest,
 			DepthCm:     20,
 			MoisturePct: 15.2,
 			SoilTempC:   17.3,
@@ -266,7 +315,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS011",
 			Name:        "West Paddock probe",
 			FieldID:     "FD008",
-			Zone:        "west",
+			Zone:        SoilSensorZoneWest,
 			DepthCm:     20,
 			MoisturePct: 19.8,
 			SoilTempC:   16.0,
@@ -278,7 +327,7 @@ func seedSoilSensors() []SoilSensor {
 			ID:          "SS012",
 			Name:        "North Ridge deep probe",
 			FieldID:     "FD002",
-			Zone:        "north",
+			Zone:        SoilSensorZoneNorth,
 			DepthCm:     40,
 			MoisturePct: 26.0,
 			SoilTempC:   13.1,
@@ -297,18 +346,48 @@ type Valve struct {
 	// Field the valve waters (field ID such as FD003).
 	FieldID string `json:"field_id"`
 	// Irrigation zone the valve is in (that of its field).
-	Zone string `json:"zone"`
+	Zone ValveZone `json:"zone"`
 	// Kind of irrigation the valve feeds: drip line (about 10-60 L/min),
 	// sprinkler (40-150 L/min) or centre pivot (150-600 L/min).
-	ValveType string `json:"valve_type"`
+	ValveType ValveValveType `json:"valve_type"`
 	// Whether the valve is open (watering) or closed.
-	State string `json:"state"`
+	State ValveState `json:"state"`
 	// Flow rate in litres per minute while open (0 when closed).
 	FlowLpm float64 `json:"flow_lpm"`
 	// Daily automatic watering window as HH:MM-HH:MM in UTC (e.g. 05:00-06:30),
 	// or none for manual only.
 	Schedule string `json:"schedule"`
 }
+
+// ValveZone is the type of Valve's zone field.
+type ValveZone string
+
+// The values of ValveZone, in spec order.
+const (
+	ValveZoneNorth ValveZone = "north"
+	ValveZoneSouth ValveZone = "south"
+	ValveZoneEast  ValveZone = "east"
+	ValveZoneWest  ValveZone = "west"
+)
+
+// ValveValveType is the type of Valve's valve_type field.
+type ValveValveType string
+
+// The values of ValveValveType, in spec order.
+const (
+	ValveValveTypeDrip      ValveValveType = "drip"
+	ValveValveTypeSprinkler ValveValveType = "sprinkler"
+	ValveValveTypePivot     ValveValveType = "pivot"
+)
+
+// ValveState is the type of Valve's state field.
+type ValveState string
+
+// The values of ValveState, in spec order.
+const (
+	ValveStateOpen   ValveState = "open"
+	ValveStateClosed ValveState = "closed"
+)
 
 func cloneValve(v Valve) Valve {
 	return v
@@ -324,27 +403,27 @@ func seedValves() []Valve {
 			ID:        "IV001",
 			Name:      "North Meadow drip line",
 			FieldID:   "FD001",
-			Zone:      "north",
-			ValveType: "drip",
-			State:     "closed",
+			Zone:      ValveZoneNorth,
+			ValveType: ValveValveTypeDrip,
+			State:     ValveStateClosed,
 			Schedule:  "05:00-06:00",
 		},
 		{
 			ID:        "IV002",
 			Name:      "North Meadow sprinkler",
 			FieldID:   "FD001",
-			Zone:      "north",
-			ValveType: "sprinkler",
-			State:     "closed",
+			Zone:      ValveZoneNorth,
+			ValveType: ValveValveTypeSprinkler,
+			State:     ValveStateClosed,
 			Schedule:  "none",
 		},
 		{
 			ID:        "IV003",
 			Name:      "North Ridge drip line",
 			FieldID:   "FD002",
-			Zone:      "north",
-			ValveType: "drip",
-			State:     "open",
+			Zone:      ValveZoneNorth,
+			ValveType: ValveValveTypeDrip,
+			State:     ValveStateOpen,
 			FlowLpm:   30.0,
 			Schedule:  "05:30-07:00",
 		},
@@ -352,27 +431,27 @@ func seedValves() []Valve {
 			ID:        "IV004",
 			Name:      "South Bottoms pivot",
 			FieldID:   "FD003",
-			Zone:      "south",
-			ValveType: "pivot",
-			State:     "closed",
+			Zone:      ValveZoneSouth,
+			ValveType: ValveValveTypePivot,
+			State:     ValveStateClosed,
 			Schedule:  "04:00-05:00",
 		},
 		{
 			ID:        "IV005",
 			Name:      "South Bottoms drip line",
 			FieldID:   "FD003",
-			Zone:      "south",
-			ValveType: "drip",
-			State:     "closed",
+			Zone:      ValveZoneSouth,
+			ValveType: ValveValveTypeDrip,
+			State:     ValveStateClosed,
 			Schedule:  "none",
 		},
 		{
 			ID:        "IV006",
 			Name:      "South Terrace sprinkler",
 			FieldID:   "FD004",
-			Zone:      "south",
-			ValveType: "sprinkler",
-			State:     "open",
+			Zone:      ValveZoneSouth,
+			ValveType: ValveValveTypeSprinkler,
+			State:     ValveStateOpen,
 			FlowLpm:   90.0,
 			Schedule:  "05:00-07:00",
 		},
@@ -380,18 +459,18 @@ func seedValves() []Valve {
 			ID:        "IV007",
 			Name:      "East Strip drip line",
 			FieldID:   "FD005",
-			Zone:      "east",
-			ValveType: "drip",
-			State:     "closed",
+			Zone:      ValveZoneEast,
+			ValveType: ValveValveTypeDrip,
+			State:     ValveStateClosed,
 			Schedule:  "06:00-06:45",
 		},
 		{
 			ID:        "IV008",
 			Name:      "East Lowland sprinkler",
 			FieldID:   "FD006",
-			Zone:      "east",
-			ValveType: "sprinkler",
-			State:     "open",
+			Zone:      ValveZoneEast,
+			ValveType: ValveValveTypeSprinkler,
+			State:     ValveStateOpen,
 			FlowLpm:   75.0,
 			Schedule:  "none",
 		},
@@ -399,18 +478,18 @@ func seedValves() []Valve {
 			ID:        "IV009",
 			Name:      "West Slope drip line",
 			FieldID:   "FD007",
-			Zone:      "west",
-			ValveType: "drip",
-			State:     "closed",
+			Zone:      ValveZoneWest,
+			ValveType: ValveValveTypeDrip,
+			State:     ValveStateClosed,
 			Schedule:  "none",
 		},
 		{
 			ID:        "IV010",
 			Name:      "West Paddock sprinkler",
 			FieldID:   "FD008",
-			Zone:      "west",
-			ValveType: "sprinkler",
-			State:     "open",
+			Zone:      ValveZoneWest,
+			ValveType: ValveValveTypeSprinkler,
+			State:     ValveStateOpen,
 			FlowLpm:   60.0,
 			Schedule:  "none",
 		},
@@ -424,11 +503,11 @@ type Task struct {
 	// Short description of the work to do.
 	Title string `json:"title"`
 	// Sort of field work.
-	Kind string `json:"kind"`
+	Kind TaskKind `json:"kind"`
 	// Field the work is done on (field ID such as FD003).
 	FieldID string `json:"field_id"`
 	// Progress of the task.
-	Status string `json:"status"`
+	Status TaskStatus `json:"status"`
 	// When the task is due (RFC 3339, UTC, e.g. 2026-05-03T07:00:00Z).
 	Due string `json:"due"`
 	// Name of the worker the task is assigned to (absent while unassigned).
@@ -436,6 +515,30 @@ type Task struct {
 	// Free-text notes for the worker.
 	Notes *string `json:"notes,omitzero"`
 }
+
+// TaskKind is the type of Task's kind field.
+type TaskKind string
+
+// The values of TaskKind, in spec order.
+const (
+	TaskKindSpraying    TaskKind = "spraying"
+	TaskKindFertilizing TaskKind = "fertilizing"
+	TaskKindHarvesting  TaskKind = "harvesting"
+	TaskKindSowing      TaskKind = "sowing"
+	TaskKindScouting    TaskKind = "scouting"
+	TaskKindMaintenance TaskKind = "maintenance"
+)
+
+// TaskStatus is the type of Task's status field.
+type TaskStatus string
+
+// The values of TaskStatus, in spec order.
+const (
+	TaskStatusPlanned    TaskStatus = "planned"
+	TaskStatusInProgress TaskStatus = "in_progress"
+	TaskStatusDone       TaskStatus = "done"
+	TaskStatusCancelled  TaskStatus = "cancelled"
+)
 
 func cloneTask(v Task) Task {
 	return v
@@ -450,36 +553,36 @@ func seedTasks() []Task {
 		{
 			ID:       "TK001",
 			Title:    "Fungicide spray on flowering wheat",
-			Kind:     "spraying",
+			Kind:     TaskKindSpraying,
 			FieldID:  "FD001",
-			Status:   "planned",
+			Status:   TaskStatusPlanned,
 			Due:      "2026-05-03T07:00:00Z",
 			Assignee: mcpdomain.Ptr("Marta"),
 		},
 		{
 			ID:       "TK002",
 			Title:    "Harvest winter wheat",
-			Kind:     "harvesting",
+			Kind:     TaskKindHarvesting,
 			FieldID:  "FD007",
-			Status:   "planned",
+			Status:   TaskStatusPlanned,
 			Due:      "2026-05-10T06:00:00Z",
 			Assignee: mcpdomain.Ptr("Jonas"),
 		},
 		{
 			ID:       "TK003",
 			Title:    "Replace battery of East Strip probe SS007",
-			Kind:     "maintenance",
+			Kind:     TaskKindMaintenance,
 			FieldID:  "FD005",
-			Status:   "planned",
+			Status:   TaskStatusPlanned,
 			Due:      "2026-05-02T12:00:00Z",
 			Assignee: mcpdomain.Ptr("Ali"),
 		},
 		{
 			ID:       "TK004",
 			Title:    "Side-dress nitrogen on maize",
-			Kind:     "fertilizing",
+			Kind:     TaskKindFertilizing,
 			FieldID:  "FD003",
-			Status:   "in_progress",
+			Status:   TaskStatusInProgress,
 			Due:      "2026-05-02T10:00:00Z",
 			Assignee: mcpdomain.Ptr("Marta"),
 			Notes:    mcpdomain.Ptr("40 kg N per hectare"),
@@ -487,9 +590,9 @@ func seedTasks() []Task {
 		{
 			ID:       "TK005",
 			Title:    "Scout potatoes for late blight",
-			Kind:     "scouting",
+			Kind:     TaskKindScouting,
 			FieldID:  "FD004",
-			Status:   "done",
+			Status:   TaskStatusDone,
 			Due:      "2026-04-30T09:00:00Z",
 			Assignee: mcpdomain.Ptr("Jonas"),
 			Notes:    mcpdomain.Ptr("No blight found; soil very wet near the lower rows"),
@@ -497,9 +600,9 @@ func seedTasks() []Task {
 		{
 			ID:      "TK006",
 			Title:   "Repair leaking sprinkler in West Paddock",
-			Kind:    "maintenance",
+			Kind:    TaskKindMaintenance,
 			FieldID: "FD008",
-			Status:  "planned",
+			Status:  TaskStatusPlanned,
 			Due:     "2026-05-04T08:00:00Z",
 		},
 	}

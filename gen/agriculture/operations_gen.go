@@ -21,17 +21,17 @@ func (s *Store) GetField(a GetFieldArgs) (FarmField, error) {
 
 // ListSoilSensorsArgs are the arguments of list_soil_sensors.
 type ListSoilSensorsArgs struct {
-	Zone           *string  `json:"zone,omitempty"`
-	FieldID        *string  `json:"field_id,omitempty"`
-	MinMoisturePct *float64 `json:"min_moisture_pct,omitempty"`
-	MaxMoisturePct *float64 `json:"max_moisture_pct,omitempty"`
-	MinPH          *float64 `json:"min_ph,omitempty"`
-	MaxPH          *float64 `json:"max_ph,omitempty"`
-	MinBatteryPct  *int     `json:"min_battery_pct,omitempty"`
-	MaxBatteryPct  *int     `json:"max_battery_pct,omitempty"`
-	MinLastReading *string  `json:"min_last_reading,omitempty"`
-	MaxLastReading *string  `json:"max_last_reading,omitempty"`
-	Limit          *int     `json:"limit,omitempty"`
+	Zone           *SoilSensorZone `json:"zone,omitempty"`
+	FieldID        *string         `json:"field_id,omitempty"`
+	MinMoisturePct *float64        `json:"min_moisture_pct,omitempty"`
+	MaxMoisturePct *float64        `json:"max_moisture_pct,omitempty"`
+	MinPH          *float64        `json:"min_ph,omitempty"`
+	MaxPH          *float64        `json:"max_ph,omitempty"`
+	MinBatteryPct  *int            `json:"min_battery_pct,omitempty"`
+	MaxBatteryPct  *int            `json:"max_battery_pct,omitempty"`
+	MinLastReading *string         `json:"min_last_reading,omitempty"`
+	MaxLastReading *string         `json:"max_last_reading,omitempty"`
+	Limit          *int            `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_soil_sensors's filters.
@@ -83,13 +83,13 @@ func (s *Store) ListSoilSensors(a ListSoilSensorsArgs) (mcpdomain.ListResult[Soi
 
 // ListValvesArgs are the arguments of list_valves.
 type ListValvesArgs struct {
-	Zone       *string  `json:"zone,omitempty"`
-	FieldID    *string  `json:"field_id,omitempty"`
-	State      *string  `json:"state,omitempty"`
-	ValveType  *string  `json:"valve_type,omitempty"`
-	MinFlowLpm *float64 `json:"min_flow_lpm,omitempty"`
-	MaxFlowLpm *float64 `json:"max_flow_lpm,omitempty"`
-	Limit      *int     `json:"limit,omitempty"`
+	Zone       *ValveZone      `json:"zone,omitempty"`
+	FieldID    *string         `json:"field_id,omitempty"`
+	State      *ValveState     `json:"state,omitempty"`
+	ValveType  *ValveValveType `json:"valve_type,omitempty"`
+	MinFlowLpm *float64        `json:"min_flow_lpm,omitempty"`
+	MaxFlowLpm *float64        `json:"max_flow_lpm,omitempty"`
+	Limit      *int            `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_valves's filters.
@@ -127,10 +127,10 @@ func (s *Store) ListValves(a ListValvesArgs) (mcpdomain.ListResult[Valve], error
 
 // SetValveArgs are the arguments of set_valve.
 type SetValveArgs struct {
-	ValveID  string   `json:"valve_id"`
-	State    *string  `json:"state,omitempty"`
-	FlowLpm  *float64 `json:"flow_lpm,omitempty"`
-	Schedule *string  `json:"schedule,omitempty"`
+	ValveID  string      `json:"valve_id"`
+	State    *ValveState `json:"state,omitempty"`
+	FlowLpm  *float64    `json:"flow_lpm,omitempty"`
+	Schedule *string     `json:"schedule,omitempty"`
 }
 
 // SetValve runs set_valve: Change one irrigation valve by its ID (IV followed
@@ -161,13 +161,13 @@ func (s *Store) SetValve(a SetValveArgs) (Valve, error) {
 
 // StopIrrigationArgs are the arguments of stop_irrigation.
 type StopIrrigationArgs struct {
-	Zone    *string `json:"zone,omitempty"`
-	FieldID *string `json:"field_id,omitempty"`
+	Zone    *ValveZone `json:"zone,omitempty"`
+	FieldID *string    `json:"field_id,omitempty"`
 }
 
 // match reports whether a row passes stop_irrigation's filters.
 func (a StopIrrigationArgs) match(v *Valve) bool {
-	if v.State != "open" {
+	if v.State != ValveStateOpen {
 		return false
 	}
 	if a.Zone != nil && v.Zone != *a.Zone {
@@ -187,7 +187,7 @@ func (s *Store) StopIrrigation(a StopIrrigationArgs) (mcpdomain.BulkResult, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.valves.Update(a.match, func(v *Valve) {
-		v.State = "closed"
+		v.State = ValveStateClosed
 		v.FlowLpm = 0.0
 	})
 	return mcpdomain.NewBulkResult("valve", "", ids), nil
@@ -195,8 +195,8 @@ func (s *Store) StopIrrigation(a StopIrrigationArgs) (mcpdomain.BulkResult, erro
 
 // SetIrrigationProgramArgs are the arguments of set_irrigation_program.
 type SetIrrigationProgramArgs struct {
-	Zone    string `json:"zone"`
-	Program string `json:"program"`
+	Zone    ValveZone `json:"zone"`
+	Program string    `json:"program"`
 }
 
 // match reports whether a row passes set_irrigation_program's filters.
@@ -219,51 +219,51 @@ func (s *Store) SetIrrigationProgram(a SetIrrigationProgramArgs) (mcpdomain.Bulk
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
 			return a.match(v)
 		}, func(v *Valve) {
-			v.State = "closed"
+			v.State = ValveStateClosed
 			v.FlowLpm = 0.0
 			v.Schedule = "none"
 		})...)
 	case "light":
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
-			return a.match(v) && v.ValveType == "drip"
+			return a.match(v) && v.ValveType == ValveValveTypeDrip
 		}, func(v *Valve) {
-			v.State = "open"
+			v.State = ValveStateOpen
 			v.FlowLpm = 20.0
 			v.Schedule = "05:00-05:30"
 		})...)
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
-			return a.match(v) && v.ValveType == "sprinkler"
+			return a.match(v) && v.ValveType == ValveValveTypeSprinkler
 		}, func(v *Valve) {
-			v.State = "open"
+			v.State = ValveStateOpen
 			v.FlowLpm = 50.0
 			v.Schedule = "05:00-05:30"
 		})...)
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
-			return a.match(v) && v.ValveType == "pivot"
+			return a.match(v) && v.ValveType == ValveValveTypePivot
 		}, func(v *Valve) {
-			v.State = "open"
+			v.State = ValveStateOpen
 			v.FlowLpm = 200.0
 			v.Schedule = "05:00-05:30"
 		})...)
 	case "deep":
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
-			return a.match(v) && v.ValveType == "drip"
+			return a.match(v) && v.ValveType == ValveValveTypeDrip
 		}, func(v *Valve) {
-			v.State = "open"
+			v.State = ValveStateOpen
 			v.FlowLpm = 45.0
 			v.Schedule = "04:00-06:00"
 		})...)
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
-			return a.match(v) && v.ValveType == "sprinkler"
+			return a.match(v) && v.ValveType == ValveValveTypeSprinkler
 		}, func(v *Valve) {
-			v.State = "open"
+			v.State = ValveStateOpen
 			v.FlowLpm = 120.0
 			v.Schedule = "04:00-06:00"
 		})...)
 		ids = append(ids, s.valves.Update(func(v *Valve) bool {
-			return a.match(v) && v.ValveType == "pivot"
+			return a.match(v) && v.ValveType == ValveValveTypePivot
 		}, func(v *Valve) {
-			v.State = "open"
+			v.State = ValveStateOpen
 			v.FlowLpm = 450.0
 			v.Schedule = "04:00-06:00"
 		})...)
@@ -273,13 +273,13 @@ func (s *Store) SetIrrigationProgram(a SetIrrigationProgramArgs) (mcpdomain.Bulk
 
 // ListTasksArgs are the arguments of list_tasks.
 type ListTasksArgs struct {
-	Status   *string `json:"status,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
-	FieldID  *string `json:"field_id,omitempty"`
-	Assignee *string `json:"assignee,omitempty"`
-	MinDue   *string `json:"min_due,omitempty"`
-	MaxDue   *string `json:"max_due,omitempty"`
-	Limit    *int    `json:"limit,omitempty"`
+	Status   *TaskStatus `json:"status,omitempty"`
+	Kind     *TaskKind   `json:"kind,omitempty"`
+	FieldID  *string     `json:"field_id,omitempty"`
+	Assignee *string     `json:"assignee,omitempty"`
+	MinDue   *string     `json:"min_due,omitempty"`
+	MaxDue   *string     `json:"max_due,omitempty"`
+	Limit    *int        `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_tasks's filters.
@@ -316,13 +316,13 @@ func (s *Store) ListTasks(a ListTasksArgs) (mcpdomain.ListResult[Task], error) {
 
 // CreateTaskArgs are the arguments of create_task.
 type CreateTaskArgs struct {
-	Title    string  `json:"title"`
-	Kind     string  `json:"kind"`
-	FieldID  string  `json:"field_id"`
-	Due      string  `json:"due"`
-	Status   *string `json:"status,omitempty"`
-	Assignee *string `json:"assignee,omitempty"`
-	Notes    *string `json:"notes,omitempty"`
+	Title    string      `json:"title"`
+	Kind     TaskKind    `json:"kind"`
+	FieldID  string      `json:"field_id"`
+	Due      string      `json:"due"`
+	Status   *TaskStatus `json:"status,omitempty"`
+	Assignee *string     `json:"assignee,omitempty"`
+	Notes    *string     `json:"notes,omitempty"`
 }
 
 // CreateTask runs create_task: Create a field work task on one field (field
@@ -335,7 +335,7 @@ func (s *Store) CreateTask(a CreateTaskArgs) (Task, error) {
 	if err := s.fields.Check("field_id", a.FieldID); err != nil {
 		return Task{}, err
 	}
-	v := Task{Status: "planned"}
+	v := Task{Status: TaskStatusPlanned}
 	v.Title = a.Title
 	v.Kind = a.Kind
 	v.FieldID = a.FieldID
@@ -367,11 +367,11 @@ func (s *Store) DeleteTask(a DeleteTaskArgs) (mcpdomain.DeleteResult, error) {
 
 // SoilStatsArgs are the arguments of soil_stats.
 type SoilStatsArgs struct {
-	Function string  `json:"function"`
-	Field    string  `json:"field"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Zone     *string `json:"zone,omitempty"`
-	FieldID  *string `json:"field_id,omitempty"`
+	Function string          `json:"function"`
+	Field    string          `json:"field"`
+	GroupBy  *string         `json:"group_by,omitempty"`
+	Zone     *SoilSensorZone `json:"zone,omitempty"`
+	FieldID  *string         `json:"field_id,omitempty"`
 }
 
 // match reports whether a row passes soil_stats's filters.
@@ -408,7 +408,7 @@ func (s *Store) SoilStats(a SoilStatsArgs) (mcpdomain.AggregateResult, error) {
 		var key string
 		switch agg.GroupBy() {
 		case "zone":
-			key = v.Zone
+			key = string(v.Zone)
 		case "field_id":
 			key = v.FieldID
 		}

@@ -6,240 +6,257 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetField = &mcpdomain.Operation{
-	Name:     "get_field",
-	Kind:     mcpdomain.OpGet,
-	Category: "status_query",
-	Entity:   "field",
-	Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, " +
-		"area in hectares, growth stage, zone and the soil moisture target of its " +
-		"crop in percent. Sensors, valves and tasks name their field in field_id.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
-	},
-	Schema:  getFieldSchema,
-	Example: `{"field_id":"FD001"}`,
-}
-var opListSoilSensors = &mcpdomain.Operation{
-	Name:     "list_soil_sensors",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "soil_sensor",
-	Description: "Read the latest values of soil sensors (IDs like SS004): moisture in " +
-		"percent, soil temperature in °C, pH, battery in percent and time of the " +
-		"last reading. Optionally only those in one zone or field, or within ranges, " +
-		"e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, " +
-		"max_last_reading for sensors that stopped reporting.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
-		{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
-		{Name: "min_moisture_pct", Type: "number", Hint: "number from 0 to 100, in percent volumetric water content"},
-		{Name: "max_moisture_pct", Type: "number", Hint: "number from 0 to 100, in percent volumetric water content"},
-		{Name: "min_ph", Type: "number", Hint: "number from 3 to 10"},
-		{Name: "max_ph", Type: "number", Hint: "number from 3 to 10"},
-		{Name: "min_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "min_last_reading", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
-		{Name: "max_last_reading", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listSoilSensorsSchema,
-	Example: `{}`,
-}
-var opListValves = &mcpdomain.Operation{
-	Name:     "list_valves",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "valve",
-	Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state " +
-		"(open/closed), flow rate in litres per minute and daily schedule. " +
-		"Optionally only those in one zone or field, of one type, in one state, or " +
-		"within a flow range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
-		{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
-		{Name: "state", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
-		{Name: "valve_type", Type: "string", Enum: []string{"drip", "sprinkler", "pivot"}, Hint: "one of drip, sprinkler, pivot"},
-		{Name: "min_flow_lpm", Type: "number", Hint: "number from 0 to 600, in litres per minute"},
-		{Name: "max_flow_lpm", Type: "number", Hint: "number from 0 to 600, in litres per minute"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listValvesSchema,
-	Example: `{}`,
-}
-var opSetValve = &mcpdomain.Operation{
-	Name:     "set_valve",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "valve",
-	Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or " +
-		"close it, set its flow rate in litres per minute (0 to 600), or set its " +
-		"daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings " +
-		"change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "valve_id", Type: "string", Required: true, Entity: "valve", Hint: "valve ID like IV001"},
-		{Name: "state", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
-		{Name: "flow_lpm", Type: "number", Hint: "number from 0 to 600, in litres per minute"},
-		{Name: "schedule", Type: "string", Hint: "string"},
-	},
-	Schema:  setValveSchema,
-	Example: `{"valve_id":"IV001","state":"open"}`,
-}
-var opStopIrrigation = &mcpdomain.Operation{
-	Name:     "stop_irrigation",
-	Kind:     mcpdomain.OpUpdateWhere,
-	Category: "action_execution",
-	Entity:   "valve",
-	Description: "Close every open irrigation valve at once and set its flow to 0 litres per " +
-		"minute, optionally only those in one zone or watering one field. With no " +
-		"filter it stops all irrigation on the farm. Schedules are kept.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
-		{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
-	},
-	Schema:  stopIrrigationSchema,
-	Example: `{}`,
-}
-var opSetIrrigationProgram = &mcpdomain.Operation{
-	Name:     "set_irrigation_program",
-	Kind:     mcpdomain.OpPreset,
-	Category: "action_execution",
-	Entity:   "valve",
-	Description: "Apply an irrigation program to every valve of one zone at once. Flow rates " +
-		"are set per valve type (drip, sprinkler, pivot) and the daily schedule is " +
-		"replaced.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Required: true, Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
-		{Name: "program", Type: "string", Required: true, Enum: []string{"off", "light", "deep"}, Hint: "one of off, light, deep"},
-	},
-	Schema:  setIrrigationProgramSchema,
-	Example: `{"zone":"north","program":"off"}`,
-}
-var opListTasks = &mcpdomain.Operation{
-	Name:     "list_tasks",
-	Kind:     mcpdomain.OpList,
-	Category: "configuration",
-	Entity:   "task",
-	Description: "List field work tasks (IDs like TK004), optionally only those of one " +
-		"status, kind, field or assignee, or due within a time window (min_due / " +
-		"max_due, RFC 3339 UTC).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"planned", "in_progress", "done", "cancelled"},
-			Hint: "one of planned, in_progress, done, cancelled",
+// description says what agriculture is, to a model (the server's
+// instructions) and to a reader (the registry).
+const description = "A precision-agriculture farm run from an edge node: eight fields in four " +
+	"zones (north, south, east, west) with their crops and growth stages, soil " +
+	"sensors reporting moisture, soil temperature, pH and battery charge, " +
+	"irrigation valves (drip lines, sprinklers, centre pivots) that water the " +
+	"fields, and field work tasks such as spraying, fertilizing, harvesting and " +
+	"maintenance."
+
+// The operations of agriculture, one per operation of its spec: what each
+// does to which entity, its arguments and their schema. The tools below
+// expose them, at L4 one tool each, which gives the operation's description
+// as its own.
+var (
+	opGetField = &mcpdomain.Operation{
+		Name:     "get_field",
+		Kind:     opkind.Get,
+		Category: "status_query",
+		Entity:   "field",
+		Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, " +
+			"area in hectares, growth stage, zone and the soil moisture target of its " +
+			"crop in percent. Sensors, valves and tasks name their field in field_id.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"},
-			Hint: "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance",
+		Schema:  getFieldSchema,
+		Example: `{"field_id":"FD001"}`,
+	}
+	opListSoilSensors = &mcpdomain.Operation{
+		Name:     "list_soil_sensors",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "soil_sensor",
+		Description: "Read the latest values of soil sensors (IDs like SS004): moisture in " +
+			"percent, soil temperature in °C, pH, battery in percent and time of the " +
+			"last reading. Optionally only those in one zone or field, or within ranges, " +
+			"e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, " +
+			"max_last_reading for sensors that stopped reporting.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
+			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
+			{Name: "min_moisture_pct", Type: "number", Hint: "number from 0 to 100, in percent volumetric water content"},
+			{Name: "max_moisture_pct", Type: "number", Hint: "number from 0 to 100, in percent volumetric water content"},
+			{Name: "min_ph", Type: "number", Hint: "number from 3 to 10"},
+			{Name: "max_ph", Type: "number", Hint: "number from 3 to 10"},
+			{Name: "min_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "min_last_reading", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{Name: "max_last_reading", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
-		{Name: "assignee", Type: "string", Hint: "string"},
-		{Name: "min_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
-		{Name: "max_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listTasksSchema,
-	Example: `{}`,
-}
-var opCreateTask = &mcpdomain.Operation{
-	Name:     "create_task",
-	Kind:     mcpdomain.OpCreate,
-	Category: "configuration",
-	Entity:   "task",
-	Description: "Create a field work task on one field (field ID such as FD003) with a due " +
-		"time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; " +
-		"assignee and notes may be left out. Returns the new task with its ID (TK " +
-		"followed by 3 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "title", Type: "string", Required: true, Hint: "string"},
-		{
-			Name:     "kind",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"},
-			Hint:     "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance",
+		Schema:  listSoilSensorsSchema,
+		Example: `{}`,
+	}
+	opListValves = &mcpdomain.Operation{
+		Name:     "list_valves",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "valve",
+		Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state " +
+			"(open/closed), flow rate in litres per minute and daily schedule. " +
+			"Optionally only those in one zone or field, of one type, in one state, or " +
+			"within a flow range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
+			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
+			{Name: "state", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
+			{Name: "valve_type", Type: "string", Enum: []string{"drip", "sprinkler", "pivot"}, Hint: "one of drip, sprinkler, pivot"},
+			{Name: "min_flow_lpm", Type: "number", Hint: "number from 0 to 600, in litres per minute"},
+			{Name: "max_flow_lpm", Type: "number", Hint: "number from 0 to 600, in litres per minute"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
-		{Name: "due", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"planned", "in_progress", "done", "cancelled"},
-			Hint: "one of planned, in_progress, done, cancelled",
+		Schema:  listValvesSchema,
+		Example: `{}`,
+	}
+	opSetValve = &mcpdomain.Operation{
+		Name:     "set_valve",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "valve",
+		Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or " +
+			"close it, set its flow rate in litres per minute (0 to 600), or set its " +
+			"daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings " +
+			"change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "valve_id", Type: "string", Required: true, Entity: "valve", Hint: "valve ID like IV001"},
+			{Name: "state", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
+			{Name: "flow_lpm", Type: "number", Hint: "number from 0 to 600, in litres per minute"},
+			{Name: "schedule", Type: "string", Hint: "string"},
 		},
-		{Name: "assignee", Type: "string", Hint: "string"},
-		{Name: "notes", Type: "string", Hint: "string"},
-	},
-	Schema:  createTaskSchema,
-	Example: `{"title":"Repair leaking sprinkler in West Paddock","kind":"maintenance","field_id":"FD008","due":"2026-05-04T08:00:00Z"}`,
-}
-var opDeleteTask = &mcpdomain.Operation{
-	Name:        "delete_task",
-	Kind:        mcpdomain.OpDelete,
-	Category:    "configuration",
-	Entity:      "task",
-	Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "task_id", Type: "string", Required: true, Entity: "task", Hint: "task ID like TK001"},
-	},
-	Schema:  deleteTaskSchema,
-	Example: `{"task_id":"TK006"}`,
-}
-var opSoilStats = &mcpdomain.Operation{
-	Name:     "soil_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "soil_sensor",
-	Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings " +
-		"- moisture in percent, soil temperature in °C, pH or battery in percent - " +
-		"optionally per zone or per field, and only for sensors of one zone or field.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"avg", "min", "max", "count", "sum"},
-			Hint:     "one of avg, min, max, count, sum",
+		Schema:  setValveSchema,
+		Example: `{"valve_id":"IV001","state":"open"}`,
+	}
+	opStopIrrigation = &mcpdomain.Operation{
+		Name:     "stop_irrigation",
+		Kind:     opkind.UpdateWhere,
+		Category: "action_execution",
+		Entity:   "valve",
+		Description: "Close every open irrigation valve at once and set its flow to 0 litres per " +
+			"minute, optionally only those in one zone or watering one field. With no " +
+			"filter it stops all irrigation on the farm. Schedules are kept.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
+			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
 		},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"moisture_pct", "soil_temp_c", "ph", "battery_pct"},
-			Hint:     "one of moisture_pct, soil_temp_c, ph, battery_pct",
+		Schema:  stopIrrigationSchema,
+		Example: `{}`,
+	}
+	opSetIrrigationProgram = &mcpdomain.Operation{
+		Name:     "set_irrigation_program",
+		Kind:     opkind.Preset,
+		Category: "action_execution",
+		Entity:   "valve",
+		Description: "Apply an irrigation program to every valve of one zone at once. Flow rates " +
+			"are set per valve type (drip, sprinkler, pivot) and the daily schedule is " +
+			"replaced.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Required: true, Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
+			{Name: "program", Type: "string", Required: true, Enum: []string{"off", "light", "deep"}, Hint: "one of off, light, deep"},
 		},
-		{Name: "group_by", Type: "string", Enum: []string{"zone", "field_id"}, Hint: "one of zone, field_id"},
-		{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
-		{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
-	},
-	Schema:  soilStatsSchema,
-	Example: `{"function":"avg","field":"moisture_pct"}`,
-}
+		Schema:  setIrrigationProgramSchema,
+		Example: `{"zone":"north","program":"off"}`,
+	}
+	opListTasks = &mcpdomain.Operation{
+		Name:     "list_tasks",
+		Kind:     opkind.List,
+		Category: "configuration",
+		Entity:   "task",
+		Description: "List field work tasks (IDs like TK004), optionally only those of one " +
+			"status, kind, field or assignee, or due within a time window (min_due / " +
+			"max_due, RFC 3339 UTC).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"planned", "in_progress", "done", "cancelled"},
+				Hint: "one of planned, in_progress, done, cancelled",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"},
+				Hint: "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance",
+			},
+			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "min_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{Name: "max_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
+		},
+		Schema:  listTasksSchema,
+		Example: `{}`,
+	}
+	opCreateTask = &mcpdomain.Operation{
+		Name:     "create_task",
+		Kind:     opkind.Create,
+		Category: "configuration",
+		Entity:   "task",
+		Description: "Create a field work task on one field (field ID such as FD003) with a due " +
+			"time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; " +
+			"assignee and notes may be left out. Returns the new task with its ID (TK " +
+			"followed by 3 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+			{
+				Name:     "kind",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"},
+				Hint:     "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance",
+			},
+			{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
+			{Name: "due", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"planned", "in_progress", "done", "cancelled"},
+				Hint: "one of planned, in_progress, done, cancelled",
+			},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "notes", Type: "string", Hint: "string"},
+		},
+		Schema:  createTaskSchema,
+		Example: `{"title":"Repair leaking sprinkler in West Paddock","kind":"maintenance","field_id":"FD008","due":"2026-05-04T08:00:00Z"}`,
+	}
+	opDeleteTask = &mcpdomain.Operation{
+		Name:        "delete_task",
+		Kind:        opkind.Delete,
+		Category:    "configuration",
+		Entity:      "task",
+		Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "task_id", Type: "string", Required: true, Entity: "task", Hint: "task ID like TK001"},
+		},
+		Schema:  deleteTaskSchema,
+		Example: `{"task_id":"TK006"}`,
+	}
+	opSoilStats = &mcpdomain.Operation{
+		Name:     "soil_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "soil_sensor",
+		Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings " +
+			"- moisture in percent, soil temperature in °C, pH or battery in percent - " +
+			"optionally per zone or per field, and only for sensors of one zone or field.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"avg", "min", "max", "count", "sum"},
+				Hint:     "one of avg, min, max, count, sum",
+			},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"moisture_pct", "soil_temp_c", "ph", "battery_pct"},
+				Hint:     "one of moisture_pct, soil_temp_c, ph, battery_pct",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"zone", "field_id"}, Hint: "one of zone, field_id"},
+			{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
+			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
+		},
+		Schema:  soilStatsSchema,
+		Example: `{"function":"avg","field":"moisture_pct"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -256,131 +273,105 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "get_field",
-			Description: "Get one field by its ID (FD followed by 3 digits, e.g. FD003): name, crop, " +
-				"area in hectares, growth stage, zone and the soil moisture target of its " +
-				"crop in percent. Sensors, valves and tasks name their field in field_id.",
+			Level:       level.L4,
+			Name:        "get_field",
+			Description: opGetField.Description,
 			InputSchema: getFieldSchema,
 			Operations:  []*mcpdomain.Operation{opGetField},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_soil_sensors",
-			Description: "Read the latest values of soil sensors (IDs like SS004): moisture in " +
-				"percent, soil temperature in °C, pH, battery in percent and time of the " +
-				"last reading. Optionally only those in one zone or field, or within ranges, " +
-				"e.g. max_moisture_pct for dry soil, max_battery_pct for low batteries, " +
-				"max_last_reading for sensors that stopped reporting.",
+			Level:       level.L4,
+			Name:        "list_soil_sensors",
+			Description: opListSoilSensors.Description,
 			InputSchema: listSoilSensorsSchema,
 			Operations:  []*mcpdomain.Operation{opListSoilSensors},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_valves",
-			Description: "List irrigation valves (IDs like IV006) with their field, zone, type, state " +
-				"(open/closed), flow rate in litres per minute and daily schedule. " +
-				"Optionally only those in one zone or field, of one type, in one state, or " +
-				"within a flow range.",
+			Level:       level.L4,
+			Name:        "list_valves",
+			Description: opListValves.Description,
 			InputSchema: listValvesSchema,
 			Operations:  []*mcpdomain.Operation{opListValves},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_valve",
-			Description: "Change one irrigation valve by its ID (IV followed by 3 digits): open or " +
-				"close it, set its flow rate in litres per minute (0 to 600), or set its " +
-				"daily schedule (HH:MM-HH:MM in UTC, or none). Only the given settings " +
-				"change.",
+			Level:       level.L4,
+			Name:        "set_valve",
+			Description: opSetValve.Description,
 			InputSchema: setValveSchema,
 			Operations:  []*mcpdomain.Operation{opSetValve},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "stop_irrigation",
-			Description: "Close every open irrigation valve at once and set its flow to 0 litres per " +
-				"minute, optionally only those in one zone or watering one field. With no " +
-				"filter it stops all irrigation on the farm. Schedules are kept.",
+			Level:       level.L4,
+			Name:        "stop_irrigation",
+			Description: opStopIrrigation.Description,
 			InputSchema: stopIrrigationSchema,
 			Operations:  []*mcpdomain.Operation{opStopIrrigation},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_irrigation_program",
-			Description: "Apply an irrigation program to every valve of one zone at once. Flow rates " +
-				"are set per valve type (drip, sprinkler, pivot) and the daily schedule is " +
-				"replaced.",
+			Level:       level.L4,
+			Name:        "set_irrigation_program",
+			Description: opSetIrrigationProgram.Description,
 			InputSchema: setIrrigationProgramSchema,
 			Operations:  []*mcpdomain.Operation{opSetIrrigationProgram},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_tasks",
-			Description: "List field work tasks (IDs like TK004), optionally only those of one " +
-				"status, kind, field or assignee, or due within a time window (min_due / " +
-				"max_due, RFC 3339 UTC).",
+			Level:       level.L4,
+			Name:        "list_tasks",
+			Description: opListTasks.Description,
 			InputSchema: listTasksSchema,
 			Operations:  []*mcpdomain.Operation{opListTasks},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "create_task",
-			Description: "Create a field work task on one field (field ID such as FD003) with a due " +
-				"time (RFC 3339 UTC, e.g. 2026-05-03T07:00:00Z). Status defaults to planned; " +
-				"assignee and notes may be left out. Returns the new task with its ID (TK " +
-				"followed by 3 digits).",
+			Level:       level.L4,
+			Name:        "create_task",
+			Description: opCreateTask.Description,
 			InputSchema: createTaskSchema,
 			Operations:  []*mcpdomain.Operation{opCreateTask},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "delete_task",
-			Description: "Delete a field work task by its ID (TK followed by 3 digits, e.g. TK006).",
+			Description: opDeleteTask.Description,
 			InputSchema: deleteTaskSchema,
 			Operations:  []*mcpdomain.Operation{opDeleteTask},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "soil_stats",
-			Description: "Compute a statistic (count, sum, avg, min or max) over soil sensor readings " +
-				"- moisture in percent, soil temperature in °C, pH or battery in percent - " +
-				"optionally per zone or per field, and only for sensors of one zone or field.",
+			Level:       level.L4,
+			Name:        "soil_stats",
+			Description: opSoilStats.Description,
 			InputSchema: soilStatsSchema,
 			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "farm_status",
 			Description: "Look up the farm - get a field (FD###) with its crop, growth stage and " +
 				"moisture target, read soil sensors (SS###) by zone, field or value range, " +
 				"and list irrigation valves (IV###) with their state, flow and schedule.",
-			InputSchema: l3FarmStatusSchema,
-			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
+			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "irrigation_control",
 			Description: "Control irrigation - open, close or adjust one valve, stop all open valves " +
 				"(farm, zone or field), or apply an irrigation program (off, light, deep) to " +
 				"a whole zone.",
-			InputSchema: l3IrrigationControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
+			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "manage_tasks",
 			Description: "Manage field work tasks (TK###) - list them, create a task on a field, or " +
 				"delete one.",
-			InputSchema: l3ManageTasksSchema,
-			Operations:  []*mcpdomain.Operation{opListTasks, opCreateTask, opDeleteTask},
+			Operations: []*mcpdomain.Operation{opListTasks, opCreateTask, opDeleteTask},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_soil",
 			Description: "Analyse soil conditions - count, sum, average, minimum or maximum of " +
 				"moisture, soil temperature, pH or battery over sensors, optionally per zone " +
@@ -389,31 +380,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "agriculture_query",
 			Description: "Read anything on the farm - fields, soil sensor readings, irrigation " +
 				"valves, work tasks and soil statistics. Nothing changes.",
-			InputSchema: l2AgricultureQuerySchema,
-			Operations:  []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
+			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "agriculture_control",
 			Description: "Change the farm - set or stop irrigation valves, apply zone irrigation " +
 				"programs, create or delete work tasks.",
-			InputSchema: l2AgricultureControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
+			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "agriculture",
 			Description: "Query and control the precision farm - fields, soil sensors, irrigation " +
 				"valves and programs, work tasks and soil statistics.",
-			InputSchema: l1AgricultureSchema,
 			Operations: []*mcpdomain.Operation{
 				opGetField,
 				opListSoilSensors,
@@ -431,22 +419,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("agriculture: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("agriculture: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-agriculture",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A precision-agriculture farm run from an edge node: eight fields in four "+
-			"zones (north, south, east, west) with their crops and growth stages, soil "+
-			"sensors reporting moisture, soil temperature, pH and battery charge, "+
-			"irrigation valves (drip lines, sprinklers, centre pivots) that water the "+
-			"fields, and field work tasks such as spraying, fertilizing, harvesting and "+
-			"maintenance."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -454,24 +437,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of agriculture.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "agriculture",
-	Title: "Precision farm",
-	Description: "A precision-agriculture farm run from an edge node: eight fields in four " +
-		"zones (north, south, east, west) with their crops and growth stages, soil " +
-		"sensors reporting moisture, soil temperature, pH and battery charge, " +
-		"irrigation valves (drip lines, sprinklers, centre pivots) that water the " +
-		"fields, and field work tasks such as spraying, fertilizing, harvesting and " +
-		"maintenance.",
-	Entities:   []string{"field", "soil_sensor", "valve", "task"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "agriculture",
+	Title:       "Precision farm",
+	Description: description,
+	Entities:    []string{"field", "soil_sensor", "valve", "task"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("agriculture: store is %T, want *agriculture.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

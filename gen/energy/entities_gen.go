@@ -9,14 +9,14 @@ type Meter struct {
 	// Human-readable name of the meter.
 	Name string `json:"name"`
 	// Building the meter serves (site for the campus grid connection).
-	Building string `json:"building"`
+	Building MeterBuilding `json:"building"`
 	// What the meter measures: main (grid connection of the whole campus, import
 	// from the grid), sub (feeder of one building, its whole consumption), pv
 	// (production of a solar array) or ev (EV charging hub).
-	Kind string `json:"kind"`
+	Kind MeterKind `json:"kind"`
 	// Whether the meter is reporting; an offline meter shows its last known
 	// values.
-	Status string `json:"status"`
+	Status MeterStatus `json:"status"`
 	// Active power right now in kW (consumption, or production for pv meters).
 	PowerKw float64 `json:"power_kw"`
 	// Highest 15-minute average power since midnight in kW (the day's peak
@@ -29,6 +29,40 @@ type Meter struct {
 	// When the meter last reported (RFC 3339, UTC, e.g. 2026-07-15T12:29:00Z).
 	LastReading string `json:"last_reading"`
 }
+
+// MeterBuilding is the type of Meter's building field.
+type MeterBuilding string
+
+// The values of MeterBuilding, in spec order.
+const (
+	MeterBuildingSite       MeterBuilding = "site"
+	MeterBuildingAdmin      MeterBuilding = "admin"
+	MeterBuildingLab        MeterBuilding = "lab"
+	MeterBuildingLibrary    MeterBuilding = "library"
+	MeterBuildingWorkshop   MeterBuilding = "workshop"
+	MeterBuildingSportsHall MeterBuilding = "sports_hall"
+	MeterBuildingParking    MeterBuilding = "parking"
+)
+
+// MeterKind is the type of Meter's kind field.
+type MeterKind string
+
+// The values of MeterKind, in spec order.
+const (
+	MeterKindMain MeterKind = "main"
+	MeterKindSub  MeterKind = "sub"
+	MeterKindPV   MeterKind = "pv"
+	MeterKindEv   MeterKind = "ev"
+)
+
+// MeterStatus is the type of Meter's status field.
+type MeterStatus string
+
+// The values of MeterStatus, in spec order.
+const (
+	MeterStatusOnline  MeterStatus = "online"
+	MeterStatusOffline MeterStatus = "offline"
+)
 
 func cloneMeter(v Meter) Meter {
 	return v
@@ -43,9 +77,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT001",
 			Name:           "Grid connection main meter",
-			Building:       "site",
-			Kind:           "main",
-			Status:         "online",
+			Building:       MeterBuildingSite,
+			Kind:           MeterKindMain,
+			Status:         MeterStatusOnline,
 			PowerKw:        318.4,
 			PeakTodayKw:    452.7,
 			EnergyTodayKwh: 2874.6,
@@ -55,9 +89,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT002",
 			Name:           "Admin building feeder",
-			Building:       "admin",
-			Kind:           "sub",
-			Status:         "online",
+			Building:       MeterBuildingAdmin,
+			Kind:           MeterKindSub,
+			Status:         MeterStatusOnline,
 			PowerKw:        64.2,
 			PeakTodayKw:    88.5,
 			EnergyTodayKwh: 512.3,
@@ -67,9 +101,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT003",
 			Name:           "Lab building feeder",
-			Building:       "lab",
-			Kind:           "sub",
-			Status:         "online",
+			Building:       MeterBuildingLab,
+			Kind:           MeterKindSub,
+			Status:         MeterStatusOnline,
 			PowerKw:        142.8,
 			PeakTodayKw:    196.3,
 			EnergyTodayKwh: 1180.9,
@@ -79,9 +113,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT004",
 			Name:           "Library feeder",
-			Building:       "library",
-			Kind:           "sub",
-			Status:         "online",
+			Building:       MeterBuildingLibrary,
+			Kind:           MeterKindSub,
+			Status:         MeterStatusOnline,
 			PowerKw:        41.5,
 			PeakTodayKw:    57.9,
 			EnergyTodayKwh: 356.2,
@@ -91,9 +125,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT005",
 			Name:           "Workshop feeder",
-			Building:       "workshop",
-			Kind:           "sub",
-			Status:         "online",
+			Building:       MeterBuildingWorkshop,
+			Kind:           MeterKindSub,
+			Status:         MeterStatusOnline,
 			PowerKw:        97.6,
 			PeakTodayKw:    201.5,
 			EnergyTodayKwh: 688.4,
@@ -103,9 +137,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT006",
 			Name:           "Parking garage feeder",
-			Building:       "parking",
-			Kind:           "sub",
-			Status:         "online",
+			Building:       MeterBuildingParking,
+			Kind:           MeterKindSub,
+			Status:         MeterStatusOnline,
 			PowerKw:        51.5,
 			PeakTodayKw:    88.0,
 			EnergyTodayKwh: 402.6,
@@ -115,9 +149,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT007",
 			Name:           "Sports hall feeder",
-			Building:       "sports_hall",
-			Kind:           "sub",
-			Status:         "offline",
+			Building:       MeterBuildingSportsHall,
+			Kind:           MeterKindSub,
+			Status:         MeterStatusOffline,
 			PowerKw:        18.2,
 			PeakTodayKw:    24.6,
 			EnergyTodayKwh: 61.3,
@@ -127,9 +161,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT008",
 			Name:           "Lab rooftop solar meter",
-			Building:       "lab",
-			Kind:           "pv",
-			Status:         "online",
+			Building:       MeterBuildingLab,
+			Kind:           MeterKindPV,
+			Status:         MeterStatusOnline,
 			PowerKw:        86.3,
 			PeakTodayKw:    92.1,
 			EnergyTodayKwh: 402.5,
@@ -139,9 +173,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT009",
 			Name:           "Library rooftop solar meter",
-			Building:       "library",
-			Kind:           "pv",
-			Status:         "online",
+			Building:       MeterBuildingLibrary,
+			Kind:           MeterKindPV,
+			Status:         MeterStatusOnline,
 			PowerKw:        38.7,
 			PeakTodayKw:    41.0,
 			EnergyTodayKwh: 171.8,
@@ -151,9 +185,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT010",
 			Name:           "Workshop roof solar meter",
-			Building:       "workshop",
-			Kind:           "pv",
-			Status:         "online",
+			Building:       MeterBuildingWorkshop,
+			Kind:           MeterKindPV,
+			Status:         MeterStatusOnline,
 			PowerKw:        51.2,
 			PeakTodayKw:    58.8,
 			EnergyTodayKwh: 244.0,
@@ -163,9 +197,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT011",
 			Name:           "Parking canopy solar meter",
-			Building:       "parking",
-			Kind:           "pv",
-			Status:         "online",
+			Building:       MeterBuildingParking,
+			Kind:           MeterKindPV,
+			Status:         MeterStatusOnline,
 			PeakTodayKw:    12.4,
 			EnergyTodayKwh: 18.6,
 			VoltageV:       229.8,
@@ -174,9 +208,9 @@ func seedMeters() []Meter {
 		{
 			ID:             "MT012",
 			Name:           "EV charging hub meter",
-			Building:       "parking",
-			Kind:           "ev",
-			Status:         "online",
+			Building:       MeterBuildingParking,
+			Kind:           MeterKindEv,
+			Status:         MeterStatusOnline,
 			PowerKw:        44.0,
 			PeakTodayKw:    66.0,
 			EnergyTodayKwh: 298.4,
@@ -192,17 +226,17 @@ type Battery struct {
 	// Human-readable name of the battery.
 	Name string `json:"name"`
 	// Building the battery is installed in.
-	Building string `json:"building"`
+	Building BatteryBuilding `json:"building"`
 	// storage (shifts energy for the microgrid; grid modes drive it) or ups
 	// (backs up critical loads of its building).
-	Role string `json:"role"`
+	Role BatteryRole `json:"role"`
 	// Usable energy capacity in kWh.
 	CapacityKwh float64 `json:"capacity_kwh"`
 	// State of charge in percent of capacity.
 	SOCPct int `json:"soc_pct"`
 	// Operating mode: charge or discharge at the power setpoint, idle (no power
 	// flow), or auto (the controller decides).
-	Mode string `json:"mode"`
+	Mode BatteryMode `json:"mode"`
 	// Charge or discharge power in kW held in charge or discharge mode (ignored
 	// in idle and auto); must not exceed the battery's max_power_kw.
 	SetpointKw float64 `json:"setpoint_kw"`
@@ -213,6 +247,40 @@ type Battery struct {
 	// Cell temperature in °C (above 35 °C charging should be avoided).
 	TemperatureC float64 `json:"temperature_c"`
 }
+
+// BatteryBuilding is the type of Battery's building field.
+type BatteryBuilding string
+
+// The values of BatteryBuilding, in spec order.
+const (
+	BatteryBuildingSite       BatteryBuilding = "site"
+	BatteryBuildingAdmin      BatteryBuilding = "admin"
+	BatteryBuildingLab        BatteryBuilding = "lab"
+	BatteryBuildingLibrary    BatteryBuilding = "library"
+	BatteryBuildingWorkshop   BatteryBuilding = "workshop"
+	BatteryBuildingSportsHall BatteryBuilding = "sports_hall"
+	BatteryBuildingParking    BatteryBuilding = "parking"
+)
+
+// BatteryRole is the type of Battery's role field.
+type BatteryRole string
+
+// The values of BatteryRole, in spec order.
+const (
+	BatteryRoleStorage BatteryRole = "storage"
+	BatteryRoleUps     BatteryRole = "ups"
+)
+
+// BatteryMode is the type of Battery's mode field.
+type BatteryMode string
+
+// The values of BatteryMode, in spec order.
+const (
+	BatteryModeCharge    BatteryMode = "charge"
+	BatteryModeDischarge BatteryMode = "discharge"
+	BatteryModeIdle      BatteryMode = "idle"
+	BatteryModeAuto      BatteryMode = "auto"
+)
 
 func cloneBattery(v Battery) Battery {
 	return v
@@ -227,11 +295,11 @@ func seedBatteries() []Battery {
 		{
 			ID:           "BT001",
 			Name:         "Lab battery bank",
-			Building:     "lab",
-			Role:         "storage",
+			Building:     BatteryBuildingLab,
+			Role:         BatteryRoleStorage,
 			CapacityKwh:  500.0,
 			SOCPct:       72,
-			Mode:         "auto",
+			Mode:         BatteryModeAuto,
 			MaxPowerKw:   250.0,
 			ReservePct:   20,
 			TemperatureC: 27.4,
@@ -239,11 +307,11 @@ func seedBatteries() []Battery {
 		{
 			ID:           "BT002",
 			Name:         "Library battery",
-			Building:     "library",
-			Role:         "storage",
+			Building:     BatteryBuildingLibrary,
+			Role:         BatteryRoleStorage,
 			CapacityKwh:  200.0,
 			SOCPct:       18,
-			Mode:         "discharge",
+			Mode:         BatteryModeDischarge,
 			SetpointKw:   40.0,
 			MaxPowerKw:   100.0,
 			ReservePct:   20,
@@ -252,11 +320,11 @@ func seedBatteries() []Battery {
 		{
 			ID:           "BT003",
 			Name:         "Workshop battery",
-			Building:     "workshop",
-			Role:         "storage",
+			Building:     BatteryBuildingWorkshop,
+			Role:         BatteryRoleStorage,
 			CapacityKwh:  300.0,
 			SOCPct:       45,
-			Mode:         "idle",
+			Mode:         BatteryModeIdle,
 			MaxPowerKw:   150.0,
 			ReservePct:   20,
 			TemperatureC: 31.8,
@@ -264,11 +332,11 @@ func seedBatteries() []Battery {
 		{
 			ID:           "BT004",
 			Name:         "Parking EV buffer battery",
-			Building:     "parking",
-			Role:         "storage",
+			Building:     BatteryBuildingParking,
+			Role:         BatteryRoleStorage,
 			CapacityKwh:  250.0,
 			SOCPct:       26,
-			Mode:         "charge",
+			Mode:         BatteryModeCharge,
 			SetpointKw:   50.0,
 			MaxPowerKw:   125.0,
 			ReservePct:   20,
@@ -277,11 +345,11 @@ func seedBatteries() []Battery {
 		{
 			ID:           "BT005",
 			Name:         "Admin UPS battery",
-			Building:     "admin",
-			Role:         "ups",
+			Building:     BatteryBuildingAdmin,
+			Role:         BatteryRoleUps,
 			CapacityKwh:  100.0,
 			SOCPct:       95,
-			Mode:         "idle",
+			Mode:         BatteryModeIdle,
 			MaxPowerKw:   50.0,
 			ReservePct:   80,
 			TemperatureC: 21.3,
@@ -289,11 +357,11 @@ func seedBatteries() []Battery {
 		{
 			ID:           "BT006",
 			Name:         "Sports hall battery",
-			Building:     "sports_hall",
-			Role:         "storage",
+			Building:     BatteryBuildingSportsHall,
+			Role:         BatteryRoleStorage,
 			CapacityKwh:  150.0,
 			SOCPct:       61,
-			Mode:         "auto",
+			Mode:         BatteryModeAuto,
 			MaxPowerKw:   75.0,
 			ReservePct:   20,
 			TemperatureC: 38.9,
@@ -307,18 +375,42 @@ type SolarArray struct {
 	// Human-readable name of the solar array.
 	Name string `json:"name"`
 	// Building the array is mounted on.
-	Building string `json:"building"`
+	Building SolarArrayBuilding `json:"building"`
 	// Rated peak power of the array in kWp.
 	PeakKw float64 `json:"peak_kw"`
 	// Power the array is producing right now in kW.
 	OutputKw float64 `json:"output_kw"`
 	// producing, fault (inverter fault, no output) or offline (switched off for
 	// maintenance).
-	Status string `json:"status"`
+	Status SolarArrayStatus `json:"status"`
 	// Share of the available output the inverter holds back (0 no curtailment,
 	// 100 fully curtailed).
 	CurtailmentPct int `json:"curtailment_pct"`
 }
+
+// SolarArrayBuilding is the type of SolarArray's building field.
+type SolarArrayBuilding string
+
+// The values of SolarArrayBuilding, in spec order.
+const (
+	SolarArrayBuildingSite       SolarArrayBuilding = "site"
+	SolarArrayBuildingAdmin      SolarArrayBuilding = "admin"
+	SolarArrayBuildingLab        SolarArrayBuilding = "lab"
+	SolarArrayBuildingLibrary    SolarArrayBuilding = "library"
+	SolarArrayBuildingWorkshop   SolarArrayBuilding = "workshop"
+	SolarArrayBuildingSportsHall SolarArrayBuilding = "sports_hall"
+	SolarArrayBuildingParking    SolarArrayBuilding = "parking"
+)
+
+// SolarArrayStatus is the type of SolarArray's status field.
+type SolarArrayStatus string
+
+// The values of SolarArrayStatus, in spec order.
+const (
+	SolarArrayStatusProducing SolarArrayStatus = "producing"
+	SolarArrayStatusFault     SolarArrayStatus = "fault"
+	SolarArrayStatusOffline   SolarArrayStatus = "offline"
+)
 
 func cloneSolarArray(v SolarArray) SolarArray {
 	return v
@@ -333,50 +425,50 @@ func seedSolarArrays() []SolarArray {
 		{
 			ID:       "PV001",
 			Name:     "Lab rooftop array",
-			Building: "lab",
+			Building: SolarArrayBuildingLab,
 			PeakKw:   120.0,
 			OutputKw: 86.3,
-			Status:   "producing",
+			Status:   SolarArrayStatusProducing,
 		},
 		{
 			ID:       "PV002",
 			Name:     "Library rooftop array",
-			Building: "library",
+			Building: SolarArrayBuildingLibrary,
 			PeakKw:   50.0,
 			OutputKw: 38.7,
-			Status:   "producing",
+			Status:   SolarArrayStatusProducing,
 		},
 		{
 			ID:             "PV003",
 			Name:           "Workshop roof array",
-			Building:       "workshop",
+			Building:       SolarArrayBuildingWorkshop,
 			PeakKw:         75.0,
 			OutputKw:       51.2,
-			Status:         "producing",
+			Status:         SolarArrayStatusProducing,
 			CurtailmentPct: 15,
 		},
 		{
 			ID:       "PV004",
 			Name:     "Parking canopy array",
-			Building: "parking",
+			Building: SolarArrayBuildingParking,
 			PeakKw:   80.0,
-			Status:   "fault",
+			Status:   SolarArrayStatusFault,
 		},
 		{
 			ID:             "PV005",
 			Name:           "Admin facade array",
-			Building:       "admin",
+			Building:       SolarArrayBuildingAdmin,
 			PeakKw:         20.0,
 			OutputKw:       9.8,
-			Status:         "producing",
+			Status:         SolarArrayStatusProducing,
 			CurtailmentPct: 25,
 		},
 		{
 			ID:       "PV006",
 			Name:     "Sports hall roof array",
-			Building: "sports_hall",
+			Building: SolarArrayBuildingSportsHall,
 			PeakKw:   60.0,
-			Status:   "offline",
+			Status:   SolarArrayStatusOffline,
 		},
 	}
 }
@@ -387,17 +479,63 @@ type Load struct {
 	// Human-readable name of the load.
 	Name string `json:"name"`
 	// Building the load is in.
-	Building string `json:"building"`
+	Building LoadBuilding `json:"building"`
 	// What sort of equipment the circuit feeds.
-	Kind string `json:"kind"`
+	Kind LoadKind `json:"kind"`
 	// critical (must never be switched off), normal, or deferrable (may be shed
 	// at peak times and run later).
-	Priority string `json:"priority"`
+	Priority LoadPriority `json:"priority"`
 	// Whether the circuit is switched on.
-	State string `json:"state"`
+	State LoadState `json:"state"`
 	// Power the load draws when switched on in kW.
 	RatedKw float64 `json:"rated_kw"`
 }
+
+// LoadBuilding is the type of Load's building field.
+type LoadBuilding string
+
+// The values of LoadBuilding, in spec order.
+const (
+	LoadBuildingSite       LoadBuilding = "site"
+	LoadBuildingAdmin      LoadBuilding = "admin"
+	LoadBuildingLab        LoadBuilding = "lab"
+	LoadBuildingLibrary    LoadBuilding = "library"
+	LoadBuildingWorkshop   LoadBuilding = "workshop"
+	LoadBuildingSportsHall LoadBuilding = "sports_hall"
+	LoadBuildingParking    LoadBuilding = "parking"
+)
+
+// LoadKind is the type of Load's kind field.
+type LoadKind string
+
+// The values of LoadKind, in spec order.
+const (
+	LoadKindHVAC        LoadKind = "hvac"
+	LoadKindLighting    LoadKind = "lighting"
+	LoadKindProcess     LoadKind = "process"
+	LoadKindWaterHeater LoadKind = "water_heater"
+	LoadKindPump        LoadKind = "pump"
+	LoadKindEvCharger   LoadKind = "ev_charger"
+)
+
+// LoadPriority is the type of Load's priority field.
+type LoadPriority string
+
+// The values of LoadPriority, in spec order.
+const (
+	LoadPriorityCritical   LoadPriority = "critical"
+	LoadPriorityNormal     LoadPriority = "normal"
+	LoadPriorityDeferrable LoadPriority = "deferrable"
+)
+
+// LoadState is the type of Load's state field.
+type LoadState string
+
+// The values of LoadState, in spec order.
+const (
+	LoadStateOn  LoadState = "on"
+	LoadStateOff LoadState = "off"
+)
 
 func cloneLoad(v Load) Load {
 	return v
@@ -412,181 +550,181 @@ func seedLoads() []Load {
 		{
 			ID:       "LD001",
 			Name:     "Lab fume hood extraction",
-			Building: "lab",
-			Kind:     "hvac",
-			Priority: "critical",
-			State:    "on",
+			Building: LoadBuildingLab,
+			Kind:     LoadKindHVAC,
+			Priority: LoadPriorityCritical,
+			State:    LoadStateOn,
 			RatedKw:  22.0,
 		},
 		{
 			ID:       "LD002",
 			Name:     "Lab server room cooling",
-			Building: "lab",
-			Kind:     "hvac",
-			Priority: "critical",
-			State:    "on",
+			Building: LoadBuildingLab,
+			Kind:     LoadKindHVAC,
+			Priority: LoadPriorityCritical,
+			State:    LoadStateOn,
 			RatedKw:  35.0,
 		},
 		{
 			ID:       "LD003",
 			Name:     "Lab ultra-low freezers",
-			Building: "lab",
-			Kind:     "process",
-			Priority: "critical",
-			State:    "on",
+			Building: LoadBuildingLab,
+			Kind:     LoadKindProcess,
+			Priority: LoadPriorityCritical,
+			State:    LoadStateOn,
 			RatedKw:  18.5,
 		},
 		{
 			ID:       "LD004",
 			Name:     "Lab hall lighting",
-			Building: "lab",
-			Kind:     "lighting",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingLab,
+			Kind:     LoadKindLighting,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  12.0,
 		},
 		{
 			ID:       "LD005",
 			Name:     "Lab glassware washers",
-			Building: "lab",
-			Kind:     "process",
-			Priority: "deferrable",
-			State:    "on",
+			Building: LoadBuildingLab,
+			Kind:     LoadKindProcess,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOn,
 			RatedKw:  9.0,
 		},
 		{
 			ID:       "LD006",
 			Name:     "Admin HVAC",
-			Building: "admin",
-			Kind:     "hvac",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingAdmin,
+			Kind:     LoadKindHVAC,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  40.0,
 		},
 		{
 			ID:       "LD007",
 			Name:     "Admin office lighting",
-			Building: "admin",
-			Kind:     "lighting",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingAdmin,
+			Kind:     LoadKindLighting,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  9.5,
 		},
 		{
 			ID:       "LD008",
 			Name:     "Admin water heater",
-			Building: "admin",
-			Kind:     "water_heater",
-			Priority: "deferrable",
-			State:    "on",
+			Building: LoadBuildingAdmin,
+			Kind:     LoadKindWaterHeater,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOn,
 			RatedKw:  12.0,
 		},
 		{
 			ID:       "LD009",
 			Name:     "Library air handling",
-			Building: "library",
-			Kind:     "hvac",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingLibrary,
+			Kind:     LoadKindHVAC,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  28.0,
 		},
 		{
 			ID:       "LD010",
 			Name:     "Library reading room lighting",
-			Building: "library",
-			Kind:     "lighting",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingLibrary,
+			Kind:     LoadKindLighting,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  8.0,
 		},
 		{
 			ID:       "LD011",
 			Name:     "Workshop CNC line",
-			Building: "workshop",
-			Kind:     "process",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingWorkshop,
+			Kind:     LoadKindProcess,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  45.0,
 		},
 		{
 			ID:       "LD012",
 			Name:     "Workshop air compressor",
-			Building: "workshop",
-			Kind:     "process",
-			Priority: "deferrable",
-			State:    "on",
+			Building: LoadBuildingWorkshop,
+			Kind:     LoadKindProcess,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOn,
 			RatedKw:  30.0,
 		},
 		{
 			ID:       "LD013",
 			Name:     "Workshop water heater",
-			Building: "workshop",
-			Kind:     "water_heater",
-			Priority: "deferrable",
-			State:    "off",
+			Building: LoadBuildingWorkshop,
+			Kind:     LoadKindWaterHeater,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOff,
 			RatedKw:  15.0,
 		},
 		{
 			ID:       "LD014",
 			Name:     "EV charger bay A",
-			Building: "parking",
-			Kind:     "ev_charger",
-			Priority: "deferrable",
-			State:    "on",
+			Building: LoadBuildingParking,
+			Kind:     LoadKindEvCharger,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOn,
 			RatedKw:  22.0,
 		},
 		{
 			ID:       "LD015",
 			Name:     "EV charger bay B",
-			Building: "parking",
-			Kind:     "ev_charger",
-			Priority: "deferrable",
-			State:    "on",
+			Building: LoadBuildingParking,
+			Kind:     LoadKindEvCharger,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOn,
 			RatedKw:  22.0,
 		},
 		{
 			ID:       "LD016",
 			Name:     "EV fast charger C",
-			Building: "parking",
-			Kind:     "ev_charger",
-			Priority: "normal",
-			State:    "off",
+			Building: LoadBuildingParking,
+			Kind:     LoadKindEvCharger,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOff,
 			RatedKw:  50.0,
 		},
 		{
 			ID:       "LD017",
 			Name:     "Garage ventilation",
-			Building: "parking",
-			Kind:     "hvac",
-			Priority: "critical",
-			State:    "on",
+			Building: LoadBuildingParking,
+			Kind:     LoadKindHVAC,
+			Priority: LoadPriorityCritical,
+			State:    LoadStateOn,
 			RatedKw:  7.5,
 		},
 		{
 			ID:       "LD018",
 			Name:     "Sports hall pool pump",
-			Building: "sports_hall",
-			Kind:     "pump",
-			Priority: "deferrable",
-			State:    "on",
+			Building: LoadBuildingSportsHall,
+			Kind:     LoadKindPump,
+			Priority: LoadPriorityDeferrable,
+			State:    LoadStateOn,
 			RatedKw:  11.0,
 		},
 		{
 			ID:       "LD019",
 			Name:     "Sports hall lighting",
-			Building: "sports_hall",
-			Kind:     "lighting",
-			Priority: "normal",
-			State:    "off",
+			Building: LoadBuildingSportsHall,
+			Kind:     LoadKindLighting,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOff,
 			RatedKw:  16.0,
 		},
 		{
 			ID:       "LD020",
 			Name:     "Sports hall ventilation",
-			Building: "sports_hall",
-			Kind:     "hvac",
-			Priority: "normal",
-			State:    "on",
+			Building: LoadBuildingSportsHall,
+			Kind:     LoadKindHVAC,
+			Priority: LoadPriorityNormal,
+			State:    LoadStateOn,
 			RatedKw:  14.0,
 		},
 	}

@@ -6,14 +6,14 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListMetersArgs are the arguments of list_meters.
 type ListMetersArgs struct {
-	Building    *string  `json:"building,omitempty"`
-	Kind        *string  `json:"kind,omitempty"`
-	Status      *string  `json:"status,omitempty"`
-	MinPowerKw  *float64 `json:"min_power_kw,omitempty"`
-	MaxPowerKw  *float64 `json:"max_power_kw,omitempty"`
-	MinVoltageV *float64 `json:"min_voltage_v,omitempty"`
-	MaxVoltageV *float64 `json:"max_voltage_v,omitempty"`
-	Limit       *int     `json:"limit,omitempty"`
+	Building    *MeterBuilding `json:"building,omitempty"`
+	Kind        *MeterKind     `json:"kind,omitempty"`
+	Status      *MeterStatus   `json:"status,omitempty"`
+	MinPowerKw  *float64       `json:"min_power_kw,omitempty"`
+	MaxPowerKw  *float64       `json:"max_power_kw,omitempty"`
+	MinVoltageV *float64       `json:"min_voltage_v,omitempty"`
+	MaxVoltageV *float64       `json:"max_voltage_v,omitempty"`
+	Limit       *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_meters's filters.
@@ -56,14 +56,14 @@ func (s *Store) ListMeters(a ListMetersArgs) (mcpdomain.ListResult[Meter], error
 
 // ListBatteriesArgs are the arguments of list_batteries.
 type ListBatteriesArgs struct {
-	Building        *string  `json:"building,omitempty"`
-	Role            *string  `json:"role,omitempty"`
-	Mode            *string  `json:"mode,omitempty"`
-	MinSOCPct       *int     `json:"min_soc_pct,omitempty"`
-	MaxSOCPct       *int     `json:"max_soc_pct,omitempty"`
-	MinTemperatureC *float64 `json:"min_temperature_c,omitempty"`
-	MaxTemperatureC *float64 `json:"max_temperature_c,omitempty"`
-	Limit           *int     `json:"limit,omitempty"`
+	Building        *BatteryBuilding `json:"building,omitempty"`
+	Role            *BatteryRole     `json:"role,omitempty"`
+	Mode            *BatteryMode     `json:"mode,omitempty"`
+	MinSOCPct       *int             `json:"min_soc_pct,omitempty"`
+	MaxSOCPct       *int             `json:"max_soc_pct,omitempty"`
+	MinTemperatureC *float64         `json:"min_temperature_c,omitempty"`
+	MaxTemperatureC *float64         `json:"max_temperature_c,omitempty"`
+	Limit           *int             `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_batteries's filters.
@@ -107,13 +107,13 @@ func (s *Store) ListBatteries(a ListBatteriesArgs) (mcpdomain.ListResult[Battery
 
 // ListSolarArraysArgs are the arguments of list_solar_arrays.
 type ListSolarArraysArgs struct {
-	Building          *string  `json:"building,omitempty"`
-	Status            *string  `json:"status,omitempty"`
-	MinOutputKw       *float64 `json:"min_output_kw,omitempty"`
-	MaxOutputKw       *float64 `json:"max_output_kw,omitempty"`
-	MinCurtailmentPct *int     `json:"min_curtailment_pct,omitempty"`
-	MaxCurtailmentPct *int     `json:"max_curtailment_pct,omitempty"`
-	Limit             *int     `json:"limit,omitempty"`
+	Building          *SolarArrayBuilding `json:"building,omitempty"`
+	Status            *SolarArrayStatus   `json:"status,omitempty"`
+	MinOutputKw       *float64            `json:"min_output_kw,omitempty"`
+	MaxOutputKw       *float64            `json:"max_output_kw,omitempty"`
+	MinCurtailmentPct *int                `json:"min_curtailment_pct,omitempty"`
+	MaxCurtailmentPct *int                `json:"max_curtailment_pct,omitempty"`
+	Limit             *int                `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_solar_arrays's filters.
@@ -151,13 +151,13 @@ func (s *Store) ListSolarArrays(a ListSolarArraysArgs) (mcpdomain.ListResult[Sol
 
 // ListLoadsArgs are the arguments of list_loads.
 type ListLoadsArgs struct {
-	Building   *string  `json:"building,omitempty"`
-	Kind       *string  `json:"kind,omitempty"`
-	Priority   *string  `json:"priority,omitempty"`
-	State      *string  `json:"state,omitempty"`
-	MinRatedKw *float64 `json:"min_rated_kw,omitempty"`
-	MaxRatedKw *float64 `json:"max_rated_kw,omitempty"`
-	Limit      *int     `json:"limit,omitempty"`
+	Building   *LoadBuilding `json:"building,omitempty"`
+	Kind       *LoadKind     `json:"kind,omitempty"`
+	Priority   *LoadPriority `json:"priority,omitempty"`
+	State      *LoadState    `json:"state,omitempty"`
+	MinRatedKw *float64      `json:"min_rated_kw,omitempty"`
+	MaxRatedKw *float64      `json:"max_rated_kw,omitempty"`
+	Limit      *int          `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_loads's filters.
@@ -195,9 +195,9 @@ func (s *Store) ListLoads(a ListLoadsArgs) (mcpdomain.ListResult[Load], error) {
 
 // SetLoadArgs are the arguments of set_load.
 type SetLoadArgs struct {
-	LoadID   string  `json:"load_id"`
-	State    *string `json:"state,omitempty"`
-	Priority *string `json:"priority,omitempty"`
+	LoadID   string        `json:"load_id"`
+	State    *LoadState    `json:"state,omitempty"`
+	Priority *LoadPriority `json:"priority,omitempty"`
 }
 
 // SetLoad runs set_load: Change one load by its ID (LD followed by 3 digits):
@@ -224,16 +224,16 @@ func (s *Store) SetLoad(a SetLoadArgs) (Load, error) {
 
 // ShedDeferrableLoadsArgs are the arguments of shed_deferrable_loads.
 type ShedDeferrableLoadsArgs struct {
-	Building *string `json:"building,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
+	Building *LoadBuilding `json:"building,omitempty"`
+	Kind     *LoadKind     `json:"kind,omitempty"`
 }
 
 // match reports whether a row passes shed_deferrable_loads's filters.
 func (a ShedDeferrableLoadsArgs) match(v *Load) bool {
-	if v.Priority != "deferrable" {
+	if v.Priority != LoadPriorityDeferrable {
 		return false
 	}
-	if v.State != "on" {
+	if v.State != LoadStateOn {
 		return false
 	}
 	if a.Building != nil && v.Building != *a.Building {
@@ -254,17 +254,17 @@ func (s *Store) ShedDeferrableLoads(a ShedDeferrableLoadsArgs) (mcpdomain.BulkRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.loads.Update(a.match, func(v *Load) {
-		v.State = "off"
+		v.State = LoadStateOff
 	})
 	return mcpdomain.NewBulkResult("load", "", ids), nil
 }
 
 // SetBatteryArgs are the arguments of set_battery.
 type SetBatteryArgs struct {
-	BatteryID  string   `json:"battery_id"`
-	Mode       *string  `json:"mode,omitempty"`
-	SetpointKw *float64 `json:"setpoint_kw,omitempty"`
-	ReservePct *int     `json:"reserve_pct,omitempty"`
+	BatteryID  string       `json:"battery_id"`
+	Mode       *BatteryMode `json:"mode,omitempty"`
+	SetpointKw *float64     `json:"setpoint_kw,omitempty"`
+	ReservePct *int         `json:"reserve_pct,omitempty"`
 }
 
 // SetBattery runs set_battery: Configure one battery by its ID (BT followed
@@ -320,8 +320,8 @@ func (s *Store) SetSolarArray(a SetSolarArrayArgs) (SolarArray, error) {
 
 // SetGridModeArgs are the arguments of set_grid_mode.
 type SetGridModeArgs struct {
-	Building *string `json:"building,omitempty"`
-	GridMode string  `json:"grid_mode"`
+	Building *BatteryBuilding `json:"building,omitempty"`
+	GridMode string           `json:"grid_mode"`
 }
 
 // match reports whether a row passes set_grid_mode's filters.
@@ -343,39 +343,39 @@ func (s *Store) SetGridMode(a SetGridModeArgs) (mcpdomain.BulkResult, error) {
 	switch a.GridMode {
 	case "normal":
 		ids = append(ids, s.batteries.Update(func(v *Battery) bool {
-			return a.match(v) && v.Role == "storage"
+			return a.match(v) && v.Role == BatteryRoleStorage
 		}, func(v *Battery) {
-			v.Mode = "auto"
+			v.Mode = BatteryModeAuto
 			v.SetpointKw = 0.0
 			v.ReservePct = 20
 		})...)
 		ids = append(ids, s.batteries.Update(func(v *Battery) bool {
-			return a.match(v) && v.Role == "ups"
+			return a.match(v) && v.Role == BatteryRoleUps
 		}, func(v *Battery) {
-			v.Mode = "idle"
+			v.Mode = BatteryModeIdle
 			v.SetpointKw = 0.0
 			v.ReservePct = 80
 		})...)
 	case "peak_shaving":
 		ids = append(ids, s.batteries.Update(func(v *Battery) bool {
-			return a.match(v) && v.Role == "storage"
+			return a.match(v) && v.Role == BatteryRoleStorage
 		}, func(v *Battery) {
-			v.Mode = "discharge"
+			v.Mode = BatteryModeDischarge
 			v.SetpointKw = 40.0
 			v.ReservePct = 30
 		})...)
 	case "backup":
 		ids = append(ids, s.batteries.Update(func(v *Battery) bool {
-			return a.match(v) && v.Role == "storage"
+			return a.match(v) && v.Role == BatteryRoleStorage
 		}, func(v *Battery) {
-			v.Mode = "charge"
+			v.Mode = BatteryModeCharge
 			v.SetpointKw = 40.0
 			v.ReservePct = 80
 		})...)
 		ids = append(ids, s.batteries.Update(func(v *Battery) bool {
-			return a.match(v) && v.Role == "ups"
+			return a.match(v) && v.Role == BatteryRoleUps
 		}, func(v *Battery) {
-			v.Mode = "charge"
+			v.Mode = BatteryModeCharge
 			v.SetpointKw = 20.0
 			v.ReservePct = 100
 		})...)
@@ -385,12 +385,12 @@ func (s *Store) SetGridMode(a SetGridModeArgs) (mcpdomain.BulkResult, error) {
 
 // ConsumptionStatsArgs are the arguments of consumption_stats.
 type ConsumptionStatsArgs struct {
-	Function string  `json:"function"`
-	Field    string  `json:"field"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Building *string `json:"building,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
-	Status   *string `json:"status,omitempty"`
+	Function string         `json:"function"`
+	Field    string         `json:"field"`
+	GroupBy  *string        `json:"group_by,omitempty"`
+	Building *MeterBuilding `json:"building,omitempty"`
+	Kind     *MeterKind     `json:"kind,omitempty"`
+	Status   *MeterStatus   `json:"status,omitempty"`
 }
 
 // match reports whether a row passes consumption_stats's filters.
@@ -432,9 +432,9 @@ func (s *Store) ConsumptionStats(a ConsumptionStatsArgs) (mcpdomain.AggregateRes
 		var key string
 		switch agg.GroupBy() {
 		case "building":
-			key = v.Building
+			key = string(v.Building)
 		case "kind":
-			key = v.Kind
+			key = string(v.Kind)
 		}
 		agg.Add(key, x)
 	})

@@ -6,303 +6,319 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListMeters = &mcpdomain.Operation{
-	Name:     "list_meters",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "meter",
-	Description: "Read power meters (IDs like MT003): present power in kW, today's peak " +
-		"demand in kW, energy since midnight in kWh, voltage in V, online/offline " +
-		"status and time of the last reading. Kinds: main (campus grid import), sub " +
-		"(one building's feeder), pv (solar production), ev (EV charging hub). " +
-		"Optionally only one building, kind or status, or within a power or voltage " +
-		"range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+// description says what energy is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "A campus microgrid run by an edge energy controller: one grid connection " +
+	"and six buildings (admin, lab, library, workshop, sports hall, parking " +
+	"garage) with power meters, battery storage, rooftop and canopy solar " +
+	"arrays, and switchable electrical loads such as HVAC, lighting, process " +
+	"equipment and EV chargers. Loads have a priority (critical, normal, " +
+	"deferrable); deferrable loads may be shed at peak times."
+
+// The operations of energy, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opListMeters = &mcpdomain.Operation{
+		Name:     "list_meters",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "meter",
+		Description: "Read power meters (IDs like MT003): present power in kW, today's peak " +
+			"demand in kW, energy since midnight in kWh, voltage in V, online/offline " +
+			"status and time of the last reading. Kinds: main (campus grid import), sub " +
+			"(one building's feeder), pv (solar production), ev (EV charging hub). " +
+			"Optionally only one building, kind or status, or within a power or voltage " +
+			"range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{Name: "kind", Type: "string", Enum: []string{"main", "sub", "pv", "ev"}, Hint: "one of main, sub, pv, ev"},
+			{Name: "status", Type: "string", Enum: []string{"online", "offline"}, Hint: "one of online, offline"},
+			{Name: "min_power_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
+			{Name: "max_power_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
+			{Name: "min_voltage_v", Type: "number", Hint: "number from 180 to 260, in V"},
+			{Name: "max_voltage_v", Type: "number", Hint: "number from 180 to 260, in V"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "kind", Type: "string", Enum: []string{"main", "sub", "pv", "ev"}, Hint: "one of main, sub, pv, ev"},
-		{Name: "status", Type: "string", Enum: []string{"online", "offline"}, Hint: "one of online, offline"},
-		{Name: "min_power_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
-		{Name: "max_power_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
-		{Name: "min_voltage_v", Type: "number", Hint: "number from 180 to 260, in V"},
-		{Name: "max_voltage_v", Type: "number", Hint: "number from 180 to 260, in V"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listMetersSchema,
-	Example: `{}`,
-}
-var opListBatteries = &mcpdomain.Operation{
-	Name:     "list_batteries",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "battery",
-	Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state " +
-		"of charge in percent, mode (charge, discharge, idle, auto), power setpoint " +
-		"and maximum power in kW, backup reserve in percent and cell temperature in " +
-		"°C. Optionally only one building, role (storage or ups) or mode, or within " +
-		"a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty " +
-		"batteries, min_temperature_c for hot ones.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+		Schema:  listMetersSchema,
+		Example: `{}`,
+	}
+	opListBatteries = &mcpdomain.Operation{
+		Name:     "list_batteries",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "battery",
+		Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state " +
+			"of charge in percent, mode (charge, discharge, idle, auto), power setpoint " +
+			"and maximum power in kW, backup reserve in percent and cell temperature in " +
+			"°C. Optionally only one building, role (storage or ups) or mode, or within " +
+			"a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty " +
+			"batteries, min_temperature_c for hot ones.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{Name: "role", Type: "string", Enum: []string{"storage", "ups"}, Hint: "one of storage, ups"},
+			{
+				Name: "mode",
+				Type: "string",
+				Enum: []string{"charge", "discharge", "idle", "auto"},
+				Hint: "one of charge, discharge, idle, auto",
+			},
+			{Name: "min_soc_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_soc_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "min_temperature_c", Type: "number", Hint: "number from -20 to 80, in °C"},
+			{Name: "max_temperature_c", Type: "number", Hint: "number from -20 to 80, in °C"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "role", Type: "string", Enum: []string{"storage", "ups"}, Hint: "one of storage, ups"},
-		{
-			Name: "mode",
-			Type: "string",
-			Enum: []string{"charge", "discharge", "idle", "auto"},
-			Hint: "one of charge, discharge, idle, auto",
+		Schema:  listBatteriesSchema,
+		Example: `{}`,
+	}
+	opListSolarArrays = &mcpdomain.Operation{
+		Name:     "list_solar_arrays",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "solar_array",
+		Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present " +
+			"output in kW, status (producing, fault, offline) and curtailment in " +
+			"percent. Optionally only one building or status, or within an output or " +
+			"curtailment range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{Name: "status", Type: "string", Enum: []string{"producing", "fault", "offline"}, Hint: "one of producing, fault, offline"},
+			{Name: "min_output_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
+			{Name: "max_output_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
+			{Name: "min_curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "min_soc_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_soc_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "min_temperature_c", Type: "number", Hint: "number from -20 to 80, in °C"},
-		{Name: "max_temperature_c", Type: "number", Hint: "number from -20 to 80, in °C"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listBatteriesSchema,
-	Example: `{}`,
-}
-var opListSolarArrays = &mcpdomain.Operation{
-	Name:     "list_solar_arrays",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "solar_array",
-	Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present " +
-		"output in kW, status (producing, fault, offline) and curtailment in " +
-		"percent. Optionally only one building or status, or within an output or " +
-		"curtailment range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+		Schema:  listSolarArraysSchema,
+		Example: `{}`,
+	}
+	opListLoads = &mcpdomain.Operation{
+		Name:     "list_loads",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "load",
+		Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, " +
+			"priority (critical, normal, deferrable), on/off state and rated power in " +
+			"kW. Optionally only one building, kind, priority or state, or within a " +
+			"rated power range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"hvac", "lighting", "process", "water_heater", "pump", "ev_charger"},
+				Hint: "one of hvac, lighting, process, water_heater, pump, ev_charger",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"critical", "normal", "deferrable"},
+				Hint: "one of critical, normal, deferrable",
+			},
+			{Name: "state", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
+			{Name: "min_rated_kw", Type: "number", Hint: "number from 0 to 500, in kW"},
+			{Name: "max_rated_kw", Type: "number", Hint: "number from 0 to 500, in kW"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "status", Type: "string", Enum: []string{"producing", "fault", "offline"}, Hint: "one of producing, fault, offline"},
-		{Name: "min_output_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
-		{Name: "max_output_kw", Type: "number", Hint: "number from 0 to 2000, in kW"},
-		{Name: "min_curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listSolarArraysSchema,
-	Example: `{}`,
-}
-var opListLoads = &mcpdomain.Operation{
-	Name:     "list_loads",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "load",
-	Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, " +
-		"priority (critical, normal, deferrable), on/off state and rated power in " +
-		"kW. Optionally only one building, kind, priority or state, or within a " +
-		"rated power range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+		Schema:  listLoadsSchema,
+		Example: `{}`,
+	}
+	opSetLoad = &mcpdomain.Operation{
+		Name:     "set_load",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "load",
+		Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, " +
+			"or change its priority (critical, normal, deferrable). Only the given " +
+			"settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "load_id", Type: "string", Required: true, Entity: "load", Hint: "load ID like LD001"},
+			{Name: "state", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"critical", "normal", "deferrable"},
+				Hint: "one of critical, normal, deferrable",
+			},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"hvac", "lighting", "process", "water_heater", "pump", "ev_charger"},
-			Hint: "one of hvac, lighting, process, water_heater, pump, ev_charger",
+		Schema:  setLoadSchema,
+		Example: `{"load_id":"LD001","state":"on"}`,
+	}
+	opShedDeferrableLoads = &mcpdomain.Operation{
+		Name:     "shed_deferrable_loads",
+		Kind:     opkind.UpdateWhere,
+		Category: "action_execution",
+		Entity:   "load",
+		Description: "Load shedding: switch off every deferrable load that is on, at once, " +
+			"optionally only in one building or of one kind. With no filter it sheds " +
+			"deferrable loads across the whole campus. Critical and normal loads are " +
+			"never touched; returns the IDs switched off.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"hvac", "lighting", "process", "water_heater", "pump", "ev_charger"},
+				Hint: "one of hvac, lighting, process, water_heater, pump, ev_charger",
+			},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"critical", "normal", "deferrable"},
-			Hint: "one of critical, normal, deferrable",
+		Schema:  shedDeferrableLoadsSchema,
+		Example: `{}`,
+	}
+	opSetBattery = &mcpdomain.Operation{
+		Name:     "set_battery",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "battery",
+		Description: "Configure one battery by its ID (BT followed by 3 digits): its mode " +
+			"(charge, discharge, idle, auto), its charge/discharge power setpoint in kW, " +
+			"or its backup reserve in percent. Only the given settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "battery_id", Type: "string", Required: true, Entity: "battery", Hint: "battery ID like BT001"},
+			{
+				Name: "mode",
+				Type: "string",
+				Enum: []string{"charge", "discharge", "idle", "auto"},
+				Hint: "one of charge, discharge, idle, auto",
+			},
+			{Name: "setpoint_kw", Type: "number", Hint: "number from 0 to 250, in kW"},
+			{Name: "reserve_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
 		},
-		{Name: "state", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
-		{Name: "min_rated_kw", Type: "number", Hint: "number from 0 to 500, in kW"},
-		{Name: "max_rated_kw", Type: "number", Hint: "number from 0 to 500, in kW"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listLoadsSchema,
-	Example: `{}`,
-}
-var opSetLoad = &mcpdomain.Operation{
-	Name:     "set_load",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "load",
-	Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, " +
-		"or change its priority (critical, normal, deferrable). Only the given " +
-		"settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "load_id", Type: "string", Required: true, Entity: "load", Hint: "load ID like LD001"},
-		{Name: "state", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"critical", "normal", "deferrable"},
-			Hint: "one of critical, normal, deferrable",
+		Schema:  setBatterySchema,
+		Example: `{"battery_id":"BT001","mode":"auto"}`,
+	}
+	opSetSolarArray = &mcpdomain.Operation{
+		Name:     "set_solar_array",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "solar_array",
+		Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): " +
+			"the share of its available output held back, 0 (none) to 100 percent (fully " +
+			"curtailed).",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "solar_array_id", Type: "string", Required: true, Entity: "solar_array", Hint: "solar_array ID like PV001"},
+			{Name: "curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
 		},
-	},
-	Schema:  setLoadSchema,
-	Example: `{"load_id":"LD001","state":"on"}`,
-}
-var opShedDeferrableLoads = &mcpdomain.Operation{
-	Name:     "shed_deferrable_loads",
-	Kind:     mcpdomain.OpUpdateWhere,
-	Category: "action_execution",
-	Entity:   "load",
-	Description: "Load shedding: switch off every deferrable load that is on, at once, " +
-		"optionally only in one building or of one kind. With no filter it sheds " +
-		"deferrable loads across the whole campus. Critical and normal loads are " +
-		"never touched; returns the IDs switched off.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+		Schema:  setSolarArraySchema,
+		Example: `{"solar_array_id":"PV001","curtailment_pct":0}`,
+	}
+	opSetGridMode = &mcpdomain.Operation{
+		Name:     "set_grid_mode",
+		Kind:     opkind.Preset,
+		Category: "configuration",
+		Entity:   "battery",
+		Description: "Switch the campus storage to a grid operating mode: sets mode, power " +
+			"setpoint and backup reserve of every battery at once (optionally only one " +
+			"building's batteries), differently for storage batteries and UPS batteries.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{
+				Name:     "grid_mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"normal", "peak_shaving", "backup"},
+				Hint:     "one of normal, peak_shaving, backup",
+			},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"hvac", "lighting", "process", "water_heater", "pump", "ev_charger"},
-			Hint: "one of hvac, lighting, process, water_heater, pump, ev_charger",
+		Schema:  setGridModeSchema,
+		Example: `{"grid_mode":"normal"}`,
+	}
+	opConsumptionStats = &mcpdomain.Operation{
+		Name:     "consumption_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "meter",
+		Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - " +
+			"power now in kW, today's peak in kW, energy today in kWh or voltage in V - " +
+			"optionally one value per building or per meter kind, and only over meters " +
+			"of one building, kind or status. Use kind sub for building consumption (the " +
+			"main meter already includes every building) and kind pv for solar " +
+			"production.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"sum", "avg", "min", "max", "count"},
+				Hint:     "one of sum, avg, min, max, count",
+			},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"power_kw", "peak_today_kw", "energy_today_kwh", "voltage_v"},
+				Hint:     "one of power_kw, peak_today_kw, energy_today_kwh, voltage_v",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"building", "kind"}, Hint: "one of building, kind"},
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{Name: "kind", Type: "string", Enum: []string{"main", "sub", "pv", "ev"}, Hint: "one of main, sub, pv, ev"},
+			{Name: "status", Type: "string", Enum: []string{"online", "offline"}, Hint: "one of online, offline"},
 		},
-	},
-	Schema:  shedDeferrableLoadsSchema,
-	Example: `{}`,
-}
-var opSetBattery = &mcpdomain.Operation{
-	Name:     "set_battery",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "configuration",
-	Entity:   "battery",
-	Description: "Configure one battery by its ID (BT followed by 3 digits): its mode " +
-		"(charge, discharge, idle, auto), its charge/discharge power setpoint in kW, " +
-		"or its backup reserve in percent. Only the given settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "battery_id", Type: "string", Required: true, Entity: "battery", Hint: "battery ID like BT001"},
-		{
-			Name: "mode",
-			Type: "string",
-			Enum: []string{"charge", "discharge", "idle", "auto"},
-			Hint: "one of charge, discharge, idle, auto",
-		},
-		{Name: "setpoint_kw", Type: "number", Hint: "number from 0 to 250, in kW"},
-		{Name: "reserve_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-	},
-	Schema:  setBatterySchema,
-	Example: `{"battery_id":"BT001","mode":"auto"}`,
-}
-var opSetSolarArray = &mcpdomain.Operation{
-	Name:     "set_solar_array",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "configuration",
-	Entity:   "solar_array",
-	Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): " +
-		"the share of its available output held back, 0 (none) to 100 percent (fully " +
-		"curtailed).",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "solar_array_id", Type: "string", Required: true, Entity: "solar_array", Hint: "solar_array ID like PV001"},
-		{Name: "curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-	},
-	Schema:  setSolarArraySchema,
-	Example: `{"solar_array_id":"PV001","curtailment_pct":0}`,
-}
-var opSetGridMode = &mcpdomain.Operation{
-	Name:     "set_grid_mode",
-	Kind:     mcpdomain.OpPreset,
-	Category: "configuration",
-	Entity:   "battery",
-	Description: "Switch the campus storage to a grid operating mode: sets mode, power " +
-		"setpoint and backup reserve of every battery at once (optionally only one " +
-		"building's batteries), differently for storage batteries and UPS batteries.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
-		},
-		{
-			Name:     "grid_mode",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"normal", "peak_shaving", "backup"},
-			Hint:     "one of normal, peak_shaving, backup",
-		},
-	},
-	Schema:  setGridModeSchema,
-	Example: `{"grid_mode":"normal"}`,
-}
-var opConsumptionStats = &mcpdomain.Operation{
-	Name:     "consumption_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "meter",
-	Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - " +
-		"power now in kW, today's peak in kW, energy today in kWh or voltage in V - " +
-		"optionally one value per building or per meter kind, and only over meters " +
-		"of one building, kind or status. Use kind sub for building consumption (the " +
-		"main meter already includes every building) and kind pv for solar " +
-		"production.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"sum", "avg", "min", "max", "count"},
-			Hint:     "one of sum, avg, min, max, count",
-		},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"power_kw", "peak_today_kw", "energy_today_kwh", "voltage_v"},
-			Hint:     "one of power_kw, peak_today_kw, energy_today_kwh, voltage_v",
-		},
-		{Name: "group_by", Type: "string", Enum: []string{"building", "kind"}, Hint: "one of building, kind"},
-		{
-			Name: "building",
-			Type: "string",
-			Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
-			Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
-		},
-		{Name: "kind", Type: "string", Enum: []string{"main", "sub", "pv", "ev"}, Hint: "one of main, sub, pv, ev"},
-		{Name: "status", Type: "string", Enum: []string{"online", "offline"}, Hint: "one of online, offline"},
-	},
-	Schema:  consumptionStatsSchema,
-	Example: `{"function":"sum","field":"power_kw"}`,
-}
+		Schema:  consumptionStatsSchema,
+		Example: `{"function":"sum","field":"power_kw"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -319,141 +335,106 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_meters",
-			Description: "Read power meters (IDs like MT003): present power in kW, today's peak " +
-				"demand in kW, energy since midnight in kWh, voltage in V, online/offline " +
-				"status and time of the last reading. Kinds: main (campus grid import), sub " +
-				"(one building's feeder), pv (solar production), ev (EV charging hub). " +
-				"Optionally only one building, kind or status, or within a power or voltage " +
-				"range.",
+			Level:       level.L4,
+			Name:        "list_meters",
+			Description: opListMeters.Description,
 			InputSchema: listMetersSchema,
 			Operations:  []*mcpdomain.Operation{opListMeters},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_batteries",
-			Description: "List battery storage systems (IDs like BT002) with capacity in kWh, state " +
-				"of charge in percent, mode (charge, discharge, idle, auto), power setpoint " +
-				"and maximum power in kW, backup reserve in percent and cell temperature in " +
-				"°C. Optionally only one building, role (storage or ups) or mode, or within " +
-				"a state-of-charge or temperature range, e.g. max_soc_pct for nearly empty " +
-				"batteries, min_temperature_c for hot ones.",
+			Level:       level.L4,
+			Name:        "list_batteries",
+			Description: opListBatteries.Description,
 			InputSchema: listBatteriesSchema,
 			Operations:  []*mcpdomain.Operation{opListBatteries},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_solar_arrays",
-			Description: "List solar arrays (IDs like PV001) with rated peak power in kWp, present " +
-				"output in kW, status (producing, fault, offline) and curtailment in " +
-				"percent. Optionally only one building or status, or within an output or " +
-				"curtailment range.",
+			Level:       level.L4,
+			Name:        "list_solar_arrays",
+			Description: opListSolarArrays.Description,
 			InputSchema: listSolarArraysSchema,
 			Operations:  []*mcpdomain.Operation{opListSolarArrays},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_loads",
-			Description: "List switchable loads (circuits, IDs like LD004) with their building, kind, " +
-				"priority (critical, normal, deferrable), on/off state and rated power in " +
-				"kW. Optionally only one building, kind, priority or state, or within a " +
-				"rated power range.",
+			Level:       level.L4,
+			Name:        "list_loads",
+			Description: opListLoads.Description,
 			InputSchema: listLoadsSchema,
 			Operations:  []*mcpdomain.Operation{opListLoads},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_load",
-			Description: "Change one load by its ID (LD followed by 3 digits): switch it on or off, " +
-				"or change its priority (critical, normal, deferrable). Only the given " +
-				"settings change.",
+			Level:       level.L4,
+			Name:        "set_load",
+			Description: opSetLoad.Description,
 			InputSchema: setLoadSchema,
 			Operations:  []*mcpdomain.Operation{opSetLoad},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "shed_deferrable_loads",
-			Description: "Load shedding: switch off every deferrable load that is on, at once, " +
-				"optionally only in one building or of one kind. With no filter it sheds " +
-				"deferrable loads across the whole campus. Critical and normal loads are " +
-				"never touched; returns the IDs switched off.",
+			Level:       level.L4,
+			Name:        "shed_deferrable_loads",
+			Description: opShedDeferrableLoads.Description,
 			InputSchema: shedDeferrableLoadsSchema,
 			Operations:  []*mcpdomain.Operation{opShedDeferrableLoads},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_battery",
-			Description: "Configure one battery by its ID (BT followed by 3 digits): its mode " +
-				"(charge, discharge, idle, auto), its charge/discharge power setpoint in kW, " +
-				"or its backup reserve in percent. Only the given settings change.",
+			Level:       level.L4,
+			Name:        "set_battery",
+			Description: opSetBattery.Description,
 			InputSchema: setBatterySchema,
 			Operations:  []*mcpdomain.Operation{opSetBattery},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_solar_array",
-			Description: "Set the curtailment of one solar array by its ID (PV followed by 3 digits): " +
-				"the share of its available output held back, 0 (none) to 100 percent (fully " +
-				"curtailed).",
+			Level:       level.L4,
+			Name:        "set_solar_array",
+			Description: opSetSolarArray.Description,
 			InputSchema: setSolarArraySchema,
 			Operations:  []*mcpdomain.Operation{opSetSolarArray},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_grid_mode",
-			Description: "Switch the campus storage to a grid operating mode: sets mode, power " +
-				"setpoint and backup reserve of every battery at once (optionally only one " +
-				"building's batteries), differently for storage batteries and UPS batteries.",
+			Level:       level.L4,
+			Name:        "set_grid_mode",
+			Description: opSetGridMode.Description,
 			InputSchema: setGridModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetGridMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "consumption_stats",
-			Description: "Compute a statistic (sum, avg, min, max or count) over meter readings - " +
-				"power now in kW, today's peak in kW, energy today in kWh or voltage in V - " +
-				"optionally one value per building or per meter kind, and only over meters " +
-				"of one building, kind or status. Use kind sub for building consumption (the " +
-				"main meter already includes every building) and kind pv for solar " +
-				"production.",
+			Level:       level.L4,
+			Name:        "consumption_stats",
+			Description: opConsumptionStats.Description,
 			InputSchema: consumptionStatsSchema,
 			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "grid_status",
 			Description: "Look up the microgrid - read power meters (MT###), battery storage (BT###), " +
 				"solar arrays (PV###) and switchable loads (LD###), each filtered by " +
 				"building, kind, state or value range.",
-			InputSchema: l3GridStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
+			Operations: []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "control_loads",
 			Description: "Control loads - switch one load (LD###) on or off or change its priority, " +
 				"or shed every deferrable load that is on (campus-wide, in one building or " +
 				"of one kind).",
-			InputSchema: l3ControlLoadsSchema,
-			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
+			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "configure_supply",
 			Description: "Configure supply - set one battery's mode, power setpoint or reserve, set a " +
 				"solar array's curtailment, or switch all storage to a grid mode (normal, " +
 				"peak_shaving, backup).",
-			InputSchema: l3ConfigureSupplySchema,
-			Operations:  []*mcpdomain.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations: []*mcpdomain.Operation{opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_consumption",
 			Description: "Analyse consumption and production - sum, average, minimum, maximum or " +
 				"count of meter power, peak demand, energy today or voltage, optionally per " +
@@ -462,31 +443,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "energy_query",
 			Description: "Read anything in the campus microgrid - meters, batteries, solar arrays, " +
 				"loads and consumption statistics. Nothing changes.",
-			InputSchema: l2EnergyQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
+			Operations: []*mcpdomain.Operation{opListMeters, opListBatteries, opListSolarArrays, opListLoads, opConsumptionStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "energy_control",
 			Description: "Change the campus microgrid - switch or reprioritise loads, shed deferrable " +
 				"loads, configure batteries and solar curtailment, apply a grid mode.",
-			InputSchema: l2EnergyControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "energy",
 			Description: "Query and control the campus microgrid - meters, battery storage, solar " +
 				"arrays, switchable loads, grid modes and consumption statistics.",
-			InputSchema: l1EnergySchema,
 			Operations: []*mcpdomain.Operation{
 				opListMeters,
 				opListBatteries,
@@ -504,22 +482,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("energy: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("energy: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-energy",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A campus microgrid run by an edge energy controller: one grid connection "+
-			"and six buildings (admin, lab, library, workshop, sports hall, parking "+
-			"garage) with power meters, battery storage, rooftop and canopy solar "+
-			"arrays, and switchable electrical loads such as HVAC, lighting, process "+
-			"equipment and EV chargers. Loads have a priority (critical, normal, "+
-			"deferrable); deferrable loads may be shed at peak times."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -527,24 +500,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of energy.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "energy",
-	Title: "Campus microgrid",
-	Description: "A campus microgrid run by an edge energy controller: one grid connection " +
-		"and six buildings (admin, lab, library, workshop, sports hall, parking " +
-		"garage) with power meters, battery storage, rooftop and canopy solar " +
-		"arrays, and switchable electrical loads such as HVAC, lighting, process " +
-		"equipment and EV chargers. Loads have a priority (critical, normal, " +
-		"deferrable); deferrable loads may be shed at peak times.",
-	Entities:   []string{"meter", "battery", "solar_array", "load"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "energy",
+	Title:       "Campus microgrid",
+	Description: description,
+	Entities:    []string{"meter", "battery", "solar_array", "load"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("energy: store is %T, want *energy.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -11,13 +11,13 @@ type Vehicle struct {
 	Plate string `json:"plate"`
 	// Vehicle type: van (diesel, up to 1200 kg), ev_van (electric), pickup, or
 	// truck (needs a C or CE licence).
-	Kind string `json:"kind"`
+	Kind VehicleKind `json:"kind"`
 	// Depot the vehicle is based at.
-	Depot string `json:"depot"`
+	Depot VehicleDepot `json:"depot"`
 	// available: parked and ready to dispatch; on_route: out on a trip; standby:
 	// held at the depot and not to be dispatched (refuelling, storm, night);
 	// maintenance: booked into or in the workshop; out_of_service: broken down.
-	Status string `json:"status"`
+	Status VehicleStatus `json:"status"`
 	// Fuel tank level, or battery charge for an ev_van.
 	FuelPct int `json:"fuel_pct"`
 	// Total distance driven.
@@ -35,6 +35,39 @@ type Vehicle struct {
 	LastService string `json:"last_service"`
 }
 
+// VehicleKind is the type of Vehicle's kind field.
+type VehicleKind string
+
+// The values of VehicleKind, in spec order.
+const (
+	VehicleKindVan    VehicleKind = "van"
+	VehicleKindEvVan  VehicleKind = "ev_van"
+	VehicleKindPickup VehicleKind = "pickup"
+	VehicleKindTruck  VehicleKind = "truck"
+)
+
+// VehicleDepot is the type of Vehicle's depot field.
+type VehicleDepot string
+
+// The values of VehicleDepot, in spec order.
+const (
+	VehicleDepotNorth   VehicleDepot = "north"
+	VehicleDepotSouth   VehicleDepot = "south"
+	VehicleDepotHarbour VehicleDepot = "harbour"
+)
+
+// VehicleStatus is the type of Vehicle's status field.
+type VehicleStatus string
+
+// The values of VehicleStatus, in spec order.
+const (
+	VehicleStatusAvailable    VehicleStatus = "available"
+	VehicleStatusOnRoute      VehicleStatus = "on_route"
+	VehicleStatusStandby      VehicleStatus = "standby"
+	VehicleStatusMaintenance  VehicleStatus = "maintenance"
+	VehicleStatusOutOfService VehicleStatus = "out_of_service"
+)
+
 func cloneVehicle(v Vehicle) Vehicle {
 	return v
 }
@@ -48,9 +81,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH001",
 			Plate:         "NB-4021",
-			Kind:          "van",
-			Depot:         "north",
-			Status:        "available",
+			Kind:          VehicleKindVan,
+			Depot:         VehicleDepotNorth,
+			Status:        VehicleStatusAvailable,
 			FuelPct:       76,
 			OdometerKm:    48210,
 			EngineTempC:   21.5,
@@ -62,9 +95,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH002",
 			Plate:         "NB-4107",
-			Kind:          "truck",
-			Depot:         "north",
-			Status:        "on_route",
+			Kind:          VehicleKindTruck,
+			Depot:         VehicleDepotNorth,
+			Status:        VehicleStatusOnRoute,
 			FuelPct:       46,
 			OdometerKm:    212480,
 			EngineTempC:   93.0,
@@ -76,9 +109,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH003",
 			Plate:         "NB-4388",
-			Kind:          "ev_van",
-			Depot:         "north",
-			Status:        "available",
+			Kind:          VehicleKindEvVan,
+			Depot:         VehicleDepotNorth,
+			Status:        VehicleStatusAvailable,
 			FuelPct:       18,
 			OdometerKm:    23950,
 			EngineTempC:   24.0,
@@ -90,9 +123,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH004",
 			Plate:         "NB-4415",
-			Kind:          "pickup",
-			Depot:         "north",
-			Status:        "maintenance",
+			Kind:          VehicleKindPickup,
+			Depot:         VehicleDepotNorth,
+			Status:        VehicleStatusMaintenance,
 			FuelPct:       64,
 			OdometerKm:    131700,
 			EngineTempC:   19.0,
@@ -104,9 +137,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH005",
 			Plate:         "SB-5032",
-			Kind:          "van",
-			Depot:         "south",
-			Status:        "on_route",
+			Kind:          VehicleKindVan,
+			Depot:         VehicleDepotSouth,
+			Status:        VehicleStatusOnRoute,
 			FuelPct:       27,
 			OdometerKm:    87640,
 			EngineTempC:   112.0,
@@ -118,9 +151,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH006",
 			Plate:         "SB-5140",
-			Kind:          "truck",
-			Depot:         "south",
-			Status:        "available",
+			Kind:          VehicleKindTruck,
+			Depot:         VehicleDepotSouth,
+			Status:        VehicleStatusAvailable,
 			FuelPct:       91,
 			OdometerKm:    164300,
 			EngineTempC:   22.0,
@@ -132,9 +165,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH007",
 			Plate:         "SB-5266",
-			Kind:          "ev_van",
-			Depot:         "south",
-			Status:        "on_route",
+			Kind:          VehicleKindEvVan,
+			Depot:         VehicleDepotSouth,
+			Status:        VehicleStatusOnRoute,
 			FuelPct:       54,
 			OdometerKm:    15820,
 			EngineTempC:   41.0,
@@ -146,9 +179,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH008",
 			Plate:         "SB-5391",
-			Kind:          "van",
-			Depot:         "south",
-			Status:        "available",
+			Kind:          VehicleKindVan,
+			Depot:         VehicleDepotSouth,
+			Status:        VehicleStatusAvailable,
 			FuelPct:       12,
 			OdometerKm:    99410,
 			EngineTempC:   20.0,
@@ -160,9 +193,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH009",
 			Plate:         "HB-6018",
-			Kind:          "truck",
-			Depot:         "harbour",
-			Status:        "standby",
+			Kind:          VehicleKindTruck,
+			Depot:         VehicleDepotHarbour,
+			Status:        VehicleStatusStandby,
 			FuelPct:       73,
 			OdometerKm:    298050,
 			EngineTempC:   18.5,
@@ -174,9 +207,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH010",
 			Plate:         "HB-6024",
-			Kind:          "truck",
-			Depot:         "harbour",
-			Status:        "out_of_service",
+			Kind:          VehicleKindTruck,
+			Depot:         VehicleDepotHarbour,
+			Status:        VehicleStatusOutOfService,
 			FuelPct:       5,
 			OdometerKm:    341200,
 			EngineTempC:   17.0,
@@ -188,9 +221,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH011",
 			Plate:         "HB-6157",
-			Kind:          "ev_van",
-			Depot:         "harbour",
-			Status:        "standby",
+			Kind:          VehicleKindEvVan,
+			Depot:         VehicleDepotHarbour,
+			Status:        VehicleStatusStandby,
 			FuelPct:       96,
 			OdometerKm:    8420,
 			EngineTempC:   19.5,
@@ -202,9 +235,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH012",
 			Plate:         "HB-6203",
-			Kind:          "pickup",
-			Depot:         "harbour",
-			Status:        "on_route",
+			Kind:          VehicleKindPickup,
+			Depot:         VehicleDepotHarbour,
+			Status:        VehicleStatusOnRoute,
 			FuelPct:       38,
 			OdometerKm:    72560,
 			EngineTempC:   104.0,
@@ -216,9 +249,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH013",
 			Plate:         "HB-6349",
-			Kind:          "van",
-			Depot:         "harbour",
-			Status:        "standby",
+			Kind:          VehicleKindVan,
+			Depot:         VehicleDepotHarbour,
+			Status:        VehicleStatusStandby,
 			FuelPct:       67,
 			OdometerKm:    55120,
 			EngineTempC:   18.0,
@@ -230,9 +263,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH014",
 			Plate:         "SB-5478",
-			Kind:          "ev_van",
-			Depot:         "south",
-			Status:        "available",
+			Kind:          VehicleKindEvVan,
+			Depot:         VehicleDepotSouth,
+			Status:        VehicleStatusAvailable,
 			FuelPct:       88,
 			OdometerKm:    11240,
 			EngineTempC:   23.0,
@@ -244,9 +277,9 @@ func seedVehicles() []Vehicle {
 		{
 			ID:            "VH015",
 			Plate:         "NB-4502",
-			Kind:          "truck",
-			Depot:         "north",
-			Status:        "available",
+			Kind:          VehicleKindTruck,
+			Depot:         VehicleDepotNorth,
+			Status:        VehicleStatusAvailable,
 			FuelPct:       58,
 			OdometerKm:    187900,
 			EngineTempC:   24.5,
@@ -266,16 +299,55 @@ type Driver struct {
 	Name string `json:"name"`
 	// Driving licence: B allows vans, EV vans and pickups only; C also trucks; CE
 	// also trucks with trailers.
-	LicenceClass string `json:"licence_class"`
+	LicenceClass DriverLicenceClass `json:"licence_class"`
 	// Depot the driver works from.
-	Depot string `json:"depot"`
+	Depot DriverDepot `json:"depot"`
 	// Shift today: early 05:00-13:00, late 13:00-21:00, night 21:00-05:00 UTC.
-	Shift string `json:"shift"`
+	Shift DriverShift `json:"shift"`
 	// Whether the driver is on duty right now.
-	Duty string `json:"duty"`
+	Duty DriverDuty `json:"duty"`
 	// Hours driven today; the legal daily limit is 9 hours.
 	HoursToday float64 `json:"hours_today"`
 }
+
+// DriverLicenceClass is the type of Driver's licence_class field.
+type DriverLicenceClass string
+
+// The values of DriverLicenceClass, in spec order.
+const (
+	DriverLicenceClassB  DriverLicenceClass = "B"
+	DriverLicenceClassC  DriverLicenceClass = "C"
+	DriverLicenceClassCE DriverLicenceClass = "CE"
+)
+
+// DriverDepot is the type of Driver's depot field.
+type DriverDepot string
+
+// The values of DriverDepot, in spec order.
+const (
+	DriverDepotNorth   DriverDepot = "north"
+	DriverDepotSouth   DriverDepot = "south"
+	DriverDepotHarbour DriverDepot = "harbour"
+)
+
+// DriverShift is the type of Driver's shift field.
+type DriverShift string
+
+// The values of DriverShift, in spec order.
+const (
+	DriverShiftEarly DriverShift = "early"
+	DriverShiftLate  DriverShift = "late"
+	DriverShiftNight DriverShift = "night"
+)
+
+// DriverDuty is the type of Driver's duty field.
+type DriverDuty string
+
+// The values of DriverDuty, in spec order.
+const (
+	DriverDutyOnDuty  DriverDuty = "on_duty"
+	DriverDutyOffDuty DriverDuty = "off_duty"
+)
 
 func cloneDriver(v Driver) Driver {
 	return v
@@ -290,107 +362,107 @@ func seedDrivers() []Driver {
 		{
 			ID:           "DR001",
 			Name:         "Anna Kowalski",
-			LicenceClass: "C",
-			Depot:        "north",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassC,
+			Depot:        DriverDepotNorth,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   2.5,
 		},
 		{
 			ID:           "DR002",
 			Name:         "Ben Okafor",
-			LicenceClass: "CE",
-			Depot:        "north",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassCE,
+			Depot:        DriverDepotNorth,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   3.0,
 		},
 		{
 			ID:           "DR003",
 			Name:         "Carla Mendes",
-			LicenceClass: "B",
-			Depot:        "north",
-			Shift:        "early",
-			Duty:         "off_duty",
+			LicenceClass: DriverLicenceClassB,
+			Depot:        DriverDepotNorth,
+			Shift:        DriverShiftEarly,
+			Duty:         DriverDutyOffDuty,
 			HoursToday:   7.5,
 		},
 		{
 			ID:           "DR004",
 			Name:         "Dmitri Volkov",
-			LicenceClass: "B",
-			Depot:        "south",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassB,
+			Depot:        DriverDepotSouth,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   2.0,
 		},
 		{
 			ID:           "DR005",
 			Name:         "Elif Yilmaz",
-			LicenceClass: "C",
-			Depot:        "south",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassC,
+			Depot:        DriverDepotSouth,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   0.5,
 		},
 		{
 			ID:           "DR006",
 			Name:         "Farid Haddad",
-			LicenceClass: "B",
-			Depot:        "south",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassB,
+			Depot:        DriverDepotSouth,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   1.5,
 		},
 		{
 			ID:           "DR007",
 			Name:         "Grace Liu",
-			LicenceClass: "CE",
-			Depot:        "harbour",
-			Shift:        "early",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassCE,
+			Depot:        DriverDepotHarbour,
+			Shift:        DriverShiftEarly,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   8.5,
 		},
 		{
 			ID:           "DR008",
 			Name:         "Hugo Martin",
-			LicenceClass: "B",
-			Depot:        "harbour",
-			Shift:        "night",
-			Duty:         "off_duty",
+			LicenceClass: DriverLicenceClassB,
+			Depot:        DriverDepotHarbour,
+			Shift:        DriverShiftNight,
+			Duty:         DriverDutyOffDuty,
 		},
 		{
 			ID:           "DR009",
 			Name:         "Ines Costa",
-			LicenceClass: "C",
-			Depot:        "harbour",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassC,
+			Depot:        DriverDepotHarbour,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   3.5,
 		},
 		{
 			ID:           "DR010",
 			Name:         "Jonas Berg",
-			LicenceClass: "B",
-			Depot:        "north",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassB,
+			Depot:        DriverDepotNorth,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 		},
 		{
 			ID:           "DR011",
 			Name:         "Kofi Mensah",
-			LicenceClass: "C",
-			Depot:        "south",
-			Shift:        "early",
-			Duty:         "off_duty",
+			LicenceClass: DriverLicenceClassC,
+			Depot:        DriverDepotSouth,
+			Shift:        DriverShiftEarly,
+			Duty:         DriverDutyOffDuty,
 			HoursToday:   8.0,
 		},
 		{
 			ID:           "DR012",
 			Name:         "Lena Fischer",
-			LicenceClass: "B",
-			Depot:        "harbour",
-			Shift:        "late",
-			Duty:         "on_duty",
+			LicenceClass: DriverLicenceClassB,
+			Depot:        DriverDepotHarbour,
+			Shift:        DriverShiftLate,
+			Duty:         DriverDutyOnDuty,
 			HoursToday:   2.0,
 		},
 	}
@@ -414,10 +486,21 @@ type Trip struct {
 	CargoKg int `json:"cargo_kg"`
 	// Progress of the trip: planned (not yet left), in_progress (under way),
 	// done, or cancelled.
-	Status string `json:"status"`
+	Status TripStatus `json:"status"`
 	// Free-text notes for dispatch, e.g. why a trip was cancelled.
 	Notes *string `json:"notes,omitzero"`
 }
+
+// TripStatus is the type of Trip's status field.
+type TripStatus string
+
+// The values of TripStatus, in spec order.
+const (
+	TripStatusPlanned    TripStatus = "planned"
+	TripStatusInProgress TripStatus = "in_progress"
+	TripStatusDone       TripStatus = "done"
+	TripStatusCancelled  TripStatus = "cancelled"
+)
 
 func cloneTrip(v Trip) Trip {
 	return v
@@ -437,7 +520,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T15:45:00Z",
 			DistanceKm:  142.0,
 			CargoKg:     7200,
-			Status:      "in_progress",
+			Status:      TripStatusInProgress,
 		},
 		{
 			ID:          "TR0002",
@@ -447,7 +530,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T16:00:00Z",
 			DistanceKm:  38.5,
 			CargoKg:     650,
-			Status:      "in_progress",
+			Status:      TripStatusInProgress,
 		},
 		{
 			ID:          "TR0003",
@@ -457,7 +540,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T16:10:00Z",
 			DistanceKm:  12.4,
 			CargoKg:     310,
-			Status:      "in_progress",
+			Status:      TripStatusInProgress,
 		},
 		{
 			ID:          "TR0004",
@@ -467,7 +550,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T15:30:00Z",
 			DistanceKm:  64.0,
 			CargoKg:     420,
-			Status:      "in_progress",
+			Status:      TripStatusInProgress,
 		},
 		{
 			ID:          "TR0005",
@@ -477,7 +560,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T18:00:00Z",
 			DistanceKm:  27.0,
 			CargoKg:     540,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0006",
@@ -487,7 +570,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T19:00:00Z",
 			DistanceKm:  22.8,
 			CargoKg:     900,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0007",
@@ -497,7 +580,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T17:30:00Z",
 			DistanceKm:  5.9,
 			CargoKg:     150,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0008",
@@ -507,7 +590,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T20:00:00Z",
 			DistanceKm:  9.6,
 			CargoKg:     16500,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0009",
@@ -517,7 +600,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T18:30:00Z",
 			DistanceKm:  18.2,
 			CargoKg:     260,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0010",
@@ -527,7 +610,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-23T07:00:00Z",
 			DistanceKm:  31.5,
 			CargoKg:     480,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0011",
@@ -537,7 +620,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T19:30:00Z",
 			DistanceKm:  4.2,
 			CargoKg:     700,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0012",
@@ -547,7 +630,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T06:30:00Z",
 			DistanceKm:  96.0,
 			CargoKg:     880,
-			Status:      "done",
+			Status:      TripStatusDone,
 		},
 		{
 			ID:          "TR0013",
@@ -557,7 +640,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T07:00:00Z",
 			DistanceKm:  58.0,
 			CargoKg:     11000,
-			Status:      "done",
+			Status:      TripStatusDone,
 		},
 		{
 			ID:          "TR0014",
@@ -567,7 +650,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T05:30:00Z",
 			DistanceKm:  7.8,
 			CargoKg:     17000,
-			Status:      "cancelled",
+			Status:      TripStatusCancelled,
 			Notes:       mcpdomain.Ptr("Cancelled: VH010 turbocharger failure, truck towed back to the depot"),
 		},
 		{
@@ -578,7 +661,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T20:30:00Z",
 			DistanceKm:  38.5,
 			CargoKg:     500,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0016",
@@ -588,7 +671,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T18:45:00Z",
 			DistanceKm:  5.5,
 			CargoKg:     120,
-			Status:      "planned",
+			Status:      TripStatusPlanned,
 		},
 		{
 			ID:          "TR0017",
@@ -598,7 +681,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T04:30:00Z",
 			DistanceKm:  3.1,
 			CargoKg:     15200,
-			Status:      "done",
+			Status:      TripStatusDone,
 		},
 		{
 			ID:          "TR0018",
@@ -608,7 +691,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T17:00:00Z",
 			DistanceKm:  12.0,
 			CargoKg:     650,
-			Status:      "cancelled",
+			Status:      TripStatusCancelled,
 			Notes:       mcpdomain.Ptr("Cancelled: storm lockdown at the harbour depot"),
 		},
 		{
@@ -619,7 +702,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T17:45:00Z",
 			DistanceKm:  31.0,
 			CargoKg:     14200,
-			Status:      "cancelled",
+			Status:      TripStatusCancelled,
 			Notes:       mcpdomain.Ptr("Cancelled: storm lockdown at the harbour depot"),
 		},
 		{
@@ -630,7 +713,7 @@ func seedTrips() []Trip {
 			Departure:   "2026-09-22T19:00:00Z",
 			DistanceKm:  3.4,
 			CargoKg:     380,
-			Status:      "cancelled",
+			Status:      TripStatusCancelled,
 			Notes:       mcpdomain.Ptr("Cancelled: storm lockdown at the harbour depot"),
 		},
 	}
@@ -642,16 +725,52 @@ type Ticket struct {
 	// Vehicle the work is for (vehicle ID such as VH004).
 	VehicleID string `json:"vehicle_id"`
 	// What needs doing: routine service, inspection, or a repair area.
-	Issue string `json:"issue"`
+	Issue TicketIssue `json:"issue"`
 	// How soon the workshop must take the vehicle.
-	Priority string `json:"priority"`
+	Priority TicketPriority `json:"priority"`
 	// What the workshop should know.
 	Description *string `json:"description,omitzero"`
 	// Progress of the ticket.
-	Status string `json:"status"`
+	Status TicketStatus `json:"status"`
 	// When the ticket was opened (RFC 3339, UTC).
 	Opened string `json:"opened"`
 }
+
+// TicketIssue is the type of Ticket's issue field.
+type TicketIssue string
+
+// The values of TicketIssue, in spec order.
+const (
+	TicketIssueService    TicketIssue = "service"
+	TicketIssueInspection TicketIssue = "inspection"
+	TicketIssueEngine     TicketIssue = "engine"
+	TicketIssueBrakes     TicketIssue = "brakes"
+	TicketIssueTyres      TicketIssue = "tyres"
+	TicketIssueBattery    TicketIssue = "battery"
+	TicketIssueElectrical TicketIssue = "electrical"
+	TicketIssueBodywork   TicketIssue = "bodywork"
+)
+
+// TicketPriority is the type of Ticket's priority field.
+type TicketPriority string
+
+// The values of TicketPriority, in spec order.
+const (
+	TicketPriorityLow    TicketPriority = "low"
+	TicketPriorityNormal TicketPriority = "normal"
+	TicketPriorityHigh   TicketPriority = "high"
+	TicketPriorityUrgent TicketPriority = "urgent"
+)
+
+// TicketStatus is the type of Ticket's status field.
+type TicketStatus string
+
+// The values of TicketStatus, in spec order.
+const (
+	TicketStatusOpen       TicketStatus = "open"
+	TicketStatusInProgress TicketStatus = "in_progress"
+	TicketStatusClosed     TicketStatus = "closed"
+)
 
 func cloneTicket(v Ticket) Ticket {
 	return v
@@ -666,37 +785,37 @@ func seedTickets() []Ticket {
 		{
 			ID:          "MT001",
 			VehicleID:   "VH004",
-			Issue:       "brakes",
-			Priority:    "high",
+			Issue:       TicketIssueBrakes,
+			Priority:    TicketPriorityHigh,
 			Description: mcpdomain.Ptr("Front brake pads and discs worn; parts arrive 23 Sep"),
-			Status:      "in_progress",
+			Status:      TicketStatusInProgress,
 			Opened:      "2026-09-20T09:00:00Z",
 		},
 		{
 			ID:          "MT002",
 			VehicleID:   "VH010",
-			Issue:       "engine",
-			Priority:    "urgent",
+			Issue:       TicketIssueEngine,
+			Priority:    TicketPriorityUrgent,
 			Description: mcpdomain.Ptr("Turbocharger failure; towed back from container terminal A"),
-			Status:      "open",
+			Status:      TicketStatusOpen,
 			Opened:      "2026-09-22T05:50:00Z",
 		},
 		{
 			ID:          "MT003",
 			VehicleID:   "VH009",
-			Issue:       "inspection",
-			Priority:    "normal",
+			Issue:       TicketIssueInspection,
+			Priority:    TicketPriorityNormal,
 			Description: mcpdomain.Ptr("Annual roadworthiness inspection due by 30 Sep"),
-			Status:      "open",
+			Status:      TicketStatusOpen,
 			Opened:      "2026-09-15T10:00:00Z",
 		},
 		{
 			ID:          "MT004",
 			VehicleID:   "VH012",
-			Issue:       "tyres",
-			Priority:    "low",
+			Issue:       TicketIssueTyres,
+			Priority:    TicketPriorityLow,
 			Description: mcpdomain.Ptr("Rear tyres rotated"),
-			Status:      "closed",
+			Status:      TicketStatusClosed,
 			Opened:      "2026-09-05T07:30:00Z",
 		},
 	}

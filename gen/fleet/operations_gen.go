@@ -6,18 +6,18 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListVehiclesArgs are the arguments of list_vehicles.
 type ListVehiclesArgs struct {
-	Depot          *string  `json:"depot,omitempty"`
-	Status         *string  `json:"status,omitempty"`
-	Kind           *string  `json:"kind,omitempty"`
-	MinFuelPct     *int     `json:"min_fuel_pct,omitempty"`
-	MaxFuelPct     *int     `json:"max_fuel_pct,omitempty"`
-	MinEngineTempC *float64 `json:"min_engine_temp_c,omitempty"`
-	MaxEngineTempC *float64 `json:"max_engine_temp_c,omitempty"`
-	MinOdometerKm  *int     `json:"min_odometer_km,omitempty"`
-	MaxOdometerKm  *int     `json:"max_odometer_km,omitempty"`
-	MinLastService *string  `json:"min_last_service,omitempty"`
-	MaxLastService *string  `json:"max_last_service,omitempty"`
-	Limit          *int     `json:"limit,omitempty"`
+	Depot          *VehicleDepot  `json:"depot,omitempty"`
+	Status         *VehicleStatus `json:"status,omitempty"`
+	Kind           *VehicleKind   `json:"kind,omitempty"`
+	MinFuelPct     *int           `json:"min_fuel_pct,omitempty"`
+	MaxFuelPct     *int           `json:"max_fuel_pct,omitempty"`
+	MinEngineTempC *float64       `json:"min_engine_temp_c,omitempty"`
+	MaxEngineTempC *float64       `json:"max_engine_temp_c,omitempty"`
+	MinOdometerKm  *int           `json:"min_odometer_km,omitempty"`
+	MaxOdometerKm  *int           `json:"max_odometer_km,omitempty"`
+	MinLastService *string        `json:"min_last_service,omitempty"`
+	MaxLastService *string        `json:"max_last_service,omitempty"`
+	Limit          *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_vehicles's filters.
@@ -87,13 +87,13 @@ func (s *Store) GetVehicle(a GetVehicleArgs) (Vehicle, error) {
 
 // ListDriversArgs are the arguments of list_drivers.
 type ListDriversArgs struct {
-	Depot         *string  `json:"depot,omitempty"`
-	Duty          *string  `json:"duty,omitempty"`
-	Shift         *string  `json:"shift,omitempty"`
-	LicenceClass  *string  `json:"licence_class,omitempty"`
-	MinHoursToday *float64 `json:"min_hours_today,omitempty"`
-	MaxHoursToday *float64 `json:"max_hours_today,omitempty"`
-	Limit         *int     `json:"limit,omitempty"`
+	Depot         *DriverDepot        `json:"depot,omitempty"`
+	Duty          *DriverDuty         `json:"duty,omitempty"`
+	Shift         *DriverShift        `json:"shift,omitempty"`
+	LicenceClass  *DriverLicenceClass `json:"licence_class,omitempty"`
+	MinHoursToday *float64            `json:"min_hours_today,omitempty"`
+	MaxHoursToday *float64            `json:"max_hours_today,omitempty"`
+	Limit         *int                `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_drivers's filters.
@@ -131,14 +131,14 @@ func (s *Store) ListDrivers(a ListDriversArgs) (mcpdomain.ListResult[Driver], er
 
 // ListTripsArgs are the arguments of list_trips.
 type ListTripsArgs struct {
-	Status       *string `json:"status,omitempty"`
-	VehicleID    *string `json:"vehicle_id,omitempty"`
-	DriverID     *string `json:"driver_id,omitempty"`
-	MinDeparture *string `json:"min_departure,omitempty"`
-	MaxDeparture *string `json:"max_departure,omitempty"`
-	MinCargoKg   *int    `json:"min_cargo_kg,omitempty"`
-	MaxCargoKg   *int    `json:"max_cargo_kg,omitempty"`
-	Limit        *int    `json:"limit,omitempty"`
+	Status       *TripStatus `json:"status,omitempty"`
+	VehicleID    *string     `json:"vehicle_id,omitempty"`
+	DriverID     *string     `json:"driver_id,omitempty"`
+	MinDeparture *string     `json:"min_departure,omitempty"`
+	MaxDeparture *string     `json:"max_departure,omitempty"`
+	MinCargoKg   *int        `json:"min_cargo_kg,omitempty"`
+	MaxCargoKg   *int        `json:"max_cargo_kg,omitempty"`
+	Limit        *int        `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_trips's filters.
@@ -180,14 +180,14 @@ func (s *Store) ListTrips(a ListTripsArgs) (mcpdomain.ListResult[Trip], error) {
 
 // AssignTripArgs are the arguments of assign_trip.
 type AssignTripArgs struct {
-	VehicleID   string  `json:"vehicle_id"`
-	DriverID    string  `json:"driver_id"`
-	Destination string  `json:"destination"`
-	Departure   string  `json:"departure"`
-	DistanceKm  float64 `json:"distance_km"`
-	CargoKg     int     `json:"cargo_kg"`
-	Status      *string `json:"status,omitempty"`
-	Notes       *string `json:"notes,omitempty"`
+	VehicleID   string      `json:"vehicle_id"`
+	DriverID    string      `json:"driver_id"`
+	Destination string      `json:"destination"`
+	Departure   string      `json:"departure"`
+	DistanceKm  float64     `json:"distance_km"`
+	CargoKg     int         `json:"cargo_kg"`
+	Status      *TripStatus `json:"status,omitempty"`
+	Notes       *string     `json:"notes,omitempty"`
 }
 
 // AssignTrip runs assign_trip: Book a new delivery trip: one vehicle (VH###)
@@ -203,7 +203,7 @@ func (s *Store) AssignTrip(a AssignTripArgs) (Trip, error) {
 	if err := s.drivers.Check("driver_id", a.DriverID); err != nil {
 		return Trip{}, err
 	}
-	v := Trip{Status: "planned"}
+	v := Trip{Status: TripStatusPlanned}
 	v.VehicleID = a.VehicleID
 	v.DriverID = a.DriverID
 	v.Destination = a.Destination
@@ -221,12 +221,12 @@ func (s *Store) AssignTrip(a AssignTripArgs) (Trip, error) {
 
 // UpdateTripArgs are the arguments of update_trip.
 type UpdateTripArgs struct {
-	TripID    string  `json:"trip_id"`
-	Status    *string `json:"status,omitempty"`
-	VehicleID *string `json:"vehicle_id,omitempty"`
-	DriverID  *string `json:"driver_id,omitempty"`
-	Departure *string `json:"departure,omitempty"`
-	Notes     *string `json:"notes,omitempty"`
+	TripID    string      `json:"trip_id"`
+	Status    *TripStatus `json:"status,omitempty"`
+	VehicleID *string     `json:"vehicle_id,omitempty"`
+	DriverID  *string     `json:"driver_id,omitempty"`
+	Departure *string     `json:"departure,omitempty"`
+	Notes     *string     `json:"notes,omitempty"`
 }
 
 // UpdateTrip runs update_trip: Change one trip by its ID (TR followed by 4
@@ -273,10 +273,10 @@ func (s *Store) UpdateTrip(a UpdateTripArgs) (Trip, error) {
 
 // UpdateVehicleArgs are the arguments of update_vehicle.
 type UpdateVehicleArgs struct {
-	VehicleID     string  `json:"vehicle_id"`
-	Status        *string `json:"status,omitempty"`
-	SpeedLimitKmh *int    `json:"speed_limit_kmh,omitempty"`
-	Depot         *string `json:"depot,omitempty"`
+	VehicleID     string         `json:"vehicle_id"`
+	Status        *VehicleStatus `json:"status,omitempty"`
+	SpeedLimitKmh *int           `json:"speed_limit_kmh,omitempty"`
+	Depot         *VehicleDepot  `json:"depot,omitempty"`
 }
 
 // UpdateVehicle runs update_vehicle: Change one vehicle by its ID (VH
@@ -308,8 +308,8 @@ func (s *Store) UpdateVehicle(a UpdateVehicleArgs) (Vehicle, error) {
 
 // SetDepotModeArgs are the arguments of set_depot_mode.
 type SetDepotModeArgs struct {
-	Depot string `json:"depot"`
-	Mode  string `json:"mode"`
+	Depot VehicleDepot `json:"depot"`
+	Mode  string       `json:"mode"`
 }
 
 // match reports whether a row passes set_depot_mode's filters.
@@ -330,9 +330,9 @@ func (s *Store) SetDepotMode(a SetDepotModeArgs) (mcpdomain.BulkResult, error) {
 	switch a.Mode {
 	case "normal":
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
-			return a.match(v) && v.Status == "standby"
+			return a.match(v) && v.Status == VehicleStatusStandby
 		}, func(v *Vehicle) {
-			v.Status = "available"
+			v.Status = VehicleStatusAvailable
 		})...)
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
 			return a.match(v)
@@ -340,15 +340,15 @@ func (s *Store) SetDepotMode(a SetDepotModeArgs) (mcpdomain.BulkResult, error) {
 			v.SpeedLimitKmh = 100
 		})...)
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
-			return a.match(v) && v.Kind == "truck"
+			return a.match(v) && v.Kind == VehicleKindTruck
 		}, func(v *Vehicle) {
 			v.SpeedLimitKmh = 80
 		})...)
 	case "storm_lockdown":
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
-			return a.match(v) && v.Status == "available"
+			return a.match(v) && v.Status == VehicleStatusAvailable
 		}, func(v *Vehicle) {
-			v.Status = "standby"
+			v.Status = VehicleStatusStandby
 		})...)
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
 			return a.match(v)
@@ -357,14 +357,14 @@ func (s *Store) SetDepotMode(a SetDepotModeArgs) (mcpdomain.BulkResult, error) {
 		})...)
 	case "night":
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
-			return a.match(v) && v.Status == "available" && v.Kind == "truck"
+			return a.match(v) && v.Status == VehicleStatusAvailable && v.Kind == VehicleKindTruck
 		}, func(v *Vehicle) {
-			v.Status = "standby"
+			v.Status = VehicleStatusStandby
 		})...)
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
-			return a.match(v) && v.Status == "available" && v.Kind == "pickup"
+			return a.match(v) && v.Status == VehicleStatusAvailable && v.Kind == VehicleKindPickup
 		}, func(v *Vehicle) {
-			v.Status = "standby"
+			v.Status = VehicleStatusStandby
 		})...)
 		ids = append(ids, s.vehicles.Update(func(v *Vehicle) bool {
 			return a.match(v)
@@ -377,10 +377,10 @@ func (s *Store) SetDepotMode(a SetDepotModeArgs) (mcpdomain.BulkResult, error) {
 
 // ScheduleMaintenanceArgs are the arguments of schedule_maintenance.
 type ScheduleMaintenanceArgs struct {
-	VehicleID   string  `json:"vehicle_id"`
-	Issue       string  `json:"issue"`
-	Priority    *string `json:"priority,omitempty"`
-	Description *string `json:"description,omitempty"`
+	VehicleID   string          `json:"vehicle_id"`
+	Issue       TicketIssue     `json:"issue"`
+	Priority    *TicketPriority `json:"priority,omitempty"`
+	Description *string         `json:"description,omitempty"`
 }
 
 // ScheduleMaintenance runs schedule_maintenance: Open a maintenance ticket
@@ -396,8 +396,8 @@ func (s *Store) ScheduleMaintenance(a ScheduleMaintenanceArgs) (Ticket, error) {
 		return Ticket{}, err
 	}
 	v := Ticket{
-		Priority: "normal",
-		Status:   "open",
+		Priority: TicketPriorityNormal,
+		Status:   TicketStatusOpen,
 		Opened:   "2026-09-22T16:30:00Z",
 	}
 	v.VehicleID = a.VehicleID
@@ -413,12 +413,12 @@ func (s *Store) ScheduleMaintenance(a ScheduleMaintenanceArgs) (Ticket, error) {
 
 // FleetStatsArgs are the arguments of fleet_stats.
 type FleetStatsArgs struct {
-	Function string  `json:"function"`
-	Field    string  `json:"field"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Depot    *string `json:"depot,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
-	Status   *string `json:"status,omitempty"`
+	Function string         `json:"function"`
+	Field    string         `json:"field"`
+	GroupBy  *string        `json:"group_by,omitempty"`
+	Depot    *VehicleDepot  `json:"depot,omitempty"`
+	Kind     *VehicleKind   `json:"kind,omitempty"`
+	Status   *VehicleStatus `json:"status,omitempty"`
 }
 
 // match reports whether a row passes fleet_stats's filters.
@@ -458,11 +458,11 @@ func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) 
 		var key string
 		switch agg.GroupBy() {
 		case "depot":
-			key = v.Depot
+			key = string(v.Depot)
 		case "kind":
-			key = v.Kind
+			key = string(v.Kind)
 		case "status":
-			key = v.Status
+			key = string(v.Status)
 		}
 		agg.Add(key, x)
 	})

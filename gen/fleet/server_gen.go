@@ -6,284 +6,301 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListVehicles = &mcpdomain.Operation{
-	Name:     "list_vehicles",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "vehicle",
-	Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, " +
-		"status, fuel or charge in percent, odometer in km, engine temperature in " +
-		"°C, payload in kg, speed limit, location and last service time. Optionally " +
-		"only those of one depot, status or kind, or within ranges, e.g. " +
-		"max_fuel_pct for low fuel, min_engine_temp_c for hot engines, " +
-		"max_last_service for vehicles not serviced since a date.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"available", "on_route", "standby", "maintenance", "out_of_service"},
-			Hint: "one of available, on_route, standby, maintenance, out_of_service",
+// description says what fleet is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "A regional delivery and service fleet run from a telematics edge gateway: " +
+	"fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots " +
+	"(north, south, harbour) reporting fuel or battery charge, odometer, engine " +
+	"temperature, location and speed-limiter setting; the drivers of each depot " +
+	"with their licence class, shift and hours driven today; delivery trips that " +
+	"pair a vehicle with a driver; and maintenance tickets. A storm locked the " +
+	"harbour depot down earlier today and it is still in storm mode."
+
+// The operations of fleet, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opListVehicles = &mcpdomain.Operation{
+		Name:     "list_vehicles",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "vehicle",
+		Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, " +
+			"status, fuel or charge in percent, odometer in km, engine temperature in " +
+			"°C, payload in kg, speed limit, location and last service time. Optionally " +
+			"only those of one depot, status or kind, or within ranges, e.g. " +
+			"max_fuel_pct for low fuel, min_engine_temp_c for hot engines, " +
+			"max_last_service for vehicles not serviced since a date.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"available", "on_route", "standby", "maintenance", "out_of_service"},
+				Hint: "one of available, on_route, standby, maintenance, out_of_service",
+			},
+			{Name: "kind", Type: "string", Enum: []string{"van", "ev_van", "pickup", "truck"}, Hint: "one of van, ev_van, pickup, truck"},
+			{Name: "min_fuel_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_fuel_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "min_engine_temp_c", Type: "number", Hint: "number from -40 to 150, in °C"},
+			{Name: "max_engine_temp_c", Type: "number", Hint: "number from -40 to 150, in °C"},
+			{Name: "min_odometer_km", Type: "integer", Hint: "integer of at least 0, in km"},
+			{Name: "max_odometer_km", Type: "integer", Hint: "integer of at least 0, in km"},
+			{Name: "min_last_service", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
+			{Name: "max_last_service", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "kind", Type: "string", Enum: []string{"van", "ev_van", "pickup", "truck"}, Hint: "one of van, ev_van, pickup, truck"},
-		{Name: "min_fuel_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_fuel_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "min_engine_temp_c", Type: "number", Hint: "number from -40 to 150, in °C"},
-		{Name: "max_engine_temp_c", Type: "number", Hint: "number from -40 to 150, in °C"},
-		{Name: "min_odometer_km", Type: "integer", Hint: "integer of at least 0, in km"},
-		{Name: "max_odometer_km", Type: "integer", Hint: "integer of at least 0, in km"},
-		{Name: "min_last_service", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
-		{Name: "max_last_service", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listVehiclesSchema,
-	Example: `{}`,
-}
-var opGetVehicle = &mcpdomain.Operation{
-	Name:     "get_vehicle",
-	Kind:     mcpdomain.OpGet,
-	Category: "status_query",
-	Entity:   "vehicle",
-	Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, " +
-		"kind, depot, status, fuel or battery charge in percent, odometer in km, " +
-		"engine temperature in °C, payload in kg, speed limit in km/h, location and " +
-		"last service time.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
-	},
-	Schema:  getVehicleSchema,
-	Example: `{"vehicle_id":"VH001"}`,
-}
-var opListDrivers = &mcpdomain.Operation{
-	Name:     "list_drivers",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "driver",
-	Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, " +
-		"shift, duty (on_duty / off_duty) and hours driven today. Optionally only " +
-		"those of one depot, duty, shift or licence class, or within a range of " +
-		"hours driven.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
-		{Name: "duty", Type: "string", Enum: []string{"on_duty", "off_duty"}, Hint: "one of on_duty, off_duty"},
-		{Name: "shift", Type: "string", Enum: []string{"early", "late", "night"}, Hint: "one of early, late, night"},
-		{Name: "licence_class", Type: "string", Enum: []string{"B", "C", "CE"}, Hint: "one of B, C, CE"},
-		{Name: "min_hours_today", Type: "number", Hint: "number from 0 to 24, in hours"},
-		{Name: "max_hours_today", Type: "number", Hint: "number from 0 to 24, in hours"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listDriversSchema,
-	Example: `{}`,
-}
-var opListTrips = &mcpdomain.Operation{
-	Name:     "list_trips",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "trip",
-	Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, " +
-		"departure time, distance, cargo, status and notes. Optionally only those of " +
-		"one status, vehicle or driver, or departing within a time window " +
-		"(min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"planned", "in_progress", "done", "cancelled"},
-			Hint: "one of planned, in_progress, done, cancelled",
+		Schema:  listVehiclesSchema,
+		Example: `{}`,
+	}
+	opGetVehicle = &mcpdomain.Operation{
+		Name:     "get_vehicle",
+		Kind:     opkind.Get,
+		Category: "status_query",
+		Entity:   "vehicle",
+		Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, " +
+			"kind, depot, status, fuel or battery charge in percent, odometer in km, " +
+			"engine temperature in °C, payload in kg, speed limit in km/h, location and " +
+			"last service time.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
 		},
-		{Name: "vehicle_id", Type: "string", Entity: "vehicle", Hint: "vehicle ID like VH001"},
-		{Name: "driver_id", Type: "string", Entity: "driver", Hint: "driver ID like DR001"},
-		{Name: "min_departure", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
-		{Name: "max_departure", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
-		{Name: "min_cargo_kg", Type: "integer", Hint: "integer from 0 to 40000, in kg"},
-		{Name: "max_cargo_kg", Type: "integer", Hint: "integer from 0 to 40000, in kg"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listTripsSchema,
-	Example: `{}`,
-}
-var opAssignTrip = &mcpdomain.Operation{
-	Name:     "assign_trip",
-	Kind:     mcpdomain.OpCreate,
-	Category: "action_execution",
-	Entity:   "trip",
-	Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a " +
-		"destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), " +
-		"distance in km and cargo in kg. Status defaults to planned. Returns the new " +
-		"trip with its ID (TR followed by 4 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
-		{Name: "driver_id", Type: "string", Required: true, Entity: "driver", Hint: "driver ID like DR001"},
-		{Name: "destination", Type: "string", Required: true, Hint: "string"},
-		{Name: "departure", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
-		{Name: "distance_km", Type: "number", Required: true, Hint: "number from 0 to 2000, in km"},
-		{Name: "cargo_kg", Type: "integer", Required: true, Hint: "integer from 0 to 40000, in kg"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"planned", "in_progress", "done", "cancelled"},
-			Hint: "one of planned, in_progress, done, cancelled",
+		Schema:  getVehicleSchema,
+		Example: `{"vehicle_id":"VH001"}`,
+	}
+	opListDrivers = &mcpdomain.Operation{
+		Name:     "list_drivers",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "driver",
+		Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, " +
+			"shift, duty (on_duty / off_duty) and hours driven today. Optionally only " +
+			"those of one depot, duty, shift or licence class, or within a range of " +
+			"hours driven.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
+			{Name: "duty", Type: "string", Enum: []string{"on_duty", "off_duty"}, Hint: "one of on_duty, off_duty"},
+			{Name: "shift", Type: "string", Enum: []string{"early", "late", "night"}, Hint: "one of early, late, night"},
+			{Name: "licence_class", Type: "string", Enum: []string{"B", "C", "CE"}, Hint: "one of B, C, CE"},
+			{Name: "min_hours_today", Type: "number", Hint: "number from 0 to 24, in hours"},
+			{Name: "max_hours_today", Type: "number", Hint: "number from 0 to 24, in hours"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "notes", Type: "string", Hint: "string"},
-	},
-	Schema:  assignTripSchema,
-	Example: `{"vehicle_id":"VH011","driver_id":"DR007","destination":"Harbour Quay chandlery","departure":"2026-09-22T19:00:00Z","distance_km":3.4,"cargo_kg":380}`,
-}
-var opUpdateTrip = &mcpdomain.Operation{
-	Name:     "update_trip",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "trip",
-	Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it " +
-		"or set another status, move it to another vehicle or driver, change its " +
-		"departure time, or replace its notes. Only the given settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "trip_id", Type: "string", Required: true, Entity: "trip", Hint: "trip ID like TR0001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"planned", "in_progress", "done", "cancelled"},
-			Hint: "one of planned, in_progress, done, cancelled",
+		Schema:  listDriversSchema,
+		Example: `{}`,
+	}
+	opListTrips = &mcpdomain.Operation{
+		Name:     "list_trips",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "trip",
+		Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, " +
+			"departure time, distance, cargo, status and notes. Optionally only those of " +
+			"one status, vehicle or driver, or departing within a time window " +
+			"(min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"planned", "in_progress", "done", "cancelled"},
+				Hint: "one of planned, in_progress, done, cancelled",
+			},
+			{Name: "vehicle_id", Type: "string", Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{Name: "driver_id", Type: "string", Entity: "driver", Hint: "driver ID like DR001"},
+			{Name: "min_departure", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
+			{Name: "max_departure", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
+			{Name: "min_cargo_kg", Type: "integer", Hint: "integer from 0 to 40000, in kg"},
+			{Name: "max_cargo_kg", Type: "integer", Hint: "integer from 0 to 40000, in kg"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "vehicle_id", Type: "string", Entity: "vehicle", Hint: "vehicle ID like VH001"},
-		{Name: "driver_id", Type: "string", Entity: "driver", Hint: "driver ID like DR001"},
-		{Name: "departure", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
-		{Name: "notes", Type: "string", Hint: "string"},
-	},
-	Schema:  updateTripSchema,
-	Example: `{"trip_id":"TR0001","status":"cancelled"}`,
-}
-var opUpdateVehicle = &mcpdomain.Operation{
-	Name:     "update_vehicle",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "configuration",
-	Entity:   "vehicle",
-	Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its " +
-		"status (e.g. standby to hold it at the depot, maintenance to send it to the " +
-		"workshop, or available to release it), its speed limiter in km/h, or move " +
-		"it to another depot. Only the given settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"available", "on_route", "standby", "maintenance", "out_of_service"},
-			Hint: "one of available, on_route, standby, maintenance, out_of_service",
+		Schema:  listTripsSchema,
+		Example: `{}`,
+	}
+	opAssignTrip = &mcpdomain.Operation{
+		Name:     "assign_trip",
+		Kind:     opkind.Create,
+		Category: "action_execution",
+		Entity:   "trip",
+		Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a " +
+			"destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), " +
+			"distance in km and cargo in kg. Status defaults to planned. Returns the new " +
+			"trip with its ID (TR followed by 4 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{Name: "driver_id", Type: "string", Required: true, Entity: "driver", Hint: "driver ID like DR001"},
+			{Name: "destination", Type: "string", Required: true, Hint: "string"},
+			{Name: "departure", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
+			{Name: "distance_km", Type: "number", Required: true, Hint: "number from 0 to 2000, in km"},
+			{Name: "cargo_kg", Type: "integer", Required: true, Hint: "integer from 0 to 40000, in kg"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"planned", "in_progress", "done", "cancelled"},
+				Hint: "one of planned, in_progress, done, cancelled",
+			},
+			{Name: "notes", Type: "string", Hint: "string"},
 		},
-		{Name: "speed_limit_kmh", Type: "integer", Hint: "integer from 30 to 130, in km/h"},
-		{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
-	},
-	Schema:  updateVehicleSchema,
-	Example: `{"vehicle_id":"VH001","status":"available"}`,
-}
-var opSetDepotMode = &mcpdomain.Operation{
-	Name:     "set_depot_mode",
-	Kind:     mcpdomain.OpPreset,
-	Category: "configuration",
-	Entity:   "vehicle",
-	Description: "Apply an operating mode to every vehicle of one depot at once: it changes " +
-		"vehicle statuses and speed limiters. Vehicles in maintenance or out of " +
-		"service keep their status.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "depot", Type: "string", Required: true, Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
-		{
-			Name:     "mode",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"normal", "storm_lockdown", "night"},
-			Hint:     "one of normal, storm_lockdown, night",
+		Schema:  assignTripSchema,
+		Example: `{"vehicle_id":"VH011","driver_id":"DR007","destination":"Harbour Quay chandlery","departure":"2026-09-22T19:00:00Z","distance_km":3.4,"cargo_kg":380}`,
+	}
+	opUpdateTrip = &mcpdomain.Operation{
+		Name:     "update_trip",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "trip",
+		Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it " +
+			"or set another status, move it to another vehicle or driver, change its " +
+			"departure time, or replace its notes. Only the given settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "trip_id", Type: "string", Required: true, Entity: "trip", Hint: "trip ID like TR0001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"planned", "in_progress", "done", "cancelled"},
+				Hint: "one of planned, in_progress, done, cancelled",
+			},
+			{Name: "vehicle_id", Type: "string", Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{Name: "driver_id", Type: "string", Entity: "driver", Hint: "driver ID like DR001"},
+			{Name: "departure", Type: "string", Hint: "RFC 3339 timestamp like 2026-09-22T16:30:00Z"},
+			{Name: "notes", Type: "string", Hint: "string"},
 		},
-	},
-	Schema:  setDepotModeSchema,
-	Example: `{"depot":"north","mode":"normal"}`,
-}
-var opScheduleMaintenance = &mcpdomain.Operation{
-	Name:     "schedule_maintenance",
-	Kind:     mcpdomain.OpCreate,
-	Category: "configuration",
-	Entity:   "ticket",
-	Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the " +
-		"issue (service, inspection, engine, brakes, tyres, battery, electrical, " +
-		"bodywork), a priority (default normal) and an optional description. The " +
-		"ticket starts open. It does not change the vehicle's status. Returns the " +
-		"ticket with its ID (MT followed by 3 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
-		{
-			Name:     "issue",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"service", "inspection", "engine", "brakes", "tyres", "battery", "electrical", "bodywork"},
-			Hint: "one of service, inspection, engine, brakes, tyres, battery, electrical, " +
-				"bodywork",
+		Schema:  updateTripSchema,
+		Example: `{"trip_id":"TR0001","status":"cancelled"}`,
+	}
+	opUpdateVehicle = &mcpdomain.Operation{
+		Name:     "update_vehicle",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "vehicle",
+		Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its " +
+			"status (e.g. standby to hold it at the depot, maintenance to send it to the " +
+			"workshop, or available to release it), its speed limiter in km/h, or move " +
+			"it to another depot. Only the given settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"available", "on_route", "standby", "maintenance", "out_of_service"},
+				Hint: "one of available, on_route, standby, maintenance, out_of_service",
+			},
+			{Name: "speed_limit_kmh", Type: "integer", Hint: "integer from 30 to 130, in km/h"},
+			{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
+		Schema:  updateVehicleSchema,
+		Example: `{"vehicle_id":"VH001","status":"available"}`,
+	}
+	opSetDepotMode = &mcpdomain.Operation{
+		Name:     "set_depot_mode",
+		Kind:     opkind.Preset,
+		Category: "configuration",
+		Entity:   "vehicle",
+		Description: "Apply an operating mode to every vehicle of one depot at once: it changes " +
+			"vehicle statuses and speed limiters. Vehicles in maintenance or out of " +
+			"service keep their status.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "depot", Type: "string", Required: true, Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
+			{
+				Name:     "mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"normal", "storm_lockdown", "night"},
+				Hint:     "one of normal, storm_lockdown, night",
+			},
 		},
-		{Name: "description", Type: "string", Hint: "string"},
-	},
-	Schema:  scheduleMaintenanceSchema,
-	Example: `{"vehicle_id":"VH012","issue":"tyres"}`,
-}
-var opFleetStats = &mcpdomain.Operation{
-	Name:     "fleet_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "vehicle",
-	Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or " +
-		"charge in percent, odometer in km, engine temperature in °C or payload in " +
-		"kg - optionally one value per depot, kind or status, and only for vehicles " +
-		"of one depot, kind or status.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"avg", "min", "max", "count", "sum"},
-			Hint:     "one of avg, min, max, count, sum",
+		Schema:  setDepotModeSchema,
+		Example: `{"depot":"north","mode":"normal"}`,
+	}
+	opScheduleMaintenance = &mcpdomain.Operation{
+		Name:     "schedule_maintenance",
+		Kind:     opkind.Create,
+		Category: "configuration",
+		Entity:   "ticket",
+		Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the " +
+			"issue (service, inspection, engine, brakes, tyres, battery, electrical, " +
+			"bodywork), a priority (default normal) and an optional description. The " +
+			"ticket starts open. It does not change the vehicle's status. Returns the " +
+			"ticket with its ID (MT followed by 3 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{
+				Name:     "issue",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"service", "inspection", "engine", "brakes", "tyres", "battery", "electrical", "bodywork"},
+				Hint: "one of service, inspection, engine, brakes, tyres, battery, electrical, " +
+					"bodywork",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "description", Type: "string", Hint: "string"},
 		},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"fuel_pct", "odometer_km", "engine_temp_c", "payload_kg"},
-			Hint:     "one of fuel_pct, odometer_km, engine_temp_c, payload_kg",
+		Schema:  scheduleMaintenanceSchema,
+		Example: `{"vehicle_id":"VH012","issue":"tyres"}`,
+	}
+	opFleetStats = &mcpdomain.Operation{
+		Name:     "fleet_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "vehicle",
+		Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or " +
+			"charge in percent, odometer in km, engine temperature in °C or payload in " +
+			"kg - optionally one value per depot, kind or status, and only for vehicles " +
+			"of one depot, kind or status.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"avg", "min", "max", "count", "sum"},
+				Hint:     "one of avg, min, max, count, sum",
+			},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"fuel_pct", "odometer_km", "engine_temp_c", "payload_kg"},
+				Hint:     "one of fuel_pct, odometer_km, engine_temp_c, payload_kg",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"depot", "kind", "status"}, Hint: "one of depot, kind, status"},
+			{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
+			{Name: "kind", Type: "string", Enum: []string{"van", "ev_van", "pickup", "truck"}, Hint: "one of van, ev_van, pickup, truck"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"available", "on_route", "standby", "maintenance", "out_of_service"},
+				Hint: "one of available, on_route, standby, maintenance, out_of_service",
+			},
 		},
-		{Name: "group_by", Type: "string", Enum: []string{"depot", "kind", "status"}, Hint: "one of depot, kind, status"},
-		{Name: "depot", Type: "string", Enum: []string{"north", "south", "harbour"}, Hint: "one of north, south, harbour"},
-		{Name: "kind", Type: "string", Enum: []string{"van", "ev_van", "pickup", "truck"}, Hint: "one of van, ev_van, pickup, truck"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"available", "on_route", "standby", "maintenance", "out_of_service"},
-			Hint: "one of available, on_route, standby, maintenance, out_of_service",
-		},
-	},
-	Schema:  fleetStatsSchema,
-	Example: `{"function":"avg","field":"fuel_pct"}`,
-}
+		Schema:  fleetStatsSchema,
+		Example: `{"function":"avg","field":"fuel_pct"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -300,141 +317,107 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_vehicles",
-			Description: "List vehicles (IDs like VH005) with their latest telematics: kind, depot, " +
-				"status, fuel or charge in percent, odometer in km, engine temperature in " +
-				"°C, payload in kg, speed limit, location and last service time. Optionally " +
-				"only those of one depot, status or kind, or within ranges, e.g. " +
-				"max_fuel_pct for low fuel, min_engine_temp_c for hot engines, " +
-				"max_last_service for vehicles not serviced since a date.",
+			Level:       level.L4,
+			Name:        "list_vehicles",
+			Description: opListVehicles.Description,
 			InputSchema: listVehiclesSchema,
 			Operations:  []*mcpdomain.Operation{opListVehicles},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "get_vehicle",
-			Description: "Get one vehicle by its ID (VH followed by 3 digits, e.g. VH003): plate, " +
-				"kind, depot, status, fuel or battery charge in percent, odometer in km, " +
-				"engine temperature in °C, payload in kg, speed limit in km/h, location and " +
-				"last service time.",
+			Level:       level.L4,
+			Name:        "get_vehicle",
+			Description: opGetVehicle.Description,
 			InputSchema: getVehicleSchema,
 			Operations:  []*mcpdomain.Operation{opGetVehicle},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_drivers",
-			Description: "List drivers (IDs like DR004) with name, licence class (B, C, CE), depot, " +
-				"shift, duty (on_duty / off_duty) and hours driven today. Optionally only " +
-				"those of one depot, duty, shift or licence class, or within a range of " +
-				"hours driven.",
+			Level:       level.L4,
+			Name:        "list_drivers",
+			Description: opListDrivers.Description,
 			InputSchema: listDriversSchema,
 			Operations:  []*mcpdomain.Operation{opListDrivers},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_trips",
-			Description: "List delivery trips (IDs like TR0005) with vehicle, driver, destination, " +
-				"departure time, distance, cargo, status and notes. Optionally only those of " +
-				"one status, vehicle or driver, or departing within a time window " +
-				"(min_departure / max_departure, RFC 3339 UTC) or with cargo in a kg range.",
+			Level:       level.L4,
+			Name:        "list_trips",
+			Description: opListTrips.Description,
 			InputSchema: listTripsSchema,
 			Operations:  []*mcpdomain.Operation{opListTrips},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "assign_trip",
-			Description: "Book a new delivery trip: one vehicle (VH###) and one driver (DR###) to a " +
-				"destination, with departure time (RFC 3339 UTC, e.g. 2026-09-22T18:00:00Z), " +
-				"distance in km and cargo in kg. Status defaults to planned. Returns the new " +
-				"trip with its ID (TR followed by 4 digits).",
+			Level:       level.L4,
+			Name:        "assign_trip",
+			Description: opAssignTrip.Description,
 			InputSchema: assignTripSchema,
 			Operations:  []*mcpdomain.Operation{opAssignTrip},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "update_trip",
-			Description: "Change one trip by its ID (TR followed by 4 digits, e.g. TR0009): cancel it " +
-				"or set another status, move it to another vehicle or driver, change its " +
-				"departure time, or replace its notes. Only the given settings change.",
+			Level:       level.L4,
+			Name:        "update_trip",
+			Description: opUpdateTrip.Description,
 			InputSchema: updateTripSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateTrip},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "update_vehicle",
-			Description: "Change one vehicle by its ID (VH followed by 3 digits, e.g. VH008): set its " +
-				"status (e.g. standby to hold it at the depot, maintenance to send it to the " +
-				"workshop, or available to release it), its speed limiter in km/h, or move " +
-				"it to another depot. Only the given settings change.",
+			Level:       level.L4,
+			Name:        "update_vehicle",
+			Description: opUpdateVehicle.Description,
 			InputSchema: updateVehicleSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateVehicle},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_depot_mode",
-			Description: "Apply an operating mode to every vehicle of one depot at once: it changes " +
-				"vehicle statuses and speed limiters. Vehicles in maintenance or out of " +
-				"service keep their status.",
+			Level:       level.L4,
+			Name:        "set_depot_mode",
+			Description: opSetDepotMode.Description,
 			InputSchema: setDepotModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetDepotMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "schedule_maintenance",
-			Description: "Open a maintenance ticket for one vehicle (vehicle ID such as VH004): the " +
-				"issue (service, inspection, engine, brakes, tyres, battery, electrical, " +
-				"bodywork), a priority (default normal) and an optional description. The " +
-				"ticket starts open. It does not change the vehicle's status. Returns the " +
-				"ticket with its ID (MT followed by 3 digits).",
+			Level:       level.L4,
+			Name:        "schedule_maintenance",
+			Description: opScheduleMaintenance.Description,
 			InputSchema: scheduleMaintenanceSchema,
 			Operations:  []*mcpdomain.Operation{opScheduleMaintenance},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "fleet_stats",
-			Description: "Compute a statistic (count, sum, avg, min or max) over vehicles - fuel or " +
-				"charge in percent, odometer in km, engine temperature in °C or payload in " +
-				"kg - optionally one value per depot, kind or status, and only for vehicles " +
-				"of one depot, kind or status.",
+			Level:       level.L4,
+			Name:        "fleet_stats",
+			Description: opFleetStats.Description,
 			InputSchema: fleetStatsSchema,
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "fleet_status",
 			Description: "Look up the fleet - list vehicles (VH###) by depot, status, kind or value " +
 				"range, get one vehicle's telematics, list drivers (DR###) with licence and " +
 				"hours, and list delivery trips (TR####) by status, vehicle, driver or " +
 				"departure time.",
-			InputSchema: l3FleetStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
+			Operations: []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "dispatch",
 			Description: "Dispatch deliveries - book a new trip for a vehicle and driver, or change a " +
 				"trip (cancel it, move it to another vehicle or driver, change its " +
 				"departure).",
-			InputSchema: l3DispatchSchema,
-			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
+			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "manage_vehicles",
 			Description: "Manage vehicles - set one vehicle's status, speed limiter or depot, apply a " +
 				"depot mode (normal, storm_lockdown, night) to a whole depot, or open a " +
 				"maintenance ticket for a vehicle.",
-			InputSchema: l3ManageVehiclesSchema,
-			Operations:  []*mcpdomain.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations: []*mcpdomain.Operation{opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_fleet",
 			Description: "Analyse the fleet - count, sum, average, minimum or maximum of fuel or " +
 				"charge, odometer, engine temperature or payload over vehicles, optionally " +
@@ -443,31 +426,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "fleet_query",
 			Description: "Read anything in the fleet - vehicles and their telematics, drivers, " +
 				"delivery trips and fleet statistics. Nothing changes.",
-			InputSchema: l2FleetQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
+			Operations: []*mcpdomain.Operation{opListVehicles, opGetVehicle, opListDrivers, opListTrips, opFleetStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "fleet_control",
 			Description: "Change the fleet - book or change delivery trips, set vehicle status, speed " +
 				"limiter or depot, apply depot modes, open maintenance tickets.",
-			InputSchema: l2FleetControlSchema,
-			Operations:  []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "fleet",
 			Description: "Query and control the delivery fleet - vehicles and telematics, drivers, " +
 				"delivery trips, depot modes, maintenance tickets and fleet statistics.",
-			InputSchema: l1FleetSchema,
 			Operations: []*mcpdomain.Operation{
 				opListVehicles,
 				opGetVehicle,
@@ -485,23 +465,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("fleet: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("fleet: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-fleet",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A regional delivery and service fleet run from a telematics edge gateway: "+
-			"fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots "+
-			"(north, south, harbour) reporting fuel or battery charge, odometer, engine "+
-			"temperature, location and speed-limiter setting; the drivers of each depot "+
-			"with their licence class, shift and hours driven today; delivery trips that "+
-			"pair a vehicle with a driver; and maintenance tickets. A storm locked the "+
-			"harbour depot down earlier today and it is still in storm mode."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -509,25 +483,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of fleet.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "fleet",
-	Title: "Delivery fleet",
-	Description: "A regional delivery and service fleet run from a telematics edge gateway: " +
-		"fifteen vehicles (vans, EV vans, pickups and trucks) based at three depots " +
-		"(north, south, harbour) reporting fuel or battery charge, odometer, engine " +
-		"temperature, location and speed-limiter setting; the drivers of each depot " +
-		"with their licence class, shift and hours driven today; delivery trips that " +
-		"pair a vehicle with a driver; and maintenance tickets. A storm locked the " +
-		"harbour depot down earlier today and it is still in storm mode.",
-	Entities:   []string{"vehicle", "driver", "trip", "ticket"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "fleet",
+	Title:       "Delivery fleet",
+	Description: description,
+	Entities:    []string{"vehicle", "driver", "trip", "ticket"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("fleet: store is %T, want *fleet.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -11,7 +11,7 @@ type Patient struct {
 	// Full name of the patient.
 	Name string `json:"name"`
 	// Ward the patient is on.
-	Ward string `json:"ward"`
+	Ward PatientWard `json:"ward"`
 	// Bed the patient is in, like MED-01, SUR-03 or MAT-02.
 	Bed string `json:"bed"`
 	// Age of the patient in years.
@@ -20,7 +20,7 @@ type Patient struct {
 	Condition string `json:"condition"`
 	// Early-warning risk level from the latest vitals: low, medium or high (high
 	// needs close watching).
-	RiskLevel string `json:"risk_level"`
+	RiskLevel PatientRiskLevel `json:"risk_level"`
 	// First name of the patient's named nurse or midwife (Amara, Tomas, Lena,
 	// Ravi or Ines).
 	Nurse string `json:"nurse"`
@@ -37,6 +37,26 @@ type Patient struct {
 	VitalsAt string `json:"vitals_at"`
 }
 
+// PatientWard is the type of Patient's ward field.
+type PatientWard string
+
+// The values of PatientWard, in spec order.
+const (
+	PatientWardMedical   PatientWard = "medical"
+	PatientWardSurgical  PatientWard = "surgical"
+	PatientWardMaternity PatientWard = "maternity"
+)
+
+// PatientRiskLevel is the type of Patient's risk_level field.
+type PatientRiskLevel string
+
+// The values of PatientRiskLevel, in spec order.
+const (
+	PatientRiskLevelLow    PatientRiskLevel = "low"
+	PatientRiskLevelMedium PatientRiskLevel = "medium"
+	PatientRiskLevelHigh   PatientRiskLevel = "high"
+)
+
 func clonePatient(v Patient) Patient {
 	return v
 }
@@ -50,11 +70,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT001",
 			Name:         "Margaret Ellis",
-			Ward:         "medical",
+			Ward:         PatientWardMedical,
 			Bed:          "MED-01",
 			Age:          78,
 			Condition:    "Community-acquired pneumonia",
-			RiskLevel:    "high",
+			RiskLevel:    PatientRiskLevelHigh,
 			Nurse:        "Amara",
 			HeartRateBpm: 112,
 			Spo2Pct:      89,
@@ -65,11 +85,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT002",
 			Name:         "John Harlow",
-			Ward:         "medical",
+			Ward:         PatientWardMedical,
 			Bed:          "MED-02",
 			Age:          64,
 			Condition:    "COPD exacerbation",
-			RiskLevel:    "medium",
+			RiskLevel:    PatientRiskLevelMedium,
 			Nurse:        "Amara",
 			HeartRateBpm: 96,
 			Spo2Pct:      91,
@@ -80,11 +100,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT003",
 			Name:         "Aisha Rahman",
-			Ward:         "medical",
+			Ward:         PatientWardMedical,
 			Bed:          "MED-03",
 			Age:          52,
 			Condition:    "Type 2 diabetes with an infected foot ulcer",
-			RiskLevel:    "medium",
+			RiskLevel:    PatientRiskLevelMedium,
 			Nurse:        "Tomas",
 			HeartRateBpm: 88,
 			Spo2Pct:      97,
@@ -95,11 +115,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT004",
 			Name:         "Walter Price",
-			Ward:         "medical",
+			Ward:         PatientWardMedical,
 			Bed:          "MED-04",
 			Age:          83,
 			Condition:    "Atrial fibrillation with a fast heart rate",
-			RiskLevel:    "high",
+			RiskLevel:    PatientRiskLevelHigh,
 			Nurse:        "Tomas",
 			HeartRateBpm: 131,
 			Spo2Pct:      94,
@@ -110,11 +130,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT005",
 			Name:         "Rosa Delgado",
-			Ward:         "medical",
+			Ward:         PatientWardMedical,
 			Bed:          "MED-05",
 			Age:          70,
 			Condition:    "Heart failure with fluid overload",
-			RiskLevel:    "medium",
+			RiskLevel:    PatientRiskLevelMedium,
 			Nurse:        "Amara",
 			HeartRateBpm: 84,
 			Spo2Pct:      93,
@@ -125,11 +145,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT006",
 			Name:         "Peter Novak",
-			Ward:         "surgical",
+			Ward:         PatientWardSurgical,
 			Bed:          "SUR-01",
 			Age:          67,
 			Condition:    "Day 2 after a hip replacement",
-			RiskLevel:    "low",
+			RiskLevel:    PatientRiskLevelLow,
 			Nurse:        "Lena",
 			HeartRateBpm: 78,
 			Spo2Pct:      96,
@@ -140,11 +160,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT007",
 			Name:         "Chloe Martin",
-			Ward:         "surgical",
+			Ward:         PatientWardSurgical,
 			Bed:          "SUR-02",
 			Age:          29,
 			Condition:    "Day 1 after an appendectomy",
-			RiskLevel:    "low",
+			RiskLevel:    PatientRiskLevelLow,
 			Nurse:        "Lena",
 			HeartRateBpm: 92,
 			Spo2Pct:      98,
@@ -155,11 +175,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT008",
 			Name:         "Samuel Okoro",
-			Ward:         "surgical",
+			Ward:         PatientWardSurgical,
 			Bed:          "SUR-03",
 			Age:          58,
 			Condition:    "Suspected sepsis after a bowel resection",
-			RiskLevel:    "high",
+			RiskLevel:    PatientRiskLevelHigh,
 			Nurse:        "Ravi",
 			HeartRateBpm: 124,
 			Spo2Pct:      93,
@@ -170,11 +190,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT009",
 			Name:         "Helen Brooks",
-			Ward:         "surgical",
+			Ward:         PatientWardSurgical,
 			Bed:          "SUR-04",
 			Age:          45,
 			Condition:    "Cellulitis of the left leg on IV antibiotics",
-			RiskLevel:    "low",
+			RiskLevel:    PatientRiskLevelLow,
 			Nurse:        "Ravi",
 			HeartRateBpm: 82,
 			Spo2Pct:      99,
@@ -185,11 +205,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT010",
 			Name:         "Daniel Kim",
-			Ward:         "surgical",
+			Ward:         PatientWardSurgical,
 			Bed:          "SUR-05",
 			Age:          36,
 			Condition:    "Fractured tibia after surgical fixation",
-			RiskLevel:    "low",
+			RiskLevel:    PatientRiskLevelLow,
 			Nurse:        "Lena",
 			HeartRateBpm: 74,
 			Spo2Pct:      98,
@@ -200,11 +220,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT011",
 			Name:         "Abena Mensah",
-			Ward:         "maternity",
+			Ward:         PatientWardMaternity,
 			Bed:          "MAT-01",
 			Age:          31,
 			Condition:    "Pre-eclampsia at 36 weeks of pregnancy",
-			RiskLevel:    "high",
+			RiskLevel:    PatientRiskLevelHigh,
 			Nurse:        "Ines",
 			HeartRateBpm: 98,
 			Spo2Pct:      97,
@@ -215,11 +235,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT012",
 			Name:         "Laura Petrov",
-			Ward:         "maternity",
+			Ward:         PatientWardMaternity,
 			Bed:          "MAT-02",
 			Age:          27,
 			Condition:    "Recovering from a postpartum haemorrhage",
-			RiskLevel:    "medium",
+			RiskLevel:    PatientRiskLevelMedium,
 			Nurse:        "Ines",
 			HeartRateBpm: 104,
 			Spo2Pct:      96,
@@ -230,11 +250,11 @@ func seedPatients() []Patient {
 		{
 			ID:           "PT013",
 			Name:         "Fatima Noor",
-			Ward:         "maternity",
+			Ward:         PatientWardMaternity,
 			Bed:          "MAT-03",
 			Age:          34,
 			Condition:    "Gestational diabetes at 38 weeks of pregnancy",
-			RiskLevel:    "low",
+			RiskLevel:    PatientRiskLevelLow,
 			Nurse:        "Ines",
 			HeartRateBpm: 80,
 			Spo2Pct:      99,
@@ -254,14 +274,14 @@ type Device struct {
 	Name string `json:"name"`
 	// What sort of device it is: bedside vital-signs monitor, infusion pump, or
 	// wearable sensor patch.
-	Kind string `json:"kind"`
+	Kind DeviceKind `json:"kind"`
 	// Patient the device is attached to (patient ID such as PT004).
 	PatientID string `json:"patient_id"`
 	// Ward the device is on (that of its patient).
-	Ward string `json:"ward"`
+	Ward DeviceWard `json:"ward"`
 	// running (monitoring or infusing), paused (a pump stopped by a nurse; its
 	// rate is kept), standby (switched on, not in use) or offline (not reporting).
-	Status string `json:"status"`
+	Status DeviceStatus `json:"status"`
 	// Remaining battery charge in percent (bedside monitors run on mains and show
 	// 100); below 20 needs a battery change soon.
 	BatteryPct int `json:"battery_pct"`
@@ -274,8 +294,49 @@ type Device struct {
 	// minutes (0 for pumps).
 	ReadingIntervalMin int `json:"reading_interval_min"`
 	// Loudness of the device's bedside alarm.
-	AlarmVolume string `json:"alarm_volume"`
+	AlarmVolume DeviceAlarmVolume `json:"alarm_volume"`
 }
+
+// DeviceKind is the type of Device's kind field.
+type DeviceKind string
+
+// The values of DeviceKind, in spec order.
+const (
+	DeviceKindBedsideMonitor DeviceKind = "bedside_monitor"
+	DeviceKindInfusionPump   DeviceKind = "infusion_pump"
+	DeviceKindWearable       DeviceKind = "wearable"
+)
+
+// DeviceWard is the type of Device's ward field.
+type DeviceWard string
+
+// The values of DeviceWard, in spec order.
+const (
+	DeviceWardMedical   DeviceWard = "medical"
+	DeviceWardSurgical  DeviceWard = "surgical"
+	DeviceWardMaternity DeviceWard = "maternity"
+)
+
+// DeviceStatus is the type of Device's status field.
+type DeviceStatus string
+
+// The values of DeviceStatus, in spec order.
+const (
+	DeviceStatusRunning DeviceStatus = "running"
+	DeviceStatusPaused  DeviceStatus = "paused"
+	DeviceStatusStandby DeviceStatus = "standby"
+	DeviceStatusOffline DeviceStatus = "offline"
+)
+
+// DeviceAlarmVolume is the type of Device's alarm_volume field.
+type DeviceAlarmVolume string
+
+// The values of DeviceAlarmVolume, in spec order.
+const (
+	DeviceAlarmVolumeLow    DeviceAlarmVolume = "low"
+	DeviceAlarmVolumeMedium DeviceAlarmVolume = "medium"
+	DeviceAlarmVolumeHigh   DeviceAlarmVolume = "high"
+)
 
 func cloneDevice(v Device) Device {
 	return v
@@ -290,183 +351,183 @@ func seedDevices() []Device {
 		{
 			ID:                 "DV001",
 			Name:               "Bedside monitor MED-01",
-			Kind:               "bedside_monitor",
+			Kind:               DeviceKindBedsideMonitor,
 			PatientID:          "PT001",
-			Ward:               "medical",
-			Status:             "running",
+			Ward:               DeviceWardMedical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         100,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:              "DV002",
 			Name:            "Infusion pump MED-01",
-			Kind:            "infusion_pump",
+			Kind:            DeviceKindInfusionPump,
 			PatientID:       "PT001",
-			Ward:            "medical",
-			Status:          "running",
+			Ward:            DeviceWardMedical,
+			Status:          DeviceStatusRunning,
 			BatteryPct:      76,
 			InfusionRateMlH: 100.0,
 			Infusion:        mcpdomain.Ptr("Sodium chloride 0.9 percent"),
-			AlarmVolume:     "medium",
+			AlarmVolume:     DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV003",
 			Name:               "Wearable sensor MED-02",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT002",
-			Ward:               "medical",
-			Status:             "running",
+			Ward:               DeviceWardMedical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         18,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:              "DV004",
 			Name:            "Infusion pump MED-04",
-			Kind:            "infusion_pump",
+			Kind:            DeviceKindInfusionPump,
 			PatientID:       "PT004",
-			Ward:            "medical",
-			Status:          "running",
+			Ward:            DeviceWardMedical,
+			Status:          DeviceStatusRunning,
 			BatteryPct:      64,
 			InfusionRateMlH: 20.0,
 			Infusion:        mcpdomain.Ptr("Amiodarone infusion"),
-			AlarmVolume:     "medium",
+			AlarmVolume:     DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV005",
 			Name:               "Bedside monitor MED-04",
-			Kind:               "bedside_monitor",
+			Kind:               DeviceKindBedsideMonitor,
 			PatientID:          "PT004",
-			Ward:               "medical",
-			Status:             "running",
+			Ward:               DeviceWardMedical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         100,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV006",
 			Name:               "Wearable sensor MED-05",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT005",
-			Ward:               "medical",
-			Status:             "offline",
+			Ward:               DeviceWardMedical,
+			Status:             DeviceStatusOffline,
 			BatteryPct:         3,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV007",
 			Name:               "Wearable sensor MED-03",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT003",
-			Ward:               "medical",
-			Status:             "running",
+			Ward:               DeviceWardMedical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         54,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:              "DV008",
 			Name:            "Infusion pump SUR-03",
-			Kind:            "infusion_pump",
+			Kind:            DeviceKindInfusionPump,
 			PatientID:       "PT008",
-			Ward:            "surgical",
-			Status:          "running",
+			Ward:            DeviceWardSurgical,
+			Status:          DeviceStatusRunning,
 			BatteryPct:      41,
 			InfusionRateMlH: 150.0,
 			Infusion:        mcpdomain.Ptr("Compound sodium lactate"),
-			AlarmVolume:     "medium",
+			AlarmVolume:     DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV009",
 			Name:               "Bedside monitor SUR-03",
-			Kind:               "bedside_monitor",
+			Kind:               DeviceKindBedsideMonitor,
 			PatientID:          "PT008",
-			Ward:               "surgical",
-			Status:             "running",
+			Ward:               DeviceWardSurgical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         100,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV010",
 			Name:               "Wearable sensor SUR-01",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT006",
-			Ward:               "surgical",
-			Status:             "running",
+			Ward:               DeviceWardSurgical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         12,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:              "DV011",
 			Name:            "Infusion pump SUR-04",
-			Kind:            "infusion_pump",
+			Kind:            DeviceKindInfusionPump,
 			PatientID:       "PT009",
-			Ward:            "surgical",
-			Status:          "paused",
+			Ward:            DeviceWardSurgical,
+			Status:          DeviceStatusPaused,
 			BatteryPct:      88,
 			InfusionRateMlH: 50.0,
 			Infusion:        mcpdomain.Ptr("Flucloxacillin in sodium chloride"),
-			AlarmVolume:     "medium",
+			AlarmVolume:     DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV012",
 			Name:               "Wearable sensor SUR-02",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT007",
-			Ward:               "surgical",
-			Status:             "running",
+			Ward:               DeviceWardSurgical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         67,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 		{
 			ID:                 "DV013",
 			Name:               "Bedside monitor MAT-01",
-			Kind:               "bedside_monitor",
+			Kind:               DeviceKindBedsideMonitor,
 			PatientID:          "PT011",
-			Ward:               "maternity",
-			Status:             "running",
+			Ward:               DeviceWardMaternity,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         100,
 			ReadingIntervalMin: 5,
-			AlarmVolume:        "high",
+			AlarmVolume:        DeviceAlarmVolumeHigh,
 		},
 		{
 			ID:              "DV014",
 			Name:            "Infusion pump MAT-01",
-			Kind:            "infusion_pump",
+			Kind:            DeviceKindInfusionPump,
 			PatientID:       "PT011",
-			Ward:            "maternity",
-			Status:          "running",
+			Ward:            DeviceWardMaternity,
+			Status:          DeviceStatusRunning,
 			BatteryPct:      57,
 			InfusionRateMlH: 25.0,
 			Infusion:        mcpdomain.Ptr("Magnesium sulfate maintenance"),
-			AlarmVolume:     "high",
+			AlarmVolume:     DeviceAlarmVolumeHigh,
 		},
 		{
 			ID:                 "DV015",
 			Name:               "Wearable sensor MAT-02",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT012",
-			Ward:               "maternity",
-			Status:             "running",
+			Ward:               DeviceWardMaternity,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         9,
 			ReadingIntervalMin: 5,
-			AlarmVolume:        "high",
+			AlarmVolume:        DeviceAlarmVolumeHigh,
 		},
 		{
 			ID:                 "DV016",
 			Name:               "Wearable sensor SUR-05",
-			Kind:               "wearable",
+			Kind:               DeviceKindWearable,
 			PatientID:          "PT010",
-			Ward:               "surgical",
-			Status:             "running",
+			Ward:               DeviceWardSurgical,
+			Status:             DeviceStatusRunning,
 			BatteryPct:         73,
 			ReadingIntervalMin: 15,
-			AlarmVolume:        "medium",
+			AlarmVolume:        DeviceAlarmVolumeMedium,
 		},
 	}
 }
@@ -477,13 +538,13 @@ type Alert struct {
 	// Patient the alert is about (patient ID such as PT004).
 	PatientID string `json:"patient_id"`
 	// Ward of the patient.
-	Ward string `json:"ward"`
+	Ward AlertWard `json:"ward"`
 	// What triggered the alert: fast or slow heart rate, low oxygen saturation,
 	// fever, low or very high blood pressure, a detected fall, or a device
 	// problem (offline, low battery).
-	Kind string `json:"kind"`
+	Kind AlertKind `json:"kind"`
 	// How urgent the alert is.
-	Severity string `json:"severity"`
+	Severity AlertSeverity `json:"severity"`
 	// What the hub observed, in words.
 	Message string `json:"message"`
 	// When the alert was raised (RFC 3339, UTC).
@@ -494,6 +555,41 @@ type Alert struct {
 	// unacknowledged).
 	AcknowledgedBy *string `json:"acknowledged_by,omitzero"`
 }
+
+// AlertWard is the type of Alert's ward field.
+type AlertWard string
+
+// The values of AlertWard, in spec order.
+const (
+	AlertWardMedical   AlertWard = "medical"
+	AlertWardSurgical  AlertWard = "surgical"
+	AlertWardMaternity AlertWard = "maternity"
+)
+
+// AlertKind is the type of Alert's kind field.
+type AlertKind string
+
+// The values of AlertKind, in spec order.
+const (
+	AlertKindTachycardia  AlertKind = "tachycardia"
+	AlertKindBradycardia  AlertKind = "bradycardia"
+	AlertKindLowSpo2      AlertKind = "low_spo2"
+	AlertKindFever        AlertKind = "fever"
+	AlertKindHypotension  AlertKind = "hypotension"
+	AlertKindHypertension AlertKind = "hypertension"
+	AlertKindFall         AlertKind = "fall"
+	AlertKindDevice       AlertKind = "device"
+)
+
+// AlertSeverity is the type of Alert's severity field.
+type AlertSeverity string
+
+// The values of AlertSeverity, in spec order.
+const (
+	AlertSeverityInfo     AlertSeverity = "info"
+	AlertSeverityWarning  AlertSeverity = "warning"
+	AlertSeverityCritical AlertSeverity = "critical"
+)
 
 func cloneAlert(v Alert) Alert {
 	return v
@@ -508,27 +604,27 @@ func seedAlerts() []Alert {
 		{
 			ID:        "AL0001",
 			PatientID: "PT004",
-			Ward:      "medical",
-			Kind:      "tachycardia",
-			Severity:  "critical",
+			Ward:      AlertWardMedical,
+			Kind:      AlertKindTachycardia,
+			Severity:  AlertSeverityCritical,
 			Message:   "Heart rate 131 bpm, above 120 for more than 10 minutes",
 			RaisedAt:  "2026-04-17T21:12:00Z",
 		},
 		{
 			ID:        "AL0002",
 			PatientID: "PT001",
-			Ward:      "medical",
-			Kind:      "low_spo2",
-			Severity:  "critical",
+			Ward:      AlertWardMedical,
+			Kind:      AlertKindLowSpo2,
+			Severity:  AlertSeverityCritical,
 			Message:   "SpO2 89 percent, below 90 for more than 5 minutes",
 			RaisedAt:  "2026-04-17T21:40:00Z",
 		},
 		{
 			ID:             "AL0003",
 			PatientID:      "PT001",
-			Ward:           "medical",
-			Kind:           "fever",
-			Severity:       "warning",
+			Ward:           AlertWardMedical,
+			Kind:           AlertKindFever,
+			Severity:       AlertSeverityWarning,
 			Message:        "Temperature 38.6 °C",
 			RaisedAt:       "2026-04-17T19:05:00Z",
 			Acknowledged:   true,
@@ -537,27 +633,27 @@ func seedAlerts() []Alert {
 		{
 			ID:        "AL0004",
 			PatientID: "PT008",
-			Ward:      "surgical",
-			Kind:      "fever",
-			Severity:  "critical",
+			Ward:      AlertWardSurgical,
+			Kind:      AlertKindFever,
+			Severity:  AlertSeverityCritical,
 			Message:   "Temperature 39.1 °C",
 			RaisedAt:  "2026-04-17T21:25:00Z",
 		},
 		{
 			ID:        "AL0005",
 			PatientID: "PT008",
-			Ward:      "surgical",
-			Kind:      "tachycardia",
-			Severity:  "warning",
+			Ward:      AlertWardSurgical,
+			Kind:      AlertKindTachycardia,
+			Severity:  AlertSeverityWarning,
 			Message:   "Heart rate 124 bpm, above 110",
 			RaisedAt:  "2026-04-17T21:27:00Z",
 		},
 		{
 			ID:             "AL0006",
 			PatientID:      "PT006",
-			Ward:           "surgical",
-			Kind:           "fall",
-			Severity:       "warning",
+			Ward:           AlertWardSurgical,
+			Kind:           AlertKindFall,
+			Severity:       AlertSeverityWarning,
 			Message:        "Fall detected by wearable DV010; patient found sitting beside the bed, no injury",
 			RaisedAt:       "2026-04-17T19:50:00Z",
 			Acknowledged:   true,
@@ -566,36 +662,36 @@ func seedAlerts() []Alert {
 		{
 			ID:        "AL0007",
 			PatientID: "PT005",
-			Ward:      "medical",
-			Kind:      "device",
-			Severity:  "warning",
+			Ward:      AlertWardMedical,
+			Kind:      AlertKindDevice,
+			Severity:  AlertSeverityWarning,
 			Message:   "Wearable DV006 offline, no data since 20:05",
 			RaisedAt:  "2026-04-17T20:35:00Z",
 		},
 		{
 			ID:        "AL0008",
 			PatientID: "PT002",
-			Ward:      "medical",
-			Kind:      "device",
-			Severity:  "info",
+			Ward:      AlertWardMedical,
+			Kind:      AlertKindDevice,
+			Severity:  AlertSeverityInfo,
 			Message:   "Wearable DV003 battery at 18 percent",
 			RaisedAt:  "2026-04-17T21:10:00Z",
 		},
 		{
 			ID:        "AL0009",
 			PatientID: "PT011",
-			Ward:      "maternity",
-			Kind:      "hypertension",
-			Severity:  "critical",
+			Ward:      AlertWardMaternity,
+			Kind:      AlertKindHypertension,
+			Severity:  AlertSeverityCritical,
 			Message:   "Systolic pressure 162 mmHg, above 160",
 			RaisedAt:  "2026-04-17T21:48:00Z",
 		},
 		{
 			ID:             "AL0010",
 			PatientID:      "PT012",
-			Ward:           "maternity",
-			Kind:           "tachycardia",
-			Severity:       "warning",
+			Ward:           AlertWardMaternity,
+			Kind:           AlertKindTachycardia,
+			Severity:       AlertSeverityWarning,
 			Message:        "Heart rate 104 bpm, above 100",
 			RaisedAt:       "2026-04-17T20:15:00Z",
 			Acknowledged:   true,
@@ -604,36 +700,36 @@ func seedAlerts() []Alert {
 		{
 			ID:        "AL0011",
 			PatientID: "PT002",
-			Ward:      "medical",
-			Kind:      "low_spo2",
-			Severity:  "warning",
+			Ward:      AlertWardMedical,
+			Kind:      AlertKindLowSpo2,
+			Severity:  AlertSeverityWarning,
 			Message:   "SpO2 91 percent, below 92",
 			RaisedAt:  "2026-04-17T21:50:00Z",
 		},
 		{
 			ID:        "AL0012",
 			PatientID: "PT008",
-			Ward:      "surgical",
-			Kind:      "hypotension",
-			Severity:  "warning",
+			Ward:      AlertWardSurgical,
+			Kind:      AlertKindHypotension,
+			Severity:  AlertSeverityWarning,
 			Message:   "Systolic pressure 92 mmHg, below 100",
 			RaisedAt:  "2026-04-17T21:30:00Z",
 		},
 		{
 			ID:        "AL0013",
 			PatientID: "PT012",
-			Ward:      "maternity",
-			Kind:      "device",
-			Severity:  "info",
+			Ward:      AlertWardMaternity,
+			Kind:      AlertKindDevice,
+			Severity:  AlertSeverityInfo,
 			Message:   "Wearable DV015 battery at 9 percent",
 			RaisedAt:  "2026-04-17T21:35:00Z",
 		},
 		{
 			ID:             "AL0014",
 			PatientID:      "PT010",
-			Ward:           "surgical",
-			Kind:           "fall",
-			Severity:       "warning",
+			Ward:           AlertWardSurgical,
+			Kind:           AlertKindFall,
+			Severity:       AlertSeverityWarning,
 			Message:        "Fall detected by wearable DV016; patient slipped in the bathroom, minor bruise",
 			RaisedAt:       "2026-04-16T23:10:00Z",
 			Acknowledged:   true,
@@ -652,17 +748,40 @@ type CareTask struct {
 	PatientID string `json:"patient_id"`
 	// Sort of task: give a medication, check vital signs, a doctor's or
 	// therapist's visit, wound care, or check/replace a device.
-	Kind string `json:"kind"`
+	Kind CareTaskKind `json:"kind"`
 	// When the task is due (RFC 3339, UTC, e.g. 2026-04-17T23:00:00Z).
 	Due string `json:"due"`
 	// First name of the nurse the task is assigned to (e.g. Ravi); absent while
 	// unassigned.
 	AssignedNurse *string `json:"assigned_nurse,omitzero"`
 	// Progress of the task.
-	Status string `json:"status"`
+	Status CareTaskStatus `json:"status"`
 	// Free-text notes for the nurse.
 	Notes *string `json:"notes,omitzero"`
 }
+
+// CareTaskKind is the type of CareTask's kind field.
+type CareTaskKind string
+
+// The values of CareTaskKind, in spec order.
+const (
+	CareTaskKindMedication  CareTaskKind = "medication"
+	CareTaskKindVitalsCheck CareTaskKind = "vitals_check"
+	CareTaskKindVisit       CareTaskKind = "visit"
+	CareTaskKindWoundCare   CareTaskKind = "wound_care"
+	CareTaskKindDeviceCheck CareTaskKind = "device_check"
+)
+
+// CareTaskStatus is the type of CareTask's status field.
+type CareTaskStatus string
+
+// The values of CareTaskStatus, in spec order.
+const (
+	CareTaskStatusPending    CareTaskStatus = "pending"
+	CareTaskStatusInProgress CareTaskStatus = "in_progress"
+	CareTaskStatusDone       CareTaskStatus = "done"
+	CareTaskStatusCancelled  CareTaskStatus = "cancelled"
+)
 
 func cloneCareTask(v CareTask) CareTask {
 	return v
@@ -678,111 +797,111 @@ func seedCareTasks() []CareTask {
 			ID:            "CT001",
 			Title:         "IV antibiotic dose (co-amoxiclav)",
 			PatientID:     "PT001",
-			Kind:          "medication",
+			Kind:          CareTaskKindMedication,
 			Due:           "2026-04-17T22:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Amara"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT002",
 			Title:         "Hourly observations and heart rhythm check",
 			PatientID:     "PT004",
-			Kind:          "vitals_check",
+			Kind:          CareTaskKindVitalsCheck,
 			Due:           "2026-04-17T22:30:00Z",
 			AssignedNurse: mcpdomain.Ptr("Tomas"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT003",
 			Title:         "Foot ulcer dressing change",
 			PatientID:     "PT003",
-			Kind:          "wound_care",
+			Kind:          CareTaskKindWoundCare,
 			Due:           "2026-04-18T08:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Tomas"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT004",
 			Title:         "Post-op mobility check with walking frame",
 			PatientID:     "PT006",
-			Kind:          "visit",
+			Kind:          CareTaskKindVisit,
 			Due:           "2026-04-18T09:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Lena"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT005",
 			Title:         "Replace wearable battery DV010",
 			PatientID:     "PT006",
-			Kind:          "device_check",
+			Kind:          CareTaskKindDeviceCheck,
 			Due:           "2026-04-17T23:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Lena"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT006",
 			Title:         "Blood glucose check before supper snack",
 			PatientID:     "PT013",
-			Kind:          "vitals_check",
+			Kind:          CareTaskKindVitalsCheck,
 			Due:           "2026-04-17T22:30:00Z",
 			AssignedNurse: mcpdomain.Ptr("Ines"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT007",
 			Title:         "Check reflexes and magnesium level",
 			PatientID:     "PT011",
-			Kind:          "vitals_check",
+			Kind:          CareTaskKindVitalsCheck,
 			Due:           "2026-04-17T21:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Ines"),
-			Status:        "done",
+			Status:        CareTaskStatusDone,
 			Notes:         mcpdomain.Ptr("Reflexes normal; magnesium within range"),
 		},
 		{
 			ID:            "CT008",
 			Title:         "Evening diuretic dose",
 			PatientID:     "PT005",
-			Kind:          "medication",
+			Kind:          CareTaskKindMedication,
 			Due:           "2026-04-17T18:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Amara"),
-			Status:        "done",
+			Status:        CareTaskStatusDone,
 		},
 		{
 			ID:            "CT009",
 			Title:         "Doctor review for suspected sepsis",
 			PatientID:     "PT008",
-			Kind:          "visit",
+			Kind:          CareTaskKindVisit,
 			Due:           "2026-04-17T21:45:00Z",
 			AssignedNurse: mcpdomain.Ptr("Ravi"),
-			Status:        "in_progress",
+			Status:        CareTaskStatusInProgress,
 			Notes:         mcpdomain.Ptr("Blood cultures taken; on-call doctor on the way"),
 		},
 		{
 			ID:            "CT010",
 			Title:         "Oral pain relief",
 			PatientID:     "PT007",
-			Kind:          "medication",
+			Kind:          CareTaskKindMedication,
 			Due:           "2026-04-17T22:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Lena"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT011",
 			Title:         "Check plaster cast and toe circulation",
 			PatientID:     "PT010",
-			Kind:          "vitals_check",
+			Kind:          CareTaskKindVitalsCheck,
 			Due:           "2026-04-18T00:00:00Z",
 			AssignedNurse: mcpdomain.Ptr("Lena"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 		{
 			ID:            "CT012",
 			Title:         "Check IV cannula site",
 			PatientID:     "PT009",
-			Kind:          "wound_care",
+			Kind:          CareTaskKindWoundCare,
 			Due:           "2026-04-17T23:30:00Z",
 			AssignedNurse: mcpdomain.Ptr("Ravi"),
-			Status:        "pending",
+			Status:        CareTaskStatusPending,
 		},
 	}
 }

@@ -6,16 +6,16 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListPatientsArgs are the arguments of list_patients.
 type ListPatientsArgs struct {
-	Ward            *string  `json:"ward,omitempty"`
-	RiskLevel       *string  `json:"risk_level,omitempty"`
-	Nurse           *string  `json:"nurse,omitempty"`
-	MinHeartRateBpm *int     `json:"min_heart_rate_bpm,omitempty"`
-	MaxHeartRateBpm *int     `json:"max_heart_rate_bpm,omitempty"`
-	MinSpo2Pct      *int     `json:"min_spo2_pct,omitempty"`
-	MaxSpo2Pct      *int     `json:"max_spo2_pct,omitempty"`
-	MinTemperatureC *float64 `json:"min_temperature_c,omitempty"`
-	MaxTemperatureC *float64 `json:"max_temperature_c,omitempty"`
-	Limit           *int     `json:"limit,omitempty"`
+	Ward            *PatientWard      `json:"ward,omitempty"`
+	RiskLevel       *PatientRiskLevel `json:"risk_level,omitempty"`
+	Nurse           *string           `json:"nurse,omitempty"`
+	MinHeartRateBpm *int              `json:"min_heart_rate_bpm,omitempty"`
+	MaxHeartRateBpm *int              `json:"max_heart_rate_bpm,omitempty"`
+	MinSpo2Pct      *int              `json:"min_spo2_pct,omitempty"`
+	MaxSpo2Pct      *int              `json:"max_spo2_pct,omitempty"`
+	MinTemperatureC *float64          `json:"min_temperature_c,omitempty"`
+	MaxTemperatureC *float64          `json:"max_temperature_c,omitempty"`
+	Limit           *int              `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_patients's filters.
@@ -66,13 +66,13 @@ func (s *Store) ListPatients(a ListPatientsArgs) (mcpdomain.ListResult[Patient],
 
 // ListDevicesArgs are the arguments of list_devices.
 type ListDevicesArgs struct {
-	Ward          *string `json:"ward,omitempty"`
-	Kind          *string `json:"kind,omitempty"`
-	Status        *string `json:"status,omitempty"`
-	PatientID     *string `json:"patient_id,omitempty"`
-	MinBatteryPct *int    `json:"min_battery_pct,omitempty"`
-	MaxBatteryPct *int    `json:"max_battery_pct,omitempty"`
-	Limit         *int    `json:"limit,omitempty"`
+	Ward          *DeviceWard   `json:"ward,omitempty"`
+	Kind          *DeviceKind   `json:"kind,omitempty"`
+	Status        *DeviceStatus `json:"status,omitempty"`
+	PatientID     *string       `json:"patient_id,omitempty"`
+	MinBatteryPct *int          `json:"min_battery_pct,omitempty"`
+	MaxBatteryPct *int          `json:"max_battery_pct,omitempty"`
+	Limit         *int          `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_devices's filters.
@@ -113,14 +113,14 @@ func (s *Store) ListDevices(a ListDevicesArgs) (mcpdomain.ListResult[Device], er
 
 // ListAlertsArgs are the arguments of list_alerts.
 type ListAlertsArgs struct {
-	Ward         *string `json:"ward,omitempty"`
-	PatientID    *string `json:"patient_id,omitempty"`
-	Kind         *string `json:"kind,omitempty"`
-	Severity     *string `json:"severity,omitempty"`
-	Acknowledged *bool   `json:"acknowledged,omitempty"`
-	MinRaisedAt  *string `json:"min_raised_at,omitempty"`
-	MaxRaisedAt  *string `json:"max_raised_at,omitempty"`
-	Limit        *int    `json:"limit,omitempty"`
+	Ward         *AlertWard     `json:"ward,omitempty"`
+	PatientID    *string        `json:"patient_id,omitempty"`
+	Kind         *AlertKind     `json:"kind,omitempty"`
+	Severity     *AlertSeverity `json:"severity,omitempty"`
+	Acknowledged *bool          `json:"acknowledged,omitempty"`
+	MinRaisedAt  *string        `json:"min_raised_at,omitempty"`
+	MaxRaisedAt  *string        `json:"max_raised_at,omitempty"`
+	Limit        *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_alerts's filters.
@@ -163,11 +163,11 @@ func (s *Store) ListAlerts(a ListAlertsArgs) (mcpdomain.ListResult[Alert], error
 
 // SetDeviceArgs are the arguments of set_device.
 type SetDeviceArgs struct {
-	DeviceID           string   `json:"device_id"`
-	Status             *string  `json:"status,omitempty"`
-	InfusionRateMlH    *float64 `json:"infusion_rate_ml_h,omitempty"`
-	ReadingIntervalMin *int     `json:"reading_interval_min,omitempty"`
-	AlarmVolume        *string  `json:"alarm_volume,omitempty"`
+	DeviceID           string             `json:"device_id"`
+	Status             *DeviceStatus      `json:"status,omitempty"`
+	InfusionRateMlH    *float64           `json:"infusion_rate_ml_h,omitempty"`
+	ReadingIntervalMin *int               `json:"reading_interval_min,omitempty"`
+	AlarmVolume        *DeviceAlarmVolume `json:"alarm_volume,omitempty"`
 }
 
 // SetDevice runs set_device: Change one device by its ID (DV followed by 3
@@ -202,8 +202,8 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 
 // SetWardModeArgs are the arguments of set_ward_mode.
 type SetWardModeArgs struct {
-	Ward string `json:"ward"`
-	Mode string `json:"mode"`
+	Ward DeviceWard `json:"ward"`
+	Mode string     `json:"mode"`
 }
 
 // match reports whether a row passes set_ward_mode's filters.
@@ -225,51 +225,51 @@ func (s *Store) SetWardMode(a SetWardModeArgs) (mcpdomain.BulkResult, error) {
 	switch a.Mode {
 	case "standard":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "bedside_monitor"
+			return a.match(v) && v.Kind == DeviceKindBedsideMonitor
 		}, func(v *Device) {
 			v.ReadingIntervalMin = 15
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "wearable"
+			return a.match(v) && v.Kind == DeviceKindWearable
 		}, func(v *Device) {
 			v.ReadingIntervalMin = 15
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v)
 		}, func(v *Device) {
-			v.AlarmVolume = "medium"
+			v.AlarmVolume = DeviceAlarmVolumeMedium
 		})...)
 	case "night":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "bedside_monitor"
+			return a.match(v) && v.Kind == DeviceKindBedsideMonitor
 		}, func(v *Device) {
 			v.ReadingIntervalMin = 30
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "wearable"
+			return a.match(v) && v.Kind == DeviceKindWearable
 		}, func(v *Device) {
 			v.ReadingIntervalMin = 60
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v)
 		}, func(v *Device) {
-			v.AlarmVolume = "low"
+			v.AlarmVolume = DeviceAlarmVolumeLow
 		})...)
 	case "close_observation":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "bedside_monitor"
+			return a.match(v) && v.Kind == DeviceKindBedsideMonitor
 		}, func(v *Device) {
 			v.ReadingIntervalMin = 5
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "wearable"
+			return a.match(v) && v.Kind == DeviceKindWearable
 		}, func(v *Device) {
 			v.ReadingIntervalMin = 5
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
 			return a.match(v)
 		}, func(v *Device) {
-			v.AlarmVolume = "high"
+			v.AlarmVolume = DeviceAlarmVolumeHigh
 		})...)
 	}
 	return mcpdomain.NewBulkResult("device", a.Mode, ids), nil
@@ -277,11 +277,11 @@ func (s *Store) SetWardMode(a SetWardModeArgs) (mcpdomain.BulkResult, error) {
 
 // AcknowledgeAlertsArgs are the arguments of acknowledge_alerts.
 type AcknowledgeAlertsArgs struct {
-	Ward           *string `json:"ward,omitempty"`
-	PatientID      *string `json:"patient_id,omitempty"`
-	Kind           *string `json:"kind,omitempty"`
-	Severity       *string `json:"severity,omitempty"`
-	AcknowledgedBy string  `json:"acknowledged_by"`
+	Ward           *AlertWard     `json:"ward,omitempty"`
+	PatientID      *string        `json:"patient_id,omitempty"`
+	Kind           *AlertKind     `json:"kind,omitempty"`
+	Severity       *AlertSeverity `json:"severity,omitempty"`
+	AcknowledgedBy string         `json:"acknowledged_by"`
 }
 
 // match reports whether a row passes acknowledge_alerts's filters.
@@ -321,13 +321,13 @@ func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult
 
 // ListCareTasksArgs are the arguments of list_care_tasks.
 type ListCareTasksArgs struct {
-	Status        *string `json:"status,omitempty"`
-	Kind          *string `json:"kind,omitempty"`
-	PatientID     *string `json:"patient_id,omitempty"`
-	AssignedNurse *string `json:"assigned_nurse,omitempty"`
-	MinDue        *string `json:"min_due,omitempty"`
-	MaxDue        *string `json:"max_due,omitempty"`
-	Limit         *int    `json:"limit,omitempty"`
+	Status        *CareTaskStatus `json:"status,omitempty"`
+	Kind          *CareTaskKind   `json:"kind,omitempty"`
+	PatientID     *string         `json:"patient_id,omitempty"`
+	AssignedNurse *string         `json:"assigned_nurse,omitempty"`
+	MinDue        *string         `json:"min_due,omitempty"`
+	MaxDue        *string         `json:"max_due,omitempty"`
+	Limit         *int            `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_care_tasks's filters.
@@ -364,12 +364,12 @@ func (s *Store) ListCareTasks(a ListCareTasksArgs) (mcpdomain.ListResult[CareTas
 
 // CreateCareTaskArgs are the arguments of create_care_task.
 type CreateCareTaskArgs struct {
-	Title         string  `json:"title"`
-	PatientID     string  `json:"patient_id"`
-	Kind          string  `json:"kind"`
-	Due           string  `json:"due"`
-	AssignedNurse *string `json:"assigned_nurse,omitempty"`
-	Notes         *string `json:"notes,omitempty"`
+	Title         string       `json:"title"`
+	PatientID     string       `json:"patient_id"`
+	Kind          CareTaskKind `json:"kind"`
+	Due           string       `json:"due"`
+	AssignedNurse *string      `json:"assigned_nurse,omitempty"`
+	Notes         *string      `json:"notes,omitempty"`
 }
 
 // CreateCareTask runs create_care_task: Create a care task for one patient
@@ -383,7 +383,7 @@ func (s *Store) CreateCareTask(a CreateCareTaskArgs) (CareTask, error) {
 	if err := s.patients.Check("patient_id", a.PatientID); err != nil {
 		return CareTask{}, err
 	}
-	v := CareTask{Status: "pending"}
+	v := CareTask{Status: CareTaskStatusPending}
 	v.Title = a.Title
 	v.PatientID = a.PatientID
 	v.Kind = a.Kind
@@ -399,11 +399,11 @@ func (s *Store) CreateCareTask(a CreateCareTaskArgs) (CareTask, error) {
 
 // UpdateCareTaskArgs are the arguments of update_care_task.
 type UpdateCareTaskArgs struct {
-	CareTaskID    string  `json:"care_task_id"`
-	Status        *string `json:"status,omitempty"`
-	AssignedNurse *string `json:"assigned_nurse,omitempty"`
-	Due           *string `json:"due,omitempty"`
-	Notes         *string `json:"notes,omitempty"`
+	CareTaskID    string          `json:"care_task_id"`
+	Status        *CareTaskStatus `json:"status,omitempty"`
+	AssignedNurse *string         `json:"assigned_nurse,omitempty"`
+	Due           *string         `json:"due,omitempty"`
+	Notes         *string         `json:"notes,omitempty"`
 }
 
 // UpdateCareTask runs update_care_task: Change one care task by its ID (CT
@@ -437,11 +437,11 @@ func (s *Store) UpdateCareTask(a UpdateCareTaskArgs) (CareTask, error) {
 
 // VitalsStatsArgs are the arguments of vitals_stats.
 type VitalsStatsArgs struct {
-	Function  string  `json:"function"`
-	Field     string  `json:"field"`
-	GroupBy   *string `json:"group_by,omitempty"`
-	Ward      *string `json:"ward,omitempty"`
-	RiskLevel *string `json:"risk_level,omitempty"`
+	Function  string            `json:"function"`
+	Field     string            `json:"field"`
+	GroupBy   *string           `json:"group_by,omitempty"`
+	Ward      *PatientWard      `json:"ward,omitempty"`
+	RiskLevel *PatientRiskLevel `json:"risk_level,omitempty"`
 }
 
 // match reports whether a row passes vitals_stats's filters.
@@ -481,9 +481,9 @@ func (s *Store) VitalsStats(a VitalsStatsArgs) (mcpdomain.AggregateResult, error
 		var key string
 		switch agg.GroupBy() {
 		case "ward":
-			key = v.Ward
+			key = string(v.Ward)
 		case "risk_level":
-			key = v.RiskLevel
+			key = string(v.RiskLevel)
 		}
 		agg.Add(key, x)
 	})

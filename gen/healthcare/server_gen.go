@@ -6,327 +6,346 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListPatients = &mcpdomain.Operation{
-	Name:     "list_patients",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "patient",
-	Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, " +
-		"risk level, named nurse and latest vital signs: heart rate in beats per " +
-		"minute, SpO2 in percent, temperature in °C and systolic blood pressure in " +
-		"mmHg. Optionally only those on one ward, of one risk level or with one " +
-		"named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low " +
-		"oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast " +
-		"heart rate. With no filter it lists every patient.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "ward",
-			Type: "string",
-			Enum: []string{"medical", "surgical", "maternity"},
-			Hint: "one of medical, surgical, maternity",
+// description says what healthcare is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Remote patient monitoring for a small rural clinic (synthetic data), run " +
+	"from an edge hub: thirteen in-patients on three wards (medical, surgical, " +
+	"maternity) with their latest vital signs, the bedside monitors, infusion " +
+	"pumps and wearable sensors attached to them, the alerts the hub raises when " +
+	"a vital sign crosses a threshold, a patient falls or a device needs " +
+	"attention, and the nurses' care tasks (medication, vitals checks, visits, " +
+	"wound care, device checks). The clock stands at the start of the night " +
+	"shift, 2026-04-17T22:00:00Z."
+
+// The operations of healthcare, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opListPatients = &mcpdomain.Operation{
+		Name:     "list_patients",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "patient",
+		Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, " +
+			"risk level, named nurse and latest vital signs: heart rate in beats per " +
+			"minute, SpO2 in percent, temperature in °C and systolic blood pressure in " +
+			"mmHg. Optionally only those on one ward, of one risk level or with one " +
+			"named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low " +
+			"oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast " +
+			"heart rate. With no filter it lists every patient.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "ward",
+				Type: "string",
+				Enum: []string{"medical", "surgical", "maternity"},
+				Hint: "one of medical, surgical, maternity",
+			},
+			{Name: "risk_level", Type: "string", Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
+			{Name: "nurse", Type: "string", Hint: "string"},
+			{Name: "min_heart_rate_bpm", Type: "integer", Hint: "integer from 20 to 250, in beats per minute"},
+			{Name: "max_heart_rate_bpm", Type: "integer", Hint: "integer from 20 to 250, in beats per minute"},
+			{Name: "min_spo2_pct", Type: "integer", Hint: "integer from 50 to 100, in percent"},
+			{Name: "max_spo2_pct", Type: "integer", Hint: "integer from 50 to 100, in percent"},
+			{Name: "min_temperature_c", Type: "number", Hint: "number from 30 to 43, in °C"},
+			{Name: "max_temperature_c", Type: "number", Hint: "number from 30 to 43, in °C"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "risk_level", Type: "string", Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
-		{Name: "nurse", Type: "string", Hint: "string"},
-		{Name: "min_heart_rate_bpm", Type: "integer", Hint: "integer from 20 to 250, in beats per minute"},
-		{Name: "max_heart_rate_bpm", Type: "integer", Hint: "integer from 20 to 250, in beats per minute"},
-		{Name: "min_spo2_pct", Type: "integer", Hint: "integer from 50 to 100, in percent"},
-		{Name: "max_spo2_pct", Type: "integer", Hint: "integer from 50 to 100, in percent"},
-		{Name: "min_temperature_c", Type: "number", Hint: "number from 30 to 43, in °C"},
-		{Name: "max_temperature_c", Type: "number", Hint: "number from 30 to 43, in °C"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listPatientsSchema,
-	Example: `{}`,
-}
-var opListDevices = &mcpdomain.Operation{
-	Name:     "list_devices",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "device",
-	Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, " +
-		"infusion pumps and wearable sensors, with the patient each is attached to, " +
-		"ward, status, battery in percent, pump infusion rate in ml per hour and " +
-		"what it infuses, how often it sends readings in minutes, and alarm volume. " +
-		"Optionally only those on one ward, of one kind, in one status or attached " +
-		"to one patient, or within a battery range (e.g. max_battery_pct 19 for " +
-		"batteries below 20 percent).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "ward",
-			Type: "string",
-			Enum: []string{"medical", "surgical", "maternity"},
-			Hint: "one of medical, surgical, maternity",
+		Schema:  listPatientsSchema,
+		Example: `{}`,
+	}
+	opListDevices = &mcpdomain.Operation{
+		Name:     "list_devices",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "device",
+		Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, " +
+			"infusion pumps and wearable sensors, with the patient each is attached to, " +
+			"ward, status, battery in percent, pump infusion rate in ml per hour and " +
+			"what it infuses, how often it sends readings in minutes, and alarm volume. " +
+			"Optionally only those on one ward, of one kind, in one status or attached " +
+			"to one patient, or within a battery range (e.g. max_battery_pct 19 for " +
+			"batteries below 20 percent).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "ward",
+				Type: "string",
+				Enum: []string{"medical", "surgical", "maternity"},
+				Hint: "one of medical, surgical, maternity",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"bedside_monitor", "infusion_pump", "wearable"},
+				Hint: "one of bedside_monitor, infusion_pump, wearable",
+			},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"running", "paused", "standby", "offline"},
+				Hint: "one of running, paused, standby, offline",
+			},
+			{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
+			{Name: "min_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"bedside_monitor", "infusion_pump", "wearable"},
-			Hint: "one of bedside_monitor, infusion_pump, wearable",
+		Schema:  listDevicesSchema,
+		Example: `{}`,
+	}
+	opListAlerts = &mcpdomain.Operation{
+		Name:     "list_alerts",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "alert",
+		Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, " +
+			"severity, message, time raised and whether and by whom they were " +
+			"acknowledged. Optionally only those on one ward, for one patient, of one " +
+			"kind or severity, acknowledged or not (acknowledged false for outstanding " +
+			"alerts), or raised within a time window (min_raised_at / max_raised_at, RFC " +
+			"3339 UTC).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "ward",
+				Type: "string",
+				Enum: []string{"medical", "surgical", "maternity"},
+				Hint: "one of medical, surgical, maternity",
+			},
+			{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"tachycardia", "bradycardia", "low_spo2", "fever", "hypotension", "hypertension", "fall", "device"},
+				Hint: "one of tachycardia, bradycardia, low_spo2, fever, hypotension, " +
+					"hypertension, fall, device",
+			},
+			{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
+			{Name: "acknowledged", Type: "boolean", Hint: "boolean"},
+			{Name: "min_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+			{Name: "max_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"running", "paused", "standby", "offline"},
-			Hint: "one of running, paused, standby, offline",
+		Schema:  listAlertsSchema,
+		Example: `{}`,
+	}
+	opSetDevice = &mcpdomain.Operation{
+		Name:     "set_device",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "device",
+		Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its " +
+			"status (running, paused, standby, offline), a pump's infusion rate in ml " +
+			"per hour (0 to 999), how often a monitor or wearable sends readings in " +
+			"minutes (1 to 60), or its alarm volume (low, medium, high). Only the given " +
+			"settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"running", "paused", "standby", "offline"},
+				Hint: "one of running, paused, standby, offline",
+			},
+			{Name: "infusion_rate_ml_h", Type: "number", Hint: "number from 0 to 999, in ml per hour"},
+			{Name: "reading_interval_min", Type: "integer", Hint: "integer from 0 to 60, in minutes"},
+			{Name: "alarm_volume", Type: "string", Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
 		},
-		{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
-		{Name: "min_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listDevicesSchema,
-	Example: `{}`,
-}
-var opListAlerts = &mcpdomain.Operation{
-	Name:     "list_alerts",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "alert",
-	Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, " +
-		"severity, message, time raised and whether and by whom they were " +
-		"acknowledged. Optionally only those on one ward, for one patient, of one " +
-		"kind or severity, acknowledged or not (acknowledged false for outstanding " +
-		"alerts), or raised within a time window (min_raised_at / max_raised_at, RFC " +
-		"3339 UTC).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "ward",
-			Type: "string",
-			Enum: []string{"medical", "surgical", "maternity"},
-			Hint: "one of medical, surgical, maternity",
+		Schema:  setDeviceSchema,
+		Example: `{"device_id":"DV001","status":"running"}`,
+	}
+	opSetWardMode = &mcpdomain.Operation{
+		Name:     "set_ward_mode",
+		Kind:     opkind.Preset,
+		Category: "action_execution",
+		Entity:   "device",
+		Description: "Apply a monitoring mode to every device on one ward at once: it sets how " +
+			"often bedside monitors and wearables send readings and the alarm volume of " +
+			"all devices. Infusion rates and device status are not changed.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "ward",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"medical", "surgical", "maternity"},
+				Hint:     "one of medical, surgical, maternity",
+			},
+			{
+				Name:     "mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"standard", "night", "close_observation"},
+				Hint:     "one of standard, night, close_observation",
+			},
 		},
-		{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"tachycardia", "bradycardia", "low_spo2", "fever", "hypotension", "hypertension", "fall", "device"},
-			Hint: "one of tachycardia, bradycardia, low_spo2, fever, hypotension, " +
-				"hypertension, fall, device",
+		Schema:  setWardModeSchema,
+		Example: `{"ward":"medical","mode":"standard"}`,
+	}
+	opAcknowledgeAlerts = &mcpdomain.Operation{
+		Name:     "acknowledge_alerts",
+		Kind:     opkind.UpdateWhere,
+		Category: "action_execution",
+		Entity:   "alert",
+		Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given " +
+			"filters at once: on one ward, for one patient, of one kind and/or of one " +
+			"severity. Give the acknowledging nurse's first name in acknowledged_by. " +
+			"With no filter it acknowledges every outstanding alert in the clinic. " +
+			"Returns the IDs of the alerts acknowledged.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "ward",
+				Type: "string",
+				Enum: []string{"medical", "surgical", "maternity"},
+				Hint: "one of medical, surgical, maternity",
+			},
+			{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"tachycardia", "bradycardia", "low_spo2", "fever", "hypotension", "hypertension", "fall", "device"},
+				Hint: "one of tachycardia, bradycardia, low_spo2, fever, hypotension, " +
+					"hypertension, fall, device",
+			},
+			{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
+			{Name: "acknowledged_by", Type: "string", Required: true, Hint: "string"},
 		},
-		{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
-		{Name: "acknowledged", Type: "boolean", Hint: "boolean"},
-		{Name: "min_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
-		{Name: "max_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listAlertsSchema,
-	Example: `{}`,
-}
-var opSetDevice = &mcpdomain.Operation{
-	Name:     "set_device",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "device",
-	Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its " +
-		"status (running, paused, standby, offline), a pump's infusion rate in ml " +
-		"per hour (0 to 999), how often a monitor or wearable sends readings in " +
-		"minutes (1 to 60), or its alarm volume (low, medium, high). Only the given " +
-		"settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"running", "paused", "standby", "offline"},
-			Hint: "one of running, paused, standby, offline",
+		Schema:  acknowledgeAlertsSchema,
+		Example: `{"acknowledged_by":"Ravi"}`,
+	}
+	opListCareTasks = &mcpdomain.Operation{
+		Name:     "list_care_tasks",
+		Kind:     opkind.List,
+		Category: "configuration",
+		Entity:   "care_task",
+		Description: "List nursing care tasks (IDs like CT004), optionally only those of one " +
+			"status, kind, patient or assigned nurse, or due within a time window " +
+			"(min_due / max_due, RFC 3339 UTC).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"pending", "in_progress", "done", "cancelled"},
+				Hint: "one of pending, in_progress, done, cancelled",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"medication", "vitals_check", "visit", "wound_care", "device_check"},
+				Hint: "one of medication, vitals_check, visit, wound_care, device_check",
+			},
+			{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
+			{Name: "assigned_nurse", Type: "string", Hint: "string"},
+			{Name: "min_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+			{Name: "max_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "infusion_rate_ml_h", Type: "number", Hint: "number from 0 to 999, in ml per hour"},
-		{Name: "reading_interval_min", Type: "integer", Hint: "integer from 0 to 60, in minutes"},
-		{Name: "alarm_volume", Type: "string", Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
-	},
-	Schema:  setDeviceSchema,
-	Example: `{"device_id":"DV001","status":"running"}`,
-}
-var opSetWardMode = &mcpdomain.Operation{
-	Name:     "set_ward_mode",
-	Kind:     mcpdomain.OpPreset,
-	Category: "action_execution",
-	Entity:   "device",
-	Description: "Apply a monitoring mode to every device on one ward at once: it sets how " +
-		"often bedside monitors and wearables send readings and the alarm volume of " +
-		"all devices. Infusion rates and device status are not changed.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "ward",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"medical", "surgical", "maternity"},
-			Hint:     "one of medical, surgical, maternity",
+		Schema:  listCareTasksSchema,
+		Example: `{}`,
+	}
+	opCreateCareTask = &mcpdomain.Operation{
+		Name:     "create_care_task",
+		Kind:     opkind.Create,
+		Category: "configuration",
+		Entity:   "care_task",
+		Description: "Create a care task for one patient (patient ID such as PT004) with a due " +
+			"time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; " +
+			"the assigned nurse (first name) and notes may be left out. Returns the new " +
+			"task with its ID (CT followed by 3 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+			{Name: "patient_id", Type: "string", Required: true, Entity: "patient", Hint: "patient ID like PT001"},
+			{
+				Name:     "kind",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"medication", "vitals_check", "visit", "wound_care", "device_check"},
+				Hint:     "one of medication, vitals_check, visit, wound_care, device_check",
+			},
+			{Name: "due", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+			{Name: "assigned_nurse", Type: "string", Hint: "string"},
+			{Name: "notes", Type: "string", Hint: "string"},
 		},
-		{
-			Name:     "mode",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"standard", "night", "close_observation"},
-			Hint:     "one of standard, night, close_observation",
+		Schema:  createCareTaskSchema,
+		Example: `{"title":"Check IV cannula site","patient_id":"PT009","kind":"wound_care","due":"2026-04-17T23:30:00Z"}`,
+	}
+	opUpdateCareTask = &mcpdomain.Operation{
+		Name:     "update_care_task",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "care_task",
+		Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark " +
+			"it in_progress, done or cancelled, reassign it to another nurse (first " +
+			"name), move its due time (RFC 3339 UTC), or replace its notes. Only the " +
+			"given fields change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "care_task_id", Type: "string", Required: true, Entity: "care_task", Hint: "care_task ID like CT001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"pending", "in_progress", "done", "cancelled"},
+				Hint: "one of pending, in_progress, done, cancelled",
+			},
+			{Name: "assigned_nurse", Type: "string", Hint: "string"},
+			{Name: "due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+			{Name: "notes", Type: "string", Hint: "string"},
 		},
-	},
-	Schema:  setWardModeSchema,
-	Example: `{"ward":"medical","mode":"standard"}`,
-}
-var opAcknowledgeAlerts = &mcpdomain.Operation{
-	Name:     "acknowledge_alerts",
-	Kind:     mcpdomain.OpUpdateWhere,
-	Category: "action_execution",
-	Entity:   "alert",
-	Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given " +
-		"filters at once: on one ward, for one patient, of one kind and/or of one " +
-		"severity. Give the acknowledging nurse's first name in acknowledged_by. " +
-		"With no filter it acknowledges every outstanding alert in the clinic. " +
-		"Returns the IDs of the alerts acknowledged.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "ward",
-			Type: "string",
-			Enum: []string{"medical", "surgical", "maternity"},
-			Hint: "one of medical, surgical, maternity",
+		Schema:  updateCareTaskSchema,
+		Example: `{"care_task_id":"CT001","status":"pending"}`,
+	}
+	opVitalsStats = &mcpdomain.Operation{
+		Name:     "vitals_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "patient",
+		Description: "Compute a statistic (count, avg, min or max) over patients' latest vital " +
+			"signs - heart rate in beats per minute, SpO2 in percent, temperature in " +
+			"°C, systolic blood pressure in mmHg - or age, optionally one value per " +
+			"ward or per risk level, and only for patients on one ward or of one risk " +
+			"level.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count"}, Hint: "one of avg, min, max, count"},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"heart_rate_bpm", "spo2_pct", "temperature_c", "systolic_mmhg", "age"},
+				Hint:     "one of heart_rate_bpm, spo2_pct, temperature_c, systolic_mmhg, age",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"ward", "risk_level"}, Hint: "one of ward, risk_level"},
+			{
+				Name: "ward",
+				Type: "string",
+				Enum: []string{"medical", "surgical", "maternity"},
+				Hint: "one of medical, surgical, maternity",
+			},
+			{Name: "risk_level", Type: "string", Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
 		},
-		{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"tachycardia", "bradycardia", "low_spo2", "fever", "hypotension", "hypertension", "fall", "device"},
-			Hint: "one of tachycardia, bradycardia, low_spo2, fever, hypotension, " +
-				"hypertension, fall, device",
-		},
-		{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
-		{Name: "acknowledged_by", Type: "string", Required: true, Hint: "string"},
-	},
-	Schema:  acknowledgeAlertsSchema,
-	Example: `{"acknowledged_by":"Ravi"}`,
-}
-var opListCareTasks = &mcpdomain.Operation{
-	Name:     "list_care_tasks",
-	Kind:     mcpdomain.OpList,
-	Category: "configuration",
-	Entity:   "care_task",
-	Description: "List nursing care tasks (IDs like CT004), optionally only those of one " +
-		"status, kind, patient or assigned nurse, or due within a time window " +
-		"(min_due / max_due, RFC 3339 UTC).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"pending", "in_progress", "done", "cancelled"},
-			Hint: "one of pending, in_progress, done, cancelled",
-		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"medication", "vitals_check", "visit", "wound_care", "device_check"},
-			Hint: "one of medication, vitals_check, visit, wound_care, device_check",
-		},
-		{Name: "patient_id", Type: "string", Entity: "patient", Hint: "patient ID like PT001"},
-		{Name: "assigned_nurse", Type: "string", Hint: "string"},
-		{Name: "min_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
-		{Name: "max_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listCareTasksSchema,
-	Example: `{}`,
-}
-var opCreateCareTask = &mcpdomain.Operation{
-	Name:     "create_care_task",
-	Kind:     mcpdomain.OpCreate,
-	Category: "configuration",
-	Entity:   "care_task",
-	Description: "Create a care task for one patient (patient ID such as PT004) with a due " +
-		"time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; " +
-		"the assigned nurse (first name) and notes may be left out. Returns the new " +
-		"task with its ID (CT followed by 3 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "title", Type: "string", Required: true, Hint: "string"},
-		{Name: "patient_id", Type: "string", Required: true, Entity: "patient", Hint: "patient ID like PT001"},
-		{
-			Name:     "kind",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"medication", "vitals_check", "visit", "wound_care", "device_check"},
-			Hint:     "one of medication, vitals_check, visit, wound_care, device_check",
-		},
-		{Name: "due", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
-		{Name: "assigned_nurse", Type: "string", Hint: "string"},
-		{Name: "notes", Type: "string", Hint: "string"},
-	},
-	Schema:  createCareTaskSchema,
-	Example: `{"title":"Check IV cannula site","patient_id":"PT009","kind":"wound_care","due":"2026-04-17T23:30:00Z"}`,
-}
-var opUpdateCareTask = &mcpdomain.Operation{
-	Name:     "update_care_task",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "care_task",
-	Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark " +
-		"it in_progress, done or cancelled, reassign it to another nurse (first " +
-		"name), move its due time (RFC 3339 UTC), or replace its notes. Only the " +
-		"given fields change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "care_task_id", Type: "string", Required: true, Entity: "care_task", Hint: "care_task ID like CT001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"pending", "in_progress", "done", "cancelled"},
-			Hint: "one of pending, in_progress, done, cancelled",
-		},
-		{Name: "assigned_nurse", Type: "string", Hint: "string"},
-		{Name: "due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
-		{Name: "notes", Type: "string", Hint: "string"},
-	},
-	Schema:  updateCareTaskSchema,
-	Example: `{"care_task_id":"CT001","status":"pending"}`,
-}
-var opVitalsStats = &mcpdomain.Operation{
-	Name:     "vitals_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "patient",
-	Description: "Compute a statistic (count, avg, min or max) over patients' latest vital " +
-		"signs - heart rate in beats per minute, SpO2 in percent, temperature in " +
-		"°C, systolic blood pressure in mmHg - or age, optionally one value per " +
-		"ward or per risk level, and only for patients on one ward or of one risk " +
-		"level.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "min", "max", "count"}, Hint: "one of avg, min, max, count"},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"heart_rate_bpm", "spo2_pct", "temperature_c", "systolic_mmhg", "age"},
-			Hint:     "one of heart_rate_bpm, spo2_pct, temperature_c, systolic_mmhg, age",
-		},
-		{Name: "group_by", Type: "string", Enum: []string{"ward", "risk_level"}, Hint: "one of ward, risk_level"},
-		{
-			Name: "ward",
-			Type: "string",
-			Enum: []string{"medical", "surgical", "maternity"},
-			Hint: "one of medical, surgical, maternity",
-		},
-		{Name: "risk_level", Type: "string", Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
-	},
-	Schema:  vitalsStatsSchema,
-	Example: `{"function":"avg","field":"heart_rate_bpm"}`,
-}
+		Schema:  vitalsStatsSchema,
+		Example: `{"function":"avg","field":"heart_rate_bpm"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -343,148 +362,106 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_patients",
-			Description: "List in-patients (IDs like PT004) with their ward, bed, age, condition, " +
-				"risk level, named nurse and latest vital signs: heart rate in beats per " +
-				"minute, SpO2 in percent, temperature in °C and systolic blood pressure in " +
-				"mmHg. Optionally only those on one ward, of one risk level or with one " +
-				"named nurse, or with vitals in a range, e.g. max_spo2_pct 91 for low " +
-				"oxygen, min_temperature_c 38 for fever, min_heart_rate_bpm 101 for a fast " +
-				"heart rate. With no filter it lists every patient.",
+			Level:       level.L4,
+			Name:        "list_patients",
+			Description: opListPatients.Description,
 			InputSchema: listPatientsSchema,
 			Operations:  []*mcpdomain.Operation{opListPatients},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_devices",
-			Description: "List monitoring and infusion devices (IDs like DV008): bedside monitors, " +
-				"infusion pumps and wearable sensors, with the patient each is attached to, " +
-				"ward, status, battery in percent, pump infusion rate in ml per hour and " +
-				"what it infuses, how often it sends readings in minutes, and alarm volume. " +
-				"Optionally only those on one ward, of one kind, in one status or attached " +
-				"to one patient, or within a battery range (e.g. max_battery_pct 19 for " +
-				"batteries below 20 percent).",
+			Level:       level.L4,
+			Name:        "list_devices",
+			Description: opListDevices.Description,
 			InputSchema: listDevicesSchema,
 			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_alerts",
-			Description: "List monitoring alerts (IDs like AL0004) with patient, ward, kind, " +
-				"severity, message, time raised and whether and by whom they were " +
-				"acknowledged. Optionally only those on one ward, for one patient, of one " +
-				"kind or severity, acknowledged or not (acknowledged false for outstanding " +
-				"alerts), or raised within a time window (min_raised_at / max_raised_at, RFC " +
-				"3339 UTC).",
+			Level:       level.L4,
+			Name:        "list_alerts",
+			Description: opListAlerts.Description,
 			InputSchema: listAlertsSchema,
 			Operations:  []*mcpdomain.Operation{opListAlerts},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_device",
-			Description: "Change one device by its ID (DV followed by 3 digits, e.g. DV008): its " +
-				"status (running, paused, standby, offline), a pump's infusion rate in ml " +
-				"per hour (0 to 999), how often a monitor or wearable sends readings in " +
-				"minutes (1 to 60), or its alarm volume (low, medium, high). Only the given " +
-				"settings change.",
+			Level:       level.L4,
+			Name:        "set_device",
+			Description: opSetDevice.Description,
 			InputSchema: setDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_ward_mode",
-			Description: "Apply a monitoring mode to every device on one ward at once: it sets how " +
-				"often bedside monitors and wearables send readings and the alarm volume of " +
-				"all devices. Infusion rates and device status are not changed.",
+			Level:       level.L4,
+			Name:        "set_ward_mode",
+			Description: opSetWardMode.Description,
 			InputSchema: setWardModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetWardMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "acknowledge_alerts",
-			Description: "Acknowledge every outstanding (unacknowledged) alert that matches the given " +
-				"filters at once: on one ward, for one patient, of one kind and/or of one " +
-				"severity. Give the acknowledging nurse's first name in acknowledged_by. " +
-				"With no filter it acknowledges every outstanding alert in the clinic. " +
-				"Returns the IDs of the alerts acknowledged.",
+			Level:       level.L4,
+			Name:        "acknowledge_alerts",
+			Description: opAcknowledgeAlerts.Description,
 			InputSchema: acknowledgeAlertsSchema,
 			Operations:  []*mcpdomain.Operation{opAcknowledgeAlerts},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_care_tasks",
-			Description: "List nursing care tasks (IDs like CT004), optionally only those of one " +
-				"status, kind, patient or assigned nurse, or due within a time window " +
-				"(min_due / max_due, RFC 3339 UTC).",
+			Level:       level.L4,
+			Name:        "list_care_tasks",
+			Description: opListCareTasks.Description,
 			InputSchema: listCareTasksSchema,
 			Operations:  []*mcpdomain.Operation{opListCareTasks},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "create_care_task",
-			Description: "Create a care task for one patient (patient ID such as PT004) with a due " +
-				"time (RFC 3339 UTC, e.g. 2026-04-17T23:00:00Z). Status starts as pending; " +
-				"the assigned nurse (first name) and notes may be left out. Returns the new " +
-				"task with its ID (CT followed by 3 digits).",
+			Level:       level.L4,
+			Name:        "create_care_task",
+			Description: opCreateCareTask.Description,
 			InputSchema: createCareTaskSchema,
 			Operations:  []*mcpdomain.Operation{opCreateCareTask},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "update_care_task",
-			Description: "Change one care task by its ID (CT followed by 3 digits, e.g. CT004): mark " +
-				"it in_progress, done or cancelled, reassign it to another nurse (first " +
-				"name), move its due time (RFC 3339 UTC), or replace its notes. Only the " +
-				"given fields change.",
+			Level:       level.L4,
+			Name:        "update_care_task",
+			Description: opUpdateCareTask.Description,
 			InputSchema: updateCareTaskSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateCareTask},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "vitals_stats",
-			Description: "Compute a statistic (count, avg, min or max) over patients' latest vital " +
-				"signs - heart rate in beats per minute, SpO2 in percent, temperature in " +
-				"°C, systolic blood pressure in mmHg - or age, optionally one value per " +
-				"ward or per risk level, and only for patients on one ward or of one risk " +
-				"level.",
+			Level:       level.L4,
+			Name:        "vitals_stats",
+			Description: opVitalsStats.Description,
 			InputSchema: vitalsStatsSchema,
 			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "ward_status",
 			Description: "Look up the clinic - list patients (PT###) with their latest vital signs by " +
 				"ward, risk level, nurse or vital-sign range, list devices (DV###) with " +
 				"status, battery, infusion rate and reading interval, and list alerts " +
 				"(AL####) by ward, patient, kind, severity, acknowledgement or time.",
-			InputSchema: l3WardStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts},
+			Operations: []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "care_actions",
 			Description: "Act on the ward - change one device (status, infusion rate, reading " +
 				"interval, alarm volume), apply a monitoring mode (standard, night, " +
 				"close_observation) to a whole ward, or acknowledge outstanding alerts.",
-			InputSchema: l3CareActionsSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "manage_care_tasks",
 			Description: "Manage nursing care tasks (CT###) - list them, create a task for a patient, " +
 				"or update one (status, assigned nurse, due time, notes).",
-			InputSchema: l3ManageCareTasksSchema,
-			Operations:  []*mcpdomain.Operation{opListCareTasks, opCreateCareTask},
+			Operations: []*mcpdomain.Operation{opListCareTasks, opCreateCareTask},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_vitals",
 			Description: "Analyse vital signs - count, average, minimum or maximum of heart rate, " +
 				"SpO2, temperature, systolic blood pressure or age over patients, optionally " +
@@ -493,32 +470,29 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "healthcare_query",
 			Description: "Read anything in the clinic - patients and their vital signs, devices, " +
 				"alerts, care tasks and vital-sign statistics. Nothing changes.",
-			InputSchema: l2HealthcareQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
+			Operations: []*mcpdomain.Operation{opListPatients, opListDevices, opListAlerts, opListCareTasks, opVitalsStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "healthcare_control",
 			Description: "Change the clinic - set devices, apply ward monitoring modes, acknowledge " +
 				"alerts, create or update care tasks.",
-			InputSchema: l2HealthcareControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "healthcare",
 			Description: "Monitor and run the rural clinic ward - patients and vital signs, bedside " +
 				"monitors, infusion pumps and wearables, alerts, care tasks and vital-sign " +
 				"statistics.",
-			InputSchema: l1HealthcareSchema,
 			Operations: []*mcpdomain.Operation{
 				opListPatients,
 				opListDevices,
@@ -536,24 +510,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("healthcare: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("healthcare: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-healthcare",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Remote patient monitoring for a small rural clinic (synthetic data), run "+
-			"from an edge hub: thirteen in-patients on three wards (medical, surgical, "+
-			"maternity) with their latest vital signs, the bedside monitors, infusion "+
-			"pumps and wearable sensors attached to them, the alerts the hub raises when "+
-			"a vital sign crosses a threshold, a patient falls or a device needs "+
-			"attention, and the nurses' care tasks (medication, vitals checks, visits, "+
-			"wound care, device checks). The clock stands at the start of the night "+
-			"shift, 2026-04-17T22:00:00Z."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -561,26 +528,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of healthcare.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "healthcare",
-	Title: "Rural clinic ward monitoring",
-	Description: "Remote patient monitoring for a small rural clinic (synthetic data), run " +
-		"from an edge hub: thirteen in-patients on three wards (medical, surgical, " +
-		"maternity) with their latest vital signs, the bedside monitors, infusion " +
-		"pumps and wearable sensors attached to them, the alerts the hub raises when " +
-		"a vital sign crosses a threshold, a patient falls or a device needs " +
-		"attention, and the nurses' care tasks (medication, vitals checks, visits, " +
-		"wound care, device checks). The clock stands at the start of the night " +
-		"shift, 2026-04-17T22:00:00Z.",
-	Entities:   []string{"patient", "device", "alert", "care_task"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "healthcare",
+	Title:       "Rural clinic ward monitoring",
+	Description: description,
+	Entities:    []string{"patient", "device", "alert", "care_task"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("healthcare: store is %T, want *healthcare.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

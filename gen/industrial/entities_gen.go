@@ -11,13 +11,13 @@ type Machine struct {
 	// Human-readable name of the machine, e.g. Stamping press B2.
 	Name string `json:"name"`
 	// What sort of machine it is.
-	MachineType string `json:"machine_type"`
+	MachineType MachineMachineType `json:"machine_type"`
 	// Production line the machine belongs to (line_a machining, line_b stamping,
 	// line_c packaging).
-	Line string `json:"line"`
+	Line MachineLine `json:"line"`
 	// Run state: running (producing), idle (powered, waiting), stopped (halted or
 	// locked out), fault (tripped by a fault, needs repair).
-	State string `json:"state"`
+	State MachineState `json:"state"`
 	// Speed set point in percent of the machine's rated speed (0 when stopped).
 	SpeedPct int `json:"speed_pct"`
 	// Current spindle or motor temperature in °C.
@@ -36,6 +36,39 @@ type Machine struct {
 	Parameters map[string]any `json:"parameters,omitzero"`
 }
 
+// MachineMachineType is the type of Machine's machine_type field.
+type MachineMachineType string
+
+// The values of MachineMachineType, in spec order.
+const (
+	MachineMachineTypeCncMill        MachineMachineType = "cnc_mill"
+	MachineMachineTypePress          MachineMachineType = "press"
+	MachineMachineTypeConveyor       MachineMachineType = "conveyor"
+	MachineMachineTypePackagingRobot MachineMachineType = "packaging_robot"
+	MachineMachineTypeCompressor     MachineMachineType = "compressor"
+)
+
+// MachineLine is the type of Machine's line field.
+type MachineLine string
+
+// The values of MachineLine, in spec order.
+const (
+	MachineLineLineA MachineLine = "line_a"
+	MachineLineLineB MachineLine = "line_b"
+	MachineLineLineC MachineLine = "line_c"
+)
+
+// MachineState is the type of Machine's state field.
+type MachineState string
+
+// The values of MachineState, in spec order.
+const (
+	MachineStateRunning MachineState = "running"
+	MachineStateIdle    MachineState = "idle"
+	MachineStateStopped MachineState = "stopped"
+	MachineStateFault   MachineState = "fault"
+)
+
 func cloneMachine(v Machine) Machine {
 	v.Parameters = mcpdomain.CloneObject(v.Parameters)
 	return v
@@ -50,9 +83,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC001",
 			Name:              "CNC mill A1",
-			MachineType:       "cnc_mill",
-			Line:              "line_a",
-			State:             "running",
+			MachineType:       MachineMachineTypeCncMill,
+			Line:              MachineLineLineA,
+			State:             MachineStateRunning,
 			SpeedPct:          85,
 			TemperatureC:      62.4,
 			PartsToday:        412,
@@ -65,9 +98,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC002",
 			Name:              "CNC mill A2",
-			MachineType:       "cnc_mill",
-			Line:              "line_a",
-			State:             "running",
+			MachineType:       MachineMachineTypeCncMill,
+			Line:              MachineLineLineA,
+			State:             MachineStateRunning,
 			SpeedPct:          80,
 			TemperatureC:      71.8,
 			PartsToday:        388,
@@ -80,9 +113,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC003",
 			Name:              "Hydraulic press A3",
-			MachineType:       "press",
-			Line:              "line_a",
-			State:             "idle",
+			MachineType:       MachineMachineTypePress,
+			Line:              MachineLineLineA,
+			State:             MachineStateIdle,
 			SpeedPct:          60,
 			TemperatureC:      36.2,
 			PartsToday:        157,
@@ -91,9 +124,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC004",
 			Name:              "Conveyor A",
-			MachineType:       "conveyor",
-			Line:              "line_a",
-			State:             "running",
+			MachineType:       MachineMachineTypeConveyor,
+			Line:              MachineLineLineA,
+			State:             MachineStateRunning,
 			SpeedPct:          70,
 			TemperatureC:      38.5,
 			HoursSinceService: 3950,
@@ -101,9 +134,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC005",
 			Name:              "Stamping press B1",
-			MachineType:       "press",
-			Line:              "line_b",
-			State:             "running",
+			MachineType:       MachineMachineTypePress,
+			Line:              MachineLineLineB,
+			State:             MachineStateRunning,
 			SpeedPct:          90,
 			TemperatureC:      58.2,
 			PartsToday:        1260,
@@ -113,9 +146,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC006",
 			Name:              "Stamping press B2",
-			MachineType:       "press",
-			Line:              "line_b",
-			State:             "fault",
+			MachineType:       MachineMachineTypePress,
+			Line:              MachineLineLineB,
+			State:             MachineStateFault,
 			TemperatureC:      88.6,
 			PartsToday:        530,
 			HoursSinceService: 3120,
@@ -123,9 +156,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC007",
 			Name:              "Conveyor B",
-			MachineType:       "conveyor",
-			Line:              "line_b",
-			State:             "running",
+			MachineType:       MachineMachineTypeConveyor,
+			Line:              MachineLineLineB,
+			State:             MachineStateRunning,
 			SpeedPct:          70,
 			TemperatureC:      41.0,
 			HoursSinceService: 2480,
@@ -134,9 +167,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC008",
 			Name:              "CNC mill B4",
-			MachineType:       "cnc_mill",
-			Line:              "line_b",
-			State:             "idle",
+			MachineType:       MachineMachineTypeCncMill,
+			Line:              MachineLineLineB,
+			State:             MachineStateIdle,
 			SpeedPct:          75,
 			TemperatureC:      35.1,
 			PartsToday:        205,
@@ -145,9 +178,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC009",
 			Name:              "Packaging robot C1",
-			MachineType:       "packaging_robot",
-			Line:              "line_c",
-			State:             "running",
+			MachineType:       MachineMachineTypePackagingRobot,
+			Line:              MachineLineLineC,
+			State:             MachineStateRunning,
 			SpeedPct:          95,
 			TemperatureC:      47.3,
 			PartsToday:        2140,
@@ -156,9 +189,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC010",
 			Name:              "Packaging robot C2",
-			MachineType:       "packaging_robot",
-			Line:              "line_c",
-			State:             "stopped",
+			MachineType:       MachineMachineTypePackagingRobot,
+			Line:              MachineLineLineC,
+			State:             MachineStateStopped,
 			TemperatureC:      29.4,
 			PartsToday:        980,
 			HoursSinceService: 2050,
@@ -166,9 +199,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC011",
 			Name:              "Conveyor C",
-			MachineType:       "conveyor",
-			Line:              "line_c",
-			State:             "running",
+			MachineType:       MachineMachineTypeConveyor,
+			Line:              MachineLineLineC,
+			State:             MachineStateRunning,
 			SpeedPct:          65,
 			TemperatureC:      39.8,
 			HoursSinceService: 1730,
@@ -176,9 +209,9 @@ func seedMachines() []Machine {
 		{
 			ID:                "MC012",
 			Name:              "Screw compressor C",
-			MachineType:       "compressor",
-			Line:              "line_c",
-			State:             "running",
+			MachineType:       MachineMachineTypeCompressor,
+			Line:              MachineLineLineC,
+			State:             MachineStateRunning,
 			SpeedPct:          100,
 			TemperatureC:      79.5,
 			HoursSinceService: 4480,
@@ -196,10 +229,10 @@ type Sensor struct {
 	// Machine the sensor is mounted on (machine ID such as MC006).
 	MachineID string `json:"machine_id"`
 	// Production line of the sensor's machine.
-	Line string `json:"line"`
+	Line SensorLine `json:"line"`
 	// What the sensor measures: vibration in mm/s, temperature in °C, pressure
 	// in bar, motor current in A.
-	Kind string `json:"kind"`
+	Kind SensorKind `json:"kind"`
 	// Latest reading, in the sensor's unit (mm/s, °C, bar or A).
 	Value float64 `json:"value"`
 	// Unit of the reading: mm/s, °C, bar or A.
@@ -209,8 +242,39 @@ type Sensor struct {
 	AlarmThreshold float64 `json:"alarm_threshold"`
 	// Alert level of the latest reading: normal, warning (at least 80 percent of
 	// the alarm threshold) or alarm (at or above the threshold).
-	AlertLevel string `json:"alert_level"`
+	AlertLevel SensorAlertLevel `json:"alert_level"`
 }
+
+// SensorLine is the type of Sensor's line field.
+type SensorLine string
+
+// The values of SensorLine, in spec order.
+const (
+	SensorLineLineA SensorLine = "line_a"
+	SensorLineLineB SensorLine = "line_b"
+	SensorLineLineC SensorLine = "line_c"
+)
+
+// SensorKind is the type of Sensor's kind field.
+type SensorKind string
+
+// The values of SensorKind, in spec order.
+const (
+	SensorKindVibration   SensorKind = "vibration"
+	SensorKindTemperature SensorKind = "temperature"
+	SensorKindPressure    SensorKind = "pressure"
+	SensorKindCurrent     SensorKind = "current"
+)
+
+// SensorAlertLevel is the type of Sensor's alert_level field.
+type SensorAlertLevel string
+
+// The values of SensorAlertLevel, in spec order.
+const (
+	SensorAlertLevelNormal  SensorAlertLevel = "normal"
+	SensorAlertLevelWarning SensorAlertLevel = "warning"
+	SensorAlertLevelAlarm   SensorAlertLevel = "alarm"
+)
 
 func cloneSensor(v Sensor) Sensor {
 	return v
@@ -226,177 +290,177 @@ func seedSensors() []Sensor {
 			ID:             "SE001",
 			Name:           "CNC mill A1 spindle vibration",
 			MachineID:      "MC001",
-			Line:           "line_a",
-			Kind:           "vibration",
+			Line:           SensorLineLineA,
+			Kind:           SensorKindVibration,
 			Value:          2.8,
 			Unit:           "mm/s",
 			AlarmThreshold: 7.1,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE002",
 			Name:           "CNC mill A1 spindle temperature",
 			MachineID:      "MC001",
-			Line:           "line_a",
-			Kind:           "temperature",
+			Line:           SensorLineLineA,
+			Kind:           SensorKindTemperature,
 			Value:          62.4,
 			Unit:           "°C",
 			AlarmThreshold: 85.0,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE003",
 			Name:           "CNC mill A2 spindle vibration",
 			MachineID:      "MC002",
-			Line:           "line_a",
-			Kind:           "vibration",
+			Line:           SensorLineLineA,
+			Kind:           SensorKindVibration,
 			Value:          6.2,
 			Unit:           "mm/s",
 			AlarmThreshold: 7.1,
-			AlertLevel:     "warning",
+			AlertLevel:     SensorAlertLevelWarning,
 		},
 		{
 			ID:             "SE004",
 			Name:           "CNC mill A2 spindle temperature",
 			MachineID:      "MC002",
-			Line:           "line_a",
-			Kind:           "temperature",
+			Line:           SensorLineLineA,
+			Kind:           SensorKindTemperature,
 			Value:          71.8,
 			Unit:           "°C",
 			AlarmThreshold: 85.0,
-			AlertLevel:     "warning",
+			AlertLevel:     SensorAlertLevelWarning,
 		},
 		{
 			ID:             "SE005",
 			Name:           "Hydraulic press A3 oil pressure",
 			MachineID:      "MC003",
-			Line:           "line_a",
-			Kind:           "pressure",
+			Line:           SensorLineLineA,
+			Kind:           SensorKindPressure,
 			Value:          150.0,
 			Unit:           "bar",
 			AlarmThreshold: 210.0,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE006",
 			Name:           "Conveyor A drive motor current",
 			MachineID:      "MC004",
-			Line:           "line_a",
-			Kind:           "current",
+			Line:           SensorLineLineA,
+			Kind:           SensorKindCurrent,
 			Value:          12.4,
 			Unit:           "A",
 			AlarmThreshold: 16.0,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE007",
 			Name:           "Stamping press B1 hydraulic pressure",
 			MachineID:      "MC005",
-			Line:           "line_b",
-			Kind:           "pressure",
+			Line:           SensorLineLineB,
+			Kind:           SensorKindPressure,
 			Value:          196.5,
 			Unit:           "bar",
 			AlarmThreshold: 220.0,
-			AlertLevel:     "warning",
+			AlertLevel:     SensorAlertLevelWarning,
 		},
 		{
 			ID:             "SE008",
 			Name:           "Stamping press B2 frame vibration",
 			MachineID:      "MC006",
-			Line:           "line_b",
-			Kind:           "vibration",
+			Line:           SensorLineLineB,
+			Kind:           SensorKindVibration,
 			Value:          11.4,
 			Unit:           "mm/s",
 			AlarmThreshold: 7.1,
-			AlertLevel:     "alarm",
+			AlertLevel:     SensorAlertLevelAlarm,
 		},
 		{
 			ID:             "SE009",
 			Name:           "Stamping press B2 motor temperature",
 			MachineID:      "MC006",
-			Line:           "line_b",
-			Kind:           "temperature",
+			Line:           SensorLineLineB,
+			Kind:           SensorKindTemperature,
 			Value:          88.6,
 			Unit:           "°C",
 			AlarmThreshold: 85.0,
-			AlertLevel:     "alarm",
+			AlertLevel:     SensorAlertLevelAlarm,
 		},
 		{
 			ID:             "SE010",
 			Name:           "Conveyor B drive motor current",
 			MachineID:      "MC007",
-			Line:           "line_b",
-			Kind:           "current",
+			Line:           SensorLineLineB,
+			Kind:           SensorKindCurrent,
 			Value:          17.2,
 			Unit:           "A",
 			AlarmThreshold: 16.0,
-			AlertLevel:     "alarm",
+			AlertLevel:     SensorAlertLevelAlarm,
 		},
 		{
 			ID:             "SE011",
 			Name:           "CNC mill B4 spindle vibration",
 			MachineID:      "MC008",
-			Line:           "line_b",
-			Kind:           "vibration",
+			Line:           SensorLineLineB,
+			Kind:           SensorKindVibration,
 			Value:          1.1,
 			Unit:           "mm/s",
 			AlarmThreshold: 7.1,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE012",
 			Name:           "Packaging robot C1 axis motor current",
 			MachineID:      "MC009",
-			Line:           "line_c",
-			Kind:           "current",
+			Line:           SensorLineLineC,
+			Kind:           SensorKindCurrent,
 			Value:          8.6,
 			Unit:           "A",
 			AlarmThreshold: 14.0,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE013",
 			Name:           "Packaging robot C2 gripper air pressure",
 			MachineID:      "MC010",
-			Line:           "line_c",
-			Kind:           "pressure",
+			Line:           SensorLineLineC,
+			Kind:           SensorKindPressure,
 			Value:          4.2,
 			Unit:           "bar",
 			AlarmThreshold: 8.0,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 		{
 			ID:             "SE014",
 			Name:           "Screw compressor C outlet pressure",
 			MachineID:      "MC012",
-			Line:           "line_c",
-			Kind:           "pressure",
+			Line:           SensorLineLineC,
+			Kind:           SensorKindPressure,
 			Value:          9.6,
 			Unit:           "bar",
 			AlarmThreshold: 10.0,
-			AlertLevel:     "warning",
+			AlertLevel:     SensorAlertLevelWarning,
 		},
 		{
 			ID:             "SE015",
 			Name:           "Screw compressor C discharge temperature",
 			MachineID:      "MC012",
-			Line:           "line_c",
-			Kind:           "temperature",
+			Line:           SensorLineLineC,
+			Kind:           SensorKindTemperature,
 			Value:          79.5,
 			Unit:           "°C",
 			AlarmThreshold: 95.0,
-			AlertLevel:     "warning",
+			AlertLevel:     SensorAlertLevelWarning,
 		},
 		{
 			ID:             "SE016",
 			Name:           "Conveyor C drive motor vibration",
 			MachineID:      "MC011",
-			Line:           "line_c",
-			Kind:           "vibration",
+			Line:           SensorLineLineC,
+			Kind:           SensorKindVibration,
 			Value:          3.4,
 			Unit:           "mm/s",
 			AlarmThreshold: 7.1,
-			AlertLevel:     "normal",
+			AlertLevel:     SensorAlertLevelNormal,
 		},
 	}
 }
@@ -406,11 +470,11 @@ func seedSensors() []Sensor {
 type Alarm struct {
 	ID string `json:"id"`
 	// How serious the alarm is.
-	Severity string `json:"severity"`
+	Severity AlarmSeverity `json:"severity"`
 	// Machine that raised the alarm (machine ID such as MC006).
 	MachineID string `json:"machine_id"`
 	// Production line of the machine that raised the alarm.
-	Line string `json:"line"`
+	Line AlarmLine `json:"line"`
 	// What happened, in words.
 	Message string `json:"message"`
 	// Whether an operator has acknowledged the alarm.
@@ -418,6 +482,26 @@ type Alarm struct {
 	// When the alarm was raised (RFC 3339, UTC, e.g. 2026-06-11T09:47:00Z).
 	RaisedAt string `json:"raised_at"`
 }
+
+// AlarmSeverity is the type of Alarm's severity field.
+type AlarmSeverity string
+
+// The values of AlarmSeverity, in spec order.
+const (
+	AlarmSeverityInfo     AlarmSeverity = "info"
+	AlarmSeverityWarning  AlarmSeverity = "warning"
+	AlarmSeverityCritical AlarmSeverity = "critical"
+)
+
+// AlarmLine is the type of Alarm's line field.
+type AlarmLine string
+
+// The values of AlarmLine, in spec order.
+const (
+	AlarmLineLineA AlarmLine = "line_a"
+	AlarmLineLineB AlarmLine = "line_b"
+	AlarmLineLineC AlarmLine = "line_c"
+)
 
 func cloneAlarm(v Alarm) Alarm {
 	return v
@@ -431,92 +515,92 @@ func seedAlarms() []Alarm {
 	return []Alarm{
 		{
 			ID:           "AL0001",
-			Severity:     "warning",
+			Severity:     AlarmSeverityWarning,
 			MachineID:    "MC002",
-			Line:         "line_a",
+			Line:         AlarmLineLineA,
 			Message:      "Spindle vibration 6.2 mm/s above warning level 5.7 mm/s",
 			Acknowledged: true,
 			RaisedAt:     "2026-06-11T06:12:00Z",
 		},
 		{
 			ID:        "AL0002",
-			Severity:  "critical",
+			Severity:  AlarmSeverityCritical,
 			MachineID: "MC006",
-			Line:      "line_b",
+			Line:      AlarmLineLineB,
 			Message:   "Frame vibration 11.4 mm/s above alarm threshold 7.1 mm/s",
 			RaisedAt:  "2026-06-11T09:47:00Z",
 		},
 		{
 			ID:        "AL0003",
-			Severity:  "critical",
+			Severity:  AlarmSeverityCritical,
 			MachineID: "MC006",
-			Line:      "line_b",
+			Line:      AlarmLineLineB,
 			Message:   "Motor temperature 88.6 °C above alarm threshold 85 °C - press tripped to fault",
 			RaisedAt:  "2026-06-11T09:52:00Z",
 		},
 		{
 			ID:        "AL0004",
-			Severity:  "critical",
+			Severity:  AlarmSeverityCritical,
 			MachineID: "MC007",
-			Line:      "line_b",
+			Line:      AlarmLineLineB,
 			Message:   "Drive motor current 17.2 A above alarm threshold 16 A - possible jam",
 			RaisedAt:  "2026-06-11T12:31:00Z",
 		},
 		{
 			ID:           "AL0005",
-			Severity:     "info",
+			Severity:     AlarmSeverityInfo,
 			MachineID:    "MC010",
-			Line:         "line_c",
+			Line:         AlarmLineLineC,
 			Message:      "Packaging robot stopped by operator for gripper changeover",
 			Acknowledged: true,
 			RaisedAt:     "2026-06-11T07:30:00Z",
 		},
 		{
 			ID:        "AL0006",
-			Severity:  "warning",
+			Severity:  AlarmSeverityWarning,
 			MachineID: "MC012",
-			Line:      "line_c",
+			Line:      AlarmLineLineC,
 			Message:   "Outlet pressure 9.6 bar close to limit 10 bar",
 			RaisedAt:  "2026-06-11T13:10:00Z",
 		},
 		{
 			ID:        "AL0007",
-			Severity:  "warning",
+			Severity:  AlarmSeverityWarning,
 			MachineID: "MC005",
-			Line:      "line_b",
+			Line:      AlarmLineLineB,
 			Message:   "Hydraulic pressure 196.5 bar above warning level 176 bar",
 			RaisedAt:  "2026-06-11T12:02:00Z",
 		},
 		{
 			ID:        "AL0008",
-			Severity:  "info",
+			Severity:  AlarmSeverityInfo,
 			MachineID: "MC003",
-			Line:      "line_a",
+			Line:      AlarmLineLineA,
 			Message:   "Press waiting for material - idle",
 			RaisedAt:  "2026-06-11T10:20:00Z",
 		},
 		{
 			ID:        "AL0009",
-			Severity:  "warning",
+			Severity:  AlarmSeverityWarning,
 			MachineID: "MC012",
-			Line:      "line_c",
+			Line:      AlarmLineLineC,
 			Message:   "Discharge temperature 79.5 °C above warning level 76 °C",
 			RaisedAt:  "2026-06-11T13:25:00Z",
 		},
 		{
 			ID:           "AL0010",
-			Severity:     "critical",
+			Severity:     AlarmSeverityCritical,
 			MachineID:    "MC004",
-			Line:         "line_a",
+			Line:         AlarmLineLineA,
 			Message:      "Emergency stop pulled at conveyor A station 2",
 			Acknowledged: true,
 			RaisedAt:     "2026-06-10T22:14:00Z",
 		},
 		{
 			ID:        "AL0011",
-			Severity:  "warning",
+			Severity:  AlarmSeverityWarning,
 			MachineID: "MC002",
-			Line:      "line_a",
+			Line:      AlarmLineLineA,
 			Message:   "Spindle temperature 71.8 °C above warning level 68 °C",
 			RaisedAt:  "2026-06-11T13:40:00Z",
 		},
@@ -530,14 +614,14 @@ type WorkOrder struct {
 	Title string `json:"title"`
 	// Sort of work: planned maintenance (service), inspection, repair of a fault,
 	// or calibration of a sensor.
-	OrderType string `json:"order_type"`
+	OrderType WorkOrderOrderType `json:"order_type"`
 	// Machine the work is done on (machine ID such as MC006).
 	MachineID string `json:"machine_id"`
 	// How soon the work must be done.
-	Priority string `json:"priority"`
+	Priority WorkOrderPriority `json:"priority"`
 	// Progress of the work order: open (not started), in_progress, done or
 	// cancelled.
-	Status string `json:"status"`
+	Status WorkOrderStatus `json:"status"`
 	// Name of the technician the work order is assigned to (absent while
 	// unassigned).
 	Assignee *string `json:"assignee,omitzero"`
@@ -547,8 +631,52 @@ type WorkOrder struct {
 	CreatedAt string `json:"created_at"`
 	// Trades the work needs, e.g. [electrical] for a motor fault (absent when not
 	// yet known).
-	Trades []string `json:"trades,omitzero"`
+	Trades []WorkOrderTradesItem `json:"trades,omitzero"`
 }
+
+// WorkOrderOrderType is the type of WorkOrder's order_type field.
+type WorkOrderOrderType string
+
+// The values of WorkOrderOrderType, in spec order.
+const (
+	WorkOrderOrderTypeMaintenance WorkOrderOrderType = "maintenance"
+	WorkOrderOrderTypeInspection  WorkOrderOrderType = "inspection"
+	WorkOrderOrderTypeRepair      WorkOrderOrderType = "repair"
+	WorkOrderOrderTypeCalibration WorkOrderOrderType = "calibration"
+)
+
+// WorkOrderPriority is the type of WorkOrder's priority field.
+type WorkOrderPriority string
+
+// The values of WorkOrderPriority, in spec order.
+const (
+	WorkOrderPriorityLow    WorkOrderPriority = "low"
+	WorkOrderPriorityMedium WorkOrderPriority = "medium"
+	WorkOrderPriorityHigh   WorkOrderPriority = "high"
+	WorkOrderPriorityUrgent WorkOrderPriority = "urgent"
+)
+
+// WorkOrderStatus is the type of WorkOrder's status field.
+type WorkOrderStatus string
+
+// The values of WorkOrderStatus, in spec order.
+const (
+	WorkOrderStatusOpen       WorkOrderStatus = "open"
+	WorkOrderStatusInProgress WorkOrderStatus = "in_progress"
+	WorkOrderStatusDone       WorkOrderStatus = "done"
+	WorkOrderStatusCancelled  WorkOrderStatus = "cancelled"
+)
+
+// WorkOrderTradesItem is the type of the items of WorkOrder's trades field.
+type WorkOrderTradesItem string
+
+// The values of WorkOrderTradesItem, in spec order.
+const (
+	WorkOrderTradesItemMechanical WorkOrderTradesItem = "mechanical"
+	WorkOrderTradesItemElectrical WorkOrderTradesItem = "electrical"
+	WorkOrderTradesItemHydraulic  WorkOrderTradesItem = "hydraulic"
+	WorkOrderTradesItemControls   WorkOrderTradesItem = "controls"
+)
 
 func cloneWorkOrder(v WorkOrder) WorkOrder {
 	v.Trades = mcpdomain.CloneSlice(v.Trades)
@@ -564,60 +692,60 @@ func seedWorkOrders() []WorkOrder {
 		{
 			ID:        "WO001",
 			Title:     "Replace spindle bearings on CNC mill A2",
-			OrderType: "repair",
+			OrderType: WorkOrderOrderTypeRepair,
 			MachineID: "MC002",
-			Priority:  "high",
-			Status:    "open",
+			Priority:  WorkOrderPriorityHigh,
+			Status:    WorkOrderStatusOpen,
 			Assignee:  mcpdomain.Ptr("Priya"),
 			CreatedAt: "2026-06-10T15:20:00Z",
-			Trades:    []string{"mechanical"},
+			Trades:    []WorkOrderTradesItem{WorkOrderTradesItemMechanical},
 		},
 		{
 			ID:        "WO002",
 			Title:     "Quarterly inspection of stamping press B1 hydraulics",
-			OrderType: "inspection",
+			OrderType: WorkOrderOrderTypeInspection,
 			MachineID: "MC005",
-			Priority:  "medium",
-			Status:    "in_progress",
+			Priority:  WorkOrderPriorityMedium,
+			Status:    WorkOrderStatusInProgress,
 			Assignee:  mcpdomain.Ptr("Tomasz"),
 			CreatedAt: "2026-06-09T08:00:00Z",
 		},
 		{
 			ID:        "WO003",
 			Title:     "Lubricate conveyor C chain",
-			OrderType: "maintenance",
+			OrderType: WorkOrderOrderTypeMaintenance,
 			MachineID: "MC011",
-			Priority:  "low",
-			Status:    "done",
+			Priority:  WorkOrderPriorityLow,
+			Status:    WorkOrderStatusDone,
 			Assignee:  mcpdomain.Ptr("Lena"),
 			CreatedAt: "2026-06-08T11:45:00Z",
 		},
 		{
 			ID:        "WO004",
 			Title:     "Diagnose overheating and vibration on stamping press B2",
-			OrderType: "repair",
+			OrderType: WorkOrderOrderTypeRepair,
 			MachineID: "MC006",
-			Priority:  "urgent",
-			Status:    "open",
+			Priority:  WorkOrderPriorityUrgent,
+			Status:    WorkOrderStatusOpen,
 			CreatedAt: "2026-06-11T10:05:00Z",
 		},
 		{
 			ID:        "WO005",
 			Title:     "Change gripper pads on packaging robot C2",
-			OrderType: "maintenance",
+			OrderType: WorkOrderOrderTypeMaintenance,
 			MachineID: "MC010",
-			Priority:  "medium",
-			Status:    "in_progress",
+			Priority:  WorkOrderPriorityMedium,
+			Status:    WorkOrderStatusInProgress,
 			Assignee:  mcpdomain.Ptr("Marco"),
 			CreatedAt: "2026-06-11T07:25:00Z",
 		},
 		{
 			ID:        "WO006",
 			Title:     "Service screw compressor C - oil and air filter change",
-			OrderType: "maintenance",
+			OrderType: WorkOrderOrderTypeMaintenance,
 			MachineID: "MC012",
-			Priority:  "high",
-			Status:    "open",
+			Priority:  WorkOrderPriorityHigh,
+			Status:    WorkOrderStatusOpen,
 			Assignee:  mcpdomain.Ptr("Priya"),
 			Notes:     mcpdomain.Ptr("Overdue at 4480 h since last service"),
 			CreatedAt: "2026-06-10T09:00:00Z",
@@ -625,20 +753,20 @@ func seedWorkOrders() []WorkOrder {
 		{
 			ID:        "WO007",
 			Title:     "Calibrate press A3 oil pressure transducer",
-			OrderType: "calibration",
+			OrderType: WorkOrderOrderTypeCalibration,
 			MachineID: "MC003",
-			Priority:  "low",
-			Status:    "open",
+			Priority:  WorkOrderPriorityLow,
+			Status:    WorkOrderStatusOpen,
 			Assignee:  mcpdomain.Ptr("Lena"),
 			CreatedAt: "2026-06-11T11:00:00Z",
 		},
 		{
 			ID:        "WO008",
 			Title:     "Replace worn belt on conveyor A",
-			OrderType: "repair",
+			OrderType: WorkOrderOrderTypeRepair,
 			MachineID: "MC004",
-			Priority:  "high",
-			Status:    "done",
+			Priority:  WorkOrderPriorityHigh,
+			Status:    WorkOrderStatusDone,
 			Assignee:  mcpdomain.Ptr("Marco"),
 			Notes:     mcpdomain.Ptr("Belt replaced; service of the drive still pending"),
 			CreatedAt: "2026-06-02T08:30:00Z",

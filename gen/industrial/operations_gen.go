@@ -6,14 +6,14 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListMachinesArgs are the arguments of list_machines.
 type ListMachinesArgs struct {
-	Line                 *string  `json:"line,omitempty"`
-	MachineType          *string  `json:"machine_type,omitempty"`
-	State                *string  `json:"state,omitempty"`
-	MinTemperatureC      *float64 `json:"min_temperature_c,omitempty"`
-	MaxTemperatureC      *float64 `json:"max_temperature_c,omitempty"`
-	MinHoursSinceService *int     `json:"min_hours_since_service,omitempty"`
-	MaxHoursSinceService *int     `json:"max_hours_since_service,omitempty"`
-	Limit                *int     `json:"limit,omitempty"`
+	Line                 *MachineLine        `json:"line,omitempty"`
+	MachineType          *MachineMachineType `json:"machine_type,omitempty"`
+	State                *MachineState       `json:"state,omitempty"`
+	MinTemperatureC      *float64            `json:"min_temperature_c,omitempty"`
+	MaxTemperatureC      *float64            `json:"max_temperature_c,omitempty"`
+	MinHoursSinceService *int                `json:"min_hours_since_service,omitempty"`
+	MaxHoursSinceService *int                `json:"max_hours_since_service,omitempty"`
+	Limit                *int                `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_machines's filters.
@@ -57,7 +57,7 @@ func (s *Store) ListMachines(a ListMachinesArgs) (mcpdomain.ListResult[Machine],
 // SetMachineArgs are the arguments of set_machine.
 type SetMachineArgs struct {
 	MachineID  string         `json:"machine_id"`
-	State      *string        `json:"state,omitempty"`
+	State      *MachineState  `json:"state,omitempty"`
 	SpeedPct   *int           `json:"speed_pct,omitempty"`
 	Parameters map[string]any `json:"parameters,omitempty"`
 }
@@ -91,13 +91,13 @@ func (s *Store) SetMachine(a SetMachineArgs) (Machine, error) {
 
 // ReadSensorsArgs are the arguments of read_sensors.
 type ReadSensorsArgs struct {
-	MachineID  *string  `json:"machine_id,omitempty"`
-	Line       *string  `json:"line,omitempty"`
-	Kind       *string  `json:"kind,omitempty"`
-	AlertLevel *string  `json:"alert_level,omitempty"`
-	MinValue   *float64 `json:"min_value,omitempty"`
-	MaxValue   *float64 `json:"max_value,omitempty"`
-	Limit      *int     `json:"limit,omitempty"`
+	MachineID  *string           `json:"machine_id,omitempty"`
+	Line       *SensorLine       `json:"line,omitempty"`
+	Kind       *SensorKind       `json:"kind,omitempty"`
+	AlertLevel *SensorAlertLevel `json:"alert_level,omitempty"`
+	MinValue   *float64          `json:"min_value,omitempty"`
+	MaxValue   *float64          `json:"max_value,omitempty"`
+	Limit      *int              `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes read_sensors's filters.
@@ -136,13 +136,13 @@ func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], er
 
 // ListAlarmsArgs are the arguments of list_alarms.
 type ListAlarmsArgs struct {
-	Severity     *string `json:"severity,omitempty"`
-	Acknowledged *bool   `json:"acknowledged,omitempty"`
-	Line         *string `json:"line,omitempty"`
-	MachineID    *string `json:"machine_id,omitempty"`
-	MinRaisedAt  *string `json:"min_raised_at,omitempty"`
-	MaxRaisedAt  *string `json:"max_raised_at,omitempty"`
-	Limit        *int    `json:"limit,omitempty"`
+	Severity     *AlarmSeverity `json:"severity,omitempty"`
+	Acknowledged *bool          `json:"acknowledged,omitempty"`
+	Line         *AlarmLine     `json:"line,omitempty"`
+	MachineID    *string        `json:"machine_id,omitempty"`
+	MinRaisedAt  *string        `json:"min_raised_at,omitempty"`
+	MaxRaisedAt  *string        `json:"max_raised_at,omitempty"`
+	Limit        *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_alarms's filters.
@@ -181,9 +181,9 @@ func (s *Store) ListAlarms(a ListAlarmsArgs) (mcpdomain.ListResult[Alarm], error
 
 // AcknowledgeAlarmsArgs are the arguments of acknowledge_alarms.
 type AcknowledgeAlarmsArgs struct {
-	Line      *string `json:"line,omitempty"`
-	MachineID *string `json:"machine_id,omitempty"`
-	Severity  *string `json:"severity,omitempty"`
+	Line      *AlarmLine     `json:"line,omitempty"`
+	MachineID *string        `json:"machine_id,omitempty"`
+	Severity  *AlarmSeverity `json:"severity,omitempty"`
 }
 
 // match reports whether a row passes acknowledge_alarms's filters.
@@ -218,8 +218,8 @@ func (s *Store) AcknowledgeAlarms(a AcknowledgeAlarmsArgs) (mcpdomain.BulkResult
 
 // SetLineModeArgs are the arguments of set_line_mode.
 type SetLineModeArgs struct {
-	Line string `json:"line"`
-	Mode string `json:"mode"`
+	Line MachineLine `json:"line"`
+	Mode string      `json:"mode"`
 }
 
 // match reports whether a row passes set_line_mode's filters.
@@ -240,100 +240,100 @@ func (s *Store) SetLineMode(a SetLineModeArgs) (mcpdomain.BulkResult, error) {
 	switch a.Mode {
 	case "production":
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "idle"
+			return a.match(v) && v.State == MachineStateIdle
 		}, func(v *Machine) {
-			v.State = "running"
+			v.State = MachineStateRunning
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "stopped"
+			return a.match(v) && v.State == MachineStateStopped
 		}, func(v *Machine) {
-			v.State = "running"
+			v.State = MachineStateRunning
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "cnc_mill"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypeCncMill
 		}, func(v *Machine) {
 			v.SpeedPct = 85
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "press"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypePress
 		}, func(v *Machine) {
 			v.SpeedPct = 90
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "conveyor"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypeConveyor
 		}, func(v *Machine) {
 			v.SpeedPct = 70
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "packaging_robot"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypePackagingRobot
 		}, func(v *Machine) {
 			v.SpeedPct = 95
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "compressor"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypeCompressor
 		}, func(v *Machine) {
 			v.SpeedPct = 100
 		})...)
 	case "reduced":
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running"
+			return a.match(v) && v.State == MachineStateRunning
 		}, func(v *Machine) {
 			v.SpeedPct = 50
 		})...)
 	case "maintenance":
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "cnc_mill"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypeCncMill
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "idle" && v.MachineType == "cnc_mill"
+			return a.match(v) && v.State == MachineStateIdle && v.MachineType == MachineMachineTypeCncMill
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "press"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypePress
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "idle" && v.MachineType == "press"
+			return a.match(v) && v.State == MachineStateIdle && v.MachineType == MachineMachineTypePress
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "packaging_robot"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypePackagingRobot
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "idle" && v.MachineType == "packaging_robot"
+			return a.match(v) && v.State == MachineStateIdle && v.MachineType == MachineMachineTypePackagingRobot
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running" && v.MachineType == "conveyor"
+			return a.match(v) && v.State == MachineStateRunning && v.MachineType == MachineMachineTypeConveyor
 		}, func(v *Machine) {
-			v.State = "idle"
+			v.State = MachineStateIdle
 			v.SpeedPct = 0
 		})...)
 	case "emergency_stop":
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "running"
+			return a.match(v) && v.State == MachineStateRunning
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 		ids = append(ids, s.machines.Update(func(v *Machine) bool {
-			return a.match(v) && v.State == "idle"
+			return a.match(v) && v.State == MachineStateIdle
 		}, func(v *Machine) {
-			v.State = "stopped"
+			v.State = MachineStateStopped
 			v.SpeedPct = 0
 		})...)
 	}
@@ -342,12 +342,12 @@ func (s *Store) SetLineMode(a SetLineModeArgs) (mcpdomain.BulkResult, error) {
 
 // ListWorkOrdersArgs are the arguments of list_work_orders.
 type ListWorkOrdersArgs struct {
-	Status    *string `json:"status,omitempty"`
-	OrderType *string `json:"order_type,omitempty"`
-	Priority  *string `json:"priority,omitempty"`
-	MachineID *string `json:"machine_id,omitempty"`
-	Assignee  *string `json:"assignee,omitempty"`
-	Limit     *int    `json:"limit,omitempty"`
+	Status    *WorkOrderStatus    `json:"status,omitempty"`
+	OrderType *WorkOrderOrderType `json:"order_type,omitempty"`
+	Priority  *WorkOrderPriority  `json:"priority,omitempty"`
+	MachineID *string             `json:"machine_id,omitempty"`
+	Assignee  *string             `json:"assignee,omitempty"`
+	Limit     *int                `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_work_orders's filters.
@@ -382,13 +382,13 @@ func (s *Store) ListWorkOrders(a ListWorkOrdersArgs) (mcpdomain.ListResult[WorkO
 
 // CreateWorkOrderArgs are the arguments of create_work_order.
 type CreateWorkOrderArgs struct {
-	Title     string   `json:"title"`
-	OrderType string   `json:"order_type"`
-	MachineID string   `json:"machine_id"`
-	Priority  *string  `json:"priority,omitempty"`
-	Assignee  *string  `json:"assignee,omitempty"`
-	Notes     *string  `json:"notes,omitempty"`
-	Trades    []string `json:"trades,omitempty"`
+	Title     string                `json:"title"`
+	OrderType WorkOrderOrderType    `json:"order_type"`
+	MachineID string                `json:"machine_id"`
+	Priority  *WorkOrderPriority    `json:"priority,omitempty"`
+	Assignee  *string               `json:"assignee,omitempty"`
+	Notes     *string               `json:"notes,omitempty"`
+	Trades    []WorkOrderTradesItem `json:"trades,omitempty"`
 }
 
 // CreateWorkOrder runs create_work_order: Open a maintenance work order on
@@ -402,8 +402,8 @@ func (s *Store) CreateWorkOrder(a CreateWorkOrderArgs) (WorkOrder, error) {
 		return WorkOrder{}, err
 	}
 	v := WorkOrder{
-		Priority:  "medium",
-		Status:    "open",
+		Priority:  WorkOrderPriorityMedium,
+		Status:    WorkOrderStatusOpen,
 		CreatedAt: "2026-06-11T14:00:00Z",
 	}
 	v.Title = a.Title
@@ -426,11 +426,11 @@ func (s *Store) CreateWorkOrder(a CreateWorkOrderArgs) (WorkOrder, error) {
 
 // UpdateWorkOrderArgs are the arguments of update_work_order.
 type UpdateWorkOrderArgs struct {
-	WorkOrderID string  `json:"work_order_id"`
-	Status      *string `json:"status,omitempty"`
-	Priority    *string `json:"priority,omitempty"`
-	Assignee    *string `json:"assignee,omitempty"`
-	Notes       *string `json:"notes,omitempty"`
+	WorkOrderID string             `json:"work_order_id"`
+	Status      *WorkOrderStatus   `json:"status,omitempty"`
+	Priority    *WorkOrderPriority `json:"priority,omitempty"`
+	Assignee    *string            `json:"assignee,omitempty"`
+	Notes       *string            `json:"notes,omitempty"`
 }
 
 // UpdateWorkOrder runs update_work_order: Change one work order by its ID (WO
@@ -463,12 +463,12 @@ func (s *Store) UpdateWorkOrder(a UpdateWorkOrderArgs) (WorkOrder, error) {
 
 // ProductionStatsArgs are the arguments of production_stats.
 type ProductionStatsArgs struct {
-	Function    string  `json:"function"`
-	Field       string  `json:"field"`
-	GroupBy     *string `json:"group_by,omitempty"`
-	Line        *string `json:"line,omitempty"`
-	MachineType *string `json:"machine_type,omitempty"`
-	State       *string `json:"state,omitempty"`
+	Function    string              `json:"function"`
+	Field       string              `json:"field"`
+	GroupBy     *string             `json:"group_by,omitempty"`
+	Line        *MachineLine        `json:"line,omitempty"`
+	MachineType *MachineMachineType `json:"machine_type,omitempty"`
+	State       *MachineState       `json:"state,omitempty"`
 }
 
 // match reports whether a row passes production_stats's filters.
@@ -509,11 +509,11 @@ func (s *Store) ProductionStats(a ProductionStatsArgs) (mcpdomain.AggregateResul
 		var key string
 		switch agg.GroupBy() {
 		case "line":
-			key = v.Line
+			key = string(v.Line)
 		case "machine_type":
-			key = v.MachineType
+			key = string(v.MachineType)
 		case "state":
-			key = v.State
+			key = string(v.State)
 		}
 		agg.Add(key, x)
 	})

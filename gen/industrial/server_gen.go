@@ -6,305 +6,322 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListMachines = &mcpdomain.Operation{
-	Name:     "list_machines",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "machine",
-	Description: "List machines (IDs like MC006) with name, type, line, run state, speed set " +
-		"point in percent, temperature in °C, parts produced today and operating " +
-		"hours since the last service. Optionally only those on one line, of one " +
-		"type or in one state, or within ranges, e.g. min_temperature_c for hot " +
-		"machines or min_hours_since_service for machines due for service (due every " +
-		"2000 hours).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
-		{
-			Name: "machine_type",
-			Type: "string",
-			Enum: []string{"cnc_mill", "press", "conveyor", "packaging_robot", "compressor"},
-			Hint: "one of cnc_mill, press, conveyor, packaging_robot, compressor",
+// description says what industrial is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "A discrete-manufacturing plant floor run from an edge gateway: twelve " +
+	"machines (CNC mills, presses, conveyors, packaging robots and a screw " +
+	"compressor) on three production lines (line_a machining, line_b stamping, " +
+	"line_c packaging), condition sensors on the machines reporting vibration, " +
+	"temperature, pressure and motor current against alarm thresholds, the alarm " +
+	"log with acknowledgement, and maintenance work orders for the technicians."
+
+// The operations of industrial, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opListMachines = &mcpdomain.Operation{
+		Name:     "list_machines",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "machine",
+		Description: "List machines (IDs like MC006) with name, type, line, run state, speed set " +
+			"point in percent, temperature in °C, parts produced today and operating " +
+			"hours since the last service. Optionally only those on one line, of one " +
+			"type or in one state, or within ranges, e.g. min_temperature_c for hot " +
+			"machines or min_hours_since_service for machines due for service (due every " +
+			"2000 hours).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+			{
+				Name: "machine_type",
+				Type: "string",
+				Enum: []string{"cnc_mill", "press", "conveyor", "packaging_robot", "compressor"},
+				Hint: "one of cnc_mill, press, conveyor, packaging_robot, compressor",
+			},
+			{
+				Name: "state",
+				Type: "string",
+				Enum: []string{"running", "idle", "stopped", "fault"},
+				Hint: "one of running, idle, stopped, fault",
+			},
+			{Name: "min_temperature_c", Type: "number", Hint: "number from -20 to 200, in °C"},
+			{Name: "max_temperature_c", Type: "number", Hint: "number from -20 to 200, in °C"},
+			{Name: "min_hours_since_service", Type: "integer", Hint: "integer of at least 0, in operating hours"},
+			{Name: "max_hours_since_service", Type: "integer", Hint: "integer of at least 0, in operating hours"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "state",
-			Type: "string",
-			Enum: []string{"running", "idle", "stopped", "fault"},
-			Hint: "one of running, idle, stopped, fault",
+		Schema:  listMachinesSchema,
+		Example: `{}`,
+	}
+	opSetMachine = &mcpdomain.Operation{
+		Name:     "set_machine",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "machine",
+		Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its " +
+			"run state (running, idle, stopped), its speed set point in percent of rated " +
+			"speed (0 to 100) and/or process parameters (the given keys are merged into " +
+			"the machine's parameters). Only what is given changes.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
+			{
+				Name: "state",
+				Type: "string",
+				Enum: []string{"running", "idle", "stopped", "fault"},
+				Hint: "one of running, idle, stopped, fault",
+			},
+			{Name: "speed_pct", Type: "integer", Hint: "integer from 0 to 100, in percent of rated speed"},
+			{Name: "parameters", Type: "object", Hint: "object"},
 		},
-		{Name: "min_temperature_c", Type: "number", Hint: "number from -20 to 200, in °C"},
-		{Name: "max_temperature_c", Type: "number", Hint: "number from -20 to 200, in °C"},
-		{Name: "min_hours_since_service", Type: "integer", Hint: "integer of at least 0, in operating hours"},
-		{Name: "max_hours_since_service", Type: "integer", Hint: "integer of at least 0, in operating hours"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listMachinesSchema,
-	Example: `{}`,
-}
-var opSetMachine = &mcpdomain.Operation{
-	Name:     "set_machine",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "machine",
-	Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its " +
-		"run state (running, idle, stopped), its speed set point in percent of rated " +
-		"speed (0 to 100) and/or process parameters (the given keys are merged into " +
-		"the machine's parameters). Only what is given changes.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
-		{
-			Name: "state",
-			Type: "string",
-			Enum: []string{"running", "idle", "stopped", "fault"},
-			Hint: "one of running, idle, stopped, fault",
+		Schema:  setMachineSchema,
+		Example: `{"machine_id":"MC001","state":"running"}`,
+	}
+	opReadSensors = &mcpdomain.Operation{
+		Name:     "read_sensors",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "sensor",
+		Description: "Read the latest values of condition sensors (IDs like SE008): vibration in " +
+			"mm/s, temperature in °C, pressure in bar, motor current in A, each with " +
+			"its alarm threshold and alert level (normal, warning, alarm). Optionally " +
+			"only those on one machine or line, of one kind, at one alert level, or with " +
+			"the value in a range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"vibration", "temperature", "pressure", "current"},
+				Hint: "one of vibration, temperature, pressure, current",
+			},
+			{Name: "alert_level", Type: "string", Enum: []string{"normal", "warning", "alarm"}, Hint: "one of normal, warning, alarm"},
+			{Name: "min_value", Type: "number", Hint: "number"},
+			{Name: "max_value", Type: "number", Hint: "number"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "speed_pct", Type: "integer", Hint: "integer from 0 to 100, in percent of rated speed"},
-		{Name: "parameters", Type: "object", Hint: "object"},
-	},
-	Schema:  setMachineSchema,
-	Example: `{"machine_id":"MC001","state":"running"}`,
-}
-var opReadSensors = &mcpdomain.Operation{
-	Name:     "read_sensors",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "sensor",
-	Description: "Read the latest values of condition sensors (IDs like SE008): vibration in " +
-		"mm/s, temperature in °C, pressure in bar, motor current in A, each with " +
-		"its alarm threshold and alert level (normal, warning, alarm). Optionally " +
-		"only those on one machine or line, of one kind, at one alert level, or with " +
-		"the value in a range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
-		{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"vibration", "temperature", "pressure", "current"},
-			Hint: "one of vibration, temperature, pressure, current",
+		Schema:  readSensorsSchema,
+		Example: `{}`,
+	}
+	opListAlarms = &mcpdomain.Operation{
+		Name:     "list_alarms",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "alarm",
+		Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, " +
+			"line, message, whether acknowledged, and when raised. Optionally only those " +
+			"of one severity, line or machine, acknowledged or not, or raised within a " +
+			"time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
+			{Name: "acknowledged", Type: "boolean", Hint: "boolean"},
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+			{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
+			{Name: "min_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-11T14:00:00Z"},
+			{Name: "max_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-11T14:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "alert_level", Type: "string", Enum: []string{"normal", "warning", "alarm"}, Hint: "one of normal, warning, alarm"},
-		{Name: "min_value", Type: "number", Hint: "number"},
-		{Name: "max_value", Type: "number", Hint: "number"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  readSensorsSchema,
-	Example: `{}`,
-}
-var opListAlarms = &mcpdomain.Operation{
-	Name:     "list_alarms",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "alarm",
-	Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, " +
-		"line, message, whether acknowledged, and when raised. Optionally only those " +
-		"of one severity, line or machine, acknowledged or not, or raised within a " +
-		"time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
-		{Name: "acknowledged", Type: "boolean", Hint: "boolean"},
-		{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
-		{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
-		{Name: "min_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-11T14:00:00Z"},
-		{Name: "max_raised_at", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-11T14:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listAlarmsSchema,
-	Example: `{}`,
-}
-var opAcknowledgeAlarms = &mcpdomain.Operation{
-	Name:     "acknowledge_alarms",
-	Kind:     mcpdomain.OpUpdateWhere,
-	Category: "action_execution",
-	Entity:   "alarm",
-	Description: "Acknowledge every unacknowledged alarm at once, optionally only those of " +
-		"one line, one machine (machine ID such as MC006) or one severity. With no " +
-		"filter it acknowledges every open alarm in the plant. Returns the IDs " +
-		"acknowledged.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
-		{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
-		{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
-	},
-	Schema:  acknowledgeAlarmsSchema,
-	Example: `{}`,
-}
-var opSetLineMode = &mcpdomain.Operation{
-	Name:     "set_line_mode",
-	Kind:     mcpdomain.OpPreset,
-	Category: "action_execution",
-	Entity:   "machine",
-	Description: "Put every machine of one production line into an operating mode at once. " +
-		"Machines in fault are never changed by a mode; they need a repair first.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "line", Type: "string", Required: true, Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
-		{
-			Name:     "mode",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"production", "reduced", "maintenance", "emergency_stop"},
-			Hint:     "one of production, reduced, maintenance, emergency_stop",
+		Schema:  listAlarmsSchema,
+		Example: `{}`,
+	}
+	opAcknowledgeAlarms = &mcpdomain.Operation{
+		Name:     "acknowledge_alarms",
+		Kind:     opkind.UpdateWhere,
+		Category: "action_execution",
+		Entity:   "alarm",
+		Description: "Acknowledge every unacknowledged alarm at once, optionally only those of " +
+			"one line, one machine (machine ID such as MC006) or one severity. With no " +
+			"filter it acknowledges every open alarm in the plant. Returns the IDs " +
+			"acknowledged.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+			{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
+			{Name: "severity", Type: "string", Enum: []string{"info", "warning", "critical"}, Hint: "one of info, warning, critical"},
 		},
-	},
-	Schema:  setLineModeSchema,
-	Example: `{"line":"line_a","mode":"production"}`,
-}
-var opListWorkOrders = &mcpdomain.Operation{
-	Name:     "list_work_orders",
-	Kind:     mcpdomain.OpList,
-	Category: "configuration",
-	Entity:   "work_order",
-	Description: "List maintenance work orders (IDs like WO004) with title, type, machine, " +
-		"priority, status and assignee. Optionally only those of one status, type, " +
-		"priority, machine (machine ID such as MC006) or assignee.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"open", "in_progress", "done", "cancelled"},
-			Hint: "one of open, in_progress, done, cancelled",
+		Schema:  acknowledgeAlarmsSchema,
+		Example: `{}`,
+	}
+	opSetLineMode = &mcpdomain.Operation{
+		Name:     "set_line_mode",
+		Kind:     opkind.Preset,
+		Category: "action_execution",
+		Entity:   "machine",
+		Description: "Put every machine of one production line into an operating mode at once. " +
+			"Machines in fault are never changed by a mode; they need a repair first.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "line", Type: "string", Required: true, Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+			{
+				Name:     "mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"production", "reduced", "maintenance", "emergency_stop"},
+				Hint:     "one of production, reduced, maintenance, emergency_stop",
+			},
 		},
-		{
-			Name: "order_type",
-			Type: "string",
-			Enum: []string{"maintenance", "inspection", "repair", "calibration"},
-			Hint: "one of maintenance, inspection, repair, calibration",
+		Schema:  setLineModeSchema,
+		Example: `{"line":"line_a","mode":"production"}`,
+	}
+	opListWorkOrders = &mcpdomain.Operation{
+		Name:     "list_work_orders",
+		Kind:     opkind.List,
+		Category: "configuration",
+		Entity:   "work_order",
+		Description: "List maintenance work orders (IDs like WO004) with title, type, machine, " +
+			"priority, status and assignee. Optionally only those of one status, type, " +
+			"priority, machine (machine ID such as MC006) or assignee.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"open", "in_progress", "done", "cancelled"},
+				Hint: "one of open, in_progress, done, cancelled",
+			},
+			{
+				Name: "order_type",
+				Type: "string",
+				Enum: []string{"maintenance", "inspection", "repair", "calibration"},
+				Hint: "one of maintenance, inspection, repair, calibration",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "medium", "high", "urgent"},
+				Hint: "one of low, medium, high, urgent",
+			},
+			{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "medium", "high", "urgent"},
-			Hint: "one of low, medium, high, urgent",
+		Schema:  listWorkOrdersSchema,
+		Example: `{}`,
+	}
+	opCreateWorkOrder = &mcpdomain.Operation{
+		Name:     "create_work_order",
+		Kind:     opkind.Create,
+		Category: "configuration",
+		Entity:   "work_order",
+		Description: "Open a maintenance work order on one machine (machine ID such as MC006). " +
+			"Priority defaults to medium; assignee and notes may be left out. The new " +
+			"order starts with status open. Returns the new work order with its ID (WO " +
+			"followed by 3 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+			{
+				Name:     "order_type",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"maintenance", "inspection", "repair", "calibration"},
+				Hint:     "one of maintenance, inspection, repair, calibration",
+			},
+			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "medium", "high", "urgent"},
+				Hint: "one of low, medium, high, urgent",
+			},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "notes", Type: "string", Hint: "string"},
+			{Name: "trades", Type: "array", Hint: "array"},
 		},
-		{Name: "machine_id", Type: "string", Entity: "machine", Hint: "machine ID like MC001"},
-		{Name: "assignee", Type: "string", Hint: "string"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listWorkOrdersSchema,
-	Example: `{}`,
-}
-var opCreateWorkOrder = &mcpdomain.Operation{
-	Name:     "create_work_order",
-	Kind:     mcpdomain.OpCreate,
-	Category: "configuration",
-	Entity:   "work_order",
-	Description: "Open a maintenance work order on one machine (machine ID such as MC006). " +
-		"Priority defaults to medium; assignee and notes may be left out. The new " +
-		"order starts with status open. Returns the new work order with its ID (WO " +
-		"followed by 3 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "title", Type: "string", Required: true, Hint: "string"},
-		{
-			Name:     "order_type",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"maintenance", "inspection", "repair", "calibration"},
-			Hint:     "one of maintenance, inspection, repair, calibration",
+		Schema:  createWorkOrderSchema,
+		Example: `{"title":"Replace worn belt on conveyor A","order_type":"repair","machine_id":"MC004"}`,
+	}
+	opUpdateWorkOrder = &mcpdomain.Operation{
+		Name:     "update_work_order",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "work_order",
+		Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set " +
+			"its status (open, in_progress, done, cancelled), priority, assignee or " +
+			"notes. Only the given settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "work_order_id", Type: "string", Required: true, Entity: "work_order", Hint: "work_order ID like WO001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"open", "in_progress", "done", "cancelled"},
+				Hint: "one of open, in_progress, done, cancelled",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "medium", "high", "urgent"},
+				Hint: "one of low, medium, high, urgent",
+			},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "notes", Type: "string", Hint: "string"},
 		},
-		{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "medium", "high", "urgent"},
-			Hint: "one of low, medium, high, urgent",
+		Schema:  updateWorkOrderSchema,
+		Example: `{"work_order_id":"WO001","status":"done"}`,
+	}
+	opProductionStats = &mcpdomain.Operation{
+		Name:     "production_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "machine",
+		Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts " +
+			"produced today, temperature in °C, speed set point in percent or operating " +
+			"hours since service - optionally per line, machine type or run state, and " +
+			"only for machines of one line, type or state.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"sum", "avg", "min", "max", "count"},
+				Hint:     "one of sum, avg, min, max, count",
+			},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"parts_today", "temperature_c", "speed_pct", "hours_since_service"},
+				Hint:     "one of parts_today, temperature_c, speed_pct, hours_since_service",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"line", "machine_type", "state"}, Hint: "one of line, machine_type, state"},
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+			{
+				Name: "machine_type",
+				Type: "string",
+				Enum: []string{"cnc_mill", "press", "conveyor", "packaging_robot", "compressor"},
+				Hint: "one of cnc_mill, press, conveyor, packaging_robot, compressor",
+			},
+			{
+				Name: "state",
+				Type: "string",
+				Enum: []string{"running", "idle", "stopped", "fault"},
+				Hint: "one of running, idle, stopped, fault",
+			},
 		},
-		{Name: "assignee", Type: "string", Hint: "string"},
-		{Name: "notes", Type: "string", Hint: "string"},
-		{Name: "trades", Type: "array", Hint: "array"},
-	},
-	Schema:  createWorkOrderSchema,
-	Example: `{"title":"Replace worn belt on conveyor A","order_type":"repair","machine_id":"MC004"}`,
-}
-var opUpdateWorkOrder = &mcpdomain.Operation{
-	Name:     "update_work_order",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "configuration",
-	Entity:   "work_order",
-	Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set " +
-		"its status (open, in_progress, done, cancelled), priority, assignee or " +
-		"notes. Only the given settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "work_order_id", Type: "string", Required: true, Entity: "work_order", Hint: "work_order ID like WO001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"open", "in_progress", "done", "cancelled"},
-			Hint: "one of open, in_progress, done, cancelled",
-		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "medium", "high", "urgent"},
-			Hint: "one of low, medium, high, urgent",
-		},
-		{Name: "assignee", Type: "string", Hint: "string"},
-		{Name: "notes", Type: "string", Hint: "string"},
-	},
-	Schema:  updateWorkOrderSchema,
-	Example: `{"work_order_id":"WO001","status":"done"}`,
-}
-var opProductionStats = &mcpdomain.Operation{
-	Name:     "production_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "machine",
-	Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts " +
-		"produced today, temperature in °C, speed set point in percent or operating " +
-		"hours since service - optionally per line, machine type or run state, and " +
-		"only for machines of one line, type or state.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"sum", "avg", "min", "max", "count"},
-			Hint:     "one of sum, avg, min, max, count",
-		},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"parts_today", "temperature_c", "speed_pct", "hours_since_service"},
-			Hint:     "one of parts_today, temperature_c, speed_pct, hours_since_service",
-		},
-		{Name: "group_by", Type: "string", Enum: []string{"line", "machine_type", "state"}, Hint: "one of line, machine_type, state"},
-		{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
-		{
-			Name: "machine_type",
-			Type: "string",
-			Enum: []string{"cnc_mill", "press", "conveyor", "packaging_robot", "compressor"},
-			Hint: "one of cnc_mill, press, conveyor, packaging_robot, compressor",
-		},
-		{
-			Name: "state",
-			Type: "string",
-			Enum: []string{"running", "idle", "stopped", "fault"},
-			Hint: "one of running, idle, stopped, fault",
-		},
-	},
-	Schema:  productionStatsSchema,
-	Example: `{"function":"sum","field":"parts_today"}`,
-}
+		Schema:  productionStatsSchema,
+		Example: `{"function":"sum","field":"parts_today"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -321,138 +338,106 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_machines",
-			Description: "List machines (IDs like MC006) with name, type, line, run state, speed set " +
-				"point in percent, temperature in °C, parts produced today and operating " +
-				"hours since the last service. Optionally only those on one line, of one " +
-				"type or in one state, or within ranges, e.g. min_temperature_c for hot " +
-				"machines or min_hours_since_service for machines due for service (due every " +
-				"2000 hours).",
+			Level:       level.L4,
+			Name:        "list_machines",
+			Description: opListMachines.Description,
 			InputSchema: listMachinesSchema,
 			Operations:  []*mcpdomain.Operation{opListMachines},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_machine",
-			Description: "Change one machine by its ID (MC followed by 3 digits, e.g. MC006): set its " +
-				"run state (running, idle, stopped), its speed set point in percent of rated " +
-				"speed (0 to 100) and/or process parameters (the given keys are merged into " +
-				"the machine's parameters). Only what is given changes.",
+			Level:       level.L4,
+			Name:        "set_machine",
+			Description: opSetMachine.Description,
 			InputSchema: setMachineSchema,
 			Operations:  []*mcpdomain.Operation{opSetMachine},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "read_sensors",
-			Description: "Read the latest values of condition sensors (IDs like SE008): vibration in " +
-				"mm/s, temperature in °C, pressure in bar, motor current in A, each with " +
-				"its alarm threshold and alert level (normal, warning, alarm). Optionally " +
-				"only those on one machine or line, of one kind, at one alert level, or with " +
-				"the value in a range.",
+			Level:       level.L4,
+			Name:        "read_sensors",
+			Description: opReadSensors.Description,
 			InputSchema: readSensorsSchema,
 			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_alarms",
-			Description: "List entries of the alarm log (IDs like AL0002) with severity, machine, " +
-				"line, message, whether acknowledged, and when raised. Optionally only those " +
-				"of one severity, line or machine, acknowledged or not, or raised within a " +
-				"time window (min_raised_at / max_raised_at, RFC 3339 UTC).",
+			Level:       level.L4,
+			Name:        "list_alarms",
+			Description: opListAlarms.Description,
 			InputSchema: listAlarmsSchema,
 			Operations:  []*mcpdomain.Operation{opListAlarms},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "acknowledge_alarms",
-			Description: "Acknowledge every unacknowledged alarm at once, optionally only those of " +
-				"one line, one machine (machine ID such as MC006) or one severity. With no " +
-				"filter it acknowledges every open alarm in the plant. Returns the IDs " +
-				"acknowledged.",
+			Level:       level.L4,
+			Name:        "acknowledge_alarms",
+			Description: opAcknowledgeAlarms.Description,
 			InputSchema: acknowledgeAlarmsSchema,
 			Operations:  []*mcpdomain.Operation{opAcknowledgeAlarms},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_line_mode",
-			Description: "Put every machine of one production line into an operating mode at once. " +
-				"Machines in fault are never changed by a mode; they need a repair first.",
+			Level:       level.L4,
+			Name:        "set_line_mode",
+			Description: opSetLineMode.Description,
 			InputSchema: setLineModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetLineMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_work_orders",
-			Description: "List maintenance work orders (IDs like WO004) with title, type, machine, " +
-				"priority, status and assignee. Optionally only those of one status, type, " +
-				"priority, machine (machine ID such as MC006) or assignee.",
+			Level:       level.L4,
+			Name:        "list_work_orders",
+			Description: opListWorkOrders.Description,
 			InputSchema: listWorkOrdersSchema,
 			Operations:  []*mcpdomain.Operation{opListWorkOrders},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "create_work_order",
-			Description: "Open a maintenance work order on one machine (machine ID such as MC006). " +
-				"Priority defaults to medium; assignee and notes may be left out. The new " +
-				"order starts with status open. Returns the new work order with its ID (WO " +
-				"followed by 3 digits).",
+			Level:       level.L4,
+			Name:        "create_work_order",
+			Description: opCreateWorkOrder.Description,
 			InputSchema: createWorkOrderSchema,
 			Operations:  []*mcpdomain.Operation{opCreateWorkOrder},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "update_work_order",
-			Description: "Change one work order by its ID (WO followed by 3 digits, e.g. WO004): set " +
-				"its status (open, in_progress, done, cancelled), priority, assignee or " +
-				"notes. Only the given settings change.",
+			Level:       level.L4,
+			Name:        "update_work_order",
+			Description: opUpdateWorkOrder.Description,
 			InputSchema: updateWorkOrderSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateWorkOrder},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "production_stats",
-			Description: "Compute a statistic (count, sum, avg, min or max) over machines - parts " +
-				"produced today, temperature in °C, speed set point in percent or operating " +
-				"hours since service - optionally per line, machine type or run state, and " +
-				"only for machines of one line, type or state.",
+			Level:       level.L4,
+			Name:        "production_stats",
+			Description: opProductionStats.Description,
 			InputSchema: productionStatsSchema,
 			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "plant_status",
 			Description: "Look up the plant floor - list machines (MC###) with state, speed, " +
 				"temperature, output and service hours, read condition sensors (SE###) with " +
 				"their alert level, and list alarms (AL####) by line, machine, severity or " +
 				"acknowledgement.",
-			InputSchema: l3PlantStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms},
+			Operations: []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "machine_control",
 			Description: "Control machines and alarms - set one machine's run state, speed or process " +
 				"parameters, put a whole line into a mode (production, reduced, maintenance, " +
 				"emergency_stop), or acknowledge open alarms by line, machine or severity.",
-			InputSchema: l3MachineControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
+			Operations: []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "maintenance_planning",
 			Description: "Plan maintenance - list work orders (WO###), open a work order on a " +
 				"machine, or change one's status, priority, assignee or notes.",
-			InputSchema: l3MaintenancePlanningSchema,
-			Operations:  []*mcpdomain.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations: []*mcpdomain.Operation{opListWorkOrders, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_production",
 			Description: "Analyse production - count, sum, average, minimum or maximum of parts " +
 				"produced today, temperature, speed or service hours over machines, " +
@@ -461,31 +446,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "industrial_query",
 			Description: "Read anything on the plant floor - machines, sensor readings, alarms, work " +
 				"orders and production statistics. Nothing changes.",
-			InputSchema: l2IndustrialQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
+			Operations: []*mcpdomain.Operation{opListMachines, opReadSensors, opListAlarms, opListWorkOrders, opProductionStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "industrial_control",
 			Description: "Change the plant floor - set machines, apply line modes, acknowledge " +
 				"alarms, open or update work orders.",
-			InputSchema: l2IndustrialControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations: []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "industrial",
 			Description: "Query and control the plant floor - machines, condition sensors, alarms, " +
 				"line modes, maintenance work orders and production statistics.",
-			InputSchema: l1IndustrialSchema,
 			Operations: []*mcpdomain.Operation{
 				opListMachines,
 				opSetMachine,
@@ -503,22 +485,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("industrial: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("industrial: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-industrial",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A discrete-manufacturing plant floor run from an edge gateway: twelve "+
-			"machines (CNC mills, presses, conveyors, packaging robots and a screw "+
-			"compressor) on three production lines (line_a machining, line_b stamping, "+
-			"line_c packaging), condition sensors on the machines reporting vibration, "+
-			"temperature, pressure and motor current against alarm thresholds, the alarm "+
-			"log with acknowledgement, and maintenance work orders for the technicians."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -526,24 +503,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of industrial.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "industrial",
-	Title: "Plant floor",
-	Description: "A discrete-manufacturing plant floor run from an edge gateway: twelve " +
-		"machines (CNC mills, presses, conveyors, packaging robots and a screw " +
-		"compressor) on three production lines (line_a machining, line_b stamping, " +
-		"line_c packaging), condition sensors on the machines reporting vibration, " +
-		"temperature, pressure and motor current against alarm thresholds, the alarm " +
-		"log with acknowledgement, and maintenance work orders for the technicians.",
-	Entities:   []string{"machine", "sensor", "alarm", "work_order"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "industrial",
+	Title:       "Plant floor",
+	Description: description,
+	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("industrial: store is %T, want *industrial.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

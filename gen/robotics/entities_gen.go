@@ -13,16 +13,16 @@ type Robot struct {
 	// Sort of robot: amr (autonomous mobile robot carrying totes and carts),
 	// forklift (autonomous pallet forklift) or arm (robot arm on a mobile base
 	// for picking).
-	Kind string `json:"kind"`
+	Kind RobotKind `json:"kind"`
 	// Zone of the factory the robot works in.
-	Zone string `json:"zone"`
+	Zone RobotZone `json:"zone"`
 	// Station the robot is at right now (bay_<zone> is the charging bay of a
 	// zone).
-	Station string `json:"station"`
+	Station RobotStation `json:"station"`
 	// Operating state: idle (free for a mission), working (on a mission),
 	// charging, error (faulted, see error_code) or stopped (halted by an operator
 	// or an emergency stop).
-	Status string `json:"status"`
+	Status RobotStatus `json:"status"`
 	// Remaining battery charge (below 20 percent the robot should go charging).
 	BatteryPct int `json:"battery_pct"`
 	// Maximum travel speed (for arms: maximum tool speed).
@@ -32,6 +32,62 @@ type Robot struct {
 	// Fault code the robot reports, e.g. LIDAR_TIMEOUT (none when healthy).
 	ErrorCode string `json:"error_code"`
 }
+
+// RobotKind is the type of Robot's kind field.
+type RobotKind string
+
+// The values of RobotKind, in spec order.
+const (
+	RobotKindAmr      RobotKind = "amr"
+	RobotKindForklift RobotKind = "forklift"
+	RobotKindArm      RobotKind = "arm"
+)
+
+// RobotZone is the type of Robot's zone field.
+type RobotZone string
+
+// The values of RobotZone, in spec order.
+const (
+	RobotZoneStorage    RobotZone = "storage"
+	RobotZoneAssembly   RobotZone = "assembly"
+	RobotZoneMachining  RobotZone = "machining"
+	RobotZonePackaging  RobotZone = "packaging"
+	RobotZoneQualityLab RobotZone = "quality_lab"
+)
+
+// RobotStation is the type of Robot's station field.
+type RobotStation string
+
+// The values of RobotStation, in spec order.
+const (
+	RobotStationGoodsIn        RobotStation = "goods_in"
+	RobotStationGoodsOut       RobotStation = "goods_out"
+	RobotStationRackA          RobotStation = "rack_a"
+	RobotStationRackB          RobotStation = "rack_b"
+	RobotStationRackC          RobotStation = "rack_c"
+	RobotStationAssemblyLine1  RobotStation = "assembly_line_1"
+	RobotStationAssemblyLine2  RobotStation = "assembly_line_2"
+	RobotStationCncCell        RobotStation = "cnc_cell"
+	RobotStationPackingStation RobotStation = "packing_station"
+	RobotStationQcBench        RobotStation = "qc_bench"
+	RobotStationBayStorage     RobotStation = "bay_storage"
+	RobotStationBayAssembly    RobotStation = "bay_assembly"
+	RobotStationBayMachining   RobotStation = "bay_machining"
+	RobotStationBayPackaging   RobotStation = "bay_packaging"
+	RobotStationBayQualityLab  RobotStation = "bay_quality_lab"
+)
+
+// RobotStatus is the type of Robot's status field.
+type RobotStatus string
+
+// The values of RobotStatus, in spec order.
+const (
+	RobotStatusIdle     RobotStatus = "idle"
+	RobotStatusWorking  RobotStatus = "working"
+	RobotStatusCharging RobotStatus = "charging"
+	RobotStatusError    RobotStatus = "error"
+	RobotStatusStopped  RobotStatus = "stopped"
+)
 
 func cloneRobot(v Robot) Robot {
 	return v
@@ -46,10 +102,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB001",
 			Name:              "AMR-01 Atlas",
-			Kind:              "amr",
-			Zone:              "storage",
-			Station:           "rack_a",
-			Status:            "working",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneStorage,
+			Station:           RobotStationRackA,
+			Status:            RobotStatusWorking,
 			BatteryPct:        78,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 300.0,
@@ -58,10 +114,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB002",
 			Name:              "AMR-02 Boreas",
-			Kind:              "amr",
-			Zone:              "storage",
-			Station:           "bay_storage",
-			Status:            "charging",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneStorage,
+			Station:           RobotStationBayStorage,
+			Status:            RobotStatusCharging,
 			BatteryPct:        16,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 300.0,
@@ -70,10 +126,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB003",
 			Name:              "AMR-03 Cygnus",
-			Kind:              "amr",
-			Zone:              "assembly",
-			Station:           "assembly_line_1",
-			Status:            "working",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneAssembly,
+			Station:           RobotStationAssemblyLine1,
+			Status:            RobotStatusWorking,
 			BatteryPct:        64,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 300.0,
@@ -82,10 +138,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB004",
 			Name:              "AMR-04 Draco",
-			Kind:              "amr",
-			Zone:              "assembly",
-			Station:           "assembly_line_2",
-			Status:            "idle",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneAssembly,
+			Station:           RobotStationAssemblyLine2,
+			Status:            RobotStatusIdle,
 			BatteryPct:        12,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 300.0,
@@ -94,10 +150,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB005",
 			Name:              "AMR-05 Eos",
-			Kind:              "amr",
-			Zone:              "machining",
-			Station:           "cnc_cell",
-			Status:            "error",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneMachining,
+			Station:           RobotStationCncCell,
+			Status:            RobotStatusError,
 			BatteryPct:        41,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 300.0,
@@ -106,10 +162,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB006",
 			Name:              "AMR-06 Fornax",
-			Kind:              "amr",
-			Zone:              "packaging",
-			Station:           "packing_station",
-			Status:            "idle",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZonePackaging,
+			Station:           RobotStationPackingStation,
+			Status:            RobotStatusIdle,
 			BatteryPct:        88,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 500.0,
@@ -118,10 +174,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB007",
 			Name:              "FL-01 Goliath",
-			Kind:              "forklift",
-			Zone:              "storage",
-			Station:           "goods_in",
-			Status:            "working",
+			Kind:              RobotKindForklift,
+			Zone:              RobotZoneStorage,
+			Station:           RobotStationGoodsIn,
+			Status:            RobotStatusWorking,
 			BatteryPct:        55,
 			SpeedLimitMps:     1.2,
 			PayloadCapacityKg: 1500.0,
@@ -130,10 +186,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB008",
 			Name:              "FL-02 Hercules",
-			Kind:              "forklift",
-			Zone:              "packaging",
-			Station:           "goods_out",
-			Status:            "idle",
+			Kind:              RobotKindForklift,
+			Zone:              RobotZonePackaging,
+			Station:           RobotStationGoodsOut,
+			Status:            RobotStatusIdle,
 			BatteryPct:        18,
 			SpeedLimitMps:     1.0,
 			PayloadCapacityKg: 1500.0,
@@ -142,10 +198,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB009",
 			Name:              "ARM-01 Iris",
-			Kind:              "arm",
-			Zone:              "assembly",
-			Station:           "assembly_line_1",
-			Status:            "working",
+			Kind:              RobotKindArm,
+			Zone:              RobotZoneAssembly,
+			Station:           RobotStationAssemblyLine1,
+			Status:            RobotStatusWorking,
 			BatteryPct:        71,
 			SpeedLimitMps:     1.0,
 			PayloadCapacityKg: 10.0,
@@ -154,10 +210,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB010",
 			Name:              "ARM-02 Juno",
-			Kind:              "arm",
-			Zone:              "machining",
-			Station:           "cnc_cell",
-			Status:            "working",
+			Kind:              RobotKindArm,
+			Zone:              RobotZoneMachining,
+			Station:           RobotStationCncCell,
+			Status:            RobotStatusWorking,
 			BatteryPct:        58,
 			SpeedLimitMps:     1.0,
 			PayloadCapacityKg: 25.0,
@@ -166,10 +222,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB011",
 			Name:              "ARM-03 Kestrel",
-			Kind:              "arm",
-			Zone:              "quality_lab",
-			Station:           "qc_bench",
-			Status:            "stopped",
+			Kind:              RobotKindArm,
+			Zone:              RobotZoneQualityLab,
+			Station:           RobotStationQcBench,
+			Status:            RobotStatusStopped,
 			BatteryPct:        90,
 			SpeedLimitMps:     0.5,
 			PayloadCapacityKg: 5.0,
@@ -178,10 +234,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB012",
 			Name:              "AMR-07 Lyra",
-			Kind:              "amr",
-			Zone:              "machining",
-			Station:           "cnc_cell",
-			Status:            "working",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneMachining,
+			Station:           RobotStationCncCell,
+			Status:            RobotStatusWorking,
 			BatteryPct:        9,
 			SpeedLimitMps:     1.5,
 			PayloadCapacityKg: 300.0,
@@ -190,10 +246,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB013",
 			Name:              "AMR-08 Mensa",
-			Kind:              "amr",
-			Zone:              "quality_lab",
-			Station:           "qc_bench",
-			Status:            "idle",
+			Kind:              RobotKindAmr,
+			Zone:              RobotZoneQualityLab,
+			Station:           RobotStationQcBench,
+			Status:            RobotStatusIdle,
 			BatteryPct:        95,
 			SpeedLimitMps:     0.8,
 			PayloadCapacityKg: 100.0,
@@ -202,10 +258,10 @@ func seedRobots() []Robot {
 		{
 			ID:                "RB014",
 			Name:              "ARM-04 Nova",
-			Kind:              "arm",
-			Zone:              "packaging",
-			Station:           "packing_station",
-			Status:            "error",
+			Kind:              RobotKindArm,
+			Zone:              RobotZonePackaging,
+			Station:           RobotStationPackingStation,
+			Status:            RobotStatusError,
 			BatteryPct:        33,
 			SpeedLimitMps:     1.0,
 			PayloadCapacityKg: 10.0,
@@ -220,18 +276,52 @@ type Charger struct {
 	// Human-readable name of the charger.
 	Name string `json:"name"`
 	// Zone the charger is in.
-	Zone string `json:"zone"`
+	Zone ChargerZone `json:"zone"`
 	// Charging bay the charger stands in (bay_<zone>); send a robot there to
 	// charge.
-	Station string `json:"station"`
+	Station ChargerStation `json:"station"`
 	// Whether a robot can dock: free, occupied (a robot is charging) or
 	// out_of_service (faulty, do not use).
-	Status string `json:"status"`
+	Status ChargerStatus `json:"status"`
 	// Charging power.
 	PowerKw float64 `json:"power_kw"`
 	// Robot docked at the charger (absent when none).
 	DockedRobot *string `json:"docked_robot,omitzero"`
 }
+
+// ChargerZone is the type of Charger's zone field.
+type ChargerZone string
+
+// The values of ChargerZone, in spec order.
+const (
+	ChargerZoneStorage    ChargerZone = "storage"
+	ChargerZoneAssembly   ChargerZone = "assembly"
+	ChargerZoneMachining  ChargerZone = "machining"
+	ChargerZonePackaging  ChargerZone = "packaging"
+	ChargerZoneQualityLab ChargerZone = "quality_lab"
+)
+
+// ChargerStation is the type of Charger's station field.
+type ChargerStation string
+
+// The values of ChargerStation, in spec order.
+const (
+	ChargerStationBayStorage    ChargerStation = "bay_storage"
+	ChargerStationBayAssembly   ChargerStation = "bay_assembly"
+	ChargerStationBayMachining  ChargerStation = "bay_machining"
+	ChargerStationBayPackaging  ChargerStation = "bay_packaging"
+	ChargerStationBayQualityLab ChargerStation = "bay_quality_lab"
+)
+
+// ChargerStatus is the type of Charger's status field.
+type ChargerStatus string
+
+// The values of ChargerStatus, in spec order.
+const (
+	ChargerStatusFree         ChargerStatus = "free"
+	ChargerStatusOccupied     ChargerStatus = "occupied"
+	ChargerStatusOutOfService ChargerStatus = "out_of_service"
+)
 
 func cloneCharger(v Charger) Charger {
 	return v
@@ -246,66 +336,66 @@ func seedChargers() []Charger {
 		{
 			ID:          "CH001",
 			Name:        "Storage charger 1",
-			Zone:        "storage",
-			Station:     "bay_storage",
-			Status:      "occupied",
+			Zone:        ChargerZoneStorage,
+			Station:     ChargerStationBayStorage,
+			Status:      ChargerStatusOccupied,
 			PowerKw:     3.0,
 			DockedRobot: mcpdomain.Ptr("RB002"),
 		},
 		{
 			ID:      "CH002",
 			Name:    "Storage charger 2",
-			Zone:    "storage",
-			Station: "bay_storage",
-			Status:  "free",
+			Zone:    ChargerZoneStorage,
+			Station: ChargerStationBayStorage,
+			Status:  ChargerStatusFree,
 			PowerKw: 3.0,
 		},
 		{
 			ID:      "CH003",
 			Name:    "Assembly charger 1",
-			Zone:    "assembly",
-			Station: "bay_assembly",
-			Status:  "free",
+			Zone:    ChargerZoneAssembly,
+			Station: ChargerStationBayAssembly,
+			Status:  ChargerStatusFree,
 			PowerKw: 1.5,
 		},
 		{
 			ID:      "CH004",
 			Name:    "Machining charger 1",
-			Zone:    "machining",
-			Station: "bay_machining",
-			Status:  "out_of_service",
+			Zone:    ChargerZoneMachining,
+			Station: ChargerStationBayMachining,
+			Status:  ChargerStatusOutOfService,
 			PowerKw: 1.5,
 		},
 		{
 			ID:      "CH005",
 			Name:    "Machining charger 2",
-			Zone:    "machining",
-			Station: "bay_machining",
-			Status:  "free",
+			Zone:    ChargerZoneMachining,
+			Station: ChargerStationBayMachining,
+			Status:  ChargerStatusFree,
 			PowerKw: 3.0,
 		},
 		{
 			ID:      "CH006",
 			Name:    "Packaging fast charger",
-			Zone:    "packaging",
-			Station: "bay_packaging",
-			Status:  "free",
+			Zone:    ChargerZonePackaging,
+			Station: ChargerStationBayPackaging,
+			Status:  ChargerStatusFree,
 			PowerKw: 6.0,
 		},
 		{
 			ID:      "CH007",
 			Name:    "Quality lab charger",
-			Zone:    "quality_lab",
-			Station: "bay_quality_lab",
-			Status:  "free",
+			Zone:    ChargerZoneQualityLab,
+			Station: ChargerStationBayQualityLab,
+			Status:  ChargerStatusFree,
 			PowerKw: 1.5,
 		},
 		{
 			ID:      "CH008",
 			Name:    "Assembly charger 2",
-			Zone:    "assembly",
-			Station: "bay_assembly",
-			Status:  "out_of_service",
+			Zone:    ChargerZoneAssembly,
+			Station: ChargerStationBayAssembly,
+			Status:  ChargerStatusOutOfService,
 			PowerKw: 1.5,
 		},
 	}
@@ -320,23 +410,101 @@ type Mission struct {
 	// Sort of mission: transport (carry a load from one station to another), pick
 	// (an arm picks parts at a station), inspect (drive to a station and inspect
 	// it) or return_to_dock (drive to a charging bay to recharge).
-	Kind string `json:"kind"`
+	Kind MissionKind `json:"kind"`
 	// Station where the mission starts (for return_to_dock: where the robot is
 	// now).
-	FromStation string `json:"from_station"`
+	FromStation MissionFromStation `json:"from_station"`
 	// Station where the mission ends (for return_to_dock: the charging bay
 	// bay_<zone>).
-	ToStation string `json:"to_station"`
+	ToStation MissionToStation `json:"to_station"`
 	// Scheduling priority of the mission.
-	Priority string `json:"priority"`
+	Priority MissionPriority `json:"priority"`
 	// Progress: queued (waiting), active (being carried out), completed,
 	// cancelled or failed.
-	Status string `json:"status"`
+	Status MissionStatus `json:"status"`
 	// Weight of the load carried (0 for none).
 	PayloadKg float64 `json:"payload_kg"`
 	// When the mission was dispatched (RFC 3339, UTC).
 	Created string `json:"created"`
 }
+
+// MissionKind is the type of Mission's kind field.
+type MissionKind string
+
+// The values of MissionKind, in spec order.
+const (
+	MissionKindTransport    MissionKind = "transport"
+	MissionKindPick         MissionKind = "pick"
+	MissionKindInspect      MissionKind = "inspect"
+	MissionKindReturnToDock MissionKind = "return_to_dock"
+)
+
+// MissionFromStation is the type of Mission's from_station field.
+type MissionFromStation string
+
+// The values of MissionFromStation, in spec order.
+const (
+	MissionFromStationGoodsIn        MissionFromStation = "goods_in"
+	MissionFromStationGoodsOut       MissionFromStation = "goods_out"
+	MissionFromStationRackA          MissionFromStation = "rack_a"
+	MissionFromStationRackB          MissionFromStation = "rack_b"
+	MissionFromStationRackC          MissionFromStation = "rack_c"
+	MissionFromStationAssemblyLine1  MissionFromStation = "assembly_line_1"
+	MissionFromStationAssemblyLine2  MissionFromStation = "assembly_line_2"
+	MissionFromStationCncCell        MissionFromStation = "cnc_cell"
+	MissionFromStationPackingStation MissionFromStation = "packing_station"
+	MissionFromStationQcBench        MissionFromStation = "qc_bench"
+	MissionFromStationBayStorage     MissionFromStation = "bay_storage"
+	MissionFromStationBayAssembly    MissionFromStation = "bay_assembly"
+	MissionFromStationBayMachining   MissionFromStation = "bay_machining"
+	MissionFromStationBayPackaging   MissionFromStation = "bay_packaging"
+	MissionFromStationBayQualityLab  MissionFromStation = "bay_quality_lab"
+)
+
+// MissionToStation is the type of Mission's to_station field.
+type MissionToStation string
+
+// The values of MissionToStation, in spec order.
+const (
+	MissionToStationGoodsIn        MissionToStation = "goods_in"
+	MissionToStationGoodsOut       MissionToStation = "goods_out"
+	MissionToStationRackA          MissionToStation = "rack_a"
+	MissionToStationRackB          MissionToStation = "rack_b"
+	MissionToStationRackC          MissionToStation = "rack_c"
+	MissionToStationAssemblyLine1  MissionToStation = "assembly_line_1"
+	MissionToStationAssemblyLine2  MissionToStation = "assembly_line_2"
+	MissionToStationCncCell        MissionToStation = "cnc_cell"
+	MissionToStationPackingStation MissionToStation = "packing_station"
+	MissionToStationQcBench        MissionToStation = "qc_bench"
+	MissionToStationBayStorage     MissionToStation = "bay_storage"
+	MissionToStationBayAssembly    MissionToStation = "bay_assembly"
+	MissionToStationBayMachining   MissionToStation = "bay_machining"
+	MissionToStationBayPackaging   MissionToStation = "bay_packaging"
+	MissionToStationBayQualityLab  MissionToStation = "bay_quality_lab"
+)
+
+// MissionPriority is the type of Mission's priority field.
+type MissionPriority string
+
+// The values of MissionPriority, in spec order.
+const (
+	MissionPriorityLow    MissionPriority = "low"
+	MissionPriorityNormal MissionPriority = "normal"
+	MissionPriorityHigh   MissionPriority = "high"
+	MissionPriorityUrgent MissionPriority = "urgent"
+)
+
+// MissionStatus is the type of Mission's status field.
+type MissionStatus string
+
+// The values of MissionStatus, in spec order.
+const (
+	MissionStatusQueued    MissionStatus = "queued"
+	MissionStatusActive    MissionStatus = "active"
+	MissionStatusCompleted MissionStatus = "completed"
+	MissionStatusCancelled MissionStatus = "cancelled"
+	MissionStatusFailed    MissionStatus = "failed"
+)
 
 func cloneMission(v Mission) Mission {
 	return v
@@ -351,163 +519,163 @@ func seedMissions() []Mission {
 		{
 			ID:          "MS0001",
 			RobotID:     "RB001",
-			Kind:        "transport",
-			FromStation: "goods_in",
-			ToStation:   "rack_a",
-			Priority:    "normal",
-			Status:      "completed",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationGoodsIn,
+			ToStation:   MissionToStationRackA,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusCompleted,
 			PayloadKg:   120.0,
 			Created:     "2026-06-10T12:10:00Z",
 		},
 		{
 			ID:          "MS0002",
 			RobotID:     "RB001",
-			Kind:        "transport",
-			FromStation: "rack_a",
-			ToStation:   "assembly_line_1",
-			Priority:    "high",
-			Status:      "active",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationRackA,
+			ToStation:   MissionToStationAssemblyLine1,
+			Priority:    MissionPriorityHigh,
+			Status:      MissionStatusActive,
 			PayloadKg:   180.0,
 			Created:     "2026-06-10T13:40:00Z",
 		},
 		{
 			ID:          "MS0003",
 			RobotID:     "RB003",
-			Kind:        "transport",
-			FromStation: "rack_b",
-			ToStation:   "assembly_line_1",
-			Priority:    "normal",
-			Status:      "active",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationRackB,
+			ToStation:   MissionToStationAssemblyLine1,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusActive,
 			PayloadKg:   95.0,
 			Created:     "2026-06-10T13:35:00Z",
 		},
 		{
 			ID:          "MS0004",
 			RobotID:     "RB007",
-			Kind:        "transport",
-			FromStation: "goods_in",
-			ToStation:   "rack_c",
-			Priority:    "normal",
-			Status:      "active",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationGoodsIn,
+			ToStation:   MissionToStationRackC,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusActive,
 			PayloadKg:   900.0,
 			Created:     "2026-06-10T13:20:00Z",
 		},
 		{
 			ID:          "MS0005",
 			RobotID:     "RB005",
-			Kind:        "transport",
-			FromStation: "cnc_cell",
-			ToStation:   "packing_station",
-			Priority:    "high",
-			Status:      "failed",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationCncCell,
+			ToStation:   MissionToStationPackingStation,
+			Priority:    MissionPriorityHigh,
+			Status:      MissionStatusFailed,
 			PayloadKg:   60.0,
 			Created:     "2026-06-10T13:05:00Z",
 		},
 		{
 			ID:          "MS0006",
 			RobotID:     "RB010",
-			Kind:        "pick",
-			FromStation: "cnc_cell",
-			ToStation:   "cnc_cell",
-			Priority:    "normal",
-			Status:      "active",
+			Kind:        MissionKindPick,
+			FromStation: MissionFromStationCncCell,
+			ToStation:   MissionToStationCncCell,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusActive,
 			PayloadKg:   12.0,
 			Created:     "2026-06-10T13:50:00Z",
 		},
 		{
 			ID:          "MS0007",
 			RobotID:     "RB012",
-			Kind:        "transport",
-			FromStation: "cnc_cell",
-			ToStation:   "rack_b",
-			Priority:    "normal",
-			Status:      "active",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationCncCell,
+			ToStation:   MissionToStationRackB,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusActive,
 			PayloadKg:   140.0,
 			Created:     "2026-06-10T13:45:00Z",
 		},
 		{
 			ID:          "MS0008",
 			RobotID:     "RB005",
-			Kind:        "transport",
-			FromStation: "cnc_cell",
-			ToStation:   "goods_out",
-			Priority:    "normal",
-			Status:      "queued",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationCncCell,
+			ToStation:   MissionToStationGoodsOut,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusQueued,
 			PayloadKg:   75.0,
 			Created:     "2026-06-10T13:15:00Z",
 		},
 		{
 			ID:          "MS0009",
 			RobotID:     "RB009",
-			Kind:        "pick",
-			FromStation: "assembly_line_1",
-			ToStation:   "assembly_line_1",
-			Priority:    "normal",
-			Status:      "active",
+			Kind:        MissionKindPick,
+			FromStation: MissionFromStationAssemblyLine1,
+			ToStation:   MissionToStationAssemblyLine1,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusActive,
 			PayloadKg:   6.0,
 			Created:     "2026-06-10T13:30:00Z",
 		},
 		{
 			ID:          "MS0010",
 			RobotID:     "RB008",
-			Kind:        "transport",
-			FromStation: "packing_station",
-			ToStation:   "goods_out",
-			Priority:    "high",
-			Status:      "queued",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationPackingStation,
+			ToStation:   MissionToStationGoodsOut,
+			Priority:    MissionPriorityHigh,
+			Status:      MissionStatusQueued,
 			PayloadKg:   650.0,
 			Created:     "2026-06-10T13:55:00Z",
 		},
 		{
 			ID:          "MS0011",
 			RobotID:     "RB013",
-			Kind:        "inspect",
-			FromStation: "qc_bench",
-			ToStation:   "assembly_line_2",
-			Priority:    "low",
-			Status:      "queued",
+			Kind:        MissionKindInspect,
+			FromStation: MissionFromStationQcBench,
+			ToStation:   MissionToStationAssemblyLine2,
+			Priority:    MissionPriorityLow,
+			Status:      MissionStatusQueued,
 			Created:     "2026-06-10T13:58:00Z",
 		},
 		{
 			ID:          "MS0012",
 			RobotID:     "RB012",
-			Kind:        "transport",
-			FromStation: "rack_c",
-			ToStation:   "cnc_cell",
-			Priority:    "normal",
-			Status:      "queued",
+			Kind:        MissionKindTransport,
+			FromStation: MissionFromStationRackC,
+			ToStation:   MissionToStationCncCell,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusQueued,
 			PayloadKg:   200.0,
 			Created:     "2026-06-10T13:52:00Z",
 		},
 		{
 			ID:          "MS0013",
 			RobotID:     "RB014",
-			Kind:        "pick",
-			FromStation: "packing_station",
-			ToStation:   "packing_station",
-			Priority:    "normal",
-			Status:      "queued",
+			Kind:        MissionKindPick,
+			FromStation: MissionFromStationPackingStation,
+			ToStation:   MissionToStationPackingStation,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusQueued,
 			PayloadKg:   8.0,
 			Created:     "2026-06-10T13:48:00Z",
 		},
 		{
 			ID:          "MS0014",
 			RobotID:     "RB002",
-			Kind:        "return_to_dock",
-			FromStation: "rack_b",
-			ToStation:   "bay_storage",
-			Priority:    "normal",
-			Status:      "completed",
+			Kind:        MissionKindReturnToDock,
+			FromStation: MissionFromStationRackB,
+			ToStation:   MissionToStationBayStorage,
+			Priority:    MissionPriorityNormal,
+			Status:      MissionStatusCompleted,
 			Created:     "2026-06-10T13:10:00Z",
 		},
 		{
 			ID:          "MS0015",
 			RobotID:     "RB014",
-			Kind:        "pick",
-			FromStation: "packing_station",
-			ToStation:   "packing_station",
-			Priority:    "high",
-			Status:      "failed",
+			Kind:        MissionKindPick,
+			FromStation: MissionFromStationPackingStation,
+			ToStation:   MissionToStationPackingStation,
+			Priority:    MissionPriorityHigh,
+			Status:      MissionStatusFailed,
 			PayloadKg:   9.0,
 			Created:     "2026-06-10T13:25:00Z",
 		},

@@ -6,12 +6,12 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListRobotsArgs are the arguments of list_robots.
 type ListRobotsArgs struct {
-	Zone          *string `json:"zone,omitempty"`
-	Kind          *string `json:"kind,omitempty"`
-	Status        *string `json:"status,omitempty"`
-	MinBatteryPct *int    `json:"min_battery_pct,omitempty"`
-	MaxBatteryPct *int    `json:"max_battery_pct,omitempty"`
-	Limit         *int    `json:"limit,omitempty"`
+	Zone          *RobotZone   `json:"zone,omitempty"`
+	Kind          *RobotKind   `json:"kind,omitempty"`
+	Status        *RobotStatus `json:"status,omitempty"`
+	MinBatteryPct *int         `json:"min_battery_pct,omitempty"`
+	MaxBatteryPct *int         `json:"max_battery_pct,omitempty"`
+	Limit         *int         `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_robots's filters.
@@ -62,11 +62,11 @@ func (s *Store) GetRobot(a GetRobotArgs) (Robot, error) {
 
 // ListChargersArgs are the arguments of list_chargers.
 type ListChargersArgs struct {
-	Zone       *string  `json:"zone,omitempty"`
-	Status     *string  `json:"status,omitempty"`
-	MinPowerKw *float64 `json:"min_power_kw,omitempty"`
-	MaxPowerKw *float64 `json:"max_power_kw,omitempty"`
-	Limit      *int     `json:"limit,omitempty"`
+	Zone       *ChargerZone   `json:"zone,omitempty"`
+	Status     *ChargerStatus `json:"status,omitempty"`
+	MinPowerKw *float64       `json:"min_power_kw,omitempty"`
+	MaxPowerKw *float64       `json:"max_power_kw,omitempty"`
+	Limit      *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_chargers's filters.
@@ -98,9 +98,9 @@ func (s *Store) ListChargers(a ListChargersArgs) (mcpdomain.ListResult[Charger],
 
 // SetRobotArgs are the arguments of set_robot.
 type SetRobotArgs struct {
-	RobotID       string   `json:"robot_id"`
-	Status        *string  `json:"status,omitempty"`
-	SpeedLimitMps *float64 `json:"speed_limit_mps,omitempty"`
+	RobotID       string       `json:"robot_id"`
+	Status        *RobotStatus `json:"status,omitempty"`
+	SpeedLimitMps *float64     `json:"speed_limit_mps,omitempty"`
 }
 
 // SetRobot runs set_robot: Change one robot by its ID (RB followed by 3
@@ -127,8 +127,8 @@ func (s *Store) SetRobot(a SetRobotArgs) (Robot, error) {
 
 // EmergencyStopZoneArgs are the arguments of emergency_stop_zone.
 type EmergencyStopZoneArgs struct {
-	Zone string  `json:"zone"`
-	Kind *string `json:"kind,omitempty"`
+	Zone RobotZone  `json:"zone"`
+	Kind *RobotKind `json:"kind,omitempty"`
 }
 
 // match reports whether a row passes emergency_stop_zone's filters.
@@ -151,15 +151,15 @@ func (s *Store) EmergencyStopZone(a EmergencyStopZoneArgs) (mcpdomain.BulkResult
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := s.robots.Update(a.match, func(v *Robot) {
-		v.Status = "stopped"
+		v.Status = RobotStatusStopped
 	})
 	return mcpdomain.NewBulkResult("robot", "", ids), nil
 }
 
 // SetFleetModeArgs are the arguments of set_fleet_mode.
 type SetFleetModeArgs struct {
-	Zone *string `json:"zone,omitempty"`
-	Mode string  `json:"mode"`
+	Zone *RobotZone `json:"zone,omitempty"`
+	Mode string     `json:"mode"`
 }
 
 // match reports whether a row passes set_fleet_mode's filters.
@@ -180,33 +180,33 @@ func (s *Store) SetFleetMode(a SetFleetModeArgs) (mcpdomain.BulkResult, error) {
 	switch a.Mode {
 	case "normal":
 		ids = append(ids, s.robots.Update(func(v *Robot) bool {
-			return a.match(v) && v.Kind == "amr"
+			return a.match(v) && v.Kind == RobotKindAmr
 		}, func(v *Robot) {
 			v.SpeedLimitMps = 1.5
 		})...)
 		ids = append(ids, s.robots.Update(func(v *Robot) bool {
-			return a.match(v) && v.Kind == "forklift"
+			return a.match(v) && v.Kind == RobotKindForklift
 		}, func(v *Robot) {
 			v.SpeedLimitMps = 1.2
 		})...)
 		ids = append(ids, s.robots.Update(func(v *Robot) bool {
-			return a.match(v) && v.Kind == "arm"
+			return a.match(v) && v.Kind == RobotKindArm
 		}, func(v *Robot) {
 			v.SpeedLimitMps = 1.0
 		})...)
 	case "night_shift":
 		ids = append(ids, s.robots.Update(func(v *Robot) bool {
-			return a.match(v) && v.Kind == "amr"
+			return a.match(v) && v.Kind == RobotKindAmr
 		}, func(v *Robot) {
 			v.SpeedLimitMps = 1.0
 		})...)
 		ids = append(ids, s.robots.Update(func(v *Robot) bool {
-			return a.match(v) && v.Kind == "forklift"
+			return a.match(v) && v.Kind == RobotKindForklift
 		}, func(v *Robot) {
 			v.SpeedLimitMps = 0.8
 		})...)
 		ids = append(ids, s.robots.Update(func(v *Robot) bool {
-			return a.match(v) && v.Kind == "arm"
+			return a.match(v) && v.Kind == RobotKindArm
 		}, func(v *Robot) {
 			v.SpeedLimitMps = 0.6
 		})...)
@@ -222,13 +222,13 @@ func (s *Store) SetFleetMode(a SetFleetModeArgs) (mcpdomain.BulkResult, error) {
 
 // ListMissionsArgs are the arguments of list_missions.
 type ListMissionsArgs struct {
-	RobotID    *string `json:"robot_id,omitempty"`
-	Status     *string `json:"status,omitempty"`
-	Kind       *string `json:"kind,omitempty"`
-	Priority   *string `json:"priority,omitempty"`
-	MinCreated *string `json:"min_created,omitempty"`
-	MaxCreated *string `json:"max_created,omitempty"`
-	Limit      *int    `json:"limit,omitempty"`
+	RobotID    *string          `json:"robot_id,omitempty"`
+	Status     *MissionStatus   `json:"status,omitempty"`
+	Kind       *MissionKind     `json:"kind,omitempty"`
+	Priority   *MissionPriority `json:"priority,omitempty"`
+	MinCreated *string          `json:"min_created,omitempty"`
+	MaxCreated *string          `json:"max_created,omitempty"`
+	Limit      *int             `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_missions's filters.
@@ -267,12 +267,12 @@ func (s *Store) ListMissions(a ListMissionsArgs) (mcpdomain.ListResult[Mission],
 
 // DispatchMissionArgs are the arguments of dispatch_mission.
 type DispatchMissionArgs struct {
-	RobotID     string   `json:"robot_id"`
-	Kind        string   `json:"kind"`
-	FromStation string   `json:"from_station"`
-	ToStation   string   `json:"to_station"`
-	Priority    *string  `json:"priority,omitempty"`
-	PayloadKg   *float64 `json:"payload_kg,omitempty"`
+	RobotID     string             `json:"robot_id"`
+	Kind        MissionKind        `json:"kind"`
+	FromStation MissionFromStation `json:"from_station"`
+	ToStation   MissionToStation   `json:"to_station"`
+	Priority    *MissionPriority   `json:"priority,omitempty"`
+	PayloadKg   *float64           `json:"payload_kg,omitempty"`
 }
 
 // DispatchMission runs dispatch_mission: Dispatch a new mission to a robot
@@ -289,8 +289,8 @@ func (s *Store) DispatchMission(a DispatchMissionArgs) (Mission, error) {
 		return Mission{}, err
 	}
 	v := Mission{
-		Priority: "normal",
-		Status:   "queued",
+		Priority: MissionPriorityNormal,
+		Status:   MissionStatusQueued,
 		Created:  "2026-06-10T14:00:00Z",
 	}
 	v.RobotID = a.RobotID
@@ -308,10 +308,10 @@ func (s *Store) DispatchMission(a DispatchMissionArgs) (Mission, error) {
 
 // UpdateMissionArgs are the arguments of update_mission.
 type UpdateMissionArgs struct {
-	MissionID string  `json:"mission_id"`
-	Status    *string `json:"status,omitempty"`
-	Priority  *string `json:"priority,omitempty"`
-	RobotID   *string `json:"robot_id,omitempty"`
+	MissionID string           `json:"mission_id"`
+	Status    *MissionStatus   `json:"status,omitempty"`
+	Priority  *MissionPriority `json:"priority,omitempty"`
+	RobotID   *string          `json:"robot_id,omitempty"`
 }
 
 // UpdateMission runs update_mission: Change one mission by its ID (MS
@@ -347,12 +347,12 @@ func (s *Store) UpdateMission(a UpdateMissionArgs) (Mission, error) {
 
 // FleetStatsArgs are the arguments of fleet_stats.
 type FleetStatsArgs struct {
-	Function string  `json:"function"`
-	Field    string  `json:"field"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Zone     *string `json:"zone,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
-	Status   *string `json:"status,omitempty"`
+	Function string       `json:"function"`
+	Field    string       `json:"field"`
+	GroupBy  *string      `json:"group_by,omitempty"`
+	Zone     *RobotZone   `json:"zone,omitempty"`
+	Kind     *RobotKind   `json:"kind,omitempty"`
+	Status   *RobotStatus `json:"status,omitempty"`
 }
 
 // match reports whether a row passes fleet_stats's filters.
@@ -390,11 +390,11 @@ func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) 
 		var key string
 		switch agg.GroupBy() {
 		case "zone":
-			key = v.Zone
+			key = string(v.Zone)
 		case "kind":
-			key = v.Kind
+			key = string(v.Kind)
 		case "status":
-			key = v.Status
+			key = string(v.Status)
 		}
 		agg.Add(key, x)
 	})

@@ -6,357 +6,374 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListRobots = &mcpdomain.Operation{
-	Name:     "list_robots",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "robot",
-	Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current " +
-		"station, status, battery in percent, speed limit in m/s, payload capacity " +
-		"in kg and error code. Optionally only those in one zone, of one kind or in " +
-		"one status, or within a battery range (e.g. max_battery_pct 19 for robots " +
-		"below 20 percent).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "zone",
-			Type: "string",
-			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
-			Hint: "one of storage, assembly, machining, packaging, quality_lab",
-		},
-		{Name: "kind", Type: "string", Enum: []string{"amr", "forklift", "arm"}, Hint: "one of amr, forklift, arm"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"idle", "working", "charging", "error", "stopped"},
-			Hint: "one of idle, working, charging, error, stopped",
-		},
-		{Name: "min_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listRobotsSchema,
-	Example: `{}`,
-}
-var opGetRobot = &mcpdomain.Operation{
-	Name:     "get_robot",
-	Kind:     mcpdomain.OpGet,
-	Category: "status_query",
-	Entity:   "robot",
-	Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, " +
-		"zone, station, status, battery in percent, speed limit in m/s, payload " +
-		"capacity in kg and the fault code it reports (none when healthy).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
-	},
-	Schema:  getRobotSchema,
-	Example: `{"robot_id":"RB001"}`,
-}
-var opListChargers = &mcpdomain.Operation{
-	Name:     "list_chargers",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "charger",
-	Description: "List chargers (IDs like CH003) with their zone, charging bay (station), " +
-		"status (free, occupied or out_of_service), power in kW and the robot docked " +
-		"there. Optionally only those in one zone or with one status, or within a " +
-		"power range.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "zone",
-			Type: "string",
-			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
-			Hint: "one of storage, assembly, machining, packaging, quality_lab",
-		},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"free", "occupied", "out_of_service"},
-			Hint: "one of free, occupied, out_of_service",
-		},
-		{Name: "min_power_kw", Type: "number", Hint: "number from 0.5 to 20, in kW"},
-		{Name: "max_power_kw", Type: "number", Hint: "number from 0.5 to 20, in kW"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listChargersSchema,
-	Example: `{}`,
-}
-var opSetRobot = &mcpdomain.Operation{
-	Name:     "set_robot",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "robot",
-	Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. " +
-		"stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to " +
-		"2). Only the given settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"idle", "working", "charging", "error", "stopped"},
-			Hint: "one of idle, working, charging, error, stopped",
-		},
-		{Name: "speed_limit_mps", Type: "number", Hint: "number from 0 to 2, in m/s"},
-	},
-	Schema:  setRobotSchema,
-	Example: `{"robot_id":"RB001","status":"error"}`,
-}
-var opEmergencyStopZone = &mcpdomain.Operation{
-	Name:     "emergency_stop_zone",
-	Kind:     mcpdomain.OpUpdateWhere,
-	Category: "action_execution",
-	Entity:   "robot",
-	Description: "Emergency-stop every robot in one zone at once, optionally only robots of " +
-		"one kind: each one's status becomes stopped, whatever it was doing. Speed " +
-		"limits and missions are left unchanged; resume a robot afterwards by " +
-		"setting its status one robot at a time. Returns the IDs of the robots " +
-		"stopped.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "zone",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
-			Hint:     "one of storage, assembly, machining, packaging, quality_lab",
-		},
-		{Name: "kind", Type: "string", Enum: []string{"amr", "forklift", "arm"}, Hint: "one of amr, forklift, arm"},
-	},
-	Schema:  emergencyStopZoneSchema,
-	Example: `{"zone":"storage"}`,
-}
-var opSetFleetMode = &mcpdomain.Operation{
-	Name:     "set_fleet_mode",
-	Kind:     mcpdomain.OpPreset,
-	Category: "action_execution",
-	Entity:   "robot",
-	Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, " +
-		"for the whole fleet or, with zone, only for the robots in one zone. Status " +
-		"and missions are not changed.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "zone",
-			Type: "string",
-			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
-			Hint: "one of storage, assembly, machining, packaging, quality_lab",
-		},
-		{
-			Name:     "mode",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"normal", "night_shift", "safe_mode"},
-			Hint:     "one of normal, night_shift, safe_mode",
-		},
-	},
-	Schema:  setFleetModeSchema,
-	Example: `{"mode":"normal"}`,
-}
-var opListMissions = &mcpdomain.Operation{
-	Name:     "list_missions",
-	Kind:     mcpdomain.OpList,
-	Category: "configuration",
-	Entity:   "mission",
-	Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, " +
-		"kind, start and end station, priority, status, payload in kg and creation " +
-		"time. Optionally only those of one robot, status, kind or priority, or " +
-		"created within a time window (min_created / max_created, RFC 3339 UTC).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "robot_id", Type: "string", Entity: "robot", Hint: "robot ID like RB001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"queued", "active", "completed", "cancelled", "failed"},
-			Hint: "one of queued, active, completed, cancelled, failed",
-		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"transport", "pick", "inspect", "return_to_dock"},
-			Hint: "one of transport, pick, inspect, return_to_dock",
-		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
-		},
-		{Name: "min_created", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-10T14:00:00Z"},
-		{Name: "max_created", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-10T14:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listMissionsSchema,
-	Example: `{}`,
-}
-var opDispatchMission = &mcpdomain.Operation{
-	Name:     "dispatch_mission",
-	Kind:     mcpdomain.OpCreate,
-	Category: "configuration",
-	Entity:   "mission",
-	Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the " +
-		"station it starts from and the station it ends at, and optionally its " +
-		"priority (default normal) and payload in kg (default 0). To send a robot to " +
-		"charge, use kind return_to_dock from the robot's current station to its " +
-		"zone's charging bay (bay_<zone>). The mission starts queued; returns it " +
-		"with its new ID (MS followed by 4 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
-		{
-			Name:     "kind",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"transport", "pick", "inspect", "return_to_dock"},
-			Hint:     "one of transport, pick, inspect, return_to_dock",
-		},
-		{
-			Name:     "from_station",
-			Type:     "string",
-			Required: true,
-			Enum: []string{
-				"goods_in",
-				"goods_out",
-				"rack_a",
-				"rack_b",
-				"rack_c",
-				"assembly_line_1",
-				"assembly_line_2",
-				"cnc_cell",
-				"packing_station",
-				"qc_bench",
-				"bay_storage",
-				"bay_assembly",
-				"bay_machining",
-				"bay_packaging",
-				"bay_quality_lab",
+// description says what robotics is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "A factory floor run by a fleet of autonomous robots, managed from an edge " +
+	"controller: autonomous mobile robots (AMRs), autonomous forklifts and robot " +
+	"arms on mobile bases work in five zones (storage, assembly, machining, " +
+	"packaging, quality_lab), move between named stations, recharge at chargers " +
+	"in each zone's charging bay, and carry out missions (transport, pick, " +
+	"inspect, return to dock) dispatched by the controller."
+
+// The operations of robotics, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opListRobots = &mcpdomain.Operation{
+		Name:     "list_robots",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "robot",
+		Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current " +
+			"station, status, battery in percent, speed limit in m/s, payload capacity " +
+			"in kg and error code. Optionally only those in one zone, of one kind or in " +
+			"one status, or within a battery range (e.g. max_battery_pct 19 for robots " +
+			"below 20 percent).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint: "one of storage, assembly, machining, packaging, quality_lab",
 			},
-			Hint: "one of goods_in, goods_out, rack_a, rack_b, rack_c, assembly_line_1, " +
-				"assembly_line_2, cnc_cell, packing_station, qc_bench, bay_storage, " +
-				"bay_assembly, bay_machining, bay_packaging, bay_quality_lab",
-		},
-		{
-			Name:     "to_station",
-			Type:     "string",
-			Required: true,
-			Enum: []string{
-				"goods_in",
-				"goods_out",
-				"rack_a",
-				"rack_b",
-				"rack_c",
-				"assembly_line_1",
-				"assembly_line_2",
-				"cnc_cell",
-				"packing_station",
-				"qc_bench",
-				"bay_storage",
-				"bay_assembly",
-				"bay_machining",
-				"bay_packaging",
-				"bay_quality_lab",
+			{Name: "kind", Type: "string", Enum: []string{"amr", "forklift", "arm"}, Hint: "one of amr, forklift, arm"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"idle", "working", "charging", "error", "stopped"},
+				Hint: "one of idle, working, charging, error, stopped",
 			},
-			Hint: "one of goods_in, goods_out, rack_a, rack_b, rack_c, assembly_line_1, " +
-				"assembly_line_2, cnc_cell, packing_station, qc_bench, bay_storage, " +
-				"bay_assembly, bay_machining, bay_packaging, bay_quality_lab",
+			{Name: "min_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_battery_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
+		Schema:  listRobotsSchema,
+		Example: `{}`,
+	}
+	opGetRobot = &mcpdomain.Operation{
+		Name:     "get_robot",
+		Kind:     opkind.Get,
+		Category: "status_query",
+		Entity:   "robot",
+		Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, " +
+			"zone, station, status, battery in percent, speed limit in m/s, payload " +
+			"capacity in kg and the fault code it reports (none when healthy).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
 		},
-		{Name: "payload_kg", Type: "number", Hint: "number from 0 to 2000, in kg"},
-	},
-	Schema:  dispatchMissionSchema,
-	Example: `{"robot_id":"RB014","kind":"pick","from_station":"packing_station","to_station":"packing_station"}`,
-}
-var opUpdateMission = &mcpdomain.Operation{
-	Name:     "update_mission",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "configuration",
-	Entity:   "mission",
-	Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel " +
-		"it (status cancelled), re-queue it (status queued), change its priority, or " +
-		"hand it over to another robot (robot_id). Only the given settings change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "mission_id", Type: "string", Required: true, Entity: "mission", Hint: "mission ID like MS0001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"queued", "active", "completed", "cancelled", "failed"},
-			Hint: "one of queued, active, completed, cancelled, failed",
+		Schema:  getRobotSchema,
+		Example: `{"robot_id":"RB001"}`,
+	}
+	opListChargers = &mcpdomain.Operation{
+		Name:     "list_chargers",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "charger",
+		Description: "List chargers (IDs like CH003) with their zone, charging bay (station), " +
+			"status (free, occupied or out_of_service), power in kW and the robot docked " +
+			"there. Optionally only those in one zone or with one status, or within a " +
+			"power range.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint: "one of storage, assembly, machining, packaging, quality_lab",
+			},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"free", "occupied", "out_of_service"},
+				Hint: "one of free, occupied, out_of_service",
+			},
+			{Name: "min_power_kw", Type: "number", Hint: "number from 0.5 to 20, in kW"},
+			{Name: "max_power_kw", Type: "number", Hint: "number from 0.5 to 20, in kW"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
+		Schema:  listChargersSchema,
+		Example: `{}`,
+	}
+	opSetRobot = &mcpdomain.Operation{
+		Name:     "set_robot",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "robot",
+		Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. " +
+			"stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to " +
+			"2). Only the given settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"idle", "working", "charging", "error", "stopped"},
+				Hint: "one of idle, working, charging, error, stopped",
+			},
+			{Name: "speed_limit_mps", Type: "number", Hint: "number from 0 to 2, in m/s"},
 		},
-		{Name: "robot_id", Type: "string", Entity: "robot", Hint: "robot ID like RB001"},
-	},
-	Schema:  updateMissionSchema,
-	Example: `{"mission_id":"MS0001","status":"failed"}`,
-}
-var opFleetStats = &mcpdomain.Operation{
-	Name:     "fleet_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "robot",
-	Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery " +
-		"charge in percent, speed limit in m/s or payload capacity in kg, optionally " +
-		"one value per zone, kind or status, and only for robots of one zone, kind " +
-		"or status.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"avg", "min", "max", "count", "sum"},
-			Hint:     "one of avg, min, max, count, sum",
+		Schema:  setRobotSchema,
+		Example: `{"robot_id":"RB001","status":"error"}`,
+	}
+	opEmergencyStopZone = &mcpdomain.Operation{
+		Name:     "emergency_stop_zone",
+		Kind:     opkind.UpdateWhere,
+		Category: "action_execution",
+		Entity:   "robot",
+		Description: "Emergency-stop every robot in one zone at once, optionally only robots of " +
+			"one kind: each one's status becomes stopped, whatever it was doing. Speed " +
+			"limits and missions are left unchanged; resume a robot afterwards by " +
+			"setting its status one robot at a time. Returns the IDs of the robots " +
+			"stopped.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "zone",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint:     "one of storage, assembly, machining, packaging, quality_lab",
+			},
+			{Name: "kind", Type: "string", Enum: []string{"amr", "forklift", "arm"}, Hint: "one of amr, forklift, arm"},
 		},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"battery_pct", "speed_limit_mps", "payload_capacity_kg"},
-			Hint:     "one of battery_pct, speed_limit_mps, payload_capacity_kg",
+		Schema:  emergencyStopZoneSchema,
+		Example: `{"zone":"storage"}`,
+	}
+	opSetFleetMode = &mcpdomain.Operation{
+		Name:     "set_fleet_mode",
+		Kind:     opkind.Preset,
+		Category: "action_execution",
+		Entity:   "robot",
+		Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, " +
+			"for the whole fleet or, with zone, only for the robots in one zone. Status " +
+			"and missions are not changed.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint: "one of storage, assembly, machining, packaging, quality_lab",
+			},
+			{
+				Name:     "mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"normal", "night_shift", "safe_mode"},
+				Hint:     "one of normal, night_shift, safe_mode",
+			},
 		},
-		{Name: "group_by", Type: "string", Enum: []string{"zone", "kind", "status"}, Hint: "one of zone, kind, status"},
-		{
-			Name: "zone",
-			Type: "string",
-			Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
-			Hint: "one of storage, assembly, machining, packaging, quality_lab",
+		Schema:  setFleetModeSchema,
+		Example: `{"mode":"normal"}`,
+	}
+	opListMissions = &mcpdomain.Operation{
+		Name:     "list_missions",
+		Kind:     opkind.List,
+		Category: "configuration",
+		Entity:   "mission",
+		Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, " +
+			"kind, start and end station, priority, status, payload in kg and creation " +
+			"time. Optionally only those of one robot, status, kind or priority, or " +
+			"created within a time window (min_created / max_created, RFC 3339 UTC).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "robot_id", Type: "string", Entity: "robot", Hint: "robot ID like RB001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"queued", "active", "completed", "cancelled", "failed"},
+				Hint: "one of queued, active, completed, cancelled, failed",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"transport", "pick", "inspect", "return_to_dock"},
+				Hint: "one of transport, pick, inspect, return_to_dock",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "min_created", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-10T14:00:00Z"},
+			{Name: "max_created", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-10T14:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "kind", Type: "string", Enum: []string{"amr", "forklift", "arm"}, Hint: "one of amr, forklift, arm"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"idle", "working", "charging", "error", "stopped"},
-			Hint: "one of idle, working, charging, error, stopped",
+		Schema:  listMissionsSchema,
+		Example: `{}`,
+	}
+	opDispatchMission = &mcpdomain.Operation{
+		Name:     "dispatch_mission",
+		Kind:     opkind.Create,
+		Category: "configuration",
+		Entity:   "mission",
+		Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the " +
+			"station it starts from and the station it ends at, and optionally its " +
+			"priority (default normal) and payload in kg (default 0). To send a robot to " +
+			"charge, use kind return_to_dock from the robot's current station to its " +
+			"zone's charging bay (bay_<zone>). The mission starts queued; returns it " +
+			"with its new ID (MS followed by 4 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
+			{
+				Name:     "kind",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"transport", "pick", "inspect", "return_to_dock"},
+				Hint:     "one of transport, pick, inspect, return_to_dock",
+			},
+			{
+				Name:     "from_station",
+				Type:     "string",
+				Required: true,
+				Enum: []string{
+					"goods_in",
+					"goods_out",
+					"rack_a",
+					"rack_b",
+					"rack_c",
+					"assembly_line_1",
+					"assembly_line_2",
+					"cnc_cell",
+					"packing_station",
+					"qc_bench",
+					"bay_storage",
+					"bay_assembly",
+					"bay_machining",
+					"bay_packaging",
+					"bay_quality_lab",
+				},
+				Hint: "one of goods_in, goods_out, rack_a, rack_b, rack_c, assembly_line_1, " +
+					"assembly_line_2, cnc_cell, packing_station, qc_bench, bay_storage, " +
+					"bay_assembly, bay_machining, bay_packaging, bay_quality_lab",
+			},
+			{
+				Name:     "to_station",
+				Type:     "string",
+				Required: true,
+				Enum: []string{
+					"goods_in",
+					"goods_out",
+					"rack_a",
+					"rack_b",
+					"rack_c",
+					"assembly_line_1",
+					"assembly_line_2",
+					"cnc_cell",
+					"packing_station",
+					"qc_bench",
+					"bay_storage",
+					"bay_assembly",
+					"bay_machining",
+					"bay_packaging",
+					"bay_quality_lab",
+				},
+				Hint: "one of goods_in, goods_out, rack_a, rack_b, rack_c, assembly_line_1, " +
+					"assembly_line_2, cnc_cell, packing_station, qc_bench, bay_storage, " +
+					"bay_assembly, bay_machining, bay_packaging, bay_quality_lab",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "payload_kg", Type: "number", Hint: "number from 0 to 2000, in kg"},
 		},
-	},
-	Schema:  fleetStatsSchema,
-	Example: `{"function":"avg","field":"battery_pct"}`,
-}
+		Schema:  dispatchMissionSchema,
+		Example: `{"robot_id":"RB014","kind":"pick","from_station":"packing_station","to_station":"packing_station"}`,
+	}
+	opUpdateMission = &mcpdomain.Operation{
+		Name:     "update_mission",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "mission",
+		Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel " +
+			"it (status cancelled), re-queue it (status queued), change its priority, or " +
+			"hand it over to another robot (robot_id). Only the given settings change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "mission_id", Type: "string", Required: true, Entity: "mission", Hint: "mission ID like MS0001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"queued", "active", "completed", "cancelled", "failed"},
+				Hint: "one of queued, active, completed, cancelled, failed",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "robot_id", Type: "string", Entity: "robot", Hint: "robot ID like RB001"},
+		},
+		Schema:  updateMissionSchema,
+		Example: `{"mission_id":"MS0001","status":"failed"}`,
+	}
+	opFleetStats = &mcpdomain.Operation{
+		Name:     "fleet_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "robot",
+		Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery " +
+			"charge in percent, speed limit in m/s or payload capacity in kg, optionally " +
+			"one value per zone, kind or status, and only for robots of one zone, kind " +
+			"or status.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"avg", "min", "max", "count", "sum"},
+				Hint:     "one of avg, min, max, count, sum",
+			},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"battery_pct", "speed_limit_mps", "payload_capacity_kg"},
+				Hint:     "one of battery_pct, speed_limit_mps, payload_capacity_kg",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"zone", "kind", "status"}, Hint: "one of zone, kind, status"},
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint: "one of storage, assembly, machining, packaging, quality_lab",
+			},
+			{Name: "kind", Type: "string", Enum: []string{"amr", "forklift", "arm"}, Hint: "one of amr, forklift, arm"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"idle", "working", "charging", "error", "stopped"},
+				Hint: "one of idle, working, charging, error, stopped",
+			},
+		},
+		Schema:  fleetStatsSchema,
+		Example: `{"function":"avg","field":"battery_pct"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -373,139 +390,106 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_robots",
-			Description: "List robots of the fleet (IDs like RB004) with their kind, zone, current " +
-				"station, status, battery in percent, speed limit in m/s, payload capacity " +
-				"in kg and error code. Optionally only those in one zone, of one kind or in " +
-				"one status, or within a battery range (e.g. max_battery_pct 19 for robots " +
-				"below 20 percent).",
+			Level:       level.L4,
+			Name:        "list_robots",
+			Description: opListRobots.Description,
 			InputSchema: listRobotsSchema,
 			Operations:  []*mcpdomain.Operation{opListRobots},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "get_robot",
-			Description: "Get one robot by its ID (RB followed by 3 digits, e.g. RB004): name, kind, " +
-				"zone, station, status, battery in percent, speed limit in m/s, payload " +
-				"capacity in kg and the fault code it reports (none when healthy).",
+			Level:       level.L4,
+			Name:        "get_robot",
+			Description: opGetRobot.Description,
 			InputSchema: getRobotSchema,
 			Operations:  []*mcpdomain.Operation{opGetRobot},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_chargers",
-			Description: "List chargers (IDs like CH003) with their zone, charging bay (station), " +
-				"status (free, occupied or out_of_service), power in kW and the robot docked " +
-				"there. Optionally only those in one zone or with one status, or within a " +
-				"power range.",
+			Level:       level.L4,
+			Name:        "list_chargers",
+			Description: opListChargers.Description,
 			InputSchema: listChargersSchema,
 			Operations:  []*mcpdomain.Operation{opListChargers},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_robot",
-			Description: "Change one robot by its ID (RB followed by 3 digits): set its status (e.g. " +
-				"stopped to halt it, idle to resume it) and/or its speed limit in m/s (0 to " +
-				"2). Only the given settings change.",
+			Level:       level.L4,
+			Name:        "set_robot",
+			Description: opSetRobot.Description,
 			InputSchema: setRobotSchema,
 			Operations:  []*mcpdomain.Operation{opSetRobot},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "emergency_stop_zone",
-			Description: "Emergency-stop every robot in one zone at once, optionally only robots of " +
-				"one kind: each one's status becomes stopped, whatever it was doing. Speed " +
-				"limits and missions are left unchanged; resume a robot afterwards by " +
-				"setting its status one robot at a time. Returns the IDs of the robots " +
-				"stopped.",
+			Level:       level.L4,
+			Name:        "emergency_stop_zone",
+			Description: opEmergencyStopZone.Description,
 			InputSchema: emergencyStopZoneSchema,
 			Operations:  []*mcpdomain.Operation{opEmergencyStopZone},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_fleet_mode",
-			Description: "Apply a fleet mode that sets the speed limit of every robot by its kind, " +
-				"for the whole fleet or, with zone, only for the robots in one zone. Status " +
-				"and missions are not changed.",
+			Level:       level.L4,
+			Name:        "set_fleet_mode",
+			Description: opSetFleetMode.Description,
 			InputSchema: setFleetModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetFleetMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_missions",
-			Description: "List missions (IDs like MS0007, MS followed by 4 digits) with their robot, " +
-				"kind, start and end station, priority, status, payload in kg and creation " +
-				"time. Optionally only those of one robot, status, kind or priority, or " +
-				"created within a time window (min_created / max_created, RFC 3339 UTC).",
+			Level:       level.L4,
+			Name:        "list_missions",
+			Description: opListMissions.Description,
 			InputSchema: listMissionsSchema,
 			Operations:  []*mcpdomain.Operation{opListMissions},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "dispatch_mission",
-			Description: "Dispatch a new mission to a robot (robot ID such as RB004): its kind, the " +
-				"station it starts from and the station it ends at, and optionally its " +
-				"priority (default normal) and payload in kg (default 0). To send a robot to " +
-				"charge, use kind return_to_dock from the robot's current station to its " +
-				"zone's charging bay (bay_<zone>). The mission starts queued; returns it " +
-				"with its new ID (MS followed by 4 digits).",
+			Level:       level.L4,
+			Name:        "dispatch_mission",
+			Description: opDispatchMission.Description,
 			InputSchema: dispatchMissionSchema,
 			Operations:  []*mcpdomain.Operation{opDispatchMission},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "update_mission",
-			Description: "Change one mission by its ID (MS followed by 4 digits, e.g. MS0007): cancel " +
-				"it (status cancelled), re-queue it (status queued), change its priority, or " +
-				"hand it over to another robot (robot_id). Only the given settings change.",
+			Level:       level.L4,
+			Name:        "update_mission",
+			Description: opUpdateMission.Description,
 			InputSchema: updateMissionSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateMission},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "fleet_stats",
-			Description: "Compute a statistic (count, sum, avg, min or max) over the robots' battery " +
-				"charge in percent, speed limit in m/s or payload capacity in kg, optionally " +
-				"one value per zone, kind or status, and only for robots of one zone, kind " +
-				"or status.",
+			Level:       level.L4,
+			Name:        "fleet_stats",
+			Description: opFleetStats.Description,
 			InputSchema: fleetStatsSchema,
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "fleet_status",
 			Description: "Look up the fleet - list robots (RB###) by zone, kind, status or battery " +
 				"range, get one robot with its station, battery and fault code, and list " +
 				"chargers (CH###) with their bay, status and power.",
-			InputSchema: l3FleetStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers},
+			Operations: []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "robot_control",
 			Description: "Control robots - stop, resume or re-limit one robot, emergency-stop every " +
 				"robot in a zone, or apply a fleet speed mode (normal, night_shift, " +
 				"safe_mode) to the whole fleet or one zone.",
-			InputSchema: l3RobotControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
+			Operations: []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "mission_planning",
 			Description: "Plan missions (MS####) - list them, dispatch a new transport, pick, inspect " +
 				"or return-to-dock mission to a robot, or change one (cancel, re-queue, " +
 				"reprioritise, hand over to another robot).",
-			InputSchema: l3MissionPlanningSchema,
-			Operations:  []*mcpdomain.Operation{opListMissions, opDispatchMission, opUpdateMission},
+			Operations: []*mcpdomain.Operation{opListMissions, opDispatchMission, opUpdateMission},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_fleet",
 			Description: "Analyse the fleet - count, sum, average, minimum or maximum of battery " +
 				"charge, speed limit or payload capacity over robots, optionally per zone, " +
@@ -514,31 +498,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "robotics_query",
 			Description: "Read anything about the robot fleet - robots, chargers, missions and fleet " +
 				"statistics. Nothing changes.",
-			InputSchema: l2RoboticsQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
+			Operations: []*mcpdomain.Operation{opListRobots, opGetRobot, opListChargers, opListMissions, opFleetStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "robotics_control",
 			Description: "Change the robot fleet - set or emergency-stop robots, apply fleet speed " +
 				"modes, dispatch or change missions.",
-			InputSchema: l2RoboticsControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
+			Operations: []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "robotics",
 			Description: "Query and control the robot fleet - robots, chargers, missions, emergency " +
 				"stops, fleet speed modes and fleet statistics.",
-			InputSchema: l1RoboticsSchema,
 			Operations: []*mcpdomain.Operation{
 				opListRobots,
 				opGetRobot,
@@ -556,22 +537,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("robotics: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("robotics: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-robotics",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A factory floor run by a fleet of autonomous robots, managed from an edge "+
-			"controller: autonomous mobile robots (AMRs), autonomous forklifts and robot "+
-			"arms on mobile bases work in five zones (storage, assembly, machining, "+
-			"packaging, quality_lab), move between named stations, recharge at chargers "+
-			"in each zone's charging bay, and carry out missions (transport, pick, "+
-			"inspect, return to dock) dispatched by the controller."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -579,24 +555,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of robotics.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "robotics",
-	Title: "Robot fleet cell",
-	Description: "A factory floor run by a fleet of autonomous robots, managed from an edge " +
-		"controller: autonomous mobile robots (AMRs), autonomous forklifts and robot " +
-		"arms on mobile bases work in five zones (storage, assembly, machining, " +
-		"packaging, quality_lab), move between named stations, recharge at chargers " +
-		"in each zone's charging bay, and carry out missions (transport, pick, " +
-		"inspect, return to dock) dispatched by the controller.",
-	Entities:   []string{"robot", "charger", "mission"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "robotics",
+	Title:       "Robot fleet cell",
+	Description: description,
+	Entities:    []string{"robot", "charger", "mission"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("robotics: store is %T, want *robotics.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -10,11 +10,11 @@ type Device struct {
 	// Human-readable name of the device.
 	Name string `json:"name"`
 	// What sort of device it is.
-	Kind string `json:"kind"`
+	Kind DeviceKind `json:"kind"`
 	// Room the device is in.
-	Room string `json:"room"`
+	Room DeviceRoom `json:"room"`
 	// Whether the device is switched on.
-	Power string `json:"power"`
+	Power DevicePower `json:"power"`
 	// Light level of a light (0 for other kinds).
 	Brightness int `json:"brightness"`
 	// Set point of a thermostat (absent for other kinds).
@@ -31,6 +31,40 @@ type Device struct {
 	Settings map[string]any `json:"settings,omitzero"`
 }
 
+// DeviceKind is the type of Device's kind field.
+type DeviceKind string
+
+// The values of DeviceKind, in spec order.
+const (
+	DeviceKindLight      DeviceKind = "light"
+	DeviceKindThermostat DeviceKind = "thermostat"
+	DeviceKindLock       DeviceKind = "lock"
+	DeviceKindPlug       DeviceKind = "plug"
+	DeviceKindBlind      DeviceKind = "blind"
+)
+
+// DeviceRoom is the type of Device's room field.
+type DeviceRoom string
+
+// The values of DeviceRoom, in spec order.
+const (
+	DeviceRoomLivingRoom DeviceRoom = "living_room"
+	DeviceRoomKitchen    DeviceRoom = "kitchen"
+	DeviceRoomBedroom    DeviceRoom = "bedroom"
+	DeviceRoomBathroom   DeviceRoom = "bathroom"
+	DeviceRoomHallway    DeviceRoom = "hallway"
+	DeviceRoomGarage     DeviceRoom = "garage"
+)
+
+// DevicePower is the type of Device's power field.
+type DevicePower string
+
+// The values of DevicePower, in spec order.
+const (
+	DevicePowerOn  DevicePower = "on"
+	DevicePowerOff DevicePower = "off"
+)
+
 func cloneDevice(v Device) Device {
 	v.Settings = mcpdomain.CloneObject(v.Settings)
 	return v
@@ -45,25 +79,25 @@ func seedDevices() []Device {
 		{
 			ID:         "DV001",
 			Name:       "Living room ceiling light",
-			Kind:       "light",
-			Room:       "living_room",
-			Power:      "on",
+			Kind:       DeviceKindLight,
+			Room:       DeviceRoomLivingRoom,
+			Power:      DevicePowerOn,
 			Brightness: 80,
 			Settings:   map[string]any{"color_temp_k": 3000.0},
 		},
 		{
 			ID:    "DV002",
 			Name:  "Living room floor lamp",
-			Kind:  "light",
-			Room:  "living_room",
-			Power: "off",
+			Kind:  DeviceKindLight,
+			Room:  DeviceRoomLivingRoom,
+			Power: DevicePowerOff,
 		},
 		{
 			ID:          "DV003",
 			Name:        "Living room thermostat",
-			Kind:        "thermostat",
-			Room:        "living_room",
-			Power:       "on",
+			Kind:        DeviceKindThermostat,
+			Room:        DeviceRoomLivingRoom,
+			Power:       DevicePowerOn,
 			TargetTempC: mcpdomain.Ptr(21.5),
 			Settings: map[string]any{
 				"setback_from": "23:00",
@@ -73,32 +107,32 @@ func seedDevices() []Device {
 		{
 			ID:         "DV004",
 			Name:       "Kitchen spotlights",
-			Kind:       "light",
-			Room:       "kitchen",
-			Power:      "on",
+			Kind:       DeviceKindLight,
+			Room:       DeviceRoomKitchen,
+			Power:      DevicePowerOn,
 			Brightness: 100,
 		},
 		{
 			ID:       "DV005",
 			Name:     "Coffee machine plug",
-			Kind:     "plug",
-			Room:     "kitchen",
-			Power:    "off",
+			Kind:     DeviceKindPlug,
+			Room:     DeviceRoomKitchen,
+			Power:    DevicePowerOff,
 			Settings: map[string]any{"max_watts": 1500.0},
 		},
 		{
 			ID:    "DV006",
 			Name:  "Bedroom lamp",
-			Kind:  "light",
-			Room:  "bedroom",
-			Power: "off",
+			Kind:  DeviceKindLight,
+			Room:  DeviceRoomBedroom,
+			Power: DevicePowerOff,
 		},
 		{
 			ID:          "DV007",
 			Name:        "Bedroom thermostat",
-			Kind:        "thermostat",
-			Room:        "bedroom",
-			Power:       "on",
+			Kind:        DeviceKindThermostat,
+			Room:        DeviceRoomBedroom,
+			Power:       DevicePowerOn,
 			TargetTempC: mcpdomain.Ptr(19.0),
 			Settings: map[string]any{
 				"setback_from": "22:00",
@@ -108,49 +142,49 @@ func seedDevices() []Device {
 		{
 			ID:       "DV008",
 			Name:     "Bedroom blind",
-			Kind:     "blind",
-			Room:     "bedroom",
-			Power:    "on",
+			Kind:     DeviceKindBlind,
+			Room:     DeviceRoomBedroom,
+			Power:    DevicePowerOn,
 			Position: 100,
 		},
 		{
 			ID:          "DV009",
 			Name:        "Bathroom heater",
-			Kind:        "thermostat",
-			Room:        "bathroom",
-			Power:       "off",
+			Kind:        DeviceKindThermostat,
+			Room:        DeviceRoomBathroom,
+			Power:       DevicePowerOff,
 			TargetTempC: mcpdomain.Ptr(22.0),
 		},
 		{
 			ID:       "DV010",
 			Name:     "Front door lock",
-			Kind:     "lock",
-			Room:     "hallway",
-			Power:    "on",
+			Kind:     DeviceKindLock,
+			Room:     DeviceRoomHallway,
+			Power:    DevicePowerOn,
 			Settings: map[string]any{"auto_lock_s": 120.0},
 		},
 		{
 			ID:         "DV011",
 			Name:       "Hallway light",
-			Kind:       "light",
-			Room:       "hallway",
-			Power:      "on",
+			Kind:       DeviceKindLight,
+			Room:       DeviceRoomHallway,
+			Power:      DevicePowerOn,
 			Brightness: 40,
 		},
 		{
 			ID:     "DV012",
 			Name:   "Garage door lock",
-			Kind:   "lock",
-			Room:   "garage",
-			Power:  "on",
+			Kind:   DeviceKindLock,
+			Room:   DeviceRoomGarage,
+			Power:  DevicePowerOn,
 			Locked: true,
 		},
 		{
 			ID:    "DV013",
 			Name:  "Garage light",
-			Kind:  "light",
-			Room:  "garage",
-			Power: "off",
+			Kind:  DeviceKindLight,
+			Room:  DeviceRoomGarage,
+			Power: DevicePowerOff,
 		},
 	}
 }
@@ -161,9 +195,9 @@ type Sensor struct {
 	// Human-readable name of the sensor.
 	Name string `json:"name"`
 	// What the sensor measures.
-	Kind string `json:"kind"`
+	Kind SensorKind `json:"kind"`
 	// Room the sensor is in.
-	Room string `json:"room"`
+	Room SensorRoom `json:"room"`
 	// Latest reading, in the sensor's unit.
 	Value float64 `json:"value"`
 	// Unit of the reading: °C, percent, ppm, lux, or events for motion.
@@ -171,6 +205,31 @@ type Sensor struct {
 	// Remaining battery charge.
 	Battery int `json:"battery"`
 }
+
+// SensorKind is the type of Sensor's kind field.
+type SensorKind string
+
+// The values of SensorKind, in spec order.
+const (
+	SensorKindTemperature SensorKind = "temperature"
+	SensorKindHumidity    SensorKind = "humidity"
+	SensorKindMotion      SensorKind = "motion"
+	SensorKindCO2         SensorKind = "co2"
+	SensorKindLightLevel  SensorKind = "light_level"
+)
+
+// SensorRoom is the type of Sensor's room field.
+type SensorRoom string
+
+// The values of SensorRoom, in spec order.
+const (
+	SensorRoomLivingRoom SensorRoom = "living_room"
+	SensorRoomKitchen    SensorRoom = "kitchen"
+	SensorRoomBedroom    SensorRoom = "bedroom"
+	SensorRoomBathroom   SensorRoom = "bathroom"
+	SensorRoomHallway    SensorRoom = "hallway"
+	SensorRoomGarage     SensorRoom = "garage"
+)
 
 func cloneSensor(v Sensor) Sensor {
 	return v
@@ -185,8 +244,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN001",
 			Name:    "Living room temperature",
-			Kind:    "temperature",
-			Room:    "living_room",
+			Kind:    SensorKindTemperature,
+			Room:    SensorRoomLivingRoom,
 			Value:   21.8,
 			Unit:    "°C",
 			Battery: 87,
@@ -194,8 +253,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN002",
 			Name:    "Living room CO2",
-			Kind:    "co2",
-			Room:    "living_room",
+			Kind:    SensorKindCO2,
+			Room:    SensorRoomLivingRoom,
 			Value:   920.0,
 			Unit:    "ppm",
 			Battery: 64,
@@ -203,8 +262,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN003",
 			Name:    "Kitchen temperature",
-			Kind:    "temperature",
-			Room:    "kitchen",
+			Kind:    SensorKindTemperature,
+			Room:    SensorRoomKitchen,
 			Value:   23.4,
 			Unit:    "°C",
 			Battery: 55,
@@ -212,8 +271,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN004",
 			Name:    "Kitchen humidity",
-			Kind:    "humidity",
-			Room:    "kitchen",
+			Kind:    SensorKindHumidity,
+			Room:    SensorRoomKitchen,
 			Value:   61.0,
 			Unit:    "percent",
 			Battery: 72,
@@ -221,8 +280,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN005",
 			Name:    "Bedroom temperature",
-			Kind:    "temperature",
-			Room:    "bedroom",
+			Kind:    SensorKindTemperature,
+			Room:    SensorRoomBedroom,
 			Value:   18.6,
 			Unit:    "°C",
 			Battery: 15,
@@ -230,8 +289,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN006",
 			Name:    "Bedroom light level",
-			Kind:    "light_level",
-			Room:    "bedroom",
+			Kind:    SensorKindLightLevel,
+			Room:    SensorRoomBedroom,
 			Value:   340.0,
 			Unit:    "lux",
 			Battery: 91,
@@ -239,8 +298,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN007",
 			Name:    "Bathroom humidity",
-			Kind:    "humidity",
-			Room:    "bathroom",
+			Kind:    SensorKindHumidity,
+			Room:    SensorRoomBathroom,
 			Value:   78.0,
 			Unit:    "percent",
 			Battery: 9,
@@ -248,8 +307,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN008",
 			Name:    "Hallway motion",
-			Kind:    "motion",
-			Room:    "hallway",
+			Kind:    SensorKindMotion,
+			Room:    SensorRoomHallway,
 			Value:   3.0,
 			Unit:    "events",
 			Battery: 44,
@@ -257,8 +316,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN009",
 			Name:    "Garage temperature",
-			Kind:    "temperature",
-			Room:    "garage",
+			Kind:    SensorKindTemperature,
+			Room:    SensorRoomGarage,
 			Value:   11.2,
 			Unit:    "°C",
 			Battery: 33,
@@ -266,8 +325,8 @@ func seedSensors() []Sensor {
 		{
 			ID:      "SN010",
 			Name:    "Garage motion",
-			Kind:    "motion",
-			Room:    "garage",
+			Kind:    SensorKindMotion,
+			Room:    SensorRoomGarage,
 			Unit:    "events",
 			Battery: 97,
 		},
@@ -280,12 +339,36 @@ type Event struct {
 	// When it happened (RFC 3339, UTC).
 	Timestamp string `json:"timestamp"`
 	// Sort of event.
-	Kind string `json:"kind"`
+	Kind EventKind `json:"kind"`
 	// Room it happened in.
-	Room string `json:"room"`
+	Room EventRoom `json:"room"`
 	// What happened, in words.
 	Message string `json:"message"`
 }
+
+// EventKind is the type of Event's kind field.
+type EventKind string
+
+// The values of EventKind, in spec order.
+const (
+	EventKindMotion      EventKind = "motion"
+	EventKindDoor        EventKind = "door"
+	EventKindPowerChange EventKind = "power_change"
+	EventKindAlert       EventKind = "alert"
+)
+
+// EventRoom is the type of Event's room field.
+type EventRoom string
+
+// The values of EventRoom, in spec order.
+const (
+	EventRoomLivingRoom EventRoom = "living_room"
+	EventRoomKitchen    EventRoom = "kitchen"
+	EventRoomBedroom    EventRoom = "bedroom"
+	EventRoomBathroom   EventRoom = "bathroom"
+	EventRoomHallway    EventRoom = "hallway"
+	EventRoomGarage     EventRoom = "garage"
+)
 
 func cloneEvent(v Event) Event {
 	return v
@@ -300,57 +383,57 @@ func seedEvents() []Event {
 		{
 			ID:        "EV0001",
 			Timestamp: "2026-03-13T22:10:00Z",
-			Kind:      "door",
-			Room:      "hallway",
+			Kind:      EventKindDoor,
+			Room:      EventRoomHallway,
 			Message:   "Front door opened",
 		},
 		{
 			ID:        "EV0002",
 			Timestamp: "2026-03-13T22:11:00Z",
-			Kind:      "door",
-			Room:      "hallway",
+			Kind:      EventKindDoor,
+			Room:      EventRoomHallway,
 			Message:   "Front door closed",
 		},
 		{
 			ID:        "EV0003",
 			Timestamp: "2026-03-13T23:30:00Z",
-			Kind:      "power_change",
-			Room:      "living_room",
+			Kind:      EventKindPowerChange,
+			Room:      EventRoomLivingRoom,
 			Message:   "Floor lamp switched off",
 		},
 		{
 			ID:        "EV0004",
 			Timestamp: "2026-03-14T02:14:00Z",
-			Kind:      "motion",
-			Room:      "garage",
+			Kind:      EventKindMotion,
+			Room:      EventRoomGarage,
 			Message:   "Motion detected in the garage",
 		},
 		{
 			ID:        "EV0005",
 			Timestamp: "2026-03-14T06:45:00Z",
-			Kind:      "alert",
-			Room:      "bathroom",
+			Kind:      EventKindAlert,
+			Room:      EventRoomBathroom,
 			Message:   "Bathroom humidity sensor battery low (9 percent)",
 		},
 		{
 			ID:        "EV0006",
 			Timestamp: "2026-03-14T07:02:00Z",
-			Kind:      "motion",
-			Room:      "hallway",
+			Kind:      EventKindMotion,
+			Room:      EventRoomHallway,
 			Message:   "Motion detected in the hallway",
 		},
 		{
 			ID:        "EV0007",
 			Timestamp: "2026-03-14T07:30:00Z",
-			Kind:      "power_change",
-			Room:      "kitchen",
+			Kind:      EventKindPowerChange,
+			Room:      EventRoomKitchen,
 			Message:   "Kitchen spotlights switched on",
 		},
 		{
 			ID:        "EV0008",
 			Timestamp: "2026-03-14T07:41:00Z",
-			Kind:      "alert",
-			Room:      "living_room",
+			Kind:      EventKindAlert,
+			Room:      EventRoomLivingRoom,
 			Message:   "Living room CO2 above 900 ppm",
 		},
 	}
@@ -365,19 +448,51 @@ type Rule struct {
 	// Sensor whose reading triggers the rule.
 	TriggerSensor string `json:"trigger_sensor"`
 	// Trigger when the reading goes above or below the threshold.
-	Condition string `json:"condition"`
+	Condition RuleCondition `json:"condition"`
 	// Threshold, in the trigger sensor's unit.
 	Threshold float64 `json:"threshold"`
 	// Device the rule switches.
 	ActionDevice string `json:"action_device"`
 	// Power state the rule sets on the device.
-	ActionPower string `json:"action_power"`
+	ActionPower RuleActionPower `json:"action_power"`
 	// Whether the rule is active.
 	Enabled bool `json:"enabled"`
 	// Days of the week on which the rule may fire, in week order (absent means
 	// every day).
-	Days []string `json:"days,omitzero"`
+	Days []RuleDaysItem `json:"days,omitzero"`
 }
+
+// RuleCondition is the type of Rule's condition field.
+type RuleCondition string
+
+// The values of RuleCondition, in spec order.
+const (
+	RuleConditionAbove RuleCondition = "above"
+	RuleConditionBelow RuleCondition = "below"
+)
+
+// RuleActionPower is the type of Rule's action_power field.
+type RuleActionPower string
+
+// The values of RuleActionPower, in spec order.
+const (
+	RuleActionPowerOn  RuleActionPower = "on"
+	RuleActionPowerOff RuleActionPower = "off"
+)
+
+// RuleDaysItem is the type of the items of Rule's days field.
+type RuleDaysItem string
+
+// The values of RuleDaysItem, in spec order.
+const (
+	RuleDaysItemMon RuleDaysItem = "mon"
+	RuleDaysItemTue RuleDaysItem = "tue"
+	RuleDaysItemWed RuleDaysItem = "wed"
+	RuleDaysItemThu RuleDaysItem = "thu"
+	RuleDaysItemFri RuleDaysItem = "fri"
+	RuleDaysItemSat RuleDaysItem = "sat"
+	RuleDaysItemSun RuleDaysItem = "sun"
+)
 
 func cloneRule(v Rule) Rule {
 	v.Days = mcpdomain.CloneSlice(v.Days)
@@ -394,30 +509,30 @@ func seedRules() []Rule {
 			ID:            "RL001",
 			Name:          "Garage motion light",
 			TriggerSensor: "SN010",
-			Condition:     "above",
+			Condition:     RuleConditionAbove,
 			ActionDevice:  "DV013",
-			ActionPower:   "on",
+			ActionPower:   RuleActionPowerOn,
 			Enabled:       true,
 		},
 		{
 			ID:            "RL002",
 			Name:          "Cold bedroom heating",
 			TriggerSensor: "SN005",
-			Condition:     "below",
+			Condition:     RuleConditionBelow,
 			Threshold:     17.0,
 			ActionDevice:  "DV007",
-			ActionPower:   "on",
+			ActionPower:   RuleActionPowerOn,
 			Enabled:       true,
-			Days:          []string{"mon", "tue", "wed", "thu", "fri"},
+			Days:          []RuleDaysItem{RuleDaysItemMon, RuleDaysItemTue, RuleDaysItemWed, RuleDaysItemThu, RuleDaysItemFri},
 		},
 		{
 			ID:            "RL003",
 			Name:          "Damp bathroom heater",
 			TriggerSensor: "SN007",
-			Condition:     "above",
+			Condition:     RuleConditionAbove,
 			Threshold:     85.0,
 			ActionDevice:  "DV009",
-			ActionPower:   "on",
+			ActionPower:   RuleActionPowerOn,
 		},
 	}
 }

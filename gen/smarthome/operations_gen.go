@@ -6,10 +6,10 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListDevicesArgs are the arguments of list_devices.
 type ListDevicesArgs struct {
-	Room  *string `json:"room,omitempty"`
-	Kind  *string `json:"kind,omitempty"`
-	Power *string `json:"power,omitempty"`
-	Limit *int    `json:"limit,omitempty"`
+	Room  *DeviceRoom  `json:"room,omitempty"`
+	Kind  *DeviceKind  `json:"kind,omitempty"`
+	Power *DevicePower `json:"power,omitempty"`
+	Limit *int         `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_devices's filters.
@@ -50,7 +50,7 @@ func (s *Store) GetDevice(a GetDeviceArgs) (Device, error) {
 // SetDeviceArgs are the arguments of set_device.
 type SetDeviceArgs struct {
 	DeviceID    string         `json:"device_id"`
-	Power       *string        `json:"power,omitempty"`
+	Power       *DevicePower   `json:"power,omitempty"`
 	Brightness  *int           `json:"brightness,omitempty"`
 	TargetTempC *float64       `json:"target_temp_c,omitempty"`
 	Locked      *bool          `json:"locked,omitempty"`
@@ -95,11 +95,11 @@ func (s *Store) SetDevice(a SetDeviceArgs) (Device, error) {
 
 // ReadSensorsArgs are the arguments of read_sensors.
 type ReadSensorsArgs struct {
-	Room       *string `json:"room,omitempty"`
-	Kind       *string `json:"kind,omitempty"`
-	MinBattery *int    `json:"min_battery,omitempty"`
-	MaxBattery *int    `json:"max_battery,omitempty"`
-	Limit      *int    `json:"limit,omitempty"`
+	Room       *SensorRoom `json:"room,omitempty"`
+	Kind       *SensorKind `json:"kind,omitempty"`
+	MinBattery *int        `json:"min_battery,omitempty"`
+	MaxBattery *int        `json:"max_battery,omitempty"`
+	Limit      *int        `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes read_sensors's filters.
@@ -129,11 +129,11 @@ func (s *Store) ReadSensors(a ReadSensorsArgs) (mcpdomain.ListResult[Sensor], er
 
 // ListEventsArgs are the arguments of list_events.
 type ListEventsArgs struct {
-	Room         *string `json:"room,omitempty"`
-	Kind         *string `json:"kind,omitempty"`
-	MinTimestamp *string `json:"min_timestamp,omitempty"`
-	MaxTimestamp *string `json:"max_timestamp,omitempty"`
-	Limit        *int    `json:"limit,omitempty"`
+	Room         *EventRoom `json:"room,omitempty"`
+	Kind         *EventKind `json:"kind,omitempty"`
+	MinTimestamp *string    `json:"min_timestamp,omitempty"`
+	MaxTimestamp *string    `json:"max_timestamp,omitempty"`
+	Limit        *int       `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_events's filters.
@@ -163,8 +163,8 @@ func (s *Store) ListEvents(a ListEventsArgs) (mcpdomain.ListResult[Event], error
 
 // SetRoomModeArgs are the arguments of set_room_mode.
 type SetRoomModeArgs struct {
-	Room string `json:"room"`
-	Mode string `json:"mode"`
+	Room DeviceRoom `json:"room"`
+	Mode string     `json:"mode"`
 }
 
 // match reports whether a row passes set_room_mode's filters.
@@ -184,63 +184,63 @@ func (s *Store) SetRoomMode(a SetRoomModeArgs) (mcpdomain.BulkResult, error) {
 	switch a.Mode {
 	case "night":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "light"
+			return a.match(v) && v.Kind == DeviceKindLight
 		}, func(v *Device) {
-			v.Power = "off"
+			v.Power = DevicePowerOff
 			v.Brightness = 0
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "lock"
+			return a.match(v) && v.Kind == DeviceKindLock
 		}, func(v *Device) {
 			v.Locked = true
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "thermostat"
+			return a.match(v) && v.Kind == DeviceKindThermostat
 		}, func(v *Device) {
 			v.TargetTempC = mcpdomain.Ptr(18.0)
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "blind"
+			return a.match(v) && v.Kind == DeviceKindBlind
 		}, func(v *Device) {
 			v.Position = 0
 		})...)
 	case "away":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "light"
+			return a.match(v) && v.Kind == DeviceKindLight
 		}, func(v *Device) {
-			v.Power = "off"
+			v.Power = DevicePowerOff
 			v.Brightness = 0
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "plug"
+			return a.match(v) && v.Kind == DeviceKindPlug
 		}, func(v *Device) {
-			v.Power = "off"
+			v.Power = DevicePowerOff
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "lock"
+			return a.match(v) && v.Kind == DeviceKindLock
 		}, func(v *Device) {
 			v.Locked = true
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "thermostat"
+			return a.match(v) && v.Kind == DeviceKindThermostat
 		}, func(v *Device) {
 			v.TargetTempC = mcpdomain.Ptr(16.0)
 		})...)
 	case "comfort":
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "light"
+			return a.match(v) && v.Kind == DeviceKindLight
 		}, func(v *Device) {
-			v.Power = "on"
+			v.Power = DevicePowerOn
 			v.Brightness = 70
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "thermostat"
+			return a.match(v) && v.Kind == DeviceKindThermostat
 		}, func(v *Device) {
-			v.Power = "on"
+			v.Power = DevicePowerOn
 			v.TargetTempC = mcpdomain.Ptr(21.5)
 		})...)
 		ids = append(ids, s.devices.Update(func(v *Device) bool {
-			return a.match(v) && v.Kind == "blind"
+			return a.match(v) && v.Kind == DeviceKindBlind
 		}, func(v *Device) {
 			v.Position = 100
 		})...)
@@ -276,14 +276,14 @@ func (s *Store) ListRules(a ListRulesArgs) (mcpdomain.ListResult[Rule], error) {
 
 // CreateRuleArgs are the arguments of create_rule.
 type CreateRuleArgs struct {
-	Name          string   `json:"name"`
-	TriggerSensor string   `json:"trigger_sensor"`
-	Condition     string   `json:"condition"`
-	Threshold     float64  `json:"threshold"`
-	ActionDevice  string   `json:"action_device"`
-	ActionPower   string   `json:"action_power"`
-	Enabled       *bool    `json:"enabled,omitempty"`
-	Days          []string `json:"days,omitempty"`
+	Name          string          `json:"name"`
+	TriggerSensor string          `json:"trigger_sensor"`
+	Condition     RuleCondition   `json:"condition"`
+	Threshold     float64         `json:"threshold"`
+	ActionDevice  string          `json:"action_device"`
+	ActionPower   RuleActionPower `json:"action_power"`
+	Enabled       *bool           `json:"enabled,omitempty"`
+	Days          []RuleDaysItem  `json:"days,omitempty"`
 }
 
 // CreateRule runs create_rule: Create an automation rule that switches a
@@ -327,11 +327,11 @@ func (s *Store) DeleteRule(a DeleteRuleArgs) (mcpdomain.DeleteResult, error) {
 
 // SensorStatsArgs are the arguments of sensor_stats.
 type SensorStatsArgs struct {
-	Function string  `json:"function"`
-	Field    string  `json:"field"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Room     *string `json:"room,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
+	Function string      `json:"function"`
+	Field    string      `json:"field"`
+	GroupBy  *string     `json:"group_by,omitempty"`
+	Room     *SensorRoom `json:"room,omitempty"`
+	Kind     *SensorKind `json:"kind,omitempty"`
 }
 
 // match reports whether a row passes sensor_stats's filters.
@@ -362,9 +362,9 @@ func (s *Store) SensorStats(a SensorStatsArgs) (mcpdomain.AggregateResult, error
 		var key string
 		switch agg.GroupBy() {
 		case "room":
-			key = v.Room
+			key = string(v.Room)
 		case "kind":
-			key = v.Kind
+			key = string(v.Kind)
 		}
 		agg.Add(key, x)
 	})

@@ -6,238 +6,252 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListDevices = &mcpdomain.Operation{
-	Name:     "list_devices",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "device",
-	Description: "List devices, optionally only those in one room, of one kind or in one " +
-		"power state.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "room",
-			Type: "string",
-			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
-			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+// description says what smarthome is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "A connected house: lights, thermostats, door locks, plugs and blinds in six " +
+	"rooms, environment sensors, an event log and automation rules that switch " +
+	"devices when a sensor crosses a threshold."
+
+// The operations of smarthome, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opListDevices = &mcpdomain.Operation{
+		Name:     "list_devices",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "device",
+		Description: "List devices, optionally only those in one room, of one kind or in one " +
+			"power state.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "room",
+				Type: "string",
+				Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+				Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"light", "thermostat", "lock", "plug", "blind"},
+				Hint: "one of light, thermostat, lock, plug, blind",
+			},
+			{Name: "power", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"light", "thermostat", "lock", "plug", "blind"},
-			Hint: "one of light, thermostat, lock, plug, blind",
+		Schema:  listDevicesSchema,
+		Example: `{}`,
+	}
+	opGetDevice = &mcpdomain.Operation{
+		Name:        "get_device",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "device",
+		Description: "Get the full current state of one device by its ID.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
 		},
-		{Name: "power", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listDevicesSchema,
-	Example: `{}`,
-}
-var opGetDevice = &mcpdomain.Operation{
-	Name:        "get_device",
-	Kind:        mcpdomain.OpGet,
-	Category:    "status_query",
-	Entity:      "device",
-	Description: "Get the full current state of one device by its ID.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-	},
-	Schema:  getDeviceSchema,
-	Example: `{"device_id":"DV001"}`,
-}
-var opSetDevice = &mcpdomain.Operation{
-	Name:     "set_device",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "device",
-	Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
-		"target temperature, lock or unlock a lock, open a blind, or change " +
-		"device-specific settings (the given keys are merged into the device's " +
-		"settings). Only what is given changes.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{Name: "power", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
-		{Name: "brightness", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "target_temp_c", Type: "number", Hint: "number from 5 to 35, in °C"},
-		{Name: "locked", Type: "boolean", Hint: "boolean"},
-		{Name: "position", Type: "integer", Hint: "integer from 0 to 100, in percent open"},
-		{Name: "settings", Type: "object", Hint: "object"},
-	},
-	Schema:  setDeviceSchema,
-	Example: `{"device_id":"DV001","power":"off"}`,
-}
-var opReadSensors = &mcpdomain.Operation{
-	Name:     "read_sensors",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "sensor",
-	Description: "Read the latest values of sensors, optionally only those in one room or of " +
-		"one kind.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "room",
-			Type: "string",
-			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
-			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		Schema:  getDeviceSchema,
+		Example: `{"device_id":"DV001"}`,
+	}
+	opSetDevice = &mcpdomain.Operation{
+		Name:     "set_device",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "device",
+		Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
+			"target temperature, lock or unlock a lock, open a blind, or change " +
+			"device-specific settings (the given keys are merged into the device's " +
+			"settings). Only what is given changes.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "power", Type: "string", Enum: []string{"on", "off"}, Hint: "one of on, off"},
+			{Name: "brightness", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "target_temp_c", Type: "number", Hint: "number from 5 to 35, in °C"},
+			{Name: "locked", Type: "boolean", Hint: "boolean"},
+			{Name: "position", Type: "integer", Hint: "integer from 0 to 100, in percent open"},
+			{Name: "settings", Type: "object", Hint: "object"},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"},
-			Hint: "one of temperature, humidity, motion, co2, light_level",
+		Schema:  setDeviceSchema,
+		Example: `{"device_id":"DV001","power":"off"}`,
+	}
+	opReadSensors = &mcpdomain.Operation{
+		Name:     "read_sensors",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "sensor",
+		Description: "Read the latest values of sensors, optionally only those in one room or of " +
+			"one kind.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "room",
+				Type: "string",
+				Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+				Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"},
+				Hint: "one of temperature, humidity, motion, co2, light_level",
+			},
+			{Name: "min_battery", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_battery", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "min_battery", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_battery", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  readSensorsSchema,
-	Example: `{}`,
-}
-var opListEvents = &mcpdomain.Operation{
-	Name:        "list_events",
-	Kind:        mcpdomain.OpList,
-	Category:    "analysis",
-	Entity:      "event",
-	Description: "List entries of the event log, optionally by room, kind, or a time window.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "room",
-			Type: "string",
-			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
-			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		Schema:  readSensorsSchema,
+		Example: `{}`,
+	}
+	opListEvents = &mcpdomain.Operation{
+		Name:        "list_events",
+		Kind:        opkind.List,
+		Category:    "analysis",
+		Entity:      "event",
+		Description: "List entries of the event log, optionally by room, kind, or a time window.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "room",
+				Type: "string",
+				Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+				Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"motion", "door", "power_change", "alert"},
+				Hint: "one of motion, door, power_change, alert",
+			},
+			{Name: "min_timestamp", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
+			{Name: "max_timestamp", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"motion", "door", "power_change", "alert"},
-			Hint: "one of motion, door, power_change, alert",
+		Schema:  listEventsSchema,
+		Example: `{}`,
+	}
+	opSetRoomMode = &mcpdomain.Operation{
+		Name:        "set_room_mode",
+		Kind:        opkind.Preset,
+		Category:    "action_execution",
+		Entity:      "device",
+		Description: "Apply a mode to every device in one room at once.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "room",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+				Hint:     "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+			},
+			{Name: "mode", Type: "string", Required: true, Enum: []string{"night", "away", "comfort"}, Hint: "one of night, away, comfort"},
 		},
-		{Name: "min_timestamp", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
-		{Name: "max_timestamp", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listEventsSchema,
-	Example: `{}`,
-}
-var opSetRoomMode = &mcpdomain.Operation{
-	Name:        "set_room_mode",
-	Kind:        mcpdomain.OpPreset,
-	Category:    "action_execution",
-	Entity:      "device",
-	Description: "Apply a mode to every device in one room at once.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "room",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
-			Hint:     "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		Schema:  setRoomModeSchema,
+		Example: `{"room":"living_room","mode":"night"}`,
+	}
+	opListRules = &mcpdomain.Operation{
+		Name:     "list_rules",
+		Kind:     opkind.List,
+		Category: "configuration",
+		Entity:   "rule",
+		Description: "List automation rules, optionally only enabled or disabled ones, or those " +
+			"acting on one device.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "enabled", Type: "boolean", Hint: "boolean"},
+			{Name: "action_device", Type: "string", Entity: "device", Hint: "device ID like DV001"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "mode", Type: "string", Required: true, Enum: []string{"night", "away", "comfort"}, Hint: "one of night, away, comfort"},
-	},
-	Schema:  setRoomModeSchema,
-	Example: `{"room":"living_room","mode":"night"}`,
-}
-var opListRules = &mcpdomain.Operation{
-	Name:     "list_rules",
-	Kind:     mcpdomain.OpList,
-	Category: "configuration",
-	Entity:   "rule",
-	Description: "List automation rules, optionally only enabled or disabled ones, or those " +
-		"acting on one device.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "enabled", Type: "boolean", Hint: "boolean"},
-		{Name: "action_device", Type: "string", Entity: "device", Hint: "device ID like DV001"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listRulesSchema,
-	Example: `{}`,
-}
-var opCreateRule = &mcpdomain.Operation{
-	Name:     "create_rule",
-	Kind:     mcpdomain.OpCreate,
-	Category: "configuration",
-	Entity:   "rule",
-	Description: "Create an automation rule that switches a device when a sensor reading goes " +
-		"above or below a threshold.",
-	Args: []mcpdomain.Arg{
-		{Name: "name", Type: "string", Required: true, Hint: "string"},
-		{Name: "trigger_sensor", Type: "string", Required: true, Entity: "sensor", Hint: "sensor ID like SN001"},
-		{Name: "condition", Type: "string", Required: true, Enum: []string{"above", "below"}, Hint: "one of above, below"},
-		{Name: "threshold", Type: "number", Required: true, Hint: "number"},
-		{Name: "action_device", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{Name: "action_power", Type: "string", Required: true, Enum: []string{"on", "off"}, Hint: "one of on, off"},
-		{Name: "enabled", Type: "boolean", Hint: "boolean"},
-		{Name: "days", Type: "array", Hint: "array"},
-	},
-	Schema:  createRuleSchema,
-	Example: `{"name":"Damp bathroom heater","trigger_sensor":"SN007","condition":"above","threshold":85,"action_device":"DV009","action_power":"on"}`,
-}
-var opDeleteRule = &mcpdomain.Operation{
-	Name:        "delete_rule",
-	Kind:        mcpdomain.OpDelete,
-	Category:    "configuration",
-	Entity:      "rule",
-	Description: "Delete an automation rule by its ID.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "rule_id", Type: "string", Required: true, Entity: "rule", Hint: "rule ID like RL001"},
-	},
-	Schema:  deleteRuleSchema,
-	Example: `{"rule_id":"RL003"}`,
-}
-var opSensorStats = &mcpdomain.Operation{
-	Name:     "sensor_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "sensor",
-	Description: "Compute a statistic over sensor readings or battery levels, optionally per " +
-		"room or kind and only for some sensors.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"avg", "min", "max", "count", "sum"},
-			Hint:     "one of avg, min, max, count, sum",
+		Schema:  listRulesSchema,
+		Example: `{}`,
+	}
+	opCreateRule = &mcpdomain.Operation{
+		Name:     "create_rule",
+		Kind:     opkind.Create,
+		Category: "configuration",
+		Entity:   "rule",
+		Description: "Create an automation rule that switches a device when a sensor reading goes " +
+			"above or below a threshold.",
+		Args: []mcpdomain.Arg{
+			{Name: "name", Type: "string", Required: true, Hint: "string"},
+			{Name: "trigger_sensor", Type: "string", Required: true, Entity: "sensor", Hint: "sensor ID like SN001"},
+			{Name: "condition", Type: "string", Required: true, Enum: []string{"above", "below"}, Hint: "one of above, below"},
+			{Name: "threshold", Type: "number", Required: true, Hint: "number"},
+			{Name: "action_device", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "action_power", Type: "string", Required: true, Enum: []string{"on", "off"}, Hint: "one of on, off"},
+			{Name: "enabled", Type: "boolean", Hint: "boolean"},
+			{Name: "days", Type: "array", Hint: "array"},
 		},
-		{Name: "field", Type: "string", Required: true, Enum: []string{"value", "battery"}, Hint: "one of value, battery"},
-		{Name: "group_by", Type: "string", Enum: []string{"room", "kind"}, Hint: "one of room, kind"},
-		{
-			Name: "room",
-			Type: "string",
-			Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
-			Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+		Schema:  createRuleSchema,
+		Example: `{"name":"Damp bathroom heater","trigger_sensor":"SN007","condition":"above","threshold":85,"action_device":"DV009","action_power":"on"}`,
+	}
+	opDeleteRule = &mcpdomain.Operation{
+		Name:        "delete_rule",
+		Kind:        opkind.Delete,
+		Category:    "configuration",
+		Entity:      "rule",
+		Description: "Delete an automation rule by its ID.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "rule_id", Type: "string", Required: true, Entity: "rule", Hint: "rule ID like RL001"},
 		},
-		{
-			Name: "kind",
-			Type: "string",
-			Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"},
-			Hint: "one of temperature, humidity, motion, co2, light_level",
+		Schema:  deleteRuleSchema,
+		Example: `{"rule_id":"RL003"}`,
+	}
+	opSensorStats = &mcpdomain.Operation{
+		Name:     "sensor_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "sensor",
+		Description: "Compute a statistic over sensor readings or battery levels, optionally per " +
+			"room or kind and only for some sensors.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"avg", "min", "max", "count", "sum"},
+				Hint:     "one of avg, min, max, count, sum",
+			},
+			{Name: "field", Type: "string", Required: true, Enum: []string{"value", "battery"}, Hint: "one of value, battery"},
+			{Name: "group_by", Type: "string", Enum: []string{"room", "kind"}, Hint: "one of room, kind"},
+			{
+				Name: "room",
+				Type: "string",
+				Enum: []string{"living_room", "kitchen", "bedroom", "bathroom", "hallway", "garage"},
+				Hint: "one of living_room, kitchen, bedroom, bathroom, hallway, garage",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"temperature", "humidity", "motion", "co2", "light_level"},
+				Hint: "one of temperature, humidity, motion, co2, light_level",
+			},
 		},
-	},
-	Schema:  sensorStatsSchema,
-	Example: `{"function":"avg","field":"value"}`,
-}
+		Schema:  sensorStatsSchema,
+		Example: `{"function":"avg","field":"value"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -254,144 +268,129 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_devices",
-			Description: "List devices, optionally only those in one room, of one kind or in one " +
-				"power state.",
+			Level:       level.L4,
+			Name:        "list_devices",
+			Description: opListDevices.Description,
 			InputSchema: listDevicesSchema,
 			Operations:  []*mcpdomain.Operation{opListDevices},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_device",
-			Description: "Get the full current state of one device by its ID.",
+			Description: opGetDevice.Description,
 			InputSchema: getDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opGetDevice},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_device",
-			Description: "Change one device: switch it on or off, dim a light, set a thermostat's " +
-				"target temperature, lock or unlock a lock, open a blind, or change " +
-				"device-specific settings (the given keys are merged into the device's " +
-				"settings). Only what is given changes.",
+			Level:       level.L4,
+			Name:        "set_device",
+			Description: opSetDevice.Description,
 			InputSchema: setDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opSetDevice},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "read_sensors",
-			Description: "Read the latest values of sensors, optionally only those in one room or of " +
-				"one kind.",
+			Level:       level.L4,
+			Name:        "read_sensors",
+			Description: opReadSensors.Description,
 			InputSchema: readSensorsSchema,
 			Operations:  []*mcpdomain.Operation{opReadSensors},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_events",
-			Description: "List entries of the event log, optionally by room, kind, or a time window.",
+			Description: opListEvents.Description,
 			InputSchema: listEventsSchema,
 			Operations:  []*mcpdomain.Operation{opListEvents},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_room_mode",
-			Description: "Apply a mode to every device in one room at once.",
+			Description: opSetRoomMode.Description,
 			InputSchema: setRoomModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetRoomMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_rules",
-			Description: "List automation rules, optionally only enabled or disabled ones, or those " +
-				"acting on one device.",
+			Level:       level.L4,
+			Name:        "list_rules",
+			Description: opListRules.Description,
 			InputSchema: listRulesSchema,
 			Operations:  []*mcpdomain.Operation{opListRules},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "create_rule",
-			Description: "Create an automation rule that switches a device when a sensor reading goes " +
-				"above or below a threshold.",
+			Level:       level.L4,
+			Name:        "create_rule",
+			Description: opCreateRule.Description,
 			InputSchema: createRuleSchema,
 			Operations:  []*mcpdomain.Operation{opCreateRule},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "delete_rule",
-			Description: "Delete an automation rule by its ID.",
+			Description: opDeleteRule.Description,
 			InputSchema: deleteRuleSchema,
 			Operations:  []*mcpdomain.Operation{opDeleteRule},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "sensor_stats",
-			Description: "Compute a statistic over sensor readings or battery levels, optionally per " +
-				"room or kind and only for some sensors.",
+			Level:       level.L4,
+			Name:        "sensor_stats",
+			Description: opSensorStats.Description,
 			InputSchema: sensorStatsSchema,
 			Operations:  []*mcpdomain.Operation{opSensorStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "get_room_status",
 			Description: "Look up devices and sensors - list them by room or kind, get one device, " +
 				"read sensor values.",
-			InputSchema: l3GetRoomStatusSchema,
-			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
+			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "set_room_mode",
 			Description: "Control devices - change one device, or apply a mode (night, away, comfort) " +
 				"to a whole room.",
-			InputSchema: l3SetRoomModeSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "manage_automation",
 			Description: "Manage automation rules - list, create or delete them.",
-			InputSchema: l3ManageAutomationSchema,
 			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "analyze_home",
 			Description: "Analyse the home - statistics over sensor readings and the event log.",
-			InputSchema: l3AnalyzeHomeSchema,
 			Operations:  []*mcpdomain.Operation{opListEvents, opSensorStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "smart_home_query",
 			Description: "Read anything in the smart home - devices, sensors, events, rules, " +
 				"statistics. Nothing changes.",
-			InputSchema: l2SmartHomeQuerySchema,
-			Operations:  []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
+			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "smart_home_control",
 			Description: "Change the smart home - set devices, apply room modes, create or delete " +
 				"automation rules.",
-			InputSchema: l2SmartHomeControlSchema,
-			Operations:  []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "smart_home",
 			Description: "Query and control the smart home - devices, sensors, events, automation " +
 				"rules and statistics.",
-			InputSchema: l1SmartHomeSchema,
 			Operations: []*mcpdomain.Operation{
 				opListDevices,
 				opGetDevice,
@@ -409,19 +408,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("smarthome: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("smarthome: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-smarthome",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A connected house: lights, thermostats, door locks, plugs and blinds in six "+
-			"rooms, environment sensors, an event log and automation rules that switch "+
-			"devices when a sensor crosses a threshold."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -429,21 +426,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of smarthome.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "smarthome",
-	Title: "Smart home",
-	Description: "A connected house: lights, thermostats, door locks, plugs and blinds in six " +
-		"rooms, environment sensors, an event log and automation rules that switch " +
-		"devices when a sensor crosses a threshold.",
-	Entities:   []string{"device", "sensor", "event", "rule"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "smarthome",
+	Title:       "Smart home",
+	Description: description,
+	Entities:    []string{"device", "sensor", "event", "rule"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("smarthome: store is %T, want *smarthome.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

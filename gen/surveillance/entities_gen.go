@@ -11,17 +11,17 @@ type Camera struct {
 	// bay 1).
 	Name string `json:"name"`
 	// Campus zone the camera covers.
-	Zone string `json:"zone"`
+	Zone CameraZone `json:"zone"`
 	// Whether the NVR currently receives the camera's stream (offline: no video,
 	// e.g. cable, power or tampering).
-	Status string `json:"status"`
+	Status CameraStatus `json:"status"`
 	// Recording mode: continuous (records all the time), motion (records only
 	// when motion is detected) or off.
-	Recording string `json:"recording"`
+	Recording CameraRecording `json:"recording"`
 	// Whether infrared night vision is switched on.
 	NightVision bool `json:"night_vision"`
 	// Recording resolution of the stream.
-	Resolution string `json:"resolution"`
+	Resolution CameraResolution `json:"resolution"`
 	// Sensitivity of motion detection (0 ignores all motion, 100 reacts to the
 	// smallest change).
 	MotionSensitivity int `json:"motion_sensitivity"`
@@ -33,6 +33,48 @@ type Camera struct {
 	// 2026-09-24T06:45:00Z).
 	LastSeen string `json:"last_seen"`
 }
+
+// CameraZone is the type of Camera's zone field.
+type CameraZone string
+
+// The values of CameraZone, in spec order.
+const (
+	CameraZoneOffice      CameraZone = "office"
+	CameraZoneCarPark     CameraZone = "car_park"
+	CameraZoneWarehouse   CameraZone = "warehouse"
+	CameraZoneLoadingDock CameraZone = "loading_dock"
+	CameraZonePerimeter   CameraZone = "perimeter"
+)
+
+// CameraStatus is the type of Camera's status field.
+type CameraStatus string
+
+// The values of CameraStatus, in spec order.
+const (
+	CameraStatusOnline  CameraStatus = "online"
+	CameraStatusOffline CameraStatus = "offline"
+)
+
+// CameraRecording is the type of Camera's recording field.
+type CameraRecording string
+
+// The values of CameraRecording, in spec order.
+const (
+	CameraRecordingContinuous CameraRecording = "continuous"
+	CameraRecordingMotion     CameraRecording = "motion"
+	CameraRecordingOff        CameraRecording = "off"
+)
+
+// CameraResolution is the type of Camera's resolution field.
+type CameraResolution string
+
+// The values of CameraResolution, in spec order.
+const (
+	CameraResolution720p  CameraResolution = "720p"
+	CameraResolution1080p CameraResolution = "1080p"
+	CameraResolution1440p CameraResolution = "1440p"
+	CameraResolution4k    CameraResolution = "4k"
+)
 
 func cloneCamera(v Camera) Camera {
 	return v
@@ -47,11 +89,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM001",
 			Name:              "Office main entrance",
-			Zone:              "office",
-			Status:            "online",
-			Recording:         "continuous",
+			Zone:              CameraZoneOffice,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingContinuous,
 			NightVision:       true,
-			Resolution:        "4k",
+			Resolution:        CameraResolution4k,
 			MotionSensitivity: 60,
 			RetentionDays:     30,
 			StorageGb:         412.5,
@@ -60,10 +102,10 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM002",
 			Name:              "Office lobby dome",
-			Zone:              "office",
-			Status:            "online",
-			Recording:         "continuous",
-			Resolution:        "1080p",
+			Zone:              CameraZoneOffice,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingContinuous,
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 40,
 			RetentionDays:     30,
 			StorageGb:         228.0,
@@ -72,10 +114,10 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM003",
 			Name:              "Server room",
-			Zone:              "office",
-			Status:            "online",
-			Recording:         "motion",
-			Resolution:        "1080p",
+			Zone:              CameraZoneOffice,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingMotion,
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 75,
 			RetentionDays:     90,
 			StorageGb:         36.2,
@@ -84,11 +126,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM004",
 			Name:              "Car park entry barrier",
-			Zone:              "car_park",
-			Status:            "online",
-			Recording:         "continuous",
+			Zone:              CameraZoneCarPark,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingContinuous,
 			NightVision:       true,
-			Resolution:        "4k",
+			Resolution:        CameraResolution4k,
 			MotionSensitivity: 55,
 			RetentionDays:     14,
 			StorageGb:         530.8,
@@ -97,11 +139,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM005",
 			Name:              "Car park level 1 north",
-			Zone:              "car_park",
-			Status:            "online",
-			Recording:         "motion",
+			Zone:              CameraZoneCarPark,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingMotion,
 			NightVision:       true,
-			Resolution:        "1080p",
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 50,
 			RetentionDays:     14,
 			StorageGb:         144.6,
@@ -110,11 +152,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM006",
 			Name:              "Car park level 1 south",
-			Zone:              "car_park",
-			Status:            "offline",
-			Recording:         "motion",
+			Zone:              CameraZoneCarPark,
+			Status:            CameraStatusOffline,
+			Recording:         CameraRecordingMotion,
 			NightVision:       true,
-			Resolution:        "1080p",
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 50,
 			RetentionDays:     14,
 			StorageGb:         98.3,
@@ -123,10 +165,10 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM007",
 			Name:              "Car park stairwell",
-			Zone:              "car_park",
-			Status:            "online",
-			Recording:         "off",
-			Resolution:        "720p",
+			Zone:              CameraZoneCarPark,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingOff,
+			Resolution:        CameraResolution720p,
 			MotionSensitivity: 30,
 			RetentionDays:     14,
 			StorageGb:         12.4,
@@ -135,11 +177,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM008",
 			Name:              "Warehouse aisle A",
-			Zone:              "warehouse",
-			Status:            "online",
-			Recording:         "motion",
+			Zone:              CameraZoneWarehouse,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingMotion,
 			NightVision:       true,
-			Resolution:        "1080p",
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 65,
 			RetentionDays:     30,
 			StorageGb:         187.9,
@@ -148,10 +190,10 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM009",
 			Name:              "Warehouse aisle B",
-			Zone:              "warehouse",
-			Status:            "online",
-			Recording:         "motion",
-			Resolution:        "1080p",
+			Zone:              CameraZoneWarehouse,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingMotion,
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 65,
 			RetentionDays:     30,
 			StorageGb:         176.1,
@@ -160,11 +202,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM010",
 			Name:              "Loading dock bay 1",
-			Zone:              "loading_dock",
-			Status:            "online",
-			Recording:         "continuous",
+			Zone:              CameraZoneLoadingDock,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingContinuous,
 			NightVision:       true,
-			Resolution:        "4k",
+			Resolution:        CameraResolution4k,
 			MotionSensitivity: 70,
 			RetentionDays:     30,
 			StorageGb:         486.0,
@@ -173,11 +215,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM011",
 			Name:              "Loading dock bay 2",
-			Zone:              "loading_dock",
-			Status:            "offline",
-			Recording:         "continuous",
+			Zone:              CameraZoneLoadingDock,
+			Status:            CameraStatusOffline,
+			Recording:         CameraRecordingContinuous,
 			NightVision:       true,
-			Resolution:        "1440p",
+			Resolution:        CameraResolution1440p,
 			MotionSensitivity: 70,
 			RetentionDays:     30,
 			StorageGb:         301.7,
@@ -186,11 +228,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM012",
 			Name:              "Main gate",
-			Zone:              "perimeter",
-			Status:            "online",
-			Recording:         "continuous",
+			Zone:              CameraZonePerimeter,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingContinuous,
 			NightVision:       true,
-			Resolution:        "4k",
+			Resolution:        CameraResolution4k,
 			MotionSensitivity: 80,
 			RetentionDays:     60,
 			StorageGb:         598.2,
@@ -199,11 +241,11 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM013",
 			Name:              "East fence line",
-			Zone:              "perimeter",
-			Status:            "online",
-			Recording:         "motion",
+			Zone:              CameraZonePerimeter,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingMotion,
 			NightVision:       true,
-			Resolution:        "1080p",
+			Resolution:        CameraResolution1080p,
 			MotionSensitivity: 85,
 			RetentionDays:     60,
 			StorageGb:         64.9,
@@ -212,10 +254,10 @@ func seedCameras() []Camera {
 		{
 			ID:                "CM014",
 			Name:              "West fence line",
-			Zone:              "perimeter",
-			Status:            "online",
-			Recording:         "motion",
-			Resolution:        "720p",
+			Zone:              CameraZonePerimeter,
+			Status:            CameraStatusOnline,
+			Recording:         CameraRecordingMotion,
+			Resolution:        CameraResolution720p,
 			MotionSensitivity: 90,
 			RetentionDays:     60,
 			StorageGb:         41.3,
@@ -231,10 +273,10 @@ type Door struct {
 	// Human-readable name of the door or gate.
 	Name string `json:"name"`
 	// Campus zone the door is in.
-	Zone string `json:"zone"`
+	Zone DoorZone `json:"zone"`
 	// Sort of door: pedestrian entrance, interior door, emergency exit, vehicle
 	// gate or barrier, or loading roller shutter.
-	DoorType string `json:"door_type"`
+	DoorType DoorDoorType `json:"door_type"`
 	// Whether the lock is engaged (true: a valid badge is needed to open it;
 	// false: free passage).
 	Locked bool `json:"locked"`
@@ -243,12 +285,45 @@ type Door struct {
 	AlarmArmed bool `json:"alarm_armed"`
 	// Whose badges open the door when it is locked: all staff, or security staff
 	// only.
-	BadgeAccess string `json:"badge_access"`
+	BadgeAccess DoorBadgeAccess `json:"badge_access"`
 	// Name of the person whose badge last opened the door.
 	LastBadge *string `json:"last_badge,omitzero"`
 	// When a badge last opened the door (RFC 3339, UTC).
 	LastAccess string `json:"last_access"`
 }
+
+// DoorZone is the type of Door's zone field.
+type DoorZone string
+
+// The values of DoorZone, in spec order.
+const (
+	DoorZoneOffice      DoorZone = "office"
+	DoorZoneCarPark     DoorZone = "car_park"
+	DoorZoneWarehouse   DoorZone = "warehouse"
+	DoorZoneLoadingDock DoorZone = "loading_dock"
+	DoorZonePerimeter   DoorZone = "perimeter"
+)
+
+// DoorDoorType is the type of Door's door_type field.
+type DoorDoorType string
+
+// The values of DoorDoorType, in spec order.
+const (
+	DoorDoorTypeEntrance      DoorDoorType = "entrance"
+	DoorDoorTypeInterior      DoorDoorType = "interior"
+	DoorDoorTypeEmergencyExit DoorDoorType = "emergency_exit"
+	DoorDoorTypeVehicleGate   DoorDoorType = "vehicle_gate"
+	DoorDoorTypeRollerShutter DoorDoorType = "roller_shutter"
+)
+
+// DoorBadgeAccess is the type of Door's badge_access field.
+type DoorBadgeAccess string
+
+// The values of DoorBadgeAccess, in spec order.
+const (
+	DoorBadgeAccessStaff        DoorBadgeAccess = "staff"
+	DoorBadgeAccessSecurityOnly DoorBadgeAccess = "security_only"
+)
 
 func cloneDoor(v Door) Door {
 	return v
@@ -263,120 +338,120 @@ func seedDoors() []Door {
 		{
 			ID:          "DR001",
 			Name:        "Office main entrance",
-			Zone:        "office",
-			DoorType:    "entrance",
+			Zone:        DoorZoneOffice,
+			DoorType:    DoorDoorTypeEntrance,
 			Locked:      true,
 			AlarmArmed:  true,
-			BadgeAccess: "staff",
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Grace Liu"),
 			LastAccess:  "2026-09-23T18:42:00Z",
 		},
 		{
 			ID:          "DR002",
 			Name:        "Office rear door",
-			Zone:        "office",
-			DoorType:    "entrance",
-			BadgeAccess: "staff",
+			Zone:        DoorZoneOffice,
+			DoorType:    DoorDoorTypeEntrance,
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Omar Haddad"),
 			LastAccess:  "2026-09-24T05:30:00Z",
 		},
 		{
 			ID:          "DR003",
 			Name:        "Server room door",
-			Zone:        "office",
-			DoorType:    "interior",
+			Zone:        DoorZoneOffice,
+			DoorType:    DoorDoorTypeInterior,
 			Locked:      true,
 			AlarmArmed:  true,
-			BadgeAccess: "security_only",
+			BadgeAccess: DoorBadgeAccessSecurityOnly,
 			LastBadge:   mcpdomain.Ptr("Tom Becker"),
 			LastAccess:  "2026-09-24T05:57:00Z",
 		},
 		{
 			ID:          "DR004",
 			Name:        "Office fire exit",
-			Zone:        "office",
-			DoorType:    "emergency_exit",
+			Zone:        DoorZoneOffice,
+			DoorType:    DoorDoorTypeEmergencyExit,
 			Locked:      true,
 			AlarmArmed:  true,
-			BadgeAccess: "staff",
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Grace Liu"),
 			LastAccess:  "2026-09-24T04:19:00Z",
 		},
 		{
 			ID:          "DR005",
 			Name:        "Car park pedestrian gate",
-			Zone:        "car_park",
-			DoorType:    "entrance",
-			BadgeAccess: "staff",
+			Zone:        DoorZoneCarPark,
+			DoorType:    DoorDoorTypeEntrance,
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Ines Moreau"),
 			LastAccess:  "2026-09-24T06:12:00Z",
 		},
 		{
 			ID:          "DR006",
 			Name:        "Car park entry barrier",
-			Zone:        "car_park",
-			DoorType:    "vehicle_gate",
-			BadgeAccess: "staff",
+			Zone:        DoorZoneCarPark,
+			DoorType:    DoorDoorTypeVehicleGate,
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Ines Moreau"),
 			LastAccess:  "2026-09-24T06:10:00Z",
 		},
 		{
 			ID:          "DR007",
 			Name:        "Warehouse staff door",
-			Zone:        "warehouse",
-			DoorType:    "entrance",
-			BadgeAccess: "staff",
+			Zone:        DoorZoneWarehouse,
+			DoorType:    DoorDoorTypeEntrance,
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Jonas Weber"),
 			LastAccess:  "2026-09-24T06:18:00Z",
 		},
 		{
 			ID:          "DR008",
 			Name:        "Warehouse fire exit",
-			Zone:        "warehouse",
-			DoorType:    "emergency_exit",
+			Zone:        DoorZoneWarehouse,
+			DoorType:    DoorDoorTypeEmergencyExit,
 			Locked:      true,
 			AlarmArmed:  true,
-			BadgeAccess: "staff",
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Jonas Weber"),
 			LastAccess:  "2026-09-22T11:30:00Z",
 		},
 		{
 			ID:          "DR009",
 			Name:        "Loading dock shutter 1",
-			Zone:        "loading_dock",
-			DoorType:    "roller_shutter",
-			BadgeAccess: "staff",
+			Zone:        DoorZoneLoadingDock,
+			DoorType:    DoorDoorTypeRollerShutter,
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Piotr Nowak"),
 			LastAccess:  "2026-09-23T20:05:00Z",
 		},
 		{
 			ID:          "DR010",
 			Name:        "Loading dock shutter 2",
-			Zone:        "loading_dock",
-			DoorType:    "roller_shutter",
+			Zone:        DoorZoneLoadingDock,
+			DoorType:    DoorDoorTypeRollerShutter,
 			Locked:      true,
 			AlarmArmed:  true,
-			BadgeAccess: "staff",
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Piotr Nowak"),
 			LastAccess:  "2026-09-23T19:50:00Z",
 		},
 		{
 			ID:          "DR011",
 			Name:        "Main gate",
-			Zone:        "perimeter",
-			DoorType:    "vehicle_gate",
-			BadgeAccess: "staff",
+			Zone:        DoorZonePerimeter,
+			DoorType:    DoorDoorTypeVehicleGate,
+			BadgeAccess: DoorBadgeAccessStaff,
 			LastBadge:   mcpdomain.Ptr("Ines Moreau"),
 			LastAccess:  "2026-09-24T06:02:00Z",
 		},
 		{
 			ID:          "DR012",
 			Name:        "Perimeter service gate",
-			Zone:        "perimeter",
-			DoorType:    "vehicle_gate",
+			Zone:        DoorZonePerimeter,
+			DoorType:    DoorDoorTypeVehicleGate,
 			Locked:      true,
 			AlarmArmed:  true,
-			BadgeAccess: "security_only",
+			BadgeAccess: DoorBadgeAccessSecurityOnly,
 			LastBadge:   mcpdomain.Ptr("Sam Okafor"),
 			LastAccess:  "2026-09-23T23:40:00Z",
 		},
@@ -390,13 +465,13 @@ type Alert struct {
 	// When the alert was raised (RFC 3339, UTC).
 	Timestamp string `json:"timestamp"`
 	// Campus zone the alert comes from.
-	Zone string `json:"zone"`
+	Zone AlertZone `json:"zone"`
 	// What was detected: motion, intrusion (a person crossing a fence or
 	// restricted line), loitering, camera tampering (view blocked or moved),
 	// camera offline, door forced open, or door held open.
-	Kind string `json:"kind"`
+	Kind AlertKind `json:"kind"`
 	// Severity of the alert.
-	Severity string `json:"severity"`
+	Severity AlertSeverity `json:"severity"`
 	// Camera that raised the alert (camera ID such as CM003; absent for door
 	// alerts).
 	CameraID *string `json:"camera_id,omitzero"`
@@ -408,6 +483,43 @@ type Alert struct {
 	// Whether an operator has acknowledged the alert.
 	Acknowledged bool `json:"acknowledged"`
 }
+
+// AlertZone is the type of Alert's zone field.
+type AlertZone string
+
+// The values of AlertZone, in spec order.
+const (
+	AlertZoneOffice      AlertZone = "office"
+	AlertZoneCarPark     AlertZone = "car_park"
+	AlertZoneWarehouse   AlertZone = "warehouse"
+	AlertZoneLoadingDock AlertZone = "loading_dock"
+	AlertZonePerimeter   AlertZone = "perimeter"
+)
+
+// AlertKind is the type of Alert's kind field.
+type AlertKind string
+
+// The values of AlertKind, in spec order.
+const (
+	AlertKindMotion        AlertKind = "motion"
+	AlertKindIntrusion     AlertKind = "intrusion"
+	AlertKindLoitering     AlertKind = "loitering"
+	AlertKindTamper        AlertKind = "tamper"
+	AlertKindCameraOffline AlertKind = "camera_offline"
+	AlertKindDoorForced    AlertKind = "door_forced"
+	AlertKindDoorHeldOpen  AlertKind = "door_held_open"
+)
+
+// AlertSeverity is the type of Alert's severity field.
+type AlertSeverity string
+
+// The values of AlertSeverity, in spec order.
+const (
+	AlertSeverityLow      AlertSeverity = "low"
+	AlertSeverityMedium   AlertSeverity = "medium"
+	AlertSeverityHigh     AlertSeverity = "high"
+	AlertSeverityCritical AlertSeverity = "critical"
+)
 
 func cloneAlert(v Alert) Alert {
 	return v
@@ -422,9 +534,9 @@ func seedAlerts() []Alert {
 		{
 			ID:           "AL0001",
 			Timestamp:    "2026-09-23T19:12:00Z",
-			Zone:         "car_park",
-			Kind:         "motion",
-			Severity:     "low",
+			Zone:         AlertZoneCarPark,
+			Kind:         AlertKindMotion,
+			Severity:     AlertSeverityLow,
 			CameraID:     mcpdomain.Ptr("CM005"),
 			Message:      "Motion on car park level 1 north",
 			Acknowledged: true,
@@ -432,9 +544,9 @@ func seedAlerts() []Alert {
 		{
 			ID:           "AL0002",
 			Timestamp:    "2026-09-23T21:47:00Z",
-			Zone:         "perimeter",
-			Kind:         "intrusion",
-			Severity:     "high",
+			Zone:         AlertZonePerimeter,
+			Kind:         AlertKindIntrusion,
+			Severity:     AlertSeverityHigh,
 			CameraID:     mcpdomain.Ptr("CM013"),
 			Message:      "Person crossed the east fence line",
 			Acknowledged: true,
@@ -442,63 +554,63 @@ func seedAlerts() []Alert {
 		{
 			ID:        "AL0003",
 			Timestamp: "2026-09-23T22:05:00Z",
-			Zone:      "car_park",
-			Kind:      "camera_offline",
-			Severity:  "medium",
+			Zone:      AlertZoneCarPark,
+			Kind:      AlertKindCameraOffline,
+			Severity:  AlertSeverityMedium,
 			CameraID:  mcpdomain.Ptr("CM006"),
 			Message:   "Camera Car park level 1 south stopped sending video",
 		},
 		{
 			ID:        "AL0004",
 			Timestamp: "2026-09-23T23:30:00Z",
-			Zone:      "warehouse",
-			Kind:      "motion",
-			Severity:  "medium",
+			Zone:      AlertZoneWarehouse,
+			Kind:      AlertKindMotion,
+			Severity:  AlertSeverityMedium,
 			CameraID:  mcpdomain.Ptr("CM008"),
 			Message:   "Motion in warehouse aisle A after hours",
 		},
 		{
 			ID:        "AL0005",
 			Timestamp: "2026-09-24T00:14:00Z",
-			Zone:      "loading_dock",
-			Kind:      "loitering",
-			Severity:  "medium",
+			Zone:      AlertZoneLoadingDock,
+			Kind:      AlertKindLoitering,
+			Severity:  AlertSeverityMedium,
 			CameraID:  mcpdomain.Ptr("CM010"),
 			Message:   "Person loitering at loading dock bay 1 for 6 minutes",
 		},
 		{
 			ID:        "AL0006",
 			Timestamp: "2026-09-24T01:02:00Z",
-			Zone:      "loading_dock",
-			Kind:      "door_forced",
-			Severity:  "critical",
+			Zone:      AlertZoneLoadingDock,
+			Kind:      AlertKindDoorForced,
+			Severity:  AlertSeverityCritical,
 			DoorID:    mcpdomain.Ptr("DR010"),
 			Message:   "Loading dock shutter 2 opened without a badge",
 		},
 		{
 			ID:        "AL0007",
 			Timestamp: "2026-09-24T01:03:00Z",
-			Zone:      "loading_dock",
-			Kind:      "tamper",
-			Severity:  "high",
+			Zone:      AlertZoneLoadingDock,
+			Kind:      AlertKindTamper,
+			Severity:  AlertSeverityHigh,
 			CameraID:  mcpdomain.Ptr("CM011"),
 			Message:   "View of camera Loading dock bay 2 blocked",
 		},
 		{
 			ID:        "AL0008",
 			Timestamp: "2026-09-24T01:05:00Z",
-			Zone:      "loading_dock",
-			Kind:      "camera_offline",
-			Severity:  "high",
+			Zone:      AlertZoneLoadingDock,
+			Kind:      AlertKindCameraOffline,
+			Severity:  AlertSeverityHigh,
 			CameraID:  mcpdomain.Ptr("CM011"),
 			Message:   "Camera Loading dock bay 2 stopped sending video",
 		},
 		{
 			ID:           "AL0009",
 			Timestamp:    "2026-09-24T02:40:00Z",
-			Zone:         "perimeter",
-			Kind:         "motion",
-			Severity:     "low",
+			Zone:         AlertZonePerimeter,
+			Kind:         AlertKindMotion,
+			Severity:     AlertSeverityLow,
 			CameraID:     mcpdomain.Ptr("CM014"),
 			Message:      "Motion along the west fence line (animal suspected)",
 			Acknowledged: true,
@@ -506,45 +618,45 @@ func seedAlerts() []Alert {
 		{
 			ID:        "AL0010",
 			Timestamp: "2026-09-24T03:15:00Z",
-			Zone:      "car_park",
-			Kind:      "loitering",
-			Severity:  "medium",
+			Zone:      AlertZoneCarPark,
+			Kind:      AlertKindLoitering,
+			Severity:  AlertSeverityMedium,
 			CameraID:  mcpdomain.Ptr("CM004"),
 			Message:   "Vehicle idling at the car park entry barrier for 12 minutes",
 		},
 		{
 			ID:        "AL0011",
 			Timestamp: "2026-09-24T04:22:00Z",
-			Zone:      "office",
-			Kind:      "door_held_open",
-			Severity:  "medium",
+			Zone:      AlertZoneOffice,
+			Kind:      AlertKindDoorHeldOpen,
+			Severity:  AlertSeverityMedium,
 			DoorID:    mcpdomain.Ptr("DR004"),
 			Message:   "Office fire exit held open for 3 minutes",
 		},
 		{
 			ID:        "AL0012",
 			Timestamp: "2026-09-24T05:10:00Z",
-			Zone:      "perimeter",
-			Kind:      "intrusion",
-			Severity:  "high",
+			Zone:      AlertZonePerimeter,
+			Kind:      AlertKindIntrusion,
+			Severity:  AlertSeverityHigh,
 			CameraID:  mcpdomain.Ptr("CM013"),
 			Message:   "Person climbing the east fence line",
 		},
 		{
 			ID:        "AL0013",
 			Timestamp: "2026-09-24T05:58:00Z",
-			Zone:      "office",
-			Kind:      "motion",
-			Severity:  "medium",
+			Zone:      AlertZoneOffice,
+			Kind:      AlertKindMotion,
+			Severity:  AlertSeverityMedium,
 			CameraID:  mcpdomain.Ptr("CM003"),
 			Message:   "Motion in the server room",
 		},
 		{
 			ID:        "AL0014",
 			Timestamp: "2026-09-24T06:20:00Z",
-			Zone:      "warehouse",
-			Kind:      "motion",
-			Severity:  "low",
+			Zone:      AlertZoneWarehouse,
+			Kind:      AlertKindMotion,
+			Severity:  AlertSeverityLow,
 			CameraID:  mcpdomain.Ptr("CM009"),
 			Message:   "Motion in warehouse aisle B",
 		},
@@ -558,16 +670,16 @@ type Incident struct {
 	// Short description of the incident.
 	Title string `json:"title"`
 	// Campus zone the incident concerns.
-	Zone string `json:"zone"`
+	Zone IncidentZone `json:"zone"`
 	// Severity of the incident.
-	Severity string `json:"severity"`
+	Severity IncidentSeverity `json:"severity"`
 	// Camera whose footage covers the incident (camera ID such as CM013; absent
 	// if none).
 	CameraID *string `json:"camera_id,omitzero"`
 	// Alert the incident follows up (alert ID such as AL0012; absent if none).
 	AlertID *string `json:"alert_id,omitzero"`
 	// Progress of the incident.
-	Status string `json:"status"`
+	Status IncidentStatus `json:"status"`
 	// Name of the security officer handling the incident (absent while
 	// unassigned).
 	Assignee *string `json:"assignee,omitzero"`
@@ -576,6 +688,39 @@ type Incident struct {
 	// Free-text notes.
 	Notes *string `json:"notes,omitzero"`
 }
+
+// IncidentZone is the type of Incident's zone field.
+type IncidentZone string
+
+// The values of IncidentZone, in spec order.
+const (
+	IncidentZoneOffice      IncidentZone = "office"
+	IncidentZoneCarPark     IncidentZone = "car_park"
+	IncidentZoneWarehouse   IncidentZone = "warehouse"
+	IncidentZoneLoadingDock IncidentZone = "loading_dock"
+	IncidentZonePerimeter   IncidentZone = "perimeter"
+)
+
+// IncidentSeverity is the type of Incident's severity field.
+type IncidentSeverity string
+
+// The values of IncidentSeverity, in spec order.
+const (
+	IncidentSeverityLow      IncidentSeverity = "low"
+	IncidentSeverityMedium   IncidentSeverity = "medium"
+	IncidentSeverityHigh     IncidentSeverity = "high"
+	IncidentSeverityCritical IncidentSeverity = "critical"
+)
+
+// IncidentStatus is the type of Incident's status field.
+type IncidentStatus string
+
+// The values of IncidentStatus, in spec order.
+const (
+	IncidentStatusOpen          IncidentStatus = "open"
+	IncidentStatusInvestigating IncidentStatus = "investigating"
+	IncidentStatusClosed        IncidentStatus = "closed"
+)
 
 func cloneIncident(v Incident) Incident {
 	return v
@@ -590,11 +735,11 @@ func seedIncidents() []Incident {
 		{
 			ID:       "IN001",
 			Title:    "Fence damage on the east perimeter",
-			Zone:     "perimeter",
-			Severity: "high",
+			Zone:     IncidentZonePerimeter,
+			Severity: IncidentSeverityHigh,
 			CameraID: mcpdomain.Ptr("CM013"),
 			AlertID:  mcpdomain.Ptr("AL0002"),
-			Status:   "investigating",
+			Status:   IncidentStatusInvestigating,
 			Assignee: mcpdomain.Ptr("Sam Okafor"),
 			OpenedAt: "2026-09-23T22:10:00Z",
 			Notes:    mcpdomain.Ptr("Cut wires found near fence post 14; police informed."),
@@ -602,10 +747,10 @@ func seedIncidents() []Incident {
 		{
 			ID:       "IN002",
 			Title:    "Bicycle stolen from car park level 1",
-			Zone:     "car_park",
-			Severity: "medium",
+			Zone:     IncidentZoneCarPark,
+			Severity: IncidentSeverityMedium,
 			CameraID: mcpdomain.Ptr("CM005"),
-			Status:   "closed",
+			Status:   IncidentStatusClosed,
 			Assignee: mcpdomain.Ptr("Lena Fischer"),
 			OpenedAt: "2026-09-19T16:20:00Z",
 			Notes:    mcpdomain.Ptr("Footage handed to police."),
@@ -613,30 +758,30 @@ func seedIncidents() []Incident {
 		{
 			ID:       "IN003",
 			Title:    "Tailgating at the office main entrance",
-			Zone:     "office",
-			Severity: "low",
+			Zone:     IncidentZoneOffice,
+			Severity: IncidentSeverityLow,
 			CameraID: mcpdomain.Ptr("CM001"),
-			Status:   "open",
+			Status:   IncidentStatusOpen,
 			Assignee: mcpdomain.Ptr("Lena Fischer"),
 			OpenedAt: "2026-09-22T08:55:00Z",
 		},
 		{
 			ID:       "IN004",
 			Title:    "Pallet missing from warehouse aisle B",
-			Zone:     "warehouse",
-			Severity: "medium",
+			Zone:     IncidentZoneWarehouse,
+			Severity: IncidentSeverityMedium,
 			CameraID: mcpdomain.Ptr("CM009"),
-			Status:   "investigating",
+			Status:   IncidentStatusInvestigating,
 			Assignee: mcpdomain.Ptr("Sam Okafor"),
 			OpenedAt: "2026-09-21T14:30:00Z",
 		},
 		{
 			ID:       "IN005",
 			Title:    "Unknown van parked at the main gate overnight",
-			Zone:     "perimeter",
-			Severity: "low",
+			Zone:     IncidentZonePerimeter,
+			Severity: IncidentSeverityLow,
 			CameraID: mcpdomain.Ptr("CM012"),
-			Status:   "closed",
+			Status:   IncidentStatusClosed,
 			Assignee: mcpdomain.Ptr("Sam Okafor"),
 			OpenedAt: "2026-09-17T07:05:00Z",
 			Notes:    mcpdomain.Ptr("Contractor van; driver identified."),

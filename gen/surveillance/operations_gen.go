@@ -6,16 +6,16 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // ListCamerasArgs are the arguments of list_cameras.
 type ListCamerasArgs struct {
-	Zone                 *string  `json:"zone,omitempty"`
-	Status               *string  `json:"status,omitempty"`
-	Recording            *string  `json:"recording,omitempty"`
-	NightVision          *bool    `json:"night_vision,omitempty"`
-	Resolution           *string  `json:"resolution,omitempty"`
-	MinStorageGb         *float64 `json:"min_storage_gb,omitempty"`
-	MaxStorageGb         *float64 `json:"max_storage_gb,omitempty"`
-	MinMotionSensitivity *int     `json:"min_motion_sensitivity,omitempty"`
-	MaxMotionSensitivity *int     `json:"max_motion_sensitivity,omitempty"`
-	Limit                *int     `json:"limit,omitempty"`
+	Zone                 *CameraZone       `json:"zone,omitempty"`
+	Status               *CameraStatus     `json:"status,omitempty"`
+	Recording            *CameraRecording  `json:"recording,omitempty"`
+	NightVision          *bool             `json:"night_vision,omitempty"`
+	Resolution           *CameraResolution `json:"resolution,omitempty"`
+	MinStorageGb         *float64          `json:"min_storage_gb,omitempty"`
+	MaxStorageGb         *float64          `json:"max_storage_gb,omitempty"`
+	MinMotionSensitivity *int              `json:"min_motion_sensitivity,omitempty"`
+	MaxMotionSensitivity *int              `json:"max_motion_sensitivity,omitempty"`
+	Limit                *int              `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_cameras's filters.
@@ -79,12 +79,12 @@ func (s *Store) GetCamera(a GetCameraArgs) (Camera, error) {
 
 // SetCameraArgs are the arguments of set_camera.
 type SetCameraArgs struct {
-	CameraID          string  `json:"camera_id"`
-	Recording         *string `json:"recording,omitempty"`
-	NightVision       *bool   `json:"night_vision,omitempty"`
-	Resolution        *string `json:"resolution,omitempty"`
-	MotionSensitivity *int    `json:"motion_sensitivity,omitempty"`
-	RetentionDays     *int    `json:"retention_days,omitempty"`
+	CameraID          string            `json:"camera_id"`
+	Recording         *CameraRecording  `json:"recording,omitempty"`
+	NightVision       *bool             `json:"night_vision,omitempty"`
+	Resolution        *CameraResolution `json:"resolution,omitempty"`
+	MotionSensitivity *int              `json:"motion_sensitivity,omitempty"`
+	RetentionDays     *int              `json:"retention_days,omitempty"`
 }
 
 // SetCamera runs set_camera: Change the settings of one camera by its ID (CM
@@ -122,12 +122,12 @@ func (s *Store) SetCamera(a SetCameraArgs) (Camera, error) {
 
 // ListDoorsArgs are the arguments of list_doors.
 type ListDoorsArgs struct {
-	Zone        *string `json:"zone,omitempty"`
-	DoorType    *string `json:"door_type,omitempty"`
-	Locked      *bool   `json:"locked,omitempty"`
-	AlarmArmed  *bool   `json:"alarm_armed,omitempty"`
-	BadgeAccess *string `json:"badge_access,omitempty"`
-	Limit       *int    `json:"limit,omitempty"`
+	Zone        *DoorZone        `json:"zone,omitempty"`
+	DoorType    *DoorDoorType    `json:"door_type,omitempty"`
+	Locked      *bool            `json:"locked,omitempty"`
+	AlarmArmed  *bool            `json:"alarm_armed,omitempty"`
+	BadgeAccess *DoorBadgeAccess `json:"badge_access,omitempty"`
+	Limit       *int             `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_doors's filters.
@@ -162,10 +162,10 @@ func (s *Store) ListDoors(a ListDoorsArgs) (mcpdomain.ListResult[Door], error) {
 
 // SetDoorArgs are the arguments of set_door.
 type SetDoorArgs struct {
-	DoorID      string  `json:"door_id"`
-	Locked      *bool   `json:"locked,omitempty"`
-	AlarmArmed  *bool   `json:"alarm_armed,omitempty"`
-	BadgeAccess *string `json:"badge_access,omitempty"`
+	DoorID      string           `json:"door_id"`
+	Locked      *bool            `json:"locked,omitempty"`
+	AlarmArmed  *bool            `json:"alarm_armed,omitempty"`
+	BadgeAccess *DoorBadgeAccess `json:"badge_access,omitempty"`
 }
 
 // SetDoor runs set_door: Change one door or gate by its ID (DR followed by 3
@@ -196,8 +196,8 @@ func (s *Store) SetDoor(a SetDoorArgs) (Door, error) {
 
 // SetSecurityModeArgs are the arguments of set_security_mode.
 type SetSecurityModeArgs struct {
-	Zone *string `json:"zone,omitempty"`
-	Mode string  `json:"mode"`
+	Zone *DoorZone `json:"zone,omitempty"`
+	Mode string    `json:"mode"`
 }
 
 // match reports whether a row passes set_security_mode's filters.
@@ -218,34 +218,34 @@ func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (mcpdomain.BulkResult, er
 	switch a.Mode {
 	case "day":
 		ids = append(ids, s.doors.Update(func(v *Door) bool {
-			return a.match(v) && v.DoorType == "entrance"
+			return a.match(v) && v.DoorType == DoorDoorTypeEntrance
 		}, func(v *Door) {
 			v.Locked = false
 			v.AlarmArmed = false
-			v.BadgeAccess = "staff"
+			v.BadgeAccess = DoorBadgeAccessStaff
 		})...)
 		ids = append(ids, s.doors.Update(func(v *Door) bool {
-			return a.match(v) && v.DoorType == "vehicle_gate"
+			return a.match(v) && v.DoorType == DoorDoorTypeVehicleGate
 		}, func(v *Door) {
 			v.Locked = false
 			v.AlarmArmed = false
-			v.BadgeAccess = "staff"
+			v.BadgeAccess = DoorBadgeAccessStaff
 		})...)
 		ids = append(ids, s.doors.Update(func(v *Door) bool {
-			return a.match(v) && v.DoorType == "roller_shutter"
+			return a.match(v) && v.DoorType == DoorDoorTypeRollerShutter
 		}, func(v *Door) {
 			v.Locked = false
 			v.AlarmArmed = false
-			v.BadgeAccess = "staff"
+			v.BadgeAccess = DoorBadgeAccessStaff
 		})...)
 		ids = append(ids, s.doors.Update(func(v *Door) bool {
-			return a.match(v) && v.DoorType == "interior"
+			return a.match(v) && v.DoorType == DoorDoorTypeInterior
 		}, func(v *Door) {
 			v.Locked = true
 			v.AlarmArmed = false
 		})...)
 		ids = append(ids, s.doors.Update(func(v *Door) bool {
-			return a.match(v) && v.DoorType == "emergency_exit"
+			return a.match(v) && v.DoorType == DoorDoorTypeEmergencyExit
 		}, func(v *Door) {
 			v.Locked = true
 			v.AlarmArmed = true
@@ -263,7 +263,7 @@ func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (mcpdomain.BulkResult, er
 		}, func(v *Door) {
 			v.Locked = true
 			v.AlarmArmed = true
-			v.BadgeAccess = "security_only"
+			v.BadgeAccess = DoorBadgeAccessSecurityOnly
 		})...)
 	}
 	return mcpdomain.NewBulkResult("door", a.Mode, ids), nil
@@ -271,15 +271,15 @@ func (s *Store) SetSecurityMode(a SetSecurityModeArgs) (mcpdomain.BulkResult, er
 
 // ListAlertsArgs are the arguments of list_alerts.
 type ListAlertsArgs struct {
-	Zone         *string `json:"zone,omitempty"`
-	Kind         *string `json:"kind,omitempty"`
-	Severity     *string `json:"severity,omitempty"`
-	Acknowledged *bool   `json:"acknowledged,omitempty"`
-	CameraID     *string `json:"camera_id,omitempty"`
-	DoorID       *string `json:"door_id,omitempty"`
-	MinTimestamp *string `json:"min_timestamp,omitempty"`
-	MaxTimestamp *string `json:"max_timestamp,omitempty"`
-	Limit        *int    `json:"limit,omitempty"`
+	Zone         *AlertZone     `json:"zone,omitempty"`
+	Kind         *AlertKind     `json:"kind,omitempty"`
+	Severity     *AlertSeverity `json:"severity,omitempty"`
+	Acknowledged *bool          `json:"acknowledged,omitempty"`
+	CameraID     *string        `json:"camera_id,omitempty"`
+	DoorID       *string        `json:"door_id,omitempty"`
+	MinTimestamp *string        `json:"min_timestamp,omitempty"`
+	MaxTimestamp *string        `json:"max_timestamp,omitempty"`
+	Limit        *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_alerts's filters.
@@ -324,11 +324,11 @@ func (s *Store) ListAlerts(a ListAlertsArgs) (mcpdomain.ListResult[Alert], error
 
 // AcknowledgeAlertsArgs are the arguments of acknowledge_alerts.
 type AcknowledgeAlertsArgs struct {
-	Zone     *string `json:"zone,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
-	Severity *string `json:"severity,omitempty"`
-	CameraID *string `json:"camera_id,omitempty"`
-	DoorID   *string `json:"door_id,omitempty"`
+	Zone     *AlertZone     `json:"zone,omitempty"`
+	Kind     *AlertKind     `json:"kind,omitempty"`
+	Severity *AlertSeverity `json:"severity,omitempty"`
+	CameraID *string        `json:"camera_id,omitempty"`
+	DoorID   *string        `json:"door_id,omitempty"`
 }
 
 // match reports whether a row passes acknowledge_alerts's filters.
@@ -370,13 +370,13 @@ func (s *Store) AcknowledgeAlerts(a AcknowledgeAlertsArgs) (mcpdomain.BulkResult
 
 // OpenIncidentArgs are the arguments of open_incident.
 type OpenIncidentArgs struct {
-	Title    string  `json:"title"`
-	Zone     string  `json:"zone"`
-	Severity string  `json:"severity"`
-	CameraID *string `json:"camera_id,omitempty"`
-	AlertID  *string `json:"alert_id,omitempty"`
-	Assignee *string `json:"assignee,omitempty"`
-	Notes    *string `json:"notes,omitempty"`
+	Title    string           `json:"title"`
+	Zone     IncidentZone     `json:"zone"`
+	Severity IncidentSeverity `json:"severity"`
+	CameraID *string          `json:"camera_id,omitempty"`
+	AlertID  *string          `json:"alert_id,omitempty"`
+	Assignee *string          `json:"assignee,omitempty"`
+	Notes    *string          `json:"notes,omitempty"`
 }
 
 // OpenIncident runs open_incident: Open a security incident in one zone with
@@ -397,7 +397,7 @@ func (s *Store) OpenIncident(a OpenIncidentArgs) (Incident, error) {
 			return Incident{}, err
 		}
 	}
-	v := Incident{Status: "open", OpenedAt: "2026-09-24T06:45:00Z"}
+	v := Incident{Status: IncidentStatusOpen, OpenedAt: "2026-09-24T06:45:00Z"}
 	v.Title = a.Title
 	v.Zone = a.Zone
 	v.Severity = a.Severity
@@ -418,11 +418,11 @@ func (s *Store) OpenIncident(a OpenIncidentArgs) (Incident, error) {
 
 // AlertStatsArgs are the arguments of alert_stats.
 type AlertStatsArgs struct {
-	GroupBy      *string `json:"group_by,omitempty"`
-	Zone         *string `json:"zone,omitempty"`
-	Kind         *string `json:"kind,omitempty"`
-	Severity     *string `json:"severity,omitempty"`
-	Acknowledged *bool   `json:"acknowledged,omitempty"`
+	GroupBy      *string        `json:"group_by,omitempty"`
+	Zone         *AlertZone     `json:"zone,omitempty"`
+	Kind         *AlertKind     `json:"kind,omitempty"`
+	Severity     *AlertSeverity `json:"severity,omitempty"`
+	Acknowledged *bool          `json:"acknowledged,omitempty"`
 }
 
 // match reports whether a row passes alert_stats's filters.
@@ -455,11 +455,11 @@ func (s *Store) AlertStats(a AlertStatsArgs) (mcpdomain.AggregateResult, error) 
 		var key string
 		switch agg.GroupBy() {
 		case "zone":
-			key = v.Zone
+			key = string(v.Zone)
 		case "kind":
-			key = v.Kind
+			key = string(v.Kind)
 		case "severity":
-			key = v.Severity
+			key = string(v.Severity)
 		case "camera_id":
 			if v.CameraID == nil {
 				key = mcpdomain.UnsetKey

@@ -15,15 +15,35 @@ type Shelf struct {
 	Aisle int `json:"aisle"`
 	// Temperature zone of the shelf: ambient (room temperature), chilled (should
 	// stay between 0 and 5 °C) or frozen (should stay at -18 °C or colder).
-	Zone string `json:"zone"`
+	Zone ShelfZone `json:"zone"`
 	// Largest load the shelf may carry in kilograms.
 	CapacityKg float64 `json:"capacity_kg"`
 	// Latest air temperature measured at the shelf in °C.
 	TemperatureC float64 `json:"temperature_c"`
 	// Whether the shelf can be used: active, blocked (no picking or put-away) or
 	// maintenance (being repaired).
-	ShelfStatus string `json:"shelf_status"`
+	ShelfStatus ShelfShelfStatus `json:"shelf_status"`
 }
+
+// ShelfZone is the type of Shelf's zone field.
+type ShelfZone string
+
+// The values of ShelfZone, in spec order.
+const (
+	ShelfZoneAmbient ShelfZone = "ambient"
+	ShelfZoneChilled ShelfZone = "chilled"
+	ShelfZoneFrozen  ShelfZone = "frozen"
+)
+
+// ShelfShelfStatus is the type of Shelf's shelf_status field.
+type ShelfShelfStatus string
+
+// The values of ShelfShelfStatus, in spec order.
+const (
+	ShelfShelfStatusActive      ShelfShelfStatus = "active"
+	ShelfShelfStatusBlocked     ShelfShelfStatus = "blocked"
+	ShelfShelfStatusMaintenance ShelfShelfStatus = "maintenance"
+)
 
 func cloneShelf(v Shelf) Shelf {
 	return v
@@ -39,109 +59,109 @@ func seedShelves() []Shelf {
 			ID:           "SH001",
 			Label:        "A1-01",
 			Aisle:        1,
-			Zone:         "ambient",
+			Zone:         ShelfZoneAmbient,
 			CapacityKg:   900.0,
 			TemperatureC: 19.5,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH002",
 			Label:        "A1-02",
 			Aisle:        1,
-			Zone:         "ambient",
+			Zone:         ShelfZoneAmbient,
 			CapacityKg:   900.0,
 			TemperatureC: 19.8,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH003",
 			Label:        "A2-01",
 			Aisle:        2,
-			Zone:         "ambient",
+			Zone:         ShelfZoneAmbient,
 			CapacityKg:   1200.0,
 			TemperatureC: 20.1,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH004",
 			Label:        "A2-02",
 			Aisle:        2,
-			Zone:         "ambient",
+			Zone:         ShelfZoneAmbient,
 			CapacityKg:   1200.0,
 			TemperatureC: 20.6,
-			ShelfStatus:  "maintenance",
+			ShelfStatus:  ShelfShelfStatusMaintenance,
 		},
 		{
 			ID:           "SH005",
 			Label:        "C3-01",
 			Aisle:        3,
-			Zone:         "chilled",
+			Zone:         ShelfZoneChilled,
 			CapacityKg:   600.0,
 			TemperatureC: 3.8,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH006",
 			Label:        "C3-02",
 			Aisle:        3,
-			Zone:         "chilled",
+			Zone:         ShelfZoneChilled,
 			CapacityKg:   600.0,
 			TemperatureC: 7.9,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH007",
 			Label:        "C4-01",
 			Aisle:        4,
-			Zone:         "chilled",
+			Zone:         ShelfZoneChilled,
 			CapacityKg:   600.0,
 			TemperatureC: 2.9,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH008",
 			Label:        "C4-02",
 			Aisle:        4,
-			Zone:         "chilled",
+			Zone:         ShelfZoneChilled,
 			CapacityKg:   600.0,
 			TemperatureC: 1.5,
-			ShelfStatus:  "blocked",
+			ShelfStatus:  ShelfShelfStatusBlocked,
 		},
 		{
 			ID:           "SH009",
 			Label:        "F5-01",
 			Aisle:        5,
-			Zone:         "frozen",
+			Zone:         ShelfZoneFrozen,
 			CapacityKg:   500.0,
 			TemperatureC: -21.5,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH010",
 			Label:        "F5-02",
 			Aisle:        5,
-			Zone:         "frozen",
+			Zone:         ShelfZoneFrozen,
 			CapacityKg:   500.0,
 			TemperatureC: -16.4,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH011",
 			Label:        "F6-01",
 			Aisle:        6,
-			Zone:         "frozen",
+			Zone:         ShelfZoneFrozen,
 			CapacityKg:   500.0,
 			TemperatureC: -23.0,
-			ShelfStatus:  "active",
+			ShelfStatus:  ShelfShelfStatusActive,
 		},
 		{
 			ID:           "SH012",
 			Label:        "F6-02",
 			Aisle:        6,
-			Zone:         "frozen",
+			Zone:         ShelfZoneFrozen,
 			CapacityKg:   500.0,
 			TemperatureC: -24.1,
-			ShelfStatus:  "maintenance",
+			ShelfStatus:  ShelfShelfStatusMaintenance,
 		},
 	}
 }
@@ -153,7 +173,7 @@ type Item struct {
 	// Product name with pack size.
 	Name string `json:"name"`
 	// Product category.
-	Category string `json:"category"`
+	Category ItemCategory `json:"category"`
 	// Shelf the item is stored on (shelf ID such as SH005).
 	ShelfID string `json:"shelf_id"`
 	// Units of the item in stock.
@@ -164,6 +184,19 @@ type Item struct {
 	// Weight of one unit in kilograms.
 	UnitWeightKg float64 `json:"unit_weight_kg"`
 }
+
+// ItemCategory is the type of Item's category field.
+type ItemCategory string
+
+// The values of ItemCategory, in spec order.
+const (
+	ItemCategoryBeverages  ItemCategory = "beverages"
+	ItemCategoryDairy      ItemCategory = "dairy"
+	ItemCategoryProduce    ItemCategory = "produce"
+	ItemCategoryFrozenFood ItemCategory = "frozen_food"
+	ItemCategoryDryGoods   ItemCategory = "dry_goods"
+	ItemCategoryHousehold  ItemCategory = "household"
+)
 
 func cloneItem(v Item) Item {
 	return v
@@ -178,7 +211,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK001",
 			Name:         "Sparkling water 1.5 L, 6-pack",
-			Category:     "beverages",
+			Category:     ItemCategoryBeverages,
 			ShelfID:      "SH001",
 			Quantity:     240,
 			ReorderPoint: 100,
@@ -187,7 +220,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK002",
 			Name:         "Orange juice 1 L carton",
-			Category:     "beverages",
+			Category:     ItemCategoryBeverages,
 			ShelfID:      "SH005",
 			Quantity:     85,
 			ReorderPoint: 120,
@@ -196,7 +229,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK003",
 			Name:         "Whole milk 1 L",
-			Category:     "dairy",
+			Category:     ItemCategoryDairy,
 			ShelfID:      "SH005",
 			Quantity:     310,
 			ReorderPoint: 200,
@@ -205,7 +238,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK004",
 			Name:         "Greek yogurt 500 g",
-			Category:     "dairy",
+			Category:     ItemCategoryDairy,
 			ShelfID:      "SH006",
 			Quantity:     64,
 			ReorderPoint: 80,
@@ -214,7 +247,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK005",
 			Name:         "Cheddar cheese 400 g",
-			Category:     "dairy",
+			Category:     ItemCategoryDairy,
 			ShelfID:      "SH006",
 			Quantity:     150,
 			ReorderPoint: 60,
@@ -223,7 +256,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK006",
 			Name:         "Baby spinach 250 g",
-			Category:     "produce",
+			Category:     ItemCategoryProduce,
 			ShelfID:      "SH007",
 			Quantity:     45,
 			ReorderPoint: 50,
@@ -232,7 +265,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK007",
 			Name:         "Frozen peas 1 kg",
-			Category:     "frozen_food",
+			Category:     ItemCategoryFrozenFood,
 			ShelfID:      "SH009",
 			Quantity:     180,
 			ReorderPoint: 90,
@@ -241,7 +274,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK008",
 			Name:         "Vanilla ice cream 2 L",
-			Category:     "frozen_food",
+			Category:     ItemCategoryFrozenFood,
 			ShelfID:      "SH010",
 			Quantity:     36,
 			ReorderPoint: 60,
@@ -250,7 +283,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK009",
 			Name:         "Frozen pizza margherita",
-			Category:     "frozen_food",
+			Category:     ItemCategoryFrozenFood,
 			ShelfID:      "SH010",
 			Quantity:     220,
 			ReorderPoint: 100,
@@ -259,7 +292,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK010",
 			Name:         "Basmati rice 5 kg",
-			Category:     "dry_goods",
+			Category:     ItemCategoryDryGoods,
 			ShelfID:      "SH003",
 			Quantity:     95,
 			ReorderPoint: 40,
@@ -268,7 +301,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK011",
 			Name:         "Pasta fusilli 500 g",
-			Category:     "dry_goods",
+			Category:     ItemCategoryDryGoods,
 			ShelfID:      "SH002",
 			Quantity:     400,
 			ReorderPoint: 150,
@@ -277,7 +310,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK012",
 			Name:         "Extra virgin olive oil 1 L",
-			Category:     "dry_goods",
+			Category:     ItemCategoryDryGoods,
 			ShelfID:      "SH003",
 			Quantity:     28,
 			ReorderPoint: 50,
@@ -286,7 +319,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK013",
 			Name:         "Laundry detergent 3 L",
-			Category:     "household",
+			Category:     ItemCategoryHousehold,
 			ShelfID:      "SH004",
 			Quantity:     70,
 			ReorderPoint: 40,
@@ -295,7 +328,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK014",
 			Name:         "Paper towels, 8 rolls",
-			Category:     "household",
+			Category:     ItemCategoryHousehold,
 			ShelfID:      "SH002",
 			Quantity:     130,
 			ReorderPoint: 60,
@@ -304,7 +337,7 @@ func seedItems() []Item {
 		{
 			ID:           "SK015",
 			Name:         "Cola 330 ml, 24-pack",
-			Category:     "beverages",
+			Category:     ItemCategoryBeverages,
 			ShelfID:      "SH001",
 			Quantity:     12,
 			ReorderPoint: 80,
@@ -325,9 +358,9 @@ type Order struct {
 	Quantity int `json:"quantity"`
 	// Progress of the order: pending (not started), picking, packed (ready to
 	// load), shipped, or cancelled.
-	Status string `json:"status"`
+	Status OrderStatus `json:"status"`
 	// Fulfilment priority of the order.
-	Priority string `json:"priority"`
+	Priority OrderPriority `json:"priority"`
 	// Dock door the order is loaded through (dock ID such as DK005); absent while
 	// no door is assigned.
 	DockID *string `json:"dock_id,omitzero"`
@@ -335,6 +368,29 @@ type Order struct {
 	// 2026-06-09T14:00:00Z).
 	ShipBy string `json:"ship_by"`
 }
+
+// OrderStatus is the type of Order's status field.
+type OrderStatus string
+
+// The values of OrderStatus, in spec order.
+const (
+	OrderStatusPending   OrderStatus = "pending"
+	OrderStatusPicking   OrderStatus = "picking"
+	OrderStatusPacked    OrderStatus = "packed"
+	OrderStatusShipped   OrderStatus = "shipped"
+	OrderStatusCancelled OrderStatus = "cancelled"
+)
+
+// OrderPriority is the type of Order's priority field.
+type OrderPriority string
+
+// The values of OrderPriority, in spec order.
+const (
+	OrderPriorityLow    OrderPriority = "low"
+	OrderPriorityNormal OrderPriority = "normal"
+	OrderPriorityHigh   OrderPriority = "high"
+	OrderPriorityUrgent OrderPriority = "urgent"
+)
 
 func cloneOrder(v Order) Order {
 	return v
@@ -351,8 +407,8 @@ func seedOrders() []Order {
 			Customer: "FreshMart Downtown",
 			ItemID:   "SK003",
 			Quantity: 120,
-			Status:   "picking",
-			Priority: "high",
+			Status:   OrderStatusPicking,
+			Priority: OrderPriorityHigh,
 			DockID:   mcpdomain.Ptr("DK004"),
 			ShipBy:   "2026-06-09T10:00:00Z",
 		},
@@ -361,8 +417,8 @@ func seedOrders() []Order {
 			Customer: "Corner Deli",
 			ItemID:   "SK011",
 			Quantity: 60,
-			Status:   "pending",
-			Priority: "normal",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityNormal,
 			ShipBy:   "2026-06-09T14:00:00Z",
 		},
 		{
@@ -370,8 +426,8 @@ func seedOrders() []Order {
 			Customer: "Hotel Bellevue",
 			ItemID:   "SK005",
 			Quantity: 40,
-			Status:   "pending",
-			Priority: "urgent",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityUrgent,
 			ShipBy:   "2026-06-09T09:00:00Z",
 		},
 		{
@@ -379,8 +435,8 @@ func seedOrders() []Order {
 			Customer: "Harbour Cafe",
 			ItemID:   "SK001",
 			Quantity: 30,
-			Status:   "packed",
-			Priority: "normal",
+			Status:   OrderStatusPacked,
+			Priority: OrderPriorityNormal,
 			DockID:   mcpdomain.Ptr("DK006"),
 			ShipBy:   "2026-06-09T08:00:00Z",
 		},
@@ -389,8 +445,8 @@ func seedOrders() []Order {
 			Customer: "FreshMart Downtown",
 			ItemID:   "SK007",
 			Quantity: 80,
-			Status:   "pending",
-			Priority: "high",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityHigh,
 			ShipBy:   "2026-06-09T12:00:00Z",
 		},
 		{
@@ -398,8 +454,8 @@ func seedOrders() []Order {
 			Customer: "Northside School",
 			ItemID:   "SK009",
 			Quantity: 100,
-			Status:   "pending",
-			Priority: "normal",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityNormal,
 			ShipBy:   "2026-06-10T07:00:00Z",
 		},
 		{
@@ -407,8 +463,8 @@ func seedOrders() []Order {
 			Customer: "Hotel Bellevue",
 			ItemID:   "SK002",
 			Quantity: 50,
-			Status:   "shipped",
-			Priority: "high",
+			Status:   OrderStatusShipped,
+			Priority: OrderPriorityHigh,
 			DockID:   mcpdomain.Ptr("DK004"),
 			ShipBy:   "2026-06-08T16:00:00Z",
 		},
@@ -417,8 +473,8 @@ func seedOrders() []Order {
 			Customer: "Corner Deli",
 			ItemID:   "SK014",
 			Quantity: 20,
-			Status:   "packed",
-			Priority: "low",
+			Status:   OrderStatusPacked,
+			Priority: OrderPriorityLow,
 			ShipBy:   "2026-06-09T15:00:00Z",
 		},
 		{
@@ -426,8 +482,8 @@ func seedOrders() []Order {
 			Customer: "Harbour Cafe",
 			ItemID:   "SK008",
 			Quantity: 40,
-			Status:   "pending",
-			Priority: "high",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityHigh,
 			ShipBy:   "2026-06-09T13:00:00Z",
 		},
 		{
@@ -435,8 +491,8 @@ func seedOrders() []Order {
 			Customer: "Green Grocer",
 			ItemID:   "SK010",
 			Quantity: 35,
-			Status:   "cancelled",
-			Priority: "normal",
+			Status:   OrderStatusCancelled,
+			Priority: OrderPriorityNormal,
 			ShipBy:   "2026-06-09T11:00:00Z",
 		},
 		{
@@ -444,8 +500,8 @@ func seedOrders() []Order {
 			Customer: "Green Grocer",
 			ItemID:   "SK004",
 			Quantity: 48,
-			Status:   "pending",
-			Priority: "high",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityHigh,
 			ShipBy:   "2026-06-09T13:00:00Z",
 		},
 		{
@@ -453,8 +509,8 @@ func seedOrders() []Order {
 			Customer: "Northside School",
 			ItemID:   "SK003",
 			Quantity: 90,
-			Status:   "pending",
-			Priority: "low",
+			Status:   OrderStatusPending,
+			Priority: OrderPriorityLow,
 			ShipBy:   "2026-06-10T07:00:00Z",
 		},
 	}
@@ -468,18 +524,46 @@ type Dock struct {
 	Name string `json:"name"`
 	// Truck yard the door faces: north (mostly inbound deliveries) or south
 	// (mostly outbound shipments).
-	Yard string `json:"yard"`
+	Yard DockYard `json:"yard"`
 	// Whether the door has a sealed cold-chain shelter for chilled and frozen
 	// goods.
 	Refrigerated bool `json:"refrigerated"`
 	// Whether the door is open for a truck or closed.
-	Door string `json:"door"`
+	Door DockDoor `json:"door"`
 	// What the door is used for right now: receiving (unloading deliveries),
 	// shipping (loading orders) or idle.
-	Activity string `json:"activity"`
+	Activity DockActivity `json:"activity"`
 	// Haulage company whose truck is at the door (absent if none).
 	Carrier *string `json:"carrier,omitzero"`
 }
+
+// DockYard is the type of Dock's yard field.
+type DockYard string
+
+// The values of DockYard, in spec order.
+const (
+	DockYardNorth DockYard = "north"
+	DockYardSouth DockYard = "south"
+)
+
+// DockDoor is the type of Dock's door field.
+type DockDoor string
+
+// The values of DockDoor, in spec order.
+const (
+	DockDoorOpen   DockDoor = "open"
+	DockDoorClosed DockDoor = "closed"
+)
+
+// DockActivity is the type of Dock's activity field.
+type DockActivity string
+
+// The values of DockActivity, in spec order.
+const (
+	DockActivityReceiving DockActivity = "receiving"
+	DockActivityShipping  DockActivity = "shipping"
+	DockActivityIdle      DockActivity = "idle"
+)
 
 func cloneDock(v Dock) Dock {
 	return v
@@ -494,49 +578,49 @@ func seedDocks() []Dock {
 		{
 			ID:           "DK001",
 			Name:         "Door 1",
-			Yard:         "north",
+			Yard:         DockYardNorth,
 			Refrigerated: true,
-			Door:         "open",
-			Activity:     "receiving",
+			Door:         DockDoorOpen,
+			Activity:     DockActivityReceiving,
 			Carrier:      mcpdomain.Ptr("Polar Freight"),
 		},
 		{
 			ID:       "DK002",
 			Name:     "Door 2",
-			Yard:     "north",
-			Door:     "open",
-			Activity: "receiving",
+			Yard:     DockYardNorth,
+			Door:     DockDoorOpen,
+			Activity: DockActivityReceiving,
 			Carrier:  mcpdomain.Ptr("Alpine Logistics"),
 		},
 		{
 			ID:       "DK003",
 			Name:     "Door 3",
-			Yard:     "north",
-			Door:     "closed",
-			Activity: "idle",
+			Yard:     DockYardNorth,
+			Door:     DockDoorClosed,
+			Activity: DockActivityIdle,
 		},
 		{
 			ID:           "DK004",
 			Name:         "Door 4",
-			Yard:         "south",
+			Yard:         DockYardSouth,
 			Refrigerated: true,
-			Door:         "open",
-			Activity:     "shipping",
+			Door:         DockDoorOpen,
+			Activity:     DockActivityShipping,
 			Carrier:      mcpdomain.Ptr("Polar Freight"),
 		},
 		{
 			ID:       "DK005",
 			Name:     "Door 5",
-			Yard:     "south",
-			Door:     "closed",
-			Activity: "idle",
+			Yard:     DockYardSouth,
+			Door:     DockDoorClosed,
+			Activity: DockActivityIdle,
 		},
 		{
 			ID:       "DK006",
 			Name:     "Door 6",
-			Yard:     "south",
-			Door:     "open",
-			Activity: "shipping",
+			Yard:     DockYardSouth,
+			Door:     DockDoorOpen,
+			Activity: DockActivityShipping,
 			Carrier:  mcpdomain.Ptr("Swift Parcel"),
 		},
 	}

@@ -6,11 +6,11 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // SearchInventoryArgs are the arguments of search_inventory.
 type SearchInventoryArgs struct {
-	Category    *string `json:"category,omitempty"`
-	ShelfID     *string `json:"shelf_id,omitempty"`
-	MinQuantity *int    `json:"min_quantity,omitempty"`
-	MaxQuantity *int    `json:"max_quantity,omitempty"`
-	Limit       *int    `json:"limit,omitempty"`
+	Category    *ItemCategory `json:"category,omitempty"`
+	ShelfID     *string       `json:"shelf_id,omitempty"`
+	MinQuantity *int          `json:"min_quantity,omitempty"`
+	MaxQuantity *int          `json:"max_quantity,omitempty"`
+	Limit       *int          `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes search_inventory's filters.
@@ -96,12 +96,12 @@ func (s *Store) AdjustStock(a AdjustStockArgs) (Item, error) {
 
 // ListShelvesArgs are the arguments of list_shelves.
 type ListShelvesArgs struct {
-	Zone            *string  `json:"zone,omitempty"`
-	ShelfStatus     *string  `json:"shelf_status,omitempty"`
-	Aisle           *int     `json:"aisle,omitempty"`
-	MinTemperatureC *float64 `json:"min_temperature_c,omitempty"`
-	MaxTemperatureC *float64 `json:"max_temperature_c,omitempty"`
-	Limit           *int     `json:"limit,omitempty"`
+	Zone            *ShelfZone        `json:"zone,omitempty"`
+	ShelfStatus     *ShelfShelfStatus `json:"shelf_status,omitempty"`
+	Aisle           *int              `json:"aisle,omitempty"`
+	MinTemperatureC *float64          `json:"min_temperature_c,omitempty"`
+	MaxTemperatureC *float64          `json:"max_temperature_c,omitempty"`
+	Limit           *int              `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_shelves's filters.
@@ -137,14 +137,14 @@ func (s *Store) ListShelves(a ListShelvesArgs) (mcpdomain.ListResult[Shelf], err
 
 // ListOrdersArgs are the arguments of list_orders.
 type ListOrdersArgs struct {
-	Status    *string `json:"status,omitempty"`
-	Priority  *string `json:"priority,omitempty"`
-	Customer  *string `json:"customer,omitempty"`
-	ItemID    *string `json:"item_id,omitempty"`
-	DockID    *string `json:"dock_id,omitempty"`
-	MinShipBy *string `json:"min_ship_by,omitempty"`
-	MaxShipBy *string `json:"max_ship_by,omitempty"`
-	Limit     *int    `json:"limit,omitempty"`
+	Status    *OrderStatus   `json:"status,omitempty"`
+	Priority  *OrderPriority `json:"priority,omitempty"`
+	Customer  *string        `json:"customer,omitempty"`
+	ItemID    *string        `json:"item_id,omitempty"`
+	DockID    *string        `json:"dock_id,omitempty"`
+	MinShipBy *string        `json:"min_ship_by,omitempty"`
+	MaxShipBy *string        `json:"max_ship_by,omitempty"`
+	Limit     *int           `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_orders's filters.
@@ -186,12 +186,12 @@ func (s *Store) ListOrders(a ListOrdersArgs) (mcpdomain.ListResult[Order], error
 
 // CreateOrderArgs are the arguments of create_order.
 type CreateOrderArgs struct {
-	Customer string  `json:"customer"`
-	ItemID   string  `json:"item_id"`
-	Quantity int     `json:"quantity"`
-	ShipBy   string  `json:"ship_by"`
-	Priority *string `json:"priority,omitempty"`
-	DockID   *string `json:"dock_id,omitempty"`
+	Customer string         `json:"customer"`
+	ItemID   string         `json:"item_id"`
+	Quantity int            `json:"quantity"`
+	ShipBy   string         `json:"ship_by"`
+	Priority *OrderPriority `json:"priority,omitempty"`
+	DockID   *string        `json:"dock_id,omitempty"`
 }
 
 // CreateOrder runs create_order: Create a customer order for a quantity of
@@ -210,7 +210,7 @@ func (s *Store) CreateOrder(a CreateOrderArgs) (Order, error) {
 			return Order{}, err
 		}
 	}
-	v := Order{Status: "pending", Priority: "normal"}
+	v := Order{Status: OrderStatusPending, Priority: OrderPriorityNormal}
 	v.Customer = a.Customer
 	v.ItemID = a.ItemID
 	v.Quantity = a.Quantity
@@ -226,11 +226,11 @@ func (s *Store) CreateOrder(a CreateOrderArgs) (Order, error) {
 
 // UpdateOrderArgs are the arguments of update_order.
 type UpdateOrderArgs struct {
-	OrderID  string  `json:"order_id"`
-	Status   *string `json:"status,omitempty"`
-	Priority *string `json:"priority,omitempty"`
-	Quantity *int    `json:"quantity,omitempty"`
-	DockID   *string `json:"dock_id,omitempty"`
+	OrderID  string         `json:"order_id"`
+	Status   *OrderStatus   `json:"status,omitempty"`
+	Priority *OrderPriority `json:"priority,omitempty"`
+	Quantity *int           `json:"quantity,omitempty"`
+	DockID   *string        `json:"dock_id,omitempty"`
 }
 
 // UpdateOrder runs update_order: Change one order by its ID (OR followed by 4
@@ -269,11 +269,11 @@ func (s *Store) UpdateOrder(a UpdateOrderArgs) (Order, error) {
 
 // ListDocksArgs are the arguments of list_docks.
 type ListDocksArgs struct {
-	Yard         *string `json:"yard,omitempty"`
-	Door         *string `json:"door,omitempty"`
-	Activity     *string `json:"activity,omitempty"`
-	Refrigerated *bool   `json:"refrigerated,omitempty"`
-	Limit        *int    `json:"limit,omitempty"`
+	Yard         *DockYard     `json:"yard,omitempty"`
+	Door         *DockDoor     `json:"door,omitempty"`
+	Activity     *DockActivity `json:"activity,omitempty"`
+	Refrigerated *bool         `json:"refrigerated,omitempty"`
+	Limit        *int          `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_docks's filters.
@@ -306,8 +306,8 @@ func (s *Store) ListDocks(a ListDocksArgs) (mcpdomain.ListResult[Dock], error) {
 
 // SetDockModeArgs are the arguments of set_dock_mode.
 type SetDockModeArgs struct {
-	Yard *string `json:"yard,omitempty"`
-	Mode string  `json:"mode"`
+	Yard *DockYard `json:"yard,omitempty"`
+	Mode string    `json:"mode"`
 }
 
 // match reports whether a row passes set_dock_mode's filters.
@@ -329,36 +329,36 @@ func (s *Store) SetDockMode(a SetDockModeArgs) (mcpdomain.BulkResult, error) {
 		ids = append(ids, s.docks.Update(func(v *Dock) bool {
 			return a.match(v)
 		}, func(v *Dock) {
-			v.Door = "open"
-			v.Activity = "receiving"
+			v.Door = DockDoorOpen
+			v.Activity = DockActivityReceiving
 		})...)
 	case "shipping":
 		ids = append(ids, s.docks.Update(func(v *Dock) bool {
 			return a.match(v)
 		}, func(v *Dock) {
-			v.Door = "open"
-			v.Activity = "shipping"
+			v.Door = DockDoorOpen
+			v.Activity = DockActivityShipping
 		})...)
 	case "cold_chain":
 		ids = append(ids, s.docks.Update(func(v *Dock) bool {
 			return a.match(v) && v.Refrigerated == true
 		}, func(v *Dock) {
-			v.Door = "open"
-			v.Activity = "shipping"
+			v.Door = DockDoorOpen
+			v.Activity = DockActivityShipping
 		})...)
 		ids = append(ids, s.docks.Update(func(v *Dock) bool {
 			return a.match(v) && v.Refrigerated == false
 		}, func(v *Dock) {
-			v.Door = "closed"
-			v.Activity = "idle"
+			v.Door = DockDoorClosed
+			v.Activity = DockActivityIdle
 			v.Carrier = nil
 		})...)
 	case "closed":
 		ids = append(ids, s.docks.Update(func(v *Dock) bool {
 			return a.match(v)
 		}, func(v *Dock) {
-			v.Door = "closed"
-			v.Activity = "idle"
+			v.Door = DockDoorClosed
+			v.Activity = DockActivityIdle
 			v.Carrier = nil
 		})...)
 	}
@@ -367,11 +367,11 @@ func (s *Store) SetDockMode(a SetDockModeArgs) (mcpdomain.BulkResult, error) {
 
 // InventoryStatsArgs are the arguments of inventory_stats.
 type InventoryStatsArgs struct {
-	Function string  `json:"function"`
-	Field    string  `json:"field"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Category *string `json:"category,omitempty"`
-	ShelfID  *string `json:"shelf_id,omitempty"`
+	Function string        `json:"function"`
+	Field    string        `json:"field"`
+	GroupBy  *string       `json:"group_by,omitempty"`
+	Category *ItemCategory `json:"category,omitempty"`
+	ShelfID  *string       `json:"shelf_id,omitempty"`
 }
 
 // match reports whether a row passes inventory_stats's filters.
@@ -406,7 +406,7 @@ func (s *Store) InventoryStats(a InventoryStatsArgs) (mcpdomain.AggregateResult,
 		var key string
 		switch agg.GroupBy() {
 		case "category":
-			key = v.Category
+			key = string(v.Category)
 		case "shelf_id":
 			key = v.ShelfID
 		}

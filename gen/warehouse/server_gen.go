@@ -6,272 +6,289 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opSearchInventory = &mcpdomain.Operation{
-	Name:     "search_inventory",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "item",
-	Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
-		"units in stock, reorder point and unit weight in kg. Optionally only one " +
-		"category, only the items on one shelf (shelf ID such as SH006), or a stock " +
-		"range, e.g. max_quantity for items running low.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "category",
-			Type: "string",
-			Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
-			Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
+// description says what warehouse is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "A food and household-goods distribution warehouse run from an edge WMS " +
+	"node: storage shelves in three temperature zones (ambient, chilled, frozen) " +
+	"with their latest temperature readings, the stock of every item (SKU) and " +
+	"the shelf it is stored on, customer orders moving from pending through " +
+	"picking and packing to shipped, and the dock doors of the north (inbound) " +
+	"and south (outbound) truck yards."
+
+// The operations of warehouse, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opSearchInventory = &mcpdomain.Operation{
+		Name:     "search_inventory",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "item",
+		Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
+			"units in stock, reorder point and unit weight in kg. Optionally only one " +
+			"category, only the items on one shelf (shelf ID such as SH006), or a stock " +
+			"range, e.g. max_quantity for items running low.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "category",
+				Type: "string",
+				Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
+				Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
+			},
+			{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
+			{Name: "min_quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
+			{Name: "max_quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
-		{Name: "min_quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
-		{Name: "max_quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  searchInventorySchema,
-	Example: `{}`,
-}
-var opGetItem = &mcpdomain.Operation{
-	Name:     "get_item",
-	Kind:     mcpdomain.OpGet,
-	Category: "status_query",
-	Entity:   "item",
-	Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
-		"SK004): name, category, shelf it is stored on, units in stock, reorder " +
-		"point and unit weight in kg.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
-	},
-	Schema:  getItemSchema,
-	Example: `{"item_id":"SK001"}`,
-}
-var opAdjustStock = &mcpdomain.Operation{
-	Name:     "adjust_stock",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "configuration",
-	Entity:   "item",
-	Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
-		"set the counted quantity in units (the new total, not a difference), move " +
-		"the item to another shelf (shelf ID such as SH007), or change its reorder " +
-		"point. Only the given values change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
-		{Name: "quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
-		{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
-		{Name: "reorder_point", Type: "integer", Hint: "integer from 0 to 100000, in units"},
-	},
-	Schema:  adjustStockSchema,
-	Example: `{"item_id":"SK001","quantity":12}`,
-}
-var opListShelves = &mcpdomain.Operation{
-	Name:     "list_shelves",
-	Kind:     mcpdomain.OpList,
-	Category: "status_query",
-	Entity:   "shelf",
-	Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
-		"zone, load capacity in kg, latest temperature in °C and status (active, " +
-		"blocked, maintenance). Optionally only one zone, status or aisle, or a " +
-		"temperature range, e.g. min_temperature_c for shelves that are too warm.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"ambient", "chilled", "frozen"}, Hint: "one of ambient, chilled, frozen"},
-		{
-			Name: "shelf_status",
-			Type: "string",
-			Enum: []string{"active", "blocked", "maintenance"},
-			Hint: "one of active, blocked, maintenance",
+		Schema:  searchInventorySchema,
+		Example: `{}`,
+	}
+	opGetItem = &mcpdomain.Operation{
+		Name:     "get_item",
+		Kind:     opkind.Get,
+		Category: "status_query",
+		Entity:   "item",
+		Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
+			"SK004): name, category, shelf it is stored on, units in stock, reorder " +
+			"point and unit weight in kg.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
 		},
-		{Name: "aisle", Type: "integer", Hint: "integer from 1 to 6"},
-		{Name: "min_temperature_c", Type: "number", Hint: "number from -40 to 40, in °C"},
-		{Name: "max_temperature_c", Type: "number", Hint: "number from -40 to 40, in °C"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listShelvesSchema,
-	Example: `{}`,
-}
-var opListOrders = &mcpdomain.Operation{
-	Name:     "list_orders",
-	Kind:     mcpdomain.OpList,
-	Category: "action_execution",
-	Entity:   "order",
-	Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
-		"customer, item, quantity, status, priority, dock door and ship-by time. " +
-		"Optionally only one status, priority, customer, item (SK###) or dock door " +
-		"(DK###), or those to ship within a time window (min_ship_by / max_ship_by, " +
-		"RFC 3339 UTC).",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
-			Hint: "one of pending, picking, packed, shipped, cancelled",
+		Schema:  getItemSchema,
+		Example: `{"item_id":"SK001"}`,
+	}
+	opAdjustStock = &mcpdomain.Operation{
+		Name:     "adjust_stock",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "item",
+		Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
+			"set the counted quantity in units (the new total, not a difference), move " +
+			"the item to another shelf (shelf ID such as SH007), or change its reorder " +
+			"point. Only the given values change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
+			{Name: "quantity", Type: "integer", Hint: "integer from 0 to 100000, in units"},
+			{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
+			{Name: "reorder_point", Type: "integer", Hint: "integer from 0 to 100000, in units"},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
+		Schema:  adjustStockSchema,
+		Example: `{"item_id":"SK001","quantity":12}`,
+	}
+	opListShelves = &mcpdomain.Operation{
+		Name:     "list_shelves",
+		Kind:     opkind.List,
+		Category: "status_query",
+		Entity:   "shelf",
+		Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
+			"zone, load capacity in kg, latest temperature in °C and status (active, " +
+			"blocked, maintenance). Optionally only one zone, status or aisle, or a " +
+			"temperature range, e.g. min_temperature_c for shelves that are too warm.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"ambient", "chilled", "frozen"}, Hint: "one of ambient, chilled, frozen"},
+			{
+				Name: "shelf_status",
+				Type: "string",
+				Enum: []string{"active", "blocked", "maintenance"},
+				Hint: "one of active, blocked, maintenance",
+			},
+			{Name: "aisle", Type: "integer", Hint: "integer from 1 to 6"},
+			{Name: "min_temperature_c", Type: "number", Hint: "number from -40 to 40, in °C"},
+			{Name: "max_temperature_c", Type: "number", Hint: "number from -40 to 40, in °C"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "customer", Type: "string", Hint: "string"},
-		{Name: "item_id", Type: "string", Entity: "item", Hint: "item ID like SK001"},
-		{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
-		{Name: "min_ship_by", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
-		{Name: "max_ship_by", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listOrdersSchema,
-	Example: `{}`,
-}
-var opCreateOrder = &mcpdomain.Operation{
-	Name:     "create_order",
-	Kind:     mcpdomain.OpCreate,
-	Category: "action_execution",
-	Entity:   "order",
-	Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
-		"with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). " +
-		"The new order is pending; priority defaults to normal and the dock door " +
-		"(DK###) may be left out. Returns the new order with its ID (OR followed by " +
-		"4 digits).",
-	Args: []mcpdomain.Arg{
-		{Name: "customer", Type: "string", Required: true, Hint: "string"},
-		{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
-		{Name: "quantity", Type: "integer", Required: true, Hint: "integer from 1 to 10000, in units"},
-		{Name: "ship_by", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
+		Schema:  listShelvesSchema,
+		Example: `{}`,
+	}
+	opListOrders = &mcpdomain.Operation{
+		Name:     "list_orders",
+		Kind:     opkind.List,
+		Category: "action_execution",
+		Entity:   "order",
+		Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
+			"customer, item, quantity, status, priority, dock door and ship-by time. " +
+			"Optionally only one status, priority, customer, item (SK###) or dock door " +
+			"(DK###), or those to ship within a time window (min_ship_by / max_ship_by, " +
+			"RFC 3339 UTC).",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
+				Hint: "one of pending, picking, packed, shipped, cancelled",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "customer", Type: "string", Hint: "string"},
+			{Name: "item_id", Type: "string", Entity: "item", Hint: "item ID like SK001"},
+			{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
+			{Name: "min_ship_by", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
+			{Name: "max_ship_by", Type: "string", Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-		{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
-	},
-	Schema:  createOrderSchema,
-	Example: `{"customer":"Northside School","item_id":"SK003","quantity":90,"ship_by":"2026-06-10T07:00:00Z"}`,
-}
-var opUpdateOrder = &mcpdomain.Operation{
-	Name:     "update_order",
-	Kind:     mcpdomain.OpUpdate,
-	Category: "action_execution",
-	Entity:   "order",
-	Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
-		"to another status (pending, picking, packed, shipped, or cancelled to " +
-		"cancel it), change its priority or quantity, or assign the dock door " +
-		"(DK###) it ships through. Only the given values change.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "order_id", Type: "string", Required: true, Entity: "order", Hint: "order ID like OR0001"},
-		{
-			Name: "status",
-			Type: "string",
-			Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
-			Hint: "one of pending, picking, packed, shipped, cancelled",
+		Schema:  listOrdersSchema,
+		Example: `{}`,
+	}
+	opCreateOrder = &mcpdomain.Operation{
+		Name:     "create_order",
+		Kind:     opkind.Create,
+		Category: "action_execution",
+		Entity:   "order",
+		Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
+			"with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). " +
+			"The new order is pending; priority defaults to normal and the dock door " +
+			"(DK###) may be left out. Returns the new order with its ID (OR followed by " +
+			"4 digits).",
+		Args: []mcpdomain.Arg{
+			{Name: "customer", Type: "string", Required: true, Hint: "string"},
+			{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
+			{Name: "quantity", Type: "integer", Required: true, Hint: "integer from 1 to 10000, in units"},
+			{Name: "ship_by", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-06-09T06:00:00Z"},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
 		},
-		{
-			Name: "priority",
-			Type: "string",
-			Enum: []string{"low", "normal", "high", "urgent"},
-			Hint: "one of low, normal, high, urgent",
+		Schema:  createOrderSchema,
+		Example: `{"customer":"Northside School","item_id":"SK003","quantity":90,"ship_by":"2026-06-10T07:00:00Z"}`,
+	}
+	opUpdateOrder = &mcpdomain.Operation{
+		Name:     "update_order",
+		Kind:     opkind.Update,
+		Category: "action_execution",
+		Entity:   "order",
+		Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
+			"to another status (pending, picking, packed, shipped, or cancelled to " +
+			"cancel it), change its priority or quantity, or assign the dock door " +
+			"(DK###) it ships through. Only the given values change.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "order_id", Type: "string", Required: true, Entity: "order", Hint: "order ID like OR0001"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
+				Hint: "one of pending, picking, packed, shipped, cancelled",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"low", "normal", "high", "urgent"},
+				Hint: "one of low, normal, high, urgent",
+			},
+			{Name: "quantity", Type: "integer", Hint: "integer from 1 to 10000, in units"},
+			{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
 		},
-		{Name: "quantity", Type: "integer", Hint: "integer from 1 to 10000, in units"},
-		{Name: "dock_id", Type: "string", Entity: "dock", Hint: "dock ID like DK001"},
-	},
-	Schema:  updateOrderSchema,
-	Example: `{"order_id":"OR0001","status":"pending"}`,
-}
-var opListDocks = &mcpdomain.Operation{
-	Name:     "list_docks",
-	Kind:     mcpdomain.OpList,
-	Category: "configuration",
-	Entity:   "dock",
-	Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
-		"whether they are refrigerated, open or closed, what they are used for " +
-		"(receiving, shipping, idle) and the carrier at the door. Optionally only " +
-		"one yard, door state or activity, or only refrigerated or non-refrigerated " +
-		"doors.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
-		{Name: "door", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
-		{Name: "activity", Type: "string", Enum: []string{"receiving", "shipping", "idle"}, Hint: "one of receiving, shipping, idle"},
-		{Name: "refrigerated", Type: "boolean", Hint: "boolean"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listDocksSchema,
-	Example: `{}`,
-}
-var opSetDockMode = &mcpdomain.Operation{
-	Name:     "set_dock_mode",
-	Kind:     mcpdomain.OpPreset,
-	Category: "configuration",
-	Entity:   "dock",
-	Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
-		"no yard given, every door of the warehouse.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
-		{
-			Name:     "mode",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"receiving", "shipping", "cold_chain", "closed"},
-			Hint:     "one of receiving, shipping, cold_chain, closed",
+		Schema:  updateOrderSchema,
+		Example: `{"order_id":"OR0001","status":"pending"}`,
+	}
+	opListDocks = &mcpdomain.Operation{
+		Name:     "list_docks",
+		Kind:     opkind.List,
+		Category: "configuration",
+		Entity:   "dock",
+		Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
+			"whether they are refrigerated, open or closed, what they are used for " +
+			"(receiving, shipping, idle) and the carrier at the door. Optionally only " +
+			"one yard, door state or activity, or only refrigerated or non-refrigerated " +
+			"doors.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
+			{Name: "door", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
+			{Name: "activity", Type: "string", Enum: []string{"receiving", "shipping", "idle"}, Hint: "one of receiving, shipping, idle"},
+			{Name: "refrigerated", Type: "boolean", Hint: "boolean"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
 		},
-	},
-	Schema:  setDockModeSchema,
-	Example: `{"mode":"receiving"}`,
-}
-var opInventoryStats = &mcpdomain.Operation{
-	Name:     "inventory_stats",
-	Kind:     mcpdomain.OpAggregate,
-	Category: "analysis",
-	Entity:   "item",
-	Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +
-		"units in stock, reorder point in units, or unit weight in kg - optionally " +
-		"per category or per shelf, and only for the items of one category or one " +
-		"shelf.",
-	ReadOnly:   true,
-	Idempotent: true,
-	Args: []mcpdomain.Arg{
-		{
-			Name:     "function",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"sum", "avg", "min", "max", "count"},
-			Hint:     "one of sum, avg, min, max, count",
+		Schema:  listDocksSchema,
+		Example: `{}`,
+	}
+	opSetDockMode = &mcpdomain.Operation{
+		Name:     "set_dock_mode",
+		Kind:     opkind.Preset,
+		Category: "configuration",
+		Entity:   "dock",
+		Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
+			"no yard given, every door of the warehouse.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "yard", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
+			{
+				Name:     "mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"receiving", "shipping", "cold_chain", "closed"},
+				Hint:     "one of receiving, shipping, cold_chain, closed",
+			},
 		},
-		{
-			Name:     "field",
-			Type:     "string",
-			Required: true,
-			Enum:     []string{"quantity", "reorder_point", "unit_weight_kg"},
-			Hint:     "one of quantity, reorder_point, unit_weight_kg",
+		Schema:  setDockModeSchema,
+		Example: `{"mode":"receiving"}`,
+	}
+	opInventoryStats = &mcpdomain.Operation{
+		Name:     "inventory_stats",
+		Kind:     opkind.Aggregate,
+		Category: "analysis",
+		Entity:   "item",
+		Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +
+			"units in stock, reorder point in units, or unit weight in kg - optionally " +
+			"per category or per shelf, and only for the items of one category or one " +
+			"shelf.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "function",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"sum", "avg", "min", "max", "count"},
+				Hint:     "one of sum, avg, min, max, count",
+			},
+			{
+				Name:     "field",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"quantity", "reorder_point", "unit_weight_kg"},
+				Hint:     "one of quantity, reorder_point, unit_weight_kg",
+			},
+			{Name: "group_by", Type: "string", Enum: []string{"category", "shelf_id"}, Hint: "one of category, shelf_id"},
+			{
+				Name: "category",
+				Type: "string",
+				Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
+				Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
+			},
+			{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
 		},
-		{Name: "group_by", Type: "string", Enum: []string{"category", "shelf_id"}, Hint: "one of category, shelf_id"},
-		{
-			Name: "category",
-			Type: "string",
-			Enum: []string{"beverages", "dairy", "produce", "frozen_food", "dry_goods", "household"},
-			Hint: "one of beverages, dairy, produce, frozen_food, dry_goods, household",
-		},
-		{Name: "shelf_id", Type: "string", Entity: "shelf", Hint: "shelf ID like SH001"},
-	},
-	Schema:  inventoryStatsSchema,
-	Example: `{"function":"sum","field":"quantity"}`,
-}
+		Schema:  inventoryStatsSchema,
+		Example: `{"function":"sum","field":"quantity"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{
@@ -288,139 +305,106 @@ var Operations = []*mcpdomain.Operation{
 }
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level: mcpdomain.L4,
-			Name:  "search_inventory",
-			Description: "Search the stock records of items (IDs like SK004): name, category, shelf, " +
-				"units in stock, reorder point and unit weight in kg. Optionally only one " +
-				"category, only the items on one shelf (shelf ID such as SH006), or a stock " +
-				"range, e.g. max_quantity for items running low.",
+			Level:       level.L4,
+			Name:        "search_inventory",
+			Description: opSearchInventory.Description,
 			InputSchema: searchInventorySchema,
 			Operations:  []*mcpdomain.Operation{opSearchInventory},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "get_item",
-			Description: "Get the stock record of one item by its ID (SK followed by 3 digits, e.g. " +
-				"SK004): name, category, shelf it is stored on, units in stock, reorder " +
-				"point and unit weight in kg.",
+			Level:       level.L4,
+			Name:        "get_item",
+			Description: opGetItem.Description,
 			InputSchema: getItemSchema,
 			Operations:  []*mcpdomain.Operation{opGetItem},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "adjust_stock",
-			Description: "Correct the stock record of one item by its ID (SK followed by 3 digits): " +
-				"set the counted quantity in units (the new total, not a difference), move " +
-				"the item to another shelf (shelf ID such as SH007), or change its reorder " +
-				"point. Only the given values change.",
+			Level:       level.L4,
+			Name:        "adjust_stock",
+			Description: opAdjustStock.Description,
 			InputSchema: adjustStockSchema,
 			Operations:  []*mcpdomain.Operation{opAdjustStock},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_shelves",
-			Description: "List storage shelves (IDs like SH006) with their label, aisle, temperature " +
-				"zone, load capacity in kg, latest temperature in °C and status (active, " +
-				"blocked, maintenance). Optionally only one zone, status or aisle, or a " +
-				"temperature range, e.g. min_temperature_c for shelves that are too warm.",
+			Level:       level.L4,
+			Name:        "list_shelves",
+			Description: opListShelves.Description,
 			InputSchema: listShelvesSchema,
 			Operations:  []*mcpdomain.Operation{opListShelves},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_orders",
-			Description: "List customer orders (IDs like OR0003, OR followed by 4 digits) with " +
-				"customer, item, quantity, status, priority, dock door and ship-by time. " +
-				"Optionally only one status, priority, customer, item (SK###) or dock door " +
-				"(DK###), or those to ship within a time window (min_ship_by / max_ship_by, " +
-				"RFC 3339 UTC).",
+			Level:       level.L4,
+			Name:        "list_orders",
+			Description: opListOrders.Description,
 			InputSchema: listOrdersSchema,
 			Operations:  []*mcpdomain.Operation{opListOrders},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "create_order",
-			Description: "Create a customer order for a quantity of one item (item ID such as SK003) " +
-				"with the time it must ship by (RFC 3339 UTC, e.g. 2026-06-09T14:00:00Z). " +
-				"The new order is pending; priority defaults to normal and the dock door " +
-				"(DK###) may be left out. Returns the new order with its ID (OR followed by " +
-				"4 digits).",
+			Level:       level.L4,
+			Name:        "create_order",
+			Description: opCreateOrder.Description,
 			InputSchema: createOrderSchema,
 			Operations:  []*mcpdomain.Operation{opCreateOrder},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "update_order",
-			Description: "Change one order by its ID (OR followed by 4 digits, e.g. OR0003): move it " +
-				"to another status (pending, picking, packed, shipped, or cancelled to " +
-				"cancel it), change its priority or quantity, or assign the dock door " +
-				"(DK###) it ships through. Only the given values change.",
+			Level:       level.L4,
+			Name:        "update_order",
+			Description: opUpdateOrder.Description,
 			InputSchema: updateOrderSchema,
 			Operations:  []*mcpdomain.Operation{opUpdateOrder},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "list_docks",
-			Description: "List the dock doors (IDs like DK004) with their yard (north or south), " +
-				"whether they are refrigerated, open or closed, what they are used for " +
-				"(receiving, shipping, idle) and the carrier at the door. Optionally only " +
-				"one yard, door state or activity, or only refrigerated or non-refrigerated " +
-				"doors.",
+			Level:       level.L4,
+			Name:        "list_docks",
+			Description: opListDocks.Description,
 			InputSchema: listDocksSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "set_dock_mode",
-			Description: "Put every dock door of one yard (north or south) into a mode at once; with " +
-				"no yard given, every door of the warehouse.",
+			Level:       level.L4,
+			Name:        "set_dock_mode",
+			Description: opSetDockMode.Description,
 			InputSchema: setDockModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetDockMode},
 		},
 		{
-			Level: mcpdomain.L4,
-			Name:  "inventory_stats",
-			Description: "Compute a statistic (count, sum, avg, min or max) over item stock records - " +
-				"units in stock, reorder point in units, or unit weight in kg - optionally " +
-				"per category or per shelf, and only for the items of one category or one " +
-				"shelf.",
+			Level:       level.L4,
+			Name:        "inventory_stats",
+			Description: opInventoryStats.Description,
 			InputSchema: inventoryStatsSchema,
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "inventory_status",
 			Description: "Look up stock and storage - search item stock records (SK###) by category, " +
 				"shelf or quantity range, get one item, and list shelves (SH###) with their " +
 				"zone, temperature and status.",
-			InputSchema: l3InventoryStatusSchema,
-			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
+			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "order_fulfilment",
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
 				"item or door, create an order, or change an order's status, priority, " +
 				"quantity or dock door (set status cancelled to cancel it).",
-			InputSchema: l3OrderFulfilmentSchema,
-			Operations:  []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
+			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "warehouse_setup",
 			Description: "Set up the warehouse - correct an item's stock count, move it to another " +
 				"shelf or change its reorder point, list the dock doors (DK###), and put the " +
 				"doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
-			InputSchema: l3WarehouseSetupSchema,
-			Operations:  []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
 		},
 		{
-			Level: mcpdomain.L3,
+			Level: level.L3,
 			Name:  "analyze_inventory",
 			Description: "Analyse the stock - count, sum, average, minimum or maximum of units in " +
 				"stock, reorder points or unit weights, optionally per category or shelf.",
@@ -428,31 +412,28 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "warehouse_query",
 			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock " +
 				"doors and stock statistics. Nothing changes.",
-			InputSchema: l2WarehouseQuerySchema,
-			Operations:  []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
+			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
 		},
 		{
-			Level: mcpdomain.L2,
+			Level: level.L2,
 			Name:  "warehouse_control",
 			Description: "Change the warehouse - correct or move item stock, create and update " +
 				"customer orders, and set dock door modes.",
-			InputSchema: l2WarehouseControlSchema,
-			Operations:  []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level: mcpdomain.L1,
+			Level: level.L1,
 			Name:  "warehouse",
 			Description: "Query and control the distribution warehouse - item stock, shelves, " +
 				"customer orders, dock doors and stock statistics.",
-			InputSchema: l1WarehouseSchema,
 			Operations: []*mcpdomain.Operation{
 				opSearchInventory,
 				opGetItem,
@@ -470,22 +451,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("warehouse: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("warehouse: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-warehouse",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("A food and household-goods distribution warehouse run from an edge WMS "+
-			"node: storage shelves in three temperature zones (ambient, chilled, frozen) "+
-			"with their latest temperature readings, the stock of every item (SKU) and "+
-			"the shelf it is stored on, customer orders moving from pending through "+
-			"picking and packing to shipped, and the dock doors of the north (inbound) "+
-			"and south (outbound) truck yards."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -493,24 +469,19 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 
 // Domain is the registry entry of warehouse.
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
-	Name:  "warehouse",
-	Title: "Distribution warehouse",
-	Description: "A food and household-goods distribution warehouse run from an edge WMS " +
-		"node: storage shelves in three temperature zones (ambient, chilled, frozen) " +
-		"with their latest temperature readings, the stock of every item (SKU) and " +
-		"the shelf it is stored on, customer orders moving from pending through " +
-		"picking and packing to shipped, and the dock doors of the north (inbound) " +
-		"and south (outbound) truck yards.",
-	Entities:   []string{"shelf", "item", "order", "dock"},
-	Operations: Operations,
-	Tools:      Tools,
+	Name:        "warehouse",
+	Title:       "Distribution warehouse",
+	Description: description,
+	Entities:    []string{"shelf", "item", "order", "dock"},
+	Operations:  Operations,
+	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("warehouse: store is %T, want *warehouse.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -10,8 +10,8 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-// Store holds the warehouse domain's state in memory. It is safe for concurrent use;
-// each operation runs under one lock, so it is atomic.
+// Store holds the warehouse domain's state in memory. It is safe for
+// concurrent use; each operation runs under one lock, so it is atomic.
 type Store struct {
 	mu      sync.RWMutex
 	shelves mcpdomain.Table[Shelf]
@@ -53,7 +53,7 @@ func (s *Store) Clone() *Store {
 	}
 }
 
-// CloneStore is Clone for code that holds a runtime.Store.
+// CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
 }

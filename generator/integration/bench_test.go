@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
@@ -19,13 +19,13 @@ import (
 func BenchmarkToolsCallRoundTrip(b *testing.B) {
 	d := tiny.Domain
 	for _, c := range []struct {
-		level mcpdomain.Level
+		level level.Level
 		tool  string
 		args  string
 	}{
-		{mcpdomain.L4, "get_lamp", `{"lamp_id":"LP01"}`},
-		{mcpdomain.L4, "list_lamps", `{"room":"hall"}`},
-		{mcpdomain.L1, "tiny", `{"action":"set_lamp","lamp_id":"LP01","level":40}`},
+		{level.L4, "get_lamp", `{"lamp_id":"LP01"}`},
+		{level.L4, "list_lamps", `{"room":"hall"}`},
+		{level.L1, "tiny", `{"action":"set_lamp","lamp_id":"LP01","level":40}`},
 	} {
 		b.Run(string(c.level)+"/"+c.tool, func(b *testing.B) {
 			s := newSession(b, d, c.level)

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -18,7 +19,7 @@ type session struct {
 	c  *client.Client
 }
 
-func newSession(tb testing.TB, d *mcpdomain.Domain, level mcpdomain.Level) *session {
+func newSession(tb testing.TB, d *mcpdomain.Domain, level level.Level) *session {
 	tb.Helper()
 	st := d.NewStore()
 	srv, err := d.NewServer(level, st)

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -24,7 +25,7 @@ func FuzzTools(f *testing.F) {
 	}
 	var targets []target
 	for _, d := range gen.Domains {
-		for _, level := range mcpdomain.Levels {
+		for _, level := range level.Levels {
 			for _, tool := range d.Tools[level] {
 				st := d.NewStore()
 				srv, err := d.NewServer(level, st)

@@ -15,7 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -24,11 +26,11 @@ import (
 )
 
 // wantTools is each level's tool count by definition.
-var wantTools = map[mcpdomain.Level][2]int{mcpdomain.L4: {8, 10}, mcpdomain.L3: {4, 4}, mcpdomain.L2: {2, 2}, mcpdomain.L1: {1, 1}}
+var wantTools = map[level.Level][2]int{level.L4: {8, 10}, level.L3: {4, 4}, level.L2: {2, 2}, level.L1: {1, 1}}
 
 func TestListToolsMatchesDefinition(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, level := range mcpdomain.Levels {
+		for _, level := range level.Levels {
 			t.Run(d.Name+"/"+string(level), func(t *testing.T) {
 				s := newSession(t, d, level)
 				res, err := s.c.ListTools(context.Background(), mcp.ListToolsRequest{})
@@ -63,7 +65,7 @@ func TestListToolsMatchesDefinition(t *testing.T) {
 // over all operations: each appears in exactly one tool.
 func TestEveryOperationReachableOncePerLevel(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, level := range mcpdomain.Levels {
+		for _, level := range level.Levels {
 			seen := map[string]int{}
 			for _, tool := range d.Tools[level] {
 				for _, op := range tool.Operations {
@@ -84,7 +86,7 @@ func TestEveryOperationReachableOncePerLevel(t *testing.T) {
 // store change equal calling the operation directly on another store.
 func TestValidCallEqualsDirectOperation(t *testing.T) {
 	for _, d := range gen.Domains {
-		for _, level := range mcpdomain.Levels {
+		for _, level := range level.Levels {
 			for _, tool := range d.Tools[level] {
 				for _, op := range tool.Operations {
 					t.Run(fmt.Sprintf("%s/%s/%s/%s", d.Name, level, tool.Name, op.Name), func(t *testing.T) {
@@ -191,7 +193,7 @@ var badCalls = []badCall{
 func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
 	applied := map[string]int{}
 	for _, d := range gen.Domains {
-		for _, level := range mcpdomain.Levels {
+		for _, level := range level.Levels {
 			s := newSession(t, d, level)
 			for _, tool := range d.Tools[level] {
 				for _, op := range tool.Operations {
@@ -235,7 +237,7 @@ func TestBadCallsAreToolErrorsAndChangeNothing(t *testing.T) {
 // the tiny test fixture (internal/testdomain/tiny, generated from the golden
 // tiny spec), so that no test depends on a benchmark domain's content.
 func TestErrorSentences(t *testing.T) {
-	s := newSession(t, tiny.Domain, mcpdomain.L4)
+	s := newSession(t, tiny.Domain, level.L4)
 	cases := []struct {
 		tool, args, want string
 	}{
@@ -264,7 +266,7 @@ func TestErrorSentences(t *testing.T) {
 // are left out of its output, no range filter matches it, and aggregates
 // skip it. A value given later is a value like any other.
 func TestUnsetIsNotZero(t *testing.T) {
-	s := newSession(t, tiny.Domain, mcpdomain.L4)
+	s := newSession(t, tiny.Domain, level.L4)
 	text, isErr := s.call(t, "get_lamp", []byte(`{"lamp_id":"LP02"}`))
 	var lamp map[string]any
 	if err := json.Unmarshal([]byte(text), &lamp); isErr || err != nil {
@@ -317,7 +319,7 @@ func TestUnsetIsNotZero(t *testing.T) {
 // TestIntegralFloatsDecodeAsIntegers checks that 55.0 is accepted for an
 // integer argument, as JSON Schema says it is an integer.
 func TestIntegralFloatsDecodeAsIntegers(t *testing.T) {
-	s := newSession(t, tiny.Domain, mcpdomain.L1)
+	s := newSession(t, tiny.Domain, level.L1)
 	text, isErr := s.call(t, "tiny", []byte(`{"action":"set_lamp","lamp_id":"LP02","level":55.0,"on":true}`))
 	if isErr || !strings.Contains(text, `"level":55`) {
 		t.Fatalf("got %s (isError %v)", text, isErr)
@@ -362,11 +364,11 @@ func TestStoreCloneResetSnapshot(t *testing.T) {
 // its schema refuses.
 func TestStageContractRefusesUnknownTools(t *testing.T) {
 	reply := `{"title":"t","instruction":"How bright is the hall lamp?","calls":[{"tool":"get_lamp","arguments":{"lamp_id":"LP01"},"reason":"read it"}],"novelty":"n","follow_up":"f"}`
-	contract, err := scenarios.ScenarioSchema(scenarios.FromDomain(tiny.Domain, mcpdomain.L4))
+	contract, err := scenarios.ScenarioSchema(scenarios.FromDomain(tiny.Domain, level.L4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := mcpdomain.CompileSchema("stage", string(contract))
+	sch, err := schemacheck.Compile("stage", string(contract))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,6 +389,9 @@ func TestStageContractRefusesUnknownTools(t *testing.T) {
 // the synthesizer builds at run time from a generated domain's level is,
 // byte for byte, the one the generator used to emit into synth_gen.go:
 // stage.ScenarioSchema over the spec IR's tools of that level, in order.
+// Each tool's input schema is the IR's too, byte for byte, those of tools
+// with an action among them, which the runtime computes when the domain
+// registers instead of reading them from generated constants.
 func TestStageContractsAsTheGeneratorBuiltThem(t *testing.T) {
 	spec, err := speclang.Load(specs.FS)
 	if err != nil {
@@ -421,17 +426,20 @@ func TestStageContractsAsTheGeneratorBuiltThem(t *testing.T) {
 			st := make([]stage.Tool, len(lv.Tools))
 			for i, tl := range lv.Tools {
 				st[i] = stage.Tool{Name: tl.Name, InputSchema: tl.Schema}
+				if got := built[d.Name].Tool(lv.Level, tl.Name); got == nil || got.InputSchema != tl.Schema {
+					t.Errorf("%s %s tool %s: the input schema the runtime holds differs from the spec language's", d.Name, lv.Level, tl.Name)
+				}
 			}
 			want, err := stage.ScenarioSchema(st)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := scenarios.ScenarioSchema(scenarios.FromDomain(built[d.Name], mcpdomain.Level(lv.Name)))
+			got, err := scenarios.ScenarioSchema(scenarios.FromDomain(built[d.Name], lv.Level))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != string(want) {
-				t.Errorf("%s %s: the stage contract built at run time differs from the generator's", d.Name, lv.Name)
+				t.Errorf("%s %s: the stage contract built at run time differs from the generator's", d.Name, lv.Level)
 			}
 		}
 	}

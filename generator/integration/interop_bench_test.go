@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -33,7 +34,7 @@ func BenchmarkVersusTypeScriptSDK(b *testing.B) {
 	d := gen.Domains[0]
 	var tool *mcpdomain.Tool
 	var op *mcpdomain.Operation
-	for _, t := range d.Tools[mcpdomain.L4] {
+	for _, t := range d.Tools[level.L4] {
 		if o := t.Operations[0]; o.Kind == "get" {
 			tool, op = t, o
 			break
@@ -57,7 +58,7 @@ func BenchmarkVersusTypeScriptSDK(b *testing.B) {
 		tsStdio = stdioRate(b, env, node, []string{script, "stdio"}, tool.Name, args)
 		goStdio = max(goStdio, stdioRate(b, nil, granite, goServe, tool.Name, args))
 		tsStdio = max(tsStdio, stdioRate(b, env, node, []string{script, "stdio"}, tool.Name, args))
-		goHTTP = httpRate(b, serveHTTP(b, granite, d.Name, mcpdomain.L4), tool.Name, args)
+		goHTTP = httpRate(b, serveHTTP(b, granite, d.Name, level.L4), tool.Name, args)
 		tsHTTP = httpRate(b, sdkHTTP(b, node, script, env), tool.Name, args)
 	}
 

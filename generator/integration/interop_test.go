@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/npmtest"
 )
@@ -52,7 +53,7 @@ func interopTools(t testing.TB) (node, dir, granite string) {
 
 // serveHTTP starts `granite serve --transport http` of a domain at a
 // level on a free port and returns its /mcp URL.
-func serveHTTP(t testing.TB, granite, domain string, level mcpdomain.Level, extra ...string) string {
+func serveHTTP(t testing.TB, granite, domain string, level level.Level, extra ...string) string {
 	return serveOverHTTP(t, granite, append([]string{"--domain", domain, "--level", string(level)}, extra...)...)
 }
 
@@ -115,7 +116,7 @@ func firstJSON(t *testing.T, out string, v any) {
 
 // example is a valid call and an invalid one of a tool with required
 // arguments.
-func example(t *testing.T, d *mcpdomain.Domain, level mcpdomain.Level) (tool string, good, bad map[string]any) {
+func example(t *testing.T, d *mcpdomain.Domain, level level.Level) (tool string, good, bad map[string]any) {
 	for _, tl := range d.Tools[level] {
 		for _, op := range tl.Operations {
 			if len(op.Args) == 0 || !op.Args[0].Required {
@@ -155,7 +156,7 @@ func TestInspectorCLI(t *testing.T) {
 	node, dir, granite := interopTools(t)
 	cli := filepath.Join(dir, "node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js")
 	d := gen.Domains[0]
-	for _, level := range []mcpdomain.Level{mcpdomain.L4, mcpdomain.L1} {
+	for _, level := range []level.Level{level.L4, level.L1} {
 		tool, good, bad := example(t, d, level)
 		targets := map[string][]string{
 			"stdio": {granite, "serve", "--domain", d.Name, "--level", string(level)},
@@ -215,7 +216,7 @@ var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "
 func TestConformance(t *testing.T) {
 	node, dir, granite := interopTools(t)
 	suite := filepath.Join(dir, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
-	url := serveHTTP(t, granite, gen.Domains[0].Name, mcpdomain.L3)
+	url := serveHTTP(t, granite, gen.Domains[0].Name, level.L3)
 	passed := regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
 	for _, s := range conformanceScenarios {
 		out, code := runNode(t, node, nil, suite, "server", "--url", url, "--scenario", s)
@@ -231,13 +232,13 @@ func TestConformance(t *testing.T) {
 func TestTypeScriptSDKClient(t *testing.T) {
 	node, dir, granite := interopTools(t)
 	d := gen.Domains[0]
-	tool, good, _ := example(t, d, mcpdomain.L2)
+	tool, good, _ := example(t, d, level.L2)
 	args, _ := json.Marshal(good)
 	env := []string{"GRANITE_TOOL=" + tool, "GRANITE_ARGS=" + string(args)}
 	script := filepath.Join(dir, "sdk-client.mjs")
 	for name, target := range map[string][]string{
 		"stdio": {"stdio", granite, "serve", "--domain", d.Name, "--level", "L2"},
-		"http":  {"http", serveHTTP(t, granite, d.Name, mcpdomain.L2)},
+		"http":  {"http", serveHTTP(t, granite, d.Name, level.L2)},
 	} {
 		out, code := runNode(t, node, env, append([]string{script}, target...)...)
 		var got struct {

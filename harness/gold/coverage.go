@@ -3,18 +3,18 @@ package gold
 import (
 	"strings"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Coverage is how much of one level's interface the gold of a domain uses.
 type Coverage struct {
-	Domain      string          `json:"domain"`
-	Level       mcpdomain.Level `json:"level"`
-	Tools       int             `json:"tools"`
-	ToolsUsed   int             `json:"tools_used"`
-	Actions     int             `json:"actions"`
-	ActionsUsed int             `json:"actions_used"`
+	Domain      string      `json:"domain"`
+	Level       level.Level `json:"level"`
+	Tools       int         `json:"tools"`
+	ToolsUsed   int         `json:"tools_used"`
+	Actions     int         `json:"actions"`
+	ActionsUsed int         `json:"actions_used"`
 	// Missing lists unused tools and tool.action pairs.
 	Missing []string `json:"missing,omitempty"`
 }
@@ -26,7 +26,7 @@ func (c Coverage) Complete() bool { return len(c.Missing) == 0 }
 // gold uses.
 func (r *Verification) coverage(d *speclang.Domain) {
 	for i, lv := range d.Levels {
-		level := mcpdomain.Levels[i]
+		level := level.Levels[i]
 		used := map[string]bool{}
 		for _, s := range d.Scenarios {
 			for _, c := range s.Gold[level] {

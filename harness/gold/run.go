@@ -10,13 +10,15 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// run is the outcome of one gold execution.
-type run struct {
+// outcome is what one gold execution left: the final store, the
+// outputs and where a call failed.
+type outcome struct {
 	final   []byte
 	outputs string
 	// reads are the calls' outputs, decoded.
@@ -28,13 +30,13 @@ type run struct {
 
 // runGold executes calls on a fresh store at one level; replace, when not
 // nil, gives other arguments for one step.
-func runGold(ctx context.Context, rt *mcpdomain.Domain, level mcpdomain.Level, calls []*speclang.Call, replace func(i int) []byte) (*run, error) {
-	s, err := serve.Open(ctx, rt, level)
+func runGold(ctx context.Context, dom *mcpdomain.Domain, level level.Level, calls []*speclang.Call, replace func(i int) []byte) (*outcome, error) {
+	s, err := serve.Open(ctx, dom, level)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	out := &run{}
+	out := &outcome{}
 	var texts []string
 	for i, c := range calls {
 		args := c.JSON()
@@ -90,8 +92,8 @@ func goldVariants(calls []*speclang.Call) []goldVariant {
 }
 
 // run executes the variant at L4 on a fresh store.
-func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*speclang.Call) (*run, error) {
-	return runGold(ctx, rt, mcpdomain.L4, calls, func(j int) []byte {
+func (v goldVariant) run(ctx context.Context, dom *mcpdomain.Domain, calls []*speclang.Call) (*outcome, error) {
+	return runGold(ctx, dom, level.L4, calls, func(j int) []byte {
 		if j == v.step {
 			return v.args
 		}
@@ -102,10 +104,10 @@ func (v goldVariant) run(ctx context.Context, rt *mcpdomain.Domain, calls []*spe
 // RightsOf runs a scenario's gold: the final stores are the L4 gold's and
 // those of its variants (verify proves the levels end alike),
 // deduplicated.
-func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (*score.Rights, error) {
-	calls := s.Gold[mcpdomain.L4]
+func RightsOf(ctx context.Context, dom *mcpdomain.Domain, s *speclang.Scenario) (*score.Rights, error) {
+	calls := s.Gold[level.L4]
 	r := &score.Rights{}
-	add := func(o *run, err error) error {
+	add := func(o *outcome, err error) error {
 		if err != nil {
 			return err
 		}
@@ -114,13 +116,13 @@ func RightsOf(ctx context.Context, rt *mcpdomain.Domain, s *speclang.Scenario) (
 		}
 		return nil
 	}
-	gold, err := runGold(ctx, rt, mcpdomain.L4, calls, nil)
+	gold, err := runGold(ctx, dom, level.L4, calls, nil)
 	if err := add(gold, err); err != nil {
 		return nil, err
 	}
 	r.Reads = gold.reads
 	for _, v := range goldVariants(calls) {
-		if err := add(v.run(ctx, rt, calls)); err != nil {
+		if err := add(v.run(ctx, dom, calls)); err != nil {
 			return nil, err
 		}
 	}

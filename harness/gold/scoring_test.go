@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -46,7 +47,7 @@ func gcall(tool string, args map[string]any, optional ...string) *speclang.Call 
 func TestRecordExplainsItsVerdict(t *testing.T) {
 	spec, _ := tinySpec(t)
 	s := &speclang.Scenario{
-		Gold: map[mcpdomain.Level][]*speclang.Call{mcpdomain.L4: {
+		Gold: map[level.Level][]*speclang.Call{level.L4: {
 			gcall("set_lamp", map[string]any{"lamp_id": "LP02", "on": true, "level": int64(40)}),
 		}},
 		State:  []*speclang.StateCheck{{Entity: "lamp", Collection: "lamps", ID: "LP02", Fields: map[string]any{"on": true}}},
@@ -57,10 +58,10 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := score.NewGold(spec.Domains[0], s, mcpdomain.L4, tiny.Domain, rights)
+	g := score.NewGold(spec.Domains[0], s, level.L4, tiny.Domain, rights)
 	play := func(answer string, calls ...string) *results.Metrics {
 		t.Helper()
-		sess, err := serve.Open(ctx, tiny.Domain, mcpdomain.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, level.L4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 		return gcall("add_timer", map[string]any{"lamp": lamp, "at": "2026-01-01T23:00:00Z"}, "at")
 	}
 	s := &speclang.Scenario{
-		Gold: map[mcpdomain.Level][]*speclang.Call{mcpdomain.L4: {
+		Gold: map[level.Level][]*speclang.Call{level.L4: {
 			gcall("get_lamp", map[string]any{"lamp_id": "LP01"}),
 			gcall("set_lamp", map[string]any{"lamp_id": "LP02", "on": true, "level": int64(40)}),
 			gcall("drop_timer", map[string]any{"timer_id": "TM001"}),
@@ -148,7 +149,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := score.NewGold(d, s, mcpdomain.L4, tiny.Domain, rights)
+	g := score.NewGold(d, s, level.L4, tiny.Domain, rights)
 	const ok = "The hall lamp is at 80 percent."
 	gold := []string{
 		"get_lamp", `{"lamp_id":"LP01"}`,
@@ -202,7 +203,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 		{"stopped at max turns", ok, results.StopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
 	}
 	for _, c := range cases {
-		sess, err := serve.Open(ctx, tiny.Domain, mcpdomain.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, level.L4)
 		if err != nil {
 			t.Fatal(err)
 		}

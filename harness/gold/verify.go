@@ -21,15 +21,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Failure is one way a scenario's gold fell short.
 type Failure struct {
-	Domain   string          `json:"domain"`
-	Scenario string          `json:"scenario,omitempty"`
-	Level    mcpdomain.Level `json:"level,omitempty"`
+	Domain   string      `json:"domain"`
+	Scenario string      `json:"scenario,omitempty"`
+	Level    level.Level `json:"level,omitempty"`
 	// Step is the 1-based gold call; 0 is the scenario as a whole.
 	Step int `json:"step,omitempty"`
 	// Variant names the alternative or omission a variant run used.
@@ -144,7 +145,7 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 
 func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Verification, error) {
 	r := &Verification{Domains: 1}
-	rt, msg := Generated(d, lookup)
+	dom, msg := Generated(d, lookup)
 	if msg != "" {
 		r.fail(Failure{Domain: d.Name, Message: msg})
 		return r, nil
@@ -154,7 +155,7 @@ func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Veri
 	}
 	for _, s := range d.Scenarios {
 		r.Scenarios++
-		if err := r.scenario(ctx, d, rt, s); err != nil {
+		if err := r.scenario(ctx, d, dom, s); err != nil {
 			return nil, err
 		}
 	}
@@ -175,22 +176,22 @@ func domainNames(spec *speclang.Spec) []string {
 // Generated is the domain's generated code, or what is wrong with it:
 // missing, or generated from another version of the spec.
 func Generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
-	rt, ok := lookup(d.Name)
+	dom, ok := lookup(d.Name)
 	if !ok {
 		return nil, "no generated code; run go generate ./... and rebuild"
 	}
-	return rt, stale(d, rt)
+	return dom, stale(d, dom)
 }
 
 // stale compares the spec's tools with the generated ones.
-func stale(d *speclang.Domain, rt *mcpdomain.Domain) string {
+func stale(d *speclang.Domain, dom *mcpdomain.Domain) string {
 	for i, lv := range d.Levels {
-		level := mcpdomain.Levels[i]
+		level := level.Levels[i]
 		var want, got []string
 		for _, t := range lv.Tools {
 			want = append(want, t.Name)
 		}
-		for _, t := range rt.Tools[level] {
+		for _, t := range dom.Tools[level] {
 			got = append(got, t.Name)
 		}
 		if !slices.Equal(want, got) {
@@ -207,7 +208,7 @@ type expectations struct {
 	state map[string][]string
 }
 
-func (j *expectations) check(o *run) ([]string, error) {
+func (j *expectations) check(o *outcome) ([]string, error) {
 	if o.step > 0 {
 		return []string{o.err}, nil
 	}
@@ -232,12 +233,12 @@ func (j *expectations) check(o *run) ([]string, error) {
 	return msgs, nil
 }
 
-func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcpdomain.Domain, s *speclang.Scenario) error {
-	fail := func(level mcpdomain.Level, step int, variant, msg string) {
+func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, dom *mcpdomain.Domain, s *speclang.Scenario) error {
+	fail := func(level level.Level, step int, variant, msg string) {
 		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
 	}
 	if len(s.State) > 0 {
-		msgs, err := score.CheckState(rt.NewStore().Snapshot(), s.State)
+		msgs, err := score.CheckState(dom.NewStore().Snapshot(), s.State)
 		if err != nil {
 			return err
 		}
@@ -247,8 +248,8 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 	}
 	j := &expectations{s: s, state: map[string][]string{}}
 	var l4 []byte
-	for _, level := range mcpdomain.Levels {
-		o, err := runGold(ctx, rt, level, s.Gold[level], nil)
+	for _, lv := range level.Levels {
+		o, err := runGold(ctx, dom, lv, s.Gold[lv], nil)
 		if err != nil {
 			return err
 		}
@@ -258,33 +259,33 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, rt *mcp
 			return err
 		}
 		for _, m := range msgs {
-			fail(level, o.step, "", m)
+			fail(lv, o.step, "", m)
 		}
-		if level == mcpdomain.L4 {
+		if lv == level.L4 {
 			l4 = o.final
 			// Every fact must be about a subject the gold's reads
 			// report it for.
 			if o.step == 0 {
 				right := &score.Rights{Finals: [][]byte{o.final}, Reads: o.reads}
-				for _, m := range score.NewScenarioGold(d, s, rt.NewStore().Snapshot(), right).FactProblems() {
-					fail(level, 0, "", m)
+				for _, m := range score.NewScenarioGold(d, s, dom.NewStore().Snapshot(), right).FactProblems() {
+					fail(lv, 0, "", m)
 				}
 			}
 			continue
 		}
 		if diff := snapshotDiff(l4, o.final); diff != "" {
-			fail(level, 0, "", "final store differs from L4 (-L4 +"+string(level)+"):\n"+diff)
+			fail(lv, 0, "", "final store differs from L4 (-L4 +"+string(lv)+"):\n"+diff)
 		}
 	}
-	return r.variants(ctx, rt, j, fail)
+	return r.variants(ctx, dom, j, fail)
 }
 
 // variants runs the L4 gold once per alternative value and once per
 // optional argument left out: each must meet the expectations too.
-func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *expectations, fail func(mcpdomain.Level, int, string, string)) error {
-	calls := j.s.Gold[mcpdomain.L4]
+func (r *Verification) variants(ctx context.Context, dom *mcpdomain.Domain, j *expectations, fail func(level.Level, int, string, string)) error {
+	calls := j.s.Gold[level.L4]
 	for _, v := range goldVariants(calls) {
-		o, err := v.run(ctx, rt, calls)
+		o, err := v.run(ctx, dom, calls)
 		if err != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func (r *Verification) variants(ctx context.Context, rt *mcpdomain.Domain, j *ex
 			return err
 		}
 		for _, m := range msgs {
-			fail(mcpdomain.L4, v.step+1, v.name, m)
+			fail(level.L4, v.step+1, v.name, m)
 		}
 	}
 	return nil

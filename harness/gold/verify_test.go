@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
@@ -63,9 +64,9 @@ func writer(t *testing.T, spec *speclang.Spec) (*speclang.Domain, *speclang.Scen
 
 // lastWrite is the index of the scenario's last L4 call that writes.
 func lastWrite(d *speclang.Domain, s *speclang.Scenario) int {
-	for i := len(s.Gold[mcpdomain.L4]) - 1; i >= 0; i-- {
+	for i := len(s.Gold[level.L4]) - 1; i >= 0; i-- {
 		for _, o := range d.Operations {
-			if o.Name == s.Gold[mcpdomain.L4][i].Op && !o.ReadOnly {
+			if o.Name == s.Gold[level.L4][i].Op && !o.ReadOnly {
 				return i
 			}
 		}
@@ -88,12 +89,12 @@ func TestVerifyCatchesBrokenGold(t *testing.T) {
 		}, []string{" L4: state: ", " L3: state: ", " L2: state: ", " L1: state: "}},
 		{"levels end in different states", func(d *speclang.Domain, s *speclang.Scenario) {
 			i := lastWrite(d, s)
-			s.Gold[mcpdomain.L2] = append(s.Gold[mcpdomain.L2][:i:i], s.Gold[mcpdomain.L2][i+1:]...)
+			s.Gold[level.L2] = append(s.Gold[level.L2][:i:i], s.Gold[level.L2][i+1:]...)
 		}, []string{" L2: final store differs from L4 (-L4 +L2):\n"}},
 		{"a call the tool refuses", func(d *speclang.Domain, s *speclang.Scenario) {
-			c := *s.Gold[mcpdomain.L3][0]
+			c := *s.Gold[level.L3][0]
 			c.Args = map[string]any{"no_such_argument": 1}
-			s.Gold[mcpdomain.L3][0] = &c
+			s.Gold[level.L3][0] = &c
 		}, []string{" L3 step 1: " + s0Tool + ` {"no_such_argument":1}: tool error: `}},
 		{"answer fact no tool reports", func(d *speclang.Domain, s *speclang.Scenario) {
 			s.Answer = append(s.Answer, &speclang.Fact{Value: "zebra crossing", What: "nothing"})
@@ -117,7 +118,7 @@ func TestVerifyCatchesBrokenGold(t *testing.T) {
 			}
 			all := strings.Join(got, "\n")
 			for _, w := range c.want {
-				w = strings.ReplaceAll(w, s0Tool, s.Gold[mcpdomain.L3][0].Tool)
+				w = strings.ReplaceAll(w, s0Tool, s.Gold[level.L3][0].Tool)
 				if !strings.Contains(all, s.ID+w) {
 					t.Errorf("failures lack %q:\n%s", s.ID+w, all)
 				}
@@ -150,10 +151,10 @@ func TestVerifyCoverageAndStaleness(t *testing.T) {
 	}
 
 	stale := func(name string) (*mcpdomain.Domain, bool) {
-		rt, ok := gen.Lookup(name)
-		cp := *rt
-		cp.Tools = map[mcpdomain.Level][]*mcpdomain.Tool{}
-		for l, ts := range rt.Tools {
+		dom, ok := gen.Lookup(name)
+		cp := *dom
+		cp.Tools = map[level.Level][]*mcpdomain.Tool{}
+		for l, ts := range dom.Tools {
 			cp.Tools[l] = ts[1:]
 		}
 		return &cp, ok

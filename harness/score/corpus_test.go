@@ -99,15 +99,15 @@ func TestCorpusMutantsFail(t *testing.T) {
 				s = sc
 			}
 		}
-		rt, ok := gen.Lookup(d.Name)
+		dom, ok := gen.Lookup(d.Name)
 		if s == nil || !ok {
 			t.Fatalf("%s: no scenario %s in domain %s", e.name, e.rc.Scenario, e.rc.Domain)
 		}
-		rights, err := gold.RightsOf(ctx, rt, s)
+		rights, err := gold.RightsOf(ctx, dom, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := score.NewGold(d, s, e.rc.Level, rt, rights)
+		g := score.NewGold(d, s, e.rc.Level, dom, rights)
 		for _, m := range score.Mutants(g, s, e.answer, e.rc.FinalStore) {
 			rc := *e.rc
 			if m.Store != nil {

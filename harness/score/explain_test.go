@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -17,7 +17,7 @@ import (
 // the alignment records both pairings and an unmatched gold call.
 func TestAlignmentPairsLikeBothArgAccs(t *testing.T) {
 	spec := spectest.Tiny(t)
-	g := NewGold(spec.Domains[0], &speclang.Scenario{}, mcpdomain.L4, tiny.Domain, nil)
+	g := NewGold(spec.Domains[0], &speclang.Scenario{}, level.L4, tiny.Domain, nil)
 	g.Calls = []*speclang.Call{
 		gcall("tiny", map[string]any{"action": "get_lamp", "lamp_id": "LP01"}),
 		gcall("tiny", map[string]any{"action": "set_lamp", "lamp_id": "LP01", "level": int64(30)}),

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -44,7 +45,7 @@ type GoldRead struct {
 // NewGold prepares the scoring of a scenario of domain d at a level on the
 // domain's generated code; rights are what right solutions leave and read
 // (nil: none).
-func NewGold(d *speclang.Domain, s *speclang.Scenario, level mcpdomain.Level, dom *mcpdomain.Domain, rights *Rights) *Gold {
+func NewGold(d *speclang.Domain, s *speclang.Scenario, level level.Level, dom *mcpdomain.Domain, rights *Rights) *Gold {
 	return NewScenarioGold(d, s, dom.NewStore().Snapshot(), rights).Gold(level, dom)
 }
 
@@ -75,7 +76,7 @@ func (sg *ScenarioGold) FactProblems() []string { return sg.facts.errs }
 
 // Gold is what the scenario's trials at a level on the domain's generated
 // code are scored against.
-func (sg *ScenarioGold) Gold(level mcpdomain.Level, dom *mcpdomain.Domain) *Gold {
+func (sg *ScenarioGold) Gold(level level.Level, dom *mcpdomain.Domain) *Gold {
 	g := &Gold{Scenario: sg.scenario, Calls: sg.scenario.Gold[level], Finals: sg.finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: sg.changes, facts: sg.facts}
 	for _, op := range dom.Operations {
 		for _, a := range op.Args {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -116,7 +116,7 @@ func TestMetricsByHand(t *testing.T) {
 	spec := spectest.Tiny(t)
 	seed := tiny.Domain.NewStore().Snapshot()
 	for _, c := range cases {
-		g := NewGold(spec.Domains[0], &speclang.Scenario{}, mcpdomain.L4, tiny.Domain, nil)
+		g := NewGold(spec.Domains[0], &speclang.Scenario{}, level.L4, tiny.Domain, nil)
 		g.Calls = c.gold
 		rec := &results.Record{Calls: c.calls, StopReason: results.StopAnswer}
 		m, err := Score(rec, g, seed)
@@ -137,7 +137,7 @@ func TestMetricsByHand(t *testing.T) {
 // scores all four the same.
 func TestActionArgAccIgnoresOrder(t *testing.T) {
 	spec := spectest.Tiny(t)
-	l1 := tiny.Domain.Tools[mcpdomain.L1][0].Name
+	l1 := tiny.Domain.Tools[level.L1][0].Name
 	steps := []struct {
 		op   string
 		args map[string]any
@@ -146,20 +146,20 @@ func TestActionArgAccIgnoresOrder(t *testing.T) {
 		{"set_lamp", map[string]any{"lamp_id": "LP02", "level": int64(40), "on": true}},
 		{"add_timer", map[string]any{"lamp": "LP02", "at": "2026-01-01T23:00:00Z"}},
 	}
-	gold := map[mcpdomain.Level][]*speclang.Call{}
+	gold := map[level.Level][]*speclang.Call{}
 	for _, st := range steps {
-		gold[mcpdomain.L4] = append(gold[mcpdomain.L4], gcall(st.op, st.args))
+		gold[level.L4] = append(gold[level.L4], gcall(st.op, st.args))
 		withAction := map[string]any{"action": st.op}
 		maps.Copy(withAction, st.args)
-		gold[mcpdomain.L1] = append(gold[mcpdomain.L1], gcall(l1, withAction))
+		gold[level.L1] = append(gold[level.L1], gcall(l1, withAction))
 	}
 	orders := map[string][]int{"gold order": {0, 1, 2}, "timer first": {2, 0, 1}}
-	for _, level := range []mcpdomain.Level{mcpdomain.L4, mcpdomain.L1} {
-		g := NewGold(spec.Domains[0], &speclang.Scenario{Gold: gold}, level, tiny.Domain, nil)
+	for _, lv := range []level.Level{level.L4, level.L1} {
+		g := NewGold(spec.Domains[0], &speclang.Scenario{Gold: gold}, lv, tiny.Domain, nil)
 		for name, order := range orders {
 			var cs []results.Call
 			for _, i := range order {
-				c := gold[level][i]
+				c := gold[lv][i]
 				cs = append(cs, results.Call{Tool: c.Tool, Arguments: c.JSON()})
 			}
 			m, err := Score(&results.Record{Calls: cs, StopReason: results.StopAnswer}, g, tiny.Domain.NewStore().Snapshot())
@@ -167,14 +167,14 @@ func TestActionArgAccIgnoresOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantArgAcc := 1.0
-			if level == mcpdomain.L1 && name != "gold order" {
+			if lv == level.L1 && name != "gold order" {
 				// k-th with k-th: add_timer vs get_lamp (action 0 of 1,
 				// lamp_id missing), get_lamp vs set_lamp (lamp_id wrong,
 				// action wrong: 0 of 4), set_lamp vs add_timer (0 of 3).
 				wantArgAcc = 0
 			}
 			if m.ActionArgAcc != 1 || m.ArgAcc != wantArgAcc || m.ActionF1 != 1 {
-				t.Errorf("%s, %s: action_arg_acc %v arg_acc %v action_f1 %v; want 1, %v, 1", level, name, m.ActionArgAcc, m.ArgAcc, m.ActionF1, wantArgAcc)
+				t.Errorf("%s, %s: action_arg_acc %v arg_acc %v action_f1 %v; want 1, %v, 1", lv, name, m.ActionArgAcc, m.ArgAcc, m.ActionF1, wantArgAcc)
 			}
 		}
 	}

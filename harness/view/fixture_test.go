@@ -14,7 +14,7 @@ import (
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
@@ -71,14 +71,14 @@ func makeFixtures(t testing.TB) (fixtures, error) {
 	model := ollamatest.NewServer(t, []string{"fake:sloppy"}, sloppyModel(spec))
 	cfg := config("view-bench", model.URL, "fake:sloppy", agent.Oracle)
 	cfg.Domains = []string{f.domain}
-	cfg.Granularities = slices.Clone(mcpdomain.Levels)
+	cfg.Granularities = slices.Clone(level.Levels)
 	if _, err := harness.Run(context.Background(), cfg, spec, harness.Options{Out: f.bench, Lookup: gen.Lookup}); err != nil {
 		return f, err
 	}
-	rt, _ := gen.Lookup(f.domain)
-	source := "domain:" + rt.Name + "/L2"
+	dom, _ := gen.Lookup(f.domain)
+	source := "domain:" + dom.Name + "/L2"
 	// A page of the view holds both folders' records: 8 artifacts, two agents.
-	arts, err := scenarios.Offline(source, scenarios.FromDomain(rt, mcpdomain.L2), 8)
+	arts, err := scenarios.Offline(source, scenarios.FromDomain(dom, level.L2), 8)
 	if err != nil {
 		return f, err
 	}
@@ -111,15 +111,15 @@ func config(name, host string, models ...string) *results.Config {
 // trials fail for reasons the records must explain.
 func sloppyModel(spec *speclang.Spec) func(ollamatest.Request, int) ollamatest.Step {
 	byPrompt := map[string]*speclang.Scenario{}
-	levelOf := map[string]mcpdomain.Level{}
+	levelOf := map[string]level.Level{}
 	for _, d := range spec.Domains {
-		rt, _ := gen.Lookup(d.Name)
+		dom, _ := gen.Lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
 		}
-		for _, l := range mcpdomain.Levels {
+		for _, l := range level.Levels {
 			var names []string
-			for _, tool := range rt.Tools[l] {
+			for _, tool := range dom.Tools[l] {
 				names = append(names, tool.Name)
 			}
 			slices.Sort(names)
@@ -134,16 +134,16 @@ func sloppyModel(spec *speclang.Spec) func(ollamatest.Request, int) ollamatest.S
 			names = append(names, tool.Function.Name)
 		}
 		slices.Sort(names)
-		level := levelOf[strings.Join(names, ",")]
-		gold := s.Gold[level]
-		if level == mcpdomain.L2 && len(gold) > 0 {
+		lv := levelOf[strings.Join(names, ",")]
+		gold := s.Gold[lv]
+		if lv == level.L2 && len(gold) > 0 {
 			gold = gold[:len(gold)-1]
 		}
 		if done >= len(gold) {
 			return ollamatest.Step{Content: strings.Join(req.ToolResults(), "\n")}
 		}
 		args := gold[done].Args
-		if level == mcpdomain.L1 && done == 0 {
+		if lv == level.L1 && done == 0 {
 			args = spoil(args)
 		}
 		b, _ := json.Marshal(args)

@@ -1,6 +1,7 @@
-// Package level names the tool granularity levels of the benchmark. It is a
-// leaf, so that readers of results need not link the MCP runtime
-// (mcpdomain) to name a level.
+// Package level names the tool granularity levels of the benchmark: the one
+// Level type of the module, which the spec language, the runtime, generated
+// code and the results all use. It is a leaf, so that naming a level links
+// nothing else.
 package level
 
 import (

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/combine"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // Store is what every generated domain store offers beyond its typed
@@ -50,23 +52,48 @@ type Domain struct {
 	Entities    []string
 	Operations  []*Operation
 	// Tools holds each level's tools, finest level first.
-	Tools     map[Level][]*Tool
+	Tools     map[level.Level][]*Tool
 	NewStore  func() Store
-	newServer func(Level, Store) (*server.MCPServer, error)
+	newServer func(level.Level, Store) (*server.MCPServer, error)
 }
 
-// NewDomain is called by generated code to build a registry entry.
-func NewDomain(d Domain, newServer func(Level, Store) (*server.MCPServer, error)) *Domain {
+// NewDomain is called by generated code to build a registry entry. A tool
+// with an action gets its input schema here, computed from its operations'
+// (combine.Schema, what the spec language checked the domain with), rather
+// than from a copy generated per level.
+func NewDomain(d Domain, newServer func(level.Level, Store) (*server.MCPServer, error)) *Domain {
 	d.newServer = newServer
+	for _, lv := range level.Levels {
+		for _, t := range d.Tools[lv] {
+			if t.InputSchema == "" && t.HasAction() {
+				t.InputSchema = combinedSchema(t)
+			}
+		}
+	}
 	return &d
 }
 
-// NewServer returns an MCP server exposing st at the given level.
-func (d *Domain) NewServer(level Level, st Store) (*server.MCPServer, error) {
-	if _, ok := d.Tools[level]; !ok {
-		return nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, level)
+// combinedSchema is the input schema of a tool with an action. Generated
+// operations carry schemas the generator wrote, so a failure is a
+// generator bug.
+func combinedSchema(t *Tool) string {
+	ops := make([]combine.Op, len(t.Operations))
+	for i, o := range t.Operations {
+		ops[i] = combine.Op{Name: o.Name, Description: o.Description, Schema: o.Schema}
 	}
-	return d.newServer(level, st)
+	s, err := combine.Schema(ops)
+	if err != nil {
+		panic(fmt.Sprintf("mcpdomain: tool %s: %v", t.Name, err))
+	}
+	return s
+}
+
+// NewServer returns an MCP server exposing st at the given level.
+func (d *Domain) NewServer(lv level.Level, st Store) (*server.MCPServer, error) {
+	if _, ok := d.Tools[lv]; !ok {
+		return nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, lv)
+	}
+	return d.newServer(lv, st)
 }
 
 // Operation returns the operation with the given name, or nil.
@@ -80,8 +107,8 @@ func (d *Domain) Operation(name string) *Operation {
 }
 
 // Tool returns the tool with the given name at a level, or nil.
-func (d *Domain) Tool(level Level, name string) *Tool {
-	for _, t := range d.Tools[level] {
+func (d *Domain) Tool(lv level.Level, name string) *Tool {
+	for _, t := range d.Tools[lv] {
 		if t.Name == name {
 			return t
 		}

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 func noteTool() *Tool {
-	op := &Operation{Name: "add_note", Kind: OpCreate, Schema: `{"type":"object","properties":{` +
+	op := &Operation{Name: "add_note", Kind: opkind.Create, Schema: `{"type":"object","properties":{` +
 		`"text":{"type":"string"},"title":{"type":"string","maxLength":2000},` +
 		`"config":{"type":"object"},"kind":{"type":"string","enum":["a","b"]}},"additionalProperties":false}`}
 	return &Tool{Name: "add_note", Operations: []*Operation{op}}

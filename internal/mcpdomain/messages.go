@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -21,7 +22,7 @@ var defaultPrinter = message.NewPrinter(language.English)
 func (t *Tool) sentences(op *Operation, verr *jsonschema.ValidationError) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, e := range Leaves(verr) {
+	for _, e := range schemacheck.Leaves(verr) {
 		for _, s := range t.sentence(op, e) {
 			if !seen[s] {
 				seen[s] = true
@@ -31,19 +32,6 @@ func (t *Tool) sentences(op *Operation, verr *jsonschema.ValidationError) []stri
 	}
 	if len(out) == 0 {
 		out = append(out, "invalid arguments: "+verr.Error())
-	}
-	return out
-}
-
-// Leaves returns the innermost errors of a validation error, the ones that
-// name a single problem, in the order the validator found them.
-func Leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return []*jsonschema.ValidationError{e}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range e.Causes {
-		out = append(out, Leaves(c)...)
 	}
 	return out
 }
@@ -108,41 +96,11 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 		}
 		return []string{fmt.Sprintf("%s: %s is not a valid %s%s", subject, display(k.Got), k.Want, formatHint(k.Want))}
 	default:
-		if size, bound, ok := SizeBound(e.ErrorKind, "field"); ok {
+		if size, bound, ok := schemacheck.SizeBound(e.ErrorKind, "field"); ok {
 			return []string{fmt.Sprintf("%s %s; %s", subject, size, bound)}
 		}
 		return []string{fmt.Sprintf("%s: %s", subject, e.ErrorKind.LocalizedString(defaultPrinter))}
 	}
-}
-
-// SizeBound says in words how long a value is and the bound it broke, for
-// the keywords that count characters, items or properties, whose
-// validator messages read "maxLength: got 41, want 40": size is like "is
-// 41 characters long" or "has 0 items", bound like "at most 40". ok is
-// false for any other keyword. property names an object's members: "field"
-// for a tool's arguments, "key" for a YAML mapping.
-func SizeBound(k jsonschema.ErrorKind, property string) (size, bound string, ok bool) {
-	count := func(n int, unit string) string {
-		if n == 1 {
-			return fmt.Sprintf("1 %s", unit)
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
-	switch k := k.(type) {
-	case *kind.MinLength:
-		return "is " + count(k.Got, "character") + " long", fmt.Sprintf("at least %d", k.Want), true
-	case *kind.MaxLength:
-		return "is " + count(k.Got, "character") + " long", fmt.Sprintf("at most %d", k.Want), true
-	case *kind.MinItems:
-		return "has " + count(k.Got, "item"), fmt.Sprintf("at least %d", k.Want), true
-	case *kind.MaxItems:
-		return "has " + count(k.Got, "item"), fmt.Sprintf("at most %d", k.Want), true
-	case *kind.MinProperties:
-		return "has " + count(k.Got, property), fmt.Sprintf("at least %d", k.Want), true
-	case *kind.MaxProperties:
-		return "has " + count(k.Got, property), fmt.Sprintf("at most %d", k.Want), true
-	}
-	return "", "", false
 }
 
 // takes says which arguments the tool (or its chosen action) accepts.

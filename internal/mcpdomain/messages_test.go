@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -11,7 +12,7 @@ import (
 // validator text reads "maxLength: got 41, want 40": each is a sentence
 // like the others, naming the argument, what it is and the bound.
 func TestKeywordSentences(t *testing.T) {
-	sch, err := CompileSchema("granite:test", `{"type": "object", "properties": {
+	sch, err := schemacheck.Compile("granite:test", `{"type": "object", "properties": {
 		"name": {"type": "string", "minLength": 2, "maxLength": 40},
 		"tags": {"type": "array", "minItems": 1, "maxItems": 2},
 		"meta": {"type": "object", "minProperties": 1, "maxProperties": 1},

@@ -89,14 +89,3 @@ func TestMergeObjectAndCompareTime(t *testing.T) {
 		t.Error("earlier instant does not compare less")
 	}
 }
-
-func TestParseLevel(t *testing.T) {
-	for in, want := range map[string]Level{"L4": L4, "l3": L3, "2": L2, " L1 ": L1} {
-		if got, err := ParseLevel(in); err != nil || got != want {
-			t.Errorf("ParseLevel(%q) = %v, %v", in, got, err)
-		}
-	}
-	if _, err := ParseLevel("L5"); err == nil {
-		t.Error("L5 accepted")
-	}
-}

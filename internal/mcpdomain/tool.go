@@ -10,6 +10,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/opkind"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -27,25 +30,10 @@ type Arg struct {
 	Hint string
 }
 
-// OpKind is the kind of an operation: what it does to its entity's rows.
-type OpKind string
-
-// The operation kinds of the spec language.
-const (
-	OpGet         OpKind = "get"          // one row by ID
-	OpList        OpKind = "list"         // rows by equality filters and ranges
-	OpCreate      OpKind = "create"       // a new row
-	OpUpdate      OpKind = "update"       // fields of one row by ID
-	OpUpdateWhere OpKind = "update_where" // fields of every row a fixed where and filters match
-	OpDelete      OpKind = "delete"       // one row by ID
-	OpAggregate   OpKind = "aggregate"    // count, sum, avg, min or max, optionally grouped
-	OpPreset      OpKind = "preset"       // a named bundle of field values
-)
-
 // Operation is the generated description of one atomic operation.
 type Operation struct {
 	Name        string
-	Kind        OpKind
+	Kind        opkind.Kind
 	Category    string
 	Entity      string
 	Description string
@@ -93,34 +81,19 @@ func (o *Operation) schema() (*jsonschema.Schema, error) {
 }
 
 func (o *Operation) compile() {
-	o.compiled, o.err = CompileSchema("granite:op/"+o.Name, o.Schema)
+	o.compiled, o.err = schemacheck.Compile("granite:op/"+o.Name, o.Schema)
 	o.maxLen = maxLengths(o.Schema)
-}
-
-// CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
-// otherwise) with format assertions on.
-func CompileSchema(url, schema string) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", url, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", url, err)
-	}
-	return c.Compile(url)
 }
 
 // Tool is one generated MCP tool at one level: a single operation, or
 // several chosen by an "action" argument.
 type Tool struct {
-	Level       Level
+	Level       level.Level
 	Name        string
 	Description string
 	// InputSchema is the schema the model sees: for a tool with an action,
-	// the union of its operations' arguments.
+	// the union of its operations' arguments, which NewDomain computes when
+	// generated code leaves it out.
 	InputSchema string
 	Operations  []*Operation
 }

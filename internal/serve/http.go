@@ -26,6 +26,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -129,7 +130,7 @@ func (s *httpSession) end(ctx context.Context) error {
 }
 
 // NewHandler returns a handler serving d at level; Close stops it.
-func NewHandler(d *mcpdomain.Domain, level mcpdomain.Level, o Options) (*Handler, error) {
+func NewHandler(d *mcpdomain.Domain, level level.Level, o Options) (*Handler, error) {
 	if _, err := d.NewServer(level, d.NewStore()); err != nil {
 		return nil, err
 	}

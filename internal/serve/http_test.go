@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -26,7 +26,7 @@ import (
 
 func httpServer(t *testing.T, o serve.Options) (*httptest.Server, *serve.Handler) {
 	t.Helper()
-	h, err := serve.NewHandler(tiny.Domain, mcpdomain.L4, o)
+	h, err := serve.NewHandler(tiny.Domain, level.L4, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func TestSlowSessionlessStartStallsNoSession(t *testing.T) {
 			close(entered)
 			<-release
 		}
-		srv, err := tiny.Domain.NewServer(mcpdomain.L4, tiny.Domain.NewStore())
+		srv, err := tiny.Domain.NewServer(level.L4, tiny.Domain.NewStore())
 		return srv, func() {}, err
 	}, serve.Options{})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -20,7 +21,7 @@ import (
 // play on one.
 type Session struct {
 	Domain *mcpdomain.Domain
-	Level  mcpdomain.Level
+	Level  level.Level
 	Store  mcpdomain.Store
 	client *client.Client
 	// closers end what the session's server stands on (a live source).
@@ -31,7 +32,7 @@ type Session struct {
 }
 
 // Open starts a session on a fresh store.
-func Open(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level) (*Session, error) {
+func Open(ctx context.Context, d *mcpdomain.Domain, level level.Level) (*Session, error) {
 	st := d.NewStore()
 	srv, err := d.NewServer(level, st)
 	if err != nil {

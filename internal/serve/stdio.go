@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
@@ -22,7 +23,7 @@ import (
 // ctx is cancelled. Messages mcp-go would answer in Go terms (numbers no
 // float64 holds, params of the wrong shape) are answered here, as over
 // HTTP.
-func Stdio(ctx context.Context, d *mcpdomain.Domain, level mcpdomain.Level, in io.Reader, out io.Writer) error {
+func Stdio(ctx context.Context, d *mcpdomain.Domain, level level.Level, in io.Reader, out io.Writer) error {
 	srv, err := d.NewServer(level, d.NewStore())
 	if err != nil {
 		return err

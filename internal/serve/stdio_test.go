@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
@@ -24,7 +24,7 @@ func TestStdioAnswersInJSONTerms(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- serve.Stdio(ctx, tiny.Domain, mcpdomain.L4, inR, outW) }()
+	go func() { done <- serve.Stdio(ctx, tiny.Domain, level.L4, inR, outW) }()
 	replies := bufio.NewScanner(outR)
 	replies.Buffer(nil, 1<<20)
 	ask := func(msg string) string {
@@ -98,7 +98,7 @@ func (l *later) Drain() { l.wg.Wait() }
 // input has ended (the server returns only then); what it leaves goes to
 // the server, vetted against mcp-go's types as without a forwarder.
 func TestStdioForwarder(t *testing.T) {
-	srv, err := tiny.Domain.NewServer(mcpdomain.L4, tiny.Domain.NewStore())
+	srv, err := tiny.Domain.NewServer(level.L4, tiny.Domain.NewStore())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestStdioDrainIsBounded(t *testing.T) {
 	old := serve.DrainTimeout
 	serve.DrainTimeout = 100 * time.Millisecond
 	defer func() { serve.DrainTimeout = old }()
-	srv, err := tiny.Domain.NewServer(mcpdomain.L4, tiny.Domain.NewStore())
+	srv, err := tiny.Domain.NewServer(level.L4, tiny.Domain.NewStore())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,11 @@
 package speclang
 
-import "github.com/mcpgranite/granite/internal/mcpdomain"
+import (
+	"fmt"
+
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/opkind"
+)
 
 // The IR is what the emitters see: every reference resolved, every Go name
 // fixed, everything in spec (document) order or sorted. Emitters never look
@@ -46,7 +51,9 @@ type Domain struct {
 	File        string
 	Entities    []*Entity
 	Operations  []*Operation
-	Levels      []*Level // L4, L3, L2, L1
+	Levels      []*LevelTools // L4, L3, L2, L1
+	// Enums are the domain's enum fields' types, in spec order.
+	Enums []*Enum
 	// Scenarios are the domain's scenario table, once LoadScenarios ran.
 	Scenarios []*Scenario
 }
@@ -74,11 +81,13 @@ type Field struct {
 	Type        FieldType
 	Unit        string
 	Values      []string
-	Min, Max    *float64
-	Pattern     string
-	MaxLength   int
-	Ref         *Entity
-	Items       *Field
+	// Enum is the Go type of an enum field's values; nil for other types.
+	Enum      *Enum
+	Min, Max  *float64
+	Pattern   string
+	MaxLength int
+	Ref       *Entity
+	Items     *Field
 	// Optional says the field may hold no value: seed rows and creates
 	// may leave it out and a set clause may unset it (null). An unset
 	// field is omitted from outputs and matches no filter or range.
@@ -92,6 +101,31 @@ type Field struct {
 	Default any
 	// DefaultNow says Default is the domain's now, given as default: now.
 	DefaultNow bool
+}
+
+// Enum is the named Go type an enum field's values have, with a constant
+// per value: type LampColor string; const LampColorWarm LampColor = "warm".
+// The JSON a value encodes to, and the schema, are the value itself.
+type Enum struct {
+	GoName string
+	Field  *Field
+	Values []EnumValue
+}
+
+// EnumValue is one value of an enum and the Go name of its constant.
+type EnumValue struct {
+	Value  string
+	GoName string
+}
+
+// Const returns the Go name of the constant of value v.
+func (e *Enum) Const(v string) string {
+	for _, ev := range e.Values {
+		if ev.Value == v {
+			return ev.GoName
+		}
+	}
+	panic(fmt.Sprintf("speclang: %q is not a value of %s", v, e.GoName)) // values are checked against the field when loaded
 }
 
 // Row is one seed row; Values holds a normalised Go value per field name
@@ -162,7 +196,7 @@ type Arg struct {
 type Operation struct {
 	Name        string
 	GoName      string
-	Kind        mcpdomain.OpKind
+	Kind        opkind.Kind
 	Category    string
 	Description string
 	Entity      *Entity
@@ -188,9 +222,9 @@ type Operation struct {
 	Example string
 }
 
-// Level is one granularity level's tools.
-type Level struct {
-	Name  string
+// LevelTools is the tools a domain exposes at one granularity level.
+type LevelTools struct {
+	Level level.Level
 	Tools []*Tool
 }
 
@@ -200,9 +234,8 @@ type Tool struct {
 	GoName      string
 	Description string
 	Operations  []*Operation
-	// Args is the union of the operations' arguments for a tool with an
-	// action, in first-seen order.
-	Args   []*Arg
+	// Schema is the tool's input schema: its operation's, or for a tool
+	// with an action combine.Schema of its operations'.
 	Schema string
 }
 
@@ -210,6 +243,9 @@ type Tool struct {
 type GoType struct {
 	Kind string  // string, int, float64, bool, map, slice
 	Elem *GoType // slice element
+	// Named is the generated type over Kind that values have, an enum's;
+	// "" for none. String and comparisons of argument types ignore it.
+	Named string
 }
 
 func (g GoType) String() string {

@@ -3,22 +3,24 @@ package speclang
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // levelRange is each level's tool count by definition; a domain may
 // deviate on purpose, so a deviation is a warning.
-var levelRange = map[string][2]int{"L4": {8, 10}, "L3": {4, 4}, "L2": {2, 2}, "L1": {1, 1}}
+var levelRange = map[level.Level][2]int{level.L4: {8, 10}, level.L3: {4, 4}, level.L2: {2, 2}, level.L1: {1, 1}}
 
 func (b *builder) levels(n *node) {
 	d := b.d
-	l4 := &Level{Name: "L4"}
+	l4 := &LevelTools{Level: level.L4}
 	for _, o := range d.Operations {
 		l4.Tools = append(l4.Tools, &Tool{Name: o.Name, GoName: o.GoName, Description: o.Description, Operations: []*Operation{o}})
 	}
 	d.Levels = append(d.Levels, l4)
-	for _, name := range []string{"L3", "L2", "L1"} {
-		lv := &Level{Name: name}
-		if ln := n.get(name); ln != nil {
+	for _, name := range level.Levels[1:] {
+		lv := &LevelTools{Level: name}
+		if ln := n.get(string(name)); ln != nil {
 			for _, tn := range ln.list() {
 				if t := b.levelTool(name, tn); t != nil {
 					lv.Tools = append(lv.Tools, t)
@@ -30,12 +32,12 @@ func (b *builder) levels(n *node) {
 		d.Levels = append(d.Levels, lv)
 	}
 	for _, lv := range d.Levels {
-		b.checkLevel(lv, n.get(lv.Name))
+		b.checkLevel(lv, n.get(string(lv.Level)))
 	}
 }
 
 // levelTool resolves one tool entry of L3, L2 or L1.
-func (b *builder) levelTool(level string, n *node) *Tool {
+func (b *builder) levelTool(lv level.Level, n *node) *Tool {
 	t := &Tool{Name: n.get("name").str(), GoName: n.get("go_name").str(), Description: strings.TrimSpace(n.get("description").str())}
 	var given []string
 	for _, k := range []string{"operations", "category", "nature"} {
@@ -47,7 +49,7 @@ func (b *builder) levelTool(level string, n *node) *Tool {
 	case len(given) > 1:
 		b.errorf(n, "found %s on tool %q; expected exactly one of operations, category or nature", strings.Join(given, " and "), t.Name)
 		return nil
-	case len(given) == 0 && level != "L1":
+	case len(given) == 0 && lv != level.L1:
 		b.errorf(n, "found tool %q with no operations; expected operations, category or nature", t.Name)
 		return nil
 	}
@@ -98,10 +100,10 @@ func (b *builder) opNames() []string {
 }
 
 // derivedTools builds a level the spec leaves out.
-func (b *builder) derivedTools(level string) []*Tool {
+func (b *builder) derivedTools(lv level.Level) []*Tool {
 	d := b.d
-	switch level {
-	case "L3":
+	switch lv {
+	case level.L3:
 		var out []*Tool
 		for _, c := range categories {
 			ops := b.opsWhere(func(o *Operation) bool { return o.Category == c })
@@ -111,7 +113,7 @@ func (b *builder) derivedTools(level string) []*Tool {
 			}
 		}
 		return out
-	case "L2":
+	case level.L2:
 		var out []*Tool
 		if ops := b.opsWhere(func(o *Operation) bool { return o.ReadOnly }); len(ops) > 0 {
 			out = append(out, &Tool{Name: d.Name + "_query", Operations: ops, Description: fmt.Sprintf("Read anything in %s; nothing changes.", d.Title)})
@@ -127,7 +129,7 @@ func (b *builder) derivedTools(level string) []*Tool {
 
 // checkLevel reports unreachable operations, operations exposed twice,
 // duplicate tool names and a tool count off the level's definition.
-func (b *builder) checkLevel(lv *Level, n *node) {
+func (b *builder) checkLevel(lv *LevelTools, n *node) {
 	at := n
 	if at == nil {
 		at = b.root.get("operations")
@@ -140,7 +142,7 @@ func (b *builder) checkLevel(lv *Level, n *node) {
 			tn = n.items[i]
 		}
 		if seen[t.Name] {
-			b.errorf(tn, "found tool %q a second time at %s; expected unique tool names per level", t.Name, lv.Name)
+			b.errorf(tn, "found tool %q a second time at %s; expected unique tool names per level", t.Name, lv.Level)
 		}
 		seen[t.Name] = true
 		acts := map[string]bool{}
@@ -150,27 +152,27 @@ func (b *builder) checkLevel(lv *Level, n *node) {
 			}
 			acts[o.Name] = true
 			if prev, ok := owner[o]; ok && prev != t.Name {
-				b.errorf(tn, "found operation %q in tools %q and %q at %s; expected each operation in one tool per level", o.Name, prev, t.Name, lv.Name)
+				b.errorf(tn, "found operation %q in tools %q and %q at %s; expected each operation in one tool per level", o.Name, prev, t.Name, lv.Level)
 			}
 			owner[o] = t.Name
 		}
 	}
 	for _, o := range b.d.Operations {
 		if _, ok := owner[o]; !ok {
-			b.errorf(at, "operation %q is unreachable at %s; expected every operation in one of its tools (%s)", o.Name, lv.Name, strings.Join(toolNames(lv), ", "))
+			b.errorf(at, "operation %q is unreachable at %s; expected every operation in one of its tools (%s)", o.Name, lv.Level, strings.Join(toolNames(lv), ", "))
 		}
 	}
-	r := levelRange[lv.Name]
+	r := levelRange[lv.Level]
 	if c := len(lv.Tools); c < r[0] || c > r[1] {
 		want := fmt.Sprintf("%d", r[0])
 		if r[0] != r[1] {
 			want = fmt.Sprintf("%d to %d", r[0], r[1])
 		}
-		b.warnf(at, "%s has %d tools; its definition has %s (fine if deliberate)", lv.Name, c, want)
+		b.warnf(at, "%s has %d tools; its definition has %s (fine if deliberate)", lv.Level, c, want)
 	}
 }
 
-func toolNames(lv *Level) []string {
+func toolNames(lv *LevelTools) []string {
 	out := make([]string, len(lv.Tools))
 	for i, t := range lv.Tools {
 		out[i] = t.Name
@@ -214,6 +216,21 @@ func (b *builder) goNames() {
 			fields[f.GoName] = f.Name
 		}
 	}
+	for _, en := range b.d.Enums {
+		f := b.enumDecl[en]
+		what := fmt.Sprintf("the enum type of field %q", f.Name)
+		claim(en.GoName, what, b.fieldDecl[f])
+		consts := map[string]string{}
+		for _, v := range en.Values {
+			if prev, ok := consts[v.GoName]; ok {
+				b.errorf(b.fieldDecl[f], "values %q and %q of field %q both become Go identifier %q; expected values that differ in more than punctuation",
+					prev, v.Value, f.Name, v.GoName)
+				continue
+			}
+			consts[v.GoName] = v.Value
+			claim(v.GoName, fmt.Sprintf("value %q of %s", v.Value, what), b.fieldDecl[f])
+		}
+	}
 	for _, o := range b.d.Operations {
 		on := b.opNode[o]
 		if reservedStoreMethods[o.GoName] {
@@ -221,24 +238,14 @@ func (b *builder) goNames() {
 		}
 		claim(o.GoName+"Args", fmt.Sprintf("arguments of operation %q", o.Name), on)
 	}
-	// Each tool names its schema constant after its level and Go name
-	// (l3LampsSchema), so those must be distinct. An L4 tool is an
-	// operation, so a clash there is the operation's to fix.
+	// A tool's Go name names nothing generated any more (a tool with an
+	// action gets its schema at run time, one with a single operation
+	// shares the operation's), so it is only filled in.
 	for _, lv := range b.d.Levels {
-		seen := map[string]bool{}
 		for _, t := range lv.Tools {
 			if t.GoName == "" {
 				t.GoName = GoName(t.Name)
 			}
-			if seen[t.Name] {
-				continue // reported as a duplicate tool
-			}
-			seen[t.Name] = true
-			at := b.root.get("levels").get(lv.Name)
-			if (lv.Name == "L4" || at == nil) && len(t.Operations) > 0 {
-				at = b.opNode[t.Operations[0]]
-			}
-			claim(lv.Name+t.GoName, fmt.Sprintf("%s tool %q", lv.Name, t.Name), at)
 		}
 	}
 }

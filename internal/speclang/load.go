@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -50,7 +51,7 @@ func loadDomains(fsys fs.FS) (spec *Spec, errs ErrorList, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read spec schema: %w", err)
 	}
-	sch, err := compileSpecSchema(SchemaFile, schemaData)
+	sch, err := schemacheck.Compile("granite:"+SchemaFile, string(schemaData))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +99,7 @@ func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, Erro
 		file: file, root: root, schemaBroken: len(serrs) > 0, broken: parts(serrs),
 		entities: map[string]*Entity{}, ops: map[string]*Operation{},
 		seedIDs: map[*Entity]map[string]bool{}, fieldDecl: map[*Field]*node{},
-		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{},
+		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{}, enumDecl: map[*Enum]*Field{},
 	}
 	d := b.build()
 	errs = append(serrs, outside(b.errs, serrs)...)
@@ -176,7 +177,10 @@ type builder struct {
 	// entityNode, fieldDecl and opNode remember where things were declared.
 	entityNode map[*Entity]*node
 	fieldDecl  map[*Field]*node
-	opNode     map[*Operation]*node
+	// enumDecl is the entity field whose declaration an enum type comes
+	// from (for array items, the array field).
+	enumDecl map[*Enum]*Field
+	opNode   map[*Operation]*node
 }
 
 func (b *builder) errorf(n *node, format string, args ...any) {
@@ -210,6 +214,9 @@ func (b *builder) build() *Domain {
 	}
 	for _, e := range b.d.Entities {
 		b.resolveFields(e)
+	}
+	for _, e := range b.d.Entities {
+		b.enums(e)
 	}
 	for _, e := range b.d.Entities {
 		b.seedIndex(e)
@@ -343,6 +350,26 @@ func toFloat(v any) float64 {
 		return v
 	}
 	return 0
+}
+
+// enums gives each enum field of e, and each array field of enum items, its
+// Go type: the entity's Go name and the field's (LampColor,
+// ScheduleDaysItem), with a constant per value (LampColorWarm).
+func (b *builder) enums(e *Entity) {
+	for _, f := range e.Fields {
+		for _, ef := range []*Field{f, f.Items} {
+			if ef == nil || ef.Type != TEnum || ef.broken || f.broken {
+				continue
+			}
+			en := &Enum{GoName: e.GoName + ef.GoName, Field: ef}
+			for _, v := range ef.Values {
+				en.Values = append(en.Values, EnumValue{Value: v, GoName: en.GoName + valueGoName(v)})
+			}
+			ef.Enum = en
+			b.d.Enums = append(b.d.Enums, en)
+			b.enumDecl[en] = f
+		}
+	}
 }
 
 func (b *builder) resolveFields(e *Entity) {

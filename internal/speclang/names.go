@@ -33,6 +33,19 @@ func GoName(snake string) string {
 	return b.String()
 }
 
+// valueGoName is the Go name an enum value gives its constant after the
+// type's name: on_route becomes OnRoute, 1080p stays 1080p; any rune a Go
+// identifier cannot hold separates words, as an underscore does.
+func valueGoName(v string) string {
+	clean := strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return '_'
+	}, v)
+	return GoName(clean)
+}
+
 // validGoIdent reports whether s can name an exported Go identifier.
 func validGoIdent(s string) bool {
 	if s == "" || token.IsKeyword(s) || !token.IsIdentifier(s) {
@@ -49,7 +62,7 @@ func validGoIdent(s string) bool {
 // package and fails when it declares a fixed name missing here.
 var reservedGoNames = map[string]bool{
 	"Store": true, "NewStore": true, "NewServer": true, "Domain": true,
-	"Operations": true, "Tools": true, "snapshot": true,
+	"Operations": true, "Tools": true, "snapshot": true, "description": true,
 }
 
 // reservedStoreMethods are the methods every generated Store has besides

@@ -5,31 +5,31 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 // kindKeys lists the operation keys that mean something for each kind;
 // any other kind-specific key is an error rather than silently ignored.
-var kindKeys = map[mcpdomain.OpKind][]string{
-	mcpdomain.OpGet:         {},
-	mcpdomain.OpList:        {"filters", "ranges", "required", "limit"},
-	mcpdomain.OpCreate:      {"fields", "optional"},
-	mcpdomain.OpUpdate:      {"fields", "merge"},
-	mcpdomain.OpUpdateWhere: {"filters", "required", "fields", "where", "set"},
-	mcpdomain.OpDelete:      {},
-	mcpdomain.OpAggregate:   {"filters", "required", "fields", "functions", "group_by"},
-	mcpdomain.OpPreset:      {"filters", "required", "argument", "presets"},
+var kindKeys = map[opkind.Kind][]string{
+	opkind.Get:         {},
+	opkind.List:        {"filters", "ranges", "required", "limit"},
+	opkind.Create:      {"fields", "optional"},
+	opkind.Update:      {"fields", "merge"},
+	opkind.UpdateWhere: {"filters", "required", "fields", "where", "set"},
+	opkind.Delete:      {},
+	opkind.Aggregate:   {"filters", "required", "fields", "functions", "group_by"},
+	opkind.Preset:      {"filters", "required", "argument", "presets"},
 }
 
 var commonOpKeys = []string{"kind", "entity", "description", "category", "go_name"}
 
-func defaultCategory(kind mcpdomain.OpKind) string {
+func defaultCategory(kind opkind.Kind) string {
 	switch kind {
-	case mcpdomain.OpGet, mcpdomain.OpList:
+	case opkind.Get, opkind.List:
 		return "status_query"
-	case mcpdomain.OpAggregate:
+	case opkind.Aggregate:
 		return "analysis"
-	case mcpdomain.OpCreate, mcpdomain.OpDelete:
+	case opkind.Create, opkind.Delete:
 		return "configuration"
 	default:
 		return "action_execution"
@@ -40,7 +40,7 @@ func (b *builder) operation(k, n *node) {
 	o := &Operation{
 		Name:        k.str(),
 		GoName:      n.get("go_name").str(),
-		Kind:        mcpdomain.OpKind(n.get("kind").str()),
+		Kind:        opkind.Kind(n.get("kind").str()),
 		Category:    n.get("category").str(),
 		Description: strings.TrimSpace(n.get("description").str()),
 		Limit:       50,
@@ -53,10 +53,10 @@ func (b *builder) operation(k, n *node) {
 		o.Category = defaultCategory(o.Kind)
 	}
 	switch o.Kind {
-	case mcpdomain.OpGet, mcpdomain.OpList, mcpdomain.OpAggregate:
+	case opkind.Get, opkind.List, opkind.Aggregate:
 		o.ReadOnly, o.Idempotent = true, true
-	case mcpdomain.OpCreate:
-	case mcpdomain.OpUpdate, mcpdomain.OpUpdateWhere, mcpdomain.OpPreset, mcpdomain.OpDelete:
+	case opkind.Create:
+	case opkind.Update, opkind.UpdateWhere, opkind.Preset, opkind.Delete:
 		o.Destructive, o.Idempotent = true, true
 	}
 	b.ops[o.Name] = o
@@ -86,7 +86,7 @@ func (b *builder) operation(k, n *node) {
 	o.Ranges = b.fieldList(o, n.get("ranges"), "a range filter", func(f *Field) bool { return f.Type.ordered() })
 	o.GroupBy = b.fieldList(o, n.get("group_by"), "a group-by field", func(f *Field) bool { return f.Type.scalar() })
 	fieldsOK := func(*Field) bool { return true }
-	if o.Kind == mcpdomain.OpAggregate {
+	if o.Kind == opkind.Aggregate {
 		fieldsOK = func(f *Field) bool { return f.Type.numeric() }
 	}
 	o.Fields = b.fieldList(o, n.get("fields"), "a field of this operation", fieldsOK)
@@ -96,7 +96,7 @@ func (b *builder) operation(k, n *node) {
 	// An update_where may also require a field it sets, so that a model
 	// must give it (acknowledge_alarms needs acknowledged_by).
 	requirable, among := o.Filters, "filters"
-	if o.Kind == mcpdomain.OpUpdateWhere {
+	if o.Kind == opkind.UpdateWhere {
 		requirable, among = append(slices.Clone(o.Filters), o.Fields...), "filters or fields"
 	}
 	required := map[string]bool{}
@@ -124,11 +124,11 @@ func (b *builder) operation(k, n *node) {
 		}
 	}
 	switch o.Kind {
-	case mcpdomain.OpUpdateWhere:
+	case opkind.UpdateWhere:
 		if len(o.Set) == 0 && len(o.Fields) == 0 {
 			b.errorf(n, "found an update_where that changes nothing; expected set, fields or both")
 		}
-	case mcpdomain.OpAggregate:
+	case opkind.Aggregate:
 		if len(o.Fields) == 0 && slices.ContainsFunc(o.Functions, func(f string) bool { return f != "count" }) {
 			b.errorf(n.get("functions"), "found functions other than count but no fields; expected fields listing the numeric fields to aggregate")
 		}
@@ -215,11 +215,11 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 		}
 	}
 	switch o.Kind {
-	case mcpdomain.OpGet:
+	case opkind.Get:
 		idArg("get")
-	case mcpdomain.OpDelete:
+	case opkind.Delete:
 		idArg("delete")
-	case mcpdomain.OpList:
+	case opkind.List:
 		filters()
 		for _, f := range o.Ranges {
 			add(fieldArg(f, "min_"+f.Name, RoleMin, false, fmt.Sprintf("Only %s whose %s is at least this.", words(e.Plural), words(f.Name))))
@@ -230,12 +230,12 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			Hint:   fmt.Sprintf("integer from 1 to %d", o.Limit),
 			Schema: Object{{"type", "integer"}, {"description", fmt.Sprintf("Return at most this many %s (1 to %d; default %d).", words(e.Plural), o.Limit, o.Limit)}, {"minimum", 1}, {"maximum", o.Limit}},
 		})
-	case mcpdomain.OpCreate:
+	case opkind.Create:
 		for _, f := range o.Fields {
 			req := !optional[f.Name] && f.Default == nil && !f.Optional
 			add(withDefault(fieldArg(f, f.Name, RoleValue, req, "")))
 		}
-	case mcpdomain.OpUpdate:
+	case opkind.Update:
 		idArg("change")
 		for _, f := range o.Fields {
 			lead := "New value; left out: unchanged."
@@ -244,7 +244,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			}
 			add(fieldArg(f, f.Name, RoleValue, false, lead))
 		}
-	case mcpdomain.OpUpdateWhere:
+	case opkind.UpdateWhere:
 		filters()
 		for _, f := range o.Fields {
 			lead := fmt.Sprintf("New value for every matching %s; left out: unchanged.", e.Name)
@@ -253,7 +253,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 			}
 			add(fieldArg(f, f.Name, RoleValue, required[f.Name], lead))
 		}
-	case mcpdomain.OpAggregate:
+	case opkind.Aggregate:
 		if len(o.Functions) > 1 {
 			add(&Arg{Name: "function", Role: RoleFunction, Required: true, JSONType: "string", GoType: GoType{Kind: "string"}, Enum: o.Functions,
 				Hint:   "one of " + strings.Join(o.Functions, ", "),
@@ -280,7 +280,7 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 				Schema: Object{{"type", "string"}, {"description", "Give one value per " + strings.Join(gs, " or ") + " instead of one overall value."}, {"enum", gs}}})
 		}
 		filters()
-	case mcpdomain.OpPreset:
+	case opkind.Preset:
 		filters()
 		ps := make([]string, len(o.Presets))
 		var desc []string
@@ -387,7 +387,11 @@ func fieldSchema(f *Field) (Object, string, GoType) {
 	case TBoolean:
 		return Object{{"type", "boolean"}}, "boolean", GoType{Kind: "bool"}
 	case TEnum:
-		return Object{{"type", "string"}, {"enum", f.Values}}, "string", GoType{Kind: "string"}
+		g := GoType{Kind: "string"}
+		if f.Enum != nil {
+			g.Named = f.Enum.GoName
+		}
+		return Object{{"type", "string"}, {"enum", f.Values}}, "string", g
 	case TTimestamp:
 		return Object{{"type", "string"}, {"format", "date-time"}}, "string", GoType{Kind: "string"}
 	case TReference:

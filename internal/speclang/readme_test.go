@@ -4,6 +4,8 @@ import (
 	"os"
 	"regexp"
 	"testing"
+
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // TestReadmeScenarioExample: the scenario table the README shows has the
@@ -22,7 +24,7 @@ func TestReadmeScenarioExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := compileSpecSchema(ScenarioSchemaFile, data)
+	sch, err := schemacheck.Compile("granite:"+ScenarioSchemaFile, string(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // ScenarioSchemaFile is the name of the scenario table schema at the root
@@ -63,8 +64,8 @@ type Scenario struct {
 	Pos        Pos
 	// Gold holds every level's calls; levels the table leaves out are
 	// derived from L4 (Derived says which).
-	Gold    map[mcpdomain.Level][]*Call
-	Derived map[mcpdomain.Level]bool
+	Gold    map[level.Level][]*Call
+	Derived map[level.Level]bool
 	State   []*StateCheck
 	Answer  []*Fact
 }
@@ -216,7 +217,7 @@ func loadScenarios(fsys fs.FS, spec *Spec) (ErrorList, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read scenario schema: %w", err)
 		}
-		if sch, err = compileSpecSchema(ScenarioSchemaFile, data); err != nil {
+		if sch, err = schemacheck.Compile("granite:"+ScenarioSchemaFile, string(data)); err != nil {
 			return nil, err
 		}
 	}
@@ -323,25 +324,24 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 		Difficulty: n.get("difficulty").str(),
 		Prompt:     strings.TrimSpace(n.get("prompt").str()),
 		Pos:        n.pos,
-		Gold:       map[mcpdomain.Level][]*Call{},
-		Derived:    map[mcpdomain.Level]bool{},
+		Gold:       map[level.Level][]*Call{},
+		Derived:    map[level.Level]bool{},
 	}
 	if !strings.HasPrefix(s.ID, l.d.Name+"-") {
 		l.errorf(n.get("id"), "found id %q; expected %s-<three digits>", s.ID, l.d.Name)
 	}
 	l.prompt(n.get("prompt"), s.Prompt)
 	gold := n.get("gold")
-	for i, lv := range l.d.Levels {
-		level := mcpdomain.Levels[i]
-		calls := gold.get(lv.Name)
+	for _, lv := range l.d.Levels {
+		calls := gold.get(string(lv.Level))
 		if calls == nil {
-			s.Gold[level] = deriveCalls(lv, s.Gold[mcpdomain.L4])
-			s.Derived[level] = true
+			s.Gold[lv.Level] = deriveCalls(lv, s.Gold[level.L4])
+			s.Derived[lv.Level] = true
 			continue
 		}
 		for _, cn := range calls.list() {
 			if c := l.call(lv, cn); c != nil {
-				s.Gold[level] = append(s.Gold[level], c)
+				s.Gold[lv.Level] = append(s.Gold[lv.Level], c)
 			}
 		}
 	}
@@ -357,9 +357,9 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	}
 	for _, fn := range exp.get("answer").list() {
 		s.Answer = append(s.Answer, &Fact{Value: fn.get("value").toAny(), Alternatives: fn.get("alternatives").anys(), What: fn.get("what").str(),
-			About: l.about(fn.get("about"), s.Gold[mcpdomain.L4]), Pos: fn.pos, Path: fn.path})
+			About: l.about(fn.get("about"), s.Gold[level.L4]), Pos: fn.pos, Path: fn.path})
 	}
-	writes := slices.ContainsFunc(s.Gold[mcpdomain.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
+	writes := slices.ContainsFunc(s.Gold[level.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
 	switch {
 	case writes && exp.get("state") == nil:
 		l.errorf(exp, "found gold that changes the store but no state conditions; expected expect.state to say what the task must leave behind")
@@ -418,7 +418,7 @@ func (l *scenarioLoader) op(name string) *Operation {
 
 // deriveCalls maps L4 calls onto a coarser level: each operation is called
 // through the level's tool that offers it, with its name as the action.
-func deriveCalls(lv *Level, l4 []*Call) []*Call {
+func deriveCalls(lv *LevelTools, l4 []*Call) []*Call {
 	var out []*Call
 	for _, c := range l4 {
 		for _, t := range lv.Tools {
@@ -441,7 +441,7 @@ func deriveCalls(lv *Level, l4 []*Call) []*Call {
 // call resolves a gold call at a level and checks its arguments against
 // the schema of the operation it runs, which is at least as strict as
 // the tool's.
-func (l *scenarioLoader) call(lv *Level, n *node) *Call {
+func (l *scenarioLoader) call(lv *LevelTools, n *node) *Call {
 	tn := n.get("tool")
 	var tool *Tool
 	for _, t := range lv.Tools {
@@ -450,7 +450,7 @@ func (l *scenarioLoader) call(lv *Level, n *node) *Call {
 		}
 	}
 	if tool == nil {
-		l.errorf(tn, "found tool %q, which %s does not have; expected one of %s", tn.str(), lv.Name, strings.Join(toolNames(lv), ", "))
+		l.errorf(tn, "found tool %q, which %s does not have; expected one of %s", tn.str(), lv.Level, strings.Join(toolNames(lv), ", "))
 		return nil
 	}
 	argsNode := n.get("arguments")
@@ -529,7 +529,7 @@ func (l *scenarioLoader) opSchema(op *Operation) *jsonschema.Schema {
 	if s, ok := l.opSchemas[op]; ok {
 		return s
 	}
-	s, err := compileSpecSchema(op.Name, []byte(op.Schema))
+	s, err := schemacheck.Compile("granite:"+op.Name, op.Schema)
 	if err != nil {
 		panic(fmt.Sprintf("generator: schema of %s does not compile: %v", op.Name, err)) // built by schemas(), compiled by the runtime tests
 	}
@@ -553,7 +553,7 @@ func (l *scenarioLoader) checkArgs(op *Operation, argsNode *node, args map[strin
 		l.errorf(at, "arguments of %s: %v", op.Name, err)
 		return
 	}
-	for _, e := range mcpdomain.Leaves(verr) {
+	for _, e := range schemacheck.Leaves(verr) {
 		for _, pe := range schemaError(e, at) {
 			pe.Path = at.path + strings.TrimPrefix(pe.Path, "$")
 			pe.Msg = "arguments of " + op.Name + ": " + pe.Msg
@@ -572,12 +572,12 @@ func (l *scenarioLoader) checkValue(op *Operation, vn *node, name string, args m
 
 func firstSentence(err error) string {
 	if verr, ok := err.(*jsonschema.ValidationError); ok {
-		if leaves := mcpdomain.Leaves(verr); len(leaves) > 0 {
+		if leaves := schemacheck.Leaves(verr); len(leaves) > 0 {
 			switch k := leaves[0].ErrorKind.(type) {
 			case *kind.Type:
 				return fmt.Sprintf("%s, not %s", strings.Join(k.Want, " or "), k.Got)
 			default:
-				if size, bound, ok := mcpdomain.SizeBound(k, "key"); ok {
+				if size, bound, ok := schemacheck.SizeBound(k, "key"); ok {
 					return fmt.Sprintf("it %s; %s", size, bound)
 				}
 			}

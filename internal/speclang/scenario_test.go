@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // tinyFiles returns the golden tiny domain and its scenario table.
@@ -34,19 +34,19 @@ func TestTinyScenariosLoad(t *testing.T) {
 	// operations, the tool that offers each, and the action where the tool
 	// has several.
 	hard := scs[3]
-	for _, l := range mcpdomain.Levels[1:] {
-		if !hard.Derived[l] || len(hard.Gold[l]) != len(hard.Gold[mcpdomain.L4]) {
+	for _, l := range level.Levels[1:] {
+		if !hard.Derived[l] || len(hard.Gold[l]) != len(hard.Gold[level.L4]) {
 			t.Fatalf("%s: derived %v, %d calls", l, hard.Derived[l], len(hard.Gold[l]))
 		}
 	}
-	got := string(hard.Gold[mcpdomain.L1][0].JSON())
+	got := string(hard.Gold[level.L1][0].JSON())
 	if want := `{"action":"scene","room":"den","scene":"bright"}`; got != want {
 		t.Errorf("L1 call 1: got %s, want %s", got, want)
 	}
-	if got := hard.Gold[mcpdomain.L1][0].Tool; got != "tiny" {
+	if got := hard.Gold[level.L1][0].Tool; got != "tiny" {
 		t.Errorf("L1 tool: got %q", got)
 	}
-	if got := string(hard.Gold[mcpdomain.L4][0].JSON()); got != `{"room":"den","scene":"bright"}` {
+	if got := string(hard.Gold[level.L4][0].JSON()); got != `{"room":"den","scene":"bright"}` {
 		t.Errorf("L4 call 1: got %s", got)
 	}
 }

@@ -7,21 +7,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 var printer = message.NewPrinter(language.English)
-
-// compileSpecSchema compiles a spec JSON Schema (domain.schema.json) the
-// way the runtime compiles tool schemas.
-func compileSpecSchema(name string, data []byte) (*jsonschema.Schema, error) {
-	return mcpdomain.CompileSchema("granite:"+name, string(data))
-}
 
 // validateNode checks a parsed file against a schema and returns every
 // violation with its position.
@@ -36,7 +29,7 @@ func validateNode(sch *jsonschema.Schema, root *node) ErrorList {
 	}
 	var out ErrorList
 	seen := map[string]bool{}
-	for _, e := range mcpdomain.Leaves(verr) {
+	for _, e := range schemacheck.Leaves(verr) {
 		for _, pe := range schemaError(e, root) {
 			if k := pe.Error(); !seen[k] {
 				seen[k] = true
@@ -121,7 +114,7 @@ func schemaError(e *jsonschema.ValidationError, root *node) ErrorList {
 	case *kind.MultipleOf:
 		return one(fmt.Sprintf("found %s; expected a multiple of %s", n.text(), rat(k.Want)))
 	default:
-		if size, bound, ok := mcpdomain.SizeBound(e.ErrorKind, "key"); ok {
+		if size, bound, ok := schemacheck.SizeBound(e.ErrorKind, "key"); ok {
 			return one(fmt.Sprintf("found %s, which %s; expected %s", n.text(), size, bound))
 		}
 		return one(fmt.Sprintf("found %s; expected %s", n.text(), e.ErrorKind.LocalizedString(printer)))

@@ -47,9 +47,9 @@ type node struct {
 	scalar any     // string, int64, float64, bool or nil
 	// raw is a number as the file wrote it (60.0, 1e3), for errors that
 	// show the value: its scalar alone would print 60.
-	raw string
-	isMap  bool
-	isSeq  bool
+	raw   string
+	isMap bool
+	isSeq bool
 }
 
 // get returns the value of key k in a mapping, or nil.
@@ -644,12 +644,6 @@ func (d *Document) Errorf(path []any, format string, args ...any) *Error {
 		n = next
 	}
 	return &Error{Pos: n.pos, Path: n.path, Msg: fmt.Sprintf(format, args...)}
-}
-
-// CompileSchema compiles a JSON Schema document (with format assertions)
-// for ParseDocument.
-func CompileSchema(name string, data []byte) (*jsonschema.Schema, error) {
-	return compileSpecSchema(name, data)
 }
 
 // unclosed returns the "[" or "{" that is still open at tk, the token a

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // billionLaughs is the classic alias bomb: nine levels of nine aliases,
@@ -81,7 +83,7 @@ func loadPaths(t *testing.T) []struct {
 	if err != nil {
 		t.Fatal(err)
 	}
-	anything, err := CompileSchema("any.json", []byte(`{}`))
+	anything, err := schemacheck.Compile("granite:any.json", `{}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -36,7 +36,7 @@ func TestInitializeTimeout(t *testing.T) {
 // tools; without them the server refuses.
 func TestHeadersReachAURLSource(t *testing.T) {
 	d := tiny.Domain
-	h, err := serve.NewHandler(d, mcpdomain.L3, serve.Options{})
+	h, err := serve.NewHandler(d, level.L3, serve.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestHeadersReachAURLSource(t *testing.T) {
 	}))
 	defer srv.Close()
 	tools, err := toolsrc.FromMCP(context.Background(), "", srv.URL, toolsrc.WithHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
-	if err != nil || len(tools) != len(d.Tools[mcpdomain.L3]) {
-		t.Fatalf("with the token: %d tools, %v; want %d", len(tools), err, len(d.Tools[mcpdomain.L3]))
+	if err != nil || len(tools) != len(d.Tools[level.L3]) {
+		t.Fatalf("with the token: %d tools, %v; want %d", len(tools), err, len(d.Tools[level.L3]))
 	}
 	mu.Lock()
 	for i, got := range seen {

@@ -3,14 +3,14 @@ package toolsrc
 import (
 	"testing"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
 // TestFromDomainListsEveryTool: a domain's tools at each level, in its
 // order, each with a schema that compiles.
 func TestFromDomainListsEveryTool(t *testing.T) {
-	for _, lv := range []mcpdomain.Level{mcpdomain.L4, mcpdomain.L3, mcpdomain.L2, mcpdomain.L1} {
+	for _, lv := range []level.Level{level.L4, level.L3, level.L2, level.L1} {
 		tools := FromDomain(tiny.Domain, lv)
 		want := tiny.Domain.Tools[lv]
 		if len(tools) != len(want) {

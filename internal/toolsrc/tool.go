@@ -13,11 +13,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Tool is a tool as a server lists it: what tools/list carries, every
@@ -46,12 +45,12 @@ func (t *Tool) Compile() error {
 	if t.compiled != nil {
 		return nil
 	}
-	in, err := mcpdomain.CompileSchema("tool:"+t.Name, string(t.InputSchema))
+	in, err := schemacheck.Compile("tool:"+t.Name, string(t.InputSchema))
 	if err != nil {
 		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
 	if len(t.OutputSchema) > 0 {
-		if t.compiledOut, err = mcpdomain.CompileSchema("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
+		if t.compiledOut, err = schemacheck.Compile("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
 			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
 		}
 	}
@@ -98,9 +97,9 @@ func reasons(err error) error {
 		return err
 	}
 	var parts []string
-	for _, e := range mcpdomain.Leaves(verr) {
+	for _, e := range schemacheck.Leaves(verr) {
 		what := e.ErrorKind.LocalizedString(printer)
-		if size, bound, ok := mcpdomain.SizeBound(e.ErrorKind, "field"); ok {
+		if size, bound, ok := schemacheck.SizeBound(e.ErrorKind, "field"); ok {
 			what = fmt.Sprintf("the value %s; %s", size, bound)
 		}
 		parts = append(parts, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), what))

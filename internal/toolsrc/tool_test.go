@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // TestReasonsWordSizes: a size keyword reads as a sentence, not as the
 // validator's "maxLength: got 41, want 40".
 func TestReasonsWordSizes(t *testing.T) {
-	sch, err := mcpdomain.CompileSchema("granite:reasons", `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 40}, "tags": {"type": "array", "minItems": 1}}}`)
+	sch, err := schemacheck.Compile("granite:reasons", `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 40}, "tags": {"type": "array", "minItems": 1}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/specs"
@@ -162,7 +163,7 @@ var groupsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return speclang.CompileSchema(GroupsSchemaFile, data)
+	return schemacheck.Compile("granite:"+GroupsSchemaFile, string(data))
 })
 
 // LoadGroups reads a groups file for a server's tools and fills the

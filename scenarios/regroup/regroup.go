@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/combine"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -314,7 +315,7 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 		if desc != "" && !strings.HasSuffix(desc, ".") {
 			desc += "."
 		}
-		ag.schema["description"] = speclang.UsedBy(desc, ag.users)
+		ag.schema["description"] = combine.UsedBy(desc, ag.users)
 		props = props.Set(n, ag.schema)
 	}
 	schema := speclang.Object{{K: "type", V: "object"}, {K: "properties", V: props}, {K: "required", V: []string{"action"}}}
@@ -355,7 +356,7 @@ func usage(d schemaDoc, a *Action) string {
 			opt = append(opt, a.toCoarse[n])
 		}
 	}
-	return speclang.ActionUsage(req, opt)
+	return combine.ActionUsage(req, opt)
 }
 
 // firstSentence is a description's first sentence, without its full stop,

@@ -10,7 +10,7 @@ type Lamp struct {
 	// Name of the lamp.
 	Name string `json:"name"`
 	// Room of the lamp.
-	Room string `json:"room"`
+	Room LampRoom `json:"room"`
 	// Whether it is lit.
 	On bool `json:"on"`
 	// Brightness.
@@ -21,6 +21,15 @@ type Lamp struct {
 	// Free-form settings.
 	Config map[string]any `json:"config,omitzero"`
 }
+
+// LampRoom is the type of Lamp's room field.
+type LampRoom string
+
+// The values of LampRoom, in spec order.
+const (
+	LampRoomHall LampRoom = "hall"
+	LampRoomDen  LampRoom = "den"
+)
 
 func cloneLamp(v Lamp) Lamp {
 	v.Tags = mcpdomain.CloneSlice(v.Tags)
@@ -37,7 +46,7 @@ func seedLamps() []Lamp {
 		{
 			ID:     "LP01",
 			Name:   "Hall lamp",
-			Room:   "hall",
+			Room:   LampRoomHall,
 			On:     true,
 			Level:  80,
 			Watts:  mcpdomain.Ptr(6.5),
@@ -47,7 +56,7 @@ func seedLamps() []Lamp {
 		{
 			ID:   "LP02",
 			Name: "Den lamp",
-			Room: "den",
+			Room: LampRoomDen,
 		},
 	}
 }

@@ -6,12 +6,30 @@ package aggregates
 type Meter struct {
 	ID string `json:"id"`
 	// Site of the meter.
-	Site string `json:"site"`
+	Site MeterSite `json:"site"`
 	// What it measures.
-	Kind string `json:"kind"`
+	Kind MeterKind `json:"kind"`
 	// Last reading.
 	Reading float64 `json:"reading"`
 }
+
+// MeterSite is the type of Meter's site field.
+type MeterSite string
+
+// The values of MeterSite, in spec order.
+const (
+	MeterSiteEast MeterSite = "east"
+	MeterSiteWest MeterSite = "west"
+)
+
+// MeterKind is the type of Meter's kind field.
+type MeterKind string
+
+// The values of MeterKind, in spec order.
+const (
+	MeterKindWater MeterKind = "water"
+	MeterKindPower MeterKind = "power"
+)
 
 func cloneMeter(v Meter) Meter {
 	return v
@@ -25,14 +43,14 @@ func seedMeters() []Meter {
 	return []Meter{
 		{
 			ID:      "MT001",
-			Site:    "east",
-			Kind:    "water",
+			Site:    MeterSiteEast,
+			Kind:    MeterKindWater,
 			Reading: 1.5,
 		},
 		{
 			ID:      "MT002",
-			Site:    "west",
-			Kind:    "power",
+			Site:    MeterSiteWest,
+			Kind:    MeterKindPower,
 			Reading: 4.0,
 		},
 	}

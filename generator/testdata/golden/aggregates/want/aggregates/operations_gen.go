@@ -6,9 +6,9 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // MeterStatsArgs are the arguments of meter_stats.
 type MeterStatsArgs struct {
-	Function string  `json:"function"`
-	GroupBy  *string `json:"group_by,omitempty"`
-	Kind     *string `json:"kind,omitempty"`
+	Function string     `json:"function"`
+	GroupBy  *string    `json:"group_by,omitempty"`
+	Kind     *MeterKind `json:"kind,omitempty"`
 }
 
 // match reports whether a row passes meter_stats's filters.
@@ -33,9 +33,9 @@ func (s *Store) MeterStats(a MeterStatsArgs) (mcpdomain.AggregateResult, error) 
 		var key string
 		switch agg.GroupBy() {
 		case "site":
-			key = v.Site
+			key = string(v.Site)
 		case "kind":
-			key = v.Kind
+			key = string(v.Kind)
 		}
 		agg.Add(key, x)
 	})

@@ -6,61 +6,73 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opMeterStats = &mcpdomain.Operation{
-	Name:        "meter_stats",
-	Kind:        mcpdomain.OpAggregate,
-	Category:    "analysis",
-	Entity:      "meter",
-	Description: "Meter statistics.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "count"}, Hint: "one of sum, avg, count"},
-		{Name: "group_by", Type: "string", Enum: []string{"site", "kind"}, Hint: "one of site, kind"},
-		{Name: "kind", Type: "string", Enum: []string{"water", "power"}, Hint: "one of water, power"},
-	},
-	Schema:  meterStatsSchema,
-	Example: `{"function":"sum"}`,
-}
+// description says what aggregates is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Meters whose readings are summed and averaged per site."
+
+// The operations of aggregates, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opMeterStats = &mcpdomain.Operation{
+		Name:        "meter_stats",
+		Kind:        opkind.Aggregate,
+		Category:    "analysis",
+		Entity:      "meter",
+		Description: "Meter statistics.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "function", Type: "string", Required: true, Enum: []string{"sum", "avg", "count"}, Hint: "one of sum, avg, count"},
+			{Name: "group_by", Type: "string", Enum: []string{"site", "kind"}, Hint: "one of site, kind"},
+			{Name: "kind", Type: "string", Enum: []string{"water", "power"}, Hint: "one of water, power"},
+		},
+		Schema:  meterStatsSchema,
+		Example: `{"function":"sum"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opMeterStats}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "meter_stats",
-			Description: "Meter statistics.",
+			Description: opMeterStats.Description,
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "aggregates_analysis",
 			Description: "Aggregates: analysis.",
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "aggregates_query",
 			Description: "Read anything in Aggregates; nothing changes.",
 			InputSchema: meterStatsSchema,
 			Operations:  []*mcpdomain.Operation{opMeterStats},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "aggregates",
 			Description: "Query and control Aggregates.",
 			InputSchema: meterStatsSchema,
@@ -70,17 +82,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("aggregates: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("aggregates: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-aggregates",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Meters whose readings are summed and averaged per site."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -90,17 +102,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "aggregates",
 	Title:       "Aggregates",
-	Description: "Meters whose readings are summed and averaged per site.",
+	Description: description,
 	Entities:    []string{"meter"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("aggregates: store is %T, want *aggregates.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

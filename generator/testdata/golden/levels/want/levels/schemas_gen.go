@@ -10,15 +10,3 @@ const listPumpsSchema = `{"type":"object","properties":{"limit":{"type":"integer
 
 // setPumpSchema is the JSON Schema of set_pump's arguments.
 const setPumpSchema = `{"type":"object","properties":{"pump_id":{"type":"string","description":"ID of the pump to change, like PM001.","pattern":"^PM[0-9]{3,}$"},"on":{"type":"boolean","description":"New value; left out: unchanged. Whether it runs."}},"required":["pump_id"],"additionalProperties":false}`
-
-// l3LookSchema is the JSON Schema of L3 tool look: the action and the union
-// of its operations' arguments.
-const l3LookSchema = `{"type":"object","properties":{"action":{"type":"string","description":"What to do. get_pump: Get one pump (requires pump_id). list_pumps: List pumps (optional limit).","enum":["get_pump","list_pumps"]},"pump_id":{"type":"string","description":"ID of the pump to get, like PM001. (Used by: get_pump.)","pattern":"^PM[0-9]{3,}$"},"limit":{"type":"integer","description":"Return at most this many pumps (1 to 50; default 50). (Used by: list_pumps.)","minimum":1,"maximum":50}},"required":["action"],"additionalProperties":false}`
-
-// l2ReadSchema is the JSON Schema of L2 tool read: the action and the union
-// of its operations' arguments.
-const l2ReadSchema = `{"type":"object","properties":{"action":{"type":"string","description":"What to do. get_pump: Get one pump (requires pump_id). list_pumps: List pumps (optional limit).","enum":["get_pump","list_pumps"]},"pump_id":{"type":"string","description":"ID of the pump to get, like PM001. (Used by: get_pump.)","pattern":"^PM[0-9]{3,}$"},"limit":{"type":"integer","description":"Return at most this many pumps (1 to 50; default 50). (Used by: list_pumps.)","minimum":1,"maximum":50}},"required":["action"],"additionalProperties":false}`
-
-// l1PumpsSchema is the JSON Schema of L1 tool pumps: the action and the union
-// of its operations' arguments.
-const l1PumpsSchema = `{"type":"object","properties":{"action":{"type":"string","description":"What to do. get_pump: Get one pump (requires pump_id). list_pumps: List pumps (optional limit). set_pump: Start or stop a pump (requires pump_id; optional on).","enum":["get_pump","list_pumps","set_pump"]},"pump_id":{"type":"string","description":"ID of the pump to get, like PM001. / ID of the pump to change, like PM001. (Used by: get_pump, set_pump.)","pattern":"^PM[0-9]{3,}$"},"limit":{"type":"integer","description":"Return at most this many pumps (1 to 50; default 50). (Used by: list_pumps.)","minimum":1,"maximum":50},"on":{"type":"boolean","description":"New value; left out: unchanged. Whether it runs. (Used by: set_pump.)"}},"required":["action"],"additionalProperties":false}`

@@ -6,136 +6,144 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetPump = &mcpdomain.Operation{
-	Name:        "get_pump",
-	Kind:        mcpdomain.OpGet,
-	Category:    "status_query",
-	Entity:      "pump",
-	Description: "Get one pump.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
-	},
-	Schema:  getPumpSchema,
-	Example: `{"pump_id":"PM001"}`,
-}
-var opListPumps = &mcpdomain.Operation{
-	Name:        "list_pumps",
-	Kind:        mcpdomain.OpList,
-	Category:    "status_query",
-	Entity:      "pump",
-	Description: "List pumps.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listPumpsSchema,
-	Example: `{}`,
-}
-var opSetPump = &mcpdomain.Operation{
-	Name:        "set_pump",
-	Kind:        mcpdomain.OpUpdate,
-	Category:    "action_execution",
-	Entity:      "pump",
-	Description: "Start or stop a pump.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
-		{Name: "on", Type: "boolean", Hint: "boolean"},
-	},
-	Schema:  setPumpSchema,
-	Example: `{"pump_id":"PM001","on":false}`,
-}
+// description says what levels is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Pumps behind tools declared per level."
+
+// The operations of levels, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opGetPump = &mcpdomain.Operation{
+		Name:        "get_pump",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "pump",
+		Description: "Get one pump.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
+		},
+		Schema:  getPumpSchema,
+		Example: `{"pump_id":"PM001"}`,
+	}
+	opListPumps = &mcpdomain.Operation{
+		Name:        "list_pumps",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "pump",
+		Description: "List pumps.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
+		},
+		Schema:  listPumpsSchema,
+		Example: `{}`,
+	}
+	opSetPump = &mcpdomain.Operation{
+		Name:        "set_pump",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "pump",
+		Description: "Start or stop a pump.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "pump_id", Type: "string", Required: true, Entity: "pump", Hint: "pump ID like PM001"},
+			{Name: "on", Type: "boolean", Hint: "boolean"},
+		},
+		Schema:  setPumpSchema,
+		Example: `{"pump_id":"PM001","on":false}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opGetPump, opListPumps, opSetPump}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_pump",
-			Description: "Get one pump.",
+			Description: opGetPump.Description,
 			InputSchema: getPumpSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_pumps",
-			Description: "List pumps.",
+			Description: opListPumps.Description,
 			InputSchema: listPumpsSchema,
 			Operations:  []*mcpdomain.Operation{opListPumps},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_pump",
-			Description: "Start or stop a pump.",
+			Description: opSetPump.Description,
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "look",
 			Description: "Look at pumps.",
-			InputSchema: l3LookSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "act",
 			Description: "Run pumps.",
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "read",
 			Description: "Read pumps.",
-			InputSchema: l2ReadSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "write",
 			Description: "Change pumps.",
 			InputSchema: setPumpSchema,
 			Operations:  []*mcpdomain.Operation{opSetPump},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "pumps",
 			Description: "Everything about pumps.",
-			InputSchema: l1PumpsSchema,
 			Operations:  []*mcpdomain.Operation{opGetPump, opListPumps, opSetPump},
 		},
 	},
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("levels: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("levels: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-levels",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Pumps behind tools declared per level."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -145,17 +153,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "levels",
 	Title:       "Levels",
-	Description: "Pumps behind tools declared per level.",
+	Description: description,
 	Entities:    []string{"pump"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("levels: store is %T, want *levels.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

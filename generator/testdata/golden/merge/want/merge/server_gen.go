@@ -6,103 +6,111 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opTuneDevice = &mcpdomain.Operation{
-	Name:        "tune_device",
-	Kind:        mcpdomain.OpUpdate,
-	Category:    "action_execution",
-	Entity:      "device",
-	Description: "Change some settings of a device.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{Name: "settings", Type: "object", Hint: "object"},
-	},
-	Schema:  tuneDeviceSchema,
-	Example: `{"device_id":"DV001","settings":{"mode":"eco","speed":2}}`,
-}
-var opResetDevice = &mcpdomain.Operation{
-	Name:        "reset_device",
-	Kind:        mcpdomain.OpUpdate,
-	Category:    "action_execution",
-	Entity:      "device",
-	Description: "Replace a device's name and settings.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
-		{Name: "name", Type: "string", Hint: "string"},
-		{Name: "settings", Type: "object", Hint: "object"},
-	},
-	Schema:  resetDeviceSchema,
-	Example: `{"device_id":"DV001","name":"Pump"}`,
-}
+// description says what merge is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Devices whose settings are changed in part or replaced."
+
+// The operations of merge, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opTuneDevice = &mcpdomain.Operation{
+		Name:        "tune_device",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "device",
+		Description: "Change some settings of a device.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "settings", Type: "object", Hint: "object"},
+		},
+		Schema:  tuneDeviceSchema,
+		Example: `{"device_id":"DV001","settings":{"mode":"eco","speed":2}}`,
+	}
+	opResetDevice = &mcpdomain.Operation{
+		Name:        "reset_device",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "device",
+		Description: "Replace a device's name and settings.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "device_id", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "name", Type: "string", Hint: "string"},
+			{Name: "settings", Type: "object", Hint: "object"},
+		},
+		Schema:  resetDeviceSchema,
+		Example: `{"device_id":"DV001","name":"Pump"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opTuneDevice, opResetDevice}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "tune_device",
-			Description: "Change some settings of a device.",
+			Description: opTuneDevice.Description,
 			InputSchema: tuneDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "reset_device",
-			Description: "Replace a device's name and settings.",
+			Description: opResetDevice.Description,
 			InputSchema: resetDeviceSchema,
 			Operations:  []*mcpdomain.Operation{opResetDevice},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "merge_action_execution",
 			Description: "Merge: action execution.",
-			InputSchema: l3MergeActionExecutionSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice, opResetDevice},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "merge_control",
 			Description: "Change Merge.",
-			InputSchema: l2MergeControlSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice, opResetDevice},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "merge",
 			Description: "Query and control Merge.",
-			InputSchema: l1MergeSchema,
 			Operations:  []*mcpdomain.Operation{opTuneDevice, opResetDevice},
 		},
 	},
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("merge: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("merge: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-merge",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Devices whose settings are changed in part or replaced."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -112,17 +120,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "merge",
 	Title:       "Merge",
-	Description: "Devices whose settings are changed in part or replaced.",
+	Description: description,
 	Entities:    []string{"device"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("merge: store is %T, want *merge.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

@@ -7,7 +7,3 @@ const getShelfSchema = `{"type":"object","properties":{"shelf_id":{"type":"strin
 
 // addShelfSchema is the JSON Schema of add_shelf's arguments.
 const addShelfSchema = `{"type":"object","properties":{"tags":{"type":"array","description":"Labels on the shelf.","items":{"type":"string"}},"sizes":{"type":"array","description":"Box sizes. Each item: Integer of at least 1.","items":{"type":"integer","minimum":1}},"layout":{"type":"object","description":"Free-form layout settings."}},"required":["tags"],"additionalProperties":false}`
-
-// l1ObjectsSchema is the JSON Schema of L1 tool objects: the action and the
-// union of its operations' arguments.
-const l1ObjectsSchema = `{"type":"object","properties":{"action":{"type":"string","description":"What to do. get_shelf: Get one shelf (requires shelf_id). add_shelf: Add a shelf (requires tags; optional sizes, layout).","enum":["get_shelf","add_shelf"]},"shelf_id":{"type":"string","description":"ID of the shelf to get, like SH001. (Used by: get_shelf.)","pattern":"^SH[0-9]{3,}$"},"tags":{"type":"array","description":"Labels on the shelf. (Used by: add_shelf.)","items":{"type":"string"}},"sizes":{"type":"array","description":"Box sizes. Each item: Integer of at least 1. (Used by: add_shelf.)","items":{"type":"integer","minimum":1}},"layout":{"type":"object","description":"Free-form layout settings. (Used by: add_shelf.)"}},"required":["action"],"additionalProperties":false}`

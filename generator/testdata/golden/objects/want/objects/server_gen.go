@@ -6,114 +6,124 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetShelf = &mcpdomain.Operation{
-	Name:        "get_shelf",
-	Kind:        mcpdomain.OpGet,
-	Category:    "status_query",
-	Entity:      "shelf",
-	Description: "Get one shelf.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "shelf_id", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
-	},
-	Schema:  getShelfSchema,
-	Example: `{"shelf_id":"SH001"}`,
-}
-var opAddShelf = &mcpdomain.Operation{
-	Name:        "add_shelf",
-	Kind:        mcpdomain.OpCreate,
-	Category:    "configuration",
-	Entity:      "shelf",
-	Description: "Add a shelf.",
-	Args: []mcpdomain.Arg{
-		{Name: "tags", Type: "array", Required: true, Hint: "array"},
-		{Name: "sizes", Type: "array", Hint: "array"},
-		{Name: "layout", Type: "object", Hint: "object"},
-	},
-	Schema:  addShelfSchema,
-	Example: `{"tags":["top","dry"]}`,
-}
+// description says what objects is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Shelves holding lists of tags and free-form settings."
+
+// The operations of objects, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opGetShelf = &mcpdomain.Operation{
+		Name:        "get_shelf",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "shelf",
+		Description: "Get one shelf.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "shelf_id", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
+		},
+		Schema:  getShelfSchema,
+		Example: `{"shelf_id":"SH001"}`,
+	}
+	opAddShelf = &mcpdomain.Operation{
+		Name:        "add_shelf",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "shelf",
+		Description: "Add a shelf.",
+		Args: []mcpdomain.Arg{
+			{Name: "tags", Type: "array", Required: true, Hint: "array"},
+			{Name: "sizes", Type: "array", Hint: "array"},
+			{Name: "layout", Type: "object", Hint: "object"},
+		},
+		Schema:  addShelfSchema,
+		Example: `{"tags":["top","dry"]}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opGetShelf, opAddShelf}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_shelf",
-			Description: "Get one shelf.",
+			Description: opGetShelf.Description,
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_shelf",
-			Description: "Add a shelf.",
+			Description: opAddShelf.Description,
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "objects_status_query",
 			Description: "Objects and arrays: status query.",
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "objects_configuration",
 			Description: "Objects and arrays: configuration.",
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "objects_query",
 			Description: "Read anything in Objects and arrays; nothing changes.",
 			InputSchema: getShelfSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "objects_control",
 			Description: "Change Objects and arrays.",
 			InputSchema: addShelfSchema,
 			Operations:  []*mcpdomain.Operation{opAddShelf},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "objects",
 			Description: "Query and control Objects and arrays.",
-			InputSchema: l1ObjectsSchema,
 			Operations:  []*mcpdomain.Operation{opGetShelf, opAddShelf},
 		},
 	},
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("objects: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("objects: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-objects",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Shelves holding lists of tags and free-form settings."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -123,17 +133,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "objects",
 	Title:       "Objects and arrays",
-	Description: "Shelves holding lists of tags and free-form settings.",
+	Description: description,
 	Entities:    []string{"shelf"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("objects: store is %T, want *objects.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

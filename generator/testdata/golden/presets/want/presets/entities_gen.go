@@ -6,10 +6,19 @@ package presets
 type Fan struct {
 	ID string `json:"id"`
 	// Zone of the fan.
-	Zone string `json:"zone"`
+	Zone FanZone `json:"zone"`
 	// Speed step.
 	Speed int `json:"speed"`
 }
+
+// FanZone is the type of Fan's zone field.
+type FanZone string
+
+// The values of FanZone, in spec order.
+const (
+	FanZoneNorth FanZone = "north"
+	FanZoneSouth FanZone = "south"
+)
 
 func cloneFan(v Fan) Fan {
 	return v
@@ -23,12 +32,12 @@ func seedFans() []Fan {
 	return []Fan{
 		{
 			ID:    "FN001",
-			Zone:  "north",
+			Zone:  FanZoneNorth,
 			Speed: 1,
 		},
 		{
 			ID:   "FN002",
-			Zone: "south",
+			Zone: FanZoneSouth,
 		},
 	}
 }

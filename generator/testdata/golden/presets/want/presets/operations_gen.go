@@ -6,8 +6,8 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // SetModeArgs are the arguments of set_mode.
 type SetModeArgs struct {
-	Zone *string `json:"zone,omitempty"`
-	Mode string  `json:"mode"`
+	Zone *FanZone `json:"zone,omitempty"`
+	Mode string   `json:"mode"`
 }
 
 // match reports whether a row passes set_mode's filters.

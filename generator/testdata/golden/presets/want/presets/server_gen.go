@@ -6,60 +6,71 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opSetMode = &mcpdomain.Operation{
-	Name:        "set_mode",
-	Kind:        mcpdomain.OpPreset,
-	Category:    "action_execution",
-	Entity:      "fan",
-	Description: "Apply a mode.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
-		{Name: "mode", Type: "string", Required: true, Enum: []string{"quiet", "boost"}, Hint: "one of quiet, boost"},
-	},
-	Schema:  setModeSchema,
-	Example: `{"mode":"quiet"}`,
-}
+// description says what presets is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Fans switched by named modes per zone."
+
+// The operations of presets, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opSetMode = &mcpdomain.Operation{
+		Name:        "set_mode",
+		Kind:        opkind.Preset,
+		Category:    "action_execution",
+		Entity:      "fan",
+		Description: "Apply a mode.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
+			{Name: "mode", Type: "string", Required: true, Enum: []string{"quiet", "boost"}, Hint: "one of quiet, boost"},
+		},
+		Schema:  setModeSchema,
+		Example: `{"mode":"quiet"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opSetMode}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_mode",
-			Description: "Apply a mode.",
+			Description: opSetMode.Description,
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "presets_action_execution",
 			Description: "Presets: action execution.",
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "presets_control",
 			Description: "Change Presets.",
 			InputSchema: setModeSchema,
 			Operations:  []*mcpdomain.Operation{opSetMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "presets",
 			Description: "Query and control Presets.",
 			InputSchema: setModeSchema,
@@ -69,17 +80,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("presets: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("presets: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-presets",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Fans switched by named modes per zone."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -89,17 +100,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "presets",
 	Title:       "Presets",
-	Description: "Fans switched by named modes per zone.",
+	Description: description,
 	Entities:    []string{"fan"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("presets: store is %T, want *presets.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

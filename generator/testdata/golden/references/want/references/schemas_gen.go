@@ -7,7 +7,3 @@ const listLoansSchema = `{"type":"object","properties":{"member":{"type":"string
 
 // addLoanSchema is the JSON Schema of add_loan's arguments.
 const addLoanSchema = `{"type":"object","properties":{"member":{"type":"string","description":"Who borrowed it. ID of a member, like MB001.","pattern":"^MB[0-9]{3,}$"},"title":{"type":"string","description":"Title of the book."}},"required":["member","title"],"additionalProperties":false}`
-
-// l1ReferencesSchema is the JSON Schema of L1 tool references: the action and
-// the union of its operations' arguments.
-const l1ReferencesSchema = `{"type":"object","properties":{"action":{"type":"string","description":"What to do. list_loans: List loans (optional member, limit). add_loan: Lend a book (requires member, title).","enum":["list_loans","add_loan"]},"member":{"type":"string","description":"Only loans whose member is this value. Who borrowed it. ID of a member, like MB001.","pattern":"^MB[0-9]{3,}$"},"limit":{"type":"integer","description":"Return at most this many loans (1 to 50; default 50). (Used by: list_loans.)","minimum":1,"maximum":50},"title":{"type":"string","description":"Title of the book. (Used by: add_loan.)"}},"required":["action"],"additionalProperties":false}`

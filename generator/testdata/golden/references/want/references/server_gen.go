@@ -6,114 +6,125 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListLoans = &mcpdomain.Operation{
-	Name:        "list_loans",
-	Kind:        mcpdomain.OpList,
-	Category:    "status_query",
-	Entity:      "loan",
-	Description: "List loans.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "member", Type: "string", Entity: "member", Hint: "member ID like MB001"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listLoansSchema,
-	Example: `{}`,
-}
-var opAddLoan = &mcpdomain.Operation{
-	Name:        "add_loan",
-	Kind:        mcpdomain.OpCreate,
-	Category:    "configuration",
-	Entity:      "loan",
-	Description: "Lend a book.",
-	Args: []mcpdomain.Arg{
-		{Name: "member", Type: "string", Required: true, Entity: "member", Hint: "member ID like MB001"},
-		{Name: "title", Type: "string", Required: true, Hint: "string"},
-	},
-	Schema:  addLoanSchema,
-	Example: `{"member":"MB001","title":"Dune"}`,
-}
+// description says what references is, to a model (the server's instructions)
+// and to a reader (the registry).
+const description = "Books on loan to members."
+
+// The operations of references, one per operation of its spec: what each does
+// to which entity, its arguments and their schema. The tools below expose
+// them, at L4 one tool each, which gives the operation's description as its
+// own.
+var (
+	opListLoans = &mcpdomain.Operation{
+		Name:        "list_loans",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "loan",
+		Description: "List loans.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "member", Type: "string", Entity: "member", Hint: "member ID like MB001"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
+		},
+		Schema:  listLoansSchema,
+		Example: `{}`,
+	}
+	opAddLoan = &mcpdomain.Operation{
+		Name:        "add_loan",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "loan",
+		Description: "Lend a book.",
+		Args: []mcpdomain.Arg{
+			{Name: "member", Type: "string", Required: true, Entity: "member", Hint: "member ID like MB001"},
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+		},
+		Schema:  addLoanSchema,
+		Example: `{"member":"MB001","title":"Dune"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opListLoans, opAddLoan}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_loans",
-			Description: "List loans.",
+			Description: opListLoans.Description,
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_loan",
-			Description: "Lend a book.",
+			Description: opAddLoan.Description,
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "references_status_query",
 			Description: "References: status query.",
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "references_configuration",
 			Description: "References: configuration.",
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "references_query",
 			Description: "Read anything in References; nothing changes.",
 			InputSchema: listLoansSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "references_control",
 			Description: "Change References.",
 			InputSchema: addLoanSchema,
 			Operations:  []*mcpdomain.Operation{opAddLoan},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "references",
 			Description: "Query and control References.",
-			InputSchema: l1ReferencesSchema,
 			Operations:  []*mcpdomain.Operation{opListLoans, opAddLoan},
 		},
 	},
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("references: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("references: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-references",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Books on loan to members."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -123,17 +134,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "references",
 	Title:       "References",
-	Description: "Books on loan to members.",
+	Description: description,
 	Entities:    []string{"member", "loan"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("references: store is %T, want *references.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

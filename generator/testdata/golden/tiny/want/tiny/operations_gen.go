@@ -18,13 +18,13 @@ func (s *Store) GetLamp(a GetLampArgs) (Lamp, error) {
 
 // ListLampsArgs are the arguments of list_lamps.
 type ListLampsArgs struct {
-	Room     *string  `json:"room,omitempty"`
-	On       *bool    `json:"on,omitempty"`
-	MinLevel *int     `json:"min_level,omitempty"`
-	MaxLevel *int     `json:"max_level,omitempty"`
-	MinWatts *float64 `json:"min_watts,omitempty"`
-	MaxWatts *float64 `json:"max_watts,omitempty"`
-	Limit    *int     `json:"limit,omitempty"`
+	Room     *LampRoom `json:"room,omitempty"`
+	On       *bool     `json:"on,omitempty"`
+	MinLevel *int      `json:"min_level,omitempty"`
+	MaxLevel *int      `json:"max_level,omitempty"`
+	MinWatts *float64  `json:"min_watts,omitempty"`
+	MaxWatts *float64  `json:"max_watts,omitempty"`
+	Limit    *int      `json:"limit,omitempty"`
 }
 
 // match reports whether a row passes list_lamps's filters.
@@ -90,7 +90,7 @@ func (s *Store) SetLamp(a SetLampArgs) (Lamp, error) {
 
 // AllOffArgs are the arguments of all_off.
 type AllOffArgs struct {
-	Room *string `json:"room,omitempty"`
+	Room *LampRoom `json:"room,omitempty"`
 }
 
 // match reports whether a row passes all_off's filters.
@@ -179,7 +179,7 @@ func (s *Store) LampStats(a LampStatsArgs) (mcpdomain.AggregateResult, error) {
 		var key string
 		switch agg.GroupBy() {
 		case "room":
-			key = v.Room
+			key = string(v.Room)
 		}
 		agg.Add(key, x)
 	})
@@ -188,8 +188,8 @@ func (s *Store) LampStats(a LampStatsArgs) (mcpdomain.AggregateResult, error) {
 
 // SceneArgs are the arguments of scene.
 type SceneArgs struct {
-	Room  *string `json:"room,omitempty"`
-	Scene string  `json:"scene"`
+	Room  *LampRoom `json:"room,omitempty"`
+	Scene string    `json:"scene"`
 }
 
 // match reports whether a row passes scene's filters.

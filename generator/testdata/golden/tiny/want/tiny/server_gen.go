@@ -6,265 +6,270 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opGetLamp = &mcpdomain.Operation{
-	Name:        "get_lamp",
-	Kind:        mcpdomain.OpGet,
-	Category:    "status_query",
-	Entity:      "lamp",
-	Description: "Get one lamp.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
-	},
-	Schema:  getLampSchema,
-	Example: `{"lamp_id":"LP01"}`,
-}
-var opListLamps = &mcpdomain.Operation{
-	Name:        "list_lamps",
-	Kind:        mcpdomain.OpList,
-	Category:    "status_query",
-	Entity:      "lamp",
-	Description: "List lamps.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
-		{Name: "on", Type: "boolean", Hint: "boolean"},
-		{Name: "min_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "max_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "min_watts", Type: "number", Hint: "number of at least 0, in W"},
-		{Name: "max_watts", Type: "number", Hint: "number of at least 0, in W"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 10"},
-	},
-	Schema:  listLampsSchema,
-	Example: `{}`,
-}
-var opSetLamp = &mcpdomain.Operation{
-	Name:        "set_lamp",
-	Kind:        mcpdomain.OpUpdate,
-	Category:    "action_execution",
-	Entity:      "lamp",
-	Description: "Change one lamp.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
-		{Name: "on", Type: "boolean", Hint: "boolean"},
-		{Name: "level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
-		{Name: "config", Type: "object", Hint: "object"},
-	},
-	Schema:  setLampSchema,
-	Example: `{"lamp_id":"LP01","on":false}`,
-}
-var opAllOff = &mcpdomain.Operation{
-	Name:        "all_off",
-	Kind:        mcpdomain.OpUpdateWhere,
-	Category:    "action_execution",
-	Entity:      "lamp",
-	Description: "Switch lamps off.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
-	},
-	Schema:  allOffSchema,
-	Example: `{}`,
-}
-var opAddTimer = &mcpdomain.Operation{
-	Name:        "add_timer",
-	Kind:        mcpdomain.OpCreate,
-	Category:    "configuration",
-	Entity:      "timer",
-	Description: "Add a timer.",
-	Args: []mcpdomain.Arg{
-		{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
-		{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
-	},
-	Schema:  addTimerSchema,
-	Example: `{"lamp":"LP02"}`,
-}
-var opDropTimer = &mcpdomain.Operation{
-	Name:        "drop_timer",
-	Kind:        mcpdomain.OpDelete,
-	Category:    "configuration",
-	Entity:      "timer",
-	Description: "Remove a timer.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "timer_id", Type: "string", Required: true, Entity: "timer", Hint: "timer ID like TM001"},
-	},
-	Schema:  dropTimerSchema,
-	Example: `{"timer_id":"TM001"}`,
-}
-var opLampStats = &mcpdomain.Operation{
-	Name:        "lamp_stats",
-	Kind:        mcpdomain.OpAggregate,
-	Category:    "analysis",
-	Entity:      "lamp",
-	Description: "Lamp statistics.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "max"}, Hint: "one of avg, max"},
-		{Name: "field", Type: "string", Required: true, Enum: []string{"level", "watts"}, Hint: "one of level, watts"},
-		{Name: "group_by", Type: "string", Enum: []string{"room"}, Hint: "one of room"},
-	},
-	Schema:  lampStatsSchema,
-	Example: `{"function":"avg","field":"level"}`,
-}
-var opScene = &mcpdomain.Operation{
-	Name:        "scene",
-	Kind:        mcpdomain.OpPreset,
-	Category:    "action_execution",
-	Entity:      "lamp",
-	Description: "Apply a scene.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
-		{Name: "scene", Type: "string", Required: true, Enum: []string{"bright", "dark"}, Hint: "one of bright, dark"},
-	},
-	Schema:  sceneSchema,
-	Example: `{"scene":"bright"}`,
-}
+// description says what tiny is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Two lamps and a timer, to pin the generator's output."
+
+// The operations of tiny, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opGetLamp = &mcpdomain.Operation{
+		Name:        "get_lamp",
+		Kind:        opkind.Get,
+		Category:    "status_query",
+		Entity:      "lamp",
+		Description: "Get one lamp.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+		},
+		Schema:  getLampSchema,
+		Example: `{"lamp_id":"LP01"}`,
+	}
+	opListLamps = &mcpdomain.Operation{
+		Name:        "list_lamps",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "lamp",
+		Description: "List lamps.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+			{Name: "on", Type: "boolean", Hint: "boolean"},
+			{Name: "min_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "max_level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "min_watts", Type: "number", Hint: "number of at least 0, in W"},
+			{Name: "max_watts", Type: "number", Hint: "number of at least 0, in W"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 10"},
+		},
+		Schema:  listLampsSchema,
+		Example: `{}`,
+	}
+	opSetLamp = &mcpdomain.Operation{
+		Name:        "set_lamp",
+		Kind:        opkind.Update,
+		Category:    "action_execution",
+		Entity:      "lamp",
+		Description: "Change one lamp.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "lamp_id", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+			{Name: "on", Type: "boolean", Hint: "boolean"},
+			{Name: "level", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "config", Type: "object", Hint: "object"},
+		},
+		Schema:  setLampSchema,
+		Example: `{"lamp_id":"LP01","on":false}`,
+	}
+	opAllOff = &mcpdomain.Operation{
+		Name:        "all_off",
+		Kind:        opkind.UpdateWhere,
+		Category:    "action_execution",
+		Entity:      "lamp",
+		Description: "Switch lamps off.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+		},
+		Schema:  allOffSchema,
+		Example: `{}`,
+	}
+	opAddTimer = &mcpdomain.Operation{
+		Name:        "add_timer",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "timer",
+		Description: "Add a timer.",
+		Args: []mcpdomain.Arg{
+			{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+			{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
+		},
+		Schema:  addTimerSchema,
+		Example: `{"lamp":"LP02"}`,
+	}
+	opDropTimer = &mcpdomain.Operation{
+		Name:        "drop_timer",
+		Kind:        opkind.Delete,
+		Category:    "configuration",
+		Entity:      "timer",
+		Description: "Remove a timer.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "timer_id", Type: "string", Required: true, Entity: "timer", Hint: "timer ID like TM001"},
+		},
+		Schema:  dropTimerSchema,
+		Example: `{"timer_id":"TM001"}`,
+	}
+	opLampStats = &mcpdomain.Operation{
+		Name:        "lamp_stats",
+		Kind:        opkind.Aggregate,
+		Category:    "analysis",
+		Entity:      "lamp",
+		Description: "Lamp statistics.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "max"}, Hint: "one of avg, max"},
+			{Name: "field", Type: "string", Required: true, Enum: []string{"level", "watts"}, Hint: "one of level, watts"},
+			{Name: "group_by", Type: "string", Enum: []string{"room"}, Hint: "one of room"},
+		},
+		Schema:  lampStatsSchema,
+		Example: `{"function":"avg","field":"level"}`,
+	}
+	opScene = &mcpdomain.Operation{
+		Name:        "scene",
+		Kind:        opkind.Preset,
+		Category:    "action_execution",
+		Entity:      "lamp",
+		Description: "Apply a scene.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+			{Name: "scene", Type: "string", Required: true, Enum: []string{"bright", "dark"}, Hint: "one of bright, dark"},
+		},
+		Schema:  sceneSchema,
+		Example: `{"scene":"bright"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "get_lamp",
-			Description: "Get one lamp.",
+			Description: opGetLamp.Description,
 			InputSchema: getLampSchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_lamps",
-			Description: "List lamps.",
+			Description: opListLamps.Description,
 			InputSchema: listLampsSchema,
 			Operations:  []*mcpdomain.Operation{opListLamps},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "set_lamp",
-			Description: "Change one lamp.",
+			Description: opSetLamp.Description,
 			InputSchema: setLampSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "all_off",
-			Description: "Switch lamps off.",
+			Description: opAllOff.Description,
 			InputSchema: allOffSchema,
 			Operations:  []*mcpdomain.Operation{opAllOff},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_timer",
-			Description: "Add a timer.",
+			Description: opAddTimer.Description,
 			InputSchema: addTimerSchema,
 			Operations:  []*mcpdomain.Operation{opAddTimer},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "drop_timer",
-			Description: "Remove a timer.",
+			Description: opDropTimer.Description,
 			InputSchema: dropTimerSchema,
 			Operations:  []*mcpdomain.Operation{opDropTimer},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "lamp_stats",
-			Description: "Lamp statistics.",
+			Description: opLampStats.Description,
 			InputSchema: lampStatsSchema,
 			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "scene",
-			Description: "Apply a scene.",
+			Description: opScene.Description,
 			InputSchema: sceneSchema,
 			Operations:  []*mcpdomain.Operation{opScene},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_status_query",
 			Description: "Tiny lab: status query.",
-			InputSchema: l3TinyStatusQuerySchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_action_execution",
 			Description: "Tiny lab: action execution.",
-			InputSchema: l3TinyActionExecutionSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opScene},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_configuration",
 			Description: "Tiny lab: configuration.",
-			InputSchema: l3TinyConfigurationSchema,
 			Operations:  []*mcpdomain.Operation{opAddTimer, opDropTimer},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "tiny_analysis",
 			Description: "Tiny lab: analysis.",
 			InputSchema: lampStatsSchema,
 			Operations:  []*mcpdomain.Operation{opLampStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "tiny_query",
 			Description: "Read anything in Tiny lab; nothing changes.",
-			InputSchema: l2TinyQuerySchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opLampStats},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "tiny_control",
 			Description: "Change Tiny lab.",
-			InputSchema: l2TinyControlSchema,
 			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "tiny",
 			Description: "Query and control Tiny lab.",
-			InputSchema: l1TinySchema,
 			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene},
 		},
 	},
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("tiny: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-tiny",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Two lamps and a timer, to pin the generator's output."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -274,17 +279,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "tiny",
 	Title:       "Tiny lab",
-	Description: "Two lamps and a timer, to pin the generator's output.",
+	Description: description,
 	Entities:    []string{"lamp", "timer"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("tiny: store is %T, want *tiny.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

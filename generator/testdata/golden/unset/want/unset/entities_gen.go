@@ -8,7 +8,7 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 type Dock struct {
 	ID string `json:"id"`
 	// Zone of the dock.
-	Zone string `json:"zone"`
+	Zone DockZone `json:"zone"`
 	// Carrier at the door (absent if none).
 	Carrier *string `json:"carrier,omitzero"`
 	// Load limit (absent if unknown).
@@ -16,6 +16,15 @@ type Dock struct {
 	// When the door last opened.
 	Opened *string `json:"opened,omitzero"`
 }
+
+// DockZone is the type of Dock's zone field.
+type DockZone string
+
+// The values of DockZone, in spec order.
+const (
+	DockZoneNorth DockZone = "north"
+	DockZoneSouth DockZone = "south"
+)
 
 func cloneDock(v Dock) Dock {
 	return v
@@ -29,18 +38,18 @@ func seedDocks() []Dock {
 	return []Dock{
 		{
 			ID:      "DK001",
-			Zone:    "north",
+			Zone:    DockZoneNorth,
 			Carrier: mcpdomain.Ptr("Nordfrakt"),
 			LimitT:  mcpdomain.Ptr(0.0),
 			Opened:  mcpdomain.Ptr("2026-01-01T06:00:00Z"),
 		},
 		{
 			ID:   "DK002",
-			Zone: "north",
+			Zone: DockZoneNorth,
 		},
 		{
 			ID:     "DK003",
-			Zone:   "south",
+			Zone:   DockZoneSouth,
 			LimitT: mcpdomain.Ptr(12.5),
 		},
 	}

@@ -43,7 +43,7 @@ func (s *Store) ListDocks(a ListDocksArgs) (mcpdomain.ListResult[Dock], error) {
 
 // AddDockArgs are the arguments of add_dock.
 type AddDockArgs struct {
-	Zone    string   `json:"zone"`
+	Zone    DockZone `json:"zone"`
 	Carrier *string  `json:"carrier,omitempty"`
 	LimitT  *float64 `json:"limit_t,omitempty"`
 }
@@ -65,7 +65,7 @@ func (s *Store) AddDock(a AddDockArgs) (Dock, error) {
 
 // ReleaseDocksArgs are the arguments of release_docks.
 type ReleaseDocksArgs struct {
-	Zone *string `json:"zone,omitempty"`
+	Zone *DockZone `json:"zone,omitempty"`
 }
 
 // match reports whether a row passes release_docks's filters.

@@ -6,197 +6,204 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opListDocks = &mcpdomain.Operation{
-	Name:        "list_docks",
-	Kind:        mcpdomain.OpList,
-	Category:    "status_query",
-	Entity:      "dock",
-	Description: "List docks.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "carrier", Type: "string", Hint: "string"},
-		{Name: "min_limit_t", Type: "number", Hint: "number of at least 0, in t"},
-		{Name: "max_limit_t", Type: "number", Hint: "number of at least 0, in t"},
-		{Name: "min_opened", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T08:00:00Z"},
-		{Name: "max_opened", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T08:00:00Z"},
-		{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
-	},
-	Schema:  listDocksSchema,
-	Example: `{}`,
-}
-var opAddDock = &mcpdomain.Operation{
-	Name:        "add_dock",
-	Kind:        mcpdomain.OpCreate,
-	Category:    "configuration",
-	Entity:      "dock",
-	Description: "Add a dock.",
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Required: true, Enum: []string{"north", "south"}, Hint: "one of north, south"},
-		{Name: "carrier", Type: "string", Hint: "string"},
-		{Name: "limit_t", Type: "number", Hint: "number of at least 0, in t"},
-	},
-	Schema:  addDockSchema,
-	Example: `{"zone":"south"}`,
-}
-var opReleaseDocks = &mcpdomain.Operation{
-	Name:        "release_docks",
-	Kind:        mcpdomain.OpUpdateWhere,
-	Category:    "action_execution",
-	Entity:      "dock",
-	Description: "Send every truck away.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "zone", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
-	},
-	Schema:  releaseDocksSchema,
-	Example: `{}`,
-}
-var opDockStats = &mcpdomain.Operation{
-	Name:        "dock_stats",
-	Kind:        mcpdomain.OpAggregate,
-	Category:    "analysis",
-	Entity:      "dock",
-	Description: "Dock statistics.",
-	ReadOnly:    true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "count"}, Hint: "one of avg, count"},
-		{Name: "group_by", Type: "string", Enum: []string{"carrier"}, Hint: "one of carrier"},
-	},
-	Schema:  dockStatsSchema,
-	Example: `{"function":"avg"}`,
-}
-var opDockMode = &mcpdomain.Operation{
-	Name:        "dock_mode",
-	Kind:        mcpdomain.OpPreset,
-	Category:    "action_execution",
-	Entity:      "dock",
-	Description: "Apply a dock mode.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "mode", Type: "string", Required: true, Enum: []string{"fill"}, Hint: "one of fill"},
-	},
-	Schema:  dockModeSchema,
-	Example: `{"mode":"fill"}`,
-}
+// description says what unset is, to a model (the server's instructions) and
+// to a reader (the registry).
+const description = "Docks whose carrier and load limit may be unknown."
+
+// The operations of unset, one per operation of its spec: what each does to
+// which entity, its arguments and their schema. The tools below expose them,
+// at L4 one tool each, which gives the operation's description as its own.
+var (
+	opListDocks = &mcpdomain.Operation{
+		Name:        "list_docks",
+		Kind:        opkind.List,
+		Category:    "status_query",
+		Entity:      "dock",
+		Description: "List docks.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "carrier", Type: "string", Hint: "string"},
+			{Name: "min_limit_t", Type: "number", Hint: "number of at least 0, in t"},
+			{Name: "max_limit_t", Type: "number", Hint: "number of at least 0, in t"},
+			{Name: "min_opened", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T08:00:00Z"},
+			{Name: "max_opened", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T08:00:00Z"},
+			{Name: "limit", Type: "integer", Hint: "integer from 1 to 50"},
+		},
+		Schema:  listDocksSchema,
+		Example: `{}`,
+	}
+	opAddDock = &mcpdomain.Operation{
+		Name:        "add_dock",
+		Kind:        opkind.Create,
+		Category:    "configuration",
+		Entity:      "dock",
+		Description: "Add a dock.",
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Required: true, Enum: []string{"north", "south"}, Hint: "one of north, south"},
+			{Name: "carrier", Type: "string", Hint: "string"},
+			{Name: "limit_t", Type: "number", Hint: "number of at least 0, in t"},
+		},
+		Schema:  addDockSchema,
+		Example: `{"zone":"south"}`,
+	}
+	opReleaseDocks = &mcpdomain.Operation{
+		Name:        "release_docks",
+		Kind:        opkind.UpdateWhere,
+		Category:    "action_execution",
+		Entity:      "dock",
+		Description: "Send every truck away.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "zone", Type: "string", Enum: []string{"north", "south"}, Hint: "one of north, south"},
+		},
+		Schema:  releaseDocksSchema,
+		Example: `{}`,
+	}
+	opDockStats = &mcpdomain.Operation{
+		Name:        "dock_stats",
+		Kind:        opkind.Aggregate,
+		Category:    "analysis",
+		Entity:      "dock",
+		Description: "Dock statistics.",
+		ReadOnly:    true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "function", Type: "string", Required: true, Enum: []string{"avg", "count"}, Hint: "one of avg, count"},
+			{Name: "group_by", Type: "string", Enum: []string{"carrier"}, Hint: "one of carrier"},
+		},
+		Schema:  dockStatsSchema,
+		Example: `{"function":"avg"}`,
+	}
+	opDockMode = &mcpdomain.Operation{
+		Name:        "dock_mode",
+		Kind:        opkind.Preset,
+		Category:    "action_execution",
+		Entity:      "dock",
+		Description: "Apply a dock mode.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "mode", Type: "string", Required: true, Enum: []string{"fill"}, Hint: "one of fill"},
+		},
+		Schema:  dockModeSchema,
+		Example: `{"mode":"fill"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opListDocks, opAddDock, opReleaseDocks, opDockStats, opDockMode}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "list_docks",
-			Description: "List docks.",
+			Description: opListDocks.Description,
 			InputSchema: listDocksSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "add_dock",
-			Description: "Add a dock.",
+			Description: opAddDock.Description,
 			InputSchema: addDockSchema,
 			Operations:  []*mcpdomain.Operation{opAddDock},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "release_docks",
-			Description: "Send every truck away.",
+			Description: opReleaseDocks.Description,
 			InputSchema: releaseDocksSchema,
 			Operations:  []*mcpdomain.Operation{opReleaseDocks},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "dock_stats",
-			Description: "Dock statistics.",
+			Description: opDockStats.Description,
 			InputSchema: dockStatsSchema,
 			Operations:  []*mcpdomain.Operation{opDockStats},
 		},
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "dock_mode",
-			Description: "Apply a dock mode.",
+			Description: opDockMode.Description,
 			InputSchema: dockModeSchema,
 			Operations:  []*mcpdomain.Operation{opDockMode},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_status_query",
 			Description: "Unset: status query.",
 			InputSchema: listDocksSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_action_execution",
 			Description: "Unset: action execution.",
-			InputSchema: l3UnsetActionExecutionSchema,
 			Operations:  []*mcpdomain.Operation{opReleaseDocks, opDockMode},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_configuration",
 			Description: "Unset: configuration.",
 			InputSchema: addDockSchema,
 			Operations:  []*mcpdomain.Operation{opAddDock},
 		},
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "unset_analysis",
 			Description: "Unset: analysis.",
 			InputSchema: dockStatsSchema,
 			Operations:  []*mcpdomain.Operation{opDockStats},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "unset_query",
 			Description: "Read anything in Unset; nothing changes.",
-			InputSchema: l2UnsetQuerySchema,
 			Operations:  []*mcpdomain.Operation{opListDocks, opDockStats},
 		},
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "unset_control",
 			Description: "Change Unset.",
-			InputSchema: l2UnsetControlSchema,
 			Operations:  []*mcpdomain.Operation{opAddDock, opReleaseDocks, opDockMode},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "unset",
 			Description: "Query and control Unset.",
-			InputSchema: l1UnsetSchema,
 			Operations:  []*mcpdomain.Operation{opListDocks, opAddDock, opReleaseDocks, opDockStats, opDockMode},
 		},
 	},
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("unset: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("unset: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-unset",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Docks whose carrier and load limit may be unknown."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -206,17 +213,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "unset",
 	Title:       "Unset",
-	Description: "Docks whose carrier and load limit may be unknown.",
+	Description: description,
 	Entities:    []string{"dock"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("unset: store is %T, want *unset.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })

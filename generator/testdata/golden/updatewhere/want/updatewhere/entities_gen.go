@@ -6,12 +6,21 @@ package updatewhere
 type Valve struct {
 	ID string `json:"id"`
 	// Line of the valve.
-	Line string `json:"line"`
+	Line ValveLine `json:"line"`
 	// Whether it is open.
 	Open bool `json:"open"`
 	// Who closed it last.
 	ClosedBy string `json:"closed_by"`
 }
+
+// ValveLine is the type of Valve's line field.
+type ValveLine string
+
+// The values of ValveLine, in spec order.
+const (
+	ValveLineA ValveLine = "a"
+	ValveLineB ValveLine = "b"
+)
 
 func cloneValve(v Valve) Valve {
 	return v
@@ -25,13 +34,13 @@ func seedValves() []Valve {
 	return []Valve{
 		{
 			ID:       "VL001",
-			Line:     "a",
+			Line:     ValveLineA,
 			Open:     true,
 			ClosedBy: "Ana",
 		},
 		{
 			ID:       "VL002",
-			Line:     "b",
+			Line:     ValveLineB,
 			Open:     true,
 			ClosedBy: "Ben",
 		},

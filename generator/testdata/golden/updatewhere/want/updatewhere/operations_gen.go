@@ -6,8 +6,8 @@ import "github.com/mcpgranite/granite/internal/mcpdomain"
 
 // CloseValvesArgs are the arguments of close_valves.
 type CloseValvesArgs struct {
-	Line     *string `json:"line,omitempty"`
-	ClosedBy string  `json:"closed_by"`
+	Line     *ValveLine `json:"line,omitempty"`
+	ClosedBy string     `json:"closed_by"`
 }
 
 // match reports whether a row passes close_valves's filters.

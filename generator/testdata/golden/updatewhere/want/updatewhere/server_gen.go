@@ -6,60 +6,72 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
-var opCloseValves = &mcpdomain.Operation{
-	Name:        "close_valves",
-	Kind:        mcpdomain.OpUpdateWhere,
-	Category:    "action_execution",
-	Entity:      "valve",
-	Description: "Close open valves.",
-	Destructive: true,
-	Idempotent:  true,
-	Args: []mcpdomain.Arg{
-		{Name: "line", Type: "string", Enum: []string{"a", "b"}, Hint: "one of a, b"},
-		{Name: "closed_by", Type: "string", Required: true, Hint: "string"},
-	},
-	Schema:  closeValvesSchema,
-	Example: `{"closed_by":"Ben"}`,
-}
+// description says what updatewhere is, to a model (the server's
+// instructions) and to a reader (the registry).
+const description = "Valves closed in bulk."
+
+// The operations of updatewhere, one per operation of its spec: what each
+// does to which entity, its arguments and their schema. The tools below
+// expose them, at L4 one tool each, which gives the operation's description
+// as its own.
+var (
+	opCloseValves = &mcpdomain.Operation{
+		Name:        "close_valves",
+		Kind:        opkind.UpdateWhere,
+		Category:    "action_execution",
+		Entity:      "valve",
+		Description: "Close open valves.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "line", Type: "string", Enum: []string{"a", "b"}, Hint: "one of a, b"},
+			{Name: "closed_by", Type: "string", Required: true, Hint: "string"},
+		},
+		Schema:  closeValvesSchema,
+		Example: `{"closed_by":"Ben"}`,
+	}
+)
 
 // Operations lists every operation of the domain, in spec order.
 var Operations = []*mcpdomain.Operation{opCloseValves}
 
 // Tools holds each level's tools with the schemas the model sees.
-var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
-	mcpdomain.L4: {
+var Tools = map[level.Level][]*mcpdomain.Tool{
+	level.L4: {
 		{
-			Level:       mcpdomain.L4,
+			Level:       level.L4,
 			Name:        "close_valves",
-			Description: "Close open valves.",
+			Description: opCloseValves.Description,
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
 	},
-	mcpdomain.L3: {
+	level.L3: {
 		{
-			Level:       mcpdomain.L3,
+			Level:       level.L3,
 			Name:        "updatewhere_action_execution",
 			Description: "Update where: action execution.",
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
 	},
-	mcpdomain.L2: {
+	level.L2: {
 		{
-			Level:       mcpdomain.L2,
+			Level:       level.L2,
 			Name:        "updatewhere_control",
 			Description: "Change Update where.",
 			InputSchema: closeValvesSchema,
 			Operations:  []*mcpdomain.Operation{opCloseValves},
 		},
 	},
-	mcpdomain.L1: {
+	level.L1: {
 		{
-			Level:       mcpdomain.L1,
+			Level:       level.L1,
 			Name:        "updatewhere",
 			Description: "Query and control Update where.",
 			InputSchema: closeValvesSchema,
@@ -69,17 +81,17 @@ var Tools = map[mcpdomain.Level][]*mcpdomain.Tool{
 }
 
 // NewServer returns an MCP server that exposes st at the given level.
-func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
-	tools, ok := Tools[level]
+func NewServer(lv level.Level, st *Store) (*server.MCPServer, error) {
+	tools, ok := Tools[lv]
 	if !ok {
-		return nil, fmt.Errorf("updatewhere: unknown level %q: want one of L4, L3, L2, L1", level)
+		return nil, fmt.Errorf("updatewhere: unknown level %q: want one of L4, L3, L2, L1", lv)
 	}
 	s := server.NewMCPServer(
 		"granite-updatewhere",
 		"1.0.0",
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Valves closed in bulk."),
+		server.WithInstructions(description),
 	)
 	mcpdomain.Register(s, tools, st)
 	return s, nil
@@ -89,17 +101,17 @@ func NewServer(level mcpdomain.Level, st *Store) (*server.MCPServer, error) {
 var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "updatewhere",
 	Title:       "Update where",
-	Description: "Valves closed in bulk.",
+	Description: description,
 	Entities:    []string{"valve"},
 	Operations:  Operations,
 	Tools:       Tools,
 	NewStore: func() mcpdomain.Store {
 		return NewStore()
 	},
-}, func(level mcpdomain.Level, st mcpdomain.Store) (*server.MCPServer, error) {
+}, func(lv level.Level, st mcpdomain.Store) (*server.MCPServer, error) {
 	s, ok := st.(*Store)
 	if !ok {
 		return nil, fmt.Errorf("updatewhere: store is %T, want *updatewhere.Store", st)
 	}
-	return NewServer(level, s)
+	return NewServer(lv, s)
 })
