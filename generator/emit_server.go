@@ -157,6 +157,7 @@ func domainVar(d *speclang.Domain) jen.Code {
 			kv{"Name", jen.Lit(d.Name)},
 			kv{"Title", jen.Lit(d.Title)},
 			kv{"Description", jen.Id("description")},
+			kv{"SpecSHA256", jen.Lit(d.SHA256)},
 			kv{"Entities", stringsLit(entityNames(d))},
 			kv{"Operations", jen.Id("Operations")},
 			kv{"Tools", jen.Id("Tools")},

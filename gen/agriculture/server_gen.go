@@ -440,6 +440,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "agriculture",
 	Title:       "Precision farm",
 	Description: description,
+	SpecSHA256:  "1f6bb18a7b9da89543f05604e926a70ece0c76201d01c3cf25f4fa9111efc8b7",
 	Entities:    []string{"field", "soil_sensor", "valve", "task"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -503,6 +503,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "energy",
 	Title:       "Campus microgrid",
 	Description: description,
+	SpecSHA256:  "726996afb22c962dfdda5ba9a9ea091b4f2e8bf95449dd7dc1d439b350e8ee8d",
 	Entities:    []string{"meter", "battery", "solar_array", "load"},
 	Operations:  Operations,
 	Tools:       Tools,

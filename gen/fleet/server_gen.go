@@ -486,6 +486,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "fleet",
 	Title:       "Delivery fleet",
 	Description: description,
+	SpecSHA256:  "20cf14fa2ab3e99b94f9f815c88e51c4f435c69d8829be432a272bd09d952f07",
 	Entities:    []string{"vehicle", "driver", "trip", "ticket"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -531,6 +531,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "healthcare",
 	Title:       "Rural clinic ward monitoring",
 	Description: description,
+	SpecSHA256:  "891f6ba492bcfdb2c49bea36141881efce3e9d6d995fe02ceb918c6b903be450",
 	Entities:    []string{"patient", "device", "alert", "care_task"},
 	Operations:  Operations,
 	Tools:       Tools,

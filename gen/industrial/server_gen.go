@@ -506,6 +506,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "industrial",
 	Title:       "Plant floor",
 	Description: description,
+	SpecSHA256:  "b5e8192158cd6f778d66711db5b0211a51ddaa185aea8df22dcff0562a966ea7",
 	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
 	Operations:  Operations,
 	Tools:       Tools,

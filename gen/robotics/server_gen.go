@@ -558,6 +558,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "robotics",
 	Title:       "Robot fleet cell",
 	Description: description,
+	SpecSHA256:  "7dbe523f93293da7fdc71d24aa27854fe44eb88ac5194b0e251f531408a5c72c",
 	Entities:    []string{"robot", "charger", "mission"},
 	Operations:  Operations,
 	Tools:       Tools,

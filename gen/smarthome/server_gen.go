@@ -429,6 +429,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "smarthome",
 	Title:       "Smart home",
 	Description: description,
+	SpecSHA256:  "07cae5a07163393f4d19ecdce48d54bd47d8bc07a1f9bdb5a79c4b5d9dc744ef",
 	Entities:    []string{"device", "sensor", "event", "rule"},
 	Operations:  Operations,
 	Tools:       Tools,

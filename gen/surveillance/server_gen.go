@@ -513,6 +513,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "surveillance",
 	Title:       "Campus video surveillance and access control",
 	Description: description,
+	SpecSHA256:  "1569368ad31b4342cd20616a708994a0b8ca570097060a09bb04e6fe4905677d",
 	Entities:    []string{"camera", "door", "alert", "incident"},
 	Operations:  Operations,
 	Tools:       Tools,

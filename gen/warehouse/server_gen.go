@@ -472,6 +472,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "warehouse",
 	Title:       "Distribution warehouse",
 	Description: description,
+	SpecSHA256:  "ec67d28edeadde91f20a1dde62f26b999418eab60899513b79fd5929f5110855",
 	Entities:    []string{"shelf", "item", "order", "dock"},
 	Operations:  Operations,
 	Tools:       Tools,

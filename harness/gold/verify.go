@@ -183,8 +183,16 @@ func Generated(d *speclang.Domain, lookup Lookup) (*mcpdomain.Domain, string) {
 	return dom, stale(d, dom)
 }
 
-// stale compares the spec's tools with the generated ones.
+// stale says when the generated code was built from another version of
+// the domain's spec: its recorded hash of domain.yaml differs (a changed
+// seed value or description as much as a renamed tool), or, for code that
+// records none, its tools differ.
 func stale(d *speclang.Domain, dom *mcpdomain.Domain) string {
+	const fix = "run go generate ./... and make build"
+	if dom.SpecSHA256 != "" && dom.SpecSHA256 != d.SHA256 {
+		return fmt.Sprintf("generated code is stale: gen/%s was generated from another %s (sha256 %.12s, this one %.12s); %s",
+			d.Name, d.File, dom.SpecSHA256, d.SHA256, fix)
+	}
 	for i, lv := range d.Levels {
 		level := level.Levels[i]
 		var want, got []string
@@ -195,7 +203,7 @@ func stale(d *speclang.Domain, dom *mcpdomain.Domain) string {
 			got = append(got, t.Name)
 		}
 		if !slices.Equal(want, got) {
-			return fmt.Sprintf("generated code is stale: %s tools are %v, the spec says %v; run go generate ./... and rebuild", level, got, want)
+			return fmt.Sprintf("generated code is stale: %s tools are %v, the spec says %v; %s", level, got, want, fix)
 		}
 	}
 	return ""

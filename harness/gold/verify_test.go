@@ -2,14 +2,17 @@ package gold
 
 import (
 	"context"
+	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
+	"github.com/mcpgranite/granite/specs"
 )
 
 func loadSpec(t testing.TB) *speclang.Spec { return spectest.All(t) }
@@ -198,5 +201,40 @@ func BenchmarkLoadAndVerifyAll(b *testing.B) {
 		if _, err := Verify(context.Background(), loadSpec(b), gen.Lookup); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestVerifySeesAChangedSpec: code generated from another version of a
+// domain.yaml is stale even when its tools are the same (a changed title,
+// description or seed value), and the failure names what to run.
+func TestVerifySeesAChangedSpec(t *testing.T) {
+	fsys := fstest.MapFS{}
+	if err := fs.WalkDir(specs.FS, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(specs.FS, p)
+		fsys[p] = &fstest.MapFile{Data: data}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	name := gen.Domains[0].Name
+	f := fsys[name+"/domain.yaml"]
+	f.Data = []byte(strings.Replace(string(f.Data), "\ntitle: ", "\ntitle: Edited ", 1))
+	spec, err := speclang.LoadAll(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(context.Background(), spec, gen.Lookup, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "generated code is stale: gen/" + name + " was generated from another " + name + "/domain.yaml"
+	if len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0].Message, want) || !strings.HasSuffix(rep.Failures[0].Message, "; run go generate ./... and make build") {
+		t.Errorf("a changed spec: %v; want one failure saying %q", rep.Failures, want)
+	}
+	if rep, _ := Verify(context.Background(), loadSpec(t), gen.Lookup, name); !rep.OK() {
+		t.Errorf("the unchanged spec: %v", rep.Failures)
 	}
 }

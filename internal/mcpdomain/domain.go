@@ -49,8 +49,11 @@ type Domain struct {
 	Name        string
 	Title       string
 	Description string
-	Entities    []string
-	Operations  []*Operation
+	// SpecSHA256 is the hex SHA-256 of the domain.yaml the code was
+	// generated from (speclang.Domain.SHA256).
+	SpecSHA256 string
+	Entities   []string
+	Operations []*Operation
 	// Tools holds each level's tools, finest level first.
 	Tools     map[level.Level][]*Tool
 	NewStore  func() Store

@@ -49,9 +49,13 @@ type Domain struct {
 	Description string
 	Now         string
 	File        string
-	Entities    []*Entity
-	Operations  []*Operation
-	Levels      []*LevelTools // L4, L3, L2, L1
+	// SHA256 is the hex SHA-256 of the domain.yaml bytes the domain was
+	// loaded from: generated code records it, so that code generated from
+	// another version of the file is known stale.
+	SHA256     string
+	Entities   []*Entity
+	Operations []*Operation
+	Levels     []*LevelTools // L4, L3, L2, L1
 	// Enums are the domain's enum fields' types, in spec order.
 	Enums []*Enum
 	// Scenarios are the domain's scenario table, once LoadScenarios ran.

@@ -1,6 +1,8 @@
 package speclang
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"path"
@@ -102,6 +104,8 @@ func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, Erro
 		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{}, enumDecl: map[*Enum]*Field{},
 	}
 	d := b.build()
+	sum := sha256.Sum256(data)
+	d.SHA256 = hex.EncodeToString(sum[:])
 	errs = append(serrs, outside(b.errs, serrs)...)
 	warns := outside(b.warns, serrs)
 	errs.sort()

@@ -103,6 +103,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "aggregates",
 	Title:       "Aggregates",
 	Description: description,
+	SpecSHA256:  "8af83889be441eb4a9bd63f3ff71b1dd25d603597eb7a5d92d82ec4031626742",
 	Entities:    []string{"meter"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -154,6 +154,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "levels",
 	Title:       "Levels",
 	Description: description,
+	SpecSHA256:  "1745e7d9dfdcf0855a29326324cf4500b36827fcdbed82c5d12edc0538db9e39",
 	Entities:    []string{"pump"},
 	Operations:  Operations,
 	Tools:       Tools,

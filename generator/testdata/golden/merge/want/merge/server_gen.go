@@ -121,6 +121,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "merge",
 	Title:       "Merge",
 	Description: description,
+	SpecSHA256:  "5932d9b30683c18632c5ad6d2d31dfe945f1eea9eab4019078877973cb5a6df7",
 	Entities:    []string{"device"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -134,6 +134,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "objects",
 	Title:       "Objects and arrays",
 	Description: description,
+	SpecSHA256:  "d41b9663e012f0ef5bd4273641bdf4ee228f3d8c4623624f357432c2539e2cce",
 	Entities:    []string{"shelf"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -101,6 +101,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "presets",
 	Title:       "Presets",
 	Description: description,
+	SpecSHA256:  "a6d6f61413314ba301250e0206187e60feae9ee35ce8af8937bdcec6088f37af",
 	Entities:    []string{"fan"},
 	Operations:  Operations,
 	Tools:       Tools,

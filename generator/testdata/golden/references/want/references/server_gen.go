@@ -135,6 +135,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "references",
 	Title:       "References",
 	Description: description,
+	SpecSHA256:  "bfa5fdf9abf2af7f74864f799d0937e0c4d566c6f725d4267526af93c4a0afcb",
 	Entities:    []string{"member", "loan"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -280,6 +280,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "tiny",
 	Title:       "Tiny lab",
 	Description: description,
+	SpecSHA256:  "a1917521fa91e7db415a8e390a50d69afbb362c5d8e2b5cb1819fac393890af7",
 	Entities:    []string{"lamp", "timer"},
 	Operations:  Operations,
 	Tools:       Tools,

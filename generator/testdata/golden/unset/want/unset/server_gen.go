@@ -214,6 +214,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "unset",
 	Title:       "Unset",
 	Description: description,
+	SpecSHA256:  "fb1c881e3a1fcece53f3ab5f5258e2910763de9aecab508dc6bb30ea48c320d2",
 	Entities:    []string{"dock"},
 	Operations:  Operations,
 	Tools:       Tools,

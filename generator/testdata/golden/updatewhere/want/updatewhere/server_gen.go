@@ -102,6 +102,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "updatewhere",
 	Title:       "Update where",
 	Description: description,
+	SpecSHA256:  "9d1d54ce1fafead6fcff2f3a7564e6b0e4910cf19f69ae957b3b7129f8070ad5",
 	Entities:    []string{"valve"},
 	Operations:  Operations,
 	Tools:       Tools,
