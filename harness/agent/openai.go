@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	sdk "github.com/openai/openai-go/v3"
+	sdk "github.com/sashabaranov/go-openai"
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/openai"
@@ -28,7 +28,7 @@ type openaiAgent struct {
 	entry  results.ModelEntry
 	cfg    *results.Config
 	// tools converts the listed tools once per tool set.
-	tools *toolCache[[]sdk.ChatCompletionToolUnionParam]
+	tools *toolCache[[]sdk.Tool]
 }
 
 // openaiOptions are a model's request fields, the same for every request,
@@ -39,17 +39,17 @@ func openaiOptions(cfg *results.Config, e results.ModelEntry) map[string]any {
 }
 
 func (a *openaiAgent) Run(ctx context.Context, tr *Trial) {
-	playChat(ctx, tr, a.tools, openaiOptions(a.cfg, a.entry), a.cfg.MaxAgentTurns, func(tools []sdk.ChatCompletionToolUnionParam, sys string) conversation {
+	playChat(ctx, tr, a.tools, openaiOptions(a.cfg, a.entry), a.cfg.MaxAgentTurns, func(tools []sdk.Tool, sys string) conversation {
 		temp, maxTokens, seed := a.cfg.Sampling(a.entry)
 		return &openaiConversation{a: a, stream: a.cfg.Streaming(),
-			msgs: []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(sys)},
-			params: sdk.ChatCompletionNewParams{
+			msgs: []sdk.ChatCompletionMessage{{Role: sdk.ChatMessageRoleSystem, Content: sys}},
+			req: sdk.ChatCompletionRequest{
 				Model:       a.entry.ServedAs(),
 				Tools:       tools,
-				ToolChoice:  sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("auto")},
-				Temperature: sdk.Float(temp),
-				MaxTokens:   sdk.Int(int64(maxTokens)),
-				Seed:        sdk.Int(int64(seed)),
+				ToolChoice:  "auto",
+				Temperature: float32(temp),
+				MaxTokens:   maxTokens,
+				Seed:        &seed,
 			}}
 	})
 }
@@ -59,15 +59,17 @@ func (a *openaiAgent) Run(ctx context.Context, tr *Trial) {
 type openaiConversation struct {
 	a      *openaiAgent
 	stream bool
-	params sdk.ChatCompletionNewParams
-	msgs   []sdk.ChatCompletionMessageParamUnion
+	req    sdk.ChatCompletionRequest
+	msgs   []sdk.ChatCompletionMessage
 }
 
-func (c *openaiConversation) user(text string) { c.msgs = append(c.msgs, sdk.UserMessage(text)) }
+func (c *openaiConversation) user(text string) {
+	c.msgs = append(c.msgs, sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleUser, Content: text})
+}
 
 func (c *openaiConversation) reply(ctx context.Context, rec *results.Record) (modelReply, error) {
-	c.params.Messages = c.msgs
-	r, err := c.a.client.Chat(ctx, c.params, c.stream)
+	c.req.Messages = c.msgs
+	r, err := c.a.client.Chat(ctx, c.req, c.stream)
 	rec.Durations.ModelWaitNS += int64(r.Wait)
 	rec.PromptTokens += r.PromptTokens
 	rec.CompletionTokens += r.CompletionTokens
@@ -83,7 +85,7 @@ func (c *openaiConversation) reply(ctx context.Context, rec *results.Record) (mo
 }
 
 func (c *openaiConversation) toolResult(call replyCall, res results.Call) {
-	c.msgs = append(c.msgs, sdk.ToolMessage(res.Result, call.ID))
+	c.msgs = append(c.msgs, sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleTool, Content: res.Result, ToolCallID: call.ID})
 }
 
 // classify: a reply the model garbled is its own failure, and a
@@ -109,13 +111,11 @@ func assistantMessage(r *openai.Reply) results.Message {
 }
 
 // assistantParam is a reply as the next request sends it back: its
-// content and its tool calls with their IDs; reasoning is not sent back,
+// content and its tool calls with their IDs (an empty content without
+// calls is sent too, see openai.Client.Chat); reasoning is not sent back,
 // as vLLM and DeepSeek ask.
-func assistantParam(r *openai.Reply) sdk.ChatCompletionMessageParamUnion {
-	p := sdk.ChatCompletionAssistantMessageParam{}
-	if r.Content != "" || len(r.ToolCalls) == 0 {
-		p.Content.OfString = sdk.String(r.Content)
-	}
+func assistantParam(r *openai.Reply) sdk.ChatCompletionMessage {
+	p := sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleAssistant, Content: r.Content}
 	for _, tc := range r.ToolCalls {
 		args := tc.Arguments
 		if strings.TrimSpace(args) == "" {
@@ -126,18 +126,17 @@ func assistantParam(r *openai.Reply) sdk.ChatCompletionMessageParamUnion {
 			// carry them all.
 			args = string(results.CutArguments(json.RawMessage(args)))
 		}
-		p.ToolCalls = append(p.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-			ID: tc.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args}}})
+		p.ToolCalls = append(p.ToolCalls, sdk.ToolCall{ID: tc.ID, Type: sdk.ToolTypeFunction, Function: sdk.FunctionCall{Name: tc.Name, Arguments: args}})
 	}
-	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &p}
+	return p
 }
 
 // OpenAITools converts tools listed over MCP into OpenAI function tools
 // with their whole input schema as parameters: nothing is dropped, which
 // Lost (what the request would lose, by tool, as OllamaTools reports it)
 // checks rather than assumes.
-func OpenAITools(tools []mcp.Tool) ([]sdk.ChatCompletionToolUnionParam, map[string][]string, error) {
-	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(tools))
+func OpenAITools(tools []mcp.Tool) ([]sdk.Tool, map[string][]string, error) {
+	out := make([]sdk.Tool, 0, len(tools))
 	lost := map[string][]string{}
 	for _, t := range tools {
 		raw, err := inputSchema(t)
@@ -157,16 +156,14 @@ func OpenAITools(tools []mcp.Tool) ([]sdk.ChatCompletionToolUnionParam, map[stri
 }
 
 // openaiTool converts one tool and lists what its request form lost.
-func openaiTool(name, description string, schema []byte) (sdk.ChatCompletionToolUnionParam, []string, error) {
-	var params sdk.FunctionParameters
+// The schema goes as it is (a json.RawMessage), its keys in their order
+// and its numbers as written.
+func openaiTool(name, description string, schema []byte) (sdk.Tool, []string, error) {
+	var params map[string]json.RawMessage
 	if err := json.Unmarshal(schema, &params); err != nil {
-		return sdk.ChatCompletionToolUnionParam{}, nil, errors.New("tool " + name + ": input schema is not a JSON object: " + err.Error())
+		return sdk.Tool{}, nil, errors.New("tool " + name + ": input schema is not a JSON object: " + err.Error())
 	}
-	fn := sdk.FunctionDefinitionParam{Name: name, Parameters: params}
-	if description != "" {
-		fn.Description = sdk.String(description)
-	}
-	tool := sdk.ChatCompletionFunctionTool(fn)
+	tool := sdk.Tool{Type: sdk.ToolTypeFunction, Function: &sdk.FunctionDefinition{Name: name, Description: description, Parameters: json.RawMessage(schema)}}
 	sent, err := json.Marshal(tool)
 	if err != nil {
 		return tool, nil, errors.New("tool " + name + ": " + err.Error())

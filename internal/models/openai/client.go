@@ -1,12 +1,13 @@
 // Package openai is the client of one OpenAI-compatible Chat Completions
 // endpoint (vLLM, SGLang, llama.cpp's llama-server, LM Studio, TGI, a
-// hosted API) through the official openai-go client: chat with the retry
-// policy every caller shares, streamed (SSE with usage) or not, the
-// endpoint check of a run's preflight and a warm-up. Its wire-format
-// double is openaitest.
+// hosted API) through github.com/sashabaranov/go-openai, one package
+// without dependencies: chat with the retry policy every caller shares,
+// streamed (SSE with usage) or not, the endpoint check of a run's
+// preflight and a warm-up. Its wire-format double is openaitest.
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,21 +22,18 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/packages/ssestream"
+	sdk "github.com/sashabaranov/go-openai"
 
 	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/redact"
 )
 
-// Client talks to one endpoint. The SDK's own retries are off: Chat
-// retries until the caller's deadline, which a fixed retry count cannot.
+// Client talks to one endpoint. go-openai never retries: Chat retries
+// until the caller's deadline, which a fixed retry count cannot.
 type Client struct {
 	// BaseURL is the endpoint's base URL as given (…/v1).
 	BaseURL string
-	api     sdk.Client
+	hc      *http.Client
 	// key is the API key, taken out of every error text the client
 	// returns: an endpoint may quote it back.
 	key string
@@ -44,23 +42,24 @@ type Client struct {
 }
 
 // New returns a client of baseURL that sends apiKey as a bearer token
-// when it is not empty. Nothing the SDK would read from the environment
-// (OPENAI_API_KEY, OPENAI_ORG_ID, …) reaches the endpoint: a key meant
-// for api.openai.com must never go to a model server that is not it.
-// hc, when not nil, is the HTTP client to use.
+// when it is not empty. Nothing is read from the environment
+// (OPENAI_API_KEY, OPENAI_ORG_ID, …), and no organization or project
+// header is sent: a key meant for api.openai.com must never go to a model
+// server that is not it. hc, when not nil, is the HTTP client to use.
 func New(baseURL, apiKey string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{BaseURL: baseURL, key: apiKey, sleep: sleep, api: sdk.NewClient(
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(baseURL),
-		option.WithAPIKey(apiKey),
-		option.WithAdminAPIKey(""),
-		option.WithHeaderDel("OpenAI-Organization"),
-		option.WithHeaderDel("OpenAI-Project"),
-		option.WithMaxRetries(0),
-	)}
+	return &Client{BaseURL: baseURL, hc: hc, key: apiKey, sleep: sleep}
+}
+
+// api returns a go-openai client whose requests go through ex: go-openai
+// takes its HTTP client when it is made, and each exchange keeps its own
+// bound and what it saw.
+func (c *Client) api(ex *exchange) *sdk.Client {
+	cfg := sdk.DefaultConfig(c.key)
+	cfg.BaseURL, cfg.HTTPClient = c.BaseURL, ex
+	return sdk.NewClientWithConfig(cfg)
 }
 
 // ToolCall is one tool call of a reply, its arguments as the model wrote
@@ -94,30 +93,31 @@ type Reply struct {
 // Chat sends one chat completion request, streamed (with usage in a final
 // chunk) or not, retrying with backoff until ctx ends: 5xx, connections
 // refused or cut and streams cut short; a 429 waits what Retry-After
-// says, but never less than the backoff. Tool-call arguments that are
-// not a JSON object come back at once as a *MalformedError, an over-long
-// context as a *ContextLengthError, a reply past its bound in bytes (see
+// says, but never less than the backoff. The temperature is always sent,
+// 0 included (see fill). Tool-call arguments that are not a JSON object
+// come back at once as a *MalformedError, an over-long context as a
+// *ContextLengthError, a reply past its bound in bytes (see
 // models.ReplyLimit) as a *models.TooLongError: asking again would
 // replay the same failure until the deadline. The reply is never nil, so
 // that a caller can count what a failed attempt cost. No error text holds
 // the key or an Authorization value.
-func (c *Client) Chat(ctx context.Context, params sdk.ChatCompletionNewParams, stream bool) (*Reply, error) {
-	r, err := c.chat(ctx, params, stream)
+func (c *Client) Chat(ctx context.Context, req sdk.ChatCompletionRequest, stream bool) (*Reply, error) {
+	r, err := c.chat(ctx, req, stream)
 	return r, c.redact(err)
 }
 
-func (c *Client) chat(ctx context.Context, params sdk.ChatCompletionNewParams, stream bool) (*Reply, error) {
+func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream bool) (*Reply, error) {
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		r := &Reply{}
-		limit := option.WithMiddleware(limitReply(params.MaxTokens.Value, &r.Bytes))
+		ex := &exchange{hc: c.hc, maxTokens: int64(req.MaxTokens), keep: !stream}
 		var err error
 		if stream {
-			err = c.streamed(ctx, params, r, limit)
+			err = c.streamed(ctx, req, r, ex)
 		} else {
-			err = c.whole(ctx, params, r, limit)
+			err = c.whole(ctx, req, r, ex)
 		}
-		r.Wait, r.Attempts = time.Since(start), attempt+1
+		r.Wait, r.Attempts, r.Bytes = time.Since(start), attempt+1, ex.read
 		if err == nil {
 			err = checkArguments(r.ToolCalls)
 		}
@@ -146,16 +146,78 @@ func backoff(attempt int) time.Duration {
 	return time.Duration(float64(250*time.Millisecond) * float64(int(1)<<min(attempt, 4)) * (1 + rand.Float64()/4))
 }
 
-// limitReply cuts each response body at the reply bound of maxTokens
-// (0: none set) and counts what it read into read.
-func limitReply(maxTokens int64, read *int64) option.Middleware {
-	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		resp, err := next(req)
-		if err == nil && resp.Body != nil {
-			resp.Body = models.LimitBody(resp.Body, maxTokens, read)
+// exchange is the HTTP doer of one request and its reply. It fills in
+// what go-openai leaves out of a chat request (see fill), cuts the reply
+// at the bound of maxTokens (0: none set), counts what it read, and keeps
+// what go-openai's errors and types do not carry: the reply's header (a
+// Retry-After) and, when keep is set, its bytes (newer vLLM's reasoning).
+type exchange struct {
+	hc        *http.Client
+	maxTokens int64
+	keep      bool
+	read      int64
+	header    http.Header
+	body      bytes.Buffer
+}
+
+// Do sends req: the only POST the client makes is a chat request.
+func (ex *exchange) Do(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err == nil {
+			body, err = fill(body)
 		}
-		return resp, err
+		if err != nil {
+			return nil, fmt.Errorf("fill in the chat request: %w", err)
+		}
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.Body, _ = req.GetBody()
 	}
+	resp, err := ex.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	ex.header = resp.Header
+	resp.Body = models.LimitBody(resp.Body, ex.maxTokens, &ex.read)
+	if ex.keep {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(resp.Body, &ex.body), resp.Body}
+	}
+	return resp, nil
+}
+
+// fill writes into a chat request's JSON what go-openai leaves out as a
+// zero value (its issue 9): a temperature of 0, greedy decoding, which a
+// server would take as its default of 1 when missing (the issue's
+// workaround, math.SmallestNonzeroFloat32, overflows llama.cpp's logits),
+// and the empty content of a message without tool calls (a tool's empty
+// result, an empty answer), which OpenAI's API refuses when missing.
+func fill(body []byte) ([]byte, error) {
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	if _, ok := req["temperature"]; !ok {
+		req["temperature"] = json.RawMessage("0")
+	}
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(req["messages"], &msgs); err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		if _, ok := m["content"]; !ok && m["tool_calls"] == nil {
+			m["content"] = json.RawMessage(`""`)
+		}
+	}
+	var err error
+	if req["messages"], err = json.Marshal(msgs); err != nil {
+		return nil, err
+	}
+	return json.Marshal(req)
 }
 
 // redact takes the key and any credential out of err's text.
@@ -174,81 +236,165 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // whole sends a request without streaming and fills r.
-func (c *Client) whole(ctx context.Context, params sdk.ChatCompletionNewParams, r *Reply, opts ...option.RequestOption) error {
-	res, err := c.api.Chat.Completions.New(ctx, params, opts...)
+func (c *Client) whole(ctx context.Context, req sdk.ChatCompletionRequest, r *Reply, ex *exchange) error {
+	res, err := c.api(ex).CreateChatCompletion(ctx, req)
 	if err != nil {
-		return c.wrap(err)
+		return c.wrap(err, ex)
 	}
-	r.PromptTokens, r.CompletionTokens = int(res.Usage.PromptTokens), int(res.Usage.CompletionTokens)
+	r.PromptTokens, r.CompletionTokens = res.Usage.PromptTokens, res.Usage.CompletionTokens
 	if len(res.Choices) == 0 {
 		return &IncompleteError{Msg: "the endpoint's reply has no choices"}
 	}
 	ch := res.Choices[0]
-	r.FinishReason = ch.FinishReason
-	r.Content = ch.Message.Content
-	r.Reasoning = reasoning(ch.Message.JSON.ExtraFields)
+	r.FinishReason, r.Content, r.Reasoning = string(ch.FinishReason), ch.Message.Content, ch.Message.ReasoningContent
+	if x := extras(ex.body.Bytes()); r.Reasoning == "" && len(x.Choices) > 0 {
+		r.Reasoning = x.Choices[0].Message.Reasoning
+	}
 	for _, tc := range ch.Message.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return nil
 }
 
-// streamed sends a streamed request and puts the chunks together in r
-// with the SDK's accumulator, which assembles tool calls split across
-// chunks by their index.
-func (c *Client) streamed(ctx context.Context, params sdk.ChatCompletionNewParams, r *Reply, opts ...option.RequestOption) error {
-	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	st := c.api.Chat.Completions.NewStreaming(ctx, params, opts...)
+// streamed sends a streamed request and puts its chunks together in r.
+// It reads each event's raw data through go-openai's stream, so that
+// what go-openai's chunk type lacks (see extra) is read too.
+func (c *Client) streamed(ctx context.Context, req sdk.ChatCompletionRequest, r *Reply, ex *exchange) error {
+	req.StreamOptions = &sdk.StreamOptions{IncludeUsage: true}
+	st, err := c.api(ex).CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return c.wrap(err, ex)
+	}
 	defer st.Close()
-	var acc sdk.ChatCompletionAccumulator
-	var think strings.Builder
-	for st.Next() {
-		chunk := st.Current()
-		if !acc.AddChunk(chunk) {
+	var acc accumulator
+	for {
+		data, err := st.RecvRaw()
+		if errors.Is(err, io.EOF) {
+			break // data: [DONE], or a clean end a finish_reason must have come before
+		}
+		if err != nil {
+			acc.into(r)
+			return c.wrap(err, ex)
+		}
+		var chunk sdk.ChatCompletionStreamResponse
+		if err := json.Unmarshal(data, &chunk); err != nil {
+			return fmt.Errorf("the endpoint sent an event that is not a chat.completion.chunk: %w", err)
+		}
+		if !acc.add(&chunk, extras(data)) {
 			return &IncompleteError{Msg: "the endpoint sent a chunk that does not continue its stream (another id, or a tool-call index out of range)"}
 		}
-		for _, ch := range chunk.Choices {
-			if ch.Index == 0 {
-				think.WriteString(reasoning(ch.Delta.JSON.ExtraFields))
-			}
-		}
 	}
-	r.Reasoning = think.String()
-	r.PromptTokens, r.CompletionTokens = int(acc.Usage.PromptTokens), int(acc.Usage.CompletionTokens)
-	if len(acc.Choices) > 0 {
-		ch := acc.Choices[0]
-		r.Content, r.FinishReason = ch.Message.Content, ch.FinishReason
-		for _, tc := range ch.Message.ToolCalls {
-			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-		}
-	}
-	if err := st.Err(); err != nil {
-		return c.wrap(err)
-	}
+	acc.into(r)
 	if r.FinishReason == "" {
-		// A stream cut without an error: the SSE decoder sees a clean end
+		// A stream cut without an error: the SSE reader sees a clean end
 		// where a proxy closed the connection.
 		return &IncompleteError{Msg: "the stream ended before a finish_reason"}
 	}
 	return nil
 }
 
-// reasoning reads a message's or delta's reasoning text: reasoning_content
-// (vLLM, SGLang, DeepSeek) or reasoning (newer vLLM).
-func reasoning(extra map[string]respjson.Field) string {
-	var out string
-	for _, k := range []string{"reasoning_content", "reasoning"} {
-		f, ok := extra[k]
-		if !ok {
+// extra is what go-openai's reply and chunk types leave out: the
+// reasoning field newer vLLM sends where others send reasoning_content.
+type extra struct {
+	Choices []struct {
+		Index   int `json:"index"`
+		Message struct {
+			Reasoning string `json:"reasoning"`
+		} `json:"message"`
+		Delta struct {
+			Reasoning string `json:"reasoning"`
+		} `json:"delta"`
+	} `json:"choices"`
+}
+
+// extras reads data's extra, decoding it only when it names its key:
+// most events and replies do not.
+func extras(data []byte) extra {
+	var x extra
+	if bytes.Contains(data, []byte(`"reasoning"`)) {
+		_ = json.Unmarshal(data, &x)
+	}
+	return x
+}
+
+// maxCallGrowth is how far past the calls so far a chunk's tool-call
+// index may reach: sparse indices are a provider's right, an index of a
+// billion is not.
+const maxCallGrowth = 128
+
+// accumulator puts a stream's chunks together: choice 0's content,
+// reasoning and finish reason, its tool calls by index (a call's id and
+// name come in one chunk, its arguments in fragments over the next
+// ones), and the usage of the final chunk.
+type accumulator struct {
+	id                 string
+	content, reasoning strings.Builder
+	calls              []*callParts
+	finish             string
+	usage              sdk.Usage
+}
+
+type callParts struct {
+	id         string
+	name, args strings.Builder
+}
+
+// add adds a chunk and its extra, false when the chunk does not continue
+// the stream: another id than the first chunk's, or a tool-call index
+// below 0 or too far past the calls so far. An index of -1, which some
+// providers send for a single call, is 0.
+func (a *accumulator) add(c *sdk.ChatCompletionStreamResponse, x extra) bool {
+	if a.id == "" {
+		a.id = c.ID
+	} else if c.ID != a.id {
+		return false
+	}
+	if c.Usage != nil {
+		a.usage = *c.Usage
+	}
+	for i, ch := range c.Choices {
+		if ch.Index != 0 {
 			continue
 		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			out += s
-			break
+		a.content.WriteString(ch.Delta.Content)
+		if ch.Delta.ReasoningContent != "" {
+			a.reasoning.WriteString(ch.Delta.ReasoningContent)
+		} else if i < len(x.Choices) {
+			a.reasoning.WriteString(x.Choices[i].Delta.Reasoning)
+		}
+		if ch.FinishReason != "" {
+			a.finish = string(ch.FinishReason)
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			n := 0
+			if tc.Index != nil && *tc.Index != -1 {
+				n = *tc.Index
+			}
+			if n < 0 || n >= len(a.calls)+maxCallGrowth {
+				return false
+			}
+			for len(a.calls) <= n {
+				a.calls = append(a.calls, &callParts{})
+			}
+			p := a.calls[n]
+			if tc.ID != "" {
+				p.id = tc.ID
+			}
+			p.name.WriteString(tc.Function.Name)
+			p.args.WriteString(tc.Function.Arguments)
 		}
 	}
-	return out
+	return true
+}
+
+// into puts what a has gathered into r.
+func (a *accumulator) into(r *Reply) {
+	r.Content, r.Reasoning, r.FinishReason = a.content.String(), a.reasoning.String(), a.finish
+	r.PromptTokens, r.CompletionTokens = a.usage.PromptTokens, a.usage.CompletionTokens
+	r.ToolCalls = nil
+	for _, p := range a.calls {
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: p.id, Name: p.name.String(), Arguments: p.args.String()})
+	}
 }
 
 // checkArguments refuses tool-call arguments that are not a JSON object;
@@ -275,41 +421,49 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// wrap turns the SDK's errors into the package's: an HTTP error with the
-// endpoint's message (the SDK's text is only the status) with the key
-// taken out, an over-long context as a *ContextLengthError, a reply past
-// its bound as the *models.TooLongError it is.
-func (c *Client) wrap(err error) error {
+// wrap turns go-openai's errors into the package's: an HTTP error with
+// the endpoint's message (go-openai's text holds the status line and the
+// whole body) with the key taken out, an over-long context as a
+// *ContextLengthError, an error event in a stream as the
+// *IncompleteError it is, a reply past its bound as the
+// *models.TooLongError it is.
+func (c *Client) wrap(err error, ex *exchange) error {
 	var te *models.TooLongError
 	if errors.As(err, &te) {
-		return te // the SDK's "error reading response body" adds nothing
+		return te // go-openai's "error, reading response body" adds nothing
 	}
-	var ae *sdk.Error
-	if !errors.As(err, &ae) {
+	var (
+		status         int
+		msg, typ, code string
+		re             *sdk.RequestError
+		ae             *sdk.APIError
+	)
+	switch {
+	case errors.As(err, &re): // a body that is not OpenAI's {"error": {…}}; first, as it may wrap an empty *APIError
+		status = re.HTTPStatusCode
+		msg, typ = bodyMessage(re.Body)
+	case errors.As(err, &ae) && ae.HTTPStatusCode == 0: // go-openai's stream reader read an error event
+		return &IncompleteError{Msg: "the endpoint's stream ended with an error: " + ae.Message}
+	case errors.As(err, &ae):
+		status, msg, typ = ae.HTTPStatusCode, ae.Message, ae.Type
+		code, _ = ae.Code.(string)
+	default:
 		return err
 	}
-	msg, typ := ae.Message, ae.Type
-	if msg == "" && ae.Response != nil && ae.Response.Body != nil {
-		msg, typ = bodyMessage(ae.Response.Body)
-	}
 	if msg == "" {
-		msg = http.StatusText(ae.StatusCode)
+		msg = http.StatusText(status)
 	}
-	he := &StatusError{StatusCode: ae.StatusCode, Msg: redact.Text(msg, c.key), err: err}
-	if ae.Response != nil {
-		he.header = ae.Response.Header
+	se := &StatusError{StatusCode: status, Msg: redact.Text(msg, c.key), header: ex.header, err: err}
+	if status == http.StatusBadRequest && isContextLength(code, typ, msg) {
+		return &ContextLengthError{StatusError: se}
 	}
-	if ae.StatusCode == http.StatusBadRequest && isContextLength(ae.Code, typ, msg) {
-		return &ContextLengthError{StatusError: he}
-	}
-	return he
+	return se
 }
 
 // bodyMessage reads the message of an error body that is not OpenAI's
 // {"error": {…}}: vLLM's and SGLang's top-level {"message", "type"},
 // TGI's {"error": "…", "error_type"}, FastAPI's {"detail"}.
-func bodyMessage(body io.Reader) (msg, typ string) {
-	data, _ := io.ReadAll(io.LimitReader(body, 64<<10))
+func bodyMessage(data []byte) (msg, typ string) {
 	var e struct {
 		Message   string `json:"message"`
 		Type      string `json:"type"`
@@ -397,7 +551,8 @@ type IncompleteError struct{ Msg string }
 func (e *IncompleteError) Error() string { return e.Msg }
 
 // retryable reports transient failures: 429, 5xx, connections refused or
-// cut, streams cut short or ended by an error event. The model's
+// cut, streams cut short or ended by an error event (an
+// *IncompleteError). The model's
 // malformed calls, an over-long context, a reply past its bound and
 // other 4xx are not.
 func retryable(ctx context.Context, err error) bool {
@@ -408,9 +563,8 @@ func retryable(ctx context.Context, err error) bool {
 	if errors.As(err, &se) {
 		return se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500
 	}
-	var sse *ssestream.StreamError
 	var ie *IncompleteError
-	return errors.As(err, &sse) || errors.As(err, &ie) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+	return errors.As(err, &ie) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || isNet(err)
 }
 
@@ -444,13 +598,13 @@ func retryAfter(err error) (time.Duration, bool) {
 
 // Models lists the model ids the endpoint serves (GET {base}/models).
 func (c *Client) Models(ctx context.Context) ([]string, error) {
-	var read int64
-	page, err := c.api.Models.List(ctx, option.WithMiddleware(limitReply(0, &read)))
+	ex := &exchange{hc: c.hc}
+	list, err := c.api(ex).ListModels(ctx)
 	if err != nil {
-		return nil, c.redact(c.wrap(err))
+		return nil, c.redact(c.wrap(err, ex))
 	}
 	var ids []string
-	for _, m := range page.Data {
+	for _, m := range list.Models {
 		ids = append(ids, m.ID)
 	}
 	return ids, nil
@@ -491,10 +645,10 @@ func (c *Client) check(ctx context.Context, model string) error {
 // its graphs and filling caches never land in a measured trial.
 func (c *Client) WarmUp(ctx context.Context, model string, maxTokens int) (time.Duration, error) {
 	start := time.Now()
-	_, err := c.Chat(ctx, sdk.ChatCompletionNewParams{
+	_, err := c.Chat(ctx, sdk.ChatCompletionRequest{
 		Model:     model,
-		Messages:  []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("Say OK.")},
-		MaxTokens: sdk.Int(int64(max(1, min(maxTokens, 8)))),
+		Messages:  []sdk.ChatCompletionMessage{{Role: sdk.ChatMessageRoleUser, Content: "Say OK."}},
+		MaxTokens: max(1, min(maxTokens, 8)),
 	}, false)
 	return time.Since(start), err
 }

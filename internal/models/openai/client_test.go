@@ -2,29 +2,37 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
+	sdk "github.com/sashabaranov/go-openai"
 
 	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 )
 
-func hello(model string) sdk.ChatCompletionNewParams {
-	return sdk.ChatCompletionNewParams{Model: model, Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("hi")}}
+func hello(model string) sdk.ChatCompletionRequest {
+	return sdk.ChatCompletionRequest{Model: model, Messages: []sdk.ChatCompletionMessage{{Role: sdk.ChatMessageRoleUser, Content: "hi"}}}
 }
 
 // TestChatAssemblesReplies: streamed and whole replies come out the same:
-// content, reasoning, several tool calls with their IDs and arguments put
-// together from fragments, the finish reason and the usage counts.
+// content, reasoning (as reasoning_content or as newer vLLM's reasoning),
+// several tool calls with their IDs and arguments put together from
+// fragments, the finish reason and the usage counts.
 func TestChatAssemblesReplies(t *testing.T) {
-	step := openaitest.Step{Content: "Two calls: ", Reasoning: "The user wants both lamps — on, at 40 %.",
-		Calls: []openaitest.Call{{Name: "set_lamp", Args: `{"lamp_id":"LP01","on":true}`}, {Name: "set_lamp", Args: `{"lamp_id":"LP02","level":40,"note":"é€"}`}}}
+	for _, key := range []string{"", "reasoning"} {
+		testChatAssemblesReplies(t, openaitest.Step{Content: "Two calls: ", Reasoning: "The user wants both lamps — on, at 40 %.", ReasoningKey: key,
+			Calls: []openaitest.Call{{Name: "set_lamp", Args: `{"lamp_id":"LP01","on":true}`}, {Name: "set_lamp", Args: `{"lamp_id":"LP02","level":40,"note":"é€"}`}}})
+	}
+}
+
+func testChatAssemblesReplies(t *testing.T, step openaitest.Step) {
+	t.Helper()
 	for _, stream := range []bool{true, false} {
 		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return step })
 		r, err := openai.New(f.URL, "", nil).Chat(context.Background(), hello("m"), stream)
@@ -79,6 +87,13 @@ func TestChatRetryPolicy(t *testing.T) {
 			ErrBody: "the request exceeds the available context size, try increasing it"}, 1, openai.IsContextLength, "available context size"},
 		{"another 400", true, openaitest.Step{Status: 400, ErrBody: "tool_choice must be auto"}, 1,
 			func(err error) bool { return !openai.IsContextLength(err) && !openai.IsMalformed(err) }, "400 Bad Request: tool_choice must be auto"},
+		{"TGI's 422", false, openaitest.Step{Status: 422, Dialect: "tgi", ErrType: "validation", ErrBody: "Input validation error: `temperature` must be strictly positive"}, 1,
+			isStatus(422), "422 Unprocessable Entity: Input validation error: `temperature` must be strictly positive"},
+		{"TGI's over-long input", true, openaitest.Step{Status: 400, Dialect: "tgi", ErrType: "validation", ErrBody: "Input is too long for this model"}, 1,
+			openai.IsContextLength, "400 Bad Request: Input is too long"},
+		{"FastAPI's detail", true, openaitest.Step{Status: 400, Dialect: "fastapi", ErrBody: "messages: field required"}, 1,
+			isStatus(400), "400 Bad Request: messages: field required"},
+		{"vLLM's 503", true, openaitest.Step{Status: 503, Dialect: "vllm", ErrBody: "the engine is sleeping"}, 2, nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,6 +116,48 @@ func TestChatRetryPolicy(t *testing.T) {
 				t.Errorf("error %T %v, want one containing %q of the right kind", err, err, c.wantErr)
 			}
 		})
+	}
+}
+
+// isStatus reports an error that is a *StatusError of status, its
+// message without go-openai's own wording around the body.
+func isStatus(status int) func(error) bool {
+	return func(err error) bool {
+		var se *openai.StatusError
+		return errors.As(err, &se) && se.StatusCode == status && !strings.Contains(se.Msg, "error, status code") && !strings.Contains(se.Msg, "{")
+	}
+}
+
+// TestZeroValuesSent: what go-openai leaves out as a zero value goes on
+// the wire all the same: a temperature of 0 (greedy, where a missing one
+// is the server's default of 1), and an empty content, which OpenAI's API
+// refuses when it is missing, for a tool's empty result and an empty
+// answer; an assistant message with calls and no content has none.
+func TestZeroValuesSent(t *testing.T) {
+	f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{Content: "x"} })
+	req := hello("m")
+	req.Messages = append(req.Messages,
+		sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "c1", Type: sdk.ToolTypeFunction, Function: sdk.FunctionCall{Name: "f", Arguments: "{}"}}}},
+		sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleTool, ToolCallID: "c1"},
+		sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleAssistant},
+		sdk.ChatCompletionMessage{Role: sdk.ChatMessageRoleUser, Content: "again"})
+	for _, stream := range []bool{true, false} {
+		if _, err := openai.New(f.URL, "", nil).Chat(context.Background(), req, stream); err != nil {
+			t.Fatal(err)
+		}
+		reqs := f.Requests()
+		got := reqs[len(reqs)-1]
+		if got.Temperature == nil || *got.Temperature != 0 {
+			t.Errorf("stream %v: temperature %v, want 0 sent", stream, got.Temperature)
+		}
+		for i, m := range got.Messages {
+			var fields map[string]json.RawMessage
+			_ = json.Unmarshal(m, &fields)
+			_, has := fields["content"]
+			if want := i != 1; has != want || has && string(fields["content"]) != `""` && i != 0 && i != 4 {
+				t.Errorf("stream %v: message %d is %s; want a content exactly when it has no tool calls", stream, i, m)
+			}
+		}
 	}
 }
 
@@ -205,7 +262,7 @@ func TestEndlessReply(t *testing.T) {
 		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{Endless: true} })
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second) // a guard against hanging only
 		params := hello("m")
-		params.MaxTokens = sdk.Int(2048)
+		params.MaxTokens = 2048
 		r, err := openai.New(f.URL, "", nil).Chat(ctx, params, stream)
 		cancel()
 		if limit := models.ReplyLimit(2048); !models.IsTooLong(err) || r.Bytes > limit || r.Bytes < limit/2 || r.Attempts != 1 || f.Chats() != 1 {

@@ -2,8 +2,8 @@
 // caller of the openai package tests against, as ollamatest is for
 // Ollama: a Server speaking the Chat Completions wire format as OpenAI
 // documents it and as vLLM and llama.cpp's llama-server send it, scripted
-// per test. Callers reach it through the real openai-go client, never
-// around it.
+// per test. Callers reach it through the real client (package openai on
+// go-openai), never around it; it links no client library.
 package openaitest
 
 import (
@@ -111,7 +111,10 @@ type Step struct {
 	Delay     time.Duration
 	Content   string
 	Reasoning string
-	Calls     []Call
+	// ReasoningKey is the field the reasoning goes in: reasoning_content
+	// (vLLM, SGLang, DeepSeek) when empty, or reasoning (newer vLLM).
+	ReasoningKey string
+	Calls        []Call
 	// ErrEvent sends an error event after the first chunk of a stream.
 	ErrEvent string
 	// Hangup closes the connection without a reply; HangupMidStream
@@ -124,9 +127,10 @@ type Step struct {
 	// EchoAuth puts the request's Authorization header in the error
 	// body, as some servers' debug errors quote the request they refused.
 	EchoAuth bool
-	// Dialect "vllm" sends errors as vLLM's top-level error object
-	// ({"object": "error", "message": …, "code": 400}) instead of
-	// OpenAI's {"error": {…}}.
+	// Dialect sends errors in another server's shape instead of OpenAI's
+	// {"error": {…}}: "vllm" as vLLM's and SGLang's top-level error object
+	// ({"object": "error", "message": …, "code": 400}), "tgi" as TGI's
+	// {"error": "…", "error_type": …}, "fastapi" as FastAPI's {"detail": "…"}.
 	Dialect string
 	auth    string // the request's Authorization, for EchoAuth
 }
@@ -213,11 +217,16 @@ func (f *Server) fail(w http.ResponseWriter, s Step) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(s.Status)
-	if s.Dialect == "vllm" {
-		_ = json.NewEncoder(w).Encode(map[string]any{"object": "error", "message": msg, "type": s.ErrType, "param": nil, "code": s.Status})
-		return
+	body := map[string]any{"error": map[string]any{"message": msg, "type": s.ErrType, "param": nil, "code": s.ErrCode}}
+	switch s.Dialect {
+	case "vllm":
+		body = map[string]any{"object": "error", "message": msg, "type": s.ErrType, "param": nil, "code": s.Status}
+	case "tgi":
+		body = map[string]any{"error": msg, "error_type": s.ErrType}
+	case "fastapi":
+		body = map[string]any{"detail": msg}
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": s.ErrType, "param": nil, "code": s.ErrCode}})
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
@@ -264,7 +273,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !req.Stream {
 		msg := map[string]any{"role": "assistant", "content": s.Content}
 		if s.Reasoning != "" {
-			msg["reasoning_content"] = s.Reasoning
+			msg[s.reasoningKey()] = s.Reasoning
 		}
 		if len(s.Calls) > 0 {
 			var calls []map[string]any
@@ -304,7 +313,7 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, part := range pieces(s.Reasoning, 3) {
-		chunk(map[string]any{"reasoning_content": part}, nil)
+		chunk(map[string]any{s.reasoningKey(): part}, nil)
 	}
 	for _, word := range chattest.Words(s.Content) {
 		chunk(map[string]any{"content": word}, nil)
@@ -322,6 +331,13 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{}, "usage": usage})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (s Step) reasoningKey() string {
+	if s.ReasoningKey == "" {
+		return "reasoning_content"
+	}
+	return s.ReasoningKey
 }
 
 // endless writes a reply that never ends until the client hangs up.
