@@ -126,7 +126,7 @@ func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
 
 // BenchmarkOpenAIAgentTurn is BenchmarkAgentTurn with an OpenAI-compatible
 // endpoint: p50-ns/turn is the harness's own work per model reply (the
-// trial's wall time less the time inside the openai-go client call, per
+// trial's wall time less the time inside the OpenAI client call, per
 // reply), streamed as vLLM streams. Target: median under 1 ms.
 func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	spec, lookup := tinySpec(b)

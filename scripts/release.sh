@@ -30,18 +30,13 @@ export CGO_CFLAGS="${CGO_CFLAGS:--Wno-deprecated-declarations}"
 # architecture behave alike on a node, and they share every compiled
 # package but NVML's and the few above the meter: the static build after
 # the cgo one takes seconds instead of a full compile.
-# openai-go's packages (generated API types, half of all compile time) are
-# compiled without inlining (-l): 40% faster to build, and the client's own
-# speed does not show next to a model's reply. GOGC=400 lets the compiler
-# collect garbage less often (~2.3 GB at most). Neither changes what the
-# source means, and both are deterministic. From a cold build cache the
-# four builds took 544 s on a 2-core machine before these three; 279-289 s
-# after.
+# GOGC=400 lets the compiler collect garbage less often (~2.3 GB at most);
+# it does not change what the source means, and it is deterministic.
 export GOGC=${GOGC:-400}
 build() { # GOARCH CGO_ENABLED CC TAGS OUT
   echo "release: $5" >&2
   GOOS=linux GOARCH=$1 CGO_ENABLED=$2 CC=$3 go build -trimpath -buildvcs=false \
-    -tags "netgo,osusergo$4" -gcflags "github.com/openai/openai-go/v3/...=-l" -ldflags "$ldflags" -o "$DIST/$5" ./cmd/granite
+    -tags "netgo,osusergo$4" -ldflags "$ldflags" -o "$DIST/$5" ./cmd/granite
 }
 
 mkdir -p "$DIST"
