@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // The offline backend writes its prompts from the tools' own words: what
@@ -14,25 +13,19 @@ import (
 // reads as a request, not as a template, and names no tool.
 
 // request is the prompt of one call of t: what the call does, with the
-// values it takes.
+// values it takes (less the action, which the purpose already says).
 func (t *Tool) request(args json.RawMessage) string {
-	with := phrase(args, t.actionArg(args))
-	if with == "" {
-		return t.purposeOf(args) + "."
+	key, purpose := t.action(args)
+	if with := phrase(args, key); with != "" {
+		return purpose + ", with " + with + "."
 	}
-	return t.purposeOf(args) + ", with " + with + "."
+	return purpose + "."
 }
 
-// purposeOf is what a call of t with args does: the first sentence of the
-// description of the action it chooses, else of the tool's description,
-// else "Run NAME".
+// purposeOf is what a call of t with args does (see action).
 func (t *Tool) purposeOf(args json.RawMessage) string {
-	if k := t.actionArg(args); k != "" {
-		if s := actionDescription(t.propDescription(k), argsMap(args)[k].(string)); s != "" {
-			return s
-		}
-	}
-	return t.purpose()
+	_, purpose := t.action(args)
+	return purpose
 }
 
 // purpose is the first sentence of the tool's description, or "Run NAME".
@@ -47,31 +40,29 @@ func (t *Tool) purpose() string {
 // coarse tool does (granite's own levels L3-L1 call it action).
 var actionNames = []string{"action", "operation", "op", "command", "method"}
 
-// actionArg is the argument of args whose value picks what the call does:
-// one named as such (actionNames) whose property's description documents
-// the value given as "value: ...". An argument like status, whose values
-// may be documented the same way, says how, not what.
-func (t *Tool) actionArg(args json.RawMessage) string {
-	m := argsMap(args)
-	for _, k := range actionNames {
-		if v, ok := m[k].(string); ok && actionDescription(t.propDescription(k), v) != "" {
-			return k
-		}
-	}
-	return ""
-}
-
-// propDescription is the description of one property of t's input schema.
-func (t *Tool) propDescription(name string) string {
-	var s struct {
+// action finds the argument of args whose value picks what the call does
+// and what that is: one named as such (actionNames) whose property's
+// description documents the value given as "value: what it does", and the
+// first sentence of that. An argument like status, whose values may be
+// documented the same way, says how, not what. Without one, the purpose
+// is the tool's (see purpose) and key is "".
+func (t *Tool) action(args json.RawMessage) (key, purpose string) {
+	var schema struct {
 		Properties map[string]struct {
 			Description string `json:"description"`
 		} `json:"properties"`
 	}
-	if json.Unmarshal(t.InputSchema, &s) != nil {
-		return ""
+	if json.Unmarshal(t.InputSchema, &schema) == nil {
+		m := argsMap(args)
+		for _, k := range actionNames {
+			if v, ok := m[k].(string); ok {
+				if s := actionDescription(schema.Properties[k].Description, v); s != "" {
+					return k, s
+				}
+			}
+		}
 	}
-	return s.Properties[name].Description
+	return "", t.purpose()
 }
 
 // actionDescription finds "value: what it does" in a description that
@@ -95,7 +86,9 @@ func actionDescription(desc, value string) string {
 	}
 }
 
-func isWordByte(b byte) bool { return b == '_' || b == '-' || unicode.IsLetter(rune(b)) || unicode.IsDigit(rune(b)) }
+func isWordByte(b byte) bool {
+	return b == '_' || b == '-' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
 
 // abbreviations end in a full stop that ends no sentence.
 var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "approx": true, "incl": true, "no": true, "resp": true}

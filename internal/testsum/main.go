@@ -22,4 +22,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
