@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/mcpgranite/granite/internal/level"
@@ -81,11 +80,7 @@ func describe(args json.RawMessage) string {
 	if json.Unmarshal(args, &m) != nil || len(m) == 0 {
 		return "no arguments"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(m)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		b, _ := json.Marshal(m[k])

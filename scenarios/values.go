@@ -5,7 +5,8 @@
 package scenarios
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -111,12 +112,4 @@ func asAny(ss []string) []any {
 	return out
 }
 
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -105,7 +106,7 @@ func checkCommand(doc *speclang.Document, m results.ModelEntry, at func(string) 
 			list = append(list, doc.Errorf(append(at("command"), k), "found argument %q: %s; expected a text/template over %s", arg, msg, commandFields))
 		}
 	}
-	for _, k := range envKeys(m.Env) {
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 		if msg := checkTemplate(m.Env[k], m.MCPConfig); msg != "" {
 			list = append(list, doc.Errorf(append(at("env"), k), "found env %s=%q: %s; expected a text/template over %s", k, m.Env[k], msg, commandFields))
 		}
@@ -353,19 +354,10 @@ func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string
 			out = append(out, kv)
 		}
 	}
-	for _, k := range envKeys(set) {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		out = append(out, k+"="+set[k])
 	}
 	return out, nil
-}
-
-func envKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // answerFrom takes the final answer from stdout: all of it, or a JSON
