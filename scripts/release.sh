@@ -47,3 +47,7 @@ build arm64 1 "$CC_ARM64" "" granite-linux-arm64
 build arm64 0 "$CC_ARM64" ,nonvml granite-linux-arm64-static
 (cd "$DIST" && sha256sum granite-* > SHA256SUMS)
 cat "$DIST/SHA256SUMS"
+# Each binary's size, the figure an edge node pays in flash and in copying.
+for f in "$DIST"/granite-*; do
+  awk -v f="$f" -v b="$(stat -c %s "$f")" 'BEGIN {printf "release: %-40s %6.1f MB\n", f, b/1e6}' >&2
+done
