@@ -93,6 +93,8 @@ func TestOllamaToolCallParseError(t *testing.T) {
 		{"a 500 before the stream", true, ollamatest.Step{Status: 500, ErrBody: garbled}, false},
 		{"a 500 without streaming", false, ollamatest.Step{Status: 500, ErrBody: garbled}, false},
 		{"a 500 worded otherwise", true, ollamatest.Step{Status: 500, ErrBody: "llm: Error Parsing Tool Call: raw='x', err=bad"}, false},
+		{"qwen3's built-in parser, before the stream", true, ollamatest.Step{Status: 500, ErrBody: "failed to parse JSON: unexpected end of JSON input"}, false},
+		{"qwen3's built-in parser, not streaming", false, ollamatest.Step{Status: 500, ErrBody: "failed to parse JSON: invalid character 'l' looking for beginning of object key string"}, false},
 		{"a crashed runner, streaming", true, ollamatest.Step{Status: 500, ErrBody: "llama runner process has terminated: exit status 2"}, true},
 		{"a crashed runner, not streaming", false, ollamatest.Step{Status: 500, ErrBody: "llama runner process has terminated: exit status 2"}, true},
 		{"a crashed runner mid-stream", true, ollamatest.Step{Content: "Switching", ErrLine: "llama runner process has terminated: exit status 2"}, true},
@@ -132,6 +134,49 @@ func TestOllamaToolCallParseError(t *testing.T) {
 			if r.ErrorClass != results.ErrMalformed || r.StopReason != results.StopError || r.Error != want || f.Chats() != 1 || len(r.Calls) != 0 {
 				t.Errorf("error_class %q, stop_reason %q, error %q, %d chat requests, %d calls; want %q, %q, %q, one request, no call",
 					r.ErrorClass, r.StopReason, r.Error, f.Chats(), len(r.Calls), results.ErrMalformed, results.StopError, want)
+			}
+		})
+	}
+}
+
+// TestOllamaRepliesThatAreNoAnswer: a reply Ollama ended at its token
+// repeat limit, a reply its tool parser emptied and a prompt past the
+// context each end the trial at once with their own error class, and the
+// tokens the failed reply cost counted; none is scored as an answer.
+func TestOllamaRepliesThatAreNoAnswer(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cases := []struct {
+		name   string
+		stream bool
+		step   ollamatest.Step
+		numCtx int
+		class  results.ErrorClass
+		tokens int
+	}{
+		{"the repeat limit, streamed", true, ollamatest.Step{Repeat: "on "}, 0, results.ErrRepeatLimit, ollamatest.RepeatLimit + 1},
+		{"the repeat limit, not streamed", false, ollamatest.Step{Repeat: "on "}, 0, results.ErrRepeatLimit, 0},
+		{"a call the server dropped", true, ollamatest.Step{Dropped: true}, 0, results.ErrDroppedCall, 15},
+		{"a prompt past the context", true, ollamatest.Step{Content: "never sent"}, 64, results.ErrContext, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return c.step })
+			f.NumCtx = c.numCtx
+			cfg := testConfig("noanswer", f.URL, "m")
+			cfg.Scenarios = []string{"tiny-002"}
+			cfg.Granularities = []level.Level{level.L4}
+			cfg.Stream = &c.stream
+			cfg.AgentTimeoutSeconds = 5 // what a retried failure would cost
+			recs, err := runTrials(t, cfg, spec, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := recs[0]
+			if r.ErrorClass != c.class || r.StopReason != results.StopError || f.Chats() != 1 || r.Metrics.TC != 0 || r.Error == "" {
+				t.Errorf("error_class %q (%s), stop_reason %q, %d chat requests, tc %v; want %q at once", r.ErrorClass, r.Error, r.StopReason, f.Chats(), r.Metrics.TC, c.class)
+			}
+			if c.tokens > 0 && r.CompletionTokens != c.tokens {
+				t.Errorf("%d completion tokens recorded, want %d", r.CompletionTokens, c.tokens)
 			}
 		})
 	}

@@ -71,7 +71,11 @@ func (c *ollamaConversation) user(text string) {
 }
 
 func (c *ollamaConversation) reply(ctx context.Context, rec *results.Record) (modelReply, error) {
-	req := &api.ChatRequest{Model: c.a.model, Messages: c.msgs, Tools: c.tools, Stream: &c.stream, KeepAlive: keepAlive(c.a.cfg), Options: c.options}
+	// truncate: false makes Ollama refuse a prompt longer than num_ctx
+	// instead of cutting it silently (the system prompt and tool list
+	// first): a trial whose prompt was cut is never scored as if whole.
+	noTruncate := false
+	req := &api.ChatRequest{Model: c.a.model, Messages: c.msgs, Tools: c.tools, Stream: &c.stream, KeepAlive: keepAlive(c.a.cfg), Options: c.options, Truncate: &noTruncate}
 	r, err := c.a.client.Chat(ctx, req)
 	rec.Durations.TotalNS += int64(r.Metrics.TotalDuration)
 	rec.Durations.LoadNS += int64(r.Metrics.LoadDuration)
@@ -111,9 +115,12 @@ func (c *ollamaConversation) toolResult(call replyCall, res results.Call) {
 	c.msgs = append(c.msgs, api.Message{Role: "tool", ToolName: res.Tool, Content: res.Result, ToolCallID: call.ID})
 }
 
-// classify: a tool call Ollama could not parse is the model's.
+// classify: a tool call Ollama could not parse, a reply it ended at its
+// repeat limit or emptied, a prompt past the context are each their own
+// class, not the transport's.
 func (c *ollamaConversation) classify(ctx context.Context, err error) results.ErrorClass {
-	return classifyFailure(ctx, err, failure{ollama.IsMalformed, results.ErrMalformed})
+	return classifyFailure(ctx, err, failure{ollama.IsMalformed, results.ErrMalformed}, failure{ollama.IsContextLength, results.ErrContext},
+		failure{ollama.IsRepeatLimit, results.ErrRepeatLimit}, failure{ollama.IsDroppedCall, results.ErrDroppedCall})
 }
 
 // ollamaBackend is the Ollama kind: models a host (or hosts) serves,

@@ -232,6 +232,16 @@ const (
 	// ErrMalformedReply is a model reply the client cut off at its bound
 	// in bytes (from max_tokens): an endpoint that streams without end.
 	ErrMalformedReply ErrorClass = "malformed_reply"
+	// ErrRepeatLimit is a reply the model server ended because the model
+	// repeated one token over and over (Ollama's token repeat limit): the
+	// reply has no final chunk, and greedy decoding repeats it if asked
+	// again.
+	ErrRepeatLimit ErrorClass = "repeat_limit"
+	// ErrDroppedCall is a reply the model server emptied: tokens were
+	// generated, and neither text nor a tool call came back (Ollama's
+	// template tool parser drops a call it cannot parse or that names no
+	// listed tool).
+	ErrDroppedCall ErrorClass = "server_dropped_call"
 )
 
 // StopReason says why a trial stopped.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/redact"
 )
 
@@ -51,70 +52,147 @@ type Reply struct {
 }
 
 // Chat sends one /api/chat request, retrying transport errors and 5xx with
-// backoff until ctx ends. A tool call the model garbled comes back at
-// once as a *MalformedError, a reply past its bound in bytes (from the
-// num_predict option, see models.ReplyLimit) as a *models.TooLongError:
-// asking again would only replay the failure until the caller's
-// deadline. The reply is never nil, so that a caller can count what a
-// failed attempt cost. No error text holds an Authorization value.
+// backoff until ctx ends. The model's own failures come back at once,
+// since asking again would only replay them until the caller's deadline:
+// a tool call it garbled as a *MalformedError, a reply Ollama ended at its
+// token repeat limit as a *RepeatLimitError, a reply Ollama's tool parser
+// emptied as a *DroppedCallError, a reply past its bound in bytes (from
+// the num_predict option, see models.ReplyLimit) as a
+// *models.TooLongError; a prompt longer than the context, refused when
+// the request says "truncate": false, as a *ContextLengthError. A stream
+// that ends before its final chunk is never an answer. The reply is never
+// nil, so that a caller can count what a failed attempt cost. No error
+// text holds an Authorization value.
 func (c *Client) Chat(ctx context.Context, req *api.ChatRequest) (*Reply, error) {
-	r, err := c.chat(ctx, req)
+	var r *Reply
+	cuts := 0
+	err := retry(ctx, func() (bool, error) {
+		var err error
+		r, err = c.attempt(ctx, req)
+		if errors.Is(err, ErrCutShort) {
+			// A body that ended cleanly but early, again and again, is
+			// no transient failure: give it up after a few.
+			cuts++
+			return cuts < maxCuts, err
+		}
+		return retryable(ctx, err), err
+	})
 	return r, redact.Err(err)
 }
 
-func (c *Client) chat(ctx context.Context, req *api.ChatRequest) (*Reply, error) {
+// maxCuts bounds the attempts whose body ended cleanly before the final
+// chunk without a repeat Ollama would stop at (see attempt).
+const maxCuts = 3
+
+// retry calls f until it succeeds or says its error is not worth another
+// try, waiting between tries with jittered exponential backoff (250 ms,
+// doubling up to 4 s); when ctx ends first, the last error is returned.
+func retry(ctx context.Context, f func() (again bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		start := time.Now()
-		r := &Reply{}
-		done := false
-		sctx, sn := withSniff(ctx, numPredict(req.Options))
-		// The chunks are gathered in builders, not by +=, which copies
-		// all that came before at every chunk: a reply streamed up to
-		// its bound cost seconds of copying.
-		var content, thinking strings.Builder
-		err := c.api.Chat(sctx, req, func(resp api.ChatResponse) error {
-			done = done || resp.Done
-			r.Message.Role = resp.Message.Role
-			content.WriteString(resp.Message.Content)
-			thinking.WriteString(resp.Message.Thinking)
-			r.Message.ToolCalls = append(r.Message.ToolCalls, resp.Message.ToolCalls...)
-			if resp.Done {
-				r.Metrics, r.DoneReason = resp.Metrics, resp.DoneReason
-			}
-			return nil
-		})
-		r.Message.Content, r.Message.Thinking = content.String(), thinking.String()
-		r.Wait = time.Since(start)
-		tooLong, read := sn.cut()
-		r.Bytes = read
-		if tooLong != nil {
-			return r, tooLong
-		}
-		if err != nil && sn.err() != nil {
-			return r, &MalformedError{Msg: "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + sn.err().Error()}
-		}
-		if msg, ok := unparsedToolCall(err); ok {
-			return r, &MalformedError{Msg: msg}
-		}
-		if err == nil && !done {
-			// The body ended cleanly but the reply did not: a proxy or a
-			// crashed runner cut it. What came is not the model's answer.
-			err = ErrCutShort
-		}
-		if err == nil || !retryable(ctx, err) {
-			return r, err
+		again, err := f()
+		if err == nil || !again {
+			return err
 		}
 		backoff := time.Duration(float64(250*time.Millisecond) * float64(int(1)<<min(attempt, 4)) * (0.75 + rand.Float64()/2))
 		select {
 		case <-ctx.Done():
-			return r, err
+			return err
 		case <-time.After(backoff):
 		}
 	}
 }
 
-// ErrCutShort is a reply whose stream ended before its final chunk
-// (done: true); Chat asks again, as for a cut connection.
+// attempt is one request and what its reply proves: the chunks put
+// together, and an error when the reply is not a whole answer.
+func (c *Client) attempt(ctx context.Context, req *api.ChatRequest) (*Reply, error) {
+	start := time.Now()
+	r := &Reply{}
+	done := false
+	sctx, sn := withSniff(ctx, numPredict(req.Options))
+	// The chunks are gathered in builders, not by +=, which copies all
+	// that came before at every chunk: a reply streamed up to its bound
+	// cost seconds of copying.
+	var content, thinking strings.Builder
+	var rep repeats
+	err := c.api.Chat(sctx, req, func(resp api.ChatResponse) error {
+		done = done || resp.Done
+		r.Message.Role = resp.Message.Role
+		content.WriteString(resp.Message.Content)
+		thinking.WriteString(resp.Message.Thinking)
+		rep.add(resp.Message.Content)
+		r.Message.ToolCalls = append(r.Message.ToolCalls, resp.Message.ToolCalls...)
+		if resp.Done {
+			r.Metrics, r.DoneReason = resp.Metrics, resp.DoneReason
+		}
+		return nil
+	})
+	r.Message.Content, r.Message.Thinking = content.String(), thinking.String()
+	r.Wait = time.Since(start)
+	tooLong, read := sn.cut()
+	r.Bytes = read
+	switch status, readErr := sn.ended(); {
+	case tooLong != nil:
+		return r, tooLong
+	case err != nil && sn.err() != nil:
+		return r, &MalformedError{Msg: "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + sn.err().Error()}
+	case err != nil:
+		if msg, ok := unparsedToolCall(err); ok {
+			return r, &MalformedError{Msg: msg}
+		}
+		if msg, ok := contextTooLong(err); ok {
+			return r, &ContextLengthError{Msg: msg}
+		}
+		return r, err
+	case status >= http.StatusBadRequest:
+		// ollama/api reads an error status with an empty body as no
+		// chunks at all, and returns nil.
+		return r, api.StatusError{StatusCode: status, Status: http.StatusText(status), ErrorMessage: "the reply's body is empty"}
+	case !done:
+		// Nothing says how many tokens came; the chunks are about one
+		// each.
+		r.Metrics.EvalCount = rep.chunks
+		switch {
+		case readErr != nil:
+			// ollama/api ends a stream whose read failed as if it had
+			// ended well: the deadline passed or the server went away.
+			return r, fmt.Errorf("the reply was cut after %d bytes, before its final chunk: %w", read, readErr)
+		case rep.run >= RepeatLimit || !isStreamed(req):
+			// The server ended the body itself: Ollama does that without
+			// a done chunk only at its token repeat limit, and answers
+			// an unstreamed request that hit it with done: false.
+			return r, &RepeatLimitError{Token: rep.last, Chunks: rep.chunks}
+		}
+		return r, ErrCutShort
+	case r.Metrics.EvalCount > 0 && len(req.Tools) > 0 && r.Message.Content == "" && r.Message.Thinking == "" && len(r.Message.ToolCalls) == 0:
+		return r, &DroppedCallError{Tokens: r.Metrics.EvalCount}
+	}
+	return r, nil
+}
+
+// repeats follows a stream's chunks as Ollama's repeat limit does: how
+// many chunks in a row carried the same piece, spaces trimmed.
+type repeats struct {
+	last        string
+	run, chunks int
+}
+
+func (p *repeats) add(content string) {
+	if content == "" {
+		return
+	}
+	p.chunks++
+	if t := strings.TrimSpace(content); t == p.last && p.chunks > 1 {
+		p.run++
+	} else {
+		p.last, p.run = t, 0
+	}
+}
+
+func isStreamed(req *api.ChatRequest) bool { return req.Stream == nil || *req.Stream }
+
+// ErrCutShort is a reply whose body ended cleanly before its final chunk
+// (done: true) with no repeat Ollama would stop at: a proxy ended it. Chat
+// asks again, a few times.
 var ErrCutShort = errors.New("the reply ended before its final chunk (done: true): the stream was cut")
 
 // numPredict reads the num_predict option, whatever number type holds it;
@@ -147,7 +225,9 @@ func (c *Client) Structured(ctx context.Context, model string, msgs []api.Messag
 
 // WarmUp loads model with the options and keep-alive later requests will
 // use, so that load time never lands in a measured request, and returns
-// the load time Ollama reported.
+// the load time: Ollama's load reply (done_reason "load") carries no
+// durations, so it is the request's own wall time unless the reply
+// reports one.
 func (c *Client) WarmUp(ctx context.Context, model string, keepAlive *api.Duration, options map[string]any) (time.Duration, error) {
 	stream := false
 	req := &api.ChatRequest{Model: model, Messages: []api.Message{}, Stream: &stream, KeepAlive: keepAlive, Options: options}
@@ -155,14 +235,29 @@ func (c *Client) WarmUp(ctx context.Context, model string, keepAlive *api.Durati
 	if err != nil {
 		return 0, err
 	}
-	return r.Metrics.LoadDuration, nil
+	if r.Metrics.LoadDuration > 0 {
+		return r.Metrics.LoadDuration, nil
+	}
+	return r.Wait, nil
 }
 
-// Show asks the host about a model (/api/show).
+// Show asks the host about a model (/api/show), retrying transport errors
+// and 5xx as Chat does, a few times: it comes between a warm-up and a
+// model's trials, where an outage must not end the run.
 func (c *Client) Show(ctx context.Context, model string) (*api.ShowResponse, error) {
-	r, err := c.api.Show(ctx, &api.ShowRequest{Model: model})
+	var r *api.ShowResponse
+	tries := 0
+	err := retry(ctx, func() (bool, error) {
+		var err error
+		r, err = c.api.Show(ctx, &api.ShowRequest{Model: model})
+		tries++
+		return tries < maxShowTries && retryable(ctx, err), err
+	})
 	return r, redact.Err(err)
 }
+
+// maxShowTries bounds Show's attempts: about 8 s of backoff in all.
+const maxShowTries = 6
 
 // List lists the host's local models (/api/tags).
 func (c *Client) List(ctx context.Context) (*api.ListResponse, error) {
@@ -170,48 +265,10 @@ func (c *Client) List(ctx context.Context) (*api.ListResponse, error) {
 	return r, redact.Err(err)
 }
 
-// MalformedError is a tool call the model garbled: Ollama could not parse
-// it, or the client could not decode the reply Ollama made of it. It is
-// the model's failure, not the transport's, and is never retried.
-type MalformedError struct{ Msg string }
-
-func (e *MalformedError) Error() string { return e.Msg }
-
-// IsMalformed reports whether err is or wraps a *MalformedError.
-func IsMalformed(err error) bool {
-	var me *MalformedError
-	return errors.As(err, &me)
-}
-
-// unparsedToolCall returns Ollama's message when err is Ollama's report
-// that it could not parse the tool call the model wrote, "error parsing
-// tool call: raw='…', err=…" (ollama/ollama issues 12884, 12064, 11704:
-// https://github.com/ollama/ollama/issues/12884). Ollama sends it as an
-// HTTP 500 with that error body when nothing was streamed yet or the
-// request is not streamed, and as an error line of a 200 stream once
-// chunks went out; the client turns the first into an api.StatusError
-// and the second into a plain error. Nothing but the text tells it from
-// a crashed runner, which is worth a retry, so the text is matched
-// anywhere in the message and in any case.
-func unparsedToolCall(err error) (string, bool) {
-	if err == nil {
-		return "", false
-	}
-	msg := err.Error()
-	var se api.StatusError
-	if errors.As(err, &se) {
-		msg = se.ErrorMessage // without the status Error() puts first
-	}
-	if strings.Contains(strings.ToLower(msg), "error parsing tool call") {
-		return msg, true
-	}
-	return "", false
-}
-
 // retryable reports transient failures: 5xx, connections refused or cut,
 // and error lines in a stream. Malformed replies and 4xx are not.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || IsMalformed(err) {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || IsRepeatLimit(err) || IsDroppedCall(err) || models.IsTooLong(err) {
 		return false
 	}
 	var se api.StatusError

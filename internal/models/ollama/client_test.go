@@ -104,9 +104,12 @@ func TestStructuredSendsTheFormat(t *testing.T) {
 func TestWarmUpAndShow(t *testing.T) {
 	f := ollamatest.NewServer(t, []string{"m"}, nil)
 	cl, _ := ollama.New(f.URL, nil)
+	start := time.Now()
 	load, err := cl.WarmUp(context.Background(), "m", &api.Duration{Duration: time.Minute}, map[string]any{"num_ctx": 8192})
-	if err != nil || load != 1500*time.Millisecond {
-		t.Fatalf("load %v, %v", load, err)
+	// Ollama's load reply carries no durations: the load is the
+	// request's wall time.
+	if err != nil || load <= 0 || load > time.Since(start) {
+		t.Fatalf("load %v, %v; want the warm-up's wall time", load, err)
 	}
 	if r := f.Requests()[0]; len(r.Messages) != 0 || r.Options["num_ctx"] != float64(8192) {
 		t.Errorf("warm-up request %+v", r)
@@ -114,6 +117,101 @@ func TestWarmUpAndShow(t *testing.T) {
 	show, err := cl.Show(context.Background(), "m")
 	if err != nil || show.Details.ParameterSize != "3.2B" {
 		t.Fatalf("%+v, %v", show, err)
+	}
+	if _, err := cl.Show(context.Background(), "absent"); err == nil || !strings.Contains(err.Error(), "model 'absent' not found") {
+		t.Errorf("show of a model the host lacks: %v, want Ollama's 404", err)
+	}
+}
+
+// TestShowIsRetried: an outage between a warm-up and the trials (a 503
+// with an empty body, twice) does not end the run.
+func TestShowIsRetried(t *testing.T) {
+	f := ollamatest.NewServer(t, []string{"m"}, nil)
+	f.FailShows = 2
+	cl, _ := ollama.New(f.URL, nil)
+	if show, err := cl.Show(context.Background(), "m"); err != nil || show.Details.Family != "fake" {
+		t.Fatalf("%+v, %v; want the third try's answer", show, err)
+	}
+}
+
+// TestRepliesThatAreNoAnswer: a reply that ends without its final chunk,
+// or that the server emptied, is never a finished answer; the model's
+// failures come back at once, each as its own error, the transport's are
+// retried.
+func TestRepliesThatAreNoAnswer(t *testing.T) {
+	tools := api.Tools{{Type: "function", Function: api.ToolFunction{Name: "f"}}}
+	cases := []struct {
+		name     string
+		stream   bool
+		first    ollamatest.Step
+		requests int
+		is       func(error) bool // nil: the second reply comes
+	}{
+		{"the repeat limit, streamed", true, ollamatest.Step{Repeat: "lamp "}, 1, ollama.IsRepeatLimit},
+		{"the repeat limit, not streamed", false, ollamatest.Step{Repeat: "lamp "}, 1, ollama.IsRepeatLimit},
+		{"a call the server dropped", true, ollamatest.Step{Dropped: true, Calls: []ollamatest.Call{{Name: "g", Args: `{}`}}}, 1, ollama.IsDroppedCall},
+		{"a call the server dropped, not streamed", false, ollamatest.Step{Dropped: true}, 1, ollama.IsDroppedCall},
+		{"a built-in parser's failure", true, ollamatest.Step{Status: 500, ErrBody: `failed to parse JSON: invalid character 'x' looking for beginning of value`}, 1, ollama.IsMalformed},
+		{"a built-in parser's failure mid-stream", true, ollamatest.Step{Content: "x", ErrLine: `empty function name`}, 1, ollama.IsMalformed},
+		{"a server gone mid-reply", true, ollamatest.Step{Content: "The lamp is", Die: true}, 2, nil},
+		{"a 5xx with an empty body", true, ollamatest.Step{Status: 503, EmptyBody: true}, 2, nil},
+		{"a 5xx with an empty body, not streamed", false, ollamatest.Step{Status: 502, EmptyBody: true}, 2, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := ollamatest.NewServer(t, []string{"m"}, func(_ ollamatest.Request, n int) ollamatest.Step {
+				if n == 0 {
+					return c.first
+				}
+				return ollamatest.Step{Content: "fine"}
+			})
+			cl, _ := ollama.New(f.URL, nil)
+			r, err := cl.Chat(context.Background(), &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}, Tools: tools, Stream: &c.stream})
+			switch {
+			case f.Chats() != c.requests:
+				t.Errorf("%d requests, want %d (error %v)", f.Chats(), c.requests, err)
+			case c.is == nil && (err != nil || r.Message.Content != "fine"):
+				t.Errorf("reply %+v, error %v; want the second reply", r.Message, err)
+			case c.is != nil && (err == nil || !c.is(err)):
+				t.Errorf("error %T %v", err, err)
+			}
+		})
+	}
+	t.Run("the repeat limit says what repeated and counts the chunks", func(t *testing.T) {
+		f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Repeat: "lamp "} })
+		cl, _ := ollama.New(f.URL, nil)
+		r, err := cl.Chat(context.Background(), &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}})
+		if err == nil || !strings.Contains(err.Error(), `repeated "lamp"`) || r.Metrics.EvalCount != ollamatest.RepeatLimit+1 {
+			t.Errorf("error %v, %d tokens counted", err, r.Metrics.EvalCount)
+		}
+	})
+	t.Run("a deadline mid-stream", func(t *testing.T) {
+		f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Endless: true} })
+		cl, _ := ollama.New(f.URL, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		r, err := cl.Chat(ctx, &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}, Options: map[string]any{"num_predict": 1 << 20}})
+		if !errors.Is(err, context.DeadlineExceeded) || r.Metrics.EvalCount == 0 || r.Message.Content == "" {
+			t.Errorf("error %v, %d tokens, content %d bytes; want the deadline, with what came counted", err, r.Metrics.EvalCount, len(r.Message.Content))
+		}
+	})
+}
+
+// TestContextLength: a prompt longer than the context is refused, once,
+// as a *ContextLengthError when the request says "truncate": false; Ollama
+// cuts it silently otherwise.
+func TestContextLength(t *testing.T) {
+	f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Content: "fine"} })
+	f.NumCtx = 16
+	cl, _ := ollama.New(f.URL, nil)
+	long := []api.Message{{Role: "user", Content: strings.Repeat("a long prompt ", 20)}}
+	no := false
+	if _, err := cl.Chat(context.Background(), &api.ChatRequest{Model: "m", Messages: long, Truncate: &no}); !ollama.IsContextLength(err) || f.Chats() != 1 {
+		t.Errorf("error %v after %d requests; want a *ContextLengthError at once", err, f.Chats())
+	}
+	r, err := cl.Chat(context.Background(), &api.ChatRequest{Model: "m", Messages: long})
+	if err != nil || r.Metrics.PromptEvalCount != 16 {
+		t.Errorf("%+v, %v; want the prompt cut to the context", r.Metrics, err)
 	}
 }
 

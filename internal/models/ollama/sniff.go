@@ -35,6 +35,10 @@ type sniff struct {
 	malformed error
 	tooLong   error
 	read      int64
+	// status is the reply's HTTP status; readErr the first failed read
+	// of its body other than its end, which ollama/api does not report.
+	status  int
+	readErr error
 }
 
 func (s *sniff) err() error {
@@ -49,6 +53,14 @@ func (s *sniff) cut() (error, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tooLong, s.read
+}
+
+// ended returns the reply's HTTP status (0 when no reply came) and the
+// first error reading its body other than io.EOF.
+func (s *sniff) ended() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status, s.readErr
 }
 
 // withSniff attaches a sniff to a request context.
@@ -66,6 +78,9 @@ func (t sniffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok || err != nil {
 		return resp, err
 	}
+	s.mu.Lock()
+	s.status = resp.StatusCode
+	s.mu.Unlock()
 	resp.Body = &cutWatcher{ReadCloser: models.LimitBody(resp.Body, s.maxTokens, nil), s: s}
 	if resp.StatusCode < 400 {
 		resp.Body = &lineSniffer{ReadCloser: resp.Body, s: s}
@@ -84,8 +99,13 @@ func (c *cutWatcher) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
 	c.s.mu.Lock()
 	c.s.read += int64(n)
-	if models.IsTooLong(err) && c.s.tooLong == nil {
-		c.s.tooLong = err
+	switch {
+	case models.IsTooLong(err):
+		if c.s.tooLong == nil {
+			c.s.tooLong = err
+		}
+	case err != nil && err != io.EOF && c.s.readErr == nil:
+		c.s.readErr = err
 	}
 	c.s.mu.Unlock()
 	return n, err

@@ -5,8 +5,10 @@
 package ollamatest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,18 +18,30 @@ import (
 	"github.com/mcpgranite/granite/internal/models/chattest"
 )
 
-// Server is an HTTP server speaking Ollama's documented wire format
-// (docs/api.md in the ollama module): /api/tags, /api/show, and /api/chat
-// streamed as NDJSON (tool calls in a done:false chunk, then an empty
-// final chunk with done_reason, counts and durations) or answered as one
-// object when the request says "stream": false. A chat request without
-// messages loads the model, as Ollama's does. Each test scripts its
-// replies.
+// Server is an HTTP server speaking Ollama's wire format as the real
+// server sends it (docs/api.md in the ollama module, and server/routes.go
+// where the two differ): /api/tags; /api/show, 404 for a model it lacks;
+// and /api/chat streamed as NDJSON (a done:false chunk per tool call, each
+// call with its "call_…" id and index, content chunks, then an empty final
+// chunk with done_reason, counts and durations) or answered as one object
+// when the request says "stream": false. A chat request without messages
+// loads the model, as Ollama's does, and its reply carries no durations.
+// The prompt's token count grows with the request (about four bytes a
+// token); past NumCtx the prompt is cut to it silently, or refused with
+// Ollama's 400 when the request says "truncate": false. Each test scripts
+// its replies.
 type Server struct {
 	*httptest.Server
-	models []string
-	script func(req Request, n int) Step
-	reqs   chattest.Log[Request]
+	// NumCtx, when set before the first request, is the model's context
+	// in tokens.
+	NumCtx int
+	// FailShows, when set before the first request, is how many
+	// /api/show requests answer 503 with an empty body first.
+	FailShows int
+	shows     chattest.Log[string]
+	models    []string
+	script    func(req Request, n int) Step
+	reqs      chattest.Log[Request]
 }
 
 // Request is /api/chat's request body as the server sees it: the model,
@@ -39,6 +53,9 @@ type Request struct {
 	Format    json.RawMessage `json:"format"`
 	Options   map[string]any  `json:"options"`
 	KeepAlive any             `json:"keep_alive"`
+	Truncate  *bool           `json:"truncate"`
+	// size is the request body's length in bytes.
+	size int
 }
 
 // Step is one scripted reply.
@@ -51,13 +68,32 @@ type Step struct {
 	// ErrLine sends {"error": ...} after the first chunk, under 200.
 	ErrLine string
 	// Hangup closes the connection without a reply; CutShort streams the
-	// reply's chunks, then ends the body without the final done chunk.
-	Hangup, CutShort bool
+	// reply's chunks, then ends the body without the final done chunk;
+	// Die streams them, then drops the connection, as a server that went
+	// away mid-reply.
+	Hangup, CutShort, Die bool
+	// EmptyBody sends a status ≥ 400 with no body at all.
+	EmptyBody bool
 	// Endless never ends the reply: streamed, content chunks forever;
 	// not streamed, one line that never closes. It stops when the client
 	// hangs up.
 	Endless bool
+	// Repeat is a piece the model emits over and over until Ollama's
+	// token repeat limit stops it (llm/server.go): streamed, the piece
+	// RepeatLimit+1 times and no final chunk; not streamed, one reply
+	// that says done: false.
+	Repeat string
+	// Dropped is a reply Ollama's tool parser emptied: tokens generated,
+	// no content, no calls, done_reason stop.
+	Dropped bool
+	// DoneReason is the final chunk's; "stop" when empty ("length" when
+	// num_predict ended the reply).
+	DoneReason string
 }
+
+// RepeatLimit is Ollama's: it ends a reply whose model emitted the same
+// piece more than this many times in a row.
+const RepeatLimit = 30
 
 // Call is a tool call; Args is raw JSON, so tests can send garbage.
 type Call = chattest.Call
@@ -80,6 +116,15 @@ func NewServer(tb testing.TB, models []string, script func(req Request, n int) S
 	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Model string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
+		if f.shows.Add(req.Model) < f.FailShows {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if !chattest.Known(f.models, req.Model) {
+			w.WriteHeader(http.StatusNotFound)
+			chattest.WriteJSON(w, map[string]string{"error": fmt.Sprintf("model '%s' not found", req.Model)})
+			return
+		}
 		chattest.WriteJSON(w, map[string]any{
 			"details":    map[string]any{"family": "fake", "parameter_size": "3.2B", "quantization_level": "Q4_K_M"},
 			"model_info": map[string]any{"general.parameter_count": 3212749888},
@@ -107,11 +152,13 @@ func (f *Server) Chats() int {
 
 func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req Request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		chattest.WriteJSON(w, map[string]string{"error": err.Error()})
 		return
 	}
+	req.size = len(body)
 	n := f.reqs.Add(req)
 	if !chattest.Known(f.models, req.Model) {
 		w.WriteHeader(http.StatusNotFound)
@@ -124,9 +171,17 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.Messages) == 0 { // a load request
 		final["done_reason"] = "load"
-		final["load_duration"] = 1500000000
 		chattest.WriteJSON(w, final)
 		return
+	}
+	prompt := req.size / 4
+	if f.NumCtx > 0 && prompt > f.NumCtx {
+		if req.Truncate != nil && !*req.Truncate {
+			w.WriteHeader(http.StatusBadRequest)
+			chattest.WriteJSON(w, map[string]string{"error": "the input length exceeds the context length"})
+			return
+		}
+		prompt = f.NumCtx // cut silently, as Ollama does
 	}
 	s := f.script(req, n)
 	if s.Hangup {
@@ -134,6 +189,10 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !chattest.Wait(r, s.Delay) {
+		return
+	}
+	if s.Status >= 400 && s.EmptyBody {
+		w.WriteHeader(s.Status)
 		return
 	}
 	if s.Status >= 400 {
@@ -147,12 +206,12 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	calls := make([]json.RawMessage, 0, len(s.Calls))
 	for i, c := range s.Calls {
-		calls = append(calls, json.RawMessage(fmt.Sprintf(`{"function":{"index":%d,"name":%q,"arguments":%s}}`, i, c.Name, c.Args)))
+		calls = append(calls, json.RawMessage(fmt.Sprintf(`{"id":"call_%08d","function":{"index":%d,"name":%q,"arguments":%s}}`, n*100+i, i, c.Name, c.Args)))
 	}
-	final["done_reason"] = "stop"
+	final["done_reason"] = cmp.Or(s.DoneReason, "stop")
 	final["total_duration"] = 200000000
 	final["load_duration"] = 1000000
-	final["prompt_eval_count"] = 120
+	final["prompt_eval_count"] = prompt
 	final["prompt_eval_duration"] = 50000000
 	final["eval_count"] = 15
 	final["eval_duration"] = 100000000
@@ -160,7 +219,15 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		endless(w, r, req.Stream == nil || *req.Stream, req.Model)
 		return
 	}
-	if req.Stream != nil && !*req.Stream {
+	if s.Dropped {
+		s.Content, calls = "", nil
+	}
+	stream := req.Stream == nil || *req.Stream
+	if s.Repeat != "" {
+		repeat(w, stream, req.Model, s.Repeat)
+		return
+	}
+	if !stream {
 		msg := map[string]any{"role": "assistant", "content": s.Content}
 		if len(calls) > 0 {
 			msg["tool_calls"] = calls
@@ -179,8 +246,8 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
-	if len(calls) > 0 {
-		chunk(map[string]any{"role": "assistant", "content": "", "tool_calls": calls})
+	for _, c := range calls {
+		chunk(map[string]any{"role": "assistant", "content": "", "tool_calls": []json.RawMessage{c}})
 	}
 	for _, word := range chattest.Words(s.Content) {
 		chunk(map[string]any{"role": "assistant", "content": word})
@@ -190,11 +257,33 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(append(b, '\n'))
 		return
 	}
+	if s.Die {
+		chattest.Hangup(w)
+		return
+	}
 	if s.CutShort {
 		return
 	}
 	b, _ := json.Marshal(final)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// repeat writes a reply Ollama ended at its token repeat limit: the first
+// piece and RepeatLimit repeats of it, then nothing more, streamed; one
+// reply with done: false, not streamed.
+func repeat(w http.ResponseWriter, stream bool, model, piece string) {
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	if !stream {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		chattest.WriteJSON(w, map[string]any{"model": model, "created_at": now, "done": false,
+			"message": map[string]any{"role": "assistant", "content": strings.Repeat(piece, RepeatLimit+1)}})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	for range RepeatLimit + 1 {
+		b, _ := json.Marshal(map[string]any{"model": model, "created_at": now, "message": map[string]any{"role": "assistant", "content": piece}, "done": false})
+		_, _ = w.Write(append(b, '\n'))
+	}
 }
 
 // endless writes a reply that never ends until the client hangs up.
