@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"bytes"
+	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -179,5 +182,36 @@ func TestOllamaRepliesThatAreNoAnswer(t *testing.T) {
 				t.Errorf("%d completion tokens recorded, want %d", r.CompletionTokens, c.tokens)
 			}
 		})
+	}
+}
+
+// TestOllamaKeepAliveZeroWarns: keep_alive 0s turns the warm-up into
+// Ollama's unload and reloads the model inside every request; the run
+// says so before the first trial. The warm-up's load time is its wall
+// time, since Ollama's load reply carries none.
+func TestOllamaKeepAliveZeroWarns(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Content: "ok"} })
+	cfg := testConfig("keepalive", f.URL, "m")
+	cfg.Scenarios = []string{"tiny-001"}
+	cfg.Granularities = []level.Level{level.L4}
+	cfg.KeepAlive = "0s"
+	out := t.TempDir()
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Progress: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "keep_alive 0s makes Ollama unload the model after every request"; !strings.Contains(log.String(), want) {
+		t.Errorf("progress %q; want %q", log.String(), want)
+	}
+	man, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.WarmUps) != 1 || man.WarmUps[0].LoadS <= 0 || man.WarmUps[0].LoadS > man.WarmUps[0].WallS {
+		t.Errorf("warm-ups %+v; want the load's wall time, never 0", man.WarmUps)
+	}
+	if info := man.Models["m"]; info.ContextTokens != cfg.NumCtx || info.ContextTokens == 0 {
+		t.Errorf("run.json model info %+v; want num_ctx %d", info, cfg.NumCtx)
 	}
 }

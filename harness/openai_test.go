@@ -299,14 +299,22 @@ func equalJSON(a, b any) bool {
 // naming the URL, the model and what the endpoint lists.
 func TestOpenAIPreflight(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	f := openaitest.NewServer(t, []string{"Qwen/Qwen3-4B"}, nil)
+	f := openaitest.NewServer(t, []string{"Qwen/Qwen3-4B", "tiny:latest"}, nil)
 	cfg := openaiConfig("preflight", f.URL, "qwen3-4b")
-	cfg.Models = append(cfg.Models, results.ModelEntry{Name: "keyed", Backend: agent.BackendOpenAI, BaseURL: f.URL, Model: "Qwen/Qwen3-4B", APIKeyEnv: "GRANITE_TEST_UNSET_KEY"})
+	cfg.Models = append(cfg.Models, results.ModelEntry{Name: "keyed", Backend: agent.BackendOpenAI, BaseURL: f.URL, Model: "Qwen/Qwen3-4B", APIKeyEnv: "GRANITE_TEST_UNSET_KEY"},
+		// Ollama's /v1 lists tags whole; an untagged name is its :latest.
+		results.ModelEntry{Name: "tiny", Backend: agent.BackendOpenAI, BaseURL: f.URL},
+		// An Ollama entry's problem is reported with the OpenAI ones, not
+		// only once they are fixed.
+		results.ModelEntry{Name: "absent-from-ollama"})
+	down := ollamatest.NewServer(t, []string{"other"}, nil)
+	cfg.Ollama.Host = down.URL
 	out := filepath.Join(t.TempDir(), "out")
 	_, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup})
 	for _, want := range []string{
 		`model qwen3-4b: GET ` + f.URL + `/models does not list model "qwen3-4b"; it lists Qwen/Qwen3-4B`,
 		`model keyed: api_key_env names GRANITE_TEST_UNSET_KEY, which is not set`,
+		`has no model "absent-from-ollama": run ` + "`ollama pull absent-from-ollama`",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v; want it to say %q", err, want)
@@ -315,8 +323,39 @@ func TestOpenAIPreflight(t *testing.T) {
 	if _, serr := os.Stat(out); serr == nil {
 		t.Errorf("a run that could not start made %s", out)
 	}
-	if f.Chats() != 0 || f.Lists() != 1 {
-		t.Errorf("%d chats, %d model lists; want one list and no chat", f.Chats(), f.Lists())
+	if err != nil && strings.Contains(err.Error(), "model tiny:") {
+		t.Errorf("error %v; an untagged tiny is the listed tiny:latest", err)
+	}
+	if f.Chats() != 0 || f.Lists() != 2 {
+		t.Errorf("%d chats, %d model lists; want two lists (qwen3-4b's, tiny's) and no chat", f.Chats(), f.Lists())
+	}
+}
+
+// TestOpenAIContextIsTheServers: an OpenAI-compatible entry cannot set
+// num_ctx; run.json says so and records the context the server reports,
+// and a tool list longer than that context is warned about before the
+// first trial.
+func TestOpenAIContextIsTheServers(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	f := openaitest.NewServer(t, []string{"m"}, viaOpenAI(func(turnState) reply { return reply{content: "ok"} }))
+	f.MaxModelLen = 64
+	cfg := openaiConfig("context", f.URL, "m")
+	cfg.Scenarios = []string{"tiny-001"}
+	cfg.Granularities = []level.Level{level.L4}
+	out := t.TempDir()
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Progress: &log}); err != nil {
+		t.Fatal(err)
+	}
+	man, err := results.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := man.Models["m"]; info.ContextTokens != 64 || info.Context != agent.OpenAIContextNote {
+		t.Errorf("run.json model info %+v; want the server's 64 tokens and the note that num_ctx cannot be set", info)
+	}
+	if want := "longer than the 64 tokens of context"; !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "OLLAMA_CONTEXT_LENGTH") {
+		t.Errorf("progress %q; want a warning saying %q and what to do", log.String(), want)
 	}
 }
 

@@ -33,6 +33,10 @@ type domainSummary struct {
 	// (an OpenAI-compatible endpoint gets the whole schema).
 	Dropped          map[level.Level]map[string][]string            `json:"dropped_by_ollama"`
 	DroppedByBackend map[string]map[level.Level]map[string][]string `json:"dropped_by_backend"`
+	// ContextByBackend says how each backend's models get their context:
+	// num_ctx on Ollama's native API, the server's own over the OpenAI
+	// API, which has no field for it.
+	ContextByBackend map[string]string `json:"context_by_backend"`
 }
 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,6 +58,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			Tools: map[level.Level]int{}, ToolNames: map[level.Level][]string{},
 			Scenarios: map[string]int{}, MeanCalls: map[level.Level]float64{}, Dropped: map[level.Level]map[string][]string{},
 			DroppedByBackend: map[string]map[level.Level]map[string][]string{}}
+		r.ContextByBackend = contextNotes()
 		for _, b := range converters {
 			r.DroppedByBackend[b.Name()] = map[level.Level]map[string][]string{}
 		}
@@ -113,7 +118,25 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "DROPS count schema keywords (minimum, maximum, pattern, format, ...) that a backend's tool types drop before")
 	fmt.Fprintln(stdout, "a model sees a tool: Ollama's keep only a few keywords, OpenAI-compatible endpoints get the whole schema.")
 	fmt.Fprintln(stdout, "The constraints are also stated in the descriptions. --json lists them per backend, level and tool.")
+	notes := contextNotes()
+	for _, b := range agent.Backends() {
+		if n, ok := notes[b.Name()]; ok {
+			fmt.Fprintf(stdout, "Context, %s: %s.\n", b.Label(), n)
+		}
+	}
 	return 0
+}
+
+// contextNotes says, per backend that can, how its models' context is
+// set.
+func contextNotes() map[string]string {
+	notes := map[string]string{}
+	for _, b := range agent.Backends() {
+		if c, ok := b.(agent.ContextSetter); ok {
+			notes[b.Name()] = c.ContextNote()
+		}
+	}
+	return notes
 }
 
 // drops is one backend's dropped keywords per level, "L4 / L3 / L2 / L1".

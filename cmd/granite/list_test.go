@@ -43,8 +43,12 @@ func TestListDropsPerBackend(t *testing.T) {
 	if ollamaDrops == 0 {
 		t.Error("Ollama drops nothing of any domain; the comparison shows nothing")
 	}
+	if note := rows[0].ContextByBackend[agent.BackendOpenAI]; note != agent.OpenAIContextNote {
+		t.Errorf("context of OpenAI-compatible entries %q; want the note that num_ctx cannot be set", note)
+	}
 	out.Reset()
-	if code := run(context.Background(), []string{"list"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "OLLAMA DROPS L4/L3/L2/L1  OPENAI DROPS L4/L3/L2/L1") {
+	if code := run(context.Background(), []string{"list"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "OLLAMA DROPS L4/L3/L2/L1  OPENAI DROPS L4/L3/L2/L1") ||
+		!strings.Contains(out.String(), "Context, openai: num_ctx cannot be set over the OpenAI API") {
 		t.Errorf("exit %d, table:\n%s", code, out.String())
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 
@@ -106,6 +107,13 @@ func Converters() []ToolConverter {
 	return out
 }
 
+// ContextSetter is a kind that says how its models' context (in tokens)
+// is set, for `granite list` and run.json.
+type ContextSetter interface {
+	// ContextNote says it in one sentence.
+	ContextNote() string
+}
+
 // Default is the kind of an entry that names none.
 func Default() Backend { return named(defaultBackend) }
 
@@ -157,7 +165,8 @@ type Env struct {
 }
 
 // Preflight runs every kind's preflight over its entries with trials to
-// run (has tells them), in the registry's order.
+// run (has tells them), in the registry's order, and reports every kind's
+// problems at once.
 func Preflight(ctx context.Context, env *Env, has func(model string) bool) error {
 	byKind := map[string][]results.ModelEntry{}
 	for _, m := range env.Config.Models {
@@ -165,15 +174,14 @@ func Preflight(ctx context.Context, env *Env, has func(model string) bool) error
 			byKind[kindOf(m)] = append(byKind[kindOf(m)], m)
 		}
 	}
+	var errs []error
 	for _, b := range backends {
 		if len(byKind[b.Name()]) == 0 {
 			continue
 		}
-		if err := b.Preflight(ctx, env, byKind[b.Name()]); err != nil {
-			return err
-		}
+		errs = append(errs, b.Preflight(ctx, env, byKind[b.Name()]))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Worker plays trials one at a time: an agent, and the host it runs on

@@ -159,6 +159,10 @@ func (ollamaBackend) Defaults(c *results.Config) {
 	}
 }
 
+func (ollamaBackend) ContextNote() string {
+	return "num_ctx, sent with every request; a prompt longer than it is refused (truncate: false) and recorded as context_length_exceeded"
+}
+
 // CheckConfig reports the hosts that are not URLs.
 func (ollamaBackend) CheckConfig(doc *speclang.Document, c *results.Config) speclang.ErrorList {
 	var list speclang.ErrorList
@@ -186,6 +190,9 @@ func (b ollamaBackend) Preflight(ctx context.Context, env *Env, entries []result
 			}
 		}
 		fmt.Fprintf(env.Progress, "warning: Ollama's tool types drop schema keywords before a model sees them (their constraints are also in the descriptions; run.json lists them per tool): %s\n", LostSummary(all))
+	}
+	if d, err := time.ParseDuration(env.Config.KeepAlive); err == nil && d == 0 {
+		fmt.Fprintf(env.Progress, "warning: keep_alive %s makes Ollama unload the model after every request (the warm-up itself becomes an unload): every request of every trial reloads it, and the load lands in the measured time; set keep_alive to a duration such as 10m, or -1m to keep it loaded\n", env.Config.KeepAlive)
 	}
 	var tags []string
 	for _, m := range entries {
@@ -222,6 +229,7 @@ func (ollamaBackend) Workers(ctx context.Context, env *Env, entry results.ModelE
 		if err != nil {
 			return nil, fmt.Errorf("/api/show of %s on %s: %w", model, h, err)
 		}
+		info.ContextTokens, info.Context = cfg.NumCtx, ollamaBackend{}.ContextNote()
 		if err := env.Checked(model, info, w); err != nil {
 			return nil, err
 		}

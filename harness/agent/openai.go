@@ -255,7 +255,12 @@ func endpoint(ctx context.Context, env *Env, e results.ModelEntry) (*openai.Clie
 		}
 		return nil, fmt.Errorf("warm-up of %s (%s) at %s: %w", e.Name, e.ServedAs(), e.BaseURL, err)
 	}
-	info := results.ModelInfo{Family: e.ServedAs(), Parameters: e.ParamsB * 1e9, Quantization: e.Quantization}
+	info := results.ModelInfo{Family: e.ServedAs(), Parameters: e.ParamsB * 1e9, Quantization: e.Quantization,
+		ContextTokens: c.ServerContext(ctx, e.ServedAs()), Context: OpenAIContextNote}
+	if longest := longestToolList(env.ToolSets); info.ContextTokens > 0 && longest.tokens > info.ContextTokens {
+		fmt.Fprintf(env.Progress, "warning: model %s: the tool list of %s alone is about %d tokens, longer than the %d tokens of context %s loaded it with: the server will cut or refuse every trial's prompt there; %s\n",
+			e.Name, longest.set, longest.tokens, info.ContextTokens, e.BaseURL, OpenAIContextNote)
+	}
 	if e.ParamsB > 0 {
 		info.ParameterSize = strconv.FormatFloat(e.ParamsB, 'f', -1, 64) + "B"
 	}
@@ -264,6 +269,35 @@ func endpoint(ctx context.Context, env *Env, e results.ModelEntry) (*openai.Clie
 		return nil, err
 	}
 	return c, nil
+}
+
+// OpenAIContextNote is what run.json, granite list and the warnings say
+// of an OpenAI-compatible entry's context: the API has no field for it.
+const OpenAIContextNote = "num_ctx cannot be set over the OpenAI API: the server's own context applies (Ollama's /v1: its default, 4096 tokens unless OLLAMA_CONTEXT_LENGTH is set for `ollama serve` or the model's Modelfile says PARAMETER num_ctx; vLLM: --max-model-len)"
+
+func (openaiBackend) ContextNote() string { return OpenAIContextNote }
+
+// toolList is a tool set and about how many tokens its schemas take.
+type toolList struct {
+	set    string
+	tokens int
+}
+
+// longestToolList returns the run's largest tool set by its input
+// schemas, at about four bytes a token: a lower bound of what the tool
+// list costs a prompt, names and descriptions left out.
+func longestToolList(sets map[string]map[string][]byte) toolList {
+	var best toolList
+	for set, tools := range sets {
+		n := 0
+		for name, schema := range tools {
+			n += len(name) + len(schema)
+		}
+		if n/4 > best.tokens || n/4 == best.tokens && set < best.set {
+			best = toolList{set: set, tokens: n / 4}
+		}
+	}
+	return best
 }
 
 // apiKey reads an entry's key from its environment variable; the key

@@ -49,6 +49,13 @@ type ModelInfo struct {
 	// number when Ollama gives no count.
 	Parameters   float64 `json:"parameters,omitempty"`
 	Quantization string  `json:"quantization,omitempty"`
+	// ContextTokens is the context the model ran with, when known: an
+	// Ollama model's num_ctx, or what an OpenAI-compatible server said
+	// after the warm-up (0: it did not say).
+	ContextTokens int `json:"context_tokens,omitempty"`
+	// Context says where that context comes from, and for an
+	// OpenAI-compatible entry that granite cannot set it.
+	Context string `json:"context,omitempty"`
 }
 
 // ParseSize reads Ollama's parameter sizes ("268.10M", "3.2B", "20.9B").

@@ -490,7 +490,9 @@ func (c *Client) check(ctx context.Context, model string) error {
 		}
 		return fmt.Errorf("GET %s/models: %v: expected an OpenAI-compatible endpoint; base_url usually ends in /v1", c.BaseURL, err)
 	}
-	if !slices.Contains(ids, model) {
+	// Ollama lists tags whole ("tiny:latest") and chats with an untagged
+	// name as its ":latest", as the ollama backend's check does.
+	if !slices.Contains(ids, model) && (strings.Contains(model, ":") || !slices.Contains(ids, model+":latest")) {
 		listed := "nothing"
 		if len(ids) > 0 {
 			listed = strings.Join(ids, ", ")
@@ -498,6 +500,67 @@ func (c *Client) check(ctx context.Context, model string) error {
 		return fmt.Errorf("GET %s/models does not list model %q; it lists %s: set the entry's model to one of them, or serve %s there", c.BaseURL, model, listed, model)
 	}
 	return nil
+}
+
+// ServerContext asks the server, after a warm-up, how many tokens of
+// context the model was loaded with, since the OpenAI API has no field to
+// set it: vLLM's /models lists max_model_len, Ollama's /api/ps (beside
+// its /v1) the loaded model's context_length. 0 when the server says
+// neither.
+func (c *Client) ServerContext(ctx context.Context, model string) int {
+	var vllm struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if c.getJSON(ctx, strings.TrimSuffix(c.BaseURL, "/")+"/models", &vllm) {
+		for _, m := range vllm.Data {
+			if m.ID == model && m.MaxModelLen > 0 {
+				return m.MaxModelLen
+			}
+		}
+	}
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			Model         string `json:"model"`
+			ContextLength int    `json:"context_length"`
+		} `json:"models"`
+	}
+	root := strings.TrimSuffix(strings.TrimSuffix(c.BaseURL, "/"), "/v1")
+	if c.getJSON(ctx, root+"/api/ps", &ps) {
+		for _, m := range ps.Models {
+			if m.Name == model || m.Model == model || m.Name == model+":latest" {
+				return m.ContextLength
+			}
+		}
+	}
+	return 0
+}
+
+// getJSON GETs url with the endpoint's key and decodes a 200's JSON body
+// into v, reporting whether it did.
+func (c *Client) getJSON(ctx context.Context, url string, v any) bool {
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(hctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	hc := c.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v) == nil
 }
 
 // WarmUp sends one short request, so that loading the model, compiling

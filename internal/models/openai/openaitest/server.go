@@ -7,6 +7,7 @@
 package openaitest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -30,8 +31,11 @@ import (
 type Server struct {
 	*httptest.Server
 	// URL is the base URL a client is given: the server's URL and /v1.
-	URL    string
-	models []string
+	URL string
+	// MaxModelLen, when set before the first request, is the context
+	// /v1/models says the model has, as vLLM says it (8192 when 0).
+	MaxModelLen int
+	models      []string
 	script func(req Request, n int) Step
 	reqs   chattest.Log[Request]
 	mu     sync.Mutex
@@ -159,7 +163,7 @@ func NewServer(tb testing.TB, models []string, script func(req Request, n int) S
 		f.mu.Unlock()
 		data := []map[string]any{}
 		for _, m := range f.models {
-			data = append(data, map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "vllm", "max_model_len": 8192})
+			data = append(data, map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "vllm", "max_model_len": cmp.Or(f.MaxModelLen, 8192)})
 		}
 		chattest.WriteJSON(w, map[string]any{"object": "list", "data": data})
 	})
