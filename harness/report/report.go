@@ -86,6 +86,11 @@ type row struct {
 	quant                                    string
 	// verdicts are an artifact trial's assertion outcomes.
 	verdicts []results.Verdict
+	// index is the trial's place in the plan; promptS, genS, loadS and
+	// waitS the model server's time in seconds (Ollama's durations; 0
+	// when the backend reports none).
+	index                       int
+	promptS, genS, loadS, waitS float64
 }
 
 // Build computes every table. seed 0 takes the default.
@@ -132,7 +137,9 @@ func Build(res *Results, seed uint64) *Report {
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
 			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
-			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions})
+			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions,
+			index: rec.Index, promptS: float64(rec.Durations.PromptEvalNS) / 1e9, genS: float64(rec.Durations.EvalNS) / 1e9,
+			loadS: float64(rec.Durations.LoadNS) / 1e9, waitS: float64(rec.Durations.ModelWaitNS) / 1e9})
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
 	r.Covered = len(r.rows)
@@ -181,7 +188,7 @@ func Build(res *Results, seed uint64) *Report {
 		}
 	}
 	builders := []func() *Table{r.overall, r.byLevel, r.modelLevel, r.modelDomain, r.byDomain, r.byDifficulty,
-		r.sizeClass, r.bestLevel, r.passK, r.errorClasses, r.spearman, r.logistic}
+		r.sizeClass, r.bestLevel, r.passK, r.errorClasses, r.modelTime, r.spearman, r.logistic}
 	if r.Artifacts {
 		builders = append(builders, r.assertions)
 	}
@@ -459,6 +466,50 @@ func (r *Report) modelLevel() *Table {
 	}
 	if len(r.Levels) == 0 {
 		t.Note = noLevelNote
+	}
+	return t
+}
+
+// modelTime is the model server's seconds per trial, by model and level,
+// split into prompt evaluation and generation, with the load and the
+// whole wait beside them; and the prompt evaluation of the first trial of
+// each (domain, level) against the later ones: the trials of a (domain,
+// level) run back to back, so the later ones find the system prompt and
+// tool list in the server's prefix cache and evaluate only what is new.
+func (r *Report) modelTime() *Table {
+	t := &Table{Name: "model_time", Title: "Model time per trial: prompt evaluation and generation (s)",
+		Header: []string{"model", "level", "trials", "prompt_eval_s", "generation_s", "load_s", "model_wait_s",
+			"prompt_tokens_evaluated", "tokens_generated", "first_prompt_eval_s", "later_prompt_eval_s"}}
+	first := map[string]int{} // model/domain/level -> the lowest plan index
+	for _, x := range r.rows {
+		k := x.model + "/" + x.domain + "/" + string(x.level)
+		if i, ok := first[k]; !ok || x.index < i {
+			first[k] = x.index
+		}
+	}
+	for _, m := range r.Models {
+		for _, l := range r.Levels {
+			rows := r.where(func(x row) bool { return x.model == m && x.level == l })
+			if len(rows) == 0 || !slices.ContainsFunc(rows, func(x row) bool { return x.promptS+x.genS > 0 }) {
+				continue
+			}
+			var firsts, laters []float64
+			for _, x := range rows {
+				if first[x.model+"/"+x.domain+"/"+string(x.level)] == x.index {
+					firsts = append(firsts, x.promptS)
+				} else {
+					laters = append(laters, x.promptS)
+				}
+			}
+			t.Rows = append(t.Rows, []any{m, string(l), len(rows),
+				mean(col(rows, func(x row) float64 { return x.promptS })), mean(col(rows, func(x row) float64 { return x.genS })),
+				mean(col(rows, func(x row) float64 { return x.loadS })), mean(col(rows, func(x row) float64 { return x.waitS })),
+				mean(col(rows, func(x row) float64 { return x.ptok })), mean(col(rows, func(x row) float64 { return x.ctok })),
+				mean(firsts), mean(laters)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Note = "no trial has model-server durations (built-in agents, agent commands and OpenAI-compatible endpoints report none)"
 	}
 	return t
 }

@@ -613,3 +613,51 @@ func TestTrialsCSVJoinsTheJournal(t *testing.T) {
 		t.Error("no row carries an error class; the trial set should have some")
 	}
 }
+
+// TestModelTimeSplitsPromptAndGeneration: the model-time table gives a
+// model's seconds per trial split into prompt evaluation and generation,
+// and the first trial of each (domain, level) apart from the later ones,
+// which find the prompt's prefix in the server's cache.
+func TestModelTimeSplitsPromptAndGeneration(t *testing.T) {
+	man := &results.Manifest{Experiment: "time", Config: &results.Config{Name: "time", Models: results.Entries("m", "builtin:oracle")}, Models: map[string]results.ModelInfo{}}
+	var recs []results.Record
+	for _, model := range []string{"m", "builtin:oracle"} {
+		for _, d := range []string{"d1", "d2"} {
+			for s := 1; s <= 3; s++ {
+				rec := results.Record{TrialID: fmt.Sprintf("%s/%s-%03d/L2/r1", model, d, s), Index: len(recs), Model: model, Domain: d, Level: level.L2,
+					Scenario: fmt.Sprintf("%s-%03d", d, s), Difficulty: "easy", Repetition: 1, StopReason: results.StopAnswer,
+					PromptTokens: 100, CompletionTokens: 20, Metrics: &results.Metrics{TC: 1, WallS: 2}}
+				if model == "m" {
+					prompt := 0.2
+					if s == 1 {
+						prompt = 5
+					}
+					rec.Durations = results.Durations{PromptEvalNS: int64(prompt * 1e9), EvalNS: 1e9, ModelWaitNS: int64((prompt + 1.1) * 1e9)}
+				}
+				recs = append(recs, rec)
+			}
+		}
+	}
+	man.Trials = len(recs)
+	tb := Build(&Results{Manifest: man, Records: recs}, 0).Table("model_time")
+	if len(tb.Rows) != 1 {
+		t.Fatalf("rows %v; want one, the model with durations (the built-in agent has none)", tb.Rows)
+	}
+	got := map[string]any{}
+	for i, h := range tb.Header {
+		got[h] = tb.Rows[0][i]
+	}
+	near := func(name string, want float64) {
+		if v, ok := got[name].(float64); !ok || math.Abs(v-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+	near("prompt_eval_s", (5+0.2+0.2)/3)
+	near("generation_s", 1)
+	near("first_prompt_eval_s", 5)
+	near("later_prompt_eval_s", 0.2)
+	near("model_wait_s", (5+0.2+0.2)/3+1.1)
+	if got["model"] != "m" || got["trials"] != 6 {
+		t.Errorf("row %v", tb.Rows[0])
+	}
+}
