@@ -136,6 +136,9 @@ func (c *Client) attempt(ctx context.Context, req *api.ChatRequest) (*Reply, err
 	case err != nil && sn.err() != nil:
 		return r, &MalformedError{Msg: "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + sn.err().Error()}
 	case err != nil:
+		if msg, ok := badFormat(err); ok {
+			return r, &FormatError{Msg: msg}
+		}
 		if msg, ok := unparsedToolCall(err); ok {
 			return r, &MalformedError{Msg: msg}
 		}
@@ -268,7 +271,7 @@ func (c *Client) List(ctx context.Context) (*api.ListResponse, error) {
 // retryable reports transient failures: 5xx, connections refused or cut,
 // and error lines in a stream. Malformed replies and 4xx are not.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || IsRepeatLimit(err) || IsDroppedCall(err) || models.IsTooLong(err) {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || IsRepeatLimit(err) || IsDroppedCall(err) || IsFormat(err) || models.IsTooLong(err) {
 		return false
 	}
 	var se api.StatusError

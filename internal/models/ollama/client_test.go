@@ -270,3 +270,25 @@ func TestCredentialsRedacted(t *testing.T) {
 		t.Errorf("error %v; want the header's value redacted", err)
 	}
 }
+
+// TestStructuredFormatRefused: a format Ollama cannot use comes back at
+// once as a *FormatError, not retried as the 500 it is sent as.
+func TestStructuredFormatRefused(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		format string
+		step   ollamatest.Step
+	}{
+		{"a schema llama.cpp cannot make a grammar of", `{"type":"object"}`, ollamatest.Step{FormatRejected: true}},
+		{"a format that is no schema", `["type"]`, ollamatest.Step{Content: "never sent"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return c.step })
+			cl, _ := ollama.New(f.URL, nil)
+			_, err := cl.Structured(context.Background(), "m", []api.Message{{Role: "user", Content: "hi"}}, []byte(c.format))
+			if !ollama.IsFormat(err) || f.Chats() != 1 {
+				t.Errorf("error %T %v after %d requests; want a *FormatError at once", err, err, f.Chats())
+			}
+		})
+	}
+}

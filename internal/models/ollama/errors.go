@@ -149,6 +149,37 @@ func unparsedToolCall(err error) (string, bool) {
 	return "", false
 }
 
+// FormatError is a structured-output request whose format Ollama cannot
+// use: not "json" nor a JSON Schema object, or a schema llama.cpp cannot
+// turn into a grammar. Ollama says so as a 500, like a crashed runner;
+// asking again gets the same answer.
+type FormatError struct{ Msg string }
+
+func (e *FormatError) Error() string {
+	return "Ollama refused the format (a JSON Schema it can turn into a grammar is expected): " + e.Msg
+}
+
+// IsFormat reports whether err is or wraps a *FormatError.
+func IsFormat(err error) bool {
+	var fe *FormatError
+	return errors.As(err, &fe)
+}
+
+// badFormat returns Ollama's message when err is its refusal of a
+// request's format (llm/server.go: "invalid format: …; expected \"json\"
+// or a valid JSON Schema object", "invalid JSON schema in format").
+func badFormat(err error) (string, bool) {
+	var se api.StatusError
+	if !errors.As(err, &se) {
+		return "", false
+	}
+	m := strings.ToLower(se.ErrorMessage)
+	if strings.Contains(m, "invalid json schema in format") || strings.HasPrefix(m, "invalid format:") && strings.Contains(m, "json schema") {
+		return se.ErrorMessage, true
+	}
+	return "", false
+}
+
 // contextTooLong returns Ollama's message when err is its refusal of a
 // prompt longer than the context ("the input length exceeds the context
 // length", a 400 of the runner).

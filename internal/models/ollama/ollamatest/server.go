@@ -86,6 +86,9 @@ type Step struct {
 	// Dropped is a reply Ollama's tool parser emptied: tokens generated,
 	// no content, no calls, done_reason stop.
 	Dropped bool
+	// FormatRejected answers a request with a format as Ollama answers a
+	// JSON Schema llama.cpp cannot turn into a grammar: a 500.
+	FormatRejected bool
 	// DoneReason is the final chunk's; "stop" when empty ("length" when
 	// num_predict ended the reply).
 	DoneReason string
@@ -183,7 +186,17 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		prompt = f.NumCtx // cut silently, as Ollama does
 	}
+	if msg, bad := badFormat(req.Format); bad {
+		w.WriteHeader(http.StatusInternalServerError)
+		chattest.WriteJSON(w, map[string]string{"error": msg})
+		return
+	}
 	s := f.script(req, n)
+	if s.FormatRejected && len(req.Format) > 0 {
+		w.WriteHeader(http.StatusInternalServerError)
+		chattest.WriteJSON(w, map[string]string{"error": "invalid JSON schema in format"})
+		return
+	}
 	if s.Hangup {
 		chattest.Hangup(w)
 		return
@@ -266,6 +279,18 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	b, _ := json.Marshal(final)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// badFormat is Ollama's check of a request's format (llm/server.go): null,
+// "" and "json" are accepted, and any JSON object is tried as a schema;
+// anything else is refused, as a 500.
+func badFormat(format json.RawMessage) (string, bool) {
+	switch f := strings.TrimSpace(string(format)); {
+	case f == "" || f == "null" || f == `""` || f == `"json"` || strings.HasPrefix(f, "{"):
+		return "", false
+	default:
+		return fmt.Sprintf("invalid format: %q; expected \"json\" or a valid JSON Schema object", f), true
+	}
 }
 
 // repeat writes a reply Ollama ended at its token repeat limit: the first
