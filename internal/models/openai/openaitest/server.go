@@ -36,10 +36,10 @@ type Server struct {
 	// /v1/models says the model has, as vLLM says it (8192 when 0).
 	MaxModelLen int
 	models      []string
-	script func(req Request, n int) Step
-	reqs   chattest.Log[Request]
-	mu     sync.Mutex
-	lists  int
+	script      func(req Request, n int) Step
+	reqs        chattest.Log[Request]
+	mu          sync.Mutex
+	lists       int
 	// warmUps sends warm-ups through the script too.
 	warmUps bool
 }
