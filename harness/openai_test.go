@@ -99,6 +99,9 @@ type trajectory struct {
 // the request options.
 func sameParts(r results.Record) results.Record {
 	r.StartedAt, r.EndedAt, r.Agent, r.Host, r.Options, r.Durations, r.DoneReason = "", "", "", "", nil, results.Durations{}, ""
+	// Prompt counts are each server's own (the Ollama double counts the
+	// request's bytes, as a real prompt grows with the conversation).
+	r.PromptTokens = 0
 	for i := range r.Calls {
 		r.Calls[i].LatencyMS = 0
 	}
