@@ -186,8 +186,9 @@ func TestOllamaRepliesThatAreNoAnswer(t *testing.T) {
 }
 
 // TestOllamaKeepAliveZeroWarns: keep_alive 0s turns the warm-up into
-// Ollama's unload and reloads the model inside every request; the run
-// says so before the first trial. The warm-up's load time is its wall
+// Ollama's unload and reloads the model inside every request, and a
+// num_ctx shorter than the tool list refuses every prompt; the run says
+// both before the first trial. The warm-up's load time is its wall
 // time, since Ollama's load reply carries none.
 func TestOllamaKeepAliveZeroWarns(t *testing.T) {
 	spec, lookup := tinySpec(t)
@@ -196,13 +197,16 @@ func TestOllamaKeepAliveZeroWarns(t *testing.T) {
 	cfg.Scenarios = []string{"tiny-001"}
 	cfg.Granularities = []level.Level{level.L4}
 	cfg.KeepAlive = "0s"
+	cfg.NumCtx = 64 // shorter than the tool list
 	out := t.TempDir()
 	var log bytes.Buffer
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Progress: &log}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "keep_alive 0s makes Ollama unload the model after every request"; !strings.Contains(log.String(), want) {
-		t.Errorf("progress %q; want %q", log.String(), want)
+	for _, want := range []string{"keep_alive 0s makes Ollama unload the model after every request", "longer than num_ctx 64"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("progress %q; want %q", log.String(), want)
+		}
 	}
 	man, err := results.ReadManifest(out)
 	if err != nil {

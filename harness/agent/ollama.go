@@ -194,6 +194,9 @@ func (b ollamaBackend) Preflight(ctx context.Context, env *Env, entries []result
 	if d, err := time.ParseDuration(env.Config.KeepAlive); err == nil && d == 0 {
 		fmt.Fprintf(env.Progress, "warning: keep_alive %s makes Ollama unload the model after every request (the warm-up itself becomes an unload): every request of every trial reloads it, and the load lands in the measured time; set keep_alive to a duration such as 10m, or -1m to keep it loaded\n", env.Config.KeepAlive)
 	}
+	if longest := longestToolList(env.ToolSets); env.Config.NumCtx > 0 && longest.tokens > env.Config.NumCtx {
+		fmt.Fprintf(env.Progress, "warning: the tool list of %s alone is about %d tokens, longer than num_ctx %d: Ollama will refuse every trial's prompt there (context_length_exceeded); raise num_ctx\n", longest.set, longest.tokens, env.Config.NumCtx)
+	}
 	var tags []string
 	for _, m := range entries {
 		if !slices.Contains(tags, m.ServedAs()) {
