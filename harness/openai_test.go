@@ -520,3 +520,37 @@ func TestEndlessReplyIsMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestOllamaV1RepliesThatAreNoAnswer: through Ollama's /v1 (the double's
+// ollama dialect, held to recorded replies), a reply the repeat limit
+// ended, one the tool parser emptied and a call qwen3's parser could not
+// read end the trial at once with the classes the native API gives them.
+func TestOllamaV1RepliesThatAreNoAnswer(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	for _, c := range []struct {
+		name  string
+		step  openaitest.Step
+		class results.ErrorClass
+	}{
+		{"the repeat limit", openaitest.Step{Repeat: " again"}, results.ErrRepeatLimit},
+		{"a call the server dropped", openaitest.Step{Dropped: true}, results.ErrDroppedCall},
+		{"qwen3's parser failing", openaitest.Step{Status: 500, ErrBody: "failed to parse JSON: unexpected end of JSON input"}, results.ErrMalformed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			step := c.step
+			step.Dialect = "ollama"
+			f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return step })
+			cfg := openaiConfig("v1", f.URL, "m")
+			cfg.Scenarios = []string{"tiny-002"}
+			cfg.Granularities = []level.Level{level.L4}
+			cfg.AgentTimeoutSeconds = 5
+			recs, err := runTrials(t, cfg, spec, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := recs[0]; r.ErrorClass != c.class || r.StopReason != results.StopError || f.Chats() != 1 || r.Metrics.TC != 0 {
+				t.Errorf("error_class %q (%s), stop %q, %d chats; want %q at once", r.ErrorClass, r.Error, r.StopReason, f.Chats(), c.class)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -120,7 +121,7 @@ func (c *ollamaConversation) toolResult(call replyCall, res results.Call) {
 // class, not the transport's.
 func (c *ollamaConversation) classify(ctx context.Context, err error) results.ErrorClass {
 	return classifyFailure(ctx, err, failure{ollama.IsMalformed, results.ErrMalformed}, failure{ollama.IsContextLength, results.ErrContext},
-		failure{ollama.IsRepeatLimit, results.ErrRepeatLimit}, failure{ollama.IsDroppedCall, results.ErrDroppedCall})
+		failure{models.IsRepeatLimit, results.ErrRepeatLimit}, failure{models.IsDroppedCall, results.ErrDroppedCall})
 }
 
 // ollamaBackend is the Ollama kind: models a host (or hosts) serves,

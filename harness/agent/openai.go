@@ -14,6 +14,7 @@ import (
 	sdk "github.com/sashabaranov/go-openai"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models"
 	"github.com/mcpgranite/granite/internal/models/openai"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -91,7 +92,8 @@ func (c *openaiConversation) toolResult(call replyCall, res results.Call) {
 // classify: a reply the model garbled is its own failure, and a
 // conversation past the model's context is told apart.
 func (c *openaiConversation) classify(ctx context.Context, err error) results.ErrorClass {
-	return classifyFailure(ctx, err, failure{openai.IsMalformed, results.ErrMalformed}, failure{openai.IsContextLength, results.ErrContext})
+	return classifyFailure(ctx, err, failure{openai.IsMalformed, results.ErrMalformed}, failure{openai.IsContextLength, results.ErrContext},
+		failure{models.IsRepeatLimit, results.ErrRepeatLimit}, failure{models.IsDroppedCall, results.ErrDroppedCall})
 }
 
 // assistantMessage is a reply as the record keeps it; arguments that are

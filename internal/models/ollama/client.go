@@ -55,8 +55,8 @@ type Reply struct {
 // backoff until ctx ends. The model's own failures come back at once,
 // since asking again would only replay them until the caller's deadline:
 // a tool call it garbled as a *MalformedError, a reply Ollama ended at its
-// token repeat limit as a *RepeatLimitError, a reply Ollama's tool parser
-// emptied as a *DroppedCallError, a reply past its bound in bytes (from
+// token repeat limit as a *models.RepeatLimitError, a reply Ollama's tool parser
+// emptied as a *models.DroppedCallError, a reply past its bound in bytes (from
 // the num_predict option, see models.ReplyLimit) as a
 // *models.TooLongError; a prompt longer than the context, refused when
 // the request says "truncate": false, as a *ContextLengthError. A stream
@@ -113,13 +113,13 @@ func (c *Client) attempt(ctx context.Context, req *api.ChatRequest) (*Reply, err
 	// that came before at every chunk: a reply streamed up to its bound
 	// cost seconds of copying.
 	var content, thinking strings.Builder
-	var rep repeats
+	var rep models.Repeats
 	err := c.api.Chat(sctx, req, func(resp api.ChatResponse) error {
 		done = done || resp.Done
 		r.Message.Role = resp.Message.Role
 		content.WriteString(resp.Message.Content)
 		thinking.WriteString(resp.Message.Thinking)
-		rep.add(resp.Message.Content)
+		rep.Add(resp.Message.Content)
 		r.Message.ToolCalls = append(r.Message.ToolCalls, resp.Message.ToolCalls...)
 		if resp.Done {
 			r.Metrics, r.DoneReason = resp.Metrics, resp.DoneReason
@@ -153,42 +153,23 @@ func (c *Client) attempt(ctx context.Context, req *api.ChatRequest) (*Reply, err
 	case !done:
 		// Nothing says how many tokens came; the chunks are about one
 		// each.
-		r.Metrics.EvalCount = rep.chunks
+		r.Metrics.EvalCount = rep.Chunks
 		switch {
 		case readErr != nil:
 			// ollama/api ends a stream whose read failed as if it had
 			// ended well: the deadline passed or the server went away.
 			return r, fmt.Errorf("the reply was cut after %d bytes, before its final chunk: %w", read, readErr)
-		case rep.run >= RepeatLimit || !isStreamed(req):
+		case rep.AtLimit() || !isStreamed(req):
 			// The server ended the body itself: Ollama does that without
 			// a done chunk only at its token repeat limit, and answers
 			// an unstreamed request that hit it with done: false.
-			return r, &RepeatLimitError{Token: rep.last, Chunks: rep.chunks}
+			return r, &models.RepeatLimitError{Token: rep.Last, Chunks: rep.Chunks}
 		}
 		return r, ErrCutShort
 	case r.Metrics.EvalCount > 0 && len(req.Tools) > 0 && r.Message.Content == "" && r.Message.Thinking == "" && len(r.Message.ToolCalls) == 0:
-		return r, &DroppedCallError{Tokens: r.Metrics.EvalCount}
+		return r, &models.DroppedCallError{Tokens: r.Metrics.EvalCount}
 	}
 	return r, nil
-}
-
-// repeats follows a stream's chunks as Ollama's repeat limit does: how
-// many chunks in a row carried the same piece, spaces trimmed.
-type repeats struct {
-	last        string
-	run, chunks int
-}
-
-func (p *repeats) add(content string) {
-	if content == "" {
-		return
-	}
-	p.chunks++
-	if t := strings.TrimSpace(content); t == p.last && p.chunks > 1 {
-		p.run++
-	} else {
-		p.last, p.run = t, 0
-	}
 }
 
 func isStreamed(req *api.ChatRequest) bool { return req.Stream == nil || *req.Stream }
@@ -271,7 +252,7 @@ func (c *Client) List(ctx context.Context) (*api.ListResponse, error) {
 // retryable reports transient failures: 5xx, connections refused or cut,
 // and error lines in a stream. Malformed replies and 4xx are not.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || IsRepeatLimit(err) || IsDroppedCall(err) || IsFormat(err) || models.IsTooLong(err) {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || models.IsRepeatLimit(err) || models.IsDroppedCall(err) || IsFormat(err) || models.IsTooLong(err) {
 		return false
 	}
 	var se api.StatusError

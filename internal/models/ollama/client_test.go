@@ -147,10 +147,10 @@ func TestRepliesThatAreNoAnswer(t *testing.T) {
 		requests int
 		is       func(error) bool // nil: the second reply comes
 	}{
-		{"the repeat limit, streamed", true, ollamatest.Step{Repeat: "lamp "}, 1, ollama.IsRepeatLimit},
-		{"the repeat limit, not streamed", false, ollamatest.Step{Repeat: "lamp "}, 1, ollama.IsRepeatLimit},
-		{"a call the server dropped", true, ollamatest.Step{Dropped: true, Calls: []ollamatest.Call{{Name: "g", Args: `{}`}}}, 1, ollama.IsDroppedCall},
-		{"a call the server dropped, not streamed", false, ollamatest.Step{Dropped: true}, 1, ollama.IsDroppedCall},
+		{"the repeat limit, streamed", true, ollamatest.Step{Repeat: "lamp "}, 1, models.IsRepeatLimit},
+		{"the repeat limit, not streamed", false, ollamatest.Step{Repeat: "lamp "}, 1, models.IsRepeatLimit},
+		{"a call the server dropped", true, ollamatest.Step{Dropped: true, Calls: []ollamatest.Call{{Name: "g", Args: `{}`}}}, 1, models.IsDroppedCall},
+		{"a call the server dropped, not streamed", false, ollamatest.Step{Dropped: true}, 1, models.IsDroppedCall},
 		{"a built-in parser's failure", true, ollamatest.Step{Status: 500, ErrBody: `failed to parse JSON: invalid character 'x' looking for beginning of value`}, 1, ollama.IsMalformed},
 		{"a built-in parser's failure mid-stream", true, ollamatest.Step{Content: "x", ErrLine: `empty function name`}, 1, ollama.IsMalformed},
 		{"a server gone mid-reply", true, ollamatest.Step{Content: "The lamp is", Die: true}, 2, nil},

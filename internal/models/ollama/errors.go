@@ -2,11 +2,12 @@ package ollama
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/mcpgranite/granite/internal/models"
 )
 
 // The failures of a reply that are the model's, not the transport's: each
@@ -42,85 +43,9 @@ func IsContextLength(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// RepeatLimit is Ollama's token repeat limit (llm/server.go): a reply
-// whose model emitted the same token more than this many times in a row
-// is ended by the server, without its final chunk.
-const RepeatLimit = 30
-
-// RepeatLimitError is a reply Ollama ended because the model repeated one
-// token more than RepeatLimit times: the stream stops without its done
-// chunk (not streamed, the reply says done: false). Greedy decoding
-// repeats it exactly when asked again.
-type RepeatLimitError struct {
-	// Token is the repeated piece, when the stream showed it.
-	Token string
-	// Chunks is how many chunks came before the server stopped.
-	Chunks int
-}
-
-func (e *RepeatLimitError) Error() string {
-	what := "the model repeated one token"
-	if e.Token != "" {
-		what = fmt.Sprintf("the model repeated %q", e.Token)
-	}
-	return fmt.Sprintf("Ollama ended the reply after %d chunks without its final chunk: %s more than %d times in a row (Ollama's token repeat limit)", e.Chunks, what, RepeatLimit)
-}
-
-// IsRepeatLimit reports whether err is or wraps a *RepeatLimitError.
-func IsRepeatLimit(err error) bool {
-	var re *RepeatLimitError
-	return errors.As(err, &re)
-}
-
-// DroppedCallError is a reply the server emptied: the model generated
-// tokens, and Ollama returned neither text nor a tool call. Ollama's
-// template-driven tool parser (the tools package) holds back text that
-// starts like a tool call and drops it when it is no call it can parse
-// or names no tool of the request, so the model's attempt never reaches
-// the client; counting it as an answer with no calls would hide it.
-type DroppedCallError struct{ Tokens int }
-
-func (e *DroppedCallError) Error() string {
-	return fmt.Sprintf("the model generated %d tokens and Ollama returned neither text nor a tool call: its tool parser dropped a call it could not parse or that names no tool of the request", e.Tokens)
-}
-
-// IsDroppedCall reports whether err is or wraps a *DroppedCallError.
-func IsDroppedCall(err error) bool {
-	var de *DroppedCallError
-	return errors.As(err, &de)
-}
-
-// parserFailures are the words of Ollama's reports that it could not
-// parse the tool call a model wrote: the template-driven parser's "error
-// parsing tool call: raw='…', err=…" (ollama/ollama issues 12884, 12064,
-// 11704) and the built-in parsers' errors (model/parsers: qwen3's
-// "failed to parse JSON: …", glm's XML, lfm2's and olmo3's call syntax,
-// ministral's unknown tool). Ollama sends each as an HTTP 500 when
-// nothing was streamed yet or the request is not streamed, and as an
-// error line of a 200 stream once chunks went out; nothing but the text
-// tells it from a crashed runner, which is worth a retry. A test checks
-// the list against every error the pinned module's parsers can return.
-var parserFailures = []string{
-	"error parsing tool call",
-	"failed to parse json",
-	"failed to parse xml",
-	"failed to parse function call",
-	"failed to parse arguments",
-	"failed to parse value for",
-	"empty function name",
-	"mismatched arg_key and arg_value",
-	"invalid tool call",
-	"no tool call",
-	"invalid argument",
-	"unterminated string",
-	"invalid function call format",
-	"invalid object entry",
-	"invalid format",
-}
-
 // unparsedToolCall returns Ollama's message when err is its report that
-// it could not parse a tool call (see parserFailures). Only a 500 or an
-// error line can be one: a 4xx is the request's.
+// it could not parse a tool call (see models.ParserFailure). Only a 500
+// or an error line can be one: a 4xx is the request's.
 func unparsedToolCall(err error) (string, bool) {
 	if err == nil {
 		return "", false
@@ -133,20 +58,7 @@ func unparsedToolCall(err error) (string, bool) {
 		}
 		msg = se.ErrorMessage // without the status Error() puts first
 	}
-	lower := strings.ToLower(msg)
-	if strings.Contains(lower, "model runner") || strings.Contains(lower, "running the model") {
-		return "", false // a crashed runner's words, whatever follows them
-	}
-	for _, w := range parserFailures {
-		if strings.Contains(lower, w) {
-			return msg, true
-		}
-	}
-	// ministral's "tool 'x' not found": the model named no listed tool.
-	if strings.HasPrefix(lower, "tool '") && strings.HasSuffix(lower, "' not found") {
-		return msg, true
-	}
-	return "", false
+	return msg, models.ParserFailure(msg)
 }
 
 // FormatError is a structured-output request whose format Ollama cannot

@@ -88,7 +88,13 @@ type Reply struct {
 	Attempts int
 	// Bytes is what the last attempt read of the reply's body.
 	Bytes int64
+	// Fingerprint is the reply's system_fingerprint: "fp_ollama" from
+	// Ollama's /v1.
+	Fingerprint string
 }
+
+// ollamaFingerprint is the system_fingerprint of Ollama's /v1 replies.
+const ollamaFingerprint = "fp_ollama"
 
 // Chat sends one chat completion request, streamed (with usage in a final
 // chunk) or not, retrying with backoff until ctx ends: 5xx, connections
@@ -120,6 +126,11 @@ func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream
 		r.Wait, r.Attempts, r.Bytes = time.Since(start), attempt+1, ex.read
 		if err == nil {
 			err = checkArguments(r.ToolCalls)
+		}
+		if err == nil && r.Fingerprint == ollamaFingerprint && len(req.Tools) > 0 && r.CompletionTokens > 0 &&
+			strings.TrimSpace(r.Content) == "" && r.Reasoning == "" && len(r.ToolCalls) == 0 {
+			// Ollama's tool parser dropped what the model wrote.
+			err = &models.DroppedCallError{Tokens: r.CompletionTokens}
 		}
 		if err == nil || !retryable(ctx, err) {
 			return r, err
@@ -246,12 +257,17 @@ func (c *Client) whole(ctx context.Context, req sdk.ChatCompletionRequest, r *Re
 		return &IncompleteError{Msg: "the endpoint's reply has no choices"}
 	}
 	ch := res.Choices[0]
-	r.FinishReason, r.Content, r.Reasoning = string(ch.FinishReason), ch.Message.Content, ch.Message.ReasoningContent
+	r.FinishReason, r.Content, r.Reasoning, r.Fingerprint = string(ch.FinishReason), ch.Message.Content, ch.Message.ReasoningContent, res.SystemFingerprint
 	if x := extras(ex.body.Bytes()); r.Reasoning == "" && len(x.Choices) > 0 {
 		r.Reasoning = x.Choices[0].Message.Reasoning
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if piece, ok := models.RepeatedTail(r.Content); ok && r.FinishReason == "" {
+		// Ollama's /v1 answers an unstreamed request its repeat limit
+		// ended with finish_reason null.
+		return &models.RepeatLimitError{Token: strings.TrimSpace(piece), Chunks: r.CompletionTokens}
 	}
 	return nil
 }
@@ -315,6 +331,11 @@ func (c *Client) wrap(err error, ex *exchange) error {
 	se := &StatusError{StatusCode: status, Msg: redact.Text(msg, c.key), header: ex.header, err: err}
 	if status == http.StatusBadRequest && isContextLength(code, typ, msg) {
 		return &ContextLengthError{StatusError: se}
+	}
+	if status == http.StatusInternalServerError && models.ParserFailure(msg) {
+		// Ollama's /v1 reports a tool call its parser could not read as
+		// a 500, like a crashed runner; asking again replays it.
+		return &MalformedError{Msg: se.Msg}
 	}
 	return se
 }
@@ -415,7 +436,7 @@ func (e *IncompleteError) Error() string { return e.Msg }
 // malformed calls, an over-long context, a reply past its bound and
 // other 4xx are not.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || models.IsTooLong(err) {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || models.IsTooLong(err) || models.IsRepeatLimit(err) || models.IsDroppedCall(err) {
 		return false
 	}
 	var se *StatusError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -331,6 +332,42 @@ func TestKeyRedacted(t *testing.T) {
 		var se *openai.StatusError
 		if !errors.As(chatErr, &se) || se.StatusCode != status || strings.Contains(se.Msg, key) {
 			t.Errorf("%d: error %T %v; want a *StatusError of that status, its message redacted", status, chatErr, chatErr)
+		}
+	}
+}
+
+// TestOllamaV1RepliesThatAreNoAnswer: on Ollama's /v1 a reply its repeat
+// limit ended (no finish_reason, no [DONE]; not streamed, finish_reason
+// null), a reply its tool parser emptied and a call its built-in parser
+// could not read (a 500) are the model's failures, returned at once; a
+// vLLM reply that is empty is an empty answer, nothing more.
+func TestOllamaV1RepliesThatAreNoAnswer(t *testing.T) {
+	req := hello("m")
+	req.Tools = []sdk.Tool{{Type: sdk.ToolTypeFunction, Function: &sdk.FunctionDefinition{Name: "alpha_list"}}}
+	cases := []struct {
+		name string
+		step openaitest.Step
+		is   func(error) bool
+	}{
+		{"the repeat limit", openaitest.Step{Dialect: "ollama", Repeat: " again"}, models.IsRepeatLimit},
+		{"a call the server dropped", openaitest.Step{Dialect: "ollama", Dropped: true}, models.IsDroppedCall},
+		{"qwen3's parser failing", openaitest.Step{Dialect: "ollama", Status: 500, ErrBody: "failed to parse JSON: unexpected end of JSON input"}, openai.IsMalformed},
+		{"an empty reply from vLLM", openaitest.Step{Dropped: true}, nil},
+	}
+	for _, c := range cases {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, stream %v", c.name, stream), func(t *testing.T) {
+				f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return c.step })
+				r, err := openai.New(f.URL, "", nil).Chat(context.Background(), req, stream)
+				switch {
+				case f.Chats() != 1:
+					t.Errorf("%d requests, want 1 (error %v)", f.Chats(), err)
+				case c.is == nil && (err != nil || r.Content != ""):
+					t.Errorf("reply %+v, error %v; want an empty answer", r, err)
+				case c.is != nil && (err == nil || !c.is(err)):
+					t.Errorf("error %T %v", err, err)
+				}
+			})
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	sdk "github.com/sashabaranov/go-openai"
+
+	"github.com/mcpgranite/granite/internal/models"
 )
 
 // streamed sends a streamed request and puts its chunks together in r.
@@ -23,6 +25,7 @@ func (c *Client) streamed(ctx context.Context, req sdk.ChatCompletionRequest, r 
 	}
 	defer st.Close()
 	var acc accumulator
+	var rep models.Repeats
 	for {
 		data, err := st.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -36,12 +39,26 @@ func (c *Client) streamed(ctx context.Context, req sdk.ChatCompletionRequest, r 
 		if err := json.Unmarshal(data, &chunk); err != nil {
 			return fmt.Errorf("the endpoint sent an event that is not a chat.completion.chunk: %w", err)
 		}
+		for _, ch := range chunk.Choices {
+			if ch.Index == 0 {
+				rep.Add(ch.Delta.Content)
+			}
+		}
+		if chunk.SystemFingerprint != "" {
+			r.Fingerprint = chunk.SystemFingerprint
+		}
 		if !acc.add(&chunk, extras(data)) {
 			return &IncompleteError{Msg: "the endpoint sent a chunk that does not continue its stream (another id, or a tool-call index out of range)"}
 		}
 	}
 	acc.into(r)
 	if r.FinishReason == "" {
+		if rep.AtLimit() {
+			// Ollama's /v1 ends a reply at its token repeat limit with
+			// neither a finish_reason nor [DONE], and no usage.
+			r.CompletionTokens = max(r.CompletionTokens, rep.Chunks)
+			return &models.RepeatLimitError{Token: rep.Last, Chunks: rep.Chunks}
+		}
 		// A stream cut without an error: the SSE reader sees a clean end
 		// where a proxy closed the connection.
 		return &IncompleteError{Msg: "the stream ended before a finish_reason"}

@@ -135,7 +135,19 @@ type Step struct {
 	// {"error": {…}}: "vllm" as vLLM's and SGLang's top-level error object
 	// ({"object": "error", "message": …, "code": 400}), "tgi" as TGI's
 	// {"error": "…", "error_type": …}, "fastapi" as FastAPI's {"detail": "…"}.
+	// "ollama" sends the whole reply as Ollama's /v1 does (recorded in
+	// testdata/real of the ollama double): each tool call whole in one
+	// chunk, content "" beside the calls, every delta with its role, no
+	// logprobs, errors typed api_error with param and code null.
 	Dialect string
+	// Repeat, in the ollama dialect, is a piece the model emits until
+	// Ollama's token repeat limit ends the reply: RepeatLimit+1 chunks of
+	// it and then nothing, neither a finish_reason nor [DONE]; not
+	// streamed, one reply whose finish_reason is null.
+	Repeat string
+	// Dropped is a reply Ollama's tool parser emptied: content "", no
+	// calls, finish_reason stop, and the tokens counted.
+	Dropped bool
 	auth    string // the request's Authorization, for EchoAuth
 }
 
@@ -223,6 +235,8 @@ func (f *Server) fail(w http.ResponseWriter, s Step) {
 	w.WriteHeader(s.Status)
 	body := map[string]any{"error": map[string]any{"message": msg, "type": s.ErrType, "param": nil, "code": s.ErrCode}}
 	switch s.Dialect {
+	case "ollama":
+		body = map[string]any{"error": map[string]any{"message": msg, "type": "api_error", "param": nil, "code": nil}}
 	case "vllm":
 		body = map[string]any{"object": "error", "message": msg, "type": s.ErrType, "param": nil, "code": s.Status}
 	case "tgi":
@@ -272,6 +286,13 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	usage := map[string]any{"prompt_tokens": PromptTokens, "completion_tokens": CompletionTokens, "total_tokens": PromptTokens + CompletionTokens}
 	if s.Endless {
 		endless(w, r, req.Stream, id, req.Model)
+		return
+	}
+	if s.Dropped {
+		s.Content, s.Calls, finish = "", nil, "stop"
+	}
+	if s.Dialect == "ollama" {
+		ollamaReply(w, req, s, id, finish, usage, n)
 		return
 	}
 	if !req.Stream {
@@ -333,6 +354,62 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		event(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 			"choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// RepeatLimit is Ollama's: it ends a reply whose model emitted the same
+// piece more than this many times in a row.
+const RepeatLimit = 30
+
+// ollamaReply answers as Ollama's /v1 does.
+func ollamaReply(w http.ResponseWriter, req Request, s Step, id, finish string, usage map[string]any, n int) {
+	created := time.Now().Unix()
+	var calls []map[string]any
+	for i, c := range s.Calls {
+		calls = append(calls, map[string]any{"id": callID(n, i), "index": i, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
+	}
+	var fin any = finish
+	if s.Repeat != "" {
+		s.Content, fin = strings.Repeat(s.Repeat, RepeatLimit+1), nil
+	}
+	head := map[string]any{"id": id, "created": created, "model": req.Model, "system_fingerprint": "fp_ollama"}
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": s.Content}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		head["object"], head["usage"] = "chat.completion", usage
+		head["choices"] = []map[string]any{{"index": 0, "message": msg, "finish_reason": fin}}
+		chattest.WriteJSON(w, head)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	head["object"] = "chat.completion.chunk"
+	chunk := func(delta map[string]any, finish any) {
+		delta["role"] = "assistant"
+		head["choices"] = []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}
+		b, _ := json.Marshal(head)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	if s.Repeat != "" {
+		for range RepeatLimit + 1 {
+			chunk(map[string]any{"content": s.Repeat}, nil)
+		}
+		return
+	}
+	for _, word := range chattest.Words(s.Content) {
+		chunk(map[string]any{"content": word}, nil)
+	}
+	for _, c := range calls {
+		chunk(map[string]any{"content": "", "tool_calls": []map[string]any{c}}, nil)
+	}
+	chunk(map[string]any{"content": ""}, finish)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		delete(head, "choices")
+		head["choices"], head["usage"] = []any{}, usage
+		b, _ := json.Marshal(head)
+		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
