@@ -8,18 +8,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpgranite/granite/internal/gguf"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamaserver"
 )
 
 var record = flag.Bool("record", false, "write what the real Ollama server sends into ../ollamatest/testdata/real")
@@ -111,10 +109,7 @@ func expected(c realCase, parser, api string, stream bool) reply {
 // hand over, so the runner's one slot is never released and every later
 // request to the server waits (seen here after one to five failures).
 func TestRealOllamaTinyModels(t *testing.T) {
-	bin := os.Getenv("GRANITE_OLLAMA")
-	if bin == "" {
-		t.Skip("GRANITE_OLLAMA is not set: set it to an Ollama binary (scripts/ollama-build.sh builds one) to run the tiny models on a real server")
-	}
+	bin := ollamaserver.Binary(t)
 	if *record {
 		if err := os.MkdirAll(realDir, 0o755); err != nil {
 			t.Fatal(err)
@@ -130,15 +125,13 @@ func TestRealOllamaTinyModels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			shared := startOllama(t, bin)
-			createModel(t, bin, shared, model, m)
+			shared := startWith(t, bin, model, m)
 			for _, c := range realCases {
 				for _, api := range []string{"native", "v1"} {
 					for _, stream := range []bool{false, true} {
 						host := shared
 						if want := expected(c, parser, api, stream); want.Status != http.StatusOK {
-							host = startOllama(t, bin)
-							createModel(t, bin, host, model, m)
+							host = startWith(t, bin, model, m)
 						}
 						name := fileName(c, parser, api, stream)
 						start := time.Now()
@@ -355,72 +348,11 @@ func readReply(t *testing.T, api string, stream bool, status int, body []byte) r
 	return r
 }
 
-
-// startOllama serves bin on a free loopback port with its own model
-// store, in a process group of its own so that its runners go with it
-// when the test ends; it returns host:port.
-func startOllama(t *testing.T, bin string) string {
+// startWith starts a real server holding the model as name, and returns
+// its host:port.
+func startWith(t *testing.T, bin, name string, m *Model) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "serve.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+host, "OLLAMA_MODELS="+filepath.Join(dir, "models"))
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s serve: %v", bin, err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM) // serve stops its runners
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // a runner serve left behind
-		<-exited
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("ollama serve's log:\n%s", b[max(0, len(b)-8000):])
-			}
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get("http://" + host + "/api/version")
-		if err == nil {
-			res.Body.Close()
-			return host
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ollama serve did not answer on %s within 30 s: %v", host, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// createModel writes the model and runs `ollama create` against the server.
-func createModel(t *testing.T, bin, host, name string, m *Model) {
-	t.Helper()
-	mf, err := m.WriteDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "create", name, "-f", mf)
-	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+host)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ollama create %s: %v\n%s", name, err, out)
-	}
+	srv := ollamaserver.Start(t, bin)
+	srv.Create(t, name, m.Modelfile("./model.gguf"), map[string][]byte{"model.gguf": m.GGUF})
+	return srv.Host
 }
