@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpgranite/granite/internal/gguf"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamaserver"
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/template"
 )
 
 var record = flag.Bool("record", false, "write what the real Ollama server sends into ../ollamatest/testdata/real")
@@ -126,6 +128,11 @@ func TestRealOllamaTinyModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			shared := startWith(t, bin, model, m)
+			ref := load(t, m.GGUF)
+			tmpl, err := template.Parse(m.Template)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, c := range realCases {
 				for _, api := range []string{"native", "v1"} {
 					for _, stream := range []bool{false, true} {
@@ -135,7 +142,8 @@ func TestRealOllamaTinyModels(t *testing.T) {
 						}
 						name := fileName(c, parser, api, stream)
 						start := time.Now()
-						status, ctype, body, err := post(host, api, requestBody(model, c, api, stream))
+						reqBody := requestBody(model, c, api, stream)
+						status, ctype, body, err := post(host, api, reqBody)
 						if err != nil {
 							t.Errorf("%s %s: %v", model, name, err)
 							continue
@@ -145,6 +153,9 @@ func TestRealOllamaTinyModels(t *testing.T) {
 						if d := cmp.Diff(expected(c, parser, api, stream), got); d != "" {
 							t.Errorf("%s %s (-want +got):\n%s\n%s", model, name, d, body)
 						}
+						if api == "native" && !stream && status == http.StatusOK {
+							checkPromptTokens(t, ref, tmpl, reqBody, body)
+						}
 						if *record && typ == gguf.F32 {
 							writeRecord(t, name, status, ctype, body)
 						}
@@ -152,6 +163,33 @@ func TestRealOllamaTinyModels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkPromptTokens holds the server's prompt_eval_count to the prompt
+// as Ollama's template engine renders the request and as reference
+// tokenizes it: the frame and the markers are one control token each,
+// every other byte one byte token, so the server sees the marker the
+// test meant.
+func checkPromptTokens(t *testing.T, ref *reference, tmpl *template.Template, reqBody, body []byte) {
+	t.Helper()
+	var req api.ChatRequest
+	var res api.ChatResponse
+	if err := json.Unmarshal(reqBody, &req); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Done {
+		return // a reply cut off carries no counts
+	}
+	var prompt bytes.Buffer
+	if err := tmpl.Execute(&prompt, template.Values{Messages: req.Messages, Tools: req.Tools}); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(ref.tokenize(prompt.String())); res.PromptEvalCount != want {
+		t.Errorf("the server evaluated %d prompt tokens, the reference tokenizer makes %d of:\n%s", res.PromptEvalCount, want, prompt.String())
 	}
 }
 
