@@ -9,8 +9,8 @@
 // already given. Each marker's embedding is its own direction of the
 // residual stream, and the output matrix maps that direction to one
 // vocabulary token that holds a whole reply (a complete tool call, a
-// whole answer); that token's direction maps to end-of-text, or, for a
-// loop, to itself. The attention and feed-forward weights are random
+// whole answer) or its first part; that token's direction maps to the
+// next part, then to end-of-text, or, for a loop, to itself. The attention and feed-forward weights are random
 // (seeded) and small, so that what they add to the residual stream
 // cannot move the argmax: the model runs every layer for real, and still
 // says what the script says.
@@ -103,6 +103,8 @@ const (
 	// output weight on a state's direction: the layers add a few
 	// thousandths to each residual coordinate, while the next token's
 	// logit is about stateScale·√n_embd ≈ 40 and every other logit near 0.
+	// noiseScale bounds the output rows of tokens no state selects, so
+	// that the matrix is not zero outside the chain.
 	layerScale = 0.02
 	stateScale = 5
 	noiseScale = 0.05

@@ -244,11 +244,13 @@ func TestParsersReadTheCalls(t *testing.T) {
 // TestBuildIsDeterministicAndSmall: the same script gives the same bytes,
 // a few hundred thousand weights, and a Modelfile naming the parser.
 func TestBuildIsDeterministicAndSmall(t *testing.T) {
-	a, err := Build(script(gguf.Q8_0, "qwen3"))
+	s := script(gguf.Q8_0, "qwen3")
+	s.NumCtx = 2048
+	a, err := Build(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Build(script(gguf.Q8_0, "qwen3"))
+	b, _ := Build(s)
 	if !bytes.Equal(a.GGUF, b.GGUF) || a.Template != b.Template {
 		t.Error("two builds of one script differ")
 	}
@@ -261,7 +263,7 @@ func TestBuildIsDeterministicAndSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(mf)
-	for _, line := range []string{"FROM " + filepath.Join(dir, "model.gguf") + "\n", "\nPARSER qwen3\n", `TEMPLATE """`} {
+	for _, line := range []string{"FROM " + filepath.Join(dir, "model.gguf") + "\n", "\nPARSER qwen3\n", "\nPARAMETER num_ctx 2048\n", `TEMPLATE """`} {
 		if !strings.Contains(string(text), line) {
 			t.Errorf("Modelfile lacks %q:\n%s", line, text)
 		}
