@@ -5,9 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // The doubles are held to replies recorded from real servers by shape:
@@ -99,4 +104,74 @@ func shape(v any, key string, said []string) string {
 		return "number"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// Replay is a double's reply to a recorded case: its status and body, or
+// ok false when no step scripts the case.
+type Replay func(t *testing.T, name string, stream bool) (status int, body []byte, ok bool)
+
+// HoldToRecordings checks a double against every recording in dir whose
+// name starts with prefix (prefix[stream-]CASE.EXT: .json, .ndjson, .sse
+// bodies, .http for a status line, headers and body): the double's reply
+// to each case must have the recorded status and lines of the recorded
+// shapes. Every case of cases must have a recording.
+func HoldToRecordings(t *testing.T, dir, prefix string, cases []string, replay Replay, said ...string) {
+	files, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
+	if len(files) == 0 {
+		t.Fatalf("no recorded replies %s* in %s", prefix, dir)
+	}
+	covered := map[string]bool{}
+	for _, path := range files {
+		name := strings.TrimPrefix(filepath.Base(path), prefix)
+		name = strings.TrimSuffix(name, filepath.Ext(name))
+		stream := strings.HasPrefix(name, "stream-")
+		name = strings.TrimPrefix(name, "stream-")
+		covered[name] = true
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, got, ok := replay(t, name, stream)
+			if !ok {
+				t.Fatalf("a recorded case no step scripts: add %s to the cases", name)
+			}
+			wantStatus, wantBody := http.StatusOK, want
+			if filepath.Ext(path) == ".http" {
+				if wantStatus, wantBody, err = ParseHTTP(want); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if status != wantStatus {
+				t.Errorf("status %d, the real server's %d", status, wantStatus)
+			}
+			g, gerr := LineShapes(got, said...)
+			w, werr := LineShapes(wantBody, said...)
+			if gerr != nil || werr != nil {
+				t.Fatalf("double %v, recording %v", gerr, werr)
+			}
+			if !slices.Equal(g, w) {
+				t.Errorf("the double's lines differ in shape from the real server's:\ndouble %s\nreal   %s", strings.Join(g, "\n       "), strings.Join(w, "\n       "))
+			}
+		})
+	}
+	for _, name := range cases {
+		if !covered[name] {
+			t.Errorf("case %s has no recording in %s", name, dir)
+		}
+	}
+}
+
+// Post sends body to url and returns the reply's status and body.
+func Post(t *testing.T, url, body string) (int, []byte) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, got
 }
