@@ -73,7 +73,7 @@ fuzz:
 
 ## bench: the performance figures the issues ask for
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/... ./scenarios/... ./internal/speclang/... ./internal/mcpdomain/...
+	@bin=$$(scripts/ollama-build.sh) && GRANITE_OLLAMA=$$bin $(GO) test -run '^$$' -bench . -benchmem ./generator/... ./harness/... ./scenarios/... ./internal/speclang/... ./internal/mcpdomain/...
 
 ## bench-doc: run make bench once and write its figures, the machine, the date and
 ## the binary's size to docs/bench.md, where the README's figures point

@@ -475,11 +475,12 @@ func (r *Report) modelLevel() *Table {
 // whole wait beside them; and the prompt evaluation of the first trial of
 // each (domain, level) against the later ones: the trials of a (domain,
 // level) run back to back, so the later ones find the system prompt and
-// tool list in the server's prefix cache and evaluate only what is new.
+// tool list in the server's prefix cache. Their time shows it; Ollama's
+// prompt_eval_count does not, as it counts the cached prefix too.
 func (r *Report) modelTime() *Table {
 	t := &Table{Name: "model_time", Title: "Model time per trial: prompt evaluation and generation (s)",
 		Header: []string{"model", "level", "trials", "prompt_eval_s", "generation_s", "load_s", "model_wait_s",
-			"prompt_tokens_evaluated", "tokens_generated", "first_prompt_eval_s", "later_prompt_eval_s"}}
+			"prompt_tokens", "tokens_generated", "first_prompt_eval_s", "later_prompt_eval_s"}}
 	first := map[string]int{} // model/domain/level -> the lowest plan index
 	for _, x := range r.rows {
 		k := x.model + "/" + x.domain + "/" + string(x.level)
