@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release edge-test test check-generate vet browser unit verify fuzz bench bench-doc run clean
+.PHONY: all generate build release edge-test test check-generate vet browser unit verify ollama-test fuzz bench bench-doc run clean
 
 all: build
 
@@ -57,6 +57,15 @@ unit:
 ## verify: execute every scenario's gold calls at every level (granite verify)
 verify: build
 	$(BIN) verify
+
+## ollama-test: build the Ollama server from the module go.mod pins (cgo, CPU; once,
+## then cached under the Go build cache) and run every RealOllama test against it; CI runs it
+ollama-test:
+	@bin=$$(scripts/ollama-build.sh) && GRANITE_OLLAMA=$$bin bash -o pipefail -c '$(GO) test -count=1 -timeout 30m -run RealOllama -json $(REAL_OLLAMA_PKGS) | $(GO) run ./internal/testsum'
+
+# The packages with a RealOllama test: only their test binaries are built,
+# so the lane prints a line per package that has one, not one per package.
+REAL_OLLAMA_PKGS = $(shell grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=node_modules 'func Test[A-Za-z0-9_]*RealOllama' . | xargs -n1 dirname | sort -u)
 
 ## fuzz: fuzz every generated tool for 30 s
 fuzz:
