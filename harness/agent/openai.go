@@ -89,9 +89,11 @@ func (c *openaiConversation) toolResult(call replyCall, res results.Call) {
 }
 
 // classify: a reply the model garbled is its own failure, and a
-// conversation past the model's context is told apart.
+// conversation past the model's context, a reply ended at Ollama's
+// repeat limit and one the server's tool parser emptied are told apart.
 func (c *openaiConversation) classify(ctx context.Context, err error) results.ErrorClass {
-	return classifyFailure(ctx, err, failure{openai.IsMalformed, results.ErrMalformed}, failure{openai.IsContextLength, results.ErrContext})
+	return classifyFailure(ctx, err, failure{openai.IsMalformed, results.ErrMalformed}, failure{openai.IsContextLength, results.ErrContext},
+		failure{openai.IsRepeatLimit, results.ErrRepeatLimit}, failure{openai.IsDroppedCall, results.ErrDroppedCall})
 }
 
 // assistantMessage is a reply as the record keeps it; arguments that are

@@ -107,6 +107,7 @@ func (c *Client) Chat(ctx context.Context, req sdk.ChatCompletionRequest, stream
 }
 
 func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream bool) (*Reply, error) {
+	unfinished := 0
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		r := &Reply{}
@@ -120,6 +121,18 @@ func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream
 		r.Wait, r.Attempts, r.Bytes = time.Since(start), attempt+1, ex.read
 		if err == nil {
 			err = checkArguments(r.ToolCalls)
+		}
+		if err == nil && len(req.Tools) > 0 && r.CompletionTokens > 0 && r.Content == "" && r.Reasoning == "" && len(r.ToolCalls) == 0 {
+			err = &DroppedCallError{Tokens: r.CompletionTokens}
+		}
+		var ie *IncompleteError
+		if errors.As(err, &ie) && ie.unfinished {
+			// A reply that ended cleanly without a finish_reason, again
+			// and again, is the server's doing, not a transient cut: give
+			// it up after a few.
+			if unfinished++; unfinished >= maxUnfinished {
+				return r, unfinishedError(r, ie)
+			}
 		}
 		if err == nil || !retryable(ctx, err) {
 			return r, err
@@ -252,6 +265,11 @@ func (c *Client) whole(ctx context.Context, req sdk.ChatCompletionRequest, r *Re
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if r.FinishReason == "" {
+		// Ollama's /v1 answers finish_reason null for a reply its token
+		// repeat limit ended; a finished reply always says why it ended.
+		return &IncompleteError{Msg: "the endpoint's reply has no finish_reason", unfinished: true}
 	}
 	return nil
 }
@@ -405,7 +423,12 @@ func IsMalformed(err error) bool {
 
 // IncompleteError is a reply that stopped short: a stream that ended
 // without a finish_reason, or chunks that do not belong together.
-type IncompleteError struct{ Msg string }
+type IncompleteError struct {
+	Msg string
+	// unfinished marks a reply whose body ended cleanly without a
+	// finish_reason (see maxUnfinished).
+	unfinished bool
+}
 
 func (e *IncompleteError) Error() string { return e.Msg }
 
@@ -415,7 +438,7 @@ func (e *IncompleteError) Error() string { return e.Msg }
 // malformed calls, an over-long context, a reply past its bound and
 // other 4xx are not.
 func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || models.IsTooLong(err) {
+	if ctx.Err() != nil || IsMalformed(err) || IsContextLength(err) || IsDroppedCall(err) || models.IsTooLong(err) {
 		return false
 	}
 	var se *StatusError
@@ -573,4 +596,77 @@ func (c *Client) WarmUp(ctx context.Context, model string, maxTokens int) (time.
 		MaxTokens: max(1, min(maxTokens, 8)),
 	}, false)
 	return time.Since(start), err
+}
+
+// maxUnfinished bounds the attempts whose reply ended cleanly without a
+// finish_reason: a proxy's cut is worth asking again, but Ollama's /v1
+// ends a reply that way at its token repeat limit, and greedy decoding
+// repeats it exactly.
+const maxUnfinished = 3
+
+// RepeatLimit is the run of one repeated word past which an unfinished
+// reply is taken for Ollama's token repeat limit (a token repeated more
+// than 30 times in a row, llm/server.go of the ollama module).
+const RepeatLimit = 30
+
+// UnfinishedError is a reply the server ended, attempt after attempt,
+// without a finish_reason. Repeated says the reply ended in one word
+// repeated more than RepeatLimit times: Ollama's token repeat limit,
+// which its /v1 reports this way.
+type UnfinishedError struct {
+	Attempts int
+	Repeated string
+	Msg      string
+}
+
+func (e *UnfinishedError) Error() string {
+	if e.Repeated != "" {
+		return fmt.Sprintf("%s, %d times: the model repeated %q more than %d times in a row and the server ended the reply (Ollama's token repeat limit)", e.Msg, e.Attempts, e.Repeated, RepeatLimit)
+	}
+	return fmt.Sprintf("%s, %d times: the server ended the reply before the model finished", e.Msg, e.Attempts)
+}
+
+// IsUnfinished reports whether err is or wraps an *UnfinishedError.
+func IsUnfinished(err error) bool {
+	var ue *UnfinishedError
+	return errors.As(err, &ue)
+}
+
+// IsRepeatLimit reports whether err is an *UnfinishedError whose reply
+// ended in Ollama's token repeat limit.
+func IsRepeatLimit(err error) bool {
+	var ue *UnfinishedError
+	return errors.As(err, &ue) && ue.Repeated != ""
+}
+
+func unfinishedError(r *Reply, ie *IncompleteError) *UnfinishedError {
+	e := &UnfinishedError{Attempts: maxUnfinished, Msg: ie.Msg}
+	words := strings.Fields(r.Content)
+	if n := len(words); n > RepeatLimit {
+		last := words[n-1]
+		run := 0
+		for i := n - 1; i >= 0 && words[i] == last; i-- {
+			run++
+		}
+		if run > RepeatLimit {
+			e.Repeated = last
+		}
+	}
+	return e
+}
+
+// DroppedCallError is a reply the server emptied: the model generated
+// tokens, and neither text nor a tool call came back. Ollama's /v1, like
+// its native API, drops a call its template-driven parser cannot parse
+// or that names no tool of the request.
+type DroppedCallError struct{ Tokens int }
+
+func (e *DroppedCallError) Error() string {
+	return fmt.Sprintf("the model generated %d tokens and the endpoint returned neither text nor a tool call: its tool parser dropped a call it could not parse or that names no tool of the request", e.Tokens)
+}
+
+// IsDroppedCall reports whether err is or wraps a *DroppedCallError.
+func IsDroppedCall(err error) bool {
+	var de *DroppedCallError
+	return errors.As(err, &de)
 }

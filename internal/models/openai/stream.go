@@ -44,7 +44,7 @@ func (c *Client) streamed(ctx context.Context, req sdk.ChatCompletionRequest, r 
 	if r.FinishReason == "" {
 		// A stream cut without an error: the SSE reader sees a clean end
 		// where a proxy closed the connection.
-		return &IncompleteError{Msg: "the stream ended before a finish_reason"}
+		return &IncompleteError{Msg: "the stream ended before a finish_reason", unfinished: true}
 	}
 	return nil
 }
