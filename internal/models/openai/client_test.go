@@ -334,3 +334,43 @@ func TestKeyRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestUnfinishedAndEmptiedReplies: a reply that ends without a
+// finish_reason (Ollama's /v1 at its token repeat limit, streamed or not)
+// is never a finished answer: it is asked three times, then comes back
+// as an *UnfinishedError that names the repeated word; a reply of
+// generated tokens that holds neither text nor a call, to a request with
+// tools, is a *DroppedCallError at once.
+func TestUnfinishedAndEmptiedReplies(t *testing.T) {
+	loop := strings.Repeat(" again", openai.RepeatLimit+1)
+	for _, stream := range []bool{true, false} {
+		f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+			return openaitest.Step{Content: loop, Unfinished: true}
+		})
+		c := openai.New(f.URL, "", nil)
+		openai.SetSleep(c, func(context.Context, time.Duration) bool { return true })
+		r, err := c.Chat(context.Background(), hello("m"), stream)
+		var ue *openai.UnfinishedError
+		if !errors.As(err, &ue) || ue.Repeated != "again" || !openai.IsRepeatLimit(err) || r.Attempts != 3 || len(f.Requests()) != 3 {
+			t.Errorf("stream %v: %v (%+v), %d attempts; want an *UnfinishedError naming the repeated word after 3", stream, err, ue, r.Attempts)
+		}
+		f = openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+			return openaitest.Step{Content: "I stopped.", Unfinished: true}
+		})
+		c = openai.New(f.URL, "", nil)
+		openai.SetSleep(c, func(context.Context, time.Duration) bool { return true })
+		if _, err := c.Chat(context.Background(), hello("m"), stream); !openai.IsUnfinished(err) || openai.IsRepeatLimit(err) {
+			t.Errorf("stream %v: %v; want an *UnfinishedError without a repeat", stream, err)
+		}
+		f = openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step { return openaitest.Step{} })
+		req := hello("m")
+		req.Tools = []sdk.Tool{{Type: sdk.ToolTypeFunction, Function: &sdk.FunctionDefinition{Name: "get_lamp", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+		r, err = openai.New(f.URL, "", nil).Chat(context.Background(), req, stream)
+		if !openai.IsDroppedCall(err) || r.Attempts != 1 {
+			t.Errorf("stream %v: %v after %d attempts; want a *DroppedCallError at once", stream, err, r.Attempts)
+		}
+		if _, err := openai.New(f.URL, "", nil).Chat(context.Background(), hello("m"), stream); err != nil {
+			t.Errorf("stream %v: an empty reply to a request without tools: %v; want it as it is", stream, err)
+		}
+	}
+}

@@ -128,6 +128,10 @@ type Step struct {
 	// whole, a content string that never closes. It stops when the client
 	// hangs up.
 	Endless bool
+	// Unfinished ends the reply as Ollama's /v1 does at its token repeat
+	// limit: whole, finish_reason null and usage 0; streamed, the content
+	// chunks and then nothing, no finish_reason, usage or [DONE].
+	Unfinished bool
 	// EchoAuth puts the request's Authorization header in the error
 	// body, as some servers' debug errors quote the request they refused.
 	EchoAuth bool
@@ -289,8 +293,12 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 				msg["content"] = nil
 			}
 		}
+		var reason any = finish
+		if s.Unfinished {
+			reason, usage = nil, map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+		}
 		chattest.WriteJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
-			"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}}, "usage": usage})
+			"choices": []map[string]any{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": reason}}, "usage": usage})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -328,6 +336,9 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 		for _, part := range pieces(c.Args, 3) {
 			chunk(map[string]any{"tool_calls": []map[string]any{{"index": i, "function": map[string]any{"arguments": part}}}}, nil)
 		}
+	}
+	if s.Unfinished {
+		return
 	}
 	chunk(map[string]any{}, finish)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
