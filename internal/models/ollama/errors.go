@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/mcpgranite/granite/internal/models"
 )
 
 // The failures of a reply that are the model's, not the transport's: each
@@ -90,37 +92,11 @@ func IsDroppedCall(err error) bool {
 	return errors.As(err, &de)
 }
 
-// parserFailures are the words of Ollama's reports that it could not
-// parse the tool call a model wrote: the template-driven parser's "error
-// parsing tool call: raw='…', err=…" (ollama/ollama issues 12884, 12064,
-// 11704) and the built-in parsers' errors (model/parsers: qwen3's
-// "failed to parse JSON: …", glm's XML, lfm2's and olmo3's call syntax,
-// ministral's unknown tool). Ollama sends each as an HTTP 500 when
-// nothing was streamed yet or the request is not streamed, and as an
-// error line of a 200 stream once chunks went out; nothing but the text
-// tells it from a crashed runner, which is worth a retry. A test checks
-// the list against every error the pinned module's parsers can return.
-var parserFailures = []string{
-	"error parsing tool call",
-	"failed to parse json",
-	"failed to parse xml",
-	"failed to parse function call",
-	"failed to parse arguments",
-	"failed to parse value for",
-	"empty function name",
-	"mismatched arg_key and arg_value",
-	"invalid tool call",
-	"no tool call",
-	"invalid argument",
-	"unterminated string",
-	"invalid function call format",
-	"invalid object entry",
-	"invalid format",
-}
-
 // unparsedToolCall returns Ollama's message when err is its report that
-// it could not parse a tool call (see parserFailures). Only a 500 or an
-// error line can be one: a 4xx is the request's.
+// it could not parse a tool call (see models.UnparsedToolCall). Ollama
+// sends it as an HTTP 500 when nothing was streamed yet or the request is
+// not streamed, and as an error line of a 200 stream once chunks went
+// out; only a 500 or an error line can be one: a 4xx is the request's.
 func unparsedToolCall(err error) (string, bool) {
 	if err == nil {
 		return "", false
@@ -133,20 +109,7 @@ func unparsedToolCall(err error) (string, bool) {
 		}
 		msg = se.ErrorMessage // without the status Error() puts first
 	}
-	lower := strings.ToLower(msg)
-	if strings.Contains(lower, "model runner") || strings.Contains(lower, "running the model") {
-		return "", false // a crashed runner's words, whatever follows them
-	}
-	for _, w := range parserFailures {
-		if strings.Contains(lower, w) {
-			return msg, true
-		}
-	}
-	// ministral's "tool 'x' not found": the model named no listed tool.
-	if strings.HasPrefix(lower, "tool '") && strings.HasSuffix(lower, "' not found") {
-		return msg, true
-	}
-	return "", false
+	return msg, models.UnparsedToolCall(msg)
 }
 
 // FormatError is a structured-output request whose format Ollama cannot

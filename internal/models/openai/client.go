@@ -334,6 +334,11 @@ func (c *Client) wrap(err error, ex *exchange) error {
 	if status == http.StatusBadRequest && isContextLength(code, typ, msg) {
 		return &ContextLengthError{StatusError: se}
 	}
+	if status == http.StatusInternalServerError && models.UnparsedToolCall(msg) {
+		// Ollama's /v1 reports a call its built-in parser (PARSER qwen3
+		// and others) could not parse as a 500: the model's failure.
+		return &MalformedError{Msg: "the endpoint could not parse the model's tool call: " + se.Msg}
+	}
 	return se
 }
 

@@ -340,7 +340,8 @@ func TestKeyRedacted(t *testing.T) {
 // is never a finished answer: it is asked three times, then comes back
 // as an *UnfinishedError that names the repeated word; a reply of
 // generated tokens that holds neither text nor a call, to a request with
-// tools, is a *DroppedCallError at once.
+// tools, is a *DroppedCallError at once; a 500 saying the server could
+// not parse the model's call, a *MalformedError at once.
 func TestUnfinishedAndEmptiedReplies(t *testing.T) {
 	loop := strings.Repeat(" again", openai.RepeatLimit+1)
 	for _, stream := range []bool{true, false} {
@@ -371,6 +372,14 @@ func TestUnfinishedAndEmptiedReplies(t *testing.T) {
 		}
 		if _, err := openai.New(f.URL, "", nil).Chat(context.Background(), hello("m"), stream); err != nil {
 			t.Errorf("stream %v: an empty reply to a request without tools: %v; want it as it is", stream, err)
+		}
+		// PARSER qwen3's failure, as Ollama's /v1 sends it.
+		f = openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+			return openaitest.Step{Status: 500, ErrBody: "failed to parse JSON: unexpected end of JSON input", ErrType: "api_error"}
+		})
+		r, err = openai.New(f.URL, "", nil).Chat(context.Background(), hello("m"), stream)
+		if !openai.IsMalformed(err) || r.Attempts != 1 {
+			t.Errorf("stream %v: %v after %d attempts; want a *MalformedError at once", stream, err, r.Attempts)
 		}
 	}
 }
