@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -19,16 +20,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/gguf"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamaserver"
 	"github.com/mcpgranite/granite/internal/models/ollama/tinymodel"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
 // realPlay is the scenario the real-server trials play, and per level
@@ -613,8 +619,9 @@ func TestRealOllamaOwnServerFaults(t *testing.T) {
 // the record says context_length_exceeded. On /v1 nothing can ask that:
 // Ollama cuts the prompt silently (its first tokens and its tail kept,
 // the tool list lost) and the run warns before the trials, as the README
-// says; the tiny model's reply depends on the prompt's tail alone, so
-// the cut trial still scores as right there.
+// says. The cut takes the conversation too: the model never sees its own
+// call and result, calls again at every turn, and the trial ends at
+// max_agent_turns with no error class.
 func TestRealOllamaContextLength(t *testing.T) {
 	bin := ollamaserver.Binary(t)
 	spec, lookup := tinySpec(t)
@@ -636,16 +643,138 @@ func TestRealOllamaContextLength(t *testing.T) {
 				}
 				continue
 			}
-			scoredFull.check(t, api, r)
+			// The cut keeps the prompt's tail, and the tiny model answers
+			// from it: but the cut drops the model's own call and its
+			// result too, so it calls again and again, never told.
+			outcome{stop: results.StopMaxTurns, calls: cfg.MaxAgentTurns}.check(t, api, r)
 			if info := man.Models[m]; info.ContextTokens != numCtx {
 				t.Errorf("%s %s: run.json's context %d; want the Modelfile's %d", api.name, l, info.ContextTokens, numCtx)
 			}
 			if !strings.Contains(progress, "longer than the 512 tokens of context") || !strings.Contains(progress, "OLLAMA_CONTEXT_LENGTH") {
 				t.Errorf("%s %s: the run did not warn that the tool list is longer than the context:\n%s", api.name, l, progress)
 			}
-			if r.PromptTokens > 2*numCtx {
-				t.Errorf("%s %s: %d prompt tokens over two requests of a %d-token context: Ollama did not cut", api.name, l, r.PromptTokens, numCtx)
+			if r.PromptTokens > r.Turns*numCtx {
+				t.Errorf("%s %s: %d prompt tokens over %d requests of a %d-token context: Ollama did not cut", api.name, l, r.PromptTokens, r.Turns, numCtx)
 			}
 		}
+	}
+}
+
+// schemaReply is a reply that fits a flat JSON Schema of integers and
+// strings: each integer at its maximum, each string s. Its keys come in
+// the schema's order (encoding/json sorts both), which llama.cpp's
+// grammar of the schema holds a reply to.
+func schemaReply(t *testing.T, schema json.RawMessage, s string) (string, map[string]float64) {
+	t.Helper()
+	var sch struct {
+		Properties map[string]struct {
+			Type    string  `json:"type"`
+			Maximum float64 `json:"maximum"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &sch); err != nil {
+		t.Fatal(err)
+	}
+	reply, ints := map[string]any{}, map[string]float64{}
+	for k, p := range sch.Properties {
+		switch p.Type {
+		case "integer":
+			reply[k], ints[k] = int(p.Maximum), p.Maximum
+		case "string":
+			reply[k] = s
+		default:
+			t.Fatalf("schema property %s of type %s: schemaReply writes integers and strings only", k, p.Type)
+		}
+	}
+	b, _ := json.Marshal(reply)
+	return string(b), ints
+}
+
+// structuredModel creates a tiny model that answers a structured request
+// (no tools) with replies[k] after k assistant replies (the retries so
+// far), and the last one after that.
+func structuredModel(t *testing.T, srv *ollamaserver.Server, name string, replies ...string) {
+	t.Helper()
+	s := tinymodel.Script{Type: gguf.F16, NumCtx: 8192, Seed: 7, Default: tinymodel.Reply{Text: replies[len(replies)-1]}}
+	for k, r := range replies[:len(replies)-1] {
+		s.Rules = append(s.Rules, tinymodel.Rule{When: tinymodel.Selector{Turn: k}, Reply: tinymodel.Reply{Text: r}})
+	}
+	built, err := tinymodel.Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Create(t, name, built.Modelfile("./model.gguf"), map[string][]byte{"model.gguf": built.GGUF})
+}
+
+// TestRealOllamaStructured runs the model stages of granite judge --model
+// and granite regroup --suggest --model (scenarios.LLM.Judge,
+// regroup.Suggest) against tiny models on a real server, which decodes
+// under the grammar of each stage's JSON Schema (Ollama's format): a
+// judge reply is validated and scored; a grouping that leaves a tool out
+// is refused, fed back and asked again (its retry counted), and one that
+// is refused every time ends in scenarios.ErrDiscarded after
+// scenarios.Retries retries. A format Ollama cannot use is an
+// *ollama.FormatError at once.
+func TestRealOllamaStructured(t *testing.T) {
+	bin := ollamaserver.Binary(t)
+	spec, lookup := tinySpec(t)
+	p := pickRealPlay(t, spec, lookup)
+	srv := ollamaserver.Start(t, bin)
+	tools := scenarios.FromDomain(p.dom, level.L4)
+	sources := scenarios.Sources(tools)
+
+	judged, scores := schemaReply(t, scenarios.JudgeSchema(), "Every call is right.")
+	var names []string
+	for _, tool := range sources {
+		names = append(names, tool.Name)
+	}
+	grouping := func(tools []string) string {
+		b, _ := json.Marshal(map[string]any{"L2": map[string]any{"control": []string{}, "query": tools},
+			"L3": []any{map[string]any{"category": regroup.Categories[0], "tools": tools}}})
+		return string(b)
+	}
+	whole, short := grouping(names), grouping(names[1:])
+	structuredModel(t, srv, "judge", judged)
+	structuredModel(t, srv, "grouper", short, whole)
+	structuredModel(t, srv, "refuser", short)
+
+	llm := func(model string) *scenarios.LLM {
+		l, err := scenarios.NewLLM(srv.URL, model, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Timeout = time.Minute
+		return l
+	}
+	ctx := context.Background()
+	arts, err := scenarios.Offline("real", tools, 1)
+	if err != nil || len(arts) == 0 {
+		t.Fatalf("offline artifacts: %v", err)
+	}
+	s, err := llm("judge").Judge(ctx, tools, arts[0])
+	if err != nil || s.Retries != 0 || s.Comment != "Every call is right." || s.Usage != scores["usage"]/10 {
+		t.Errorf("judge: %+v, %v; want the reply's scores (usage %v/10) after no retry", s, err, scores["usage"])
+	}
+
+	g, err := regroup.Suggest(ctx, llm("grouper"), p.domain.Name, sources)
+	if err != nil || len(g.L3) != 1 || len(g.L3[0].Tools) != len(names) {
+		t.Errorf("suggest: %+v, %v; want the second reply's one group of every tool", g, err)
+	}
+	_, err = regroup.Suggest(ctx, llm("refuser"), p.domain.Name, sources)
+	if !errors.Is(err, scenarios.ErrDiscarded) || !strings.Contains(err.Error(), "leaves out "+names[0]) {
+		t.Errorf("suggest with a model that always leaves a tool out: %v; want ErrDiscarded naming %s", err, names[0])
+	}
+
+	c, err := ollama.New(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{`"yaml"`, `{"type":"object","properties":{"a":{"$ref":"#/nowhere"}}}`} {
+		start := time.Now()
+		_, err := c.Structured(ctx, "judge", []api.Message{{Role: "user", Content: "hi"}}, json.RawMessage(format))
+		if !ollama.IsFormat(err) || time.Since(start) > 10*time.Second {
+			t.Errorf("format %s: %v after %v; want an *ollama.FormatError at once", format, err, time.Since(start))
+		}
+		t.Logf("format %s: %v", format, err)
 	}
 }
