@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpgranite/granite/internal/gguf"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamaserver"
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/template"
 )
 
 var record = flag.Bool("record", false, "write what the real Ollama server sends into ../ollamatest/testdata/real")
@@ -51,7 +53,7 @@ func realScript(typ gguf.Type, parser string) Script {
 		{When: Selector{Tools: []string{"delta_x"}}, Reply: Reply{Text: Call("delta_x", invalidJSON)}},
 		{When: Selector{Tools: []string{"eps_x"}}, Reply: Reply{Text: loopText, Loop: true}},
 		{When: Selector{Tools: []string{"alpha_list"}}, Reply: Reply{Text: Call("alpha_list", rightCall)}},
-		{When: Selector{Tools: []string{"alpha_list"}, Turn: 1}, Reply: Reply{Text: answer}},
+		{When: Selector{Tools: []string{"alpha_list"}, Turn: 1}, Reply: Reply{Text: answerHead, Then: []string{answerTail}}},
 	}}
 }
 
@@ -103,11 +105,14 @@ func expected(c realCase, parser, api string, stream bool) reply {
 // its reply to every case on both APIs, streamed and not. With -record
 // it writes the F32 models' raw replies into ../ollamatest/testdata/real.
 //
-// A built-in parser's failure gets a server of its own per request: when
-// the failure comes on a chunk before the last, Ollama 0.17.4's chat
-// handler stops reading while the completion still has its done chunk to
-// hand over, so the runner's one slot is never released and every later
-// request to the server waits (seen here after one to five failures).
+// A built-in parser's failure gets a server of its own per request, for
+// a race in Ollama 0.17.4's chat handler: on the parser's error it
+// answers 500 and stops reading the channel the completion feeds; if the
+// completion has already read the next chunk (the done chunk, right
+// behind a call that ends the reply) before the request's context is
+// cancelled, its callback blocks handing that chunk over, for good,
+// holding the runner's one slot, and every later request to the server
+// waits (seen here after one to five failures in a row).
 func TestRealOllamaTinyModels(t *testing.T) {
 	bin := ollamaserver.Binary(t)
 	if *record {
@@ -126,6 +131,11 @@ func TestRealOllamaTinyModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			shared := startWith(t, bin, model, m)
+			ref := load(t, m.GGUF)
+			tmpl, err := template.Parse(m.Template)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, c := range realCases {
 				for _, api := range []string{"native", "v1"} {
 					for _, stream := range []bool{false, true} {
@@ -135,7 +145,8 @@ func TestRealOllamaTinyModels(t *testing.T) {
 						}
 						name := fileName(c, parser, api, stream)
 						start := time.Now()
-						status, ctype, body, err := post(host, api, requestBody(model, c, api, stream))
+						reqBody := requestBody(model, c, api, stream)
+						status, ctype, body, err := post(host, api, reqBody)
 						if err != nil {
 							t.Errorf("%s %s: %v", model, name, err)
 							continue
@@ -145,6 +156,9 @@ func TestRealOllamaTinyModels(t *testing.T) {
 						if d := cmp.Diff(expected(c, parser, api, stream), got); d != "" {
 							t.Errorf("%s %s (-want +got):\n%s\n%s", model, name, d, body)
 						}
+						if api == "native" && !stream && status == http.StatusOK {
+							checkPromptTokens(t, ref, tmpl, reqBody, body)
+						}
 						if *record && typ == gguf.F32 {
 							writeRecord(t, name, status, ctype, body)
 						}
@@ -152,6 +166,33 @@ func TestRealOllamaTinyModels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkPromptTokens holds the server's prompt_eval_count to the prompt
+// as Ollama's template engine renders the request and as reference
+// tokenizes it: the frame and the markers are one control token each,
+// every other byte one byte token, so the server sees the marker the
+// test meant.
+func checkPromptTokens(t *testing.T, ref *reference, tmpl *template.Template, reqBody, body []byte) {
+	t.Helper()
+	var req api.ChatRequest
+	var res api.ChatResponse
+	if err := json.Unmarshal(reqBody, &req); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Done {
+		return // a reply cut off carries no counts
+	}
+	var prompt bytes.Buffer
+	if err := tmpl.Execute(&prompt, template.Values{Messages: req.Messages, Tools: req.Tools}); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(ref.tokenize(prompt.String())); res.PromptEvalCount != want {
+		t.Errorf("the server evaluated %d prompt tokens, the reference tokenizer makes %d of:\n%s", res.PromptEvalCount, want, prompt.String())
 	}
 }
 
@@ -214,12 +255,12 @@ func requestBody(model string, c realCase, api string, stream bool) []byte {
 }
 
 func post(host, api string, body []byte) (int, string, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	path := "/api/chat"
 	if api == "v1" {
 		path = "/v1/chat/completions"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+host+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)

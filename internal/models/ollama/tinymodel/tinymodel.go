@@ -9,8 +9,8 @@
 // already given. Each marker's embedding is its own direction of the
 // residual stream, and the output matrix maps that direction to one
 // vocabulary token that holds a whole reply (a complete tool call, a
-// whole answer); that token's direction maps to end-of-text, or, for a
-// loop, to itself. The attention and feed-forward weights are random
+// whole answer) or its first part; that token's direction maps to the
+// next part, then to end-of-text, or, for a loop, to itself. The attention and feed-forward weights are random
 // (seeded) and small, so that what they add to the residual stream
 // cannot move the argmax: the model runs every layer for real, and still
 // says what the script says.
@@ -39,12 +39,17 @@ type Selector struct {
 	Turn    int
 }
 
-// Reply is what the model emits: Text verbatim as one token, then
-// end-of-text. With Loop it emits Text again and again instead, which
-// Ollama's repeat limit (a token repeated 30 times) cuts off without a
-// done chunk. An empty Text ends the reply at once.
+// Reply is what the model emits: Text verbatim as one token, then each
+// of Then as one token more (so a stream carries them as chunks of their
+// own), then end-of-text. With Loop it emits Text again and again
+// instead, which Ollama's repeat limit (a token repeated 30 times) cuts
+// off without a done chunk. An empty Text ends the reply at once.
+//
+// Every text is one token with one successor, whichever reply it is in:
+// two replies may share a text only if the same token follows it in both.
 type Reply struct {
 	Text string
+	Then []string
 	Loop bool
 }
 
@@ -98,6 +103,8 @@ const (
 	// output weight on a state's direction: the layers add a few
 	// thousandths to each residual coordinate, while the next token's
 	// logit is about stateScale·√n_embd ≈ 40 and every other logit near 0.
+	// noiseScale bounds the output rows of tokens no state selects, so
+	// that the matrix is not zero outside the chain.
 	layerScale = 0.02
 	stateScale = 5
 	noiseScale = 0.05
@@ -151,8 +158,8 @@ func (m *Model) WriteDir(dir string) (string, error) {
 // tokens, the frame's control tokens, one marker per rule and the
 // default, and one token per distinct reply text. dir is the residual
 // direction a token's embedding points along (-1: a random embedding,
-// for tokens never last in a prompt) and next the token whose output row
-// points along it.
+// for tokens never last in a prompt); next maps a direction to the token
+// whose output row points along it, the token it selects.
 type vocab struct {
 	tokens  []string
 	types   []int32
@@ -162,19 +169,34 @@ type vocab struct {
 	next    map[int]int // direction → token it selects
 }
 
+// selecting is the direction that selects tok, given one the first time
+// a token needs it.
+func (v *vocab) selecting(tok int) int {
+	for d, t := range v.next {
+		if t == tok {
+			return d
+		}
+	}
+	d := v.nDirs
+	v.nDirs++
+	v.next[d] = tok
+	return d
+}
+
+func (v *vocab) add(text string, typ int32) int {
+	v.tokens = append(v.tokens, text)
+	v.types = append(v.types, typ)
+	v.dir = append(v.dir, -1)
+	return len(v.tokens) - 1
+}
+
 func buildVocab(s Script) (*vocab, error) {
 	v := &vocab{next: map[int]int{}}
-	add := func(text string, typ int32) int {
-		v.tokens = append(v.tokens, text)
-		v.types = append(v.types, typ)
-		v.dir = append(v.dir, -1)
-		return len(v.tokens) - 1
-	}
 	for b := range 256 {
-		add(string(byteToRune[b]), tokenNormal)
+		v.add(string(byteToRune[b]), tokenNormal)
 	}
 	for _, t := range frameTokens {
-		add(t, tokenControl)
+		v.add(t, tokenControl)
 	}
 	replies := make([]Reply, 0, len(s.Rules)+1)
 	for _, r := range s.Rules {
@@ -182,43 +204,73 @@ func buildVocab(s Script) (*vocab, error) {
 	}
 	replies = append(replies, s.Default)
 	for i := range replies {
-		v.markers = append(v.markers, add(fmt.Sprintf(markerTemplate, i), tokenControl))
+		v.markers = append(v.markers, v.add(fmt.Sprintf(markerTemplate, i), tokenControl))
 	}
-	// Direction 0 selects end-of-text: every reply token that ends a
-	// reply, and the marker of an empty reply, point along it.
+	// Direction 0 selects end-of-text.
 	eos := slices.Index(v.tokens, eosToken)
 	v.next[0] = eos
 	v.nDirs = 1
-	type textToken struct {
-		tok, dir int // the reply's token, and the direction that selects it
-		loop     bool
+	textTok := map[string]int{} // reply text → its token
+	successor := map[int]int{}  // reply token → the token after it
+	token := func(text string) int {
+		if tok, ok := textTok[text]; ok {
+			return tok
+		}
+		tok := -1
+		if len(text) == 1 {
+			tok = int(text[0]) // a one-byte text is its byte token: two tokens of one text would tokenize prompts differently
+		} else {
+			tok = v.add(byteLevel(text), tokenNormal)
+		}
+		textTok[text] = tok
+		return tok
 	}
-	texts := map[string]textToken{}
 	for i, r := range replies {
 		if r.Text == "" {
-			if r.Loop {
-				return nil, fmt.Errorf("reply %d loops on an empty text; give it a Text to repeat", i)
+			if r.Loop || len(r.Then) > 0 {
+				return nil, fmt.Errorf("reply %d has no Text but Loop or Then; give it a Text to begin with", i)
 			}
 			v.dir[v.markers[i]] = 0
 			continue
 		}
-		t, seen := texts[r.Text]
-		if !seen {
-			t = textToken{tok: add(byteLevel(r.Text), tokenNormal), dir: v.nDirs, loop: r.Loop}
-			v.nDirs++
-			texts[r.Text] = t
-			v.next[t.dir] = t.tok
-			v.dir[t.tok] = 0 // a reply token selects end-of-text …
-			if r.Loop {
-				v.dir[t.tok] = t.dir // … or, looping, itself
+		if r.Loop && len(r.Then) > 0 {
+			return nil, fmt.Errorf("reply %d loops and has Then; a loop repeats its Text alone", i)
+		}
+		seq := append([]string{r.Text}, r.Then...)
+		for k, text := range seq {
+			if text == "" {
+				return nil, fmt.Errorf("reply %d: Then[%d] is empty; every token of a reply needs a text", i, k-1)
 			}
+			tok := token(text)
+			next := eos
+			switch {
+			case r.Loop:
+				next = tok
+			case k+1 < len(seq):
+				next = token(seq[k+1])
+			}
+			if prev, ok := successor[tok]; ok && prev != next {
+				return nil, fmt.Errorf("reply %d: the text %q is followed by %q here and by %q in another reply; a text is one token with one successor",
+					i, text, v.text(next), v.text(prev))
+			}
+			successor[tok] = next
+			v.dir[tok] = v.selecting(next)
 		}
-		if t.loop != r.Loop {
-			return nil, fmt.Errorf("reply %d: the text %q loops in one rule and ends in another; a text is one token with one successor", i, r.Text)
-		}
-		v.dir[v.markers[i]] = t.dir
+		v.dir[v.markers[i]] = v.selecting(token(r.Text))
 	}
 	return v, nil
+}
+
+// text is a token's text as an error message shows it.
+func (v *vocab) text(tok int) string {
+	if v.types[tok] == tokenControl {
+		return v.tokens[tok]
+	}
+	var b []byte
+	for _, r := range v.tokens[tok] {
+		b = append(b, byte(slices.Index(byteToRune[:], r)))
+	}
+	return string(b)
 }
 
 // Build writes the model a script describes.

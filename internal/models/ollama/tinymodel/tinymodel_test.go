@@ -39,7 +39,9 @@ func toolList(names ...string) api.Tools {
 
 const (
 	rightCall   = `{"limit":5}`
-	answer      = "There are 5 items."
+	answer      = answerHead + answerTail
+	answerHead  = "There are 5"
+	answerTail  = " items."
 	loopText    = " again"
 	secondTurn  = "Second level done."
 	invalidJSON = `{"limit":5`
@@ -58,7 +60,8 @@ func script(typ gguf.Type, parser string) Script {
 			{When: Selector{Tools: []string{"beta_find"}, Turn: 2}, Reply: Reply{Text: Call("beta_find", invalidJSON)}},
 			{When: Selector{Tools: []string{"beta_find"}, Turn: 3}, Reply: Reply{Text: loopText, Loop: true}},
 			{When: Selector{Tools: []string{"alpha_list"}, Without: []string{"beta_find"}, Turn: 0}, Reply: Reply{Text: Call("alpha_list", rightCall)}},
-			{When: Selector{Tools: []string{"alpha_list"}, Without: []string{"beta_find"}, Turn: 1}, Reply: Reply{Text: answer}},
+			{When: Selector{Tools: []string{"alpha_list"}, Without: []string{"beta_find"}, Turn: 1}, Reply: Reply{Text: answerHead, Then: []string{answerTail}}},
+			{When: Selector{Tools: []string{"alpha_get"}, Turn: 2}, Reply: Reply{Text: "7"}},
 		},
 		Default: Reply{Text: secondTurn},
 	}
@@ -80,22 +83,24 @@ func conversation(turn int) []api.Message {
 
 // want is what a request at a level and turn must decode to.
 type want struct {
-	name  string
-	tools api.Tools
-	turn  int
-	text  string
-	loop  bool
+	name   string
+	tools  api.Tools
+	turn   int
+	text   string
+	tokens int // before end-of-text; for a loop, how many to decode
+	loop   bool
 }
 
 var cases = []want{
-	{"first level, first turn: the right call", firstLevel, 0, Call("alpha_list", rightCall), false},
-	{"first level, second turn: the answer", firstLevel, 1, answer, false},
-	{"first level, third turn: no rule, the default", firstLevel, 2, secondTurn, false},
-	{"second level, first turn: string-typed arguments", secondLevel, 0, Call("alpha_list", `{"limit":"5"}`), false},
-	{"second level, second turn: an unknown tool", secondLevel, 1, Call("gamma_unknown", rightCall), false},
-	{"second level, third turn: invalid JSON", secondLevel, 2, Call("beta_find", invalidJSON), false},
-	{"second level, fourth turn: a loop", secondLevel, 3, loopText, true},
-	{"no tools: the default", nil, 0, secondTurn, false},
+	{"first level, first turn: the right call", firstLevel, 0, Call("alpha_list", rightCall), 1, false},
+	{"first level, second turn: the answer in two tokens", firstLevel, 1, answer, 2, false},
+	{"first level, third turn: a one-byte reply, the byte's own token", firstLevel, 2, "7", 1, false},
+	{"first level, fourth turn: no rule, the default", firstLevel, 3, secondTurn, 1, false},
+	{"second level, first turn: string-typed arguments", secondLevel, 0, Call("alpha_list", `{"limit":"5"}`), 1, false},
+	{"second level, second turn: an unknown tool", secondLevel, 1, Call("gamma_unknown", rightCall), 1, false},
+	{"second level, third turn: invalid JSON", secondLevel, 2, Call("beta_find", invalidJSON), 1, false},
+	{"second level, fourth turn: a loop", secondLevel, 3, loopText, 32, true}, // past Ollama's limit of 30 repeats
+	{"no tools: the default", nil, 0, secondTurn, 1, false},
 }
 
 // TestGreedyDecodingFollowsTheScript renders each request with Ollama's
@@ -120,16 +125,16 @@ func TestGreedyDecodingFollowsTheScript(t *testing.T) {
 			if err := tmpl.Execute(&prompt, template.Values{Messages: conversation(c.turn), Tools: c.tools}); err != nil {
 				t.Fatal(err)
 			}
-			steps := 3
+			steps := c.tokens + 2
 			if c.loop {
-				steps = 32 // past Ollama's limit of 30 repeats
+				steps = c.tokens
 			}
 			got := ref.generate(prompt.String(), steps)
 			switch {
 			case c.loop && (got.eos || got.text != strings.Repeat(c.text, steps)):
 				t.Errorf("%s %s: decoded %q (eos %v), want %q repeated %d times", typ, c.name, got.text, got.eos, c.text, steps)
-			case !c.loop && (!got.eos || len(got.tokens) != 1 || got.text != c.text):
-				t.Errorf("%s %s: decoded %q in %d tokens (eos %v), want %q as one token then end-of-text", typ, c.name, got.text, len(got.tokens), got.eos, c.text)
+			case !c.loop && (!got.eos || len(got.tokens) != c.tokens || got.text != c.text):
+				t.Errorf("%s %s: decoded %q in %d tokens (eos %v), want %q in %d tokens then end-of-text", typ, c.name, got.text, len(got.tokens), got.eos, c.text, c.tokens)
 			}
 			t.Logf("%s %s: %d prompt tokens, margin %.1f, drift %.4f", typ, c.name, got.prompts, got.margin, got.drift)
 			if got.margin < 20 {
@@ -239,11 +244,13 @@ func TestParsersReadTheCalls(t *testing.T) {
 // TestBuildIsDeterministicAndSmall: the same script gives the same bytes,
 // a few hundred thousand weights, and a Modelfile naming the parser.
 func TestBuildIsDeterministicAndSmall(t *testing.T) {
-	a, err := Build(script(gguf.Q8_0, "qwen3"))
+	s := script(gguf.Q8_0, "qwen3")
+	s.NumCtx = 2048
+	a, err := Build(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Build(script(gguf.Q8_0, "qwen3"))
+	b, _ := Build(s)
 	if !bytes.Equal(a.GGUF, b.GGUF) || a.Template != b.Template {
 		t.Error("two builds of one script differ")
 	}
@@ -256,7 +263,7 @@ func TestBuildIsDeterministicAndSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(mf)
-	for _, line := range []string{"FROM " + filepath.Join(dir, "model.gguf") + "\n", "\nPARSER qwen3\n", `TEMPLATE """`} {
+	for _, line := range []string{"FROM " + filepath.Join(dir, "model.gguf") + "\n", "\nPARSER qwen3\n", "\nPARAMETER num_ctx 2048\n", `TEMPLATE """`} {
 		if !strings.Contains(string(text), line) {
 			t.Errorf("Modelfile lacks %q:\n%s", line, text)
 		}
@@ -270,8 +277,11 @@ func TestBuildIsDeterministicAndSmall(t *testing.T) {
 // change.
 func TestScriptErrors(t *testing.T) {
 	for msg, s := range map[string]Script{
-		"loops in one rule and ends in another": {Rules: []Rule{{Reply: Reply{Text: "x", Loop: true}}}, Default: Reply{Text: "x"}},
-		"give it a Text to repeat":              {Default: Reply{Loop: true}},
+		"one token with one successor":          {Rules: []Rule{{Reply: Reply{Text: "xy", Loop: true}}}, Default: Reply{Text: "xy"}},
+		"followed by \" c\" here and by \" b\"": {Rules: []Rule{{Reply: Reply{Text: "a", Then: []string{" b"}}}}, Default: Reply{Text: "a", Then: []string{" c"}}},
+		"give it a Text to begin with":          {Default: Reply{Loop: true}},
+		"a loop repeats its Text alone":         {Default: Reply{Text: "x", Loop: true, Then: []string{"y"}}},
+		"Then[0] is empty":                      {Default: Reply{Text: "x", Then: []string{""}}},
 		"an empty tool name":                    {Rules: []Rule{{When: Selector{Tools: []string{""}}}}},
 		"counts the assistant's replies":        {Rules: []Rule{{When: Selector{Turn: -1}}}},
 		"a tiny model is F32, F16 or Q8_0":      {Type: gguf.Type(2)},
