@@ -113,6 +113,7 @@ func (c *Client) Chat(ctx context.Context, req sdk.ChatCompletionRequest, stream
 }
 
 func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream bool) (*Reply, error) {
+	cuts := 0
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		r := &Reply{}
@@ -131,6 +132,11 @@ func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream
 			strings.TrimSpace(r.Content) == "" && r.Reasoning == "" && len(r.ToolCalls) == 0 {
 			// Ollama's tool parser dropped what the model wrote.
 			err = &models.DroppedCallError{Tokens: r.CompletionTokens}
+		}
+		if ie := (*IncompleteError)(nil); errors.As(err, &ie) && ie.clean {
+			if cuts++; cuts >= maxCleanCuts {
+				return r, fmt.Errorf("%w, %d times in a row: the server ends its replies so", err, cuts)
+			}
 		}
 		if err == nil || !retryable(ctx, err) {
 			return r, err
@@ -426,7 +432,17 @@ func IsMalformed(err error) bool {
 
 // IncompleteError is a reply that stopped short: a stream that ended
 // without a finish_reason, or chunks that do not belong together.
-type IncompleteError struct{ Msg string }
+type IncompleteError struct {
+	Msg string
+	// clean marks a stream whose body ended well without a finish_reason:
+	// a proxy's cut is worth asking again, but a server that ends every
+	// reply so is not (see maxCleanCuts).
+	clean bool
+}
+
+// maxCleanCuts bounds the attempts whose stream ended cleanly before a
+// finish_reason.
+const maxCleanCuts = 3
 
 func (e *IncompleteError) Error() string { return e.Msg }
 

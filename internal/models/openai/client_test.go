@@ -371,3 +371,18 @@ func TestOllamaV1RepliesThatAreNoAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanCutsAreBounded: a stream that ends cleanly before a
+// finish_reason, with no repeat Ollama stops at, is asked again, but a
+// server that ends every reply so is given up after three.
+func TestCleanCutsAreBounded(t *testing.T) {
+	f := openaitest.NewServer(t, []string{"m"}, func(openaitest.Request, int) openaitest.Step {
+		return openaitest.Step{Content: "The lamp is", NoFinish: true}
+	})
+	c := openai.New(f.URL, "", nil)
+	openai.SetSleep(c, func(context.Context, time.Duration) bool { return true })
+	r, err := c.Chat(context.Background(), hello("m"), true)
+	if err == nil || !strings.Contains(err.Error(), "3 times in a row") || r.Attempts != 3 || f.Chats() != 3 {
+		t.Errorf("%v after %d attempts, %d requests; want the cut given up after 3", err, r.Attempts, f.Chats())
+	}
+}

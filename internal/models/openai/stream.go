@@ -61,7 +61,7 @@ func (c *Client) streamed(ctx context.Context, req sdk.ChatCompletionRequest, r 
 		}
 		// A stream cut without an error: the SSE reader sees a clean end
 		// where a proxy closed the connection.
-		return &IncompleteError{Msg: "the stream ended before a finish_reason"}
+		return &IncompleteError{Msg: "the stream ended before a finish_reason", clean: true}
 	}
 	return nil
 }

@@ -145,6 +145,9 @@ type Step struct {
 	// it and then nothing, neither a finish_reason nor [DONE]; not
 	// streamed, one reply whose finish_reason is null.
 	Repeat string
+	// NoFinish streams the content and ends the body cleanly, with
+	// neither a finish_reason nor [DONE]: a proxy that closed the stream.
+	NoFinish bool
 	// Dropped is a reply Ollama's tool parser emptied: content "", no
 	// calls, finish_reason stop, and the tokens counted.
 	Dropped bool
@@ -342,6 +345,9 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, word := range chattest.Words(s.Content) {
 		chunk(map[string]any{"content": word}, nil)
+	}
+	if s.NoFinish {
+		return
 	}
 	for i, c := range s.Calls {
 		chunk(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": callID(n, i), "type": "function",
