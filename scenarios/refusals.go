@@ -67,7 +67,9 @@ func (d schemaDoc) probesOf(name string, s map[string]any, good any) []probe {
 		}
 	}
 	var out []probe
-	add := func(kind string, v any, why string) { out = append(out, probe{kind: kind, arg: name, value: v, why: why}) }
+	add := func(kind string, v any, why string) {
+		out = append(out, probe{kind: kind, arg: name, value: v, why: why})
+	}
 	if e, ok := s["enum"].([]any); ok && len(e) > 0 {
 		if _, isStr := e[0].(string); isStr {
 			add(ProbeEnum, "not_a_listed_value", "a value outside the enum")
