@@ -156,6 +156,18 @@ func TestServingLinksNoRegrouper(t *testing.T) {
 		"serving must stand below the regrouper, the harness and the commands")
 }
 
+// TestCommandsLinkNoTestSupport: the binaries link none of the packages
+// that exist for tests (the model doubles and what they share, the real
+// Ollama server starter and its tiny models, the GGUF writer, the fixture
+// domain), so no granite binary carries a test server or a test model.
+func TestCommandsLinkNoTestSupport(t *testing.T) {
+	for _, cmd := range []string{"cmd/granite", "cmd/granite-gen"} {
+		linksNone(t, cmd, nil, []string{"internal/models/chattest", "internal/models/ollama/ollamatest", "internal/models/openai/openaitest",
+			"internal/models/ollama/ollamaserver", "internal/models/ollama/tinymodel", "internal/gguf", "internal/testdomain", "internal/spectest", "internal/npmtest"},
+			"test-support packages are for _test.go files alone")
+	}
+}
+
 // linksNone fails when pkg links, directly or not, a package of the
 // module under one of the forbidden folders other than those allowed. A
 // forbidden entry whose first element has a dot (github.com/...) names a

@@ -59,6 +59,12 @@ func IsDroppedCall(err error) bool {
 	return errors.As(err, &de)
 }
 
+// MaxCuts bounds the attempts whose reply body ended cleanly before its
+// final chunk (a done chunk, a finish_reason) without a repeat Ollama
+// stops at: a proxy's cut is worth asking again, a server that ends every
+// reply so is not.
+const MaxCuts = 3
+
 // Repeats follows a stream's content pieces as Ollama's repeat limit
 // does: how many in a row were the same, spaces trimmed.
 type Repeats struct {

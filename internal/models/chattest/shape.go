@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -45,13 +45,7 @@ func LineShapes(body []byte, said ...string) ([]string, error) {
 		}
 		seen[shape(v, "", said)] = true
 	}
-	return slices.Sorted(func(yield func(string) bool) {
-		for s := range seen {
-			if !yield(s) {
-				return
-			}
-		}
-	}), sc.Err()
+	return slices.Sorted(maps.Keys(seen)), sc.Err()
 }
 
 // ParseHTTP reads a recorded error reply: a status line, headers, a blank
@@ -73,14 +67,9 @@ func ParseHTTP(data []byte) (int, []byte, error) {
 func shape(v any, key string, said []string) string {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + ":" + shape(x[k], k, said)
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, k+":"+shape(x[k], k, said))
 		}
 		return "{" + strings.Join(parts, ",") + "}"
 	case []any:

@@ -73,16 +73,12 @@ func (c *Client) Chat(ctx context.Context, req *api.ChatRequest) (*Reply, error)
 			// A body that ended cleanly but early, again and again, is
 			// no transient failure: give it up after a few.
 			cuts++
-			return cuts < maxCuts, err
+			return cuts < models.MaxCuts, err
 		}
 		return retryable(ctx, err), err
 	})
 	return r, redact.Err(err)
 }
-
-// maxCuts bounds the attempts whose body ended cleanly before the final
-// chunk without a repeat Ollama would stop at (see attempt).
-const maxCuts = 3
 
 // retry calls f until it succeeds or says its error is not worth another
 // try, waiting between tries with jittered exponential backoff (250 ms,

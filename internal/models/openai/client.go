@@ -134,7 +134,7 @@ func (c *Client) chat(ctx context.Context, req sdk.ChatCompletionRequest, stream
 			err = &models.DroppedCallError{Tokens: r.CompletionTokens}
 		}
 		if ie := (*IncompleteError)(nil); errors.As(err, &ie) && ie.clean {
-			if cuts++; cuts >= maxCleanCuts {
+			if cuts++; cuts >= models.MaxCuts {
 				return r, fmt.Errorf("%w, %d times in a row: the server ends its replies so", err, cuts)
 			}
 		}
@@ -434,15 +434,10 @@ func IsMalformed(err error) bool {
 // without a finish_reason, or chunks that do not belong together.
 type IncompleteError struct {
 	Msg string
-	// clean marks a stream whose body ended well without a finish_reason:
-	// a proxy's cut is worth asking again, but a server that ends every
-	// reply so is not (see maxCleanCuts).
+	// clean marks a stream whose body ended well without a finish_reason
+	// (see models.MaxCuts).
 	clean bool
 }
-
-// maxCleanCuts bounds the attempts whose stream ended cleanly before a
-// finish_reason.
-const maxCleanCuts = 3
 
 func (e *IncompleteError) Error() string { return e.Msg }
 
