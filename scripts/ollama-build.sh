@@ -17,8 +17,14 @@ cd "$(dirname "$0")/.."
 die() { echo "ollama-build: $*" >&2; exit 1; }
 
 vendor=third_party/ollama-llama.cpp-vendor
-for h in nlohmann/json.hpp nlohmann/json_fwd.hpp stb/stb_image.h miniaudio/miniaudio.h; do
-  [ -f "$vendor/$h" ] || die "$vendor/$h is missing: llama.cpp includes it and Ollama's module zip lacks it; restore it from git (git checkout -- $vendor)"
+# The headers llama.cpp includes, in the order their hash is taken. A
+# header over 1 MiB is committed gzipped (miniaudio.h: 4.1 MB, 0.6 MB
+# compressed), since no tracked file outside testdata/ may be that large;
+# header prints each as it is installed.
+headers="miniaudio/miniaudio.h nlohmann/json.hpp nlohmann/json_fwd.hpp stb/stb_image.h"
+header() { if [ -f "$vendor/$1" ]; then cat "$vendor/$1"; else gzip -dc "$vendor/$1.gz"; fi; }
+for h in $headers; do
+  [ -f "$vendor/$h" ] || [ -f "$vendor/$h.gz" ] || die "$vendor/$h is missing: llama.cpp includes it and Ollama's module zip lacks it; restore it from git (git checkout -- $vendor)"
 done
 
 version=$(go list -m -f '{{.Version}}' github.com/ollama/ollama) ||
@@ -32,7 +38,7 @@ ldflags="-w -s -X=github.com/ollama/ollama/version.Version=${version#v} -X=githu
 cflags="-O2"
 recipe="tags=$tags ldflags=$ldflags cflags=$cflags"
 # The headers alone: the README and license texts change nothing built.
-hash=$({ (cd "$vendor" && find . -type f \( -name '*.h' -o -name '*.hpp' \) -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); echo "$recipe"; } | sha256sum | cut -c1-12)
+hash=$({ for h in $headers; do printf '%s  ./%s\n' "$(header "$h" | sha256sum | cut -d' ' -f1)" "$h"; done; echo "$recipe"; } | sha256sum | cut -c1-12)
 key="$version-$goversion-$goarch-$hash"
 dir="$(go env GOCACHE)/granite-ollama/$key"
 bin="$dir/ollama"
@@ -85,8 +91,10 @@ src="$dir/src"
 rm -rf "$src"
 cp -R "$moddir" "$src"
 chmod -R u+w "$src"
-mkdir -p "$src/llama/llama.cpp/vendor"
-cp -R "$vendor/nlohmann" "$vendor/stb" "$vendor/miniaudio" "$src/llama/llama.cpp/vendor/"
+for h in $headers; do
+  mkdir -p "$src/llama/llama.cpp/vendor/$(dirname "$h")"
+  header "$h" > "$src/llama/llama.cpp/vendor/$h"
+done
 
 # Ollama's cgo directives set their own optimisation for ggml's CPU code;
 # CGO_CFLAGS from the caller (granite's Makefile exports warnings-only flags)

@@ -28,10 +28,7 @@ var executableMagic = [][]byte{
 
 // TestNoBuildOutputsTracked fails when git tracks a file outside
 // testdata/ that is over 1 MiB or is a binary executable: a 41 MB
-// granite binary was once committed at the root. third_party/ holds
-// others' sources committed verbatim (llama.cpp's single-header
-// libraries, one of them 4 MB, that Ollama's module zip lacks): the
-// size rule does not apply there, the executable rule does.
+// granite binary was once committed at the root.
 func TestNoBuildOutputsTracked(t *testing.T) {
 	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
@@ -47,11 +44,7 @@ func TestNoBuildOutputsTracked(t *testing.T) {
 		if name == "" || inTestdata(name) {
 			continue
 		}
-		limit := int64(maxTracked)
-		if strings.HasPrefix(name, "third_party/") {
-			limit = -1
-		}
-		if why := buildOutput(filepath.Join(dir, name), limit); why != "" {
+		if why := buildOutput(filepath.Join(dir, name)); why != "" {
 			t.Errorf("%s is tracked but %s; remove it (git rm --cached) and ignore it", name, why)
 		}
 		checked++
@@ -65,14 +58,13 @@ func inTestdata(name string) bool {
 	return slices.Contains(strings.Split(name, "/"), "testdata")
 }
 
-// buildOutput says why a file looks like a build output, or "": over
-// limit bytes (unless limit is negative) or an executable.
-func buildOutput(path string, limit int64) string {
+// buildOutput says why a file looks like a build output, or "".
+func buildOutput(path string) string {
 	st, err := os.Lstat(path)
 	if err != nil || !st.Mode().IsRegular() {
 		return "" // deleted in the work tree, or a link
 	}
-	if limit >= 0 && st.Size() > limit {
+	if st.Size() > maxTracked {
 		return "over 1 MiB"
 	}
 	f, err := os.Open(path)
@@ -110,17 +102,9 @@ func TestBuildOutput(t *testing.T) {
 		"empty":       {nil, ""},
 	}
 	for name, c := range cases {
-		if got := buildOutput(write(name, c.data), maxTracked); got != c.want {
+		if got := buildOutput(write(name, c.data)); got != c.want {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
-	}
-	// Without a size limit (third_party/), size is no reason, an
-	// executable still is.
-	if got := buildOutput(filepath.Join(dir, "big.json"), -1); got != "" {
-		t.Errorf("big.json without a limit: %q, want \"\"", got)
-	}
-	if got := buildOutput(filepath.Join(dir, "granite"), -1); got != "a binary executable" {
-		t.Errorf("granite without a limit: %q, want \"a binary executable\"", got)
 	}
 	if !inTestdata("generator/testdata/x.bin") || inTestdata("cmd/granite/main.go") {
 		t.Error("inTestdata")
