@@ -5,34 +5,38 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // Config is one experiment, as run.json records it. Zero fields take the
 // documented defaults in harness.LoadConfig, which reads it.
 type Config struct {
-	Name                string        `json:"name"`
-	Description         string        `json:"description,omitempty"`
-	Models              []ModelEntry  `json:"models"`
-	Domains             []string      `json:"domains,omitempty"`
-	Scenarios           []string      `json:"scenarios,omitempty"`
-	Granularities       []level.Level `json:"granularities,omitempty"`
-	Repetitions         int           `json:"repetitions"`
-	MaxAgentTurns       int           `json:"max_agent_turns"`
-	MaxCalls            int           `json:"max_calls,omitempty"`
-	AgentTimeoutSeconds float64       `json:"agent_timeout_seconds"`
-	Temperature         float64       `json:"temperature"`
-	MaxTokens           int           `json:"max_tokens"`
-	NumCtx              int           `json:"num_ctx"`
-	KeepAlive           string        `json:"keep_alive"`
-	Seed                int           `json:"seed"`
-	Stream              *bool         `json:"stream,omitempty"`
-	Ollama              OllamaConfig  `json:"ollama"`
-	Meter               string        `json:"meter"`
-	MeterIntervalMS     int           `json:"meter_interval_ms,omitempty"`
-	GPUs                []int         `json:"gpus,omitempty"`
-	PowercapRoot        string        `json:"powercap_root,omitempty"`
-	SysfsRoot           string        `json:"sysfs_root,omitempty"`
-	Output              string        `json:"output"`
+	Name          string        `json:"name"`
+	Description   string        `json:"description,omitempty"`
+	Models        []ModelEntry  `json:"models"`
+	Domains       []string      `json:"domains,omitempty"`
+	Scenarios     []string      `json:"scenarios,omitempty"`
+	Granularities []level.Level `json:"granularities,omitempty"`
+	// Interfaces are transformed levels played beside (or instead of) the
+	// granularities, each by its name (see package surface).
+	Interfaces          []surface.Spec `json:"interfaces,omitempty"`
+	Repetitions         int            `json:"repetitions"`
+	MaxAgentTurns       int            `json:"max_agent_turns"`
+	MaxCalls            int            `json:"max_calls,omitempty"`
+	AgentTimeoutSeconds float64        `json:"agent_timeout_seconds"`
+	Temperature         float64        `json:"temperature"`
+	MaxTokens           int            `json:"max_tokens"`
+	NumCtx              int            `json:"num_ctx"`
+	KeepAlive           string         `json:"keep_alive"`
+	Seed                int            `json:"seed"`
+	Stream              *bool          `json:"stream,omitempty"`
+	Ollama              OllamaConfig   `json:"ollama"`
+	Meter               string         `json:"meter"`
+	MeterIntervalMS     int            `json:"meter_interval_ms,omitempty"`
+	GPUs                []int          `json:"gpus,omitempty"`
+	PowercapRoot        string         `json:"powercap_root,omitempty"`
+	SysfsRoot           string         `json:"sysfs_root,omitempty"`
+	Output              string         `json:"output"`
 	// Artifacts makes this an artifact run: models x artifacts x
 	// repetitions, each artifact on a replay server (see harness.LoadArtifacts).
 	Artifacts     string `json:"artifacts,omitempty"`

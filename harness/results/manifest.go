@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // Manifest is <out>/run.json: what a run was, so that resumes and merges
@@ -24,8 +27,12 @@ type Manifest struct {
 	StartedAt  string  `json:"started_at"`
 	// Lost lists, per domain/level and tool, the schema keywords Ollama's
 	// tool types drop before a model sees them.
-	Lost    map[string]map[string][]string `json:"lost_keywords,omitempty"`
-	WarmUps []WarmUp                       `json:"warm_ups,omitempty"`
+	Lost map[string]map[string][]string `json:"lost_keywords,omitempty"`
+	// Interfaces describes every interface the trials played, by
+	// "<domain>/<interface>": its level, transforms and what its tools
+	// show a model (the report's complexity model reads them here).
+	Interfaces map[string]InterfaceInfo `json:"interfaces,omitempty"`
+	WarmUps    []WarmUp                 `json:"warm_ups,omitempty"`
 	// Meter is the energy meter that measured the trials, MeterInfo what it
 	// saw, IdleW the power before the first trial.
 	Meter     string  `json:"meter"`
@@ -39,6 +46,19 @@ type Manifest struct {
 	// Models describes each Ollama model as /api/show reported it.
 	Models map[string]ModelInfo `json:"models,omitempty"`
 }
+
+// InterfaceInfo is one interface of one domain (or artifact source) as a
+// run played it.
+type InterfaceInfo struct {
+	Domain     string             `json:"domain"`
+	Interface  string             `json:"interface"`
+	Level      level.Level        `json:"level"`
+	Transforms surface.Transforms `json:"transforms"`
+	Metrics    surface.Metrics    `json:"metrics"`
+}
+
+// InterfaceKey is the key of Manifest.Interfaces.
+func InterfaceKey(domain, iface string) string { return domain + "/" + iface }
 
 // ModelInfo is what Ollama says of a model: the report takes sizes and
 // quantisation from here, never from hand-typed tables.

@@ -13,6 +13,15 @@ func TrialID(model, scenario string, lv level.Level, rep int) string {
 	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, lv, rep)
 }
 
+// InterfaceName is the interface the trial played: Interface, or the level
+// as written.
+func (r *Record) InterfaceName() string {
+	if r.Interface != "" {
+		return r.Interface
+	}
+	return string(r.Level)
+}
+
 // ArtifactTrialID names a trial of a synthesized artifact:
 // <model>/<artifact id>/r<repetition>.
 func ArtifactTrialID(model, artifact string, rep int) string {
@@ -35,6 +44,11 @@ type Record struct {
 	Domain string `json:"domain"`
 	// Level is empty for an artifact of tools from outside the benchmark.
 	Level level.Level `json:"level,omitempty"`
+	// Interface names the interface the trial's tools were shown through
+	// when it transforms its level (names, descriptions, action encoding,
+	// schema shape; see package surface): "L3-terse". Empty is the level as
+	// written; InterfaceName says which.
+	Interface string `json:"interface,omitempty"`
 	// Scenario is the scenario id, or the artifact id; Difficulty the
 	// tier (easy, medium, hard; an artifact's simple or complex).
 	Scenario   string `json:"scenario"`

@@ -1,0 +1,116 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/surface"
+)
+
+// DomainTools are a generated domain's tools at a level as package
+// surface takes them: each tool with its operations' own schemas.
+func DomainTools(d *mcpdomain.Domain, lv level.Level) []surface.Tool {
+	var out []surface.Tool
+	for _, t := range d.Tools[lv] {
+		st := surface.Tool{Name: t.Name, Description: t.Description, InputSchema: []byte(t.InputSchema)}
+		if t.HasAction() {
+			for _, o := range t.Operations {
+				st.Actions = append(st.Actions, surface.Action{Name: o.Name, Description: o.Description, Schema: []byte(o.Schema)})
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// DomainInterfaces is the standard catalogue of a generated domain's
+// interfaces (surface.Catalogue over its four levels).
+func DomainInterfaces(d *mcpdomain.Domain) ([]*surface.Interface, error) {
+	levels := map[level.Level][]surface.Tool{}
+	for _, lv := range level.Levels {
+		if _, ok := d.Tools[lv]; ok {
+			levels[lv] = DomainTools(d, lv)
+		}
+	}
+	return surface.Catalogue(d.Name, levels)
+}
+
+// DomainInterface builds one interface of a generated domain.
+func DomainInterface(d *mcpdomain.Domain, spec surface.Spec) (*surface.Interface, error) {
+	if _, ok := d.Tools[spec.Level]; !ok {
+		return nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, spec.Level)
+	}
+	return surface.Build(spec, d.Name, DomainTools(d, spec.Level))
+}
+
+// InterfaceProxy is an interface's tools in front of its level's server:
+// each call is decoded into the level's (surface.Interface.Decode) and
+// forwarded; a call the interface refuses is answered with its tool error.
+// listed are the level's tools as its server lists them, whose annotations
+// the interface's tools keep.
+func InterfaceProxy(iface *surface.Interface, name string, listed []mcp.Tool) *Proxy {
+	annotations := map[string]mcp.ToolAnnotation{}
+	for _, t := range listed {
+		annotations[t.Name] = t.Annotations
+	}
+	p := &Proxy{Name: name, Routes: map[string]Route{}}
+	for _, t := range iface.Tools {
+		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, json.RawMessage(t.InputSchema))
+		tool.Annotations = annotations[iface.Source(t.Name)]
+		p.Tools = append(p.Tools, tool)
+		p.Routes[t.Name] = func(args json.RawMessage) (string, json.RawMessage, string, error) {
+			src, out, err := iface.Decode(t.Name, args)
+			var refusal *surface.Refusal
+			if errors.As(err, &refusal) {
+				return "", nil, refusal.Msg, nil
+			}
+			return src, out, "", err
+		}
+	}
+	return p
+}
+
+// OpenInterface starts a session on a fresh store of d behind an
+// interface: the interface's proxy in front of the level's server, both in
+// process. The session's Level is the interface's level.
+func OpenInterface(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*Session, error) {
+	under, err := Open(ctx, d, iface.Spec.Level)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Front(ctx, under, iface, d.Name+" "+iface.Spec.Name)
+	if err != nil {
+		under.Close()
+		return nil, err
+	}
+	s.Domain, s.Level, s.Store = d, iface.Spec.Level, under.Store
+	return s, nil
+}
+
+// Front puts an interface in front of an open session of its level: a new
+// session whose calls are decoded, then played on under, which it closes
+// when it closes.
+func Front(ctx context.Context, under *Session, iface *surface.Interface, name string) (*Session, error) {
+	listed, err := under.Tools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: list the level's tools: %w", name, err)
+	}
+	s, err := Connect(ctx, InterfaceProxy(iface, name, listed).NewServer(under), name)
+	if err != nil {
+		return nil, err
+	}
+	s.OnClose(func() { under.Close() })
+	return s, nil
+}
+
+// CallTool forwards a call to the session's server, so that a session is
+// a Caller another server can stand in front of.
+func (s *Session) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return s.client.CallTool(ctx, req)
+}

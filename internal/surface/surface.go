@@ -1,0 +1,251 @@
+// Package surface builds interfaces: a granularity level's tools as a model
+// is shown them, after transforms that change what the model reads (names,
+// descriptions, how an action and its arguments are encoded, the schema's
+// shape) and never what runs. Each transform is a small deterministic
+// function of the level's tools; the operations, the store and the verdict
+// rules stay the level's. An interface decodes every call it receives back
+// into the level's call (Decode) and encodes the level's gold into its own
+// (Encode), so gold is mapped, never rewritten, and Measure says what its
+// tools cost the model to read. It is a leaf: tools come in as names,
+// descriptions and JSON Schemas, from a generated domain or a regrouped
+// server alike.
+package surface
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpgranite/granite/internal/level"
+)
+
+// Transforms are an interface's choices over its level's tools. The zero
+// value (every field empty) is the level as written; each field's first
+// value is its default.
+type Transforms struct {
+	// Descriptions: full (as written), terse (the first sentence of each
+	// tool's and argument's description) or none (no descriptions).
+	Descriptions string `json:"descriptions,omitempty"`
+	// Constraints: words (ranges, formats and patterns stated in
+	// descriptions too, as granite writes them) or schema (the sentences
+	// that state a schema constraint are removed: the schema alone says
+	// it).
+	Constraints string `json:"constraints,omitempty"`
+	// Names: as-written, camel (setDevice), verb-first (set_device),
+	// noun-first (device_set), prefixed (the server's name first) or
+	// opaque (tool_1, tool_2, … in the level's order, a control).
+	Names string `json:"names,omitempty"`
+	// Actions, for a tool that offers several operations: enum (an action
+	// enum beside the union of every action's arguments), nested (the
+	// action's arguments in an object named after it: {"action": "x",
+	// "x": {…}}) or oneof (a JSON Schema oneOf with one branch per
+	// action).
+	Actions string `json:"actions,omitempty"`
+	// Shape: flat, or grouped (each min_X and max_X pair of arguments as
+	// one object X with min and max).
+	Shape string `json:"shape,omitempty"`
+	// Enums: inline (the enum keyword) or described (the allowed values
+	// listed in the argument's description instead; the action's enum is
+	// kept).
+	Enums string `json:"enums,omitempty"`
+}
+
+// Choice is one transform: its key in a config and its values, default
+// first.
+type Choice struct {
+	Key    string
+	Values []string
+	Doc    string
+	field  func(*Transforms) *string
+}
+
+// Choices are every transform, in the order they are applied and named.
+var Choices = []Choice{
+	{"shape", []string{"flat", "grouped"}, "min_X and max_X arguments as one object X {min, max}", func(t *Transforms) *string { return &t.Shape }},
+	{"actions", []string{"enum", "nested", "oneof"}, "how a tool with several operations takes its action and arguments", func(t *Transforms) *string { return &t.Actions }},
+	{"constraints", []string{"words", "schema"}, "ranges, formats and patterns stated in descriptions too, or in the schema only", func(t *Transforms) *string { return &t.Constraints }},
+	{"descriptions", []string{"full", "terse", "none"}, "tool and argument descriptions: as written, first sentence, none", func(t *Transforms) *string { return &t.Descriptions }},
+	{"enums", []string{"inline", "described"}, "allowed values as an enum keyword, or listed in the description", func(t *Transforms) *string { return &t.Enums }},
+	{"names", []string{"as-written", "camel", "verb-first", "noun-first", "prefixed", "opaque"}, "tool names", func(t *Transforms) *string { return &t.Names }},
+}
+
+// Get is the value of the transform key, its default when unset.
+func (t Transforms) Get(key string) string {
+	for _, c := range Choices {
+		if c.Key == key {
+			if v := *c.field(&t); v != "" {
+				return v
+			}
+			return c.Values[0]
+		}
+	}
+	return ""
+}
+
+// Normal is t with every default value cleared, so that equal choices
+// compare equal.
+func (t Transforms) Normal() Transforms {
+	for _, c := range Choices {
+		if p := c.field(&t); *p == c.Values[0] {
+			*p = ""
+		}
+	}
+	return t
+}
+
+// Changes lists the transforms away from the defaults as key=value, in
+// Choices order.
+func (t Transforms) Changes() []string {
+	var out []string
+	for _, c := range Choices {
+		if v := *c.field(&t); v != "" && v != c.Values[0] {
+			out = append(out, c.Key+"="+v)
+		}
+	}
+	return out
+}
+
+// Check says which transform values are unknown and which choices conflict.
+// Each problem names its key, so that a config can place it.
+func (t Transforms) Check() []Problem {
+	var out []Problem
+	for _, c := range Choices {
+		if v := *c.field(&t); v != "" && !slices.Contains(c.Values, v) {
+			out = append(out, Problem{c.Key, fmt.Sprintf("found %s %q; expected one of %s", c.Key, v, strings.Join(c.Values, ", "))})
+		}
+	}
+	if t.Get("descriptions") == "none" {
+		if t.Get("constraints") == "schema" {
+			out = append(out, Problem{"constraints", "found constraints: schema beside descriptions: none, which already leaves every constraint to the schema; expected one of the two"})
+		}
+		if t.Get("enums") == "described" {
+			out = append(out, Problem{"enums", "found enums: described beside descriptions: none, which leaves no description to list the values in; expected enums: inline, or descriptions full or terse"})
+		}
+	}
+	return out
+}
+
+// Problem is one thing wrong with an interface's definition: the key it
+// is about ("" for the interface as a whole) and what was expected.
+type Problem struct {
+	Key, Msg string
+}
+
+func (p Problem) Error() string { return p.Msg }
+
+// Spec names an interface: a level and the transforms over it.
+type Spec struct {
+	Name       string      `json:"name"`
+	Level      level.Level `json:"level"`
+	Transforms
+}
+
+// Plain reports whether the interface is its level as written.
+func (s Spec) Plain() bool { return s.Transforms.Normal() == Transforms{} }
+
+// Presets are the short names of single transforms that interface names
+// are built from: L3-terse is L3 with descriptions: terse, L2-nested-opaque
+// L2 with actions: nested and names: opaque.
+var Presets = []struct {
+	Name       string
+	Transforms Transforms
+}{
+	{"terse", Transforms{Descriptions: "terse"}},
+	{"nodesc", Transforms{Descriptions: "none"}},
+	{"schemaonly", Transforms{Constraints: "schema"}},
+	{"camel", Transforms{Names: "camel"}},
+	{"verbfirst", Transforms{Names: "verb-first"}},
+	{"nounfirst", Transforms{Names: "noun-first"}},
+	{"prefixed", Transforms{Names: "prefixed"}},
+	{"opaque", Transforms{Names: "opaque"}},
+	{"nested", Transforms{Actions: "nested"}},
+	{"oneof", Transforms{Actions: "oneof"}},
+	{"grouped", Transforms{Shape: "grouped"}},
+	{"enumtext", Transforms{Enums: "described"}},
+}
+
+// Parse reads an interface name: a level, then presets joined by "-"
+// ("L3", "L3-terse", "L2-nested-opaque"). Two presets that set the same
+// transform conflict.
+func Parse(name string) (Spec, error) {
+	parts := strings.Split(strings.TrimSpace(name), "-")
+	lv, err := level.Parse(parts[0])
+	if err != nil {
+		return Spec{}, fmt.Errorf("interface %q: %w", name, err)
+	}
+	s := Spec{Name: string(lv), Level: lv}
+	for _, p := range parts[1:] {
+		i := slices.IndexFunc(Presets, func(x struct {
+			Name       string
+			Transforms Transforms
+		}) bool {
+			return x.Name == p
+		})
+		if i < 0 {
+			return Spec{}, fmt.Errorf("interface %q: unknown transform %q; expected presets among %s after the level (like L3-terse)", name, p, strings.Join(PresetNames(), ", "))
+		}
+		for _, c := range Choices {
+			v := *c.field(&Presets[i].Transforms)
+			if v == "" {
+				continue
+			}
+			if have := c.field(&s.Transforms); *have != "" {
+				return Spec{}, fmt.Errorf("interface %q: %s sets %s twice (%s, then %s); expected one value per transform", name, p, c.Key, *have, v)
+			}
+			*c.field(&s.Transforms) = v
+		}
+		s.Name += "-" + p
+	}
+	if probs := s.Check(); len(probs) > 0 {
+		return Spec{}, fmt.Errorf("interface %q: %s", name, probs[0].Msg)
+	}
+	return s, nil
+}
+
+// PresetNames lists the presets, in order.
+func PresetNames() []string {
+	out := make([]string, len(Presets))
+	for i, p := range Presets {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// DefaultName is the name Parse would read s's transforms from where
+// every transform is a preset's ("L3-terse"); otherwise the level and
+// the changes ("L3+descriptions=terse,names=camel").
+func DefaultName(lv level.Level, t Transforms) string {
+	t = t.Normal()
+	name := string(lv)
+	rest := t
+	for _, p := range Presets {
+		pt := p.Transforms
+		if covers(rest, pt) {
+			name += "-" + p.Name
+			rest = subtract(rest, pt)
+		}
+	}
+	if rest == (Transforms{}) {
+		return name
+	}
+	return string(lv) + "+" + strings.Join(t.Changes(), ",")
+}
+
+// covers reports whether every transform p sets has the same value in t.
+func covers(t, p Transforms) bool {
+	for _, c := range Choices {
+		if v := *c.field(&p); v != "" && *c.field(&t) != v {
+			return false
+		}
+	}
+	return true
+}
+
+func subtract(t, p Transforms) Transforms {
+	for _, c := range Choices {
+		if *c.field(&p) != "" {
+			*c.field(&t) = ""
+		}
+	}
+	return t
+}
