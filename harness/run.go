@@ -72,8 +72,8 @@ func (s Shard) String() string {
 
 func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 
-// Plan lists the grid in a fixed order (model, domain, level, scenario,
-// repetition), so that each model's trials run together and its load
+// Plan lists the grid in a fixed order (model, domain, interface:
+// the granularities, then the config's interfaces; scenario, repetition), so that each model's trials run together and its load
 // happens once.
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
@@ -111,15 +111,19 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 			if msg != "" {
 				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 			}
-			for _, level := range cfg.Granularities {
+			ifaces, err := domainInterfaces(cfg, dom)
+			if err != nil {
+				return nil, err
+			}
+			for _, iface := range ifaces {
 				for _, s := range d.Scenarios {
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
-					task := &scenarioTask{domain: d, dom: dom, level: level, scenario: s, golds: golds}
+					task := &scenarioTask{domain: d, dom: dom, level: iface.level, iface: iface.surface, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
-							Index: len(out), ID: results.TrialID(model, s.ID, level, rep),
+							Index: len(out), ID: results.InterfaceTrialID(model, s.ID, iface.name(), rep),
 							Model: model, Repetition: rep, Task: task,
 						})
 					}
@@ -230,6 +234,10 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostKeywords(grid)
+	if man.Interfaces, err = interfaceInfos(grid); err != nil {
+		j.Close()
+		return nil, err
+	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
 		if m, err = meter.Open(meterOptions(cfg)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -52,9 +53,12 @@ type Task interface {
 // behind the domain's generated server.
 type scenarioTask struct {
 	// domain is the spec of the task's domain, dom its generated runtime.
-	domain   *speclang.Domain
-	dom      *mcpdomain.Domain
-	level    level.Level
+	domain *speclang.Domain
+	dom    *mcpdomain.Domain
+	level  level.Level
+	// iface is the interface the level is shown through; nil is the
+	// level as written.
+	iface    *surface.Interface
 	scenario *speclang.Scenario
 	// golds is shared by the tasks of one plan: a scenario's right final
 	// stores are computed once, whatever the level, repetition or model.
@@ -63,6 +67,9 @@ type scenarioTask struct {
 
 func (t *scenarioTask) identify(rec *results.Record) {
 	rec.Domain, rec.Level, rec.Scenario, rec.Difficulty = t.domain.Name, t.level, t.scenario.ID, t.scenario.Difficulty
+	if t.iface != nil {
+		rec.Interface = t.iface.Spec.Name
+	}
 }
 
 func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
@@ -71,15 +78,31 @@ func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
 func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
 
 func (t *scenarioTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
+	if t.iface != nil {
+		s, err := serve.OpenInterface(ctx, t.dom, t.iface)
+		return s, t.validators(), err
+	}
 	s, err := serve.Open(ctx, t.dom, t.level)
 	return s, t.validators(), err
 }
 
-// validators check arguments against each of the level's tools.
+// validators check arguments against each of the level's tools, through
+// the interface's decoding when there is one.
 func (t *scenarioTask) validators() map[string]func(json.RawMessage) bool {
 	valid := map[string]func(json.RawMessage) bool{}
 	for _, tool := range t.dom.Tools[t.level] {
-		valid[tool.Name] = func(args json.RawMessage) bool {
+		name := tool.Name
+		if t.iface != nil {
+			name = t.iface.Name(tool.Name)
+		}
+		valid[name] = func(args json.RawMessage) bool {
+			if t.iface != nil {
+				_, decoded, err := t.iface.Decode(name, args)
+				if err != nil {
+					return false
+				}
+				args = decoded
+			}
 			_, _, err := tool.Prepare(args)
 			return err == nil
 		}
@@ -89,15 +112,30 @@ func (t *scenarioTask) validators() map[string]func(json.RawMessage) bool {
 
 func (t *scenarioTask) system() system { return system{t.dom.Title, t.dom.Description} }
 
-func (t *scenarioTask) toolsKey() string { return t.dom.Name + "/" + string(t.level) }
+func (t *scenarioTask) toolsKey() string {
+	if t.iface != nil {
+		return results.InterfaceKey(t.dom.Name, t.iface.Spec.Name)
+	}
+	return t.dom.Name + "/" + string(t.level)
+}
 
-func (t *scenarioTask) schemas() map[string][]byte { return agent.Schemas(t.dom.Tools[t.level]) }
+func (t *scenarioTask) schemas() map[string][]byte {
+	if t.iface != nil {
+		return interfaceSchemas(t.iface)
+	}
+	return agent.Schemas(t.dom.Tools[t.level])
+}
 
-// goldCalls are the scenario's gold at the task's level.
+// goldCalls are the scenario's gold at the task's level, encoded the way
+// the interface encodes calls.
 func (t *scenarioTask) goldCalls() []results.MessageCall {
 	var out []results.MessageCall
 	for _, g := range t.scenario.Gold[t.level] {
-		out = append(out, results.MessageCall{Name: g.Tool, Arguments: g.JSON()})
+		c := results.MessageCall{Name: g.Tool, Arguments: g.JSON()}
+		if t.iface != nil {
+			c = encodeCall(t.iface, g.Tool, g.Args)
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -109,7 +147,7 @@ func (t *scenarioTask) score(rec *results.Record, sess *serve.Session) (*results
 	if err != nil {
 		return nil, fmt.Errorf("gold: %w", err)
 	}
-	m, err := score.Score(rec, g, sess.Store.Snapshot())
+	m, err := score.Score(levelRecord(t.iface, rec), g, sess.Store.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
 	}

@@ -13,6 +13,13 @@ func TrialID(model, scenario string, lv level.Level, rep int) string {
 	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, lv, rep)
 }
 
+// InterfaceTrialID names a trial of a scenario (or artifact) played
+// through an interface: <model>/<scenario>/<interface>/r<repetition>,
+// which is TrialID's for an interface that is its level as written.
+func InterfaceTrialID(model, scenario, iface string, rep int) string {
+	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, iface, rep)
+}
+
 // InterfaceName is the interface the trial played: Interface, or the level
 // as written.
 func (r *Record) InterfaceName() string {

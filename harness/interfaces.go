@@ -1,0 +1,151 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/surface"
+	"github.com/mcpgranite/granite/internal/tokens"
+)
+
+// MeasureInterface is what an interface's tools show a model: its metrics
+// with schema tokens in cl100k_base (package tokens) and the keywords the
+// default backend (Ollama, whose tool types keep only a few) drops.
+func MeasureInterface(iface *surface.Interface) surface.Metrics {
+	return measureFor(agent.Default(), iface)
+}
+
+// measureFor measures an interface as backend b would send it.
+func measureFor(b agent.Backend, iface *surface.Interface) surface.Metrics {
+	return surface.Measure(iface, tokens.Count, func(schema []byte) int {
+		n := 0
+		for _, l := range agent.LostBySet(b, map[string]map[string][]byte{"": {"tool": schema}}) {
+			for _, ks := range l {
+				n += len(ks)
+			}
+		}
+		return n
+	})
+}
+
+// played is one interface a plan plays: a level as written (surface nil)
+// or a transformed one.
+type played struct {
+	level   level.Level
+	surface *surface.Interface
+}
+
+func (p played) name() string {
+	if p.surface != nil {
+		return p.surface.Spec.Name
+	}
+	return string(p.level)
+}
+
+// domainInterfaces are the interfaces a config plays on a generated
+// domain: its granularities as written, then its interfaces.
+func domainInterfaces(cfg *results.Config, dom *mcpdomain.Domain) ([]played, error) {
+	var out []played
+	for _, lv := range cfg.Granularities {
+		out = append(out, played{level: lv})
+	}
+	for _, spec := range cfg.Interfaces {
+		iface, err := serve.DomainInterface(dom, spec)
+		if err != nil {
+			return nil, fmt.Errorf("domain %s: %w", dom.Name, err)
+		}
+		out = append(out, played{level: spec.Level, surface: iface})
+	}
+	return out, nil
+}
+
+// interfaceSchemas are an interface's input schemas, by tool name.
+func interfaceSchemas(iface *surface.Interface) map[string][]byte {
+	out := map[string][]byte{}
+	for _, t := range iface.Tools {
+		out[t.Name] = t.InputSchema
+	}
+	return out
+}
+
+// encodeCall is a level gold call as the interface encodes it. Gold calls
+// are calls the level accepts, which every interface encodes.
+func encodeCall(iface *surface.Interface, tool string, args map[string]any) results.MessageCall {
+	name, out, err := iface.Encode(tool, args)
+	if err != nil {
+		panic(fmt.Sprintf("harness: %v", err)) // the interface was built from the level the gold is at
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		panic(fmt.Sprintf("harness: encode gold call %s: %v", tool, err))
+	}
+	return results.MessageCall{Name: name, Arguments: raw}
+}
+
+// levelRecord is rec with its calls decoded into the level's, which is
+// what the level's gold scores; a call the interface cannot decode stays
+// as it was made, and scores as the wrong call it is. rec itself keeps
+// the calls as the subject made them.
+func levelRecord(iface *surface.Interface, rec *results.Record) *results.Record {
+	if iface == nil {
+		return rec
+	}
+	out := *rec
+	out.Calls = slices.Clone(rec.Calls)
+	for i, c := range out.Calls {
+		if src, args, err := iface.Decode(c.Tool, c.Arguments); err == nil {
+			out.Calls[i].Tool, out.Calls[i].Arguments = src, args
+		}
+	}
+	return &out
+}
+
+// shown is a task whose tools are an interface's: a scenario at a level
+// or interface, an artifact at a level of its regrouped source.
+type shown interface {
+	// shownAs is the task's domain (or source) and its interface, the
+	// level as written built as one.
+	shownAs() (string, *surface.Interface, error)
+}
+
+func (t *scenarioTask) shownAs() (string, *surface.Interface, error) {
+	if t.iface != nil {
+		return t.dom.Name, t.iface, nil
+	}
+	iface, err := serve.DomainInterface(t.dom, surface.Spec{Name: string(t.level), Level: t.level})
+	return t.dom.Name, iface, err
+}
+
+// interfaceInfos describes and measures every interface the grid plays,
+// for run.json.
+func interfaceInfos(grid []Trial) (map[string]results.InterfaceInfo, error) {
+	out := map[string]results.InterfaceInfo{}
+	seen := map[string]bool{}
+	for _, t := range grid {
+		s, ok := t.Task.(shown)
+		if !ok || seen[t.toolsKey()] {
+			continue
+		}
+		seen[t.toolsKey()] = true
+		domain, iface, err := s.shownAs()
+		if err != nil {
+			return nil, err
+		}
+		key := results.InterfaceKey(domain, iface.Spec.Name)
+		if _, done := out[key]; done {
+			continue
+		}
+		out[key] = results.InterfaceInfo{Domain: domain, Interface: iface.Spec.Name, Level: iface.Spec.Level,
+			Transforms: iface.Spec.Transforms.Normal(), Metrics: MeasureInterface(iface)}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
