@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // outcome is what one gold execution left: the final store, the
@@ -36,21 +37,59 @@ func runGold(ctx context.Context, dom *mcpdomain.Domain, level level.Level, call
 		return nil, err
 	}
 	defer s.Close()
+	played := make([]playedCall, len(calls))
+	for i, c := range calls {
+		played[i] = playedCall{c.Tool, c.JSON()}
+		if replace != nil {
+			if b := replace(i); b != nil {
+				played[i].args = b
+			}
+		}
+	}
+	return play(ctx, s, played), nil
+}
+
+// runInterface executes a level's gold mapped onto an interface (each
+// call renamed and re-encoded by the interface) on a fresh store behind
+// it.
+func runInterface(ctx context.Context, dom *mcpdomain.Domain, iface *surface.Interface, calls []*speclang.Call) (*outcome, error) {
+	played := make([]playedCall, len(calls))
+	for i, c := range calls {
+		name, args, err := iface.Encode(c.Tool, c.Args)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		played[i] = playedCall{name, raw}
+	}
+	s, err := serve.OpenInterface(ctx, dom, iface)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return play(ctx, s, played), nil
+}
+
+// playedCall is one call as a session receives it.
+type playedCall struct {
+	tool string
+	args []byte
+}
+
+// play makes the calls in order on s, stopping at the first that fails.
+func play(ctx context.Context, s *serve.Session, calls []playedCall) *outcome {
 	out := &outcome{}
 	var texts []string
 	for i, c := range calls {
-		args := c.JSON()
-		if replace != nil {
-			if b := replace(i); b != nil {
-				args = b
-			}
-		}
-		res, err := s.Call(ctx, c.Tool, args)
+		res, err := s.Call(ctx, c.tool, c.args)
 		switch {
 		case err != nil:
-			out.step, out.err = i+1, fmt.Sprintf("%s %s: protocol error: %v", c.Tool, args, err)
+			out.step, out.err = i+1, fmt.Sprintf("%s %s: protocol error: %v", c.tool, c.args, err)
 		case res.IsError:
-			out.step, out.err = i+1, fmt.Sprintf("%s %s: tool error: %s", c.Tool, args, res.Text)
+			out.step, out.err = i+1, fmt.Sprintf("%s %s: tool error: %s", c.tool, c.args, res.Text)
 		}
 		if out.step > 0 {
 			break
@@ -60,11 +99,11 @@ func runGold(ctx context.Context, dom *mcpdomain.Domain, level level.Level, call
 		if json.Unmarshal([]byte(res.Text), &v) != nil {
 			v = res.Text
 		}
-		out.reads = append(out.reads, score.GoldRead{Tool: c.Tool, Output: v})
+		out.reads = append(out.reads, score.GoldRead{Tool: c.tool, Output: v})
 	}
 	out.final = s.Store.Snapshot()
 	out.outputs = strings.Join(texts, "\n")
-	return out, nil
+	return out
 }
 
 // goldVariant is the L4 gold with one call changed: an alternative value

@@ -23,7 +23,9 @@ import (
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // Failure is one way a scenario's gold fell short.
@@ -31,6 +33,9 @@ type Failure struct {
 	Domain   string      `json:"domain"`
 	Scenario string      `json:"scenario,omitempty"`
 	Level    level.Level `json:"level,omitempty"`
+	// Interface names the transformed interface a failed execution
+	// played, beside its level.
+	Interface string `json:"interface,omitempty"`
 	// Step is the 1-based gold call; 0 is the scenario as a whole.
 	Step int `json:"step,omitempty"`
 	// Variant names the alternative or omission a variant run used.
@@ -46,7 +51,10 @@ func (f Failure) String() string {
 		b.Reset()
 		b.WriteString(f.Scenario)
 	}
-	if f.Level != "" {
+	switch {
+	case f.Interface != "":
+		b.WriteString(" " + f.Interface)
+	case f.Level != "":
 		b.WriteString(" " + string(f.Level))
 	}
 	if f.Step > 0 {
@@ -64,8 +72,11 @@ type Verification struct {
 	Scenarios int `json:"scenarios"`
 	// Executions counts scenario x level gold runs; Variants the extra L4
 	// runs with an alternative value or an optional argument left out.
-	Executions int        `json:"executions"`
-	Variants   int        `json:"variants"`
+	Executions int `json:"executions"`
+	Variants   int `json:"variants"`
+	// Interfaces counts the extra runs of each level's gold mapped onto
+	// each transformed interface of the domain's catalogue.
+	Interfaces int        `json:"interface_executions"`
 	Coverage   []Coverage `json:"coverage"`
 	Failures   []Failure  `json:"failures"`
 }
@@ -80,8 +91,8 @@ func (r *Verification) Summary() string {
 		tools, toolsUsed = tools+c.Tools, toolsUsed+c.ToolsUsed
 		acts, actsUsed = acts+c.Actions, actsUsed+c.ActionsUsed
 	}
-	return fmt.Sprintf("%s, %s, %s and %s verified; coverage: tools %d/%d, actions %d/%d; %s",
-		count(r.Domains, "domain"), count(r.Scenarios, "scenario"), count(r.Executions, "scenario×level execution"), count(r.Variants, "variant"),
+	return fmt.Sprintf("%s, %s, %s, %s and %s verified; coverage: tools %d/%d, actions %d/%d; %s",
+		count(r.Domains, "domain"), count(r.Scenarios, "scenario"), count(r.Executions, "scenario×level execution"), count(r.Interfaces, "scenario×interface execution"), count(r.Variants, "variant"),
 		toolsUsed, tools, actsUsed, acts, count(len(r.Failures), "failure"))
 }
 
@@ -137,6 +148,7 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 		r.Scenarios += p.Scenarios
 		r.Executions += p.Executions
 		r.Variants += p.Variants
+		r.Interfaces += p.Interfaces
 		r.Coverage = append(r.Coverage, p.Coverage...)
 		r.Failures = append(r.Failures, p.Failures...)
 	}
@@ -153,9 +165,19 @@ func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Veri
 	if len(d.Scenarios) == 0 {
 		r.fail(Failure{Domain: d.Name, Message: fmt.Sprintf("no scenarios; expected them in %s/scenarios.yaml", d.Name)})
 	}
+	catalogue, err := serve.DomainInterfaces(dom)
+	if err != nil {
+		r.fail(Failure{Domain: d.Name, Message: "interfaces: " + err.Error()})
+	}
+	var ifaces []*surface.Interface
+	for _, i := range catalogue {
+		if !i.Spec.Plain() {
+			ifaces = append(ifaces, i)
+		}
+	}
 	for _, s := range d.Scenarios {
 		r.Scenarios++
-		if err := r.scenario(ctx, d, dom, s); err != nil {
+		if err := r.scenario(ctx, d, dom, s, ifaces); err != nil {
 			return nil, err
 		}
 	}
@@ -241,7 +263,7 @@ func (j *expectations) check(o *outcome) ([]string, error) {
 	return msgs, nil
 }
 
-func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, dom *mcpdomain.Domain, s *speclang.Scenario) error {
+func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, dom *mcpdomain.Domain, s *speclang.Scenario, ifaces []*surface.Interface) error {
 	fail := func(level level.Level, step int, variant, msg string) {
 		r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: level, Step: step, Variant: variant, Message: msg})
 	}
@@ -285,7 +307,32 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, dom *mc
 			fail(lv, 0, "", "final store differs from L4 (-L4 +"+string(lv)+"):\n"+diff)
 		}
 	}
+	if err := r.interfaces(ctx, d, dom, s, ifaces, l4); err != nil {
+		return err
+	}
 	return r.variants(ctx, dom, j, fail)
+}
+
+// interfaces runs each level's gold mapped onto each interface over that
+// level: every call must succeed and the store end as L4's does.
+func (r *Verification) interfaces(ctx context.Context, d *speclang.Domain, dom *mcpdomain.Domain, s *speclang.Scenario, ifaces []*surface.Interface, l4 []byte) error {
+	for _, iface := range ifaces {
+		o, err := runInterface(ctx, dom, iface, s.Gold[iface.Spec.Level])
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.ID, iface.Spec.Name, err)
+		}
+		r.Interfaces++
+		f := Failure{Domain: d.Name, Scenario: s.ID, Level: iface.Spec.Level, Interface: iface.Spec.Name, Step: o.step, Message: o.err}
+		if o.step == 0 {
+			diff := snapshotDiff(l4, o.final)
+			if diff == "" {
+				continue
+			}
+			f.Message = "final store differs from L4 (-L4 +" + iface.Spec.Name + "):\n" + diff
+		}
+		r.fail(f)
+	}
+	return nil
 }
 
 // variants runs the L4 gold once per alternative value and once per

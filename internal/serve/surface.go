@@ -77,19 +77,35 @@ func InterfaceProxy(iface *surface.Interface, name string, listed []mcp.Tool) *P
 }
 
 // OpenInterface starts a session on a fresh store of d behind an
-// interface: the interface's proxy in front of the level's server, both in
-// process. The session's Level is the interface's level.
+// interface: the interface's MCP server in process, each call decoded and
+// handed to the level tool's own handler, which validates and runs it as
+// the level's server would. The session's Level is the interface's level.
 func OpenInterface(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*Session, error) {
-	under, err := Open(ctx, d, iface.Spec.Level)
+	tools := d.Tools[iface.Spec.Level]
+	if tools == nil {
+		return nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
+	}
+	st := d.NewStore()
+	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
+	listed := make([]mcp.Tool, len(tools))
+	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
+	for i, t := range tools {
+		listed[i] = t.MCP()
+		handlers[t.Name] = t.Handler(call)
+	}
+	level := CallerFunc(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		h := handlers[req.Params.Name]
+		if h == nil {
+			return mcp.NewToolResultError(fmt.Sprintf("unknown tool %q", req.Params.Name)), nil
+		}
+		return h(ctx, req)
+	})
+	name := d.Name + " " + iface.Spec.Name
+	s, err := Connect(ctx, InterfaceProxy(iface, name, listed).NewServer(level), name)
 	if err != nil {
 		return nil, err
 	}
-	s, err := Front(ctx, under, iface, d.Name+" "+iface.Spec.Name)
-	if err != nil {
-		under.Close()
-		return nil, err
-	}
-	s.Domain, s.Level, s.Store = d, iface.Spec.Level, under.Store
+	s.Domain, s.Level, s.Store = d, iface.Spec.Level, st
 	return s, nil
 }
 
