@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -115,6 +117,9 @@ func sourceName(src string) string {
 type groupedTask struct {
 	artifactTask
 	at level.Level
+	// surf is the interface the level is shown through; nil is the
+	// level as regrouped.
+	surf *surface.Interface
 }
 
 func (t *groupedTask) iface() *regroup.Interface { return t.set.regrouped.ifaces[t.art.Source] }
@@ -122,13 +127,29 @@ func (t *groupedTask) iface() *regroup.Interface { return t.set.regrouped.ifaces
 func (t *groupedTask) identify(rec *results.Record) {
 	t.artifactTask.identify(rec)
 	rec.Level = t.at
+	if t.surf != nil {
+		rec.Interface = t.surf.Spec.Name
+	}
 }
 
 func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
 	iface := t.iface()
 	valid := map[string]func(json.RawMessage) bool{}
 	for _, c := range iface.Levels[t.at] {
-		valid[c.Name] = func(args json.RawMessage) bool { return iface.Valid(t.at, c.Name, args) }
+		name := c.Name
+		if t.surf != nil {
+			name = t.surf.Name(c.Name)
+		}
+		valid[name] = func(args json.RawMessage) bool {
+			if t.surf != nil {
+				_, decoded, err := t.surf.Decode(name, args)
+				if err != nil {
+					return false
+				}
+				args = decoded
+			}
+			return iface.Valid(t.at, c.Name, args)
+		}
 	}
 	rg := t.set.regrouped
 	var up serve.Caller
@@ -163,7 +184,15 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 		var s *serve.Session
 		if s, err = serve.Connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at)); err == nil {
 			s.OnClose(closers...)
-			return s, valid, nil
+			if t.surf == nil {
+				return s, valid, nil
+			}
+			front, err := serve.Front(ctx, s, t.surf, "regrouped "+t.art.ID+" "+t.surf.Spec.Name)
+			if err == nil {
+				return front, valid, nil
+			}
+			s.Close()
+			return nil, nil, err
 		}
 	}
 	for _, c := range closers {
@@ -172,9 +201,17 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	return nil, nil, err
 }
 
-func (t *groupedTask) toolsKey() string { return t.art.Source + "/" + string(t.at) }
+func (t *groupedTask) toolsKey() string {
+	if t.surf != nil {
+		return results.InterfaceKey(t.art.Source, t.surf.Spec.Name)
+	}
+	return t.art.Source + "/" + string(t.at)
+}
 
 func (t *groupedTask) schemas() map[string][]byte {
+	if t.surf != nil {
+		return interfaceSchemas(t.surf)
+	}
 	out := map[string][]byte{}
 	for _, c := range t.iface().Levels[t.at] {
 		out[c.Name] = c.InputSchema
@@ -186,6 +223,10 @@ func (t *groupedTask) schemas() map[string][]byte {
 func (t *groupedTask) goldCalls() []results.MessageCall {
 	var out []results.MessageCall
 	for _, c := range t.set.regrouped.golds[t.art.ID+"/"+string(t.at)].Calls {
+		if t.surf != nil {
+			out = append(out, encodeCall(t.surf, c.Tool, c.Args))
+			continue
+		}
 		out = append(out, results.MessageCall{Name: c.Tool, Arguments: c.JSON()})
 	}
 	return out
@@ -195,6 +236,7 @@ func (t *groupedTask) goldCalls() []results.MessageCall {
 // source's tools, and the call metrics against the level's gold.
 func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Metrics, error) {
 	iface := t.iface()
+	rec = levelRecord(t.surf, rec)
 	source := make([]results.Call, len(rec.Calls))
 	for i, c := range rec.Calls {
 		source[i] = c
@@ -210,23 +252,58 @@ func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Met
 // at L4, the server as published.
 func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	levels := cfg.Granularities
-	if len(levels) == 0 {
+	if len(levels) == 0 && len(cfg.Interfaces) == 0 {
 		levels = []level.Level{level.L4}
 	}
-	if err := set.Regroup(cfg.Groups, cfg.ArtifactCmd, cfg.ArtifactURL, levels); err != nil {
+	needed := slices.Clone(levels)
+	for _, spec := range cfg.Interfaces {
+		if !slices.Contains(needed, spec.Level) {
+			needed = append(needed, spec.Level)
+		}
+	}
+	if err := set.Regroup(cfg.Groups, cfg.ArtifactCmd, cfg.ArtifactURL, needed); err != nil {
 		return nil, err
+	}
+	// Each source's interfaces are built once, shared by its artifacts.
+	surfaces := map[string][]*surface.Interface{}
+	for src, rg := range set.regrouped.ifaces {
+		for _, spec := range cfg.Interfaces {
+			si, err := surface.Build(spec, regroup.ServerName(sourceName(src)), rg.SurfaceTools(spec.Level))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", src, err)
+			}
+			surfaces[src] = append(surfaces[src], si)
+		}
 	}
 	var out []Trial
 	for _, model := range cfg.ModelNames() {
 		for i := range set.Artifacts {
 			a := &set.Artifacts[i]
+			var tasks []*groupedTask
 			for _, lv := range levels {
-				task := &groupedTask{artifactTask: artifactTask{art: a, set: set}, at: lv}
+				tasks = append(tasks, &groupedTask{artifactTask: artifactTask{art: a, set: set}, at: lv})
+			}
+			for _, si := range surfaces[a.Source] {
+				tasks = append(tasks, &groupedTask{artifactTask: artifactTask{art: a, set: set}, at: si.Spec.Level, surf: si})
+			}
+			for _, task := range tasks {
+				name := string(task.at)
+				if task.surf != nil {
+					name = task.surf.Spec.Name
+				}
 				for rep := 1; rep <= cfg.Repetitions; rep++ {
-					out = append(out, Trial{Index: len(out), ID: results.TrialID(model, a.ID, lv, rep), Model: model, Repetition: rep, Task: task})
+					out = append(out, Trial{Index: len(out), ID: results.InterfaceTrialID(model, a.ID, name, rep), Model: model, Repetition: rep, Task: task})
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+func (t *groupedTask) shownAs() (string, *surface.Interface, error) {
+	if t.surf != nil {
+		return t.art.Source, t.surf, nil
+	}
+	si, err := surface.Build(surface.Spec{Name: string(t.at), Level: t.at}, regroup.ServerName(sourceName(t.art.Source)), t.iface().SurfaceTools(t.at))
+	return t.art.Source, si, err
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
+	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
 // TestArtifactsAtEveryLevel plays offline artifacts synthesized from the
@@ -83,5 +85,58 @@ func TestArtifactsAtEveryLevel(t *testing.T) {
 	// Coarser levels call fewer distinct tools.
 	if !(len(coarse[level.L4]) > len(coarse[level.L2]) && len(coarse[level.L2]) >= len(coarse[level.L1]) && len(coarse[level.L1]) == 1) {
 		t.Errorf("distinct tools called per level: L4 %d, L2 %d, L1 %d", len(coarse[level.L4]), len(coarse[level.L2]), len(coarse[level.L1]))
+	}
+}
+
+// TestArtifactsOnEveryInterface plays the reference memory server's
+// artifacts on every interface of its regrouped levels' catalogue: the
+// oracle's expected calls, mapped onto each interface, complete every
+// artifact and score full, and the silent agent only the refusals.
+func TestArtifactsOnEveryInterface(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	tools, err := toolsrc.LoadTools("testdata/server-memory.tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := scenarios.Offline("mcp:server-memory", scenarios.Listed(tools), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iface, err := regroup.Build(tools, regroup.Derive("server-memory", tools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalogue, err := iface.Catalogue("server-memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := artifactConfig(writeArtifacts(t, arts, tools), "", agent.Oracle, agent.Silent)
+	for _, si := range catalogue {
+		if !si.Spec.Plain() {
+			cfg.Interfaces = append(cfg.Interfaces, si.Spec)
+		}
+	}
+	if len(cfg.Interfaces) < 12 {
+		t.Fatalf("%d transformed interfaces of the regrouped server; want the catalogue's presets at every level", len(cfg.Interfaces))
+	}
+	recs, err := runTrials(t, cfg, spec, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2*len(arts)*len(cfg.Interfaces) {
+		t.Fatalf("%d records for %d artifacts, 2 agents and %d interfaces", len(recs), len(arts), len(cfg.Interfaces))
+	}
+	for _, r := range recs {
+		a := arts[slices.IndexFunc(arts, func(a scenarios.Artifact) bool { return a.ID == r.Scenario })]
+		wantTC := 1.0
+		if r.Model == agent.Silent && len(a.ExpectedCalls) > 0 {
+			wantTC = 0
+		}
+		if r.Interface == "" || r.TrialID != results.InterfaceTrialID(r.Model, a.ID, r.Interface, r.Repetition) {
+			t.Fatalf("record %s: interface %q", r.TrialID, r.Interface)
+		}
+		if r.Metrics.TC != wantTC || r.Model == agent.Oracle && (r.Metrics.F1 != 1 || r.Metrics.ArgAcc != 1) {
+			t.Errorf("%s: metrics %+v, verdicts %+v; want tc %v", r.TrialID, r.Metrics, r.Assertions, wantTC)
+		}
 	}
 }

@@ -86,7 +86,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 		if err != nil {
 			return nil, err
 		}
-		if len(cfg.Granularities) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
+		if len(cfg.Granularities) > 0 || len(cfg.Interfaces) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
 			return planGrouped(cfg, set)
 		}
 		for _, model := range cfg.ModelNames() {
