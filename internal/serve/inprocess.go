@@ -57,7 +57,10 @@ func Connect(ctx context.Context, srv *server.MCPServer, name string) (*Session,
 		return nil, fmt.Errorf("%s: start client: %w", name, err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	// In process there is no HTTP: the modern protocol's request headers,
+	// which its client computes per call from the tool's schema, would be
+	// work for nobody, so sessions speak the latest legacy revision.
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "granite", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		c.Close()

@@ -1,0 +1,96 @@
+package harness
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
+)
+
+// catalogueSpecs are every transformed interface of the standard
+// catalogue that some domain has, in first-seen order.
+func catalogueSpecs(tb testing.TB, spec *speclang.Spec) []surface.Spec {
+	tb.Helper()
+	var out []surface.Spec
+	seen := map[string]bool{}
+	for _, d := range spec.Domains {
+		dom, _ := gen.Lookup(d.Name)
+		ifaces, err := serve.DomainInterfaces(dom)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, i := range ifaces {
+			if !i.Spec.Plain() && !seen[i.Spec.Name] {
+				seen[i.Spec.Name] = true
+				out = append(out, i.Spec)
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkInterfaceGold maps every scenario's gold onto every interface
+// of its domain's catalogue, and measures every interface (schema tokens
+// in cl100k_base, keywords the default backend drops). us/scenario is
+// the mapping per scenario and interface, ms/interface building and
+// measuring one. Target: both under 1 ms.
+func BenchmarkInterfaceGold(b *testing.B) {
+	spec := loadSpec(b)
+	var mapped, measured int
+	var mapping, measuring time.Duration
+	for b.Loop() {
+		for _, d := range spec.Domains {
+			dom, _ := gen.Lookup(d.Name)
+			start := time.Now()
+			ifaces, err := serve.DomainInterfaces(dom)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, iface := range ifaces {
+				MeasureInterface(iface)
+			}
+			measuring += time.Since(start)
+			measured += len(ifaces)
+			start = time.Now()
+			for _, iface := range ifaces {
+				for _, s := range d.Scenarios {
+					for _, c := range s.Gold[iface.Spec.Level] {
+						encodeCall(iface, c.Tool, c.Args)
+					}
+					mapped++
+				}
+			}
+			mapping += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(mapping.Microseconds())/float64(mapped), "us/scenario")
+	b.ReportMetric(float64(measuring.Microseconds())/1e3/float64(measured), "ms/interface")
+	b.ReportMetric(float64(measured)/float64(b.N), "interfaces")
+}
+
+// BenchmarkOracleAllInterfaces runs the oracle over the paper's scenarios
+// on every level and every interface of the standard catalogue, one
+// repetition each, every trial on a fresh store behind its interface,
+// journaled and scored. Target: < 10 s.
+func BenchmarkOracleAllInterfaces(b *testing.B) {
+	spec := loadSpec(b)
+	cfg := testConfig("oracle-interfaces", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Interfaces = catalogueSpecs(b, spec)
+	var trials int
+	for b.Loop() {
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.TC[agent.Oracle] != 1 {
+			b.Fatalf("%+v", sum)
+		}
+		trials = sum.Ran
+	}
+	b.ReportMetric(float64(trials), "trials/op")
+}
