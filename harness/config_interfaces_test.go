@@ -72,6 +72,23 @@ func TestConfigInterfaces(t *testing.T) {
 	}
 }
 
+// TestEmbeddedInterfacesConfig: the embedded example of interfaces loads,
+// each interface named by its standard name unless named, beside its one
+// level as written.
+func TestEmbeddedInterfacesConfig(t *testing.T) {
+	c, err := LoadConfig("interfaces", loadSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range c.Interfaces {
+		names = append(names, s.Name)
+	}
+	if want := []string{"L3-terse", "L3-opaque", "L2-nested-grouped", "L2-bare"}; !slices.Equal(names, want) || !slices.Equal(c.Granularities, []level.Level{level.L3}) {
+		t.Errorf("interfaces %v beside %v; want %v beside [L3]", names, c.Granularities, want)
+	}
+}
+
 // TestConfigInterfaceErrors pins the positioned error of each kind of bad
 // interface.
 func TestConfigInterfaceErrors(t *testing.T) {
