@@ -130,7 +130,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := tw.Flush(); err != nil {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d domains, %d scenarios (%d easy, %d medium, %d hard)\n", len(rows),
+	fmt.Fprintf(stdout, "%s, %d scenarios (%d easy, %d medium, %d hard)\n", count(len(rows), "domain"),
 		total[speclang.Easy]+total[speclang.Medium]+total[speclang.Hard], total[speclang.Easy], total[speclang.Medium], total[speclang.Hard])
 	fmt.Fprintln(stdout, "DROPS count schema keywords (minimum, maximum, pattern, format, ...) that a backend's tool types drop before")
 	fmt.Fprintln(stdout, "a model sees a tool: Ollama's keep only a few keywords, OpenAI-compatible endpoints get the whole schema.")
@@ -219,7 +219,7 @@ func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.
 	if err := tw.Flush(); err != nil {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d interfaces of %d domains. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", len(rows), len(domains))
+	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), count(len(domains), "domain"))
 	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop. --json gives every metric.\n", agent.Default().Label())
 	return 0
 }

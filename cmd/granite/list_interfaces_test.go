@@ -58,8 +58,8 @@ func TestListInterfaces(t *testing.T) {
 }
 
 // TestListInterfacesTable: the table has a row per interface of the
-// domain --domain names, and an unknown domain is refused with the
-// choices.
+// domain --domain names, --domain narrows the plain listing too, and an
+// unknown domain is refused with the choices.
 func TestListInterfacesTable(t *testing.T) {
 	d := gen.Domains[len(gen.Domains)-1]
 	cat, err := serve.DomainInterfaces(d)
@@ -89,6 +89,15 @@ func TestListInterfacesTable(t *testing.T) {
 		if rows[i][1] != iface.Spec.Name || rows[i][2] != string(iface.Spec.Level) || rows[i][3] != transforms {
 			t.Errorf("row %d %v; want %s at %s, %s", i, rows[i], iface.Spec.Name, iface.Spec.Level, transforms)
 		}
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"list", "--domain", d.Name, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("list --domain: exit %d: %s", code, errb.String())
+	}
+	var summaries []domainSummary
+	must(t, json.Unmarshal(out.Bytes(), &summaries))
+	if len(summaries) != 1 || summaries[0].Name != d.Name {
+		t.Errorf("list --domain %s: %d rows, first %+v; want that domain alone", d.Name, len(summaries), summaries)
 	}
 	out.Reset()
 	errb.Reset()
