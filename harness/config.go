@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -82,6 +83,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 			list = append(list, doc.Errorf([]any{f.key}, "found %s without artifacts; expected an artifacts file it belongs to", f.key))
 		}
 	}
+	list = append(list, checkInterfaces(doc, c)...)
 	if c.ArtifactCmd != "" && c.ArtifactURL != "" {
 		list = append(list, doc.Errorf([]any{"artifact_url"}, "found artifact_url beside artifact_cmd; expected one live source"))
 	}
@@ -123,6 +125,76 @@ func checkModels(doc *speclang.Document, models []results.ModelEntry) speclang.E
 	return list
 }
 
+// checkInterfaces checks what the schema cannot say of the interfaces:
+// transforms that conflict, transforms that change nothing at L4 (whose
+// tools, a domain's or a server's as published, have no actions), names
+// given once among the interfaces and the granularities, and names that
+// say what the interface is. A missing name is filled with the standard
+// one (surface.DefaultName), so that it is what granite list --interfaces
+// and granite serve --interface call the same interface.
+func checkInterfaces(doc *speclang.Document, c *results.Config) speclang.ErrorList {
+	var list speclang.ErrorList
+	// seen maps each name to what it names; same maps each interface's
+	// level and transforms to its name, so that one interface listed twice
+	// under two names is found too.
+	type key struct {
+		lv level.Level
+		t  surface.Transforms
+	}
+	seen := map[string]string{}
+	same := map[key]string{}
+	for _, lv := range c.Granularities {
+		seen[string(lv)] = "granularities"
+		same[key{lv, surface.Transforms{}}] = string(lv)
+	}
+	for i := range c.Interfaces {
+		s := &c.Interfaces[i]
+		at := func(field string) []any { return []any{"interfaces", i, field} }
+		for _, p := range s.Check() {
+			list = append(list, doc.Errorf(at(p.Key), "%s", p.Msg))
+		}
+		if s.Level == level.L4 && s.Get("actions") != "enum" {
+			list = append(list, doc.Errorf(at("actions"), "found actions: %s at L4, where no tool has actions (one tool per operation); expected it at L3, L2 or L1, or no actions key", s.Get("actions")))
+		}
+		named := s.Name != ""
+		if !named {
+			s.Name = surface.DefaultName(s.Level, s.Transforms)
+		}
+		// A name that reads as another interface (a bare level name is the
+		// level as written) would have records say one and hold another.
+		if p, err := surface.Parse(s.Name); err == nil && named && (p.Level != s.Level || p.Transforms.Normal() != s.Transforms.Normal()) {
+			list = append(list, doc.Errorf(at("name"), "found name %q on %s; expected a name of its own, or no name for its standard one, %s: %q is the standard name of %s, and records, scores and the report tell interfaces apart by name",
+				s.Name, describe(s.Level, s.Transforms), surface.DefaultName(s.Level, s.Transforms), s.Name, describe(p.Level, p.Transforms)))
+			continue
+		}
+		if where, ok := seen[s.Name]; ok {
+			what := "again"
+			if where == "granularities" {
+				what = "again, which granularities already runs as the level as written"
+			}
+			list = append(list, doc.Errorf(at("name"), "found interface name %q %s; expected each name once among interfaces and granularities: records, scores and the report tell interfaces apart by it", s.Name, what))
+			continue
+		}
+		seen[s.Name] = "interfaces"
+		k := key{s.Level, s.Transforms.Normal()}
+		if other, ok := same[k]; ok {
+			list = append(list, doc.Errorf([]any{"interfaces", i}, "found interface %q, which is %q again (%s); expected each interface once: its trials would repeat the other's", s.Name, other, describe(s.Level, s.Transforms)))
+			continue
+		}
+		same[k] = s.Name
+	}
+	return list
+}
+
+// describe says what an interface is: its level and its transforms away
+// from the defaults.
+func describe(lv level.Level, t surface.Transforms) string {
+	if ch := t.Changes(); len(ch) > 0 {
+		return string(lv) + " with " + strings.Join(ch, ", ")
+	}
+	return string(lv) + " as written"
+}
+
 // readConfig finds a config on disk or among the embedded ones.
 func readConfig(name string) (string, []byte, error) {
 	data, err := speclang.ReadYAMLFile(name)
@@ -146,7 +218,9 @@ func readConfig(name string) (string, []byte, error) {
 // defaults fills the documented defaults, the backends' settings' among
 // them.
 func defaults(c *results.Config) {
-	if len(c.Granularities) == 0 && c.Artifacts == "" {
+	// Interfaces without granularities are the whole plan: filling in the
+	// four levels would run them as written too, which was not asked for.
+	if len(c.Granularities) == 0 && len(c.Interfaces) == 0 && c.Artifacts == "" {
 		c.Granularities = slices.Clone(level.Levels)
 	}
 	if c.Repetitions == 0 {

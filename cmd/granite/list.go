@@ -11,7 +11,11 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
+	"github.com/mcpgranite/granite/internal/tokens"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -40,10 +44,23 @@ type domainSummary struct {
 }
 
 func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("list", "[--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level.", stderr)
+	fs := newFlags("list", "[--interfaces] [--domain D] [--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level;\nwith --interfaces, each domain's standard interfaces (every level as\nwritten and each transform preset over it) with what their tools cost a\nmodel to read: schema tokens (cl100k_base), arguments, actions, nesting\ndepth, the share of constraints only the schema states, and the schema\nkeywords the default backend drops.", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	ifaces := fs.Bool("interfaces", false, "list each domain's standard interfaces and their metrics")
+	only := fs.String("domain", "", "list only this domain")
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	domains := gen.Domains
+	if *only != "" {
+		d, ok := gen.Lookup(*only)
+		if !ok {
+			return fail(stderr, "list", 2, fmt.Errorf("unknown domain %q: want one of %s", *only, domainNames()))
+		}
+		domains = []*mcpdomain.Domain{d}
+	}
+	if *ifaces {
+		return listInterfaces(domains, *asJSON, stdout, stderr)
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
@@ -53,7 +70,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	// registry's order.
 	converters := agent.Converters()
 	var rows []domainSummary
-	for _, d := range gen.Domains {
+	for _, d := range domains {
 		r := domainSummary{Name: d.Name, Title: d.Title, Entities: d.Entities, Operations: len(d.Operations),
 			Tools: map[level.Level]int{}, ToolNames: map[level.Level][]string{},
 			Scenarios: map[string]int{}, MeanCalls: map[level.Level]float64{}, Dropped: map[level.Level]map[string][]string{},
@@ -113,7 +130,7 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := tw.Flush(); err != nil {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d domains, %d scenarios (%d easy, %d medium, %d hard)\n", len(rows),
+	fmt.Fprintf(stdout, "%s, %d scenarios (%d easy, %d medium, %d hard)\n", count(len(rows), "domain"),
 		total[speclang.Easy]+total[speclang.Medium]+total[speclang.Hard], total[speclang.Easy], total[speclang.Medium], total[speclang.Hard])
 	fmt.Fprintln(stdout, "DROPS count schema keywords (minimum, maximum, pattern, format, ...) that a backend's tool types drop before")
 	fmt.Fprintln(stdout, "a model sees a tool: Ollama's keep only a few keywords, OpenAI-compatible endpoints get the whole schema.")
@@ -151,4 +168,73 @@ func dropped(byTool map[string][]string) int {
 		n += len(l)
 	}
 	return n
+}
+
+// interfaceSummary is one row of `granite list --interfaces --json`: an
+// interface of a domain's standard catalogue and what its tools cost a
+// model to read.
+type interfaceSummary struct {
+	Domain    string      `json:"domain"`
+	Interface string      `json:"interface"`
+	Level     level.Level `json:"level"`
+	// Transforms are the changes from the level as written, key=value in
+	// surface.Choices order; empty for the level itself.
+	Transforms []string        `json:"transforms"`
+	Metrics    surface.Metrics `json:"metrics"`
+}
+
+// listInterfaces prints the standard catalogue of each domain
+// (serve.DomainInterfaces), measured, as a table or as JSON.
+func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.Writer) int {
+	rows := []interfaceSummary{}
+	for _, d := range domains {
+		cat, err := serve.DomainInterfaces(d)
+		if err != nil {
+			return fail(stderr, "list", 1, err)
+		}
+		for _, iface := range cat {
+			rows = append(rows, interfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
+				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: measureInterface(iface)})
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return fail(stderr, "list", 1, err)
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DOMAIN\tINTERFACE\tLEVEL\tTRANSFORMS\tTOOLS\tSCHEMA TOKENS\tARGS MAX\tACTIONS MAX\tDEPTH\tSCHEMA-ONLY SHARE\tDROPPED KEYWORDS")
+	for _, r := range rows {
+		transforms := strings.Join(r.Transforms, ",")
+		if transforms == "" {
+			transforms = "-"
+		}
+		m := r.Metrics
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%d\n", r.Domain, r.Interface, r.Level, transforms,
+			m.Tools, m.SchemaTokens, m.ArgsMax, m.ActionsMax, m.Depth, m.SchemaOnly, m.Dropped)
+	}
+	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), count(len(domains), "domain"))
+	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop. --json gives every metric.\n", agent.Default().Label())
+	return 0
+}
+
+// measureInterface is an interface's metrics: schema tokens in
+// cl100k_base and the keywords the default backend drops. It is the body
+// of harness.MeasureInterface, which replaces it once that is on main.
+func measureInterface(iface *surface.Interface) surface.Metrics {
+	return surface.Measure(iface, tokens.Count, func(schema []byte) int {
+		n := 0
+		for _, l := range agent.LostBySet(agent.Default(), map[string]map[string][]byte{"": {"tool": schema}}) {
+			for _, ks := range l {
+				n += len(ks)
+			}
+		}
+		return n
+	})
 }

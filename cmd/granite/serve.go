@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,14 +11,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", "(--domain D | --scenario ID [--record FILE] | --mcp-cmd CMD | --mcp-url URL [--groups F]) --level L4|L3|L2|L1 [--transport stdio|http] [--addr 127.0.0.1:8765]",
-		"Serves one domain at one granularity level to any MCP client, on a fresh store; or one\n"+
+	fs := newFlags("serve", "(--domain D | --scenario ID [--record FILE] | --mcp-cmd CMD | --mcp-url URL [--groups F]) (--level L4|L3|L2|L1 | --interface NAME) [--transport stdio|http] [--addr 127.0.0.1:8765]",
+		"Serves one domain at one granularity level to any MCP client, on a fresh store, or at\n"+
+			"an interface over a level (--interface L3-terse: the level's tools as transformed,\n"+
+			"each call decoded onto the level's server; see granite list --interfaces); or one\n"+
 			"scenario's domain on one store all sessions share, recording every call for granite\n"+
 			"score; or any MCP server regrouped at a level (see granite regroup), each HTTP session\n"+
 			"on a fresh connection to it (for a command, a fresh process).\n"+
@@ -27,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"loopback are refused, and --token (or $GRANITE_TOKEN) requires a bearer token.", stderr)
 	domain := fs.String("domain", "", "domain to serve (see granite list)")
 	levelFlag := fs.String("level", "L4", "granularity level: L4, L3, L2 or L1")
+	ifaceFlag := fs.String("interface", "", "with --domain: serve this interface instead of a level as written: a level and transform presets joined by -, like L3-terse or L2-nested-opaque (see granite list --interfaces)")
 	transport := fs.String("transport", "stdio", "stdio or http")
 	addr := fs.String("addr", "127.0.0.1:8765", "listen address for --transport http")
 	var ho serve.Options
@@ -69,6 +78,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *hosts != "" {
 		at.Hosts = strings.Split(*hosts, ",")
 		ho.AllowedHosts = at.Hosts
+	}
+	if *ifaceFlag != "" {
+		levelGiven := false
+		fs.Visit(func(f *flag.Flag) { levelGiven = levelGiven || f.Name == "level" })
+		switch {
+		case levelGiven:
+			return fail(stderr, "serve", 2, fmt.Errorf("--interface %s and --level %s exclude each other: an interface names its level (L3-terse is L3 with terse descriptions); give one of them", *ifaceFlag, *levelFlag))
+		case ext.live() || *scenario != "":
+			return fail(stderr, "serve", 2, errors.New("--interface serves a generated domain: give it with --domain, not --scenario, --mcp-cmd or --mcp-url"))
+		}
+		return serveInterface(ctx, *domain, *ifaceFlag, *transport, at, ho, stdout, stderr)
 	}
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.
@@ -116,13 +136,98 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 }
 
+// serveInterface serves domain at the interface named name over
+// transport: over stdio one session on a fresh store, over HTTP one per
+// session (or one for all with SharedStore). Each session is the level's
+// server on its own store with the interface's proxy in front, so every
+// call is decoded onto the level's call before it runs.
+func serveInterface(ctx context.Context, domain, name, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
+	d, ok := gen.Lookup(domain)
+	if !ok {
+		return fail(stderr, "serve", 2, fmt.Errorf("unknown domain %q: want one of %s", domain, domainNames()))
+	}
+	spec, err := surface.Parse(name)
+	if err != nil {
+		return fail(stderr, "serve", 2, fmt.Errorf("--interface: %w", err))
+	}
+	iface, err := serve.DomainInterface(d, spec)
+	if err != nil {
+		return fail(stderr, "serve", 1, err)
+	}
+	// Sessions share the interface: it is only read once built.
+	open := func(ctx context.Context) (*server.MCPServer, func(), error) { return interfaceServer(ctx, d, iface) }
+	switch transport {
+	case "stdio":
+		srv, end, err := open(ctx)
+		if err != nil {
+			return fail(stderr, "serve", 1, err)
+		}
+		defer end()
+		in, restore := serve.Pollable(os.Stdin)
+		defer restore()
+		if err := serve.StdioServer(ctx, srv, in, stdout, nil); err != nil && !errors.Is(err, context.Canceled) {
+			return fail(stderr, "serve", 1, err)
+		}
+		return 0
+	case "http":
+		h, err := serve.NewFactoryHandler(func() (*server.MCPServer, func(), error) { return open(context.Background()) }, ho)
+		if err != nil {
+			return fail(stderr, "serve", 1, err)
+		}
+		defer h.Close(context.Background())
+		return serveHTTPAs(ctx, h, at, d.Name+" at interface "+spec.Name, stderr)
+	default:
+		return fail(stderr, "serve", 2, fmt.Errorf("unknown --transport %q: want stdio or http", transport))
+	}
+}
+
+// interfaceServer is d's level server on a fresh store with iface's proxy
+// in front, and what ends the store's session.
+func interfaceServer(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer, func(), error) {
+	under, err := serve.Open(ctx, d, iface.Spec.Level)
+	if err != nil {
+		return nil, nil, err
+	}
+	listed, err := under.Tools(ctx)
+	if err != nil {
+		under.Close()
+		return nil, nil, fmt.Errorf("%s %s: list the level's tools: %w", d.Name, iface.Spec.Level, err)
+	}
+	p := serve.InterfaceProxy(iface, d.Name+" "+iface.Spec.Name, listed)
+	return p.NewServer(serve.CallerFunc(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return under.CallTool(withoutHTTPHeaders{ctx}, req)
+	})), func() { under.Close() }, nil
+}
+
+// withoutHTTPHeaders is a call's context with the HTTP request's headers
+// hidden. mcp-go keeps them in the context and checks a modern request's
+// Mcp-Name header against the tool it calls: the level's server, reached in
+// process, would find the interface's tool name (tool_1) in the header and
+// the level's in the body, and refuse the call. The decoded call is a new
+// request that no header describes.
+type withoutHTTPHeaders struct{ context.Context }
+
+// Value is the context's value for key, nil where that is the headers.
+func (c withoutHTTPHeaders) Value(key any) any {
+	v := c.Context.Value(key)
+	if _, ok := v.(http.Header); ok {
+		return nil
+	}
+	return v
+}
+
 // serveHTTP serves h on the endpoint until ctx ends, saying where.
 func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, domain string, level level.Level, stderr io.Writer) int {
+	return serveHTTPAs(ctx, h, at, domain+" at "+string(level), stderr)
+}
+
+// serveHTTPAs is serveHTTP for a server described by what.
+func serveHTTPAs(ctx context.Context, h http.Handler, at serve.Endpoint, what string, stderr io.Writer) int {
 	ln, err := at.Listen("serve", stderr)
 	if err != nil {
 		return fail(stderr, "serve", 1, err)
 	}
-	fmt.Fprintf(stderr, "granite: serving %s at %s on http://%s/mcp\n", domain, level, ln.Addr())
+	fmt.Fprintf(stderr, "granite: serving %s on http://%s/mcp\n", what, ln.Addr())
 	if err := at.ServeMCP(ctx, h, ln); err != nil {
 		return fail(stderr, "serve", 1, err)
 	}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/serve"
+)
+
+// TestListInterfaces: `granite list --interfaces --json` lists each
+// domain's standard catalogue in order, each interface with its level, its
+// changes from the level and its metrics; terse descriptions cost fewer
+// schema tokens than full ones at every level of every domain.
+func TestListInterfaces(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"list", "--interfaces", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rows []interfaceSummary
+	must(t, json.Unmarshal(out.Bytes(), &rows))
+	var want []interfaceSummary
+	for _, d := range gen.Domains {
+		cat, err := serve.DomainInterfaces(d)
+		must(t, err)
+		for _, iface := range cat {
+			want = append(want, interfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
+				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: measureInterface(iface)})
+		}
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Fatalf("rows (-want +got):\n%s", diff)
+	}
+	tokens := map[string]int{}
+	for _, r := range rows {
+		tokens[r.Domain+" "+r.Interface] = r.Metrics.SchemaTokens
+		if r.Metrics.Tools == 0 || r.Metrics.SchemaTokens == 0 {
+			t.Errorf("%s %s: metrics %+v; want tools and tokens counted", r.Domain, r.Interface, r.Metrics)
+		}
+		if (len(r.Transforms) == 0) != (r.Interface == string(r.Level)) {
+			t.Errorf("%s %s: transforms %v at level %s; want none exactly for the level as written", r.Domain, r.Interface, r.Transforms, r.Level)
+		}
+	}
+	for _, r := range rows {
+		if len(r.Transforms) == 0 {
+			full, terse := tokens[r.Domain+" "+r.Interface], tokens[r.Domain+" "+r.Interface+"-terse"]
+			if terse == 0 || terse >= full {
+				t.Errorf("%s %s: %d schema tokens terse, %d full; want terse listed and fewer", r.Domain, r.Interface, terse, full)
+			}
+		}
+	}
+}
+
+// TestListInterfacesTable: the table has a row per interface of the
+// domain --domain names, --domain narrows the plain listing too, and an
+// unknown domain is refused with the choices.
+func TestListInterfacesTable(t *testing.T) {
+	d := gen.Domains[len(gen.Domains)-1]
+	cat, err := serve.DomainInterfaces(d)
+	must(t, err)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"list", "--interfaces", "--domain", d.Name}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if fields := strings.Fields(lines[0]); !slices.Equal(fields, []string{"DOMAIN", "INTERFACE", "LEVEL", "TRANSFORMS", "TOOLS", "SCHEMA", "TOKENS", "ARGS", "MAX", "ACTIONS", "MAX", "DEPTH", "SCHEMA-ONLY", "SHARE", "DROPPED", "KEYWORDS"}) {
+		t.Errorf("header %q", lines[0])
+	}
+	var rows [][]string
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) == 11 && f[0] == d.Name {
+			rows = append(rows, f)
+		}
+	}
+	if len(rows) != len(cat) {
+		t.Fatalf("%d rows of %s; want its %d interfaces:\n%s", len(rows), d.Name, len(cat), out.String())
+	}
+	for i, iface := range cat {
+		transforms := strings.Join(iface.Spec.Changes(), ",")
+		if transforms == "" {
+			transforms = "-"
+		}
+		if rows[i][1] != iface.Spec.Name || rows[i][2] != string(iface.Spec.Level) || rows[i][3] != transforms {
+			t.Errorf("row %d %v; want %s at %s, %s", i, rows[i], iface.Spec.Name, iface.Spec.Level, transforms)
+		}
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"list", "--domain", d.Name, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("list --domain: exit %d: %s", code, errb.String())
+	}
+	var summaries []domainSummary
+	must(t, json.Unmarshal(out.Bytes(), &summaries))
+	if len(summaries) != 1 || summaries[0].Name != d.Name {
+		t.Errorf("list --domain %s: %d rows, first %+v; want that domain alone", d.Name, len(summaries), summaries)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"list", "--interfaces", "--domain", "kitchen"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown domain "kitchen": want one of `+domainNames()) {
+		t.Errorf("exit %d: %s", code, errb.String())
+	}
+}
