@@ -9,13 +9,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
-	"github.com/mcpgranite/granite/internal/tokens"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -194,7 +194,7 @@ func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.
 		}
 		for _, iface := range cat {
 			rows = append(rows, interfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
-				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: measureInterface(iface)})
+				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
 		}
 	}
 	if asJSON {
@@ -222,19 +222,4 @@ func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.
 	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), count(len(domains), "domain"))
 	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop. --json gives every metric.\n", agent.Default().Label())
 	return 0
-}
-
-// measureInterface is an interface's metrics: schema tokens in
-// cl100k_base and the keywords the default backend drops. It is the body
-// of harness.MeasureInterface, which replaces it once that is on main.
-func measureInterface(iface *surface.Interface) surface.Metrics {
-	return surface.Measure(iface, tokens.Count, func(schema []byte) int {
-		n := 0
-		for _, l := range agent.LostBySet(agent.Default(), map[string]map[string][]byte{"": {"tool": schema}}) {
-			for _, ks := range l {
-				n += len(ks)
-			}
-		}
-		return n
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -31,7 +32,7 @@ func TestListInterfaces(t *testing.T) {
 		must(t, err)
 		for _, iface := range cat {
 			want = append(want, interfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
-				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: measureInterface(iface)})
+				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
 		}
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {

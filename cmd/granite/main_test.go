@@ -94,7 +94,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"run", "--domains", first, "--models", "builtin:oracle", "--out", runs + "/b"}, 0, "builtin:oracle                           mean TC 1.000", ""},
 		{[]string{"run", "--shard", "2/2"}, 2, "", "expected i/n with 0 <= i < n"},
 		{[]string{"run", "--models", "llama3.2:3b"}, 2, "", `--models: "llama3.2:3b" is not in the config`},
-		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: paper, smoke)"},
+		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: interfaces, paper, smoke)"},
 		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: " + trials + " of " + trials + " trials", ""},
 		{[]string{"merge", "--out", runs + "/m2", runs + "/a", runs + "/b"}, 1, "", "is a run of another config"},
 		{[]string{"merge"}, 2, "", "need --out DIR and at least one shard folder"},

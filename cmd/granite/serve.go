@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/gen"
@@ -181,39 +180,14 @@ func serveInterface(ctx context.Context, domain, name, transport string, at serv
 	}
 }
 
-// interfaceServer is d's level server on a fresh store with iface's proxy
-// in front, and what ends the store's session.
+// interfaceServer is iface's server on a fresh store of d, and what ends
+// its session.
 func interfaceServer(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer, func(), error) {
-	under, err := serve.Open(ctx, d, iface.Spec.Level)
+	s, err := serve.OpenInterface(ctx, d, iface)
 	if err != nil {
 		return nil, nil, err
 	}
-	listed, err := under.Tools(ctx)
-	if err != nil {
-		under.Close()
-		return nil, nil, fmt.Errorf("%s %s: list the level's tools: %w", d.Name, iface.Spec.Level, err)
-	}
-	p := serve.InterfaceProxy(iface, d.Name+" "+iface.Spec.Name, listed)
-	return p.NewServer(serve.CallerFunc(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return under.CallTool(withoutHTTPHeaders{ctx}, req)
-	})), func() { under.Close() }, nil
-}
-
-// withoutHTTPHeaders is a call's context with the HTTP request's headers
-// hidden. mcp-go keeps them in the context and checks a modern request's
-// Mcp-Name header against the tool it calls: the level's server, reached in
-// process, would find the interface's tool name (tool_1) in the header and
-// the level's in the body, and refuse the call. The decoded call is a new
-// request that no header describes.
-type withoutHTTPHeaders struct{ context.Context }
-
-// Value is the context's value for key, nil where that is the headers.
-func (c withoutHTTPHeaders) Value(key any) any {
-	v := c.Context.Value(key)
-	if _, ok := v.(http.Header); ok {
-		return nil
-	}
-	return v
+	return s.Server(), func() { s.Close() }, nil
 }
 
 // serveHTTP serves h on the endpoint until ctx ends, saying where.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -117,12 +118,33 @@ func Front(ctx context.Context, under *Session, iface *surface.Interface, name s
 	if err != nil {
 		return nil, fmt.Errorf("%s: list the level's tools: %w", name, err)
 	}
-	s, err := Connect(ctx, InterfaceProxy(iface, name, listed).NewServer(under), name)
+	// The decoded call is a new request for under's server, which no HTTP
+	// header of the interface's call describes.
+	level := CallerFunc(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return under.CallTool(withoutHTTPHeaders{ctx}, req)
+	})
+	s, err := Connect(ctx, InterfaceProxy(iface, name, listed).NewServer(level), name)
 	if err != nil {
 		return nil, err
 	}
 	s.OnClose(func() { under.Close() })
 	return s, nil
+}
+
+// withoutHTTPHeaders is a call's context with the HTTP request's headers
+// hidden. mcp-go keeps them in the context and checks a modern request's
+// Mcp-Name header against the tool it calls: a level's server reached in
+// process would find the interface's tool name (tool_1) in the header and
+// the level's in the body, and refuse the call.
+type withoutHTTPHeaders struct{ context.Context }
+
+// Value is the context's value for key, nil where that is the headers.
+func (c withoutHTTPHeaders) Value(key any) any {
+	v := c.Context.Value(key)
+	if _, ok := v.(http.Header); ok {
+		return nil
+	}
+	return v
 }
 
 // CallTool forwards a call to the session's server, so that a session is
