@@ -3,7 +3,9 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
@@ -123,9 +125,14 @@ func (t *scenarioTask) shownAs() (string, *surface.Interface, error) {
 }
 
 // interfaceInfos describes and measures every interface the grid plays,
-// for run.json.
+// for run.json. Interfaces are measured in parallel: tokenizing a coarse
+// level's tool list is most of a run's start-up.
 func interfaceInfos(grid []Trial) (map[string]results.InterfaceInfo, error) {
-	out := map[string]results.InterfaceInfo{}
+	type shownTask struct {
+		domain string
+		iface  *surface.Interface
+	}
+	var todo []shownTask
 	seen := map[string]bool{}
 	for _, t := range grid {
 		s, ok := t.Task.(shown)
@@ -137,15 +144,28 @@ func interfaceInfos(grid []Trial) (map[string]results.InterfaceInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := results.InterfaceKey(domain, iface.Spec.Name)
-		if _, done := out[key]; done {
-			continue
-		}
-		out[key] = results.InterfaceInfo{Domain: domain, Interface: iface.Spec.Name, Level: iface.Spec.Level,
-			Transforms: iface.Spec.Transforms.Normal(), Metrics: MeasureInterface(iface)}
+		todo = append(todo, shownTask{domain, iface})
 	}
-	if len(out) == 0 {
+	if len(todo) == 0 {
 		return nil, nil
+	}
+	metrics := make([]surface.Metrics, len(todo))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, st := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			metrics[i] = MeasureInterface(st.iface)
+		}()
+	}
+	wg.Wait()
+	out := map[string]results.InterfaceInfo{}
+	for i, st := range todo {
+		spec := st.iface.Spec
+		out[results.InterfaceKey(st.domain, spec.Name)] = results.InterfaceInfo{Domain: st.domain, Interface: spec.Name, Level: spec.Level,
+			Transforms: spec.Transforms.Normal(), Metrics: metrics[i]}
 	}
 	return out, nil
 }
