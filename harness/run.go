@@ -49,6 +49,15 @@ type Trial struct {
 	Task
 }
 
+// What is what the trial plays, as its record will say it: domain (or
+// artifact source), level, interface, scenario (or artifact) and
+// difficulty.
+func (t Trial) What() results.Record {
+	var rec results.Record
+	t.identify(&rec)
+	return rec
+}
+
 // Shard selects every n-th trial starting at i (0 <= i < n).
 type Shard struct{ I, N int }
 
@@ -152,6 +161,10 @@ type Options struct {
 	Isolation string
 	// Live receives progress and telemetry for live metrics (may be nil).
 	Live *Live
+	// Only, when set, runs only the trials of the shard it accepts; the
+	// plan, run.json and resuming are the whole grid's. granite advise
+	// spends a grid this way, a round at a time, where trials decide.
+	Only func(Trial) bool
 	// disk, when set, stands between the journal and its file: tests
 	// put a disk that fills up there.
 	disk func(*os.File) results.JournalFile
@@ -228,7 +241,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	}
 	var todo []Trial
 	for _, t := range trials {
-		if !recorded[t.ID] {
+		if !recorded[t.ID] && (opts.Only == nil || opts.Only(t)) {
 			todo = append(todo, t)
 		}
 	}
