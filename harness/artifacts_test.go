@@ -48,7 +48,7 @@ func writeArtifacts(t testing.TB, arts []scenarios.Artifact, tools []toolsrc.Too
 // artifactConfig is an artifact run with the documented defaults.
 func artifactConfig(path, host string, models ...string) *results.Config {
 	c := &results.Config{Name: "artifacts", Models: results.Entries(models...), Artifacts: path, Ollama: results.OllamaConfig{Host: host}}
-	defaults(c)
+	Defaults(c)
 	return c
 }
 

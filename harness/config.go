@@ -95,7 +95,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 			}
 		}
 	}
-	defaults(c)
+	Defaults(c)
 	list = append(list, agent.CheckConfig(doc, c)...)
 	if len(list) > 0 {
 		return nil, list
@@ -215,9 +215,10 @@ func readConfig(name string) (string, []byte, error) {
 	return "", nil, fmt.Errorf("config %s: no such file, and no embedded config of that name (embedded: %s)", name, strings.Join(names, ", "))
 }
 
-// defaults fills the documented defaults, the backends' settings' among
-// them.
-func defaults(c *results.Config) {
+// Defaults fills a config's zero fields with the documented defaults, the
+// backends' settings among them, as LoadConfig does; granite advise builds
+// its config in code.
+func Defaults(c *results.Config) {
 	// Interfaces without granularities are the whole plan: filling in the
 	// four levels would run them as written too, which was not asked for.
 	if len(c.Granularities) == 0 && len(c.Interfaces) == 0 && c.Artifacts == "" {

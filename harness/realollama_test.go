@@ -266,7 +266,7 @@ func realConfig(srv *ollamaserver.Server, api realAPI, p *realPlay, l level.Leve
 		}
 		c.Models = append(c.Models, e)
 	}
-	defaults(c)
+	Defaults(c)
 	return c
 }
 

@@ -54,7 +54,7 @@ func tinySpec(t testing.TB) (*speclang.Spec, gold.Lookup) {
 // testConfig is a config with the documented defaults and a fake host.
 func testConfig(name, host string, models ...string) *results.Config {
 	c := &results.Config{Name: name, Models: results.Entries(models...), Ollama: results.OllamaConfig{Host: host}}
-	defaults(c)
+	Defaults(c)
 	return c
 }
 

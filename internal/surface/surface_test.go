@@ -15,10 +15,10 @@ import (
 func coarse() []Tool {
 	list := `{"type":"object","properties":{"zone":{"type":"string","description":"Only items in this zone.","enum":["north","south"]},"min_weight":{"type":"number","description":"Only items at least this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"max_weight":{"type":"number","description":"Only items at most this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"limit":{"type":"integer","description":"Return at most this many items (1 to 50; default 50).","minimum":1,"maximum":50}},"additionalProperties":false}`
 	get := `{"type":"object","properties":{"item_id":{"type":"string","description":"ID of the item to get, like IT001.","pattern":"^IT[0-9]{3,}$"}},"required":["item_id"],"additionalProperties":false}`
-	union := `{"type":"object","properties":{"action":{"type":"string","description":"What to do. list_items: List items. get_item: Get one item.","enum":["list_items","get_item"]},"zone":{"type":"string","description":"Only items in this zone.","enum":["north","south"]},"min_weight":{"type":"number","description":"Only items at least this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"max_weight":{"type":"number","description":"Only items at most this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"limit":{"type":"integer","description":"Return at most this many items (1 to 50; default 50).","minimum":1,"maximum":50},"item_id":{"type":"string","description":"ID of the item to get, like IT001.","pattern":"^IT[0-9]{3,}$"}},"required":["action"],"additionalProperties":false}`
+	union := `{"type":"object","properties":{"action":{"type":"string","description":"What to do. list_items: List items. fetch_part: Get one item.","enum":["list_items","fetch_part"]},"zone":{"type":"string","description":"Only items in this zone.","enum":["north","south"]},"min_weight":{"type":"number","description":"Only items at least this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"max_weight":{"type":"number","description":"Only items at most this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"limit":{"type":"integer","description":"Return at most this many items (1 to 50; default 50).","minimum":1,"maximum":50},"item_id":{"type":"string","description":"ID of the item to get, like IT001.","pattern":"^IT[0-9]{3,}$"}},"required":["action"],"additionalProperties":false}`
 	return []Tool{
 		{Name: "stock_query", Description: "Read the stock. Nothing changes.", InputSchema: []byte(union),
-			Actions: []Action{{"list_items", "List items.", []byte(list)}, {"get_item", "Get one item.", []byte(get)}}},
+			Actions: []Action{{"list_items", "List items.", []byte(list)}, {"fetch_part", "Get one item.", []byte(get)}}},
 		{Name: "move_item", Description: "Move one item to a zone.", InputSchema: []byte(`{"type":"object","properties":{"item_id":{"type":"string","description":"ID of the item, like IT001.","pattern":"^IT[0-9]{3,}$"},"zone":{"type":"string","enum":["north","south"]}},"required":["item_id","zone"],"additionalProperties":false}`)},
 	}
 }
@@ -45,7 +45,7 @@ func TestRoundTrip(t *testing.T) {
 	}{
 		{"stock_query", `{"action":"list_items","zone":"north","min_weight":10,"max_weight":20.5}`},
 		{"stock_query", `{"action":"list_items","max_weight":20}`},
-		{"stock_query", `{"action":"get_item","item_id":"IT002"}`},
+		{"stock_query", `{"action":"fetch_part","item_id":"IT002"}`},
 		{"stock_query", `{"action":"list_items"}`},
 		{"move_item", `{"item_id":"IT001","zone":"south"}`},
 	}
@@ -105,7 +105,7 @@ func TestEncodings(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	for _, c := range []struct{ iface, tool, args, want string }{
 		{"L2-nested", "stock_query", `{"action":"list_items","zone":"north"}`, `outside action list_items's object`},
-		{"L2-nested", "stock_query", `{"action":"list_items","get_item":{}}`, `holds the arguments of action get_item`},
+		{"L2-nested", "stock_query", `{"action":"list_items","fetch_part":{}}`, `holds the arguments of action fetch_part`},
 		{"L2-nested", "stock_query", `{"action":"list_items","list_items":"north"}`, `expected an object of action list_items's arguments, got a string`},
 		{"L2-grouped", "stock_query", `{"action":"list_items","weight":5}`, `expected an object with min, max or both, got a number`},
 		{"L2-grouped", "stock_query", `{"action":"list_items","weight":{"low":5}}`, `found "low"; expected only min and max`},
@@ -180,10 +180,10 @@ func TestNames(t *testing.T) {
 		in   []string
 		want []string
 	}{
-		{"camel", []string{"set_device", "read-file", "list"}, []string{"setDevice", "readFile", "list"}},
-		{"noun-first", []string{"set_device", "stock_query", "readFile", "status"}, []string{"device_set", "stock_query", "fileRead", "status"}},
-		{"verb-first", []string{"device_set", "stock_query", "fileRead"}, []string{"set_device", "query_stock", "readFile"}},
-		{"prefixed", []string{"set_device", "depot_query", "depot"}, []string{"depot_set_device", "depot_query", "depot"}},
+		{"camel", []string{"set_lamp", "read-file", "list"}, []string{"setLamp", "readFile", "list"}},
+		{"noun-first", []string{"set_lamp", "stock_query", "readFile", "status"}, []string{"lamp_set", "stock_query", "fileRead", "status"}},
+		{"verb-first", []string{"lamp_set", "stock_query", "fileRead"}, []string{"set_lamp", "query_stock", "readFile"}},
+		{"prefixed", []string{"set_lamp", "depot_query", "depot"}, []string{"depot_set_lamp", "depot_query", "depot"}},
 		{"opaque", []string{"a", "b"}, []string{"tool_1", "tool_2"}},
 	} {
 		tools := make([]Tool, len(c.in))
