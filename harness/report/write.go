@@ -185,6 +185,9 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
+		if t.Note != "" {
+			fmt.Fprintf(&b, "\nNote: %s.\n", t.Note)
+		}
 		fmt.Fprintf(&b, "\nCSV: `%s.csv`\n\n", t.Name)
 	}
 	return b.String()
