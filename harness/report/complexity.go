@@ -195,32 +195,36 @@ func RidgeLogistic(X [][]float64, n, s []float64, lambda float64, start []float6
 		return f
 	}
 	f := obj(beta)
-	g := mat.NewVecDense(k, nil)
 	step := mat.NewVecDense(k, nil)
+	grad := make([]float64, k)
+	hess := make([]float64, k*k) // row-major; the upper triangle is filled
 	for range 100 {
-		H := mat.NewSymDense(k, nil)
-		g.Zero()
+		clear(grad)
+		clear(hess)
 		for c, x := range X {
 			if n[c] == 0 {
 				continue
 			}
 			p := sigmoid(z(x, beta))
 			d, w := n[c]*p-s[c], n[c]*p*(1-p)
-			for a := range k {
-				g.SetVec(a, g.AtVec(a)+d*x[a])
+			for a, xa := range x {
+				grad[a] += d * xa
+				row := hess[a*k:]
 				for b := a; b < k; b++ {
-					H.SetSym(a, b, H.At(a, b)+w*x[a]*x[b])
+					row[b] += w * xa * x[b]
 				}
 			}
 		}
 		for j := 1; j < k; j++ {
-			g.SetVec(j, g.AtVec(j)+lambda*beta[j])
-			H.SetSym(j, j, H.At(j, j)+lambda)
+			grad[j] += lambda * beta[j]
+			hess[j*k+j] += lambda
 		}
 		// A resample whose trials all succeed (or all fail) drives the
 		// intercept off to infinity; a little curvature keeps the step
 		// finite and the halving stops it.
-		H.SetSym(0, 0, H.At(0, 0)+1e-9)
+		hess[0] += 1e-9
+		H := mat.NewSymDense(k, hess)
+		g := mat.NewVecDense(k, grad)
 		var chol mat.Cholesky
 		if !chol.Factorize(H) {
 			return nil, errors.New("the complexity model's curvature is not positive definite")

@@ -417,6 +417,9 @@ func TestInterfaceTablesWritten(t *testing.T) {
 			t.Errorf("report.md lacks the %s table", name)
 		}
 	}
+	if !strings.Contains(string(md), "are tested against L4 as levels are") {
+		t.Error("report.md does not say how interfaces are tested")
+	}
 	if !strings.Contains(string(md), "Note: mean absolute held-out error") {
 		t.Error("report.md lacks interface_fit's note")
 	}
@@ -453,5 +456,38 @@ func TestRidgeLogisticRecovers(t *testing.T) {
 	}
 	if math.Abs(dup[1]-dup[2]) > 1e-6 || math.Abs(dup[1]+dup[2]-truth[1]) > 0.02 {
 		t.Errorf("copies got %.4f and %.4f, want an even share of %.4f", dup[1], dup[2], truth[1])
+	}
+}
+
+// TestInterfaceTrialsPlanned: a trial of an interface the config plays is
+// planned; one of an interface it does not play, or whose id names
+// another, is not.
+func TestInterfaceTrialsPlanned(t *testing.T) {
+	res := ifaceResults(t, all)
+	good := res.Records[1]
+	if good.Interface == "" {
+		t.Fatalf("record %s plays no transformed interface", good.TrialID)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*results.Record)
+		why  string
+	}{
+		{"as planned", func(*results.Record) {}, ""},
+		{"interface not in the config", func(r *results.Record) {
+			r.Interface = "L4-opaque"
+			r.TrialID = interfaceTrialID(r.Model, r.Scenario, r.Interface, r.Repetition)
+		}, "interface L4-opaque is not in the config"},
+		{"id names the level", func(r *results.Record) {
+			r.TrialID = results.TrialID(r.Model, r.Scenario, r.Level, r.Repetition)
+		}, "its id does not name its model, scenario, interface and repetition"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := good
+			c.edit(&rec)
+			if got := notPlanned(res.Manifest, &rec); got != c.why {
+				t.Errorf("notPlanned = %q, want %q", got, c.why)
+			}
+		})
 	}
 }
