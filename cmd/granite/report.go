@@ -11,12 +11,13 @@ import (
 )
 
 func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("report", "--results DIR [--out DIR] [--seed N]",
+	fset := newFlags("report", "--results DIR [--out DIR] [--seed N] [--baseline INTERFACE]",
 		"Writes report.md, a CSV per table, trials.csv and plots (SVG and PNG) for a results\n"+
 			"folder of granite run or merge, finished or not: the report says how many trials it covers.", stderr)
 	results := fset.String("results", "", "results folder (holds run.json and trials.jsonl)")
 	out := fset.String("out", "", "report folder (default: <results>/report)")
 	seed := fset.Uint64("seed", report.Seed, "bootstrap seed")
+	baseline := fset.String("baseline", "", "interface the by_interface table tests the others against (default: L4 when played, else the first)")
 	if code, ok := parse(fset, args); !ok {
 		return code
 	}
@@ -32,7 +33,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "report", 1, err)
 	}
-	r := report.Build(res, *seed)
+	r := report.BuildWith(res, report.Options{Seed: *seed, Baseline: *baseline})
 	files, err := r.Write(*out)
 	if err != nil {
 		return fail(stderr, "report", 1, err)

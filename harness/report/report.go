@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // Seed is the default seed of the bootstrap; reports are reproducible.
@@ -47,6 +48,9 @@ type Table struct {
 	Header      []string
 	Rows        [][]any // string, int, float64 (NaN: not available), bool
 	Note        string
+	// loud says the note among the report's notes even when the table has
+	// rows: what it says changes how the rows read.
+	loud bool
 }
 
 // Report is everything computed from a results folder.
@@ -63,8 +67,22 @@ type Report struct {
 	Notes []string
 	// Artifacts is set when some trials played synthesized artifacts.
 	Artifacts bool
-	seed      uint64
-	rows      []row
+	// Interfaces are the interfaces the trials played, in the order the
+	// interface tables list them (see interfaceOrder); Baseline is the one
+	// by_interface tests the others against ("" when none was played).
+	Interfaces []string
+	Baseline   string
+	seed       uint64
+	rows       []row
+}
+
+// Options are the choices of a report beyond the results.
+type Options struct {
+	// Seed seeds every bootstrap; 0 takes Seed.
+	Seed uint64
+	// Baseline is the interface the by_interface table tests every other
+	// against; "" takes L4 when trials played it, else the first interface.
+	Baseline string
 }
 
 // row is one scored trial, flattened.
@@ -84,6 +102,11 @@ type row struct {
 	util                                     float64 // mean GPU utilisation, NaN unknown
 	params                                   float64 // 0 unknown
 	quant                                    string
+	// iface is the interface the trial played (the level as written when
+	// it transforms none; "" for an artifact without a level), imet what
+	// run.json measured of it on the trial's domain (nil: unknown).
+	iface string
+	imet  *surface.Metrics
 	// verdicts are an artifact trial's assertion outcomes.
 	verdicts []results.Verdict
 	// index is the trial's place in the plan; promptS, genS, loadS and
@@ -94,7 +117,11 @@ type row struct {
 }
 
 // Build computes every table. seed 0 takes the default.
-func Build(res *Results, seed uint64) *Report {
+func Build(res *Results, seed uint64) *Report { return BuildWith(res, Options{Seed: seed}) }
+
+// BuildWith computes every table with the options given.
+func BuildWith(res *Results, opt Options) *Report {
+	seed := opt.Seed
 	if seed == 0 {
 		seed = Seed
 	}
@@ -133,7 +160,11 @@ func Build(res *Results, seed uint64) *Report {
 		if rec.Energy != nil && (rec.Energy.Meter == "nvml" || rec.Energy.Meter == "tegra") && rec.Energy.Telemetry != nil {
 			util = rec.Energy.Telemetry.MeanGPUUtil
 		}
-		r.rows = append(r.rows, row{id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
+		var imet *surface.Metrics
+		if info, ok := res.Manifest.Interfaces[results.InterfaceKey(rec.Domain, rec.InterfaceName())]; ok {
+			imet = &info.Metrics
+		}
+		r.rows = append(r.rows, row{iface: rec.InterfaceName(), imet: imet, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
 			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
@@ -192,6 +223,17 @@ func Build(res *Results, seed uint64) *Report {
 	if r.Artifacts {
 		builders = append(builders, r.assertions)
 	}
+	// The interface tables come when some trial played a transformed
+	// interface or run.json measured the interfaces played; otherwise
+	// every interface is a level as written and by_level says it all.
+	if slices.ContainsFunc(res.Records, func(rec results.Record) bool { return rec.Interface != "" }) ||
+		slices.ContainsFunc(r.rows, func(x row) bool { return x.imet != nil }) {
+		r.Interfaces = r.interfaceOrder()
+		r.Baseline = r.chooseBaseline(opt.Baseline)
+		builders = append(builders, r.byInterface, r.complexityTC, r.complexityArgAcc, r.interfaceFit)
+	} else if opt.Baseline != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("baseline %s not used: no trial played a transformed interface and run.json measures none, so there is no by_interface table", opt.Baseline))
+	}
 	r.Tables = make([]*Table, len(builders))
 	var wg sync.WaitGroup
 	for i, b := range builders {
@@ -203,7 +245,7 @@ func Build(res *Results, seed uint64) *Report {
 	}
 	wg.Wait()
 	for _, t := range r.Tables {
-		if t.Note != "" && len(t.Rows) == 0 {
+		if t.Note != "" && (len(t.Rows) == 0 || t.loud) {
 			r.Notes = append(r.Notes, t.Title+": "+t.Note)
 		}
 	}
@@ -255,16 +297,39 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return ""
 	}
 	switch {
-	case len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
+	case rec.Interface != "" && !configInterface(cfg, rec):
+		return fmt.Sprintf("interface %s is not in the config", rec.Interface)
+	case rec.Interface == "" && len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
 		return fmt.Sprintf("level %s is not in the config", rec.Level)
 	case len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, rec.Domain):
 		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
 	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
 		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
-	case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
+	case rec.Interface != "" && rec.TrialID != interfaceTrialID(rec.Model, rec.Scenario, rec.Interface, rec.Repetition):
+		return "its id does not name its model, scenario, interface and repetition"
+	case rec.Interface == "" && rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
 		return "its id does not name its model, scenario, level and repetition"
 	}
 	return ""
+}
+
+// configInterface reports whether the config plays the record's
+// interface: one of its interfaces of the record's level, or a
+// granularity named as its interface.
+func configInterface(cfg *results.Config, rec *results.Record) bool {
+	if rec.Interface == string(rec.Level) && slices.Contains(cfg.Granularities, rec.Level) {
+		return true
+	}
+	return slices.ContainsFunc(cfg.Interfaces, func(s surface.Spec) bool {
+		return s.Name == rec.Interface && (s.Level == "" || s.Level == rec.Level)
+	})
+}
+
+// interfaceTrialID is the id the harness's plan gives a scenario played
+// through an interface: <model>/<scenario>/<interface>/r<repetition>,
+// TrialID's with the interface in the level's place.
+func interfaceTrialID(model, scenario, iface string, rep int) string {
+	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, iface, rep)
 }
 
 // Table returns the table with the given name.
@@ -397,7 +462,11 @@ func (r *Report) byLevel() *Table {
 	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
 	base := map[string]row{}
 	for _, x := range r.where(func(x row) bool { return x.level == level.L4 }) {
-		base[key(x)] = x
+		// Transformed interfaces of L4 share the key; L4 as written is
+		// the reference when it was played.
+		if b, ok := base[key(x)]; !ok || b.iface != string(level.L4) {
+			base[key(x)] = x
+		}
 	}
 	for _, l := range r.Levels {
 		if l == level.L4 {

@@ -151,6 +151,10 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
 	}
+	if r.Interfaces != nil {
+		fmt.Fprintf(&b, " Interfaces (%s) are tested against %s as levels are against L4, pairing trials that share model, domain, scenario and repetition, BH-adjusted over all interface × metric tests. The complexity models regress TC and ArgAcc (a fractional logit: the same likelihood on a share) on the interfaces' metrics as run.json measured them, z-scored so that each effect is per SD and rank orders them, by a ridge logistic (λ = %g, the intercept unpenalised: a normal prior of SD 1 on each effect, which keeps collinear metrics estimable and shares an effect among them); their intervals are percentiles of %d refits on resampled trials, the interfaces held fixed.",
+			strings.Join(r.Interfaces, ", "), r.Baseline, RidgeLambda, ComplexityResamples)
+	}
 	b.WriteString("\n\n")
 	for _, n := range append(r.Notes, notes...) {
 		b.WriteString("> " + n + "\n\n")
@@ -184,6 +188,9 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 				}
 			}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		if t.Note != "" {
+			fmt.Fprintf(&b, "\nNote: %s.\n", t.Note)
 		}
 		fmt.Fprintf(&b, "\nCSV: `%s.csv`\n\n", t.Name)
 	}

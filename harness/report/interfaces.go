@@ -1,0 +1,173 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/mcpgranite/granite/internal/level"
+)
+
+// interfaceOrder lists the interfaces the trials played: by level, finest
+// first, and within a level in the config's order (its granularities as
+// written, then its interfaces), then in the order trials first show
+// them.
+func (r *Report) interfaceOrder() []string {
+	var cands []string
+	if cfg := r.Results.Manifest.Config; cfg != nil {
+		for _, l := range cfg.Granularities {
+			cands = append(cands, string(l))
+		}
+		for _, s := range cfg.Interfaces {
+			cands = append(cands, s.Name)
+		}
+	}
+	lv := map[string]level.Level{}
+	for _, x := range r.rows {
+		if x.iface == "" {
+			continue
+		}
+		if _, ok := lv[x.iface]; !ok {
+			lv[x.iface] = x.level
+		}
+		cands = append(cands, x.iface)
+	}
+	var out []string
+	for _, c := range cands {
+		if _, played := lv[c]; played && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int {
+		return slices.Index(level.Levels, lv[a]) - slices.Index(level.Levels, lv[b])
+	})
+	return out
+}
+
+// chooseBaseline is the interface asked for, or L4 when it was played,
+// or the first interface.
+func (r *Report) chooseBaseline(asked string) string {
+	switch {
+	case asked != "":
+		return asked
+	case slices.Contains(r.Interfaces, string(level.L4)):
+		return string(level.L4)
+	case len(r.Interfaces) > 0:
+		return r.Interfaces[0]
+	}
+	return ""
+}
+
+// interfaceTests are the metrics each interface is tested on against the
+// baseline, in the order of their columns; the stars of sig are TC's.
+var interfaceTests = []struct {
+	name string
+	get  func(row) float64
+}{{"tc", getTC}, {"arg_acc", getArg}}
+
+// byInterface is each interface's TC (with its interval), ArgAcc and what
+// its tools show, and its paired bootstrap tests against the baseline over
+// trials that share model, domain, scenario and repetition,
+// Benjamini-Hochberg adjusted over the family of (interface, metric)
+// tests, as by_level tests levels against L4.
+func (r *Report) byInterface() *Table {
+	header := []string{"interface", "level", "trials", "tc", "tc_lo", "tc_hi", "arg_acc", "tools", "schema_tokens"}
+	for _, m := range interfaceTests {
+		header = append(header, "d_"+m.name, "p_"+m.name)
+	}
+	t := &Table{Name: "by_interface", Title: fmt.Sprintf("By interface, with paired bootstrap tests against %s (BH-adjusted p)", r.Baseline),
+		Header: append(header, "sig")}
+	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
+	base := map[string]row{}
+	for _, x := range r.where(func(x row) bool { return x.iface == r.Baseline }) {
+		base[key(x)] = x
+	}
+	type test struct {
+		iface string
+		m     int
+		p     Paired
+	}
+	var tests []test
+	for _, name := range r.Interfaces {
+		if name == r.Baseline {
+			continue
+		}
+		rows := r.where(func(x row) bool { return x.iface == name })
+		for mi, m := range interfaceTests {
+			var diffs []float64
+			for _, x := range rows {
+				if b, ok := base[key(x)]; ok {
+					if d := m.get(x) - m.get(b); !math.IsNaN(d) {
+						diffs = append(diffs, d)
+					}
+				}
+			}
+			tests = append(tests, test{name, mi, PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("paired-interface/%s/%s", name, m.name)))})
+		}
+	}
+	// A test without pairs has no p; BH adjusts the others.
+	var ps []float64
+	var tested []int
+	for i, x := range tests {
+		if !math.IsNaN(x.p.P) {
+			ps = append(ps, x.p.P)
+			tested = append(tested, i)
+		}
+	}
+	adj := make([]float64, len(tests))
+	for i := range adj {
+		adj[i] = math.NaN()
+	}
+	for j, q := range BH(ps) {
+		adj[tested[j]] = q
+	}
+	for _, name := range r.Interfaces {
+		rows := r.where(func(x row) bool { return x.iface == name })
+		ci := r.tcCI("interface/"+name, rows)
+		measured := slices.DeleteFunc(slices.Clone(rows), func(x row) bool { return x.imet == nil })
+		line := []any{name, string(rows[0].level), len(rows), ci.Mean, ci.Lo, ci.Hi, mean(col(rows, getArg)),
+			mean(col(measured, func(x row) float64 { return float64(x.imet.Tools) })),
+			mean(col(measured, func(x row) float64 { return float64(x.imet.SchemaTokens) }))}
+		cells := make([]any, 2*len(interfaceTests))
+		for i := range cells {
+			cells[i] = math.NaN()
+		}
+		sig := ""
+		for i, x := range tests {
+			if x.iface != name {
+				continue
+			}
+			cells[2*x.m], cells[2*x.m+1] = x.p.Mean, adj[i]
+			if x.m == 0 {
+				sig = stars(adj[i])
+			}
+		}
+		if name == r.Baseline {
+			sig = "ref"
+		}
+		t.Rows = append(t.Rows, append(append(line, cells...), sig))
+	}
+	switch {
+	case len(base) == 0 && len(r.Interfaces) > 1:
+		t.Note = fmt.Sprintf("the baseline %s has no trials: the interfaces cannot be tested against it (played: %s; choose one with --baseline)", r.Baseline, orNone(r.Interfaces))
+		t.loud = true
+	case len(base) == 0:
+		t.Note = fmt.Sprintf("the baseline %s has no trials and no other interface was played to test", r.Baseline)
+		t.loud = !slices.Contains(r.Interfaces, r.Baseline)
+	}
+	return t
+}
+
+// stars marks an adjusted p: * below 0.05, ** below 0.01, *** below
+// 0.001.
+func stars(p float64) string {
+	switch {
+	case p < 0.001:
+		return "***"
+	case p < 0.01:
+		return "**"
+	case p < 0.05:
+		return "*"
+	}
+	return ""
+}
