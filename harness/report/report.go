@@ -280,13 +280,16 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 	if _, err := fmt.Sscanf(man.Shard, "%d/%d", &i, &n); err == nil && n > 1 && rec.Index%n != i {
 		return fmt.Sprintf("index %d is not in shard %s", rec.Index, man.Shard)
 	}
-	if rec.Artifacts != "" && rec.Level != "" && (len(cfg.Granularities) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "") {
-		// An artifact played at a level of its regrouped tools.
+	if rec.Artifacts != "" && rec.Level != "" && (len(cfg.Granularities) > 0 || len(cfg.Interfaces) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "") {
+		// An artifact played at a level (or interface) of its regrouped
+		// tools.
 		switch {
-		case len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
+		case rec.Interface != "" && !configInterface(cfg, rec):
+			return fmt.Sprintf("interface %s is not in the config", rec.Interface)
+		case rec.Interface == "" && len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
 			return fmt.Sprintf("level %s is not in the config", rec.Level)
-		case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
-			return "its id does not name its model, artifact, level and repetition"
+		case rec.TrialID != results.InterfaceTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition):
+			return "its id does not name its model, artifact, interface and repetition"
 		}
 		return ""
 	}
@@ -305,7 +308,7 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
 	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
 		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
-	case rec.Interface != "" && rec.TrialID != interfaceTrialID(rec.Model, rec.Scenario, rec.Interface, rec.Repetition):
+	case rec.Interface != "" && rec.TrialID != results.InterfaceTrialID(rec.Model, rec.Scenario, rec.Interface, rec.Repetition):
 		return "its id does not name its model, scenario, interface and repetition"
 	case rec.Interface == "" && rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
 		return "its id does not name its model, scenario, level and repetition"
@@ -323,13 +326,6 @@ func configInterface(cfg *results.Config, rec *results.Record) bool {
 	return slices.ContainsFunc(cfg.Interfaces, func(s surface.Spec) bool {
 		return s.Name == rec.Interface && (s.Level == "" || s.Level == rec.Level)
 	})
-}
-
-// interfaceTrialID is the id the harness's plan gives a scenario played
-// through an interface: <model>/<scenario>/<interface>/r<repetition>,
-// TrialID's with the interface in the level's place.
-func interfaceTrialID(model, scenario, iface string, rep int) string {
-	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, iface, rep)
 }
 
 // Table returns the table with the given name.
