@@ -931,7 +931,8 @@ func (r *Report) spearman() *Table {
 	return t
 }
 
-// logistic regresses TC on level (against L4), log10 model size,
+// logistic regresses TC on level (against L4; on interface, against the
+// baseline, when the trials played interfaces), log10 model size,
 // quantisation bits, domain (against the first) and difficulty (against
 // the first present, easy for the benchmark).
 func (r *Report) logistic() *Table {
@@ -942,10 +943,20 @@ func (r *Report) logistic() *Table {
 		return t
 	}
 	names := []string{"intercept"}
-	var levels, domains []string
-	for i, l := range r.Levels {
-		if i > 0 {
-			levels = append(levels, string(l))
+	var levels, ifaces, domains []string
+	if len(r.Interfaces) > 0 {
+		// Interfaces played: each is a term against the baseline, which
+		// says more than its level does (a level's interfaces differ).
+		for _, name := range r.Interfaces {
+			if name != r.Baseline && slices.ContainsFunc(rows, func(x row) bool { return x.iface == name }) {
+				ifaces = append(ifaces, name)
+			}
+		}
+	} else {
+		for i, l := range r.Levels {
+			if i > 0 {
+				levels = append(levels, string(l))
+			}
 		}
 	}
 	ds := r.domains()
@@ -954,6 +965,9 @@ func (r *Report) logistic() *Table {
 	}
 	for _, l := range levels {
 		names = append(names, "level="+l)
+	}
+	for _, name := range ifaces {
+		names = append(names, "interface="+name)
 	}
 	names = append(names, "log10_params", "quant_bits")
 	for _, d := range domains {
@@ -972,6 +986,9 @@ func (r *Report) logistic() *Table {
 		v := []float64{1}
 		for _, l := range levels {
 			v = append(v, b2f(string(x.level) == l))
+		}
+		for _, name := range ifaces {
+			v = append(v, b2f(x.iface == name))
 		}
 		v = append(v, math.Log10(x.params), QuantBits(x.quant))
 		for _, d := range domains {
