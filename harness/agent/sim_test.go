@@ -303,3 +303,15 @@ func TestSimMeasuresOnce(t *testing.T) {
 		t.Error("two tool lists of one tool set name share a cache key")
 	}
 }
+
+// TestSimUnmeasurable: tools whose schema is no JSON object cannot be
+// measured, and the trial stops saying so, before any call.
+func TestSimUnmeasurable(t *testing.T) {
+	tr := simTrial(t, "m/s/L4/r0", results.MessageCall{Name: "get_lamp", Arguments: json.RawMessage(`{"lamp_id":"LP01"}`)})
+	tr.Tools[0].RawInputSchema = json.RawMessage(`[1]`)
+	sim{skill: 50}.Run(context.Background(), tr)
+	r := tr.Record
+	if r.StopReason != results.StopError || r.ErrorClass != results.ErrAgent || len(r.Calls) != 0 || !strings.Contains(r.Error, "cannot measure the trial's tools") {
+		t.Errorf("stop %s, class %q, %d calls, error %q; want the trial stopped for its tools", r.StopReason, r.ErrorClass, len(r.Calls), r.Error)
+	}
+}
