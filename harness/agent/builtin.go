@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/results"
@@ -9,7 +10,7 @@ import (
 )
 
 // Built-in agents: they run without a model and are labelled as such in
-// every record.
+// every record. builtin:sim (Sim, in simmodel.go) is the third.
 const (
 	Oracle = "builtin:oracle"
 	Silent = "builtin:silent"
@@ -31,9 +32,12 @@ func (builtinBackend) Name() string  { return BackendBuiltin }
 func (builtinBackend) Label() string { return BackendBuiltin }
 
 func (builtinBackend) Check(doc *speclang.Document, m results.ModelEntry, at func(string) []any) speclang.ErrorList {
+	_, isSim, err := parseSim(m.Name)
 	switch {
-	case m.Name != Oracle && m.Name != Silent:
-		return speclang.ErrorList{doc.Errorf(at("name"), "found built-in agent %q; expected %s or %s", m.Name, Oracle, Silent)}
+	case err != nil:
+		return speclang.ErrorList{doc.Errorf(at("name"), "found built-in agent %q: %v", m.Name, err)}
+	case !isSim && m.Name != Oracle && m.Name != Silent:
+		return speclang.ErrorList{doc.Errorf(at("name"), "found built-in agent %q; expected %s or %s, or %s (%s@2.5 for a skill of 2.5)", m.Name, Oracle, Silent, Sim, Sim)}
 	case !m.IsPlain():
 		return speclang.ErrorList{doc.Errorf(at(""), "found built-in agent %s with model settings; expected it as a plain name: it runs no model", m.Name)}
 	}
@@ -42,15 +46,28 @@ func (builtinBackend) Check(doc *speclang.Document, m results.ModelEntry, at fun
 
 func (builtinBackend) Preflight(context.Context, *Env, []results.ModelEntry) error { return nil }
 
-// Workers: the oracle on up to four trials at once (it only waits on the
-// store), the silent agent on one.
-func (builtinBackend) Workers(_ context.Context, _ *Env, e results.ModelEntry, trials int) ([]Worker, error) {
+// Workers: the oracle and builtin:sim on up to four trials at once (they
+// only wait on the store), the silent agent on one. builtin:sim draws
+// under the run's seed, which its entry, a plain name, cannot override.
+func (builtinBackend) Workers(_ context.Context, env *Env, e results.ModelEntry, trials int) ([]Worker, error) {
 	if e.Name == Silent {
 		return []Worker{{Agent: silent{}}}, nil
 	}
+	var a Agent = oracle{}
+	skill, isSim, err := parseSim(e.Name)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", e.Name, err)
+	}
+	if isSim {
+		s := sim{skill: skill}
+		if env != nil && env.Config != nil {
+			_, _, s.seed = env.Config.Sampling(e)
+		}
+		a = s
+	}
 	out := make([]Worker, min(4, trials))
 	for i := range out {
-		out[i] = Worker{Agent: oracle{}}
+		out[i] = Worker{Agent: a}
 	}
 	return out, nil
 }

@@ -64,7 +64,8 @@ const (
 	SimWrongTool SimError = "wrong_tool"
 	// SimWrongArgument changes one argument's value.
 	SimWrongArgument SimError = "wrong_argument"
-	// SimMalformed sends arguments that are not a JSON object.
+	// SimMalformed writes arguments that are not JSON, which the client
+	// cannot send: the call is recorded, the server never sees it.
 	SimMalformed SimError = "malformed_call"
 	// SimNoCall stops calling tools and answers in words.
 	SimNoCall SimError = "zero_calls"
