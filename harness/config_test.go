@@ -174,7 +174,7 @@ func TestConfigErrors(t *testing.T) {
 			}
 		}
 	}
-	if _, err := LoadConfig("no-such-config", spec); err == nil || !strings.Contains(err.Error(), "embedded: interfaces, paper, smoke") {
+	if _, err := LoadConfig("no-such-config", spec); err == nil || !strings.Contains(err.Error(), "no embedded config of that name (embedded: ") || !strings.Contains(err.Error(), "paper, smoke)") {
 		t.Errorf("missing config: %v", err)
 	}
 }

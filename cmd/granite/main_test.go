@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -94,7 +96,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"run", "--domains", first, "--models", "builtin:oracle", "--out", runs + "/b"}, 0, "builtin:oracle                           mean TC 1.000", ""},
 		{[]string{"run", "--shard", "2/2"}, 2, "", "expected i/n with 0 <= i < n"},
 		{[]string{"run", "--models", "llama3.2:3b"}, 2, "", `--models: "llama3.2:3b" is not in the config`},
-		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: interfaces, paper, smoke)"},
+		{[]string{"run", "--config", "nonesuch"}, 2, "", "no embedded config of that name (embedded: " + embeddedConfigs(t) + ")"},
 		{[]string{"merge", "--out", runs + "/m", runs + "/a"}, 0, "merged shards 0/1: " + trials + " of " + trials + " trials", ""},
 		{[]string{"merge", "--out", runs + "/m2", runs + "/a", runs + "/b"}, 1, "", "is a run of another config"},
 		{[]string{"merge"}, 2, "", "need --out DIR and at least one shard folder"},
@@ -263,4 +265,18 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// embeddedConfigs lists the embedded experiment configs as the message
+// for a missing one names them.
+func embeddedConfigs(t *testing.T) string {
+	t.Helper()
+	names, err := fs.Glob(specs.FS, "experiments/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(path.Base(n), ".yaml")
+	}
+	return strings.Join(names, ", ")
 }

@@ -92,6 +92,16 @@ func (s *Session) Tools(ctx context.Context) ([]mcp.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	// mcp-go's client decodes an input schema into a typed struct that
+	// keeps only type, properties, required, additionalProperties and
+	// $defs at the top, so a oneOf there (surface's actions: oneof) would
+	// never reach a model; the wire carries the whole schema, as a remote
+	// client reads it, and so does the session: as its server lists it.
+	for i, t := range res.Tools {
+		if st := s.server.GetTool(t.Name); st != nil && st.Tool.RawInputSchema != nil {
+			res.Tools[i].RawInputSchema = st.Tool.RawInputSchema
+		}
+	}
 	return res.Tools, nil
 }
 
