@@ -3,9 +3,9 @@
 // encoding (tiktoken-go/tokenizer's codec, which carries the vocabulary in
 // the binary; only cl100k_base is linked). No local model's own tokenizer
 // is at hand before a run, and the models granite tests use several
-// (Llama 3, Qwen, Gemma, Phi); cl100k_base is the common yardstick of
-// tool-schema sizes, within about a tenth of theirs on JSON, and a trial
-// records its model's own prompt token count beside it.
+// (Llama 3, Qwen, Gemma, Phi), so one fixed, widely used encoding is the
+// yardstick that compares interfaces; it is not any local model's exact
+// count, which a trial records beside it (its prompt tokens).
 package tokens
 
 import (
