@@ -33,6 +33,10 @@ type PlanResult struct {
 	Rounds []int
 	// Picks counts the races that picked each candidate.
 	Picks map[string]int
+	// BestDropped is the share of races that dropped a candidate whose
+	// true mean TC is the field's highest: what Alpha bounds when the
+	// truly best candidates are best on every task.
+	BestDropped float64
 }
 
 // CheckField reports a field Plan cannot simulate: bad candidates, a
@@ -100,11 +104,12 @@ func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed 
 		Rounds: make([]int, r.MaxRounds+1), Picks: map[string]int{}}
 	rng := rand.New(rand.NewPCG(seed, 0x91a2_ad715e))
 	trials := make([]int, runs)
-	right := 0
+	right, bestDropped := 0, 0
 	for run := range runs {
 		e := newEngine(r, cands, tasks)
 		e.noDrop = grid
 		var d Decision
+		lost := false
 		for round := 1; round <= r.MaxRounds; round++ {
 			v := make([][]float64, len(cands))
 			for c, name := range cands {
@@ -123,10 +128,18 @@ func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed 
 			}
 			e.play(v)
 			d = e.look(round)
+			for _, x := range d.Dropped {
+				if truth[slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == x.Candidate })] == top {
+					lost = true
+				}
+			}
 			if d.Done {
 				res.Rounds[round]++
 				break
 			}
+		}
+		if lost {
+			bestDropped++
 		}
 		res.Picks[d.Best]++
 		if truth[slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == d.Best })] >= top-r.Delta {
@@ -138,6 +151,7 @@ func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed 
 		res.TrialsMean = meanOf(intsToFloats(trials))
 		res.TrialsP90 = percentile(trials, 0.9)
 		res.Share = res.TrialsMean / float64(res.GridTrials)
+		res.BestDropped = float64(bestDropped) / float64(runs)
 	}
 	res.RightLow, res.RightHigh = Wilson(float64(right), runs)
 	return res

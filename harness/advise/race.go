@@ -414,6 +414,9 @@ func newEngine(r Race, cands []Candidate, tasks int) *engine {
 func (e *engine) play(v [][]float64) {
 	e.round++
 	e.vals = append(e.vals, v)
+	if e.noDrop {
+		return
+	}
 	for c := range e.cands {
 		if !e.alive[c] {
 			continue
