@@ -45,7 +45,9 @@
 //
 // The argument. Imagine every candidate playing every round, dropped or
 // not; the race sees only some of these trials, and the pairs it tests
-// are pairs of survivors, which have played every round so far, so each
+// are pairs of survivors, which have played every round so far (a trial
+// that is missing must be missing for a reason other than its outcome),
+// so each
 // tested p-value is one of a fixed family: p_l(c, d) for every ordered
 // pair and look l. For a truly best c and any d, the hypothesis "c is not
 // worse than d" is true, and under it the sign test's losses are
@@ -79,9 +81,10 @@
 //
 // A race saves the trials of candidates it drops: those clearly worse
 // than another. Candidates the trials cannot tell apart play every round
-// to MaxRounds, so their share of the field bounds the saving from
-// below: a field of twelve whose four levels are within a few points of
-// each other costs a race at least a third of the grid. The pick is right
+// to MaxRounds, so their share of the field is a floor under the race's
+// share of the grid's trials: a field of twelve whose four levels are
+// within a few points of each other costs a race at least a third of the
+// grid, and more where the grid is short (BenchmarkAdviseSimulated). The pick is right
 // when its true mean TC is within Race.Delta of the best's (the
 // indifference zone); Plan measures how often it is for a field of known
 // success probabilities, which is how MaxRounds is chosen (TrialsFor).
@@ -271,8 +274,9 @@ type Decision struct {
 	Comparisons []Comparison
 	// Best is the current best survivor.
 	Best string
-	// Means are the survivors' mean TC over the trials all of them share,
-	// in candidate order.
+	// Means are the survivors' mean TC over the trials every candidate
+	// racing at this look shares (Best is the highest), in candidate
+	// order.
 	Means []Mean
 	// Done is whether the race is over: one survivor, or the round is
 	// MaxRounds or later.
@@ -299,14 +303,15 @@ type Comparison struct {
 	Adjusted float64
 }
 
-// Mean is a survivor's mean TC over the trials every survivor shares.
+// Mean is a survivor's mean TC over the trials the look's candidates
+// share.
 type Mean struct {
 	// Candidate is the survivor.
 	Candidate string
 	// Mean is its mean TC over Trials trials.
 	Mean float64
-	// Trials counts the trials it is over: those every survivor shares,
-	// or the survivor's own when the survivors share none.
+	// Trials counts the trials it is over: those every candidate of the
+	// look shares, or the survivor's own when they share none.
 	Trials int
 }
 
