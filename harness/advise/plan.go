@@ -1,0 +1,224 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// PlanResult is what simulated races of a field say about a race's
+// settings.
+type PlanResult struct {
+	// Runs counts the simulated races.
+	Runs int
+	// MaxRounds is the races' last round.
+	MaxRounds int
+	// Right is the share of races whose pick was right: its true mean TC
+	// within Delta of the best true mean. RightLow and RightHigh are the
+	// Wilson 95% interval of that share, the simulation's own error.
+	Right, RightLow, RightHigh float64
+	// TrialsMean is the mean number of trials a race played, TrialsP90
+	// its 90th percentile.
+	TrialsMean float64
+	TrialsP90  int
+	// GridTrials is the full grid's trials: every candidate playing every
+	// task MaxRounds times.
+	GridTrials int
+	// Share is TrialsMean / GridTrials.
+	Share float64
+	// Rounds[k] counts the races that ended after round k (index 0 is
+	// unused).
+	Rounds []int
+	// Picks counts the races that picked each candidate.
+	Picks map[string]int
+	// BestDropped is the share of races that dropped a candidate whose
+	// true mean TC is the field's highest: what Alpha bounds when the
+	// truly best candidates are best on every task.
+	BestDropped float64
+}
+
+// CheckField reports a field Plan cannot simulate: bad candidates, a
+// candidate without success probabilities, candidates with different
+// numbers of tasks, no tasks, or a probability outside [0, 1].
+func CheckField(cands []Candidate, p map[string][]float64) error {
+	errs := []error{CheckCandidates(cands)}
+	tasks := -1
+	for _, c := range cands {
+		ps, ok := p[c.Name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("plan: candidate %q: no success probabilities: give one per task", c.Name))
+			continue
+		case len(ps) == 0:
+			errs = append(errs, fmt.Errorf("plan: candidate %q: no tasks: give one success probability per task", c.Name))
+		case tasks >= 0 && len(ps) != tasks:
+			errs = append(errs, fmt.Errorf("plan: candidate %q: %d tasks, the first candidate %d: give every candidate the same tasks", c.Name, len(ps), tasks))
+		}
+		if tasks < 0 {
+			tasks = len(ps)
+		}
+		for t, x := range ps {
+			if !(x >= 0 && x <= 1) {
+				errs = append(errs, fmt.Errorf("plan: candidate %q: task %d: probability %v: want one in [0, 1]", c.Name, t+1, x))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Plan simulates runs whole races of a field whose true success
+// probabilities are known, p[candidate][task], with Bernoulli outcomes:
+// in each round every survivor plays every task once, and after it the
+// race looks as Decide does. It is deterministic from seed (a PCG
+// stream). It panics on a race or field Race.Check or CheckField
+// rejects: check them first.
+func Plan(r Race, cands []Candidate, p map[string][]float64, runs int, seed uint64) PlanResult {
+	return simulate(r, cands, p, runs, seed, false)
+}
+
+// PlanGrid simulates runs full grids of the same field: every candidate
+// plays every task in each of MaxRounds rounds, nothing is dropped, and
+// the pick is the highest mean (ties as Decide breaks them). It is the
+// fixed design a race is measured against: what a user would run without
+// racing.
+func PlanGrid(r Race, cands []Candidate, p map[string][]float64, runs int, seed uint64) PlanResult {
+	return simulate(r, cands, p, runs, seed, true)
+}
+
+// simulate runs the races (or grids, when grid) of Plan and PlanGrid.
+func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed uint64, grid bool) PlanResult {
+	mustValid(r, cands)
+	if err := CheckField(cands, p); err != nil {
+		panic(err)
+	}
+	r = r.Normal()
+	tasks := len(p[cands[0].Name])
+	truth := make([]float64, len(cands))
+	for i, c := range cands {
+		truth[i] = meanOf(p[c.Name])
+	}
+	top := slices.Max(truth)
+	res := PlanResult{Runs: runs, MaxRounds: r.MaxRounds, GridTrials: len(cands) * tasks * r.MaxRounds,
+		Rounds: make([]int, r.MaxRounds+1), Picks: map[string]int{}}
+	rng := rand.New(rand.NewPCG(seed, 0x91a2_ad715e))
+	trials := make([]int, runs)
+	right, bestDropped := 0, 0
+	for run := range runs {
+		e := newEngine(r, cands, tasks)
+		e.noDrop = grid
+		var d Decision
+		lost := false
+		for round := 1; round <= r.MaxRounds; round++ {
+			v := make([][]float64, len(cands))
+			for c, name := range cands {
+				v[c] = make([]float64, tasks)
+				for t := range v[c] {
+					switch {
+					case !e.alive[c]:
+						v[c][t] = math.NaN()
+					case rng.Float64() < p[name.Name][t]:
+						v[c][t] = 1
+					}
+				}
+				if e.alive[c] {
+					trials[run] += tasks
+				}
+			}
+			e.play(v)
+			d = e.look(round)
+			for _, x := range d.Dropped {
+				if truth[slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == x.Candidate })] == top {
+					lost = true
+				}
+			}
+			if d.Done {
+				res.Rounds[round]++
+				break
+			}
+		}
+		if lost {
+			bestDropped++
+		}
+		res.Picks[d.Best]++
+		if truth[slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == d.Best })] >= top-r.Delta {
+			right++
+		}
+	}
+	if runs > 0 {
+		res.Right = float64(right) / float64(runs)
+		res.TrialsMean = meanOf(intsToFloats(trials))
+		res.TrialsP90 = percentile(trials, 0.9)
+		res.Share = res.TrialsMean / float64(res.GridTrials)
+		res.BestDropped = float64(bestDropped) / float64(runs)
+	}
+	res.RightLow, res.RightHigh = Wilson(float64(right), runs)
+	return res
+}
+
+// PlanRuns is how many races TrialsFor simulates for each MaxRounds it
+// tries: enough that the right-pick share's 95% interval is about ±2
+// points at 0.95.
+const PlanRuns = 400
+
+// RoundsCap is the largest MaxRounds TrialsFor tries.
+const RoundsCap = 256
+
+// TrialsFor is the smallest MaxRounds, from max(2, MinRounds) to
+// RoundsCap, at which Plan's right-pick share reaches target (e.g. 0.95),
+// and Plan's result there (PlanRuns races, seed): how many trials tell
+// these candidates apart at the race's error rate. It doubles MaxRounds
+// until the target is met, then bisects; the right-pick share grows with
+// MaxRounds, up to simulation noise, which the fixed seed keeps from
+// reordering neighbours much. When even RoundsCap misses the target it
+// returns RoundsCap and its result, whose Right says by how much. It
+// panics on the input Plan panics on.
+func TrialsFor(r Race, cands []Candidate, p map[string][]float64, target float64, seed uint64) (maxRounds int, res PlanResult) {
+	return search(r, target, func(rr Race) PlanResult { return Plan(rr, cands, p, PlanRuns, seed) })
+}
+
+// search is TrialsFor's doubling and bisection over MaxRounds.
+func search(r Race, target float64, plan func(Race) PlanResult) (int, PlanResult) {
+	r = r.Normal()
+	at := func(n int) PlanResult { r.MaxRounds = n; return plan(r) }
+	hi := max(2, r.MinRounds)
+	lo, res := hi, at(hi)
+	if res.Right >= target {
+		return hi, res
+	}
+	for res.Right < target && hi < RoundsCap {
+		lo, hi = hi, min(2*hi, RoundsCap)
+		res = at(hi)
+	}
+	if res.Right < target {
+		return hi, res
+	}
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if m := at(mid); m.Right >= target {
+			hi, res = mid, m
+		} else {
+			lo = mid
+		}
+	}
+	return hi, res
+}
+
+func intsToFloats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// percentile is the q-quantile of xs by the nearest rank.
+func percentile(xs []int, q float64) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
+}

@@ -1,0 +1,795 @@
+// Package advise races candidate interfaces against each other to answer
+// "which interface should I publish for the models my users run?" with
+// fewer trials than a full grid. Its core here is pure: it decides from
+// outcomes it is given and simulates races; running trials is the
+// caller's.
+//
+// # Procedure
+//
+// A race plays rounds. In each round every surviving candidate plays
+// every task once; an outcome is a trial's task completion (TC) in [0, 1],
+// keyed by candidate, task and round (Outcome.Rep). After each round r
+// from Race.MinRounds to Race.MaxRounds the race looks (Decide):
+//
+//  1. Every ordered pair (c, d) of survivors is paired over the trials
+//     both played: the same task in the same round. A pair is a win for c
+//     when c's TC is higher, a loss when d's is, a tie otherwise; ties are
+//     dropped. The one-sided p-value that c is worse than d is the exact
+//     sign test on the untied pairs, P(Binomial(n, ½) ≥ losses). For
+//     binary outcomes the untied pairs are the discordant ones and this is
+//     the exact McNemar test; for fractional TC it is the sign test of the
+//     paired differences.
+//  2. The look's p-values are adjusted by Holm's step-down within the
+//     family of all K·(K−1) ordered pairs of the race's K candidates,
+//     fixed from the start: a pair with a dropped candidate is untested,
+//     as if its p-value were 1. The adjusted p-values are multiplied by
+//     the number of looks, L = MaxRounds − MinRounds + 1 (Bonferroni over
+//     looks), and capped at 1.
+//  3. A survivor whose adjusted p-value against some other survivor is at
+//     most Alpha is dropped, except the current best; it never returns,
+//     and later looks test only the candidates still racing.
+//  4. The current best is the survivor with the highest mean TC over the
+//     trials every survivor shares (the same task and round); a tie goes
+//     to the published candidate, then to the earlier candidate.
+//  5. The race is done when one candidate survives or the round is
+//     MaxRounds. The pick (Recommend) is the best at the end.
+//
+// # Guarantee
+//
+// Call a candidate truly best when no other candidate beats it on any
+// task: in every pair it is at least as likely to win as to lose (for
+// binary outcomes: its success probability on every task is at least the
+// other's; equal candidates are all truly best). The probability that a
+// race ever drops a truly best candidate is at most Alpha, however many
+// candidates are truly best.
+//
+// The argument. Imagine every candidate playing every round, dropped or
+// not; the race sees only some of these trials, and the pairs it tests
+// are pairs of survivors, which have played every round so far (a trial
+// that is missing must be missing for a reason other than its outcome),
+// so each
+// tested p-value is one of a fixed family: p_l(c, d) for every ordered
+// pair and look l. For a truly best c and any d, the hypothesis "c is not
+// worse than d" is true, and under it the sign test's losses are
+// stochastically at most Binomial(n, ½) given the n untied pairs, so
+// p_l(c, d) is valid. Let N be these true hypotheses (fixed, though
+// unknown). Dropping a truly best candidate at look l means Holm rejects
+// a hypothesis in N; before its first such rejection Holm rejects at most
+// K·(K−1) − |N| others, so that rejection needs p_l(c, d) ≤ Alpha/(L·|N|)
+// for some (c, d) in N, and untested pairs only make rejections harder.
+// By the union bound over N that has probability at most Alpha/L, and
+// over the L looks at most Alpha. This is an alpha-spending that spends
+// Alpha/L at each look. It is conservative: the looks are nested (each
+// sees the earlier rounds' trials again), so their errors overlap where
+// the union bound adds them; the sign test is discrete; and the family
+// does not shrink as candidates drop, which keeps it fixed, the price of
+// the argument holding whichever candidates the data let survive.
+//
+// Why every ordered pair and not only each candidate against the best:
+// the best is chosen by the same trials it is then compared on, so it is
+// biased upward, and a test against it is not a valid test against a
+// fixed opponent. Among K equal candidates the gap between the best and
+// the worst is the range of K means, which exceeds a K−1 comparison's
+// critical value far more often than Alpha: among 12 equal candidates
+// after 40 trials, Holm over the K−1 comparisons with the best at 0.05
+// drops one in about 15% of races (TestAgainstBestOnlyIsBiased), and
+// raced so to 6 rounds at 0.05 it drops one in 10.5%, where this race
+// drops one in 0.9% (TestEqualsKeepEveryone). The
+// cost of the valid family is a stricter first Holm step,
+// Alpha/(L·K·(K−1)) instead of Alpha/(L·(K−1)), which the sign test's
+// exponentially falling p-values pay with a round or two more.
+//
+// # What racing saves
+//
+// A race saves the trials of candidates it drops: those clearly worse
+// than another. Candidates the trials cannot tell apart play every round
+// to MaxRounds, so their share of the field is a floor under the race's
+// share of the grid's trials: a field of twelve whose four levels are
+// within a few points of each other costs a race at least a third of the
+// grid, and more where the grid is short (BenchmarkAdviseSimulated). The pick is right
+// when its true mean TC is within Race.Delta of the best's (the
+// indifference zone); Plan measures how often it is for a field of known
+// success probabilities, which is how MaxRounds is chosen (TrialsFor).
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Candidate is one interface in a race.
+type Candidate struct {
+	// Name identifies the candidate in outcomes and decisions.
+	Name string
+	// Published marks the interface as published today (as written, L4),
+	// which the recommendation compares the pick against. At most one
+	// candidate is published.
+	Published bool
+}
+
+// Outcome is one trial's result.
+type Outcome struct {
+	// Candidate is the name of the candidate that played.
+	Candidate string
+	// Task identifies the task (a scenario); outcomes of different
+	// candidates pair when their tasks and rounds are equal.
+	Task string
+	// Rep is the round the trial was played in, from 1.
+	Rep int
+	// TC is the trial's task completion in [0, 1]; 0 and 1 only make
+	// the outcomes binary.
+	TC float64
+}
+
+// Race is a race's settings; zero fields take their defaults (Normal).
+type Race struct {
+	// Alpha is the family-wise error rate: the largest probability that
+	// the race ever drops a truly best candidate (default 0.05).
+	Alpha float64
+	// MinRounds is the first round after which the race looks (default
+	// 2): one round is rarely enough to drop anything at Alpha/L, and a
+	// look that cannot drop spends its share of Alpha for nothing.
+	MinRounds int
+	// MaxRounds is the last round (default 10). Alpha is spent over the
+	// looks MinRounds..MaxRounds, so a larger MaxRounds makes each look
+	// stricter.
+	MaxRounds int
+	// Delta is the indifference zone (default 0.05): a pick whose true
+	// mean TC is within Delta of the best's counts as right.
+	Delta float64
+}
+
+// The defaults of Race's fields.
+const (
+	DefaultAlpha     = 0.05
+	DefaultMinRounds = 2
+	DefaultMaxRounds = 10
+	DefaultDelta     = 0.05
+)
+
+// Normal is the race with its zero fields set to their defaults.
+func (r Race) Normal() Race {
+	if r.Alpha == 0 {
+		r.Alpha = DefaultAlpha
+	}
+	if r.MinRounds == 0 {
+		r.MinRounds = DefaultMinRounds
+	}
+	if r.MaxRounds == 0 {
+		r.MaxRounds = max(DefaultMaxRounds, r.MinRounds)
+	}
+	if r.Delta == 0 {
+		r.Delta = DefaultDelta
+	}
+	return r
+}
+
+// Check reports the settings a race cannot run with, after Normal.
+func (r Race) Check() error {
+	r = r.Normal()
+	var errs []error
+	if !(r.Alpha > 0 && r.Alpha < 1) {
+		errs = append(errs, fmt.Errorf("race: alpha %v: want a family-wise error rate in (0, 1), e.g. 0.05", r.Alpha))
+	}
+	if r.MinRounds < 1 {
+		errs = append(errs, fmt.Errorf("race: min_rounds %d: want at least 1 round before the first look", r.MinRounds))
+	}
+	if r.MaxRounds < r.MinRounds {
+		errs = append(errs, fmt.Errorf("race: max_rounds %d: want at least min_rounds (%d)", r.MaxRounds, r.MinRounds))
+	}
+	if !(r.Delta > 0 && r.Delta < 1) {
+		errs = append(errs, fmt.Errorf("race: delta %v: want an indifference zone of task completion in (0, 1), e.g. 0.05", r.Delta))
+	}
+	return errors.Join(errs...)
+}
+
+// Looks is the number of looks the race spends Alpha over:
+// MaxRounds − MinRounds + 1.
+func (r Race) Looks() int {
+	r = r.Normal()
+	return r.MaxRounds - r.MinRounds + 1
+}
+
+// CheckCandidates reports candidates a race cannot tell apart: empty or
+// repeated names, or more than one published.
+func CheckCandidates(cands []Candidate) error {
+	var errs []error
+	if len(cands) == 0 {
+		errs = append(errs, errors.New("race: no candidates: want at least one interface to race"))
+	}
+	seen := map[string]bool{}
+	var published []string
+	for i, c := range cands {
+		switch {
+		case c.Name == "":
+			errs = append(errs, fmt.Errorf("race: candidate %d: empty name: name every candidate", i+1))
+		case seen[c.Name]:
+			errs = append(errs, fmt.Errorf("race: candidate %d: name %q repeated: give each candidate its own name", i+1, c.Name))
+		}
+		seen[c.Name] = true
+		if c.Published {
+			published = append(published, c.Name)
+		}
+	}
+	if len(published) > 1 {
+		errs = append(errs, fmt.Errorf("race: candidates %q are all published: mark at most one", published))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckOutcomes reports outcomes a race cannot use: of an unknown
+// candidate, without a task, of a round before 1, with a TC outside
+// [0, 1], or a second outcome of the same candidate, task and round.
+func CheckOutcomes(cands []Candidate, outcomes []Outcome) error {
+	known := map[string]bool{}
+	for _, c := range cands {
+		known[c.Name] = true
+	}
+	type key struct {
+		cand, task string
+		rep        int
+	}
+	seen := map[key]int{}
+	var errs []error
+	for i, o := range outcomes {
+		at := fmt.Sprintf("race: outcome %d (%s, task %q, rep %d)", i+1, o.Candidate, o.Task, o.Rep)
+		if !known[o.Candidate] {
+			errs = append(errs, fmt.Errorf("%s: unknown candidate: want one of the race's candidates", at))
+		}
+		if o.Task == "" {
+			errs = append(errs, fmt.Errorf("%s: empty task: name the task the trial played", at))
+		}
+		if o.Rep < 1 {
+			errs = append(errs, fmt.Errorf("%s: rep %d: want the round the trial was played in, from 1", at, o.Rep))
+		}
+		if !(o.TC >= 0 && o.TC <= 1) {
+			errs = append(errs, fmt.Errorf("%s: tc %v: want a task completion in [0, 1]", at, o.TC))
+		}
+		k := key{o.Candidate, o.Task, o.Rep}
+		if j, ok := seen[k]; ok {
+			errs = append(errs, fmt.Errorf("%s: repeats outcome %d: want one trial per candidate, task and round", at, j+1))
+		} else {
+			seen[k] = i
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Decision is what a look decides.
+type Decision struct {
+	// Round is the round the decision is after.
+	Round int
+	// Survivors are the candidates still racing after this look, in
+	// candidate order.
+	Survivors []string
+	// Dropped are the candidates this look dropped, in candidate order,
+	// each with the comparison it lost.
+	Dropped []Comparison
+	// Comparisons are, for every candidate racing at this look, its
+	// comparison with the smallest adjusted p-value, in candidate order;
+	// empty before MinRounds and after MaxRounds, when the race does not
+	// look.
+	Comparisons []Comparison
+	// Best is the current best survivor.
+	Best string
+	// Means are the survivors' mean TC over the trials every candidate
+	// racing at this look shares (Best is the highest), in candidate
+	// order.
+	Means []Mean
+	// Done is whether the race is over: one survivor, or the round is
+	// MaxRounds or later.
+	Done bool
+}
+
+// Comparison is one candidate paired with another over the trials both
+// played.
+type Comparison struct {
+	// Candidate is the candidate tested for being worse.
+	Candidate string
+	// Against is the candidate it is compared with.
+	Against string
+	// Pairs counts the trials both played (same task, same round); Wins
+	// are those where Candidate's TC is higher, Losses where Against's
+	// is, and the rest are ties.
+	Pairs, Wins, Losses int
+	// P is the one-sided exact sign test's p-value that Candidate is
+	// worse: P(Binomial(Wins+Losses, ½) ≥ Losses).
+	P float64
+	// Adjusted is P adjusted by Holm over the look's comparisons and by
+	// the number of looks; the candidate is dropped when it is at most
+	// Alpha.
+	Adjusted float64
+}
+
+// Mean is a survivor's mean TC over the trials the look's candidates
+// share.
+type Mean struct {
+	// Candidate is the survivor.
+	Candidate string
+	// Mean is its mean TC over Trials trials.
+	Mean float64
+	// Trials counts the trials it is over: those every candidate of the
+	// look shares, or the survivor's own when they share none.
+	Trials int
+}
+
+// Decide is the decision after round, from every outcome of rounds up to
+// round: it replays the looks of the earlier rounds to know which
+// candidates they dropped, so a dropped candidate never returns, and
+// outcomes of a dropped candidate after its drop are ignored, as are
+// outcomes of rounds after round. It panics when r, cands or outcomes are
+// invalid (Race.Check, CheckCandidates, CheckOutcomes): check them first.
+func Decide(r Race, cands []Candidate, outcomes []Outcome, round int) Decision {
+	e, _ := replay(r, cands, outcomes, round)
+	return e.last
+}
+
+// replay runs the race's looks over the outcomes up to round and returns
+// the engine after it and the outcomes indexed by candidate, round and
+// task.
+func replay(r Race, cands []Candidate, outcomes []Outcome, round int) (*engine, *table) {
+	mustValid(r, cands)
+	if err := CheckOutcomes(cands, outcomes); err != nil {
+		panic(err)
+	}
+	tab := tabulate(cands, outcomes, round)
+	e := newEngine(r.Normal(), cands, len(tab.tasks))
+	e.last = e.look(0)
+	for rd := 1; rd <= round; rd++ {
+		e.play(tab.vals[rd-1])
+		e.last = e.look(rd)
+	}
+	return e, tab
+}
+
+// mustValid panics with the race's or the candidates' problems.
+func mustValid(r Race, cands []Candidate) {
+	if err := errors.Join(r.Check(), CheckCandidates(cands)); err != nil {
+		panic(err)
+	}
+}
+
+// table is outcomes indexed: vals[round−1][candidate][task], NaN where a
+// candidate did not play a task in a round.
+type table struct {
+	tasks []string
+	vals  [][][]float64
+}
+
+// tabulate indexes the outcomes of rounds 1..round; tasks are sorted by
+// name so that the decision does not depend on the outcomes' order.
+func tabulate(cands []Candidate, outcomes []Outcome, round int) *table {
+	ci := map[string]int{}
+	for i, c := range cands {
+		ci[c.Name] = i
+	}
+	tasks := map[string]int{}
+	for _, o := range outcomes {
+		tasks[o.Task] = 0
+	}
+	tab := &table{tasks: make([]string, 0, len(tasks))}
+	for t := range tasks {
+		tab.tasks = append(tab.tasks, t)
+	}
+	sort.Strings(tab.tasks)
+	for i, t := range tab.tasks {
+		tasks[t] = i
+	}
+	tab.vals = make([][][]float64, max(0, round))
+	for rd := range tab.vals {
+		tab.vals[rd] = make([][]float64, len(cands))
+		for c := range cands {
+			tab.vals[rd][c] = make([]float64, len(tab.tasks))
+			for t := range tab.vals[rd][c] {
+				tab.vals[rd][c][t] = math.NaN()
+			}
+		}
+	}
+	for _, o := range outcomes {
+		if o.Rep <= round {
+			tab.vals[o.Rep-1][ci[o.Candidate]][tasks[o.Task]] = o.TC
+		}
+	}
+	return tab
+}
+
+// engine is a race in progress: which candidates survive and the pairwise
+// counts of the trials played so far. Decide replays outcomes through it
+// and Plan plays simulated rounds through it, so both run one procedure.
+type engine struct {
+	r      Race
+	cands  []Candidate
+	tasks  int
+	noDrop bool // a full grid: look for the best, never drop
+	round  int
+	alive  []bool
+	vals   [][][]float64 // vals[round−1][candidate][task]
+	// wins[c][d] counts the pairs c won against d, pairs[c][d] those both
+	// played, over the rounds both were racing.
+	wins, pairs [][]int
+	// sums are the survivors' TC sums over the trials all of them share
+	// in rounds 1..summed, over shared trials; changed marks a drop since,
+	// after which they are summed again.
+	sums    []float64
+	shared  int
+	summed  int
+	changed bool
+	last    Decision
+}
+
+func newEngine(r Race, cands []Candidate, tasks int) *engine {
+	k := len(cands)
+	e := &engine{r: r, cands: cands, tasks: tasks, alive: make([]bool, k), sums: make([]float64, k),
+		wins: make([][]int, k), pairs: make([][]int, k)}
+	for c := range k {
+		e.alive[c] = true
+		e.wins[c], e.pairs[c] = make([]int, k), make([]int, k)
+	}
+	return e
+}
+
+// play adds a round's TCs, v[candidate][task] (NaN where not played).
+func (e *engine) play(v [][]float64) {
+	e.round++
+	e.vals = append(e.vals, v)
+	if e.noDrop {
+		return
+	}
+	for c := range e.cands {
+		if !e.alive[c] {
+			continue
+		}
+		for d := c + 1; d < len(e.cands); d++ {
+			if !e.alive[d] {
+				continue
+			}
+			for t := range e.tasks {
+				x, y := v[c][t], v[d][t]
+				if math.IsNaN(x) || math.IsNaN(y) {
+					continue
+				}
+				e.pairs[c][d]++
+				e.pairs[d][c]++
+				if x > y {
+					e.wins[c][d]++
+				} else if y > x {
+					e.wins[d][c]++
+				}
+			}
+		}
+	}
+}
+
+// survivors are the indices of the candidates still racing.
+func (e *engine) survivors() []int {
+	var out []int
+	for c, ok := range e.alive {
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// means are the survivors' mean TCs over the trials all of them share,
+// or over their own trials when they share none, and the trials counted.
+func (e *engine) means(alive []int) ([]float64, []int) {
+	if e.changed {
+		e.summed, e.shared, e.changed = 0, 0, false
+		clear(e.sums)
+	}
+	for ; e.summed < e.round; e.summed++ {
+		v := e.vals[e.summed]
+		for t := range e.tasks {
+			all := true
+			for _, c := range alive {
+				if math.IsNaN(v[c][t]) {
+					all = false
+					break
+				}
+			}
+			if !all {
+				continue
+			}
+			e.shared++
+			for _, c := range alive {
+				e.sums[c] += v[c][t]
+			}
+		}
+	}
+	means, trials := make([]float64, len(alive)), make([]int, len(alive))
+	for i, c := range alive {
+		if e.shared > 0 {
+			means[i], trials[i] = e.sums[c]/float64(e.shared), e.shared
+			continue
+		}
+		sum, n := 0.0, 0
+		for _, v := range e.vals {
+			for _, x := range v[c] {
+				if !math.IsNaN(x) {
+					sum += x
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			means[i] = sum / float64(n)
+		}
+		trials[i] = n
+	}
+	return means, trials
+}
+
+// best is the index into alive of the highest mean; a tie goes to the
+// published candidate, then to the earlier one.
+func (e *engine) best(alive []int, means []float64) int {
+	b := 0
+	for i := 1; i < len(alive); i++ {
+		if means[i] > means[b] || means[i] == means[b] && e.cands[alive[i]].Published && !e.cands[alive[b]].Published {
+			b = i
+		}
+	}
+	return b
+}
+
+// look decides after the rounds played so far.
+func (e *engine) look(round int) Decision {
+	alive := e.survivors()
+	means, trials := e.means(alive)
+	b := e.best(alive, means)
+	d := Decision{Round: round, Best: e.cands[alive[b]].Name}
+	if !e.noDrop && round >= e.r.MinRounds && round <= e.r.MaxRounds && len(alive) > 1 {
+		d.Comparisons, d.Dropped = e.test(alive, alive[b])
+	}
+	for _, x := range d.Dropped {
+		e.changed = true
+		e.alive[slices.IndexFunc(e.cands, func(c Candidate) bool { return c.Name == x.Candidate })] = false
+	}
+	for i, c := range alive {
+		if e.alive[c] {
+			d.Survivors = append(d.Survivors, e.cands[c].Name)
+			d.Means = append(d.Means, Mean{Candidate: e.cands[c].Name, Mean: means[i], Trials: trials[i]})
+		}
+	}
+	d.Done = len(d.Survivors) == 1 || round >= e.r.MaxRounds
+	return d
+}
+
+// test runs the look's sign tests over every ordered pair of survivors,
+// adjusts them by Holm and the number of looks, and returns each
+// survivor's most significant comparison and those that drop (never the
+// best).
+func (e *engine) test(alive []int, best int) (all, dropped []Comparison) {
+	var cs []Comparison
+	var from []int
+	for _, c := range alive {
+		for _, d := range alive {
+			if c == d {
+				continue
+			}
+			w, l := e.wins[c][d], e.wins[d][c]
+			cs = append(cs, Comparison{Candidate: e.cands[c].Name, Against: e.cands[d].Name,
+				Pairs: e.pairs[c][d], Wins: w, Losses: l, P: SignTest(w+l, l)})
+			from = append(from, c)
+		}
+	}
+	ps := make([]float64, len(cs))
+	for i, c := range cs {
+		ps[i] = c.P
+	}
+	looks := float64(e.r.Looks())
+	// The family is every ordered pair of the race's candidates, fixed
+	// from the start; a pair with a dropped candidate is untested, as if
+	// its p-value were 1, and so comes last in Holm's order.
+	k := len(e.cands)
+	for i, a := range holm(ps, k*(k-1)) {
+		cs[i].Adjusted = min(1, a*looks)
+	}
+	bestName := e.cands[best].Name
+	for _, c := range alive {
+		var top *Comparison
+		for i := range cs {
+			x := &cs[i]
+			if from[i] != c {
+				continue
+			}
+			if top == nil || x.Adjusted < top.Adjusted || x.Adjusted == top.Adjusted &&
+				(x.P < top.P || x.P == top.P && x.Against == bestName && top.Against != bestName) {
+				top = x
+			}
+		}
+		all = append(all, *top)
+		if c != best && top.Adjusted <= e.r.Alpha {
+			dropped = append(dropped, *top)
+		}
+	}
+	return all, dropped
+}
+
+// SignTest is the one-sided exact sign test's p-value for losses among n
+// untied pairs: P(Binomial(n, ½) ≥ losses). It is the exact McNemar test
+// when the pairs are binary outcomes' discordant ones.
+func SignTest(n, losses int) float64 {
+	switch {
+	case losses <= 0:
+		return 1
+	case losses > n:
+		return 0
+	case 2*losses <= n:
+		// The tail reaches the middle: its complement, by symmetry the
+		// upper tail from n−losses+1, is the one that falls off fast.
+		return 1 - SignTest(n, n-losses+1)
+	}
+	// Past the middle the terms fall geometrically: sum them from the
+	// first until they no longer change the sum.
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	term := math.Exp(lg(n) - lg(losses) - lg(n-losses) - float64(n)*math.Ln2)
+	sum := 0.0
+	for i := losses; i <= n && term > sum*1e-17; i++ {
+		sum += term
+		term *= float64(n-i) / float64(i+1)
+	}
+	return min(1, sum)
+}
+
+// Holm is Holm's step-down adjustment of p-values, in their order: the
+// i-th smallest is multiplied by m−i+1, made no smaller than the one
+// before it, and capped at 1. Rejecting those at most α controls the
+// family-wise error rate at α under any dependence.
+func Holm(ps []float64) []float64 { return holm(ps, len(ps)) }
+
+// holm is Holm's adjustment of ps within a family of m ≥ len(ps)
+// hypotheses, the others untested (p-value 1).
+func holm(ps []float64, m int) []float64 {
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ps[order[a]] < ps[order[b]] })
+	adj := make([]float64, len(ps))
+	prev := 0.0
+	for rank, i := range order {
+		prev = max(prev, min(1, float64(m-rank)*ps[i]))
+		adj[i] = prev
+	}
+	return adj
+}
+
+// Recommendation is the race's pick with what the trials say about it.
+type Recommendation struct {
+	// Decision is the decision after the last round.
+	Decision Decision
+	// Pick is the recommended candidate: the best survivor.
+	Pick string
+	// Trials counts the pick's trials, which Mean is over.
+	Trials int
+	// Mean is the pick's mean TC over its trials, Low and High its 95%
+	// confidence interval (0 and [0, 1] without trials).
+	Mean, Low, High float64
+	// Interval is how Low and High were computed: "wilson" for binary
+	// outcomes, "bootstrap" (percentile, seeded) for fractional ones.
+	Interval string
+	// VsPublished is the pick's difference from the published candidate,
+	// nil when none is published or they share no trials.
+	VsPublished *Difference
+}
+
+// Difference is a paired mean difference of TC: the pick's minus the
+// published candidate's over the trials both played.
+type Difference struct {
+	// Published is the published candidate.
+	Published string
+	// Pairs counts the trials both played.
+	Pairs int
+	// Mean is the mean paired difference, Low and High its 95% seeded
+	// percentile bootstrap interval; all 0 when the pick is the published
+	// candidate.
+	Mean, Low, High float64
+}
+
+// Bootstraps is how many resamples a bootstrap interval draws.
+const Bootstraps = 2000
+
+// Recommend is the race's pick after round: the survivor with the highest
+// mean TC (Decision.Best), its mean TC with a 95% confidence interval,
+// and its paired difference from the published candidate. Wilson's
+// interval treats the pick's trials as draws of one success probability;
+// over a fixed set of tasks of different difficulty the variance of the
+// mean is smaller than that, so the interval is conservative. Bootstrap
+// intervals resample trials with a PCG stream from seed, so the same
+// outcomes and seed give the same intervals. It panics on the input
+// Decide panics on.
+func Recommend(r Race, cands []Candidate, outcomes []Outcome, round int, seed uint64) Recommendation {
+	e, tab := replay(r, cands, outcomes, round)
+	rec := Recommendation{Decision: e.last, Pick: e.last.Best}
+	pick := slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == rec.Pick })
+	rng := rand.New(rand.NewPCG(seed, 0x5eed_ad_715e))
+	var own []float64
+	binary := true
+	for _, v := range tab.vals {
+		for _, x := range v[pick] {
+			if !math.IsNaN(x) {
+				own = append(own, x)
+				binary = binary && (x == 0 || x == 1)
+			}
+		}
+	}
+	rec.Trials = len(own)
+	rec.Mean = meanOf(own)
+	if binary {
+		rec.Interval = "wilson"
+		rec.Low, rec.High = Wilson(rec.Mean*float64(len(own)), len(own))
+	} else {
+		rec.Interval = "bootstrap"
+		rec.Low, rec.High = bootstrap(own, rng)
+	}
+	pub := slices.IndexFunc(cands, func(c Candidate) bool { return c.Published })
+	if pub < 0 {
+		return rec
+	}
+	var diffs []float64
+	for _, v := range tab.vals {
+		for t, x := range v[pick] {
+			if y := v[pub][t]; !math.IsNaN(x) && !math.IsNaN(y) {
+				diffs = append(diffs, x-y)
+			}
+		}
+	}
+	if len(diffs) == 0 {
+		return rec
+	}
+	d := &Difference{Published: cands[pub].Name, Pairs: len(diffs)}
+	if pub != pick {
+		d.Mean = meanOf(diffs)
+		d.Low, d.High = bootstrap(diffs, rng)
+	}
+	rec.VsPublished = d
+	return rec
+}
+
+// Wilson is the 95% Wilson score interval of successes out of n; [0, 1]
+// when n is 0.
+func Wilson(successes float64, n int) (low, high float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	nf := float64(n)
+	p := successes / nf
+	den := 1 + z*z/nf
+	center := (p + z*z/(2*nf)) / den
+	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return max(0, center-half), min(1, center+half)
+}
+
+// bootstrap is the 95% percentile bootstrap interval of xs's mean.
+func bootstrap(xs []float64, rng *rand.Rand) (low, high float64) {
+	if len(xs) == 0 {
+		return 0, 1
+	}
+	ms := make([]float64, Bootstraps)
+	for b := range ms {
+		s := 0.0
+		for range xs {
+			s += xs[rng.IntN(len(xs))]
+		}
+		ms[b] = s / float64(len(xs))
+	}
+	sort.Float64s(ms)
+	return ms[int(0.025*Bootstraps)], ms[int(0.975*Bootstraps)-1]
+}
+
+func meanOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
