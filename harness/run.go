@@ -52,9 +52,9 @@ type Trial struct {
 // What is what the trial plays, as its record will say it: domain (or
 // artifact source), level, interface, scenario (or artifact) and
 // difficulty.
-func (t Trial) What() results.Record {
-	var rec results.Record
-	t.identify(&rec)
+func (t Trial) What() *results.Record {
+	rec := &results.Record{}
+	t.identify(rec)
 	return rec
 }
 

@@ -34,6 +34,7 @@ var commands = []command{
 	{"synth", "synthesize scenarios from tool specs (offline, or an Ollama model); 'synth promote' turns artifacts into scenarios", runSynth},
 	{"judge", "check and judge synthesized scenarios", runJudge},
 	{"serve", "serve one domain at one level over MCP (stdio or streamable HTTP)", runServe},
+	{"advise", "race candidate interfaces of a domain or any MCP server for the models given, and say which to publish", runAdvise},
 	{"regroup", "regroup any MCP server's tools into L3, L2 and L1 (show, or --suggest a groups file)", runRegroup},
 	{"score", "score a session granite serve --record recorded, as a trial record", runScore},
 	{"view", "serve a local web page over results folders: progress, trials, explained verdicts", runView},
