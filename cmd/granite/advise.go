@@ -47,6 +47,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	maxSeconds := fset.Float64("max-model-seconds", 0, "stop a model's race once it spent this much model time (0: no bound)")
 	plan := fset.Bool("plan", false, "estimate how many trials the race needs (simulated subject) and stop")
 	skill := fset.Float64("skill", agent.SimDefaultSkill, "with --plan: the simulated skill of models that are not builtin:sim")
+	tasks := fset.Int("tasks", 0, "for a server: how many artifacts to synthesize offline as the race's tasks (0: one per tool and kind, as granite synth does)")
 	out := fset.String("out", "", "results folder (default: results/advise-<source>)")
 	resume := fset.Bool("resume", false, "continue a race in --out from its journal")
 	seed := fset.Uint64("seed", 42, "seed of the plan's simulations and the pick's intervals")
@@ -65,7 +66,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := race.Check(); err != nil && *maxRounds != 0 {
 		return fail(stderr, "advise", 2, err)
 	}
-	f, err := adviseField(ctx, spec, *domain, src, *candidates, *out, cfg)
+	f, err := adviseField(ctx, spec, *domain, src, *candidates, *out, *tasks, cfg)
 	if err != nil {
 		return fail(stderr, "advise", 2, err)
 	}
@@ -183,7 +184,7 @@ func (f *field) success(skill float64) map[string][]float64 {
 }
 
 // adviseField fills cfg's task source and candidates from the flags.
-func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *externalSource, candidates, out string, cfg *results.Config) (*field, error) {
+func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *externalSource, candidates, out string, tasks int, cfg *results.Config) (*field, error) {
 	f := &field{specs: map[string]surface.Spec{}, ifaces: map[string]*surface.Interface{}}
 	var catalogue []*surface.Interface
 	var build func(surface.Spec) (*surface.Interface, error)
@@ -234,7 +235,7 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 		if src.live() {
 			origin = "mcp:" + *src.mcpCmd + *src.mcpURL
 		}
-		arts, err := scenarios.Offline(origin, scenarios.Listed(tools), 0)
+		arts, err := scenarios.Offline(origin, scenarios.Listed(tools), tasks)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/advise"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
+	"github.com/mcpgranite/granite/internal/npmtest"
+	"github.com/mcpgranite/granite/internal/surface"
+)
+
+// adviceJSON is the part of advise.json the tests read.
+type adviceJSON struct {
+	Candidates []advise.Candidate `json:"candidates"`
+	Models     []struct {
+		Model string `json:"model"`
+		Pick  struct {
+			Interface string  `json:"interface"`
+			TC        float64 `json:"tc"`
+		} `json:"pick"`
+		Publish    advise.Publish `json:"publish"`
+		Trials     int            `json:"trials"`
+		GridTrials int            `json:"grid_trials"`
+		Rounds     []struct {
+			Round     int      `json:"round"`
+			Survivors []string `json:"survivors"`
+			Dropped   []string `json:"dropped"`
+		} `json:"rounds"`
+	} `json:"models"`
+}
+
+// runAdviseCLI runs granite advise and reads what it wrote.
+func runAdviseCLI(t *testing.T, out string, args ...string) adviceJSON {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), append([]string{"advise", "--out", out}, args...), &stdout, &stderr); code != 0 {
+		t.Fatalf("granite advise %s: exit %d\n%s\n%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	data, err := os.ReadFile(filepath.Join(out, advise.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adv adviceJSON
+	if err := json.Unmarshal(data, &adv); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, advise.PageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range adv.Models {
+		if !strings.Contains(string(page), "## "+m.Model+": publish "+m.Pick.Interface) {
+			t.Errorf("%s: the page does not say to publish %s", m.Model, m.Pick.Interface)
+		}
+		if m.Publish.Interface.Name != m.Pick.Interface {
+			t.Errorf("%s: publishes %+v for pick %s", m.Model, m.Publish.Interface, m.Pick.Interface)
+		}
+		if m.Trials > m.GridTrials || m.Trials == 0 {
+			t.Errorf("%s: %d trials of a %d-trial grid", m.Model, m.Trials, m.GridTrials)
+		}
+		// A candidate dropped after a round plays no later round.
+		droppedAt := map[string]int{}
+		for _, r := range m.Rounds {
+			for _, d := range r.Dropped {
+				droppedAt[d] = r.Round
+			}
+		}
+		n := 0
+		for _, r := range recs {
+			if r.Model != m.Model {
+				continue
+			}
+			n++
+			if at, ok := droppedAt[r.InterfaceName()]; ok && r.Repetition > at {
+				t.Errorf("%s: %s played round %d after its drop in round %d", m.Model, r.InterfaceName(), r.Repetition, at)
+			}
+		}
+		if n != m.Trials {
+			t.Errorf("%s: %d records, advice says %d trials", m.Model, n, m.Trials)
+		}
+	}
+	return adv
+}
+
+// TestAdviseServerTools races the levels of a server's tools (the pinned
+// memory server's tools/list) with the oracle and the simulated subject:
+// the oracle ties everywhere, so nothing is dropped and the published L4
+// is its pick; both get a groups file to publish.
+func TestAdviseServerTools(t *testing.T) {
+	out := t.TempDir()
+	adv := runAdviseCLI(t, out, "--tools", "../../harness/testdata/server-memory.tools.json", "--models", "builtin:oracle,builtin:sim",
+		"--candidates", "levels", "--max-rounds", "3")
+	if len(adv.Models) != 2 || len(adv.Candidates) != 4 {
+		t.Fatalf("advice: %+v", adv)
+	}
+	oracle := adv.Models[0]
+	if oracle.Pick.Interface != "L4" || oracle.Pick.TC != 1 || oracle.Trials != oracle.GridTrials {
+		t.Errorf("oracle: pick %+v after %d of %d trials; want L4 as published, TC 1, every trial", oracle.Pick, oracle.Trials, oracle.GridTrials)
+	}
+	for _, m := range adv.Models {
+		if !strings.Contains(m.Publish.Groups, "L3:") {
+			t.Errorf("%s: groups to publish: %q", m.Model, m.Publish.Groups)
+		}
+		if _, err := os.Stat(filepath.Join(out, fileNameOf(m.Model)+".groups.yaml")); err != nil {
+			t.Error(err)
+		}
+	}
+	// The race resumes to the same advice from its journal.
+	again := runAdviseCLI(t, out, "--tools", "../../harness/testdata/server-memory.tools.json", "--models", "builtin:oracle,builtin:sim",
+		"--candidates", "levels", "--max-rounds", "3", "--resume")
+	for i := range adv.Models {
+		if again.Models[i].Pick != adv.Models[i].Pick || again.Models[i].Trials != adv.Models[i].Trials {
+			t.Errorf("%s: resumed to %+v, was %+v", adv.Models[i].Model, again.Models[i], adv.Models[i])
+		}
+	}
+}
+
+func fileNameOf(model string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, model)
+}
+
+// TestAdviseDomainOpenAI races interfaces of a domain for a model behind
+// the OpenAI-compatible double (one that never calls a tool, and so
+// completes only the refusals) beside the simulated subject.
+func TestAdviseDomainOpenAI(t *testing.T) {
+	f := openaitest.NewServer(t, []string{"silent-model"}, func(openaitest.Request, int) openaitest.Step {
+		return openaitest.Step{Content: "No tool is needed."}
+	})
+	dir := t.TempDir()
+	config := filepath.Join(dir, "models.yaml")
+	must(t, os.WriteFile(config, []byte("name: models\nmodels:\n  - {name: silent-model, backend: openai, base_url: "+f.URL+", params_b: 1}\n  - builtin:sim@5\n"), 0o644))
+	domain := gen.Domains[0].Name
+	adv := runAdviseCLI(t, filepath.Join(dir, "out"), "--domain", domain, "--config", config, "--candidates", "L4,L3,L3-nodesc,L1-opaque", "--max-rounds", "3")
+	if len(adv.Models) != 2 || adv.Models[0].Model != "silent-model" {
+		t.Fatalf("advice: %+v", adv.Models)
+	}
+	for _, m := range adv.Models {
+		if !slices.ContainsFunc(adv.Candidates, func(c advise.Candidate) bool { return c.Name == m.Pick.Interface }) {
+			t.Errorf("%s: pick %q is not a candidate", m.Model, m.Pick.Interface)
+		}
+		if _, err := surface.Parse(m.Publish.Interface.Name); err != nil {
+			t.Errorf("%s: publishes %+v: %v", m.Model, m.Publish.Interface, err)
+		}
+	}
+}
+
+// TestAdviseLiveReferenceServer races the levels of the pinned memory
+// server, started afresh for every trial, with the oracle and the
+// simulated subject.
+func TestAdviseLiveReferenceServer(t *testing.T) {
+	dir := npmtest.Dir(t, "advise on a live reference server")
+	server := npmtest.Node(dir) + " " + filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js")
+	adv := runAdviseCLI(t, t.TempDir(), "--mcp-cmd", "env MEMORY_FILE_PATH=memory.jsonl "+server, "--models", "builtin:oracle,builtin:sim",
+		"--candidates", "L4,L2,L1-nested", "--max-rounds", "2", "--tasks", "8")
+	if len(adv.Models) != 2 {
+		t.Fatalf("advice: %+v", adv)
+	}
+	if p := adv.Models[0].Pick; p.TC < 0.9 {
+		t.Errorf("oracle on the live server: pick %+v; want it to complete the artifacts", p)
+	}
+}
