@@ -227,7 +227,9 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 		if catalogue, err = rg.Catalogue(name); err != nil {
 			return nil, err
 		}
-		build = func(s surface.Spec) (*surface.Interface, error) { return surface.Build(s, name, rg.SurfaceTools(s.Level)) }
+		build = func(s surface.Spec) (*surface.Interface, error) {
+			return surface.Build(s, name, rg.SurfaceTools(s.Level))
+		}
 		f.groups = func(s surface.Spec) ([]byte, error) {
 			return g.YAML([]string{fmt.Sprintf("groups of %s's tools for %s (granite advise)", name, s.Name)})
 		}

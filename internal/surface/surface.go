@@ -135,8 +135,8 @@ func (p Problem) Error() string { return p.Msg }
 
 // Spec names an interface: a level and the transforms over it.
 type Spec struct {
-	Name       string      `json:"name"`
-	Level      level.Level `json:"level"`
+	Name  string      `json:"name"`
+	Level level.Level `json:"level"`
 	Transforms
 }
 
