@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
+	"github.com/mcpgranite/granite/scenarios/regroup"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -43,13 +44,20 @@ type domainSummary struct {
 	ContextByBackend map[string]string `json:"context_by_backend"`
 }
 
-func runList(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("list", "[--interfaces] [--domain D] [--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level;\nwith --interfaces, each domain's standard interfaces (every level as\nwritten and each transform preset over it) with what their tools cost a\nmodel to read: schema tokens (cl100k_base), arguments, actions, nesting\ndepth, the share of constraints only the schema states, and the schema\nkeywords the default backend drops.", stderr)
+func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("list", "[--interfaces [--mcp-cmd CMD | --mcp-url URL | --tools FILE [--groups F]]] [--domain D] [--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level;\nwith --interfaces, each domain's standard interfaces (every level as\nwritten and each transform preset over it) with what their tools cost a\nmodel to read: schema tokens (cl100k_base), arguments, actions, nesting\ndepth, the share of constraints only the schema states, and the schema\nkeywords the default backend drops; with a server (--mcp-cmd, --mcp-url,\n--tools), its regrouped levels' interfaces instead.", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	ifaces := fs.Bool("interfaces", false, "list each domain's standard interfaces and their metrics")
 	only := fs.String("domain", "", "list only this domain")
+	src := addExternalSource(fs, true)
 	if code, ok := parse(fs, args); !ok {
 		return code
+	}
+	if src.live() || *src.tools != "" {
+		if !*ifaces || *only != "" {
+			return fail(stderr, "list", 2, fmt.Errorf("a server (--mcp-cmd, --mcp-url, --tools) goes with --interfaces and without --domain"))
+		}
+		return listServerInterfaces(ctx, src, *asJSON, stdout, stderr)
 	}
 	domains := gen.Domains
 	if *only != "" {
@@ -192,11 +200,48 @@ func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.
 		if err != nil {
 			return fail(stderr, "list", 1, err)
 		}
-		for _, iface := range cat {
-			rows = append(rows, interfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
-				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
-		}
+		rows = append(rows, summarise(d.Name, cat)...)
 	}
+	return printInterfaces(rows, count(len(domains), "domain"), asJSON, stdout, stderr)
+}
+
+// listServerInterfaces lists the catalogue of a server's regrouped
+// levels.
+func listServerInterfaces(ctx context.Context, src *externalSource, asJSON bool, stdout, stderr io.Writer) int {
+	tools, name, c, err := src.load(ctx)
+	if err != nil {
+		return fail(stderr, "list", 1, err)
+	}
+	if c != nil {
+		c.Close()
+	}
+	g, err := src.grouping(name, tools)
+	if err != nil {
+		return fail(stderr, "list", 1, err)
+	}
+	rg, err := regroup.Build(tools, g)
+	if err != nil {
+		return fail(stderr, "list", 1, err)
+	}
+	cat, err := rg.Catalogue(name)
+	if err != nil {
+		return fail(stderr, "list", 1, err)
+	}
+	return printInterfaces(summarise(name, cat), "server "+name, asJSON, stdout, stderr)
+}
+
+func summarise(domain string, cat []*surface.Interface) []interfaceSummary {
+	var rows []interfaceSummary
+	for _, iface := range cat {
+		rows = append(rows, interfaceSummary{Domain: domain, Interface: iface.Spec.Name, Level: iface.Spec.Level,
+			Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
+	}
+	return rows
+}
+
+// printInterfaces prints the rows of interfaces of what, as a table or
+// JSON.
+func printInterfaces(rows []interfaceSummary, what string, asJSON bool, stdout, stderr io.Writer) int {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -219,7 +264,7 @@ func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.
 	if err := tw.Flush(); err != nil {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), count(len(domains), "domain"))
+	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), what)
 	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop. --json gives every metric.\n", agent.Default().Label())
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -104,5 +105,32 @@ func TestListInterfacesTable(t *testing.T) {
 	errb.Reset()
 	if code := run(context.Background(), []string{"list", "--interfaces", "--domain", "kitchen"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown domain "kitchen": want one of `+domainNames()) {
 		t.Errorf("exit %d: %s", code, errb.String())
+	}
+}
+
+// TestListServerInterfaces lists the catalogue of a server's regrouped
+// levels from its tools/list file, and refuses a server beside --domain.
+func TestListServerInterfaces(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"list", "--interfaces", "--json", "--tools", "../../harness/testdata/server-memory.tools.json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rows []interfaceSummary
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	levels := map[level.Level]int{}
+	for _, r := range rows {
+		levels[r.Level]++
+		if r.Metrics.Tools == 0 || r.Metrics.SchemaTokens == 0 {
+			t.Errorf("%s: metrics %+v", r.Interface, r.Metrics)
+		}
+	}
+	if len(rows) < 12 || len(levels) != 4 {
+		t.Errorf("%d interfaces over levels %v; want the presets at every level", len(rows), levels)
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"list", "--domain", gen.Domains[0].Name, "--interfaces", "--tools", "x.json"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "without --domain") {
+		t.Errorf("server beside --domain: exit %d, %s", code, errb.String())
 	}
 }
