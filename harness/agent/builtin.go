@@ -88,16 +88,23 @@ func (oracle) Run(ctx context.Context, tr *Trial) {
 			c := tr.CallLogged(ctx, made, g.Name, g.Arguments)
 			replies = append(replies, c.Result)
 		}
-		text := strings.Join(replies, "\n")
-		if len(replies) == 0 {
-			text = "No tool call is right for this request."
-		}
-		if ti < len(tr.Prompts)-1 {
-			tr.Record.Messages = append(tr.Record.Messages, results.Message{Role: "assistant", Content: text})
-			continue
-		}
-		tr.Answer(text, made+len(tr.Prompts))
+		answerTurn(tr, ti, replies, made)
 	}
+}
+
+// answerTurn ends user turn ti of a built-in agent's trial with the
+// tools' results so far (or says no call was right): an assistant message
+// between turns, the final answer after the last, with made calls.
+func answerTurn(tr *Trial, ti int, replies []string, made int) {
+	text := strings.Join(replies, "\n")
+	if len(replies) == 0 {
+		text = "No tool call is right for this request."
+	}
+	if ti < len(tr.Prompts)-1 {
+		tr.Record.Messages = append(tr.Record.Messages, results.Message{Role: "assistant", Content: text})
+		return
+	}
+	tr.Answer(text, made+len(tr.Prompts))
 }
 
 // silent answers without calling a tool: the floor every scenario must

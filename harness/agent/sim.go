@@ -103,15 +103,7 @@ func (a sim) Run(ctx context.Context, tr *Trial) {
 			}
 			replies = append(replies, c.Result)
 		}
-		text := strings.Join(replies, "\n")
-		if len(replies) == 0 {
-			text = "No tool call is right for this request."
-		}
-		if ti < len(tr.Prompts)-1 {
-			tr.Record.Messages = append(tr.Record.Messages, results.Message{Role: "assistant", Content: text})
-			continue
-		}
-		tr.Answer(text, made+len(tr.Prompts))
+		answerTurn(tr, ti, replies, made)
 	}
 }
 

@@ -495,14 +495,8 @@ func (r *Report) byLevel() *Table {
 				continue
 			}
 			cells[2*x.m], cells[2*x.m+1] = x.p.Mean, adj[i]
-			if x.m == 0 && adj[i] < 0.05 {
-				sig = "*"
-				if adj[i] < 0.01 {
-					sig = "**"
-				}
-				if adj[i] < 0.001 {
-					sig = "***"
-				}
+			if x.m == 0 {
+				sig = stars(adj[i])
 			}
 		}
 		if l == level.L4 {
