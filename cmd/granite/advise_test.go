@@ -28,6 +28,7 @@ type adviceJSON struct {
 			TC        float64 `json:"tc"`
 		} `json:"pick"`
 		Publish    advise.Publish `json:"publish"`
+		Stopped    string         `json:"stopped"`
 		Trials     int            `json:"trials"`
 		GridTrials int            `json:"grid_trials"`
 		Rounds     []struct {
@@ -175,5 +176,16 @@ func TestAdviseLiveReferenceServer(t *testing.T) {
 	}
 	if p := adv.Models[0].Pick; p.TC < 0.9 {
 		t.Errorf("oracle on the live server: pick %+v; want it to complete the artifacts", p)
+	}
+}
+
+// TestAdviseBudget: a race over its trial budget ends after the round
+// that crossed it, and says so.
+func TestAdviseBudget(t *testing.T) {
+	adv := runAdviseCLI(t, t.TempDir(), "--tools", "../../harness/testdata/server-memory.tools.json", "--models", "builtin:sim",
+		"--candidates", "levels", "--max-rounds", "5", "--max-trials", "10")
+	m := adv.Models[0]
+	if len(m.Rounds) != 1 || !strings.Contains(m.Stopped, "trial budget (10)") || m.Trials >= m.GridTrials {
+		t.Errorf("%d rounds, %d of %d trials, stopped: %q; want one round and the budget named", len(m.Rounds), m.Trials, m.GridTrials, m.Stopped)
 	}
 }
