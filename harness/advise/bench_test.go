@@ -84,7 +84,8 @@ func simFields(b *testing.B, skill float64) []simField {
 // needs to pick right in 95% of grids in the least favourable field: one
 // candidate Delta better than the k−1 others, all near ½ where a trial's
 // variance is largest. It is the grid a user who does not know the field
-// must run for the same guarantee (Bechhofer's indifference-zone design).
+// must run for the same guarantee (Bechhofer's indifference-zone design,
+// found by simulation).
 func lfcRounds(race Race, k, tasks int, seed uint64) int {
 	ps := make([]float64, k)
 	for i := range ps {
@@ -97,81 +98,87 @@ func lfcRounds(race Race, k, tasks int, seed uint64) int {
 }
 
 // BenchmarkAdviseSimulated races simulated fields (simFields) at a few
-// skills of builtin:sim and reports, over every generated domain's field
-// (benchRaces seeded races each):
+// skills of builtin:sim, with each procedure, and reports over every
+// generated domain's field (benchRaces seeded races each):
 //
 //   - right-%: the share of races whose pick is right (within Delta of the
 //     best true mean), the mean over domains; 95 or more is required.
 //     worst-right-% is the worst domain's, which the simulation's own
 //     noise (±1.5 points over 200 races) puts a little lower.
-//   - trial-share: advise's mean trials over the full grid's at the same
-//     MaxRounds, the mean over domains; at most 0.333 is required.
-//   - grid-trials: the full grid's trials, the mean over domains.
-//   - lfc-right-%, lfc-trial-share, lfc-grid-trials: the same with
-//     MaxRounds the least favourable field's grid (lfcRounds).
-//
-// The first figures' MaxRounds is the grid a user would run to get the
-// same error rate on this field: the smallest number of rounds at which
-// a full grid (every candidate every scenario every round, the highest
-// mean picked) picks right in 95% of simulated grids (search over
-// PlanGrid, as TrialsFor searches over Plan), raised to what the race
-// needs for the same 95% where that is more. The figures are from races
-// seeded apart from the search's, so they check its answer. This favours the grid: only
-// the field's own success probabilities, which a user does not know
-// before running it, size it so small. The lfc figures size the grid as a
-// user must without that knowledge, for a 95% right pick in any field.
+//   - trial-share: the race's mean trials over the trials of the full
+//     grid that guarantees the same error rate without knowing the field
+//     (lfc-grid-trials: every candidate on every task for the rounds of
+//     lfcRounds, 95% right in the least favourable field), the mean over
+//     domains; at most 0.333 is required. This is the grid a user runs
+//     instead of racing.
+//   - field-trial-share: the race's mean trials over field-grid-trials,
+//     the grid sized to this field's own success probabilities (the
+//     fewest rounds at which a full grid picks right in 95% of simulated
+//     grids, a search over PlanGrid). Only a user who already knew the
+//     field could size a grid so small, so this is a floor no real grid
+//     reaches; it says how much of racing's saving is the field being
+//     easy.
+//   - capped-%: the share of races that reached MaxRounds before the
+//     procedure ended by itself (KN's cap is DefaultKNMaxRounds; sign's
+//     MaxRounds is the lfc grid's rounds, the repetitions a user would
+//     configure).
 //
 //	go test ./harness/advise -run '^$' -bench AdviseSimulated -benchtime 1x -v
 func BenchmarkAdviseSimulated(b *testing.B) {
 	for _, skill := range []float64{1.5, agent.SimDefaultSkill, 5} {
-		b.Run(fmt.Sprintf("skill=%g", skill), func(b *testing.B) {
-			fields := simFields(b, skill)
-			race := Race{}.Normal()
-			lfc := lfcRounds(race, len(fields[0].cands), len(fields[0].p[fields[0].cands[0].Name]), 1)
-			for range b.N {
-				var fig, lfcFig figures
-				for i, fd := range fields {
-					seed := uint64(i + 1)
-					gridRounds, _ := search(race, 0.95, func(r Race) PlanResult { return PlanGrid(r, fd.cands, fd.p, PlanRuns, seed) })
-					raceRounds, _ := TrialsFor(race, fd.cands, fd.p, 0.95, seed)
-					r := race
-					r.MaxRounds = max(gridRounds, raceRounds)
-					res := Plan(r, fd.cands, fd.p, benchRaces, seed+1000)
-					b.Logf("%s: grid %d rounds, race %d; at %d: right %.1f%%, trials %.0f (p90 %d) of %d, share %.3f, ended after %v",
-						fd.domain, gridRounds, raceRounds, r.MaxRounds, 100*res.Right, res.TrialsMean, res.TrialsP90, res.GridTrials, res.Share, res.Rounds[1:])
-					fig.add(res, len(fields))
-					r.MaxRounds = lfc
-					res = Plan(r, fd.cands, fd.p, benchRaces, seed+1000)
-					b.Logf("%s: least favourable grid %d rounds: right %.1f%%, trials %.0f (p90 %d) of %d, share %.3f",
-						fd.domain, lfc, 100*res.Right, res.TrialsMean, res.TrialsP90, res.GridTrials, res.Share)
-					lfcFig.add(res, len(fields))
+		fields := simFields(b, skill)
+		for _, proc := range []string{ProcedureKN, ProcedureSign} {
+			b.Run(fmt.Sprintf("skill=%g/procedure=%s", skill, proc), func(b *testing.B) {
+				race := Race{Procedure: proc}.Normal()
+				k, tasks := len(fields[0].cands), len(fields[0].p[fields[0].cands[0].Name])
+				lfc := lfcRounds(race, k, tasks, 1)
+				if proc == ProcedureSign {
+					race.MaxRounds = lfc
 				}
-				b.ReportMetric(100*fig.right, "right-%")
-				b.ReportMetric(100*fig.worst, "worst-right-%")
-				b.ReportMetric(fig.share, "trial-share")
-				b.ReportMetric(fig.grid, "grid-trials")
-				b.ReportMetric(100*lfcFig.right, "lfc-right-%")
-				b.ReportMetric(100*lfcFig.worst, "lfc-worst-right-%")
-				b.ReportMetric(lfcFig.share, "lfc-trial-share")
-				b.ReportMetric(lfcFig.grid, "lfc-grid-trials")
-			}
-		})
+				for range b.N {
+					var fig figures
+					for i, fd := range fields {
+						seed := uint64(i + 1)
+						gridRounds, _ := search(race, 0.95, func(r Race) PlanResult { return PlanGrid(r, fd.cands, fd.p, PlanRuns, seed) })
+						res := Plan(race, fd.cands, fd.p, benchRaces, seed+1000)
+						lfcGrid := len(fd.cands) * len(fd.p[fd.cands[0].Name]) * lfc
+						fieldGrid := len(fd.cands) * len(fd.p[fd.cands[0].Name]) * gridRounds
+						b.Logf("%s: right %.1f%%, trials %.0f (p90 %d); lfc grid %d rounds, %d trials, share %.3f; field grid %d rounds, %d trials, share %.3f; capped %d",
+							fd.domain, 100*res.Right, res.TrialsMean, res.TrialsP90, lfc, lfcGrid, res.TrialsMean/float64(lfcGrid),
+							gridRounds, fieldGrid, res.TrialsMean/float64(fieldGrid), res.Rounds[race.MaxRounds])
+						fig.add(res, lfcGrid, fieldGrid, race.MaxRounds, len(fields))
+					}
+					b.ReportMetric(100*fig.right, "right-%")
+					b.ReportMetric(100*fig.worst, "worst-right-%")
+					b.ReportMetric(fig.share, "trial-share")
+					b.ReportMetric(fig.lfcGrid, "lfc-grid-trials")
+					b.ReportMetric(fig.fieldShare, "field-trial-share")
+					b.ReportMetric(fig.fieldGrid, "field-grid-trials")
+					b.ReportMetric(100*fig.capped, "capped-%")
+				}
+			})
+		}
 	}
 }
 
 // figures are a benchmark's figures over fields: the mean and the worst
-// right-pick share, the mean trial share and the mean grid trials.
+// right-pick share, the mean trial shares of the two grids, the grids'
+// mean trials and the mean share of races capped.
 type figures struct {
-	right, worst, share, grid float64
-	seen                      bool
+	right, worst, share, lfcGrid, fieldShare, fieldGrid, capped float64
+	seen                                                        bool
 }
 
-func (f *figures) add(res PlanResult, fields int) {
+func (f *figures) add(res PlanResult, lfcGrid, fieldGrid, maxRounds, fields int) {
 	if !f.seen || res.Right < f.worst {
 		f.worst = res.Right
 	}
 	f.seen = true
-	f.right += res.Right / float64(fields)
-	f.share += res.Share / float64(fields)
-	f.grid += float64(res.GridTrials) / float64(fields)
+	n := float64(fields)
+	f.right += res.Right / n
+	f.share += res.TrialsMean / float64(lfcGrid) / n
+	f.lfcGrid += float64(lfcGrid) / n
+	f.fieldShare += res.TrialsMean / float64(fieldGrid) / n
+	f.fieldGrid += float64(fieldGrid) / n
+	f.capped += float64(res.Rounds[maxRounds]) / float64(max(1, res.Runs)) / n
 }

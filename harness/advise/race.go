@@ -127,40 +127,89 @@ type Outcome struct {
 
 // Race is a race's settings; zero fields take their defaults (Normal).
 type Race struct {
-	// Alpha is the family-wise error rate: the largest probability that
-	// the race ever drops a truly best candidate (default 0.05).
+	// Procedure is how the race drops candidates: ProcedureKN (the
+	// default), Kim and Nelson's indifference-zone race, or
+	// ProcedureSign, paired sign tests with Holm's adjustment.
+	Procedure string
+	// Alpha is the error rate. For KN: the largest probability that the
+	// pick is not the best when the best is at least Delta ahead of every
+	// other candidate. For sign: the largest probability that the race
+	// ever drops a truly best candidate. Default 0.05.
 	Alpha float64
 	// MinRounds is the first round after which the race looks (default
-	// 2): one round is rarely enough to drop anything at Alpha/L, and a
-	// look that cannot drop spends its share of Alpha for nothing.
+	// 2). For KN the rounds up to it are the first stage, whose paired
+	// differences estimate each pair's variance: more rounds there
+	// estimate it better and lower h², fewer let clear losers go sooner.
+	// For sign one round is rarely enough to drop anything at Alpha/L,
+	// and a look that cannot drop spends its share of Alpha for nothing.
 	MinRounds int
-	// MaxRounds is the last round (default 10). Alpha is spent over the
-	// looks MinRounds..MaxRounds, so a larger MaxRounds makes each look
-	// stricter.
+	// MaxRounds is the last round: a cap on what the race may spend, the
+	// grid's repetitions. KN ends by itself, at the latest when every
+	// pair's boundary has closed (Decision.LastRound); a cap below that
+	// ends it early with the best mean and without KN's guarantee
+	// (default DefaultKNMaxRounds). Sign spends Alpha over the looks
+	// MinRounds..MaxRounds, so a larger MaxRounds makes each look
+	// stricter (default DefaultMaxRounds).
 	MaxRounds int
 	// Delta is the indifference zone (default 0.05): a pick whose true
 	// mean TC is within Delta of the best's counts as right.
 	Delta float64
 }
 
+// The procedures a race runs (Race.Procedure).
+const (
+	// ProcedureKN is Kim and Nelson's fully sequential indifference-zone
+	// procedure (the package doc's Procedure).
+	ProcedureKN = "kn"
+	// ProcedureSign is paired sign tests over every ordered pair with
+	// Holm's adjustment and Bonferroni over the looks (the package doc's
+	// The sign procedure).
+	ProcedureSign = "sign"
+)
+
 // The defaults of Race's fields.
 const (
+	DefaultProcedure = ProcedureKN
 	DefaultAlpha     = 0.05
+	// DefaultMinRounds is the sign procedure's first look.
 	DefaultMinRounds = 2
+	// DefaultKNMinRounds is KN's first stage: on a domain's nine tasks,
+	// 45 paired trials, which put h² within 12% of the known-variance
+	// constant it tends to (2·ln((k−1)/(2α)), 9.4 for twelve candidates
+	// at 0.05), where two rounds' 18 leave it 34% above; the near-tied
+	// candidates that race longest pay h² on every trial, the clear
+	// losers only the three rounds more (BenchmarkAdviseSimulated: a
+	// trial share of 0.29 at the default skill, 0.34 with two rounds).
+	DefaultKNMinRounds = 5
+	// DefaultMaxRounds is the sign procedure's last round.
 	DefaultMaxRounds = 10
-	DefaultDelta     = 0.05
+	// DefaultKNMaxRounds is KN's cap: high enough that KN's own bound,
+	// h²·S²/Delta² paired observations, ends it first on any field of a
+	// few tasks or more.
+	DefaultKNMaxRounds = 256
+	DefaultDelta       = 0.05
 )
 
 // Normal is the race with its zero fields set to their defaults.
 func (r Race) Normal() Race {
+	if r.Procedure == "" {
+		r.Procedure = DefaultProcedure
+	}
 	if r.Alpha == 0 {
 		r.Alpha = DefaultAlpha
 	}
 	if r.MinRounds == 0 {
 		r.MinRounds = DefaultMinRounds
+		if r.Procedure == ProcedureKN {
+			r.MinRounds = DefaultKNMinRounds
+		}
 	}
 	if r.MaxRounds == 0 {
-		r.MaxRounds = max(DefaultMaxRounds, r.MinRounds)
+		r.MaxRounds = DefaultMaxRounds
+		if r.Procedure == ProcedureKN {
+			r.MaxRounds = DefaultKNMaxRounds
+		}
+		r.MaxRounds = max(r.MaxRounds, r.MinRounds)
 	}
 	if r.Delta == 0 {
 		r.Delta = DefaultDelta
@@ -172,6 +221,9 @@ func (r Race) Normal() Race {
 func (r Race) Check() error {
 	r = r.Normal()
 	var errs []error
+	if r.Procedure != ProcedureKN && r.Procedure != ProcedureSign {
+		errs = append(errs, fmt.Errorf("race: procedure %q: want %q (Kim and Nelson's indifference-zone race, the default) or %q (sign tests with Holm)", r.Procedure, ProcedureKN, ProcedureSign))
+	}
 	if !(r.Alpha > 0 && r.Alpha < 1) {
 		errs = append(errs, fmt.Errorf("race: alpha %v: want a family-wise error rate in (0, 1), e.g. 0.05", r.Alpha))
 	}
@@ -187,7 +239,7 @@ func (r Race) Check() error {
 	return errors.Join(errs...)
 }
 
-// Looks is the number of looks the race spends Alpha over:
+// Looks is the number of looks the sign procedure spends Alpha over:
 // MaxRounds − MinRounds + 1.
 func (r Race) Looks() int {
 	r = r.Normal()
@@ -270,9 +322,10 @@ type Decision struct {
 	// each with the comparison it lost.
 	Dropped []Comparison
 	// Comparisons are, for every candidate racing at this look, its
-	// comparison with the smallest adjusted p-value, in candidate order;
-	// empty before MinRounds and after MaxRounds, when the race does not
-	// look.
+	// closest comparison, in candidate order: for sign the one with the
+	// smallest adjusted p-value, for KN the one whose Sum is nearest its
+	// −Boundary. Empty before MinRounds and after MaxRounds, when the
+	// race does not look.
 	Comparisons []Comparison
 	// Best is the current best survivor.
 	Best string
@@ -280,9 +333,15 @@ type Decision struct {
 	// racing at this look shares (Best is the highest), in candidate
 	// order.
 	Means []Mean
-	// Done is whether the race is over: one survivor, or the round is
-	// MaxRounds or later.
+	// Done is whether the race is over: one survivor, the round is
+	// MaxRounds or later, or (KN) every surviving pair's boundary has
+	// closed.
 	Done bool
+	// LastRound is the last round the race can play from here: MaxRounds,
+	// or for KN, once every surviving pair's variance is estimated, the
+	// round by which every surviving pair's boundary has closed, if that
+	// comes sooner (with every trial played).
+	LastRound int
 }
 
 // Comparison is one candidate paired with another over the trials both
@@ -296,13 +355,22 @@ type Comparison struct {
 	// are those where Candidate's TC is higher, Losses where Against's
 	// is, and the rest are ties.
 	Pairs, Wins, Losses int
-	// P is the one-sided exact sign test's p-value that Candidate is
-	// worse: P(Binomial(Wins+Losses, ½) ≥ Losses).
+	// P is the sign procedure's one-sided exact sign test p-value that
+	// Candidate is worse: P(Binomial(Wins+Losses, ½) ≥ Losses). KN tests
+	// no p-value and leaves it 0, as it does Adjusted.
 	P float64
-	// Adjusted is P adjusted by Holm over the look's comparisons and by
-	// the number of looks; the candidate is dropped when it is at most
-	// Alpha.
+	// Adjusted is the sign procedure's P adjusted by Holm over the look's
+	// comparisons and by the number of looks; the candidate is dropped
+	// when it is at most Alpha.
 	Adjusted float64
+	// Sum is KN's sum of the paired differences, Candidate's TC minus
+	// Against's, over the Pairs trials; Boundary is W(n) for n = Pairs,
+	// and the candidate is dropped when Sum < −Boundary. Both 0 for sign.
+	Sum, Boundary float64
+	// Variance is KN's S², the sample variance of the paired differences
+	// over the first stage (floored, see the package doc), and Horizon is
+	// h²·S²/Delta², the paired trials after which Boundary is 0.
+	Variance, Horizon float64
 }
 
 // Mean is a survivor's mean TC over the trials the look's candidates
@@ -411,6 +479,10 @@ type engine struct {
 	// wins[c][d] counts the pairs c won against d, pairs[c][d] those both
 	// played, over the rounds both were racing.
 	wins, pairs [][]int
+	// KN's pair statistics: sum[c][d] is Σ(x_c − x_d) over the pairs both
+	// played, sq[c][d] Σ(x_c − x_d)² over them until the pair's first
+	// stage ends, when s2 and h2 are set (h2 is 0 before).
+	sum, sq, s2, h2 [][]float64
 	// sums are the survivors' TC sums over the trials all of them share
 	// in rounds 1..summed, over shared trials; changed marks a drop since,
 	// after which they are summed again.
@@ -424,10 +496,12 @@ type engine struct {
 func newEngine(r Race, cands []Candidate, tasks int) *engine {
 	k := len(cands)
 	e := &engine{r: r, cands: cands, tasks: tasks, alive: make([]bool, k), sums: make([]float64, k),
-		wins: make([][]int, k), pairs: make([][]int, k)}
+		wins: make([][]int, k), pairs: make([][]int, k),
+		sum: make([][]float64, k), sq: make([][]float64, k), s2: make([][]float64, k), h2: make([][]float64, k)}
 	for c := range k {
 		e.alive[c] = true
 		e.wins[c], e.pairs[c] = make([]int, k), make([]int, k)
+		e.sum[c], e.sq[c], e.s2[c], e.h2[c] = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	}
 	return e
 }
@@ -454,6 +528,11 @@ func (e *engine) play(v [][]float64) {
 				}
 				e.pairs[c][d]++
 				e.pairs[d][c]++
+				e.sum[c][d] += x - y
+				e.sum[d][c] -= x - y
+				if e.h2[c][d] == 0 {
+					e.sq[c][d] += (x - y) * (x - y)
+				}
 				if x > y {
 					e.wins[c][d]++
 				} else if y > x {
@@ -541,9 +620,13 @@ func (e *engine) look(round int) Decision {
 	alive := e.survivors()
 	means, trials := e.means(alive)
 	b := e.best(alive, means)
-	d := Decision{Round: round, Best: e.cands[alive[b]].Name}
+	d := Decision{Round: round, Best: e.cands[alive[b]].Name, LastRound: e.r.MaxRounds}
 	if !e.noDrop && round >= e.r.MinRounds && round <= e.r.MaxRounds && len(alive) > 1 {
-		d.Comparisons, d.Dropped = e.test(alive, alive[b])
+		if e.r.Procedure == ProcedureKN {
+			d.Comparisons, d.Dropped = e.testKN(alive, alive[b])
+		} else {
+			d.Comparisons, d.Dropped = e.test(alive, alive[b])
+		}
 	}
 	for _, x := range d.Dropped {
 		e.changed = true
@@ -555,8 +638,117 @@ func (e *engine) look(round int) Decision {
 			d.Means = append(d.Means, Mean{Candidate: e.cands[c].Name, Mean: means[i], Trials: trials[i]})
 		}
 	}
-	d.Done = len(d.Survivors) == 1 || round >= e.r.MaxRounds
+	if e.r.Procedure == ProcedureKN && !e.noDrop && round >= e.r.MinRounds {
+		d.LastRound = e.knLastRound(round)
+	}
+	d.Done = len(d.Survivors) == 1 || round >= d.LastRound
 	return d
+}
+
+// knH2 is KN's h² for a race of k candidates whose pair's first stage
+// had n0 ≥ 2 paired trials, at error rate alpha, with c = 1:
+// 2η(n0 − 1), η = ½[(2α/(k − 1))^(−2/(n0 − 1)) − 1].
+func knH2(k, n0 int, alpha float64) float64 {
+	eta := 0.5 * (math.Pow(2*alpha/float64(max(1, k-1)), -2/float64(n0-1)) - 1)
+	return 2 * eta * float64(n0-1)
+}
+
+// knFloor is the least S² of a pair whose first stage had n0 paired
+// trials: the variance p(1 − p) of a difference nonzero with probability
+// p = 0.5/n0, as if half of one of the n0 pairs had differed. Without it
+// two candidates with the same outcomes throughout the first stage (both
+// always completing, say) would have S² = 0, a boundary closed at once,
+// and a pick made on the first stage's ties.
+func knFloor(n0 int) float64 {
+	p := 0.5 / float64(n0)
+	return p * (1 - p)
+}
+
+// freeze ends the first stage of every pair of survivors that has not
+// ended it and has two paired trials or more: its S² (floored) and h².
+func (e *engine) freeze(alive []int) {
+	for _, c := range alive {
+		for _, d := range alive {
+			n := e.pairs[c][d]
+			if c >= d || e.h2[c][d] != 0 || n < 2 {
+				continue
+			}
+			m := e.sum[c][d] / float64(n)
+			s2 := max(knFloor(n), (e.sq[c][d]-float64(n)*m*m)/float64(n-1))
+			h2 := knH2(len(e.cands), n, e.r.Alpha)
+			e.s2[c][d], e.s2[d][c], e.h2[c][d], e.h2[d][c] = s2, s2, h2, h2
+		}
+	}
+}
+
+// knCompare is KN's comparison of c against d after their pairs so far.
+func (e *engine) knCompare(c, d int) Comparison {
+	n := e.pairs[c][d]
+	x := Comparison{Candidate: e.cands[c].Name, Against: e.cands[d].Name, Pairs: n,
+		Wins: e.wins[c][d], Losses: e.wins[d][c], Sum: e.sum[c][d], Variance: e.s2[c][d]}
+	x.Horizon = e.h2[c][d] * x.Variance / (e.r.Delta * e.r.Delta)
+	x.Boundary = max(0, e.r.Delta/2*(x.Horizon-float64(n)))
+	return x
+}
+
+// testKN is KN's elimination at a look: a survivor is dropped when its
+// sum of paired differences against another survivor is below that
+// pair's −W(n) (never the best). It returns each survivor's closest
+// comparison (the smallest Sum + Boundary) and those that drop. Pairs
+// still in their first stage (fewer than two paired trials) are not
+// compared.
+func (e *engine) testKN(alive []int, best int) (all, dropped []Comparison) {
+	e.freeze(alive)
+	bestName := e.cands[best].Name
+	for _, c := range alive {
+		var top *Comparison
+		for _, d := range alive {
+			if c == d || e.h2[c][d] == 0 {
+				continue
+			}
+			x := e.knCompare(c, d)
+			if m, tm := x.Sum+x.Boundary, 0.0; top != nil {
+				tm = top.Sum + top.Boundary
+				if !(m < tm || m == tm && x.Against == bestName && top.Against != bestName) {
+					continue
+				}
+			}
+			top = &x
+		}
+		if top == nil {
+			continue
+		}
+		all = append(all, *top)
+		if c != best && top.Sum < -top.Boundary {
+			dropped = append(dropped, *top)
+		}
+	}
+	return all, dropped
+}
+
+// knLastRound is the last round KN can play after round, with every
+// trial played: the round by which every surviving pair has more paired
+// trials than its horizon, at most MaxRounds; MaxRounds while a pair of
+// survivors is still in its first stage.
+func (e *engine) knLastRound(round int) int {
+	alive := e.survivors()
+	last := round
+	for _, c := range alive {
+		for _, d := range alive {
+			if c >= d {
+				continue
+			}
+			if e.h2[c][d] == 0 {
+				return e.r.MaxRounds
+			}
+			x := e.knCompare(c, d)
+			need := int(math.Floor(x.Horizon)) + 1 - x.Pairs
+			if need > 0 {
+				last = max(last, round+(need+e.tasks-1)/max(1, e.tasks))
+			}
+		}
+	}
+	return min(last, e.r.MaxRounds)
 }
 
 // test runs the look's sign tests over every ordered pair of survivors,
@@ -763,7 +955,16 @@ func Wilson(successes float64, n int) (low, high float64) {
 	den := 1 + z*z/nf
 	center := (p + z*z/(2*nf)) / den
 	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return max(0, center-half), min(1, center+half)
+	low, high = max(0, center-half), min(1, center+half)
+	// At p = 0 or 1 an end of the interval is p itself; rounding would
+	// put it a hair inside.
+	if successes <= 0 {
+		low = 0
+	}
+	if successes >= nf {
+		high = 1
+	}
+	return low, high
 }
 
 // bootstrap is the 95% percentile bootstrap interval of xs's mean.
