@@ -24,7 +24,8 @@ type PlanResult struct {
 	TrialsMean float64
 	TrialsP90  int
 	// GridTrials is the full grid's trials: every candidate playing every
-	// task MaxRounds times.
+	// task MaxRounds times (for KN, whose MaxRounds is a cap it rarely
+	// reaches, a grid larger than any a user would run).
 	GridTrials int
 	// Share is TrialsMean / GridTrials.
 	Share float64
@@ -34,8 +35,10 @@ type PlanResult struct {
 	// Picks counts the races that picked each candidate.
 	Picks map[string]int
 	// BestDropped is the share of races that dropped a candidate whose
-	// true mean TC is the field's highest: what Alpha bounds when the
-	// truly best candidates are best on every task.
+	// true mean TC is the field's highest: what Alpha bounds for sign
+	// when the truly best candidates are best on every task. KN drops
+	// such a candidate whenever another within Delta of it is left, so
+	// for KN it says nothing about the error rate; Right does.
 	BestDropped float64
 }
 

@@ -8,8 +8,95 @@
 //
 // A race plays rounds. In each round every surviving candidate plays
 // every task once; an outcome is a trial's task completion (TC) in [0, 1],
-// keyed by candidate, task and round (Outcome.Rep). After each round r
-// from Race.MinRounds to Race.MaxRounds the race looks (Decide):
+// keyed by candidate, task and round (Outcome.Rep). Two candidates'
+// outcomes pair when their task and round are the same: an observation of
+// the pair is the difference of their TCs on one (task, round), so the
+// tasks' difficulty, which both face, cancels.
+//
+// The default procedure, ProcedureKN, is Kim and Nelson's fully
+// sequential indifference-zone procedure KN ("A fully sequential
+// procedure for indifference-zone selection in simulation", ACM TOMACS
+// 11(3), 2001), with c = 1, for the race's k candidates, α = Alpha and
+// δ = Delta:
+//
+//  1. First stage: rounds 1..MinRounds. For every pair (i, l), S²_il is
+//     the sample variance of its n0 paired differences (n0 = MinRounds ×
+//     tasks when every trial is played), floored at p(1 − p) with
+//     p = 0.5/n0, and h²_il = 2η(n0 − 1) with
+//     η = ½[(2α/(k − 1))^(−2/(n0 − 1)) − 1].
+//  2. After each round from MinRounds on (Decide), with n paired
+//     observations of a pair so far, a survivor i is dropped when
+//     Σ(X_i − X_l) < −W_il(n) for some survivor l, where
+//     W_il(n) = max(0, (δ/2)(h²_il·S²_il/δ² − n)). The boundary starts
+//     wide and closes linearly to 0 at the pair's horizon
+//     N_il = h²_il·S²_il/δ² observations (Comparison.Horizon): the sum's
+//     drift beats it long before that when the pair is δ or more apart,
+//     and a near tie, whose sum drifts little, is settled by the closing
+//     boundary, at the latest on the sum's sign at the horizon. A
+//     dropped candidate never returns; the current best (below) is never
+//     dropped.
+//  3. The current best is the survivor with the highest mean TC over the
+//     trials every survivor shares (the same task and round); a tie goes
+//     to the published candidate, then to the earlier candidate.
+//  4. The race is done when one candidate survives, when every surviving
+//     pair has passed its horizon (Decision.LastRound says by when, once
+//     the first stage is over), or at MaxRounds, a cap. The pick
+//     (Recommend) is the best at the end.
+//
+// The floor is there because binary outcomes can agree throughout a
+// first stage (two candidates that complete every task): S² = 0 would
+// close the boundary at once and pick on the first stage's ties. The
+// floor is the variance of a difference nonzero in half of one of the n0
+// pairs, so such a pair races on for h²·p(1 − p)/δ² observations.
+//
+// Observations are (task, round) pairs rather than rounds' means because
+// h² falls fast with n0: for twelve candidates at α = 0.05 it is 12099
+// after 2 observations, 12.6 after 18 and 10.5 after 45, tending to
+// 2·ln((k − 1)/(2α)) = 9.4. KN assumes independent, identically
+// distributed normal differences; a round's tasks differ in difficulty,
+// so differences on different tasks have different means. The race looks
+// only at round ends, where a pair's sum is a sum of independent round
+// sums, each with mean tasks × the pair's mean difference and variance
+// the sum of the tasks' own variances; S² over (task, round) counts the
+// spread of the tasks' mean differences too, so it overestimates that
+// variance and widens the boundary: conservative. Looking at round ends
+// only, not after every observation, gives fewer chances to drop wrongly.
+// Each pair's n0 and h² are its own: where trials are missing, the pair's
+// paired observations are what it has.
+//
+// # Guarantee
+//
+// KN's guarantee (Kim and Nelson 2001, Theorem 1): if the best
+// candidate's mean TC is at least δ above every other's, the race picks it
+// with probability at least 1 − α. The argument: a pair's sum, scaled, is
+// close to a Brownian motion with drift, and the probability that it
+// leaves the triangle −W ≤ sum ≤ W on the wrong side is at most
+// α/(k − 1) for the best against each other candidate, whatever its
+// variance (the first stage's S² pays for not knowing it, through h²);
+// Bonferroni over the k − 1 pairs with the best gives α. Where candidates
+// are within δ of the best, any of them is a right pick (the
+// indifference zone); KN's theorem does not bound how often a pick falls
+// outside it in every such field, and simulation measures it (Plan,
+// TestKNCorrectSelection).
+//
+// The theorem is for normal differences. TC is binary or fractional, so
+// KN here is a normal approximation: good when the first stage has tens
+// of paired observations and S² is away from 0, which the floor ensures.
+// TestKNCorrectSelection checks it by simulation: with the best δ ahead
+// of k − 1 equal others near ½ (the least favourable field, where trials
+// vary most) or on tasks of different difficulty, the best is picked in
+// at least 1 − α of races, within the simulation's error; among equals,
+// and among candidates within δ, every pick is right and the race ends
+// by its own bound. A cap (MaxRounds) below LastRound ends a race early
+// with the best mean and without the guarantee.
+//
+// # The sign procedure
+//
+// ProcedureSign drops only candidates significantly worse than another,
+// with no indifference zone, so near-tied candidates race to MaxRounds;
+// its guarantee is about never dropping a truly best candidate rather
+// than about the pick. After each round r from MinRounds to MaxRounds the
+// race looks:
 //
 //  1. Every ordered pair (c, d) of survivors is paired over the trials
 //     both played: the same task in the same round. A pair is a win for c
@@ -26,32 +113,26 @@
 //     the number of looks, L = MaxRounds − MinRounds + 1 (Bonferroni over
 //     looks), and capped at 1.
 //  3. A survivor whose adjusted p-value against some other survivor is at
-//     most Alpha is dropped, except the current best; it never returns,
-//     and later looks test only the candidates still racing.
-//  4. The current best is the survivor with the highest mean TC over the
-//     trials every survivor shares (the same task and round); a tie goes
-//     to the published candidate, then to the earlier candidate.
-//  5. The race is done when one candidate survives or the round is
+//     most Alpha is dropped, except the current best (as KN's); it never
+//     returns, and later looks test only the candidates still racing.
+//  4. The race is done when one candidate survives or the round is
 //     MaxRounds. The pick (Recommend) is the best at the end.
 //
-// # Guarantee
-//
-// Call a candidate truly best when no other candidate beats it on any
-// task: in every pair it is at least as likely to win as to lose (for
-// binary outcomes: its success probability on every task is at least the
-// other's; equal candidates are all truly best). The probability that a
-// race ever drops a truly best candidate is at most Alpha, however many
-// candidates are truly best.
+// Its guarantee. Call a candidate truly best when no other candidate
+// beats it on any task: in every pair it is at least as likely to win as
+// to lose (for binary outcomes: its success probability on every task is
+// at least the other's; equal candidates are all truly best). The
+// probability that a race ever drops a truly best candidate is at most
+// Alpha, however many candidates are truly best.
 //
 // The argument. Imagine every candidate playing every round, dropped or
 // not; the race sees only some of these trials, and the pairs it tests
 // are pairs of survivors, which have played every round so far (a trial
 // that is missing must be missing for a reason other than its outcome),
-// so each
-// tested p-value is one of a fixed family: p_l(c, d) for every ordered
-// pair and look l. For a truly best c and any d, the hypothesis "c is not
-// worse than d" is true, and under it the sign test's losses are
-// stochastically at most Binomial(n, ½) given the n untied pairs, so
+// so each tested p-value is one of a fixed family: p_l(c, d) for every
+// ordered pair and look l. For a truly best c and any d, the hypothesis
+// "c is not worse than d" is true, and under it the sign test's losses
+// are stochastically at most Binomial(n, ½) given the n untied pairs, so
 // p_l(c, d) is valid. Let N be these true hypotheses (fixed, though
 // unknown). Dropping a truly best candidate at look l means Holm rejects
 // a hypothesis in N; before its first such rejection Holm rejects at most
@@ -74,22 +155,44 @@
 // after 40 trials, Holm over the K−1 comparisons with the best at 0.05
 // drops one in about 15% of races (TestAgainstBestOnlyIsBiased), and
 // raced so to 6 rounds at 0.05 it drops one in 10.5%, where this race
-// drops one in 0.9% (TestEqualsKeepEveryone). The
-// cost of the valid family is a stricter first Holm step,
-// Alpha/(L·K·(K−1)) instead of Alpha/(L·(K−1)), which the sign test's
-// exponentially falling p-values pay with a round or two more.
+// drops one in 0.9% (TestEqualsKeepEveryone). The cost of the valid
+// family is a stricter first Holm step, Alpha/(L·K·(K−1)) instead of
+// Alpha/(L·(K−1)), which the sign test's exponentially falling p-values
+// pay with a round or two more.
 //
 // # What racing saves
 //
-// A race saves the trials of candidates it drops: those clearly worse
-// than another. Candidates the trials cannot tell apart play every round
-// to MaxRounds, so their share of the field is a floor under the race's
-// share of the grid's trials: a field of twelve whose four levels are
-// within a few points of each other costs a race at least a third of the
-// grid, and more where the grid is short (BenchmarkAdviseSimulated). The pick is right
-// when its true mean TC is within Race.Delta of the best's (the
-// indifference zone); Plan measures how often it is for a field of known
-// success probabilities, which is how MaxRounds is chosen (TrialsFor).
+// The grid a race is measured against is the fixed grid that gives the
+// same guarantee without knowing the field: every candidate on every task
+// for as many rounds as picking the best δ ahead of k − 1 others near ½
+// needs at 1 − α (the least favourable field, Bechhofer's design; 136
+// rounds for twelve candidates on nine tasks at 0.05), or Rinott's
+// two-stage grid, which sizes each candidate's trials by its first
+// stage's variance. KN saves the trials of candidates δ or more worse
+// than another, which it drops soon after the first stage, and of pairs
+// whose trials vary less than at ½, whose horizons are shorter;
+// candidates within δ of each other race until their boundary closes.
+//
+// BenchmarkAdviseSimulated measures it on the generated domains' fields
+// of twelve candidates (the four levels and eight presets) under
+// builtin:sim, 200 seeded races per domain, at the defaults (α = 0.05,
+// δ = 0.05, first stage 5 rounds): KN picks right in 100% of races at
+// skills 1.5, 3 and 5, and plays 0.21, 0.29 and 0.21 of the least
+// favourable grid's trials (135 rounds on nine tasks), 0.39, 0.28 and
+// 0.28 of Rinott's grid's. In the least favourable field itself it picks
+// the best in 97.5% of races for 0.58 of that grid, 0.48 of Rinott's:
+// sequential sampling saves least where every other candidate is just
+// δ behind. The sign procedure, capped at the same 135 rounds, picks
+// right as often on the domains but plays 0.50 to 0.65 of the grid, its
+// near-tied candidates all reaching the cap.
+//
+// A grid sized to a field's own success probabilities is smaller still
+// where the field's best few are within δ of each other, since then any
+// of them is right (4 to 32 rounds on the domains, against which KN plays
+// 3.5 to 4.4 times as many trials); only a user who already knew the
+// field could size it so, and a race that guarantees its pick in every
+// field cannot know it is such a field. Plan measures a race on a field of known success
+// probabilities; TrialsFor answers how many rounds to configure.
 package advise
 
 import (
@@ -184,9 +287,11 @@ const (
 	// DefaultMaxRounds is the sign procedure's last round.
 	DefaultMaxRounds = 10
 	// DefaultKNMaxRounds is KN's cap: high enough that KN's own bound,
-	// h²·S²/Delta² paired observations, ends it first on any field of a
-	// few tasks or more.
-	DefaultKNMaxRounds = 256
+	// h²·S²/Delta² paired observations, ends it first on a field of nine
+	// tasks or more even where trials vary most (S² near ½: about 233
+	// rounds for twelve candidates at the defaults, more where the first
+	// stage overestimates S²; a cap of 256 stopped 0.5% of such races).
+	DefaultKNMaxRounds = 512
 	DefaultDelta       = 0.05
 )
 

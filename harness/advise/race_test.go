@@ -97,7 +97,7 @@ func TestRaceCheck(t *testing.T) {
 	if err := (Race{}).Check(); err != nil {
 		t.Errorf("the default race: %v", err)
 	}
-	if got := (Race{}).Normal(); got != (Race{Procedure: "kn", Alpha: 0.05, MinRounds: 5, MaxRounds: 256, Delta: 0.05}) {
+	if got := (Race{}).Normal(); got != (Race{Procedure: "kn", Alpha: 0.05, MinRounds: 5, MaxRounds: 512, Delta: 0.05}) {
 		t.Errorf("defaults: %+v", got)
 	}
 	if got := (Race{Procedure: "sign"}).Normal(); got != (Race{Procedure: "sign", Alpha: 0.05, MinRounds: 2, MaxRounds: 10, Delta: 0.05}) {
