@@ -132,10 +132,10 @@ func TestLFCRounds(t *testing.T) {
 // observations each and a probability pstar of a correct selection: the
 // root of E_Y[(E_X Φ(h/√(ν(1/X + 1/Y))))^(k−1)] = pstar, X and Y
 // independent χ² of ν = n0 − 1 degrees of freedom. The expectations are
-// over a fixed sample of 1500 χ² draws (seeded), so h is reproducible and
+// over a fixed sample of 1000 χ² draws (seeded), so h is reproducible and
 // good to about a percent, which is enough to size a grid.
 func rinottH(k, n0 int, pstar float64) float64 {
-	const m = 1500
+	const m = 1000
 	rng := rand.New(rand.NewPCG(uint64(k), uint64(n0)))
 	nu := n0 - 1
 	chi := make([]float64, m)
@@ -156,8 +156,8 @@ func rinottH(k, n0 int, pstar float64) float64 {
 		}
 		return total / m
 	}
-	lo, hi := 0.0, 20.0
-	for hi-lo > 1e-3 {
+	lo, hi := 0.0, 10.0
+	for hi-lo > 2e-3 {
 		if mid := (lo + hi) / 2; pcs(mid) < pstar {
 			lo = mid
 		} else {

@@ -240,11 +240,12 @@ type Race struct {
 	// ever drops a truly best candidate. Default 0.05.
 	Alpha float64
 	// MinRounds is the first round after which the race looks (default
-	// 2). For KN the rounds up to it are the first stage, whose paired
-	// differences estimate each pair's variance: more rounds there
-	// estimate it better and lower h², fewer let clear losers go sooner.
-	// For sign one round is rarely enough to drop anything at Alpha/L,
-	// and a look that cannot drop spends its share of Alpha for nothing.
+	// DefaultKNMinRounds for KN, DefaultMinRounds for sign). For KN the
+	// rounds up to it are the first stage, whose paired differences
+	// estimate each pair's variance: more rounds there estimate it better
+	// and lower h², fewer let clear losers go sooner. For sign one round
+	// is rarely enough to drop anything at Alpha/L, and a look that
+	// cannot drop spends its share of Alpha for nothing.
 	MinRounds int
 	// MaxRounds is the last round: a cap on what the race may spend, the
 	// grid's repetitions. KN ends by itself, at the latest when every
@@ -282,7 +283,7 @@ const (
 	// at 0.05), where two rounds' 18 leave it 34% above; the near-tied
 	// candidates that race longest pay h² on every trial, the clear
 	// losers only the three rounds more (BenchmarkAdviseSimulated: a
-	// trial share of 0.29 at the default skill, 0.34 with two rounds).
+	// trial share of 0.29 at the default skill, 0.35 with two rounds).
 	DefaultKNMinRounds = 5
 	// DefaultMaxRounds is the sign procedure's last round.
 	DefaultMaxRounds = 10
