@@ -178,9 +178,9 @@
 // builtin:sim, 200 seeded races per domain, at the defaults (α = 0.05,
 // δ = 0.05, first stage 5 rounds): KN picks right in 100% of races at
 // skills 1.5, 3 and 5, and plays 0.21, 0.29 and 0.21 of the least
-// favourable grid's trials (135 rounds on nine tasks), 0.39, 0.28 and
+// favourable grid's trials (135 rounds on nine tasks), 0.40, 0.29 and
 // 0.28 of Rinott's grid's. In the least favourable field itself it picks
-// the best in 97.5% of races for 0.58 of that grid, 0.48 of Rinott's:
+// the best in 97% of races for 0.58 of that grid, 0.49 of Rinott's:
 // sequential sampling saves least where every other candidate is just
 // δ behind. The sign procedure, capped at the same 135 rounds, picks
 // right as often on the domains but plays 0.50 to 0.65 of the grid, its
