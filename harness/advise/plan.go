@@ -24,7 +24,8 @@ type PlanResult struct {
 	TrialsMean float64
 	TrialsP90  int
 	// GridTrials is the full grid's trials: every candidate playing every
-	// task MaxRounds times.
+	// task MaxRounds times (for KN, whose MaxRounds is a cap it rarely
+	// reaches, a grid larger than any a user would run).
 	GridTrials int
 	// Share is TrialsMean / GridTrials.
 	Share float64
@@ -34,8 +35,10 @@ type PlanResult struct {
 	// Picks counts the races that picked each candidate.
 	Picks map[string]int
 	// BestDropped is the share of races that dropped a candidate whose
-	// true mean TC is the field's highest: what Alpha bounds when the
-	// truly best candidates are best on every task.
+	// true mean TC is the field's highest: what Alpha bounds for sign
+	// when the truly best candidates are best on every task. KN drops
+	// such a candidate whenever another within Delta of it is left, so
+	// for KN it says nothing about the error rate; Right does.
 	BestDropped float64
 }
 
@@ -157,25 +160,56 @@ func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed 
 	return res
 }
 
-// PlanRuns is how many races TrialsFor simulates for each MaxRounds it
-// tries: enough that the right-pick share's 95% interval is about ±2
-// points at 0.95.
+// PlanRuns is how many races TrialsFor simulates (for sign, for each
+// MaxRounds it tries): enough that the right-pick share's 95% interval is
+// about ±2 points at 0.95.
 const PlanRuns = 400
 
 // RoundsCap is the largest MaxRounds TrialsFor tries.
 const RoundsCap = 256
 
-// TrialsFor is the smallest MaxRounds, from max(2, MinRounds) to
-// RoundsCap, at which Plan's right-pick share reaches target (e.g. 0.95),
-// and Plan's result there (PlanRuns races, seed): how many trials tell
-// these candidates apart at the race's error rate. It doubles MaxRounds
-// until the target is met, then bisects; the right-pick share grows with
-// MaxRounds, up to simulation noise, which the fixed seed keeps from
-// reordering neighbours much. When even RoundsCap misses the target it
-// returns RoundsCap and its result, whose Right says by how much. It
-// panics on the input Plan panics on.
+// TrialsFor is how many rounds a race of these candidates needs, and
+// Plan's result for it (PlanRuns races, seed): the answer to "how many
+// trials do I need" before any is run.
+//
+// KN ends by itself, and its guarantee does not depend on the field, so
+// TrialsFor does not tune it to the field: it simulates races at the
+// race's MaxRounds (by default a cap KN does not reach) and returns the
+// round by which a target share of them (e.g. 0.95) had ended, the
+// repetitions to configure so that a capped race is rare, with the
+// result of the uncapped races, whose TrialsMean and TrialsP90 are the
+// trials to expect and whose Right is the share picked right.
+//
+// For sign it is the smallest MaxRounds, from max(2, MinRounds) to
+// RoundsCap, at which Plan's right-pick share reaches target, and Plan's
+// result there: it doubles MaxRounds until the target is met, then
+// bisects; the right-pick share grows with MaxRounds, up to simulation
+// noise, which the fixed seed keeps from reordering neighbours much.
+// When even RoundsCap misses the target it returns RoundsCap and its
+// result, whose Right says by how much. Sign's answer depends on the
+// field being as given: on another, the same rounds may pick wrong more
+// often.
+//
+// It panics on the input Plan panics on.
 func TrialsFor(r Race, cands []Candidate, p map[string][]float64, target float64, seed uint64) (maxRounds int, res PlanResult) {
+	if r.Normal().Procedure == ProcedureKN {
+		res = Plan(r, cands, p, PlanRuns, seed)
+		return endedBy(res, target), res
+	}
 	return search(r, target, func(rr Race) PlanResult { return Plan(rr, cands, p, PlanRuns, seed) })
+}
+
+// endedBy is the first round by which a share of at least target of the
+// result's races had ended (its last round when none is).
+func endedBy(res PlanResult, target float64) int {
+	ended := 0
+	for round, n := range res.Rounds {
+		ended += n
+		if float64(ended) >= target*float64(res.Runs) {
+			return round
+		}
+	}
+	return res.MaxRounds
 }
 
 // search is TrialsFor's doubling and bisection over MaxRounds.

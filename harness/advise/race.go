@@ -8,8 +8,95 @@
 //
 // A race plays rounds. In each round every surviving candidate plays
 // every task once; an outcome is a trial's task completion (TC) in [0, 1],
-// keyed by candidate, task and round (Outcome.Rep). After each round r
-// from Race.MinRounds to Race.MaxRounds the race looks (Decide):
+// keyed by candidate, task and round (Outcome.Rep). Two candidates'
+// outcomes pair when their task and round are the same: an observation of
+// the pair is the difference of their TCs on one (task, round), so the
+// tasks' difficulty, which both face, cancels.
+//
+// The default procedure, ProcedureKN, is Kim and Nelson's fully
+// sequential indifference-zone procedure KN ("A fully sequential
+// procedure for indifference-zone selection in simulation", ACM TOMACS
+// 11(3), 2001), with c = 1, for the race's k candidates, α = Alpha and
+// δ = Delta:
+//
+//  1. First stage: rounds 1..MinRounds. For every pair (i, l), S²_il is
+//     the sample variance of its n0 paired differences (n0 = MinRounds ×
+//     tasks when every trial is played), floored at p(1 − p) with
+//     p = 0.5/n0, and h²_il = 2η(n0 − 1) with
+//     η = ½[(2α/(k − 1))^(−2/(n0 − 1)) − 1].
+//  2. After each round from MinRounds on (Decide), with n paired
+//     observations of a pair so far, a survivor i is dropped when
+//     Σ(X_i − X_l) < −W_il(n) for some survivor l, where
+//     W_il(n) = max(0, (δ/2)(h²_il·S²_il/δ² − n)). The boundary starts
+//     wide and closes linearly to 0 at the pair's horizon
+//     N_il = h²_il·S²_il/δ² observations (Comparison.Horizon): the sum's
+//     drift beats it long before that when the pair is δ or more apart,
+//     and a near tie, whose sum drifts little, is settled by the closing
+//     boundary, at the latest on the sum's sign at the horizon. A
+//     dropped candidate never returns; the current best (below) is never
+//     dropped.
+//  3. The current best is the survivor with the highest mean TC over the
+//     trials every survivor shares (the same task and round); a tie goes
+//     to the published candidate, then to the earlier candidate.
+//  4. The race is done when one candidate survives, when every surviving
+//     pair has passed its horizon (Decision.LastRound says by when, once
+//     the first stage is over), or at MaxRounds, a cap. The pick
+//     (Recommend) is the best at the end.
+//
+// The floor is there because binary outcomes can agree throughout a
+// first stage (two candidates that complete every task): S² = 0 would
+// close the boundary at once and pick on the first stage's ties. The
+// floor is the variance of a difference nonzero in half of one of the n0
+// pairs, so such a pair races on for h²·p(1 − p)/δ² observations.
+//
+// Observations are (task, round) pairs rather than rounds' means because
+// h² falls fast with n0: for twelve candidates at α = 0.05 it is 12099
+// after 2 observations, 12.6 after 18 and 10.5 after 45, tending to
+// 2·ln((k − 1)/(2α)) = 9.4. KN assumes independent, identically
+// distributed normal differences; a round's tasks differ in difficulty,
+// so differences on different tasks have different means. The race looks
+// only at round ends, where a pair's sum is a sum of independent round
+// sums, each with mean tasks × the pair's mean difference and variance
+// the sum of the tasks' own variances; S² over (task, round) counts the
+// spread of the tasks' mean differences too, so it overestimates that
+// variance and widens the boundary: conservative. Looking at round ends
+// only, not after every observation, gives fewer chances to drop wrongly.
+// Each pair's n0 and h² are its own: where trials are missing, the pair's
+// paired observations are what it has.
+//
+// # Guarantee
+//
+// KN's guarantee (Kim and Nelson 2001, Theorem 1): if the best
+// candidate's mean TC is at least δ above every other's, the race picks it
+// with probability at least 1 − α. The argument: a pair's sum, scaled, is
+// close to a Brownian motion with drift, and the probability that it
+// leaves the triangle −W ≤ sum ≤ W on the wrong side is at most
+// α/(k − 1) for the best against each other candidate, whatever its
+// variance (the first stage's S² pays for not knowing it, through h²);
+// Bonferroni over the k − 1 pairs with the best gives α. Where candidates
+// are within δ of the best, any of them is a right pick (the
+// indifference zone); KN's theorem does not bound how often a pick falls
+// outside it in every such field, and simulation measures it (Plan,
+// TestKNCorrectSelection).
+//
+// The theorem is for normal differences. TC is binary or fractional, so
+// KN here is a normal approximation: good when the first stage has tens
+// of paired observations and S² is away from 0, which the floor ensures.
+// TestKNCorrectSelection checks it by simulation: with the best δ ahead
+// of k − 1 equal others near ½ (the least favourable field, where trials
+// vary most) or on tasks of different difficulty, the best is picked in
+// at least 1 − α of races, within the simulation's error; among equals,
+// and among candidates within δ, every pick is right and the race ends
+// by its own bound. A cap (MaxRounds) below LastRound ends a race early
+// with the best mean and without the guarantee.
+//
+// # The sign procedure
+//
+// ProcedureSign drops only candidates significantly worse than another,
+// with no indifference zone, so near-tied candidates race to MaxRounds;
+// its guarantee is about never dropping a truly best candidate rather
+// than about the pick. After each round r from MinRounds to MaxRounds the
+// race looks:
 //
 //  1. Every ordered pair (c, d) of survivors is paired over the trials
 //     both played: the same task in the same round. A pair is a win for c
@@ -26,32 +113,26 @@
 //     the number of looks, L = MaxRounds − MinRounds + 1 (Bonferroni over
 //     looks), and capped at 1.
 //  3. A survivor whose adjusted p-value against some other survivor is at
-//     most Alpha is dropped, except the current best; it never returns,
-//     and later looks test only the candidates still racing.
-//  4. The current best is the survivor with the highest mean TC over the
-//     trials every survivor shares (the same task and round); a tie goes
-//     to the published candidate, then to the earlier candidate.
-//  5. The race is done when one candidate survives or the round is
+//     most Alpha is dropped, except the current best (as KN's); it never
+//     returns, and later looks test only the candidates still racing.
+//  4. The race is done when one candidate survives or the round is
 //     MaxRounds. The pick (Recommend) is the best at the end.
 //
-// # Guarantee
-//
-// Call a candidate truly best when no other candidate beats it on any
-// task: in every pair it is at least as likely to win as to lose (for
-// binary outcomes: its success probability on every task is at least the
-// other's; equal candidates are all truly best). The probability that a
-// race ever drops a truly best candidate is at most Alpha, however many
-// candidates are truly best.
+// Its guarantee. Call a candidate truly best when no other candidate
+// beats it on any task: in every pair it is at least as likely to win as
+// to lose (for binary outcomes: its success probability on every task is
+// at least the other's; equal candidates are all truly best). The
+// probability that a race ever drops a truly best candidate is at most
+// Alpha, however many candidates are truly best.
 //
 // The argument. Imagine every candidate playing every round, dropped or
 // not; the race sees only some of these trials, and the pairs it tests
 // are pairs of survivors, which have played every round so far (a trial
 // that is missing must be missing for a reason other than its outcome),
-// so each
-// tested p-value is one of a fixed family: p_l(c, d) for every ordered
-// pair and look l. For a truly best c and any d, the hypothesis "c is not
-// worse than d" is true, and under it the sign test's losses are
-// stochastically at most Binomial(n, ½) given the n untied pairs, so
+// so each tested p-value is one of a fixed family: p_l(c, d) for every
+// ordered pair and look l. For a truly best c and any d, the hypothesis
+// "c is not worse than d" is true, and under it the sign test's losses
+// are stochastically at most Binomial(n, ½) given the n untied pairs, so
 // p_l(c, d) is valid. Let N be these true hypotheses (fixed, though
 // unknown). Dropping a truly best candidate at look l means Holm rejects
 // a hypothesis in N; before its first such rejection Holm rejects at most
@@ -74,22 +155,46 @@
 // after 40 trials, Holm over the K−1 comparisons with the best at 0.05
 // drops one in about 15% of races (TestAgainstBestOnlyIsBiased), and
 // raced so to 6 rounds at 0.05 it drops one in 10.5%, where this race
-// drops one in 0.9% (TestEqualsKeepEveryone). The
-// cost of the valid family is a stricter first Holm step,
-// Alpha/(L·K·(K−1)) instead of Alpha/(L·(K−1)), which the sign test's
-// exponentially falling p-values pay with a round or two more.
+// drops one in 0.9% (TestEqualsKeepEveryone). The cost of the valid
+// family is a stricter first Holm step, Alpha/(L·K·(K−1)) instead of
+// Alpha/(L·(K−1)), which the sign test's exponentially falling p-values
+// pay with a round or two more.
 //
 // # What racing saves
 //
-// A race saves the trials of candidates it drops: those clearly worse
-// than another. Candidates the trials cannot tell apart play every round
-// to MaxRounds, so their share of the field is a floor under the race's
-// share of the grid's trials: a field of twelve whose four levels are
-// within a few points of each other costs a race at least a third of the
-// grid, and more where the grid is short (BenchmarkAdviseSimulated). The pick is right
-// when its true mean TC is within Race.Delta of the best's (the
-// indifference zone); Plan measures how often it is for a field of known
-// success probabilities, which is how MaxRounds is chosen (TrialsFor).
+// The grid a race is measured against is the fixed grid that gives the
+// same guarantee without knowing the field: every candidate on every task
+// for as many rounds as picking the best δ ahead of k − 1 others near ½
+// needs at 1 − α (the least favourable field, Bechhofer's design; 135
+// rounds for twelve candidates on nine tasks at 0.05), or Rinott's
+// two-stage grid, which sizes each candidate's trials by its first
+// stage's variance. KN saves the trials of candidates δ or more worse
+// than another, which it drops soon after the first stage, and of pairs
+// whose trials vary less than at ½, whose horizons are shorter;
+// candidates within δ of each other race until their boundary closes.
+//
+// BenchmarkAdviseSimulated measures it on the generated domains' fields
+// of twelve candidates (the four levels and eight presets) under
+// builtin:sim, 200 seeded races per domain, at the defaults (α = 0.05,
+// δ = 0.05, first stage 5 rounds): KN picks right in 100% of races at
+// skills 1.5, 3 and 5, and plays 0.21, 0.29 and 0.21 of the least
+// favourable grid's trials (135 rounds on nine tasks), 0.40, 0.29 and
+// 0.28 of Rinott's grid's. In the least favourable field itself it picks
+// the best in 97% of races for 0.58 of that grid, 0.49 of Rinott's:
+// sequential sampling saves least where every other candidate is just
+// δ behind. The sign procedure, capped at the same 135 rounds, picks
+// right as often on the domains but plays 0.50 to 0.65 of the grid, its
+// near-tied candidates all reaching the cap, and in the least favourable
+// field picks the best in 94% of races for 0.99 of the grid.
+//
+// A grid sized to a field's own success probabilities is smaller still
+// where the field's best few are within δ of each other, since then any
+// of them is right (4 to 32 rounds on the domains, against which KN plays
+// 3.5 to 4.4 times as many trials); only a user who already knew the
+// field could size it so, and a race that guarantees its pick in every
+// field cannot know it is such a field. Plan measures a race on a field
+// of known success probabilities; TrialsFor answers how many rounds to
+// configure.
 package advise
 
 import (
@@ -127,40 +232,92 @@ type Outcome struct {
 
 // Race is a race's settings; zero fields take their defaults (Normal).
 type Race struct {
-	// Alpha is the family-wise error rate: the largest probability that
-	// the race ever drops a truly best candidate (default 0.05).
+	// Procedure is how the race drops candidates: ProcedureKN (the
+	// default), Kim and Nelson's indifference-zone race, or
+	// ProcedureSign, paired sign tests with Holm's adjustment.
+	Procedure string
+	// Alpha is the error rate. For KN: the largest probability that the
+	// pick is not the best when the best is at least Delta ahead of every
+	// other candidate. For sign: the largest probability that the race
+	// ever drops a truly best candidate. Default 0.05.
 	Alpha float64
 	// MinRounds is the first round after which the race looks (default
-	// 2): one round is rarely enough to drop anything at Alpha/L, and a
-	// look that cannot drop spends its share of Alpha for nothing.
+	// DefaultKNMinRounds for KN, DefaultMinRounds for sign). For KN the
+	// rounds up to it are the first stage, whose paired differences
+	// estimate each pair's variance: more rounds there estimate it better
+	// and lower h², fewer let clear losers go sooner. For sign one round
+	// is rarely enough to drop anything at Alpha/L, and a look that
+	// cannot drop spends its share of Alpha for nothing.
 	MinRounds int
-	// MaxRounds is the last round (default 10). Alpha is spent over the
-	// looks MinRounds..MaxRounds, so a larger MaxRounds makes each look
-	// stricter.
+	// MaxRounds is the last round: a cap on what the race may spend, the
+	// grid's repetitions. KN ends by itself, at the latest when every
+	// pair's boundary has closed (Decision.LastRound); a cap below that
+	// ends it early with the best mean and without KN's guarantee
+	// (default DefaultKNMaxRounds). Sign spends Alpha over the looks
+	// MinRounds..MaxRounds, so a larger MaxRounds makes each look
+	// stricter (default DefaultMaxRounds).
 	MaxRounds int
 	// Delta is the indifference zone (default 0.05): a pick whose true
 	// mean TC is within Delta of the best's counts as right.
 	Delta float64
 }
 
+// The procedures a race runs (Race.Procedure).
+const (
+	// ProcedureKN is Kim and Nelson's fully sequential indifference-zone
+	// procedure (the package doc's Procedure).
+	ProcedureKN = "kn"
+	// ProcedureSign is paired sign tests over every ordered pair with
+	// Holm's adjustment and Bonferroni over the looks (the package doc's
+	// The sign procedure).
+	ProcedureSign = "sign"
+)
+
 // The defaults of Race's fields.
 const (
+	DefaultProcedure = ProcedureKN
 	DefaultAlpha     = 0.05
+	// DefaultMinRounds is the sign procedure's first look.
 	DefaultMinRounds = 2
+	// DefaultKNMinRounds is KN's first stage: on a domain's nine tasks,
+	// 45 paired trials, which put h² within 12% of the known-variance
+	// constant it tends to (2·ln((k−1)/(2α)), 9.4 for twelve candidates
+	// at 0.05), where two rounds' 18 leave it 34% above; the near-tied
+	// candidates that race longest pay h² on every trial, the clear
+	// losers only the three rounds more (BenchmarkAdviseSimulated: a
+	// trial share of 0.29 at the default skill, 0.35 with two rounds).
+	DefaultKNMinRounds = 5
+	// DefaultMaxRounds is the sign procedure's last round.
 	DefaultMaxRounds = 10
-	DefaultDelta     = 0.05
+	// DefaultKNMaxRounds is KN's cap: high enough that KN's own bound,
+	// h²·S²/Delta² paired observations, ends it first on a field of nine
+	// tasks or more even where trials vary most (S² near ½: about 233
+	// rounds for twelve candidates at the defaults, more where the first
+	// stage overestimates S²; a cap of 256 stopped 0.5% of such races).
+	DefaultKNMaxRounds = 512
+	DefaultDelta       = 0.05
 )
 
 // Normal is the race with its zero fields set to their defaults.
 func (r Race) Normal() Race {
+	if r.Procedure == "" {
+		r.Procedure = DefaultProcedure
+	}
 	if r.Alpha == 0 {
 		r.Alpha = DefaultAlpha
 	}
 	if r.MinRounds == 0 {
 		r.MinRounds = DefaultMinRounds
+		if r.Procedure == ProcedureKN {
+			r.MinRounds = DefaultKNMinRounds
+		}
 	}
 	if r.MaxRounds == 0 {
-		r.MaxRounds = max(DefaultMaxRounds, r.MinRounds)
+		r.MaxRounds = DefaultMaxRounds
+		if r.Procedure == ProcedureKN {
+			r.MaxRounds = DefaultKNMaxRounds
+		}
+		r.MaxRounds = max(r.MaxRounds, r.MinRounds)
 	}
 	if r.Delta == 0 {
 		r.Delta = DefaultDelta
@@ -172,6 +329,9 @@ func (r Race) Normal() Race {
 func (r Race) Check() error {
 	r = r.Normal()
 	var errs []error
+	if r.Procedure != ProcedureKN && r.Procedure != ProcedureSign {
+		errs = append(errs, fmt.Errorf("race: procedure %q: want %q (Kim and Nelson's indifference-zone race, the default) or %q (sign tests with Holm)", r.Procedure, ProcedureKN, ProcedureSign))
+	}
 	if !(r.Alpha > 0 && r.Alpha < 1) {
 		errs = append(errs, fmt.Errorf("race: alpha %v: want a family-wise error rate in (0, 1), e.g. 0.05", r.Alpha))
 	}
@@ -187,7 +347,7 @@ func (r Race) Check() error {
 	return errors.Join(errs...)
 }
 
-// Looks is the number of looks the race spends Alpha over:
+// Looks is the number of looks the sign procedure spends Alpha over:
 // MaxRounds − MinRounds + 1.
 func (r Race) Looks() int {
 	r = r.Normal()
@@ -270,9 +430,10 @@ type Decision struct {
 	// each with the comparison it lost.
 	Dropped []Comparison
 	// Comparisons are, for every candidate racing at this look, its
-	// comparison with the smallest adjusted p-value, in candidate order;
-	// empty before MinRounds and after MaxRounds, when the race does not
-	// look.
+	// closest comparison, in candidate order: for sign the one with the
+	// smallest adjusted p-value, for KN the one whose Sum is nearest its
+	// −Boundary. Empty before MinRounds and after MaxRounds, when the
+	// race does not look.
 	Comparisons []Comparison
 	// Best is the current best survivor.
 	Best string
@@ -280,9 +441,15 @@ type Decision struct {
 	// racing at this look shares (Best is the highest), in candidate
 	// order.
 	Means []Mean
-	// Done is whether the race is over: one survivor, or the round is
-	// MaxRounds or later.
+	// Done is whether the race is over: one survivor, the round is
+	// MaxRounds or later, or (KN) every surviving pair's boundary has
+	// closed.
 	Done bool
+	// LastRound is the last round the race can play from here: MaxRounds,
+	// or for KN, once every surviving pair's variance is estimated, the
+	// round by which every surviving pair's boundary has closed, if that
+	// comes sooner (with every trial played).
+	LastRound int
 }
 
 // Comparison is one candidate paired with another over the trials both
@@ -296,13 +463,22 @@ type Comparison struct {
 	// are those where Candidate's TC is higher, Losses where Against's
 	// is, and the rest are ties.
 	Pairs, Wins, Losses int
-	// P is the one-sided exact sign test's p-value that Candidate is
-	// worse: P(Binomial(Wins+Losses, ½) ≥ Losses).
+	// P is the sign procedure's one-sided exact sign test p-value that
+	// Candidate is worse: P(Binomial(Wins+Losses, ½) ≥ Losses). KN tests
+	// no p-value and leaves it 0, as it does Adjusted.
 	P float64
-	// Adjusted is P adjusted by Holm over the look's comparisons and by
-	// the number of looks; the candidate is dropped when it is at most
-	// Alpha.
+	// Adjusted is the sign procedure's P adjusted by Holm over the look's
+	// comparisons and by the number of looks; the candidate is dropped
+	// when it is at most Alpha.
 	Adjusted float64
+	// Sum is KN's sum of the paired differences, Candidate's TC minus
+	// Against's, over the Pairs trials; Boundary is W(n) for n = Pairs,
+	// and the candidate is dropped when Sum < −Boundary. Both 0 for sign.
+	Sum, Boundary float64
+	// Variance is KN's S², the sample variance of the paired differences
+	// over the first stage (floored, see the package doc), and Horizon is
+	// h²·S²/Delta², the paired trials after which Boundary is 0.
+	Variance, Horizon float64
 }
 
 // Mean is a survivor's mean TC over the trials the look's candidates
@@ -411,6 +587,10 @@ type engine struct {
 	// wins[c][d] counts the pairs c won against d, pairs[c][d] those both
 	// played, over the rounds both were racing.
 	wins, pairs [][]int
+	// KN's pair statistics: sum[c][d] is Σ(x_c − x_d) over the pairs both
+	// played, sq[c][d] Σ(x_c − x_d)² over them until the pair's first
+	// stage ends, when s2 and h2 are set (h2 is 0 before).
+	sum, sq, s2, h2 [][]float64
 	// sums are the survivors' TC sums over the trials all of them share
 	// in rounds 1..summed, over shared trials; changed marks a drop since,
 	// after which they are summed again.
@@ -424,10 +604,12 @@ type engine struct {
 func newEngine(r Race, cands []Candidate, tasks int) *engine {
 	k := len(cands)
 	e := &engine{r: r, cands: cands, tasks: tasks, alive: make([]bool, k), sums: make([]float64, k),
-		wins: make([][]int, k), pairs: make([][]int, k)}
+		wins: make([][]int, k), pairs: make([][]int, k),
+		sum: make([][]float64, k), sq: make([][]float64, k), s2: make([][]float64, k), h2: make([][]float64, k)}
 	for c := range k {
 		e.alive[c] = true
 		e.wins[c], e.pairs[c] = make([]int, k), make([]int, k)
+		e.sum[c], e.sq[c], e.s2[c], e.h2[c] = make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	}
 	return e
 }
@@ -454,6 +636,11 @@ func (e *engine) play(v [][]float64) {
 				}
 				e.pairs[c][d]++
 				e.pairs[d][c]++
+				e.sum[c][d] += x - y
+				e.sum[d][c] -= x - y
+				if e.h2[c][d] == 0 {
+					e.sq[c][d] += (x - y) * (x - y)
+				}
 				if x > y {
 					e.wins[c][d]++
 				} else if y > x {
@@ -541,9 +728,13 @@ func (e *engine) look(round int) Decision {
 	alive := e.survivors()
 	means, trials := e.means(alive)
 	b := e.best(alive, means)
-	d := Decision{Round: round, Best: e.cands[alive[b]].Name}
+	d := Decision{Round: round, Best: e.cands[alive[b]].Name, LastRound: e.r.MaxRounds}
 	if !e.noDrop && round >= e.r.MinRounds && round <= e.r.MaxRounds && len(alive) > 1 {
-		d.Comparisons, d.Dropped = e.test(alive, alive[b])
+		if e.r.Procedure == ProcedureKN {
+			d.Comparisons, d.Dropped = e.testKN(alive, alive[b])
+		} else {
+			d.Comparisons, d.Dropped = e.test(alive, alive[b])
+		}
 	}
 	for _, x := range d.Dropped {
 		e.changed = true
@@ -555,8 +746,117 @@ func (e *engine) look(round int) Decision {
 			d.Means = append(d.Means, Mean{Candidate: e.cands[c].Name, Mean: means[i], Trials: trials[i]})
 		}
 	}
-	d.Done = len(d.Survivors) == 1 || round >= e.r.MaxRounds
+	if e.r.Procedure == ProcedureKN && !e.noDrop && round >= e.r.MinRounds {
+		d.LastRound = e.knLastRound(round)
+	}
+	d.Done = len(d.Survivors) == 1 || round >= d.LastRound
 	return d
+}
+
+// knH2 is KN's h² for a race of k candidates whose pair's first stage
+// had n0 ≥ 2 paired trials, at error rate alpha, with c = 1:
+// 2η(n0 − 1), η = ½[(2α/(k − 1))^(−2/(n0 − 1)) − 1].
+func knH2(k, n0 int, alpha float64) float64 {
+	eta := 0.5 * (math.Pow(2*alpha/float64(max(1, k-1)), -2/float64(n0-1)) - 1)
+	return 2 * eta * float64(n0-1)
+}
+
+// knFloor is the least S² of a pair whose first stage had n0 paired
+// trials: the variance p(1 − p) of a difference nonzero with probability
+// p = 0.5/n0, as if half of one of the n0 pairs had differed. Without it
+// two candidates with the same outcomes throughout the first stage (both
+// always completing, say) would have S² = 0, a boundary closed at once,
+// and a pick made on the first stage's ties.
+func knFloor(n0 int) float64 {
+	p := 0.5 / float64(n0)
+	return p * (1 - p)
+}
+
+// freeze ends the first stage of every pair of survivors that has not
+// ended it and has two paired trials or more: its S² (floored) and h².
+func (e *engine) freeze(alive []int) {
+	for _, c := range alive {
+		for _, d := range alive {
+			n := e.pairs[c][d]
+			if c >= d || e.h2[c][d] != 0 || n < 2 {
+				continue
+			}
+			m := e.sum[c][d] / float64(n)
+			s2 := max(knFloor(n), (e.sq[c][d]-float64(n)*m*m)/float64(n-1))
+			h2 := knH2(len(e.cands), n, e.r.Alpha)
+			e.s2[c][d], e.s2[d][c], e.h2[c][d], e.h2[d][c] = s2, s2, h2, h2
+		}
+	}
+}
+
+// knCompare is KN's comparison of c against d after their pairs so far.
+func (e *engine) knCompare(c, d int) Comparison {
+	n := e.pairs[c][d]
+	x := Comparison{Candidate: e.cands[c].Name, Against: e.cands[d].Name, Pairs: n,
+		Wins: e.wins[c][d], Losses: e.wins[d][c], Sum: e.sum[c][d], Variance: e.s2[c][d]}
+	x.Horizon = e.h2[c][d] * x.Variance / (e.r.Delta * e.r.Delta)
+	x.Boundary = max(0, e.r.Delta/2*(x.Horizon-float64(n)))
+	return x
+}
+
+// testKN is KN's elimination at a look: a survivor is dropped when its
+// sum of paired differences against another survivor is below that
+// pair's −W(n) (never the best). It returns each survivor's closest
+// comparison (the smallest Sum + Boundary) and those that drop. Pairs
+// still in their first stage (fewer than two paired trials) are not
+// compared.
+func (e *engine) testKN(alive []int, best int) (all, dropped []Comparison) {
+	e.freeze(alive)
+	bestName := e.cands[best].Name
+	for _, c := range alive {
+		var top *Comparison
+		for _, d := range alive {
+			if c == d || e.h2[c][d] == 0 {
+				continue
+			}
+			x := e.knCompare(c, d)
+			if m, tm := x.Sum+x.Boundary, 0.0; top != nil {
+				tm = top.Sum + top.Boundary
+				if !(m < tm || m == tm && x.Against == bestName && top.Against != bestName) {
+					continue
+				}
+			}
+			top = &x
+		}
+		if top == nil {
+			continue
+		}
+		all = append(all, *top)
+		if c != best && top.Sum < -top.Boundary {
+			dropped = append(dropped, *top)
+		}
+	}
+	return all, dropped
+}
+
+// knLastRound is the last round KN can play after round, with every
+// trial played: the round by which every surviving pair has more paired
+// trials than its horizon, at most MaxRounds; MaxRounds while a pair of
+// survivors is still in its first stage.
+func (e *engine) knLastRound(round int) int {
+	alive := e.survivors()
+	last := round
+	for _, c := range alive {
+		for _, d := range alive {
+			if c >= d {
+				continue
+			}
+			if e.h2[c][d] == 0 {
+				return e.r.MaxRounds
+			}
+			x := e.knCompare(c, d)
+			need := int(math.Floor(x.Horizon)) + 1 - x.Pairs
+			if need > 0 {
+				last = max(last, round+(need+e.tasks-1)/max(1, e.tasks))
+			}
+		}
+	}
+	return min(last, e.r.MaxRounds)
 }
 
 // test runs the look's sign tests over every ordered pair of survivors,
@@ -763,7 +1063,16 @@ func Wilson(successes float64, n int) (low, high float64) {
 	den := 1 + z*z/nf
 	center := (p + z*z/(2*nf)) / den
 	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return max(0, center-half), min(1, center+half)
+	low, high = max(0, center-half), min(1, center+half)
+	// At p = 0 or 1 an end of the interval is p itself; rounding would
+	// put it a hair inside.
+	if successes <= 0 {
+		low = 0
+	}
+	if successes >= nf {
+		high = 1
+	}
+	return low, high
 }
 
 // bootstrap is the 95% percentile bootstrap interval of xs's mean.
