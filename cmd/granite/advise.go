@@ -39,10 +39,11 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	models := fset.String("models", "", "the models (comma-separated): Ollama tags or built-in agents, e.g. qwen3:4b,builtin:sim@2.5")
 	config := fset.String("config", "", "take the models and their settings from this experiment config (its domains and levels are not used)")
 	candidates := fset.String("candidates", "standard", "standard (the catalogue), levels (L4..L1 as written), or interface names (L4,L3,L3-terse,...)")
+	procedure := fset.String("procedure", advise.DefaultProcedure, "how the race drops candidates: kn (Kim and Nelson's indifference-zone race) or sign (paired sign tests, Holm)")
 	alpha := fset.Float64("alpha", advise.DefaultAlpha, "the race's error rate")
 	delta := fset.Float64("delta", advise.DefaultDelta, "the indifference zone: a pick within this much TC of the best is right")
-	minRounds := fset.Int("min-rounds", advise.DefaultMinRounds, "rounds before the race first drops a candidate")
-	maxRounds := fset.Int("max-rounds", 0, "the most rounds (each: every surviving candidate on every task once); default: what --plan says the race needs, at least 10")
+	minRounds := fset.Int("min-rounds", 0, "rounds before the race first drops a candidate (kn's first stage; default 5 for kn, 2 for sign)")
+	maxRounds := fset.Int("max-rounds", 0, "the most rounds (each: every surviving candidate on every task once); default: the round by which the plan's simulated races end")
 	maxTrials := fset.Int("max-trials", 0, "stop a model's race once it spent this many trials (0: no bound)")
 	maxSeconds := fset.Float64("max-model-seconds", 0, "stop a model's race once it spent this much model time (0: no bound)")
 	plan := fset.Bool("plan", false, "estimate how many trials the race needs (simulated subject) and stop")
@@ -62,8 +63,8 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "advise", 2, err)
 	}
-	race := advise.Race{Alpha: *alpha, Delta: *delta, MinRounds: *minRounds, MaxRounds: *maxRounds}
-	if err := race.Check(); err != nil && *maxRounds != 0 {
+	race := advise.Race{Procedure: *procedure, Alpha: *alpha, Delta: *delta, MinRounds: *minRounds, MaxRounds: *maxRounds}
+	if err := race.Check(); err != nil {
 		return fail(stderr, "advise", 2, err)
 	}
 	f, err := adviseField(ctx, spec, *domain, src, *candidates, *out, *tasks, cfg)
@@ -83,17 +84,17 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		rounds, res := advise.TrialsFor(race.Normal(), f.cands, p, 1-race.Normal().Alpha, *seed)
 		needed = max(needed, rounds)
 		if *plan {
-			fmt.Fprintf(stdout, "%s (skill %.2g): %d rounds, %.0f trials on average (p90 %.0f) of a %d-trial grid, right pick in %.1f%% of simulated races\n",
-				m, s, rounds, res.TrialsMean, float64(res.TrialsP90), res.GridTrials, 100*res.Right)
+			fmt.Fprintf(stdout, "%s (skill %.2g): %d rounds, %.0f trials on average (p90 %d), right pick in %.1f%% of simulated races\n",
+				m, s, rounds, res.TrialsMean, res.TrialsP90, 100*res.Right)
 		}
 	}
 	if *plan {
-		fmt.Fprintf(stdout, "%d candidates, %d tasks; the race's error rate %.2g, indifference zone %.2g TC (builtin:sim's success model: harness/agent/simmodel.go)\n",
-			len(f.cands), len(f.tasks), race.Normal().Alpha, race.Normal().Delta)
+		fmt.Fprintf(stdout, "%d candidates, %d tasks; %s; the full grid at %d rounds is %d trials a model (builtin:sim's success model: harness/agent/simmodel.go)\n",
+			len(f.cands), len(f.tasks), advise.ProcedureWords(race.Normal()), needed, needed*len(f.cands)*len(f.tasks))
 		return 0
 	}
 	if race.MaxRounds == 0 {
-		race.MaxRounds = max(advise.DefaultMaxRounds, needed)
+		race.MaxRounds = max(race.Normal().MinRounds, needed)
 	}
 	cfg.Repetitions = race.MaxRounds
 	harness.Defaults(cfg)

@@ -77,6 +77,9 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 	if s.Race.MaxRounds > cfg.Repetitions {
 		return nil, fmt.Errorf("advise: %d rounds, but the grid has %d repetitions", s.Race.MaxRounds, cfg.Repetitions)
 	}
+	if s.Race.MinRounds > s.Race.MaxRounds {
+		return nil, fmt.Errorf("advise: a first stage of %d rounds, but at most %d rounds: give more rounds or a shorter first stage", s.Race.MinRounds, s.Race.MaxRounds)
+	}
 	cands := Candidates(cfg)
 	if err := CheckCandidates(cands); err != nil {
 		return nil, err
@@ -126,6 +129,8 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 			switch {
 			case len(d.Survivors) == 1:
 				ma.Stopped = fmt.Sprintf("one candidate left after round %d", round)
+			case d.Done && round < s.Race.MaxRounds:
+				ma.Stopped = fmt.Sprintf("the %d candidates left are within the indifference zone after round %d: the best of them is the pick", len(d.Survivors), round)
 			case round == s.Race.MaxRounds:
 				ma.Stopped = fmt.Sprintf("the most rounds (%d) played with %d candidates left", round, len(d.Survivors))
 			case s.MaxTrials > 0 && ma.Trials >= s.MaxTrials:

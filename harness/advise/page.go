@@ -37,7 +37,7 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 	fmt.Fprintf(&b, "# Which interface to publish: %s\n\n", source)
 	fmt.Fprintf(&b, "%d candidates raced for %d model(s); the full grid would play %d trials per model. "+
 		"A candidate is dropped once the trials show it worse than another (%s); the pick is the best survivor.\n\n",
-		len(adv.Candidates), len(adv.Models), adv.GridTrials, procedureWords(adv.Race))
+		len(adv.Candidates), len(adv.Models), adv.GridTrials, ProcedureWords(adv.Race))
 	type roundJSON struct {
 		Round     int      `json:"round"`
 		Survivors []string `json:"survivors"`
@@ -175,7 +175,11 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-// procedureWords says how the race drops candidates.
-func procedureWords(r Race) string {
-	return fmt.Sprintf("family-wise error rate %.2g, indifference zone %.2g TC, rounds %d to %d", r.Alpha, r.Delta, r.MinRounds, r.MaxRounds)
+// ProcedureWords says how a race drops candidates, for pages and plans.
+func ProcedureWords(r Race) string {
+	r = r.Normal()
+	if r.Procedure == ProcedureSign {
+		return fmt.Sprintf("paired sign tests with Holm's adjustment, family-wise error rate %.2g, looks after rounds %d to %d", r.Alpha, r.MinRounds, r.MaxRounds)
+	}
+	return fmt.Sprintf("Kim and Nelson's indifference-zone race: right with probability %.2g when the best leads by %.2g TC, a first stage of %d rounds, at most %d", 1-r.Alpha, r.Delta, r.MinRounds, r.MaxRounds)
 }
