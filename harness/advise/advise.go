@@ -98,7 +98,11 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 		racing = append(racing, m)
 		adv.Models = append(adv.Models, ModelAdvice{Model: m})
 	}
+	// The journal is followed, not reread: each round reads only what
+	// the round added.
 	var recs []results.Record
+	var read int64
+	seen := map[string]bool{}
 	for round := 1; round <= s.Race.MaxRounds && len(racing) > 0; round++ {
 		o := opts
 		o.Out, o.Resume = out, opts.Resume || round > 1
@@ -112,9 +116,11 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 		if adv.GridTrials == 0 {
 			adv.GridTrials = sum.Planned / max(1, len(cfg.Models)) * s.Race.MaxRounds / cfg.Repetitions
 		}
-		if recs, _, err = results.ReadJournal(filepath.Join(out, results.TrialsFile)); err != nil {
+		added, n, err := results.ReadJournalFrom(filepath.Join(out, results.TrialsFile), read, seen)
+		if err != nil {
 			return nil, err
 		}
+		recs, read = append(recs, added...), n
 		var still []string
 		for i := range adv.Models {
 			ma := &adv.Models[i]

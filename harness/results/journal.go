@@ -213,10 +213,36 @@ func ReadJournal(path string) ([]Record, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	return readRecords(path, data, 1, map[string]bool{})
+}
+
+// ReadJournalFrom reads the whole records a trials.jsonl holds after the
+// first from bytes (what an earlier read spanned) and where they end, for
+// a reader that follows a growing journal; seen holds the trial ids read
+// before, and gains the new ones (the first record of a trial id wins).
+func ReadJournalFrom(path string, from int64, seen map[string]bool) ([]Record, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, 0, err
+	}
+	recs, n, err := readRecords(path, data, 0, seen)
+	return recs, from + n, err
+}
+
+// readRecords reads the records of data; firstLine numbers its first line
+// in messages (0: unknown, a read from an offset).
+func readRecords(path string, data []byte, firstLine int, seen map[string]bool) ([]Record, int64, error) {
 	var out []Record
-	seen := map[string]bool{}
 	var good int64
-	for lineNo := 1; len(data) > 0; lineNo++ {
+	for lineNo := firstLine; len(data) > 0; lineNo++ {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			break // partial last line
@@ -226,6 +252,9 @@ func ReadJournal(path string) ([]Record, int64, error) {
 		if err := json.Unmarshal(line, &r); err != nil || r.TrialID == "" {
 			if len(data) == i+1 {
 				break // a damaged last line, also the remains of a kill
+			}
+			if firstLine == 0 {
+				return nil, 0, fmt.Errorf("%s: a line after byte %d: not a trial record: %v", path, good, err)
 			}
 			return nil, 0, fmt.Errorf("%s:%d: not a trial record: %v", path, lineNo, err)
 		}
