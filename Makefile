@@ -18,7 +18,7 @@ generate:
 
 ## build: compile the granite CLI into bin/
 build:
-	@[ -x $(BIN) ] || echo "build: compiling $(BIN) and its dependencies; a first build from an empty Go build cache takes about a minute on 2 cores (docs/bench.md), later ones seconds" >&2
+	@[ -x $(BIN) ] || echo "build: compiling $(BIN) and its dependencies; a first build from an empty Go build cache takes one to two minutes on 2 cores (docs/bench.md), later ones seconds" >&2
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/granite
 
 ## release: reproducible linux/amd64 and linux/arm64 binaries (cgo with NVML, and
