@@ -87,11 +87,20 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 		}
 		fmt.Fprintf(&b, "- %s per completed task, %s per completed task\n", amount(m.SecondsPerTask, "s"), amount(m.JoulesPerTask, "J"))
 		fmt.Fprintf(&b, "- spent %d trials (%.0f%% of the grid's %d), %.0f model-seconds; stopped: %s\n\n", m.Trials, 100*float64(m.Trials)/float64(max(1, adv.GridTrials)), adv.GridTrials, m.ModelSeconds, m.Stopped)
-		b.WriteString("| round | survivors | dropped (lost to) |\n|---|---|---|\n")
-		for _, d := range m.Rounds {
+		b.WriteString("Rounds that dropped a candidate (and the first and last):\n\n| round | survivors | dropped, and why |\n|---|---|---|\n")
+		for k, d := range m.Rounds {
+			// Rounds that dropped nothing are left out, but the first and
+			// the last.
+			if len(d.Dropped) == 0 && k > 0 && k < len(m.Rounds)-1 {
+				continue
+			}
 			var dropped []string
 			for _, c := range d.Dropped {
-				dropped = append(dropped, fmt.Sprintf("%s (%s)", c.Candidate, c.Against))
+				why := fmt.Sprintf("adjusted p %.2g", c.Adjusted)
+				if adv.Race.Procedure != ProcedureSign {
+					why = fmt.Sprintf("summed difference %.1f below −%.1f", c.Sum, c.Boundary)
+				}
+				dropped = append(dropped, fmt.Sprintf("%s (lost to %s: %s over %d pairs)", c.Candidate, c.Against, why, c.Pairs))
 			}
 			fmt.Fprintf(&b, "| %d | %d | %s |\n", d.Round, len(d.Survivors), strings.Join(dropped, ", "))
 		}
