@@ -169,19 +169,28 @@ func TestAdviseDomainOpenAI(t *testing.T) {
 	}
 }
 
-// TestAdviseLiveReferenceServer races the levels of the pinned memory
-// server, started afresh for every trial, with the oracle and the
-// simulated subject.
+// TestAdviseLiveReferenceServer races interfaces of the pinned memory and
+// filesystem servers, each started afresh for every trial in a folder of
+// its own, with the oracle and the simulated subject.
 func TestAdviseLiveReferenceServer(t *testing.T) {
 	dir := npmtest.Dir(t, "advise on a live reference server")
-	server := npmtest.Node(dir) + " " + filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js")
-	adv := runAdviseCLI(t, t.TempDir(), "--mcp-cmd", "env MEMORY_FILE_PATH=memory.jsonl "+server, "--models", "builtin:oracle,builtin:sim",
-		"--candidates", "L4,L2,L1-nested", "--procedure", "sign", "--min-rounds", "1", "--max-rounds", "2", "--tasks", "8")
-	if len(adv.Models) != 2 {
-		t.Fatalf("advice: %+v", adv)
+	server := func(name string) string {
+		return npmtest.Node(dir) + " " + filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-"+name, "dist", "index.js")
 	}
-	if p := adv.Models[0].Pick; p.TC < 0.9 {
-		t.Errorf("oracle on the live server: pick %+v; want it to complete the artifacts", p)
+	for _, c := range []struct{ name, cmd string }{
+		{"memory", "env MEMORY_FILE_PATH=memory.jsonl " + server("memory")},
+		{"filesystem", server("filesystem") + " ."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			adv := runAdviseCLI(t, t.TempDir(), "--mcp-cmd", c.cmd, "--models", "builtin:oracle,builtin:sim",
+				"--candidates", "L4,L2,L1-nested", "--procedure", "sign", "--min-rounds", "1", "--max-rounds", "2", "--tasks", "6")
+			if len(adv.Models) != 2 {
+				t.Fatalf("advice: %+v", adv)
+			}
+			if p := adv.Models[0].Pick; p.TC < 0.9 {
+				t.Errorf("oracle on the live server: pick %+v; want it to complete the artifacts", p)
+			}
+		})
 	}
 }
 
