@@ -386,11 +386,12 @@ func describeEnums(s obj) {
 
 func moveEnum(p obj, lead string) obj {
 	v, ok := p.get("enum")
-	if !ok {
-		return p
+	list, isList := v.([]any)
+	if !ok || !isList {
+		return p // not an enum a description can list: a server's own schema may hold anything
 	}
 	var vals []string
-	for _, e := range v.([]any) {
+	for _, e := range list {
 		vals = append(vals, string(encode(e)))
 	}
 	for i, e := range vals {

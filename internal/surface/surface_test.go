@@ -245,3 +245,35 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileSchemas: a server's schemas that are odd but JSON (an enum
+// that is not a list, properties that are not objects, a oneOf of
+// scalars) build under every preset without a panic, and a schema that
+// is not an object is refused with the tool named.
+func TestHostileSchemas(t *testing.T) {
+	odd := `{"type":"object","properties":{"a":{"enum":"x","description":"A. Number from 1 to 2.","minimum":"1"},"b":7,"min_c":{"type":"number"},"max_c":true},"oneOf":[1,"two"],"required":"a"}`
+	tools := []Tool{{Name: "odd_tool", Description: "Odd.", InputSchema: []byte(odd)}}
+	for _, p := range append([]string{""}, PresetNames()...) {
+		name := "L4"
+		if p != "" {
+			name += "-" + p
+		}
+		spec, err := Parse(name)
+		if err != nil {
+			continue // a preset that needs actions is refused at L4 by configs, not here
+		}
+		iface, err := Build(spec, "odd", tools)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		Measure(iface, nil, nil)
+		var r *Refusal
+		if _, _, err := iface.Decode(iface.Tools[0].Name, []byte(`{"c":{"min":1}}`)); err != nil && !errors.As(err, &r) {
+			t.Errorf("%s: decode: %v; want the level's call or a refusal", name, err)
+		}
+	}
+	if _, err := Build(Spec{Name: "L4", Level: level.L4}, "odd", []Tool{{Name: "bad", InputSchema: []byte(`[1]`)}}); err == nil || !strings.Contains(err.Error(), "tool bad") {
+		t.Errorf("a schema that is not an object: %v", err)
+	}
+}
