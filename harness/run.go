@@ -247,9 +247,11 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	}
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostKeywords(grid)
-	if man.Interfaces, err = interfaceInfos(grid); err != nil {
-		j.Close()
-		return nil, err
+	if man.Interfaces == nil {
+		if man.Interfaces, err = interfaceInfos(grid); err != nil {
+			j.Close()
+			return nil, err
+		}
 	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
@@ -367,6 +369,9 @@ func prepareOut(out string, man *results.Manifest, resume bool) error {
 		man.WarmUps = prev.WarmUps
 		man.Models = maps.Clone(prev.Models)
 		man.Meter, man.MeterInfo, man.IdleW = prev.Meter, prev.MeterInfo, prev.IdleW
+		// The same config and specs (the hash) show the same interfaces:
+		// what the run measured of them holds.
+		man.Interfaces = prev.Interfaces
 	}
 	return nil
 }
