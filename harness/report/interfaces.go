@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/mcpgranite/granite/internal/level"
@@ -60,10 +59,7 @@ func (r *Report) chooseBaseline(asked string) string {
 
 // interfaceTests are the metrics each interface is tested on against the
 // baseline, in the order of their columns; the stars of sig are TC's.
-var interfaceTests = []struct {
-	name string
-	get  func(row) float64
-}{{"tc", getTC}, {"arg_acc", getArg}}
+var interfaceTests = []metricTest{{"tc", getTC}, {"arg_acc", getArg}}
 
 // byInterface is each interface's TC (with its interval), ArgAcc and what
 // its tools show, and its paired bootstrap tests against the baseline over
@@ -77,50 +73,12 @@ func (r *Report) byInterface() *Table {
 	}
 	t := &Table{Name: "by_interface", Title: fmt.Sprintf("By interface, with paired bootstrap tests against %s (BH-adjusted p)", r.Baseline),
 		Header: append(header, "sig")}
-	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
 	base := map[string]row{}
 	for _, x := range r.where(func(x row) bool { return x.iface == r.Baseline }) {
-		base[key(x)] = x
+		base[pairKey(x)] = x
 	}
-	type test struct {
-		iface string
-		m     int
-		p     Paired
-	}
-	var tests []test
-	for _, name := range r.Interfaces {
-		if name == r.Baseline {
-			continue
-		}
-		rows := r.where(func(x row) bool { return x.iface == name })
-		for mi, m := range interfaceTests {
-			var diffs []float64
-			for _, x := range rows {
-				if b, ok := base[key(x)]; ok {
-					if d := m.get(x) - m.get(b); !math.IsNaN(d) {
-						diffs = append(diffs, d)
-					}
-				}
-			}
-			tests = append(tests, test{name, mi, PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("paired-interface/%s/%s", name, m.name)))})
-		}
-	}
-	// A test without pairs has no p; BH adjusts the others.
-	var ps []float64
-	var tested []int
-	for i, x := range tests {
-		if !math.IsNaN(x.p.P) {
-			ps = append(ps, x.p.P)
-			tested = append(tested, i)
-		}
-	}
-	adj := make([]float64, len(tests))
-	for i := range adj {
-		adj[i] = math.NaN()
-	}
-	for j, q := range BH(ps) {
-		adj[tested[j]] = q
-	}
+	others := slices.DeleteFunc(slices.Clone(r.Interfaces), func(name string) bool { return name == r.Baseline })
+	fam := r.pairedFamily("paired-interface/", others, base, func(g string) []row { return r.where(func(x row) bool { return x.iface == g }) }, interfaceTests)
 	for _, name := range r.Interfaces {
 		rows := r.where(func(x row) bool { return x.iface == name })
 		ci := r.tcCI("interface/"+name, rows)
@@ -128,20 +86,7 @@ func (r *Report) byInterface() *Table {
 		line := []any{name, string(rows[0].level), len(rows), ci.Mean, ci.Lo, ci.Hi, mean(col(rows, getArg)),
 			mean(col(measured, func(x row) float64 { return float64(x.imet.Tools) })),
 			mean(col(measured, func(x row) float64 { return float64(x.imet.SchemaTokens) }))}
-		cells := make([]any, 2*len(interfaceTests))
-		for i := range cells {
-			cells[i] = math.NaN()
-		}
-		sig := ""
-		for i, x := range tests {
-			if x.iface != name {
-				continue
-			}
-			cells[2*x.m], cells[2*x.m+1] = x.p.Mean, adj[i]
-			if x.m == 0 {
-				sig = stars(adj[i])
-			}
-		}
+		cells, sig := fam.cells(name)
 		if name == r.Baseline {
 			sig = "ref"
 		}

@@ -418,10 +418,7 @@ var summaryHeader = []string{"trials", "tc", "tc_lo", "tc_hi", "tc_strict", "f1"
 
 // levelTests are the metrics each level is tested on against L4, in the
 // order of their columns; the stars of sig are TC's.
-var levelTests = []struct {
-	name string
-	get  func(row) float64
-}{{"tc", getTC}, {"tc_strict", getTCS}, {"f1", getF1}, {"arg_acc", getArg}, {"action_arg_acc", getAArg}}
+var levelTests = []metricTest{{"tc", getTC}, {"tc_strict", getTCS}, {"f1", getF1}, {"arg_acc", getArg}, {"action_arg_acc", getAArg}}
 
 func (r *Report) overall() *Table {
 	t := &Table{Name: "overall", Title: "Overall by model",
@@ -440,6 +437,82 @@ func (r *Report) overall() *Table {
 	return t
 }
 
+// metricTest is a metric a table's paired tests compare, by its column
+// name.
+type metricTest struct {
+	name string
+	get  func(row) float64
+}
+
+// pairKey pairs trials of two groups: the same model, domain, scenario
+// and repetition.
+func pairKey(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
+
+// family is a table's paired tests of groups (levels, interfaces) against
+// a reference, on each metric, Benjamini-Hochberg adjusted together.
+type family struct {
+	metrics int
+	// byGroup holds each tested group's mean differences and adjusted p
+	// per metric.
+	byGroup map[string][]Paired
+	adj     map[string][]float64
+}
+
+// pairedFamily tests each group's rows (rowsOf) against the reference
+// rows (by pairKey) on every metric by paired bootstrap, each test seeded
+// from label, group and metric; a test without pairs has no p and is left
+// out of the adjustment.
+func (r *Report) pairedFamily(label string, groups []string, ref map[string]row, rowsOf func(string) []row, metrics []metricTest) *family {
+	f := &family{metrics: len(metrics), byGroup: map[string][]Paired{}, adj: map[string][]float64{}}
+	var ps []float64
+	type at struct {
+		group string
+		m     int
+	}
+	var tested []at
+	for _, g := range groups {
+		rows := rowsOf(g)
+		for mi, m := range metrics {
+			var diffs []float64
+			for _, x := range rows {
+				if b, ok := ref[pairKey(x)]; ok {
+					if d := m.get(x) - m.get(b); !math.IsNaN(d) {
+						diffs = append(diffs, d)
+					}
+				}
+			}
+			p := PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("%s%s/%s", label, g, m.name)))
+			f.byGroup[g] = append(f.byGroup[g], p)
+			f.adj[g] = append(f.adj[g], math.NaN())
+			if !math.IsNaN(p.P) {
+				ps = append(ps, p.P)
+				tested = append(tested, at{g, mi})
+			}
+		}
+	}
+	for j, q := range BH(ps) {
+		f.adj[tested[j].group][tested[j].m] = q
+	}
+	return f
+}
+
+// cells are a group's d_ and p_ cells, metric by metric (NaN for the
+// reference and untested ones), and the stars of its first metric.
+func (f *family) cells(group string) ([]any, string) {
+	out := make([]any, 2*f.metrics)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	ps, ok := f.byGroup[group]
+	if !ok {
+		return out, ""
+	}
+	for m, p := range ps {
+		out[2*m], out[2*m+1] = p.Mean, f.adj[group][m]
+	}
+	return out, stars(f.adj[group][0])
+}
+
 // byLevel compares every level with L4 by paired bootstrap over trials
 // that share model, scenario and repetition, Benjamini-Hochberg adjusted
 // over the family of (level, metric) tests.
@@ -449,56 +522,24 @@ func (r *Report) byLevel() *Table {
 		header = append(header, "d_"+m.name, "p_"+m.name)
 	}
 	t := &Table{Name: "by_level", Title: "By level, with paired bootstrap tests against L4 (BH-adjusted p)", Header: append(header, "sig")}
-	type test struct {
-		level level.Level
-		m     int
-		p     Paired
-	}
-	var tests []test
-	key := func(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
 	base := map[string]row{}
 	for _, x := range r.where(func(x row) bool { return x.level == level.L4 }) {
 		// Transformed interfaces of L4 share the key; L4 as written is
 		// the reference when it was played.
-		if b, ok := base[key(x)]; !ok || b.iface != string(level.L4) {
-			base[key(x)] = x
+		if b, ok := base[pairKey(x)]; !ok || b.iface != string(level.L4) {
+			base[pairKey(x)] = x
 		}
 	}
+	var others []string
 	for _, l := range r.Levels {
-		if l == level.L4 {
-			continue
-		}
-		for mi, m := range levelTests {
-			var diffs []float64
-			for _, x := range r.where(func(x row) bool { return x.level == l }) {
-				if b, ok := base[key(x)]; ok {
-					diffs = append(diffs, m.get(x)-m.get(b))
-				}
-			}
-			tests = append(tests, test{l, mi, PairedBootstrap(diffs, rngFor(r.seed, fmt.Sprintf("paired/%s/%s", l, m.name)))})
+		if l != level.L4 {
+			others = append(others, string(l))
 		}
 	}
-	ps := make([]float64, len(tests))
-	for i, x := range tests {
-		ps[i] = x.p.P
-	}
-	adj := BH(ps)
+	fam := r.pairedFamily("paired/", others, base, func(g string) []row { return r.where(func(x row) bool { return string(x.level) == g }) }, levelTests)
 	for _, l := range r.Levels {
 		line := append([]any{string(l)}, r.summary("level/"+string(l), r.where(func(x row) bool { return x.level == l }))...)
-		cells := make([]any, 2*len(levelTests))
-		for i := range cells {
-			cells[i] = math.NaN()
-		}
-		sig := ""
-		for i, x := range tests {
-			if x.level != l {
-				continue
-			}
-			cells[2*x.m], cells[2*x.m+1] = x.p.Mean, adj[i]
-			if x.m == 0 {
-				sig = stars(adj[i])
-			}
-		}
+		cells, sig := fam.cells(string(l))
 		if l == level.L4 {
 			sig = "ref"
 		}
