@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
-	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 	"github.com/mcpgranite/granite/specs"
@@ -196,7 +194,7 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 		d := spec.Domain(domain)
 		dom, ok := gen.Lookup(domain)
 		if d == nil || !ok {
-			return nil, fmt.Errorf("unknown domain %q: want one of %s", domain, strings.Join(domainList(spec), ", "))
+			return nil, fmt.Errorf("unknown domain %q: want one of %s", domain, domainNames())
 		}
 		var err error
 		if catalogue, err = serve.DomainInterfaces(dom); err != nil {
@@ -238,16 +236,14 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 		if src.live() {
 			origin = "mcp:" + *src.mcpCmd + *src.mcpURL
 		}
-		arts, err := scenarios.Offline(origin, scenarios.Listed(tools), tasks)
+		listed := scenarios.Listed(tools)
+		arts, err := scenarios.Offline(origin, listed, tasks)
 		if err != nil {
 			return nil, err
 		}
 		f.out = cmp.Or(out, filepath.Join("results", "advise-"+name))
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return nil, err
-		}
 		path := filepath.Join(f.out, "artifacts.jsonl")
-		if err := writeArtifactsFile(path, arts, tools); err != nil {
+		if err := writeSynth(path, nil, listed, arts); err != nil {
 			return nil, err
 		}
 		for _, a := range arts {
@@ -295,29 +291,4 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 	// the plan and the race name them alike.
 	f.cands = advise.Candidates(cfg)
 	return f, nil
-}
-
-// writeArtifactsFile writes artifacts and their tools beside them, as
-// granite synth does.
-func writeArtifactsFile(path string, arts []scenarios.Artifact, tools []toolsrc.Tool) error {
-	w, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := scenarios.WriteArtifacts(w, arts); err != nil {
-		w.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return toolsrc.WriteTools(scenarios.ToolsFile(path), tools)
-}
-
-func domainList(spec *speclang.Spec) []string {
-	var out []string
-	for _, d := range spec.Domains {
-		out = append(out, d.Name)
-	}
-	return out
 }

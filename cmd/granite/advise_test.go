@@ -121,7 +121,7 @@ func TestAdviseServerTools(t *testing.T) {
 		if !strings.Contains(m.Publish.Groups, "L3:") {
 			t.Errorf("%s: groups to publish: %q", m.Model, m.Publish.Groups)
 		}
-		if _, err := os.Stat(filepath.Join(out, fileNameOf(m.Model)+".groups.yaml")); err != nil {
+		if _, err := os.Stat(filepath.Join(out, advise.FileName(m.Model)+".groups.yaml")); err != nil {
 			t.Error(err)
 		}
 	}
@@ -133,15 +133,6 @@ func TestAdviseServerTools(t *testing.T) {
 			t.Errorf("%s: resumed to %+v, was %+v", adv.Models[i].Model, again.Models[i], adv.Models[i])
 		}
 	}
-}
-
-func fileNameOf(model string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
-			return r
-		}
-		return '_'
-	}, model)
 }
 
 // TestAdviseDomainOpenAI races interfaces of a domain for a model behind

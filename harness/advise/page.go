@@ -108,7 +108,7 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 		if pub.Groups != "" {
 			b.WriteString("and the groups file of its level (`granite serve --groups`):\n\n```yaml\n" + pub.Groups + "```\n\n")
 		}
-		name := fileName(m.Model)
+		name := FileName(m.Model)
 		if err := os.WriteFile(filepath.Join(adv.Out, name+".interface.yaml"), []byte(specYAML(pub.Interface)), 0o644); err != nil {
 			return err
 		}
@@ -159,9 +159,10 @@ func specYAML(s surface.Spec) string {
 	return b.String()
 }
 
-// fileName is a model's name as a file name: what is not a letter, digit,
+// FileName is a model's name as the files that publish its pick start
+// with: what is not a letter, digit,
 // dot or dash becomes _.
-func fileName(model string) string {
+func FileName(model string) string {
 	return strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
 			return r
