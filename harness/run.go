@@ -111,6 +111,8 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 		}
 		return out, nil
 	}
+	// A domain's interfaces are built once, shared by every model's trials.
+	ifacesOf := map[string][]played{}
 	for _, model := range cfg.ModelNames() {
 		for _, d := range spec.Domains {
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
@@ -120,9 +122,13 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 			if msg != "" {
 				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
 			}
-			ifaces, err := domainInterfaces(cfg, dom)
-			if err != nil {
-				return nil, err
+			ifaces, ok := ifacesOf[d.Name]
+			if !ok {
+				var err error
+				if ifaces, err = domainInterfaces(cfg, dom); err != nil {
+					return nil, err
+				}
+				ifacesOf[d.Name] = ifaces
 			}
 			for _, iface := range ifaces {
 				for _, s := range d.Scenarios {
