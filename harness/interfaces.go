@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -79,13 +78,9 @@ func interfaceSchemas(iface *surface.Interface) map[string][]byte {
 // encodeCall is a level gold call as the interface encodes it. Gold calls
 // are calls the level accepts, which every interface encodes.
 func encodeCall(iface *surface.Interface, tool string, args map[string]any) results.MessageCall {
-	name, out, err := iface.Encode(tool, args)
+	name, raw, err := iface.EncodeJSON(tool, args)
 	if err != nil {
 		panic(fmt.Sprintf("harness: %v", err)) // the interface was built from the level the gold is at
-	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		panic(fmt.Sprintf("harness: encode gold call %s: %v", tool, err))
 	}
 	return results.MessageCall{Name: name, Arguments: raw}
 }

@@ -55,15 +55,11 @@ func runGold(ctx context.Context, dom *mcpdomain.Domain, level level.Level, call
 func runInterface(ctx context.Context, dom *mcpdomain.Domain, iface *surface.Interface, calls []*speclang.Call) (*outcome, error) {
 	played := make([]playedCall, len(calls))
 	for i, c := range calls {
-		name, args, err := iface.Encode(c.Tool, c.Args)
+		name, args, err := iface.EncodeJSON(c.Tool, c.Args)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := json.Marshal(args)
-		if err != nil {
-			return nil, err
-		}
-		played[i] = playedCall{name, raw}
+		played[i] = playedCall{name, args}
 	}
 	s, err := serve.OpenInterface(ctx, dom, iface)
 	if err != nil {

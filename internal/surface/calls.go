@@ -161,6 +161,15 @@ func (i *Interface) Encode(source string, args map[string]any) (string, map[stri
 	return sh.name, out, nil
 }
 
+// EncodeJSON is Encode with the arguments as JSON, as a call sends them.
+func (i *Interface) EncodeJSON(source string, args map[string]any) (string, json.RawMessage, error) {
+	name, out, err := i.Encode(source, args)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, marshalArgs(out), nil
+}
+
 func (i *Interface) names() []string {
 	out := make([]string, len(i.Tools))
 	for k, t := range i.Tools {
