@@ -13,6 +13,21 @@ import (
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
+// memoryArtifacts are the reference memory server's tools and the
+// artifacts synthesized offline from them.
+func memoryArtifacts(t *testing.T) ([]toolsrc.Tool, []scenarios.Artifact) {
+	t.Helper()
+	tools, err := toolsrc.LoadTools("testdata/server-memory.tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := scenarios.Offline("mcp:server-memory", scenarios.Listed(tools), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools, arts
+}
+
 // TestArtifactsAtEveryLevel plays offline artifacts synthesized from the
 // reference memory server's tools (testdata/server-memory.tools.json, the
 // pinned server's tools/list, checked by scenarios/regroup's tests) at L4,
@@ -22,14 +37,7 @@ import (
 // refusals.
 func TestArtifactsAtEveryLevel(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	tools, err := toolsrc.LoadTools("testdata/server-memory.tools.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	arts, err := scenarios.Offline("mcp:server-memory", scenarios.Listed(tools), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools, arts := memoryArtifacts(t)
 	path := writeArtifacts(t, arts, tools)
 	cfg := artifactConfig(path, "", agent.Oracle, agent.Silent)
 	cfg.Granularities = level.Levels
@@ -94,14 +102,7 @@ func TestArtifactsAtEveryLevel(t *testing.T) {
 // artifact and score full, and the silent agent only the refusals.
 func TestArtifactsOnEveryInterface(t *testing.T) {
 	spec, lookup := tinySpec(t)
-	tools, err := toolsrc.LoadTools("testdata/server-memory.tools.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	arts, err := scenarios.Offline("mcp:server-memory", scenarios.Listed(tools), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools, arts := memoryArtifacts(t)
 	iface, err := regroup.Build(tools, regroup.Derive("server-memory", tools))
 	if err != nil {
 		t.Fatal(err)
