@@ -16,6 +16,9 @@ type Explanation struct {
 	FailedConditions []string `json:"failed_conditions,omitempty"`
 	// MissingFacts are the answer facts the final answer does not state.
 	MissingFacts []Fact `json:"missing_facts,omitempty"`
+	// FalseClaims are the claims the final answer makes about a known
+	// subject that the store contradicts, in words (see score.Score).
+	FalseClaims []string `json:"false_claims,omitempty"`
 	// Collateral are the changes to the store the task did not ask for,
 	// in words (see score.Score).
 	Collateral []string `json:"collateral,omitempty"`

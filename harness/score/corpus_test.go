@@ -49,7 +49,8 @@ func loadCorpus(t *testing.T) []corpusEntry {
 		}
 		ans, err := os.ReadFile(base + ".answer.txt")
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("a recording without its answer: %v", err)
+			continue
 		}
 		wrong, _ := os.ReadFile(base + ".agent-wrong.txt")
 		out = append(out, corpusEntry{filepath.Base(base), rc, string(ans), strings.TrimSpace(string(wrong))})

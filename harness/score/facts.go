@@ -1,15 +1,11 @@
 package score
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -55,6 +51,8 @@ type factGold struct {
 	// promptNumbers are the numbers the prompt states, dataNumbers every
 	// number the gold's reads and the stores show.
 	promptNumbers, dataNumbers []numberTok
+	// claims is what the answer's other claims are checked against.
+	claims *claimGold
 	// errs says, per fact, why its subject cannot be told; verify
 	// reports them.
 	errs []string
@@ -65,6 +63,9 @@ type factCheck struct {
 	fact     *speclang.Fact
 	subjects []subject
 	nouns    []string
+	// level says the fact's quantity is a level in percent that fills
+	// and empties (a battery's charge).
+	level bool
 }
 
 // newFactGold derives the subjects of a scenario's answer facts from the
@@ -121,6 +122,12 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, 
 			fg.errs = append(fg.errs, fmt.Sprintf("answer fact %s (%s): %s", jsonString(f.Value), f.What, why))
 		}
 		fc.subjects = subs
+		// A level in percent: a battery's charge, a tank's fuel.
+		for _, sub := range subs {
+			percent := strings.HasSuffix(sub.field, "_pct") || fieldUnit(d, sub.class, sub.field) == "percent"
+			about := strings.Fields(words(f.What) + " " + strings.ReplaceAll(sub.field, "_", " "))
+			fc.level = fc.level || percent && slices.ContainsFunc(about, func(w string) bool { return slices.Contains(levelWords, w) })
+		}
 		for _, sub := range subs {
 			if sub.kind == aboutCount {
 				fc.nouns = countNouns(d, sub.class, f.What)
@@ -139,7 +146,23 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, 
 			}
 		}
 	}
+	fg.claims = newClaimGold(d, s, changes, fg.facts)
 	return fg
+}
+
+// fieldUnit is the unit of an entity's field, or "".
+func fieldUnit(d *speclang.Domain, entity, field string) string {
+	if d == nil {
+		return ""
+	}
+	for _, e := range d.Entities {
+		for _, fl := range e.Fields {
+			if e.Name == entity && fl.Name == field {
+				return fl.Unit
+			}
+		}
+	}
+	return ""
 }
 
 // factSet is the member facts of one entity (or one grouping) together:
@@ -251,6 +274,14 @@ func stem(w string) string {
 	return w
 }
 
+// kindOf1 is what kind of thing a fact is about.
+func kindOf1(fc *factCheck) subjectKind {
+	if len(fc.subjects) == 0 {
+		return aboutTotal
+	}
+	return fc.subjects[0].kind
+}
+
 // factVerdict is the judgement of one fact on an answer.
 type factVerdict struct {
 	check *factCheck
@@ -258,21 +289,19 @@ type factVerdict struct {
 	why string
 }
 
-// judge reads an answer and says, fact by fact, whether it states it.
-func (fg *factGold) judge(answer string) []factVerdict {
-	units := splitUnits(answer)
-	scans := make([]*unitScan, len(units))
-	for i, u := range units {
-		scans[i] = fg.labels.scan(u)
-		if u.cont && i > 0 {
-			scans[i].prev = scans[i-1]
-		}
-	}
+// judge reads an answer and says, fact by fact, whether it states it,
+// and lists the claims it makes that are not true (see claims.go).
+func (fg *factGold) judge(answer string) ([]factVerdict, []string) {
+	scans := fg.labels.read(answer)
 	var out []factVerdict
 	for _, fc := range fg.facts {
-		out = append(out, factVerdict{fc, fg.judgeOne(fc, scans)})
+		why := fg.judgeOne(fc, scans)
+		if why == "" {
+			why = fg.hedged(fc, scans)
+		}
+		out = append(out, factVerdict{fc, why})
 	}
-	return out
+	return out, fg.falseClaims(scans)
 }
 
 func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
@@ -300,6 +329,9 @@ func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 			owners := sc.owners(o, classOf(fc.subjects[0].key))
 			if slices.ContainsFunc(owners, func(k string) bool { return keys[k] }) {
 				stated = true
+				if w := fg.qualified(fc, sc); w != "" {
+					return w
+				}
 			} else {
 				seen = true
 				if len(owners) > 0 {
@@ -312,6 +344,10 @@ func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 		switch {
 		case len(elsewhere) > 0:
 			return fmt.Sprintf("it states the value about %s, not about %s", elsewhere[0], fg.labels.say(fc.subjects[0].key))
+		case seen && fg.ownText(fc):
+			// A text only its subject holds names it: the alert
+			// "Living room CO2 above 900 ppm" is the one event.
+			return ""
 		case seen:
 			return fmt.Sprintf("it states the value without naming %s in the same sentence, line or row", fg.labels.say(fc.subjects[0].key))
 		}
@@ -319,6 +355,85 @@ func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 	}
 	if c := fg.contradiction(fc, scans); c != "" {
 		return c
+	}
+	return ""
+}
+
+// hedged says why a stated fact is hedged: a value of it offered beside
+// another, or stated as uncertain (see unitScan.hedge); "" when it is not.
+func (fg *factGold) hedged(fc *factCheck, scans []*unitScan) string {
+	for _, sc := range scans {
+		for _, o := range sc.occurrences(fc.fact) {
+			if h := sc.hedge(o); h != "" {
+				return h
+			}
+		}
+		if kindOf1(fc) == aboutMember {
+			for _, m := range sc.mentions {
+				if slices.ContainsFunc(fc.subjects, func(s subject) bool { return slices.Contains(m.keys, s.key) }) && sc.hedgedAt(m.span) {
+					c := sc.clause(m.span)
+					return "it states " + fg.labels.say(fc.subjects[0].key) + " as uncertain: " + strings.TrimSpace(sc.text[c.start:c.end])
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// ownText reports whether a text fact's value is held by its subject
+// alone among the rows of its entity in the seed and the right stores,
+// so that stating it names the subject.
+func (fg *factGold) ownText(fc *factCheck) bool {
+	v, ok := fc.fact.Value.(string)
+	if !ok || words(v) == "" || fc.subjects[0].kind != aboutRow {
+		return false
+	}
+	class := fc.subjects[0].class
+	holders := map[string]bool{}
+	for key, vals := range fg.truths {
+		if classOf(key) != class || strings.Contains(key, "=") {
+			continue
+		}
+		for _, x := range vals {
+			if s, ok := x.(string); ok && statesValue(s, v) {
+				holders[key] = true
+			}
+		}
+	}
+	return len(holders) == 1 && holders[fc.subjects[0].key]
+}
+
+// fullWords and emptyWords say a level in words; a percentage stated
+// beside words that say the opposite contradicts itself ("12%, almost
+// full").
+var fullWords, emptyWords = []string{"full", "fully charged", "topped up"}, []string{"empty", "flat", "depleted", "low"}
+
+// levelWords say a percentage is a level that fills and empties.
+var levelWords = []string{"battery", "charge", "fuel", "soc", "tank", "fill", "level"}
+
+// qualified says why the words about a percentage fact's subject in a
+// unit contradict its value; "" when they do not.
+func (fg *factGold) qualified(fc *factCheck, sc *unitScan) string {
+	v, ok := number(fc.fact.Value)
+	if !ok || !fc.level {
+		return ""
+	}
+	var level []string
+	switch {
+	case v <= 30:
+		level = fullWords
+	case v >= 70:
+		level = emptyWords
+	default:
+		return ""
+	}
+	key := fc.subjects[0].key
+	for _, w := range level {
+		for _, o := range sc.wordOccurrences(w) {
+			if slices.Contains(sc.owners(o, classOf(key)), key) && !sc.negatedAt(o) && !sc.pastMarked(o) {
+				return fmt.Sprintf("it calls %s %q, which %s is not", fg.labels.say(key), sc.text[o.start:o.end], jsonString(fc.fact.Value))
+			}
+		}
 	}
 	return ""
 }
@@ -345,7 +460,9 @@ func (fg *factGold) contradiction(fc *factCheck, scans []*unitScan) string {
 				if !slices.Contains(owners, s.key) || !sc.cued(n, cues) || sc.inDate(n) {
 					continue
 				}
-				if factEqualsAt(fc.fact, n) || fg.anyTruth(n) || fg.inPrompt(n) {
+				// Any reading of the number that is a value will do
+				// ("4,480" also reads 4).
+				if slices.ContainsFunc(sc.readingsAt(n.start), func(r numberTok) bool { return factEqualsAt(fc.fact, r) || fg.anyTruth(r) || fg.inPrompt(r) }) {
 					continue
 				}
 				return fmt.Sprintf("it also states %s for %s, which is not its value", n.text, fg.labels.say(s.key))
@@ -354,22 +471,6 @@ func (fg *factGold) contradiction(fc *factCheck, scans []*unitScan) string {
 	}
 	return ""
 }
-
-// inDate reports whether a number is part of a date or a time of day
-// (2026-09-22, 22:10).
-func (sc *unitScan) inDate(n numberTok) bool {
-	before, after := byte(' '), byte(' ')
-	if n.start > 0 {
-		before = sc.text[n.start-1]
-	}
-	if n.end < len(sc.text) {
-		after = sc.text[n.end]
-	}
-	return strings.IndexByte("-:/T", before) >= 0 && n.start > 1 && isDigit(sc.text[n.start-2]) ||
-		strings.IndexByte("-:/", after) >= 0 && n.end+1 < len(sc.text) && isDigit(sc.text[n.end+1])
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // factEqualsAt reports whether a number written in the answer states the
 // fact's value.
@@ -495,627 +596,10 @@ func (fg *factGold) truthStated(sc *unitScan, key string) bool {
 	return false
 }
 
-// unit is one sentence, list item, line or table row of an answer; head
-// is the heading line a list item reads under, or ""; cont says it is a
-// later sentence of its line.
-type unit struct {
-	head, text string
-	cont       bool
-}
-
-var (
-	headingLine = regexp.MustCompile(`^\s*(#{1,6}\s.*|\*\*[^*]+\*\*:?|__[^_]+__:?|.*:)\s*$`)
-	listItem    = regexp.MustCompile(`^(\s+\S|\s*([-*+•]|\d+[.)])\s)`)
-)
-
-// splitUnits splits an answer into lines and sentences; a line of JSON
-// reads as a line per row (see readable).
-func splitUnits(answer string) []unit {
-	var lines []string
-	for _, line := range strings.Split(answer, "\n") {
-		if t := strings.TrimSpace(line); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-			line = readable(t)
-		}
-		lines = append(lines, strings.Split(line, "\n")...)
-	}
-	var out []unit
-	head := ""
-	for _, line := range lines {
-		if strings.TrimSpace(line) == "" {
-			head = ""
-			continue
-		}
-		item := listItem.MatchString(line)
-		h := ""
-		if item {
-			h = head
-		}
-		for i, s := range sentences(line) {
-			out = append(out, unit{head: h, text: s, cont: i > 0})
-		}
-		switch {
-		case item: // the items of a heading keep it
-		case headingLine.MatchString(line):
-			head = line
-		default:
-			head = ""
-		}
-	}
-	return out
-}
-
-// sentences splits a line after ., ! or ? followed by a space and a
-// capital (or an opening bracket, quote or emphasis).
-func sentences(line string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(line)-2; i++ {
-		c := line[i]
-		if c != '.' && c != '!' && c != '?' || line[i+1] != ' ' {
-			continue
-		}
-		r, _ := utf8.DecodeRuneInString(strings.TrimLeft(line[i+1:], " "))
-		if unicode.IsUpper(r) || strings.ContainsRune("*(\"'[`", r) {
-			out = append(out, line[start:i+1])
-			start = i + 1
-		}
-	}
-	return append(out, line[start:])
-}
-
-// labelIndex knows every name of the rows and groups a scenario may talk
-// about.
-type labelIndex struct {
-	// ids maps a lower-case ID to its row key.
-	ids map[string]string
-	// rows and groups index the phrases that name rows and groups by
-	// their first word, longest first.
-	rows, groups phraseIndex
-	// names holds each key's full names (as words), and display its ID.
-	names   map[string][]string
-	display map[string]string
-}
-
-// phraseIndex holds phrases by their first word, longest first.
-type phraseIndex map[string][]phrase
-
-// phrase is a run of words and the keys it names.
-type phrase struct {
-	words []string
-	keys  []string
-}
-
-// add makes a phrase (as words) name a key.
-func (pi phraseIndex) add(text, key string) {
-	ws := strings.Fields(text)
-	if len(ws) == 0 {
-		return
-	}
-	list := pi[ws[0]]
-	for i := range list {
-		if slices.Equal(list[i].words, ws) {
-			if !slices.Contains(list[i].keys, key) {
-				list[i].keys = append(list[i].keys, key)
-			}
-			return
-		}
-	}
-	list = append(list, phrase{ws, []string{key}})
-	slices.SortStableFunc(list, func(a, b phrase) int { return len(b.words) - len(a.words) })
-	pi[ws[0]] = list
-}
-
-// match returns the longest phrase starting at word i, if any.
-func (pi phraseIndex) match(ws []wordTok, i int) (phrase, bool) {
-	for _, p := range pi[ws[i].w] {
-		if i+len(p.words) > len(ws) {
-			continue
-		}
-		ok := true
-		for k, w := range p.words[1:] {
-			if ws[i+1+k].w != w {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return p, true
-		}
-	}
-	return phrase{}, false
-}
-
-// displayField is the field that names an entity's rows for people: name
-// or label (also by the parts of it no other row shares), else title
-// (named whole: a title is composed like a sentence); "" when the entity
-// has none, and its rows are named by ID alone.
-func displayField(e *speclang.Entity) (field string, parts bool) {
-	for _, want := range []string{"name", "label", "title"} {
-		for _, f := range e.Fields {
-			if f.Name == want && f.Type == speclang.TString {
-				return f.Name, want != "title"
-			}
-		}
-	}
-	return "", false
-}
-
-// newLabelIndex indexes the IDs and names of every row of the seed and the
-// right stores, and the keys of the groups of the gold's statistics.
-func newLabelIndex(d *speclang.Domain, stores []map[string]map[string]any, reads []GoldRead) *labelIndex {
-	li := &labelIndex{ids: map[string]string{}, rows: phraseIndex{}, groups: phraseIndex{}, names: map[string][]string{}, display: map[string]string{}}
-	if d == nil {
-		return li
-	}
-	type display struct {
-		field string
-		parts bool
-	}
-	fields := map[string]display{}
-	for _, e := range d.Entities {
-		f, p := displayField(e)
-		fields[e.Name] = display{f, p}
-	}
-	names := map[string]map[string]string{} // entity → key → name, as words
-	for _, rows := range stores {
-		for key, row := range rows {
-			entity := classOf(key)
-			id := key[len(entity)+1:]
-			li.ids[strings.ToLower(id)], li.display[key] = key, id
-			if name, ok := row[fields[entity].field].(string); ok && words(name) != "" {
-				if names[entity] == nil {
-					names[entity] = map[string]string{}
-				}
-				names[entity][key] = strings.ToLower(name)
-			}
-		}
-	}
-	for _, entity := range slices.Sorted(maps.Keys(names)) {
-		rows := names[entity]
-		padded := map[string]string{}
-		for key, name := range rows {
-			padded[key] = " " + words(name) + " "
-		}
-		for _, key := range slices.Sorted(maps.Keys(rows)) {
-			full := words(rows[key])
-			li.names[key] = append(li.names[key], full)
-			li.rows.add(full, key)
-			if fields[entity].parts {
-				for _, p := range uniqueParts(rows[key], key, padded) {
-					li.rows.add(p, key)
-				}
-			}
-		}
-	}
-	for _, r := range reads {
-		eachGroup(r.Output, func(groupBy string, g map[string]any) {
-			k := fmt.Sprint(g["key"])
-			if key := li.groupKey(groupBy, k); strings.Contains(key, "=") {
-				li.add(words(k), key)
-				li.display[key] = k
-			}
-		})
-	}
-	return li
-}
-
-// eachGroup calls fn with every group of every statistic in a decoded
-// output.
-func eachGroup(v any, fn func(groupBy string, g map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		if groupBy, ok := x["group_by"].(string); ok {
-			gs, _ := x["groups"].([]any)
-			for _, g := range gs {
-				if gm, ok := g.(map[string]any); ok {
-					fn(groupBy, gm)
-				}
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			eachGroup(x[k], fn)
-		}
-	case []any:
-		for _, e := range x {
-			eachGroup(e, fn)
-		}
-	}
-}
-
-// add makes a phrase name a key: a row's, or a group's (groups are named
-// apart from rows: "lab" names the lab building inside "Lab building
-// feeder", a meter's name).
-func (li *labelIndex) add(phrase, key string) {
-	if strings.Contains(key, "=") {
-		li.groups.add(phrase, key)
-	} else {
-		li.rows.add(phrase, key)
-	}
-}
-
-// groupKey names a statistic's group; a group keyed by a row's ID (a
-// statistic grouped by field_id) is that row.
-func (li *labelIndex) groupKey(groupBy, key string) string {
-	if row, ok := li.ids[strings.ToLower(key)]; ok {
-		return row
-	}
-	return groupKeyOf(groupBy, key)
-}
-
-// uniqueParts lists the runs of words of a row's name that no other row of
-// its entity has in its name (padded: each name as words, between
-// spaces): "A1 spindle vibration" names one sensor. Runs start and end
-// where the name's own words do (the 4 of "B4" is no run); a run of one
-// word must be five letters or more, and no run starts or ends with a stop
-// word or is made of numbers and single letters alone.
-func uniqueParts(name, key string, padded map[string]string) []string {
-	ws := strings.Fields(name)
-	var out []string
-	for i := range ws {
-		for j := i + 1; j <= len(ws) && j-i <= 6; j++ {
-			run := ws[i:j]
-			if i == 0 && j == len(ws) || stopWords[words(run[0])] || stopWords[words(run[len(run)-1])] {
-				continue
-			}
-			p := words(strings.Join(run, " "))
-			if len(run) == 1 && (len(p) < 5 || strings.ContainsAny(p, "0123456789 ")) || !slices.ContainsFunc(strings.Fields(p), func(w string) bool {
-				return len(w) > 1 && !strings.ContainsAny(w, "0123456789")
-			}) {
-				continue
-			}
-			unique := true
-			for other, name := range padded {
-				if other != key && strings.Contains(name, " "+p+" ") {
-					unique = false
-					break
-				}
-			}
-			if unique {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// keysIn lists the keys a text names.
-func (li *labelIndex) keysIn(text string) map[string]bool {
-	out := map[string]bool{}
-	for _, m := range li.scan(unit{text: text}).mentions {
-		for _, k := range m.keys {
-			out[k] = true
-		}
-	}
-	return out
-}
-
-// say names a key for people: its ID or group key.
-func (li *labelIndex) say(key string) string {
-	if d, ok := li.display[key]; ok {
-		if strings.Contains(key, "=") {
-			return classOf(key)[:len(classOf(key))-1] + " " + d
-		}
-		return d
-	}
-	return key
-}
-
-// mention is a place where a unit names rows or groups.
-type mention struct {
-	span
-	keys []string
-}
-
-// unitScan is a unit read once: its words, numbers and mentions.
-type unitScan struct {
-	// prev is the sentence before on the same line, if any.
-	prev     *unitScan
-	text     string
-	words    []wordTok
-	numbers  []numberTok
-	mentions []mention
-	// groups caches groupsOf by class.
-	groups map[string][]mention
-}
-
-// idSpans lists the words that are shaped like IDs: one to eight ASCII
-// letters, then one to nine digits, alone (SS003, TR0005; not SS003b).
-func idSpans(text string) []span {
-	var out []span
-	for i := 0; i < len(text); i++ {
-		if !isAlnum(text[i]) || i > 0 && isAlnum(text[i-1]) {
-			continue
-		}
-		letters := i
-		for letters < len(text) && isLetterASCII(text[letters]) {
-			letters++
-		}
-		end := digitsEnd(text, letters)
-		if l, d := letters-i, end-letters; l >= 1 && l <= 8 && d >= 1 && d <= 9 && (end == len(text) || !isAlnum(text[end])) {
-			out = append(out, span{i, end})
-		}
-		for i < len(text) && isAlnum(text[i]) { // on to the next word
-			i++
-		}
-	}
-	return out
-}
-
-func isLetterASCII(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-// scan reads a unit; a list item under a heading reads as the heading, a
-// colon, then the item.
-func (li *labelIndex) scan(u unit) *unitScan {
-	text := u.text
-	if u.head != "" {
-		text = strings.TrimRight(strings.TrimSpace(u.head), ":") + ": " + u.text
-	}
-	sc := &unitScan{text: text, words: wordTokens(text), numbers: numberTokens(text)}
-	taken := make([]bool, len(text))
-	for _, m := range idSpans(text) {
-		if key, ok := li.ids[strings.ToLower(text[m.start:m.end])]; ok {
-			sc.mentions = append(sc.mentions, mention{m, []string{key}})
-			for i := m.start; i < m.end; i++ {
-				taken[i] = true
-			}
-		}
-	}
-	// Names of rows, then of groups, longest first at each word.
-	sc.names(li.rows, taken)
-	sc.names(li.groups, taken)
-	slices.SortFunc(sc.mentions, func(a, b mention) int { return a.start - b.start })
-	return sc
-}
-
-// names adds the mentions of an index's phrases, longest first at each
-// word, outside the taken bytes (IDs).
-func (sc *unitScan) names(pi phraseIndex, taken []bool) {
-	for i := 0; i < len(sc.words); {
-		p, ok := pi.match(sc.words, i)
-		if !ok {
-			i++
-			continue
-		}
-		s := span{sc.words[i].start, sc.words[i+len(p.words)-1].end}
-		if !taken[s.start] && !taken[s.end-1] {
-			sc.mentions = append(sc.mentions, mention{s, p.keys})
-		}
-		i += len(p.words)
-	}
-}
-
-func isAlnum(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-}
-
-// occurrences lists where a unit states a fact's value.
-func (sc *unitScan) occurrences(f *speclang.Fact) []span {
-	var out []span
-	for _, form := range f.Forms() {
-		if s, ok := form.(string); ok {
-			out = append(out, sc.wordOccurrences(words(s))...)
-			continue
-		}
-		if v, ok := number(form); ok {
-			dv := decimals(formatNumber(v))
-			for _, n := range sc.numbers {
-				if n.states(v, dv) {
-					out = append(out, n.span)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// wordOccurrences lists where a unit holds a phrase (as words).
-func (sc *unitScan) wordOccurrences(phrase string) []span {
-	want := strings.Fields(phrase)
-	var out []span
-	for i := 0; i+len(want) <= len(sc.words); i++ {
-		ok := true
-		for k, w := range want {
-			if sc.words[i+k].w != w {
-				ok = false
-				break
-			}
-		}
-		if ok && len(want) > 0 {
-			out = append(out, span{sc.words[i].start, sc.words[i+len(want)-1].end})
-		}
-	}
-	return out
-}
-
-// groupsOf joins the unit's mentions of one class into groups: mentions
-// with only connectors between them ("A and B", "SS003 (North Ridge
-// probe)") share what follows.
-func (sc *unitScan) groupsOf(class string) []mention {
-	if gs, ok := sc.groups[class]; ok {
-		return gs
-	}
-	if sc.groups == nil {
-		sc.groups = map[string][]mention{}
-	}
-	gs := sc.joinGroups(class)
-	sc.groups[class] = gs
-	return gs
-}
-
-func (sc *unitScan) joinGroups(class string) []mention {
-	var out []mention
-	for _, m := range sc.mentions {
-		var keys []string
-		for _, k := range m.keys {
-			if classOf(k) == class {
-				keys = append(keys, k)
-			}
-		}
-		if len(keys) == 0 {
-			continue
-		}
-		if n := len(out); n > 0 && onlyConnectors(sc.text[out[n-1].end:m.start]) {
-			out[n-1].end = m.end
-			for _, k := range keys {
-				if !slices.Contains(out[n-1].keys, k) {
-					out[n-1].keys = append(out[n-1].keys, k)
-				}
-			}
-			continue
-		}
-		out = append(out, mention{m.span, keys})
-	}
-	return out
-}
-
-var connectorWords = map[string]bool{"and": true, "or": true, "both": true, "nor": true, "plus": true, "as": true, "well": true, "also": true, "the": true}
-
-// onlyConnectors reports whether a text between two mentions joins them.
-func onlyConnectors(between string) bool {
-	for _, w := range wordTokens(between) {
-		if !connectorWords[w.w] {
-			return false
-		}
-	}
-	return !strings.ContainsAny(between, ".;:!?")
-}
-
-// separates reports whether a text between a subject and a value ends the
-// subject's clause: a comma, a semicolon, or "and", "but", "while".
-func separates(between string) bool {
-	if strings.ContainsAny(between, ",;") {
-		return true
-	}
-	for _, w := range wordTokens(between) {
-		switch w.w {
-		case "and", "but", "while", "whereas", "then":
-			return true
-		}
-	}
-	return false
-}
-
-// owners says which rows or groups of a class a value at s belongs to.
-func (sc *unitScan) owners(s span, class string) []string {
-	gs := sc.groupsOf(class)
-	if len(gs) == 0 {
-		// A sentence that names none goes on about the last one the
-		// sentence before it on the line named ("She drove 7.5 hours").
-		if sc.prev != nil {
-			if pg := sc.prev.groupsOf(class); len(pg) > 0 {
-				return pg[len(pg)-1].keys
-			}
-		}
-		return nil
-	}
-	prev := -1
-	for i, g := range gs {
-		if g.start < s.end && s.start < g.end {
-			return g.keys // the value is part of the name
-		}
-		if g.start >= s.end {
-			break
-		}
-		if g.end <= s.start {
-			prev = i
-		}
-	}
-	switch {
-	case prev < 0:
-		return gs[0].keys
-	case prev == len(gs)-1:
-		return gs[prev].keys
-	}
-	left, right := sc.text[gs[prev].end:s.start], sc.text[s.end:gs[prev+1].start]
-	if separates(left) && !separates(right) {
-		return gs[prev+1].keys
-	}
-	return gs[prev].keys
-}
-
-// cued reports whether the words since the last value or subject before a
-// number name its quantity.
-func (sc *unitScan) cued(n numberTok, cues []string) bool {
-	from := 0
-	for _, m := range sc.mentions {
-		if m.end <= n.start {
-			from = max(from, m.end)
-		}
-	}
-	for _, o := range sc.numbers {
-		if o.end <= n.start {
-			from = max(from, o.end)
-		}
-	}
-	for _, w := range wordTokens(sc.text[from:n.start]) {
-		for _, c := range cues {
-			if stem(w.w) == stem(c) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// clauseHasNumber reports whether the clause of a mention (between
-// semicolons) states a number: a row named with a figure of its own is
-// described, not presented as a member ("SH005 is warmer at 3.8 °C").
-func (sc *unitScan) clauseHasNumber(m span) bool {
-	start := strings.LastIndexByte(sc.text[:m.start], ';') + 1
-	end := len(sc.text)
-	if i := strings.IndexByte(sc.text[m.end:], ';'); i >= 0 {
-		end = m.end + i
-	}
-	return slices.ContainsFunc(sc.numbers, func(n numberTok) bool { return n.start >= start && n.end <= end })
-}
-
-// contrastWords, just before a row, set it apart from what follows or
-// precedes it ("moved from SH006 to SH007", "colder than SH005").
-var contrastWords = map[string]bool{"from": true, "than": true, "instead": true, "unlike": true, "replacing": true, "rather": true, "over": true, "versus": true, "vs": true}
-
-// contrasted reports whether one of the three words before a mention sets
-// the row apart.
-func (sc *unitScan) contrasted(m span) bool {
-	var before []string
-	for _, w := range sc.words {
-		if w.end <= m.start {
-			before = append(before, w.w)
-		}
-	}
-	return slices.ContainsFunc(before[max(0, len(before)-3):], func(w string) bool { return contrastWords[w] })
-}
-
-// near lists the words within k words either side of a span.
-func (sc *unitScan) near(s span, k int) []string {
-	var before, after []string
-	for _, w := range sc.words {
-		switch {
-		case w.end <= s.start:
-			before = append(before, w.w)
-		case w.start >= s.end:
-			after = append(after, w.w)
-		}
-	}
-	before = before[max(0, len(before)-k):]
-	after = after[:min(k, len(after))]
-	return append(before, after...)
-}
-
-var negations = map[string]bool{"not": true, "no": true, "none": true, "neither": true, "nor": true, "without": true, "except": true,
-	"excluding": true, "besides": true, "fine": true, "normal": true, "ok": true, "okay": true, "healthy": true, "unaffected": true, "only": true}
-
-// negated reports whether a unit says something is not so.
-func (sc *unitScan) negated() bool {
-	if strings.Contains(strings.ToLower(sc.text), "n't") || strings.Contains(sc.text, "n’t") {
-		return true
-	}
-	return slices.ContainsFunc(sc.words, func(w wordTok) bool { return negations[w.w] })
-}
-
-// explainFacts turns the verdicts into the record's explanation and
-// reasons.
-func explainFacts(m *results.Metrics, verdicts []factVerdict) {
-	m.FactsOK = true
+// explainFacts turns the verdicts and the false claims into the record's
+// explanation and reasons.
+func explainFacts(m *results.Metrics, verdicts []factVerdict, falseClaims []string) {
+	m.FactsOK = len(falseClaims) == 0
 	for _, v := range verdicts {
 		if v.why == "" {
 			continue
@@ -1134,73 +618,10 @@ func explainFacts(m *results.Metrics, verdicts []factVerdict) {
 		}
 		m.Why = append(m.Why, fmt.Sprintf("the answer does not state %s (%s)%s: %s", jsonString(f.Value), f.What, about, v.why))
 	}
-}
-
-// readable reads a line of JSON in an answer (a subject may answer with a
-// tool's output) the way a careful agent would write it: a line per row
-// ("VH008: fuel_pct 12, status available"), a statistic with a line per
-// group, and a count next to what it counts, so that each value is stated
-// about its subject. Any other line is kept as it is.
-func readable(result string) string {
-	var v any
-	if json.Unmarshal([]byte(result), &v) != nil {
-		return result
+	for _, c := range falseClaims {
+		explain(m).FalseClaims = append(explain(m).FalseClaims, c)
+		m.Why = append(m.Why, "the answer claims what is not so: "+c)
 	}
-	var b strings.Builder
-	writeReadable(&b, v)
-	return strings.TrimRight(b.String(), "\n")
-}
-
-func writeReadable(b *strings.Builder, v any) {
-	x, ok := v.(map[string]any)
-	if !ok {
-		if list, ok := v.([]any); ok {
-			for _, e := range list {
-				writeReadable(b, e)
-			}
-			return
-		}
-		fmt.Fprintf(b, "%s\n", jsonString(v))
-		return
-	}
-	entity, _ := x["entity"].(string)
-	if groups, ok := x["groups"].([]any); ok || x["function"] != nil {
-		fmt.Fprintf(b, "%s of %s over %s %s rows: %s\n", readableValue(x["function"]), readableValue(x["field"]), readableValue(x["count"]), entity, readableValue(x["value"]))
-		for _, g := range groups {
-			gm, _ := g.(map[string]any)
-			fmt.Fprintf(b, "- %s %s: %s (%s %s rows)\n", readableValue(x["group_by"]), readableValue(gm["key"]), readableValue(gm["value"]), readableValue(gm["count"]), entity)
-		}
-		return
-	}
-	if items, ok := x["items"].([]any); ok {
-		fmt.Fprintf(b, "%s %s rows:\n", readableValue(x["count"]), entity)
-		for _, it := range items {
-			b.WriteString("- ")
-			writeReadable(b, it)
-		}
-		return
-	}
-	id, hasID := x["id"].(string)
-	if !hasID {
-		fmt.Fprintf(b, "%s\n", jsonString(v))
-		return
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(x)) {
-		if k != "id" {
-			parts = append(parts, k+" "+readableValue(x[k]))
-		}
-	}
-	fmt.Fprintf(b, "%s: %s\n", id, strings.Join(parts, ", "))
-}
-
-// readableValue writes a string as it is and anything else as JSON (1000000,
-// not fmt's 1e+06).
-func readableValue(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return jsonString(v)
 }
 
 // Stated reports whether a text states a fact in any of its forms.

@@ -54,18 +54,13 @@ func Mutants(g *Gold, s *speclang.Scenario, answer string, final []byte) []Mutan
 		}
 	}
 	// Drop every subject: each mention of a row or group becomes "it".
-	if slices.ContainsFunc(fg.facts, func(fc *factCheck) bool { return kindOf1(fc) == aboutRow || kindOf1(fc) == aboutGroup }) {
+	if slices.ContainsFunc(fg.facts, func(fc *factCheck) bool {
+		return (kindOf1(fc) == aboutRow || kindOf1(fc) == aboutGroup) && !fg.ownText(fc)
+	}) {
 		out = append(out, Mutant{Kind: "no-subject", Answer: dropSubjects(fg, answer)})
 	}
 	out = append(out, storeMutants(g, s, answer, final)...)
 	return out
-}
-
-func kindOf1(fc *factCheck) subjectKind {
-	if len(fc.subjects) == 0 {
-		return aboutTotal
-	}
-	return fc.subjects[0].kind
 }
 
 // swapNumbers exchanges the written forms of two values in a text.
@@ -154,7 +149,7 @@ func nonMember(fg *factGold, fc *factCheck) string {
 func dropSubjects(fg *factGold, answer string) string {
 	var lines []string
 	for _, line := range strings.Split(answer, "\n") {
-		sc := fg.labels.scan(unit{text: line})
+		sc := fg.labels.scan(line)
 		var b strings.Builder
 		last := 0
 		for _, m := range sc.mentions {

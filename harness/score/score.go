@@ -80,7 +80,8 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if facts == nil {
 		facts = newFactGold(nil, s, nil, nil)
 	}
-	explainFacts(m, facts.judge(rec.FinalAnswer))
+	verdicts, falseClaims := facts.judge(rec.FinalAnswer)
+	explainFacts(m, verdicts, falseClaims)
 	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
 	// A right final store makes only changes the task asks for.
 	var collateral []string
