@@ -357,7 +357,24 @@ func (sc *unitScan) clause(s span) span {
 	return span{start, end}
 }
 
-var clauseWords = map[string]bool{"but": true, "while": true, "whereas": true, "although": true, "though": true, "however": true}
+var clauseWords = map[string]bool{"but": true, "while": true, "whereas": true, "although": true, "though": true, "however": true,
+	"because": true, "since": true, "so": true, "unless": true}
+
+// namesOnly reports whether a unit is names of a class and little else: an item of a
+// list of rows ("DR005 Car park pedestrian gate", "SH007").
+func (sc *unitScan) namesOnly(class string) bool {
+	names := sc.groupsOf(class)
+	if len(names) == 0 {
+		return false
+	}
+	other := 0
+	for _, w := range sc.words {
+		if !slices.ContainsFunc(names, func(m mention) bool { return m.start <= w.start && w.end <= m.end }) && !connectorWords[w.w] {
+			other++
+		}
+	}
+	return other <= 2
+}
 
 // decimalPoint reports whether the byte at i is a point or comma between
 // digits (12.5, 142,8), which ends no clause.

@@ -428,10 +428,17 @@ func (fg *factGold) qualified(fc *factCheck, sc *unitScan) string {
 		return ""
 	}
 	key := fc.subjects[0].key
-	for _, w := range level {
-		for _, o := range sc.wordOccurrences(w) {
-			if slices.Contains(sc.owners(o, classOf(key)), key) && !sc.negatedAt(o) && !sc.pastMarked(o) {
-				return fmt.Sprintf("it calls %s %q, which %s is not", fg.labels.say(key), sc.text[o.start:o.end], jsonString(fc.fact.Value))
+	for _, o := range sc.occurrences(fc.fact) {
+		if !slices.Contains(sc.owners(o, classOf(key)), key) {
+			continue
+		}
+		near := sc.nearInClause(o, 4)
+		for _, w := range level {
+			ws := strings.Fields(w)
+			for i := 0; i+len(ws) <= len(near); i++ {
+				if slices.Equal(near[i:i+len(ws)], ws) && !sc.negatedAt(o) {
+					return fmt.Sprintf("it calls %s %q, which %s is not", fg.labels.say(key), w, jsonString(fc.fact.Value))
+				}
 			}
 		}
 	}
@@ -551,19 +558,31 @@ func (fg *factGold) judgeMember(fc *factCheck, scans []*unitScan) string {
 		return ""
 	}
 	members := set.members
+	isMember := func(m mention) bool {
+		return slices.ContainsFunc(m.keys, func(k string) bool { return members[k] })
+	}
+	// The lists an item of which names a member: their other items that
+	// are names alone are presented as members too ("- SH003", "- SH007").
+	memberLists := map[int]bool{}
+	for _, sc := range scans {
+		if sc.list != 0 && slices.ContainsFunc(sc.mentions, isMember) {
+			memberLists[sc.list] = true
+		}
+	}
 	for _, sc := range scans {
 		// A row outside the set is presented as a member when it is
-		// named beside a member, with no value of its own and no
-		// negation.
-		namesMember := slices.ContainsFunc(sc.mentions, func(m mention) bool {
-			return slices.ContainsFunc(m.keys, func(k string) bool { return members[k] })
-		})
-		if !namesMember || sc.negated() {
-			continue
-		}
+		// named in the clause of a member, or as an item of a list of
+		// them, with no value of its own that tells it apart and no
+		// negation in its clause.
+		nameOnly := memberLists[sc.list] && sc.namesOnly(class)
 		for _, m := range sc.mentions {
+			c := sc.clause(m.span)
+			beside := slices.ContainsFunc(sc.mentions, func(o mention) bool { return isMember(o) && o.start >= c.start && o.end <= c.end })
+			if !beside && !nameOnly {
+				continue
+			}
 			for _, k := range m.keys {
-				if classOf(k) != class || members[k] || fg.truthStated(sc, k) || sc.contrasted(m.span) || sc.clauseHasNumber(m.span) {
+				if classOf(k) != class || members[k] || sc.negatedAt(m.span) || fg.truthStated(sc, k, members) || sc.contrasted(m.span) || sc.clauseHasNumber(m.span) {
 					continue
 				}
 				return fmt.Sprintf("it presents %s as one of them, which it is not", fg.labels.say(k))
@@ -574,17 +593,35 @@ func (fg *factGold) judgeMember(fc *factCheck, scans []*unitScan) string {
 }
 
 // truthStated reports whether a unit states a value of a row (or group)
-// about it, showing whether it qualifies.
-func (fg *factGold) truthStated(sc *unitScan, key string) bool {
+// about it that tells it apart from the members of the set: a number it
+// holds, or a text no member holds in the same field (every probe of the
+// set is in the north zone too, so "north" tells nothing).
+func (fg *factGold) truthStated(sc *unitScan, key string, members map[string]bool) bool {
 	for _, n := range sc.numbers {
 		if slices.Contains(sc.owners(n.span, classOf(key)), key) && fg.isTruth(key, n) {
 			return true
 		}
 	}
+	held := func(k, field, s string) bool {
+		return slices.ContainsFunc(fg.claims.now[k][field], func(v any) bool { x, ok := v.(string); return ok && words(x) == words(s) })
+	}
+	shared := func(s string) bool {
+		for field := range fg.claims.now[key] {
+			if !held(key, field, s) {
+				continue
+			}
+			for m := range members {
+				if held(m, field, s) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for _, v := range fg.truths[key] {
 		s, ok := v.(string)
 		// Its name or key says which row it is, not what it holds.
-		if !ok || len(s) > 40 || words(s) == "" || words(s) == words(fg.labels.display[key]) || slices.Contains(fg.labels.names[key], words(s)) {
+		if !ok || len(s) > 40 || words(s) == "" || words(s) == words(fg.labels.display[key]) || slices.Contains(fg.labels.names[key], words(s)) || shared(s) {
 			continue
 		}
 		for _, o := range sc.wordOccurrences(words(s)) {

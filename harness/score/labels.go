@@ -20,6 +20,9 @@ type labelIndex struct {
 	// names holds each key's full names (as words), and display its ID.
 	names   map[string][]string
 	display map[string]string
+	// parts holds the phrases that name a row by a part of its name: a
+	// group named the same ("perimeter", a zone) is the group.
+	parts map[string]bool
 }
 
 // phraseIndex holds phrases by their first word, longest first.
@@ -89,7 +92,7 @@ func displayField(e *speclang.Entity) (field string, parts bool) {
 // newLabelIndex indexes the IDs and names of every row of the seed and the
 // right stores, and the keys of the groups of the gold's statistics.
 func newLabelIndex(d *speclang.Domain, stores []map[string]map[string]any, reads []GoldRead) *labelIndex {
-	li := &labelIndex{ids: map[string]string{}, rows: phraseIndex{}, groups: phraseIndex{}, names: map[string][]string{}, display: map[string]string{}}
+	li := &labelIndex{ids: map[string]string{}, rows: phraseIndex{}, groups: phraseIndex{}, names: map[string][]string{}, display: map[string]string{}, parts: map[string]bool{}}
 	if d == nil {
 		return li
 	}
@@ -129,6 +132,7 @@ func newLabelIndex(d *speclang.Domain, stores []map[string]map[string]any, reads
 			if fields[entity].parts {
 				for _, p := range uniqueParts(rows[key], key, padded) {
 					li.rows.add(p, key)
+					li.parts[p] = true
 				}
 			}
 		}

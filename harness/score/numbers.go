@@ -51,6 +51,8 @@ func standsAlone(tok, rest string) bool {
 	switch {
 	case rest == "" || unicode.IsDigit(r):
 		return rest == ""
+	case r == '-' && len(rest) > 1 && unicode.IsLetter(rune(rest[1])):
+		return false // a compound word: 24-pack, 3-phase
 	case !unicode.IsLetter(r):
 		return true
 	}
@@ -106,14 +108,16 @@ func numberTokens(text string) []numberTok {
 		norm = sameLengthMinus(text)
 	}
 	var out []numberTok
-	add := func(start, end int) {
+	// add reads the number written at start..end as value (its digits
+	// with a point for decimals, no separators).
+	add := func(start, end int, value string) {
 		tok := norm[start:end]
 		if afterGroup(norm[:start]) || !standsAlone(tok, norm[end:]) {
 			return
 		}
-		x, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64)
+		x, err := strconv.ParseFloat(value, 64)
 		if err == nil {
-			out = append(out, numberTok{span{start, end}, tok, x, decimals(tok), strings.HasPrefix(norm[end:], "%")})
+			out = append(out, numberTok{span{start, end}, tok, x, decimals(value), strings.HasPrefix(norm[end:], "%")})
 		}
 	}
 	for i := 0; i < len(norm); i++ {
@@ -131,11 +135,23 @@ func numberTokens(text string) []numberTok {
 			continue
 		}
 		plain := digitsEnd(norm, digits)
-		if grouped := groupedEnd(norm, digits, plain); grouped > plain && (i == 0 || prev != ',') {
-			add(i, fractionEnd(norm, grouped))
+		if grouped := groupedEnd(norm, digits, plain, ','); grouped > plain && (i == 0 || prev != ',') {
+			end := fractionEnd(norm, grouped, '.')
+			add(i, end, strings.ReplaceAll(norm[i:end], ",", ""))
 		}
-		end := fractionEnd(norm, plain)
-		add(i, end)
+		// Decimal commas, as written in languages that use them: 142,8
+		// and 1.180,9 (a comma and three digits stays a thousands
+		// separator: 1,180).
+		if dotted := groupedEnd(norm, digits, plain, '.'); dotted > plain {
+			if end := fractionEnd(norm, dotted, ','); end > dotted {
+				add(i, end, strings.ReplaceAll(strings.ReplaceAll(norm[i:end], ".", ""), ",", "."))
+			}
+		}
+		if end := fractionEnd(norm, plain, ','); end > plain && end-plain-1 != 3 && !(end+1 < len(norm) && norm[end] == ',' && isDigit(norm[end+1])) {
+			add(i, end, norm[i:plain]+"."+norm[plain+1:end])
+		}
+		end := fractionEnd(norm, plain, '.')
+		add(i, end, norm[i:end])
 		i = end - 1
 	}
 	return out
@@ -149,24 +165,24 @@ func digitsEnd(s string, i int) int {
 	return i
 }
 
-// fractionEnd is where a number ending at i ends with its decimals, if a
-// point and a digit follow.
-func fractionEnd(s string, i int) int {
-	if i+1 < len(s) && s[i] == '.' && isDigit(s[i+1]) {
+// fractionEnd is where a number ending at i ends with its decimals, if
+// the decimal mark and a digit follow.
+func fractionEnd(s string, i int, mark byte) int {
+	if i+1 < len(s) && s[i] == mark && isDigit(s[i+1]) {
 		return digitsEnd(s, i+1)
 	}
 	return i
 }
 
-// groupedEnd is where a number with thousands separators from i ends: one
-// to three digits, then groups of a comma and three digits; i when it has
-// none.
-func groupedEnd(s string, i, run int) int {
+// groupedEnd is where a number with thousands separators (sep) from i
+// ends: one to three digits, then groups of the separator and three
+// digits; i when it has none.
+func groupedEnd(s string, i, run int, sep byte) int {
 	if run-i > 3 {
 		return i
 	}
 	end := i
-	for j := run; j+3 < len(s) && s[j] == ',' && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]); j += 4 {
+	for j := run; j+3 < len(s) && s[j] == sep && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]); j += 4 {
 		end = j + 4
 	}
 	return end

@@ -116,18 +116,25 @@ func (li *labelIndex) scan(text string) *unitScan {
 			}
 		}
 	}
-	// Names of rows, then of groups, longest first at each word.
-	sc.names(li.rows, taken)
-	sc.names(li.groups, taken)
+	// Names of rows, then of groups, longest first at each word; a part
+	// of a row's name that is also a group's name is the group's.
+	sc.names(li.rows, taken, func(p phrase) bool {
+		return !li.parts[strings.Join(p.words, " ")] ||
+			!slices.ContainsFunc(li.groups[p.words[0]], func(g phrase) bool { return slices.Equal(g.words, p.words) })
+	})
+	sc.names(li.groups, taken, nil)
 	slices.SortFunc(sc.mentions, func(a, b mention) int { return a.start - b.start })
 	return sc
 }
 
 // names adds the mentions of an index's phrases, longest first at each
 // word, outside the taken bytes (IDs).
-func (sc *unitScan) names(pi phraseIndex, taken []bool) {
+func (sc *unitScan) names(pi phraseIndex, taken []bool, keep func(phrase) bool) {
 	for i := 0; i < len(sc.words); {
 		p, ok := pi.match(sc.words, i)
+		if ok && keep != nil && !keep(p) {
+			ok = false
+		}
 		if !ok {
 			i++
 			continue
@@ -354,6 +361,29 @@ func (sc *unitScan) contrasted(m span) bool {
 		}
 	}
 	return slices.ContainsFunc(before[max(0, len(before)-3):], func(w string) bool { return contrastWords[w] })
+}
+
+// nearInClause lists the words within k words either side of a span in
+// its sentence, not past a word that starts another clause ("so",
+// "unless", "but").
+func (sc *unitScan) nearInClause(s span, k int) []string {
+	var before, after []string
+	for _, w := range sc.words {
+		switch {
+		case w.end <= s.start:
+			if clauseWords[w.w] {
+				before = nil
+				continue
+			}
+			before = append(before, w.w)
+		case w.start >= s.end:
+			if clauseWords[w.w] || len(after) >= k {
+				return append(before[max(0, len(before)-k):], after...)
+			}
+			after = append(after, w.w)
+		}
+	}
+	return append(before[max(0, len(before)-k):], after...)
 }
 
 // near lists the words within k words either side of a span.
