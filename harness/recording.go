@@ -433,6 +433,28 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	return rec, nil
 }
 
+// MutateRecording proves the verdict on a recording of a right solution:
+// every variant the catalogue derives from its answer, final store and
+// calls' outputs (score.Operators) is scored against the scenario's gold
+// at the recording's level.
+func MutateRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup, rc *Recording, answer string) ([]score.VariantVerdict, error) {
+	t, err := scenarioByID(spec, lookup, rc.Scenario, rc.Level)
+	if err != nil {
+		return nil, err
+	}
+	g, err := t.golds.gold(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("gold: %w", err)
+	}
+	var outputs []string
+	for _, c := range rc.Calls {
+		if !c.IsError {
+			outputs = append(outputs, c.Result)
+		}
+	}
+	return g.Mutate(score.Base{Answer: agent.ClipAnswer(strings.TrimSpace(answer)), Store: rc.FinalStore, Outputs: outputs})
+}
+
 // recordedExperiment names the results folders granite score makes.
 const recordedExperiment = "recorded"
 

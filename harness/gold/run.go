@@ -22,6 +22,8 @@ import (
 type outcome struct {
 	final   []byte
 	outputs string
+	// texts are the calls' outputs, one each.
+	texts []string
 	// reads are the calls' outputs, decoded.
 	reads []score.GoldRead
 	// step and err locate a call that failed; step is 0 when none did.
@@ -98,7 +100,7 @@ func play(ctx context.Context, s *serve.Session, calls []playedCall) *outcome {
 		out.reads = append(out.reads, score.GoldRead{Tool: c.tool, Output: v})
 	}
 	out.final = s.Store.Snapshot()
-	out.outputs = strings.Join(texts, "\n")
+	out.outputs, out.texts = strings.Join(texts, "\n"), texts
 	return out
 }
 

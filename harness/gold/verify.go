@@ -113,16 +113,9 @@ type Lookup func(name string) (*mcpdomain.Domain, bool)
 // identical stores, every alternative and optional argument is equally
 // right, and every tool and action is used by some gold.
 func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...string) (*Verification, error) {
-	for _, name := range only {
-		if spec.Domain(name) == nil {
-			return nil, fmt.Errorf("unknown domain %q: want one of %s", name, strings.Join(domainNames(spec), ", "))
-		}
-	}
-	var domains []*speclang.Domain
-	for _, d := range spec.Domains {
-		if len(only) == 0 || slices.Contains(only, d.Name) {
-			domains = append(domains, d)
-		}
+	domains, err := selectDomains(spec, only)
+	if err != nil {
+		return nil, err
 	}
 	// Domains share nothing, so they verify in parallel; their reports are
 	// merged in spec order, so the result does not depend on scheduling.
@@ -153,6 +146,23 @@ func Verify(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...str
 		r.Failures = append(r.Failures, p.Failures...)
 	}
 	return r, nil
+}
+
+// selectDomains lists the spec's domains named in only (all when it is
+// empty), refusing a name the spec lacks.
+func selectDomains(spec *speclang.Spec, only []string) ([]*speclang.Domain, error) {
+	for _, name := range only {
+		if spec.Domain(name) == nil {
+			return nil, fmt.Errorf("unknown domain %q: want one of %s", name, strings.Join(domainNames(spec), ", "))
+		}
+	}
+	var domains []*speclang.Domain
+	for _, d := range spec.Domains {
+		if len(only) == 0 || slices.Contains(only, d.Name) {
+			domains = append(domains, d)
+		}
+	}
+	return domains, nil
 }
 
 func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Verification, error) {

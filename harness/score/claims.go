@@ -169,10 +169,12 @@ func (fg *factGold) numberClaims(sc *unitScan, entity string, f claimField, add 
 			continue // one claim per number written, whatever its readings
 		}
 		readings := sc.readingsAt(n.start)
-		if slices.ContainsFunc(readings, func(r numberTok) bool { return sc.inDate(r) || fg.inPrompt(r) }) ||
-			sc.inName(n.span) || sc.quoted(n.span) || sc.derived(n.span, f.cues) || !sc.cuedAround(n, f.cues) {
+		if slices.ContainsFunc(readings, sc.inDate) || sc.inName(n.span) || sc.quoted(n.span) || sc.derived(n.span, f.name) || !sc.cuedAround(n, f.cues) {
 			continue
 		}
+		// A number of the prompt's is a threshold repeated, unless it is
+		// a row's value from before the task changed it.
+		inPrompt := slices.ContainsFunc(readings, fg.inPrompt)
 		for _, key := range sc.claimOwners(n.span, entity) {
 			now := cg.now[key][f.name]
 			if len(now) == 0 || slices.ContainsFunc(readings, func(r numberTok) bool { return statesAny(r, now) }) {
@@ -184,8 +186,8 @@ func (fg *factGold) numberClaims(sc *unitScan, entity string, f claimField, add 
 				}
 				continue
 			}
-			if slices.ContainsFunc(readings, func(r numberTok) bool { return fg.isTruth(key, r) }) {
-				continue // another of the row's values, read for another quantity
+			if inPrompt || slices.ContainsFunc(readings, func(r numberTok) bool { return fg.isTruth(key, r) }) {
+				continue // a threshold, or another of the row's values
 			}
 			add(fmt.Sprintf("it states %s for %s's %s, which is %s", n.text, fg.labels.say(key), f.name, valuesText(now)))
 		}
@@ -200,7 +202,7 @@ func (fg *factGold) enumClaims(sc *unitScan, entity string, f claimField, add fu
 	cg := fg.claims
 	var spans []span
 	for _, v := range f.values {
-		if v == "" || stopWords[v] {
+		if v == "" {
 			continue
 		}
 		for _, o := range sc.wordOccurrences(v) {
@@ -209,7 +211,9 @@ func (fg *factGold) enumClaims(sc *unitScan, entity string, f claimField, add fu
 				continue
 			}
 			spans = append(spans, o)
-			if !sc.afterCue(o, f.cues) && !sc.predicatedOf(o, entity) {
+			// A short or common word ("on") is a value only after the
+			// field's words.
+			if !sc.afterCue(o, f.cues) && (stopWords[v] || len(v) < 3 || !sc.predicatedOf(o, entity)) {
 				continue
 			}
 			if sc.inName(o) || sc.quoted(o) || sc.negatedAt(o) || sc.pastMarked(o) || sc.hedgedAt(o) {
@@ -437,13 +441,8 @@ func (sc *unitScan) pastMarked(s span) bool {
 			return true
 		}
 	}
-	after := wordTokens(rest)
-	for i, w := range after[:min(3, len(after))] {
-		if w.w == "to" && i <= 1 {
-			return true
-		}
-	}
-	return false
+	// "available to standby": "to" right after the value, no comma.
+	return strings.HasPrefix(strings.ToLower(rest), "to ")
 }
 
 // predicated reports whether a short word follows a verb of state ("is
@@ -500,14 +499,15 @@ func (sc *unitScan) claimOwners(s span, class string) []string {
 		return nil
 	}
 	// "FD004 ...: its probe SS006 reads 41.7%": the value is the probe's.
+	// A group's name (an enum's value, "lab") is a value, not a subject.
 	nearest := -1
 	for i, m := range sc.mentions {
-		if m.end <= s.start {
+		if m.end <= s.start && slices.ContainsFunc(m.keys, func(k string) bool { return strings.Contains(k, "/") }) {
 			nearest = i
 		}
 	}
-	if nearest >= 0 && !slices.ContainsFunc(sc.mentions[nearest].keys, func(k string) bool { return classOf(k) == class }) {
-		return nil
+	if nearest >= 0 && sc.mentions[nearest].start >= sc.clause(s).start && !slices.ContainsFunc(sc.mentions[nearest].keys, func(k string) bool { return classOf(k) == class }) {
+		return nil // another row is the clause's subject
 	}
 	if gs[0].start >= s.end {
 		c := sc.clause(s)
@@ -604,10 +604,11 @@ var derivedWords = map[string]bool{"average": true, "avg": true, "mean": true, "
 
 // derived reports whether a word of derivedWords stands in a number's
 // clause before it, or right after it ("9 hours left").
-func (sc *unitScan) derived(s span, cues []string) bool {
+func (sc *unitScan) derived(s span, field string) bool {
 	c := sc.clause(s)
 	after := 0
-	isDerived := func(w string) bool { return derivedWords[w] && !slices.Contains(cues, w) }
+	own := strings.Split(field, "_")
+	isDerived := func(w string) bool { return derivedWords[w] && !slices.Contains(own, w) }
 	for _, w := range sc.words {
 		switch {
 		case w.start >= c.start && w.end <= s.start && isDerived(w.w):

@@ -11,7 +11,6 @@ import (
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/score"
-	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 )
 
@@ -85,49 +84,51 @@ func TestCorpusScores(t *testing.T) {
 	}
 }
 
-func TestCorpusMutantsFail(t *testing.T) {
+// TestMutation proves the verdict by mutation (score.Operators) on every
+// right recording of the corpus and on the oracle's solution of every
+// scenario at every level: every wrong variant must score TC 0 and every
+// right rewrite TC 1. It logs the score per operator.
+func TestMutation(t *testing.T) {
 	spec, ctx := spectest.All(t), context.Background()
-	counts := map[string]int{}
+	ms := &score.MutationScore{}
 	for _, e := range loadCorpus(t) {
 		if e.wrong != "" {
 			continue
 		}
-		// The gold a recording is scored against, as ScoreRecording
-		// prepares it.
-		d, s := spec.Domain(e.rc.Domain), (*speclang.Scenario)(nil)
-		for _, sc := range d.Scenarios {
-			if sc.ID == e.rc.Scenario {
-				s = sc
-			}
-		}
-		dom, ok := gen.Lookup(d.Name)
-		if s == nil || !ok {
-			t.Fatalf("%s: no scenario %s in domain %s", e.name, e.rc.Scenario, e.rc.Domain)
-		}
-		rights, err := gold.RightsOf(ctx, dom, s)
+		verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, e.rc, e.answer)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", e.name, err)
 		}
-		g := score.NewGold(d, s, e.rc.Level, dom, rights)
-		for _, m := range score.Mutants(g, s, e.answer, e.rc.FinalStore) {
-			rc := *e.rc
-			if m.Store != nil {
-				rc.FinalStore = m.Store
-			}
-			rec, err := harness.ScoreRecording(ctx, spec, gen.Lookup, &rc, "mutant", m.Answer)
-			if err != nil {
-				t.Fatalf("%s %s: %v", e.name, m.Kind, err)
-			}
-			counts[m.Kind]++
-			if rec.Metrics.TC != 0 {
-				t.Errorf("%s: the %s mutant scores tc 1; answer %q", e.name, m.Kind, m.Answer[max(0, len(m.Answer)-200):])
-			}
+		ms.Add(e.name, verdicts)
+	}
+	oracle, err := gold.Mutation(ctx, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range oracle.Operators() {
+		for _, f := range o.Failures {
+			t.Error(f)
 		}
 	}
-	for _, kind := range []string{"swap", "count", "no-subject", "non-member", "dictated", "untouched-row"} {
-		if counts[kind] == 0 {
-			t.Errorf("no %s mutant made from the corpus", kind)
+	for _, o := range ms.Operators() {
+		for _, f := range o.Failures {
+			t.Error(f)
 		}
 	}
-	t.Logf("mutants, all failed: %v", counts)
+	made := map[string]bool{}
+	for _, side := range []struct {
+		name string
+		ms   *score.MutationScore
+	}{{"corpus", ms}, {"oracle", oracle}} {
+		for _, o := range side.ms.Operators() {
+			made[o.Operator] = true
+			t.Logf("%s %-18s %5d made, %5d as required", side.name, o.Operator, o.Made, o.AsRequired)
+		}
+	}
+	// Every operator of the catalogue finds something to work on.
+	for _, op := range score.Operators {
+		if !made[op.Name] {
+			t.Errorf("no %s variant made from the corpus or the oracle", op.Name)
+		}
+	}
 }

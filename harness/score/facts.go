@@ -53,6 +53,8 @@ type factGold struct {
 	promptNumbers, dataNumbers []numberTok
 	// claims is what the answer's other claims are checked against.
 	claims *claimGold
+	// plurals names each entity's rows, for counts the oracle writes.
+	plurals map[string]string
 	// errs says, per fact, why its subject cannot be told; verify
 	// reports them.
 	errs []string
@@ -80,7 +82,9 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, 
 	}
 	fg := &factGold{labels: newLabelIndex(d, stores, reads), truths: map[string][]any{}, sets: map[string]*factSet{}, enums: map[string]bool{}, promptNumbers: numberTokens(s.Prompt)}
 	if d != nil {
+		fg.plurals = map[string]string{}
 		for _, e := range d.Entities {
+			fg.plurals[e.Name] = e.Plural
 			for _, f := range e.Fields {
 				fg.enums[e.Name+"."+f.Name] = f.Type == speclang.TEnum
 			}
@@ -307,10 +311,15 @@ func (fg *factGold) judge(answer string) ([]factVerdict, []string) {
 func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 	f := fc.fact
 	if len(fc.subjects) == 0 || fc.subjects[0].kind == aboutTotal {
-		if stated(scans, f) {
-			return ""
+		if !stated(scans, f) {
+			return "it is not in the answer"
 		}
-		return "it is not in the answer"
+		for _, sc := range scans {
+			if w := fg.qualified(fc, sc); w != "" {
+				return w
+			}
+		}
+		return ""
 	}
 	switch fc.subjects[0].kind {
 	case aboutCount:
@@ -427,17 +436,22 @@ func (fg *factGold) qualified(fc *factCheck, sc *unitScan) string {
 	default:
 		return ""
 	}
-	key := fc.subjects[0].key
+	key := ""
+	if kindOf1(fc) != aboutTotal {
+		key = fc.subjects[0].key
+	}
 	for _, o := range sc.occurrences(fc.fact) {
-		if !slices.Contains(sc.owners(o, classOf(key)), key) {
+		if key != "" && !slices.Contains(sc.owners(o, classOf(key)), key) {
 			continue
 		}
 		near := sc.nearInClause(o, 4)
 		for _, w := range level {
 			ws := strings.Fields(w)
 			for i := 0; i+len(ws) <= len(near); i++ {
-				if slices.Equal(near[i:i+len(ws)], ws) && !sc.negatedAt(o) {
-					return fmt.Sprintf("it calls %s %q, which %s is not", fg.labels.say(key), w, jsonString(fc.fact.Value))
+				// "not full", "far from empty" say no such level.
+				negated := slices.ContainsFunc(near[max(0, i-2):i], func(w string) bool { return w == "not" || w == "no" || w == "never" || w == "far" || w == "t" })
+				if slices.Equal(near[i:i+len(ws)], ws) && !negated {
+					return fmt.Sprintf("it says %q beside %s, which is no such level", w, jsonString(fc.fact.Value))
 				}
 			}
 		}
@@ -524,7 +538,13 @@ func (fg *factGold) judgeCount(fc *factCheck, scans []*unitScan) string {
 	for _, sc := range scans {
 		for _, o := range sc.occurrences(fc.fact) {
 			seen = true
-			for _, w := range sc.near(o, 4) {
+			near := sc.near(o, 4)
+			// A count at the start of an item reads after its lead line
+			// ("Open alarms:" then "- 5").
+			if sc.scope != nil && sc.wordsBefore(o) < 4 {
+				near = append(near, sc.scope.near(span{len(sc.scope.text), len(sc.scope.text)}, 4)...)
+			}
+			for _, w := range near {
 				if slices.Contains(fc.nouns, stem(w)) {
 					return ""
 				}
@@ -532,9 +552,32 @@ func (fg *factGold) judgeCount(fc *factCheck, scans []*unitScan) string {
 		}
 	}
 	if seen {
+		if labelled(scans, fc) {
+			return ""
+		}
 		return fmt.Sprintf("it states the number, but not next to what it counts (%s)", strings.Join(slices.DeleteFunc(slices.Clone(fc.nouns), func(s string) bool { return s == "" }), ", "))
 	}
 	return "it is not in the answer"
+}
+
+// labelled reports whether a count stands right after a label that names
+// what it counts ("number of robots in the machining zone: 3").
+func labelled(scans []*unitScan, fc *factCheck) bool {
+	for _, sc := range scans {
+		for _, o := range sc.occurrences(fc.fact) {
+			colon := strings.LastIndexByte(sc.text[:o.start], ':')
+			if colon < 0 || strings.TrimSpace(strings.Trim(sc.text[colon+1:o.start], " *_")) != "" {
+				continue
+			}
+			from := strings.LastIndexAny(sc.text[:colon], ".;|:") + 1
+			for _, w := range wordTokens(sc.text[from:colon]) {
+				if slices.Contains(fc.nouns, stem(w.w)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // judgeMember accepts a member of a set named anywhere, unless the answer
@@ -574,7 +617,9 @@ func (fg *factGold) judgeMember(fc *factCheck, scans []*unitScan) string {
 		// named in the clause of a member, or as an item of a list of
 		// them, with no value of its own that tells it apart and no
 		// negation in its clause.
-		nameOnly := memberLists[sc.list] && sc.namesOnly(class)
+		// An item that leads items of its own heads them, and presents
+		// nothing ("- SS006:").
+		nameOnly := memberLists[sc.list] && sc.namesOnly(class) && !strings.HasSuffix(strings.TrimSpace(sc.text), ":")
 		for _, m := range sc.mentions {
 			c := sc.clause(m.span)
 			beside := slices.ContainsFunc(sc.mentions, func(o mention) bool { return isMember(o) && o.start >= c.start && o.end <= c.end })
@@ -606,6 +651,16 @@ func (fg *factGold) truthStated(sc *unitScan, key string, members map[string]boo
 		return slices.ContainsFunc(fg.claims.now[k][field], func(v any) bool { x, ok := v.(string); return ok && words(x) == words(s) })
 	}
 	shared := func(s string) bool {
+		if strings.Contains(key, "=") {
+			// A group's values are its rows': shared when a member
+			// group's rows hold it too.
+			for m := range members {
+				if slices.ContainsFunc(fg.truths[m], func(v any) bool { x, ok := v.(string); return ok && words(x) == words(s) }) {
+					return true
+				}
+			}
+			return false
+		}
 		for field := range fg.claims.now[key] {
 			if !held(key, field, s) {
 				continue

@@ -26,12 +26,13 @@ func statesNumber(text string, v float64, dv int) bool {
 
 // sameNumber reports whether x, written with dx decimals, equals v, which
 // has dv decimals, at the coarser precision; a v with decimals needs an x
-// with some.
+// with some, and a whole v an x whose decimals are zeros.
 func sameNumber(x float64, dx int, v float64, dv int) bool {
 	if dv > 0 && dx == 0 {
 		return false
 	}
-	return math.Abs(x-v) <= 0.5*math.Pow10(-min(dx, dv))+1e-9
+	// A whole value's decimals must be zeros: 1.5 is not 1, 1.0 is.
+	return math.Abs(x-v) <= 0.5*math.Pow10(-min(dx, dv))+1e-9 && (dv > 0 || dx == 0 || math.Abs(x-v) < 0.5*math.Pow10(-dx)+1e-9)
 }
 
 // afterGroup reports whether a number starts right after "<digit>,": it
@@ -140,14 +141,19 @@ func numberTokens(text string) []numberTok {
 			add(i, end, strings.ReplaceAll(norm[i:end], ",", ""))
 		}
 		// Decimal commas, as written in languages that use them: 142,8
-		// and 1.180,9 (a comma and three digits stays a thousands
-		// separator: 1,180).
-		if dotted := groupedEnd(norm, digits, plain, '.'); dotted > plain {
+		// and 1.180,9.
+		if dotted := groupedEnd(norm, digits, plain, '.'); dotted > plain && norm[digits] != '0' {
 			if end := fractionEnd(norm, dotted, ','); end > dotted {
 				add(i, end, strings.ReplaceAll(strings.ReplaceAll(norm[i:end], ".", ""), ",", "."))
+			} else if dotted == fractionEnd(norm, plain, '.') || dotted > fractionEnd(norm, plain, '.') {
+				// 1.180 is 1180 where points group thousands, and 1.18
+				// where they mark decimals: both readings.
+				add(i, dotted, strings.ReplaceAll(norm[i:dotted], ".", ""))
 			}
 		}
-		if end := fractionEnd(norm, plain, ','); end > plain && end-plain-1 != 3 && !(end+1 < len(norm) && norm[end] == ',' && isDigit(norm[end+1])) {
+		// A comma and three digits is also a decimal comma (26,725),
+		// beside the thousands reading.
+		if end := fractionEnd(norm, plain, ','); end > plain && !(end+1 < len(norm) && (norm[end] == ',' || norm[end] == '.') && isDigit(norm[end+1])) {
 			add(i, end, norm[i:plain]+"."+norm[plain+1:end])
 		}
 		end := fractionEnd(norm, plain, '.')

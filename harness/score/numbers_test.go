@@ -32,17 +32,19 @@ func TestNumberTokens(t *testing.T) {
 		want []string
 	}{
 		{"1,180.9 kWh", []string{"0-1=1", "0-7=1180.9"}},
-		{"1,180", []string{"0-1=1", "0-5=1180"}},            // thousands, or a list
+		{"1,180", []string{"0-1=1", "0-5=1180", "0-5=1.18"}}, // thousands, a list, or a decimal comma
 		{"142,8 kW", []string{"0-3=142", "0-5=142.8"}},      // a decimal comma
 		{"1.180,9 kWh", []string{"0-5=1.18", "0-7=1180.9"}}, // thousands dots and a decimal comma
 		{"3,45%", []string{"0-1=3", "0-4=3.45"}},
-		{"1,2,3", []string{"0-1=1"}}, // a list: the later ones follow a comma
+		{"1,2,3", []string{"0-1=1"}},        // a list: the later ones follow a comma
 		{"−23.5 °C", []string{"2-7=-23.5"}}, // the minus sign is three bytes
 		{"SN005 5G2 2nd 2.5th", []string{"14-17=2.5"}},
 		{"Cola 330 ml, 24-pack: 12", []string{"5-8=330", "22-24=12"}}, // 24-pack is a word
 		{"78% of 0.78", []string{"0-2=78", "7-11=0.78"}},
 		{"3.5.2", []string{"0-3=3.5"}},
-		{"x-1,000", []string{"2-3=1", "2-7=1000"}}, // a hyphen after a word is no minus
+		{"1.180 kWh", []string{"0-5=1.18", "0-5=1180"}}, // points that group thousands, or a decimal point
+		{"0.125", []string{"0-5=0.125"}},
+		{"x-1,000", []string{"2-3=1", "2-7=1000", "2-7=1"}}, // a hyphen after a word is no minus
 	} {
 		if got := tokenKeys(numberTokens(c.text)); !slices.Equal(got, sorted(c.want)) {
 			t.Errorf("%q: read %v, want %v", c.text, got, sorted(c.want))

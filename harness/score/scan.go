@@ -162,7 +162,8 @@ func (sc *unitScan) occurrences(f *speclang.Fact) []span {
 		if v, ok := number(form); ok {
 			dv := decimals(formatNumber(v))
 			for _, n := range sc.numbers {
-				if n.states(v, dv) {
+				// The 05 of 2026-05-03 states no 5.
+				if n.states(v, dv) && !sc.inDate(n) {
 					out = append(out, n.span)
 				}
 			}
@@ -217,7 +218,7 @@ func (sc *unitScan) joinGroups(class string) []mention {
 		if len(keys) == 0 {
 			continue
 		}
-		if n := len(out); n > 0 && onlyConnectors(sc.text[out[n-1].end:m.start]) {
+		if n := len(out); n > 0 && onlyConnectors(sc.text[out[n-1].end:m.start], class) {
 			out[n-1].end = m.end
 			for _, k := range keys {
 				if !slices.Contains(out[n-1].keys, k) {
@@ -233,10 +234,13 @@ func (sc *unitScan) joinGroups(class string) []mention {
 
 var connectorWords = map[string]bool{"and": true, "or": true, "both": true, "nor": true, "plus": true, "as": true, "well": true, "also": true, "the": true}
 
-// onlyConnectors reports whether a text between two mentions joins them.
-func onlyConnectors(between string) bool {
+// onlyConnectors reports whether a text between two mentions of a class
+// joins them: connector words, and a group's own field ("zone west, zone
+// east").
+func onlyConnectors(between, class string) bool {
+	field := strings.TrimSuffix(class, "=")
 	for _, w := range wordTokens(between) {
-		if !connectorWords[w.w] {
+		if !connectorWords[w.w] && (!strings.HasSuffix(class, "=") || w.w != field && w.w != field+"s") {
 			return false
 		}
 	}
@@ -386,6 +390,17 @@ func (sc *unitScan) nearInClause(s span, k int) []string {
 	return append(before[max(0, len(before)-k):], after...)
 }
 
+// wordsBefore counts the words of a unit before a span.
+func (sc *unitScan) wordsBefore(s span) int {
+	n := 0
+	for _, w := range sc.words {
+		if w.end <= s.start {
+			n++
+		}
+	}
+	return n
+}
+
 // near lists the words within k words either side of a span.
 func (sc *unitScan) near(s span, k int) []string {
 	var before, after []string
@@ -404,14 +419,6 @@ func (sc *unitScan) near(s span, k int) []string {
 
 var negations = map[string]bool{"not": true, "no": true, "none": true, "neither": true, "nor": true, "without": true, "except": true,
 	"excluding": true, "besides": true, "fine": true, "normal": true, "ok": true, "okay": true, "healthy": true, "unaffected": true, "only": true}
-
-// negated reports whether a unit says something is not so.
-func (sc *unitScan) negated() bool {
-	if strings.Contains(strings.ToLower(sc.text), "n't") || strings.Contains(sc.text, "n’t") {
-		return true
-	}
-	return slices.ContainsFunc(sc.words, func(w wordTok) bool { return negations[w.w] })
-}
 
 // inDate reports whether a number is part of a date or a time of day
 // (2026-09-22, 22:10).
