@@ -56,7 +56,7 @@ unit:
 
 ## verify: execute every scenario's gold calls at every level (granite verify)
 verify: build
-	$(BIN) verify
+	$(BIN) verify --mutants --corpus harness/score/testdata/corpus
 
 ## ollama-test: build the Ollama server from the module go.mod pins (cgo, CPU; once,
 ## then cached under the Go build cache) and run every RealOllama test against it; CI runs it

@@ -96,12 +96,13 @@ func BenchmarkArtifactOracle(b *testing.B) {
 // the scenario's gold calls at the level the offered tools tell, one per
 // reply, then the tool results as the answer.
 func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
-	byPrompt := map[string]*speclang.Scenario{}
+	byPrompt, answers := map[string]*speclang.Scenario{}, map[string]string{}
 	levelOf := map[string]level.Level{}
 	for _, d := range spec.Domains {
 		dom, _ := lookup(d.Name)
 		for _, s := range d.Scenarios {
 			byPrompt[s.Prompt] = s
+			answers[s.ID] = oracleAnswer(spec, lookup, s)
 		}
 		for _, l := range level.Levels {
 			var names []string
@@ -120,7 +121,7 @@ func goldPlay(spec *speclang.Spec, lookup gold.Lookup) func(turnState) reply {
 		if done := len(st.results); done < len(gold) {
 			return reply{calls: []ollamatest.Call{{Name: gold[done].Tool, Args: string(gold[done].JSON())}}}
 		}
-		return reply{content: strings.Join(st.results, "\n")}
+		return reply{content: answers[s.ID]}
 	}
 }
 

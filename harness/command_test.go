@@ -24,6 +24,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
 )
 
 // The test agent (testdata/mcpagent), built on first use and removed
@@ -76,9 +77,19 @@ type agentCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// goldPlan is the scenario's gold at a level as the agent's plan.
+// repoSpec is the repository's specs, read once for the plans.
+var repoSpec = sync.OnceValue(func() *speclang.Spec {
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		panic(err)
+	}
+	return spec
+})
+
+// goldPlan is the scenario's gold at a level as the agent's plan, with
+// the oracle's answer.
 func goldPlan(s *speclang.Scenario, level level.Level) agentPlan {
-	p := agentPlan{Calls: []agentCall{}}
+	p := agentPlan{Calls: []agentCall{}, Answer: oracleAnswer(repoSpec(), gen.Lookup, s)}
 	for _, g := range s.Gold[level] {
 		p.Calls = append(p.Calls, agentCall{g.Tool, g.JSON()})
 	}

@@ -53,6 +53,7 @@ func propNames(schema []byte) []string {
 // tests against L4 flag exactly the interfaces without descriptions.
 func TestReportRecoversInterfaceProperty(t *testing.T) {
 	spec := loadSpec(t)
+	repo := spec
 	domains := spec.Domains[:3]
 	var ifaceSpecs []surface.Spec
 	for _, lv := range level.Levels {
@@ -72,7 +73,7 @@ func TestReportRecoversInterfaceProperty(t *testing.T) {
 	}
 	// What the subject calls for each prompt and tool list: the scenario's
 	// gold as the interface encodes it.
-	plays := map[string][]chattest.Call{}
+	plays, answers := map[string][]chattest.Call{}, map[string]string{}
 	var scenarioIDs []string
 	for _, d := range domains {
 		dom, _ := gen.Lookup(d.Name)
@@ -102,6 +103,7 @@ func TestReportRecoversInterfaceProperty(t *testing.T) {
 					calls = append(calls, chattest.Call{Name: c.Name, Args: string(c.Arguments)})
 				}
 				plays[s.Prompt+"\x02"+toolsSignature(names, descs, props)] = calls
+				answers[s.Prompt] = oracleAnswer(repo, gen.Lookup, s)
 			}
 		}
 	}
@@ -122,7 +124,7 @@ func TestReportRecoversInterfaceProperty(t *testing.T) {
 		if done := len(req.ToolResults()); done < len(calls) {
 			return openaitest.Step{Calls: []openaitest.Call{calls[done]}}
 		}
-		return openaitest.Step{Content: strings.Join(req.ToolResults(), "\n")}
+		return openaitest.Step{Content: answers[prompt]}
 	}
 	f := openaitest.NewServer(t, []string{"scripted"}, script)
 	cfg := openaiConfig("property", f.URL, "scripted")

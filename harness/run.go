@@ -581,8 +581,18 @@ func (r *runner) checked(model string, info results.ModelInfo, w results.WarmUp)
 // agentTrial is what an agent sees of the trial, played on sess: the
 // runner adds the listed tools and the call cap.
 func (t Trial) agentTrial(sess *serve.Session, valid map[string]func(json.RawMessage) bool, rec *results.Record) *agent.Trial {
-	return &agent.Trial{Session: sess, ToolSet: t.toolsKey(), Valid: valid, Prompts: t.prompts(), Record: rec,
+	tr := &agent.Trial{Session: sess, ToolSet: t.toolsKey(), Valid: valid, Prompts: t.prompts(), Record: rec,
 		KeepResults: keepsResults(t.Task), System: agent.System(t.system()), Gold: goldByTurn(t.Task)}
+	if st, ok := t.Task.(*scenarioTask); ok {
+		tr.OracleAnswer = func() string {
+			g, err := st.golds.gold(context.Background(), st)
+			if err != nil {
+				return "" // the trial's scoring says why
+			}
+			return g.OracleAnswer()
+		}
+	}
+	return tr
 }
 
 // trial runs one trial on a fresh store and scores it. It returns nil when

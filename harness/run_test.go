@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -28,6 +29,26 @@ import (
 )
 
 func loadSpec(t testing.TB) *speclang.Spec { return spectest.All(t) }
+
+// oracleAnswer is the built-in oracle's answer to a scenario of spec: its
+// facts, each bound to its subject (score.Gold.OracleAnswer). A scripted
+// subject that plays the gold answers with it, as a careful agent writes
+// what it found; "" when the scenario's gold cannot run.
+func oracleAnswer(spec *speclang.Spec, lookup gold.Lookup, s *speclang.Scenario) string {
+	name, _, _ := strings.Cut(s.ID, "-")
+	d, dom := spec.Domain(name), (*mcpdomain.Domain)(nil)
+	if d != nil {
+		dom, _ = lookup(d.Name)
+	}
+	if dom == nil {
+		return ""
+	}
+	rights, err := gold.RightsOf(context.Background(), dom, s)
+	if err != nil {
+		return ""
+	}
+	return score.NewScenarioGold(d, s, dom.NewStore().Snapshot(), rights).Gold(level.L4, dom).OracleAnswer()
+}
 
 // jsonString writes a value as JSON (as fmt prints it when it is none).
 func jsonString(v any) string {

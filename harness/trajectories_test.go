@@ -198,6 +198,7 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, dom *mcpdomain.Domai
 		rec.Calls = append(rec.Calls, results.Call{Tool: c.Tool, Arguments: raw})
 		outputs = append(outputs, res.Text)
 	}
-	rec.FinalAnswer = strings.Join(outputs, "\n")
-	return score.NewGold(d, s, level.L4, dom, rights), rec, sess.Store.Snapshot()
+	g := score.NewGold(d, s, level.L4, dom, rights)
+	rec.FinalAnswer = g.OracleAnswer()
+	return g, rec, sess.Store.Snapshot()
 }

@@ -5,27 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("verify", "[--specs DIR] [--domain D] [--json]",
+	fset := newFlags("verify", "[--specs DIR] [--domain D] [--json] [--mutants [--corpus DIR]]",
 		"Executes every scenario's gold tool calls at every level through MCP tools/call on a\n"+
 			"fresh store and checks that no call fails, the expectations hold, the four levels end\n"+
 			"in identical stores, every alternative argument is equally right, and every tool and\n"+
 			"action is used. Exits 1 on any failure, naming the scenario, level and step.\n"+
+			"With --mutants it also proves the answer verdict by mutation (the score per operator).\n"+
 			"Without --specs it verifies the specs built into this binary; with it, the specs of\n"+
 			"DIR against this binary's generated code (it says when that code is stale).", stderr)
 	dir := fset.String("specs", "", "folder holding the schemas and <domain>/{domain,scenarios}.yaml (default: the embedded specs)")
 	domain := fset.String("domain", "", "verify only this domain (default: all)")
 	asJSON := fset.Bool("json", false, "print the report as JSON")
+	mutants := fset.Bool("mutants", false, "also prove the answer verdict by mutation: derive wrong answers and right rewrites from the oracle's solution of every scenario at every level (and from --corpus recordings) and check each scores as it must")
+	corpus := fset.String("corpus", "", "with --mutants: a folder of recordings, <domain>/<scenario>.<level>.record.json each with its .answer.txt, to derive variants from too")
 	if code, ok := parse(fset, args); !ok {
 		return code
+	}
+	if *corpus != "" && !*mutants {
+		return fail(stderr, "verify", 2, fmt.Errorf("--corpus needs --mutants"))
 	}
 	// The generated code is always the binary's, so a checkout's specs/
 	// newer than the binary matters here even with --specs.
@@ -60,6 +71,68 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !rep.OK() {
 		return 1
 	}
+	if *mutants {
+		return verifyMutants(ctx, spec, only, *corpus, stdout, stderr)
+	}
+	return 0
+}
+
+// verifyMutants runs the mutation test of the answer verdict (see
+// gold.Mutation and harness.MutateRecording) and prints the score per
+// operator; it exits 1 when any variant scores otherwise than it must.
+func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corpus string, stdout, stderr io.Writer) int {
+	ms, err := gold.Mutation(ctx, spec, gen.Lookup, only...)
+	if err != nil {
+		return fail(stderr, "verify", 2, err)
+	}
+	if corpus != "" {
+		recs, err := filepath.Glob(filepath.Join(corpus, "*", "*.record.json"))
+		if err != nil || len(recs) == 0 {
+			return fail(stderr, "verify", 2, fmt.Errorf("--corpus %s: no <domain>/*.record.json recordings in it", corpus))
+		}
+		for _, f := range recs {
+			base := strings.TrimSuffix(f, ".record.json")
+			if _, err := os.Stat(base + ".agent-wrong.txt"); err == nil {
+				continue // a wrong solution is no base for variants
+			}
+			rc, err := harness.ReadRecording(f)
+			if err != nil {
+				return fail(stderr, "verify", 2, err)
+			}
+			if len(only) > 0 && !slices.Contains(only, rc.Domain) {
+				continue
+			}
+			answer, err := os.ReadFile(base + ".answer.txt")
+			if err != nil {
+				return fail(stderr, "verify", 2, fmt.Errorf("recording %s has no answer: %w", f, err))
+			}
+			verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, rc, string(answer))
+			if err != nil {
+				return fail(stderr, "verify", 2, fmt.Errorf("%s: %w", f, err))
+			}
+			ms.Add(filepath.Base(base), verdicts)
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPERATOR\tMUST SCORE\tVARIANTS\tAS REQUIRED")
+	failed := 0
+	for _, o := range ms.Operators() {
+		must := "TC 0"
+		if o.Right {
+			must = "TC 1"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", o.Operator, must, o.Made, o.AsRequired)
+		for _, f := range o.Failures {
+			fmt.Fprintln(stderr, f)
+			failed++
+		}
+	}
+	tw.Flush()
+	if failed > 0 {
+		fmt.Fprintf(stdout, "mutation: %d variants score otherwise than they must\n", failed)
+		return 1
+	}
+	fmt.Fprintln(stdout, "mutation: every wrong variant scores TC 0 and every right rewrite TC 1")
 	return 0
 }
 

@@ -183,9 +183,16 @@ func TestNewDomainIsSpecOnly(t *testing.T) {
 	}
 	run("generate", "./...")
 	run("build", "./...")
-	out := run("run", "./cmd/granite", "verify", "--domain", "tiny")
-	if !strings.Contains(out, "1 domain, 4 scenarios, 16 scenario×level executions") || !strings.Contains(out, "; 0 failures") {
+	out := run("run", "./cmd/granite", "verify", "--domain", "tiny", "--mutants")
+	if !strings.Contains(out, "1 domain, 4 scenarios, 16 scenario×level executions") || !strings.Contains(out, "; 0 failures") ||
+		!strings.Contains(out, "every wrong variant scores TC 0") {
 		t.Errorf("verify of the new domain:\n%s", out)
+	}
+	// The corpus and mutation tests pass with a domain that has no
+	// recordings, and name it.
+	out = run("test", "-count=1", "-v", "-run", "TestCorpusScores|TestMutation", "./harness/score/")
+	if !strings.Contains(out, "warning: domain tiny has no corpus recordings") {
+		t.Errorf("the corpus test does not name the new domain:\n%s", out)
 	}
 	if out := run("run", "./cmd/granite", "list"); !strings.Contains(out, "\ntiny ") {
 		t.Errorf("list lacks the new domain:\n%s", out)

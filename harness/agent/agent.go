@@ -53,6 +53,10 @@ type Trial struct {
 	System System
 	// Gold are the calls the oracle makes, by the user turn they answer.
 	Gold [][]results.MessageCall
+	// OracleAnswer, when set, is what the oracle answers after its last
+	// call (a scenario's facts, bound to their subjects); without it the
+	// oracle answers with the tools' results.
+	OracleAnswer func() string
 }
 
 // System is what the agent's system prompt says of the system it serves:

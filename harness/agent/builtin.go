@@ -88,14 +88,16 @@ func (oracle) Run(ctx context.Context, tr *Trial) {
 			c := tr.CallLogged(ctx, made, g.Name, g.Arguments)
 			replies = append(replies, c.Result)
 		}
-		answerTurn(tr, ti, replies, made)
+		answerTurn(tr, ti, replies, made, true)
 	}
 }
 
 // answerTurn ends user turn ti of a built-in agent's trial with the
 // tools' results so far (or says no call was right): an assistant message
-// between turns, the final answer after the last, with made calls.
-func answerTurn(tr *Trial, ti int, replies []string, made int) {
+// between turns, the final answer after the last, with made calls. The
+// final answer is the trial's OracleAnswer instead, where it has one and
+// facts says every call was right.
+func answerTurn(tr *Trial, ti int, replies []string, made int, facts bool) {
 	text := strings.Join(replies, "\n")
 	if len(replies) == 0 {
 		text = "No tool call is right for this request."
@@ -103,6 +105,11 @@ func answerTurn(tr *Trial, ti int, replies []string, made int) {
 	if ti < len(tr.Prompts)-1 {
 		tr.Record.Messages = append(tr.Record.Messages, results.Message{Role: "assistant", Content: text})
 		return
+	}
+	if facts && tr.OracleAnswer != nil {
+		if a := tr.OracleAnswer(); a != "" {
+			text = a
+		}
 	}
 	tr.Answer(text, made+len(tr.Prompts))
 }

@@ -77,7 +77,7 @@ func (a sim) Run(ctx context.Context, tr *Trial) {
 	}
 	p := SimCallSuccess(m, a.skill)
 	names := toolNames(tr.Tools)
-	made := 0
+	made, allRight := 0, true
 	var replies []string
 	for ti, calls := range tr.Gold {
 		tr.Ask(ti)
@@ -90,6 +90,7 @@ func (a sim) Run(ctx context.Context, tr *Trial) {
 			name, args, kind := g.Name, g.Arguments, SimError("")
 			if !d.right {
 				name, args, kind = d.wrong(g, names)
+				allRight = false
 			}
 			if kind == SimNoCall {
 				tr.answerFrom(ti, simNoCallAnswer, made-1+len(tr.Prompts))
@@ -103,7 +104,7 @@ func (a sim) Run(ctx context.Context, tr *Trial) {
 			}
 			replies = append(replies, c.Result)
 		}
-		answerTurn(tr, ti, replies, made)
+		answerTurn(tr, ti, replies, made, allRight)
 	}
 }
 

@@ -33,8 +33,8 @@ func TestNumberTokens(t *testing.T) {
 	}{
 		{"1,180.9 kWh", []string{"0-1=1", "0-7=1180.9"}},
 		{"1,180", []string{"0-1=1", "0-5=1180", "0-5=1.18"}}, // thousands, a list, or a decimal comma
-		{"142,8 kW", []string{"0-3=142", "0-5=142.8"}},      // a decimal comma
-		{"1.180,9 kWh", []string{"0-5=1.18", "0-7=1180.9"}}, // thousands dots and a decimal comma
+		{"142,8 kW", []string{"0-3=142", "0-5=142.8"}},       // a decimal comma
+		{"1.180,9 kWh", []string{"0-5=1.18", "0-7=1180.9"}},  // thousands dots and a decimal comma
 		{"3,45%", []string{"0-1=3", "0-4=3.45"}},
 		{"1,2,3", []string{"0-1=1"}},        // a list: the later ones follow a comma
 		{"−23.5 °C", []string{"2-7=-23.5"}}, // the minus sign is three bytes
