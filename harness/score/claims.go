@@ -726,3 +726,23 @@ func (sc *unitScan) changedLater(s span, now func(numberTok) bool) bool {
 	}
 	return false
 }
+
+// apposition reports whether a mention stands in brackets that follow
+// something other than a member, explaining it: "the living room (DV001,
+// DV002, DV003)" says what the room holds, not which devices are members.
+func (sc *unitScan) apposition(s span, isMember func(mention) bool) bool {
+	open := strings.LastIndexByte(sc.text[:s.start], '(')
+	if open < 0 || strings.IndexByte(sc.text[open:s.start], ')') >= 0 {
+		return false
+	}
+	before := strings.TrimRight(sc.text[:open], " ")
+	if before == "" {
+		return false
+	}
+	for _, m := range sc.mentions {
+		if m.end == len(before) && isMember(m) {
+			return false // "DV011 (and DV001)"
+		}
+	}
+	return true
+}

@@ -619,11 +619,12 @@ func (fg *factGold) judgeMember(fc *factCheck, scans []*unitScan) string {
 		// negation in its clause.
 		// An item that leads items of its own heads them, and presents
 		// nothing ("- SS006:").
-		nameOnly := memberLists[sc.list] && sc.namesOnly(class) && !strings.HasSuffix(strings.TrimSpace(sc.text), ":")
+		// Only an item's first sentence is the item.
+		nameOnly := memberLists[sc.list] && sc.prev == nil && sc.namesOnly(class) && !strings.HasSuffix(strings.TrimSpace(sc.text), ":")
 		for _, m := range sc.mentions {
 			c := sc.clause(m.span)
 			beside := slices.ContainsFunc(sc.mentions, func(o mention) bool { return isMember(o) && o.start >= c.start && o.end <= c.end })
-			if !beside && !nameOnly {
+			if !beside && !nameOnly || sc.apposition(m.span, isMember) {
 				continue
 			}
 			for _, k := range m.keys {
