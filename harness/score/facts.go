@@ -357,6 +357,11 @@ func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 			// A text only its subject holds names it: the alert
 			// "Living room CO2 above 900 ppm" is the one event.
 			return ""
+		case seen && fg.onlyHolder(fc, scans):
+			// A value stated of no one named ("the north depot's truck,
+			// which has 58% fuel") is the one named subject's that holds
+			// it.
+			return ""
 		case seen:
 			return fmt.Sprintf("it states the value without naming %s in the same sentence, line or row", fg.labels.say(fc.subjects[0].key))
 		}
@@ -366,6 +371,37 @@ func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 		return c
 	}
 	return ""
+}
+
+// onlyHolder reports whether the fact's subject is named somewhere in the
+// answer and no other row or group of its class the answer names holds
+// the fact's value.
+func (fg *factGold) onlyHolder(fc *factCheck, scans []*unitScan) bool {
+	key, class := fc.subjects[0].key, fc.subjects[0].class
+	named := map[string]bool{}
+	for _, sc := range scans {
+		for _, m := range sc.mentions {
+			for _, k := range m.keys {
+				if classOf(k) == class {
+					named[k] = true
+				}
+			}
+		}
+	}
+	if !named[key] {
+		return false
+	}
+	for k := range named {
+		if k == key {
+			continue
+		}
+		for _, v := range fg.truths[k] {
+			if factEquals(fc.fact, v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // hedged says why a stated fact is hedged: a value of it offered beside
