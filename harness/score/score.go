@@ -5,13 +5,19 @@
 // which imports no solver).
 //
 // Each file holds what it scores: tc by the state conditions (state.go),
-// the answer facts (facts.go, over subjects.go, numbers.go and words.go)
-// and the changes to the store (changes.go); f1 and action_f1 (f1.go);
+// the answer facts (facts.go, over subjects.go), read from the answer as a
+// document (document.go: its units and their scopes; scan.go and
+// labels.go: the names and values a unit states; clauses.go: what its
+// clauses negate, hedge or mark as past; numbers.go and words.go), the
+// answer's other claims (claims.go) and the changes to the store
+// (changes.go); f1 and action_f1 (f1.go);
 // arg_acc and action_arg_acc (args.go, over assign.go); a synthesized
 // artifact's assertions (assertions.go, comparing calls by their tools'
 // argument rules, toolargs.go); and the record's explanation of the
 // verdict (explain.go). Values compare by one rule (values.go). What a
-// trial is scored against is a Gold (gold.go).
+// trial is scored against is a Gold (gold.go). The verdict is proven by
+// mutation: mutants.go holds the catalogue of operators (over
+// operators.go) and oracle.go the oracle's answer in its document forms.
 package score
 
 import (
