@@ -128,7 +128,7 @@ func (g *Gold) Variants(b Base) []Variant {
 			if !isNumber {
 				break
 			}
-			other := otherNumber(v, fc.fact)
+			other := otherNumber(v)
 			if changed, ok := replaceNumber(answer, v, other); ok {
 				add("wrong-value", changed, nil)
 			}
@@ -153,7 +153,8 @@ func (g *Gold) Variants(b Base) []Variant {
 	}
 	// Every candidate of a set listed as maybe one, and each member
 	// hedged.
-	for class, set := range fg.sets {
+	for _, class := range slices.Sorted(maps.Keys(fg.sets)) {
+		set := fg.sets[class]
 		if others := nonMembers(fg, set, class); len(others) > 0 {
 			var all []string
 			for k := range set.members {

@@ -15,7 +15,7 @@ import (
 
 // otherNumber writes a number that is not v, at v's precision: the value a
 // wrong answer states instead.
-func otherNumber(v float64, f interface{ Forms() []any }) string {
+func otherNumber(v float64) string {
 	d := decimals(formatNumber(v))
 	x := math.Round((v*1.5+3)*math.Pow10(d)) / math.Pow10(d)
 	return strconv.FormatFloat(x, 'f', d, 64)
