@@ -37,7 +37,9 @@ func (sc *unitScan) hedge(o span) string {
 }
 
 // orJoined reports whether the text between two values offers them as
-// alternatives: "or", "maybe", "either" and units or symbols alone.
+// alternatives: "or", "maybe", "perhaps" or "possibly" among units and
+// symbols ("142.8 kW or 86.3 kW"); "162/95" is a blood pressure, not a
+// hedge.
 func orJoined(between string) bool {
 	or := false
 	for _, w := range wordTokens(between) {
@@ -48,15 +50,26 @@ func orJoined(between string) bool {
 			return false
 		}
 	}
-	return or || strings.Contains(between, "/") && len(wordTokens(between)) <= 2 && !strings.ContainsAny(between, ",;:")
+	return or
 }
 
 var hedgeWords = map[string]bool{"may": true, "might": true, "maybe": true, "perhaps": true, "possibly": true, "potentially": true, "probably": true, "unclear": true, "uncertain": true, "unsure": true}
 
 // hedgedAt reports whether a word of doubt governs a span: one of the
 // three words before it in its clause ("may be 12%", "possibly SH003"),
-// or of the three after it ("SH003 may be low").
+// or, for a name, of the two after it ("SH003 may be low"); a word of
+// doubt after a value is about something else ("12% and probably needs
+// a charge").
 func (sc *unitScan) hedgedAt(s span) bool {
+	return sc.hedgedWithin(s, 0)
+}
+
+// hedgedName is hedgedAt for a name, which a word after it may hedge.
+func (sc *unitScan) hedgedName(s span) bool {
+	return sc.hedgedWithin(s, 2)
+}
+
+func (sc *unitScan) hedgedWithin(s span, afterWords int) bool {
 	c := sc.clause(s)
 	var before, after []string
 	for _, w := range sc.words {
@@ -67,7 +80,7 @@ func (sc *unitScan) hedgedAt(s span) bool {
 			after = append(after, w.w)
 		}
 	}
-	near := append(before[max(0, len(before)-3):], after[:min(3, len(after))]...)
+	near := append(before[max(0, len(before)-3):], after[:min(afterWords, len(after))]...)
 	return slices.ContainsFunc(near, func(w string) bool { return hedgeWords[w] })
 }
 

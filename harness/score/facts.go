@@ -415,7 +415,7 @@ func (fg *factGold) hedged(fc *factCheck, scans []*unitScan) string {
 		}
 		if kindOf1(fc) == aboutMember {
 			for _, m := range sc.mentions {
-				if slices.ContainsFunc(fc.subjects, func(s subject) bool { return slices.Contains(m.keys, s.key) }) && sc.hedgedAt(m.span) {
+				if slices.ContainsFunc(fc.subjects, func(s subject) bool { return slices.Contains(m.keys, s.key) }) && sc.hedgedName(m.span) {
 					c := sc.clause(m.span)
 					return "it states " + fg.labels.say(fc.subjects[0].key) + " as uncertain: " + strings.TrimSpace(sc.text[c.start:c.end])
 				}
