@@ -116,7 +116,9 @@ func vetJSON(body []byte, modern bool) (post, int, []byte) {
 		if arg, ok := strings.CutPrefix(path, "params.arguments."); ok && p.method == string(mcp.MethodToolsCall) {
 			// The caller's mistake with one argument: a tool error the
 			// model can read and correct, as a schema violation would be.
-			arg, _, _ = strings.Cut(arg, ".")
+			if i := strings.IndexAny(arg, ".["); i >= 0 {
+				arg = arg[:i]
+			}
 			res := mcp.NewToolResultError(fmt.Sprintf("argument %q: %s is out of range: a number must be at most about 1.8e308 in magnitude", arg, num))
 			return p, status, encode(struct {
 				JSONRPC string              `json:"jsonrpc"`
@@ -147,27 +149,44 @@ func vetTypes(p post, body []byte) (int, []byte) {
 }
 
 // outOfRange returns the path and a short prefix of the first number in v
-// that no float64 holds, or "" if there is none.
+// that no float64 holds, or "" if there is none. The path is built once,
+// from the number back up: a body nested thousands deep costs memory in
+// proportion to its size, not to the square of its depth.
 func outOfRange(v any, path string) (string, string) {
+	segs, num, found := numberOutOfRange(v)
+	if !found {
+		return "", ""
+	}
+	var b strings.Builder
+	b.WriteString(path)
+	for i := len(segs) - 1; i >= 0; i-- {
+		b.WriteString(segs[i])
+	}
+	return b.String(), num
+}
+
+// numberOutOfRange finds the first number in v that no float64 holds, and
+// the path to it, innermost segment first.
+func numberOutOfRange(v any) ([]string, string, bool) {
 	switch v := v.(type) {
 	case json.Number:
 		if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(f, 0) {
-			return path, mcpdomain.Clip(string(v))
+			return nil, mcpdomain.Clip(string(v)), true
 		}
 	case map[string]any:
 		for k, e := range v {
-			if p, n := outOfRange(e, path+"."+k); p != "" {
-				return p, n
+			if segs, n, ok := numberOutOfRange(e); ok {
+				return append(segs, "."+k), n, true
 			}
 		}
 	case []any:
 		for i, e := range v {
-			if p, n := outOfRange(e, fmt.Sprintf("%s[%d]", path, i)); p != "" {
-				return p, n
+			if segs, n, ok := numberOutOfRange(e); ok {
+				return append(segs, "["+strconv.Itoa(i)+"]"), n, true
 			}
 		}
 	}
-	return "", ""
+	return nil, "", false
 }
 
 // jsonProblem says what a decoding error found in JSON terms: the field
