@@ -62,6 +62,27 @@ func TestErrorsEchoAShortPrefix(t *testing.T) {
 	}
 }
 
+// TestErrorsAreBounded: a call of 0.9 MB with 60,000 unknown keys (the
+// red team's, which got a 7.5 MB error back, re-sent to the model every
+// turn) gets an error that lists the first few problems and counts the
+// rest.
+func TestErrorsAreBounded(t *testing.T) {
+	keys := map[string]any{}
+	for i := range 60000 {
+		keys[fmt.Sprintf("unknown_key_%05d", i)] = 1
+	}
+	call := args(keys)
+	_, _, err := noteTool().Prepare(call)
+	if err == nil || !IsToolError(err) {
+		t.Fatalf("got %v", err)
+	}
+	msg := err.Error()
+	t.Logf("a %d-byte call with %d unknown keys gets a %d-byte error", len(call), len(keys), len(msg))
+	if len(msg) > 4096 || !strings.Contains(msg, `unknown argument "unknown_key_`) || !strings.Contains(msg, "more problems of the same kinds") {
+		t.Errorf("error of %d bytes: %.600s", len(msg), msg)
+	}
+}
+
 // TestResultsAreBounded: a result over MaxResultBytes is a tool error
 // that says how to ask for less.
 func TestResultsAreBounded(t *testing.T) {

@@ -22,19 +22,33 @@ var defaultPrinter = message.NewPrinter(language.English)
 func (t *Tool) sentences(op *Operation, verr *jsonschema.ValidationError) []string {
 	var out []string
 	seen := map[string]bool{}
+	more := 0
 	for _, e := range schemacheck.Leaves(verr) {
 		for _, s := range t.sentence(op, e) {
-			if !seen[s] {
+			switch {
+			case seen[s]:
+			case len(out) == maxProblems:
+				// A call with thousands of wrong keys gets the first few
+				// and a count, not an error larger than the call, which
+				// a model would be sent back every turn.
+				more++
+			default:
 				seen[s] = true
 				out = append(out, s)
 			}
 		}
 	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("and %d more problems of the same kinds", more))
+	}
 	if len(out) == 0 {
-		out = append(out, "invalid arguments: "+verr.Error())
+		out = append(out, "invalid arguments: "+Clip(verr.Error()))
 	}
 	return out
 }
+
+// maxProblems bounds how many problems one tool error lists.
+const maxProblems = 10
 
 func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 	arg := strings.Join(e.InstanceLocation, ".")
@@ -58,10 +72,10 @@ func (t *Tool) sentence(op *Operation, e *jsonschema.ValidationError) []string {
 		var out []string
 		for _, p := range slices.Sorted(slices.Values(k.Properties)) { // the validator's order varies
 			if arg != "" {
-				out = append(out, fmt.Sprintf("%s has no field %q", subject, p))
+				out = append(out, fmt.Sprintf("%s has no field %q", subject, Clip(p)))
 				continue
 			}
-			out = append(out, fmt.Sprintf("unknown argument %s; %s", quote(p), t.takes(op)))
+			out = append(out, fmt.Sprintf("unknown argument %s; %s", quote(Clip(p)), t.takes(op)))
 		}
 		return out
 	case *kind.Type:
