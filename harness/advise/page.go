@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
@@ -109,11 +108,11 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 			b.WriteString("and the groups file of its level (`granite serve --groups`):\n\n```yaml\n" + pub.Groups + "```\n\n")
 		}
 		name := FileName(m.Model)
-		if err := os.WriteFile(filepath.Join(adv.Out, name+".interface.yaml"), []byte(specYAML(pub.Interface)), 0o644); err != nil {
+		if err := results.WriteFile(adv.Out, name+".interface.yaml", []byte(specYAML(pub.Interface))); err != nil {
 			return err
 		}
 		if pub.Groups != "" {
-			if err := os.WriteFile(filepath.Join(adv.Out, name+".groups.yaml"), []byte(pub.Groups), 0o644); err != nil {
+			if err := results.WriteFile(adv.Out, name+".groups.yaml", []byte(pub.Groups)); err != nil {
 				return err
 			}
 		}
@@ -133,7 +132,7 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 			SecondsPerTask: finite(m.SecondsPerTask), JoulesPerTask: finite(m.JoulesPerTask), Stopped: m.Stopped, Rounds: rounds})
 	}
 	b.WriteString("The trials are in trials.jsonl beside this page: `granite report` and `granite view` read the folder as any run's.\n")
-	if err := os.WriteFile(filepath.Join(adv.Out, PageFile), []byte(b.String()), 0o644); err != nil {
+	if err := results.WriteFile(adv.Out, PageFile, []byte(b.String())); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(struct {
@@ -145,7 +144,7 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(adv.Out, JSONFile), append(data, '\n'), 0o644)
+	return results.WriteFile(adv.Out, JSONFile, append(data, '\n'))
 }
 
 // specYAML is an interface as a config's interfaces entry.

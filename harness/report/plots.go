@@ -1,14 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/mcpgranite/granite/harness/results"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
@@ -90,15 +91,11 @@ func save(fig figure, file string) error {
 		return err
 	}
 	fig.Draw(draw.New(c))
-	f, err := os.Create(file)
-	if err != nil {
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
 		return err
 	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return results.WriteFile(filepath.Dir(file), filepath.Base(file), b.Bytes())
 }
 
 // bar is one bar of a grouped chart: its value (NaN: not available, no

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 )
 
 const (
@@ -56,6 +57,12 @@ func OpenJournal(path string) (*Journal, []Record, error) {
 // OpenJournalOn is OpenJournal with the file passed through disk when
 // that is not nil: a test hook, for disks that fail.
 func OpenJournalOn(path string, disk func(*os.File) JournalFile) (*Journal, []Record, error) {
+	// A link planted as trials.jsonl is refused before anything is read,
+	// cut or appended through it. (The folder itself is the user's to
+	// name, a link to a larger disk included.)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a plain file (a link?): granite appends its records only to a file itself; remove it or choose another folder", path)
+	}
 	recs, good, err := ReadJournal(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -75,7 +82,8 @@ func OpenJournalOn(path string, disk func(*os.File) JournalFile) (*Journal, []Re
 	// O_APPEND: every write lands at the end of the file as it is then,
 	// never at an offset this process remembers, so even a writer that
 	// bypassed the lock could not overwrite records.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// O_NOFOLLOW: a link planted since is refused, not written through.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, nil, err
 	}

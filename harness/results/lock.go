@@ -28,7 +28,12 @@ func LockOut(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// The lock file is written and truncated: a link planted in its place
+	// is refused, not written through.
 	path := filepath.Join(dir, LockFile)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a plain file (a link?); remove it or choose another --out", path)
+	}
 	fl := flock.New(path, flock.SetPermissions(0o644))
 	ok, err := fl.TryLock()
 	if err != nil {
