@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpgranite/granite/internal/sandbox"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -42,6 +43,7 @@ var commands = []command{
 }
 
 func main() {
+	sandbox.CloseInherited()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

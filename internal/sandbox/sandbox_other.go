@@ -47,3 +47,7 @@ func Run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitD
 	}
 	return res
 }
+
+// CloseInherited does nothing where the system has no /proc/self/fd to
+// list descriptors from.
+func CloseInherited() {}
