@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Option adjusts how Connect reaches a server.
@@ -172,13 +173,33 @@ func ConnectIn(ctx context.Context, cmd, url, dir string, opts ...Option) (*clie
 	return c, res, nil
 }
 
-// ListTools lists a connected server's tools, every page of them.
+// The bounds on what one server's tools/list may cost: a hostile or
+// broken server that pages forever, lists a million tools or never
+// answers is refused with what it passed, instead of taking the memory or
+// the time of whatever lists it (list, regroup, advise, run, serve). A
+// page's own size is the transport's to bound.
+var (
+	ListTimeout  = 60 * time.Second
+	MaxListPages = 100
+	MaxListTools = 10000
+	MaxListBytes = 32 << 20
+)
+
+// ListTools lists a connected server's tools, every page of them, within
+// ListTimeout, MaxListPages, MaxListTools and MaxListBytes.
 func ListTools(ctx context.Context, c *client.Client) ([]Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+	defer cancel()
 	var out []Tool
 	req := mcp.ListToolsRequest{}
-	for {
-		res, err := c.ListTools(ctx, req)
-		if err != nil {
+	seen := map[mcp.Cursor]bool{}
+	size := 0
+	for page := 1; ; page++ {
+		res, err := c.ListToolsByPage(ctx, req) // one page: the pages are counted here
+		switch {
+		case err != nil && ctx.Err() == context.DeadlineExceeded:
+			return nil, fmt.Errorf("tools/list: no whole answer within %s (%d pages, %d tools so far); the server is stuck or too slow", ListTimeout, page-1, len(out))
+		case err != nil:
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
 		for _, t := range res.Tools {
@@ -189,15 +210,26 @@ func ListTools(ctx context.Context, c *client.Client) ([]Tool, error) {
 			if err != nil {
 				return nil, err
 			}
+			size += len(b)
 			var tool Tool
 			if err := json.Unmarshal(b, &tool); err != nil {
 				return nil, err
 			}
 			out = append(out, tool)
 		}
-		if res.NextCursor == "" {
+		switch {
+		case len(out) > MaxListTools:
+			return nil, fmt.Errorf("tools/list: over %d tools (%d by page %d); granite lists at most %d", MaxListTools, len(out), page, MaxListTools)
+		case size > MaxListBytes:
+			return nil, fmt.Errorf("tools/list: over %d bytes of tools by page %d; granite lists at most %d", MaxListBytes, page, MaxListBytes)
+		case res.NextCursor == "":
 			return out, nil
+		case seen[res.NextCursor]:
+			return nil, fmt.Errorf("tools/list: page %d gives cursor %q again; the server pages in a circle", page, mcpdomain.Clip(string(res.NextCursor)))
+		case page == MaxListPages:
+			return nil, fmt.Errorf("tools/list: more than %d pages (%d tools so far); granite reads at most %d", MaxListPages, len(out), MaxListPages)
 		}
+		seen[res.NextCursor] = true
 		req.Params.Cursor = res.NextCursor
 	}
 }
