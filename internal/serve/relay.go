@@ -101,7 +101,7 @@ func StartRelay(ctx context.Context, routes map[string]Route, command, dir strin
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, words[0], words[1:]...)
-	cmd.Dir, cmd.Stderr = dir, stderr
+	cmd.Dir, cmd.Stderr, cmd.Env = dir, stderr, toolsrc.SourceEnv(dir)
 	ownGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	// The source's input stays non-blocking on granite's side (os.Pipe

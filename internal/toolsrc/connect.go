@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -128,12 +127,9 @@ func ConnectIn(ctx context.Context, cmd, url, dir string, opts ...Option) (*clie
 		g := &groupStdio{}
 		inDir := transport.WithCommandFunc(func(ctx context.Context, name string, env, args []string) (*exec.Cmd, error) {
 			x := exec.CommandContext(ctx, name, args...)
-			// With Env left nil, exec sets PWD to Dir: the server sees
-			// the directory it runs in, as a relay's source does.
-			x.Dir = dir
-			if len(env) > 0 {
-				x.Env = append(os.Environ(), env...)
-			}
+			// The allow-listed environment, PWD the folder it runs in, as
+			// a relay's source gets.
+			x.Dir, x.Env = dir, append(SourceEnv(dir), env...)
 			x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			g.cmd = x
 			return x, nil
