@@ -84,6 +84,9 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 	if err := CheckCandidates(cands); err != nil {
 		return nil, err
 	}
+	if err := CheckFileNames(cfg.ModelNames()); err != nil {
+		return nil, err
+	}
 	out := opts.Out
 	if out == "" {
 		out = cfg.Output

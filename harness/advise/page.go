@@ -170,6 +170,29 @@ func FileName(model string) string {
 	}, model)
 }
 
+// maxFileName bounds a model's part of the files advise writes: with
+// ".interface.yaml" after it, a name stays under the 255 bytes a file
+// system allows.
+const maxFileName = 200
+
+// CheckFileNames refuses, before a race is played, models whose files
+// would collide (m:1 and m_1 both write m_1.interface.yaml) or whose
+// names are too long for a file name.
+func CheckFileNames(models []string) error {
+	seen := map[string]string{}
+	for _, m := range models {
+		f := FileName(m)
+		if len(f) > maxFileName {
+			return fmt.Errorf("advise: model %.40q… is %d bytes long as a file name; at most %d (rename it in the config)", m, len(f), maxFileName)
+		}
+		if other, ok := seen[f]; ok {
+			return fmt.Errorf("advise: models %q and %q would write the same files (%s.interface.yaml); name one of them otherwise in the config", other, m, f)
+		}
+		seen[f] = m
+	}
+	return nil
+}
+
 func amount(v float64, unit string) string {
 	if math.IsNaN(v) {
 		return "– " + unit

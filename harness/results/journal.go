@@ -245,6 +245,34 @@ func ReadJournalFrom(path string, from int64, seen map[string]bool) ([]Record, i
 	return recs, from + n, err
 }
 
+// check refuses a record no trial can have written, which a reader would
+// otherwise trust: a share outside 0..1 (a TC of 5), a repetition below 0,
+// a wall time or energy that is no finite, sane amount.
+func (r *Record) check() error {
+	if r.Repetition < 0 || r.Index < 0 {
+		return fmt.Errorf("trial %s: repetition %d, index %d; neither is below 0", r.TrialID, r.Repetition, r.Index)
+	}
+	m := r.Metrics
+	if m == nil {
+		return nil
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"tc", m.TC}, {"tc_strict", m.TCStrict}, {"f1", m.F1}, {"action_f1", m.ActionF1}, {"arg_acc", m.ArgAcc}, {"action_arg_acc", m.ActionArgAcc}, {"redundant_rate", m.RedundantRate}} {
+		if !(v.x >= 0 && v.x <= 1) {
+			return fmt.Errorf("trial %s: %s %v; a share is between 0 and 1", r.TrialID, v.name, v.x)
+		}
+	}
+	if !(m.WallS >= 0 && m.WallS < maxWallS) || m.ToolCalls < 0 || m.EnergyJ != nil && !(*m.EnergyJ >= 0 && *m.EnergyJ < maxWallS*1e6) {
+		return fmt.Errorf("trial %s: wall %v s, %d calls, energy %v J; not what a trial measures", r.TrialID, m.WallS, m.ToolCalls, m.EnergyJ)
+	}
+	return nil
+}
+
+// maxWallS bounds a trial's wall time as a reader takes it: a year.
+const maxWallS = 365 * 24 * 3600
+
 // readRecords reads the records of data; firstLine numbers its first line
 // in messages (0: unknown, a read from an offset).
 func readRecords(path string, data []byte, firstLine int, seen map[string]bool) ([]Record, int64, error) {
@@ -265,6 +293,12 @@ func readRecords(path string, data []byte, firstLine int, seen map[string]bool) 
 				return nil, 0, fmt.Errorf("%s: a line after byte %d: not a trial record: %v", path, good, err)
 			}
 			return nil, 0, fmt.Errorf("%s:%d: not a trial record: %v", path, lineNo, err)
+		}
+		if err := r.check(); err != nil {
+			if firstLine == 0 {
+				return nil, 0, fmt.Errorf("%s: a line after byte %d: %v", path, good, err)
+			}
+			return nil, 0, fmt.Errorf("%s:%d: %v", path, lineNo, err)
 		}
 		if !seen[r.TrialID] {
 			seen[r.TrialID] = true

@@ -49,3 +49,25 @@ func TestNoWriteFollowsALink(t *testing.T) {
 		t.Errorf("%d files were written into the folder a link points at", len(entries)-1)
 	}
 }
+
+// TestJournalRefusesWhatNoTrialWrote: records a hostile agent or a hand
+// edit put in trials.jsonl — a TC of 5, a repetition of −2, a wall time of
+// 1e308 — are refused with their line instead of trusted (advise
+// --resume panicked on the first two and lost advise.json on the third).
+func TestJournalRefusesWhatNoTrialWrote(t *testing.T) {
+	for _, line := range []string{
+		`{"trial_id":"m/s/L4/r1","repetition":1,"metrics":{"tc":5}}`,
+		`{"trial_id":"m/s/L4/r1","repetition":-2,"metrics":{"tc":1}}`,
+		`{"trial_id":"m/s/L4/r1","repetition":1,"metrics":{"tc":1,"wall_s":1e308}}`,
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, TrialsFile)
+		ok := `{"trial_id":"m/s/L4/r0","repetition":1,"metrics":{"tc":1}}`
+		if err := os.WriteFile(path, []byte(ok+"\n"+line+"\n"+ok+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ReadJournal(path); err == nil || !strings.Contains(err.Error(), TrialsFile+":2:") {
+			t.Errorf("%s: %v, want a refusal at line 2", line, err)
+		}
+	}
+}
