@@ -270,6 +270,12 @@ func (r *Record) check() error {
 	return nil
 }
 
+// MaxLineBytes bounds a line of trials.jsonl as its readers take it. A
+// record keeps at most max_calls calls of 64 KiB of arguments and 8 KiB of
+// result each (see CutBytes), about 72 MiB at the default 1,000 calls; a
+// longer line was not written by a trial.
+var MaxLineBytes = 128 << 20
+
 // maxWallS bounds a trial's wall time as a reader takes it: a year.
 const maxWallS = 365 * 24 * 3600
 
@@ -284,6 +290,14 @@ func readRecords(path string, data []byte, firstLine int, seen map[string]bool) 
 			break // partial last line
 		}
 		line := data[:i]
+		if len(line) > MaxLineBytes {
+			// Decoding it would cost several times its size; no trial
+			// writes one.
+			if firstLine == 0 {
+				return nil, 0, fmt.Errorf("%s: a line after byte %d is %d bytes; no trial record is over %d", path, good, len(line), MaxLineBytes)
+			}
+			return nil, 0, fmt.Errorf("%s:%d: a line of %d bytes; no trial record is over %d", path, lineNo, len(line), MaxLineBytes)
+		}
 		var r Record
 		if err := json.Unmarshal(line, &r); err != nil || r.TrialID == "" {
 			if len(data) == i+1 {

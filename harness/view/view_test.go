@@ -875,3 +875,27 @@ func TestScenarioAcrossShards(t *testing.T) {
 		t.Error("one shard alone fills every level")
 	}
 }
+
+// TestOverlongLineIsCounted: a line longer than any trial writes (the red
+// team's 400 MB line took the viewer to 2.4–3.0 GB) is counted as not a
+// trial record, not held, and the records after it show. The bound is
+// lowered for the test: the reader holds at most the bound, so the line
+// here only needs to pass it.
+func TestOverlongLineIsCounted(t *testing.T) {
+	old := results.MaxLineBytes
+	results.MaxLineBytes = 4 << 20
+	defer func() { results.MaxLineBytes = old }()
+	f := testFixtures(t)
+	dir := t.TempDir()
+	rest := copyPrefix(t, f.bench, dir, 3)
+	appendTo(t, dir, append(bytes.Repeat([]byte("x"), 6<<20), '\n'))
+	appendTo(t, dir, rest[0])
+	srv := serveView(t, view.Options{}, dir)
+	body := mustGet(t, srv, "/")
+	if !strings.Contains(body, "line 4 of trials.jsonl is not a trial record") || !strings.Contains(body, `<b class="done">4</b>`) {
+		t.Errorf("run page with an overlong line: %.2000s", body)
+	}
+	if _, _, err := results.ReadJournal(filepath.Join(dir, results.TrialsFile)); err == nil || !strings.Contains(err.Error(), "trials.jsonl:4: a line of") {
+		t.Errorf("ReadJournal: %v, want the overlong line refused at line 4", err)
+	}
+}
