@@ -29,6 +29,17 @@ func init() {
 // exits, the kernel kills everything else in the namespace.
 func initMain(spec string) int {
 	runtime.LockOSThread() // capabilities are dropped for this thread, which starts the program
+	// Not dumpable, first: the program runs as the init's user, and the
+	// init's other threads keep the namespace's capabilities, so a
+	// program that could open /proc/1/mem or attach to the init could
+	// make one of them undo the mounts that hide the host. A process
+	// that is not dumpable is its own user's no longer: its memory, its
+	// descriptors and ptrace are refused to the program, which holds no
+	// capability to override that.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.NewFile(statusFD, "report"), "error make the init not dumpable: %v\n", err)
+		return 125
+	}
 	report := os.NewFile(statusFD, "report")
 	syscall.CloseOnExec(statusFD)
 	say := func(format string, a ...any) {

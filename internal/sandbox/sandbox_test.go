@@ -278,3 +278,23 @@ func TestMkdirPrivateRefusesAnotherUsersFolder(t *testing.T) {
 		t.Errorf("MkdirPrivate = %s, %s, %v; want a folder in %s", dir, got, err, hide)
 	}
 }
+
+// TestProgramCannotReachItsInit attacks the init the way the red team
+// left the namespace through it: the program, same user as the init,
+// opens the init's memory to write over it, and attaches to it as a
+// debugger would. The init keeps the namespace's capabilities on threads
+// other than the one that started the program, so either would let the
+// program make a capable thread undo the mounts that hide the host.
+func TestProgramCannotReachItsInit(t *testing.T) {
+	needNamespaces(t)
+	res, out, errs := runScript(t, context.Background(), Namespaces,
+		`(exec 3<>/proc/1/mem) 2>/dev/null && echo mem-opened; `+
+			`cat /proc/1/environ >/dev/null 2>&1 && echo environ-read; `+
+			`ls -l /proc/1/fd/ >/dev/null 2>&1 && echo fds-listed; true`)
+	if res.ExitCode != 0 {
+		t.Fatalf("got %+v, stderr %s", res, errs)
+	}
+	if strings.TrimSpace(out) != "" {
+		t.Errorf("the program reached its init: %s", out)
+	}
+}
