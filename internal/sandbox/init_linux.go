@@ -72,6 +72,7 @@ func initMain(spec string) int {
 			env = append(env, kv)
 		}
 	}
+	firstToKill(0) // the program inherits it
 	pid, err := syscall.ForkExec(j.Argv[0], j.Argv, &syscall.ProcAttr{Dir: j.Dir, Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		say("error start %s: %v", j.Argv[0], err)

@@ -163,6 +163,11 @@ func run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitD
 		return res
 	}
 	res.Started = time.Now()
+	if mode == None {
+		// The init raises its own score before it starts the program
+		// (see initMain); here the program's is raised as it runs.
+		firstToKill(cmd.Process.Pid)
+	}
 	go copyOut(stdout, outR)
 	go copyOut(stderr, errR)
 	werr := cmd.Wait()
@@ -196,6 +201,18 @@ func run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitD
 		}
 	}
 	return res
+}
+
+// firstToKill makes a process the kernel's first choice when memory runs
+// out, and its children after it: an agent that touches gigabytes is
+// killed, not granite (the red team's OOM killer chose granite and the
+// run was lost). Raising a score needs no privilege.
+func firstToKill(pid int) {
+	path := "/proc/self/oom_score_adj"
+	if pid > 0 {
+		path = "/proc/" + strconv.Itoa(pid) + "/oom_score_adj"
+	}
+	_ = os.WriteFile(path, []byte("1000"), 0)
 }
 
 // pipe is the read and write ends of the init's report.

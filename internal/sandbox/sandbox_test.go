@@ -298,3 +298,22 @@ func TestProgramCannotReachItsInit(t *testing.T) {
 		t.Errorf("the program reached its init: %s", out)
 	}
 }
+
+// TestProgramIsFirstToKill: in either mode the program's OOM score is
+// raised to the most, so that under memory pressure the kernel kills the
+// agent that caused it, not granite.
+func TestProgramIsFirstToKill(t *testing.T) {
+	for _, mode := range []Mode{None, Namespaces} {
+		if mode == Namespaces {
+			if ok, _ := Available(); !ok {
+				continue
+			}
+		}
+		// The program reads its score once it has run a moment: in
+		// mode none granite raises it as the program starts.
+		res, out, errs := runScript(t, context.Background(), mode, `sleep 0.2; cat /proc/self/oom_score_adj`)
+		if res.ExitCode != 0 || strings.TrimSpace(out) != "1000" {
+			t.Errorf("%s: oom_score_adj %q (%+v, %s), want 1000", mode, out, res, errs)
+		}
+	}
+}
