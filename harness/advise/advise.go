@@ -123,6 +123,11 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 		if err != nil {
 			return nil, err
 		}
+		for _, r := range added {
+			if err := r.CheckMeasures(); err != nil {
+				return nil, fmt.Errorf("advise: %s: %w", filepath.Join(out, results.TrialsFile), err)
+			}
+		}
 		recs, read = append(recs, added...), n
 		var still []string
 		for i := range adv.Models {

@@ -246,8 +246,8 @@ func ReadJournalFrom(path string, from int64, seen map[string]bool) ([]Record, i
 }
 
 // check refuses a record no trial can have written, which a reader would
-// otherwise trust: a share outside 0..1 (a TC of 5), a repetition below 0,
-// a wall time or energy that is no finite, sane amount.
+// otherwise trust: a share outside 0..1 (a TC of 5), a repetition, index
+// or call count below 0.
 func (r *Record) check() error {
 	if r.Repetition < 0 || r.Index < 0 {
 		return fmt.Errorf("trial %s: repetition %d, index %d; neither is below 0", r.TrialID, r.Repetition, r.Index)
@@ -264,8 +264,28 @@ func (r *Record) check() error {
 			return fmt.Errorf("trial %s: %s %v; a share is between 0 and 1", r.TrialID, v.name, v.x)
 		}
 	}
-	if !(m.WallS >= 0 && m.WallS < maxWallS) || m.ToolCalls < 0 || m.EnergyJ != nil && !(*m.EnergyJ >= 0 && *m.EnergyJ < maxWallS*1e6) {
-		return fmt.Errorf("trial %s: wall %v s, %d calls, energy %v J; not what a trial measures", r.TrialID, m.WallS, m.ToolCalls, m.EnergyJ)
+	if m.ToolCalls < 0 {
+		return fmt.Errorf("trial %s: %d calls", r.TrialID, m.ToolCalls)
+	}
+	return nil
+}
+
+// CheckMeasures refuses a record whose wall time or energy is no amount a
+// trial measures (negative, not finite, or over a year's worth), for a
+// reader that adds them up and must write the sum (advise: a wall time of
+// 1e308 summed to +Inf and lost advise.json after the race). The report
+// takes such records as they are, and says what they make of its tables.
+func (r *Record) CheckMeasures() error {
+	m := r.Metrics
+	if m == nil {
+		return nil
+	}
+	if !(m.WallS >= 0 && m.WallS < maxWallS) || m.EnergyJ != nil && !(*m.EnergyJ >= 0 && *m.EnergyJ < maxWallS*1e6) {
+		e := "none"
+		if m.EnergyJ != nil {
+			e = fmt.Sprint(*m.EnergyJ)
+		}
+		return fmt.Errorf("trial %s: wall %v s, energy %s J; not what a trial measures", r.TrialID, m.WallS, e)
 	}
 	return nil
 }
@@ -276,7 +296,8 @@ func (r *Record) check() error {
 // longer line was not written by a trial.
 var MaxLineBytes = 128 << 20
 
-// maxWallS bounds a trial's wall time as a reader takes it: a year.
+// maxWallS bounds a trial's wall time as a reader that sums it takes it:
+// a year.
 const maxWallS = 365 * 24 * 3600
 
 // readRecords reads the records of data; firstLine numbers its first line

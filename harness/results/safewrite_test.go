@@ -51,14 +51,18 @@ func TestNoWriteFollowsALink(t *testing.T) {
 }
 
 // TestJournalRefusesWhatNoTrialWrote: records a hostile agent or a hand
-// edit put in trials.jsonl — a TC of 5, a repetition of −2, a wall time of
-// 1e308 — are refused with their line instead of trusted (advise
-// --resume panicked on the first two and lost advise.json on the third).
+// edit put in trials.jsonl — a TC of 5, a repetition of −2 — are refused
+// with their line instead of trusted (advise --resume panicked on them); a
+// wall time of 1e308, which the report takes as it is, is refused by
+// CheckMeasures for advise, which sums it.
 func TestJournalRefusesWhatNoTrialWrote(t *testing.T) {
+	huge := Record{TrialID: "m/s/L4/r1", Repetition: 1, Metrics: &Metrics{TC: 1, WallS: 1e308}}
+	if err := huge.CheckMeasures(); err == nil {
+		t.Error("a wall time of 1e308 passed CheckMeasures")
+	}
 	for _, line := range []string{
 		`{"trial_id":"m/s/L4/r1","repetition":1,"metrics":{"tc":5}}`,
 		`{"trial_id":"m/s/L4/r1","repetition":-2,"metrics":{"tc":1}}`,
-		`{"trial_id":"m/s/L4/r1","repetition":1,"metrics":{"tc":1,"wall_s":1e308}}`,
 	} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, TrialsFile)
