@@ -24,10 +24,21 @@ func Compile(url, schema string) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
+	c.UseLoader(noLoader{})
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", url, err)
 	}
 	return c.Compile(url)
+}
+
+// noLoader refuses every resource outside the schema being compiled: a
+// tool's schema comes from a server granite does not trust, and a $ref to
+// a local file read it (a FIFO blocked granite list, deaf to SIGTERM).
+// The drafts' meta-schemas are the compiler's own and need no loading.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("a $ref to %s, outside the schema: granite loads no other document", url)
 }
 
 // Leaves returns the innermost errors of a validation error, the ones that
