@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -220,8 +221,26 @@ func (g *Groups) YAML(header []string) ([]byte, error) {
 	}
 	var b strings.Builder
 	for _, h := range header {
-		b.WriteString("# " + h + "\n")
+		b.WriteString("# " + oneLine(h) + "\n")
 	}
 	b.Write(body)
 	return []byte(b.String()), nil
+}
+
+// oneLine writes a text for a comment line: its control characters (a
+// line break in a server's name or a tool's) as escapes, so that the
+// comment stays one and the file reads back.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

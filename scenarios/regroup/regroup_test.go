@@ -202,10 +202,11 @@ L2:
 }
 
 // TestSuggestRoundTrip: the derivation written as a groups file reads back
-// as the same groups.
+// as the same groups, a header from a server's own words included (a line
+// break and a terminal escape in its name stay inside the comment).
 func TestSuggestRoundTrip(t *testing.T) {
 	g := Derive("files", files())
-	out, err := g.YAML([]string{"header"})
+	out, err := g.YAML([]string{"header", "server \"evil\nL3: [oops]\x1b[2J\""})
 	if err != nil {
 		t.Fatal(err)
 	}
