@@ -2,7 +2,6 @@ package score
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,29 +11,31 @@ import (
 )
 
 // An answer states a fact when it states the value about the fact's
-// subject. The text is read in units: a line, and within a line a
-// sentence; a list item under a heading line (one ending in a colon, a
-// Markdown heading or a bold line) reads as if it followed the heading. In
-// a unit, the subjects named (by ID, or by a part of the row's name that
-// no other row of its entity shares, or a group's key) split it, and each
-// value belongs to the subject it follows ("A: 3, B: 4", "A at 3 and B at
-// 4"), or to the next one when a comma, a semicolon or "and" separates it
-// from the one before ("3 for A, 4 for B"). Subjects joined only by
-// "and", commas or brackets share the value after them ("both A and B at
-// 20%"). Only subjects like the fact's split: a probe's value after its
-// field's name is still the probe's. Then:
+// subject. The answer is read as a document (document.go): each unit — a
+// sentence, a list item, a table row — under the headings, lead line and
+// parent items that scope it. In a unit, the subjects named (by ID, or by
+// a part of the row's name that no other row of its entity shares, or a
+// group's key) split it, and each value belongs to the subject it follows
+// ("A: 3, B: 4", "A at 3 and B at 4"), or to the next one when a comma, a
+// semicolon or "and" separates it from the one before ("3 for A, 4 for
+// B"). Subjects joined only by "and", commas or brackets share the value
+// after them ("both A and B at 20%"). A unit that names no subject of the
+// fact's class goes on about its scope's, then the one its paragraph named
+// last ("it"), then the answer's only one. Then:
 //
 //   - a row's or group's value counts only in a unit where it belongs to
-//     that row or group;
-//   - a stated value contradicted fails: in the sentence that states it,
-//     another number that belongs to the same subject, after the words of
-//     the same quantity, which is neither in the prompt nor any value the
-//     gold's reads or the stores show ("3.1 or maybe 4.0 bar");
-//   - a set of rows ("which probes...") fails when a unit names a row of
-//     the set's entity outside the set without its true value or a
-//     negation (not, no, except, fine...);
+//     that row or group, or, stated of no one named, where the fact's
+//     subject is the one row the answer names that holds it;
+//   - a value offered beside another, or stated as uncertain, is hedged
+//     and fails ("3.1 or maybe 4.0 bar"); every other claim the answer
+//     makes about a subject must be true too (claims.go);
+//   - a set of rows ("which probes...") fails when a row outside it is
+//     presented as a member: in a member's clause, or as a name alone in
+//     their list, without a value that tells it apart or a negation in its
+//     own clause (not, no, except, fine...);
 //   - a count counts only within four words of what it counts (the
-//     fact's words after "number of", or the entity's name);
+//     fact's words after "number of", or the entity's name), or right
+//     after a label that names it;
 //   - a total over everything has no subject, and is stated anywhere.
 
 // factGold is what a scenario's answers are judged by.
@@ -48,9 +49,8 @@ type factGold struct {
 	sets map[string]*factSet
 	// enums names the enum fields ("entity.field").
 	enums map[string]bool
-	// promptNumbers are the numbers the prompt states, dataNumbers every
-	// number the gold's reads and the stores show.
-	promptNumbers, dataNumbers []numberTok
+	// promptNumbers are the numbers the prompt states.
+	promptNumbers []numberTok
 	// claims is what the answer's other claims are checked against.
 	claims *claimGold
 	// plurals names each entity's rows, for counts the oracle writes.
@@ -102,22 +102,6 @@ func newFactGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, 
 			key := fg.labels.groupKey(groupBy, fmt.Sprint(g["key"]))
 			fg.truths[key] = append(fg.truths[key], g["value"], g["count"])
 		})
-	}
-	// Every number the data shows, once, for contradictions.
-	var all []float64
-	for _, r := range reads {
-		all = append(all, numbersIn(r.Output)...)
-	}
-	for _, key := range slices.Sorted(maps.Keys(fg.truths)) {
-		for _, v := range fg.truths[key] {
-			if x, ok := number(v); ok {
-				all = append(all, x)
-			}
-		}
-	}
-	slices.Sort(all)
-	for _, x := range slices.Compact(all) {
-		fg.dataNumbers = append(fg.dataNumbers, numberTok{x: x, dx: decimals(formatNumber(x))})
 	}
 	for _, f := range s.Answer {
 		fc := &factCheck{fact: f}
@@ -214,28 +198,6 @@ func (fg *factGold) readTruths(v any) {
 			fg.readTruths(e)
 		}
 	}
-}
-
-// numbersIn lists every number in a decoded output.
-func numbersIn(v any) []float64 {
-	switch x := v.(type) {
-	case map[string]any:
-		var out []float64
-		for _, v := range x {
-			out = append(out, numbersIn(v)...)
-		}
-		return out
-	case []any:
-		var out []float64
-		for _, e := range x {
-			out = append(out, numbersIn(e)...)
-		}
-		return out
-	}
-	if n, ok := number(v); ok {
-		return []float64{n}
-	}
-	return nil
 }
 
 // countNouns are the words a count may be stated next to: the fact's own
@@ -367,9 +329,6 @@ func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {
 		}
 		return "it is not in the answer"
 	}
-	if c := fg.contradiction(fc, scans); c != "" {
-		return c
-	}
 	return ""
 }
 
@@ -495,40 +454,6 @@ func (fg *factGold) qualified(fc *factCheck, sc *unitScan) string {
 	return ""
 }
 
-// contradiction finds a second value stated for a fact's subject and
-// quantity: a number that belongs to the subject, after the words of the
-// fact's quantity, that is no value the subject has.
-func (fg *factGold) contradiction(fc *factCheck, scans []*unitScan) string {
-	if _, ok := number(fc.fact.Value); !ok {
-		return "" // a second number is no hedge on a text
-	}
-	for _, s := range fc.subjects {
-		cues := cueWords(s.field)
-		if len(cues) == 0 {
-			continue
-		}
-		for _, sc := range scans {
-			// A hedge is made where the value is stated: "3.1 or 4.0 bar".
-			if !slices.ContainsFunc(sc.occurrences(fc.fact), func(o span) bool { return slices.Contains(sc.owners(o, s.class), s.key) }) {
-				continue
-			}
-			for _, n := range sc.numbers {
-				owners := sc.owners(n.span, s.class)
-				if !slices.Contains(owners, s.key) || !sc.cued(n, cues) || sc.inDate(n) {
-					continue
-				}
-				// Any reading of the number that is a value will do
-				// ("4,480" also reads 4).
-				if slices.ContainsFunc(sc.readingsAt(n.start), func(r numberTok) bool { return factEqualsAt(fc.fact, r) || fg.anyTruth(r) || fg.inPrompt(r) }) {
-					continue
-				}
-				return fmt.Sprintf("it also states %s for %s, which is not its value", n.text, fg.labels.say(s.key))
-			}
-		}
-	}
-	return ""
-}
-
 // factEqualsAt reports whether a number written in the answer states the
 // fact's value.
 func factEqualsAt(f *speclang.Fact, n numberTok) bool {
@@ -540,13 +465,6 @@ func factEqualsAt(f *speclang.Fact, n numberTok) bool {
 	return false
 }
 
-// anyTruth reports whether a written number is a value of anything the
-// gold's reads or the stores show: a subject's other quantity, or another
-// row's, which the binding already judges.
-func (fg *factGold) anyTruth(n numberTok) bool {
-	return slices.ContainsFunc(fg.dataNumbers, func(d numberTok) bool { return n.states(d.x, d.dx) })
-}
-
 // inPrompt reports whether a written number is one of the prompt's (a
 // threshold the answer repeats).
 func (fg *factGold) inPrompt(n numberTok) bool {
@@ -554,12 +472,7 @@ func (fg *factGold) inPrompt(n numberTok) bool {
 }
 
 func (fg *factGold) isTruth(key string, n numberTok) bool {
-	for _, v := range fg.truths[key] {
-		if x, ok := number(v); ok && n.states(x, decimals(formatNumber(x))) {
-			return true
-		}
-	}
-	return false
+	return statesAny(n, fg.truths[key])
 }
 
 // stated reports whether any unit states a fact's value, about whatever:

@@ -315,30 +315,6 @@ func (sc *unitScan) inherited(class string) []string {
 	return nil
 }
 
-// cued reports whether the words since the last value or subject before a
-// number name its quantity.
-func (sc *unitScan) cued(n numberTok, cues []string) bool {
-	from := 0
-	for _, m := range sc.mentions {
-		if m.end <= n.start {
-			from = max(from, m.end)
-		}
-	}
-	for _, o := range sc.numbers {
-		if o.end <= n.start {
-			from = max(from, o.end)
-		}
-	}
-	for _, w := range wordTokens(sc.text[from:n.start]) {
-		for _, c := range cues {
-			if stem(w.w) == stem(c) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // clauseHasNumber reports whether the clause of a mention (between
 // semicolons) states a number: a row named with a figure of its own is
 // described, not presented as a member ("SH005 is warmer at 3.8 °C").
