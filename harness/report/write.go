@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/oneline"
 )
 
 // Write puts the report into out: report.md, one CSV per table,
@@ -119,33 +119,14 @@ func mdCell(v any) string {
 		}
 		return ""
 	default:
-		return strings.ReplaceAll(mdText(fmt.Sprint(x)), "|", `\|`)
+		return strings.ReplaceAll(oneline.Escape(fmt.Sprint(x)), "|", `\|`)
 	}
-}
-
-// mdText writes a name that came from a results folder (an experiment,
-// a model, a note quoting them) on one line: control characters, a line
-// break among them, become escapes, so that no text someone else wrote
-// starts a line of the report.
-func mdText(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func (r *Report) markdown(plots, notes []string, out string) string {
 	var b strings.Builder
 	m := r.Results.Manifest
-	fmt.Fprintf(&b, "# granite report: %s\n\n", mdText(m.Experiment))
+	fmt.Fprintf(&b, "# granite report: %s\n\n", oneline.Escape(m.Experiment))
 	cover := fmt.Sprintf("This report covers **%d of %d** planned trials", r.Covered, r.Planned)
 	switch {
 	case r.Covered > r.Planned:
@@ -156,17 +137,17 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	}
 	switch {
 	case strings.HasPrefix(m.Shard, "merged "):
-		cover += " of the merged shards " + mdText(strings.TrimPrefix(m.Shard, "merged "))
+		cover += " of the merged shards " + oneline.Escape(strings.TrimPrefix(m.Shard, "merged "))
 	case m.Shard != "" && m.Shard != "0/1":
-		cover += " of shard " + mdText(m.Shard)
+		cover += " of shard " + oneline.Escape(m.Shard)
 	}
-	b.WriteString(cover + ", config hash `" + mdText(m.ConfigHash) + "`")
+	b.WriteString(cover + ", config hash `" + oneline.Escape(m.ConfigHash) + "`")
 	if r.Covered < r.Planned {
 		b.WriteString(". **The run is unfinished or partial**: numbers will change as trials land")
 	}
 	b.WriteString(".\n\n")
 	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0; Spearman p-values are exact permutation p-values up to %d models (t approximation above). In the plots, error bars are these 95%% intervals (mean GPU power, a ratio of sums, has none), a bar of 0 is drawn as a stub on the axis and a value not available as no bar, and a title says when a plot pools models. Energy meter: %s.\n\n",
-		mdText(orNone(r.Models)), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), ExactSpearman, m.Meter)
+		oneline.Escape(orNone(r.Models)), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), ExactSpearman, m.Meter)
 	b.WriteString("Definitions: TC is 1 when the trial answered, every state condition holds, every answer fact is stated, and the store changed nothing the task did not ask for (rows created are matched by content whatever IDs they got, free text by presence not wording, an optional field left out counts as right); TC strict is 1 when the trial answered, the answer states every fact and the final store equals a right final store byte for byte (τ-bench's reading); F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right, action ArgAcc the same share with calls paired within each (tool, action) by the best assignment, so that their order does not count; pass^k is the chance that all k repetitions of a scenario succeed; a model's best level is chosen " + BestLevelRule + " (the best-level table's rule column says which step decided).")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")
@@ -177,7 +158,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	}
 	b.WriteString("\n\n")
 	for _, n := range append(r.Notes, notes...) {
-		b.WriteString("> " + mdText(n) + "\n\n")
+		b.WriteString("> " + oneline.Escape(n) + "\n\n")
 	}
 	for _, p := range plots {
 		if strings.HasSuffix(p, ".svg") {

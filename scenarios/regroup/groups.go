@@ -8,12 +8,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -221,26 +221,8 @@ func (g *Groups) YAML(header []string) ([]byte, error) {
 	}
 	var b strings.Builder
 	for _, h := range header {
-		b.WriteString("# " + oneLine(h) + "\n")
+		b.WriteString("# " + oneline.Escape(h) + "\n")
 	}
 	b.Write(body)
 	return []byte(b.String()), nil
-}
-
-// oneLine writes a text for a comment line: its control characters (a
-// line break in a server's name or a tool's) as escapes, so that the
-// comment stays one and the file reads back.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
