@@ -142,9 +142,13 @@ func decimalPoint(text string, i int) bool {
 	return (text[i] == '.' || text[i] == ',') && i > 0 && i+1 < len(text) && isDigit(text[i-1]) && isDigit(text[i+1])
 }
 
-// allGroups lists the unit's groups of names of every class.
+// allGroups lists the unit's groups of names of every class, read once
+// (every clause asks for them).
 func (sc *unitScan) allGroups() []mention {
-	var out []mention
+	if gs, ok := sc.groups[allClasses]; ok {
+		return gs
+	}
+	out := []mention{}
 	classes := map[string]bool{}
 	for _, m := range sc.mentions {
 		for _, k := range m.keys {
@@ -154,8 +158,15 @@ func (sc *unitScan) allGroups() []mention {
 	for _, c := range slices.Sorted(maps.Keys(classes)) {
 		out = append(out, sc.groupsOf(c)...)
 	}
+	if sc.groups == nil {
+		sc.groups = map[string][]mention{}
+	}
+	sc.groups[allClasses] = out
 	return out
 }
+
+// allClasses keys allGroups' list in the groups cache; no class is empty.
+const allClasses = ""
 
 // negatedAt reports whether a negation governs the clause of a span
 // ("SH005 and SH006 are fine, SH007 is low": SH007's clause has none).
