@@ -317,22 +317,14 @@ func (t *tailBuffer) bytes() []byte {
 	return t.buf
 }
 
-// passedEnv lists the variables of granite's environment an agent
-// command gets: what finds programs and files, the locale, and the
-// terminal and temporary folder. Nothing else passes, so that a key
-// granite holds (api_key_env, OPENAI_API_KEY, GRANITE_TOKEN) never
-// reaches another's program; the entry's env and pass_env add what an
-// agent needs.
-var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE"}
-
 // passes reports whether granite's variable k reaches an agent command
 // of entry e.
 func passes(e results.ModelEntry, k string) bool {
-	return slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_") || slices.Contains(e.PassEnv, k)
+	return sandbox.Passes(k) || slices.Contains(e.PassEnv, k)
 }
 
 // commandEnv is the agent command's environment: the passed part of
-// granite's (passedEnv, LC_* and the entry's pass_env), HOME when
+// granite's (sandbox.Passes and the entry's pass_env), HOME when
 // empty_home asks, GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
 // GRANITE_MCP_CONFIG, then the entry's env.
 func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {

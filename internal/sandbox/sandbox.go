@@ -25,6 +25,11 @@
 // and the tests of any package that imports it) can act as one.
 package sandbox
 
+import (
+	"slices"
+	"strings"
+)
+
 // Mode is how a program was contained, as run.json records it.
 type Mode string
 
@@ -57,4 +62,18 @@ type Status struct {
 	ExitCode int
 	// Signal names the signal that ended it, if one did.
 	Signal string
+}
+
+// passedEnv lists the variables of granite's environment that every
+// program granite starts gets (an agent command, an MCP source): what
+// finds programs and files, the locale, and the terminal and temporary
+// folder. Nothing else passes by default, so that a key granite holds
+// (api_key_env, OPENAI_API_KEY, GRANITE_TOKEN) never reaches another's
+// program; each kind of program names what it adds.
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE"}
+
+// Passes reports whether granite's variable k reaches every program it
+// starts: passedEnv and the locale's LC_* variables.
+func Passes(k string) bool {
+	return slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_")
 }

@@ -5,20 +5,20 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/sandbox"
 )
 
 // SourceEnvVar names the variables of granite's environment, besides
-// passedEnv, that an MCP source command gets: a comma-separated list, for
+// those every program gets and sourceEnv, that an MCP source command gets: a comma-separated list, for
 // a server that needs a key ("GITHUB_TOKEN,OPENAI_API_KEY").
 const SourceEnvVar = "GRANITE_SOURCE_ENV"
 
-// passedEnv lists what a source command gets of granite's environment by
-// default: what finds programs and files (npx, uvx), the locale, the
-// terminal, temporary and XDG folders, and proxies. Nothing else passes,
-// so that a key granite holds (GRANITE_TOKEN, an endpoint's API key) never
-// reaches another's server unless SourceEnvVar names it.
-var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
+// sourceEnv lists what a source command gets of granite's environment
+// besides what every program gets (sandbox.Passes): the XDG folders and
+// proxies npx and uvx may need. Nothing else passes, so that a key granite
+// holds never reaches another's server unless SourceEnvVar names it.
+var sourceEnv = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"}
 
 // SourceEnv is the environment of an MCP source command started in dir
 // (granite's working folder when ""): the passed part of granite's, the
@@ -34,7 +34,7 @@ func SourceEnv(dir string) []string {
 		if k == "PWD" {
 			continue
 		}
-		if slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, "XDG_") || k != "" && slices.Contains(named, k) {
+		if sandbox.Passes(k) || slices.Contains(sourceEnv, k) || strings.HasPrefix(k, "XDG_") || k != "" && slices.Contains(named, k) {
 			out = append(out, kv)
 		}
 	}
