@@ -433,6 +433,43 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	return rec, nil
 }
 
+// CorpusEntry is one recording of a corpus folder: agents' work on a
+// scenario, <domain>/<scenario>.<level>.record.json, with the answer it
+// gave (.answer.txt) and, when the agent was wrong, why (.agent-wrong.txt).
+type CorpusEntry struct {
+	Name      string // <scenario>.<level>
+	Recording *Recording
+	Answer    string
+	Wrong     string // empty for a right solution
+}
+
+// ReadCorpus reads every recording of a corpus folder, in file order; a
+// recording without its answer is an error.
+func ReadCorpus(dir string) ([]CorpusEntry, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.record.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no <domain>/<scenario>.<level>.record.json recordings in it", dir)
+	}
+	var out []CorpusEntry
+	for _, f := range files {
+		base := strings.TrimSuffix(f, ".record.json")
+		rc, err := ReadRecording(f)
+		if err != nil {
+			return nil, err
+		}
+		answer, err := os.ReadFile(base + ".answer.txt")
+		if err != nil {
+			return nil, fmt.Errorf("recording %s has no answer: %w", f, err)
+		}
+		wrong, _ := os.ReadFile(base + ".agent-wrong.txt")
+		out = append(out, CorpusEntry{filepath.Base(base), rc, string(answer), strings.TrimSpace(string(wrong))})
+	}
+	return out, nil
+}
+
 // MutateRecording proves the verdict on a recording of a right solution:
 // every variant the catalogue derives from its answer, final store and
 // calls' outputs (score.Operators) is scored against the scenario's gold

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -86,31 +84,19 @@ func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corp
 		return fail(stderr, "verify", 2, err)
 	}
 	if corpus != "" {
-		recs, err := filepath.Glob(filepath.Join(corpus, "*", "*.record.json"))
-		if err != nil || len(recs) == 0 {
-			return fail(stderr, "verify", 2, fmt.Errorf("--corpus %s: no <domain>/*.record.json recordings in it", corpus))
+		entries, err := harness.ReadCorpus(corpus)
+		if err != nil {
+			return fail(stderr, "verify", 2, fmt.Errorf("--corpus: %w", err))
 		}
-		for _, f := range recs {
-			base := strings.TrimSuffix(f, ".record.json")
-			if _, err := os.Stat(base + ".agent-wrong.txt"); err == nil {
+		for _, e := range entries {
+			if e.Wrong != "" || len(only) > 0 && !slices.Contains(only, e.Recording.Domain) {
 				continue // a wrong solution is no base for variants
 			}
-			rc, err := harness.ReadRecording(f)
+			verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, e.Recording, e.Answer)
 			if err != nil {
-				return fail(stderr, "verify", 2, err)
+				return fail(stderr, "verify", 2, fmt.Errorf("%s: %w", e.Name, err))
 			}
-			if len(only) > 0 && !slices.Contains(only, rc.Domain) {
-				continue
-			}
-			answer, err := os.ReadFile(base + ".answer.txt")
-			if err != nil {
-				return fail(stderr, "verify", 2, fmt.Errorf("recording %s has no answer: %w", f, err))
-			}
-			verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, rc, string(answer))
-			if err != nil {
-				return fail(stderr, "verify", 2, fmt.Errorf("%s: %w", f, err))
-			}
-			ms.Add(filepath.Base(base), verdicts)
+			ms.Add(e.Name, verdicts)
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

@@ -2,10 +2,7 @@ package score_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
@@ -19,66 +16,43 @@ import (
 // The corpus is real agent work: LLM agents that never read a scenario's
 // gold solved the scenarios through granite serve --record and wrote
 // their answers (testdata/corpus/<domain>/<scenario>.<level>.*), every
-// scenario at every level. Every
-// recording must score TC 1, or carry the reason the agent was wrong
-// (.agent-wrong.txt) and score 0; and every wrong-answer and wrong-store
-// mutant made from a right one must score 0.
+// scenario at every level. Every recording must score TC 1, or carry the
+// reason the agent was wrong (.agent-wrong.txt) and score 0; and every
+// variant the catalogue derives from a right one (score.Operators, in
+// mutants.go) must score as its operator requires.
 //
 // The recordings are scored as granite score scores them, through the
 // harness (which runs the gold for the right stores), so this is an
-// external test of package score; the mutants are made inside the
-// package (mutants_test.go), from the gold's facts and changes.
+// external test of package score.
 
-type corpusEntry struct {
-	name   string
-	rc     *harness.Recording
-	answer string
-	wrong  string
-}
-
-func loadCorpus(t *testing.T) []corpusEntry {
+func loadCorpus(t *testing.T) []harness.CorpusEntry {
 	t.Helper()
-	files, err := filepath.Glob("testdata/corpus/*/*.record.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus: %v", err)
+	entries, err := harness.ReadCorpus("testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
 	}
-	var out []corpusEntry
-	for _, f := range files {
-		base := strings.TrimSuffix(f, ".record.json")
-		rc, err := harness.ReadRecording(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ans, err := os.ReadFile(base + ".answer.txt")
-		if err != nil {
-			t.Errorf("a recording without its answer: %v", err)
-			continue
-		}
-		wrong, _ := os.ReadFile(base + ".agent-wrong.txt")
-		out = append(out, corpusEntry{filepath.Base(base), rc, string(ans), strings.TrimSpace(string(wrong))})
-	}
-	return out
+	return entries
 }
 
 func TestCorpusScores(t *testing.T) {
 	spec, ctx := spectest.All(t), context.Background()
 	covered := map[string]map[string]bool{} // domain → scenario.level
 	for _, e := range loadCorpus(t) {
-		rec, err := harness.ScoreRecording(ctx, spec, gen.Lookup, e.rc, "corpus", e.answer)
+		rec, err := harness.ScoreRecording(ctx, spec, gen.Lookup, e.Recording, "corpus", e.Answer)
 		if err != nil {
-			t.Fatalf("%s: %v", e.name, err)
+			t.Fatalf("%s: %v", e.Name, err)
 		}
 		want := 1.0
-		if e.wrong != "" {
+		if e.Wrong != "" {
 			want = 0
 		}
 		if rec.Metrics.TC != want {
-			t.Errorf("%s: tc %v, want %v (agent wrong: %q); why: %q", e.name, rec.Metrics.TC, want, e.wrong, rec.Metrics.Why)
+			t.Errorf("%s: tc %v, want %v (agent wrong: %q); why: %q", e.Name, rec.Metrics.TC, want, e.Wrong, rec.Metrics.Why)
 		}
-		if covered[e.rc.Domain] == nil {
-			covered[e.rc.Domain] = map[string]bool{}
+		if covered[e.Recording.Domain] == nil {
+			covered[e.Recording.Domain] = map[string]bool{}
 		}
-		covered[e.rc.Domain][e.rc.Scenario+"."+string(e.rc.Level)] = true
+		covered[e.Recording.Domain][e.Recording.Scenario+"."+string(e.Recording.Level)] = true
 	}
 	// The project's own domains (the paper's, as its config names them)
 	// are covered: every scenario at every level. A domain added as spec
@@ -112,14 +86,14 @@ func TestMutation(t *testing.T) {
 	spec, ctx := spectest.All(t), context.Background()
 	ms := &score.MutationScore{}
 	for _, e := range loadCorpus(t) {
-		if e.wrong != "" {
+		if e.Wrong != "" {
 			continue
 		}
-		verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, e.rc, e.answer)
+		verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, e.Recording, e.Answer)
 		if err != nil {
-			t.Fatalf("%s: %v", e.name, err)
+			t.Fatalf("%s: %v", e.Name, err)
 		}
-		ms.Add(e.name, verdicts)
+		ms.Add(e.Name, verdicts)
 	}
 	oracle, err := gold.Mutation(ctx, spec, gen.Lookup)
 	if err != nil {
