@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
@@ -20,8 +19,7 @@ import (
 // outcome is what one gold execution left: the final store, the
 // outputs and where a call failed.
 type outcome struct {
-	final   []byte
-	outputs string
+	final []byte
 	// texts are the calls' outputs, one each.
 	texts []string
 	// reads are the calls' outputs, decoded.
@@ -100,7 +98,7 @@ func play(ctx context.Context, s *serve.Session, calls []playedCall) *outcome {
 		out.reads = append(out.reads, score.GoldRead{Tool: c.tool, Output: v})
 	}
 	out.final = s.Store.Snapshot()
-	out.outputs, out.texts = strings.Join(texts, "\n"), texts
+	out.texts = texts
 	return out
 }
 

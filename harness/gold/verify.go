@@ -265,8 +265,9 @@ func (j *expectations) check(o *outcome) ([]string, error) {
 	for _, m := range state {
 		msgs = append(msgs, "state: "+m)
 	}
+	outputs := strings.Join(o.texts, "\n")
 	for _, f := range s.Answer {
-		if !score.Stated(o.outputs, f) {
+		if !score.Stated(outputs, f) {
 			msgs = append(msgs, fmt.Sprintf("answer fact %s (%s) appears in no gold tool output; expected the tools to report it", jsonString(f.Value), f.What))
 		}
 	}
