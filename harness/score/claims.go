@@ -278,10 +278,8 @@ func (sc *unitScan) claimOwners(s span, class string) []string {
 		// A claim's subject is its scope's, or the one a pronoun
 		// refers to; an answer's other unnamed values (an average, a
 		// limit) are no claims about a row.
-		if sc.scope != nil {
-			if g := sc.scope.groupsOf(class); len(g) > 0 {
-				return g[len(g)-1].keys
-			}
+		if keys := sc.scoped(class); keys != nil {
+			return keys
 		}
 		if sc.prev != nil && sc.hasPronoun() {
 			return sc.inherited(class)

@@ -293,15 +293,24 @@ func (sc *unitScan) owners(s span, class string) []string {
 	return gs[prev].keys
 }
 
+// scoped is the subject of a class the unit's scope names last (its
+// innermost lead line or heading), or nil.
+func (sc *unitScan) scoped(class string) []string {
+	if sc.scope != nil {
+		if g := sc.scope.groupsOf(class); len(g) > 0 {
+			return g[len(g)-1].keys
+		}
+	}
+	return nil
+}
+
 // inherited says whose values a unit that names no subject of a class
 // states: its scope's (innermost), else the last one named before it in
 // its paragraph or item ("She drove 7.5 hours"), else the answer's one
 // subject of the class.
 func (sc *unitScan) inherited(class string) []string {
-	if sc.scope != nil {
-		if g := sc.scope.groupsOf(class); len(g) > 0 {
-			return g[len(g)-1].keys
-		}
+	if keys := sc.scoped(class); keys != nil {
+		return keys
 	}
 	if sc.prev != nil {
 		if g := sc.prev.groupsOf(class); len(g) > 0 {
