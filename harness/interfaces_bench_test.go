@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
+	"github.com/mcpgranite/granite/internal/toolsrc"
+	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
 // catalogueSpecs are every transformed interface of the standard
@@ -96,4 +100,60 @@ func BenchmarkOracleAllInterfaces(b *testing.B) {
 		trials = sum.Ran
 	}
 	b.ReportMetric(float64(trials), "trials/op")
+}
+
+// listServerInterfaces does what granite list --interfaces --tools does
+// with a tools file: read it, regroup it, build the catalogue and
+// measure every interface. It returns how many interfaces it measured.
+func listServerInterfaces(tb testing.TB, file []byte) int {
+	tb.Helper()
+	tools, err := toolsrc.ParseTools("bench.json", file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rg, err := regroup.Build(tools, regroup.Derive("bench", tools))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat, err := rg.Catalogue("bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, iface := range cat {
+		MeasureInterface(iface)
+	}
+	return len(cat)
+}
+
+// BenchmarkInterfacesDeepSchema lists the interfaces of a server whose
+// one tool nests 60 argument objects (121 levels of JSON, within
+// schemacheck.MaxSchemaDepth): the red team's probe, 1,000 deep, took
+// granite list --interfaces 41 to 57 s and is now refused.
+func BenchmarkInterfacesDeepSchema(b *testing.B) {
+	schema := strings.Repeat(`{"type":"object","description":"A level. Its argument a is the next.","properties":{"a":`, 60) +
+		`{"type":"string","description":"The bottom."}` + strings.Repeat(`}}`, 60)
+	file := []byte(`{"tools":[{"name":"deep","description":"A deep tool.","inputSchema":` + schema + `}]}`)
+	var n int
+	for b.Loop() {
+		n = listServerInterfaces(b, file)
+	}
+	b.ReportMetric(float64(n), "interfaces")
+}
+
+// BenchmarkInterfacesHugeEnum lists the interfaces of a server whose one
+// tool's argument lists 100,000 enum values (schemacheck.MaxEnumValues):
+// the red team's probe, 300,000 values, took granite list --interfaces
+// 48 to 66 s and is now refused.
+func BenchmarkInterfacesHugeEnum(b *testing.B) {
+	vals := make([]string, 100_000)
+	for i := range vals {
+		vals[i] = fmt.Sprintf(`"value_%d"`, i)
+	}
+	file := []byte(`{"tools":[{"name":"huge","description":"A tool of many values.","inputSchema":{"type":"object","properties":{"v":{"type":"string","description":"A value. Any of the enum.","enum":[` +
+		strings.Join(vals, ",") + `]}}}}]}`)
+	var n int
+	for b.Loop() {
+		n = listServerInterfaces(b, file)
+	}
+	b.ReportMetric(float64(n), "interfaces")
 }

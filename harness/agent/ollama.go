@@ -244,11 +244,12 @@ func (ollamaBackend) Workers(ctx context.Context, env *Env, entry results.ModelE
 	return workers, nil
 }
 
-// Lost is what Ollama drops of each input schema, by tool name.
+// Lost is what Ollama drops of each input schema, by tool name, in time
+// linear in each schema (ollamaLost): measuring an interface asks it of
+// every schema of every interface.
 func (ollamaBackend) Lost(schemas map[string][]byte) map[string][]string {
 	return lostEach(schemas, func(_ string, schema []byte) ([]string, error) {
-		_, l, err := ollamaParams(schema)
-		return l, err
+		return ollamaLost(schema)
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/schemacheck"
 )
 
 // Tool is one tool of a level: what the level lists, and for a tool that
@@ -70,7 +72,9 @@ type group struct {
 
 // Build applies spec's transforms to a level's tools, which belong to
 // server. It fails when a transform cannot apply (two tools would get one
-// name) or a schema is not a JSON object.
+// name), a schema is not a JSON object, or a schema nests deeper or
+// lists more enum values than schemacheck's bounds (MaxSchemaDepth,
+// MaxEnumValues), naming the tool and where in its schema.
 func Build(spec Spec, server string, tools []Tool) (*Interface, error) {
 	if probs := spec.Check(); len(probs) > 0 {
 		return nil, fmt.Errorf("interface %s: %s", spec.Name, probs[0].Msg)
@@ -95,14 +99,24 @@ func Build(spec Spec, server string, tools []Tool) (*Interface, error) {
 	return iface, nil
 }
 
-// build makes the tool the model sees from the level's tool lt.
+// build makes the tool the model sees from the level's tool lt. Its
+// schemas must nest within schemacheck's bounds (CheckNesting), in which
+// every transform and Measure cost time linear in a schema's size; their
+// length is the source's to bound, as a coarse tool's schema joins many
+// tools' arguments.
 func (sh *shaped) build(t Transforms, lt Tool) (Tool, error) {
+	if err := schemacheck.CheckNesting(lt.InputSchema); err != nil {
+		return Tool{}, fmt.Errorf("input schema %w", err)
+	}
 	flat, err := parseObj(lt.InputSchema)
 	if err != nil {
 		return Tool{}, fmt.Errorf("input schema: %w", err)
 	}
 	actions := make([]obj, len(lt.Actions))
 	for i, a := range lt.Actions {
+		if err := schemacheck.CheckNesting(a.Schema); err != nil {
+			return Tool{}, fmt.Errorf("action %s: schema %w", a.Name, err)
+		}
 		if actions[i], err = parseObj(a.Schema); err != nil {
 			return Tool{}, fmt.Errorf("action %s: schema: %w", a.Name, err)
 		}

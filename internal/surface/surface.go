@@ -6,9 +6,9 @@
 // rules stay the level's. An interface decodes every call it receives back
 // into the level's call (Decode) and encodes the level's gold into its own
 // (Encode), so gold is mapped, never rewritten, and Measure says what its
-// tools cost the model to read. It is a leaf: tools come in as names,
-// descriptions and JSON Schemas, from a generated domain or a regrouped
-// server alike.
+// tools cost the model to read. It is a leaf, on level and schemacheck's
+// bounds alone: tools come in as names, descriptions and JSON Schemas,
+// from a generated domain or a regrouped server alike.
 package surface
 
 import (

@@ -182,7 +182,9 @@ var (
 )
 
 // ListTools lists a connected server's tools, every page of them, within
-// ListTimeout, MaxListPages, MaxListTools and MaxListBytes.
+// ListTimeout, MaxListPages, MaxListTools and MaxListBytes, and each
+// tool's schemas within schemacheck's bounds (MaxSchemaDepth,
+// MaxEnumValues, MaxSchemaBytes).
 func ListTools(ctx context.Context, c *client.Client) ([]Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
 	defer cancel()
@@ -210,6 +212,12 @@ func ListTools(ctx context.Context, c *client.Client) ([]Tool, error) {
 			var tool Tool
 			if err := json.Unmarshal(b, &tool); err != nil {
 				return nil, err
+			}
+			// One tool beyond the bounds refuses the list, as every
+			// other problem of a listing does: a caller gets the
+			// server's tools whole or not at all.
+			if err := checkBounds(tool.InputSchema, tool.OutputSchema); err != nil {
+				return nil, fmt.Errorf("tools/list: tool %q: %w", tool.Name, err)
 			}
 			out = append(out, tool)
 		}

@@ -101,3 +101,52 @@ func TestToolsListIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsListRefusesSchemasBeyondTheBounds: a server listing the red
+// team's schemas (one tool nesting 1,000 objects, one whose enum lists
+// 300,000 values, an output schema nested as deep) is refused, naming
+// the tool, where in its schema and the bound, before anything compiles
+// or regroups them; a tool within the bounds lists.
+func TestToolsListRefusesSchemasBeyondTheBounds(t *testing.T) {
+	nested := func(n int) map[string]any {
+		s := map[string]any{"type": "string"}
+		for range n {
+			s = map[string]any{"type": "object", "properties": map[string]any{"a": s}}
+		}
+		return s
+	}
+	enum := func(n int) map[string]any {
+		vals := make([]any, n)
+		for i := range vals {
+			vals[i] = fmt.Sprintf("value_%d", i)
+		}
+		return map[string]any{"type": "object", "properties": map[string]any{"v": map[string]any{"type": "string", "enum": vals}}}
+	}
+	for _, c := range []struct {
+		name string
+		tool map[string]any
+		want string
+	}{
+		{"1,000 nested objects", map[string]any{"name": "deep", "inputSchema": nested(1000)},
+			`tools/list: tool "deep": inputSchema at properties.a.properties.a.…(120 more)….properties.a.properties.a: nested deeper than 128 levels`},
+		{"an enum of 300,000 values", map[string]any{"name": "huge", "inputSchema": enum(300_000)},
+			`tools/list: tool "huge": inputSchema at properties.v.enum: enum lists more than 100000 values`},
+		{"an output schema nested too deep", map[string]any{"name": "out", "inputSchema": nested(1), "outputSchema": nested(1000)},
+			`tools/list: tool "out": outputSchema at properties.a.properties.a.`},
+		{"within the bounds", map[string]any{"name": "fine", "inputSchema": nested(60)}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := hostileServer(t, func(string) ([]map[string]any, string) { return []map[string]any{c.tool}, "" })
+			tools, err := toolsrc.FromMCP(context.Background(), "", url)
+			if c.want == "" {
+				if err != nil || len(tools) != 1 {
+					t.Fatalf("got %d tools, %v; want the tool", len(tools), err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v; want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -68,7 +69,10 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 // LoadTools reads a tools file: a tools/list result ({"tools": [...]}), a
 // full JSON-RPC response carrying one, or a bare list of tools. Every
 // problem is reported at once, each at the file, line and column of the
-// tool it concerns; tools with the same name are refused, naming both.
+// tool it concerns; tools with the same name are refused, naming both, and
+// so are schemas beyond schemacheck's bounds (nesting, enum values,
+// bytes), naming where. One bad tool refuses the file, as it refuses a
+// listing: a caller gets a server's tools whole or not at all.
 func LoadTools(path string) ([]Tool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -160,6 +164,10 @@ func ParseTools(file string, data []byte) ([]Tool, error) {
 			errs = append(errs, &speclang.Error{Pos: at(off), Msg: fmt.Sprintf("%s: found outputSchema %s; expected a JSON Schema object", who, kindOf(osch))})
 			continue
 		}
+		if err := checkBounds(schema, obj["outputSchema"]); err != nil {
+			errs = append(errs, &speclang.Error{Pos: at(off), Msg: fmt.Sprintf("%s: %v", who, err)})
+			continue
+		}
 		var t Tool
 		if err := json.Unmarshal(raw, &t); err != nil {
 			errs = append(errs, &speclang.Error{Pos: at(off), Msg: fmt.Sprintf("%s: %v", who, unmarshalWhy(err))})
@@ -179,6 +187,20 @@ func ParseTools(file string, data []byte) ([]Tool, error) {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// checkBounds refuses a tool whose input or output schema is beyond
+// schemacheck's bounds (nesting, enum values, bytes), before anything
+// reads it further: compiling, regrouping, transforming and measuring a
+// schema within them costs time linear in its size.
+func checkBounds(input, output []byte) error {
+	if err := schemacheck.CheckBounds(input); err != nil {
+		return fmt.Errorf("inputSchema %w", err)
+	}
+	if err := schemacheck.CheckBounds(output); err != nil {
+		return fmt.Errorf("outputSchema %w", err)
+	}
+	return nil
 }
 
 // WriteTools writes tools as a tools/list result, every member each

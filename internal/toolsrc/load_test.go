@@ -2,6 +2,7 @@ package toolsrc
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,40 @@ func TestParseToolsErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v; want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestParseToolsRefusesSchemasBeyondTheBounds: a tools file holding the
+// red team's schemas (one tool nesting 1,000 objects, one whose enum
+// lists 300,000 values) is refused, each at its tool, naming where in
+// the schema and the bound; the same schemas within the bounds load.
+func TestParseToolsRefusesSchemasBeyondTheBounds(t *testing.T) {
+	nested := func(n int) string {
+		return strings.Repeat(`{"type":"object","properties":{"a":`, n) + `{"type":"string"}` + strings.Repeat(`}}`, n)
+	}
+	enum := func(n int) string {
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = fmt.Sprintf(`"value_%d"`, i)
+		}
+		return `{"type":"object","properties":{"v":{"type":"string","enum":[` + strings.Join(vals, ",") + `]}}}`
+	}
+	file := func(deep, values int) []byte {
+		return []byte(`{"tools": [` + "\n" + `{"name": "deep", "inputSchema": ` + nested(deep) + `},` + "\n" +
+			`{"name": "huge", "inputSchema": ` + enum(values) + `, "outputSchema": ` + nested(2) + `}]}`)
+	}
+	_, err := ParseTools("f.json", file(1000, 300_000))
+	for _, want := range []string{
+		`f.json:2:1: tool 0 ("deep"): inputSchema at properties.a.properties.a.…(120 more)….properties.a.properties.a: nested deeper than 128 levels of objects and arrays; expected at most 128`,
+		`f.json:3:1: tool 1 ("huge"): inputSchema at properties.v.enum: enum lists more than 100000 values; expected at most 100000`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %q", err, want)
+		}
+	}
+	tools, err := ParseTools("f.json", file(60, 100_000))
+	if err != nil || len(tools) != 2 {
+		t.Errorf("within the bounds: got %d tools, %v", len(tools), err)
 	}
 }
 
