@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -257,7 +258,8 @@ func missingRequired(t *Tool, args json.RawMessage) bool {
 	return false
 }
 
-// Summary renders a quality check and judge scores as Markdown.
+// Summary renders a quality check and judge scores as Markdown; the
+// artifacts' and tools' names, a server's, are escaped (oneline.Escape).
 func Summary(q Quality, scores []Scores, discarded int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Scenario quality\n\n%d artifacts, %d expected calls: %d name unknown tools, %d have arguments their tool's schema refuses. Tool coverage %.0f%%, Gini of tool use %.3f, %d stage retries.\n\n",
@@ -265,7 +267,7 @@ func Summary(q Quality, scores []Scores, discarded int) string {
 	if n := len(q.AssertionProblems); n > 0 {
 		fmt.Fprintf(&b, "%d assertions cannot mean what they say:\n\n", n)
 		for _, p := range q.AssertionProblems {
-			fmt.Fprintf(&b, "- %s, assertion %d (%s of %s): %s\n", p.Artifact, p.Assertion, p.Kind, p.Tool, p.Why)
+			fmt.Fprintf(&b, "- %s, assertion %d (%s of %s): %s\n", oneline.Escape(p.Artifact), p.Assertion, p.Kind, oneline.Escape(p.Tool), oneline.Escape(p.Why))
 		}
 		b.WriteString("\n")
 	} else {
@@ -280,7 +282,7 @@ func Summary(q Quality, scores []Scores, discarded int) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s + %s (%d)", p.A, p.B, p.Count)
+			fmt.Fprintf(&b, "%s + %s (%d)", oneline.Escape(p.A), oneline.Escape(p.B), p.Count)
 		}
 		b.WriteString(".\n\n")
 	}

@@ -53,6 +53,24 @@ func TestCheckCountsCoverageAndPairs(t *testing.T) {
 	}
 }
 
+// TestSummaryEscapesNames: the quality summary granite judge prints names
+// a server's tools and a synthesized artifact; a terminal escape or a
+// line break in any of them is printed escaped.
+func TestSummaryEscapesNames(t *testing.T) {
+	tools := Listed([]toolsrc.Tool{{Name: "a\x1b[2Jb", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "c\nd\u202e", InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	call := func(name string) ExpectedCall { return ExpectedCall{Tool: name, Arguments: json.RawMessage(`{}`)} }
+	arts := []Artifact{{ID: "art\rx", ExpectedCalls: []ExpectedCall{call("a\x1b[2Jb"), call("c\nd\u202e")}}, {ExpectedCalls: []ExpectedCall{call("a\x1b[2Jb"), call("c\nd\u202e")}}}
+	q := Check(tools, arts)
+	q.AssertionProblems = append(q.AssertionProblems, AssertionProblem{Artifact: "art\rx", Kind: "tool_call", Tool: "a\x1b[2Jb", Why: "no\nway"})
+	s := Summary(q, nil, 0)
+	if strings.ContainsAny(s, "\x1b\r\u202e") || strings.Contains(s, "\nd") || strings.Contains(s, "\nway") {
+		t.Errorf("a name is printed raw:\n%q", s)
+	}
+	if !strings.Contains(s, `a\x1b[2Jb + c\x0ad\u202e (2)`) || !strings.Contains(s, `- art\x0dx, assertion 0 (tool_call of a\x1b[2Jb): no\x0away`) {
+		t.Errorf("summary:\n%s", s)
+	}
+}
+
 // TestJudgeNormalisesAndCascades: scores come back normalised, ordering is
 // full for a single call, and a missing required argument zeroes values,
 // types and format.

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -223,9 +221,11 @@ func reported(outs []MockOutput) (string, bool) {
 	return "", false
 }
 
-// PromotedYAML renders promoted scenarios as a scenarios.yaml table.
+// PromotedYAML renders promoted scenarios as a scenarios.yaml table; a
+// prompt or a value a model wrote is quoted where YAML would read it
+// otherwise (speclang.MarshalYAML).
 func PromotedYAML(domain string, scs []PromotedScenario) ([]byte, error) {
-	b, err := yaml.Marshal(map[string]any{"domain": domain, "scenarios": scs})
+	b, err := speclang.MarshalYAML(map[string]any{"domain": domain, "scenarios": scs})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
@@ -65,7 +67,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := race.Check(); err != nil {
 		return fail(stderr, "advise", 2, err)
 	}
-	f, err := adviseField(ctx, spec, *domain, src, *candidates, *out, *tasks, cfg)
+	f, err := adviseField(ctx, spec, *domain, src, *candidates, *out, *tasks, cfg, stderr)
 	if err != nil {
 		return fail(stderr, "advise", 2, err)
 	}
@@ -83,7 +85,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		needed = max(needed, rounds)
 		if *plan {
 			fmt.Fprintf(stdout, "%s (skill %.2g): %d rounds, %.0f trials on average (p90 %d), right pick in %.1f%% of simulated races\n",
-				m, s, rounds, res.TrialsMean, res.TrialsP90, 100*res.Right)
+				oneline.Escape(m), s, rounds, res.TrialsMean, res.TrialsP90, 100*res.Right)
 		}
 	}
 	if *plan {
@@ -107,7 +109,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	for _, m := range adv.Models {
 		fmt.Fprintf(stdout, "%s: publish %s (TC %.3f, 95%% CI %.3f–%.3f) after %d trials of a %d-trial grid; %s\n",
-			m.Model, m.Pick.Pick, m.Pick.Mean, m.Pick.Low, m.Pick.High, m.Trials, adv.GridTrials, m.Stopped)
+			oneline.Escape(m.Model), m.Pick.Pick, m.Pick.Mean, m.Pick.Low, m.Pick.High, m.Trials, adv.GridTrials, m.Stopped)
 	}
 	fmt.Fprintf(stdout, "advice: %s\n", filepath.Join(adv.Out, advise.PageFile))
 	return 0
@@ -182,8 +184,9 @@ func (f *field) success(skill float64) map[string][]float64 {
 	return p
 }
 
-// adviseField fills cfg's task source and candidates from the flags.
-func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *externalSource, candidates, out string, tasks int, cfg *results.Config) (*field, error) {
+// adviseField fills cfg's task source and candidates from the flags; a
+// server's tools it skips are warned of on stderr.
+func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *externalSource, candidates, out string, tasks int, cfg *results.Config, stderr io.Writer) (*field, error) {
 	f := &field{specs: map[string]surface.Spec{}, ifaces: map[string]*surface.Interface{}}
 	var catalogue []*surface.Interface
 	var build func(surface.Spec) (*surface.Interface, error)
@@ -208,14 +211,7 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 		f.source = "domain " + domain
 		f.out = cmp.Or(out, filepath.Join("results", "advise-"+domain))
 	default:
-		tools, name, c, err := src.load(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if c != nil {
-			c.Close()
-		}
-		g, err := src.grouping(name, tools)
+		tools, name, g, skipped, err := src.forInterfaces(ctx, "advise", stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -251,6 +247,18 @@ func adviseField(ctx context.Context, spec *speclang.Spec, domain string, src *e
 		}
 		cfg.Artifacts, cfg.ArtifactTools = path, scenarios.ToolsFile(path)
 		cfg.ArtifactCmd, cfg.ArtifactURL, cfg.Groups = *src.mcpCmd, *src.mcpURL, *src.groups
+		if len(skipped) > 0 && *src.groups != "" {
+			// The run reads the groups against the tools file, which
+			// holds no skipped tool: it gets the groups without them.
+			cfg.Groups = filepath.Join(f.out, "groups.yaml")
+			y, err := g.YAML([]string{fmt.Sprintf("%s without the tools granite advise skipped", *src.groups)})
+			if err == nil {
+				err = os.WriteFile(cfg.Groups, y, 0o644)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 		f.source = "server " + name
 	}
 	var chosen []surface.Spec

@@ -208,14 +208,7 @@ func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.
 // listServerInterfaces lists the catalogue of a server's regrouped
 // levels.
 func listServerInterfaces(ctx context.Context, src *externalSource, asJSON bool, stdout, stderr io.Writer) int {
-	tools, name, c, err := src.load(ctx)
-	if err != nil {
-		return fail(stderr, "list", 1, err)
-	}
-	if c != nil {
-		c.Close()
-	}
-	g, err := src.grouping(name, tools)
+	tools, name, g, _, err := src.forInterfaces(ctx, "list", stderr)
 	if err != nil {
 		return fail(stderr, "list", 1, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/sandbox"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -113,10 +114,21 @@ func parse(fs *flag.FlagSet, args []string) (int, bool) {
 func fail(stderr io.Writer, cmd string, code int, err error) int {
 	var list speclang.ErrorList
 	if errors.As(err, &list) {
-		fmt.Fprintln(stderr, list)
+		fmt.Fprintln(stderr, escapeLines(list.Error()))
 		fmt.Fprintln(stderr, count(len(list), "error"))
 		return code
 	}
-	fmt.Fprintf(stderr, "granite %s: %s\n", cmd, strings.TrimPrefix(err.Error(), cmd+": "))
+	fmt.Fprintf(stderr, "granite %s: %s\n", cmd, escapeLines(strings.TrimPrefix(err.Error(), cmd+": ")))
 	return code
+}
+
+// escapeLines escapes each line of a message (oneline.Escape), keeping
+// its line breaks: an error can quote a server, a file or a model, and
+// none of their escapes or carriage returns reaches the terminal.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = oneline.Escape(l)
+	}
+	return strings.Join(lines, "\n")
 }

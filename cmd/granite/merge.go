@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/oneline"
 )
 
 // runMerge is granite merge: the shards of one run into one results folder.
@@ -28,7 +29,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "merge", 1, err)
 	}
-	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", strings.Join(sum.Shards, ", "), sum.Records, sum.Grid, *out, results.TrialsFile)
+	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", oneline.Escape(strings.Join(sum.Shards, ", ")), sum.Records, sum.Grid, *out, results.TrialsFile)
 	if sum.Missing > 0 {
 		fmt.Fprintf(stdout, "warning: %d trials of the grid are in no shard; run the missing shards (or --resume unfinished ones) and merge again\n", sum.Missing)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
@@ -45,7 +46,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	promoted, skipped := scenarios.Promote(d, dom, arts, *first)
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "left out %s\n", s)
+		fmt.Fprintf(stderr, "left out %s\n", oneline.Escape(s))
 	}
 	y, err := scenarios.PromotedYAML(d.Name, promoted)
 	if err != nil {

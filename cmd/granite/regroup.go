@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
@@ -77,6 +78,36 @@ func (s *externalSource) grouping(name string, tools []toolsrc.Tool) (*regroup.G
 	return regroup.LoadGroups(*s.groups, tools)
 }
 
+// forInterfaces is load and grouping for a command that builds
+// interfaces over the server (granite list --interfaces, granite
+// advise): a tool whose name an interface cannot carry is skipped with a
+// warning, as granite synth skips a tool no call fits, and taken out of
+// the groups, instead of refusing the whole server.
+func (s *externalSource) forInterfaces(ctx context.Context, cmd string, stderr io.Writer) (tools []toolsrc.Tool, name string, g *regroup.Groups, skipped []regroup.Skip, err error) {
+	all, name, c, err := s.load(ctx)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	if c != nil {
+		c.Close()
+	}
+	tools, skipped = regroup.Exposable(all)
+	for _, sk := range skipped {
+		fmt.Fprintf(stderr, "granite %s: warning: skipping tool %q: %s\n", cmd, sk.Tool, sk.Why)
+	}
+	if len(tools) == 0 {
+		return nil, "", nil, nil, fmt.Errorf("none of the server's %d tools has a name an interface can carry; granite regroup and granite serve take them as they are", len(all))
+	}
+	if *s.groups == "" {
+		return tools, name, regroup.Derive(name, tools), skipped, nil
+	}
+	// The file names the server's tools, the skipped ones among them.
+	if g, err = regroup.LoadGroups(*s.groups, all); err != nil {
+		return nil, "", nil, nil, err
+	}
+	return tools, name, g.Only(tools), skipped, nil
+}
+
 func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("regroup", "(--mcp-cmd CMD | --mcp-url URL | --tools FILE) [--groups FILE] [--suggest [--model M]]",
 		"Shows an MCP server's tools regrouped at L4 (as published), L3 (task tools), L2 (query and\n"+
@@ -132,16 +163,18 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		_, _ = stdout.Write(out)
 		return 0
 	}
+	// The names are the server's: escaped, so that one holding a line
+	// break or a terminal escape stays on its line and moves nothing.
 	for _, lv := range level.Levels {
 		fmt.Fprintf(stdout, "%s (%s)\n", lv, count(len(iface.Levels[lv]), "tool"))
 		for _, ct := range iface.Levels[lv] {
 			switch names := ct.ActionNames(); {
 			case ct.HasAction():
-				fmt.Fprintf(stdout, "  %-32s action: %s\n", ct.Name, strings.Join(names, ", "))
+				fmt.Fprintf(stdout, "  %-32s action: %s\n", oneline.Escape(ct.Name), oneline.Escape(strings.Join(names, ", ")))
 			case len(names) == 1 && names[0] != ct.Name: // a group of one: its tool under the group's name
-				fmt.Fprintf(stdout, "  %-32s %s, as it is (a group of one takes no action)\n", ct.Name, names[0])
+				fmt.Fprintf(stdout, "  %-32s %s, as it is (a group of one takes no action)\n", oneline.Escape(ct.Name), oneline.Escape(names[0]))
 			default:
-				fmt.Fprintf(stdout, "  %s\n", ct.Name)
+				fmt.Fprintf(stdout, "  %s\n", oneline.Escape(ct.Name))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpgranite/granite/harness/report"
+	"github.com/mcpgranite/granite/internal/oneline"
 )
 
 func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -40,7 +41,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "report on %d of %d planned trials: %s (%d files)\n", r.Covered, r.Planned, filepath.Join(*out, "report.md"), len(files))
 	for _, n := range r.Notes {
-		fmt.Fprintf(stdout, "note: %s\n", n)
+		fmt.Fprintf(stdout, "note: %s\n", oneline.Escape(n))
 	}
 	return 0
 }

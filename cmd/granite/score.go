@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -52,7 +53,7 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(stderr, "score", 1, err)
 	}
 	for _, n := range rc.Notes {
-		fmt.Fprintf(stderr, "granite score: note: %s\n", n)
+		fmt.Fprintf(stderr, "granite score: note: %s\n", oneline.Escape(n))
 	}
 	spec, _, code := loadSpecs("score", "", stderr)
 	if spec == nil {
@@ -67,7 +68,7 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err := harness.AddRecord(*out, rec); err != nil {
 			return fail(stderr, "score", 1, err)
 		}
-		fmt.Fprintf(stdout, "added %s to %s\n", rec.TrialID, *out)
+		fmt.Fprintf(stdout, "added %s to %s\n", oneline.Escape(rec.TrialID), *out)
 	}
 	return 0
 }
@@ -76,9 +77,9 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func printVerdict(w io.Writer, r *results.Record) {
 	m := r.Metrics
 	fmt.Fprintf(w, "%s: tc %g (tc_strict %g), f1 %.2f, action_f1 %.2f, arg_acc %.2f, action_arg_acc %.2f, %d calls\n",
-		r.TrialID, m.TC, m.TCStrict, m.F1, m.ActionF1, m.ArgAcc, m.ActionArgAcc, m.ToolCalls)
+		oneline.Escape(r.TrialID), m.TC, m.TCStrict, m.F1, m.ActionF1, m.ArgAcc, m.ActionArgAcc, m.ToolCalls)
 	for _, why := range m.Why {
-		fmt.Fprintf(w, "  - %s\n", why)
+		fmt.Fprintf(w, "  - %s\n", oneline.Escape(why))
 	}
 	if m.TC == 1 {
 		fmt.Fprintln(w, "  the task is done: every state condition holds, the answer states every fact, and nothing else changed")
@@ -89,7 +90,7 @@ func printVerdict(w io.Writer, r *results.Record) {
 		d := m.Explain.StoreDiff
 		fmt.Fprintf(w, "  tc_strict 0: the final store equals no right final store byte for byte; against the nearest (%d of %d):\n", d.Right+1, d.Rights)
 		for _, l := range d.Lines(10) {
-			fmt.Fprintf(w, "    %s\n", l)
+			fmt.Fprintf(w, "    %s\n", oneline.Escape(l))
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
@@ -185,7 +186,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// A tool no valid call fits is left out with why, not the whole source.
 	tools, skipped := scenarios.Usable(source, all)
 	for _, sk := range skipped {
-		fmt.Fprintf(stderr, "granite synth: warning: skipping tool %q: %s\n", sk.Tool, sk.Why)
+		fmt.Fprintf(stderr, "granite synth: warning: skipping tool %q: %s\n", sk.Tool, oneline.Escape(sk.Why))
 	}
 	if len(tools) == 0 {
 		return fail(stderr, "synth", 1, fmt.Errorf("none of the %d tools of %s is usable", len(all), source))
@@ -232,7 +233,7 @@ func runSynth(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stderr, "%d scenarios from %s (%s backend): %d of %d tools used, %d skipped, %d of %d expected calls fit their tool's schema\n",
 		len(arts), source, backend, cov.Used, len(all), len(skipped), cov.ValidCalls, cov.Calls)
 	if shortfall != "" {
-		fmt.Fprintf(stderr, "fewer than --count: %s\n", shortfall)
+		fmt.Fprintf(stderr, "fewer than --count: %s\n", oneline.Escape(shortfall))
 	}
 	return 0
 }

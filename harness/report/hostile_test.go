@@ -73,3 +73,21 @@ func TestReportWritesNoLink(t *testing.T) {
 		t.Errorf("the report wrote %d files into the folder a link points at", len(entries)-1)
 	}
 }
+
+// TestCSVEscapesNames: a name in a CSV cell (a model's from a config, a
+// scenario's from a results folder) is escaped as in report.md, so that
+// reading the file in a terminal moves no cursor; the file still parses
+// to one record a row.
+func TestCSVEscapesNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if err := writeCSV(path, []string{"model", "tc"}, [][]any{{"evil\x1b[2J\r\nmodel\u202e", 1.0}}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.ContainsAny(string(data), "\x1b\r\u202e") || strings.Count(string(data), "\n") != 2 {
+		t.Errorf("the CSV holds a name's control characters raw:\n%q", data)
+	}
+	if !strings.Contains(string(data), `evil\x1b[2J\x0d\x0amodel\u202e,1`) {
+		t.Errorf("the name is not escaped:\n%q", data)
+	}
+}

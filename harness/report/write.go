@@ -85,7 +85,9 @@ func writeCSV(path string, header []string, rows [][]any) error {
 	return results.WriteFile(filepath.Dir(path), filepath.Base(path), b.Bytes())
 }
 
-// csvCell writes numbers in full precision; not-available is empty.
+// csvCell writes numbers in full precision; not-available is empty. A
+// name (a model's, a scenario's) is escaped as in the Markdown tables, so
+// that a file read in a terminal or a spreadsheet moves no cursor.
 func csvCell(v any) string {
 	switch x := v.(type) {
 	case float64:
@@ -96,7 +98,7 @@ func csvCell(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	default:
-		return fmt.Sprint(x)
+		return oneline.Escape(fmt.Sprint(x))
 	}
 }
 
@@ -173,7 +175,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			if note == "" {
 				note = "no scored trial"
 			}
-			fmt.Fprintf(&b, "Not available: %s.\n\n", note)
+			fmt.Fprintf(&b, "Not available: %s.\n\n", oneline.Escape(note))
 			continue
 		}
 		b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n")
@@ -191,7 +193,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		if t.Note != "" {
-			fmt.Fprintf(&b, "\nNote: %s.\n", t.Note)
+			fmt.Fprintf(&b, "\nNote: %s.\n", oneline.Escape(t.Note))
 		}
 		fmt.Fprintf(&b, "\nCSV: `%s.csv`\n\n", t.Name)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/report"
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
@@ -187,7 +188,7 @@ type page struct {
 func (v *Viewer) render(w http.ResponseWriter, name string, data any) {
 	var buf bytes.Buffer
 	if err := v.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
-		log.Printf("granite view: page %s: %v", name, err)
+		log.Printf("granite view: page %s: %s", name, oneline.Escape(err.Error()))
 		http.Error(w, "the page could not be rendered: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

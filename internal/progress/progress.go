@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgranite/granite/internal/oneline"
 )
 
 // Bar shows done / total units, rate, ETA and a label (the current model,
@@ -39,15 +41,18 @@ func New(w io.Writer, terminal bool, total, resumed int, unit string) *Bar {
 }
 
 // Label sets what the bar says it is doing; off a terminal it is logged.
+// It can name a model or a server, escaped (oneline.Escape): the bar is
+// redrawn on its line, which a line break or a terminal escape in a name
+// would leave.
 func (p *Bar) Label(s string) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cur = s
+	p.cur = oneline.Escape(s)
 	if !p.terminal {
-		fmt.Fprintf(p.w, "%s %s\n", time.Now().Format(time.TimeOnly), s)
+		fmt.Fprintf(p.w, "%s %s\n", time.Now().Format(time.TimeOnly), p.cur)
 	}
 }
 

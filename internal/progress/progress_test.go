@@ -45,3 +45,25 @@ func TestBarOnATerminal(t *testing.T) {
 	none.Done()
 	none.Finish()
 }
+
+// TestLabelEscapesNames: a label names a model from a config, which can
+// hold a terminal escape or a line break; neither reaches the output raw,
+// on a terminal or off it.
+func TestLabelEscapesNames(t *testing.T) {
+	for _, terminal := range []bool{false, true} {
+		var b bytes.Buffer
+		p := New(&b, terminal, 1, 0, "trials")
+		p.Label("model evil\x1b[2J\rover\nline\u202e")
+		p.Done()
+		p.Finish()
+		out := b.String()
+		// The bar's own \r and \x1b[K are the only control sequences.
+		out = strings.ReplaceAll(strings.ReplaceAll(out, "\r[", "["), "\x1b[K", "")
+		if strings.ContainsAny(out, "\x1b\r\u202e") || strings.Contains(out, "\nline") {
+			t.Errorf("terminal %v: a name's control characters are raw:\n%q", terminal, out)
+		}
+		if !strings.Contains(out, `model evil\x1b[2J\x0dover\x0aline\u202e`) {
+			t.Errorf("terminal %v: the label is not escaped:\n%q", terminal, out)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/mcpgranite/granite/internal/schemacheck"
@@ -45,13 +46,17 @@ func (t *Tool) Compile() error {
 	if t.compiled != nil {
 		return nil
 	}
-	in, err := schemacheck.Compile("tool:"+t.Name, string(t.InputSchema))
+	// The name is the schema's URL path, escaped: a '#' in it read as a
+	// fragment, a control character as no URL at all, and either refused
+	// the tool, and with it the whole server.
+	at := url.PathEscape(t.Name)
+	in, err := schemacheck.Compile("tool:"+at, string(t.InputSchema))
 	if err != nil {
-		return fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 	}
 	if len(t.OutputSchema) > 0 {
-		if t.compiledOut, err = schemacheck.Compile("tool-output:"+t.Name, string(t.OutputSchema)); err != nil {
-			return fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+		if t.compiledOut, err = schemacheck.Compile("tool-output:"+at, string(t.OutputSchema)); err != nil {
+			return fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 	}
 	t.compiled = in

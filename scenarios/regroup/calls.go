@@ -103,7 +103,7 @@ func (iface *Interface) MapCall(lv level.Level, tool string, args json.RawMessag
 		in := map[string]json.RawMessage{}
 		if len(bytes.TrimSpace(args)) > 0 {
 			if err := json.Unmarshal(args, &in); err != nil {
-				return "", nil, fmt.Errorf("call of %s: arguments are not a JSON object: %w", tool, err)
+				return "", nil, fmt.Errorf("call of %q: arguments are not a JSON object: %w", tool, err)
 			}
 		}
 		out := map[string]json.RawMessage{}
@@ -117,7 +117,7 @@ func (iface *Interface) MapCall(lv level.Level, tool string, args json.RawMessag
 		b, err := json.Marshal(out)
 		return c.Name, b, err
 	}
-	return "", nil, fmt.Errorf("no %s tool offers %s", lv, tool)
+	return "", nil, fmt.Errorf("no %s tool offers %q", lv, tool)
 }
 
 // Unmap is MapCall backwards: the source tool and arguments a call of a

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -149,18 +150,35 @@ func Derive(server string, tools []toolsrc.Tool) *Groups {
 	return g
 }
 
+// maxServerName bounds a server's short name so that every name derived
+// from it fits the groups schema: the server at most 48 characters, a
+// group (<server>_action_execution, the longest) at most 64.
+const maxServerName = 32
+
 // ServerName turns a server's self-reported name (or a file name) into a
 // tool name prefix: lowercase words joined by _, without the words
-// "mcp" and "server", which every such name has.
+// "mcp" and "server", which every such name has. Only ASCII letters and
+// digits are kept, and at most maxServerName characters, as the groups
+// schema allows in the names a groups file derives from it.
 func ServerName(s string) string {
 	var keep []string
 	for _, w := range words(s) {
-		if w != "mcp" && w != "server" && w != "servers" && w != "modelcontextprotocol" && w != "json" && w != "tools" {
+		w = strings.Map(func(r rune) rune {
+			if r < utf8.RuneSelf {
+				return r
+			}
+			return -1
+		}, w)
+		if w != "" && w != "mcp" && w != "server" && w != "servers" && w != "modelcontextprotocol" && w != "json" && w != "tools" {
 			keep = append(keep, w)
 		}
 	}
-	if len(keep) == 0 {
+	name := strings.Join(keep, "_")
+	if len(name) > maxServerName {
+		name = strings.TrimRight(name[:maxServerName], "_")
+	}
+	if name == "" {
 		return "server"
 	}
-	return strings.Join(keep, "_")
+	return name
 }

@@ -97,7 +97,7 @@ func (g *Groups) problems(tools []toolsrc.Tool) []problem {
 				at := []any{string(lv), i, "tools", j}
 				switch prev, twice := owner[t]; {
 				case !slices.Contains(names, t):
-					out = append(out, problem{at, fmt.Sprintf("found tool %q, which the server does not list; expected one of %s", t, strings.Join(names, ", "))})
+					out = append(out, problem{at, fmt.Sprintf("found tool %q, which the server does not list; expected one of %s", t, oneline.Escape(strings.Join(names, ", ")))})
 				case twice && prev == i:
 					out = append(out, problem{at, fmt.Sprintf("found tool %q twice in group %q; expected each tool once", t, grp.Name)})
 				case twice:
@@ -213,9 +213,12 @@ func ParseGroups(file string, data []byte, tools []toolsrc.Tool) (*Groups, error
 }
 
 // YAML writes the groups as a groups file to edit, with a header saying
-// what it is; notes become comments above the levels.
+// what it is; notes become comments above the levels. Names and
+// descriptions come from a server, and the writer quotes whatever of
+// them YAML would read otherwise (speclang.MarshalYAML), so that the file
+// reads back (LoadGroups) as the same groups.
 func (g *Groups) YAML(header []string) ([]byte, error) {
-	body, err := yaml.MarshalWithOptions(g, yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true))
+	body, err := speclang.MarshalYAML(g, yaml.UseLiteralStyleIfMultiline(true), yaml.IndentSequence(true))
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func Build(tools []toolsrc.Tool, g *Groups) (*Interface, error) {
 		for _, grp := range g.Level(lv) {
 			c, err := iface.coarse(grp)
 			if err != nil {
-				return nil, fmt.Errorf("%s tool %s: %w", lv, grp.Name, err)
+				return nil, fmt.Errorf("%s tool %q: %w", lv, grp.Name, err)
 			}
 			iface.Levels[lv] = append(iface.Levels[lv], c)
 		}
@@ -268,7 +268,7 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 			}
 			for name, d := range ds {
 				if prev, ok := defs[k][name]; ok && !bytes.Equal(prev, d) {
-					return nil, fmt.Errorf("tools of the group define %s/%s differently; a coarse tool cannot hold both: group them apart", k, name)
+					return nil, fmt.Errorf("tools of the group define %s/%q differently; a coarse tool cannot hold both: group them apart", k, name)
 				}
 				defs[k][name] = d
 			}
@@ -287,7 +287,7 @@ func (iface *Interface) coarse(g Group) (*Coarse, error) {
 			a.toSource[name], a.toCoarse[n] = n, name
 			var schema map[string]any
 			if err := json.Unmarshal(docs[i].props[n], &schema); err != nil {
-				return nil, fmt.Errorf("tool %s: property %s: %w", t.Name, n, err)
+				return nil, fmt.Errorf("tool %q: property %q: %w", t.Name, n, err)
 			}
 			ag := args[name]
 			if ag == nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -68,12 +69,14 @@ func onceEach(what string, groups [][]string, tools []toolsrc.Tool) string {
 			twice = append(twice, t.Name)
 		}
 	}
+	// The reason goes to the model and, after the last retry, to the
+	// terminal: names as they read, a control character escaped.
 	var p []string
 	if len(missing) > 0 {
-		p = append(p, fmt.Sprintf("%s leaves out %s", what, strings.Join(missing, ", ")))
+		p = append(p, fmt.Sprintf("%s leaves out %s", what, oneline.Escape(strings.Join(missing, ", "))))
 	}
 	if len(twice) > 0 {
-		p = append(p, fmt.Sprintf("%s names %s more than once", what, strings.Join(twice, ", ")))
+		p = append(p, fmt.Sprintf("%s names %s more than once", what, oneline.Escape(strings.Join(twice, ", "))))
 	}
 	return strings.Join(p, "; ")
 }
