@@ -19,9 +19,15 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/oneline"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
 )
+
+// maxMetricsConns bounds the connections --metrics-addr holds open at
+// once; a Prometheus server scrapes over one.
+const maxMetricsConns = 16
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n] [--models a,b] [--domains a,b | --artifacts FILE.jsonl]",
@@ -112,8 +118,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", live.Handler())
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
+		// The metrics port may face the network, and its connections
+		// are descriptors the trials' servers and agents need: a few
+		// scrapers at once, past which a connection is refused, and none
+		// kept idle for long.
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
+		go srv.Serve(serve.LimitConns(ln, maxMetricsConns))
 		defer srv.Close()
 		fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", ln.Addr())
 		opts.Live = live
@@ -127,7 +137,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		sort.Strings(ms)
 		for _, m := range ms {
-			fmt.Fprintf(stdout, "  %-40s mean TC %.3f\n", m, sum.TC[m])
+			fmt.Fprintf(stdout, "  %-40s mean TC %.3f\n", oneline.Escape(m), sum.TC[m])
 		}
 		fmt.Fprintf(stdout, "results: %s/%s\n", sum.Out, results.TrialsFile)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -219,6 +218,7 @@ func newToken() (string, error) {
 type served struct {
 	url, token string
 	handler    *serve.Handler
+	conns      *serve.ConnLimit
 	hs         *http.Server
 	done       chan error
 }
@@ -233,15 +233,15 @@ func serveTrial(tr *Trial, rec func(serve.Observed), limit int, over func()) (*s
 		return nil, err
 	}
 	h := serve.NewServerHandler(tr.Session.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenTrial()
 	if err != nil {
 		_ = h.Close(context.Background())
 		return nil, fmt.Errorf("listen on loopback: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", serve.Guard(h, serve.GuardOptions{}))
-	s := &served{url: "http://" + ln.Addr().String() + "/mcp", token: tok, handler: h, done: make(chan error, 1),
-		hs: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	s := &served{url: "http://" + ln.Addr().String() + "/mcp", token: tok, handler: h, conns: ln, done: make(chan error, 1),
+		hs: trialHTTPServer(mux)}
 	go func() { s.done <- s.hs.Serve(ln) }()
 	return s, nil
 }
@@ -538,7 +538,10 @@ func (commandBackend) Check(doc *speclang.Document, m results.ModelEntry, at fun
 func (commandBackend) Preflight(_ context.Context, env *Env, entries []results.ModelEntry) error {
 	mode, err := isolation(entries, env.Isolation, env.Progress)
 	env.Mode = mode
-	return err
+	if err != nil {
+		return err
+	}
+	return checkDescriptors(entries)
 }
 
 // Workers gives the entry its parallel workers; each trial starts the
