@@ -411,6 +411,9 @@ func TestCommandConfigErrors(t *testing.T) {
 		{"command on a model", "  - name: qwen\n    command: [agent]", "found command on a model; expected it only with backend: command"},
 		{"bad format", "  - name: a\n    backend: command\n    command: [agent]\n    mcp_config: cursor", "mcp_config"},
 		{"bad answer", "  - name: a\n    backend: command\n    command: [agent]\n    answer: stderr", "answer"},
+		{"limits on a model", "  - name: qwen\n    limits: {tasks: 64}", "found limits on a model; expected it only with backend: command"},
+		{"tiny memory", "  - name: a\n    backend: command\n    command: [agent]\n    limits: {memory_mib: 0}", "memory_mib"},
+		{"unknown limit", "  - name: a\n    backend: command\n    command: [agent]\n    limits: {cpus: 2}", "cpus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "c.yaml")
@@ -424,7 +427,7 @@ func TestCommandConfigErrors(t *testing.T) {
 		})
 	}
 	file := filepath.Join(t.TempDir(), "ok.yaml")
-	ok := "name: ok\nmodels:\n  - name: a\n    backend: command\n    command: [agent, --mcp-config, '{{.MCPConfig}}', -p, '{{.Prompt}}']\n    mcp_config: claude\n    answer: {json: result}\n    timeout_seconds: 600\n    env: {CODEX_HOME: '{{.Dir}}'}\n    empty_home: true\n    parallel: 2\n"
+	ok := "name: ok\nmodels:\n  - name: a\n    backend: command\n    command: [agent, --mcp-config, '{{.MCPConfig}}', -p, '{{.Prompt}}']\n    mcp_config: claude\n    answer: {json: result}\n    timeout_seconds: 600\n    env: {CODEX_HOME: '{{.Dir}}'}\n    empty_home: true\n    limits: {memory_mib: 512, tasks: 64}\n    parallel: 2\n"
 	if err := os.WriteFile(file, []byte(ok), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +436,8 @@ func TestCommandConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cfg.Models[0]
-	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.EmptyHome || e.Workers() != 2 {
+	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.EmptyHome || e.Workers() != 2 ||
+		e.Limits == nil || e.Limits.MemoryMiB != 512 || e.Limits.Tasks != 64 || e.Limits.DiskMiB != 0 {
 		t.Errorf("entry %+v; want what the file says", e)
 	}
 }

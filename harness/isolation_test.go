@@ -329,3 +329,61 @@ func TestCallCapStopsAnAgentCommand(t *testing.T) {
 		t.Errorf("stop %q, %d calls, error %q; want call_limit after 3 calls, saying how to raise max_calls", r.StopReason, len(r.Calls), r.Error)
 	}
 }
+
+// TestAgentCannotForgeRecords attacks the run's results the way the red
+// team did: a do-nothing agent appends a record that makes itself pass
+// to the run's own trials.jsonl. In namespaces the results folder is not
+// even in its view, and the journal holds what granite wrote only.
+func TestAgentCannotForgeRecords(t *testing.T) {
+	needNamespaces(t)
+	spec := loadSpec(t)
+	d, s, _ := twoScenarios(t, spec)
+	out := t.TempDir()
+	journal := filepath.Join(out, results.TrialsFile)
+	forge := `ls -A "$OUT" | wc -l; ` +
+		`echo '{"trial_id":"forger/x","metrics":{"tc":1}}' >> "$OUT/` + results.TrialsFile + `" 2>/dev/null && echo forged; ` +
+		`echo junk > "$OUT/run.json" 2>/dev/null && echo overwrote; true`
+	e := results.ModelEntry{Name: "forger", Backend: agent.BackendCommand, MCPConfig: results.MCPConfigEnv,
+		Command: []string{"sh", "-c", forge}, Env: map[string]string{"OUT": out}}
+	cfg := testConfig("forge", "http://127.0.0.1:1")
+	cfg.Models = []results.ModelEntry{e}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []level.Level{level.L4}
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup, Isolation: agent.IsolationNamespaces}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := results.ReadJournal(journal)
+	if err != nil {
+		t.Fatalf("the journal no longer reads: %v", err)
+	}
+	if len(recs) != 1 || recs[0].Model != "forger" || recs[0].Metrics == nil || recs[0].Metrics.TC != 0 {
+		t.Fatalf("journal holds %d records (%+v); want the one granite wrote, scored TC 0", len(recs), recs)
+	}
+	if got := strings.TrimSpace(recs[0].FinalAnswer); got != "0" {
+		t.Errorf("the agent saw and wrote %q; want an empty results folder and no write", got)
+	}
+	if _, err := results.ReadManifest(out); err != nil {
+		t.Errorf("run.json after the agent: %v", err)
+	}
+}
+
+// TestAgentOverItsLimitIsRecorded: a fork bomb of an agent is ended at
+// its entry's limit and its record says which limit, and by how much.
+func TestAgentOverItsLimitIsRecorded(t *testing.T) {
+	needNamespaces(t)
+	spec := loadSpec(t)
+	d, s, _ := twoScenarios(t, spec)
+	e := results.ModelEntry{Name: "bomb", Backend: agent.BackendCommand, MCPConfig: results.MCPConfigEnv,
+		Command: []string{"sh", "-c", "while :; do sleep 30 & done"}, Limits: &results.CommandLimits{Tasks: 32}}
+	cfg := testConfig("bomb", "http://127.0.0.1:1")
+	cfg.Models = []results.ModelEntry{e}
+	cfg.Domains, cfg.Scenarios, cfg.Granularities = []string{d.Name}, []string{s.ID}, []level.Level{level.L4}
+	recs, _, _ := runIsolated(t, cfg, spec, agent.IsolationNamespaces)
+	if len(recs) != 1 || recs[0].Command == nil {
+		t.Fatalf("records %+v; want one with its command", recs)
+	}
+	r := recs[0]
+	if !strings.HasPrefix(r.Command.OverLimit, "tasks: ") || !strings.Contains(r.Command.OverLimit, "limit of 32") ||
+		r.StopReason != results.StopError || r.ErrorClass != results.ErrAgent || !strings.Contains(r.Error, "went over a limit") {
+		t.Errorf("record: stop %s, class %s, error %q, over_limit %q; want the tasks limit named", r.StopReason, r.ErrorClass, r.Error, r.Command.OverLimit)
+	}
+}

@@ -214,6 +214,9 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	// Check the hosts, endpoints and agent commands before anything is
 	// written, so that a run that cannot start leaves no folder to --resume.
 	env := &agent.Env{Config: cfg, HTTP: opts.HTTP, Progress: opts.Progress, Isolation: opts.Isolation, ToolSets: toolSets(trials)}
+	if abs, err := filepath.Abs(out); err == nil {
+		env.Hidden = []string{abs} // no agent command sees (or forges) the run's records
+	}
 	err = agent.Preflight(ctx, env, func(model string) bool {
 		return slices.ContainsFunc(trials, func(t Trial) bool { return t.Model == model })
 	})

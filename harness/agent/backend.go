@@ -156,6 +156,9 @@ type Env struct {
 	// at preflight ("" when no trial runs an agent command).
 	Isolation string
 	Mode      sandbox.Mode
+	// Hidden are folders no agent command may see (the run's results
+	// folder), as absolute paths.
+	Hidden []string
 	// ToolSets are the input schemas of each tool set the run's trials
 	// play, by set (see Trial.ToolSet) and tool name.
 	ToolSets map[string]map[string][]byte

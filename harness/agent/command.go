@@ -126,7 +126,8 @@ func commandOnly(m results.ModelEntry) []string {
 		key string
 		set bool
 	}{{"command", len(m.Command) > 0}, {"mcp_config", m.MCPConfig != ""}, {"answer", m.Answer != nil},
-		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome}} {
+		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome},
+		{"limits", m.Limits != nil}} {
 		if f.set {
 			out = append(out, f.key)
 		}
@@ -203,6 +204,18 @@ type commandAgent struct {
 	// mode is how its process is contained: the run's, decided at
 	// preflight (see isolation).
 	mode sandbox.Mode
+	// cover are the folders it must not see (Env.Hidden).
+	cover []string
+}
+
+// limitsOf is what one trial of the entry may use: its limits, the
+// sandbox's defaults for what it leaves out.
+func limitsOf(e results.ModelEntry) sandbox.Limits {
+	var l sandbox.Limits
+	if e.Limits != nil {
+		l = sandbox.Limits{Memory: int64(e.Limits.MemoryMiB) << 20, Tasks: e.Limits.Tasks, Disk: int64(e.Limits.DiskMiB) << 20}
+	}
+	return l.Or(sandbox.DefaultLimits)
 }
 
 // newToken returns a random bearer token.
@@ -268,12 +281,12 @@ type process struct {
 // (see package sandbox): in namespaces of its own, or in a process group
 // of its own; either way everything it started is killed when ctx ends
 // and once it exits, so that nothing outlives the trial.
-func runProcess(ctx context.Context, mode sandbox.Mode, argv, env []string, dir, hide string) *process {
+func runProcess(ctx context.Context, mode sandbox.Mode, s sandbox.Spec) *process {
 	out := &headBuffer{max: MaxStdout}
 	errs := &tailBuffer{max: maxStderr}
-	res := sandbox.Run(ctx, mode, sandbox.Spec{Argv: argv, Env: env, Dir: dir, Hide: hide}, out, errs, WaitDelay)
+	res := sandbox.Run(ctx, mode, s, out, errs, WaitDelay)
 	p := &process{started: res.Started, exited: res.Exited, startErr: res.StartErr, err: res.Err}
-	p.run.Killed, p.run.ExitCode, p.run.Signal = res.Killed, res.ExitCode, res.Signal
+	p.run.Killed, p.run.ExitCode, p.run.Signal, p.run.OverLimit = res.Killed, res.ExitCode, res.Signal, res.OverLimit
 	p.run.Isolation = string(mode)
 	p.stdout = out.buf.Bytes()
 	p.run.StdoutBytes, p.run.StdoutTruncated = out.n, out.n > int64(out.buf.Len())
@@ -432,13 +445,14 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 		fail(err)
 		return
 	}
-	dir, hide, err := sandbox.MkdirPrivate("agent-")
+	priv, err := sandbox.MkdirPrivate("agent-")
 	if err != nil {
 		srv.close()
 		fail(err)
 		return
 	}
-	defer os.RemoveAll(dir)
+	defer priv.Remove()
+	dir, hide := priv.Dir, priv.Hide
 	data := &CommandData{Prompt: strings.Join(tr.Prompts, "\n\n"), Prompts: tr.Prompts, MCPURL: srv.url, Dir: dir,
 		Home: os.Getenv("HOME"), TrialID: rec.TrialID, Model: rec.Model}
 	data.Domain, data.Level, data.Scenario = rec.Domain, string(rec.Level), rec.Scenario
@@ -452,6 +466,7 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 	rec.Command.OverheadMS = ms(p.started.Sub(begin) + time.Since(teardown) + teardown.Sub(p.exited))
 	calls, sessions := ServedCalls(cr.Observed(), begin, tr.Valid)
 	rec.Command.ExitCode, rec.Command.Signal, rec.Command.Killed, rec.Command.Isolation = p.run.ExitCode, p.run.Signal, p.run.Killed, p.run.Isolation
+	rec.Command.OverLimit = p.run.OverLimit
 	rec.Command.StdoutBytes, rec.Command.StdoutTruncated, rec.Command.StderrTail = p.run.StdoutBytes, p.run.StdoutTruncated, p.run.StderrTail
 	rec.Command.Sessions = sessions
 	answer, aerr := answerFrom(p.stdout, e.Answer)
@@ -462,6 +477,10 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 	case p.run.Killed:
 		rec.StopReason, rec.Error = results.StopTimeout, "the agent command did not finish in time; it and everything it started were killed"
 		rec.Classify(results.ErrTimeout)
+	case p.run.OverLimit != "":
+		rec.StopReason = results.StopError
+		rec.Error = "the agent command went over a limit of its trial (" + p.run.OverLimit + "); it and everything it started were ended"
+		rec.Classify(results.ErrAgent)
 	case p.err != nil:
 		rec.StopReason, rec.Error = results.StopError, "agent command: "+p.err.Error()
 		rec.Classify(results.ErrAgent)
@@ -508,7 +527,7 @@ func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData
 	if mode == "" {
 		mode = sandbox.None
 	}
-	p := runProcess(ctx, mode, argv, env, data.Dir, hide)
+	p := runProcess(ctx, mode, sandbox.Spec{Argv: argv, Env: env, Dir: data.Dir, Hide: hide, Cover: a.cover, Limits: limitsOf(a.entry)})
 	if p.startErr != nil {
 		return nil, fmt.Errorf("start the agent command: %w", p.startErr)
 	}
@@ -549,7 +568,7 @@ func (commandBackend) Preflight(_ context.Context, env *Env, entries []results.M
 func (commandBackend) Workers(_ context.Context, env *Env, e results.ModelEntry, _ int) ([]Worker, error) {
 	workers := make([]Worker, e.Workers())
 	for i := range workers {
-		workers[i] = Worker{Agent: &commandAgent{entry: e, mode: env.Mode}}
+		workers[i] = Worker{Agent: &commandAgent{entry: e, mode: env.Mode, cover: env.Hidden}}
 	}
 	return workers, nil
 }

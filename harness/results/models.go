@@ -64,6 +64,21 @@ type ModelEntry struct {
 	// EmptyHome runs the command with HOME set to an empty folder of the
 	// trial's own, so that no user configuration leaks in.
 	EmptyHome bool `json:"empty_home,omitempty"`
+	// Limits bound one trial of the command where it runs in namespaces
+	// (nil: the sandbox's defaults).
+	Limits *CommandLimits `json:"limits,omitempty"`
+}
+
+// CommandLimits bound what one trial of an agent command may use; a
+// field left out keeps its default (4096 MiB, 2048 tasks, 1024 MiB).
+type CommandLimits struct {
+	// MemoryMiB bounds the resident memory of all its processes together.
+	MemoryMiB int `json:"memory_mib,omitempty"`
+	// Tasks bounds its processes and threads together.
+	Tasks int `json:"tasks,omitempty"`
+	// DiskMiB bounds each folder it may write in: its own, /tmp,
+	// /var/tmp, /dev/shm and its writes under HOME.
+	DiskMiB int `json:"disk_mib,omitempty"`
 }
 
 // AnswerSpec says where a command's final answer is: all of stdout

@@ -128,6 +128,9 @@ type CommandRun struct {
 	// Isolation is how its process was contained: "namespaces" (PID,
 	// mount and user namespaces of its own) or "none" (a process group).
 	Isolation string `json:"isolation,omitempty"`
+	// OverLimit says which limit of its trial it went over, and by how
+	// much, when granite ended it for that (see ModelEntry.Limits).
+	OverLimit string `json:"over_limit,omitempty"`
 	// OverheadMS is granite's own time around the agent: serving the
 	// trial, writing its configuration, starting the process, and the
 	// teardown after it exited.

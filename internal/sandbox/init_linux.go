@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -40,44 +40,42 @@ func initMain(spec string) int {
 		fmt.Fprintf(os.NewFile(statusFD, "report"), "error make the init not dumpable: %v\n", err)
 		return 125
 	}
-	report := os.NewFile(statusFD, "report")
+	rep := &reporter{f: os.NewFile(statusFD, "report")}
 	syscall.CloseOnExec(statusFD)
-	say := func(format string, a ...any) {
-		fmt.Fprintf(report, format+"\n", a...)
-	}
 	var j job
 	if err := json.Unmarshal([]byte(spec), &j); err != nil {
-		say("error read the init's work: %v", err)
-		return 125
+		return rep.end(125, "error read the init's work: %v", err)
 	}
 	if err := mountView(j); err != nil {
-		say("error %v", err)
-		return 125
+		return rep.end(125, "error %v", err)
 	}
 	if j.Probe {
 		if err := checkView(j); err != nil {
-			say("error %v", err)
-			return 125
+			return rep.end(125, "error %v", err)
 		}
-		say("ok")
-		return 0
+		return rep.end(0, "ok")
 	}
 	if err := dropCapabilities(); err != nil {
-		say("error drop capabilities: %v", err)
-		return 125
+		return rep.end(125, "error drop capabilities: %v", err)
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, InitEnv+"=") {
+		if !strings.HasPrefix(kv, InitEnv+"=") && !strings.HasPrefix(kv, "TMPDIR=") {
 			env = append(env, kv)
 		}
 	}
-	firstToKill(0) // the program inherits it
+	env = append(env, "TMPDIR=/tmp") // the program's own, bounded /tmp
+	firstToKill(0)                   // the program inherits it
 	pid, err := syscall.ForkExec(j.Argv[0], j.Argv, &syscall.ProcAttr{Dir: j.Dir, Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
-		say("error start %s: %v", j.Argv[0], err)
-		return 127
+		return rep.end(127, "error start %s: %v", j.Argv[0], err)
 	}
+	// The kernel's own bound on tasks, set on the program rather than on
+	// the init, whose runtime must still start threads when the program
+	// has used them all up.
+	tasks := uint64(j.Limits.Tasks)
+	_ = unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: tasks, Max: tasks}, nil)
+	go watch(j.Limits, func(over string) { os.Exit(rep.end(137, "limit %s", over)) })
 	for {
 		var ws syscall.WaitStatus
 		got, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -85,73 +83,34 @@ func initMain(spec string) int {
 			continue
 		}
 		if err != nil {
-			say("error wait for %s: %v", j.Argv[0], err)
-			return 125
+			return rep.end(125, "error wait for %s: %v", j.Argv[0], err)
 		}
 		if got != pid {
 			continue // an orphan, reaped
 		}
 		if ws.Signaled() {
-			say("signal %s", ws.Signal())
-			return 128 + int(ws.Signal())
+			return rep.end(128+int(ws.Signal()), "signal %s", ws.Signal())
 		}
-		say("exit %d", ws.ExitStatus())
-		return ws.ExitStatus()
+		return rep.end(ws.ExitStatus(), "exit %d", ws.ExitStatus())
 	}
 }
 
-// mountView makes what the program sees: mounts of its own, the trials'
-// folder empty but for its own, and a /proc of its own PID namespace.
-func mountView(j job) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	if j.Hide != "" && filepath.Dir(j.Dir) == filepath.Clean(j.Hide) {
-		// Hold the trial's folder open, cover the trials' folder with an
-		// empty tmpfs, and bind the folder back through the handle.
-		fd, err := unix.Open(j.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open the trial's folder: %w", err)
-		}
-		defer unix.Close(fd)
-		if err := unix.Mount("tmpfs", j.Hide, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=1m"); err != nil {
-			return fmt.Errorf("cover the trials' folder %s: %w", j.Hide, err)
-		}
-		if err := os.Mkdir(j.Dir, 0o700); err != nil {
-			return fmt.Errorf("make the trial's folder's mount point: %w", err)
-		}
-		if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), j.Dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind the trial's folder: %w", err)
-		}
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount a /proc of the namespace's own: %w", err)
-	}
-	return nil
+// reporter writes the init's one report line, once: the program's end
+// and the watchdog's verdict race, and the first to come is the one.
+type reporter struct {
+	once sync.Once
+	f    *os.File
+	code int
 }
 
-// checkView checks what a probe's namespace shows: its init as the only
-// process and, in the trials' folder, its own folder only.
-func checkView(j job) error {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n != os.Getpid() {
-			return fmt.Errorf("/proc shows process %d besides the init", n)
-		}
-	}
-	if j.Hide != "" {
-		ents, err := os.ReadDir(j.Hide)
-		if err != nil {
-			return err
-		}
-		if len(ents) != 1 || ents[0].Name() != filepath.Base(j.Dir) {
-			return fmt.Errorf("the trials' folder shows %d entries; expected the trial's own only", len(ents))
-		}
-	}
-	return nil
+// end reports, when nothing was reported yet, and returns the exit code
+// of what was reported first.
+func (r *reporter) end(code int, format string, a ...any) int {
+	r.once.Do(func() {
+		fmt.Fprintf(r.f, format+"\n", a...)
+		r.code = code
+	})
+	return r.code
 }
 
 // dropCapabilities leaves this thread, and so the program it starts, no

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,16 +20,26 @@ import (
 
 // job is the init's work, passed in InitEnv.
 type job struct {
-	Argv []string `json:"argv,omitempty"`
-	Dir  string   `json:"dir"`
-	Hide string   `json:"hide,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	Dir    string   `json:"dir"`
+	Hide   string   `json:"hide,omitempty"`
+	Cover  []string `json:"cover,omitempty"`
+	Limits Limits   `json:"limits"`
+	// Remount: make mounts read-only one by one, as on a kernel without
+	// mount_setattr(2) (forceRemount, for tests).
+	Remount bool `json:"remount,omitempty"`
 	// Probe: set the namespace up, check it, report and exit.
 	Probe bool `json:"probe,omitempty"`
 }
 
+// forceRemount makes inits take the way of kernels older than
+// mount_setattr(2) (Linux 5.12, as on Jetson's 5.10), so that tests
+// cover it.
+var forceRemount = false
+
 // statusFD is the init's report to granite: one line, "exit N",
-// "signal NAME", "ok" (a probe) or "error TEXT", written just before it
-// exits.
+// "signal NAME", "limit TEXT" (it ended the program for going over a
+// limit), "ok" (a probe) or "error TEXT", written just before it exits.
 const statusFD = 3
 
 var probe struct {
@@ -50,13 +59,13 @@ func Available() (bool, string) {
 }
 
 func tryNamespaces() (bool, string) {
-	dir, hide, err := MkdirPrivate("probe-")
+	p, err := MkdirPrivate("probe-")
 	if err != nil {
 		return false, err.Error()
 	}
-	defer os.RemoveAll(dir)
+	defer p.Remove()
 	var errs strings.Builder
-	res := run(context.Background(), Namespaces, Spec{Dir: dir, Hide: hide}, io.Discard, &errs, time.Second, true)
+	res := run(context.Background(), Namespaces, Spec{Dir: p.Dir, Hide: p.Hide}, io.Discard, &errs, time.Second, true)
 	switch {
 	case res.StartErr != nil:
 		return false, res.StartErr.Error()
@@ -66,43 +75,6 @@ func tryNamespaces() (bool, string) {
 		return false, fmt.Sprintf("the namespace's init exited with status %d: %s", res.ExitCode, strings.TrimSpace(errs.String()))
 	}
 	return true, ""
-}
-
-// MkdirPrivate makes a new private folder for one trial, named pattern
-// with a random suffix, in the folder that holds every trial's (hide:
-// <temp>/granite-trials-<uid>, mode 0700, refused when it is a link or
-// another user's). Run hides hide's other folders from the trial.
-func MkdirPrivate(pattern string) (dir, hide string, err error) {
-	hide = filepath.Join(os.TempDir(), "granite-trials-"+strconv.Itoa(os.Getuid()))
-	if err := os.Mkdir(hide, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", "", fmt.Errorf("make the trials' folder: %w", err)
-	}
-	fi, err := os.Lstat(hide)
-	if err != nil {
-		return "", "", fmt.Errorf("the trials' folder: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return "", "", fmt.Errorf("the trials' folder %s is not a folder of this user's with mode 0700 (found %v); remove it and run again", hide, fi.Mode())
-	}
-	dir, err = os.MkdirTemp(hide, pattern)
-	if err != nil {
-		return "", "", fmt.Errorf("make a trial's folder: %w", err)
-	}
-	return dir, hide, nil
-}
-
-// Result is how a run went.
-type Result struct {
-	Status
-	// Started and Exited bound the program's own time.
-	Started, Exited time.Time
-	// Killed: ctx ended before the program did, and everything it had
-	// started was killed.
-	Killed bool
-	// StartErr is set when the program could not start; Err when running
-	// it failed otherwise.
-	StartErr, Err error
 }
 
 // Run runs s to its end, contained as mode says, its standard output and
@@ -192,10 +164,13 @@ func run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitD
 		line, _ := io.ReadAll(io.LimitReader(report.r, 4<<10))
 		report.r.Close()
 		if !res.Killed {
-			st, err := parseReport(string(line))
-			if err != nil {
+			st, over, err := parseReport(string(line))
+			switch {
+			case err != nil:
 				res.StartErr = err
-			} else {
+			case over != "":
+				res.Status, res.OverLimit = st, over
+			default:
 				res.Status = st
 			}
 		}
@@ -229,7 +204,7 @@ func command(ctx context.Context, mode Mode, s Spec, probeOnly bool) (*exec.Cmd,
 		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 		return cmd, nil, nil
 	}
-	j := job{Dir: s.Dir, Hide: s.Hide, Probe: probeOnly}
+	j := job{Dir: s.Dir, Hide: s.Hide, Cover: s.Cover, Limits: s.Limits.Or(DefaultLimits), Remount: forceRemount, Probe: probeOnly}
 	if !probeOnly {
 		path := s.Argv[0]
 		if !strings.Contains(path, "/") {
@@ -278,25 +253,28 @@ func statusOf(ps *os.ProcessState) Status {
 	return st
 }
 
-// parseReport reads the init's report line.
-func parseReport(line string) (Status, error) {
+// parseReport reads the init's report line: the program's end, or the
+// limit it went over.
+func parseReport(line string) (Status, string, error) {
 	kind, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 	switch kind {
 	case "ok":
-		return Status{}, nil
+		return Status{}, "", nil
 	case "exit":
 		n, err := strconv.Atoi(rest)
 		if err == nil {
-			return Status{ExitCode: n}, nil
+			return Status{ExitCode: n}, "", nil
 		}
 	case "signal":
-		return Status{ExitCode: -1, Signal: rest}, nil
+		return Status{ExitCode: -1, Signal: rest}, "", nil
+	case "limit":
+		return Status{ExitCode: -1, Signal: "killed"}, rest, nil
 	case "error":
-		return Status{}, errors.New(rest)
+		return Status{}, "", errors.New(rest)
 	case "":
-		return Status{}, errors.New("the namespace's init ended without a word")
+		return Status{}, "", errors.New("the namespace's init ended without a word")
 	}
-	return Status{}, fmt.Errorf("the namespace's init said %q", line)
+	return Status{}, "", fmt.Errorf("the namespace's init said %q", line)
 }
 
 // killGroup kills a process group; a group already gone is no error.

@@ -14,19 +14,20 @@ import (
 // Available: namespaces are Linux's.
 func Available() (bool, string) { return false, "namespaces are a Linux feature" }
 
+// Private is a trial's private folder.
+type Private struct{ Dir, Hide string }
+
 // MkdirPrivate makes a new private folder for one trial.
-func MkdirPrivate(pattern string) (dir, hide string, err error) {
-	dir, err = os.MkdirTemp("", "granite-"+pattern)
-	return dir, "", err
+func MkdirPrivate(pattern string) (*Private, error) {
+	dir, err := os.MkdirTemp("", "granite-"+pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &Private{Dir: dir}, nil
 }
 
-// Result is how a run went.
-type Result struct {
-	Status
-	Started, Exited time.Time
-	Killed          bool
-	StartErr, Err   error
-}
+// Remove removes the folder.
+func (p *Private) Remove() { os.RemoveAll(p.Dir) }
 
 // Run runs s to its end; outside Linux, without any containment.
 func Run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitDelay time.Duration) Result {

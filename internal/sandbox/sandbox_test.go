@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,17 +24,35 @@ const parentEnv = "GRANITE_SANDBOX_TEST_PARENT"
 
 func TestMain(m *testing.M) {
 	if marker := os.Getenv(parentEnv); marker != "" {
-		dir, hide, err := MkdirPrivate("parent-")
+		p, err := MkdirPrivate("parent-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		Run(context.Background(), Namespaces, Spec{Argv: []string{"sh", "-c", "setsid sleep " + marker + " & echo started; wait"},
-			Env: os.Environ(), Dir: dir, Hide: hide}, os.Stdout, os.Stderr, time.Second)
+			Env: os.Environ(), Dir: p.Dir, Hide: p.Hide}, os.Stdout, os.Stderr, time.Second)
+		os.Exit(0)
+	}
+	if os.Getenv(staleEnv) != "" {
+		p, err := MkdirPrivate("dead-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(filepath.Join(p.Dir, "mcp.json"), []byte("token"), 0o600); err != nil {
+			os.Exit(1)
+		}
+		fmt.Println(p.Dir)
+		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
+
+// staleEnv makes a start of the test binary a granite stand-in that makes
+// a trial's folder, says where, and waits to be killed
+// (TestDeadRunsFoldersAreRemoved).
+const staleEnv = "GRANITE_SANDBOX_TEST_STALE"
 
 // needNamespaces skips a test of the namespaced mode where the kernel
 // refuses unprivileged namespaces, saying why.
@@ -46,13 +66,13 @@ func needNamespaces(t *testing.T) {
 // run runs a shell script in a trial folder of its own.
 func runScript(t *testing.T, ctx context.Context, mode Mode, script string, env ...string) (Result, string, string) {
 	t.Helper()
-	dir, hide, err := MkdirPrivate("test-")
+	p, err := MkdirPrivate("test-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(p.Remove)
 	var out, errs bytes.Buffer
-	res := Run(ctx, mode, Spec{Argv: []string{"sh", "-c", script}, Env: append(os.Environ(), env...), Dir: dir, Hide: hide},
+	res := Run(ctx, mode, Spec{Argv: []string{"sh", "-c", script}, Env: append(os.Environ(), env...), Dir: p.Dir, Hide: p.Hide},
 		&out, &errs, 2*time.Second)
 	return res, out.String(), errs.String()
 }
@@ -142,12 +162,12 @@ func TestProgramSeesOnlyItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = outside.Process.Kill(); _ = outside.Wait() }()
-	neighbour, _, err := MkdirPrivate("neighbour-")
+	neighbour, err := MkdirPrivate("neighbour-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(neighbour)
-	if err := os.WriteFile(filepath.Join(neighbour, "mcp.json"), []byte("token"), 0o600); err != nil {
+	defer neighbour.Remove()
+	if err := os.WriteFile(filepath.Join(neighbour.Dir, "mcp.json"), []byte("token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The secret's value is given in pieces, so that the script's own text
@@ -269,13 +289,13 @@ func TestMkdirPrivateRefusesAnotherUsersFolder(t *testing.T) {
 	if err := os.Symlink(tmp, hide); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := MkdirPrivate("x-"); err == nil || !strings.Contains(err.Error(), "remove it") {
+	if _, err := MkdirPrivate("x-"); err == nil || !strings.Contains(err.Error(), "remove it") {
 		t.Errorf("a link as the trials' folder: err %v; want a refusal", err)
 	}
 	os.Remove(hide)
-	dir, got, err := MkdirPrivate("x-")
-	if err != nil || got != hide || filepath.Dir(dir) != hide {
-		t.Errorf("MkdirPrivate = %s, %s, %v; want a folder in %s", dir, got, err, hide)
+	p, err := MkdirPrivate("x-")
+	if err != nil || p.Hide != hide || filepath.Dir(p.Dir) != hide {
+		t.Errorf("MkdirPrivate = %+v, %v; want a folder in %s", p, err, hide)
 	}
 }
 
@@ -315,5 +335,193 @@ func TestProgramIsFirstToKill(t *testing.T) {
 		if res.ExitCode != 0 || strings.TrimSpace(out) != "1000" {
 			t.Errorf("%s: oom_score_adj %q (%+v, %s), want 1000", mode, out, res, errs)
 		}
+	}
+}
+
+// outsideTemp makes a folder on the file system the program sees as it
+// is (the package's own, not /tmp, which the program gets afresh).
+func outsideTemp(t *testing.T, pattern string) string {
+	t.Helper()
+	d, err := os.MkdirTemp(".", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// TestProgramWritesOnlyItsOwn attacks the file system the way the red
+// team did: an agent appends forged records to the run's trials.jsonl,
+// writes elsewhere its user may, and fills a disk. The results folder is
+// not even visible; every other write outside the program's own,
+// bounded folders fails; what it writes under HOME reads back in the
+// trial and is gone after it, and so does what it writes over a file
+// in /tmp; and a disk-filling write stops at the
+// limit, on a tmpfs, not on the host's disk. Both ways of making mounts
+// read-only are attacked: mount_setattr(2) and, as on kernels before
+// 5.12, remounting one by one.
+func TestProgramWritesOnlyItsOwn(t *testing.T) {
+	needNamespaces(t)
+	for _, remount := range []bool{false, true} {
+		t.Run(fmt.Sprintf("remount=%v", remount), func(t *testing.T) {
+			forceRemount = remount
+			defer func() { forceRemount = false }()
+			results, home, outside := outsideTemp(t, "results-"), outsideTemp(t, "home-"), outsideTemp(t, "outside-")
+			journal := filepath.Join(results, "trials.jsonl")
+			if err := os.WriteFile(journal, []byte("{\"trial_id\":\"a\"}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(home, "settings"), []byte("mine"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m := marker()
+			given, err := os.CreateTemp("", "granite-given-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(given.Name())
+			fmt.Fprint(given, "given")
+			given.Close()
+			p, err := MkdirPrivate("write-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Remove()
+			dir := p.Dir
+			script := `ls -A "$R" | wc -l; ` +
+				`echo '{"trial_id":"forged"}' >> "$R/trials.jsonl" 2>/dev/null && echo wrote-results; ` +
+				`echo x > "$O/file" 2>/dev/null && echo wrote-outside; ` +
+				`cat "$HOME/settings"; echo; echo new > "$HOME/new" && cat "$HOME/new"; ` +
+				`echo t > "/tmp/granite-marker-$M" && echo t > "/var/tmp/granite-marker-$M" && echo tmp-ok; ` +
+				`cat "$G"; echo; echo changed > "$G" && cat "$G"; ` +
+				`head -c 32M /dev/zero > big 2>/dev/null; wc -c < big; ` +
+				`echo x > /dev/null && echo null-ok`
+			var out, errs bytes.Buffer
+			res := Run(context.Background(), Namespaces, Spec{Argv: []string{"sh", "-c", script},
+				Env: append(os.Environ(), "R="+results, "O="+outside, "M="+m, "G="+given.Name(), "HOME="+home), Dir: p.Dir, Hide: p.Hide,
+				Cover: []string{results}, Limits: Limits{Disk: 8 << 20}}, &out, &errs, time.Second)
+			if res.StartErr != nil || res.ExitCode != 0 {
+				t.Fatalf("got %+v, stderr %s", res, errs.String())
+			}
+			want := fmt.Sprintf("0\nmine\nnew\ntmp-ok\ngiven\nchanged\n%d\nnull-ok\n", 8<<20)
+			if out.String() != want {
+				t.Errorf("the program saw\n%s\nwant\n%s(stderr %s)", out.String(), want, errs.String())
+			}
+			if b, _ := os.ReadFile(journal); string(b) != "{\"trial_id\":\"a\"}\n" {
+				t.Errorf("trials.jsonl after the trial: %q", b)
+			}
+			if b, _ := os.ReadFile(given.Name()); string(b) != "given" {
+				t.Errorf("a file in the host's /tmp after the trial: %q", b)
+			}
+			for _, p := range []string{filepath.Join(outside, "file"), filepath.Join(home, "new"),
+				filepath.Join(os.TempDir(), "granite-marker-"+m), "/var/tmp/granite-marker-" + m, filepath.Join(dir, "big")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("the program's write reached the host: %s", p)
+				}
+			}
+		})
+	}
+}
+
+// TestBombsEndOnlyTheirOwnTrial: a fork bomb and a memory bomb, each
+// beside an honest trial, are ended by their inits at their limits, say
+// which limit and by how much, and leave nothing running; the honest
+// trial answers.
+func TestBombsEndOnlyTheirOwnTrial(t *testing.T) {
+	needNamespaces(t)
+	m := marker()
+	cases := []struct {
+		name, script, over string
+		limits             Limits
+	}{
+		{"fork", "while :; do sleep " + m + " & done", "tasks: ", Limits{Tasks: 64}},
+		{"memory", `x=$(head -c 1G /dev/zero | tr '\0' a); echo ${#x}`, "memory: ", Limits{Memory: 96 << 20}},
+		{"honest", "sleep 0.5; echo answer", "", Limits{}},
+	}
+	got := make([]Result, len(cases))
+	outs := make([]string, len(cases))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Go(func() {
+			p, err := MkdirPrivate("bomb-")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer p.Remove()
+			var out bytes.Buffer
+			got[i] = Run(ctx, Namespaces, Spec{Argv: []string{"sh", "-c", c.script}, Env: os.Environ(), Dir: p.Dir, Hide: p.Hide, Limits: c.limits},
+				&out, io.Discard, time.Second)
+			outs[i] = out.String()
+		})
+	}
+	wg.Wait()
+	for i, c := range cases {
+		res := got[i]
+		if c.over == "" {
+			if res.ExitCode != 0 || res.OverLimit != "" || outs[i] != "answer\n" {
+				t.Errorf("%s: got %+v, stdout %q; want the answer", c.name, res, outs[i])
+			}
+			continue
+		}
+		if res.Killed || !strings.HasPrefix(res.OverLimit, c.over) || res.Signal != "killed" {
+			t.Errorf("%s: got %+v; want it ended over its limit (%s…)", c.name, res, c.over)
+		}
+	}
+	if !gone(t, m) {
+		t.Errorf("the fork bomb's processes outlived its trial")
+	}
+}
+
+func TestParseReportReadsALimit(t *testing.T) {
+	st, over, err := parseReport("limit memory: 130 MiB resident, over the limit of 128 MiB\n")
+	if err != nil || over != "memory: 130 MiB resident, over the limit of 128 MiB" || st.Signal != "killed" {
+		t.Errorf("parseReport = %+v, %q, %v", st, over, err)
+	}
+}
+
+// TestDeadRunsFoldersAreRemoved: a run killed by kill -9 leaves its
+// trial's folder, token and all; the next run's first folder removes it,
+// and leaves alone the folders a live run holds.
+func TestDeadRunsFoldersAreRemoved(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	live, err := MkdirPrivate("live-") // sweeps once, before the dead run's folder exists
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Remove()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command(self)
+	dead.Env = append(os.Environ(), staleEnv+"=1")
+	stdout, err := dead.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 4096)
+	n, _ := stdout.Read(line)
+	left := strings.TrimSpace(string(line[:n]))
+	_ = dead.Process.Signal(syscall.SIGKILL)
+	_ = dead.Wait()
+	if _, err := os.Stat(filepath.Join(left, "mcp.json")); err != nil {
+		t.Fatalf("the killed run's folder %q: %v", left, err)
+	}
+	removeStale(live.Hide, 0)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the killed run's folder %s is still there (%v)", left, err)
+	}
+	if _, err := os.Stat(live.Dir); err != nil {
+		t.Errorf("the live run's folder was removed: %v", err)
 	}
 }
