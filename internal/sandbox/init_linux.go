@@ -22,20 +22,22 @@ func init() {
 	}
 }
 
-// initMain is the init: it makes the mount namespace the program must
-// see, drops every capability, starts the program and, as PID 1, reaps
-// whatever is orphaned in the namespace until the program exits. Its
-// report goes to statusFD; its exit code mirrors the program's. When it
-// exits, the kernel kills everything else in the namespace.
+// initMain is the init, in two stages of one process. The first makes
+// the mount namespace the program must see, drops every capability on
+// its thread and starts this executable again in its place: the Go
+// runtime's other threads, which keep the namespace's capabilities, end
+// with the exec, and what starts holds none on any thread. The second
+// starts the program and, as PID 1, reaps whatever is orphaned in the
+// namespace until the program exits or goes over a limit. Its report
+// goes to statusFD; its exit code mirrors the program's. When it exits,
+// the kernel kills everything else in the namespace.
 func initMain(spec string) int {
-	runtime.LockOSThread() // capabilities are dropped for this thread, which starts the program
-	// Not dumpable, first: the program runs as the init's user, and the
-	// init's other threads keep the namespace's capabilities, so a
+	runtime.LockOSThread() // capabilities are dropped for this thread, which starts the next stage
+	// Not dumpable, first: the program runs as the init's user, and a
 	// program that could open /proc/1/mem or attach to the init could
-	// make one of them undo the mounts that hide the host. A process
-	// that is not dumpable is its own user's no longer: its memory, its
-	// descriptors and ptrace are refused to the program, which holds no
-	// capability to override that.
+	// make it do anything. A process that is not dumpable is its own
+	// user's no longer: its memory, its descriptors and ptrace are
+	// refused to the program, which holds no capability to override that.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.NewFile(statusFD, "report"), "error make the init not dumpable: %v\n", err)
 		return 125
@@ -46,17 +48,11 @@ func initMain(spec string) int {
 	if err := json.Unmarshal([]byte(spec), &j); err != nil {
 		return rep.end(125, "error read the init's work: %v", err)
 	}
-	if err := mountView(j); err != nil {
-		return rep.end(125, "error %v", err)
-	}
-	if j.Probe {
-		if err := checkView(j); err != nil {
+	if !j.Reap {
+		if err := setUp(j); err != nil {
 			return rep.end(125, "error %v", err)
 		}
-		return rep.end(0, "ok")
-	}
-	if err := dropCapabilities(); err != nil {
-		return rep.end(125, "error drop capabilities: %v", err)
+		return rep.end(0, "ok") // a probe's view is as it must be
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
@@ -93,6 +89,38 @@ func initMain(spec string) int {
 		}
 		return rep.end(ws.ExitStatus(), "exit %d", ws.ExitStatus())
 	}
+}
+
+// setUp is the init's first stage: it makes the program's view, drops
+// every capability and starts the second stage in its place. It returns
+// when something failed, or, for a probe, once the view is checked.
+func setUp(j job) error {
+	if err := mountView(j); err != nil {
+		return err
+	}
+	if j.Probe {
+		return checkView(j)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	j.Reap = true
+	next, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	env := []string{InitEnv + "=" + string(next)}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, InitEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	// The report goes on to the next stage.
+	if _, err := unix.FcntlInt(statusFD, unix.F_SETFD, 0); err != nil {
+		return fmt.Errorf("keep the report open: %w", err)
+	}
+	err = syscall.Exec("/proc/self/exe", []string{"granite-sandbox-init"}, env)
+	return fmt.Errorf("start the init's second stage: %w", err)
 }
 
 // reporter writes the init's one report line, once: the program's end

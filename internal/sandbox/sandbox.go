@@ -26,8 +26,10 @@
 // what every process of the same user can.
 //
 // The init is the running executable itself, started again with
-// InitEnv set: this package's init function takes over such a process
-// before main runs, so every binary that links the package (granite,
+// InitEnv set (twice: once to make the view, once more in its own place
+// with every capability dropped, so that no thread of the init holds
+// one while the program runs): this package's init function takes over
+// such a process before main runs, so every binary that links the package (granite,
 // and the tests of any package that imports it) can act as one.
 package sandbox
 

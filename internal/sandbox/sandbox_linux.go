@@ -28,6 +28,10 @@ type job struct {
 	// Remount: make mounts read-only one by one, as on a kernel without
 	// mount_setattr(2) (forceRemount, for tests).
 	Remount bool `json:"remount,omitempty"`
+	// Reap: the init's second stage, started in the first's place once
+	// the view is made and every capability dropped: start the program
+	// and reap.
+	Reap bool `json:"reap,omitempty"`
 	// Probe: set the namespace up, check it, report and exit.
 	Probe bool `json:"probe,omitempty"`
 }

@@ -302,13 +302,14 @@ func TestMkdirPrivateRefusesAnotherUsersFolder(t *testing.T) {
 // TestProgramCannotReachItsInit attacks the init the way the red team
 // left the namespace through it: the program, same user as the init,
 // opens the init's memory to write over it, and attaches to it as a
-// debugger would. The init keeps the namespace's capabilities on threads
-// other than the one that started the program, so either would let the
-// program make a capable thread undo the mounts that hide the host.
+// debugger would, to make a thread of the init that holds the
+// namespace's capabilities undo the mounts that hide the host. Either is
+// refused, and no thread of the init holds a capability to be used.
 func TestProgramCannotReachItsInit(t *testing.T) {
 	needNamespaces(t)
 	res, out, errs := runScript(t, context.Background(), Namespaces,
 		`(exec 3<>/proc/1/mem) 2>/dev/null && echo mem-opened; `+
+			`grep -h '^Cap\(Eff\|Prm\)' /proc/1/task/*/status | grep -v '0000000000000000$'; `+
 			`cat /proc/1/environ >/dev/null 2>&1 && echo environ-read; `+
 			`ls -l /proc/1/fd/ >/dev/null 2>&1 && echo fds-listed; true`)
 	if res.ExitCode != 0 {
