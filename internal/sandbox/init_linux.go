@@ -60,7 +60,7 @@ func initMain(spec string) int {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "TMPDIR=/tmp") // the program's own, bounded /tmp
+	env = append(env, "TMPDIR="+j.TmpDir) // the program's own, bounded
 	firstToKill(0)                   // the program inherits it
 	pid, err := syscall.ForkExec(j.Argv[0], j.Argv, &syscall.ProcAttr{Dir: j.Dir, Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
@@ -95,12 +95,14 @@ func initMain(spec string) int {
 // every capability and starts the second stage in its place. It returns
 // when something failed, or, for a probe, once the view is checked.
 func setUp(j job) error {
-	if err := mountView(j); err != nil {
+	tmp, err := mountView(j)
+	if err != nil {
 		return err
 	}
 	if j.Probe {
 		return checkView(j)
 	}
+	j.TmpDir = tmp
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)
 	}

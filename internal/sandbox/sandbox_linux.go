@@ -28,6 +28,12 @@ type job struct {
 	// Remount: make mounts read-only one by one, as on a kernel without
 	// mount_setattr(2) (forceRemount, for tests).
 	Remount bool `json:"remount,omitempty"`
+	// NoOverlay: lay no writable layer over HOME, /tmp and /var/tmp, as
+	// on a kernel that refuses overlayfs in a user namespace
+	// (forceNoOverlay, for tests).
+	NoOverlay bool `json:"no_overlay,omitempty"`
+	// TmpDir is the program's TMPDIR, from the first stage to the second.
+	TmpDir string `json:"tmpdir,omitempty"`
 	// Reap: the init's second stage, started in the first's place once
 	// the view is made and every capability dropped: start the program
 	// and reap.
@@ -40,6 +46,11 @@ type job struct {
 // mount_setattr(2) (Linux 5.12, as on Jetson's 5.10), so that tests
 // cover it.
 var forceRemount = false
+
+// forceNoOverlay makes inits take the way of kernels that refuse
+// overlayfs in a user namespace (before Linux 5.11), so that tests cover
+// it.
+var forceNoOverlay = false
 
 // statusFD is the init's report to granite: one line, "exit N",
 // "signal NAME", "limit TEXT" (it ended the program for going over a
@@ -208,7 +219,7 @@ func command(ctx context.Context, mode Mode, s Spec, probeOnly bool) (*exec.Cmd,
 		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 		return cmd, nil, nil
 	}
-	j := job{Dir: s.Dir, Hide: s.Hide, Cover: s.Cover, Limits: s.Limits.Or(DefaultLimits), Remount: forceRemount, Probe: probeOnly}
+	j := job{Dir: s.Dir, Hide: s.Hide, Cover: s.Cover, Limits: s.Limits.Or(DefaultLimits), Remount: forceRemount, NoOverlay: forceNoOverlay, Probe: probeOnly}
 	if !probeOnly {
 		path := s.Argv[0]
 		if !strings.Contains(path, "/") {

@@ -526,3 +526,31 @@ func TestDeadRunsFoldersAreRemoved(t *testing.T) {
 		t.Errorf("the live run's folder was removed: %v", err)
 	}
 }
+
+// TestReadOnlyWhereOverlayIsRefused: on a kernel that refuses overlayfs
+// in a user namespace, HOME and /tmp stay as they are and read-only (what
+// the agent was given there still reads), and TMPDIR is a bounded folder
+// of its own.
+func TestReadOnlyWhereOverlayIsRefused(t *testing.T) {
+	needNamespaces(t)
+	forceNoOverlay = true
+	defer func() { forceNoOverlay = false }()
+	home := outsideTemp(t, "home-")
+	given, err := os.CreateTemp("", "granite-given-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(given.Name())
+	fmt.Fprint(given, "given")
+	given.Close()
+	res, out, errs := runScript(t, context.Background(), Namespaces,
+		`cat "$G"; echo; touch "$G" 2>/dev/null && echo tmp-writable; touch "$HOME/x" 2>/dev/null && echo home-writable; `+
+			`case "$TMPDIR" in "$PWD"/*) echo own-tmpdir;; esac; echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`,
+		"G="+given.Name(), "HOME="+home)
+	if res.ExitCode != 0 || out != "given\nown-tmpdir\nt\n" {
+		t.Errorf("got %+v, stdout %q, stderr %q; want the given file read, nothing written outside, and a TMPDIR of its own", res, out, errs)
+	}
+	if !strings.Contains(errs, "is read-only in this trial") {
+		t.Errorf("stderr %q; want the program told why HOME and /tmp are read-only", errs)
+	}
+}

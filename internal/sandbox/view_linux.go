@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,47 +25,57 @@ var (
 // /tmp and /var/tmp as they are, with what the program writes there kept
 // in a bounded tmpfs that goes with it; a fresh /dev/shm; the trials'
 // folder holding a copy of its own folder only, in a bounded tmpfs;
-// Cover's folders empty; and a /proc of its PID namespace.
-func mountView(j job) error {
+// Cover's folders empty; and a /proc of its PID namespace. It returns
+// the program's TMPDIR: /tmp, or where /tmp could not be layered, a
+// folder in its own.
+func mountView(j job) (string, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return "", fmt.Errorf("make mounts private: %w", err)
 	}
 	// Held open: the trial's folder is copied from it once the folders
 	// above it are covered.
 	fd, err := unix.Open(j.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open the trial's folder: %w", err)
+		return "", fmt.Errorf("open the trial's folder: %w", err)
 	}
 	defer unix.Close(fd)
 	if err := readOnly(j.Remount); err != nil {
-		return err
+		return "", err
 	}
 	size := strconv.FormatInt(j.Limits.Disk, 10)
-	if err := layers(j, size); err != nil {
-		return err
+	tmpLayered, err := layers(j, size)
+	if err != nil {
+		return "", err
 	}
 	for _, d := range fresh {
 		if isDir(d) {
 			if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size="+size); err != nil {
-				return fmt.Errorf("mount a tmpfs of the trial's own on %s: %w", d, err)
+				return "", fmt.Errorf("mount a tmpfs of the trial's own on %s: %w", d, err)
 			}
 		}
 	}
 	if err := ownFolder(j, fd, size); err != nil {
-		return err
+		return "", err
+	}
+	tmp := "/tmp"
+	if !tmpLayered {
+		tmp = filepath.Join(j.Dir, ".tmp")
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return "", fmt.Errorf("make the trial's temporary folder: %w", err)
+		}
 	}
 	for _, c := range j.Cover {
 		if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
 			continue // not in the program's view
 		}
 		if err := unix.Mount("tmpfs", c, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0500,size=4k"); err != nil {
-			return fmt.Errorf("cover %s: %w", c, err)
+			return "", fmt.Errorf("cover %s: %w", c, err)
 		}
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount a /proc of the namespace's own: %w", err)
+		return "", fmt.Errorf("mount a /proc of the namespace's own: %w", err)
 	}
-	return nil
+	return tmp, nil
 }
 
 // isDir reports whether p is a folder, not a link to one.
@@ -80,43 +89,44 @@ func isDir(p string) bool {
 // given) and what it writes goes to one tmpfs of the trial's own, bounded
 // in size and gone with the trial. The tmpfs is staged on the trial's
 // folder, which ownFolder covers later, so the program never sees it.
-// Where the kernel refuses an overlay (before Linux 5.11), HOME stays
-// read-only and /tmp and /var/tmp are fresh and empty, and the program
-// is told on its stderr.
-func layers(j job, size string) error {
-	dirs := slices.Clone(layered)
+// Where the kernel refuses an overlay (before Linux 5.11, or when asked
+// by noOverlay), the folder stays read-only, and the program is told on
+// its stderr. It reports whether /tmp was layered.
+func layers(j job, size string) (tmpLayered bool, err error) {
+	// HOME first: a layer over it would hide one over a folder in it.
+	var dirs []string
 	if home := os.Getenv("HOME"); filepath.IsAbs(home) && filepath.Clean(home) != "/" && !within(home, j.Dir) {
 		if fi, err := os.Stat(home); err == nil && fi.IsDir() {
-			dirs = append([]string{home}, dirs...)
+			dirs = append(dirs, home)
+		}
+	}
+	for _, d := range layered {
+		if isDir(d) {
+			dirs = append(dirs, d)
 		}
 	}
 	if err := unix.Mount("tmpfs", j.Dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size="+size); err != nil {
-		return fmt.Errorf("stage the trial's layers: %w", err)
+		return false, fmt.Errorf("stage the trial's layers: %w", err)
 	}
 	// The stage is reached through a handle: once /tmp is layered, its
 	// path leads into the layer, not to the stage.
 	stage, err := unix.Open(j.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open the trial's stage: %w", err)
+		return false, fmt.Errorf("open the trial's stage: %w", err)
 	}
 	defer unix.Close(stage)
 	for i, d := range dirs {
-		if i > 0 && !isDir(d) {
+		var err error = unix.ENOTSUP
+		if !j.NoOverlay {
+			err = overlay(d, "/proc/self/fd/"+strconv.Itoa(stage)+"/"+strconv.Itoa(i))
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "granite sandbox: %s is read-only in this trial (writing over it takes overlayfs in a user namespace, Linux 5.11): %v\n", d, err)
 			continue
 		}
-		err := overlay(d, "/proc/self/fd/"+strconv.Itoa(stage)+"/"+strconv.Itoa(i))
-		switch {
-		case err == nil:
-		case i == 0 && d != layered[0]:
-			fmt.Fprintf(os.Stderr, "granite sandbox: HOME (%s) is read-only in this trial: %v\n", d, err)
-		default:
-			fmt.Fprintf(os.Stderr, "granite sandbox: %s is a fresh, empty folder in this trial: %v\n", d, err)
-			if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size="+size); err != nil {
-				return fmt.Errorf("mount a tmpfs of the trial's own on %s: %w", d, err)
-			}
-		}
+		tmpLayered = tmpLayered || d == "/tmp"
 	}
-	return nil
+	return tmpLayered, nil
 }
 
 // overlay mounts over dir an overlay of dir itself and a writable layer
