@@ -357,7 +357,8 @@ func outsideTemp(t *testing.T, pattern string) string {
 
 // TestProgramWritesOnlyItsOwn attacks the file system the way the red
 // team did: an agent appends forged records to the run's trials.jsonl,
-// writes elsewhere its user may, and fills a disk. The results folder is
+// writes elsewhere its user may (the root; a folder that may lie under
+// /tmp, where the write lands in the trial's layer), and fills a disk. The results folder is
 // not even visible; every other write outside the program's own,
 // bounded folders fails; what it writes under HOME reads back in the
 // trial and is gone after it, and so does what it writes over a file
@@ -395,7 +396,7 @@ func TestProgramWritesOnlyItsOwn(t *testing.T) {
 			dir := p.Dir
 			script := `ls -A "$R" | wc -l; ` +
 				`echo '{"trial_id":"forged"}' >> "$R/trials.jsonl" 2>/dev/null && echo wrote-results; ` +
-				`echo x > "$O/file" 2>/dev/null && echo wrote-outside; ` +
+				`touch "/granite-outside-$M" 2>/dev/null && echo wrote-root; echo x > "$O/file" 2>/dev/null; ` +
 				`cat "$HOME/settings"; echo; echo new > "$HOME/new" && cat "$HOME/new"; ` +
 				`echo t > "/tmp/granite-marker-$M" && echo t > "/var/tmp/granite-marker-$M" && echo tmp-ok; ` +
 				`cat "$G"; echo; echo changed > "$G" && cat "$G"; ` +
@@ -418,7 +419,7 @@ func TestProgramWritesOnlyItsOwn(t *testing.T) {
 			if b, _ := os.ReadFile(given.Name()); string(b) != "given" {
 				t.Errorf("a file in the host's /tmp after the trial: %q", b)
 			}
-			for _, p := range []string{filepath.Join(outside, "file"), filepath.Join(home, "new"),
+			for _, p := range []string{filepath.Join(outside, "file"), "/granite-outside-" + m, filepath.Join(home, "new"),
 				filepath.Join(os.TempDir(), "granite-marker-"+m), "/var/tmp/granite-marker-" + m, filepath.Join(dir, "big")} {
 				if _, err := os.Lstat(p); err == nil {
 					t.Errorf("the program's write reached the host: %s", p)
