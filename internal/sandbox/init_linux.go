@@ -61,7 +61,7 @@ func initMain(spec string) int {
 		}
 	}
 	env = append(env, "TMPDIR="+j.TmpDir) // the program's own, bounded
-	firstToKill(0)                   // the program inherits it
+	firstToKill(0)                        // the program inherits it
 	pid, err := syscall.ForkExec(j.Argv[0], j.Argv, &syscall.ProcAttr{Dir: j.Dir, Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		return rep.end(127, "error start %s: %v", j.Argv[0], err)
