@@ -140,6 +140,12 @@ func (o obj) get(k string) (any, bool) {
 	return nil, false
 }
 
+// mustGet is the member k of o, nil when o has none.
+func mustGet(o obj, k string) any {
+	v, _ := o.get(k)
+	return v
+}
+
 // getObj is the member k when it is an object, else nil.
 func (o obj) getObj(k string) obj {
 	v, _ := o.get(k)

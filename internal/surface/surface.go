@@ -2,13 +2,15 @@
 // is shown them, after transforms that change what the model reads (names,
 // descriptions, how an action and its arguments are encoded, the schema's
 // shape) and never what runs. Each transform is a small deterministic
-// function of the level's tools; the operations, the store and the verdict
-// rules stay the level's. An interface decodes every call it receives back
-// into the level's call (Decode) and encodes the level's gold into its own
-// (Encode), so gold is mapped, never rewritten, and Measure says what its
-// tools cost the model to read. It is a leaf, on level and schemacheck's
-// bounds alone: tools come in as names, descriptions and JSON Schemas,
-// from a generated domain or a regrouped server alike.
+// function of the level's tools, one file each (transform_<key>.go) in
+// one table, Choices (transforms.go), that Build iterates; the
+// operations, the store and the verdict rules stay the level's. An
+// interface decodes every call it receives back into the level's call
+// (Decode) and encodes the level's gold into its own (Encode), so gold is
+// mapped, never rewritten, and Measure says what its tools cost the model
+// to read. It is a leaf, on level and schemacheck's bounds alone: tools
+// come in as names, descriptions and JSON Schemas, from a generated
+// domain or a regrouped server alike.
 package surface
 
 import (
@@ -20,8 +22,8 @@ import (
 )
 
 // Transforms are an interface's choices over its level's tools. The zero
-// value (every field empty) is the level as written; each field's first
-// value is its default.
+// value (every field empty) is the level as written. Each field is the
+// value of one transform of Choices, its first value the default.
 type Transforms struct {
 	// Descriptions: full (as written), terse (the first sentence of each
 	// tool's and argument's description) or none (no descriptions).
@@ -50,87 +52,13 @@ type Transforms struct {
 	Enums string `json:"enums,omitempty"`
 }
 
-// Choice is one transform: its key in a config and its values, default
-// first.
-type Choice struct {
-	Key    string
-	Values []string
-	Doc    string
-	field  func(*Transforms) *string
-}
-
-// Choices are every transform, in the order they are applied and named.
-var Choices = []Choice{
-	{"shape", []string{"flat", "grouped"}, "min_X and max_X arguments as one object X {min, max}", func(t *Transforms) *string { return &t.Shape }},
-	{"actions", []string{"enum", "nested", "oneof"}, "how a tool with several operations takes its action and arguments", func(t *Transforms) *string { return &t.Actions }},
-	{"constraints", []string{"words", "schema"}, "ranges, formats and patterns stated in descriptions too, or in the schema only", func(t *Transforms) *string { return &t.Constraints }},
-	{"descriptions", []string{"full", "terse", "none"}, "tool and argument descriptions: as written, first sentence, none", func(t *Transforms) *string { return &t.Descriptions }},
-	{"enums", []string{"inline", "described"}, "allowed values as an enum keyword, or listed in the description", func(t *Transforms) *string { return &t.Enums }},
-	{"names", []string{"as-written", "camel", "verb-first", "noun-first", "prefixed", "opaque"}, "tool names", func(t *Transforms) *string { return &t.Names }},
-}
-
-// Get is the value of the transform key, its default when unset.
-func (t Transforms) Get(key string) string {
-	for _, c := range Choices {
-		if c.Key == key {
-			if v := *c.field(&t); v != "" {
-				return v
-			}
-			return c.Values[0]
-		}
-	}
-	return ""
-}
-
-// Normal is t with every default value cleared, so that equal choices
-// compare equal.
-func (t Transforms) Normal() Transforms {
-	for _, c := range Choices {
-		if p := c.field(&t); *p == c.Values[0] {
-			*p = ""
-		}
-	}
-	return t
-}
-
-// Changes lists the transforms away from the defaults as key=value, in
-// Choices order.
-func (t Transforms) Changes() []string {
-	var out []string
-	for _, c := range Choices {
-		if v := *c.field(&t); v != "" && v != c.Values[0] {
-			out = append(out, c.Key+"="+v)
-		}
-	}
-	return out
-}
-
-// Check says which transform values are unknown and which choices conflict.
-// Each problem names its key, so that a config can place it.
-func (t Transforms) Check() []Problem {
-	var out []Problem
-	for _, c := range Choices {
-		if v := *c.field(&t); v != "" && !slices.Contains(c.Values, v) {
-			out = append(out, Problem{c.Key, fmt.Sprintf("found %s %q; expected one of %s", c.Key, v, strings.Join(c.Values, ", "))})
-		}
-	}
-	if t.Get("descriptions") == "none" {
-		if t.Get("constraints") == "schema" {
-			out = append(out, Problem{"constraints", "found constraints: schema beside descriptions: none, which already leaves every constraint to the schema; expected one of the two"})
-		}
-		if t.Get("enums") == "described" {
-			out = append(out, Problem{"enums", "found enums: described beside descriptions: none, which leaves no description to list the values in; expected enums: inline, or descriptions full or terse"})
-		}
-	}
-	return out
-}
-
 // Problem is one thing wrong with an interface's definition: the key it
 // is about ("" for the interface as a whole) and what was expected.
 type Problem struct {
 	Key, Msg string
 }
 
+// Error is the message.
 func (p Problem) Error() string { return p.Msg }
 
 // Spec names an interface: a level and the transforms over it.

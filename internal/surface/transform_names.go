@@ -8,6 +8,19 @@ import (
 	"unicode"
 )
 
+// namesTransform: as-written, camel (setDevice), verb-first
+// (set_device), noun-first (device_set), prefixed (the server's name
+// first) or opaque (tool_1, tool_2, … in the level's order, a control).
+var namesTransform = newTransform("names", "tool names",
+	func(t *Transforms) *string { return &t.Names },
+	option{value: "as-written"},
+	option{value: "camel", rename: func(_ string, _ int, name string) string { return camel(splitWords(name)) }},
+	option{value: "verb-first", rename: func(_ string, _ int, name string) string { return reorder(name, true) }},
+	option{value: "noun-first", rename: func(_ string, _ int, name string) string { return reorder(name, false) }},
+	option{value: "prefixed", rename: prefixed},
+	option{value: "opaque", rename: func(_ string, i int, _ string) string { return fmt.Sprintf("tool_%d", i+1) }},
+)
+
 // verbs are the words a tool name starts (or ends) with when it names an
 // operation: verb-first and noun-first move the first of a name's words
 // found here.
@@ -28,25 +41,15 @@ func init() {
 // validName is what MCP clients accept as a tool name.
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// toolNames names the interface's tools, one per level tool, in order.
+// toolNames names the interface's tools, one per level tool, in order,
+// as the names value how does.
 func toolNames(how, server string, tools []Tool) ([]string, error) {
+	rename := namesTransform.option(Transforms{Names: how}).rename
 	out := make([]string, len(tools))
 	for i, t := range tools {
-		switch how {
-		case "camel":
-			out[i] = camel(splitWords(t.Name))
-		case "verb-first", "noun-first":
-			out[i] = reorder(t.Name, how == "verb-first")
-		case "prefixed":
-			p := prefixWord(server)
-			out[i] = t.Name
-			if p != "" && t.Name != p && !strings.HasPrefix(t.Name, p+"_") {
-				out[i] = p + "_" + t.Name
-			}
-		case "opaque":
-			out[i] = fmt.Sprintf("tool_%d", i+1)
-		default:
-			out[i] = t.Name
+		out[i] = t.Name
+		if rename != nil {
+			out[i] = rename(server, i, t.Name)
 		}
 	}
 	for i, n := range out {
@@ -125,6 +128,16 @@ func reorder(name string, verbFirst bool) string {
 		return strings.Join(words, ".")
 	}
 	return camel(words)
+}
+
+// prefixed puts the server's name first, unless the tool's name already
+// starts with it.
+func prefixed(server string, _ int, name string) string {
+	p := prefixWord(server)
+	if p != "" && name != p && !strings.HasPrefix(name, p+"_") {
+		return p + "_" + name
+	}
+	return name
 }
 
 // prefixWord is a server's name as a tool name prefix: snake_case, with
