@@ -45,9 +45,9 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 	}
 	type pickJSON struct {
 		Interface string   `json:"interface"`
-		TC        float64  `json:"tc"`
-		Low       float64  `json:"tc_low"`
-		High      float64  `json:"tc_high"`
+		TC        *float64 `json:"tc,omitempty"`
+		Low       *float64 `json:"tc_low,omitempty"`
+		High      *float64 `json:"tc_high,omitempty"`
 		Trials    int      `json:"trials"`
 		Published string   `json:"published,omitempty"`
 		Ahead     *float64 `json:"ahead_of_published,omitempty"`
@@ -78,7 +78,13 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 			pub.Groups = string(g)
 		}
 		fmt.Fprintf(&b, "## %s: publish %s\n\n", m.Model, p.Pick)
-		fmt.Fprintf(&b, "- TC %.3f (95%% CI %.3f–%.3f, %s, %d trials)\n", p.Mean, p.Low, p.High, p.Interval, p.Trials)
+		if p.Trials == 0 {
+			// No trials have no estimate and no interval: shown as not
+			// available, as the report shows an empty sample's.
+			fmt.Fprintf(&b, "- TC – (95%% CI –, no trials)\n")
+		} else {
+			fmt.Fprintf(&b, "- TC %.3f (95%% CI %.3f–%.3f, %s, %d trials)\n", p.Mean, p.Low, p.High, p.Interval, p.Trials)
+		}
 		if d := p.VsPublished; d != nil && d.Published != p.Pick {
 			fmt.Fprintf(&b, "- ahead of %s, as published, by %+.3f TC (paired over %d trials, 95%% CI %+.3f to %+.3f)\n", d.Published, d.Mean, d.Pairs, d.Low, d.High)
 		} else if d != nil {
@@ -116,7 +122,7 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 				return err
 			}
 		}
-		pj := pickJSON{Interface: p.Pick, TC: p.Mean, Low: p.Low, High: p.High, Trials: p.Trials}
+		pj := pickJSON{Interface: p.Pick, TC: finite(p.Mean), Low: finite(p.Low), High: finite(p.High), Trials: p.Trials}
 		if d := p.VsPublished; d != nil {
 			pj.Published, pj.Ahead, pj.AheadLow, pj.AheadHigh = d.Published, finite(d.Mean), finite(d.Low), finite(d.High)
 		}
@@ -200,6 +206,8 @@ func amount(v float64, unit string) string {
 	return fmt.Sprintf("%.3g %s", v, unit)
 }
 
+// finite is v for JSON, or nil (the field left out) where v is not
+// available.
 func finite(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/mcpgranite/granite/internal/stats"
 )
 
 // PlanResult is what simulated races of a field say about a race's
@@ -17,7 +19,8 @@ type PlanResult struct {
 	MaxRounds int
 	// Right is the share of races whose pick was right: its true mean TC
 	// within Delta of the best true mean. RightLow and RightHigh are the
-	// Wilson 95% interval of that share, the simulation's own error.
+	// Wilson 95% interval of that share, the simulation's own error (NaN
+	// without runs: no interval).
 	Right, RightLow, RightHigh float64
 	// TrialsMean is the mean number of trials a race played, TrialsP90
 	// its 90th percentile.
@@ -100,7 +103,7 @@ func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed 
 	tasks := len(p[cands[0].Name])
 	truth := make([]float64, len(cands))
 	for i, c := range cands {
-		truth[i] = meanOf(p[c.Name])
+		truth[i] = stats.Mean(p[c.Name])
 	}
 	top := slices.Max(truth)
 	res := PlanResult{Runs: runs, MaxRounds: r.MaxRounds, GridTrials: len(cands) * tasks * r.MaxRounds,
@@ -151,12 +154,14 @@ func simulate(r Race, cands []Candidate, p map[string][]float64, runs int, seed 
 	}
 	if runs > 0 {
 		res.Right = float64(right) / float64(runs)
-		res.TrialsMean = meanOf(intsToFloats(trials))
-		res.TrialsP90 = percentile(trials, 0.9)
+		ts := intsToFloats(trials)
+		res.TrialsMean = stats.Mean(ts)
+		res.TrialsP90 = int(stats.Quantile(ts, 0.9))
 		res.Share = res.TrialsMean / float64(res.GridTrials)
 		res.BestDropped = float64(bestDropped) / float64(runs)
 	}
-	res.RightLow, res.RightHigh = Wilson(float64(right), runs)
+	right95 := stats.Wilson(float64(right), runs)
+	res.RightLow, res.RightHigh = right95.Lo, right95.Hi
 	return res
 }
 
@@ -245,14 +250,4 @@ func intsToFloats(xs []int) []float64 {
 		out[i] = float64(x)
 	}
 	return out
-}
-
-// percentile is the q-quantile of xs by the nearest rank.
-func percentile(xs []int, q float64) int {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
 }

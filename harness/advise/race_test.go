@@ -3,95 +3,14 @@ package advise
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgranite/granite/internal/stats"
 )
-
-// exactTail is P(Binomial(n, ½) ≥ k) in exact rational arithmetic.
-func exactTail(n, k int) float64 {
-	sum := new(big.Int)
-	for i := max(k, 0); i <= n; i++ {
-		sum.Add(sum, new(big.Int).Binomial(int64(n), int64(i)))
-	}
-	f, _ := new(big.Rat).SetFrac(sum, new(big.Int).Lsh(big.NewInt(1), uint(n))).Float64()
-	return f
-}
-
-func TestSignTest(t *testing.T) {
-	for _, tc := range []struct {
-		n, losses int
-		want      float64
-	}{
-		{0, 0, 1},
-		{10, 0, 1},
-		{10, 11, 0},
-		{1, 1, 0.5},
-		{10, 10, 1.0 / 1024},
-		{10, 8, 56.0 / 1024},
-		{10, 5, 638.0 / 1024},
-		{10, 6, 386.0 / 1024},
-		{20, 15, 21700.0 / 1048576},
-		// McNemar's exact one-sided test: 12 discordant pairs, 10 lost.
-		{12, 10, 79.0 / 4096},
-	} {
-		if got := SignTest(tc.n, tc.losses); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("SignTest(%d, %d) = %.15g, want %.15g", tc.n, tc.losses, got, tc.want)
-		}
-	}
-	// Against exact tails where the sum is long: the middle, and far out.
-	for _, tc := range [][2]int{{101, 51}, {300, 150}, {300, 180}, {1000, 530}, {1000, 620}, {2000, 999}} {
-		want := exactTail(tc[0], tc[1])
-		if got := SignTest(tc[0], tc[1]); math.Abs(got-want) > 1e-12*max(1, want) && math.Abs(got-want)/want > 1e-10 {
-			t.Errorf("SignTest(%d, %d) = %.15g, want %.15g", tc[0], tc[1], got, want)
-		}
-	}
-}
-
-func TestHolm(t *testing.T) {
-	for _, tc := range []struct {
-		ps, want []float64
-	}{
-		{nil, []float64{}},
-		{[]float64{0.2}, []float64{0.2}},
-		// Sorted .005 (×4), .01 (×3), .03 (×2), .04 (×1, raised to .06).
-		{[]float64{0.01, 0.04, 0.03, 0.005}, []float64{0.03, 0.06, 0.06, 0.02}},
-		{[]float64{0.5, 0.6}, []float64{1, 1}},
-		{[]float64{0.01, 0.01, 0.01}, []float64{0.03, 0.03, 0.03}},
-	} {
-		got := Holm(tc.ps)
-		if len(got) != len(tc.want) {
-			t.Fatalf("Holm(%v) = %v, want %v", tc.ps, got, tc.want)
-		}
-		for i := range got {
-			if math.Abs(got[i]-tc.want[i]) > 1e-12 {
-				t.Errorf("Holm(%v) = %v, want %v", tc.ps, got, tc.want)
-				break
-			}
-		}
-	}
-}
-
-func TestWilson(t *testing.T) {
-	for _, tc := range []struct {
-		k         float64
-		n         int
-		low, high float64
-	}{
-		{8, 10, 0.4901625, 0.9433178},
-		{0, 10, 0, 0.2775328},
-		{10, 10, 0.7224672, 1},
-		{0, 0, 0, 1},
-	} {
-		low, high := Wilson(tc.k, tc.n)
-		if math.Abs(low-tc.low) > 1e-6 || math.Abs(high-tc.high) > 1e-6 {
-			t.Errorf("Wilson(%v, %d) = [%.7f, %.7f], want [%.7f, %.7f]", tc.k, tc.n, low, high, tc.low, tc.high)
-		}
-	}
-}
 
 func TestRaceCheck(t *testing.T) {
 	if err := (Race{}).Check(); err != nil {
@@ -361,10 +280,10 @@ func TestAgainstBestOnlyIsBiased(t *testing.T) {
 		var ps []float64
 		for c := range k {
 			if c != best {
-				ps = append(ps, SignTest(wins[c][best]+wins[best][c], wins[best][c]))
+				ps = append(ps, stats.SignTest(wins[c][best]+wins[best][c], wins[best][c]))
 			}
 		}
-		if slices.Min(Holm(ps)) <= alpha {
+		if slices.Min(stats.Holm(ps)) <= alpha {
 			naive++
 		}
 	}
@@ -436,7 +355,8 @@ func TestRecommend(t *testing.T) {
 			pairs++
 		}
 	}
-	low, high := Wilson(wins, int(n))
+	w := stats.Wilson(wins, int(n))
+	low, high := w.Lo, w.Hi
 	if rec.Trials != int(n) || rec.Mean != wins/n || rec.Low != low || rec.High != high {
 		t.Errorf("pick's mean %v [%v, %v] over %d, want %v [%v, %v] over %v", rec.Mean, rec.Low, rec.High, rec.Trials, wins/n, low, high, n)
 	}

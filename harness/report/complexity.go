@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/mcpgranite/granite/internal/stats"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
@@ -142,7 +143,7 @@ func (r *Report) complexityData(outcome func(row) float64) (d *complexityData, w
 		d.y = append(d.y, outcome(x))
 		d.iface = append(d.iface, x.iface)
 	}
-	if m := mean(d.y); m <= 0 || m >= 1 {
+	if m := stats.Mean(d.y); m <= 0 || m >= 1 {
 		return nil, fmt.Sprintf("the outcome is %g in every trial with a measured interface: nothing to explain", m)
 	}
 	return d, ""
@@ -314,7 +315,7 @@ func (r *Report) complexity(name, outcome string, get func(row) float64) *Table 
 	}
 	k := len(beta)
 	boot := make([][]float64, k)
-	rng := rngFor(r.seed, "complexity/"+name)
+	rng := stats.RNG(r.seed, "complexity/"+name)
 	N := len(d.cell)
 	for range ComplexityResamples {
 		bn, bs := make([]float64, len(d.X)), make([]float64, len(d.X))
@@ -331,12 +332,10 @@ func (r *Report) complexity(name, outcome string, get func(row) float64) *Table 
 			boot[j] = append(boot[j], b[j])
 		}
 	}
+	// No refit converged: no interval (stats.Quantile of nothing is NaN).
 	interval := func(j int) (lo, hi float64) {
-		if len(boot[j]) == 0 {
-			return math.NaN(), math.NaN()
-		}
 		v := slices.Sorted(slices.Values(boot[j]))
-		return stat.Quantile(0.025, stat.Empirical, v, nil), stat.Quantile(0.975, stat.Empirical, v, nil)
+		return stats.Quantile(v, 0.025), stats.Quantile(v, 0.975)
 	}
 	order := make([]int, 0, k-1)
 	for j := 1; j < k; j++ {
@@ -397,10 +396,10 @@ func (r *Report) interfaceFit() *Table {
 			}
 		}
 		lv := r.where(func(x row) bool { return x.iface == name })[0].level
-		tc := mean(obs)
+		tc := stats.Mean(obs)
 		t.Rows = append(t.Rows, []any{name, string(lv), len(obs), tc, d.predict(full, in), ho, ho - tc})
 		errs = append(errs, math.Abs(ho-tc))
 	}
-	t.Note = fmt.Sprintf("mean absolute held-out error %.3f over %d interfaces", mean(errs), len(errs))
+	t.Note = fmt.Sprintf("mean absolute held-out error %.3f over %d interfaces", stats.Mean(errs), len(errs))
 	return t
 }

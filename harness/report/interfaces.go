@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/stats"
 )
 
 // interfaceOrder lists the interfaces the trials played: by level, finest
@@ -83,9 +84,9 @@ func (r *Report) byInterface() *Table {
 		rows := r.where(func(x row) bool { return x.iface == name })
 		ci := r.tcCI("interface/"+name, rows)
 		measured := slices.DeleteFunc(slices.Clone(rows), func(x row) bool { return x.imet == nil })
-		line := []any{name, string(rows[0].level), len(rows), ci.Mean, ci.Lo, ci.Hi, mean(col(rows, getArg)),
-			mean(col(measured, func(x row) float64 { return float64(x.imet.Tools) })),
-			mean(col(measured, func(x row) float64 { return float64(x.imet.SchemaTokens) }))}
+		line := []any{name, string(rows[0].level), len(rows), ci.Mean, ci.Lo, ci.Hi, stats.Mean(col(rows, getArg)),
+			stats.Mean(col(measured, func(x row) float64 { return float64(x.imet.Tools) })),
+			stats.Mean(col(measured, func(x row) float64 { return float64(x.imet.SchemaTokens) }))}
 		cells, sig := fam.cells(name)
 		if name == r.Baseline {
 			sig = "ref"

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
@@ -493,7 +494,7 @@ func (r *Report) plotHeatmap() (figure, string, error) {
 	for _, d := range ds {
 		line := make([]float64, len(r.Models))
 		for i, m := range r.Models {
-			line[i] = mean(col(r.where(func(x row) bool { return x.model == m && x.domain == d }), getTC))
+			line[i] = stats.Mean(col(r.where(func(x row) bool { return x.model == m && x.domain == d }), getTC))
 		}
 		g.z = append(g.z, line)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/stats"
 )
 
 // synthetic writes a results folder shaped like the paper's run: 9 models
@@ -403,7 +404,7 @@ func TestReportOnArtifactTrials(t *testing.T) {
 func TestMarkdownPValues(t *testing.T) {
 	r := &Report{Results: &Results{Manifest: &results.Manifest{Experiment: "p"}}, Tables: []*Table{{
 		Name: "t", Title: "T", Header: []string{"term", "p", "d_tc", "p_tc", "rho"},
-		Rows: [][]any{{"a", 0.0, 0.0, 2.0 / (Resamples + 1), 0.0}, {"b", 0.5, 0.25, 1.0, 1.0}},
+		Rows: [][]any{{"a", 0.0, 0.0, 2.0 / (stats.Resamples + 1), 0.0}, {"b", 0.5, 0.25, 1.0, 1.0}},
 	}}}
 	md := r.markdown(nil, nil, t.TempDir())
 	for _, want := range []string{"| a | < 1e-300 | 0.000 | 1.0e-03 | 0.000 |", "| b | 0.500 | 0.250 | 1.000 | 1.000 |"} {

@@ -4,123 +4,27 @@ package report
 
 import (
 	"errors"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"sort"
 
+	"github.com/mcpgranite/granite/internal/stats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Resamples is the number of bootstrap resamples per interval.
-const Resamples = 2000
-
-// rngFor returns a generator seeded from the report seed and a label, so
-// that every interval is reproducible on its own, whatever else is
-// computed and in whatever order.
-func rngFor(seed uint64, label string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(label))
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
-}
-
-// CI is a mean with its 95% percentile bootstrap interval.
-type CI struct {
-	Mean, Lo, Hi float64
-	N            int
-}
-
-// Bootstrap returns the mean of xs and its 95% percentile interval from
-// Resamples resamples of xs with replacement.
-func Bootstrap(xs []float64, rng *rand.Rand) CI {
-	ci, _ := bootstrap(xs, rng)
-	return ci
-}
-
 // Interval is the 95% interval the report gives the mean of xs under a
-// label: Bootstrap seeded from seed (0: Seed) and the label, so that the
-// same label and sample give the same interval wherever it is shown, in
-// the report's tables and plots or in granite view.
-func Interval(seed uint64, label string, xs []float64) CI {
+// label: stats.Bootstrap seeded from seed (0: Seed) and the label, so
+// that the same label and sample give the same interval wherever it is
+// shown, in the report's tables and plots or in granite view. An empty
+// xs has none (stats.CI.Empty), shown as not available.
+func Interval(seed uint64, label string, xs []float64) stats.CI {
 	if seed == 0 {
 		seed = Seed
 	}
-	return Bootstrap(xs, rngFor(seed, label))
-}
-
-// bootstrap also returns the sorted resample means.
-func bootstrap(xs []float64, rng *rand.Rand) (CI, []float64) {
-	ci := CI{Mean: mean(xs), N: len(xs)}
-	if len(xs) == 0 {
-		ci.Lo, ci.Hi = math.NaN(), math.NaN()
-		return ci, nil
-	}
-	means := make([]float64, Resamples)
-	n := len(xs)
-	for b := range means {
-		s := 0.0
-		for range n {
-			s += xs[rng.IntN(n)]
-		}
-		means[b] = s / float64(n)
-	}
-	slices.Sort(means)
-	ci.Lo = stat.Quantile(0.025, stat.Empirical, means, nil)
-	ci.Hi = stat.Quantile(0.975, stat.Empirical, means, nil)
-	return ci, means
-}
-
-// Paired is a paired comparison: the mean difference, its interval and a
-// two-sided bootstrap p-value.
-type Paired struct {
-	CI
-	P float64
-}
-
-// PairedBootstrap resamples paired differences. p is two-sided: twice
-// the smaller tail, a tail being (resample means on that side of zero,
-// zero included, + 1) / (Resamples + 1), at most 1. The +1 counts the
-// observed sample as one of the resamples (Davison and Hinkley 1997,
-// eq. 4.11): B resamples cannot resolve a p below 1/(B+1) a side, and a
-// difference no resample crosses gets 2/(B+1) ≈ 0.001, not 0.
-func PairedBootstrap(diffs []float64, rng *rand.Rand) Paired {
-	ci, means := bootstrap(diffs, rng)
-	if len(diffs) == 0 {
-		return Paired{CI: ci, P: math.NaN()}
-	}
-	le, ge := 0, 0
-	for _, m := range means {
-		if m <= 0 {
-			le++
-		}
-		if m >= 0 {
-			ge++
-		}
-	}
-	return Paired{CI: ci, P: math.Min(1, 2*float64(min(le, ge)+1)/(Resamples+1))}
-}
-
-// BH returns Benjamini-Hochberg adjusted p-values, in the order given.
-func BH(ps []float64) []float64 {
-	n := len(ps)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return ps[idx[a]] < ps[idx[b]] })
-	out := make([]float64, n)
-	prev := 1.0
-	for r := n - 1; r >= 0; r-- {
-		i := idx[r]
-		q := math.Min(prev, ps[i]*float64(n)/float64(r+1))
-		out[i] = q
-		prev = q
-	}
-	return out
+	return stats.Bootstrap(xs, stats.RNG(seed, label))
 }
 
 // ExactSpearman is the largest sample whose Spearman p-value is counted
@@ -369,11 +273,4 @@ func choose(n, k int) float64 {
 		r *= float64(n-k+i) / float64(i)
 	}
 	return r
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	return stat.Mean(xs, nil)
 }

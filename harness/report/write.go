@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/oneline"
+	"github.com/mcpgranite/granite/internal/stats"
 )
 
 // Write puts the report into out: report.md, one CSV per table,
@@ -149,7 +150,7 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 	}
 	b.WriteString(".\n\n")
 	fmt.Fprintf(&b, "Models: %s. Levels: %s. 95%% intervals are percentile bootstraps of %d resamples (seed %d); level tests are paired bootstraps against L4 over trials sharing model, scenario and repetition, Benjamini-Hochberg adjusted over all level × metric tests (* p<0.05, ** p<0.01, *** p<0.001); a bootstrap p is two-sided, each side (resamples at or past zero + 1) / (%d + 1), so the smallest is 2/%d ≈ %.4f, never 0; Spearman p-values are exact permutation p-values up to %d models (t approximation above). In the plots, error bars are these 95%% intervals (mean GPU power, a ratio of sums, has none), a bar of 0 is drawn as a stub on the axis and a value not available as no bar, and a title says when a plot pools models. Energy meter: %s.\n\n",
-		oneline.Escape(orNone(r.Models)), levelsString(r), Resamples, r.seed, Resamples, Resamples+1, 2.0/(Resamples+1), ExactSpearman, m.Meter)
+		oneline.Escape(orNone(r.Models)), levelsString(r), stats.Resamples, r.seed, stats.Resamples, stats.Resamples+1, 2.0/(stats.Resamples+1), ExactSpearman, m.Meter)
 	b.WriteString("Definitions: TC is 1 when the trial answered, every state condition holds, every answer fact is stated, and the store changed nothing the task did not ask for (rows created are matched by content whatever IDs they got, free text by presence not wording, an optional field left out counts as right); TC strict is 1 when the trial answered, the answer states every fact and the final store equals a right final store byte for byte (τ-bench's reading); F1 is tool selection over tool names, action F1 over (tool, action) pairs; ArgAcc is the share of required gold key-value pairs the aligned call (k-th call of the same tool) gives right, action ArgAcc the same share with calls paired within each (tool, action) by the best assignment, so that their order does not count; pass^k is the chance that all k repetitions of a scenario succeed; a model's best level is chosen " + BestLevelRule + " (the best-level table's rule column says which step decided).")
 	if r.Artifacts {
 		b.WriteString(" For synthesized artifacts, played on replay servers that answer the expected calls with their recorded outputs, TC is 1 when the trial answered and no blocker assertion failed, the gold is the expected calls, the domain is the artifact's source and the difficulty its tier.")

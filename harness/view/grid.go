@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/stats"
 )
 
 // cell is one cell of a TC table: the share of passed trials among N,
@@ -19,7 +20,7 @@ import (
 // that a cell the report also has shows the report's interval.
 type cell struct {
 	N, Pass int
-	CI      report.CI
+	CI      stats.CI
 	Link    string
 	Style   template.CSS
 	// tcs are the cell's trials' TCs in the journal's order, the sample
@@ -126,7 +127,7 @@ func inOrder(config []string, seen map[string]bool) []string {
 // its sample, exactly.
 type intervals struct {
 	mu sync.Mutex
-	m  map[intervalKey]report.CI
+	m  map[intervalKey]stats.CI
 }
 
 type intervalKey struct {
@@ -139,7 +140,7 @@ type intervalKey struct {
 const maxIntervals = 1 << 16
 
 // of returns the interval of a sample under a label.
-func (c *intervals) of(label string, xs []float64) report.CI {
+func (c *intervals) of(label string, xs []float64) stats.CI {
 	h := fnv.New64a()
 	var b [8]byte
 	for _, x := range xs {
@@ -156,7 +157,7 @@ func (c *intervals) of(label string, xs []float64) report.CI {
 	ci = report.Interval(0, label, xs)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxIntervals {
-		c.m = map[intervalKey]report.CI{}
+		c.m = map[intervalKey]stats.CI{}
 	}
 	c.m[k] = ci
 	c.mu.Unlock()

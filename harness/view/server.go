@@ -17,9 +17,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/stats"
 )
 
 //go:embed templates/*.html
@@ -246,8 +246,8 @@ var funcs = template.FuncMap{
 	},
 	"compact": compact,
 	// ci writes a TC interval in percent.
-	"ci": func(c report.CI) string {
-		if math.IsNaN(c.Lo) {
+	"ci": func(c stats.CI) string {
+		if c.Empty() {
 			return ""
 		}
 		return fmt.Sprintf("%.0f–%.0f%%", 100*c.Lo, 100*c.Hi)

@@ -94,7 +94,7 @@ func TestNoPackageImportsALayerAbove(t *testing.T) {
 
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]int{
-		"internal/speclang": 0, "internal/level": 0, "internal/opkind": 0, "internal/schemacheck": 0, "internal/combine": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 4,
+		"internal/speclang": 0, "internal/level": 0, "internal/opkind": 0, "internal/schemacheck": 0, "internal/combine": 0, "internal/stats": 0, "internal/toolsrc": 0, "internal/serve": 1, "harness/results": 0, "harness/report": 4,
 		"harness": 4, "harness/score": 1, "harness/gold": 2, "harness/agent": 3, "gen/fleet": 1, "gen": 1, "generator": 1, "cmd/granite": 5, "specs": 0,
 	} {
 		if got, ok := layerOf(module + "/" + pkg); !ok || got != want {
@@ -166,6 +166,15 @@ func TestCommandsLinkNoTestSupport(t *testing.T) {
 			"internal/models/ollama/ollamaserver", "internal/models/ollama/tinymodel", "internal/gguf", "internal/testdomain", "internal/spectest", "internal/npmtest"},
 			"test-support packages are for _test.go files alone")
 	}
+}
+
+// TestStatsLinkNothingOfGranite: the statistics the report and the
+// advisor share stand on the standard library and gonum, so that both
+// can use them and neither pulls in the other.
+func TestStatsLinkNothingOfGranite(t *testing.T) {
+	linksNone(t, "internal/stats", nil,
+		[]string{"internal", "harness", "scenarios", "cmd", "gen", "generator", "specs", "templates"},
+		"the statistics must stand on the standard library and gonum alone")
 }
 
 // linksNone fails when pkg links, directly or not, a package of the
