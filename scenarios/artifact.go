@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -216,6 +218,27 @@ func turnCalls(a Artifact) string {
 // replayed without the server that listed them.
 func ToolsFile(artifacts string) string {
 	return strings.TrimSuffix(artifacts, ".jsonl") + ".tools.json"
+}
+
+// WriteArtifactsFile writes the artifacts to path, one a line, creating
+// missing folders, and beside it (ToolsFile) the tools they were made
+// from, so that granite judge and granite run --artifacts need no server.
+func WriteArtifactsFile(path string, tools []Tool, arts []Artifact) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteArtifacts(f, arts); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return toolsrc.WriteTools(ToolsFile(path), Sources(tools))
 }
 
 // DomainSource reads an artifact source of the form domain:<name>/<level>,

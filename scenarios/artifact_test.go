@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // TestReadArtifactsRefusesBadLines: every broken line is reported at
@@ -48,5 +52,28 @@ func TestReadArtifactsRefusesBadLines(t *testing.T) {
 	}
 	if _, err := ReadArtifacts(path); err == nil || !strings.Contains(err.Error(), "no artifacts") {
 		t.Errorf("empty file: %v", err)
+	}
+}
+
+// TestWriteArtifactsFile: the artifacts land in a file whose folders are
+// created, with their tools beside it, and read back as written.
+func TestWriteArtifactsFile(t *testing.T) {
+	d := gen.Domains[0]
+	tools := FromDomain(d, level.L4)
+	arts, err := Offline("domain:"+d.Name+"/L4", tools, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "new", "folder", "a.jsonl")
+	if err := WriteArtifactsFile(path, tools, arts); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadArtifacts(path)
+	if err != nil || len(back) != len(arts) {
+		t.Fatalf("read back %d artifacts, %v; want %d", len(back), err, len(arts))
+	}
+	listed, err := toolsrc.LoadTools(ToolsFile(path))
+	if err != nil || len(listed) != len(tools) {
+		t.Fatalf("tools beside: %d, %v; want %d", len(listed), err, len(tools))
 	}
 }

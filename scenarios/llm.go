@@ -49,8 +49,22 @@ func NewLLM(host, model string, hc *http.Client) (*LLM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LLM{Client: c, Model: model, Timeout: 2 * time.Minute}, nil
+	return &LLM{Client: c, Model: model, Timeout: stageTimeout}, nil
 }
+
+// DialLLM is NewLLM once the host has shown it is an Ollama holding the
+// model (ollama.Dial): its errors say in one line why there is no model,
+// those of a host where no Ollama answers marked ollama.ErrNoServer.
+func DialLLM(ctx context.Context, host, model string, hc *http.Client) (*LLM, error) {
+	c, err := ollama.Dial(ctx, host, hc, model)
+	if err != nil {
+		return nil, err
+	}
+	return &LLM{Client: c, Model: model, Timeout: stageTimeout}, nil
+}
+
+// stageTimeout bounds one stage request with its retries.
+const stageTimeout = 2 * time.Minute
 
 // Stage sends a prompt with the schema as format, validates the reply and
 // decodes it into out; each check then looks at out and names a problem a

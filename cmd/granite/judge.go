@@ -8,12 +8,13 @@ import (
 	"io"
 	"os"
 
+	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
 // runJudge is granite judge: deterministic checks of synthesized
 // artifacts and, with a model, an LLM judge.
-func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("judge", "FILE.jsonl [--domain D --level L | --tools FILE | --mcp-cmd CMD | --mcp-url URL] [--model M] [--json OUT]",
 		"Judges synthesized artifacts against their tools: deterministic checks (tool existence,\n"+
 			"schema validity, coverage per tool, Gini of tool use, co-occurring tools, retries) and,\n"+
@@ -22,36 +23,34 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"default to FILE.tools.json, which granite synth --out writes beside the artifacts.", stderr)
 	src := addToolSource(fset)
 	model := fset.String("model", "", "an Ollama model to judge with (default: deterministic checks only)")
-	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+	host := addOllamaFlag(fset)
 	jsonOut := fset.String("json", "", "write the checks and scores as JSON here")
 	file, args := leadingFile(args)
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	if file == "" {
-		fail(stderr, "judge", 2, errors.New("give the artifacts file first"))
-		fset.Usage()
-		return 2
+		return withUsage(fset, errors.New("give the artifacts file first"))
 	}
 	if !src.given() {
 		// The tools granite synth wrote beside the artifacts.
 		*src.tools = scenarios.ToolsFile(file)
 	}
-	tools, _, _, code := src.load(ctx, "judge", stderr)
-	if code != 0 {
-		return code
+	tools, _, _, err := src.load(ctx)
+	if err != nil {
+		return err
 	}
 	arts, err := scenarios.ReadArtifacts(file)
 	if err != nil {
-		return fail(stderr, "judge", 1, err)
+		return err
 	}
 	q := scenarios.Check(tools, arts)
 	var scores []scenarios.Scores
 	failed := 0
 	if *model != "" {
-		llm, err := connectLLM(ctx, *host, *model)
+		llm, err := scenarios.DialLLM(ctx, ollama.ResolveHost(*host), *model, nil)
 		if err != nil {
-			return fail(stderr, "judge", 1, err)
+			return err
 		}
 		for _, a := range arts {
 			s, err := llm.Judge(ctx, tools, a)
@@ -60,7 +59,7 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				failed++
 				continue
 			case err != nil:
-				return fail(stderr, "judge", 1, fmt.Errorf("judging %s: %w", a.ID, err))
+				return fmt.Errorf("judging %s: %w", a.ID, err)
 			}
 			scores = append(scores, s)
 		}
@@ -69,8 +68,8 @@ func runJudge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{"quality": q, "scores": scores, "unjudged": failed}, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			return fail(stderr, "judge", 1, err)
+			return err
 		}
 	}
-	return 0
+	return nil
 }

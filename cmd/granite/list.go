@@ -15,47 +15,24 @@ import (
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 	"github.com/mcpgranite/granite/specs"
 )
 
-// domainSummary is one row of `granite list --json`.
-type domainSummary struct {
-	Name       string                   `json:"name"`
-	Title      string                   `json:"title"`
-	Entities   []string                 `json:"entities"`
-	Operations int                      `json:"operations"`
-	Tools      map[level.Level]int      `json:"tools"`
-	ToolNames  map[level.Level][]string `json:"tool_names"`
-	// Scenarios counts scenarios per difficulty tier; MeanCalls is the
-	// mean number of gold calls per level.
-	Scenarios map[string]int          `json:"scenarios"`
-	MeanCalls map[level.Level]float64 `json:"mean_gold_calls"`
-	// Dropped lists, per level and tool, the schema keywords Ollama's tool
-	// types drop before a model sees them (their constraints must be said
-	// in the descriptions too); DroppedByBackend the same for each backend
-	// (an OpenAI-compatible endpoint gets the whole schema).
-	Dropped          map[level.Level]map[string][]string            `json:"dropped_by_ollama"`
-	DroppedByBackend map[string]map[level.Level]map[string][]string `json:"dropped_by_backend"`
-	// ContextByBackend says how each backend's models get their context:
-	// num_ctx on Ollama's native API, the server's own over the OpenAI
-	// API, which has no field for it.
-	ContextByBackend map[string]string `json:"context_by_backend"`
-}
-
-func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// runList is granite list: the generated domains (harness.DomainSummary)
+// or, with --interfaces, the interfaces of each domain or a server.
+func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("list", "[--interfaces [--mcp-cmd CMD | --mcp-url URL | --tools FILE [--groups F]]] [--domain D] [--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level;\nwith --interfaces, each domain's standard interfaces (every level as\nwritten and each transform preset over it) with what their tools cost a\nmodel to read: schema tokens (cl100k_base), arguments, actions, nesting\ndepth, the share of constraints only the schema states, and the schema\nkeywords the default backend drops; with a server (--mcp-cmd, --mcp-url,\n--tools), its regrouped levels' interfaces instead.", stderr)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	ifaces := fs.Bool("interfaces", false, "list each domain's standard interfaces and their metrics")
 	only := fs.String("domain", "", "list only this domain")
 	src := addExternalSource(fs, true)
-	if code, ok := parse(fs, args); !ok {
-		return code
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if src.live() || *src.tools != "" {
 		if !*ifaces || *only != "" {
-			return fail(stderr, "list", 2, fmt.Errorf("a server (--mcp-cmd, --mcp-url, --tools) goes with --interfaces and without --domain"))
+			return usagef("a server (--mcp-cmd, --mcp-url, --tools) goes with --interfaces and without --domain")
 		}
 		return listServerInterfaces(ctx, src, *asJSON, stdout, stderr)
 	}
@@ -63,7 +40,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *only != "" {
 		d, ok := gen.Lookup(*only)
 		if !ok {
-			return fail(stderr, "list", 2, fmt.Errorf("unknown domain %q: want one of %s", *only, domainNames()))
+			return usagef("unknown domain %q: want one of %s", *only, domainNames())
 		}
 		domains = []*mcpdomain.Domain{d}
 	}
@@ -72,48 +49,20 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
-		return fail(stderr, "list", 1, err)
+		return err
 	}
-	// The backends whose tool conversion the list reports, in the
-	// registry's order.
-	converters := agent.Converters()
-	var rows []domainSummary
+	var rows []harness.DomainSummary
 	for _, d := range domains {
-		r := domainSummary{Name: d.Name, Title: d.Title, Entities: d.Entities, Operations: len(d.Operations),
-			Tools: map[level.Level]int{}, ToolNames: map[level.Level][]string{},
-			Scenarios: map[string]int{}, MeanCalls: map[level.Level]float64{}, Dropped: map[level.Level]map[string][]string{},
-			DroppedByBackend: map[string]map[level.Level]map[string][]string{}}
-		r.ContextByBackend = contextNotes()
-		for _, b := range converters {
-			r.DroppedByBackend[b.Name()] = map[level.Level]map[string][]string{}
-		}
-		for _, l := range level.Levels {
-			r.Tools[l] = len(d.Tools[l])
-			for _, b := range converters {
-				r.DroppedByBackend[b.Name()][l] = agent.ToolLoss(b, d.Tools[l])
-			}
-			r.Dropped[l] = r.DroppedByBackend[agent.Default().Name()][l]
-			for _, t := range d.Tools[l] {
-				r.ToolNames[l] = append(r.ToolNames[l], t.Name)
-			}
-		}
-		if sd := spec.Domain(d.Name); sd != nil {
-			for _, s := range sd.Scenarios {
-				r.Scenarios[s.Difficulty]++
-				for _, l := range level.Levels {
-					r.MeanCalls[l] += float64(len(s.Gold[l])) / float64(len(sd.Scenarios))
-				}
-			}
-		}
-		rows = append(rows, r)
+		rows = append(rows, harness.SummariseDomain(d, spec.Domain(d.Name)))
 	}
+	converters := agent.Converters()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
-			return fail(stderr, "list", 1, err)
+			return err
 		}
-		return 0
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	header := "DOMAIN\tTOOLS L4/L3/L2/L1\tEASY\tMEDIUM\tHARD\tGOLD CALLS L4/L3/L2/L1\t"
@@ -136,32 +85,20 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := tw.Flush(); err != nil {
-		return 1
+		return exitStatus(1)
 	}
 	fmt.Fprintf(stdout, "%s, %d scenarios (%d easy, %d medium, %d hard)\n", count(len(rows), "domain"),
 		total[speclang.Easy]+total[speclang.Medium]+total[speclang.Hard], total[speclang.Easy], total[speclang.Medium], total[speclang.Hard])
 	fmt.Fprintln(stdout, "DROPS count schema keywords (minimum, maximum, pattern, format, ...) that a backend's tool types drop before")
 	fmt.Fprintln(stdout, "a model sees a tool: Ollama's keep only a few keywords, OpenAI-compatible endpoints get the whole schema.")
 	fmt.Fprintln(stdout, "The constraints are also stated in the descriptions. --json lists them per backend, level and tool.")
-	notes := contextNotes()
+	notes := agent.ContextNotes()
 	for _, b := range agent.Backends() {
 		if n, ok := notes[b.Name()]; ok {
 			fmt.Fprintf(stdout, "Context, %s: %s.\n", b.Label(), n)
 		}
 	}
-	return 0
-}
-
-// contextNotes says, per backend that can, how its models' context is
-// set.
-func contextNotes() map[string]string {
-	notes := map[string]string{}
-	for _, b := range agent.Backends() {
-		if c, ok := b.(agent.ContextSetter); ok {
-			notes[b.Name()] = c.ContextNote()
-		}
-	}
-	return notes
+	return nil
 }
 
 // drops is one backend's dropped keywords per level, "L4 / L3 / L2 / L1".
@@ -178,70 +115,48 @@ func dropped(byTool map[string][]string) int {
 	return n
 }
 
-// interfaceSummary is one row of `granite list --interfaces --json`: an
-// interface of a domain's standard catalogue and what its tools cost a
-// model to read.
-type interfaceSummary struct {
-	Domain    string      `json:"domain"`
-	Interface string      `json:"interface"`
-	Level     level.Level `json:"level"`
-	// Transforms are the changes from the level as written, key=value in
-	// surface.Choices order; empty for the level itself.
-	Transforms []string        `json:"transforms"`
-	Metrics    surface.Metrics `json:"metrics"`
-}
-
 // listInterfaces prints the standard catalogue of each domain
 // (serve.DomainInterfaces), measured, as a table or as JSON.
-func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.Writer) int {
-	rows := []interfaceSummary{}
+func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.Writer) error {
+	rows := []harness.InterfaceSummary{}
 	for _, d := range domains {
 		cat, err := serve.DomainInterfaces(d)
 		if err != nil {
-			return fail(stderr, "list", 1, err)
+			return err
 		}
-		rows = append(rows, summarise(d.Name, cat)...)
+		rows = append(rows, harness.SummariseInterfaces(d.Name, cat)...)
 	}
 	return printInterfaces(rows, count(len(domains), "domain"), asJSON, stdout, stderr)
 }
 
 // listServerInterfaces lists the catalogue of a server's regrouped
 // levels.
-func listServerInterfaces(ctx context.Context, src *externalSource, asJSON bool, stdout, stderr io.Writer) int {
+func listServerInterfaces(ctx context.Context, src *externalSource, asJSON bool, stdout, stderr io.Writer) error {
 	tools, name, g, _, err := src.forInterfaces(ctx, "list", stderr)
 	if err != nil {
-		return fail(stderr, "list", 1, err)
+		return err
 	}
 	rg, err := regroup.Build(tools, g)
 	if err != nil {
-		return fail(stderr, "list", 1, err)
+		return err
 	}
 	cat, err := rg.Catalogue(name)
 	if err != nil {
-		return fail(stderr, "list", 1, err)
+		return err
 	}
-	return printInterfaces(summarise(name, cat), "server "+name, asJSON, stdout, stderr)
-}
-
-func summarise(domain string, cat []*surface.Interface) []interfaceSummary {
-	var rows []interfaceSummary
-	for _, iface := range cat {
-		rows = append(rows, interfaceSummary{Domain: domain, Interface: iface.Spec.Name, Level: iface.Spec.Level,
-			Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
-	}
-	return rows
+	return printInterfaces(harness.SummariseInterfaces(name, cat), "server "+name, asJSON, stdout, stderr)
 }
 
 // printInterfaces prints the rows of interfaces of what, as a table or
 // JSON.
-func printInterfaces(rows []interfaceSummary, what string, asJSON bool, stdout, stderr io.Writer) int {
+func printInterfaces(rows []harness.InterfaceSummary, what string, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
-			return fail(stderr, "list", 1, err)
+			return err
 		}
-		return 0
+		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tINTERFACE\tLEVEL\tTRANSFORMS\tTOOLS\tSCHEMA TOKENS\tARGS MAX\tACTIONS MAX\tDEPTH\tSCHEMA-ONLY SHARE\tDROPPED KEYWORDS")
@@ -255,9 +170,9 @@ func printInterfaces(rows []interfaceSummary, what string, asJSON bool, stdout, 
 			m.Tools, m.SchemaTokens, m.ArgsMax, m.ActionsMax, m.Depth, m.SchemaOnly, m.Dropped)
 	}
 	if err := tw.Flush(); err != nil {
-		return 1
+		return exitStatus(1)
 	}
 	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), what)
 	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop. --json gives every metric.\n", agent.Default().Label())
-	return 0
+	return nil
 }

@@ -25,14 +25,14 @@ func TestListInterfaces(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--interfaces", "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rows []interfaceSummary
+	var rows []harness.InterfaceSummary
 	must(t, json.Unmarshal(out.Bytes(), &rows))
-	var want []interfaceSummary
+	var want []harness.InterfaceSummary
 	for _, d := range gen.Domains {
 		cat, err := serve.DomainInterfaces(d)
 		must(t, err)
 		for _, iface := range cat {
-			want = append(want, interfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
+			want = append(want, harness.InterfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
 				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
 		}
 	}
@@ -96,7 +96,7 @@ func TestListInterfacesTable(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--domain", d.Name, "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("list --domain: exit %d: %s", code, errb.String())
 	}
-	var summaries []domainSummary
+	var summaries []harness.DomainSummary
 	must(t, json.Unmarshal(out.Bytes(), &summaries))
 	if len(summaries) != 1 || summaries[0].Name != d.Name {
 		t.Errorf("list --domain %s: %d rows, first %+v; want that domain alone", d.Name, len(summaries), summaries)
@@ -115,7 +115,7 @@ func TestListServerInterfaces(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--interfaces", "--json", "--tools", "../../harness/testdata/server-memory.tools.json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rows []interfaceSummary
+	var rows []harness.InterfaceSummary
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -4,25 +4,22 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/sandbox"
-	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// command is one subcommand.
+// command is one subcommand. Its run returns nil, or an error that exit
+// prints and turns into the exit status: a *usageError 2, an exitStatus
+// itself, any other 1.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands = []command{
@@ -61,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return exit(stderr, c.name, c.run(ctx, args[1:], stdout, stderr))
 		}
 	}
 	fmt.Fprintf(stderr, "granite: unknown command %q\n\n", args[0])
@@ -76,59 +73,4 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'granite <command> -h' for a command's flags.")
-}
-
-// newFlags returns a flag set whose errors and help go to stderr and whose
-// usage line describes the command.
-func newFlags(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("granite "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: granite %s %s\n\n%s\n\nFlags:\n", name, synopsis, about)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses flags; it returns an exit code and false when the command
-// should stop (help: 0, bad flags or stray arguments: 2).
-func parse(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
-		return 2, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
-		return 2, false
-	}
-	return 0, true
-}
-
-// fail prints err the one way granite prints an error, and returns code,
-// the exit status: a positioned error list one error a line, then their
-// count; any other error as "granite <cmd>: <err>", its text not saying
-// cmd twice when it starts with it already (results.Merge's "merge: ").
-func fail(stderr io.Writer, cmd string, code int, err error) int {
-	var list speclang.ErrorList
-	if errors.As(err, &list) {
-		fmt.Fprintln(stderr, escapeLines(list.Error()))
-		fmt.Fprintln(stderr, count(len(list), "error"))
-		return code
-	}
-	fmt.Fprintf(stderr, "granite %s: %s\n", cmd, escapeLines(strings.TrimPrefix(err.Error(), cmd+": ")))
-	return code
-}
-
-// escapeLines escapes each line of a message (oneline.Escape), keeping
-// its line breaks: an error can quote a server, a file or a model, and
-// none of their escapes or carriage returns reaches the terminal.
-func escapeLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = oneline.Escape(l)
-	}
-	return strings.Join(lines, "\n")
 }

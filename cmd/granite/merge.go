@@ -12,26 +12,24 @@ import (
 )
 
 // runMerge is granite merge: the shards of one run into one results folder.
-func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("merge", "--out DIR SHARD_DIR...",
 		"Combines the output folders of the shards of one run into one trials.jsonl, in grid order.\n"+
 			"Refuses folders of different configs, a shard given twice and overlapping trials.", stderr)
 	out := fset.String("out", "", "folder for the merged run (must not hold trials.jsonl)")
 	if err := fset.Parse(args); err != nil {
-		return 2
+		return &usageError{} // -h too: merge has always exited 2 for it
 	}
 	if *out == "" || fset.NArg() == 0 {
-		fail(stderr, "merge", 2, errors.New("need --out DIR and at least one shard folder"))
-		fset.Usage()
-		return 2
+		return withUsage(fset, errors.New("need --out DIR and at least one shard folder"))
 	}
 	sum, err := results.Merge(*out, fset.Args())
 	if err != nil {
-		return fail(stderr, "merge", 1, err)
+		return err
 	}
 	fmt.Fprintf(stdout, "merged shards %s: %d of %d trials into %s/%s\n", oneline.Escape(strings.Join(sum.Shards, ", ")), sum.Records, sum.Grid, *out, results.TrialsFile)
 	if sum.Missing > 0 {
 		fmt.Fprintf(stdout, "warning: %d trials of the grid are in no shard; run the missing shards (or --resume unfinished ones) and merge again\n", sum.Missing)
 	}
-	return 0
+	return nil
 }

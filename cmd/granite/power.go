@@ -23,7 +23,7 @@ type powerReport struct {
 	CounterMinusIntegratedPct *float64 `json:"counter_minus_integrated_pct,omitempty"`
 }
 
-func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("power", "[--json] [--seconds N] [--interval-ms N] [--powercap DIR] [--sysfs DIR]",
 		"Probes what this node can measure (NVIDIA driver and GPUs with their energy counters,\n"+
 			"a Jetson's INA3221 power rails and GPU devfreq node, RAPL zones), then samples for N\n"+
@@ -34,14 +34,14 @@ func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	interval := fset.Int("interval-ms", 100, "sampling period")
 	root := fset.String("powercap", "/sys/class/powercap", "powercap sysfs folder")
 	sysfs := fset.String("sysfs", "/sys", "sysfs root for the Jetson power rails")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	o := meter.Options{Kind: meter.Auto, Interval: time.Duration(*interval) * time.Millisecond, PowercapRoot: *root, SysRoot: *sysfs, Idle: -1}
 	rep := powerReport{Probe: meter.ProbeNode(o), Seconds: *seconds}
 	m, err := meter.Open(o)
 	if err != nil {
-		return fail(stderr, "power", 1, err)
+		return err
 	}
 	rep.Meter = m.Describe()
 	if *seconds > 0 && m.Name() != meter.None {
@@ -58,15 +58,15 @@ func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if err := m.Close(); err != nil {
-		fail(stderr, "power", 1, err)
+		fail(stderr, "power", err) // the reading is taken: say it, and go on
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			return 1
+			return exitStatus(1)
 		}
-		return 0
+		return nil
 	}
 	p := rep.Probe
 	if p.NVML.OK {
@@ -111,5 +111,5 @@ func runPower(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stdout, "error: %s\n", e)
 		}
 	}
-	return 0
+	return nil
 }

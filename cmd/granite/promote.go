@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,7 @@ import (
 
 // runPromote is granite synth promote: executed-grounded artifacts of a
 // generated domain as scenarios granite verify checks.
-func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("synth promote", "FILE.jsonl --domain D [--first N] [--out FILE]",
 		"Turns executed-grounded artifacts of a generated domain into scenarios in the\n"+
 			"specs/<domain>/scenarios.yaml form (gold at L4, expectations read off the store the\n"+
@@ -25,24 +24,24 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	first := fset.Int("first", 101, "number of the first promoted scenario id")
 	out := fset.String("out", "", "output file (default: standard output)")
 	file, args := leadingFile(args)
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	if file == "" || *domain == "" {
-		return fail(stderr, "synth promote", 2, errors.New("give the artifacts file and --domain"))
+		return usagef("give the artifacts file and --domain")
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
-		return fail(stderr, "synth promote", 1, err)
+		return err
 	}
 	d := spec.Domain(*domain)
 	dom, ok := gen.Lookup(*domain)
 	if d == nil || !ok {
-		return fail(stderr, "synth promote", 2, fmt.Errorf("unknown domain %q: want one of %s", *domain, domainNames()))
+		return usagef("unknown domain %q: want one of %s", *domain, domainNames())
 	}
 	arts, err := scenarios.ReadArtifacts(file)
 	if err != nil {
-		return fail(stderr, "synth promote", 1, err)
+		return err
 	}
 	promoted, skipped := scenarios.Promote(d, dom, arts, *first)
 	for _, s := range skipped {
@@ -50,7 +49,7 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	y, err := scenarios.PromotedYAML(d.Name, promoted)
 	if err != nil {
-		return fail(stderr, "synth promote", 1, err)
+		return err
 	}
 	if *out != "" {
 		err = os.WriteFile(*out, y, 0o644)
@@ -58,8 +57,8 @@ func runPromote(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		_, err = stdout.Write(y)
 	}
 	if err != nil {
-		return fail(stderr, "synth promote", 1, err)
+		return err
 	}
 	fmt.Fprintf(stderr, "promoted %d of %d artifacts; add them to specs/%s/scenarios.yaml and run granite verify --domain %s\n", len(promoted), len(arts), d.Name, d.Name)
-	return 0
+	return nil
 }

@@ -3,112 +3,20 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
-	"github.com/mcpgranite/granite/internal/toolsrc"
+	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
-// externalSource is an MCP server granite regroups: a live one (a
-// command or a URL) or a tools/list file.
-type externalSource struct {
-	*serverFlags
-	groups, name *string
-}
-
-func addExternalSource(fset *flag.FlagSet, withTools bool) *externalSource {
-	return &externalSource{
-		serverFlags: addServerFlags(fset, ", to regroup", withTools),
-		groups:      fset.String("groups", "", "a groups file (specs/groups.schema.json; granite regroup --suggest writes one) saying which tools share a coarse tool (default: derived)"),
-		name:        fset.String("name", "", "the server's short name, which derived tool names start with (default: from the server's own name)"),
-	}
-}
-
-// load lists the source's tools and returns its short name; a live
-// source's connection is returned open for the caller to use or close.
-func (s *externalSource) load(ctx context.Context) (tools []toolsrc.Tool, name string, c *client.Client, err error) {
-	opts, err := s.options()
-	if err != nil {
-		return nil, "", nil, err
-	}
-	switch {
-	case *s.mcpCmd != "" && *s.mcpURL != "":
-		return nil, "", nil, fmt.Errorf("give one of --mcp-cmd and --mcp-url")
-	case s.live():
-		var init *mcp.InitializeResult
-		c, init, err = toolsrc.Connect(ctx, *s.mcpCmd, *s.mcpURL, opts...)
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("%s%s: %w", *s.mcpCmd, *s.mcpURL, err)
-		}
-		if tools, err = toolsrc.ListTools(ctx, c); err != nil {
-			c.Close()
-			return nil, "", nil, err
-		}
-		name = init.ServerInfo.Name
-	case *s.tools != "":
-		if tools, err = toolsrc.LoadTools(*s.tools); err != nil {
-			return nil, "", nil, err
-		}
-		name = strings.TrimSuffix(filepath.Base(*s.tools), filepath.Ext(*s.tools))
-	default:
-		return nil, "", nil, fmt.Errorf("give --mcp-cmd, --mcp-url or --tools")
-	}
-	if *s.name != "" {
-		name = *s.name
-	}
-	return tools, regroup.ServerName(name), c, nil
-}
-
-// grouping reads the groups file, or derives the groups.
-func (s *externalSource) grouping(name string, tools []toolsrc.Tool) (*regroup.Groups, error) {
-	if *s.groups == "" {
-		return regroup.Derive(name, tools), nil
-	}
-	return regroup.LoadGroups(*s.groups, tools)
-}
-
-// forInterfaces is load and grouping for a command that builds
-// interfaces over the server (granite list --interfaces, granite
-// advise): a tool whose name an interface cannot carry is skipped with a
-// warning, as granite synth skips a tool no call fits, and taken out of
-// the groups, instead of refusing the whole server.
-func (s *externalSource) forInterfaces(ctx context.Context, cmd string, stderr io.Writer) (tools []toolsrc.Tool, name string, g *regroup.Groups, skipped []regroup.Skip, err error) {
-	all, name, c, err := s.load(ctx)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	if c != nil {
-		c.Close()
-	}
-	tools, skipped = regroup.Exposable(all)
-	for _, sk := range skipped {
-		fmt.Fprintf(stderr, "granite %s: warning: skipping tool %q: %s\n", cmd, sk.Tool, sk.Why)
-	}
-	if len(tools) == 0 {
-		return nil, "", nil, nil, fmt.Errorf("none of the server's %d tools has a name an interface can carry; granite regroup and granite serve take them as they are", len(all))
-	}
-	if *s.groups == "" {
-		return tools, name, regroup.Derive(name, tools), skipped, nil
-	}
-	// The file names the server's tools, the skipped ones among them.
-	if g, err = regroup.LoadGroups(*s.groups, all); err != nil {
-		return nil, "", nil, nil, err
-	}
-	return tools, name, g.Only(tools), skipped, nil
-}
-
-func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("regroup", "(--mcp-cmd CMD | --mcp-url URL | --tools FILE) [--groups FILE] [--suggest [--model M]]",
 		"Shows an MCP server's tools regrouped at L4 (as published), L3 (task tools), L2 (query and\n"+
 			"control) and L1 (one tool). Without --groups the groups are derived: L2 by each tool's\n"+
@@ -119,16 +27,16 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	src := addExternalSource(fset, true)
 	suggest := fset.Bool("suggest", false, "write the groups as a groups file to standard output")
 	model := fset.String("model", "", "with --suggest: an Ollama model proposes the groups")
-	host := fset.String("ollama", "", "Ollama base URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	host := addOllamaFlag(fset)
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	if *model != "" && !*suggest {
-		return fail(stderr, "regroup", 2, errors.New("--model needs --suggest"))
+		return usagef("--model needs --suggest")
 	}
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
-		return fail(stderr, "regroup", 1, err)
+		return err
 	}
 	if c != nil {
 		c.Close()
@@ -136,20 +44,20 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var g *regroup.Groups
 	how := "derived by granite: L2 by readOnlyHint (else the verb of the name), L3 by task category"
 	if *model != "" {
-		llm, err := connectLLM(ctx, *host, *model)
+		llm, err := scenarios.DialLLM(ctx, ollama.ResolveHost(*host), *model, nil)
 		if err != nil {
-			return fail(stderr, "regroup", 1, err)
+			return err
 		}
 		if g, err = regroup.Suggest(ctx, llm, name, tools); err != nil {
-			return fail(stderr, "regroup", 1, err)
+			return err
 		}
 		how = "proposed by " + *model + " under constrained decoding, checked by granite"
 	} else if g, err = src.grouping(name, tools); err != nil {
-		return fail(stderr, "regroup", 1, err)
+		return err
 	}
 	iface, err := regroup.Build(tools, g)
 	if err != nil {
-		return fail(stderr, "regroup", 1, err)
+		return err
 	}
 	if *suggest {
 		out, err := g.YAML([]string{
@@ -158,10 +66,10 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			"Use it: granite serve --mcp-cmd CMD --level L2 --groups THIS_FILE",
 		})
 		if err != nil {
-			return fail(stderr, "regroup", 1, err)
+			return err
 		}
 		_, _ = stdout.Write(out)
-		return 0
+		return nil
 	}
 	// The names are the server's: escaped, so that one holding a line
 	// break or a terminal escape stays on its line and moves nothing.
@@ -178,17 +86,17 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 		}
 	}
-	return 0
+	return nil
 }
 
 // serveRegrouped serves an external server at a level over stdio (one
 // source connection for the process) or HTTP (a fresh source connection
 // per session: for a command, a fresh process), with serve's safety
 // defaults.
-func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
-		return fail(stderr, "serve", 1, err)
+		return err
 	}
 	// The probe that listed the tools ends: every connection to the
 	// source starts fresh.
@@ -203,7 +111,7 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 		p, err = iface.Proxy(name, lv)
 	}
 	if err != nil {
-		return fail(stderr, "serve", 1, err)
+		return err
 	}
 	opts, _ := src.options() // load checked them
 	p.Source = serve.Source{Cmd: *src.mcpCmd, URL: *src.mcpURL, Options: opts}
@@ -212,17 +120,17 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 		in, restore := serve.Pollable(os.Stdin)
 		defer restore()
 		if err := p.ServeStdio(ctx, in, stdout, stderr); err != nil && !errors.Is(err, context.Canceled) {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
-		return 0
+		return nil
 	case "http":
 		h, err := p.Handler(ho, stderr)
 		if err != nil {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
 		defer h.Close(context.Background())
 		return serveHTTP(ctx, h, at, name+" (regrouped)", lv, stderr)
 	default:
-		return fail(stderr, "serve", 2, fmt.Errorf("unknown --transport %q: want stdio or http", transport))
+		return usagef("unknown --transport %q: want stdio or http", transport)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -29,7 +28,7 @@ import (
 // once; a Prometheus server scrapes over one.
 const maxMetricsConns = 16
 
-func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n] [--models a,b] [--domains a,b | --artifacts FILE.jsonl]",
 		"Runs an experiment: every model x domain x level x scenario x repetition of the config,\n"+
 			"each trial on a fresh store behind a fresh MCP server, appending each finished trial to\n"+
@@ -51,26 +50,26 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	artifactURL := fset.String("mcp-url", "", "with --artifacts: play on this live MCP streamable HTTP endpoint instead of replay servers")
 	isolation := fset.String("isolation", agent.IsolationAuto, "how agent commands are contained: auto (namespaces of their own where the kernel allows, else a process group, said at start and in run.json), namespaces (or refuse to start), none")
 	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
-		return fail(stderr, "run", 1, err)
+		return err
 	}
 	cfg, err := harness.LoadConfig(*config, spec)
 	if err != nil {
-		return fail(stderr, "run", 2, err)
+		return badUsage(err)
 	}
 	opts := harness.Options{Out: *out, Resume: *resume, Progress: stderr, Lookup: gen.Lookup, Terminal: isTerminal(stderr), Isolation: *isolation}
 	if *shard != "" {
 		if opts.Shard, err = harness.ParseShard(*shard); err != nil {
-			return fail(stderr, "run", 2, err)
+			return badUsage(err)
 		}
 	}
 	if *artifacts != "" {
 		if *domains != "" {
-			return fail(stderr, "run", 2, errors.New("--domains and --artifacts exclude each other: an artifact run takes its tools and prompts from the artifacts"))
+			return usagef("--domains and --artifacts exclude each other: an artifact run takes its tools and prompts from the artifacts")
 		}
 		cfg.Artifacts, cfg.ArtifactTools = *artifacts, *artifactTools
 		cfg.Domains, cfg.Scenarios, cfg.Granularities = nil, nil, nil
@@ -79,7 +78,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for _, l := range strings.Split(*levels, ",") {
 				lv, err := level.Parse(l)
 				if err != nil {
-					return fail(stderr, "run", 2, fmt.Errorf("--levels: %v", err))
+					return usagef("--levels: %v", err)
 				}
 				cfg.Granularities = append(cfg.Granularities, lv)
 			}
@@ -90,7 +89,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		for _, f := range []struct{ name, v string }{{"artifact-tools", *artifactTools}, {"levels", *levels}, {"groups", *groups}, {"mcp-cmd", *artifactCmd}, {"mcp-url", *artifactURL}} {
 			if f.v != "" {
-				return fail(stderr, "run", 2, fmt.Errorf("--%s needs --artifacts", f.name))
+				return usagef("--%s needs --artifacts", f.name)
 			}
 		}
 	}
@@ -108,13 +107,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)
 	}
 	if err != nil {
-		return fail(stderr, "run", 2, err)
+		return badUsage(err)
 	}
 	if *metricsAddr != "" {
 		live := harness.NewLive()
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
-			return fail(stderr, "run", 2, fmt.Errorf("--metrics-addr: %v", err))
+			return usagef("--metrics-addr: %v", err)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", live.Handler())
@@ -144,11 +143,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "granite run: interrupted; finished trials are recorded, continue with --resume\n")
-			return 130
+			return exitStatus(130)
 		}
-		return fail(stderr, "run", 1, err)
+		return err
 	}
-	return 0
+	return nil
 }
 
 // narrow keeps the config's entries named in a comma list (all when the

@@ -18,7 +18,7 @@ import (
 
 // runScore turns a recording of granite serve --record into a trial
 // record, prints its verdict and can add it to a results folder.
-func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("score", "--record FILE [--answer TEXT | --answer-file F] [--model NAME] [--out DIR]",
 		"Scores a session granite serve --record recorded, as a trial of the usual schema:\n"+
 			"the calls every session made, the store they left, and the client's final answer.\n"+
@@ -29,48 +29,48 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	answerFile := fset.String("answer-file", "", "a file holding the client's final answer")
 	model := fset.String("model", "recorded", "what the record calls the subject (client, model, person)")
 	out := fset.String("out", "", "results folder to add the record to")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	switch {
 	case *record == "":
-		return fail(stderr, "score", 2, errors.New("--record is required: the file granite serve --record wrote"))
+		return usagef("--record is required: the file granite serve --record wrote")
 	case *answer != "" && *answerFile != "":
-		return fail(stderr, "score", 2, errors.New("give --answer or --answer-file, not both"))
+		return usagef("give --answer or --answer-file, not both")
 	case strings.ContainsAny(*model, "/ ") || *model == "":
-		return fail(stderr, "score", 2, fmt.Errorf("--model %q: want a name without slashes or spaces (it starts the trial id)", *model))
+		return usagef("--model %q: want a name without slashes or spaces (it starts the trial id)", *model)
 	}
 	text := *answer
 	if *answerFile != "" {
 		data, err := os.ReadFile(*answerFile)
 		if err != nil {
-			return fail(stderr, "score", 1, err)
+			return err
 		}
 		text = string(data)
 	}
 	rc, err := harness.ReadRecording(*record)
 	if err != nil {
-		return fail(stderr, "score", 1, err)
+		return err
 	}
 	for _, n := range rc.Notes {
 		fmt.Fprintf(stderr, "granite score: note: %s\n", oneline.Escape(n))
 	}
-	spec, _, code := loadSpecs("score", "", stderr)
-	if spec == nil {
-		return code
+	spec, _, err := loadSpecs("", stderr)
+	if err != nil {
+		return err
 	}
 	rec, err := harness.ScoreRecording(ctx, spec, gen.Lookup, rc, *model, text)
 	if err != nil {
-		return fail(stderr, "score", 1, err)
+		return err
 	}
 	printVerdict(stdout, rec)
 	if *out != "" {
 		if err := harness.AddRecord(*out, rec); err != nil {
-			return fail(stderr, "score", 1, err)
+			return err
 		}
 		fmt.Fprintf(stdout, "added %s to %s\n", oneline.Escape(rec.TrialID), *out)
 	}
-	return 0
+	return nil
 }
 
 // printVerdict says the verdict and every reason for it.
@@ -98,41 +98,42 @@ func printVerdict(w io.Writer, r *results.Record) {
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and appends every
 // call of every session to record (when set) as it is answered.
-func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
+func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
 	if transport != "http" {
-		return fail(stderr, "serve", 2, errors.New("--scenario and --record serve over --transport http: give the client the URL printed, with the token"))
+		return usagef("--scenario and --record serve over --transport http: give the client the URL printed, with the token")
 	}
 	if name, _, _ := strings.Cut(scenario, "-"); domain != "" && domain != name {
-		return fail(stderr, "serve", 2, fmt.Errorf("--scenario %s belongs to domain %s, not --domain %s", scenario, name, domain))
+		return usagef("--scenario %s belongs to domain %s, not --domain %s", scenario, name, domain)
 	}
-	spec, _, code := loadSpecs("serve", "", stderr)
-	if spec == nil {
-		return code
+	spec, _, err := loadSpecs("", stderr)
+	if err != nil {
+		return err
 	}
 	r, err := harness.NewRecorder(spec, gen.Lookup, scenario, level)
 	if err != nil {
-		return fail(stderr, "serve", 2, err)
+		return badUsage(err)
 	}
 	if record != "" {
 		// Every call is appended as it is answered, so the recording
 		// survives a kill; creating it now fails before any session.
 		if err := r.RecordTo(record); err != nil {
-			return fail(stderr, "serve", 1, fmt.Errorf("--record: %v", err))
+			return fmt.Errorf("--record: %v", err)
 		}
 	}
 	fmt.Fprintf(stdout, "Give your MCP client this prompt (scenario %s at %s):\n\n%s\n\n", scenario, level, r.Prompt())
 	h := r.Handler(ho)
 	name, _, _ := strings.Cut(scenario, "-")
-	code = serveHTTP(ctx, h, addr, name, level, stderr)
+	err = serveHTTP(ctx, h, addr, name, level, stderr)
 	_ = h.Close(context.Background())
 	if record == "" {
-		return code
+		return err
 	}
-	if err := r.Close(); err != nil {
-		return fail(stderr, "serve", 1, fmt.Errorf("--record: %v", err))
+	if cerr := r.Close(); cerr != nil {
+		return errors.Join(err, fmt.Errorf("--record: %v", cerr))
 	}
+	// A server that failed still says what it recorded, then why.
 	rc := r.Recording()
 	fmt.Fprintf(stderr, "granite: recorded %d calls in %d sessions to %s; score it with granite score --record %s --answer-file ANSWER\n",
 		len(rc.Calls), rc.Sessions, record, record)
-	return code
+	return err
 }

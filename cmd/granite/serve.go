@@ -20,7 +20,7 @@ import (
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "(--domain D | --scenario ID [--record FILE] | --mcp-cmd CMD | --mcp-url URL [--groups F]) (--level L4|L3|L2|L1 | --interface NAME) [--transport stdio|http] [--addr 127.0.0.1:8765]",
 		"Serves one domain at one granularity level to any MCP client, on a fresh store, or at\n"+
 			"an interface over a level (--interface L3-terse: the level's tools as transformed,\n"+
@@ -50,21 +50,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
 	record := fs.String("record", "", "http, with --scenario: append every call of every session, as it is answered, and the store after it to this file, for granite score")
-	if code, ok := parse(fs, args); !ok {
-		return code
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	// Zero or negative bounds are mistakes, not requests for the default.
 	switch {
 	case ho.MaxSessions < 1:
-		return fail(stderr, "serve", 2, fmt.Errorf("--max-sessions %d: want at least 1", ho.MaxSessions))
+		return usagef("--max-sessions %d: want at least 1", ho.MaxSessions)
 	case ho.IdleTimeout <= 0:
-		return fail(stderr, "serve", 2, fmt.Errorf("--idle %s: want a positive duration, like 10m", ho.IdleTimeout))
+		return usagef("--idle %s: want a positive duration, like 10m", ho.IdleTimeout)
 	case ho.MaxBody < 1:
-		return fail(stderr, "serve", 2, fmt.Errorf("--max-body %d: want at least 1 byte", ho.MaxBody))
+		return usagef("--max-body %d: want at least 1 byte", ho.MaxBody)
 	case *drain <= 0:
-		return fail(stderr, "serve", 2, fmt.Errorf("--drain %s: want a positive duration, like 10s", *drain))
+		return usagef("--drain %s: want a positive duration, like 10s", *drain)
 	case *sourceLine < 1:
-		return fail(stderr, "serve", 2, fmt.Errorf("--max-source-line %d: want at least 1 byte", *sourceLine))
+		return usagef("--max-source-line %d: want at least 1 byte", *sourceLine)
 	}
 	serve.DrainTimeout, serve.MaxLine, serve.MaxSourceLine = *drain, ho.MaxBody, *sourceLine
 	if ho.Token == "" {
@@ -83,9 +83,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fs.Visit(func(f *flag.Flag) { levelGiven = levelGiven || f.Name == "level" })
 		switch {
 		case levelGiven:
-			return fail(stderr, "serve", 2, fmt.Errorf("--interface %s and --level %s exclude each other: an interface names its level (L3-terse is L3 with terse descriptions); give one of them", *ifaceFlag, *levelFlag))
+			return usagef("--interface %s and --level %s exclude each other: an interface names its level (L3-terse is L3 with terse descriptions); give one of them", *ifaceFlag, *levelFlag)
 		case ext.live() || *scenario != "":
-			return fail(stderr, "serve", 2, errors.New("--interface serves a generated domain: give it with --domain, not --scenario, --mcp-cmd or --mcp-url"))
+			return usagef("--interface serves a generated domain: give it with --domain, not --scenario, --mcp-cmd or --mcp-url")
 		}
 		return serveInterface(ctx, *domain, *ifaceFlag, *transport, at, ho, stdout, stderr)
 	}
@@ -93,45 +93,45 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		// An external server regrouped at the level, instead of a domain.
 		level, err := level.Parse(*levelFlag)
 		if err != nil || *domain != "" || *scenario != "" {
-			return fail(stderr, "serve", 2, errors.New("--mcp-cmd/--mcp-url take a --level and no --domain or --scenario"))
+			return usagef("--mcp-cmd/--mcp-url take a --level and no --domain or --scenario")
 		}
 		return serveRegrouped(ctx, ext, level, *transport, at, ho, stdout, stderr)
 	}
 	if *record != "" && *scenario == "" {
-		return fail(stderr, "serve", 2, errors.New("--record needs --scenario: the recording is scored against it"))
+		return usagef("--record needs --scenario: the recording is scored against it")
 	}
 	if *scenario != "" {
 		level, err := level.Parse(*levelFlag)
 		if err != nil {
-			return fail(stderr, "serve", 2, fmt.Errorf("--level: %v", err))
+			return usagef("--level: %v", err)
 		}
 		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {
-		return fail(stderr, "serve", 2, fmt.Errorf("unknown domain %q: want one of %s", *domain, domainNames()))
+		return usagef("unknown domain %q: want one of %s", *domain, domainNames())
 	}
 	level, err := level.Parse(*levelFlag)
 	if err != nil {
-		return fail(stderr, "serve", 2, fmt.Errorf("--level: %v", err))
+		return usagef("--level: %v", err)
 	}
 	switch *transport {
 	case "stdio":
 		in, restore := serve.Pollable(os.Stdin)
 		defer restore()
 		if err := serve.Stdio(ctx, d, level, in, stdout); err != nil && !errors.Is(err, context.Canceled) {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
-		return 0
+		return nil
 	case "http":
 		h, err := serve.NewHandler(d, level, ho)
 		if err != nil {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
 		defer h.Close(context.Background())
 		return serveHTTP(ctx, h, at, d.Name, level, stderr)
 	default:
-		return fail(stderr, "serve", 2, fmt.Errorf("unknown --transport %q: want stdio or http", *transport))
+		return usagef("unknown --transport %q: want stdio or http", *transport)
 	}
 }
 
@@ -140,18 +140,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // session (or one for all with SharedStore). Each session is the level's
 // server on its own store with the interface's proxy in front, so every
 // call is decoded onto the level's call before it runs.
-func serveInterface(ctx context.Context, domain, name, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) int {
+func serveInterface(ctx context.Context, domain, name, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
 	d, ok := gen.Lookup(domain)
 	if !ok {
-		return fail(stderr, "serve", 2, fmt.Errorf("unknown domain %q: want one of %s", domain, domainNames()))
+		return usagef("unknown domain %q: want one of %s", domain, domainNames())
 	}
 	spec, err := surface.Parse(name)
 	if err != nil {
-		return fail(stderr, "serve", 2, fmt.Errorf("--interface: %w", err))
+		return usagef("--interface: %w", err)
 	}
 	iface, err := serve.DomainInterface(d, spec)
 	if err != nil {
-		return fail(stderr, "serve", 1, err)
+		return err
 	}
 	// Sessions share the interface: it is only read once built.
 	open := func(ctx context.Context) (*server.MCPServer, func(), error) { return interfaceServer(ctx, d, iface) }
@@ -159,24 +159,24 @@ func serveInterface(ctx context.Context, domain, name, transport string, at serv
 	case "stdio":
 		srv, end, err := open(ctx)
 		if err != nil {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
 		defer end()
 		in, restore := serve.Pollable(os.Stdin)
 		defer restore()
 		if err := serve.StdioServer(ctx, srv, in, stdout, nil); err != nil && !errors.Is(err, context.Canceled) {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
-		return 0
+		return nil
 	case "http":
 		h, err := serve.NewFactoryHandler(func() (*server.MCPServer, func(), error) { return open(context.Background()) }, ho)
 		if err != nil {
-			return fail(stderr, "serve", 1, err)
+			return err
 		}
 		defer h.Close(context.Background())
 		return serveHTTPAs(ctx, h, at, d.Name+" at interface "+spec.Name, stderr)
 	default:
-		return fail(stderr, "serve", 2, fmt.Errorf("unknown --transport %q: want stdio or http", transport))
+		return usagef("unknown --transport %q: want stdio or http", transport)
 	}
 }
 
@@ -191,21 +191,21 @@ func interfaceServer(ctx context.Context, d *mcpdomain.Domain, iface *surface.In
 }
 
 // serveHTTP serves h on the endpoint until ctx ends, saying where.
-func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, domain string, level level.Level, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, domain string, level level.Level, stderr io.Writer) error {
 	return serveHTTPAs(ctx, h, at, domain+" at "+string(level), stderr)
 }
 
 // serveHTTPAs is serveHTTP for a server described by what.
-func serveHTTPAs(ctx context.Context, h http.Handler, at serve.Endpoint, what string, stderr io.Writer) int {
+func serveHTTPAs(ctx context.Context, h http.Handler, at serve.Endpoint, what string, stderr io.Writer) error {
 	ln, err := at.Listen("serve", stderr)
 	if err != nil {
-		return fail(stderr, "serve", 1, err)
+		return err
 	}
 	fmt.Fprintf(stderr, "granite: serving %s on http://%s/mcp\n", what, ln.Addr())
 	if err := at.ServeMCP(ctx, h, ln); err != nil {
-		return fail(stderr, "serve", 1, err)
+		return err
 	}
-	return 0
+	return nil
 }
 
 // domainNames lists the domains, in the registry's sorted order.

@@ -21,21 +21,21 @@ var specFiles = []string{"*.schema.json", "*/domain.yaml", "*/scenarios.yaml", "
 
 // loadSpecs loads the specs of --specs dir, or the embedded ones when dir
 // is empty, printing every error (and warning) with dir before each file
-// name. where names the source in summaries. code is the exit status to
-// return when spec is nil.
-func loadSpecs(cmd, dir string, stderr io.Writer) (spec *speclang.Spec, where string, code int) {
+// name; the errors come back as one ErrorList, for exit to print. where
+// names the source in summaries.
+func loadSpecs(dir string, stderr io.Writer) (spec *speclang.Spec, where string, err error) {
 	var src fs.FS = specs.FS
 	where = "embedded specs"
 	if dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, "", fail(stderr, cmd, 2, fmt.Errorf("--specs %s: not a folder", dir))
+			return nil, "", usagef("--specs %s: not a folder", dir)
 		}
 		src, where = os.DirFS(dir), dir
 	}
-	spec, err := speclang.LoadAll(src)
+	spec, err = speclang.LoadAll(src)
 	var list speclang.ErrorList
 	if err != nil && !errors.As(err, &list) {
-		return nil, "", fail(stderr, cmd, 1, err)
+		return nil, "", err
 	}
 	var warns speclang.ErrorList
 	if spec != nil {
@@ -48,9 +48,9 @@ func loadSpecs(cmd, dir string, stderr io.Writer) (spec *speclang.Spec, where st
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	if len(list) > 0 {
-		return nil, "", fail(stderr, cmd, 1, list)
+		return nil, "", list
 	}
-	return spec, where, 0
+	return spec, where, nil
 }
 
 // count says "1 error" or "3 errors".

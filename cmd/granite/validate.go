@@ -6,23 +6,23 @@ import (
 	"io"
 )
 
-func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("validate", "[--specs DIR]",
 		"Validates every <domain>/domain.yaml and <domain>/scenarios.yaml against their schemas\n"+
 			"and the checks a schema cannot make (gold calls against the tools' input schemas,\n"+
 			"expectations against the entities), and prints every error as\n"+
 			"file:line:col: path: what was found and expected.\n"+
 			"Without --specs it validates the specs built into this binary.", stderr)
-	dir := fset.String("specs", "", "folder holding the schemas and <domain>/{domain,scenarios}.yaml (default: the embedded specs)")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	dir := addSpecsFlag(fset)
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	if msg := checkoutDrift("validate", *dir); msg != "" {
 		fmt.Fprintln(stderr, msg)
 	}
-	spec, where, code := loadSpecs("validate", *dir, stderr)
-	if spec == nil {
-		return code
+	spec, where, err := loadSpecs(*dir, stderr)
+	if err != nil {
+		return err
 	}
 	ops, scenarios := 0, 0
 	for _, d := range spec.Domains {
@@ -30,5 +30,5 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		scenarios += len(d.Scenarios)
 	}
 	fmt.Fprintf(stdout, "%s: %s, %s, %s, all valid\n", where, count(len(spec.Domains), "domain"), count(ops, "operation"), count(scenarios, "scenario"))
-	return 0
+	return nil
 }

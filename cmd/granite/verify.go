@@ -16,7 +16,7 @@ import (
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("verify", "[--specs DIR] [--domain D] [--json] [--mutants [--corpus DIR]]",
 		"Executes every scenario's gold tool calls at every level through MCP tools/call on a\n"+
 			"fresh store and checks that no call fails, the expectations hold, the four levels end\n"+
@@ -25,25 +25,25 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			"With --mutants it also proves the answer verdict by mutation (the score per operator).\n"+
 			"Without --specs it verifies the specs built into this binary; with it, the specs of\n"+
 			"DIR against this binary's generated code (it says when that code is stale).", stderr)
-	dir := fset.String("specs", "", "folder holding the schemas and <domain>/{domain,scenarios}.yaml (default: the embedded specs)")
+	dir := addSpecsFlag(fset)
 	domain := fset.String("domain", "", "verify only this domain (default: all)")
 	asJSON := fset.Bool("json", false, "print the report as JSON")
 	mutants := fset.Bool("mutants", false, "also prove the answer verdict by mutation: derive wrong answers and right rewrites from the oracle's solution of every scenario at every level (and from --corpus recordings) and check each scores as it must")
 	corpus := fset.String("corpus", "", "with --mutants: a folder of recordings, <domain>/<scenario>.<level>.record.json each with its .answer.txt, to derive variants from too")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	if *corpus != "" && !*mutants {
-		return fail(stderr, "verify", 2, fmt.Errorf("--corpus needs --mutants"))
+		return usagef("--corpus needs --mutants")
 	}
 	// The generated code is always the binary's, so a checkout's specs/
 	// newer than the binary matters here even with --specs.
 	if msg := checkoutDrift("verify", *dir); msg != "" {
 		fmt.Fprintln(stderr, msg)
 	}
-	spec, _, code := loadSpecs("verify", *dir, stderr)
-	if spec == nil {
-		return code
+	spec, _, err := loadSpecs(*dir, stderr)
+	if err != nil {
+		return err
 	}
 	var only []string
 	if *domain != "" {
@@ -51,13 +51,13 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	rep, err := gold.Verify(ctx, spec, gen.Lookup, only...)
 	if err != nil {
-		return fail(stderr, "verify", 2, err)
+		return badUsage(err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			return fail(stderr, "verify", 1, err)
+			return err
 		}
 	} else {
 		for _, f := range rep.Failures {
@@ -67,26 +67,26 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stdout, rep.Summary())
 	}
 	if !rep.OK() {
-		return 1
+		return exitStatus(1) // the failures are printed
 	}
 	if *mutants {
 		return verifyMutants(ctx, spec, only, *corpus, stdout, stderr)
 	}
-	return 0
+	return nil
 }
 
 // verifyMutants runs the mutation test of the answer verdict (see
 // gold.Mutation and harness.MutateRecording) and prints the score per
 // operator; it exits 1 when any variant scores otherwise than it must.
-func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corpus string, stdout, stderr io.Writer) int {
+func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corpus string, stdout, stderr io.Writer) error {
 	ms, err := gold.Mutation(ctx, spec, gen.Lookup, only...)
 	if err != nil {
-		return fail(stderr, "verify", 2, err)
+		return badUsage(err)
 	}
 	if corpus != "" {
 		entries, err := harness.ReadCorpus(corpus)
 		if err != nil {
-			return fail(stderr, "verify", 2, fmt.Errorf("--corpus: %w", err))
+			return usagef("--corpus: %w", err)
 		}
 		for _, e := range entries {
 			if e.Wrong != "" || len(only) > 0 && !slices.Contains(only, e.Recording.Domain) {
@@ -94,7 +94,7 @@ func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corp
 			}
 			verdicts, err := harness.MutateRecording(ctx, spec, gen.Lookup, e.Recording, e.Answer)
 			if err != nil {
-				return fail(stderr, "verify", 2, fmt.Errorf("%s: %w", e.Name, err))
+				return usagef("%s: %w", e.Name, err)
 			}
 			ms.Add(e.Name, verdicts)
 		}
@@ -116,10 +116,10 @@ func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corp
 	tw.Flush()
 	if failed > 0 {
 		fmt.Fprintf(stdout, "mutation: %d variants score otherwise than they must\n", failed)
-		return 1
+		return exitStatus(1) // the failures are printed
 	}
 	fmt.Fprintln(stdout, "mutation: every wrong variant scores TC 0 and every right rewrite TC 1")
-	return 0
+	return nil
 }
 
 // printCoverage prints one row per domain: tools (and actions) used per

@@ -10,22 +10,22 @@ import (
 	"github.com/mcpgranite/granite/harness"
 )
 
-func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("version", "[--json]",
 		"Prints which granite this is: version, commit, Go version, OS/arch, build tags and cgo,\n"+
 			"the energy meters built in, and a hash of the embedded specs. run.json records the same.", stderr)
 	asJSON := fset.Bool("json", false, "print JSON")
-	if code, ok := parse(fset, args); !ok {
-		return code
+	if err := parse(fset, args); err != nil {
+		return err
 	}
 	b := harness.BuildInfo()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(b); err != nil {
-			return 1
+			return exitStatus(1)
 		}
-		return 0
+		return nil
 	}
 	tags := strings.Join(b.Tags, ",")
 	if tags == "" {
@@ -33,5 +33,5 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "granite %s\ncommit:  %s\ngo:      %s\nos/arch: %s/%s\ntags:    %s (cgo %v)\nmeters:  %s\nspecs:   sha256 %s\n",
 		b.Version, b.CommitText(), b.GoVersion, b.OS, b.Arch, tags, b.CGO, strings.Join(b.Meters, ", "), b.SpecsSHA256)
-	return 0
+	return nil
 }

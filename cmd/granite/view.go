@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +14,7 @@ import (
 	"github.com/mcpgranite/granite/internal/serve"
 )
 
-func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runView(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("view", "--results DIR [--results DIR ...] [--addr 127.0.0.1:7860]",
 		"Serves a local web page over results folders: the run's progress and scores, every\n"+
 			"trial's transcript and explained verdict, and a scenario across the four levels.\n"+
@@ -34,11 +33,11 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	origins := fs.String("allow-origin", "", "browser origins to allow besides loopback ones (comma-separated)")
 	hosts := fs.String("allow-host", "", "host names to answer under besides loopback ones and the address dialled (comma-separated)")
 	fs.DurationVar(&o.Poll, "poll", 2*time.Second, "how often open pages look for new trials")
-	if code, ok := parse(fs, args); !ok {
-		return code
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if len(dirs) == 0 {
-		return fail(stderr, "view", 2, errors.New("no results folder: pass --results DIR (e.g. --results results/smoke after make run)"))
+		return usagef("no results folder: pass --results DIR (e.g. --results results/smoke after make run)")
 	}
 	if o.Token == "" {
 		o.Token = os.Getenv("GRANITE_TOKEN")
@@ -51,11 +50,11 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	v, err := view.New(dirs, o)
 	if err != nil {
-		return fail(stderr, "view", 1, err)
+		return err
 	}
 	ln, err := serve.Endpoint{Addr: *addr, Token: o.Token}.Listen("view", stderr)
 	if err != nil {
-		return fail(stderr, "view", 1, err)
+		return err
 	}
 	hs := &http.Server{Handler: v, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	link := "http://" + ln.Addr().String() + "/"
@@ -64,7 +63,7 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "granite view: %d results folder(s) at %s\n", len(dirs), link)
 	if err := serve.UntilDone(ctx, hs, ln); err != nil {
-		return fail(stderr, "view", 1, err)
+		return err
 	}
-	return 0
+	return nil
 }

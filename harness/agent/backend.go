@@ -114,6 +114,18 @@ type ContextSetter interface {
 	ContextNote() string
 }
 
+// ContextNotes says, per kind that can (a ContextSetter), how its models'
+// context is set, by kind name.
+func ContextNotes() map[string]string {
+	notes := map[string]string{}
+	for _, b := range backends {
+		if c, ok := b.(ContextSetter); ok {
+			notes[b.Name()] = c.ContextNote()
+		}
+	}
+	return notes
+}
+
 // Default is the kind of an entry that names none.
 func Default() Backend { return named(defaultBackend) }
 

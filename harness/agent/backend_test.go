@@ -46,3 +46,18 @@ func TestEveryBackendIsRegistered(t *testing.T) {
 		t.Errorf("the schema names backends %v, the registry %v; want the same", named, registered)
 	}
 }
+
+// TestContextNotes: every kind that sets its models' context says how,
+// under its name, and no other kind does.
+func TestContextNotes(t *testing.T) {
+	notes := ContextNotes()
+	for _, b := range Backends() {
+		_, sets := b.(ContextSetter)
+		if n, ok := notes[b.Name()]; ok != sets || sets && n == "" {
+			t.Errorf("%s: note %q (present %v); want one exactly when it is a ContextSetter (%v)", b.Name(), n, ok, sets)
+		}
+	}
+	if len(notes) == 0 {
+		t.Error("no kind says how its context is set")
+	}
+}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -146,18 +144,13 @@ func (ollamaBackend) Check(doc *speclang.Document, m results.ModelEntry, at func
 }
 
 // Defaults fills the hosts' default: $OLLAMA_HOST (http:// when it names
-// no scheme, as Ollama reads it), else Ollama's own address.
+// no scheme, as Ollama reads it), else Ollama's own address
+// (ollama.ResolveHost, which granite's --ollama flags share).
 func (ollamaBackend) Defaults(c *results.Config) {
 	if c.Ollama.Host != "" || len(c.Ollama.Hosts) > 0 {
 		return
 	}
-	c.Ollama.Host = os.Getenv("OLLAMA_HOST")
-	if c.Ollama.Host == "" {
-		c.Ollama.Host = "http://127.0.0.1:11434"
-	}
-	if !strings.Contains(c.Ollama.Host, "://") {
-		c.Ollama.Host = "http://" + c.Ollama.Host
-	}
+	c.Ollama.Host = ollama.ResolveHost("")
 }
 
 func (ollamaBackend) ContextNote() string {
@@ -173,7 +166,7 @@ func (ollamaBackend) CheckConfig(doc *speclang.Document, c *results.Config) spec
 			if len(c.Ollama.Hosts) > 0 {
 				at = []any{"ollama", "hosts", i}
 			}
-			list = append(list, doc.Errorf(at, "found host %q; expected a URL like http://127.0.0.1:11434", h))
+			list = append(list, doc.Errorf(at, "found host %q; expected a URL like %s", h, ollama.DefaultHost))
 		}
 	}
 	return list
