@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes docs/bench.md (or $1) from one `make bench` run: the machine and
 # date, the size of the binary `make build` makes, and every benchmark's
-# figures, package by package. The README's performance figures point
-# here, so they are all from one recorded run rather than typed in.
+# figures, package by package. The performance figures of the README and
+# the guides in docs/ point here, so they are all from one recorded run
+# rather than typed in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/bench.md}
@@ -26,7 +27,7 @@ size=$(stat -c %s bin/granite)
   echo "# Benchmark figures"
   echo
   echo "Written by \`make bench-doc\` (scripts/bench-doc.sh) from one \`make bench\` run;"
-  echo "the README's performance figures come from here. Rerun it to refresh them."
+  echo "the performance figures of the README and docs/ come from here. Rerun it to refresh them."
   echo
   echo "- date: $(date -u +%Y-%m-%d)"
   echo "- machine: $cpu, $(nproc) cores, $mem, $(uname -sm)"

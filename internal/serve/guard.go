@@ -29,21 +29,24 @@ type GuardOptions struct {
 // the server (see hostAllowed) so that a page on another site whose name
 // was rebound to this machine cannot read local data, a browser Origin
 // must be loopback or allowed, and the token must match when one is set.
-// Refusals are 403, or 401 for the token.
+// Refusals are 403, or 401 for the token, each a JSON-RPC error object
+// like every other refusal of granite serve (httpError), so an MCP client
+// shows the reason instead of failing to parse a plain-text body.
 func Guard(next http.Handler, o GuardOptions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r, o.AllowedHosts) {
-			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's address, loopback, or an allowed host; "+
-				"if you reach granite under that name, start it with --allow-host %s", r.Host, hostname(r.Host)), http.StatusForbidden)
+			httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not this server's address, loopback, or an allowed host; "+
+				"if you reach granite under that name, start it with --allow-host %s", r.Host, hostname(r.Host)))
 			return
 		}
 		if !originAllowed(r.Header.Get("Origin"), o.AllowedOrigins) {
-			http.Error(w, "Forbidden: origin not allowed", http.StatusForbidden)
+			httpError(w, http.StatusForbidden, fmt.Sprintf("origin not allowed: %q is not loopback or an allowed origin; "+
+				"to let its pages reach granite, start it with --allow-origin and that origin", r.Header.Get("Origin")))
 			return
 		}
 		if o.Token != "" && !tokenGiven(r, o) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="granite"`)
-			http.Error(w, "missing or wrong token: open the address granite printed, which carries it", http.StatusUnauthorized)
+			httpError(w, http.StatusUnauthorized, "missing or wrong token: open the address granite printed, which carries it")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -160,4 +161,69 @@ func lanIP(t *testing.T) string {
 	}
 	t.Log("no address besides loopback: the 0.0.0.0 bind is dialled on loopback only")
 	return ""
+}
+
+// TestGuardRefusalsAreJSONRPC: what Guard refuses, granite serve --transport
+// http refuses before its handler sees the request, so each refusal has the
+// shape of the handler's own: a JSON-RPC error object, served as JSON, that
+// names what was refused and how to allow it.
+func TestGuardRefusalsAreJSONRPC(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "data") })
+	srv := httptest.NewServer(serve.Guard(ok, serve.GuardOptions{Token: "s3cret"}))
+	defer srv.Close()
+	cases := []struct {
+		name    string
+		headers map[string]string
+		status  int
+		says    []string
+	}{
+		{"a foreign Host", map[string]string{"Authorization": "Bearer s3cret", "Host": "evil.example:7860"}, http.StatusForbidden,
+			[]string{`"evil.example:7860"`, "--allow-host evil.example"}},
+		{"a foreign Origin", map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://evil.example"}, http.StatusForbidden,
+			[]string{"origin not allowed", `"https://evil.example"`, "--allow-origin"}},
+		{"no token", nil, http.StatusUnauthorized, []string{"missing or wrong token"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+			for k, v := range c.headers {
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, c.status)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+			var msg struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   *struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &msg); err != nil || msg.JSONRPC != "2.0" || msg.Error == nil || string(msg.ID) != "null" {
+				t.Fatalf("body %q is not a JSON-RPC error object (%v)", body, err)
+			}
+			if msg.Error.Code != -32000 {
+				t.Errorf("error code %d, want -32000 like the handler's refusals", msg.Error.Code)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(msg.Error.Message, s) {
+					t.Errorf("message %q does not say %s", msg.Error.Message, s)
+				}
+			}
+		})
+	}
 }
