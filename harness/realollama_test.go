@@ -32,6 +32,7 @@ import (
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamaserver"
 	"github.com/mcpgranite/granite/internal/models/ollama/tinymodel"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
@@ -115,7 +116,7 @@ func realLevels(t *testing.T, d *speclang.Domain, dom *mcpdomain.Domain, s *spec
 		if marker == "" {
 			return nil
 		}
-		sess, err := serve.Open(context.Background(), dom, l)
+		sess, err := serve.Open(context.Background(), dom, servetest.Level(t, dom, l))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
@@ -61,7 +62,7 @@ func simLevelMetrics(t *testing.T) map[string]surface.Metrics {
 			}
 			m := MeasureInterface(iface)
 			out[d.Name+"/"+string(lv)] = m
-			sess, err := serve.Open(context.Background(), dom, lv)
+			sess, err := serve.Open(context.Background(), dom, servetest.Level(t, dom, lv))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,11 +78,14 @@ func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
 func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
 
 func (t *scenarioTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
-	if t.iface != nil {
-		s, err := serve.OpenInterface(ctx, t.dom, t.iface)
-		return s, t.validators(), err
+	iface := t.iface
+	if iface == nil {
+		var err error
+		if iface, err = serve.Identity(t.dom, t.level); err != nil {
+			return nil, nil, err
+		}
 	}
-	s, err := serve.Open(ctx, t.dom, t.level)
+	s, err := serve.Open(ctx, t.dom, iface)
 	return s, t.validators(), err
 }
 

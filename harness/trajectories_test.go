@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -37,7 +38,7 @@ func TestTrajectoriesByHand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess, err := serve.Open(ctx, dom, c.Level)
+			sess, err := serve.Open(ctx, dom, servetest.Level(t, dom, c.Level))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +177,7 @@ func playWithoutOptionals(t testing.TB, d *speclang.Domain, dom *mcpdomain.Domai
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := serve.Open(ctx, dom, level.L4)
+	sess, err := serve.Open(ctx, dom, servetest.Level(t, dom, level.L4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
@@ -205,7 +206,7 @@ func BenchmarkOffline100(b *testing.B) {
 // HTTP and synthesizes from them.
 func TestToolsFromALiveServer(t *testing.T) {
 	d := gen.Domains[0]
-	h, err := serve.NewHandler(d, level.L3, serve.Options{})
+	h, err := serve.NewHandler(serve.DomainFactory(d, servetest.Level(t, d, level.L3)), serve.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -115,31 +113,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("--level: %v", err)
 	}
-	switch *transport {
-	case "stdio":
-		in, restore := serve.Pollable(os.Stdin)
-		defer restore()
-		if err := serve.Stdio(ctx, d, level, in, stdout); err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-		return nil
-	case "http":
-		h, err := serve.NewHandler(d, level, ho)
-		if err != nil {
-			return err
-		}
-		defer h.Close(context.Background())
-		return serveHTTP(ctx, h, at, d.Name, level, stderr)
-	default:
-		return usagef("unknown --transport %q: want stdio or http", *transport)
+	iface, err := serve.Identity(d, level)
+	if err != nil {
+		return err
 	}
+	return serveDomain(ctx, d, iface, *transport, at, ho, stdout, stderr)
 }
 
 // serveInterface serves domain at the interface named name over
-// transport: over stdio one session on a fresh store, over HTTP one per
-// session (or one for all with SharedStore). Each session is the level's
-// server on its own store with the interface's proxy in front, so every
-// call is decoded onto the level's call before it runs.
+// transport (serveDomain).
 func serveInterface(ctx context.Context, domain, name, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
 	d, ok := gen.Lookup(domain)
 	if !ok {
@@ -153,41 +135,43 @@ func serveInterface(ctx context.Context, domain, name, transport string, at serv
 	if err != nil {
 		return err
 	}
-	// Sessions share the interface: it is only read once built.
-	open := func(ctx context.Context) (*server.MCPServer, func(), error) { return interfaceServer(ctx, d, iface) }
+	return serveDomain(ctx, d, iface, transport, at, ho, stdout, stderr)
+}
+
+// serveDomain serves d behind iface (a level is its identity interface)
+// over transport: over stdio one session on a fresh store, over HTTP one
+// per session (or one for all with SharedStore). Behind an interface
+// other than a level's, each session is the level's server on its own
+// store with the interface's proxy in front, so every call is decoded
+// onto the level's call before it runs.
+func serveDomain(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
 	switch transport {
 	case "stdio":
-		srv, end, err := open(ctx)
+		srv, _, err := serve.NewServer(d, iface)
 		if err != nil {
 			return err
 		}
-		defer end()
 		in, restore := serve.Pollable(os.Stdin)
 		defer restore()
-		if err := serve.StdioServer(ctx, srv, in, stdout, nil); err != nil && !errors.Is(err, context.Canceled) {
+		if err := serve.Stdio(ctx, srv, in, stdout, nil); err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
 		return nil
 	case "http":
-		h, err := serve.NewFactoryHandler(func() (*server.MCPServer, func(), error) { return open(context.Background()) }, ho)
+		// Sessions share the interface: it is only read once built.
+		h, err := serve.NewHandler(serve.DomainFactory(d, iface), ho)
 		if err != nil {
 			return err
 		}
 		defer h.Close(context.Background())
-		return serveHTTPAs(ctx, h, at, d.Name+" at interface "+spec.Name, stderr)
+		what := d.Name + " at " + string(iface.Spec.Level)
+		if !iface.Spec.Plain() {
+			what = d.Name + " at interface " + iface.Spec.Name
+		}
+		return serveHTTPAs(ctx, h, at, what, stderr)
 	default:
 		return usagef("unknown --transport %q: want stdio or http", transport)
 	}
-}
-
-// interfaceServer is iface's server on a fresh store of d, and what ends
-// its session.
-func interfaceServer(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer, func(), error) {
-	s, err := serve.OpenInterface(ctx, d, iface)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.Server(), func() { s.Close() }, nil
 }
 
 // serveHTTP serves h on the endpoint until ctx ends, saying where.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/specs"
@@ -78,7 +79,7 @@ func TestServeInterface(t *testing.T) {
 				t.Errorf("opaque names %v; want tool_1 first", got)
 			}
 
-			level, err := serve.Open(ctx, d, sp.Level)
+			level, err := serve.Open(ctx, d, servetest.Level(t, d, sp.Level))
 			must(t, err)
 			defer level.Close()
 			changed := 0

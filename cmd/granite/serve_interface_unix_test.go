@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/specs"
@@ -84,7 +85,7 @@ func TestServeInterfaceStdio(t *testing.T) {
 		IsError bool `json:"isError"`
 	}
 	must(t, json.Unmarshal(replies[3], &res))
-	level, err := serve.Open(context.Background(), d, sp.Level)
+	level, err := serve.Open(context.Background(), d, servetest.Level(t, d, sp.Level))
 	must(t, err)
 	defer level.Close()
 	raw, err := json.Marshal(g.Args)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
@@ -188,7 +189,7 @@ func TestSimWrong(t *testing.T) {
 // fresh store.
 func simTrial(t *testing.T, id string, calls ...results.MessageCall) *Trial {
 	t.Helper()
-	sess, err := serve.Open(context.Background(), tiny.Domain, level.L4)
+	sess, err := serve.Open(context.Background(), tiny.Domain, servetest.Level(t, tiny.Domain, level.L4))
 	if err != nil {
 		t.Fatal(err)
 	}

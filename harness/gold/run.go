@@ -32,7 +32,11 @@ type outcome struct {
 // runGold executes calls on a fresh store at one level; replace, when not
 // nil, gives other arguments for one step.
 func runGold(ctx context.Context, dom *mcpdomain.Domain, level level.Level, calls []*speclang.Call, replace func(i int) []byte) (*outcome, error) {
-	s, err := serve.Open(ctx, dom, level)
+	iface, err := serve.Identity(dom, level)
+	if err != nil {
+		return nil, err
+	}
+	s, err := serve.Open(ctx, dom, iface)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +65,7 @@ func runInterface(ctx context.Context, dom *mcpdomain.Domain, iface *surface.Int
 		}
 		played[i] = playedCall{name, args}
 	}
-	s, err := serve.OpenInterface(ctx, dom, iface)
+	s, err := serve.Open(ctx, dom, iface)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
@@ -61,7 +62,7 @@ func TestRecordExplainsItsVerdict(t *testing.T) {
 	g := score.NewGold(spec.Domains[0], s, level.L4, tiny.Domain, rights)
 	play := func(answer string, calls ...string) *results.Metrics {
 		t.Helper()
-		sess, err := serve.Open(ctx, tiny.Domain, level.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, servetest.Level(t, tiny.Domain, level.L4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestTaskCompletionByHand(t *testing.T) {
 		{"stopped at max turns", ok, results.StopMaxTurns, gold, 0, 0, "without an answer (max_turns)"},
 	}
 	for _, c := range cases {
-		sess, err := serve.Open(ctx, tiny.Domain, level.L4)
+		sess, err := serve.Open(ctx, tiny.Domain, servetest.Level(t, tiny.Domain, level.L4))
 		if err != nil {
 			t.Fatal(err)
 		}

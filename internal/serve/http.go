@@ -25,9 +25,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/mcpgranite/granite/internal/level"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
 // Options shape a domain's MCP streamable HTTP endpoint.
@@ -129,22 +126,12 @@ func (s *httpSession) end(ctx context.Context) error {
 	return err
 }
 
-// NewHandler returns a handler serving d at level; Close stops it.
-func NewHandler(d *mcpdomain.Domain, level level.Level, o Options) (*Handler, error) {
-	if _, err := d.NewServer(level, d.NewStore()); err != nil {
-		return nil, err
-	}
-	return NewFactoryHandler(func() (*server.MCPServer, func(), error) {
-		srv, err := d.NewServer(level, d.NewStore())
-		return srv, func() {}, err
-	}, o)
-}
-
-// NewFactoryHandler serves any MCP server with the same sessions and
-// safety defaults: each session gets a server from f (with SharedStore,
-// all sessions share one). granite serve uses it for regrouped external
-// servers, whose fresh state is a fresh source process.
-func NewFactoryHandler(f Factory, o Options) (*Handler, error) {
+// NewHandler serves MCP servers over streamable HTTP with granite's
+// sessions and safety defaults: each session gets a server from f (with
+// SharedStore, all sessions share one); Close stops it. A domain's is
+// DomainFactory; a regrouped external server's fresh state is a fresh
+// source process.
+func NewHandler(f Factory, o Options) (*Handler, error) {
 	o.defaults()
 	h := &Handler{newServer: f, o: o, sessions: map[string]*httpSession{}, stop: make(chan struct{}), done: make(chan struct{})}
 	if o.SharedStore {

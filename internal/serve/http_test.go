@@ -20,13 +20,14 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 func httpServer(t *testing.T, o serve.Options) (*httptest.Server, *serve.Handler) {
 	t.Helper()
-	h, err := serve.NewHandler(tiny.Domain, level.L4, o)
+	h, err := serve.NewHandler(serve.DomainFactory(tiny.Domain, servetest.Level(t, tiny.Domain, level.L4)), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +429,7 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 func TestSlowSessionlessStartStallsNoSession(t *testing.T) {
 	var slow atomic.Bool
 	entered, release := make(chan struct{}), make(chan struct{})
-	h, err := serve.NewFactoryHandler(func() (*server.MCPServer, func(), error) {
+	h, err := serve.NewHandler(func() (*server.MCPServer, func(), error) {
 		if slow.Load() {
 			close(entered)
 			<-release

@@ -31,21 +31,6 @@ type Session struct {
 	server *server.MCPServer
 }
 
-// Open starts a session on a fresh store.
-func Open(ctx context.Context, d *mcpdomain.Domain, level level.Level) (*Session, error) {
-	st := d.NewStore()
-	srv, err := d.NewServer(level, st)
-	if err != nil {
-		return nil, err
-	}
-	s, err := Connect(ctx, srv, d.Name+" "+string(level))
-	if err != nil {
-		return nil, err
-	}
-	s.Domain, s.Level, s.Store = d, level, st
-	return s, nil
-}
-
 // Connect starts an initialised in-process client of a server; name
 // says which server in errors.
 func Connect(ctx context.Context, srv *server.MCPServer, name string) (*Session, error) {

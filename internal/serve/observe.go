@@ -45,7 +45,7 @@ const maxObserved = 4 << 20
 func NewServerHandler(srv *server.MCPServer, o Options) *Handler {
 	o.SharedStore = true
 	// A factory that cannot fail: the handler's only error is its own.
-	h, _ := NewFactoryHandler(func() (*server.MCPServer, func(), error) { return srv, func() {}, nil }, o)
+	h, _ := NewHandler(func() (*server.MCPServer, func(), error) { return srv, func() {}, nil }, o)
 	return h
 }
 

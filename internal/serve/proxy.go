@@ -84,7 +84,7 @@ func handler(route Route, up Caller) server.ToolHandlerFunc {
 	}
 }
 
-// ServeStdio serves the proxy over stdio (see StdioServer) on one
+// ServeStdio serves the proxy over stdio (see Stdio) on one
 // connection to the source for the process; a command's calls cross
 // through a Relay, without mcp-go in the way.
 func (p *Proxy) ServeStdio(ctx context.Context, in io.Reader, out, stderr io.Writer) error {
@@ -93,14 +93,14 @@ func (p *Proxy) ServeStdio(ctx context.Context, in io.Reader, out, stderr io.Wri
 		return err
 	}
 	defer closeUp()
-	return StdioServer(ctx, p.NewServer(up), in, out, fwd)
+	return Stdio(ctx, p.NewServer(up), in, out, fwd)
 }
 
 // Handler serves the proxy over streamable HTTP with o's checks, each
 // session on a fresh connection to the source: for a command, a fresh
 // process of it.
 func (p *Proxy) Handler(o Options, stderr io.Writer) (*Handler, error) {
-	return NewFactoryHandler(func() (*server.MCPServer, func(), error) {
+	return NewHandler(func() (*server.MCPServer, func(), error) {
 		up, _, closeUp, err := p.Source.open(context.Background(), p.Routes, stderr)
 		if err != nil {
 			return nil, nil, err

@@ -14,24 +14,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/mcpgranite/granite/internal/level"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
 
-// Stdio serves d at level over MCP stdio on a fresh store until in ends or
-// ctx is cancelled. Messages mcp-go would answer in Go terms (numbers no
-// float64 holds, params of the wrong shape) are answered here, as over
-// HTTP.
-func Stdio(ctx context.Context, d *mcpdomain.Domain, level level.Level, in io.Reader, out io.Writer) error {
-	srv, err := d.NewServer(level, d.NewStore())
-	if err != nil {
-		return err
-	}
-	return StdioServer(ctx, srv, in, out, nil)
-}
-
-// DrainTimeout bounds how long StdioServer waits, once its input has
+// DrainTimeout bounds how long Stdio waits, once its input has
 // ended, for the requests under way to be answered; the rest are given
 // up. A variable, so that a caller (or a test) can set another.
 var DrainTimeout = 10 * time.Second
@@ -55,12 +40,14 @@ type Forwarder interface {
 	Drain()
 }
 
-// StdioServer serves any MCP server over stdio as Stdio serves a domain:
-// one line per message each way. Each line is vetted as an HTTP body is
+// Stdio serves an MCP server (a domain's, NewServer; a relay's) over
+// stdio until in ends or ctx is cancelled: one line per message each way.
+// Messages mcp-go would answer in Go terms (numbers no float64 holds,
+// params of the wrong shape) are answered here, as over HTTP. Each line is vetted as an HTTP body is
 // (see vetMessage), offered to fwd when there is one, and otherwise handed
 // straight to srv; requests run concurrently, each answered when it is
 // done, and notifications in the order they came. When in ends, the
-// requests under way are answered before StdioServer returns, for up to
+// requests under way are answered before Stdio returns, for up to
 // DrainTimeout: those still unanswered then are cancelled and given up,
 // with an error saying so. When ctx ends, they are cancelled and it
 // returns ctx's error.
@@ -70,7 +57,7 @@ type Forwarder interface {
 // line and tool calls through a worker queue. A forwarded call crosses no
 // goroutine on its way in: that is what keeps a regrouped call within
 // 200 µs of a direct one (BenchmarkRegroupedCallOverStdio).
-func StdioServer(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, fwd Forwarder) error {
+func Stdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, fwd Forwarder) error {
 	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 100)}
 	if err := srv.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("register session: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
@@ -24,7 +25,11 @@ func TestStdioAnswersInJSONTerms(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- serve.Stdio(ctx, tiny.Domain, level.L4, inR, outW) }()
+	srv, _, err := serve.NewServer(tiny.Domain, servetest.Level(t, tiny.Domain, level.L4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- serve.Stdio(ctx, srv, inR, outW, nil) }()
 	replies := bufio.NewScanner(outR)
 	replies.Buffer(nil, 1<<20)
 	ask := func(msg string) string {
@@ -110,7 +115,7 @@ func TestStdioForwarder(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_lamp","arguments":{"lamp_id":"LP01"}}}`,
 	}, "\n") + "\n"
 	var out strings.Builder
-	if err := serve.StdioServer(context.Background(), srv, strings.NewReader(in), &out, &later{}); err != nil {
+	if err := serve.Stdio(context.Background(), srv, strings.NewReader(in), &out, &later{}); err != nil {
 		t.Fatal(err)
 	}
 	replies := map[string]string{}
@@ -159,14 +164,14 @@ func TestStdioDrainIsBounded(t *testing.T) {
 	in := initialize + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ext","arguments":{}}}` + "\n"
 	done := make(chan error, 1)
 	go func() {
-		done <- serve.StdioServer(context.Background(), srv, strings.NewReader(in), io.Discard, &never{})
+		done <- serve.Stdio(context.Background(), srv, strings.NewReader(in), io.Discard, &never{})
 	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "still unanswered 100ms after the input ended") {
-			t.Errorf("StdioServer: %v; want the unanswered call given up", err)
+			t.Errorf("Stdio: %v; want the unanswered call given up", err)
 		}
 	case <-time.After(15 * time.Second):
-		t.Fatal("StdioServer still waits 15 s after its input ended")
+		t.Fatal("Stdio still waits 15 s after its input ended")
 	}
 }

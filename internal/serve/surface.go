@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -77,16 +79,47 @@ func InterfaceProxy(iface *surface.Interface, name string, listed []mcp.Tool) *P
 	return p
 }
 
-// OpenInterface starts a session on a fresh store of d behind an
-// interface: the interface's MCP server in process, each call decoded and
-// handed to the level tool's own handler, which validates and runs it as
-// the level's server would. The session's Level is the interface's level.
-func OpenInterface(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*Session, error) {
+// Identity is a level of d as an interface: its own tools, as written
+// (surface.Spec.Plain). Open, NewServer and the handlers serve it with
+// the level's own server, so a level played as its identity interface
+// answers exactly as the level does. Built once per domain and level.
+func Identity(d *mcpdomain.Domain, lv level.Level) (*surface.Interface, error) {
+	key := identityKey{d, lv}
+	if iface, ok := identities.Load(key); ok {
+		return iface.(*surface.Interface), nil
+	}
+	iface, err := DomainInterface(d, surface.Spec{Name: string(lv), Level: lv})
+	if err != nil {
+		return nil, err
+	}
+	kept, _ := identities.LoadOrStore(key, iface)
+	return kept.(*surface.Interface), nil
+}
+
+// identities holds each domain's levels as interfaces, built once.
+var identities sync.Map
+
+type identityKey struct {
+	d  *mcpdomain.Domain
+	lv level.Level
+}
+
+// NewServer is an MCP server of d behind iface on a fresh store, and the
+// store. The identity interface of a level (surface.Spec.Plain) is the
+// level's own server; any other is the interface's tools in front of the
+// level tools' own handlers: each call is decoded and handed to the level
+// tool's handler, which validates and runs it as the level's server
+// would.
+func NewServer(d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer, mcpdomain.Store, error) {
 	tools := d.Tools[iface.Spec.Level]
 	if tools == nil {
-		return nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
+		return nil, nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
 	}
 	st := d.NewStore()
+	if iface.Spec.Plain() {
+		srv, err := d.NewServer(iface.Spec.Level, st)
+		return srv, st, err
+	}
 	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
 	listed := make([]mcp.Tool, len(tools))
 	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
@@ -101,8 +134,27 @@ func OpenInterface(ctx context.Context, d *mcpdomain.Domain, iface *surface.Inte
 		}
 		return h(ctx, req)
 	})
-	name := d.Name + " " + iface.Spec.Name
-	s, err := Connect(ctx, InterfaceProxy(iface, name, listed).NewServer(level), name)
+	return InterfaceProxy(iface, serverName(d, iface), listed).NewServer(level), st, nil
+}
+
+// serverName names d's server behind iface: the domain and the level for
+// a level as written, else the domain and the interface.
+func serverName(d *mcpdomain.Domain, iface *surface.Interface) string {
+	if iface.Spec.Plain() {
+		return d.Name + " " + string(iface.Spec.Level)
+	}
+	return d.Name + " " + iface.Spec.Name
+}
+
+// Open starts a session on a fresh store of d behind iface (NewServer),
+// through an in-process client. The session's Level is the interface's
+// level.
+func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*Session, error) {
+	srv, st, err := NewServer(d, iface)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Connect(ctx, srv, serverName(d, iface))
 	if err != nil {
 		return nil, err
 	}
@@ -151,4 +203,13 @@ func (c withoutHTTPHeaders) Value(key any) any {
 // a Caller another server can stand in front of.
 func (s *Session) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return s.client.CallTool(ctx, req)
+}
+
+// DomainFactory makes, for each session, d's server behind iface on a
+// fresh store (NewServer): what NewHandler serves a domain with.
+func DomainFactory(d *mcpdomain.Domain, iface *surface.Interface) Factory {
+	return func() (*server.MCPServer, func(), error) {
+		srv, _, err := NewServer(d, iface)
+		return srv, func() {}, err
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
@@ -36,7 +37,7 @@ func TestInitializeTimeout(t *testing.T) {
 // tools; without them the server refuses.
 func TestHeadersReachAURLSource(t *testing.T) {
 	d := tiny.Domain
-	h, err := serve.NewHandler(d, level.L3, serve.Options{})
+	h, err := serve.NewHandler(serve.DomainFactory(d, servetest.Level(t, d, level.L3)), serve.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ var ways = []struct {
 		}
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		go serve.StdioServer(context.Background(), srv, inR, outW, relay)
+		go serve.Stdio(context.Background(), srv, inR, outW, relay)
 		c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
 		t.Cleanup(func() {
 			c.Close()

@@ -181,7 +181,7 @@ func serveRelayTo(t *testing.T, iface *regroup.Interface, lv level.Level, cmd st
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	l := &lines{t: t, in: inW, out: make(chan string, 16), done: make(chan error, 1)}
-	go func() { l.done <- serve.StdioServer(context.Background(), srv, inR, outW, relay) }()
+	go func() { l.done <- serve.Stdio(context.Background(), srv, inR, outW, relay) }()
 	go func() {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 1<<20)
