@@ -339,6 +339,20 @@ func TestProgramIsFirstToKill(t *testing.T) {
 	}
 }
 
+// givenFile is a file in the host's temporary folder that a program is
+// given to read: it holds "given".
+func givenFile(t *testing.T) string {
+	t.Helper()
+	f, err := os.CreateTemp("", "granite-given-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	fmt.Fprint(f, "given")
+	f.Close()
+	return f.Name()
+}
+
 // outsideTemp makes a folder on the file system the program sees as it
 // is (the package's own, not /tmp, which the program gets afresh).
 func outsideTemp(t *testing.T, pattern string) string {
@@ -381,13 +395,7 @@ func TestProgramWritesOnlyItsOwn(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := marker()
-			given, err := os.CreateTemp("", "granite-given-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.Remove(given.Name())
-			fmt.Fprint(given, "given")
-			given.Close()
+			given := givenFile(t)
 			p, err := MkdirPrivate("write-")
 			if err != nil {
 				t.Fatal(err)
@@ -404,7 +412,7 @@ func TestProgramWritesOnlyItsOwn(t *testing.T) {
 				`echo x > /dev/null && echo null-ok`
 			var out, errs bytes.Buffer
 			res := Run(context.Background(), Namespaces, Spec{Argv: []string{"sh", "-c", script},
-				Env: append(os.Environ(), "R="+results, "O="+outside, "M="+m, "G="+given.Name(), "HOME="+home), Dir: p.Dir, Hide: p.Hide,
+				Env: append(os.Environ(), "R="+results, "O="+outside, "M="+m, "G="+given, "HOME="+home), Dir: p.Dir, Hide: p.Hide,
 				Cover: []string{results}, Limits: Limits{Disk: 8 << 20}}, &out, &errs, time.Second)
 			if res.StartErr != nil || res.ExitCode != 0 {
 				t.Fatalf("got %+v, stderr %s", res, errs.String())
@@ -416,7 +424,7 @@ func TestProgramWritesOnlyItsOwn(t *testing.T) {
 			if b, _ := os.ReadFile(journal); string(b) != "{\"trial_id\":\"a\"}\n" {
 				t.Errorf("trials.jsonl after the trial: %q", b)
 			}
-			if b, _ := os.ReadFile(given.Name()); string(b) != "given" {
+			if b, _ := os.ReadFile(given); string(b) != "given" {
 				t.Errorf("a file in the host's /tmp after the trial: %q", b)
 			}
 			for _, p := range []string{filepath.Join(outside, "file"), "/granite-outside-" + m, filepath.Join(home, "new"),
@@ -537,17 +545,11 @@ func TestReadOnlyWhereOverlayIsRefused(t *testing.T) {
 	forceNoOverlay = true
 	defer func() { forceNoOverlay = false }()
 	home := outsideTemp(t, "home-")
-	given, err := os.CreateTemp("", "granite-given-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(given.Name())
-	fmt.Fprint(given, "given")
-	given.Close()
+	given := givenFile(t)
 	res, out, errs := runScript(t, context.Background(), Namespaces,
 		`cat "$G"; echo; touch "$G" 2>/dev/null && echo tmp-writable; touch "$HOME/x" 2>/dev/null && echo home-writable; `+
 			`case "$TMPDIR" in "$PWD"/*) echo own-tmpdir;; esac; echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`,
-		"G="+given.Name(), "HOME="+home)
+		"G="+given, "HOME="+home)
 	if res.ExitCode != 0 || out != "given\nown-tmpdir\nt\n" {
 		t.Errorf("got %+v, stdout %q, stderr %q; want the given file read, nothing written outside, and a TMPDIR of its own", res, out, errs)
 	}

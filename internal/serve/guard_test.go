@@ -37,20 +37,7 @@ func TestGuardRefusals(t *testing.T) {
 		{"an allowed Origin", map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://lab.example"}, http.StatusOK},
 	}
 	for _, c := range cases {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-		for k, v := range c.headers {
-			if k == "Host" {
-				req.Host = v
-			} else {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := send(t, http.MethodGet, srv.URL, "", c.headers)
 		if resp.StatusCode != c.want {
 			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, body, c.want)
 		}
@@ -185,20 +172,7 @@ func TestGuardRefusalsAreJSONRPC(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
-			for k, v := range c.headers {
-				if k == "Host" {
-					req.Host = v
-				} else {
-					req.Header.Set(k, v)
-				}
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, body := send(t, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`, c.headers)
 			if resp.StatusCode != c.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, c.status)
 			}
@@ -226,4 +200,28 @@ func TestGuardRefusalsAreJSONRPC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// send makes one request with headers (Host sets the request's host) and
+// returns the response with its body read.
+func send(t *testing.T, method, url, body string, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, data
 }
