@@ -102,7 +102,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	for _, m := range adv.Models {
-		tc := "TC – (95% CI –, no trials)" // no estimate, as the page says
+		tc := advise.NoEstimate
 		if m.Pick.Trials > 0 {
 			tc = fmt.Sprintf("TC %.3f, 95%% CI %.3f–%.3f", m.Pick.Mean, m.Pick.Low, m.Pick.High)
 		}

@@ -81,7 +81,7 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 		if p.Trials == 0 {
 			// No trials have no estimate and no interval: shown as not
 			// available, as the report shows an empty sample's.
-			fmt.Fprintf(&b, "- TC – (95%% CI –, no trials)\n")
+			fmt.Fprintf(&b, "- %s\n", NoEstimate)
 		} else {
 			fmt.Fprintf(&b, "- TC %.3f (95%% CI %.3f–%.3f, %s, %d trials)\n", p.Mean, p.Low, p.High, p.Interval, p.Trials)
 		}

@@ -31,6 +31,10 @@ type Recommendation struct {
 	VsPublished *Difference
 }
 
+// NoEstimate is how a pick without trials is shown: no estimate and no
+// interval, as the report shows an empty sample's.
+const NoEstimate = "TC – (95% CI –, no trials)"
+
 // Difference is a paired mean difference of TC: the pick's minus the
 // published candidate's over the trials both played.
 type Difference struct {

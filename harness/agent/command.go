@@ -208,14 +208,14 @@ type commandAgent struct {
 	cover []string
 }
 
-// limitsOf is what one trial of the entry may use: its limits, the
-// sandbox's defaults for what it leaves out.
+// limitsOf is what one trial of the entry may use: its limits, in the
+// sandbox's units (what it leaves out the sandbox fills with its
+// defaults).
 func limitsOf(e results.ModelEntry) sandbox.Limits {
-	var l sandbox.Limits
-	if e.Limits != nil {
-		l = sandbox.Limits{Memory: int64(e.Limits.MemoryMiB) << 20, Tasks: e.Limits.Tasks, Disk: int64(e.Limits.DiskMiB) << 20}
+	if e.Limits == nil {
+		return sandbox.Limits{}
 	}
-	return l.Or(sandbox.DefaultLimits)
+	return sandbox.Limits{Memory: int64(e.Limits.MemoryMiB) << 20, Tasks: e.Limits.Tasks, Disk: int64(e.Limits.DiskMiB) << 20}
 }
 
 // newToken returns a random bearer token.

@@ -92,8 +92,8 @@ type Limits struct {
 // for an agent CLI on Node.js and the tools it starts, not for a bomb.
 var DefaultLimits = Limits{Memory: 4 << 30, Tasks: 2048, Disk: 1 << 30}
 
-// Or fills l's zero fields from d.
-func (l Limits) Or(d Limits) Limits {
+// withDefaults fills l's zero fields from d.
+func (l Limits) withDefaults(d Limits) Limits {
 	if l.Memory <= 0 {
 		l.Memory = d.Memory
 	}

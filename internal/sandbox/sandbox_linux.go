@@ -219,7 +219,7 @@ func command(ctx context.Context, mode Mode, s Spec, probeOnly bool) (*exec.Cmd,
 		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 		return cmd, nil, nil
 	}
-	j := job{Dir: s.Dir, Hide: s.Hide, Cover: s.Cover, Limits: s.Limits.Or(DefaultLimits), Remount: forceRemount, NoOverlay: forceNoOverlay, Probe: probeOnly}
+	j := job{Dir: s.Dir, Hide: s.Hide, Cover: s.Cover, Limits: s.Limits.withDefaults(DefaultLimits), Remount: forceRemount, NoOverlay: forceNoOverlay, Probe: probeOnly}
 	if !probeOnly {
 		path := s.Argv[0]
 		if !strings.Contains(path, "/") {
