@@ -131,6 +131,15 @@ func (c *Client) attempt(ctx context.Context, req *api.ChatRequest) (*Reply, err
 		return r, tooLong
 	case err != nil && sn.err() != nil:
 		return r, &MalformedError{Msg: "the model's reply is not valid Ollama JSON (tool-call arguments must be an object): " + sn.err().Error()}
+	case readErr != nil && !done:
+		// The deadline passed or the server went away mid-reply.
+		// ollama/api hands the line the read cut in two to its decoder
+		// and returns that half line as the error, or ends as if the
+		// stream had ended well: either way the read's error is the
+		// cause. Nothing says how many tokens came; the chunks are
+		// about one each.
+		r.Metrics.EvalCount = rep.Chunks
+		return r, fmt.Errorf("the reply was cut after %d bytes, before its final chunk: %w", read, readErr)
 	case err != nil:
 		if msg, ok := badFormat(err); ok {
 			return r, &FormatError{Msg: msg}
@@ -147,15 +156,8 @@ func (c *Client) attempt(ctx context.Context, req *api.ChatRequest) (*Reply, err
 		// chunks at all, and returns nil.
 		return r, api.StatusError{StatusCode: status, Status: http.StatusText(status), ErrorMessage: "the reply's body is empty"}
 	case !done:
-		// Nothing says how many tokens came; the chunks are about one
-		// each.
 		r.Metrics.EvalCount = rep.Chunks
-		switch {
-		case readErr != nil:
-			// ollama/api ends a stream whose read failed as if it had
-			// ended well: the deadline passed or the server went away.
-			return r, fmt.Errorf("the reply was cut after %d bytes, before its final chunk: %w", read, readErr)
-		case rep.AtLimit() || !isStreamed(req):
+		if rep.AtLimit() || !isStreamed(req) {
 			// The server ended the body itself: Ollama does that without
 			// a done chunk only at its token repeat limit, and answers
 			// an unstreamed request that hit it with done: false.

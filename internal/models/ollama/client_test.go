@@ -185,6 +185,18 @@ func TestRepliesThatAreNoAnswer(t *testing.T) {
 			t.Errorf("error %v, %d tokens counted", err, r.Metrics.EvalCount)
 		}
 	})
+	t.Run("a deadline mid-line", func(t *testing.T) {
+		f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step {
+			return ollamatest.Step{Content: "The lamp is", Stall: true}
+		})
+		cl, _ := ollama.New(f.URL, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		r, err := cl.Chat(ctx, &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}})
+		if !errors.Is(err, context.DeadlineExceeded) || r.Metrics.EvalCount != 3 || r.Message.Content != "The lamp is" {
+			t.Errorf("error %v, %d tokens, content %q; want the deadline, with the three words that came", err, r.Metrics.EvalCount, r.Message.Content)
+		}
+	})
 	t.Run("a deadline mid-stream", func(t *testing.T) {
 		f := ollamatest.NewServer(t, []string{"m"}, func(ollamatest.Request, int) ollamatest.Step { return ollamatest.Step{Endless: true} })
 		cl, _ := ollama.New(f.URL, nil)

@@ -72,6 +72,9 @@ type Step struct {
 	// Die streams them, then drops the connection, as a server that went
 	// away mid-reply.
 	Hangup, CutShort, Die bool
+	// Stall streams the chunks, then half of the next line, then waits
+	// until the client gives up: a deadline that lands mid-line.
+	Stall bool
 	// EmptyBody sends a status ≥ 400 with no body at all.
 	EmptyBody bool
 	// Endless never ends the reply: streamed, content chunks forever;
@@ -272,6 +275,14 @@ func (f *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Die {
 		chattest.Hangup(w)
+		return
+	}
+	if s.Stall {
+		_, _ = io.WriteString(w, `{"model":"`+req.Model+`","message":{"role":"assis`)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		<-r.Context().Done()
 		return
 	}
 	if s.CutShort {
