@@ -13,8 +13,10 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 	"github.com/mcpgranite/granite/scenarios"
@@ -61,7 +63,7 @@ func BenchmarkAgentTurn(b *testing.B) {
 	dom, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := workerOf(b, &agent.Env{Config: cfg}, "fake:gold")
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, dom: dom, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, levelTask(b, d, dom, level.L1, s), a, f.URL)
 }
 
 // BenchmarkArtifactOracle plays offline artifacts of every generated
@@ -139,7 +141,7 @@ func BenchmarkOpenAIAgentTurn(b *testing.B) {
 	dom, _ := lookup(d.Name)
 	s := d.Scenarios[3]
 	a := workerOf(b, &agent.Env{Config: cfg}, "fake:gold")
-	turnCost(b, &runner{cfg: cfg}, &scenarioTask{domain: d, dom: dom, level: level.L1, scenario: s, golds: &goldCache{}}, a, f.URL)
+	turnCost(b, &runner{cfg: cfg}, levelTask(b, d, dom, level.L1, s), a, f.URL)
 }
 
 // parallelOneRate is the trials per second of parallel 1, which the
@@ -207,4 +209,14 @@ func turnCost(b *testing.B, r *runner, task *scenarioTask, a agent.Agent, url st
 	slices.Sort(all)
 	b.ReportMetric(float64(own[len(own)/2].Nanoseconds()), "p50-ns/turn")
 	b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns/turn-with-client")
+}
+
+// levelTask is scenario s played at level lv as written.
+func levelTask(tb testing.TB, d *speclang.Domain, dom *mcpdomain.Domain, lv level.Level, s *speclang.Scenario) *scenarioTask {
+	tb.Helper()
+	iface, err := serve.Identity(dom, lv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, golds: &goldCache{}}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -359,7 +360,10 @@ func TestRecordingScoresLikeCommand(t *testing.T) {
 	if r.Prompt() != s.Prompt {
 		t.Fatalf("prompt %q, want the scenario's", r.Prompt())
 	}
-	h := r.Handler(serve.Options{Token: "secret"})
+	h, err := r.Handler(serve.Options{Token: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +382,7 @@ func TestRecordingScoresLikeCommand(t *testing.T) {
 	if err := r.Recording().WriteFile(file); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := ReadRecording(file)
+	rc, err := recorded.Read(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,9 +153,6 @@ func checkInterfaces(doc *speclang.Document, c *results.Config) speclang.ErrorLi
 		for _, p := range s.Check() {
 			list = append(list, doc.Errorf(at(p.Key), "%s", p.Msg))
 		}
-		if s.Level == level.L4 && s.Get("actions") != "enum" {
-			list = append(list, doc.Errorf(at("actions"), "found actions: %s at L4, where no tool has actions (one tool per operation); expected it at L3, L2 or L1, or no actions key", s.Get("actions")))
-		}
 		named := s.Name != ""
 		if !named {
 			s.Name = surface.DefaultName(s.Level, s.Transforms)

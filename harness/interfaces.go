@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -8,9 +9,9 @@ import (
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/internal/tokens"
 )
@@ -35,33 +36,17 @@ func measureFor(b agent.Backend, iface *surface.Interface) surface.Metrics {
 	})
 }
 
-// played is one interface a plan plays: a level as written (surface nil)
-// or a transformed one.
-type played struct {
-	level   level.Level
-	surface *surface.Interface
-}
-
-func (p played) name() string {
-	if p.surface != nil {
-		return p.surface.Spec.Name
-	}
-	return string(p.level)
-}
-
 // domainInterfaces are the interfaces a config plays on a generated
-// domain: its granularities as written, then its interfaces.
-func domainInterfaces(cfg *results.Config, dom *mcpdomain.Domain) ([]played, error) {
-	var out []played
-	for _, lv := range cfg.Granularities {
-		out = append(out, played{level: lv})
-	}
-	for _, spec := range cfg.Interfaces {
+// domain (results.Config.Played), a level as written as its identity
+// interface.
+func domainInterfaces(cfg *results.Config, dom *mcpdomain.Domain) ([]*surface.Interface, error) {
+	var out []*surface.Interface
+	for _, spec := range cfg.Played() {
 		iface, err := serve.DomainInterface(dom, spec)
 		if err != nil {
 			return nil, fmt.Errorf("domain %s: %w", dom.Name, err)
 		}
-		out = append(out, played{level: spec.Level, surface: iface})
+		out = append(out, iface)
 	}
 	return out, nil
 }
@@ -90,9 +75,6 @@ func encodeCall(iface *surface.Interface, tool string, args map[string]any) resu
 // as it was made, and scores as the wrong call it is. rec itself keeps
 // the calls as the subject made them.
 func levelRecord(iface *surface.Interface, rec *results.Record) *results.Record {
-	if iface == nil {
-		return rec
-	}
 	out := *rec
 	out.Calls = slices.Clone(rec.Calls)
 	for i, c := range out.Calls {
@@ -103,26 +85,52 @@ func levelRecord(iface *surface.Interface, rec *results.Record) *results.Record 
 	return &out
 }
 
-// shown is a task whose tools are an interface's: a scenario at a level
-// or interface, an artifact at a level of its regrouped source.
-type shown interface {
-	// shownAs is the task's domain (or source) and its interface, the
-	// level as written built as one.
-	shownAs() (string, *surface.Interface, error)
+// validators check arguments against each of an interface's tools: the
+// call decoded into its level tool's, then checked by valid, as the
+// level checks its own calls.
+func validators(iface *surface.Interface, valid func(levelTool string, args json.RawMessage) bool) map[string]func(json.RawMessage) bool {
+	out := map[string]func(json.RawMessage) bool{}
+	for _, lt := range iface.Level {
+		name := iface.Name(lt.Name)
+		out[name] = func(args json.RawMessage) bool {
+			_, decoded, err := iface.Decode(name, args)
+			return err == nil && valid(lt.Name, decoded)
+		}
+	}
+	return out
 }
 
-func (t *scenarioTask) shownAs() (string, *surface.Interface, error) {
-	if t.iface != nil {
-		return t.dom.Name, t.iface, nil
+// goldCalls are level gold calls as the interface encodes them.
+func goldCalls(iface *surface.Interface, calls []*speclang.Call) []results.MessageCall {
+	out := make([]results.MessageCall, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, encodeCall(iface, c.Tool, c.Args))
 	}
-	iface, err := serve.DomainInterface(t.dom, surface.Spec{Name: string(t.level), Level: t.level})
-	return t.dom.Name, iface, err
+	return out
 }
+
+// identify names the interface in a record unless it is the level's
+// identity interface, whose records name the level only.
+func identify(rec *results.Record, iface *surface.Interface) {
+	if !iface.Spec.IsIdentity() {
+		rec.Interface = iface.Spec.Name
+	}
+}
+
+// shown is a task whose tools are an interface's: a scenario at an
+// interface of its domain, an artifact at an interface of its regrouped
+// source.
+type shown interface {
+	// shownAs is the task's domain (or source) and its interface.
+	shownAs() (string, *surface.Interface)
+}
+
+func (t *scenarioTask) shownAs() (string, *surface.Interface) { return t.dom.Name, t.iface }
 
 // interfaceInfos describes and measures every interface the grid plays,
 // for run.json. Interfaces are measured in parallel: tokenizing a coarse
 // level's tool list is most of a run's start-up.
-func interfaceInfos(grid []Trial) (map[string]results.InterfaceInfo, error) {
+func interfaceInfos(grid []Trial) map[string]results.InterfaceInfo {
 	type shownTask struct {
 		domain string
 		iface  *surface.Interface
@@ -135,14 +143,11 @@ func interfaceInfos(grid []Trial) (map[string]results.InterfaceInfo, error) {
 			continue
 		}
 		seen[t.toolsKey()] = true
-		domain, iface, err := s.shownAs()
-		if err != nil {
-			return nil, err
-		}
+		domain, iface := s.shownAs()
 		todo = append(todo, shownTask{domain, iface})
 	}
 	if len(todo) == 0 {
-		return nil, nil
+		return nil
 	}
 	metrics := make([]surface.Metrics, len(todo))
 	var wg sync.WaitGroup
@@ -162,5 +167,5 @@ func interfaceInfos(grid []Trial) (map[string]results.InterfaceInfo, error) {
 		out[results.InterfaceKey(st.domain, spec.Name)] = results.InterfaceInfo{Domain: st.domain, Interface: spec.Name, Level: spec.Level,
 			Transforms: spec.Transforms.Normal(), Metrics: metrics[i]}
 	}
-	return out, nil
+	return out
 }

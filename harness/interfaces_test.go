@@ -58,14 +58,17 @@ func TestOracleOnEveryInterface(t *testing.T) {
 		if m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" {
 			t.Errorf("%s: TC %v F1 %v ArgAcc %v %s; want the oracle scored full on every interface", r.TrialID, m.TC, m.F1, m.ArgAcc, r.ErrorClass)
 		}
-		spec, err := surface.Parse(r.Interface)
+		spec, err := surface.Parse(r.InterfaceName())
 		if err != nil || spec.Level != r.Level {
-			t.Errorf("%s: interface %q at level %s: %v", r.TrialID, r.Interface, r.Level, err)
+			t.Errorf("%s: interface %q at level %s: %v", r.TrialID, r.InterfaceName(), r.Level, err)
 		}
-		if r.TrialID != results.InterfaceTrialID(r.Model, r.Scenario, r.Interface, r.Repetition) {
-			t.Errorf("%s: id does not name interface %s", r.TrialID, r.Interface)
+		if spec.IsIdentity() != (r.Interface == "") {
+			t.Errorf("%s: interface key %q; want it on a transformed level only (the results contract: a level as written has none)", r.TrialID, r.Interface)
 		}
-		info, ok := man.Interfaces[results.InterfaceKey(r.Domain, r.Interface)]
+		if r.TrialID != results.TrialID(r.Model, r.Scenario, r.InterfaceName(), r.Repetition) {
+			t.Errorf("%s: id does not name interface %s", r.TrialID, r.InterfaceName())
+		}
+		info, ok := man.Interfaces[results.InterfaceKey(r.Domain, r.InterfaceName())]
 		if !ok || info.Metrics.Tools == 0 || info.Metrics.SchemaTokens == 0 || info.Level != r.Level {
 			t.Errorf("%s: run.json interface %+v", r.TrialID, info)
 		}

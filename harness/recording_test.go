@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -35,7 +36,11 @@ func recordedLog(t testing.TB) (*Recorder, string) {
 	if err := r.RecordTo(file); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(r.Handler(serve.Options{}))
+	h, err := r.Handler(serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	for _, g := range s.Gold[level.L3] {
 		recordedCall(t, srv.URL, g.Tool, g.JSON())
@@ -80,7 +85,7 @@ func recordedCall(t testing.TB, url, tool string, args []byte) {
 func TestRecordingLog(t *testing.T) {
 	r, file := recordedLog(t)
 	want := r.Recording()
-	same := func(name string, got *Recording) {
+	same := func(name string, got *recorded.Session) {
 		t.Helper()
 		if diff := cmp.Diff(want.Calls, got.Calls, compactJSON); diff != "" {
 			t.Errorf("%s: calls differ from the recorder's (-want +got):\n%s", name, diff)
@@ -90,7 +95,7 @@ func TestRecordingLog(t *testing.T) {
 		}
 	}
 	// As a kill leaves it: no end line.
-	killed, err := ReadRecording(file)
+	killed, err := recorded.Read(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +106,7 @@ func TestRecordingLog(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ended, err := ReadRecording(file)
+	ended, err := recorded.Read(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +118,7 @@ func TestRecordingLog(t *testing.T) {
 	if err := want.WriteFile(whole); err != nil {
 		t.Fatal(err)
 	}
-	old, err := ReadRecording(whole)
+	old, err := recorded.Read(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +163,7 @@ func TestReadRecordingDamage(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadRecording(path)
+			got, err := recorded.Read(path)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want one saying %q", err, c.wantErr)
@@ -203,7 +208,11 @@ func BenchmarkRecordedCall(b *testing.B) {
 				}
 				defer r.Close()
 			}
-			srv := httptest.NewServer(r.Handler(serve.Options{}))
+			h, err := r.Handler(serve.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
 			defer srv.Close()
 			ctx := context.Background()
 			c, _, err := toolsrc.Connect(ctx, "", srv.URL, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))

@@ -31,7 +31,7 @@ import (
 // regrouping is what playing a set's artifacts at levels needs, per
 // source.
 type regrouping struct {
-	ifaces map[string]*regroup.Interface
+	ifaces map[string]*regroup.Grouping
 	// golds are each artifact's expected calls at each level, by
 	// artifact id and level.
 	golds map[string]*score.Gold
@@ -43,7 +43,7 @@ type regrouping struct {
 // groups file for every source's tools (empty: derived for each), cmd or
 // url a live source.
 func (s *ArtifactSet) Regroup(groupsPath, cmd, url string, levels []level.Level) error {
-	rg := &regrouping{ifaces: map[string]*regroup.Interface{}, golds: map[string]*score.Gold{}, cmd: cmd, url: url}
+	rg := &regrouping{ifaces: map[string]*regroup.Grouping{}, golds: map[string]*score.Gold{}, cmd: cmd, url: url}
 	for src, ts := range s.sources {
 		var g *regroup.Groups
 		var err error
@@ -113,44 +113,27 @@ func sourceName(src string) string {
 	return strings.TrimSuffix(last, filepath.Ext(last))
 }
 
-// groupedTask is an artifact played at a level of its regrouped source.
+// groupedTask is an artifact played at an interface of its regrouped
+// source (a level as regrouped is its identity interface).
 type groupedTask struct {
 	artifactTask
-	at level.Level
-	// surf is the interface the level is shown through; nil is the
-	// level as regrouped.
-	surf *surface.Interface
+	iface *surface.Interface
 }
 
-func (t *groupedTask) iface() *regroup.Interface { return t.set.regrouped.ifaces[t.art.Source] }
+// at is the regrouped level the interface shows.
+func (t *groupedTask) at() level.Level { return t.iface.Spec.Level }
+
+func (t *groupedTask) regrouped() *regroup.Grouping { return t.set.regrouped.ifaces[t.art.Source] }
 
 func (t *groupedTask) identify(rec *results.Record) {
 	t.artifactTask.identify(rec)
-	rec.Level = t.at
-	if t.surf != nil {
-		rec.Interface = t.surf.Spec.Name
-	}
+	rec.Level = t.at()
+	identify(rec, t.iface)
 }
 
 func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
-	iface := t.iface()
-	valid := map[string]func(json.RawMessage) bool{}
-	for _, c := range iface.Levels[t.at] {
-		name := c.Name
-		if t.surf != nil {
-			name = t.surf.Name(c.Name)
-		}
-		valid[name] = func(args json.RawMessage) bool {
-			if t.surf != nil {
-				_, decoded, err := t.surf.Decode(name, args)
-				if err != nil {
-					return false
-				}
-				args = decoded
-			}
-			return iface.Valid(t.at, c.Name, args)
-		}
-	}
+	rgi := t.regrouped()
+	valid := validators(t.iface, func(name string, args json.RawMessage) bool { return rgi.Valid(t.at(), name, args) })
 	rg := t.set.regrouped
 	var up serve.Caller
 	var closers []func()
@@ -179,15 +162,15 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 			return r.answer(tool, req), nil
 		})
 	}
-	srv, err := iface.NewServer("granite-regrouped", t.at, up)
+	srv, err := rgi.NewServer("granite-regrouped", t.at(), up)
 	if err == nil {
 		var s *serve.Session
-		if s, err = serve.Connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at)); err == nil {
+		if s, err = serve.Connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at())); err == nil {
 			s.OnClose(closers...)
-			if t.surf == nil {
+			if t.iface.Spec.Plain() {
 				return s, valid, nil
 			}
-			front, err := serve.Front(ctx, s, t.surf, "regrouped "+t.art.ID+" "+t.surf.Spec.Name)
+			front, err := serve.Front(ctx, s, t.iface, "regrouped "+t.art.ID+" "+t.iface.Spec.Name)
 			if err == nil {
 				return front, valid, nil
 			}
@@ -201,48 +184,27 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	return nil, nil, err
 }
 
-func (t *groupedTask) toolsKey() string {
-	if t.surf != nil {
-		return results.InterfaceKey(t.art.Source, t.surf.Spec.Name)
-	}
-	return t.art.Source + "/" + string(t.at)
-}
+func (t *groupedTask) toolsKey() string { return results.InterfaceKey(t.art.Source, t.iface.Spec.Name) }
 
-func (t *groupedTask) schemas() map[string][]byte {
-	if t.surf != nil {
-		return interfaceSchemas(t.surf)
-	}
-	out := map[string][]byte{}
-	for _, c := range t.iface().Levels[t.at] {
-		out[c.Name] = c.InputSchema
-	}
-	return out
-}
+func (t *groupedTask) schemas() map[string][]byte { return interfaceSchemas(t.iface) }
 
-// goldCalls are the artifact's expected calls mapped onto the level.
+// goldCalls are the artifact's expected calls mapped onto the level, as
+// the interface encodes them.
 func (t *groupedTask) goldCalls() []results.MessageCall {
-	var out []results.MessageCall
-	for _, c := range t.set.regrouped.golds[t.art.ID+"/"+string(t.at)].Calls {
-		if t.surf != nil {
-			out = append(out, encodeCall(t.surf, c.Tool, c.Args))
-			continue
-		}
-		out = append(out, results.MessageCall{Name: c.Tool, Arguments: c.JSON()})
-	}
-	return out
+	return goldCalls(t.iface, t.set.regrouped.golds[t.art.ID+"/"+string(t.at())].Calls)
 }
 
 // score judges the assertions on the trial's calls mapped back to the
 // source's tools, and the call metrics against the level's gold.
 func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Metrics, error) {
-	iface := t.iface()
-	rec = levelRecord(t.surf, rec)
+	rgi := t.regrouped()
+	rec = levelRecord(t.iface, rec)
 	source := make([]results.Call, len(rec.Calls))
 	for i, c := range rec.Calls {
 		source[i] = c
-		source[i].Tool, source[i].Arguments, _ = iface.Unmap(t.at, c.Tool, c.Arguments)
+		source[i].Tool, source[i].Arguments, _ = rgi.Unmap(t.at(), c.Tool, c.Arguments)
 	}
-	m, verdicts := t.set.score(rec, t.art, source, t.set.regrouped.golds[t.art.ID+"/"+string(t.at)])
+	m, verdicts := t.set.score(rec, t.art, source, t.set.regrouped.golds[t.art.ID+"/"+string(t.at())])
 	rec.Assertions = verdicts
 	return m, nil
 }
@@ -251,12 +213,13 @@ func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Met
 // <model>/<artifact id>/<level>/r<n>; a live source without levels plays
 // at L4, the server as published.
 func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
-	levels := cfg.Granularities
-	if len(levels) == 0 && len(cfg.Interfaces) == 0 {
-		levels = []level.Level{level.L4}
+	// A source without levels asked for plays at L4, as published.
+	played := cfg.Played()
+	if len(played) == 0 {
+		played = []surface.Spec{surface.Identity(level.L4)}
 	}
-	needed := slices.Clone(levels)
-	for _, spec := range cfg.Interfaces {
+	var needed []level.Level
+	for _, spec := range played {
 		if !slices.Contains(needed, spec.Level) {
 			needed = append(needed, spec.Level)
 		}
@@ -267,7 +230,7 @@ func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	// Each source's interfaces are built once, shared by its artifacts.
 	surfaces := map[string][]*surface.Interface{}
 	for src, rg := range set.regrouped.ifaces {
-		for _, spec := range cfg.Interfaces {
+		for _, spec := range played {
 			si, err := surface.Build(spec, regroup.ServerName(sourceName(src)), rg.SurfaceTools(spec.Level))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", src, err)
@@ -279,20 +242,10 @@ func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	for _, model := range cfg.ModelNames() {
 		for i := range set.Artifacts {
 			a := &set.Artifacts[i]
-			var tasks []*groupedTask
-			for _, lv := range levels {
-				tasks = append(tasks, &groupedTask{artifactTask: artifactTask{art: a, set: set}, at: lv})
-			}
 			for _, si := range surfaces[a.Source] {
-				tasks = append(tasks, &groupedTask{artifactTask: artifactTask{art: a, set: set}, at: si.Spec.Level, surf: si})
-			}
-			for _, task := range tasks {
-				name := string(task.at)
-				if task.surf != nil {
-					name = task.surf.Spec.Name
-				}
+				task := &groupedTask{artifactTask: artifactTask{art: a, set: set}, iface: si}
 				for rep := 1; rep <= cfg.Repetitions; rep++ {
-					out = append(out, Trial{Index: len(out), ID: results.InterfaceTrialID(model, a.ID, name, rep), Model: model, Repetition: rep, Task: task})
+					out = append(out, Trial{Index: len(out), ID: results.TrialID(model, a.ID, si.Spec.Name, rep), Model: model, Repetition: rep, Task: task})
 				}
 			}
 		}
@@ -300,10 +253,4 @@ func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	return out, nil
 }
 
-func (t *groupedTask) shownAs() (string, *surface.Interface, error) {
-	if t.surf != nil {
-		return t.art.Source, t.surf, nil
-	}
-	si, err := surface.Build(surface.Spec{Name: string(t.at), Level: t.at}, regroup.ServerName(sourceName(t.art.Source)), t.iface().SurfaceTools(t.at))
-	return t.art.Source, si, err
-}
+func (t *groupedTask) shownAs() (string, *surface.Interface) { return t.art.Source, t.iface }

@@ -56,7 +56,7 @@ func TestArtifactsAtEveryLevel(t *testing.T) {
 	coarse := map[level.Level]map[string]bool{}
 	for _, r := range recs {
 		a := byID[r.Scenario]
-		if r.TrialID != results.TrialID(r.Model, a.ID, r.Level, r.Repetition) || r.Domain != a.Source {
+		if r.TrialID != results.TrialID(r.Model, a.ID, string(r.Level), r.Repetition) || r.Domain != a.Source {
 			t.Fatalf("record %s: level %q domain %q", r.TrialID, r.Level, r.Domain)
 		}
 		wantTC := 1.0
@@ -133,7 +133,7 @@ func TestArtifactsOnEveryInterface(t *testing.T) {
 		if r.Model == agent.Silent && len(a.ExpectedCalls) > 0 {
 			wantTC = 0
 		}
-		if r.Interface == "" || r.TrialID != results.InterfaceTrialID(r.Model, a.ID, r.Interface, r.Repetition) {
+		if r.Interface == "" || r.TrialID != results.TrialID(r.Model, a.ID, r.Interface, r.Repetition) {
 			t.Fatalf("record %s: interface %q", r.TrialID, r.Interface)
 		}
 		if r.Metrics.TC != wantTC || r.Model == agent.Oracle && (r.Metrics.F1 != 1 || r.Metrics.ArgAcc != 1) {

@@ -33,6 +33,7 @@ import (
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -95,7 +96,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 		if err != nil {
 			return nil, err
 		}
-		if len(cfg.Granularities) > 0 || len(cfg.Interfaces) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
+		if len(cfg.Played()) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
 			return planGrouped(cfg, set)
 		}
 		for _, model := range cfg.ModelNames() {
@@ -112,7 +113,7 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 		return out, nil
 	}
 	// A domain's interfaces are built once, shared by every model's trials.
-	ifacesOf := map[string][]played{}
+	ifacesOf := map[string][]*surface.Interface{}
 	for _, model := range cfg.ModelNames() {
 		for _, d := range spec.Domains {
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
@@ -135,10 +136,10 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
-					task := &scenarioTask{domain: d, dom: dom, level: iface.level, iface: iface.surface, scenario: s, golds: golds}
+					task := &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, golds: golds}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
-							Index: len(out), ID: results.InterfaceTrialID(model, s.ID, iface.name(), rep),
+							Index: len(out), ID: results.TrialID(model, s.ID, iface.Spec.Name, rep),
 							Model: model, Repetition: rep, Task: task,
 						})
 					}
@@ -257,10 +258,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	sum := &Summary{Out: out, Planned: len(trials), Resumed: len(trials) - len(todo), TC: map[string]float64{}}
 	man.Lost = lostKeywords(grid)
 	if man.Interfaces == nil {
-		if man.Interfaces, err = interfaceInfos(grid); err != nil {
-			j.Close()
-			return nil, err
-		}
+		man.Interfaces = interfaceInfos(grid)
 	}
 	m := opts.Meter
 	if m == nil && len(todo) > 0 {
@@ -494,9 +492,9 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 		}
 	}()
 	// Trials that run at once share the meter: each is given its part.
-	var share *energyShare
+	var share *meter.Share
 	if entry.Workers() > 1 && r.meter != nil {
-		share = newEnergyShare(r.meter)
+		share = meter.NewShare(r.meter)
 	}
 	feed := make(chan Trial)
 	errc := make(chan error, len(workers))
@@ -600,7 +598,7 @@ func (t Trial) agentTrial(sess *serve.Session, valid map[string]func(json.RawMes
 
 // trial runs one trial on a fresh store and scores it. It returns nil when
 // the run was interrupted before the trial finished.
-func (r *runner) trial(ctx context.Context, t Trial, a agent.Agent, host string, share *energyShare) (*results.Record, error) {
+func (r *runner) trial(ctx context.Context, t Trial, a agent.Agent, host string, share *meter.Share) (*results.Record, error) {
 	entry, _ := r.cfg.Entry(t.Model)
 	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agent.For(entry).Label(),
 		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
@@ -628,17 +626,17 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent.Agent, host string,
 	tr := t.agentTrial(sess, valid, rec)
 	tr.Tools, tr.MaxCalls = tools, r.cfg.CallLimit()
 	var mark meter.Mark
-	var slot *shareSlot
+	var slot *meter.Slot
 	switch {
 	case share != nil:
-		slot = share.begin()
+		slot = share.Begin()
 	case r.meter != nil:
 		mark = r.meter.Mark()
 	}
 	a.Run(tctx, tr)
 	switch {
 	case share != nil:
-		reading := share.end(slot)
+		reading := share.End(slot)
 		rec.Energy = &reading
 	case r.meter != nil:
 		reading := r.meter.Since(mark)

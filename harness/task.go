@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
@@ -49,15 +48,13 @@ type Task interface {
 	score(rec *results.Record, sess *serve.Session) (*results.Metrics, error)
 }
 
-// scenarioTask is a benchmark scenario played at a level on a fresh store
+// scenarioTask is a benchmark scenario played at an interface of its
+// domain (a level as written is its identity interface) on a fresh store
 // behind the domain's generated server.
 type scenarioTask struct {
 	// domain is the spec of the task's domain, dom its generated runtime.
-	domain *speclang.Domain
-	dom    *mcpdomain.Domain
-	level  level.Level
-	// iface is the interface the level is shown through; nil is the
-	// level as written.
+	domain   *speclang.Domain
+	dom      *mcpdomain.Domain
 	iface    *surface.Interface
 	scenario *speclang.Scenario
 	// golds is shared by the tasks of one plan: a scenario's right final
@@ -65,11 +62,12 @@ type scenarioTask struct {
 	golds *goldCache
 }
 
+// level is the level the interface shows, whose gold the task scores.
+func (t *scenarioTask) level() level.Level { return t.iface.Spec.Level }
+
 func (t *scenarioTask) identify(rec *results.Record) {
-	rec.Domain, rec.Level, rec.Scenario, rec.Difficulty = t.domain.Name, t.level, t.scenario.ID, t.scenario.Difficulty
-	if t.iface != nil {
-		rec.Interface = t.iface.Spec.Name
-	}
+	rec.Domain, rec.Level, rec.Scenario, rec.Difficulty = t.domain.Name, t.level(), t.scenario.ID, t.scenario.Difficulty
+	identify(rec, t.iface)
 }
 
 func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
@@ -78,69 +76,33 @@ func (t *scenarioTask) prompts() []string { return []string{t.scenario.Prompt} }
 func (t *scenarioTask) turnCalls(n int) [][]int { return allInFirst(1, n) }
 
 func (t *scenarioTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
-	iface := t.iface
-	if iface == nil {
-		var err error
-		if iface, err = serve.Identity(t.dom, t.level); err != nil {
-			return nil, nil, err
-		}
-	}
-	s, err := serve.Open(ctx, t.dom, iface)
+	s, err := serve.Open(ctx, t.dom, t.iface)
 	return s, t.validators(), err
 }
 
-// validators check arguments against each of the level's tools, through
-// the interface's decoding when there is one.
+// validators check arguments against each of the interface's tools, as
+// the level tool's handler would before running it.
 func (t *scenarioTask) validators() map[string]func(json.RawMessage) bool {
-	valid := map[string]func(json.RawMessage) bool{}
-	for _, tool := range t.dom.Tools[t.level] {
-		name := tool.Name
-		if t.iface != nil {
-			name = t.iface.Name(tool.Name)
-		}
-		valid[name] = func(args json.RawMessage) bool {
-			if t.iface != nil {
-				_, decoded, err := t.iface.Decode(name, args)
-				if err != nil {
-					return false
-				}
-				args = decoded
-			}
-			_, _, err := tool.Prepare(args)
-			return err == nil
-		}
+	byName := map[string]*mcpdomain.Tool{}
+	for _, tool := range t.dom.Tools[t.level()] {
+		byName[tool.Name] = tool
 	}
-	return valid
+	return validators(t.iface, func(name string, args json.RawMessage) bool {
+		_, _, err := byName[name].Prepare(args)
+		return err == nil
+	})
 }
 
 func (t *scenarioTask) system() system { return system{t.dom.Title, t.dom.Description} }
 
-func (t *scenarioTask) toolsKey() string {
-	if t.iface != nil {
-		return results.InterfaceKey(t.dom.Name, t.iface.Spec.Name)
-	}
-	return t.dom.Name + "/" + string(t.level)
-}
+func (t *scenarioTask) toolsKey() string { return results.InterfaceKey(t.dom.Name, t.iface.Spec.Name) }
 
-func (t *scenarioTask) schemas() map[string][]byte {
-	if t.iface != nil {
-		return interfaceSchemas(t.iface)
-	}
-	return agent.Schemas(t.dom.Tools[t.level])
-}
+func (t *scenarioTask) schemas() map[string][]byte { return interfaceSchemas(t.iface) }
 
 // goldCalls are the scenario's gold at the task's level, encoded the way
 // the interface encodes calls.
 func (t *scenarioTask) goldCalls() []results.MessageCall {
-	var out []results.MessageCall
-	for _, g := range t.scenario.Gold[t.level] {
-		c := results.MessageCall{Name: g.Tool, Arguments: g.JSON()}
-		if t.iface != nil {
-			c = encodeCall(t.iface, g.Tool, g.Args)
-		}
-		out = append(out, c)
-	}
-	return out
+	return goldCalls(t.iface, t.scenario.Gold[t.level()])
 }
 
 // score judges the record and the session's final store against the
@@ -169,7 +131,7 @@ type goldCache struct {
 // gold returns what a scenario task is scored against.
 func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, error) {
 	scenario := t.domain.Name + "/" + t.scenario.ID
-	key := scenario + "/" + string(t.level)
+	key := scenario + "/" + string(t.level())
 	c.mu.Lock()
 	g, ok := c.golds[key]
 	rs := c.rights[scenario]
@@ -187,7 +149,7 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, err
 		}
 		rs = score.NewScenarioGold(t.domain, t.scenario, t.dom.NewStore().Snapshot(), r)
 	}
-	g = rs.Gold(t.level, t.dom)
+	g = rs.Gold(t.level(), t.dom)
 	c.mu.Lock()
 	if c.golds == nil {
 		c.golds, c.rights = map[string]*score.Gold{}, map[string]*score.ScenarioGold{}

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/internal/stage"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/templates"
 )
 
@@ -118,11 +119,11 @@ func (l *LLM) Stage(ctx context.Context, prompt string, schema json.RawMessage, 
 // stage.ScenarioSchema), built from the tools at run time, generated
 // domains' as any other source's.
 func ScenarioSchema(tools []Tool) (json.RawMessage, error) {
-	st := make([]stage.Tool, len(tools))
+	listed := make([]toolsrc.Tool, len(tools))
 	for i, t := range tools {
-		st[i] = stage.Tool{Name: t.Name, InputSchema: string(t.InputSchema)}
+		listed[i] = t.Tool
 	}
-	return stage.ScenarioSchema(st)
+	return stage.ScenarioSchema(listed)
 }
 
 // stageScenario is the scenario stage's reply.

@@ -102,7 +102,7 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 	// source starts fresh.
 	c.Close()
 	g, err := src.grouping(name, tools)
-	var iface *regroup.Interface
+	var iface *regroup.Grouping
 	if err == nil {
 		iface, err = regroup.Build(tools, g)
 	}

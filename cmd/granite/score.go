@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/oneline"
@@ -48,7 +49,7 @@ func runScore(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		text = string(data)
 	}
-	rc, err := harness.ReadRecording(*record)
+	rc, err := recorded.Read(*record)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,10 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level l
 		}
 	}
 	fmt.Fprintf(stdout, "Give your MCP client this prompt (scenario %s at %s):\n\n%s\n\n", scenario, level, r.Prompt())
-	h := r.Handler(ho)
+	h, err := r.Handler(ho)
+	if err != nil {
+		return err
+	}
 	name, _, _ := strings.Cut(scenario, "-")
 	err = serveHTTP(ctx, h, addr, name, level, stderr)
 	_ = h.Close(context.Background())

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -84,7 +85,7 @@ func verifyMutants(ctx context.Context, spec *speclang.Spec, only []string, corp
 		return badUsage(err)
 	}
 	if corpus != "" {
-		entries, err := harness.ReadCorpus(corpus)
+		entries, err := recorded.ReadCorpus(corpus)
 		if err != nil {
 			return usagef("--corpus: %w", err)
 		}

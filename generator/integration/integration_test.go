@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/stage"
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/specs"
 )
@@ -423,9 +424,9 @@ func TestStageContractsAsTheGeneratorBuiltThem(t *testing.T) {
 	}
 	for _, d := range domains {
 		for _, lv := range d.Levels {
-			st := make([]stage.Tool, len(lv.Tools))
+			st := make([]toolsrc.Tool, len(lv.Tools))
 			for i, tl := range lv.Tools {
-				st[i] = stage.Tool{Name: tl.Name, InputSchema: tl.Schema}
+				st[i] = toolsrc.Tool{Name: tl.Name, InputSchema: json.RawMessage(tl.Schema)}
 				if got := built[d.Name].Tool(lv.Level, tl.Name); got == nil || got.InputSchema != tl.Schema {
 					t.Errorf("%s %s tool %s: the input schema the runtime holds differs from the spec language's", d.Name, lv.Level, tl.Name)
 				}

@@ -166,16 +166,13 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 	return adv, nil
 }
 
-// Candidates are a config's interfaces in plan order: its granularities
-// as written, then its interfaces. The published one is L4 as written
-// when the config races it.
+// Candidates are a config's interfaces in plan order
+// (results.Config.Played). The published one is L4 as written when the
+// config races it.
 func Candidates(cfg *results.Config) []Candidate {
 	var out []Candidate
-	for _, lv := range cfg.Granularities {
-		out = append(out, Candidate{Name: string(lv), Published: lv == level.L4})
-	}
-	for _, spec := range cfg.Interfaces {
-		out = append(out, Candidate{Name: spec.Name})
+	for _, spec := range cfg.Played() {
+		out = append(out, Candidate{Name: spec.Name, Published: spec.IsIdentity() && spec.Level == level.L4})
 	}
 	return out
 }

@@ -207,7 +207,7 @@ func (f *Field) choose(candidates string, catalogue []*surface.Interface, build 
 		}
 	case "levels":
 		for _, lv := range level.Levels {
-			chosen = append(chosen, surface.Spec{Name: string(lv), Level: lv})
+			chosen = append(chosen, surface.Identity(lv))
 		}
 	default:
 		for _, n := range strings.Split(candidates, ",") {

@@ -245,7 +245,10 @@ func serveTrial(tr *Trial, rec func(serve.Observed), limit int, over func()) (*s
 	if err != nil {
 		return nil, err
 	}
-	h := serve.NewServerHandler(tr.Session.Server(), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over})
+	h, err := serve.NewHandler(serve.Existing(tr.Session.Server()), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over, SharedStore: true})
+	if err != nil {
+		return nil, err
+	}
 	ln, err := listenTrial()
 	if err != nil {
 		_ = h.Close(context.Background())
@@ -281,7 +284,7 @@ type process struct {
 // (see package sandbox): in namespaces of its own, or in a process group
 // of its own; either way everything it started is killed when ctx ends
 // and once it exits, so that nothing outlives the trial.
-func runProcess(ctx context.Context, mode sandbox.Mode, s sandbox.Spec) *process {
+func runProcess(ctx context.Context, mode sandbox.Mode, s sandbox.Program) *process {
 	out := &headBuffer{max: MaxStdout}
 	errs := &tailBuffer{max: maxStderr}
 	res := sandbox.Run(ctx, mode, s, out, errs, WaitDelay)
@@ -527,7 +530,7 @@ func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData
 	if mode == "" {
 		mode = sandbox.None
 	}
-	p := runProcess(ctx, mode, sandbox.Spec{Argv: argv, Env: env, Dir: data.Dir, Hide: hide, Cover: a.cover, Limits: limitsOf(a.entry)})
+	p := runProcess(ctx, mode, sandbox.Program{Argv: argv, Env: env, Dir: data.Dir, Hide: hide, Cover: a.cover, Limits: limitsOf(a.entry)})
 	if p.startErr != nil {
 		return nil, fmt.Errorf("start the agent command: %w", p.startErr)
 	}

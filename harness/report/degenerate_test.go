@@ -103,7 +103,7 @@ func (s trialSet) write(t testing.TB) string {
 // record is one trial of the set.
 func (s trialSet) record(rng *rand.Rand, model string, mi int, l level.Level, sc, rep, index int) results.Record {
 	scenario, diff := fmt.Sprintf("d1-%03d", sc+1), []string{"easy", "medium", "hard"}[sc%3]
-	id := results.TrialID(model, scenario, l, rep)
+	id := results.TrialID(model, scenario, string(l), rep)
 	rec := results.Record{TrialID: id, Index: index, Experiment: "edge", Model: model, Agent: "ollama", Domain: "d1",
 		Level: l, Scenario: scenario, Difficulty: diff, Repetition: rep, StopReason: "answer"}
 	if s.artifacts {

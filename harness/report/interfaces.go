@@ -15,10 +15,7 @@ import (
 func (r *Report) interfaceOrder() []string {
 	var cands []string
 	if cfg := r.Results.Manifest.Config; cfg != nil {
-		for _, l := range cfg.Granularities {
-			cands = append(cands, string(l))
-		}
-		for _, s := range cfg.Interfaces {
+		for _, s := range cfg.Played() {
 			cands = append(cands, s.Name)
 		}
 	}

@@ -109,7 +109,7 @@ func ifaceResults(t testing.TB, measured func(shownIface) bool) *Results {
 					}
 					arg = math.Max(0, math.Min(1, arg+0.3*(v-0.5)))
 					scen := fmt.Sprintf("%s-s%02d", domain, sc)
-					rec := results.Record{TrialID: results.InterfaceTrialID(m.name, scen, s.name, rep), Index: len(recs), Model: m.name, Domain: domain,
+					rec := results.Record{TrialID: results.TrialID(m.name, scen, s.name, rep), Index: len(recs), Model: m.name, Domain: domain,
 						Level: spec.Level, Scenario: scen, Difficulty: "easy", Repetition: rep, StopReason: "answer",
 						Metrics: &results.Metrics{TC: tc, TCStrict: tc, ArgAcc: arg, ActionArgAcc: arg, WallS: 1}}
 					if !spec.Plain() {
@@ -476,11 +476,11 @@ func TestInterfaceTrialsPlanned(t *testing.T) {
 		{"as planned", func(*results.Record) {}, ""},
 		{"interface not in the config", func(r *results.Record) {
 			r.Interface = "L4-opaque"
-			r.TrialID = results.InterfaceTrialID(r.Model, r.Scenario, r.Interface, r.Repetition)
+			r.TrialID = results.TrialID(r.Model, r.Scenario, r.Interface, r.Repetition)
 		}, "interface L4-opaque is not in the config"},
 		{"id names the level", func(r *results.Record) {
-			r.TrialID = results.TrialID(r.Model, r.Scenario, r.Level, r.Repetition)
-		}, "its id does not name its model, scenario, interface and repetition"},
+			r.TrialID = results.TrialID(r.Model, r.Scenario, string(r.Level), r.Repetition)
+		}, "its id does not name its model, scenario, interface (or level) and repetition"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := good

@@ -15,13 +15,13 @@ func (r *Report) tcCI(label string, rows []row) stats.CI {
 	return Interval(r.seed, label, col(rows, getTC))
 }
 
-// ModelLevelLabel and ModelLabel label the intervals of a model's TC at a
-// level (the model_level table) and over all its trials (the overall
-// table); granite view labels its cells the same, so that it shows the
-// report's intervals.
-func ModelLevelLabel(model string, l level.Level) string { return "ml/" + model + "/" + string(l) }
+// CellLabel and ModelLabel label the intervals of a model's TC in one
+// cell of the model_level table (a model at a level) and over all its
+// trials (the overall table); granite view labels its cells the same, so
+// that it shows the report's intervals.
+func CellLabel(model string, l level.Level) string { return "ml/" + model + "/" + string(l) }
 
-// ModelLabel: see ModelLevelLabel.
+// ModelLabel: see CellLabel.
 func ModelLabel(model string) string { return "model/" + model }
 
 // summary is the columns most tables share.
@@ -105,7 +105,7 @@ func (r *Report) modelLevel() *Table {
 			if len(rows) == 0 {
 				continue
 			}
-			line := append([]any{m, string(l)}, r.summary(ModelLevelLabel(m, l), rows)...)
+			line := append([]any{m, string(l)}, r.summary(CellLabel(m, l), rows)...)
 			t.Rows = append(t.Rows, append(line, efficiency(rows)...))
 		}
 	}

@@ -279,15 +279,13 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 	if _, err := fmt.Sscanf(man.Shard, "%d/%d", &i, &n); err == nil && n > 1 && rec.Index%n != i {
 		return fmt.Sprintf("index %d is not in shard %s", rec.Index, man.Shard)
 	}
-	if rec.Artifacts != "" && rec.Level != "" && (len(cfg.Granularities) > 0 || len(cfg.Interfaces) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "") {
+	if rec.Artifacts != "" && rec.Level != "" && (len(cfg.Played()) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "") {
 		// An artifact played at a level (or interface) of its regrouped
 		// tools.
 		switch {
-		case rec.Interface != "" && !configInterface(cfg, rec):
-			return fmt.Sprintf("interface %s is not in the config", rec.Interface)
-		case rec.Interface == "" && len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
-			return fmt.Sprintf("level %s is not in the config", rec.Level)
-		case rec.TrialID != results.InterfaceTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition):
+		case !configInterface(cfg, rec):
+			return notInConfig(rec)
+		case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition):
 			return "its id does not name its model, artifact, interface and repetition"
 		}
 		return ""
@@ -299,32 +297,35 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return ""
 	}
 	switch {
-	case rec.Interface != "" && !configInterface(cfg, rec):
-		return fmt.Sprintf("interface %s is not in the config", rec.Interface)
-	case rec.Interface == "" && len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, rec.Level):
-		return fmt.Sprintf("level %s is not in the config", rec.Level)
+	case !configInterface(cfg, rec):
+		return notInConfig(rec)
 	case len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, rec.Domain):
 		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
 	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
 		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
-	case rec.Interface != "" && rec.TrialID != results.InterfaceTrialID(rec.Model, rec.Scenario, rec.Interface, rec.Repetition):
-		return "its id does not name its model, scenario, interface and repetition"
-	case rec.Interface == "" && rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.Level, rec.Repetition):
-		return "its id does not name its model, scenario, level and repetition"
+	case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition):
+		return "its id does not name its model, scenario, interface (or level) and repetition"
 	}
 	return ""
 }
 
 // configInterface reports whether the config plays the record's
-// interface: one of its interfaces of the record's level, or a
-// granularity named as its interface.
+// interface (results.Config.Played): its name at its level. A config
+// that names none plays whatever its records say.
 func configInterface(cfg *results.Config, rec *results.Record) bool {
-	if rec.Interface == string(rec.Level) && slices.Contains(cfg.Granularities, rec.Level) {
-		return true
-	}
-	return slices.ContainsFunc(cfg.Interfaces, func(s surface.Spec) bool {
-		return s.Name == rec.Interface && (s.Level == "" || s.Level == rec.Level)
+	played := cfg.Played()
+	return len(played) == 0 || slices.ContainsFunc(played, func(s surface.Spec) bool {
+		return s.Name == rec.InterfaceName() && (s.Level == "" || s.Level == rec.Level)
 	})
+}
+
+// notInConfig says which of the record's interface or level the config
+// does not play.
+func notInConfig(rec *results.Record) string {
+	if rec.Interface != "" {
+		return fmt.Sprintf("interface %s is not in the config", rec.Interface)
+	}
+	return fmt.Sprintf("level %s is not in the config", rec.Level)
 }
 
 // Table returns the table with the given name.

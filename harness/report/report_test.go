@@ -489,7 +489,7 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 			rec := res.Records[0]
 			rec.TrialID = "m0:1b/other/L4/r1"
 			res.Records = append(res.Records, rec)
-		}, 24, "(the first, m0:1b/other/L4/r1: its id does not name its model, scenario, level and repetition)", ""},
+		}, 24, "(the first, m0:1b/other/L4/r1: its id does not name its model, scenario, interface (or level) and repetition)", ""},
 		{"another shard's trial", base, func(res *Results) {
 			res.Manifest.Shard, res.Manifest.Trials = "1/2", 12
 			var keep []results.Record

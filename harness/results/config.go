@@ -93,3 +93,16 @@ func (c *Config) HostList() []string {
 	}
 	return []string{c.Ollama.Host}
 }
+
+// Played lists the interfaces a scenario run plays, in plan order: each
+// of the granularities as its level's identity interface
+// (surface.Identity), then the interfaces. Everything past the config
+// reads the plan from here, so a level as written and a transformed one
+// travel one path.
+func (c *Config) Played() []surface.Spec {
+	out := make([]surface.Spec, 0, len(c.Granularities)+len(c.Interfaces))
+	for _, lv := range c.Granularities {
+		out = append(out, surface.Identity(lv))
+	}
+	return append(out, c.Interfaces...)
+}

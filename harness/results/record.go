@@ -7,16 +7,11 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 )
 
-// TrialID names a benchmark trial, the same across runs, shards and
-// resumes of one config: <model>/<scenario>/<level>/r<repetition>.
-func TrialID(model, scenario string, lv level.Level, rep int) string {
-	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, lv, rep)
-}
-
-// InterfaceTrialID names a trial of a scenario (or artifact) played
-// through an interface: <model>/<scenario>/<interface>/r<repetition>,
-// which is TrialID's for an interface that is its level as written.
-func InterfaceTrialID(model, scenario, iface string, rep int) string {
+// TrialID names a trial of a scenario (or artifact) played through an
+// interface, the same across runs, shards and resumes of one config:
+// <model>/<scenario>/<interface>/r<repetition>. A level as written is its
+// identity interface, named for the level: <model>/<scenario>/L3/r1.
+func TrialID(model, scenario, iface string, rep int) string {
 	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, iface, rep)
 }
 

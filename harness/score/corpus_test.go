@@ -8,6 +8,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/spectest"
@@ -25,9 +26,9 @@ import (
 // harness (which runs the gold for the right stores), so this is an
 // external test of package score.
 
-func loadCorpus(t *testing.T) []harness.CorpusEntry {
+func loadCorpus(t *testing.T) []recorded.CorpusEntry {
 	t.Helper()
-	entries, err := harness.ReadCorpus("testdata/corpus")
+	entries, err := recorded.ReadCorpus("testdata/corpus")
 	if err != nil {
 		t.Fatal(err)
 	}

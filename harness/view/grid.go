@@ -80,7 +80,7 @@ var (
 			if lv == "all" {
 				return report.ModelLabel(model)
 			}
-			return report.ModelLevelLabel(model, level.Level(lv))
+			return report.CellLabel(model, level.Level(lv))
 		}}
 	domainGrid = gridSpec{title: "By domain, per model", by: "domain", perModel: true,
 		col: func(e *entry) string { return e.domain }, set: func(f *Filter, v string) { f.Domain = v }, order: sorted}

@@ -70,7 +70,7 @@ func writeSynthetic(tb testing.TB, dir string, reps, limit int) int {
 }
 
 func synthetic(rng *rand.Rand, system, model, domain, scenario string, lv level.Level, rep, index int) *results.Record {
-	r := &results.Record{TrialID: results.TrialID(model, scenario, lv, rep), Index: index, Experiment: "synthetic", Model: model, Agent: "ollama",
+	r := &results.Record{TrialID: results.TrialID(model, scenario, string(lv), rep), Index: index, Experiment: "synthetic", Model: model, Agent: "ollama",
 		Domain: domain, Level: lv, Scenario: scenario, Difficulty: []string{"easy", "medium", "hard"}[index%3], Repetition: rep,
 		StartedAt: "2026-01-01T00:00:00Z", EndedAt: "2026-01-01T00:00:09Z", StopReason: results.StopAnswer}
 	r.Messages = []results.Message{{Role: "system", Content: system}, {Role: "user", Content: "Turn on the hall lamp at 40 percent and tell me the kitchen temperature."}}

@@ -27,7 +27,7 @@ var layers = []struct {
 	prefix string
 	layer  int
 }{
-	{"internal/", 0}, {"internal/toolsrc", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0},
+	{"internal/", 0}, {"internal/toolsrc", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0}, {"harness/recorded", 0},
 	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1},
 	{"harness/gold", 2},
 	{"harness/agent", 3},

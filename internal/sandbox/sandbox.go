@@ -54,8 +54,8 @@ const (
 // init in a new namespace; its value is the init's work, as JSON.
 const InitEnv = "GRANITE_SANDBOX_INIT"
 
-// Spec is a program to run.
-type Spec struct {
+// Program is a program to run.
+type Program struct {
 	// Argv is the program and its arguments; Env its whole environment.
 	Argv []string
 	Env  []string
@@ -88,7 +88,7 @@ type Limits struct {
 	Disk int64 `json:"disk,omitempty"`
 }
 
-// DefaultLimits are the limits of a program whose Spec sets none: room
+// DefaultLimits are the limits of a program whose Program sets none: room
 // for an agent CLI on Node.js and the tools it starts, not for a bomb.
 var DefaultLimits = Limits{Memory: 4 << 30, Tasks: 2048, Disk: 1 << 30}
 

@@ -80,7 +80,7 @@ func tryNamespaces() (bool, string) {
 	}
 	defer p.Remove()
 	var errs strings.Builder
-	res := run(context.Background(), Namespaces, Spec{Dir: p.Dir, Hide: p.Hide}, io.Discard, &errs, time.Second, true)
+	res := run(context.Background(), Namespaces, Program{Dir: p.Dir, Hide: p.Hide}, io.Discard, &errs, time.Second, true)
 	switch {
 	case res.StartErr != nil:
 		return false, res.StartErr.Error()
@@ -101,13 +101,13 @@ func tryNamespaces() (bool, string) {
 //
 // Run locks the calling goroutine to its thread while the program runs:
 // the parent-death signal is tied to the thread that started it.
-func Run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitDelay time.Duration) Result {
+func Run(ctx context.Context, mode Mode, s Program, stdout, stderr io.Writer, waitDelay time.Duration) Result {
 	return run(ctx, mode, s, stdout, stderr, waitDelay, false)
 }
 
 // run is Run; probeOnly runs no program: the init checks its namespace
 // and reports.
-func run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitDelay time.Duration, probeOnly bool) Result {
+func run(ctx context.Context, mode Mode, s Program, stdout, stderr io.Writer, waitDelay time.Duration, probeOnly bool) Result {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var res Result
@@ -211,7 +211,7 @@ type pipe struct{ r, w *os.File }
 // command makes the exec.Cmd for mode: the program itself in a process
 // group of its own, or granite's init in new namespaces with the program
 // as its work.
-func command(ctx context.Context, mode Mode, s Spec, probeOnly bool) (*exec.Cmd, *pipe, error) {
+func command(ctx context.Context, mode Mode, s Program, probeOnly bool) (*exec.Cmd, *pipe, error) {
 	if mode == None {
 		cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
 		cmd.Dir, cmd.Env = s.Dir, s.Env

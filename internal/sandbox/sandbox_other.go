@@ -30,7 +30,7 @@ func MkdirPrivate(pattern string) (*Private, error) {
 func (p *Private) Remove() { os.RemoveAll(p.Dir) }
 
 // Run runs s to its end; outside Linux, without any containment.
-func Run(ctx context.Context, mode Mode, s Spec, stdout, stderr io.Writer, waitDelay time.Duration) Result {
+func Run(ctx context.Context, mode Mode, s Program, stdout, stderr io.Writer, waitDelay time.Duration) Result {
 	var res Result
 	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr, cmd.WaitDelay = s.Dir, s.Env, stdout, stderr, waitDelay

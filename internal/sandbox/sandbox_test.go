@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		Run(context.Background(), Namespaces, Spec{Argv: []string{"sh", "-c", "setsid sleep " + marker + " & echo started; wait"},
+		Run(context.Background(), Namespaces, Program{Argv: []string{"sh", "-c", "setsid sleep " + marker + " & echo started; wait"},
 			Env: os.Environ(), Dir: p.Dir, Hide: p.Hide}, os.Stdout, os.Stderr, time.Second)
 		os.Exit(0)
 	}
@@ -72,7 +72,7 @@ func runScript(t *testing.T, ctx context.Context, mode Mode, script string, env 
 	}
 	t.Cleanup(p.Remove)
 	var out, errs bytes.Buffer
-	res := Run(ctx, mode, Spec{Argv: []string{"sh", "-c", script}, Env: append(os.Environ(), env...), Dir: p.Dir, Hide: p.Hide},
+	res := Run(ctx, mode, Program{Argv: []string{"sh", "-c", script}, Env: append(os.Environ(), env...), Dir: p.Dir, Hide: p.Hide},
 		&out, &errs, 2*time.Second)
 	return res, out.String(), errs.String()
 }
@@ -143,7 +143,7 @@ func TestMissingProgramIsAStartError(t *testing.T) {
 				needNamespaces(t)
 			}
 			dir := t.TempDir()
-			res := Run(context.Background(), mode, Spec{Argv: []string{"no-such-agent-program"}, Dir: dir}, &bytes.Buffer{}, &bytes.Buffer{}, time.Second)
+			res := Run(context.Background(), mode, Program{Argv: []string{"no-such-agent-program"}, Dir: dir}, &bytes.Buffer{}, &bytes.Buffer{}, time.Second)
 			if res.StartErr == nil || !strings.Contains(res.StartErr.Error(), "no-such-agent-program") {
 				t.Errorf("start error %v; want one naming the program", res.StartErr)
 			}
@@ -411,7 +411,7 @@ func TestProgramWritesOnlyItsOwn(t *testing.T) {
 				`head -c 32M /dev/zero > big 2>/dev/null; wc -c < big; ` +
 				`echo x > /dev/null && echo null-ok`
 			var out, errs bytes.Buffer
-			res := Run(context.Background(), Namespaces, Spec{Argv: []string{"sh", "-c", script},
+			res := Run(context.Background(), Namespaces, Program{Argv: []string{"sh", "-c", script},
 				Env: append(os.Environ(), "R="+results, "O="+outside, "M="+m, "G="+given, "HOME="+home), Dir: p.Dir, Hide: p.Hide,
 				Cover: []string{results}, Limits: Limits{Disk: 8 << 20}}, &out, &errs, time.Second)
 			if res.StartErr != nil || res.ExitCode != 0 {
@@ -466,7 +466,7 @@ func TestBombsEndOnlyTheirOwnTrial(t *testing.T) {
 			}
 			defer p.Remove()
 			var out bytes.Buffer
-			got[i] = Run(ctx, Namespaces, Spec{Argv: []string{"sh", "-c", c.script}, Env: os.Environ(), Dir: p.Dir, Hide: p.Hide, Limits: c.limits},
+			got[i] = Run(ctx, Namespaces, Program{Argv: []string{"sh", "-c", c.script}, Env: os.Environ(), Dir: p.Dir, Hide: p.Hide, Limits: c.limits},
 				&out, io.Discard, time.Second)
 			outs[i] = out.String()
 		})

@@ -38,15 +38,12 @@ type Observed struct {
 // the generated tools' results are far smaller (see mcpdomain's limits).
 const maxObserved = 4 << 20
 
-// NewServerHandler serves one existing MCP server to every session, with
-// the same checks as NewHandler: all sessions share the server and so its
-// state. A caller that must read that state afterwards (the store a trial
-// is scored on) builds the server itself and hands it here.
-func NewServerHandler(srv *server.MCPServer, o Options) *Handler {
-	o.SharedStore = true
-	// A factory that cannot fail: the handler's only error is its own.
-	h, _ := NewHandler(func() (*server.MCPServer, func(), error) { return srv, func() {}, nil }, o)
-	return h
+// Existing is the factory of one server built beforehand, for NewHandler
+// with SharedStore: every session is served by srv and shares its state.
+// A caller that must read that state afterwards (the store a trial is
+// scored on) builds the server itself and hands it over this way.
+func Existing(srv *server.MCPServer) Factory {
+	return func() (*server.MCPServer, func(), error) { return srv, func() {}, nil }
 }
 
 // observing tees the reply of an authorised POST when OnCall is set, and

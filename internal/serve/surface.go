@@ -88,7 +88,7 @@ func Identity(d *mcpdomain.Domain, lv level.Level) (*surface.Interface, error) {
 	if iface, ok := identities.Load(key); ok {
 		return iface.(*surface.Interface), nil
 	}
-	iface, err := DomainInterface(d, surface.Spec{Name: string(lv), Level: lv})
+	iface, err := DomainInterface(d, surface.Identity(lv))
 	if err != nil {
 		return nil, err
 	}

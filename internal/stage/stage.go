@@ -7,13 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-)
 
-// Tool is a tool as the stage contracts see it.
-type Tool struct {
-	Name        string
-	InputSchema string
-}
+	"github.com/mcpgranite/granite/internal/toolsrc"
+)
 
 // ScenarioSchema is the contract of the synthesizer's scenario stage
 // for a tool set: each call's tool is one of the tools, exactly (a const
@@ -21,12 +17,12 @@ type Tool struct {
 // schema. A model answering to it cannot name a tool that does not exist
 // or give arguments its schema refuses. Keys are sorted, so equal tool
 // sets give equal bytes.
-func ScenarioSchema(tools []Tool) ([]byte, error) {
+func ScenarioSchema(tools []toolsrc.Tool) ([]byte, error) {
 	defs := map[string]any{}
 	branches := make([]any, 0, len(tools))
 	for i, t := range tools {
 		var s map[string]any
-		if err := json.Unmarshal([]byte(t.InputSchema), &s); err != nil {
+		if err := json.Unmarshal(t.InputSchema, &s); err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 		hoist(s, fmt.Sprintf("t%d_", i), defs)

@@ -1,6 +1,7 @@
 package surface
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/mcpgranite/granite/internal/schemacheck"
@@ -15,7 +16,7 @@ type Tool struct {
 	// InputSchema is the tool's JSON Schema as the level lists it: for a
 	// tool with actions, the action enum beside the union of the actions'
 	// arguments.
-	InputSchema []byte
+	InputSchema json.RawMessage
 	// Actions are the operations the action argument chooses, in order;
 	// none for a tool of one operation.
 	Actions []Action
@@ -26,7 +27,7 @@ type Action struct {
 	Name, Description string
 	// Schema is the JSON Schema of the action's arguments (without the
 	// action itself).
-	Schema []byte
+	Schema json.RawMessage
 }
 
 // Interface is a level's tools after a Spec's transforms: the tools a

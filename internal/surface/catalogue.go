@@ -27,6 +27,9 @@ func Catalogue(server string, levels map[level.Level][]Tool) ([]*Interface, erro
 		seen := []*Interface{plain}
 		for _, p := range Presets {
 			spec := Spec{Name: string(lv) + "-" + p.Name, Level: lv, Transforms: p.Transforms}
+			if len(spec.Check()) > 0 {
+				continue // a preset the level cannot take (nested at L4)
+			}
 			iface, err := Build(spec, server, tools)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", server, err)

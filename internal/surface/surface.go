@@ -71,6 +71,16 @@ type Spec struct {
 // Plain reports whether the interface is its level as written.
 func (s Spec) Plain() bool { return s.Transforms.Normal() == Transforms{} }
 
+// Identity is a level as an interface: its tools as written, under the
+// level's name. It is what a config's granularities play, what granite
+// serve --level serves, and what a record without an interface key
+// played.
+func Identity(lv level.Level) Spec { return Spec{Name: string(lv), Level: lv} }
+
+// IsIdentity reports whether s is its level's identity interface: plain
+// and named for the level. A record of it names the level only.
+func (s Spec) IsIdentity() bool { return s.Plain() && s.Name == string(s.Level) }
+
 // Presets are the short names of single transforms that interface names
 // are built from: L3-terse is L3 with descriptions: terse, L2-nested-opaque
 // L2 with actions: nested and names: opaque.

@@ -10,11 +10,11 @@ import "fmt"
 var actionsTransform = newTransform("actions", "how a tool with several operations takes its action and arguments",
 	func(t *Transforms) *string { return &t.Actions },
 	option{value: "enum"},
-	option{value: "nested", rewrite: withActions(func(d *draft) {
+	option{value: "nested", needsActions: true, rewrite: withActions(func(d *draft) {
 		d.sh.nested = true
 		d.schema = nestedSchema(d.schema, d.level.Actions, d.actions)
 	})},
-	option{value: "oneof", rewrite: withActions(func(d *draft) {
+	option{value: "oneof", needsActions: true, rewrite: withActions(func(d *draft) {
 		d.schema = oneOfSchema(d.schema, d.level.Actions, d.actions)
 	})},
 )

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpgranite/granite/internal/level"
 )
 
 // Choices are every transform, in the order Build applies them and
@@ -51,6 +53,9 @@ type option struct {
 	// excludes are the choices of other transforms this value cannot
 	// stand beside.
 	excludes []exclusion
+	// needsActions is set for a value that only rewrites tools with
+	// actions, which no tool of the finest level has.
+	needsActions bool
 }
 
 // exclusion is a choice (key: value) another transform's value cannot
@@ -146,6 +151,22 @@ func (t Transforms) Check() []Problem {
 			if t.Get(ex.key) == ex.value {
 				out = append(out, Problem{c.Key, ex.msg})
 			}
+		}
+	}
+	return out
+}
+
+// Check says what is wrong with the spec's transforms (Transforms.Check),
+// and which of them would change nothing at its level: L4 has one tool
+// per operation, so no tool there has actions.
+func (s Spec) Check() []Problem {
+	out := s.Transforms.Check()
+	if s.Level != level.L4 {
+		return out
+	}
+	for _, c := range Choices {
+		if c.option(s.Transforms).needsActions {
+			out = append(out, Problem{c.Key, fmt.Sprintf("found %s: %s at L4, where no tool has actions (one tool per operation); expected it at L3, L2 or L1, or no %s key", c.Key, c.value(s.Transforms), c.Key)})
 		}
 	}
 	return out

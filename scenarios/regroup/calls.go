@@ -77,8 +77,8 @@ func (c *Coarse) Prepare(raw json.RawMessage) (source string, args json.RawMessa
 }
 
 // Valid reports whether a call of a level's tool would reach the source.
-func (iface *Interface) Valid(lv level.Level, tool string, args json.RawMessage) bool {
-	c := iface.Find(lv, tool)
+func (gr *Grouping) Valid(lv level.Level, tool string, args json.RawMessage) bool {
+	c := gr.Find(lv, tool)
 	if c == nil {
 		return false
 	}
@@ -91,8 +91,8 @@ func (iface *Interface) Valid(lv level.Level, tool string, args json.RawMessage)
 // tool that offers the source tool, with the tool's name as its action
 // when the coarse tool has several, and each argument under its coarse
 // name.
-func (iface *Interface) MapCall(lv level.Level, tool string, args json.RawMessage) (string, json.RawMessage, error) {
-	for _, c := range iface.Levels[lv] {
+func (gr *Grouping) MapCall(lv level.Level, tool string, args json.RawMessage) (string, json.RawMessage, error) {
+	for _, c := range gr.Levels[lv] {
 		a := c.Action(tool)
 		if a == nil {
 			continue
@@ -123,8 +123,8 @@ func (iface *Interface) MapCall(lv level.Level, tool string, args json.RawMessag
 // Unmap is MapCall backwards: the source tool and arguments a call of a
 // level's tool stands for. ok is false for a call that names no tool or
 // action of the level; its arguments are then returned as they are.
-func (iface *Interface) Unmap(lv level.Level, tool string, args json.RawMessage) (string, json.RawMessage, bool) {
-	c := iface.Find(lv, tool)
+func (gr *Grouping) Unmap(lv level.Level, tool string, args json.RawMessage) (string, json.RawMessage, bool) {
+	c := gr.Find(lv, tool)
 	if c == nil {
 		return tool, args, false
 	}

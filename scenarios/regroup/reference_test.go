@@ -70,7 +70,7 @@ func open(t *testing.T, cmd, dir string) *client.Client {
 }
 
 // inProcess serves a level over the source behind an in-process client.
-func inProcess(t *testing.T, iface *regroup.Interface, lv level.Level, up serve.Caller) *client.Client {
+func inProcess(t *testing.T, iface *regroup.Grouping, lv level.Level, up serve.Caller) *client.Client {
 	t.Helper()
 	srv, err := iface.NewServer("ref", lv, up)
 	if err != nil {
@@ -149,13 +149,13 @@ func call(t *testing.T, c *client.Client, tool string, args json.RawMessage) str
 // server and the count of calls that reached the source.
 var ways = []struct {
 	name  string
-	serve func(t *testing.T, iface *regroup.Interface, lv level.Level, cmd, dir string) (*client.Client, func() int64)
+	serve func(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd, dir string) (*client.Client, func() int64)
 }{
-	{"in-process", func(t *testing.T, iface *regroup.Interface, lv level.Level, cmd, dir string) (*client.Client, func() int64) {
+	{"in-process", func(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd, dir string) (*client.Client, func() int64) {
 		up := &counting{c: open(t, cmd, dir)}
 		return inProcess(t, iface, lv, up), up.n.Load
 	}},
-	{"stdio relay", func(t *testing.T, iface *regroup.Interface, lv level.Level, cmd, dir string) (*client.Client, func() int64) {
+	{"stdio relay", func(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd, dir string) (*client.Client, func() int64) {
 		relay, err := iface.StartRelay(context.Background(), lv, cmd, dir, io.Discard)
 		if err != nil {
 			t.Fatal(err)

@@ -26,8 +26,9 @@ import (
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
-// Interface is a server's tools at every level.
-type Interface struct {
+// Grouping is a server's tools grouped at every level: the tools as
+// it lists them at L4, and coarser tools of them at L3 to L1.
+type Grouping struct {
 	// Source are the tools as the server lists them, compiled.
 	Source []toolsrc.Tool
 	Levels map[level.Level][]*Coarse
@@ -86,8 +87,8 @@ func (c *Coarse) ActionNames() []string {
 }
 
 // Build compiles the tools and builds every level from the groups.
-func Build(tools []toolsrc.Tool, g *Groups) (*Interface, error) {
-	iface := &Interface{Source: append([]toolsrc.Tool(nil), tools...), Levels: map[level.Level][]*Coarse{}, byName: map[string]*toolsrc.Tool{}}
+func Build(tools []toolsrc.Tool, g *Groups) (*Grouping, error) {
+	iface := &Grouping{Source: append([]toolsrc.Tool(nil), tools...), Levels: map[level.Level][]*Coarse{}, byName: map[string]*toolsrc.Tool{}}
 	for i := range iface.Source {
 		t := &iface.Source[i]
 		if err := t.Compile(); err != nil {
@@ -117,11 +118,11 @@ func Build(tools []toolsrc.Tool, g *Groups) (*Interface, error) {
 }
 
 // Tool returns a source tool by name, or nil.
-func (iface *Interface) Tool(name string) *toolsrc.Tool { return iface.byName[name] }
+func (gr *Grouping) Tool(name string) *toolsrc.Tool { return gr.byName[name] }
 
 // Find returns a level's tool by name, or nil.
-func (iface *Interface) Find(lv level.Level, name string) *Coarse {
-	for _, c := range iface.Levels[lv] {
+func (gr *Grouping) Find(lv level.Level, name string) *Coarse {
+	for _, c := range gr.Levels[lv] {
 		if c.Name == name {
 			return c
 		}
@@ -215,10 +216,10 @@ func shape(p json.RawMessage) string {
 // shapes is never merged: each tool using it gets its own argument,
 // <tool>_<name> (with _2, _3... appended while that is taken), and the
 // tool description says which is whose.
-func (iface *Interface) coarse(g Group) (*Coarse, error) {
+func (gr *Grouping) coarse(g Group) (*Coarse, error) {
 	var members []*toolsrc.Tool
 	for _, n := range g.Tools {
-		members = append(members, iface.byName[n])
+		members = append(members, gr.byName[n])
 	}
 	if len(members) == 1 {
 		// A group of one is the source tool under the group's name, with

@@ -22,7 +22,7 @@ func files() []toolsrc.Tool {
 	}
 }
 
-func build(t *testing.T, tools []toolsrc.Tool) *Interface {
+func build(t *testing.T, tools []toolsrc.Tool) *Grouping {
 	t.Helper()
 	iface, err := Build(tools, Derive("files", tools))
 	if err != nil {

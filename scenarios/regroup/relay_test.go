@@ -161,13 +161,13 @@ type lines struct {
 
 // serveRelay serves iface at lv over stdio with calls relayed to a fresh
 // source started by cmd.
-func serveRelay(t *testing.T, iface *regroup.Interface, lv level.Level, cmd string) (*lines, *serve.Relay) {
+func serveRelay(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd string) (*lines, *serve.Relay) {
 	t.Helper()
 	return serveRelayTo(t, iface, lv, cmd, io.Discard)
 }
 
 // serveRelayTo is serveRelay with the relay's standard error on stderr.
-func serveRelayTo(t *testing.T, iface *regroup.Interface, lv level.Level, cmd string, stderr io.Writer) (*lines, *serve.Relay) {
+func serveRelayTo(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd string, stderr io.Writer) (*lines, *serve.Relay) {
 	t.Helper()
 	relay, err := iface.StartRelay(context.Background(), lv, cmd, "", stderr)
 	if err != nil {

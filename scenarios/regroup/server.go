@@ -38,8 +38,8 @@ func (c *Coarse) route(args json.RawMessage) (string, json.RawMessage, string, e
 // its own arguments. At coarser levels a call is prepared first (see
 // Prepare); a refused call never reaches the source and is answered with
 // a tool error.
-func (iface *Interface) Proxy(name string, lv level.Level) (*serve.Proxy, error) {
-	tools := iface.Levels[lv]
+func (gr *Grouping) Proxy(name string, lv level.Level) (*serve.Proxy, error) {
+	tools := gr.Levels[lv]
 	if tools == nil {
 		return nil, fmt.Errorf("no tools at level %q", lv)
 	}
@@ -56,8 +56,8 @@ func (iface *Interface) Proxy(name string, lv level.Level) (*serve.Proxy, error)
 
 // NewServer is an MCP server offering the level's tools over up (see
 // Proxy).
-func (iface *Interface) NewServer(name string, lv level.Level, up serve.Caller) (*server.MCPServer, error) {
-	p, err := iface.Proxy(name, lv)
+func (gr *Grouping) NewServer(name string, lv level.Level, up serve.Caller) (*server.MCPServer, error) {
+	p, err := gr.Proxy(name, lv)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +66,8 @@ func (iface *Interface) NewServer(name string, lv level.Level, up serve.Caller) 
 
 // StartRelay starts a relay of the level's tools to the source command
 // (see serve.StartRelay).
-func (iface *Interface) StartRelay(ctx context.Context, lv level.Level, command, dir string, stderr io.Writer) (*serve.Relay, error) {
-	p, err := iface.Proxy("", lv)
+func (gr *Grouping) StartRelay(ctx context.Context, lv level.Level, command, dir string, stderr io.Writer) (*serve.Relay, error) {
+	p, err := gr.Proxy("", lv)
 	if err != nil {
 		return nil, err
 	}

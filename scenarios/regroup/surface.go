@@ -10,9 +10,9 @@ import (
 // SurfaceTools are a level's tools as package surface takes them: a coarse
 // tool with its actions' own schemas, their arguments under the coarse
 // tool's names.
-func (iface *Interface) SurfaceTools(lv level.Level) []surface.Tool {
+func (gr *Grouping) SurfaceTools(lv level.Level) []surface.Tool {
 	var out []surface.Tool
-	for _, c := range iface.Levels[lv] {
+	for _, c := range gr.Levels[lv] {
 		t := surface.Tool{Name: c.Name, Description: c.Description, InputSchema: c.InputSchema}
 		if c.HasAction() {
 			for _, a := range c.Actions {
@@ -26,10 +26,10 @@ func (iface *Interface) SurfaceTools(lv level.Level) []surface.Tool {
 
 // Catalogue is the standard catalogue of the server's interfaces
 // (surface.Catalogue over every level it has).
-func (iface *Interface) Catalogue(server string) ([]*surface.Interface, error) {
+func (gr *Grouping) Catalogue(server string) ([]*surface.Interface, error) {
 	levels := map[level.Level][]surface.Tool{}
-	for lv := range iface.Levels {
-		levels[lv] = iface.SurfaceTools(lv)
+	for lv := range gr.Levels {
+		levels[lv] = gr.SurfaceTools(lv)
 	}
 	return surface.Catalogue(server, levels)
 }

@@ -1,13 +1,12 @@
-package harness
+package meter
 
 import (
 	"sync"
 
-	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 )
 
-// energyShare apportions a meter's energy over trials that run at once
+// Share apportions a meter's energy over trials that run at once
 // (parallel > 1), which one counter cannot tell apart. The time between
 // one trial's start or end and the next is a segment in which the same
 // trials are active; each of them is given an equal part of the energy
@@ -15,29 +14,30 @@ import (
 // sampling intervals with one set of active trials, so this is the
 // per-interval apportioning with the interval edges that matter: those
 // where a trial starts or ends.
-type energyShare struct {
-	m      meter.Meter
+type Share struct {
+	m      Meter
 	mu     sync.Mutex
-	seg    meter.Mark
-	active map[*shareSlot]bool
+	seg    Mark
+	active map[*Slot]bool
 }
 
-// shareSlot is one trial's account.
-type shareSlot struct {
-	mark    meter.Mark
+// Slot is one trial's account (Share.Begin).
+type Slot struct {
+	mark    Mark
 	energyJ float64
 	unknown bool    // a segment's energy could not be read
 	overlap float64 // seconds x active trials, for the mean overlap
 	seconds float64
 }
 
-func newEnergyShare(m meter.Meter) *energyShare {
-	return &energyShare{m: m, active: map[*shareSlot]bool{}}
+// NewShare shares m's energy among the trials that Begin and End on it.
+func NewShare(m Meter) *Share {
+	return &Share{m: m, active: map[*Slot]bool{}}
 }
 
 // cut closes the current segment: its energy goes in equal parts to the
 // trials active over it. The caller holds mu.
-func (s *energyShare) cut() {
+func (s *Share) cut() {
 	next := s.m.Mark()
 	if n := len(s.active); n > 0 {
 		r := s.m.Since(s.seg)
@@ -55,21 +55,21 @@ func (s *energyShare) cut() {
 	s.seg = next
 }
 
-// begin starts a trial's account.
-func (s *energyShare) begin() *shareSlot {
+// Begin starts a trial's account.
+func (s *Share) Begin() *Slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cut()
-	slot := &shareSlot{mark: s.seg}
+	slot := &Slot{mark: s.seg}
 	s.active[slot] = true
 	return slot
 }
 
-// end closes a trial's account and returns its reading: the meter's
+// End closes a trial's account and returns its reading: the meter's
 // reading of the trial's window (telemetry, devices) with the trial's
 // share as its energy, the window's whole energy beside it, marked
 // shared.
-func (s *energyShare) end(slot *shareSlot) results.Reading {
+func (s *Share) End(slot *Slot) results.Reading {
 	s.mu.Lock()
 	s.cut()
 	delete(s.active, slot)
