@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/scenarios"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
@@ -129,7 +130,7 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 			return err
 		}
 		defer h.Close(context.Background())
-		return serveHTTP(ctx, h, at, name+" (regrouped)", lv, stderr)
+		return serveHTTP(ctx, h, at, served(name+" (regrouped)", surface.Identity(lv)), stderr)
 	default:
 		return usagef("unknown --transport %q: want stdio or http", transport)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // runScore turns a recording of granite serve --record into a trial
@@ -127,7 +128,7 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level l
 		return err
 	}
 	name, _, _ := strings.Cut(scenario, "-")
-	err = serveHTTP(ctx, h, addr, name, level, stderr)
+	err = serveHTTP(ctx, h, addr, served(name, surface.Identity(level)), stderr)
 	_ = h.Close(context.Background())
 	if record == "" {
 		return err

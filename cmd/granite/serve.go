@@ -164,32 +164,30 @@ func serveDomain(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interf
 			return err
 		}
 		defer h.Close(context.Background())
-		what := d.Name + " at " + string(iface.Spec.Level)
-		if !iface.Spec.Plain() {
-			what = d.Name + " at interface " + iface.Spec.Name
-		}
-		return serveHTTPAs(ctx, h, at, what, stderr)
+		return serveHTTP(ctx, h, at, served(d.Name, iface.Spec), stderr)
 	default:
 		return usagef("unknown --transport %q: want stdio or http", transport)
 	}
 }
 
-// serveHTTP serves h on the endpoint until ctx ends, saying where.
-func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, domain string, level level.Level, stderr io.Writer) error {
-	return serveHTTPAs(ctx, h, at, domain+" at "+string(level), stderr)
-}
-
-// serveHTTPAs is serveHTTP for a server described by what.
-func serveHTTPAs(ctx context.Context, h http.Handler, at serve.Endpoint, what string, stderr io.Writer) error {
+// serveHTTP serves h on the endpoint until ctx ends, saying what it
+// serves (served) and where.
+func serveHTTP(ctx context.Context, h http.Handler, at serve.Endpoint, what string, stderr io.Writer) error {
 	ln, err := at.Listen("serve", stderr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "granite: serving %s on http://%s/mcp\n", what, ln.Addr())
-	if err := at.ServeMCP(ctx, h, ln); err != nil {
-		return err
+	return at.ServeMCP(ctx, h, ln)
+}
+
+// served says what a server serves: "smarthome at L3" for a level as
+// written, "smarthome at interface L3-terse" for any other interface.
+func served(server string, spec surface.Spec) string {
+	if spec.IsIdentity() {
+		return server + " at " + string(spec.Level)
 	}
-	return nil
+	return server + " at interface " + spec.Name
 }
 
 // domainNames lists the domains, in the registry's sorted order.
