@@ -2,19 +2,16 @@ package harness
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 )
@@ -39,18 +36,7 @@ func TestOracleIsUnchanged(t *testing.T) {
 	spec := loadSpec(t)
 	cfg := testConfig("golden", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Interfaces = catalogueSpecs(t, spec)
-	out := t.TempDir()
-	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup}); err != nil {
-		t.Fatal(err)
-	}
-	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	man, err := results.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, man, _ := runIsolated(t, cfg, spec, "")
 	got := oracleDigests(t, recs, man)
 	if *update {
 		if err := os.WriteFile(goldenFile, []byte(got), 0o644); err != nil {
