@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
@@ -24,12 +25,23 @@ func DomainTools(d *mcpdomain.Domain, lv level.Level) []surface.Tool {
 		st := surface.Tool{Name: t.Name, Description: t.Description, InputSchema: []byte(t.InputSchema)}
 		if t.HasAction() {
 			for _, o := range t.Operations {
-				st.Actions = append(st.Actions, surface.Action{Name: o.Name, Description: o.Description, Schema: []byte(o.Schema)})
+				st.Actions = append(st.Actions, surface.Action{Name: o.Name, Description: o.Description, Schema: []byte(o.Schema), Composite: compositeKind(o.Kind)})
 			}
+		} else {
+			st.Composite = compositeKind(t.Operations[0].Kind)
 		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// compositeKind is what surface calls the kind of an operation that does
+// several things in one call (a preset, a workflow); "" for an atomic one.
+func compositeKind(k opkind.Kind) string {
+	if k == opkind.Preset || k == "workflow" {
+		return string(k)
+	}
+	return ""
 }
 
 // DomainInterfaces is the standard catalogue of a generated domain's

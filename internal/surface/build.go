@@ -3,6 +3,7 @@ package surface
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/mcpgranite/granite/internal/schemacheck"
 )
@@ -13,6 +14,9 @@ import (
 type Tool struct {
 	Name        string
 	Description string
+	// Composite says what kind of composite operation a tool of one
+	// operation runs ("preset", "workflow"); "" is an atomic one.
+	Composite string
 	// InputSchema is the tool's JSON Schema as the level lists it: for a
 	// tool with actions, the action enum beside the union of the actions'
 	// arguments.
@@ -28,6 +32,8 @@ type Action struct {
 	// Schema is the JSON Schema of the action's arguments (without the
 	// action itself).
 	Schema json.RawMessage
+	// Composite is as a Tool's.
+	Composite string
 }
 
 // Interface is a level's tools after a Spec's transforms: the tools a
@@ -60,6 +66,8 @@ type shaped struct {
 	nested  bool
 	// groups are the min/max pairs given as one object.
 	groups []group
+	// dropped are the level tool's actions the interface does not offer.
+	dropped []string
 }
 
 // group is a min_X/max_X (or X_min/X_max) pair of arguments given as one
@@ -79,12 +87,16 @@ func Build(spec Spec, server string, tools []Tool) (*Interface, error) {
 	}
 	t := spec.Transforms
 	iface := &Interface{Spec: spec, Server: server, Level: tools, byName: map[string]*shaped{}, bySource: map[string]*shaped{}}
+	tools, err := offered(t, tools)
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: %w", spec.Name, err)
+	}
 	names, err := toolNames(namesTransform.value(t), server, tools)
 	if err != nil {
 		return nil, fmt.Errorf("interface %s: %w", spec.Name, err)
 	}
 	for i, lt := range tools {
-		sh := &shaped{name: names[i], source: lt.Name}
+		sh := &shaped{name: names[i], source: lt.Name, dropped: dropped(iface.Level, lt)}
 		out, err := sh.build(t, lt)
 		if err != nil {
 			return nil, fmt.Errorf("interface %s: tool %s: %w", spec.Name, lt.Name, err)
@@ -119,7 +131,7 @@ func (sh *shaped) build(t Transforms, lt Tool) (Tool, error) {
 			return Tool{}, fmt.Errorf("action %s: schema: %w", a.Name, err)
 		}
 	}
-	if len(lt.Actions) > 1 {
+	if len(lt.Actions) > 1 || len(sh.dropped) > 0 {
 		for _, a := range lt.Actions {
 			sh.actions = append(sh.actions, a.Name)
 		}
@@ -133,11 +145,52 @@ func (sh *shaped) build(t Transforms, lt Tool) (Tool, error) {
 			rewrite(d)
 		}
 	}
-	out := Tool{Name: sh.name, Description: d.desc, InputSchema: encode(d.schema)}
+	out := Tool{Name: sh.name, Description: d.desc, InputSchema: encode(d.schema), Composite: lt.Composite}
 	for _, a := range lt.Actions {
-		out.Actions = append(out.Actions, Action{Name: a.Name, Description: a.Description, Schema: a.Schema})
+		out.Actions = append(out.Actions, Action{Name: a.Name, Description: a.Description, Schema: a.Schema, Composite: a.Composite})
 	}
 	return out, nil
+}
+
+// offered are the level's tools an interface offers, as each transform's
+// keep chooses them, in the level's order.
+func offered(t Transforms, tools []Tool) ([]Tool, error) {
+	out := tools
+	for _, c := range Choices {
+		keep := c.option(t).keep
+		if keep == nil {
+			continue
+		}
+		var kept []Tool
+		for _, lt := range out {
+			k, ok, err := keep(lt)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: %w", lt.Name, err)
+			}
+			if ok {
+				kept = append(kept, k)
+			}
+		}
+		out = kept
+	}
+	return out, nil
+}
+
+// dropped are the actions of the level's tool named as lt that the
+// interface's lt does not offer: calls of them are refused.
+func dropped(level []Tool, lt Tool) []string {
+	var out []string
+	for _, full := range level {
+		if full.Name != lt.Name {
+			continue
+		}
+		for _, a := range full.Actions {
+			if !slices.ContainsFunc(lt.Actions, func(b Action) bool { return b.Name == a.Name }) {
+				out = append(out, a.Name)
+			}
+		}
+	}
+	return out
 }
 
 // walkProps calls f on every argument's schema at any depth (properties,

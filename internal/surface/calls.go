@@ -41,6 +41,13 @@ func (i *Interface) Decode(name string, raw json.RawMessage) (string, json.RawMe
 	if sh == nil {
 		return "", nil, &Refusal{fmt.Sprintf("unknown tool %q: expected one of %s", name, strings.Join(i.names(), ", "))}
 	}
+	if len(sh.dropped) > 0 {
+		if args, err := decodeArgs(raw); err == nil {
+			if action, _ := args["action"].(string); slices.Contains(sh.dropped, action) {
+				return "", nil, &Refusal{fmt.Sprintf("unknown action %q of tool %s: expected one of %s", action, name, strings.Join(sh.actions, ", "))}
+			}
+		}
+	}
 	if !sh.nested && len(sh.groups) == 0 {
 		return sh.source, raw, nil
 	}

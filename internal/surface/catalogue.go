@@ -12,6 +12,8 @@ import (
 // level first. A preset that changes nothing at a level (nested where no
 // tool has actions, grouped where no arguments pair, camel on one-word
 // names) is left out, so every interface listed is a distinct tool list.
+// A composition (atomic) is left out too: it changes what a call does, and
+// the gold with it, not how a model reads the tools.
 func Catalogue(server string, levels map[level.Level][]Tool) ([]*Interface, error) {
 	var out []*Interface
 	for _, lv := range level.Levels {
@@ -27,8 +29,11 @@ func Catalogue(server string, levels map[level.Level][]Tool) ([]*Interface, erro
 		seen := []*Interface{plain}
 		for _, p := range Presets {
 			spec := Spec{Name: string(lv) + "-" + p.Name, Level: lv, Transforms: p.Transforms}
-			if len(spec.Check()) > 0 {
-				continue // a preset the level cannot take (nested at L4)
+			if len(spec.Check()) > 0 || p.Transforms.Composition != "" {
+				// A preset the level cannot take (nested at L4), or a
+				// composition: it changes what a call does and the gold
+				// with it, a dimension a config names on its own.
+				continue
 			}
 			iface, err := Build(spec, server, tools)
 			if err != nil {

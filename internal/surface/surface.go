@@ -50,6 +50,13 @@ type Transforms struct {
 	// listed in the argument's description instead; the action's enum is
 	// kept).
 	Enums string `json:"enums,omitempty"`
+	// Composition: as-written (the level's operations, composite ones
+	// among them, and the gold as written) or atomic (no composite
+	// operation: no preset, no workflow; gold that calls one is expanded
+	// into the atomic calls it performs). It changes what one call does,
+	// so a tool list and a gold go with it; the gold is the harness's to
+	// derive.
+	Composition string `json:"composition,omitempty"`
 }
 
 // Problem is one thing wrong with an interface's definition: the key it
@@ -100,6 +107,7 @@ var Presets = []struct {
 	{"oneof", Transforms{Actions: "oneof"}},
 	{"grouped", Transforms{Shape: "grouped"}},
 	{"enumtext", Transforms{Enums: "described"}},
+	{"atomic", Transforms{Composition: "atomic"}},
 }
 
 // Parse reads an interface name: a level, then presets joined by "-"

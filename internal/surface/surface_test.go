@@ -18,7 +18,7 @@ func coarse() []Tool {
 	union := `{"type":"object","properties":{"action":{"type":"string","description":"What to do. list_items: List items. fetch_part: Get one item.","enum":["list_items","fetch_part"]},"zone":{"type":"string","description":"Only items in this zone.","enum":["north","south"]},"min_weight":{"type":"number","description":"Only items at least this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"max_weight":{"type":"number","description":"Only items at most this heavy. Number from 0 to 500, in kg.","minimum":0,"maximum":500},"limit":{"type":"integer","description":"Return at most this many items (1 to 50; default 50).","minimum":1,"maximum":50},"item_id":{"type":"string","description":"ID of the item to get, like IT001.","pattern":"^IT[0-9]{3,}$"}},"required":["action"],"additionalProperties":false}`
 	return []Tool{
 		{Name: "stock_query", Description: "Read the stock. Nothing changes.", InputSchema: []byte(union),
-			Actions: []Action{{"list_items", "List items.", []byte(list)}, {"fetch_part", "Get one item.", []byte(get)}}},
+			Actions: []Action{{Name: "list_items", Description: "List items.", Schema: []byte(list)}, {Name: "fetch_part", Description: "Get one item.", Schema: []byte(get)}}},
 		{Name: "move_item", Description: "Move one item to a zone.", InputSchema: []byte(`{"type":"object","properties":{"item_id":{"type":"string","description":"ID of the item, like IT001.","pattern":"^IT[0-9]{3,}$"},"zone":{"type":"string","enum":["north","south"]}},"required":["item_id","zone"],"additionalProperties":false}`)},
 	}
 }
@@ -276,4 +276,44 @@ func TestHostileSchemas(t *testing.T) {
 	if _, err := Build(Spec{Name: "L4", Level: level.L4}, "odd", []Tool{{Name: "bad", InputSchema: []byte(`[1]`)}}); err == nil || !strings.Contains(err.Error(), "tool bad") {
 		t.Errorf("a schema that is not an object: %v", err)
 	}
+}
+
+// TestAtomicComposition: composition atomic leaves out a tool of one
+// composite operation and a composite action of a coarse tool, whose
+// schema is combined again from the actions left; a call of the action
+// left out is refused, one of an action kept decodes as before.
+func TestAtomicComposition(t *testing.T) {
+	tools := coarse()
+	tools[0].Actions[1].Composite = "preset"
+	tools = append(tools, Tool{Name: "night_mode", Description: "Every device to night mode.", Composite: "workflow",
+		InputSchema: []byte(`{"type":"object","properties":{},"additionalProperties":false}`)})
+	written, err := Build(Spec{Name: "L3", Level: "L3"}, "w", tools)
+	if err != nil || len(written.Tools) != 3 {
+		t.Fatalf("as written: %v, %+v", err, written)
+	}
+	iface, err := Build(Spec{Name: "L3-atomic", Level: "L3", Transforms: Transforms{Composition: "atomic"}}, "w", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(iface.Tools) != 2 || iface.Tools[0].Name != "stock_query" || iface.Tools[1].Name != "move_item" {
+		t.Fatalf("tools %+v; want stock_query and move_item", iface.Tools)
+	}
+	schema := string(iface.Tools[0].InputSchema)
+	if strings.Contains(schema, "fetch_part") || strings.Contains(schema, "item_id") || !strings.Contains(schema, `"enum":["list_items"]`) {
+		t.Errorf("schema %s; want list_items alone, with its own arguments", schema)
+	}
+	if _, _, err := iface.Decode("stock_query", []byte(`{"action":"fetch_part","item_id":"IT001"}`)); !refused(err) {
+		t.Errorf("a call of the action left out: %v; want a refusal", err)
+	}
+	if src, args, err := iface.Decode("stock_query", []byte(`{"action":"list_items","zone":"north"}`)); err != nil || src != "stock_query" || string(args) != `{"action":"list_items","zone":"north"}` {
+		t.Errorf("a call of an action kept: %s %s %v", src, args, err)
+	}
+	if _, _, err := iface.Decode("night_mode", []byte(`{}`)); !refused(err) {
+		t.Errorf("a call of the tool left out: %v; want a refusal", err)
+	}
+}
+
+func refused(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r)
 }

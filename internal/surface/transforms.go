@@ -20,6 +20,7 @@ var Choices = []Transform{
 	descriptionsTransform,
 	enumsTransform,
 	namesTransform,
+	compositionTransform,
 }
 
 // Transform is one dimension an interface chooses along: its key in a
@@ -56,6 +57,14 @@ type option struct {
 	// needsActions is set for a value that only rewrites tools with
 	// actions, which no tool of the finest level has.
 	needsActions bool
+	// keep chooses the level's tools the interface offers, before any
+	// is named or rewritten: a tool as it is, a tool with fewer actions,
+	// or none (false).
+	keep func(Tool) (Tool, bool, error)
+	// gold is set for a value whose gold the harness derives anew
+	// (composition): it may change a task's calls without changing a
+	// tool.
+	gold bool
 }
 
 // exclusion is a choice (key: value) another transform's value cannot
