@@ -218,5 +218,9 @@ func levelTask(tb testing.TB, d *speclang.Domain, dom *mcpdomain.Domain, lv leve
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, golds: &goldCache{}}
+	task, err := newScenarioTask(d, dom, iface, s, &goldCache{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return task
 }

@@ -80,7 +80,7 @@ func scenarioByID(spec *speclang.Spec, lookup gold.Lookup, id string, level leve
 		if err != nil {
 			return nil, err
 		}
-		return &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, golds: &goldCache{}}, nil
+		return newScenarioTask(d, dom, iface, s, &goldCache{})
 	}
 	return nil, fmt.Errorf("no scenario %q in domain %s (granite list shows them)", id, d.Name)
 }

@@ -136,7 +136,10 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
 						continue
 					}
-					task := &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, golds: golds}
+					task, err := newScenarioTask(d, dom, iface, s, golds)
+					if err != nil {
+						return nil, fmt.Errorf("domain %s: %w", d.Name, err)
+					}
 					for rep := 1; rep <= cfg.Repetitions; rep++ {
 						out = append(out, Trial{
 							Index: len(out), ID: results.TrialID(model, s.ID, iface.Spec.Name, rep),

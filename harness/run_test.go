@@ -47,7 +47,7 @@ func oracleAnswer(spec *speclang.Spec, lookup gold.Lookup, s *speclang.Scenario)
 	if err != nil {
 		return ""
 	}
-	return score.NewScenarioGold(d, s, dom.NewStore().Snapshot(), rights).Gold(level.L4, dom).OracleAnswer()
+	return score.NewScenarioGold(d, s, dom.NewStore().Snapshot(), rights).Gold(level.L4, s.Gold[level.L4], dom).OracleAnswer()
 }
 
 // jsonString writes a value as JSON (as fmt prints it when it is none).

@@ -1,10 +1,14 @@
 package harness
 
 import (
+	"slices"
+
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/stats"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
@@ -79,6 +83,12 @@ type InterfaceSummary struct {
 	// surface.Choices order; empty for the level itself.
 	Transforms []string        `json:"transforms"`
 	Metrics    surface.Metrics `json:"metrics"`
+	// GoldCalls are the gold calls per scenario at the interface, as its
+	// composition makes them (absent for a server, which has no
+	// scenarios); NoGold says why a domain's interface has none (a
+	// composite without an atomic form).
+	GoldCalls *float64 `json:"gold_calls,omitempty"`
+	NoGold    string   `json:"no_gold,omitempty"`
 }
 
 // SummariseInterfaces measures each interface of the catalogue of domain
@@ -90,4 +100,54 @@ func SummariseInterfaces(domain string, cat []*surface.Interface) []InterfaceSum
 			Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: MeasureInterface(iface)})
 	}
 	return rows
+}
+
+// SummariseDomainInterfaces measures a domain's standard catalogue and,
+// at each level that offers a composite operation, its atomic interface
+// (which the catalogue leaves out: it changes the gold, not the reading),
+// each with its gold calls per scenario.
+func SummariseDomainInterfaces(sd *speclang.Domain, d *mcpdomain.Domain) ([]InterfaceSummary, error) {
+	cat, err := serve.DomainInterfaces(d)
+	if err != nil {
+		return nil, err
+	}
+	for _, lv := range level.Levels {
+		composite := slices.ContainsFunc(serve.DomainTools(d, lv), func(t surface.Tool) bool {
+			return t.Composite != "" || slices.ContainsFunc(t.Actions, func(a surface.Action) bool { return a.Composite != "" })
+		})
+		if !composite {
+			continue
+		}
+		spec, err := surface.Parse(string(lv) + "-atomic")
+		if err != nil {
+			return nil, err
+		}
+		iface, err := serve.DomainInterface(d, spec)
+		if err != nil {
+			return nil, err
+		}
+		cat = append(cat, iface)
+	}
+	// Each atomic interface comes last among its level's.
+	slices.SortStableFunc(cat, func(a, b *surface.Interface) int {
+		return slices.Index(level.Levels, a.Spec.Level) - slices.Index(level.Levels, b.Spec.Level)
+	})
+	rows := SummariseInterfaces(d.Name, cat)
+	for i, iface := range cat {
+		var calls []float64
+		for _, s := range sd.Scenarios {
+			gold, err := composedGold(sd, d, iface.Spec, s)
+			if err != nil {
+				rows[i].NoGold = s.ID + ": " + err.Error()
+				calls = nil
+				break
+			}
+			calls = append(calls, float64(len(gold)))
+		}
+		if len(calls) > 0 {
+			mean := stats.Mean(calls)
+			rows[i].GoldCalls = &mean
+		}
+	}
+	return rows, nil
 }

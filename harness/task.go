@@ -57,6 +57,9 @@ type scenarioTask struct {
 	dom      *mcpdomain.Domain
 	iface    *surface.Interface
 	scenario *speclang.Scenario
+	// calls are the gold at the interface's level and composition (see
+	// composedGold).
+	calls []*speclang.Call
 	// golds is shared by the tasks of one plan: a scenario's right final
 	// stores are computed once, whatever the level, repetition or model.
 	golds *goldCache
@@ -102,7 +105,32 @@ func (t *scenarioTask) schemas() map[string][]byte { return interfaceSchemas(t.i
 // goldCalls are the scenario's gold at the task's level, encoded the way
 // the interface encodes calls.
 func (t *scenarioTask) goldCalls() []results.MessageCall {
-	return goldCalls(t.iface, t.scenario.Gold[t.level()])
+	return goldCalls(t.iface, t.calls)
+}
+
+// newScenarioTask is scenario s of domain d played at iface, with the gold
+// its composition derives.
+func newScenarioTask(d *speclang.Domain, dom *mcpdomain.Domain, iface *surface.Interface, s *speclang.Scenario, golds *goldCache) (*scenarioTask, error) {
+	calls, err := composedGold(d, dom, iface.Spec, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", s.ID, iface.Spec.Name, err)
+	}
+	return &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, calls: calls, golds: golds}, nil
+}
+
+// composedGold is a scenario's gold at an interface's level, as its
+// composition makes it: as written, or with every composite call
+// expanded into the atomic calls it performs (gold.Atomic), mapped onto
+// the level.
+func composedGold(d *speclang.Domain, dom *mcpdomain.Domain, spec surface.Spec, s *speclang.Scenario) ([]*speclang.Call, error) {
+	if spec.Get("composition") != "atomic" {
+		return s.Gold[spec.Level], nil
+	}
+	l4, err := gold.Atomic(d, dom, s.Gold[level.L4])
+	if err != nil {
+		return nil, err
+	}
+	return d.CallsAt(spec.Level, l4), nil
 }
 
 // score judges the record and the session's final store against the
@@ -131,7 +159,7 @@ type goldCache struct {
 // gold returns what a scenario task is scored against.
 func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, error) {
 	scenario := t.domain.Name + "/" + t.scenario.ID
-	key := scenario + "/" + string(t.level())
+	key := scenario + "/" + string(t.level()) + "/" + t.iface.Spec.Get("composition")
 	c.mu.Lock()
 	g, ok := c.golds[key]
 	rs := c.rights[scenario]
@@ -149,7 +177,7 @@ func (c *goldCache) gold(ctx context.Context, t *scenarioTask) (*score.Gold, err
 		}
 		rs = score.NewScenarioGold(t.domain, t.scenario, t.dom.NewStore().Snapshot(), r)
 	}
-	g = rs.Gold(t.level(), t.dom)
+	g = rs.Gold(t.level(), t.calls, t.dom)
 	c.mu.Lock()
 	if c.golds == nil {
 		c.golds, c.rights = map[string]*score.Gold{}, map[string]*score.ScenarioGold{}

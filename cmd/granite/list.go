@@ -13,7 +13,6 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 	"github.com/mcpgranite/granite/specs"
@@ -44,12 +43,12 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		domains = []*mcpdomain.Domain{d}
 	}
-	if *ifaces {
-		return listInterfaces(domains, *asJSON, stdout, stderr)
-	}
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
 		return err
+	}
+	if *ifaces {
+		return listInterfaces(spec, domains, *asJSON, stdout, stderr)
 	}
 	var rows []harness.DomainSummary
 	for _, d := range domains {
@@ -115,16 +114,21 @@ func dropped(byTool map[string][]string) int {
 	return n
 }
 
-// listInterfaces prints the standard catalogue of each domain
-// (serve.DomainInterfaces), measured, as a table or as JSON.
-func listInterfaces(domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.Writer) error {
+// listInterfaces prints the standard catalogue of each domain and its
+// atomic interfaces (harness.SummariseDomainInterfaces), measured, with
+// their gold calls, as a table or as JSON.
+func listInterfaces(spec *speclang.Spec, domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.Writer) error {
 	rows := []harness.InterfaceSummary{}
 	for _, d := range domains {
-		cat, err := serve.DomainInterfaces(d)
+		sd := spec.Domain(d.Name)
+		if sd == nil {
+			return fmt.Errorf("domain %s: generated, but the specs have no such domain: run go generate ./...", d.Name)
+		}
+		r, err := harness.SummariseDomainInterfaces(sd, d)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, harness.SummariseInterfaces(d.Name, cat)...)
+		rows = append(rows, r...)
 	}
 	return printInterfaces(rows, count(len(domains), "domain"), asJSON, stdout, stderr)
 }
@@ -159,20 +163,32 @@ func printInterfaces(rows []harness.InterfaceSummary, what string, asJSON bool, 
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DOMAIN\tINTERFACE\tLEVEL\tTRANSFORMS\tTOOLS\tSCHEMA TOKENS\tARGS MAX\tACTIONS MAX\tDEPTH\tSCHEMA-ONLY SHARE\tDROPPED KEYWORDS")
+	fmt.Fprintln(tw, "DOMAIN\tINTERFACE\tLEVEL\tTRANSFORMS\tTOOLS\tSCHEMA TOKENS\tARGS MAX\tACTIONS MAX\tDEPTH\tSCHEMA-ONLY SHARE\tDROPPED KEYWORDS\tGOLD CALLS")
+	var noGold []string
 	for _, r := range rows {
 		transforms := strings.Join(r.Transforms, ",")
 		if transforms == "" {
 			transforms = "-"
 		}
 		m := r.Metrics
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%d\n", r.Domain, r.Interface, r.Level, transforms,
-			m.Tools, m.SchemaTokens, m.ArgsMax, m.ActionsMax, m.Depth, m.SchemaOnly, m.Dropped)
+		gold := "-"
+		if r.GoldCalls != nil {
+			gold = fmt.Sprintf("%.1f", *r.GoldCalls)
+		}
+		if r.NoGold != "" {
+			noGold = append(noGold, fmt.Sprintf("%s %s has no gold: %s", r.Domain, r.Interface, r.NoGold))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%d\t%s\n", r.Domain, r.Interface, r.Level, transforms,
+			m.Tools, m.SchemaTokens, m.ArgsMax, m.ActionsMax, m.Depth, m.SchemaOnly, m.Dropped, gold)
 	}
 	if err := tw.Flush(); err != nil {
 		return exitStatus(1)
 	}
+	for _, n := range noGold {
+		fmt.Fprintln(stdout, n)
+	}
 	fmt.Fprintf(stdout, "%s of %s. SCHEMA TOKENS counts the tool list as a model is sent it (cl100k_base);\n", count(len(rows), "interface"), what)
-	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop. --json gives every metric.\n", agent.Default().Label())
+	fmt.Fprintf(stdout, "DROPPED KEYWORDS the schema keywords %s's tool types drop; GOLD CALLS the gold's calls per scenario\n", agent.Default().Label())
+	fmt.Fprintln(stdout, "as the interface's composition makes them (atomic: composite calls expanded). --json gives every metric.")
 	return nil
 }

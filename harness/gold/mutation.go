@@ -42,7 +42,7 @@ func Mutation(ctx context.Context, spec *speclang.Spec, lookup Lookup, only ...s
 				if o.step > 0 {
 					return nil, fmt.Errorf("%s at %s: the gold fails at step %d: %s (granite verify says more)", s.ID, l, o.step, o.err)
 				}
-				g := sg.Gold(l, dom)
+				g := sg.Gold(l, s.Gold[l], dom)
 				verdicts, err := g.Mutate(score.Base{Answer: g.OracleAnswer(), Store: o.final, Outputs: o.texts, Oracle: true})
 				if err != nil {
 					return nil, fmt.Errorf("%s at %s: %w", s.ID, l, err)

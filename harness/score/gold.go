@@ -46,7 +46,7 @@ type GoldRead struct {
 // domain's generated code; rights are what right solutions leave and read
 // (nil: none).
 func NewGold(d *speclang.Domain, s *speclang.Scenario, level level.Level, dom *mcpdomain.Domain, rights *Rights) *Gold {
-	return NewScenarioGold(d, s, dom.NewStore().Snapshot(), rights).Gold(level, dom)
+	return NewScenarioGold(d, s, dom.NewStore().Snapshot(), rights).Gold(level, s.Gold[level], dom)
 }
 
 // ScenarioGold is the part of a scenario's gold that holds at every level:
@@ -75,9 +75,11 @@ func NewScenarioGold(d *speclang.Domain, s *speclang.Scenario, seed []byte, righ
 func (sg *ScenarioGold) FactProblems() []string { return sg.facts.errs }
 
 // Gold is what the scenario's trials at a level on the domain's generated
-// code are scored against.
-func (sg *ScenarioGold) Gold(level level.Level, dom *mcpdomain.Domain) *Gold {
-	g := &Gold{Scenario: sg.scenario, Calls: sg.scenario.Gold[level], Finals: sg.finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: sg.changes, facts: sg.facts}
+// code are scored against, calls the level's gold: the scenario's as
+// written, or as an interface's composition derives it (the same final
+// stores, other calls).
+func (sg *ScenarioGold) Gold(level level.Level, calls []*speclang.Call, dom *mcpdomain.Domain) *Gold {
+	g := &Gold{Scenario: sg.scenario, Calls: calls, Finals: sg.finals, exact: map[string]bool{"action": true}, actions: map[string]bool{}, changes: sg.changes, facts: sg.facts}
 	for _, op := range dom.Operations {
 		for _, a := range op.Args {
 			if len(a.Enum) > 0 || a.Entity != "" {

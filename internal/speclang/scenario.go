@@ -416,6 +416,20 @@ func (l *scenarioLoader) op(name string) *Operation {
 	return &Operation{Name: name}
 }
 
+// CallsAt maps L4 calls onto level lv of d, as a scenario's gold at a
+// level the table leaves out is derived; nil for a level d lacks.
+func (d *Domain) CallsAt(lv level.Level, l4 []*Call) []*Call {
+	if lv == level.L4 {
+		return l4
+	}
+	for _, lt := range d.Levels {
+		if lt.Level == lv {
+			return deriveCalls(lt, l4)
+		}
+	}
+	return nil
+}
+
 // deriveCalls maps L4 calls onto a coarser level: each operation is called
 // through the level's tool that offers it, with its name as the action.
 func deriveCalls(lv *LevelTools, l4 []*Call) []*Call {
