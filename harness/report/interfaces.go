@@ -65,7 +65,7 @@ var interfaceTests = []metricTest{{"tc", getTC}, {"arg_acc", getArg}}
 // Benjamini-Hochberg adjusted over the family of (interface, metric)
 // tests, as by_level tests levels against L4.
 func (r *Report) byInterface() *Table {
-	header := []string{"interface", "level", "trials", "tc", "tc_lo", "tc_hi", "arg_acc", "tools", "schema_tokens"}
+	header := []string{"interface", "level", "trials", "tc", "tc_lo", "tc_hi", "arg_acc", "tools", "schema_tokens", "gold_calls"}
 	for _, m := range interfaceTests {
 		header = append(header, "d_"+m.name, "p_"+m.name)
 	}
@@ -83,7 +83,7 @@ func (r *Report) byInterface() *Table {
 		measured := slices.DeleteFunc(slices.Clone(rows), func(x row) bool { return x.imet == nil })
 		line := []any{name, string(rows[0].level), len(rows), ci.Mean, ci.Lo, ci.Hi, stats.Mean(col(rows, getArg)),
 			stats.Mean(col(measured, func(x row) float64 { return float64(x.imet.Tools) })),
-			stats.Mean(col(measured, func(x row) float64 { return float64(x.imet.SchemaTokens) }))}
+			stats.Mean(col(measured, func(x row) float64 { return float64(x.imet.SchemaTokens) })), stats.Mean(col(rows, getGold))}
 		cells, sig := fam.cells(name)
 		if name == r.Baseline {
 			sig = "ref"

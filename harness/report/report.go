@@ -106,6 +106,11 @@ type row struct {
 	// run.json measured of it on the trial's domain (nil: unknown).
 	iface string
 	imet  *surface.Metrics
+	// comp is the interface's composition (as-written, atomic; "" for an
+	// artifact without a level), gold the calls of the gold the trial
+	// was scored against (NaN: the record predates gold_calls).
+	comp string
+	gold float64
 	// verdicts are an artifact trial's assertion outcomes.
 	verdicts []results.Verdict
 	// index is the trial's place in the plan; promptS, genS, loadS and
@@ -163,7 +168,14 @@ func BuildWith(res *Results, opt Options) *Report {
 		if info, ok := res.Manifest.Interfaces[results.InterfaceKey(rec.Domain, rec.InterfaceName())]; ok {
 			imet = &info.Metrics
 		}
-		r.rows = append(r.rows, row{iface: rec.InterfaceName(), imet: imet, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
+		comp, gold := "", math.NaN()
+		if rec.Level != "" {
+			comp = compositionOf(&rec, res.Manifest)
+		}
+		if m.GoldCalls > 0 {
+			gold = float64(m.GoldCalls)
+		}
+		r.rows = append(r.rows, row{iface: rec.InterfaceName(), imet: imet, comp: comp, gold: gold, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
 			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
@@ -230,6 +242,9 @@ func BuildWith(res *Results, opt Options) *Report {
 		r.Interfaces = r.interfaceOrder()
 		r.Baseline = r.chooseBaseline(opt.Baseline)
 		builders = append(builders, r.byInterface, r.complexityTC, r.complexityArgAcc, r.interfaceFit)
+		if len(r.compositions()) > 1 {
+			builders = append(builders, r.byComposition, r.compositionModel)
+		}
 	} else if opt.Baseline != "" {
 		r.Notes = append(r.Notes, fmt.Sprintf("baseline %s not used: no trial played a transformed interface and run.json measures none, so there is no by_interface table", opt.Baseline))
 	}
@@ -387,4 +402,8 @@ var (
 	getArg  = func(x row) float64 { return x.arg }
 	getAArg = func(x row) float64 { return x.aarg }
 	getWall = func(x row) float64 { return x.wall }
+	// getCalls is the subject's calls, getGold the gold's (NaN where the
+	// record does not say).
+	getCalls = func(x row) float64 { return x.calls }
+	getGold  = func(x row) float64 { return x.gold }
 )

@@ -207,6 +207,10 @@ type Metrics struct {
 	WallS        float64  `json:"wall_s"`
 	EnergyJ      *float64 `json:"energy_j"`
 	ToolCalls    int      `json:"tool_calls"`
+	// GoldCalls are the calls of the gold the trial was scored against:
+	// its level's, as its interface's composition makes it (an atomic
+	// interface's expanded). 0 in records written before granite kept it.
+	GoldCalls int `json:"gold_calls,omitempty"`
 	// Redundant counts repeated identical calls; RedundantRate is their
 	// share of the calls.
 	Redundant     int     `json:"redundant_calls"`

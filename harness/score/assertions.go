@@ -47,7 +47,7 @@ type AssertedTools interface {
 // record's mapped back to the tools the assertions name; the call metrics
 // read the record's own.
 func Assertions(rec *results.Record, asserts []Assertion, calls []results.Call, tools AssertedTools, gold *Gold) (*results.Metrics, []results.Verdict) {
-	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
+	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls), GoldCalls: len(gold.Calls)}
 	verdicts := make([]results.Verdict, len(asserts))
 	for i, as := range asserts {
 		v := judge(as, calls, tools)

@@ -65,7 +65,7 @@ import (
 //     calls.
 func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error) {
 	s := g.Scenario
-	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls)}
+	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls), GoldCalls: len(g.Calls)}
 	answered := rec.StopReason == results.StopAnswer
 	if !answered {
 		m.Why = append(m.Why, "the trial stopped without an answer ("+string(rec.StopReason)+")")
