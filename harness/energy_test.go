@@ -19,6 +19,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/live"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -58,10 +59,10 @@ func TestMeteredRunRecordsEnergy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	live := NewLive()
+	metrics := live.New()
 	cfg := testConfig("metered", "http://127.0.0.1:1", agent.Oracle, agent.Silent)
 	out := t.TempDir()
-	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: m, Live: live}); err != nil {
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: lookup, Meter: m, Live: metrics}); err != nil {
 		t.Fatal(err)
 	}
 	checkRecordSchema(t, filepath.Join(out, results.TrialsFile))
@@ -84,7 +85,7 @@ func TestMeteredRunRecordsEnergy(t *testing.T) {
 	if successes != 16 || energy <= 0 {
 		t.Errorf("oracle: %v J over %v completed tasks", energy, successes)
 	}
-	srv := httptest.NewServer(live.Handler())
+	srv := httptest.NewServer(metrics.Handler())
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/live"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/progress"
@@ -170,7 +171,7 @@ type Options struct {
 	// namespaces or none (see agent's Isolation constants).
 	Isolation string
 	// Live receives progress and telemetry for live metrics (may be nil).
-	Live *Live
+	Live *live.Metrics
 	// Only, when set, runs only the trials of the shard it accepts; the
 	// plan, run.json and resuming are the whole grid's. granite advise
 	// spends a grid this way, a round at a time, where trials decide.
@@ -279,7 +280,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 			man.Meter, man.MeterInfo, man.IdleW = m.Name(), m.Describe(), m.IdleW()
 		}
 	}
-	opts.Live.attach(m, len(trials), sum.Resumed)
+	opts.Live.Attach(m, len(trials), sum.Resumed)
 	r := &runner{cfg: cfg, opts: opts, env: env, j: j, man: man, out: out, meter: m,
 		progress: progress.New(opts.Progress, opts.Terminal, len(trials), sum.Resumed, "trials")}
 	env.Checked = r.checked
@@ -528,7 +529,7 @@ func (r *runner) runModel(ctx context.Context, model string, ts []Trial) error {
 				r.ran++
 				r.mu.Unlock()
 				r.progress.Done()
-				r.opts.Live.finished(rec)
+				r.opts.Live.Finished(rec)
 			}
 		}()
 	}

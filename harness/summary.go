@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -112,10 +113,7 @@ func SummariseDomainInterfaces(sd *speclang.Domain, d *mcpdomain.Domain) ([]Inte
 		return nil, err
 	}
 	for _, lv := range level.Levels {
-		composite := slices.ContainsFunc(serve.DomainTools(d, lv), func(t surface.Tool) bool {
-			return t.Composite != "" || slices.ContainsFunc(t.Actions, func(a surface.Action) bool { return a.Composite != "" })
-		})
-		if !composite {
+		if !serve.Composes(d, lv) {
 			continue
 		}
 		spec, err := surface.Parse(string(lv) + "-atomic")
@@ -136,13 +134,13 @@ func SummariseDomainInterfaces(sd *speclang.Domain, d *mcpdomain.Domain) ([]Inte
 	for i, iface := range cat {
 		var calls []float64
 		for _, s := range sd.Scenarios {
-			gold, err := composedGold(sd, d, iface.Spec, s)
+			composed, err := gold.Composed(sd, d, iface.Spec, s)
 			if err != nil {
 				rows[i].NoGold = s.ID + ": " + err.Error()
 				calls = nil
 				break
 			}
-			calls = append(calls, float64(len(gold)))
+			calls = append(calls, float64(len(composed)))
 		}
 		if len(calls) > 0 {
 			mean := stats.Mean(calls)

@@ -111,26 +111,11 @@ func (t *scenarioTask) goldCalls() []results.MessageCall {
 // newScenarioTask is scenario s of domain d played at iface, with the gold
 // its composition derives.
 func newScenarioTask(d *speclang.Domain, dom *mcpdomain.Domain, iface *surface.Interface, s *speclang.Scenario, golds *goldCache) (*scenarioTask, error) {
-	calls, err := composedGold(d, dom, iface.Spec, s)
+	calls, err := gold.Composed(d, dom, iface.Spec, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", s.ID, iface.Spec.Name, err)
 	}
 	return &scenarioTask{domain: d, dom: dom, iface: iface, scenario: s, calls: calls, golds: golds}, nil
-}
-
-// composedGold is a scenario's gold at an interface's level, as its
-// composition makes it: as written, or with every composite call
-// expanded into the atomic calls it performs (gold.Atomic), mapped onto
-// the level.
-func composedGold(d *speclang.Domain, dom *mcpdomain.Domain, spec surface.Spec, s *speclang.Scenario) ([]*speclang.Call, error) {
-	if spec.Get("composition") != "atomic" {
-		return s.Gold[spec.Level], nil
-	}
-	l4, err := gold.Atomic(d, dom, s.Gold[level.L4])
-	if err != nil {
-		return nil, err
-	}
-	return d.CallsAt(spec.Level, l4), nil
 }
 
 // score judges the record and the session's final store against the

@@ -20,7 +20,7 @@ import (
 // runAdvise is granite advise: a race of candidate interfaces (the
 // advise package's) for the models given, or with --plan its estimate.
 func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := newFlags("advise", "(--domain D | --mcp-cmd CMD | --mcp-url URL | --tools FILE) [--models a,b | --config FILE] [--candidates standard|levels|A,B] [--plan] [--out DIR] [--resume]",
+	fset := newFlags("advise", "(--domain D | --mcp-cmd CMD | --mcp-url URL | --tools FILE) [--models a,b | --config FILE] [--candidates standard|levels|compositions|A,B] [--plan] [--out DIR] [--resume]",
 		"Answers which interface to publish for the models given: races the candidate interfaces\n"+
 			"(default: the standard catalogue, every level and each transform preset over it) on the\n"+
 			"domain's scenarios, or on artifacts synthesized offline from the server's tools, a round\n"+
@@ -32,7 +32,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	src := addExternalSource(fset, true)
 	models := fset.String("models", "", "the models (comma-separated): Ollama tags or built-in agents, e.g. qwen3:4b,builtin:sim@2.5")
 	config := fset.String("config", "", "take the models and their settings from this experiment config (its domains and levels are not used)")
-	candidates := fset.String("candidates", "standard", "standard (the catalogue), levels (L4..L1 as written), or interface names (L4,L3,L3-terse,...)")
+	candidates := fset.String("candidates", "standard", "standard (the catalogue), levels (L4..L1 as written), compositions (each level as written and atomic: a domain's presets and workflows taken away), or interface names (L4,L3,L3-terse,...)")
 	procedure := fset.String("procedure", advise.DefaultProcedure, "how the race drops candidates: kn (Kim and Nelson's indifference-zone race) or sign (paired sign tests, Holm)")
 	alpha := fset.Float64("alpha", advise.DefaultAlpha, "the race's error rate")
 	delta := fset.Float64("delta", advise.DefaultDelta, "the indifference zone: a pick within this much TC of the best is right")

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/live"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/oneline"
@@ -110,13 +111,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return badUsage(err)
 	}
 	if *metricsAddr != "" {
-		live := harness.NewLive()
+		metrics := live.New()
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
 			return usagef("--metrics-addr: %v", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", live.Handler())
+		mux.Handle("/metrics", metrics.Handler())
 		// The metrics port may face the network, and its connections
 		// are descriptors the trials' servers and agents need: a few
 		// scrapers at once, past which a connection is refused, and none
@@ -125,7 +126,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		go srv.Serve(serve.LimitConns(ln, maxMetricsConns))
 		defer srv.Close()
 		fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", ln.Addr())
-		opts.Live = live
+		opts.Live = metrics
 	}
 	sum, err := harness.Run(ctx, cfg, spec, opts)
 	if sum != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -80,10 +81,15 @@ type Field struct {
 	// Specs and Ifaces are each candidate's spec and interface, by name.
 	Specs  map[string]surface.Spec
 	Ifaces map[string]*surface.Interface
-	// Tasks are the task names, Calls the gold calls of each task (the
-	// same at every level).
+	// Tasks are the task names; Calls the gold calls of each task, by
+	// candidate (a composition changes them).
 	Tasks []string
-	Calls []int
+	Calls map[string][]int
+	// goldCalls are the gold calls of each task at an interface, and
+	// composes says whether the source offers a composite operation (a
+	// preset, a workflow) that a composition can take away.
+	goldCalls func(surface.Spec) ([]int, error)
+	composes  bool
 	// Groups gives the groups file of a regrouped server's level; nil for
 	// a domain, whose levels are written.
 	Groups func(surface.Spec) ([]byte, error)
@@ -95,7 +101,7 @@ func (f *Field) Success(skill float64) map[string][]float64 {
 	p := map[string][]float64{}
 	for _, c := range f.Cands {
 		m := harness.MeasureInterface(f.Ifaces[c.Name])
-		for _, n := range f.Calls {
+		for _, n := range f.Calls[c.Name] {
 			p[c.Name] = append(p[c.Name], agent.SimTaskSuccess(m, skill, n))
 		}
 	}
@@ -113,7 +119,21 @@ func DomainField(d *speclang.Domain, dom *mcpdomain.Domain, candidates, out stri
 	}
 	f := newField("domain "+d.Name, cmp.Or(out, filepath.Join("results", "advise-"+d.Name)))
 	for _, s := range d.Scenarios {
-		f.Tasks, f.Calls = append(f.Tasks, s.ID), append(f.Calls, len(s.Gold[level.L4]))
+		f.Tasks = append(f.Tasks, s.ID)
+	}
+	f.goldCalls = func(sp surface.Spec) ([]int, error) {
+		var out []int
+		for _, s := range d.Scenarios {
+			calls, err := gold.Composed(d, dom, sp, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.ID, err)
+			}
+			out = append(out, len(calls))
+		}
+		return out, nil
+	}
+	for _, lv := range level.Levels {
+		f.composes = f.composes || serve.Composes(dom, lv)
 	}
 	cfg.Domains = []string{d.Name}
 	build := func(s surface.Spec) (*surface.Interface, error) { return serve.DomainInterface(dom, s) }
@@ -168,9 +188,11 @@ func ServerField(s Server, candidates, out string, tasks int, cfg *results.Confi
 	if err := scenarios.WriteArtifactsFile(path, listed, arts); err != nil {
 		return nil, err
 	}
+	var calls []int
 	for _, a := range arts {
-		f.Tasks, f.Calls = append(f.Tasks, a.ID), append(f.Calls, len(a.ExpectedCalls))
+		f.Tasks, calls = append(f.Tasks, a.ID), append(calls, len(a.ExpectedCalls))
 	}
+	f.goldCalls = func(surface.Spec) ([]int, error) { return calls, nil }
 	cfg.Artifacts, cfg.ArtifactTools = path, scenarios.ToolsFile(path)
 	cfg.ArtifactCmd, cfg.ArtifactURL, cfg.Groups = s.Cmd, s.URL, s.GroupsFile
 	if s.Skipped && s.GroupsFile != "" {
@@ -192,12 +214,13 @@ func ServerField(s Server, candidates, out string, tasks int, cfg *results.Confi
 }
 
 func newField(source, out string) *Field {
-	return &Field{Source: source, Out: out, Specs: map[string]surface.Spec{}, Ifaces: map[string]*surface.Interface{}}
+	return &Field{Source: source, Out: out, Specs: map[string]surface.Spec{}, Ifaces: map[string]*surface.Interface{}, Calls: map[string][]int{}}
 }
 
 // choose builds the candidates named: "standard" (or "") the catalogue,
-// "levels" L4..L1 as written, else interface names (L4,L3,L3-terse,...);
-// each becomes a level or an interface of cfg.
+// "levels" L4..L1 as written, "compositions" each level as written and
+// atomic, else interface names (L4,L3,L3-terse,...); each becomes a level
+// or an interface of cfg, with its tasks' gold calls.
 func (f *Field) choose(candidates string, catalogue []*surface.Interface, build func(surface.Spec) (*surface.Interface, error), cfg *results.Config) error {
 	var chosen []surface.Spec
 	switch candidates {
@@ -208,6 +231,17 @@ func (f *Field) choose(candidates string, catalogue []*surface.Interface, build 
 	case "levels":
 		for _, lv := range level.Levels {
 			chosen = append(chosen, surface.Identity(lv))
+		}
+	case "compositions":
+		if !f.composes {
+			return fmt.Errorf("--candidates compositions: %s offers no composite operation (no preset, no workflow), so its atomic interfaces are its levels as written: race --candidates levels (a regrouped server's tools are the server's own, none of them composed by granite)", f.Source)
+		}
+		for _, lv := range level.Levels {
+			atomic, err := surface.Parse(string(lv) + "-atomic")
+			if err != nil {
+				return err
+			}
+			chosen = append(chosen, surface.Identity(lv), atomic)
 		}
 	default:
 		for _, n := range strings.Split(candidates, ",") {
@@ -226,8 +260,12 @@ func (f *Field) choose(candidates string, catalogue []*surface.Interface, build 
 		if _, dup := f.Specs[s.Name]; dup {
 			return fmt.Errorf("--candidates: %s given twice", s.Name)
 		}
-		f.Specs[s.Name], f.Ifaces[s.Name] = s, iface
-		if s.Plain() {
+		calls, err := f.goldCalls(s)
+		if err != nil {
+			return fmt.Errorf("candidate %s: %w", s.Name, err)
+		}
+		f.Specs[s.Name], f.Ifaces[s.Name], f.Calls[s.Name] = s, iface, calls
+		if s.IsIdentity() {
 			cfg.Granularities = append(cfg.Granularities, s.Level)
 		} else {
 			cfg.Interfaces = append(cfg.Interfaces, s)

@@ -97,8 +97,8 @@ func TestDomainField(t *testing.T) {
 			if f.Source != "domain "+dom.Name || f.Out != filepath.Join("results", "advise-"+dom.Name) || !slices.Equal(cfg.Domains, []string{dom.Name}) {
 				t.Errorf("source %q, out %q, domains %v", f.Source, f.Out, cfg.Domains)
 			}
-			if len(f.Tasks) != len(d.Scenarios) || len(f.Calls) != len(f.Tasks) {
-				t.Errorf("%d tasks, %d call counts; want one per scenario, %d", len(f.Tasks), len(f.Calls), len(d.Scenarios))
+			if len(f.Tasks) != len(d.Scenarios) || len(f.Calls[f.Cands[0].Name]) != len(f.Tasks) {
+				t.Errorf("%d tasks, %d call counts; want one per scenario, %d", len(f.Tasks), len(f.Calls[f.Cands[0].Name]), len(d.Scenarios))
 			}
 			p := f.Success(0.8)
 			for _, cand := range f.Cands {
@@ -147,5 +147,47 @@ func TestServerField(t *testing.T) {
 	y, err := f.Groups(f.Specs["L2"])
 	if err != nil || !strings.Contains(string(y), "groups of memory's tools for L2 (granite advise)") {
 		t.Errorf("groups file of L2: %v\n%s", err, y)
+	}
+}
+
+// TestCompositionCandidates: --candidates compositions races each level
+// as written against it atomic, each candidate with its own gold calls
+// (atomic: the expanded gold's, never fewer; more where a task calls a
+// preset); a server, whose tools granite composes none of, is told to
+// race levels instead.
+func TestCompositionCandidates(t *testing.T) {
+	spec := loadSpec(t)
+	dom, ok := gen.Lookup("smarthome")
+	if !ok {
+		t.Skip("no smarthome domain")
+	}
+	cfg := &results.Config{}
+	f, err := DomainField(spec.Domain(dom.Name), dom, "compositions", "", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Cands) != 2*len(level.Levels) || len(cfg.Granularities) != len(level.Levels) || len(cfg.Interfaces) != len(level.Levels) {
+		t.Fatalf("candidates %v, granularities %v, interfaces %v; want each level as written and atomic", f.Cands, cfg.Granularities, cfg.Interfaces)
+	}
+	for _, lv := range level.Levels {
+		written, atomic := f.Calls[string(lv)], f.Calls[string(lv)+"-atomic"]
+		more := false
+		for i := range written {
+			if atomic[i] < written[i] {
+				t.Errorf("%s task %s: %d atomic calls, %d as written; want no fewer", lv, f.Tasks[i], atomic[i], written[i])
+			}
+			more = more || atomic[i] > written[i]
+		}
+		if !more {
+			t.Errorf("%s: no task has more calls atomic; want the preset tasks expanded", lv)
+		}
+	}
+	tools, err := toolsrc.LoadTools("../testdata/server-memory.tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Server{Name: "memory", Tools: tools, Groups: regroup.Derive("memory", tools), ToolsFile: "../testdata/server-memory.tools.json"}
+	if _, err := ServerField(s, "compositions", t.TempDir(), 3, &results.Config{}); err == nil || !strings.Contains(err.Error(), "race --candidates levels") {
+		t.Errorf("a server's compositions: %v; want it told to race levels", err)
 	}
 }

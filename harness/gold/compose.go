@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // Atomic is L4 gold with every call of a composite operation (a preset)
@@ -235,4 +237,19 @@ func callList(calls []*speclang.Call) string {
 		parts[i] = c.Op + " " + string(c.JSON())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Composed is a scenario's gold at an interface's level, as its
+// composition makes it: as written, or with every composite call
+// expanded into the atomic calls it performs (Atomic), mapped onto
+// the level.
+func Composed(d *speclang.Domain, dom *mcpdomain.Domain, spec surface.Spec, s *speclang.Scenario) ([]*speclang.Call, error) {
+	if spec.Get("composition") != "atomic" {
+		return s.Gold[spec.Level], nil
+	}
+	l4, err := Atomic(d, dom, s.Gold[level.L4])
+	if err != nil {
+		return nil, err
+	}
+	return d.CallsAt(spec.Level, l4), nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -42,6 +43,14 @@ func compositeKind(k opkind.Kind) string {
 		return string(k)
 	}
 	return ""
+}
+
+// Composes reports whether level lv of d offers a composite operation (a
+// preset, a workflow): a tool of one, or an action of one.
+func Composes(d *mcpdomain.Domain, lv level.Level) bool {
+	return slices.ContainsFunc(DomainTools(d, lv), func(t surface.Tool) bool {
+		return t.Composite != "" || slices.ContainsFunc(t.Actions, func(a surface.Action) bool { return a.Composite != "" })
+	})
 }
 
 // DomainInterfaces is the standard catalogue of a generated domain's

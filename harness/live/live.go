@@ -1,4 +1,6 @@
-package harness
+// Package live publishes a run's progress and its meter's newest
+// telemetry in the Prometheus exposition format (granite run --metrics).
+package live
 
 import (
 	"net/http"
@@ -12,10 +14,10 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 )
 
-// Live publishes a run's progress and its meter's newest telemetry in the
+// Metrics publishes a run's progress and its meter's newest telemetry in the
 // Prometheus exposition format, so an existing Prometheus and Grafana see
 // runs as they happen.
-type Live struct {
+type Metrics struct {
 	reg       *prometheus.Registry
 	planned   prometheus.Gauge
 	finishedN prometheus.Counter
@@ -25,9 +27,9 @@ type Live struct {
 	m  meter.Meter
 }
 
-// NewLive returns an empty set of live metrics.
-func NewLive() *Live {
-	l := &Live{reg: prometheus.NewRegistry(),
+// New returns an empty set of live metrics.
+func New() *Metrics {
+	l := &Metrics{reg: prometheus.NewRegistry(),
 		planned:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "granite_trials_planned", Help: "Trials in this run's shard."}),
 		finishedN: prometheus.NewCounter(prometheus.CounterOpts{Name: "granite_trials_done_total", Help: "Trials finished and recorded (resumed ones included)."}),
 		energy:    prometheus.NewCounter(prometheus.CounterOpts{Name: "granite_trial_energy_joules_total", Help: "Energy measured over finished trials."}),
@@ -37,10 +39,10 @@ func NewLive() *Live {
 }
 
 // Handler serves the metrics.
-func (l *Live) Handler() http.Handler { return promhttp.HandlerFor(l.reg, promhttp.HandlerOpts{}) }
+func (l *Metrics) Handler() http.Handler { return promhttp.HandlerFor(l.reg, promhttp.HandlerOpts{}) }
 
-// attach starts publishing a run; nil-safe.
-func (l *Live) attach(m meter.Meter, planned, resumed int) {
+// Attach starts publishing a run; nil-safe.
+func (l *Metrics) Attach(m meter.Meter, planned, resumed int) {
 	if l == nil {
 		return
 	}
@@ -51,8 +53,8 @@ func (l *Live) attach(m meter.Meter, planned, resumed int) {
 	l.finishedN.Add(float64(resumed))
 }
 
-// finished counts a recorded trial and its energy; nil-safe.
-func (l *Live) finished(r *results.Record) {
+// Finished counts a recorded trial and its energy; nil-safe.
+func (l *Metrics) Finished(r *results.Record) {
 	if l == nil {
 		return
 	}
@@ -72,14 +74,14 @@ var (
 )
 
 // Describe implements prometheus.Collector for the meter's telemetry.
-func (l *Live) Describe(ch chan<- *prometheus.Desc) {
+func (l *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPower, descUtil, descMem, descTemp, descClock, descIdle} {
 		ch <- d
 	}
 }
 
 // Collect reports the meter's newest samples.
-func (l *Live) Collect(ch chan<- prometheus.Metric) {
+func (l *Metrics) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Lock()
 	m := l.m
 	l.mu.Unlock()
