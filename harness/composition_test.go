@@ -1,12 +1,15 @@
 package harness
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -65,4 +68,63 @@ func TestOracleOnAtomicInterfaces(t *testing.T) {
 	if played == 0 || expanded == 0 {
 		t.Fatalf("%d trials played, %d with expanded gold; want both", played, expanded)
 	}
+}
+
+// BenchmarkAtomicGold expands every scenario's gold at every level into
+// its atomic form (gold.Composed at each L<n>-atomic), proving each
+// expansion on the store; us/scenario is the cost per scenario and level.
+// Target: within 2x of reading the gold as written, per trial a
+// negligible share of its time.
+func BenchmarkAtomicGold(b *testing.B) {
+	spec := loadSpec(b)
+	var n int
+	for b.Loop() {
+		n = 0
+		for _, d := range spec.Domains {
+			dom, _ := gen.Lookup(d.Name)
+			for _, lv := range level.Levels {
+				s, _ := surface.Parse(string(lv) + "-atomic")
+				for _, sc := range d.Scenarios {
+					if _, err := gold.Composed(d, dom, s, sc); err == nil {
+						n++
+					}
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(max(n, 1)), "us/scenario")
+}
+
+// BenchmarkOracleAtomic runs the oracle over every scenario of the domains
+// whose composites have an atomic form, at the four atomic interfaces,
+// one repetition each, journaled and scored: beside BenchmarkOracleGrid
+// (the levels as written, three repetitions), trials/s says what the
+// expanded gold costs. Target: within 2x of the levels as written per
+// trial.
+func BenchmarkOracleAtomic(b *testing.B) {
+	spec := loadSpec(b)
+	cfg := testConfig("oracle-atomic", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Granularities = nil
+	for _, lv := range level.Levels {
+		s, _ := surface.Parse(string(lv) + "-atomic")
+		cfg.Interfaces = append(cfg.Interfaces, s)
+	}
+	for _, d := range spec.Domains {
+		if _, err := Plan(&results.Config{Name: "probe", Domains: []string{d.Name}, Interfaces: cfg.Interfaces, Models: cfg.Models, Repetitions: 1}, spec, gen.Lookup); err == nil {
+			cfg.Domains = append(cfg.Domains, d.Name)
+		}
+	}
+	var trials int
+	for b.Loop() {
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.TC[agent.Oracle] != 1 {
+			b.Fatalf("%+v", sum)
+		}
+		trials = sum.Ran
+	}
+	b.ReportMetric(float64(trials), "trials/op")
+	b.ReportMetric(float64(trials)*float64(b.N)/b.Elapsed().Seconds(), "trials/s")
 }
