@@ -26,7 +26,7 @@ func (b *builder) workflowArgs(o *Operation, n *node) {
 	required := map[string]bool{}
 	for _, r := range n.get("required").list() {
 		if argsNode.get(r.str()) == nil {
-			b.errorf(r, "found required %q, which is not among this workflow's arguments; expected one of %s", r.str(), keyList(declared))
+			b.errorf(r, "found required %q, which is not among this workflow's arguments; expected one of %s", r.str(), orNone(keyList(declared)))
 		}
 		required[r.str()] = true
 	}
@@ -67,10 +67,8 @@ func (b *builder) fieldRef(n *node) *Field {
 	return f
 }
 
+// keyList joins the keys of a mapping, "" for none.
 func keyList(keys []*node) string {
-	if len(keys) == 0 {
-		return "(none)"
-	}
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = k.str()
@@ -181,12 +179,13 @@ func (b *builder) ref(n *node, sc refScope) *Arg {
 		return nil
 	}
 	name, path := m[1], m[2]
-	if wa := argNamed(sc.wf, name); wa != nil {
+	declared := b.opNode[sc.wf].get("arguments")
+	if wa := argNamed(sc.wf, name); wa != nil || declared.get(name) != nil {
 		if path != "" {
 			b.errorf(n, "found %q, a path into workflow argument %q; expected $%s alone", n.str(), name, name)
 			return nil
 		}
-		return wa
+		return wa // nil when its field is not one, which is reported where it is declared
 	}
 	switch {
 	case sc.bound[name]:
@@ -195,7 +194,7 @@ func (b *builder) ref(n *node, sc refScope) *Arg {
 	case name == itemRef:
 	default:
 		b.errorf(n, "found %q, but $%s is bound to nothing here; expected a workflow argument (%s), an earlier step's as (%s) or $item inside for_each",
-			n.str(), name, orNone(argNameList(sc.wf)), orNone(strings.Join(sc.asNames, ", ")))
+			n.str(), name, orNone(keyList(declared.mapKeys())), orNone(strings.Join(sc.asNames, ", ")))
 	}
 	return nil
 }
@@ -215,9 +214,10 @@ func (b *builder) forEach(n *node, sc refScope) {
 func (b *builder) sameType(n *node, wa, a *Arg, callee *Operation) {
 	switch {
 	case wa.JSONType != a.JSONType:
-		b.errorf(n, "found %s, a %s, for argument %q of %s, which takes a %s; expected a workflow argument of the same type", n.str(), wa.JSONType, a.Name, callee.Name, a.JSONType)
+		b.errorf(n, "found %q, %s %s, for argument %q of %s, which takes %s %s; expected a workflow argument of the same type",
+			n.str(), article(wa.JSONType), wa.JSONType, a.Name, callee.Name, article(a.JSONType), a.JSONType)
 	case a.Required && !wa.Required:
-		b.errorf(n, "found optional workflow argument %s for argument %q, which %s requires; expected %q under the workflow's required", n.str(), a.Name, callee.Name, wa.Name)
+		b.errorf(n, "found optional workflow argument %q for argument %q, which %s requires; expected %q under the workflow's required", n.str(), a.Name, callee.Name, wa.Name)
 	}
 }
 
