@@ -17,7 +17,7 @@ import (
 
 // TestWorkflowThroughMCP calls the workflow as a tool at L4 and as an
 // action of L1's one tool: the store changes as its steps say, and the
-// result lists each call with its arguments.
+// result lists each call with its arguments, and the results of its writes.
 func TestWorkflowThroughMCP(t *testing.T) {
 	for _, c := range []struct {
 		lv   level.Level
@@ -48,6 +48,9 @@ func TestWorkflowThroughMCP(t *testing.T) {
 			}
 			if res.Workflow != "dim_room" || strings.Join(calls, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+			}
+			if res.Calls[0].Result != nil || res.Calls[1].Result == nil || res.Calls[2].Result == nil {
+				t.Errorf("results: %s; want none for the list that only feeds later steps, one for each write", text)
 			}
 			rows := snapshotRows(t, s.st)
 			if lamp := rows["lamps"][0]; lamp["level"] != 30.0 || lamp["on"] != true {

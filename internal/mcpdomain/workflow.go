@@ -2,6 +2,7 @@ package mcpdomain
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -17,7 +18,7 @@ type Step struct {
 	// ForEach is the binding of the list to call Op once per element of
 	// ($lit.items); "" for one call. Inside, $item is the element.
 	ForEach string
-	// With is the JSON object of Op's arguments: a value "$room" is the
+	// With is the JSON object of Op's arguments ("" for none): a value "$room" is the
 	// workflow's argument room (left out when the caller left it out),
 	// "$lit.items" a value in the result of the step named lit, "$item.id"
 	// one in the current element; any other value is a literal.
@@ -28,17 +29,28 @@ type Step struct {
 }
 
 // WorkflowResult is what a workflow did: every call it made, in order,
-// with the arguments it was given and what it returned.
+// with the arguments it was given and, for all but the reads that only
+// feed later steps, what it returned.
 type WorkflowResult struct {
 	Workflow string         `json:"workflow"`
 	Calls    []WorkflowCall `json:"calls"`
 }
 
-// WorkflowCall is one call a workflow made.
+// WorkflowCall is one call a workflow made. A read whose result only feeds
+// later steps (a step with As) leaves Result out: what it found shows in
+// the calls it led to, and the whole result stays small.
 type WorkflowCall struct {
 	Call   string          `json:"call"`
 	Args   json.RawMessage `json:"args"`
-	Result any             `json:"result"`
+	Result any             `json:"result,omitempty"`
+}
+
+// shown is the result a workflow's result gives for a call of step s.
+func (s Step) shown(out any) any {
+	if s.As != "" && s.Op.ReadOnly {
+		return nil
+	}
+	return out
 }
 
 // RunWorkflow runs a workflow's steps on st, each step's arguments checked
@@ -60,8 +72,8 @@ func RunWorkflow(st Store, name string, steps []Step, args any) (WorkflowResult,
 		fail := func(what string, err error) (WorkflowResult, error) {
 			return WorkflowResult{}, stepError(name, i, s.Op.Name, what, err)
 		}
-		var with map[string]any
-		if err := decodeJSON([]byte(s.With), &with); err != nil {
+		with := map[string]any{}
+		if err := decodeJSON([]byte(cmp.Or(s.With, "{}")), &with); err != nil {
 			return fail("", fmt.Errorf("decode the generated arguments: %w", err))
 		}
 		if s.ForEach == "" {
@@ -69,7 +81,7 @@ func RunWorkflow(st Store, name string, steps []Step, args any) (WorkflowResult,
 			if err != nil {
 				return fail("", err)
 			}
-			res.Calls = append(res.Calls, WorkflowCall{Call: s.Op.Name, Args: raw, Result: out})
+			res.Calls = append(res.Calls, WorkflowCall{Call: s.Op.Name, Args: raw, Result: s.shown(out)})
 			if s.As != "" {
 				if env[s.As], err = asJSON(out); err != nil {
 					return fail("", err)
@@ -91,7 +103,7 @@ func RunWorkflow(st Store, name string, steps []Step, args any) (WorkflowResult,
 			if err != nil {
 				return fail(fmt.Sprintf(", element %d of %s", j+1, s.ForEach), err)
 			}
-			res.Calls = append(res.Calls, WorkflowCall{Call: s.Op.Name, Args: raw, Result: out})
+			res.Calls = append(res.Calls, WorkflowCall{Call: s.Op.Name, Args: raw, Result: s.shown(out)})
 			v, err := asJSON(out)
 			if err != nil {
 				return fail("", err)
