@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -132,4 +133,46 @@ func snapshotRows(t *testing.T, st mcpdomain.Store) map[string][]map[string]any 
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// TestWorkflowIsAtomicToOtherCallers runs workflows while other goroutines
+// take snapshots: each workflow sets LP01's level and then adds a timer
+// whose minute is that level, and no snapshot may see one without the
+// other, as it would if another caller ran between the steps.
+func TestWorkflowIsAtomicToOtherCallers(t *testing.T) {
+	st := tiny.NewStore()
+	const runs = 40
+	done := make(chan error, runs)
+	for i := range runs {
+		go func() {
+			args := fmt.Sprintf(`{"room":"hall","level":%d,"lamp":"LP01","at":"2026-01-02T00:%02d:00Z"}`, i+1, i+1)
+			_, err := st.Call("dim_room", []byte(args))
+			done <- err
+		}()
+	}
+	check := func() {
+		rows := snapshotRows(t, st)
+		timers := rows["timers"]
+		last := timers[len(timers)-1]
+		level := int(rows["lamps"][0]["level"].(float64))
+		if len(timers) == 1 {
+			if level != 80 {
+				t.Errorf("LP01 at level %d before any timer was added", level)
+			}
+			return
+		}
+		if want := fmt.Sprintf("2026-01-02T00:%02d:00Z", level); last["at"] != want {
+			t.Errorf("LP01 at level %d but the last timer at %v; want %s", level, last["at"], want)
+		}
+	}
+	for range runs {
+		check()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	check()
+	if n := len(snapshotRows(t, st)["timers"]); n != runs+1 {
+		t.Errorf("%d timers, want %d", n, runs+1)
+	}
 }
