@@ -97,7 +97,7 @@ func (b *builder) workflows() {
 
 // steps resolves a workflow's steps: each call, its bindings and its name.
 func (b *builder) steps(o *Operation, n *node) {
-	bound := map[string]bool{} // the as names of earlier steps
+	bound := map[string]*shape{} // the shapes of earlier steps' results, by as name
 	var asNames []string
 	for _, sn := range n.get("steps").list() {
 		callNode := sn.get("call")
@@ -109,8 +109,7 @@ func (b *builder) steps(o *Operation, n *node) {
 		scope := refScope{wf: o, bound: bound, asNames: asNames}
 		if fe := sn.get("for_each"); fe != nil {
 			st.ForEach = fe.str()
-			scope.inForEach = true
-			b.forEach(fe, scope)
+			scope.inForEach, scope.item = true, b.forEach(fe, scope)
 		}
 		given := map[string]bool{}
 		with := sn.get("with")
@@ -124,7 +123,7 @@ func (b *builder) steps(o *Operation, n *node) {
 				}
 			}
 			if s, ok := vn.scalar.(string); ok && strings.HasPrefix(s, "$") {
-				if wa := b.ref(vn, scope); wa != nil && a != nil {
+				if wa, _ := b.ref(vn, scope); wa != nil && a != nil {
 					b.sameType(vn, wa, a, callee)
 				}
 				if a != nil {
@@ -146,13 +145,21 @@ func (b *builder) steps(o *Operation, n *node) {
 			}
 		}
 		if an := sn.get("as"); an != nil {
+			_, taken := bound[st.As]
 			switch {
-			case bound[st.As]:
+			case taken:
 				b.errorf(an, "found as %q, which an earlier step already names; expected a name unique in the workflow", st.As)
 			case argNamed(o, st.As) != nil || st.As == itemRef:
 				b.errorf(an, "found as %q, which is a workflow argument or $item; expected another name", st.As)
 			}
-			bound[st.As] = true
+			var result *shape
+			if callee != nil {
+				result = resultShape(callee)
+			}
+			if st.ForEach != "" {
+				result = listOf(result)
+			}
+			bound[st.As] = result
 			asNames = append(asNames, st.As)
 		}
 		if callee != nil {
@@ -164,49 +171,84 @@ func (b *builder) steps(o *Operation, n *node) {
 
 // refScope is what a binding of one step may refer to.
 type refScope struct {
-	wf        *Operation
-	bound     map[string]bool
-	asNames   []string
+	wf      *Operation
+	bound   map[string]*shape
+	asNames []string
+	// inForEach says the step has for_each; item is then the shape of its
+	// elements.
 	inForEach bool
+	item      *shape
 }
 
-// ref checks a binding against what is bound where it is written and
-// returns the workflow argument it names, if it names one.
-func (b *builder) ref(n *node, sc refScope) *Arg {
+// ref checks a binding against what is bound where it is written. It
+// returns the workflow argument it names, if it names one, and the shape
+// of the value it names (nil: unknown).
+func (b *builder) ref(n *node, sc refScope) (*Arg, *shape) {
 	m := refPattern.FindStringSubmatch(n.str())
 	if m == nil {
 		b.errorf(n, "found %q, which is not a binding; expected $<argument>, $<as>.<path> or $item.<path> (keys and list indexes joined by dots)", n.str())
-		return nil
+		return nil, nil
 	}
-	name, path := m[1], m[2]
+	name, path := m[1], strings.Split(strings.TrimPrefix(m[2], "."), ".")
+	if m[2] == "" {
+		path = nil
+	}
 	declared := b.opNode[sc.wf].get("arguments")
 	if wa := argNamed(sc.wf, name); wa != nil || declared.get(name) != nil {
-		if path != "" {
+		if len(path) > 0 {
 			b.errorf(n, "found %q, a path into workflow argument %q; expected $%s alone", n.str(), name, name)
-			return nil
+			return nil, nil
 		}
-		return wa // nil when its field is not one, which is reported where it is declared
+		if wa != nil && wa.Field != nil {
+			return wa, fieldShapeOf(wa.Field)
+		}
+		return wa, nil // nil when its field is not one, which is reported where it is declared
 	}
-	switch {
-	case sc.bound[name]:
+	var root *shape
+	switch result, ok := sc.bound[name]; {
+	case ok:
+		root = result
 	case name == itemRef && !sc.inForEach:
 		b.errorf(n, "found %q outside for_each; expected $item only in a step with for_each", n.str())
+		return nil, nil
 	case name == itemRef:
+		root = sc.item
 	default:
 		b.errorf(n, "found %q, but $%s is bound to nothing here; expected a workflow argument (%s), an earlier step's as (%s) or $item inside for_each",
 			n.str(), name, orNone(keyList(declared.mapKeys())), orNone(strings.Join(sc.asNames, ", ")))
+		return nil, nil
 	}
-	return nil
+	s, problem := root.walk(path)
+	if problem != "" {
+		b.errorf(n, "found %q, but %s", n.str(), strings.Replace(problem, "$…", "$"+name, 1))
+	}
+	return nil, s
 }
 
-// forEach checks the list a step iterates over: an earlier result or a
-// workflow argument of array type, never $item itself.
-func (b *builder) forEach(n *node, sc refScope) {
-	sc.inForEach = false // the list is known before the first element is
-	wa := b.ref(n, sc)
-	if wa != nil && wa.JSONType != "array" {
-		b.errorf(n, "found for_each over workflow argument %q of type %s; expected an array argument or an earlier step's result", wa.Name, wa.JSONType)
+// fieldShapeOf is the shape of a workflow argument's value.
+func fieldShapeOf(f *Field) *shape {
+	switch f.Type {
+	case TObject:
+		return nil
+	case TArray:
+		return listOf(scalarShape)
 	}
+	return scalarShape
+}
+
+// forEach checks the list a step iterates over, an earlier result or a
+// workflow argument, never $item itself, and returns its elements' shape.
+func (b *builder) forEach(n *node, sc refScope) *shape {
+	sc.inForEach = false // the list is known before the first element is
+	_, s := b.ref(n, sc)
+	if s != nil && !s.list {
+		b.errorf(n, "found for_each over %s, which is not a list; expected a list in an earlier step's result (like $found.items) or an array argument", n.str())
+		return nil
+	}
+	if s == nil {
+		return nil
+	}
+	return s.elem
 }
 
 // sameType checks that a workflow argument bound to a called operation's

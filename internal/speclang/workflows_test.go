@@ -1,12 +1,15 @@
 package speclang
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/opkind"
 )
 
@@ -79,6 +82,68 @@ func TestWorkflowIR(t *testing.T) {
 			if tl.Name == "tiny_status_query" && !slices.Contains(OpNames(tl.Operations), "look") {
 				t.Errorf("L3 %s lacks look: %v", tl.Name, OpNames(tl.Operations))
 			}
+		}
+	}
+}
+
+// TestResultShapesMatchTheRuntime checks the shapes a workflow's bindings
+// are checked against with the JSON of the runtime's result types, every
+// optional part filled in: the same keys, lists and scalars.
+func TestResultShapesMatchTheRuntime(t *testing.T) {
+	one := 1.0
+	e := &Entity{Name: "thing"}
+	for _, c := range []struct {
+		kind   opkind.Kind
+		result any
+	}{
+		{opkind.List, mcpdomain.ListResult[map[string]any]{Items: []map[string]any{{"id": "TH001"}}}},
+		{opkind.UpdateWhere, mcpdomain.NewBulkResult("thing", "night", []string{"TH001"})},
+		{opkind.Preset, mcpdomain.NewBulkResult("thing", "night", []string{"TH001"})},
+		{opkind.Delete, mcpdomain.DeleteResult{}},
+		{opkind.Aggregate, mcpdomain.AggregateResult{Field: "n", GroupBy: "g", Value: &one, Groups: []mcpdomain.AggregateGroup{{Value: &one}}}},
+		{opkind.Workflow, mcpdomain.WorkflowResult{Calls: []mcpdomain.WorkflowCall{{Args: []byte(`{}`), Result: 1}}}},
+	} {
+		raw, err := json.Marshal(c.result)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		fits(t, string(c.kind), resultShape(&Operation{Kind: c.kind, Entity: e}), v)
+	}
+}
+
+// fits reports where v differs from shape s: an object's keys, a list, or
+// a scalar. A nil s (unknown shape) fits anything.
+func fits(t *testing.T, at string, s *shape, v any) {
+	t.Helper()
+	if s == nil {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if s.keys == nil {
+			t.Errorf("%s: the runtime gives an object, the shape says otherwise", at)
+			return
+		}
+		got, want := slices.Sorted(maps.Keys(v)), slices.Sorted(maps.Keys(s.keys))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: keys (-shape +runtime):\n%s", at, diff)
+		}
+		for k, x := range v {
+			fits(t, at+"."+k, s.keys[k], x)
+		}
+	case []any:
+		if !s.list || len(v) == 0 {
+			t.Errorf("%s: the runtime gives a list, the shape says otherwise", at)
+			return
+		}
+		fits(t, at+"[0]", s.elem, v[0])
+	default:
+		if !s.scalar {
+			t.Errorf("%s: the runtime gives a scalar, the shape says otherwise", at)
 		}
 	}
 }
