@@ -117,14 +117,10 @@ func RunWorkflow(st Store, name string, steps []Step, args any) (WorkflowResult,
 	return res, nil
 }
 
-// stepError says which step failed and that nothing changed, keeping a
-// ToolError a ToolError, so that the model reads it as the call's fault.
+// stepError says which step failed and that nothing changed. It wraps err,
+// so a ToolError stays one and the model reads it as the call's fault.
 func stepError(workflow string, i int, op, where string, err error) error {
-	msg := fmt.Sprintf("workflow %s, step %d (%s%s): %v; nothing was changed", workflow, i+1, op, where, err)
-	if IsToolError(err) {
-		return &ToolError{Msg: msg}
-	}
-	return fmt.Errorf("%s", msg)
+	return fmt.Errorf("workflow %s, step %d (%s%s): %w; nothing was changed", workflow, i+1, op, where, err)
 }
 
 // callStep binds one call's arguments, checks them as a tool call's are
