@@ -27,8 +27,8 @@ func TestTinyScenariosLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	scs := spec.Domain("tiny").Scenarios
-	if len(scs) != 5 {
-		t.Fatalf("got %d scenarios, want 5", len(scs))
+	if len(scs) != 4 {
+		t.Fatalf("got %d scenarios, want 4", len(scs))
 	}
 	// Gold written at L4 only is derived for the coarser levels: same
 	// operations, the tool that offers each, and the action where the tool
@@ -50,8 +50,8 @@ func TestTinyScenariosLoad(t *testing.T) {
 		t.Errorf("L4 call 1: got %s", got)
 	}
 	// A workflow is an action of its category's tool like any operation.
-	wf := scs[4].Gold[level.L3][0]
-	if got, want := wf.Tool+" "+string(wf.JSON()), `tiny_action_execution {"action":"dim_room","at":"2026-01-01T22:30:00Z","lamp":"LP02","level":20,"room":"hall"}`; got != want {
+	wf := scs[2].Gold[level.L3][2]
+	if got, want := wf.Tool+" "+string(wf.JSON()), `tiny_action_execution {"action":"dim_room","at":"2026-01-01T23:00:00Z","lamp":"LP02","level":10,"room":"hall"}`; got != want {
 		t.Errorf("L3 workflow call: got %s, want %s", got, want)
 	}
 }
