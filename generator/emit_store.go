@@ -12,7 +12,9 @@ import (
 )
 
 // emitStore writes the Store: one table per entity behind one lock, Reset,
-// Clone, a canonical Snapshot and Call by operation name.
+// Clone, a canonical Snapshot and Call by operation name; in a domain with
+// workflows also clone and adopt, with which a workflow runs on a copy and
+// keeps it.
 func emitStore(f *jen.File, d *speclang.Domain) {
 	codes := []jen.Code{storeType(d), newStoreFunc(), resetMethod(), resetTables(d), cloneMethod(d)}
 	if hasWorkflows(d) {
@@ -95,6 +97,7 @@ func cloneMethod(d *speclang.Domain) jen.Code {
 	)
 }
 
+// hasWorkflows says whether any operation of d is a workflow.
 func hasWorkflows(d *speclang.Domain) bool {
 	return slices.ContainsFunc(d.Operations, func(o *speclang.Operation) bool { return o.Kind == opkind.Workflow })
 }
