@@ -17,6 +17,10 @@ func emitOperations(f *jen.File, d *speclang.Domain) {
 		if needsMatch(o) {
 			emitMatch(f, o)
 		}
+		if o.Kind == opkind.Workflow {
+			emitWorkflow(f, o)
+			continue
+		}
 		emitOperation(f, o)
 	}
 }
@@ -409,3 +413,50 @@ func presetBody(o *speclang.Operation, table *jen.Statement) []jen.Code {
 		jen.Return(jen.Qual(runtimePkg, "NewBulkResult").Call(jen.Lit(e.Name), jen.Id("a").Dot(pa.GoName), jen.Id("ids")), jen.Nil()),
 	}
 }
+
+// emitWorkflow writes a workflow's step table and its Store method, which
+// runs the steps on a clone under the store's write lock and keeps the
+// clone only when every step succeeded, so the workflow applies all or
+// nothing and no other call sees it half done:
+//
+//	var dimRoomSteps = []mcpdomain.Step{{Op: opListLamps, With: `{"room":"$room"}`, As: "lit"}, ...}
+//
+//	func (s *Store) DimRoom(a DimRoomArgs) (mcpdomain.WorkflowResult, error) {
+//		s.mu.Lock()
+//		defer s.mu.Unlock()
+//		c := s.clone()
+//		res, err := mcpdomain.RunWorkflow(c, "dim_room", dimRoomSteps, a)
+//		if err != nil {
+//			return mcpdomain.WorkflowResult{}, err
+//		}
+//		s.adopt(c)
+//		return res, nil
+//	}
+func emitWorkflow(f *jen.File, o *speclang.Operation) {
+	steps := make([]jen.Code, len(o.Steps))
+	for i, st := range o.Steps {
+		steps[i] = jen.Line().Add(keyed(false,
+			kv{"Op", jen.Id(opVar(st.Call))},
+			kv{"ForEach", nonZero(st.ForEach)},
+			kv{"With", rawString(st.WithJSON())},
+			kv{"As", nonZero(st.As)},
+		))
+	}
+	steps = append(steps, jen.Line())
+	f.Comment(fmt.Sprintf("%s are the steps of %s, in order.", stepsVar(o), o.Name))
+	f.Var().Id(stepsVar(o)).Op("=").Index().Qual(runtimePkg, "Step").Values(steps...)
+	f.Line()
+	result := jen.Qual(runtimePkg, "WorkflowResult")
+	body := append(lockFor(o),
+		jen.Id("c").Op(":=").Id("s").Dot("clone").Call(),
+		jen.List(jen.Id("res"), jen.Err()).Op(":=").Qual(runtimePkg, "RunWorkflow").Call(jen.Id("c"), jen.Lit(o.Name), jen.Id(stepsVar(o)), jen.Id("a")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(result.Clone().Values(), jen.Err())),
+		jen.Id("s").Dot("adopt").Call(jen.Id("c")),
+		jen.Return(jen.Id("res"), jen.Nil()),
+	)
+	f.Comment(doc(opDoc(o.GoName, o.Name, o.Description)))
+	f.Func().Params(jen.Id("s").Op("*").Id("Store")).Id(o.GoName).Params(jen.Id("a").Id(argsType(o))).Params(result, jen.Error()).Block(body...)
+	f.Line()
+}
+
+func stepsVar(o *speclang.Operation) string { return lowerFirst(o.GoName) + "Steps" }

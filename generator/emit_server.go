@@ -178,7 +178,7 @@ func opVar(o *speclang.Operation) string { return "op" + o.GoName }
 var opKindConsts = map[opkind.Kind]string{
 	opkind.Get: "Get", opkind.List: "List", opkind.Create: "Create",
 	opkind.Update: "Update", opkind.UpdateWhere: "UpdateWhere", opkind.Delete: "Delete",
-	opkind.Aggregate: "Aggregate", opkind.Preset: "Preset",
+	opkind.Aggregate: "Aggregate", opkind.Preset: "Preset", opkind.Workflow: "Workflow",
 }
 
 // kindConst renders an operation kind as its constant, opkind.List, rather
@@ -224,7 +224,7 @@ func operationLit(o *speclang.Operation) jen.Code {
 		kv{"Name", jen.Lit(o.Name)},
 		kv{"Kind", kindConst(o.Kind)},
 		kv{"Category", nonZero(o.Category)},
-		kv{"Entity", jen.Lit(o.Entity.Name)},
+		kv{"Entity", entityName(o)},
 		kv{"Description", optText(o.Description)},
 		kv{"ReadOnly", nonZero(o.ReadOnly)},
 		kv{"Destructive", nonZero(o.Destructive)},
@@ -233,6 +233,15 @@ func operationLit(o *speclang.Operation) jen.Code {
 		kv{"Schema", jen.Id(opSchema(o))},
 		kv{"Example", rawString(o.Example)},
 	)
+}
+
+// entityName is the entity an operation acts on, or nothing for a
+// workflow, which acts through its steps.
+func entityName(o *speclang.Operation) jen.Code {
+	if o.Entity == nil {
+		return nil
+	}
+	return jen.Lit(o.Entity.Name)
 }
 
 // entityNames lists a domain's entity names in spec order.

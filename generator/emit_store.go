@@ -2,20 +2,26 @@ package generator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // emitStore writes the Store: one table per entity behind one lock, Reset,
-// Clone, a canonical Snapshot and Call by operation name.
+// Clone, a canonical Snapshot and Call by operation name; in a domain with
+// workflows also clone and adopt, with which a workflow runs on a copy and
+// keeps it.
 func emitStore(f *jen.File, d *speclang.Domain) {
-	for _, c := range []jen.Code{
-		storeType(d), newStoreFunc(), resetMethod(), resetTables(d), cloneMethod(d),
-		cloneStoreMethod(), snapshotType(d), snapshotMethod(d),
-	} {
+	codes := []jen.Code{storeType(d), newStoreFunc(), resetMethod(), resetTables(d), cloneMethod(d)}
+	if hasWorkflows(d) {
+		codes = append(codes, cloneLockedMethod(d), adoptMethod(d))
+	}
+	codes = append(codes, cloneStoreMethod(), snapshotType(d), snapshotMethod(d))
+	for _, c := range codes {
 		f.Add(c)
 		f.Line()
 	}
@@ -89,6 +95,38 @@ func cloneMethod(d *speclang.Domain) jen.Code {
 		jen.Defer().Id("s").Dot("mu").Dot("RUnlock").Call(),
 		jen.Return(jen.Op("&").Id("Store").Add(keyed(true, clone...))),
 	)
+}
+
+// hasWorkflows says whether any operation of d is a workflow.
+func hasWorkflows(d *speclang.Domain) bool {
+	return slices.ContainsFunc(d.Operations, func(o *speclang.Operation) bool { return o.Kind == opkind.Workflow })
+}
+
+// cloneLockedMethod, for a workflow, which holds the write lock:
+//
+//	func (s *Store) clone() *Store { return &Store{lamps: s.lamps.Clone(), ...} }
+func cloneLockedMethod(d *speclang.Domain) jen.Code {
+	var clone []kv
+	for _, e := range d.Entities {
+		clone = append(clone, kv{tableField(e), jen.Id("s").Dot(tableField(e)).Dot("Clone").Call()})
+	}
+	return jen.Comment("clone is Clone for a caller that holds the lock: a workflow runs its steps on it.").Line().
+		Func().Add(recv()).Id("clone").Params().Op("*").Id("Store").Block(
+		jen.Return(jen.Op("&").Id("Store").Add(keyed(true, clone...))),
+	)
+}
+
+// adoptMethod:
+//
+//	func (s *Store) adopt(c *Store) { s.lamps = c.lamps; ... }
+func adoptMethod(d *speclang.Domain) jen.Code {
+	var set []jen.Code
+	for _, e := range d.Entities {
+		set = append(set, jen.Id("s").Dot(tableField(e)).Op("=").Id("c").Dot(tableField(e)))
+	}
+	return jen.Comment("adopt takes the tables of c, a clone a workflow ran on to its end; the caller").Line().
+		Comment("holds the lock.").Line().
+		Func().Add(recv()).Id("adopt").Params(jen.Id("c").Op("*").Id("Store")).Block(set...)
 }
 
 // cloneStoreMethod:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -213,6 +214,9 @@ func TestReservedNamesCoverGeneratedPackage(t *testing.T) {
 	for _, o := range d.Operations {
 		for _, n := range []string{argsType(o), opVar(o), opSchema(o)} {
 			derived[n] = true
+		}
+		if o.Kind == opkind.Workflow {
+			derived[stepsVar(o)] = true
 		}
 		methods[o.GoName] = true
 	}

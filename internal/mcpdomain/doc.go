@@ -3,7 +3,8 @@
 //
 //   - generated code, which links against it for the in-memory table behind
 //     each entity, the result shapes of the operation kinds, argument
-//     validation with sentences a model can act on, and the plumbing that
+//     validation with sentences a model can act on, the interpreter of a
+//     workflow's generated step table (RunWorkflow), and the plumbing that
 //     turns a generated tool into an mcp-go handler;
 //   - the rest of the module, which reads and serves a generated domain
 //     through its registry entry (Domain, with its Tools, Operations and

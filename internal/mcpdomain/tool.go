@@ -32,9 +32,11 @@ type Arg struct {
 
 // Operation is the generated description of one atomic operation.
 type Operation struct {
-	Name        string
-	Kind        opkind.Kind
-	Category    string
+	Name     string
+	Kind     opkind.Kind
+	Category string
+	// Entity is the entity the operation acts on; "" for a workflow, which
+	// acts through the operations its steps call.
 	Entity      string
 	Description string
 	// ReadOnly, Destructive and Idempotent are the truthful MCP annotations

@@ -18,4 +18,5 @@ const (
 	Delete      Kind = "delete"       // one row by ID
 	Aggregate   Kind = "aggregate"    // count, sum, avg, min or max, optionally grouped
 	Preset      Kind = "preset"       // a named bundle of field values
+	Workflow    Kind = "workflow"     // a sequence of other operations, applied all or nothing
 )

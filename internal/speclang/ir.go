@@ -161,6 +161,29 @@ type PresetStep struct {
 	Set   []Assign
 }
 
+// Step is one call of a workflow: the operation it calls and a value for
+// each argument it gives, once, or once per element of a list (ForEach).
+type Step struct {
+	Call *Operation
+	// ForEach is the binding of the list to call once per element of
+	// ($locks.items), "" for one call.
+	ForEach string
+	With    []Binding
+	// As names the step's result for later steps' bindings; "" for none.
+	As string
+}
+
+// Binding is the value a step gives one argument of the operation it
+// calls: a reference to a value known at run time ($room, $locks.items,
+// $item.id), or a literal checked against the argument.
+type Binding struct {
+	Arg *Arg
+	// Ref is the reference as written, "" for a literal.
+	Ref string
+	// Value is the literal, normalised as a seed value is.
+	Value any
+}
+
 // ArgRole says what an argument does in its operation.
 type ArgRole int
 
@@ -176,6 +199,7 @@ const (
 	RoleAggField                // field to aggregate
 	RoleGroupBy                 // aggregate grouping
 	RolePreset                  // preset to apply
+	RoleInput                   // workflow argument, bound into its steps' arguments
 )
 
 // Arg is one argument of an operation.
@@ -203,7 +227,7 @@ type Operation struct {
 	Kind        opkind.Kind
 	Category    string
 	Description string
-	Entity      *Entity
+	Entity      *Entity // nil for a workflow, which acts through its steps
 	Args        []*Arg
 	ReadOnly    bool
 	Destructive bool
@@ -220,6 +244,8 @@ type Operation struct {
 	Limit     int
 	PresetArg string
 	Presets   []*Preset
+	// Steps are a workflow's calls, in order; nil for other kinds.
+	Steps []*Step
 
 	// Schema is the JSON Schema of the arguments; Example a valid call.
 	Schema  string

@@ -102,6 +102,7 @@ func LoadDomain(file string, data []byte, sch *jsonschema.Schema) (*Domain, Erro
 		entities: map[string]*Entity{}, ops: map[string]*Operation{},
 		seedIDs: map[*Entity]map[string]bool{}, fieldDecl: map[*Field]*node{},
 		entityNode: map[*Entity]*node{}, opNode: map[*Operation]*node{}, enumDecl: map[*Enum]*Field{},
+		stepNode: map[*Step]*node{},
 	}
 	d := b.build()
 	sum := sha256.Sum256(data)
@@ -185,6 +186,7 @@ type builder struct {
 	// from (for array items, the array field).
 	enumDecl map[*Enum]*Field
 	opNode   map[*Operation]*node
+	stepNode map[*Step]*node
 }
 
 func (b *builder) errorf(n *node, format string, args ...any) {
@@ -232,6 +234,7 @@ func (b *builder) build() *Domain {
 	for i, k := range ops.mapKeys() {
 		b.operation(k, ops.vals[i])
 	}
+	b.workflows()
 	b.levels(r.get("levels"))
 	b.goNames()
 	if len(b.errs) == 0 && !b.schemaBroken {

@@ -69,6 +69,7 @@ var reservedGoNames = map[string]bool{
 // one per operation; an operation's Go name must not be one of them.
 var reservedStoreMethods = map[string]bool{
 	"Reset": true, "reset": true, "Snapshot": true, "Call": true, "Clone": true, "CloneStore": true,
+	"clone": true, "adopt": true, // a domain with workflows
 }
 
 // ReservedGoName reports whether every generated domain package declares

@@ -19,6 +19,7 @@ var kindKeys = map[opkind.Kind][]string{
 	opkind.Delete:      {},
 	opkind.Aggregate:   {"filters", "required", "fields", "functions", "group_by"},
 	opkind.Preset:      {"filters", "required", "argument", "presets"},
+	opkind.Workflow:    {"arguments", "required", "steps"},
 }
 
 var commonOpKeys = []string{"kind", "entity", "description", "category", "go_name"}
@@ -31,6 +32,8 @@ func defaultCategory(kind opkind.Kind) string {
 		return "analysis"
 	case opkind.Create, opkind.Delete:
 		return "configuration"
+	case opkind.Workflow:
+		return "" // known once its steps are: see workflowCategory
 	default:
 		return "action_execution"
 	}
@@ -62,10 +65,18 @@ func (b *builder) operation(k, n *node) {
 	b.ops[o.Name] = o
 	b.opNode[o] = n
 	b.d.Operations = append(b.d.Operations, o)
+	allowed := append(slices.Clone(commonOpKeys), kindKeys[o.Kind]...)
+	if o.Kind == opkind.Workflow {
+		allowed = slices.DeleteFunc(allowed, func(k string) bool { return k == "entity" }) // it acts through its steps
+	}
 	for _, key := range n.mapKeys() {
-		if !slices.Contains(commonOpKeys, key.str()) && !slices.Contains(kindKeys[o.Kind], key.str()) {
-			b.errorf(key, "found key %q on a %s operation; expected only %s", key.str(), o.Kind, strings.Join(append(slices.Clone(commonOpKeys), kindKeys[o.Kind]...), ", "))
+		if !slices.Contains(allowed, key.str()) {
+			b.errorf(key, "found key %q on a %s operation; expected only %s", key.str(), o.Kind, strings.Join(allowed, ", "))
 		}
+	}
+	if o.Kind == opkind.Workflow {
+		b.workflowArgs(o, n) // its steps resolve once every operation is known
+		return
 	}
 	e := b.entities[n.get("entity").str()]
 	if e == nil {

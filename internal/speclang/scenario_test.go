@@ -49,6 +49,11 @@ func TestTinyScenariosLoad(t *testing.T) {
 	if got := string(hard.Gold[level.L4][0].JSON()); got != `{"room":"den","scene":"bright"}` {
 		t.Errorf("L4 call 1: got %s", got)
 	}
+	// A workflow is an action of its category's tool like any operation.
+	wf := scs[2].Gold[level.L3][2]
+	if got, want := wf.Tool+" "+string(wf.JSON()), `tiny_action_execution {"action":"dim_room","at":"2026-01-01T23:00:00Z","lamp":"LP02","level":10,"room":"hall"}`; got != want {
+		t.Errorf("L3 workflow call: got %s, want %s", got, want)
+	}
 }
 
 // The broken-table cases are folders under testdata/errors/scenarios-*,

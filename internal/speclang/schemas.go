@@ -92,6 +92,9 @@ func OpNames(ops []*Operation) []string {
 // first seed row's ID and values, the last row's values for updates so
 // that the example changes something.
 func (b *builder) example(o *Operation) Object {
+	if o.Kind == opkind.Workflow {
+		return b.workflowExample(o)
+	}
 	e := o.Entity
 	first, last := e.Seed[0], e.Seed[len(e.Seed)-1]
 	ex := Object{}

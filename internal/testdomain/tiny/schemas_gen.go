@@ -25,3 +25,6 @@ const lampStatsSchema = `{"type":"object","properties":{"function":{"type":"stri
 
 // sceneSchema is the JSON Schema of scene's arguments.
 const sceneSchema = `{"type":"object","properties":{"room":{"type":"string","description":"Only lamps whose room is this value. Room of the lamp.","enum":["hall","den"]},"scene":{"type":"string","description":"Scene to apply: bright (all lamps full); dark (all off).","enum":["bright","dark"]}},"required":["scene"],"additionalProperties":false}`
+
+// dimRoomSchema is the JSON Schema of dim_room's arguments.
+const dimRoomSchema = `{"type":"object","properties":{"room":{"type":"string","description":"Room whose lit lamps to dim.","enum":["hall","den"]},"level":{"type":"integer","description":"Brightness to dim them to. Integer from 0 to 100, in percent.","minimum":0,"maximum":100},"lamp":{"type":"string","description":"Lamp the timer switches. ID of a lamp, like LP01.","pattern":"^LP[0-9]{2,}$"},"at":{"type":"string","description":"When it fires. RFC 3339 UTC timestamp, like 2026-01-01T00:00:00Z.","format":"date-time"}},"required":["room","level","lamp"],"additionalProperties":false}`

@@ -142,10 +142,25 @@ var (
 		Schema:  sceneSchema,
 		Example: `{"scene":"bright"}`,
 	}
+	opDimRoom = &mcpdomain.Operation{
+		Name:        "dim_room",
+		Kind:        opkind.Workflow,
+		Category:    "action_execution",
+		Description: "Dim every lit lamp in a room, then add a timer that switches a lamp.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "room", Type: "string", Required: true, Enum: []string{"hall", "den"}, Hint: "one of hall, den"},
+			{Name: "level", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent"},
+			{Name: "lamp", Type: "string", Required: true, Entity: "lamp", Hint: "lamp ID like LP01"},
+			{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
+		},
+		Schema:  dimRoomSchema,
+		Example: `{"room":"hall","level":80,"lamp":"LP02"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
-var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene}
+var Operations = []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene, opDimRoom}
 
 // Tools holds each level's tools with the schemas the model sees.
 var Tools = map[level.Level][]*mcpdomain.Tool{
@@ -206,6 +221,13 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: sceneSchema,
 			Operations:  []*mcpdomain.Operation{opScene},
 		},
+		{
+			Level:       level.L4,
+			Name:        "dim_room",
+			Description: opDimRoom.Description,
+			InputSchema: dimRoomSchema,
+			Operations:  []*mcpdomain.Operation{opDimRoom},
+		},
 	},
 	level.L3: {
 		{
@@ -218,7 +240,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L3,
 			Name:        "tiny_action_execution",
 			Description: "Tiny lab: action execution.",
-			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opScene},
+			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opScene, opDimRoom},
 		},
 		{
 			Level:       level.L3,
@@ -245,7 +267,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L2,
 			Name:        "tiny_control",
 			Description: "Change Tiny lab.",
-			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene},
+			Operations:  []*mcpdomain.Operation{opSetLamp, opAllOff, opAddTimer, opDropTimer, opScene, opDimRoom},
 		},
 	},
 	level.L1: {
@@ -253,7 +275,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L1,
 			Name:        "tiny",
 			Description: "Query and control Tiny lab.",
-			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene},
+			Operations:  []*mcpdomain.Operation{opGetLamp, opListLamps, opSetLamp, opAllOff, opAddTimer, opDropTimer, opLampStats, opScene, opDimRoom},
 		},
 	},
 }
@@ -280,7 +302,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "tiny",
 	Title:       "Tiny lab",
 	Description: description,
-	SpecSHA256:  "a1917521fa91e7db415a8e390a50d69afbb362c5d8e2b5cb1819fac393890af7",
+	SpecSHA256:  "b6cbafc1d7caddde6137b25e0c3fb1a9e8bfa3e8dfaa5cf285d1546f81dddb68",
 	Entities:    []string{"lamp", "timer"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -222,3 +222,32 @@ func (s *Store) Scene(a SceneArgs) (mcpdomain.BulkResult, error) {
 	}
 	return mcpdomain.NewBulkResult("lamp", a.Scene, ids), nil
 }
+
+// DimRoomArgs are the arguments of dim_room.
+type DimRoomArgs struct {
+	Room  LampRoom `json:"room"`
+	Level int      `json:"level"`
+	Lamp  string   `json:"lamp"`
+	At    *string  `json:"at,omitempty"`
+}
+
+// dimRoomSteps are the steps of dim_room, in order.
+var dimRoomSteps = []mcpdomain.Step{
+	{Op: opListLamps, With: `{"room":"$room","on":true}`, As: "lit"},
+	{Op: opSetLamp, ForEach: "$lit.items", With: `{"lamp_id":"$item.id","level":"$level"}`},
+	{Op: opAddTimer, With: `{"lamp":"$lamp","at":"$at"}`},
+}
+
+// DimRoom runs dim_room: Dim every lit lamp in a room, then add a timer that
+// switches a lamp.
+func (s *Store) DimRoom(a DimRoomArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "dim_room", dimRoomSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -47,6 +47,21 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		lamps:  s.lamps.Clone(),
+		timers: s.timers.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.lamps = c.lamps
+	s.timers = c.timers
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -99,7 +114,9 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.LampStats)
 	case "scene":
 		return mcpdomain.Bind(args, s.Scene)
+	case "dim_room":
+		return mcpdomain.Bind(args, s.DimRoom)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; tiny has: get_lamp, list_lamps, set_lamp, all_off, "+
-		"add_timer, drop_timer, lamp_stats, scene", op)
+		"add_timer, drop_timer, lamp_stats, scene, dim_room", op)
 }
