@@ -7,6 +7,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/stats"
@@ -104,27 +105,33 @@ func SummariseInterfaces(domain string, cat []*surface.Interface) []InterfaceSum
 }
 
 // SummariseDomainInterfaces measures a domain's standard catalogue and,
-// at each level that offers a composite operation, its atomic interface
-// (which the catalogue leaves out: it changes the gold, not the reading),
-// each with its gold calls per scenario.
+// at each level that offers a composite operation, its atomic interface,
+// and at each that offers a workflow, its composite one (the catalogue
+// leaves compositions out: they change the gold, not the reading), each
+// with its gold calls per scenario.
 func SummariseDomainInterfaces(sd *speclang.Domain, d *mcpdomain.Domain) ([]InterfaceSummary, error) {
 	cat, err := serve.DomainInterfaces(d)
 	if err != nil {
 		return nil, err
 	}
 	for _, lv := range level.Levels {
-		if !serve.Composes(d, lv) {
-			continue
+		for _, c := range []struct {
+			preset string
+			kind   opkind.Kind
+		}{{"atomic", ""}, {"composite", opkind.Workflow}} {
+			if !serve.Composes(d, lv, c.kind) {
+				continue
+			}
+			spec, err := surface.Parse(string(lv) + "-" + c.preset)
+			if err != nil {
+				return nil, err
+			}
+			iface, err := serve.DomainInterface(d, spec)
+			if err != nil {
+				return nil, err
+			}
+			cat = append(cat, iface)
 		}
-		spec, err := surface.Parse(string(lv) + "-atomic")
-		if err != nil {
-			return nil, err
-		}
-		iface, err := serve.DomainInterface(d, spec)
-		if err != nil {
-			return nil, err
-		}
-		cat = append(cat, iface)
 	}
 	// Each atomic interface comes last among its level's.
 	slices.SortStableFunc(cat, func(a, b *surface.Interface) int {

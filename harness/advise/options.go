@@ -133,7 +133,7 @@ func DomainField(d *speclang.Domain, dom *mcpdomain.Domain, candidates, out stri
 		return out, nil
 	}
 	for _, lv := range level.Levels {
-		f.composes = f.composes || serve.Composes(dom, lv)
+		f.composes = f.composes || serve.Composes(dom, lv, "")
 	}
 	cfg.Domains = []string{d.Name}
 	build := func(s surface.Spec) (*surface.Interface, error) { return serve.DomainInterface(dom, s) }

@@ -2,6 +2,7 @@ package gold
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -15,45 +16,76 @@ import (
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
-// Atomic is L4 gold with every call of a composite operation (a preset)
-// replaced by the atomic calls it performs on the store as the gold left
-// it at that point: the list an agent needs to find the rows the
+// Atomic is L4 gold with every call of a composite operation replaced by
+// the atomic calls it performs on the store as the gold left it at that
+// point. A preset becomes the list an agent needs to find the rows the
 // composite's filters pick, then one update of each row it changes, with
-// the fields it changes. Nothing is written by hand, and nothing is
-// trusted: run from the same store, the atomic calls must end in the
-// store the composite call ends in, or Atomic fails, naming the call.
+// the fields it changes; a workflow becomes the calls it makes, its
+// reads included (and a workflow it calls, expanded in turn). Nothing is
+// written by hand, and nothing is trusted: run from the same store, the
+// atomic calls must end in the store the composite call ends in, or
+// Atomic fails, naming the call.
 func Atomic(d *speclang.Domain, dom *mcpdomain.Domain, calls []*speclang.Call) ([]*speclang.Call, error) {
-	store := dom.NewStore()
+	out, _, err := atomicOn(d, dom.NewStore(), calls, "gold call")
+	return out, err
+}
+
+// atomicOn expands calls made in order on store, which it changes as they
+// do, and returns the atomic calls and the store after them; where names
+// a call in a message ("gold call", "its workflow's call").
+func atomicOn(d *speclang.Domain, store mcpdomain.Store, calls []*speclang.Call, where string) ([]*speclang.Call, mcpdomain.Store, error) {
 	var out []*speclang.Call
 	for i, c := range calls {
+		at := fmt.Sprintf("%s %d, %s", where, i+1, c.Op)
 		op := operation(d, c.Op)
-		if op == nil || op.Kind != opkind.Preset {
+		if op == nil || op.Kind != opkind.Preset && op.Kind != opkind.Workflow {
 			if _, err := store.Call(c.Op, c.JSON()); err != nil {
-				return nil, fmt.Errorf("gold call %d, %s: %w", i+1, c.Op, err)
+				return nil, nil, fmt.Errorf("%s: %w", at, err)
 			}
 			out = append(out, c)
 			continue
 		}
-		atomic, err := expandPreset(d, op, c, store)
+		want := store.CloneStore()
+		res, err := want.Call(c.Op, c.JSON())
 		if err != nil {
-			return nil, fmt.Errorf("gold call %d, %s: %w", i+1, c.Op, err)
+			return nil, nil, fmt.Errorf("%s: %w", at, err)
 		}
-		want, got := store.CloneStore(), store.CloneStore()
-		if _, err := want.Call(c.Op, c.JSON()); err != nil {
-			return nil, fmt.Errorf("gold call %d, %s: %w", i+1, c.Op, err)
-		}
-		for _, a := range atomic {
-			if _, err := got.Call(a.Op, a.JSON()); err != nil {
-				return nil, fmt.Errorf("gold call %d, %s: its atomic call %s %s fails: %w", i+1, c.Op, a.Op, a.JSON(), err)
+		var atomic []*speclang.Call
+		got := store.CloneStore()
+		if op.Kind == opkind.Preset {
+			if atomic, err = expandPreset(d, op, c, store); err == nil {
+				for _, a := range atomic {
+					if _, err = got.Call(a.Op, a.JSON()); err != nil {
+						err = fmt.Errorf("its atomic call %s %s fails: %w", a.Op, a.JSON(), err)
+						break
+					}
+				}
 			}
+		} else {
+			atomic, got, err = atomicOn(d, got, workflowCalls(res), "its workflow's call")
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if !bytes.Equal(want.Snapshot(), got.Snapshot()) {
-			return nil, fmt.Errorf("gold call %d, %s %s: its atomic calls (%s) do not end in the store it ends in", i+1, c.Op, c.JSON(), callList(atomic))
+			return nil, nil, fmt.Errorf("%s %s: its atomic calls (%s) do not end in the store it ends in", at, c.JSON(), callList(atomic))
 		}
 		store = got
 		out = append(out, atomic...)
 	}
-	return out, nil
+	return out, store, nil
+}
+
+// workflowCalls are the calls a workflow's result says it made, in order.
+func workflowCalls(res any) []*speclang.Call {
+	wr, _ := res.(mcpdomain.WorkflowResult)
+	out := make([]*speclang.Call, 0, len(wr.Calls))
+	for _, c := range wr.Calls {
+		args := map[string]any{}
+		_ = json.Unmarshal(c.Args, &args) // the runtime wrote them
+		out = append(out, &speclang.Call{Tool: c.Call, Op: c.Call, Args: args})
+	}
+	return out
 }
 
 // expandPreset is the atomic calls of one preset call on store.
@@ -240,16 +272,145 @@ func callList(calls []*speclang.Call) string {
 }
 
 // Composed is a scenario's gold at an interface's level, as its
-// composition makes it: as written, or with every composite call
-// expanded into the atomic calls it performs (Atomic), mapped onto
-// the level.
+// composition makes it: as written; with every composite call expanded
+// into the atomic calls it performs (Atomic); or with each run of calls a
+// workflow makes called as that workflow (Composite); mapped onto the
+// level.
 func Composed(d *speclang.Domain, dom *mcpdomain.Domain, spec surface.Spec, s *speclang.Scenario) ([]*speclang.Call, error) {
-	if spec.Get("composition") != "atomic" {
+	var l4 []*speclang.Call
+	var err error
+	switch spec.Get("composition") {
+	case "atomic":
+		l4, err = Atomic(d, dom, s.Gold[level.L4])
+	case "composite":
+		l4, err = Composite(d, dom, s.Gold[level.L4])
+	default:
 		return s.Gold[spec.Level], nil
 	}
-	l4, err := Atomic(d, dom, s.Gold[level.L4])
 	if err != nil {
 		return nil, err
 	}
 	return d.CallsAt(spec.Level, l4), nil
+}
+
+// Composite is L4 gold with each run of calls that one call of a workflow
+// makes, from the store at that point, replaced by that call: the task in
+// fewer calls. A run is replaced when, from the same store, the workflow
+// ends in the store the run ends in, every write of the run is one the
+// workflow makes and the other way round, and every read of the run is
+// one the workflow makes too, so nothing the run did or read is lost.
+// The workflow's arguments are read off the run's calls, where its steps
+// bind them; the longest run that matches wins, workflows in spec order.
+func Composite(d *speclang.Domain, dom *mcpdomain.Domain, calls []*speclang.Call) ([]*speclang.Call, error) {
+	var workflows []*speclang.Operation
+	for _, o := range d.Operations {
+		if o.Kind == opkind.Workflow {
+			workflows = append(workflows, o)
+		}
+	}
+	store := dom.NewStore()
+	var out []*speclang.Call
+	for i := 0; i < len(calls); {
+		var best *speclang.Call
+		var bestLen int
+		for _, w := range workflows {
+			if c, n := contract(d, w, store, calls[i:]); n > bestLen {
+				best, bestLen = c, n
+			}
+		}
+		if bestLen < 2 {
+			if _, err := store.Call(calls[i].Op, calls[i].JSON()); err != nil {
+				return nil, fmt.Errorf("gold call %d, %s: %w", i+1, calls[i].Op, err)
+			}
+			out = append(out, calls[i])
+			i++
+			continue
+		}
+		if _, err := store.Call(best.Op, best.JSON()); err != nil {
+			return nil, fmt.Errorf("gold calls %d-%d as %s: %w", i+1, i+bestLen, best.Op, err)
+		}
+		out = append(out, best)
+		i += bestLen
+	}
+	return out, nil
+}
+
+// contract is the call of workflow w that does what the longest run at
+// the start of calls does from store, and the run's length; 0 when no
+// run of two or more calls is w's.
+func contract(d *speclang.Domain, w *speclang.Operation, store mcpdomain.Store, calls []*speclang.Call) (*speclang.Call, int) {
+	args := map[string]any{}
+	for _, a := range w.Args {
+		if v, ok := boundValue(w, a, calls); ok {
+			args[a.Name] = v
+		} else if a.Required {
+			return nil, 0
+		}
+	}
+	c := &speclang.Call{Tool: w.Name, Op: w.Name, Args: args}
+	after := store.CloneStore()
+	res, err := after.Call(w.Name, c.JSON())
+	if err != nil {
+		return nil, 0
+	}
+	made, _, err := atomicOn(d, store.CloneStore(), workflowCalls(res), "its workflow's call")
+	if err != nil {
+		return nil, 0
+	}
+	want := after.Snapshot()
+	run := store.CloneStore()
+	best := 0
+	for n, g := range calls {
+		if _, err := run.Call(g.Op, g.JSON()); err != nil {
+			break
+		}
+		if n+1 >= 2 && bytes.Equal(run.Snapshot(), want) && sameWork(d, calls[:n+1], made) {
+			best = n + 1
+		}
+	}
+	return c, best
+}
+
+// boundValue is the value of workflow argument a in the first of calls
+// to an operation whose argument a workflow step binds to $a.
+func boundValue(w *speclang.Operation, a *speclang.Arg, calls []*speclang.Call) (any, bool) {
+	for _, s := range w.Steps {
+		for _, b := range s.With {
+			if b.Ref != "$"+a.Name {
+				continue
+			}
+			for _, c := range calls {
+				if v, ok := c.Args[b.Arg.Name]; ok && c.Op == s.Call.Name {
+					return v, true
+				}
+			}
+		}
+	}
+	return nil, false
+}
+
+// sameWork reports whether a run of gold calls writes what the
+// workflow's calls made write, neither more nor less, and reads only
+// what they read.
+func sameWork(d *speclang.Domain, run, made []*speclang.Call) bool {
+	key := func(c *speclang.Call) string { return c.Op + " " + string(c.JSON()) }
+	writes := func(cs []*speclang.Call) []string {
+		var out []string
+		for _, c := range cs {
+			if o := operation(d, c.Op); o != nil && !o.ReadOnly {
+				out = append(out, key(c))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if !slices.Equal(writes(run), writes(made)) {
+		return false
+	}
+	for _, c := range run {
+		if o := operation(d, c.Op); o != nil && o.ReadOnly && !slices.ContainsFunc(made, func(m *speclang.Call) bool { return m.Op == c.Op }) {
+			return false
+		}
+	}
+	return true
 }

@@ -4,7 +4,9 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // Coverage is how much of one level's interface the gold of a domain uses.
@@ -23,15 +25,25 @@ type Coverage struct {
 func (c Coverage) Complete() bool { return len(c.Missing) == 0 }
 
 // coverage records which tools and actions of each level the domain's
-// gold uses.
-func (r *Verification) coverage(d *speclang.Domain) {
+// gold uses, as written or as a composition makes it: a workflow is used
+// where a scenario's steps are one (Composite), a preset's atomic form
+// by the expanded gold (Atomic).
+func (r *Verification) coverage(d *speclang.Domain, dom *mcpdomain.Domain) {
 	for i, lv := range d.Levels {
 		level := level.Levels[i]
 		used := map[string]bool{}
 		for _, s := range d.Scenarios {
-			for _, c := range s.Gold[level] {
-				used[c.Tool] = true
-				used[c.Tool+"."+c.Op] = true
+			golds := [][]*speclang.Call{s.Gold[level]}
+			for _, comp := range []string{"atomic", "composite"} {
+				if calls, err := Composed(d, dom, surface.Spec{Name: string(level) + "-" + comp, Level: level, Transforms: surface.Transforms{Composition: comp}}, s); err == nil {
+					golds = append(golds, calls)
+				}
+			}
+			for _, calls := range golds {
+				for _, c := range calls {
+					used[c.Tool] = true
+					used[c.Tool+"."+c.Op] = true
+				}
 			}
 		}
 		c := Coverage{Domain: d.Name, Level: level, Tools: len(lv.Tools)}

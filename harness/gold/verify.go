@@ -191,7 +191,7 @@ func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Veri
 			return nil, err
 		}
 	}
-	r.coverage(d)
+	r.coverage(d, dom)
 	return r, nil
 }
 

@@ -39,17 +39,19 @@ func DomainTools(d *mcpdomain.Domain, lv level.Level) []surface.Tool {
 // compositeKind is what surface calls the kind of an operation that does
 // several things in one call (a preset, a workflow); "" for an atomic one.
 func compositeKind(k opkind.Kind) string {
-	if k == opkind.Preset || k == "workflow" {
+	if k == opkind.Preset || k == opkind.Workflow {
 		return string(k)
 	}
 	return ""
 }
 
-// Composes reports whether level lv of d offers a composite operation (a
-// preset, a workflow): a tool of one, or an action of one.
-func Composes(d *mcpdomain.Domain, lv level.Level) bool {
+// Composes reports whether level lv of d offers a composite operation of
+// kind (opkind.Preset, opkind.Workflow; "" for either): a tool of one, or
+// an action of one.
+func Composes(d *mcpdomain.Domain, lv level.Level, kind opkind.Kind) bool {
+	is := func(c string) bool { return c != "" && (kind == "" || c == string(kind)) }
 	return slices.ContainsFunc(DomainTools(d, lv), func(t surface.Tool) bool {
-		return t.Composite != "" || slices.ContainsFunc(t.Actions, func(a surface.Action) bool { return a.Composite != "" })
+		return is(t.Composite) || slices.ContainsFunc(t.Actions, func(a surface.Action) bool { return is(a.Composite) })
 	})
 }
 

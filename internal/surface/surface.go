@@ -51,11 +51,12 @@ type Transforms struct {
 	// kept).
 	Enums string `json:"enums,omitempty"`
 	// Composition: as-written (the level's operations, composite ones
-	// among them, and the gold as written) or atomic (no composite
+	// among them, and the gold as written), atomic (no composite
 	// operation: no preset, no workflow; gold that calls one is expanded
-	// into the atomic calls it performs). It changes what one call does,
-	// so a tool list and a gold go with it; the gold is the harness's to
-	// derive.
+	// into the atomic calls it performs) or composite (the level's
+	// operations, and gold that calls a workflow wherever a run of its
+	// calls is one). It changes what one call does, so a tool list and a
+	// gold go with it; the gold is the harness's to derive.
 	Composition string `json:"composition,omitempty"`
 }
 
@@ -108,6 +109,7 @@ var Presets = []struct {
 	{"grouped", Transforms{Shape: "grouped"}},
 	{"enumtext", Transforms{Enums: "described"}},
 	{"atomic", Transforms{Composition: "atomic"}},
+	{"composite", Transforms{Composition: "composite"}},
 }
 
 // Parse reads an interface name: a level, then presets joined by "-"

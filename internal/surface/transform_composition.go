@@ -12,11 +12,15 @@ import (
 // (no preset, no workflow: a tool of one leaves the interface, an action
 // of one leaves its tool, whose schema is combined again from the actions
 // left), and the harness expands the gold's composite calls into the
-// atomic calls they perform (gold.Atomic).
-var compositionTransform = newTransform("composition", "what one call does: the operations as written, or atomic ones only",
+// atomic calls they perform (gold.Atomic); composite offers the level's
+// operations, workflows among them, and the harness calls a workflow in
+// the gold wherever a run of its calls is one (gold.Composite). Only the
+// gold tells composite from as-written.
+var compositionTransform = newTransform("composition", "what one call does: the operations as written, atomic ones only, or workflows wherever a task's steps are one",
 	func(t *Transforms) *string { return &t.Composition },
 	option{value: "as-written"},
 	option{value: "atomic", keep: atomicTool, gold: true},
+	option{value: "composite", gold: true},
 )
 
 // atomicTool is t without its composite operations; false when none is
