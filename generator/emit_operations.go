@@ -207,6 +207,34 @@ func assignArgs(o *speclang.Operation) []jen.Code {
 	return out
 }
 
+// clearChecks refuse an update that both sets and removes a field.
+func clearChecks(o *speclang.Operation, zero jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, c := range o.Args {
+		if c.Role != speclang.RoleClear {
+			continue
+		}
+		for _, a := range o.Args {
+			if a.Role == speclang.RoleValue && a.Field == c.Field {
+				out = append(out, jen.If(present(a).Op("&&").Add(present(c)).Op("&&").Op("*").Id("a").Dot(c.GoName)).Block(
+					jen.Return(zero, jen.Qual(runtimePkg, "Errorf").Call(jen.Lit(fmt.Sprintf("found %s and %s: true; expected a new %s or its removal, not both", a.Name, c.Name, a.Name))))))
+			}
+		}
+	}
+	return out
+}
+
+// clears remove the fields whose clear_<field> argument is true.
+func clears(o *speclang.Operation) []jen.Code {
+	var out []jen.Code
+	for _, c := range o.Args {
+		if c.Role == speclang.RoleClear {
+			out = append(out, jen.If(present(c).Op("&&").Op("*").Id("a").Dot(c.GoName)).Block(jen.Id("v").Dot(c.Field.GoName).Op("=").Nil()))
+		}
+	}
+	return out
+}
+
 func assignFixed(set []speclang.Assign) []jen.Code {
 	var out []jen.Code
 	for _, s := range set {
@@ -221,7 +249,7 @@ func nothingToSet(o *speclang.Operation, zero jen.Code) jen.Code {
 	var cond *jen.Statement
 	var names []jen.Code
 	for _, a := range o.Args {
-		if a.Role != speclang.RoleValue {
+		if a.Role != speclang.RoleValue && a.Role != speclang.RoleClear {
 			continue
 		}
 		if a.Required {
@@ -292,7 +320,9 @@ func emitOperation(f *jen.File, o *speclang.Operation) {
 			nothingToSet(o, zero),
 		)
 		body = append(body, refChecks(o, zero)...)
+		body = append(body, clearChecks(o, zero)...)
 		body = append(body, assignArgs(o)...)
+		body = append(body, clears(o)...)
 		body = append(body, jen.Return(jen.Id(cloneFunc(e)).Call(jen.Op("*").Id("v")), jen.Nil()))
 	case opkind.UpdateWhere:
 		result = jen.Qual(runtimePkg, "BulkResult")

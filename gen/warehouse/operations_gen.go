@@ -304,6 +304,47 @@ func (s *Store) ListDocks(a ListDocksArgs) (mcpdomain.ListResult[Dock], error) {
 	return s.docks.List(mcpdomain.Or(a.Limit, 50), a.match), nil
 }
 
+// SetDockArgs are the arguments of set_dock.
+type SetDockArgs struct {
+	DockID       string        `json:"dock_id"`
+	Door         *DockDoor     `json:"door,omitempty"`
+	Activity     *DockActivity `json:"activity,omitempty"`
+	Carrier      *string       `json:"carrier,omitempty"`
+	ClearCarrier *bool         `json:"clear_carrier,omitempty"`
+}
+
+// SetDock runs set_dock: Change one dock door by its ID (DK followed by 3
+// digits, e.g. DK004): open or close it, set what it is used for (receiving,
+// shipping, idle) and the carrier at it, or remove the carrier
+// (clear_carrier). Only what is given changes.
+func (s *Store) SetDock(a SetDockArgs) (Dock, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.docks.Ptr("dock_id", a.DockID)
+	if err != nil {
+		return Dock{}, err
+	}
+	if a.Door == nil && a.Activity == nil && a.Carrier == nil && a.ClearCarrier == nil {
+		return Dock{}, mcpdomain.NothingToSet("door", "activity", "carrier", "clear_carrier")
+	}
+	if a.Carrier != nil && a.ClearCarrier != nil && *a.ClearCarrier {
+		return Dock{}, mcpdomain.Errorf("found carrier and clear_carrier: true; expected a new carrier or its removal, not both")
+	}
+	if a.Door != nil {
+		v.Door = *a.Door
+	}
+	if a.Activity != nil {
+		v.Activity = *a.Activity
+	}
+	if a.Carrier != nil {
+		v.Carrier = mcpdomain.Ptr(*a.Carrier)
+	}
+	if a.ClearCarrier != nil && *a.ClearCarrier {
+		v.Carrier = nil
+	}
+	return cloneDock(*v), nil
+}
+
 // SetDockModeArgs are the arguments of set_dock_mode.
 type SetDockModeArgs struct {
 	Yard *DockYard `json:"yard,omitempty"`

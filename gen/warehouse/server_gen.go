@@ -228,6 +228,27 @@ var (
 		Schema:  listDocksSchema,
 		Example: `{}`,
 	}
+	opSetDock = &mcpdomain.Operation{
+		Name:     "set_dock",
+		Kind:     opkind.Update,
+		Category: "configuration",
+		Entity:   "dock",
+		Description: "Change one dock door by its ID (DK followed by 3 digits, e.g. DK004): open " +
+			"or close it, set what it is used for (receiving, shipping, idle) and the " +
+			"carrier at it, or remove the carrier (clear_carrier). Only what is given " +
+			"changes.",
+		Destructive: true,
+		Idempotent:  true,
+		Args: []mcpdomain.Arg{
+			{Name: "dock_id", Type: "string", Required: true, Entity: "dock", Hint: "dock ID like DK001"},
+			{Name: "door", Type: "string", Enum: []string{"open", "closed"}, Hint: "one of open, closed"},
+			{Name: "activity", Type: "string", Enum: []string{"receiving", "shipping", "idle"}, Hint: "one of receiving, shipping, idle"},
+			{Name: "carrier", Type: "string", Hint: "string"},
+			{Name: "clear_carrier", Type: "boolean"},
+		},
+		Schema:  setDockSchema,
+		Example: `{"dock_id":"DK001","door":"open"}`,
+	}
 	opSetDockMode = &mcpdomain.Operation{
 		Name:     "set_dock_mode",
 		Kind:     opkind.Preset,
@@ -300,6 +321,7 @@ var Operations = []*mcpdomain.Operation{
 	opCreateOrder,
 	opUpdateOrder,
 	opListDocks,
+	opSetDock,
 	opSetDockMode,
 	opInventoryStats,
 }
@@ -365,6 +387,13 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		},
 		{
 			Level:       level.L4,
+			Name:        "set_dock",
+			Description: opSetDock.Description,
+			InputSchema: setDockSchema,
+			Operations:  []*mcpdomain.Operation{opSetDock},
+		},
+		{
+			Level:       level.L4,
 			Name:        "set_dock_mode",
 			Description: opSetDockMode.Description,
 			InputSchema: setDockModeSchema,
@@ -399,9 +428,10 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level: level.L3,
 			Name:  "warehouse_setup",
 			Description: "Set up the warehouse - correct an item's stock count, move it to another " +
-				"shelf or change its reorder point, list the dock doors (DK###), and put the " +
-				"doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
-			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
+				"shelf or change its reorder point, list the dock doors (DK###), change one " +
+				"door (open or close it, its activity or carrier), and put the doors of a " +
+				"yard into a mode (receiving, shipping, cold_chain, closed).",
+			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDock, opSetDockMode},
 		},
 		{
 			Level: level.L3,
@@ -424,8 +454,8 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level: level.L2,
 			Name:  "warehouse_control",
 			Description: "Change the warehouse - correct or move item stock, create and update " +
-				"customer orders, and set dock door modes.",
-			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDockMode},
+				"customer orders, and change dock doors one by one or a yard's doors by mode.",
+			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDock, opSetDockMode},
 		},
 	},
 	level.L1: {
@@ -443,6 +473,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCreateOrder,
 				opUpdateOrder,
 				opListDocks,
+				opSetDock,
 				opSetDockMode,
 				opInventoryStats,
 			},
@@ -472,7 +503,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "warehouse",
 	Title:       "Distribution warehouse",
 	Description: description,
-	SpecSHA256:  "ec67d28edeadde91f20a1dde62f26b999418eab60899513b79fd5929f5110855",
+	SpecSHA256:  "bdd3a1400ebd16a0308809c7da5e8606d605059843a7b467a959373ea36e0438",
 	Entities:    []string{"shelf", "item", "order", "dock"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -111,6 +111,8 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.UpdateOrder)
 	case "list_docks":
 		return mcpdomain.Bind(args, s.ListDocks)
+	case "set_dock":
+		return mcpdomain.Bind(args, s.SetDock)
 	case "set_dock_mode":
 		return mcpdomain.Bind(args, s.SetDockMode)
 	case "inventory_stats":
@@ -118,5 +120,5 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, "+
 		"adjust_stock, list_shelves, list_orders, create_order, update_order, "+
-		"list_docks, set_dock_mode, inventory_stats", op)
+		"list_docks, set_dock, set_dock_mode, inventory_stats", op)
 }

@@ -167,7 +167,8 @@ func listCall(d *speclang.Domain, e *speclang.Entity, filters map[string]any) (*
 }
 
 // updateCall is a call of an update operation of entity that sets every
-// field of set on row id, the first the spec declares.
+// field of set on row id (or removes it, through clear_<field>, where the
+// value is nil), the first the spec declares.
 func updateCall(d *speclang.Domain, e *speclang.Entity, id string, set map[string]any) (*speclang.Call, error) {
 	for _, o := range d.Operations {
 		if o.Kind != opkind.Update || o.Entity != e {
@@ -179,11 +180,15 @@ func updateCall(d *speclang.Domain, e *speclang.Entity, id string, set map[strin
 		}
 		args := map[string]any{o.Args[idArg].Name: id}
 		for f, v := range set {
-			a := argFor(o, speclang.RoleValue, f)
-			if a == nil || v == nil || o.Merge && a.Field.Type == speclang.TObject {
+			role, value := speclang.RoleValue, v
+			if v == nil {
+				role, value = speclang.RoleClear, true // the composite removes the value
+			}
+			a := argFor(o, role, f)
+			if a == nil || o.Merge && a.Field.Type == speclang.TObject {
 				break
 			}
-			args[a.Name] = v
+			args[a.Name] = value
 		}
 		if len(args) == len(set)+1 {
 			return &speclang.Call{Tool: o.Name, Op: o.Name, Args: args}, nil

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
@@ -185,6 +186,26 @@ func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Veri
 			ifaces = append(ifaces, i)
 		}
 	}
+	// The compositions the catalogue leaves out: each level atomic where
+	// it offers a composite operation, composite where it offers a
+	// workflow, each played with the gold it derives.
+	for _, lv := range level.Levels {
+		for _, c := range []struct {
+			name string
+			kind opkind.Kind
+		}{{"atomic", ""}, {"composite", opkind.Workflow}} {
+			if !serve.Composes(dom, lv, c.kind) {
+				continue
+			}
+			spec := surface.Spec{Name: string(lv) + "-" + c.name, Level: lv, Transforms: surface.Transforms{Composition: c.name}}
+			iface, err := serve.DomainInterface(dom, spec)
+			if err != nil {
+				r.fail(Failure{Domain: d.Name, Level: lv, Interface: spec.Name, Message: err.Error()})
+				continue
+			}
+			ifaces = append(ifaces, iface)
+		}
+	}
 	for _, s := range d.Scenarios {
 		r.Scenarios++
 		if err := r.scenario(ctx, d, dom, s, ifaces); err != nil {
@@ -325,10 +346,16 @@ func (r *Verification) scenario(ctx context.Context, d *speclang.Domain, dom *mc
 }
 
 // interfaces runs each level's gold mapped onto each interface over that
-// level: every call must succeed and the store end as L4's does.
+// level (as the interface's composition makes it): every call must
+// succeed and the store end as L4's does.
 func (r *Verification) interfaces(ctx context.Context, d *speclang.Domain, dom *mcpdomain.Domain, s *speclang.Scenario, ifaces []*surface.Interface, l4 []byte) error {
 	for _, iface := range ifaces {
-		o, err := runInterface(ctx, dom, iface, s.Gold[iface.Spec.Level])
+		calls, err := Composed(d, dom, iface.Spec, s)
+		if err != nil {
+			r.fail(Failure{Domain: d.Name, Scenario: s.ID, Level: iface.Spec.Level, Interface: iface.Spec.Name, Message: "its gold at " + iface.Spec.Get("composition") + ": " + err.Error()})
+			continue
+		}
+		o, err := runInterface(ctx, dom, iface, calls)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", s.ID, iface.Spec.Name, err)
 		}

@@ -199,6 +199,7 @@ const (
 	RoleAggField                // field to aggregate
 	RoleGroupBy                 // aggregate grouping
 	RolePreset                  // preset to apply
+	RoleClear                   // true removes the value of optional Field
 	RoleInput                   // workflow argument, bound into its steps' arguments
 )
 
@@ -237,6 +238,9 @@ type Operation struct {
 	Ranges    []*Field
 	Fields    []*Field
 	Merge     bool
+	// Clear are an update's optional fields it may remove, each through
+	// a boolean argument clear_<field>.
+	Clear []*Field
 	Where     []Assign
 	Set       []Assign
 	Functions []string

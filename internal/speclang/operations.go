@@ -14,7 +14,7 @@ var kindKeys = map[opkind.Kind][]string{
 	opkind.Get:         {},
 	opkind.List:        {"filters", "ranges", "required", "limit"},
 	opkind.Create:      {"fields", "optional"},
-	opkind.Update:      {"fields", "merge"},
+	opkind.Update:      {"fields", "merge", "clear"},
 	opkind.UpdateWhere: {"filters", "required", "fields", "where", "set"},
 	opkind.Delete:      {},
 	opkind.Aggregate:   {"filters", "required", "fields", "functions", "group_by"},
@@ -116,6 +116,14 @@ func (b *builder) operation(k, n *node) {
 			b.errorf(r, "found required %q, which is not among this operation's %s; expected one of %s", r.str(), among, names(requirable))
 		}
 		required[r.str()] = true
+	}
+	for _, r := range n.get("clear").list() {
+		i := slices.IndexFunc(o.Fields, func(f *Field) bool { return f.Name == r.str() })
+		if i < 0 || !o.Fields[i].Optional {
+			b.errorf(r, "found clear %q, which is not an optional field among this operation's fields; expected one of %s", r.str(), names(slices.DeleteFunc(slices.Clone(o.Fields), func(f *Field) bool { return !f.Optional })))
+			continue
+		}
+		o.Clear = append(o.Clear, o.Fields[i])
 	}
 	optional := map[string]bool{}
 	for _, r := range n.get("optional").list() {
@@ -254,6 +262,10 @@ func (b *builder) args(o *Operation, required, optional map[string]bool) {
 				lead = fmt.Sprintf("Keys to change: each given key is merged into the stored %s (null removes the key) and the other keys are kept; left out: unchanged.", words(f.Name))
 			}
 			add(fieldArg(f, f.Name, RoleValue, false, lead))
+		}
+		for _, f := range o.Clear {
+			add(&Arg{Name: "clear_" + f.Name, Role: RoleClear, Field: f, JSONType: "boolean", GoType: GoType{Kind: "bool"},
+				Schema: Object{{"type", "boolean"}, {"description", fmt.Sprintf("true removes the %s of the %s (it may have none); not with %s.", words(f.Name), words(e.Name), f.Name)}}})
 		}
 	case opkind.UpdateWhere:
 		filters()

@@ -59,10 +59,11 @@ func (s *Store) ListLamps(a ListLampsArgs) (mcpdomain.ListResult[Lamp], error) {
 
 // SetLampArgs are the arguments of set_lamp.
 type SetLampArgs struct {
-	LampID string         `json:"lamp_id"`
-	On     *bool          `json:"on,omitempty"`
-	Level  *int           `json:"level,omitempty"`
-	Config map[string]any `json:"config,omitempty"`
+	LampID      string         `json:"lamp_id"`
+	On          *bool          `json:"on,omitempty"`
+	Level       *int           `json:"level,omitempty"`
+	Config      map[string]any `json:"config,omitempty"`
+	ClearConfig *bool          `json:"clear_config,omitempty"`
 }
 
 // SetLamp runs set_lamp: Change one lamp.
@@ -73,8 +74,11 @@ func (s *Store) SetLamp(a SetLampArgs) (Lamp, error) {
 	if err != nil {
 		return Lamp{}, err
 	}
-	if a.On == nil && a.Level == nil && a.Config == nil {
-		return Lamp{}, mcpdomain.NothingToSet("on", "level", "config")
+	if a.On == nil && a.Level == nil && a.Config == nil && a.ClearConfig == nil {
+		return Lamp{}, mcpdomain.NothingToSet("on", "level", "config", "clear_config")
+	}
+	if a.Config != nil && a.ClearConfig != nil && *a.ClearConfig {
+		return Lamp{}, mcpdomain.Errorf("found config and clear_config: true; expected a new config or its removal, not both")
 	}
 	if a.On != nil {
 		v.On = *a.On
@@ -84,6 +88,9 @@ func (s *Store) SetLamp(a SetLampArgs) (Lamp, error) {
 	}
 	if a.Config != nil {
 		v.Config = mcpdomain.MergeObject(v.Config, a.Config)
+	}
+	if a.ClearConfig != nil && *a.ClearConfig {
+		v.Config = nil
 	}
 	return cloneLamp(*v), nil
 }
