@@ -302,8 +302,10 @@ func Composed(d *speclang.Domain, dom *mcpdomain.Domain, spec surface.Spec, s *s
 // makes, from the store at that point, replaced by that call: the task in
 // fewer calls. A run is replaced when, from the same store, the workflow
 // ends in the store the run ends in, every write of the run is one the
-// workflow makes and the other way round, and every read of the run is
-// one the workflow makes too, so nothing the run did or read is lost.
+// workflow makes and the other way round (both in their atomic form: a
+// preset is the updates it makes), and every read of the run is covered
+// by a read of the workflow (covers): nothing the run did or found is
+// lost.
 // The workflow's arguments are read off the run's calls, where its steps
 // bind them; the longest run that matches wins, workflows in spec order.
 func Composite(d *speclang.Domain, dom *mcpdomain.Domain, calls []*speclang.Call) ([]*speclang.Call, error) {
@@ -363,13 +365,18 @@ func contract(d *speclang.Domain, w *speclang.Operation, store mcpdomain.Store, 
 		return nil, 0
 	}
 	want := after.Snapshot()
+	// The run is compared in its atomic form too, so a preset it calls
+	// is the updates the workflow would make.
 	run := store.CloneStore()
+	var ran []*speclang.Call
 	best := 0
 	for n, g := range calls {
-		if _, err := run.Call(g.Op, g.JSON()); err != nil {
+		var expanded []*speclang.Call
+		if expanded, run, err = atomicOn(d, run, []*speclang.Call{g}, "gold call"); err != nil {
 			break
 		}
-		if n+1 >= 2 && bytes.Equal(run.Snapshot(), want) && sameWork(d, calls[:n+1], made) {
+		ran = append(ran, expanded...)
+		if n+1 >= 2 && bytes.Equal(run.Snapshot(), want) && sameWork(d, ran, made) {
 			best = n + 1
 		}
 	}
@@ -395,8 +402,8 @@ func boundValue(w *speclang.Operation, a *speclang.Arg, calls []*speclang.Call) 
 }
 
 // sameWork reports whether a run of gold calls writes what the
-// workflow's calls made write, neither more nor less, and reads only
-// what they read.
+// workflow's calls made write, neither more nor less, and reads nothing
+// they do not find too.
 func sameWork(d *speclang.Domain, run, made []*speclang.Call) bool {
 	key := func(c *speclang.Call) string { return c.Op + " " + string(c.JSON()) }
 	writes := func(cs []*speclang.Call) []string {
@@ -413,7 +420,22 @@ func sameWork(d *speclang.Domain, run, made []*speclang.Call) bool {
 		return false
 	}
 	for _, c := range run {
-		if o := operation(d, c.Op); o != nil && o.ReadOnly && !slices.ContainsFunc(made, func(m *speclang.Call) bool { return m.Op == c.Op }) {
+		if o := operation(d, c.Op); o != nil && o.ReadOnly && !slices.ContainsFunc(made, func(m *speclang.Call) bool { return covers(m, c) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// covers reports whether read m finds what read c finds: the same
+// operation, filtered by some of c's arguments with c's values (or by
+// none), so that it returns the rows c returns, if more.
+func covers(m, c *speclang.Call) bool {
+	if m.Op != c.Op {
+		return false
+	}
+	for k, v := range m.Args {
+		if cv, ok := c.Args[k]; !ok || !sameValue(cv, v) {
 			return false
 		}
 	}

@@ -2,9 +2,11 @@ package speclang
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 // levelRange is each level's tool count by definition; a domain may
@@ -162,13 +164,19 @@ func (b *builder) checkLevel(lv *LevelTools, n *node) {
 			b.errorf(at, "operation %q is unreachable at %s; expected every operation in one of its tools (%s)", o.Name, lv.Level, strings.Join(toolNames(lv), ", "))
 		}
 	}
+	// The definition counts the level's atomic tools: a workflow is a
+	// composition over them, a tool at L4 beside them (what composition
+	// atomic takes away).
 	r := levelRange[lv.Level]
-	if c := len(lv.Tools); c < r[0] || c > r[1] {
+	atomic := slices.DeleteFunc(slices.Clone(lv.Tools), func(t *Tool) bool {
+		return len(t.Operations) == 1 && t.Operations[0].Kind == opkind.Workflow
+	})
+	if c := len(atomic); c < r[0] || c > r[1] {
 		want := fmt.Sprintf("%d", r[0])
 		if r[0] != r[1] {
 			want = fmt.Sprintf("%d to %d", r[0], r[1])
 		}
-		b.warnf(at, "%s has %d tools; its definition has %s (fine if deliberate)", lv.Level, c, want)
+		b.warnf(at, "%s has %d tools besides its workflows; its definition has %s (fine if deliberate)", lv.Level, c, want)
 	}
 }
 
