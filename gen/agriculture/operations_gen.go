@@ -416,3 +416,130 @@ func (s *Store) SoilStats(a SoilStatsArgs) (mcpdomain.AggregateResult, error) {
 	})
 	return agg.Result(), nil
 }
+
+// DrySoilCheckArgs are the arguments of dry_soil_check.
+type DrySoilCheckArgs struct {
+	MaxMoisturePct float64         `json:"max_moisture_pct"`
+	Zone           *SoilSensorZone `json:"zone,omitempty"`
+	FieldID        *string         `json:"field_id,omitempty"`
+}
+
+// drySoilCheckSteps are the steps of dry_soil_check, in order.
+var drySoilCheckSteps = []mcpdomain.Step{
+	{Op: opListSoilSensors, With: `{"max_moisture_pct":"$max_moisture_pct","zone":"$zone","field_id":"$field_id"}`, As: "dry"},
+	{Op: opGetField, ForEach: "$dry.items", With: `{"field_id":"$item.field_id"}`},
+}
+
+// DrySoilCheck runs dry_soil_check: Morning dry-soil round in one call: find
+// every soil probe reading below a moisture level (optionally only in one
+// zone or field) and look up the field each one is in, with its crop, growth
+// stage and moisture target, to decide where to water. Changes nothing.
+func (s *Store) DrySoilCheck(a DrySoilCheckArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "dry_soil_check", drySoilCheckSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// StopFieldWateringArgs are the arguments of stop_field_watering.
+type StopFieldWateringArgs struct {
+	FieldID string `json:"field_id"`
+}
+
+// stopFieldWateringSteps are the steps of stop_field_watering, in order.
+var stopFieldWateringSteps = []mcpdomain.Step{
+	{Op: opStopIrrigation, With: `{"field_id":"$field_id"}`},
+	{Op: opListValves, With: `{"field_id":"$field_id"}`, As: "valves"},
+	{Op: opSetValve, ForEach: "$valves.items", With: `{"valve_id":"$item.id","schedule":"none"}`},
+}
+
+// StopFieldWatering runs stop_field_watering: Stop all watering on one field
+// and keep it stopped: close every open valve of the field (flow 0 litres per
+// minute), then take each of the field's valves off its daily schedule
+// (schedule none, manual only) so none starts again tomorrow.
+func (s *Store) StopFieldWatering(a StopFieldWateringArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "stop_field_watering", stopFieldWateringSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// ReplaceTaskArgs are the arguments of replace_task.
+type ReplaceTaskArgs struct {
+	FieldID  string      `json:"field_id"`
+	Kind     TaskKind    `json:"kind"`
+	Title    string      `json:"title"`
+	Due      string      `json:"due"`
+	Status   *TaskStatus `json:"status,omitempty"`
+	Assignee *string     `json:"assignee,omitempty"`
+	Notes    *string     `json:"notes,omitempty"`
+}
+
+// replaceTaskSteps are the steps of replace_task, in order.
+var replaceTaskSteps = []mcpdomain.Step{
+	{Op: opListTasks, With: `{"field_id":"$field_id","kind":"$kind"}`, As: "old"},
+	{Op: opDeleteTask, ForEach: "$old.items", With: `{"task_id":"$item.id"}`},
+	{Op: opCreateTask, With: `{"title":"$title","kind":"$kind","field_id":"$field_id","due":"$due","status":"$status","assignee":"$assignee","notes":"$notes"}`},
+}
+
+// ReplaceTask runs replace_task: Replace a field's work task, since tasks
+// can't be edited: delete every task of the given kind on the field and
+// create the new one in its place (title, kind, field, due time, and
+// optionally status, assignee and notes). Use it to reassign a task to
+// another worker or move its due time. Returns the new task with its ID.
+func (s *Store) ReplaceTask(a ReplaceTaskArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "replace_task", replaceTaskSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// PHSamplingArgs are the arguments of ph_sampling.
+type PHSamplingArgs struct {
+	MaxPH    float64  `json:"max_ph"`
+	MinPH    float64  `json:"min_ph"`
+	Title    string   `json:"title"`
+	Kind     TaskKind `json:"kind"`
+	Due      string   `json:"due"`
+	Assignee *string  `json:"assignee,omitempty"`
+	Notes    *string  `json:"notes,omitempty"`
+}
+
+// pHSamplingSteps are the steps of ph_sampling, in order.
+var pHSamplingSteps = []mcpdomain.Step{
+	{Op: opListSoilSensors, With: `{"max_ph":"$max_ph"}`, As: "acidic"},
+	{Op: opListSoilSensors, With: `{"min_ph":"$min_ph"}`, As: "alkaline"},
+	{Op: opCreateTask, ForEach: "$acidic.items", With: `{"title":"$title","kind":"$kind","field_id":"$item.field_id","due":"$due","assignee":"$assignee","notes":"$notes"}`},
+	{Op: opCreateTask, ForEach: "$alkaline.items", With: `{"title":"$title","kind":"$kind","field_id":"$item.field_id","due":"$due","assignee":"$assignee","notes":"$notes"}`},
+}
+
+// PHSampling runs ph_sampling: pH sweep: find every soil probe reading a pH
+// at or below max_ph (too acidic) or at or above min_ph (too alkaline) and
+// create the same work task (e.g. a scouting task to take a soil sample) on
+// the field of each one.
+func (s *Store) PHSampling(a PHSamplingArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "ph_sampling", pHSamplingSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -256,6 +256,97 @@ var (
 		Schema:  soilStatsSchema,
 		Example: `{"function":"avg","field":"moisture_pct"}`,
 	}
+	opDrySoilCheck = &mcpdomain.Operation{
+		Name:     "dry_soil_check",
+		Kind:     opkind.Workflow,
+		Category: "status_query",
+		Description: "Morning dry-soil round in one call: find every soil probe reading below a " +
+			"moisture level (optionally only in one zone or field) and look up the field " +
+			"each one is in, with its crop, growth stage and moisture target, to decide " +
+			"where to water. Changes nothing.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "max_moisture_pct", Type: "number", Required: true, Hint: "number from 0 to 100, in percent volumetric water content"},
+			{Name: "zone", Type: "string", Enum: []string{"north", "south", "east", "west"}, Hint: "one of north, south, east, west"},
+			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
+		},
+		Schema:  drySoilCheckSchema,
+		Example: `{"max_moisture_pct":24.5}`,
+	}
+	opStopFieldWatering = &mcpdomain.Operation{
+		Name:     "stop_field_watering",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Stop all watering on one field and keep it stopped: close every open valve " +
+			"of the field (flow 0 litres per minute), then take each of the field's " +
+			"valves off its daily schedule (schedule none, manual only) so none starts " +
+			"again tomorrow.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
+		},
+		Schema:  stopFieldWateringSchema,
+		Example: `{"field_id":"FD001"}`,
+	}
+	opReplaceTask = &mcpdomain.Operation{
+		Name:     "replace_task",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Replace a field's work task, since tasks can't be edited: delete every task " +
+			"of the given kind on the field and create the new one in its place (title, " +
+			"kind, field, due time, and optionally status, assignee and notes). Use it " +
+			"to reassign a task to another worker or move its due time. Returns the new " +
+			"task with its ID.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "field_id", Type: "string", Required: true, Entity: "field", Hint: "field ID like FD001"},
+			{
+				Name:     "kind",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"},
+				Hint:     "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance",
+			},
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+			{Name: "due", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"planned", "in_progress", "done", "cancelled"},
+				Hint: "one of planned, in_progress, done, cancelled",
+			},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "notes", Type: "string", Hint: "string"},
+		},
+		Schema:  replaceTaskSchema,
+		Example: `{"field_id":"FD001","kind":"spraying","title":"Fungicide spray on flowering wheat","due":"2026-05-03T07:00:00Z"}`,
+	}
+	opPHSampling = &mcpdomain.Operation{
+		Name:     "ph_sampling",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "pH sweep: find every soil probe reading a pH at or below max_ph (too " +
+			"acidic) or at or above min_ph (too alkaline) and create the same work task " +
+			"(e.g. a scouting task to take a soil sample) on the field of each one.",
+		Args: []mcpdomain.Arg{
+			{Name: "max_ph", Type: "number", Required: true, Hint: "number from 3 to 10"},
+			{Name: "min_ph", Type: "number", Required: true, Hint: "number from 3 to 10"},
+			{Name: "title", Type: "string", Required: true, Hint: "string"},
+			{
+				Name:     "kind",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"spraying", "fertilizing", "harvesting", "sowing", "scouting", "maintenance"},
+				Hint:     "one of spraying, fertilizing, harvesting, sowing, scouting, maintenance",
+			},
+			{Name: "due", Type: "string", Required: true, Hint: "RFC 3339 timestamp like 2026-05-02T06:00:00Z"},
+			{Name: "assignee", Type: "string", Hint: "string"},
+			{Name: "notes", Type: "string", Hint: "string"},
+		},
+		Schema:  pHSamplingSchema,
+		Example: `{"max_ph":6.8,"min_ph":6.8,"title":"Fungicide spray on flowering wheat","kind":"spraying","due":"2026-05-03T07:00:00Z"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -270,6 +361,10 @@ var Operations = []*mcpdomain.Operation{
 	opCreateTask,
 	opDeleteTask,
 	opSoilStats,
+	opDrySoilCheck,
+	opStopFieldWatering,
+	opReplaceTask,
+	opPHSampling,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -345,6 +440,34 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: soilStatsSchema,
 			Operations:  []*mcpdomain.Operation{opSoilStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "dry_soil_check",
+			Description: opDrySoilCheck.Description,
+			InputSchema: drySoilCheckSchema,
+			Operations:  []*mcpdomain.Operation{opDrySoilCheck},
+		},
+		{
+			Level:       level.L4,
+			Name:        "stop_field_watering",
+			Description: opStopFieldWatering.Description,
+			InputSchema: stopFieldWateringSchema,
+			Operations:  []*mcpdomain.Operation{opStopFieldWatering},
+		},
+		{
+			Level:       level.L4,
+			Name:        "replace_task",
+			Description: opReplaceTask.Description,
+			InputSchema: replaceTaskSchema,
+			Operations:  []*mcpdomain.Operation{opReplaceTask},
+		},
+		{
+			Level:       level.L4,
+			Name:        "ph_sampling",
+			Description: opPHSampling.Description,
+			InputSchema: pHSamplingSchema,
+			Operations:  []*mcpdomain.Operation{opPHSampling},
+		},
 	},
 	level.L3: {
 		{
@@ -353,7 +476,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up the farm - get a field (FD###) with its crop, growth stage and " +
 				"moisture target, read soil sensors (SS###) by zone, field or value range, " +
 				"and list irrigation valves (IV###) with their state, flow and schedule.",
-			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves},
+			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opDrySoilCheck},
 		},
 		{
 			Level: level.L3,
@@ -361,7 +484,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control irrigation - open, close or adjust one valve, stop all open valves " +
 				"(farm, zone or field), or apply an irrigation program (off, light, deep) to " +
 				"a whole zone.",
-			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram},
+			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opStopFieldWatering, opReplaceTask, opPHSampling},
 		},
 		{
 			Level: level.L3,
@@ -386,14 +509,23 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "agriculture_query",
 			Description: "Read anything on the farm - fields, soil sensor readings, irrigation " +
 				"valves, work tasks and soil statistics. Nothing changes.",
-			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats},
+			Operations: []*mcpdomain.Operation{opGetField, opListSoilSensors, opListValves, opListTasks, opSoilStats, opDrySoilCheck},
 		},
 		{
 			Level: level.L2,
 			Name:  "agriculture_control",
 			Description: "Change the farm - set or stop irrigation valves, apply zone irrigation " +
 				"programs, create or delete work tasks.",
-			Operations: []*mcpdomain.Operation{opSetValve, opStopIrrigation, opSetIrrigationProgram, opCreateTask, opDeleteTask},
+			Operations: []*mcpdomain.Operation{
+				opSetValve,
+				opStopIrrigation,
+				opSetIrrigationProgram,
+				opCreateTask,
+				opDeleteTask,
+				opStopFieldWatering,
+				opReplaceTask,
+				opPHSampling,
+			},
 		},
 	},
 	level.L1: {
@@ -413,6 +545,10 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCreateTask,
 				opDeleteTask,
 				opSoilStats,
+				opDrySoilCheck,
+				opStopFieldWatering,
+				opReplaceTask,
+				opPHSampling,
 			},
 		},
 	},
@@ -440,7 +576,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "agriculture",
 	Title:       "Precision farm",
 	Description: description,
-	SpecSHA256:  "1f6bb18a7b9da89543f05604e926a70ece0c76201d01c3cf25f4fa9111efc8b7",
+	SpecSHA256:  "484b80fd394248ac25f7077ab7a4e26be236a2f4ca63fa2f782003a495a7e93b",
 	Entities:    []string{"field", "soil_sensor", "valve", "task"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		fields:      s.fields.Clone(),
+		soilSensors: s.soilSensors.Clone(),
+		valves:      s.valves.Clone(),
+		tasks:       s.tasks.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.fields = c.fields
+	s.soilSensors = c.soilSensors
+	s.valves = c.valves
+	s.tasks = c.tasks
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,17 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.DeleteTask)
 	case "soil_stats":
 		return mcpdomain.Bind(args, s.SoilStats)
+	case "dry_soil_check":
+		return mcpdomain.Bind(args, s.DrySoilCheck)
+	case "stop_field_watering":
+		return mcpdomain.Bind(args, s.StopFieldWatering)
+	case "replace_task":
+		return mcpdomain.Bind(args, s.ReplaceTask)
+	case "ph_sampling":
+		return mcpdomain.Bind(args, s.PHSampling)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; agriculture has: get_field, list_soil_sensors, "+
 		"list_valves, set_valve, stop_irrigation, set_irrigation_program, "+
-		"list_tasks, create_task, delete_task, soil_stats", op)
+		"list_tasks, create_task, delete_task, soil_stats, dry_soil_check, "+
+		"stop_field_watering, replace_task, ph_sampling", op)
 }

@@ -440,3 +440,100 @@ func (s *Store) ConsumptionStats(a ConsumptionStatsArgs) (mcpdomain.AggregateRes
 	})
 	return agg.Result(), nil
 }
+
+// SetBatteriesModeArgs are the arguments of set_batteries_mode.
+type SetBatteriesModeArgs struct {
+	Building        *BatteryBuilding `json:"building,omitempty"`
+	Role            *BatteryRole     `json:"role,omitempty"`
+	CurrentMode     *BatteryMode     `json:"current_mode,omitempty"`
+	MaxSOCPct       *int             `json:"max_soc_pct,omitempty"`
+	MinTemperatureC *float64         `json:"min_temperature_c,omitempty"`
+	Mode            BatteryMode      `json:"mode"`
+	SetpointKw      *float64         `json:"setpoint_kw,omitempty"`
+}
+
+// setBatteriesModeSteps are the steps of set_batteries_mode, in order.
+var setBatteriesModeSteps = []mcpdomain.Step{
+	{Op: opListBatteries, With: `{"building":"$building","role":"$role","mode":"$current_mode","max_soc_pct":"$max_soc_pct","min_temperature_c":"$min_temperature_c"}`, As: "batteries"},
+	{Op: opSetBattery, ForEach: "$batteries.items", With: `{"battery_id":"$item.id","mode":"$mode","setpoint_kw":"$setpoint_kw"}`},
+}
+
+// SetBatteriesMode runs set_batteries_mode: Put a group of batteries into one
+// operating mode in one call: find the batteries of a building, role or
+// current mode, optionally only those at or below a state of charge or at or
+// above a temperature, and set each to the given mode (charge, discharge,
+// idle or auto), with a power setpoint in kW if given. E.g. idle every
+// storage battery below 30 percent charge, or discharge a building's battery
+// at 60 kW.
+func (s *Store) SetBatteriesMode(a SetBatteriesModeArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "set_batteries_mode", setBatteriesModeSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SwitchOffLoadsArgs are the arguments of switch_off_loads.
+type SwitchOffLoadsArgs struct {
+	Building LoadBuilding  `json:"building"`
+	Kind     *LoadKind     `json:"kind,omitempty"`
+	Priority *LoadPriority `json:"priority,omitempty"`
+}
+
+// switchOffLoadsSteps are the steps of switch_off_loads, in order.
+var switchOffLoadsSteps = []mcpdomain.Step{
+	{Op: opListLoads, With: `{"building":"$building","kind":"$kind","priority":"$priority","state":"on"}`, As: "running"},
+	{Op: opSetLoad, ForEach: "$running.items", With: `{"load_id":"$item.id","state":"off"}`},
+}
+
+// SwitchOffLoads runs switch_off_loads: Switch off every load that is on in
+// one building, optionally only those of one kind or one priority (e.g.
+// everything in the sports hall, or only its deferrable loads). Priorities
+// are not changed.
+func (s *Store) SwitchOffLoads(a SwitchOffLoadsArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "switch_off_loads", switchOffLoadsSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SetArraysCurtailmentArgs are the arguments of set_arrays_curtailment.
+type SetArraysCurtailmentArgs struct {
+	Building          *SolarArrayBuilding `json:"building,omitempty"`
+	Status            *SolarArrayStatus   `json:"status,omitempty"`
+	MinCurtailmentPct *int                `json:"min_curtailment_pct,omitempty"`
+	CurtailmentPct    int                 `json:"curtailment_pct"`
+}
+
+// setArraysCurtailmentSteps are the steps of set_arrays_curtailment, in order.
+var setArraysCurtailmentSteps = []mcpdomain.Step{
+	{Op: opListSolarArrays, With: `{"building":"$building","status":"$status","min_curtailment_pct":"$min_curtailment_pct"}`, As: "arrays"},
+	{Op: opSetSolarArray, ForEach: "$arrays.items", With: `{"solar_array_id":"$item.id","curtailment_pct":"$curtailment_pct"}`},
+}
+
+// SetArraysCurtailment runs set_arrays_curtailment: Set the curtailment of a
+// group of solar arrays at once: find the arrays of a building or status,
+// optionally only those curtailed by at least min_curtailment_pct percent,
+// and set each one's curtailment to the given percent (0 removes it). E.g.
+// remove the curtailment from every curtailed array with min_curtailment_pct
+// 1 and curtailment_pct 0.
+func (s *Store) SetArraysCurtailment(a SetArraysCurtailmentArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "set_arrays_curtailment", setArraysCurtailmentSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -318,6 +318,101 @@ var (
 		Schema:  consumptionStatsSchema,
 		Example: `{"function":"sum","field":"power_kw"}`,
 	}
+	opSetBatteriesMode = &mcpdomain.Operation{
+		Name:     "set_batteries_mode",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Put a group of batteries into one operating mode in one call: find the " +
+			"batteries of a building, role or current mode, optionally only those at or " +
+			"below a state of charge or at or above a temperature, and set each to the " +
+			"given mode (charge, discharge, idle or auto), with a power setpoint in kW " +
+			"if given. E.g. idle every storage battery below 30 percent charge, or " +
+			"discharge a building's battery at 60 kW.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{Name: "role", Type: "string", Enum: []string{"storage", "ups"}, Hint: "one of storage, ups"},
+			{
+				Name: "current_mode",
+				Type: "string",
+				Enum: []string{"charge", "discharge", "idle", "auto"},
+				Hint: "one of charge, discharge, idle, auto",
+			},
+			{Name: "max_soc_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "min_temperature_c", Type: "number", Hint: "number from -20 to 80, in °C"},
+			{
+				Name:     "mode",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"charge", "discharge", "idle", "auto"},
+				Hint:     "one of charge, discharge, idle, auto",
+			},
+			{Name: "setpoint_kw", Type: "number", Hint: "number from 0 to 250, in kW"},
+		},
+		Schema:  setBatteriesModeSchema,
+		Example: `{"mode":"auto"}`,
+	}
+	opSwitchOffLoads = &mcpdomain.Operation{
+		Name:     "switch_off_loads",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Switch off every load that is on in one building, optionally only those of " +
+			"one kind or one priority (e.g. everything in the sports hall, or only its " +
+			"deferrable loads). Priorities are not changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "building",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint:     "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"hvac", "lighting", "process", "water_heater", "pump", "ev_charger"},
+				Hint: "one of hvac, lighting, process, water_heater, pump, ev_charger",
+			},
+			{
+				Name: "priority",
+				Type: "string",
+				Enum: []string{"critical", "normal", "deferrable"},
+				Hint: "one of critical, normal, deferrable",
+			},
+		},
+		Schema:  switchOffLoadsSchema,
+		Example: `{"building":"lab"}`,
+	}
+	opSetArraysCurtailment = &mcpdomain.Operation{
+		Name:     "set_arrays_curtailment",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Set the curtailment of a group of solar arrays at once: find the arrays of " +
+			"a building or status, optionally only those curtailed by at least " +
+			"min_curtailment_pct percent, and set each one's curtailment to the given " +
+			"percent (0 removes it). E.g. remove the curtailment from every curtailed " +
+			"array with min_curtailment_pct 1 and curtailment_pct 0.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "building",
+				Type: "string",
+				Enum: []string{"site", "admin", "lab", "library", "workshop", "sports_hall", "parking"},
+				Hint: "one of site, admin, lab, library, workshop, sports_hall, parking",
+			},
+			{Name: "status", Type: "string", Enum: []string{"producing", "fault", "offline"}, Hint: "one of producing, fault, offline"},
+			{Name: "min_curtailment_pct", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "curtailment_pct", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent"},
+		},
+		Schema:  setArraysCurtailmentSchema,
+		Example: `{"curtailment_pct":0}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -332,6 +427,9 @@ var Operations = []*mcpdomain.Operation{
 	opSetSolarArray,
 	opSetGridMode,
 	opConsumptionStats,
+	opSetBatteriesMode,
+	opSwitchOffLoads,
+	opSetArraysCurtailment,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -407,6 +505,27 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: consumptionStatsSchema,
 			Operations:  []*mcpdomain.Operation{opConsumptionStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "set_batteries_mode",
+			Description: opSetBatteriesMode.Description,
+			InputSchema: setBatteriesModeSchema,
+			Operations:  []*mcpdomain.Operation{opSetBatteriesMode},
+		},
+		{
+			Level:       level.L4,
+			Name:        "switch_off_loads",
+			Description: opSwitchOffLoads.Description,
+			InputSchema: switchOffLoadsSchema,
+			Operations:  []*mcpdomain.Operation{opSwitchOffLoads},
+		},
+		{
+			Level:       level.L4,
+			Name:        "set_arrays_curtailment",
+			Description: opSetArraysCurtailment.Description,
+			InputSchema: setArraysCurtailmentSchema,
+			Operations:  []*mcpdomain.Operation{opSetArraysCurtailment},
+		},
 	},
 	level.L3: {
 		{
@@ -423,7 +542,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control loads - switch one load (LD###) on or off or change its priority, " +
 				"or shed every deferrable load that is on (campus-wide, in one building or " +
 				"of one kind).",
-			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads},
+			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBatteriesMode, opSwitchOffLoads, opSetArraysCurtailment},
 		},
 		{
 			Level: level.L3,
@@ -456,7 +575,16 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "energy_control",
 			Description: "Change the campus microgrid - switch or reprioritise loads, shed deferrable " +
 				"loads, configure batteries and solar curtailment, apply a grid mode.",
-			Operations: []*mcpdomain.Operation{opSetLoad, opShedDeferrableLoads, opSetBattery, opSetSolarArray, opSetGridMode},
+			Operations: []*mcpdomain.Operation{
+				opSetLoad,
+				opShedDeferrableLoads,
+				opSetBattery,
+				opSetSolarArray,
+				opSetGridMode,
+				opSetBatteriesMode,
+				opSwitchOffLoads,
+				opSetArraysCurtailment,
+			},
 		},
 	},
 	level.L1: {
@@ -476,6 +604,9 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSetSolarArray,
 				opSetGridMode,
 				opConsumptionStats,
+				opSetBatteriesMode,
+				opSwitchOffLoads,
+				opSetArraysCurtailment,
 			},
 		},
 	},
@@ -503,7 +634,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "energy",
 	Title:       "Campus microgrid",
 	Description: description,
-	SpecSHA256:  "726996afb22c962dfdda5ba9a9ea091b4f2e8bf95449dd7dc1d439b350e8ee8d",
+	SpecSHA256:  "8433f80364c55f5c42fe8a86b6ee3caa0542fea97dcbb2ba010e7d79bf5de39c",
 	Entities:    []string{"meter", "battery", "solar_array", "load"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		meters:      s.meters.Clone(),
+		batteries:   s.batteries.Clone(),
+		solarArrays: s.solarArrays.Clone(),
+		loads:       s.loads.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.meters = c.meters
+	s.batteries = c.batteries
+	s.solarArrays = c.solarArrays
+	s.loads = c.loads
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,15 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.SetGridMode)
 	case "consumption_stats":
 		return mcpdomain.Bind(args, s.ConsumptionStats)
+	case "set_batteries_mode":
+		return mcpdomain.Bind(args, s.SetBatteriesMode)
+	case "switch_off_loads":
+		return mcpdomain.Bind(args, s.SwitchOffLoads)
+	case "set_arrays_curtailment":
+		return mcpdomain.Bind(args, s.SetArraysCurtailment)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; energy has: list_meters, list_batteries, "+
 		"list_solar_arrays, list_loads, set_load, shed_deferrable_loads, "+
-		"set_battery, set_solar_array, set_grid_mode, consumption_stats", op)
+		"set_battery, set_solar_array, set_grid_mode, consumption_stats, "+
+		"set_batteries_mode, switch_off_loads, set_arrays_curtailment", op)
 }

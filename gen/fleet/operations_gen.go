@@ -468,3 +468,94 @@ func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) 
 	})
 	return agg.Result(), nil
 }
+
+// SendToWorkshopArgs are the arguments of send_to_workshop.
+type SendToWorkshopArgs struct {
+	VehicleID   string         `json:"vehicle_id"`
+	Issue       TicketIssue    `json:"issue"`
+	Priority    TicketPriority `json:"priority"`
+	Description *string        `json:"description,omitempty"`
+}
+
+// sendToWorkshopSteps are the steps of send_to_workshop, in order.
+var sendToWorkshopSteps = []mcpdomain.Step{
+	{Op: opUpdateVehicle, With: `{"vehicle_id":"$vehicle_id","status":"maintenance"}`},
+	{Op: opScheduleMaintenance, With: `{"vehicle_id":"$vehicle_id","issue":"$issue","priority":"$priority","description":"$description"}`},
+	{Op: opListTrips, With: `{"vehicle_id":"$vehicle_id","status":"planned"}`, As: "planned"},
+	{Op: opUpdateTrip, ForEach: "$planned.items", With: `{"trip_id":"$item.id","status":"cancelled"}`},
+}
+
+// SendToWorkshop runs send_to_workshop: Take a vehicle off the road for
+// repair in one call: set it to maintenance (it goes to the workshop after
+// its current drop), open a maintenance ticket for it, and cancel every trip
+// still planned for it. A trip it is on now (in progress) is left alone.
+func (s *Store) SendToWorkshop(a SendToWorkshopArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "send_to_workshop", sendToWorkshopSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// TicketAndLimitSpeedArgs are the arguments of ticket_and_limit_speed.
+type TicketAndLimitSpeedArgs struct {
+	VehicleID     string         `json:"vehicle_id"`
+	Issue         TicketIssue    `json:"issue"`
+	Priority      TicketPriority `json:"priority"`
+	Description   *string        `json:"description,omitempty"`
+	SpeedLimitKmh int            `json:"speed_limit_kmh"`
+}
+
+// ticketAndLimitSpeedSteps are the steps of ticket_and_limit_speed, in order.
+var ticketAndLimitSpeedSteps = []mcpdomain.Step{
+	{Op: opScheduleMaintenance, With: `{"vehicle_id":"$vehicle_id","issue":"$issue","priority":"$priority","description":"$description"}`},
+	{Op: opUpdateVehicle, With: `{"vehicle_id":"$vehicle_id","speed_limit_kmh":"$speed_limit_kmh"}`},
+}
+
+// TicketAndLimitSpeed runs ticket_and_limit_speed: Open a maintenance ticket
+// for a vehicle and cap its speed limiter until the work is done, while it
+// stays in service (e.g. an overdue service: issue service, speed limit 70
+// km/h). Its status and trips are not changed.
+func (s *Store) TicketAndLimitSpeed(a TicketAndLimitSpeedArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "ticket_and_limit_speed", ticketAndLimitSpeedSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// HandOverTripsArgs are the arguments of hand_over_trips.
+type HandOverTripsArgs struct {
+	DriverID    string `json:"driver_id"`
+	NewDriverID string `json:"new_driver_id"`
+}
+
+// handOverTripsSteps are the steps of hand_over_trips, in order.
+var handOverTripsSteps = []mcpdomain.Step{
+	{Op: opListTrips, With: `{"driver_id":"$driver_id","status":"planned"}`, As: "planned"},
+	{Op: opUpdateTrip, ForEach: "$planned.items", With: `{"trip_id":"$item.id","driver_id":"$new_driver_id"}`},
+}
+
+// HandOverTrips runs hand_over_trips: Hand every trip still planned for one
+// driver over to another driver (e.g. when a driver is off sick or out of
+// hours). Trips in progress, done or cancelled are left as they are; vehicles
+// and departure times are kept.
+func (s *Store) HandOverTrips(a HandOverTripsArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "hand_over_trips", handOverTripsSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

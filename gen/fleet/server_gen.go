@@ -300,6 +300,83 @@ var (
 		Schema:  fleetStatsSchema,
 		Example: `{"function":"avg","field":"fuel_pct"}`,
 	}
+	opSendToWorkshop = &mcpdomain.Operation{
+		Name:     "send_to_workshop",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Take a vehicle off the road for repair in one call: set it to maintenance " +
+			"(it goes to the workshop after its current drop), open a maintenance ticket " +
+			"for it, and cancel every trip still planned for it. A trip it is on now (in " +
+			"progress) is left alone.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{
+				Name:     "issue",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"service", "inspection", "engine", "brakes", "tyres", "battery", "electrical", "bodywork"},
+				Hint: "one of service, inspection, engine, brakes, tyres, battery, electrical, " +
+					"bodywork",
+			},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "normal", "high", "urgent"},
+				Hint:     "one of low, normal, high, urgent",
+			},
+			{Name: "description", Type: "string", Hint: "string"},
+		},
+		Schema:  sendToWorkshopSchema,
+		Example: `{"vehicle_id":"VH004","issue":"brakes","priority":"high"}`,
+	}
+	opTicketAndLimitSpeed = &mcpdomain.Operation{
+		Name:     "ticket_and_limit_speed",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Open a maintenance ticket for a vehicle and cap its speed limiter until the " +
+			"work is done, while it stays in service (e.g. an overdue service: issue " +
+			"service, speed limit 70 km/h). Its status and trips are not changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "vehicle_id", Type: "string", Required: true, Entity: "vehicle", Hint: "vehicle ID like VH001"},
+			{
+				Name:     "issue",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"service", "inspection", "engine", "brakes", "tyres", "battery", "electrical", "bodywork"},
+				Hint: "one of service, inspection, engine, brakes, tyres, battery, electrical, " +
+					"bodywork",
+			},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "normal", "high", "urgent"},
+				Hint:     "one of low, normal, high, urgent",
+			},
+			{Name: "description", Type: "string", Hint: "string"},
+			{Name: "speed_limit_kmh", Type: "integer", Required: true, Hint: "integer from 30 to 130, in km/h"},
+		},
+		Schema:  ticketAndLimitSpeedSchema,
+		Example: `{"vehicle_id":"VH004","issue":"brakes","priority":"high","speed_limit_kmh":100}`,
+	}
+	opHandOverTrips = &mcpdomain.Operation{
+		Name:     "hand_over_trips",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Hand every trip still planned for one driver over to another driver (e.g. " +
+			"when a driver is off sick or out of hours). Trips in progress, done or " +
+			"cancelled are left as they are; vehicles and departure times are kept.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "driver_id", Type: "string", Required: true, Entity: "driver", Hint: "driver ID like DR001"},
+			{Name: "new_driver_id", Type: "string", Required: true, Entity: "driver", Hint: "driver ID like DR001"},
+		},
+		Schema:  handOverTripsSchema,
+		Example: `{"driver_id":"DR002","new_driver_id":"DR002"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -314,6 +391,9 @@ var Operations = []*mcpdomain.Operation{
 	opSetDepotMode,
 	opScheduleMaintenance,
 	opFleetStats,
+	opSendToWorkshop,
+	opTicketAndLimitSpeed,
+	opHandOverTrips,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -389,6 +469,27 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: fleetStatsSchema,
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "send_to_workshop",
+			Description: opSendToWorkshop.Description,
+			InputSchema: sendToWorkshopSchema,
+			Operations:  []*mcpdomain.Operation{opSendToWorkshop},
+		},
+		{
+			Level:       level.L4,
+			Name:        "ticket_and_limit_speed",
+			Description: opTicketAndLimitSpeed.Description,
+			InputSchema: ticketAndLimitSpeedSchema,
+			Operations:  []*mcpdomain.Operation{opTicketAndLimitSpeed},
+		},
+		{
+			Level:       level.L4,
+			Name:        "hand_over_trips",
+			Description: opHandOverTrips.Description,
+			InputSchema: handOverTripsSchema,
+			Operations:  []*mcpdomain.Operation{opHandOverTrips},
+		},
 	},
 	level.L3: {
 		{
@@ -406,7 +507,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Dispatch deliveries - book a new trip for a vehicle and driver, or change a " +
 				"trip (cancel it, move it to another vehicle or driver, change its " +
 				"departure).",
-			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip},
+			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opSendToWorkshop, opTicketAndLimitSpeed, opHandOverTrips},
 		},
 		{
 			Level: level.L3,
@@ -439,7 +540,16 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "fleet_control",
 			Description: "Change the fleet - book or change delivery trips, set vehicle status, speed " +
 				"limiter or depot, apply depot modes, open maintenance tickets.",
-			Operations: []*mcpdomain.Operation{opAssignTrip, opUpdateTrip, opUpdateVehicle, opSetDepotMode, opScheduleMaintenance},
+			Operations: []*mcpdomain.Operation{
+				opAssignTrip,
+				opUpdateTrip,
+				opUpdateVehicle,
+				opSetDepotMode,
+				opScheduleMaintenance,
+				opSendToWorkshop,
+				opTicketAndLimitSpeed,
+				opHandOverTrips,
+			},
 		},
 	},
 	level.L1: {
@@ -459,6 +569,9 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSetDepotMode,
 				opScheduleMaintenance,
 				opFleetStats,
+				opSendToWorkshop,
+				opTicketAndLimitSpeed,
+				opHandOverTrips,
 			},
 		},
 	},
@@ -486,7 +599,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "fleet",
 	Title:       "Delivery fleet",
 	Description: description,
-	SpecSHA256:  "20cf14fa2ab3e99b94f9f815c88e51c4f435c69d8829be432a272bd09d952f07",
+	SpecSHA256:  "f116fc20c7bddcd6b23684cdc08afbee89d57223846777d0f96bae42e8971ca9",
 	Entities:    []string{"vehicle", "driver", "trip", "ticket"},
 	Operations:  Operations,
 	Tools:       Tools,

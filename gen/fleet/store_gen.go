@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		vehicles: s.vehicles.Clone(),
+		drivers:  s.drivers.Clone(),
+		trips:    s.trips.Clone(),
+		tickets:  s.tickets.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.vehicles = c.vehicles
+	s.drivers = c.drivers
+	s.trips = c.trips
+	s.tickets = c.tickets
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,15 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.ScheduleMaintenance)
 	case "fleet_stats":
 		return mcpdomain.Bind(args, s.FleetStats)
+	case "send_to_workshop":
+		return mcpdomain.Bind(args, s.SendToWorkshop)
+	case "ticket_and_limit_speed":
+		return mcpdomain.Bind(args, s.TicketAndLimitSpeed)
+	case "hand_over_trips":
+		return mcpdomain.Bind(args, s.HandOverTrips)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; fleet has: list_vehicles, get_vehicle, list_drivers, "+
 		"list_trips, assign_trip, update_trip, update_vehicle, set_depot_mode, "+
-		"schedule_maintenance, fleet_stats", op)
+		"schedule_maintenance, fleet_stats, send_to_workshop, "+
+		"ticket_and_limit_speed, hand_over_trips", op)
 }
