@@ -637,3 +637,32 @@ func (s *Store) ReturnMachineToService(a ReturnMachineToServiceArgs) (mcpdomain.
 	s.adopt(c)
 	return res, nil
 }
+
+// EscalateMachineArgs are the arguments of escalate_machine.
+type EscalateMachineArgs struct {
+	MachineID string            `json:"machine_id"`
+	Priority  WorkOrderPriority `json:"priority"`
+}
+
+// escalateMachineSteps are the steps of escalate_machine, in order.
+var escalateMachineSteps = []mcpdomain.Step{
+	{Op: opAcknowledgeAlarms, With: `{"machine_id":"$machine_id"}`},
+	{Op: opListWorkOrders, With: `{"machine_id":"$machine_id","status":"open"}`, As: "open"},
+	{Op: opUpdateWorkOrder, ForEach: "$open.items", With: `{"work_order_id":"$item.id","priority":"$priority"}`},
+}
+
+// EscalateMachine runs escalate_machine: Escalate a machine in trouble
+// (machine ID such as MC012): acknowledge all of its unacknowledged alarms,
+// then raise every open work order of that machine to the given priority
+// (e.g. urgent). Returns the alarms acknowledged and the work orders changed.
+func (s *Store) EscalateMachine(a EscalateMachineArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "escalate_machine", escalateMachineSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -47,3 +47,6 @@ const assignMachineWorkOrdersSchema = `{"type":"object","properties":{"machine_i
 // returnMachineToServiceSchema is the JSON Schema of
 // return_machine_to_service's arguments.
 const returnMachineToServiceSchema = `{"type":"object","properties":{"machine_id":{"type":"string","description":"Machine to return to service (machine ID such as MC010). ID of a machine, like MC001.","pattern":"^MC[0-9]{3,}$"},"speed_pct":{"type":"integer","description":"Speed set point to start it at, in percent of rated speed (0 to 100, e.g. 90). Integer from 0 to 100, in percent of rated speed.","minimum":0,"maximum":100}},"required":["machine_id","speed_pct"],"additionalProperties":false}`
+
+// escalateMachineSchema is the JSON Schema of escalate_machine's arguments.
+const escalateMachineSchema = `{"type":"object","properties":{"machine_id":{"type":"string","description":"Machine to escalate (machine ID such as MC012). ID of a machine, like MC001.","pattern":"^MC[0-9]{3,}$"},"priority":{"type":"string","description":"New priority for its open work orders (low, medium, high, urgent).","enum":["low","medium","high","urgent"]}},"required":["machine_id","priority"],"additionalProperties":false}`

@@ -387,6 +387,28 @@ var (
 		Schema:  returnMachineToServiceSchema,
 		Example: `{"machine_id":"MC002","speed_pct":85}`,
 	}
+	opEscalateMachine = &mcpdomain.Operation{
+		Name:     "escalate_machine",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Escalate a machine in trouble (machine ID such as MC012): acknowledge all " +
+			"of its unacknowledged alarms, then raise every open work order of that " +
+			"machine to the given priority (e.g. urgent). Returns the alarms " +
+			"acknowledged and the work orders changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "medium", "high", "urgent"},
+				Hint:     "one of low, medium, high, urgent",
+			},
+		},
+		Schema:  escalateMachineSchema,
+		Example: `{"machine_id":"MC002","priority":"high"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -405,6 +427,7 @@ var Operations = []*mcpdomain.Operation{
 	opSlowOverdueMachines,
 	opAssignMachineWorkOrders,
 	opReturnMachineToService,
+	opEscalateMachine,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -508,6 +531,13 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: returnMachineToServiceSchema,
 			Operations:  []*mcpdomain.Operation{opReturnMachineToService},
 		},
+		{
+			Level:       level.L4,
+			Name:        "escalate_machine",
+			Description: opEscalateMachine.Description,
+			InputSchema: escalateMachineSchema,
+			Operations:  []*mcpdomain.Operation{opEscalateMachine},
+		},
 	},
 	level.L3: {
 		{
@@ -533,6 +563,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSlowOverdueMachines,
 				opAssignMachineWorkOrders,
 				opReturnMachineToService,
+				opEscalateMachine,
 			},
 		},
 		{
@@ -575,6 +606,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSlowOverdueMachines,
 				opAssignMachineWorkOrders,
 				opReturnMachineToService,
+				opEscalateMachine,
 			},
 		},
 	},
@@ -599,6 +631,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSlowOverdueMachines,
 				opAssignMachineWorkOrders,
 				opReturnMachineToService,
+				opEscalateMachine,
 			},
 		},
 	},
@@ -626,7 +659,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "industrial",
 	Title:       "Plant floor",
 	Description: description,
-	SpecSHA256:  "ff99f79586327d6de477afdaa2ca10e77cd652ce1c79e71983033d89f7d5d6e0",
+	SpecSHA256:  "20fcc1e1725e815d5ce5e8146be95f97880da5aa25b8f491898380e7ea278dfe",
 	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
 	Operations:  Operations,
 	Tools:       Tools,
