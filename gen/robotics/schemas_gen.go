@@ -32,3 +32,23 @@ const updateMissionSchema = `{"type":"object","properties":{"mission_id":{"type"
 
 // fleetStatsSchema is the JSON Schema of fleet_stats's arguments.
 const fleetStatsSchema = `{"type":"object","properties":{"function":{"type":"string","description":"Statistic to compute: avg, min, max, count, sum.","enum":["avg","min","max","count","sum"]},"field":{"type":"string","description":"Field to aggregate: battery_pct (Remaining battery charge (below 20 percent the robot should go charging)); speed_limit_mps (Maximum travel speed (for arms: maximum tool speed), in m/s); payload_capacity_kg (Heaviest load the robot may carry, in kg).","enum":["battery_pct","speed_limit_mps","payload_capacity_kg"]},"group_by":{"type":"string","description":"Give one value per zone or kind or status instead of one overall value.","enum":["zone","kind","status"]},"zone":{"type":"string","description":"Only robots whose zone is this value. Zone of the factory the robot works in.","enum":["storage","assembly","machining","packaging","quality_lab"]},"kind":{"type":"string","description":"Only robots whose kind is this value. Sort of robot: amr (autonomous mobile robot carrying totes and carts), forklift (autonomous pallet forklift) or arm (robot arm on a mobile base for picking).","enum":["amr","forklift","arm"]},"status":{"type":"string","description":"Only robots whose status is this value. Operating state: idle (free for a mission), working (on a mission), charging, error (faulted, see error_code) or stopped (halted by an operator or an emergency stop).","enum":["idle","working","charging","error","stopped"]}},"required":["function","field"],"additionalProperties":false}`
+
+// cancelRobotMissionsSchema is the JSON Schema of cancel_robot_missions's
+// arguments.
+const cancelRobotMissionsSchema = `{"type":"object","properties":{"robot_id":{"type":"string","description":"Robot whose queued and active missions to cancel (robot ID such as RB012). ID of a robot, like RB001.","pattern":"^RB[0-9]{3,}$"}},"required":["robot_id"],"additionalProperties":false}`
+
+// sendRobotToChargeSchema is the JSON Schema of send_robot_to_charge's
+// arguments.
+const sendRobotToChargeSchema = `{"type":"object","properties":{"robot_id":{"type":"string","description":"Robot to send to charge (robot ID such as RB008). ID of a robot, like RB001.","pattern":"^RB[0-9]{3,}$"},"priority":{"type":"string","description":"Priority of the return-to-dock mission (e.g. urgent).","enum":["low","normal","high","urgent"]}},"required":["robot_id","priority"],"additionalProperties":false}`
+
+// recallLowBatteryRobotsSchema is the JSON Schema of
+// recall_low_battery_robots's arguments.
+const recallLowBatteryRobotsSchema = `{"type":"object","properties":{"max_battery_pct":{"type":"integer","description":"Robots with at most this battery charge in percent are recalled (e.g. 19). Integer from 0 to 100, in percent.","minimum":0,"maximum":100},"zone":{"type":"string","description":"Only robots in this zone (the whole fleet if left out).","enum":["storage","assembly","machining","packaging","quality_lab"]}},"required":["max_battery_pct"],"additionalProperties":false}`
+
+// takeRobotOutOfServiceSchema is the JSON Schema of
+// take_robot_out_of_service's arguments.
+const takeRobotOutOfServiceSchema = `{"type":"object","properties":{"robot_id":{"type":"string","description":"Robot to take out of service (robot ID such as RB014). ID of a robot, like RB001.","pattern":"^RB[0-9]{3,}$"}},"required":["robot_id"],"additionalProperties":false}`
+
+// stopFaultedRobotsForInspectionSchema is the JSON Schema of
+// stop_faulted_robots_for_inspection's arguments.
+const stopFaultedRobotsForInspectionSchema = `{"type":"object","properties":{"inspector_id":{"type":"string","description":"Robot that carries out the inspections (robot ID such as RB013). ID of a robot, like RB001.","pattern":"^RB[0-9]{3,}$"},"from_station":{"type":"string","description":"Station the inspector starts each inspection from (e.g. qc_bench).","enum":["goods_in","goods_out","rack_a","rack_b","rack_c","assembly_line_1","assembly_line_2","cnc_cell","packing_station","qc_bench","bay_storage","bay_assembly","bay_machining","bay_packaging","bay_quality_lab"]},"priority":{"type":"string","description":"Priority of the inspection missions (e.g. high).","enum":["low","normal","high","urgent"]},"zone":{"type":"string","description":"Only faulted robots in this zone (the whole fleet if left out).","enum":["storage","assembly","machining","packaging","quality_lab"]}},"required":["inspector_id","from_station","priority"],"additionalProperties":false}`
