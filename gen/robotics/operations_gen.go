@@ -496,34 +496,6 @@ func (s *Store) RecallLowBatteryRobots(a RecallLowBatteryRobotsArgs) (mcpdomain.
 	return res, nil
 }
 
-// TakeRobotOutOfServiceArgs are the arguments of take_robot_out_of_service.
-type TakeRobotOutOfServiceArgs struct {
-	RobotID string `json:"robot_id"`
-}
-
-// takeRobotOutOfServiceSteps are the steps of take_robot_out_of_service, in order.
-var takeRobotOutOfServiceSteps = []mcpdomain.Step{
-	{Op: opGetRobot, With: `{"robot_id":"$robot_id"}`, As: "robot"},
-	{Op: opSetRobot, With: `{"robot_id":"$robot_id","status":"stopped"}`},
-	{Op: opCancelRobotMissions, With: `{"robot_id":"$robot_id"}`},
-}
-
-// TakeRobotOutOfService runs take_robot_out_of_service: Take one robot out of
-// service (robot ID such as RB014), e.g. after a fault: read it (its error
-// code included), stop it, and cancel every one of its queued and active
-// missions. Returns the robot as it was and the missions cancelled.
-func (s *Store) TakeRobotOutOfService(a TakeRobotOutOfServiceArgs) (mcpdomain.WorkflowResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.clone()
-	res, err := mcpdomain.RunWorkflow(c, "take_robot_out_of_service", takeRobotOutOfServiceSteps, a)
-	if err != nil {
-		return mcpdomain.WorkflowResult{}, err
-	}
-	s.adopt(c)
-	return res, nil
-}
-
 // StopFaultedRobotsForInspectionArgs are the arguments of
 // stop_faulted_robots_for_inspection.
 type StopFaultedRobotsForInspectionArgs struct {

@@ -45,10 +45,6 @@ const sendRobotToChargeSchema = `{"type":"object","properties":{"robot_id":{"typ
 // recall_low_battery_robots's arguments.
 const recallLowBatteryRobotsSchema = `{"type":"object","properties":{"max_battery_pct":{"type":"integer","description":"Robots with at most this battery charge in percent are recalled (e.g. 19). Integer from 0 to 100, in percent.","minimum":0,"maximum":100},"zone":{"type":"string","description":"Only robots in this zone (the whole fleet if left out).","enum":["storage","assembly","machining","packaging","quality_lab"]}},"required":["max_battery_pct"],"additionalProperties":false}`
 
-// takeRobotOutOfServiceSchema is the JSON Schema of
-// take_robot_out_of_service's arguments.
-const takeRobotOutOfServiceSchema = `{"type":"object","properties":{"robot_id":{"type":"string","description":"Robot to take out of service (robot ID such as RB014). ID of a robot, like RB001.","pattern":"^RB[0-9]{3,}$"}},"required":["robot_id"],"additionalProperties":false}`
-
 // stopFaultedRobotsForInspectionSchema is the JSON Schema of
 // stop_faulted_robots_for_inspection's arguments.
 const stopFaultedRobotsForInspectionSchema = `{"type":"object","properties":{"inspector_id":{"type":"string","description":"Robot that carries out the inspections (robot ID such as RB013). ID of a robot, like RB001.","pattern":"^RB[0-9]{3,}$"},"from_station":{"type":"string","description":"Station the inspector starts each inspection from (e.g. qc_bench).","enum":["goods_in","goods_out","rack_a","rack_b","rack_c","assembly_line_1","assembly_line_2","cnc_cell","packing_station","qc_bench","bay_storage","bay_assembly","bay_machining","bay_packaging","bay_quality_lab"]},"priority":{"type":"string","description":"Priority of the inspection missions (e.g. high).","enum":["low","normal","high","urgent"]},"zone":{"type":"string","description":"Only faulted robots in this zone (the whole fleet if left out).","enum":["storage","assembly","machining","packaging","quality_lab"]}},"required":["inspector_id","from_station","priority"],"additionalProperties":false}`

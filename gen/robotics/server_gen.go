@@ -434,21 +434,6 @@ var (
 		Schema:  recallLowBatteryRobotsSchema,
 		Example: `{"max_battery_pct":78}`,
 	}
-	opTakeRobotOutOfService = &mcpdomain.Operation{
-		Name:     "take_robot_out_of_service",
-		Kind:     opkind.Workflow,
-		Category: "action_execution",
-		Description: "Take one robot out of service (robot ID such as RB014), e.g. after a fault: " +
-			"read it (its error code included), stop it, and cancel every one of its " +
-			"queued and active missions. Returns the robot as it was and the missions " +
-			"cancelled.",
-		Destructive: true,
-		Args: []mcpdomain.Arg{
-			{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
-		},
-		Schema:  takeRobotOutOfServiceSchema,
-		Example: `{"robot_id":"RB001"}`,
-	}
 	opStopFaultedRobotsForInspection = &mcpdomain.Operation{
 		Name:     "stop_faulted_robots_for_inspection",
 		Kind:     opkind.Workflow,
@@ -520,7 +505,6 @@ var Operations = []*mcpdomain.Operation{
 	opCancelRobotMissions,
 	opSendRobotToCharge,
 	opRecallLowBatteryRobots,
-	opTakeRobotOutOfService,
 	opStopFaultedRobotsForInspection,
 }
 
@@ -620,13 +604,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		},
 		{
 			Level:       level.L4,
-			Name:        "take_robot_out_of_service",
-			Description: opTakeRobotOutOfService.Description,
-			InputSchema: takeRobotOutOfServiceSchema,
-			Operations:  []*mcpdomain.Operation{opTakeRobotOutOfService},
-		},
-		{
-			Level:       level.L4,
 			Name:        "stop_faulted_robots_for_inspection",
 			Description: opStopFaultedRobotsForInspection.Description,
 			InputSchema: stopFaultedRobotsForInspectionSchema,
@@ -655,7 +632,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCancelRobotMissions,
 				opSendRobotToCharge,
 				opRecallLowBatteryRobots,
-				opTakeRobotOutOfService,
 				opStopFaultedRobotsForInspection,
 			},
 		},
@@ -699,7 +675,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCancelRobotMissions,
 				opSendRobotToCharge,
 				opRecallLowBatteryRobots,
-				opTakeRobotOutOfService,
 				opStopFaultedRobotsForInspection,
 			},
 		},
@@ -724,7 +699,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCancelRobotMissions,
 				opSendRobotToCharge,
 				opRecallLowBatteryRobots,
-				opTakeRobotOutOfService,
 				opStopFaultedRobotsForInspection,
 			},
 		},
@@ -753,7 +727,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "robotics",
 	Title:       "Robot fleet cell",
 	Description: description,
-	SpecSHA256:  "cf085857f4c97543dd18752d9e9dfac883ffc5f6193b5c6a2e7fe4a6031aad1d",
+	SpecSHA256:  "0223233bb09d603b1ae97c2d2afd808aab334ff79a045b9d64fa4beb2ef0fa76",
 	Entities:    []string{"robot", "charger", "mission"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -132,14 +132,12 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.SendRobotToCharge)
 	case "recall_low_battery_robots":
 		return mcpdomain.Bind(args, s.RecallLowBatteryRobots)
-	case "take_robot_out_of_service":
-		return mcpdomain.Bind(args, s.TakeRobotOutOfService)
 	case "stop_faulted_robots_for_inspection":
 		return mcpdomain.Bind(args, s.StopFaultedRobotsForInspection)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; robotics has: list_robots, get_robot, list_chargers, "+
 		"set_robot, emergency_stop_zone, set_fleet_mode, list_missions, "+
 		"dispatch_mission, update_mission, fleet_stats, cancel_robot_missions, "+
-		"send_robot_to_charge, recall_low_battery_robots, take_robot_out_of_service, "+
+		"send_robot_to_charge, recall_low_battery_robots, "+
 		"stop_faulted_robots_for_inspection", op)
 }
