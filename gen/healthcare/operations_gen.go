@@ -489,3 +489,99 @@ func (s *Store) VitalsStats(a VitalsStatsArgs) (mcpdomain.AggregateResult, error
 	})
 	return agg.Result(), nil
 }
+
+// SaveBatteryPowerArgs are the arguments of save_battery_power.
+type SaveBatteryPowerArgs struct {
+	ReadingIntervalMin int         `json:"reading_interval_min"`
+	Ward               *DeviceWard `json:"ward,omitempty"`
+}
+
+// saveBatteryPowerSteps are the steps of save_battery_power, in order.
+var saveBatteryPowerSteps = []mcpdomain.Step{
+	{Op: opListDevices, With: `{"ward":"$ward","max_battery_pct":19}`, As: "low"},
+	{Op: opSetDevice, ForEach: "$low.items", With: `{"device_id":"$item.id","reading_interval_min":"$reading_interval_min"}`},
+}
+
+// SaveBatteryPower runs save_battery_power: Save power on every low-battery
+// device in the clinic (battery below 20 percent, i.e. 19 or less): set each
+// one to send readings only every given number of minutes (e.g. 60).
+// Optionally only the devices on one ward. Returns the devices it changed.
+func (s *Store) SaveBatteryPower(a SaveBatteryPowerArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "save_battery_power", saveBatteryPowerSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// WatchPatientCloselyArgs are the arguments of watch_patient_closely.
+type WatchPatientCloselyArgs struct {
+	PatientID          string            `json:"patient_id"`
+	ReadingIntervalMin int               `json:"reading_interval_min"`
+	AlarmVolume        DeviceAlarmVolume `json:"alarm_volume"`
+	AlertKind          *AlertKind        `json:"alert_kind,omitempty"`
+	AcknowledgedBy     string            `json:"acknowledged_by"`
+}
+
+// watchPatientCloselySteps are the steps of watch_patient_closely, in order.
+var watchPatientCloselySteps = []mcpdomain.Step{
+	{Op: opListDevices, With: `{"patient_id":"$patient_id","kind":"bedside_monitor"}`, As: "monitors"},
+	{Op: opSetDevice, ForEach: "$monitors.items", With: `{"device_id":"$item.id","reading_interval_min":"$reading_interval_min","alarm_volume":"$alarm_volume"}`},
+	{Op: opAcknowledgeAlerts, With: `{"patient_id":"$patient_id","kind":"$alert_kind","acknowledged_by":"$acknowledged_by"}`},
+}
+
+// WatchPatientClosely runs watch_patient_closely: Put one patient (ID such as
+// PT008) under closer watch: set the reading interval in minutes and the
+// alarm volume of the patient's bedside monitors, then acknowledge the
+// patient's outstanding alerts (optionally only those of one kind, e.g.
+// hypotension), signed by the given nurse. Infusion pumps are not changed.
+func (s *Store) WatchPatientClosely(a WatchPatientCloselyArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "watch_patient_closely", watchPatientCloselySteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// HandOverNurseArgs are the arguments of hand_over_nurse.
+type HandOverNurseArgs struct {
+	FromNurse string    `json:"from_nurse"`
+	ToNurse   string    `json:"to_nurse"`
+	Ward      AlertWard `json:"ward"`
+	VisitDue  *string   `json:"visit_due,omitempty"`
+}
+
+// handOverNurseSteps are the steps of hand_over_nurse, in order.
+var handOverNurseSteps = []mcpdomain.Step{
+	{Op: opListCareTasks, With: `{"assigned_nurse":"$from_nurse","status":"pending","kind":"visit"}`, As: "visits"},
+	{Op: opUpdateCareTask, ForEach: "$visits.items", With: `{"care_task_id":"$item.id","assigned_nurse":"$to_nurse","due":"$visit_due"}`},
+	{Op: opListCareTasks, With: `{"assigned_nurse":"$from_nurse","status":"pending"}`, As: "rest"},
+	{Op: opUpdateCareTask, ForEach: "$rest.items", With: `{"care_task_id":"$item.id","assigned_nurse":"$to_nurse"}`},
+	{Op: opAcknowledgeAlerts, With: `{"ward":"$ward","acknowledged_by":"$to_nurse"}`},
+}
+
+// HandOverNurse runs hand_over_nurse: Hand a nurse's work over to another
+// nurse (e.g. when a nurse goes off sick): reassign every pending care task
+// of the first nurse to the second, moving the pending visits among them to a
+// new due time if one is given, then acknowledge all outstanding alerts on
+// the given ward, signed by the nurse taking over. Returns each task changed
+// and the alerts acknowledged.
+func (s *Store) HandOverNurse(a HandOverNurseArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "hand_over_nurse", handOverNurseSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

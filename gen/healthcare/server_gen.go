@@ -345,6 +345,78 @@ var (
 		Schema:  vitalsStatsSchema,
 		Example: `{"function":"avg","field":"heart_rate_bpm"}`,
 	}
+	opSaveBatteryPower = &mcpdomain.Operation{
+		Name:     "save_battery_power",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Save power on every low-battery device in the clinic (battery below 20 " +
+			"percent, i.e. 19 or less): set each one to send readings only every given " +
+			"number of minutes (e.g. 60). Optionally only the devices on one ward. " +
+			"Returns the devices it changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "reading_interval_min", Type: "integer", Required: true, Hint: "integer from 0 to 60, in minutes"},
+			{
+				Name: "ward",
+				Type: "string",
+				Enum: []string{"medical", "surgical", "maternity"},
+				Hint: "one of medical, surgical, maternity",
+			},
+		},
+		Schema:  saveBatteryPowerSchema,
+		Example: `{"reading_interval_min":15}`,
+	}
+	opWatchPatientClosely = &mcpdomain.Operation{
+		Name:     "watch_patient_closely",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Put one patient (ID such as PT008) under closer watch: set the reading " +
+			"interval in minutes and the alarm volume of the patient's bedside monitors, " +
+			"then acknowledge the patient's outstanding alerts (optionally only those of " +
+			"one kind, e.g. hypotension), signed by the given nurse. Infusion pumps are " +
+			"not changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "patient_id", Type: "string", Required: true, Entity: "patient", Hint: "patient ID like PT001"},
+			{Name: "reading_interval_min", Type: "integer", Required: true, Hint: "integer from 0 to 60, in minutes"},
+			{Name: "alarm_volume", Type: "string", Required: true, Enum: []string{"low", "medium", "high"}, Hint: "one of low, medium, high"},
+			{
+				Name: "alert_kind",
+				Type: "string",
+				Enum: []string{"tachycardia", "bradycardia", "low_spo2", "fever", "hypotension", "hypertension", "fall", "device"},
+				Hint: "one of tachycardia, bradycardia, low_spo2, fever, hypotension, " +
+					"hypertension, fall, device",
+			},
+			{Name: "acknowledged_by", Type: "string", Required: true, Hint: "string"},
+		},
+		Schema:  watchPatientCloselySchema,
+		Example: `{"patient_id":"PT001","reading_interval_min":15,"alarm_volume":"medium","acknowledged_by":"Amara"}`,
+	}
+	opHandOverNurse = &mcpdomain.Operation{
+		Name:     "hand_over_nurse",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Hand a nurse's work over to another nurse (e.g. when a nurse goes off " +
+			"sick): reassign every pending care task of the first nurse to the second, " +
+			"moving the pending visits among them to a new due time if one is given, " +
+			"then acknowledge all outstanding alerts on the given ward, signed by the " +
+			"nurse taking over. Returns each task changed and the alerts acknowledged.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "from_nurse", Type: "string", Required: true, Hint: "string"},
+			{Name: "to_nurse", Type: "string", Required: true, Hint: "string"},
+			{
+				Name:     "ward",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"medical", "surgical", "maternity"},
+				Hint:     "one of medical, surgical, maternity",
+			},
+			{Name: "visit_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
+		},
+		Schema:  handOverNurseSchema,
+		Example: `{"from_nurse":"Amara","to_nurse":"Amara","ward":"medical"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -359,6 +431,9 @@ var Operations = []*mcpdomain.Operation{
 	opCreateCareTask,
 	opUpdateCareTask,
 	opVitalsStats,
+	opSaveBatteryPower,
+	opWatchPatientClosely,
+	opHandOverNurse,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -434,6 +509,27 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: vitalsStatsSchema,
 			Operations:  []*mcpdomain.Operation{opVitalsStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "save_battery_power",
+			Description: opSaveBatteryPower.Description,
+			InputSchema: saveBatteryPowerSchema,
+			Operations:  []*mcpdomain.Operation{opSaveBatteryPower},
+		},
+		{
+			Level:       level.L4,
+			Name:        "watch_patient_closely",
+			Description: opWatchPatientClosely.Description,
+			InputSchema: watchPatientCloselySchema,
+			Operations:  []*mcpdomain.Operation{opWatchPatientClosely},
+		},
+		{
+			Level:       level.L4,
+			Name:        "hand_over_nurse",
+			Description: opHandOverNurse.Description,
+			InputSchema: handOverNurseSchema,
+			Operations:  []*mcpdomain.Operation{opHandOverNurse},
+		},
 	},
 	level.L3: {
 		{
@@ -451,7 +547,15 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Act on the ward - change one device (status, infusion rate, reading " +
 				"interval, alarm volume), apply a monitoring mode (standard, night, " +
 				"close_observation) to a whole ward, or acknowledge outstanding alerts.",
-			Operations: []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opUpdateCareTask},
+			Operations: []*mcpdomain.Operation{
+				opSetDevice,
+				opSetWardMode,
+				opAcknowledgeAlerts,
+				opUpdateCareTask,
+				opSaveBatteryPower,
+				opWatchPatientClosely,
+				opHandOverNurse,
+			},
 		},
 		{
 			Level: level.L3,
@@ -483,7 +587,16 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "healthcare_control",
 			Description: "Change the clinic - set devices, apply ward monitoring modes, acknowledge " +
 				"alerts, create or update care tasks.",
-			Operations: []*mcpdomain.Operation{opSetDevice, opSetWardMode, opAcknowledgeAlerts, opCreateCareTask, opUpdateCareTask},
+			Operations: []*mcpdomain.Operation{
+				opSetDevice,
+				opSetWardMode,
+				opAcknowledgeAlerts,
+				opCreateCareTask,
+				opUpdateCareTask,
+				opSaveBatteryPower,
+				opWatchPatientClosely,
+				opHandOverNurse,
+			},
 		},
 	},
 	level.L1: {
@@ -504,6 +617,9 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCreateCareTask,
 				opUpdateCareTask,
 				opVitalsStats,
+				opSaveBatteryPower,
+				opWatchPatientClosely,
+				opHandOverNurse,
 			},
 		},
 	},
@@ -531,7 +647,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "healthcare",
 	Title:       "Rural clinic ward monitoring",
 	Description: description,
-	SpecSHA256:  "891f6ba492bcfdb2c49bea36141881efce3e9d6d995fe02ceb918c6b903be450",
+	SpecSHA256:  "b3635623344fcc15aa2ed10cf73ccb29f58adcddc450323e93a09f233a2dfef5",
 	Entities:    []string{"patient", "device", "alert", "care_task"},
 	Operations:  Operations,
 	Tools:       Tools,

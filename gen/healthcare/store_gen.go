@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		patients:  s.patients.Clone(),
+		devices:   s.devices.Clone(),
+		alerts:    s.alerts.Clone(),
+		careTasks: s.careTasks.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.patients = c.patients
+	s.devices = c.devices
+	s.alerts = c.alerts
+	s.careTasks = c.careTasks
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,15 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.UpdateCareTask)
 	case "vitals_stats":
 		return mcpdomain.Bind(args, s.VitalsStats)
+	case "save_battery_power":
+		return mcpdomain.Bind(args, s.SaveBatteryPower)
+	case "watch_patient_closely":
+		return mcpdomain.Bind(args, s.WatchPatientClosely)
+	case "hand_over_nurse":
+		return mcpdomain.Bind(args, s.HandOverNurse)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; healthcare has: list_patients, list_devices, "+
 		"list_alerts, set_device, set_ward_mode, acknowledge_alerts, "+
-		"list_care_tasks, create_care_task, update_care_task, vitals_stats", op)
+		"list_care_tasks, create_care_task, update_care_task, vitals_stats, "+
+		"save_battery_power, watch_patient_closely, hand_over_nurse", op)
 }

@@ -519,3 +519,150 @@ func (s *Store) ProductionStats(a ProductionStatsArgs) (mcpdomain.AggregateResul
 	})
 	return agg.Result(), nil
 }
+
+// SlowHotMachinesArgs are the arguments of slow_hot_machines.
+type SlowHotMachinesArgs struct {
+	MinTemperatureC float64      `json:"min_temperature_c"`
+	SpeedPct        int          `json:"speed_pct"`
+	Line            *MachineLine `json:"line,omitempty"`
+}
+
+// slowHotMachinesSteps are the steps of slow_hot_machines, in order.
+var slowHotMachinesSteps = []mcpdomain.Step{
+	{Op: opListMachines, With: `{"line":"$line","state":"running","min_temperature_c":"$min_temperature_c"}`, As: "hot"},
+	{Op: opSetMachine, ForEach: "$hot.items", With: `{"machine_id":"$item.id","speed_pct":"$speed_pct"}`},
+}
+
+// SlowHotMachines runs slow_hot_machines: Slow down every running machine at
+// or above a temperature (e.g. 60 °C) to a speed set point in percent of
+// rated speed, to let them cool. Stopped, idle and faulted machines are not
+// changed. Optionally only the machines of one line. Returns the machines it
+// slowed.
+func (s *Store) SlowHotMachines(a SlowHotMachinesArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "slow_hot_machines", slowHotMachinesSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SlowOverdueMachinesArgs are the arguments of slow_overdue_machines.
+type SlowOverdueMachinesArgs struct {
+	SpeedPct int          `json:"speed_pct"`
+	Line     *MachineLine `json:"line,omitempty"`
+}
+
+// slowOverdueMachinesSteps are the steps of slow_overdue_machines, in order.
+var slowOverdueMachinesSteps = []mcpdomain.Step{
+	{Op: opListMachines, With: `{"line":"$line","state":"running","min_hours_since_service":2000}`, As: "overdue"},
+	{Op: opSetMachine, ForEach: "$overdue.items", With: `{"machine_id":"$item.id","speed_pct":"$speed_pct"}`},
+}
+
+// SlowOverdueMachines runs slow_overdue_machines: Run every machine that is
+// overdue for service (2000 or more operating hours since its last service)
+// and is running at a reduced speed set point in percent (e.g. 60) until it
+// has been serviced. Stopped, idle and faulted machines are not changed; note
+// that every running overdue machine gets exactly this set point. Optionally
+// only the machines of one line. Returns the machines it changed.
+func (s *Store) SlowOverdueMachines(a SlowOverdueMachinesArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "slow_overdue_machines", slowOverdueMachinesSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// AssignMachineWorkOrdersArgs are the arguments of assign_machine_work_orders.
+type AssignMachineWorkOrdersArgs struct {
+	MachineID string `json:"machine_id"`
+	Assignee  string `json:"assignee"`
+}
+
+// assignMachineWorkOrdersSteps are the steps of assign_machine_work_orders, in order.
+var assignMachineWorkOrdersSteps = []mcpdomain.Step{
+	{Op: opListWorkOrders, With: `{"machine_id":"$machine_id","status":"open"}`, As: "open"},
+	{Op: opUpdateWorkOrder, ForEach: "$open.items", With: `{"work_order_id":"$item.id","assignee":"$assignee","status":"in_progress"}`},
+}
+
+// AssignMachineWorkOrders runs assign_machine_work_orders: Put a technician
+// on one machine's open work orders (machine ID such as MC006): every work
+// order of that machine with status open is assigned to the technician and
+// set in progress. Returns the work orders it changed (none if the machine
+// has no open order).
+func (s *Store) AssignMachineWorkOrders(a AssignMachineWorkOrdersArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "assign_machine_work_orders", assignMachineWorkOrdersSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// ReturnMachineToServiceArgs are the arguments of return_machine_to_service.
+type ReturnMachineToServiceArgs struct {
+	MachineID string `json:"machine_id"`
+	SpeedPct  int    `json:"speed_pct"`
+}
+
+// returnMachineToServiceSteps are the steps of return_machine_to_service, in order.
+var returnMachineToServiceSteps = []mcpdomain.Step{
+	{Op: opListWorkOrders, With: `{"machine_id":"$machine_id","status":"in_progress"}`, As: "active"},
+	{Op: opUpdateWorkOrder, ForEach: "$active.items", With: `{"work_order_id":"$item.id","status":"done"}`},
+	{Op: opSetMachine, With: `{"machine_id":"$machine_id","state":"running","speed_pct":"$speed_pct"}`},
+}
+
+// ReturnMachineToService runs return_machine_to_service: Return a machine to
+// service after maintenance (machine ID such as MC010): mark every work order
+// of that machine that is in progress as done, then start the machine running
+// at a speed set point in percent of rated speed.
+func (s *Store) ReturnMachineToService(a ReturnMachineToServiceArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "return_machine_to_service", returnMachineToServiceSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// EscalateMachineArgs are the arguments of escalate_machine.
+type EscalateMachineArgs struct {
+	MachineID string            `json:"machine_id"`
+	Priority  WorkOrderPriority `json:"priority"`
+}
+
+// escalateMachineSteps are the steps of escalate_machine, in order.
+var escalateMachineSteps = []mcpdomain.Step{
+	{Op: opAcknowledgeAlarms, With: `{"machine_id":"$machine_id"}`},
+	{Op: opListWorkOrders, With: `{"machine_id":"$machine_id","status":"open"}`, As: "open"},
+	{Op: opUpdateWorkOrder, ForEach: "$open.items", With: `{"work_order_id":"$item.id","priority":"$priority"}`},
+}
+
+// EscalateMachine runs escalate_machine: Escalate a machine in trouble
+// (machine ID such as MC012): acknowledge all of its unacknowledged alarms,
+// then raise every open work order of that machine to the given priority
+// (e.g. urgent). Returns the alarms acknowledged and the work orders changed.
+func (s *Store) EscalateMachine(a EscalateMachineArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "escalate_machine", escalateMachineSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -321,6 +321,94 @@ var (
 		Schema:  productionStatsSchema,
 		Example: `{"function":"sum","field":"parts_today"}`,
 	}
+	opSlowHotMachines = &mcpdomain.Operation{
+		Name:     "slow_hot_machines",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Slow down every running machine at or above a temperature (e.g. 60 °C) to " +
+			"a speed set point in percent of rated speed, to let them cool. Stopped, " +
+			"idle and faulted machines are not changed. Optionally only the machines of " +
+			"one line. Returns the machines it slowed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "min_temperature_c", Type: "number", Required: true, Hint: "number from -20 to 200, in °C"},
+			{Name: "speed_pct", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent of rated speed"},
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+		},
+		Schema:  slowHotMachinesSchema,
+		Example: `{"min_temperature_c":62.4,"speed_pct":85}`,
+	}
+	opSlowOverdueMachines = &mcpdomain.Operation{
+		Name:     "slow_overdue_machines",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Run every machine that is overdue for service (2000 or more operating hours " +
+			"since its last service) and is running at a reduced speed set point in " +
+			"percent (e.g. 60) until it has been serviced. Stopped, idle and faulted " +
+			"machines are not changed; note that every running overdue machine gets " +
+			"exactly this set point. Optionally only the machines of one line. Returns " +
+			"the machines it changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "speed_pct", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent of rated speed"},
+			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
+		},
+		Schema:  slowOverdueMachinesSchema,
+		Example: `{"speed_pct":85}`,
+	}
+	opAssignMachineWorkOrders = &mcpdomain.Operation{
+		Name:     "assign_machine_work_orders",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Put a technician on one machine's open work orders (machine ID such as " +
+			"MC006): every work order of that machine with status open is assigned to " +
+			"the technician and set in progress. Returns the work orders it changed " +
+			"(none if the machine has no open order).",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
+			{Name: "assignee", Type: "string", Required: true, Hint: "string"},
+		},
+		Schema:  assignMachineWorkOrdersSchema,
+		Example: `{"machine_id":"MC002","assignee":"Priya"}`,
+	}
+	opReturnMachineToService = &mcpdomain.Operation{
+		Name:     "return_machine_to_service",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Return a machine to service after maintenance (machine ID such as MC010): " +
+			"mark every work order of that machine that is in progress as done, then " +
+			"start the machine running at a speed set point in percent of rated speed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
+			{Name: "speed_pct", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent of rated speed"},
+		},
+		Schema:  returnMachineToServiceSchema,
+		Example: `{"machine_id":"MC002","speed_pct":85}`,
+	}
+	opEscalateMachine = &mcpdomain.Operation{
+		Name:     "escalate_machine",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Escalate a machine in trouble (machine ID such as MC012): acknowledge all " +
+			"of its unacknowledged alarms, then raise every open work order of that " +
+			"machine to the given priority (e.g. urgent). Returns the alarms " +
+			"acknowledged and the work orders changed.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "medium", "high", "urgent"},
+				Hint:     "one of low, medium, high, urgent",
+			},
+		},
+		Schema:  escalateMachineSchema,
+		Example: `{"machine_id":"MC002","priority":"high"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -335,6 +423,11 @@ var Operations = []*mcpdomain.Operation{
 	opCreateWorkOrder,
 	opUpdateWorkOrder,
 	opProductionStats,
+	opSlowHotMachines,
+	opSlowOverdueMachines,
+	opAssignMachineWorkOrders,
+	opReturnMachineToService,
+	opEscalateMachine,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -410,6 +503,41 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: productionStatsSchema,
 			Operations:  []*mcpdomain.Operation{opProductionStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "slow_hot_machines",
+			Description: opSlowHotMachines.Description,
+			InputSchema: slowHotMachinesSchema,
+			Operations:  []*mcpdomain.Operation{opSlowHotMachines},
+		},
+		{
+			Level:       level.L4,
+			Name:        "slow_overdue_machines",
+			Description: opSlowOverdueMachines.Description,
+			InputSchema: slowOverdueMachinesSchema,
+			Operations:  []*mcpdomain.Operation{opSlowOverdueMachines},
+		},
+		{
+			Level:       level.L4,
+			Name:        "assign_machine_work_orders",
+			Description: opAssignMachineWorkOrders.Description,
+			InputSchema: assignMachineWorkOrdersSchema,
+			Operations:  []*mcpdomain.Operation{opAssignMachineWorkOrders},
+		},
+		{
+			Level:       level.L4,
+			Name:        "return_machine_to_service",
+			Description: opReturnMachineToService.Description,
+			InputSchema: returnMachineToServiceSchema,
+			Operations:  []*mcpdomain.Operation{opReturnMachineToService},
+		},
+		{
+			Level:       level.L4,
+			Name:        "escalate_machine",
+			Description: opEscalateMachine.Description,
+			InputSchema: escalateMachineSchema,
+			Operations:  []*mcpdomain.Operation{opEscalateMachine},
+		},
 	},
 	level.L3: {
 		{
@@ -427,7 +555,16 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control machines and alarms - set one machine's run state, speed or process " +
 				"parameters, put a whole line into a mode (production, reduced, maintenance, " +
 				"emergency_stop), or acknowledge open alarms by line, machine or severity.",
-			Operations: []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode},
+			Operations: []*mcpdomain.Operation{
+				opSetMachine,
+				opAcknowledgeAlarms,
+				opSetLineMode,
+				opSlowHotMachines,
+				opSlowOverdueMachines,
+				opAssignMachineWorkOrders,
+				opReturnMachineToService,
+				opEscalateMachine,
+			},
 		},
 		{
 			Level: level.L3,
@@ -459,7 +596,18 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "industrial_control",
 			Description: "Change the plant floor - set machines, apply line modes, acknowledge " +
 				"alarms, open or update work orders.",
-			Operations: []*mcpdomain.Operation{opSetMachine, opAcknowledgeAlarms, opSetLineMode, opCreateWorkOrder, opUpdateWorkOrder},
+			Operations: []*mcpdomain.Operation{
+				opSetMachine,
+				opAcknowledgeAlarms,
+				opSetLineMode,
+				opCreateWorkOrder,
+				opUpdateWorkOrder,
+				opSlowHotMachines,
+				opSlowOverdueMachines,
+				opAssignMachineWorkOrders,
+				opReturnMachineToService,
+				opEscalateMachine,
+			},
 		},
 	},
 	level.L1: {
@@ -479,6 +627,11 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCreateWorkOrder,
 				opUpdateWorkOrder,
 				opProductionStats,
+				opSlowHotMachines,
+				opSlowOverdueMachines,
+				opAssignMachineWorkOrders,
+				opReturnMachineToService,
+				opEscalateMachine,
 			},
 		},
 	},
@@ -506,7 +659,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "industrial",
 	Title:       "Plant floor",
 	Description: description,
-	SpecSHA256:  "b5e8192158cd6f778d66711db5b0211a51ddaa185aea8df22dcff0562a966ea7",
+	SpecSHA256:  "20fcc1e1725e815d5ce5e8146be95f97880da5aa25b8f491898380e7ea278dfe",
 	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
 	Operations:  Operations,
 	Tools:       Tools,

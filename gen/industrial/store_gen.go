@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		machines:   s.machines.Clone(),
+		sensors:    s.sensors.Clone(),
+		alarms:     s.alarms.Clone(),
+		workOrders: s.workOrders.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.machines = c.machines
+	s.sensors = c.sensors
+	s.alarms = c.alarms
+	s.workOrders = c.workOrders
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,20 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.UpdateWorkOrder)
 	case "production_stats":
 		return mcpdomain.Bind(args, s.ProductionStats)
+	case "slow_hot_machines":
+		return mcpdomain.Bind(args, s.SlowHotMachines)
+	case "slow_overdue_machines":
+		return mcpdomain.Bind(args, s.SlowOverdueMachines)
+	case "assign_machine_work_orders":
+		return mcpdomain.Bind(args, s.AssignMachineWorkOrders)
+	case "return_machine_to_service":
+		return mcpdomain.Bind(args, s.ReturnMachineToService)
+	case "escalate_machine":
+		return mcpdomain.Bind(args, s.EscalateMachine)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; industrial has: list_machines, set_machine, "+
 		"read_sensors, list_alarms, acknowledge_alarms, set_line_mode, "+
-		"list_work_orders, create_work_order, update_work_order, production_stats", op)
+		"list_work_orders, create_work_order, update_work_order, production_stats, "+
+		"slow_hot_machines, slow_overdue_machines, assign_machine_work_orders, "+
+		"return_machine_to_service, escalate_machine", op)
 }

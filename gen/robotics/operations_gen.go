@@ -400,3 +400,132 @@ func (s *Store) FleetStats(a FleetStatsArgs) (mcpdomain.AggregateResult, error) 
 	})
 	return agg.Result(), nil
 }
+
+// CancelRobotMissionsArgs are the arguments of cancel_robot_missions.
+type CancelRobotMissionsArgs struct {
+	RobotID string `json:"robot_id"`
+}
+
+// cancelRobotMissionsSteps are the steps of cancel_robot_missions, in order.
+var cancelRobotMissionsSteps = []mcpdomain.Step{
+	{Op: opListMissions, With: `{"robot_id":"$robot_id","status":"queued"}`, As: "queued"},
+	{Op: opUpdateMission, ForEach: "$queued.items", With: `{"mission_id":"$item.id","status":"cancelled"}`},
+	{Op: opListMissions, With: `{"robot_id":"$robot_id","status":"active"}`, As: "active"},
+	{Op: opUpdateMission, ForEach: "$active.items", With: `{"mission_id":"$item.id","status":"cancelled"}`},
+}
+
+// CancelRobotMissions runs cancel_robot_missions: Cancel every unfinished
+// mission of one robot (robot ID such as RB012): each of its missions that is
+// queued or active gets status cancelled. Returns the missions cancelled.
+func (s *Store) CancelRobotMissions(a CancelRobotMissionsArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "cancel_robot_missions", cancelRobotMissionsSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SendRobotToChargeArgs are the arguments of send_robot_to_charge.
+type SendRobotToChargeArgs struct {
+	RobotID  string          `json:"robot_id"`
+	Priority MissionPriority `json:"priority"`
+}
+
+// sendRobotToChargeSteps are the steps of send_robot_to_charge, in order.
+var sendRobotToChargeSteps = []mcpdomain.Step{
+	{Op: opGetRobot, With: `{"robot_id":"$robot_id"}`, As: "robot"},
+	{Op: opListChargers, With: `{"zone":"$robot.zone"}`, As: "bays"},
+	{Op: opDispatchMission, With: `{"robot_id":"$robot_id","kind":"return_to_dock","from_station":"$robot.station","to_station":"$bays.items.0.station","priority":"$priority","payload_kg":0}`},
+}
+
+// SendRobotToCharge runs send_robot_to_charge: Send one robot (robot ID such
+// as RB008) to charge: look up the station it is at and its zone, find that
+// zone's chargers, and dispatch a return_to_dock mission with the given
+// priority from its current station to its zone's charging bay (bay_<zone>).
+// Its other missions are not changed. Returns the robot, its zone's chargers
+// (with which are free) and the new mission.
+func (s *Store) SendRobotToCharge(a SendRobotToChargeArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "send_robot_to_charge", sendRobotToChargeSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// RecallLowBatteryRobotsArgs are the arguments of recall_low_battery_robots.
+type RecallLowBatteryRobotsArgs struct {
+	MaxBatteryPct int        `json:"max_battery_pct"`
+	Zone          *RobotZone `json:"zone,omitempty"`
+}
+
+// recallLowBatteryRobotsSteps are the steps of recall_low_battery_robots, in order.
+var recallLowBatteryRobotsSteps = []mcpdomain.Step{
+	{Op: opListRobots, With: `{"zone":"$zone","status":"idle","max_battery_pct":"$max_battery_pct"}`, As: "idle"},
+	{Op: opCancelRobotMissions, ForEach: "$idle.items", With: `{"robot_id":"$item.id"}`},
+	{Op: opSendRobotToCharge, ForEach: "$idle.items", With: `{"robot_id":"$item.id","priority":"urgent"}`},
+	{Op: opListRobots, With: `{"zone":"$zone","status":"working","max_battery_pct":"$max_battery_pct"}`, As: "working"},
+	{Op: opCancelRobotMissions, ForEach: "$working.items", With: `{"robot_id":"$item.id"}`},
+	{Op: opSendRobotToCharge, ForEach: "$working.items", With: `{"robot_id":"$item.id","priority":"urgent"}`},
+}
+
+// RecallLowBatteryRobots runs recall_low_battery_robots: Battery round: every
+// robot in service (idle or working; robots already charging, stopped or in
+// error are left alone) whose battery is at or below a level in percent (e.g.
+// 19 for robots below 20 percent) has its queued and active missions
+// cancelled and is sent to its own zone's charging bay with an urgent
+// return_to_dock mission from the station it is at. Optionally only robots in
+// one zone. Returns each robot recalled, its cancelled missions, its zone's
+// chargers and the new missions.
+func (s *Store) RecallLowBatteryRobots(a RecallLowBatteryRobotsArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "recall_low_battery_robots", recallLowBatteryRobotsSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// StopFaultedRobotsForInspectionArgs are the arguments of
+// stop_faulted_robots_for_inspection.
+type StopFaultedRobotsForInspectionArgs struct {
+	InspectorID string             `json:"inspector_id"`
+	FromStation MissionFromStation `json:"from_station"`
+	Priority    MissionPriority    `json:"priority"`
+	Zone        *RobotZone         `json:"zone,omitempty"`
+}
+
+// stopFaultedRobotsForInspectionSteps are the steps of stop_faulted_robots_for_inspection, in order.
+var stopFaultedRobotsForInspectionSteps = []mcpdomain.Step{
+	{Op: opListRobots, With: `{"zone":"$zone","status":"error"}`, As: "faulted"},
+	{Op: opSetRobot, ForEach: "$faulted.items", With: `{"robot_id":"$item.id","status":"stopped"}`},
+	{Op: opDispatchMission, ForEach: "$faulted.items", With: `{"robot_id":"$inspector_id","kind":"inspect","from_station":"$from_station","to_station":"$item.station","priority":"$priority","payload_kg":0}`},
+}
+
+// StopFaultedRobotsForInspection runs stop_faulted_robots_for_inspection:
+// Stop every robot in error (optionally only those in one zone) and send an
+// inspector robot to each: one inspect mission per faulted robot, from a
+// given station to the station where the faulted robot stands, with the given
+// priority. Returns the faulted robots (with their error codes) and the
+// inspection missions.
+func (s *Store) StopFaultedRobotsForInspection(a StopFaultedRobotsForInspectionArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "stop_faulted_robots_for_inspection", stopFaultedRobotsForInspectionSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -373,6 +373,121 @@ var (
 		Schema:  fleetStatsSchema,
 		Example: `{"function":"avg","field":"battery_pct"}`,
 	}
+	opCancelRobotMissions = &mcpdomain.Operation{
+		Name:     "cancel_robot_missions",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Cancel every unfinished mission of one robot (robot ID such as RB012): each " +
+			"of its missions that is queued or active gets status cancelled. Returns the " +
+			"missions cancelled.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
+		},
+		Schema:  cancelRobotMissionsSchema,
+		Example: `{"robot_id":"RB001"}`,
+	}
+	opSendRobotToCharge = &mcpdomain.Operation{
+		Name:     "send_robot_to_charge",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Send one robot (robot ID such as RB008) to charge: look up the station it " +
+			"is at and its zone, find that zone's chargers, and dispatch a " +
+			"return_to_dock mission with the given priority from its current station to " +
+			"its zone's charging bay (bay_<zone>). Its other missions are not changed. " +
+			"Returns the robot, its zone's chargers (with which are free) and the new " +
+			"mission.",
+		Args: []mcpdomain.Arg{
+			{Name: "robot_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "normal", "high", "urgent"},
+				Hint:     "one of low, normal, high, urgent",
+			},
+		},
+		Schema:  sendRobotToChargeSchema,
+		Example: `{"robot_id":"RB001","priority":"normal"}`,
+	}
+	opRecallLowBatteryRobots = &mcpdomain.Operation{
+		Name:     "recall_low_battery_robots",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Battery round: every robot in service (idle or working; robots already " +
+			"charging, stopped or in error are left alone) whose battery is at or below " +
+			"a level in percent (e.g. 19 for robots below 20 percent) has its queued and " +
+			"active missions cancelled and is sent to its own zone's charging bay with " +
+			"an urgent return_to_dock mission from the station it is at. Optionally only " +
+			"robots in one zone. Returns each robot recalled, its cancelled missions, " +
+			"its zone's chargers and the new missions.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "max_battery_pct", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent"},
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint: "one of storage, assembly, machining, packaging, quality_lab",
+			},
+		},
+		Schema:  recallLowBatteryRobotsSchema,
+		Example: `{"max_battery_pct":78}`,
+	}
+	opStopFaultedRobotsForInspection = &mcpdomain.Operation{
+		Name:     "stop_faulted_robots_for_inspection",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Stop every robot in error (optionally only those in one zone) and send an " +
+			"inspector robot to each: one inspect mission per faulted robot, from a " +
+			"given station to the station where the faulted robot stands, with the given " +
+			"priority. Returns the faulted robots (with their error codes) and the " +
+			"inspection missions.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "inspector_id", Type: "string", Required: true, Entity: "robot", Hint: "robot ID like RB001"},
+			{
+				Name:     "from_station",
+				Type:     "string",
+				Required: true,
+				Enum: []string{
+					"goods_in",
+					"goods_out",
+					"rack_a",
+					"rack_b",
+					"rack_c",
+					"assembly_line_1",
+					"assembly_line_2",
+					"cnc_cell",
+					"packing_station",
+					"qc_bench",
+					"bay_storage",
+					"bay_assembly",
+					"bay_machining",
+					"bay_packaging",
+					"bay_quality_lab",
+				},
+				Hint: "one of goods_in, goods_out, rack_a, rack_b, rack_c, assembly_line_1, " +
+					"assembly_line_2, cnc_cell, packing_station, qc_bench, bay_storage, " +
+					"bay_assembly, bay_machining, bay_packaging, bay_quality_lab",
+			},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "normal", "high", "urgent"},
+				Hint:     "one of low, normal, high, urgent",
+			},
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"storage", "assembly", "machining", "packaging", "quality_lab"},
+				Hint: "one of storage, assembly, machining, packaging, quality_lab",
+			},
+		},
+		Schema:  stopFaultedRobotsForInspectionSchema,
+		Example: `{"inspector_id":"RB001","from_station":"goods_in","priority":"normal"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -387,6 +502,10 @@ var Operations = []*mcpdomain.Operation{
 	opDispatchMission,
 	opUpdateMission,
 	opFleetStats,
+	opCancelRobotMissions,
+	opSendRobotToCharge,
+	opRecallLowBatteryRobots,
+	opStopFaultedRobotsForInspection,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -462,6 +581,34 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: fleetStatsSchema,
 			Operations:  []*mcpdomain.Operation{opFleetStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "cancel_robot_missions",
+			Description: opCancelRobotMissions.Description,
+			InputSchema: cancelRobotMissionsSchema,
+			Operations:  []*mcpdomain.Operation{opCancelRobotMissions},
+		},
+		{
+			Level:       level.L4,
+			Name:        "send_robot_to_charge",
+			Description: opSendRobotToCharge.Description,
+			InputSchema: sendRobotToChargeSchema,
+			Operations:  []*mcpdomain.Operation{opSendRobotToCharge},
+		},
+		{
+			Level:       level.L4,
+			Name:        "recall_low_battery_robots",
+			Description: opRecallLowBatteryRobots.Description,
+			InputSchema: recallLowBatteryRobotsSchema,
+			Operations:  []*mcpdomain.Operation{opRecallLowBatteryRobots},
+		},
+		{
+			Level:       level.L4,
+			Name:        "stop_faulted_robots_for_inspection",
+			Description: opStopFaultedRobotsForInspection.Description,
+			InputSchema: stopFaultedRobotsForInspectionSchema,
+			Operations:  []*mcpdomain.Operation{opStopFaultedRobotsForInspection},
+		},
 	},
 	level.L3: {
 		{
@@ -478,7 +625,15 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Control robots - stop, resume or re-limit one robot, emergency-stop every " +
 				"robot in a zone, or apply a fleet speed mode (normal, night_shift, " +
 				"safe_mode) to the whole fleet or one zone.",
-			Operations: []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode},
+			Operations: []*mcpdomain.Operation{
+				opSetRobot,
+				opEmergencyStopZone,
+				opSetFleetMode,
+				opCancelRobotMissions,
+				opSendRobotToCharge,
+				opRecallLowBatteryRobots,
+				opStopFaultedRobotsForInspection,
+			},
 		},
 		{
 			Level: level.L3,
@@ -511,7 +666,17 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "robotics_control",
 			Description: "Change the robot fleet - set or emergency-stop robots, apply fleet speed " +
 				"modes, dispatch or change missions.",
-			Operations: []*mcpdomain.Operation{opSetRobot, opEmergencyStopZone, opSetFleetMode, opDispatchMission, opUpdateMission},
+			Operations: []*mcpdomain.Operation{
+				opSetRobot,
+				opEmergencyStopZone,
+				opSetFleetMode,
+				opDispatchMission,
+				opUpdateMission,
+				opCancelRobotMissions,
+				opSendRobotToCharge,
+				opRecallLowBatteryRobots,
+				opStopFaultedRobotsForInspection,
+			},
 		},
 	},
 	level.L1: {
@@ -531,6 +696,10 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opDispatchMission,
 				opUpdateMission,
 				opFleetStats,
+				opCancelRobotMissions,
+				opSendRobotToCharge,
+				opRecallLowBatteryRobots,
+				opStopFaultedRobotsForInspection,
 			},
 		},
 	},
@@ -558,7 +727,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "robotics",
 	Title:       "Robot fleet cell",
 	Description: description,
-	SpecSHA256:  "7dbe523f93293da7fdc71d24aa27854fe44eb88ac5194b0e251f531408a5c72c",
+	SpecSHA256:  "0223233bb09d603b1ae97c2d2afd808aab334ff79a045b9d64fa4beb2ef0fa76",
 	Entities:    []string{"robot", "charger", "mission"},
 	Operations:  Operations,
 	Tools:       Tools,

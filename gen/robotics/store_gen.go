@@ -50,6 +50,23 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		robots:   s.robots.Clone(),
+		chargers: s.chargers.Clone(),
+		missions: s.missions.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.robots = c.robots
+	s.chargers = c.chargers
+	s.missions = c.missions
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -109,8 +126,18 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.UpdateMission)
 	case "fleet_stats":
 		return mcpdomain.Bind(args, s.FleetStats)
+	case "cancel_robot_missions":
+		return mcpdomain.Bind(args, s.CancelRobotMissions)
+	case "send_robot_to_charge":
+		return mcpdomain.Bind(args, s.SendRobotToCharge)
+	case "recall_low_battery_robots":
+		return mcpdomain.Bind(args, s.RecallLowBatteryRobots)
+	case "stop_faulted_robots_for_inspection":
+		return mcpdomain.Bind(args, s.StopFaultedRobotsForInspection)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; robotics has: list_robots, get_robot, list_chargers, "+
 		"set_robot, emergency_stop_zone, set_fleet_mode, list_missions, "+
-		"dispatch_mission, update_mission, fleet_stats", op)
+		"dispatch_mission, update_mission, fleet_stats, cancel_robot_missions, "+
+		"send_robot_to_charge, recall_low_battery_robots, "+
+		"stop_faulted_robots_for_inspection", op)
 }
