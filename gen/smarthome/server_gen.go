@@ -254,7 +254,7 @@ var (
 	opReplaceDeviceRules = &mcpdomain.Operation{
 		Name:     "replace_device_rules",
 		Kind:     opkind.Workflow,
-		Category: "action_execution",
+		Category: "configuration",
 		Description: "Replace the automation of one device: delete every rule that acts on the " +
 			"device, create the new rule that switches it when a sensor reading goes " +
 			"above or below a threshold, and list the device's rules afterwards.",
@@ -430,13 +430,13 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "set_room_mode",
 			Description: "Control devices - change one device, or apply a mode (night, away, comfort) " +
 				"to a whole room.",
-			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opReplaceDeviceRules},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode},
 		},
 		{
 			Level:       level.L3,
 			Name:        "manage_automation",
 			Description: "Manage automation rules - list, create or delete them.",
-			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
+			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule, opReplaceDeviceRules},
 		},
 		{
 			Level:       level.L3,
@@ -508,7 +508,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "smarthome",
 	Title:       "Smart home",
 	Description: description,
-	SpecSHA256:  "deac0dd381feadef18fc43a361c557a74fcd7d8b17e13edc72151fbaf805c414",
+	SpecSHA256:  "40a4fdacd61c5ad3430b17d15437910f5142bd0cb64cd8c6d6e6f834129edb37",
 	Entities:    []string{"device", "sensor", "event", "rule"},
 	Operations:  Operations,
 	Tools:       Tools,

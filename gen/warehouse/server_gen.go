@@ -291,7 +291,7 @@ var (
 	opMoveShelfContents = &mcpdomain.Operation{
 		Name:     "move_shelf_contents",
 		Kind:     opkind.Workflow,
-		Category: "action_execution",
+		Category: "configuration",
 		Description: "Move everything stored on one shelf to another shelf (e.g. off a shelf that " +
 			"is too warm or going into maintenance): every item on the first shelf is " +
 			"relocated to the second, quantities unchanged.",
@@ -504,7 +504,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
 				"item or door, create an order, or change an order's status, priority, " +
 				"quantity or dock door (set status cancelled to cancel it).",
-			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder, opMoveShelfContents, opPrioritizeItemOrders},
+			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder, opPrioritizeItemOrders},
 		},
 		{
 			Level: level.L3,
@@ -512,7 +512,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Set up the warehouse - correct an item's stock count, move it to another " +
 				"shelf or change its reorder point, list the dock doors (DK###), and put the " +
 				"doors of a yard into a mode (receiving, shipping, cold_chain, closed).",
-			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDockMode, opMoveShelfContents},
 		},
 		{
 			Level: level.L3,
@@ -596,7 +596,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "warehouse",
 	Title:       "Distribution warehouse",
 	Description: description,
-	SpecSHA256:  "c3eb7b3f98a732e2b64c107a459cc23e0997584edaa7013c4ede291124f7d9ce",
+	SpecSHA256:  "413ce7f84570b04eeb044c3ddb871e5d961d2113b53be340224a2578059ff561",
 	Entities:    []string{"shelf", "item", "order", "dock"},
 	Operations:  Operations,
 	Tools:       Tools,
