@@ -370,3 +370,96 @@ func (s *Store) SensorStats(a SensorStatsArgs) (mcpdomain.AggregateResult, error
 	})
 	return agg.Result(), nil
 }
+
+// ReplaceDeviceRulesArgs are the arguments of replace_device_rules.
+type ReplaceDeviceRulesArgs struct {
+	ActionDevice  string          `json:"action_device"`
+	Name          string          `json:"name"`
+	TriggerSensor string          `json:"trigger_sensor"`
+	Condition     RuleCondition   `json:"condition"`
+	Threshold     float64         `json:"threshold"`
+	ActionPower   RuleActionPower `json:"action_power"`
+	Enabled       *bool           `json:"enabled,omitempty"`
+	Days          []RuleDaysItem  `json:"days,omitempty"`
+}
+
+// replaceDeviceRulesSteps are the steps of replace_device_rules, in order.
+var replaceDeviceRulesSteps = []mcpdomain.Step{
+	{Op: opListRules, With: `{"action_device":"$action_device"}`, As: "old"},
+	{Op: opDeleteRule, ForEach: "$old.items", With: `{"rule_id":"$item.id"}`},
+	{Op: opCreateRule, With: `{"name":"$name","trigger_sensor":"$trigger_sensor","condition":"$condition","threshold":"$threshold","action_device":"$action_device","action_power":"$action_power","enabled":"$enabled","days":"$days"}`},
+	{Op: opListRules, With: `{"action_device":"$action_device"}`},
+}
+
+// ReplaceDeviceRules runs replace_device_rules: Replace the automation of one
+// device: delete every rule that acts on the device, create the new rule that
+// switches it when a sensor reading goes above or below a threshold, and list
+// the device's rules afterwards.
+func (s *Store) ReplaceDeviceRules(a ReplaceDeviceRulesArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "replace_device_rules", replaceDeviceRulesSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SecurityCheckArgs are the arguments of security_check.
+type SecurityCheckArgs struct {
+	Since *string `json:"since,omitempty"`
+}
+
+// securityCheckSteps are the steps of security_check, in order.
+var securityCheckSteps = []mcpdomain.Step{
+	{Op: opReadSensors, With: `{"kind":"motion"}`},
+	{Op: opListEvents, With: `{"min_timestamp":"$since"}`},
+	{Op: opListDevices, With: `{"kind":"lock"}`},
+}
+
+// SecurityCheck runs security_check: Security check of the house in one call:
+// the motion sensors with the events each has counted, every entry of the
+// event log (doors, motion, power changes, alerts) since a time, and the
+// state of every lock.
+func (s *Store) SecurityCheck(a SecurityCheckArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "security_check", securityCheckSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// HomeReportArgs are the arguments of home_report.
+type HomeReportArgs struct {
+	Since *string `json:"since,omitempty"`
+}
+
+// homeReportSteps are the steps of home_report, in order.
+var homeReportSteps = []mcpdomain.Step{
+	{Op: opReadSensors, With: `{}`},
+	{Op: opSensorStats, With: `{"function":"avg","field":"value","group_by":"kind"}`},
+	{Op: opListEvents, With: `{"kind":"alert","min_timestamp":"$since"}`},
+	{Op: opListDevices, With: `{}`},
+}
+
+// HomeReport runs home_report: Status report of the whole home in one call:
+// the latest reading and battery of every sensor, the average reading per
+// kind of sensor, the alerts in the event log (optionally only those since a
+// time), and every device with its current state.
+func (s *Store) HomeReport(a HomeReportArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "home_report", homeReportSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -251,6 +251,58 @@ var (
 		Schema:  sensorStatsSchema,
 		Example: `{"function":"avg","field":"value"}`,
 	}
+	opReplaceDeviceRules = &mcpdomain.Operation{
+		Name:     "replace_device_rules",
+		Kind:     opkind.Workflow,
+		Category: "configuration",
+		Description: "Replace the automation of one device: delete every rule that acts on the " +
+			"device, create the new rule that switches it when a sensor reading goes " +
+			"above or below a threshold, and list the device's rules afterwards.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "action_device", Type: "string", Required: true, Entity: "device", Hint: "device ID like DV001"},
+			{Name: "name", Type: "string", Required: true, Hint: "string"},
+			{Name: "trigger_sensor", Type: "string", Required: true, Entity: "sensor", Hint: "sensor ID like SN001"},
+			{Name: "condition", Type: "string", Required: true, Enum: []string{"above", "below"}, Hint: "one of above, below"},
+			{Name: "threshold", Type: "number", Required: true, Hint: "number"},
+			{Name: "action_power", Type: "string", Required: true, Enum: []string{"on", "off"}, Hint: "one of on, off"},
+			{Name: "enabled", Type: "boolean", Hint: "boolean"},
+			{Name: "days", Type: "array", Hint: "array"},
+		},
+		Schema:  replaceDeviceRulesSchema,
+		Example: `{"action_device":"DV013","name":"Garage motion light","trigger_sensor":"SN010","condition":"above","threshold":0,"action_power":"on"}`,
+	}
+	opSecurityCheck = &mcpdomain.Operation{
+		Name:     "security_check",
+		Kind:     opkind.Workflow,
+		Category: "status_query",
+		Description: "Security check of the house in one call: the motion sensors with the events " +
+			"each has counted, every entry of the event log (doors, motion, power " +
+			"changes, alerts) since a time, and the state of every lock.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "since", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
+		},
+		Schema:  securityCheckSchema,
+		Example: `{}`,
+	}
+	opHomeReport = &mcpdomain.Operation{
+		Name:     "home_report",
+		Kind:     opkind.Workflow,
+		Category: "status_query",
+		Description: "Status report of the whole home in one call: the latest reading and battery " +
+			"of every sensor, the average reading per kind of sensor, the alerts in the " +
+			"event log (optionally only those since a time), and every device with its " +
+			"current state.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "since", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
+		},
+		Schema:  homeReportSchema,
+		Example: `{}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -265,6 +317,9 @@ var Operations = []*mcpdomain.Operation{
 	opCreateRule,
 	opDeleteRule,
 	opSensorStats,
+	opReplaceDeviceRules,
+	opSecurityCheck,
+	opHomeReport,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -340,6 +395,27 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: sensorStatsSchema,
 			Operations:  []*mcpdomain.Operation{opSensorStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "replace_device_rules",
+			Description: opReplaceDeviceRules.Description,
+			InputSchema: replaceDeviceRulesSchema,
+			Operations:  []*mcpdomain.Operation{opReplaceDeviceRules},
+		},
+		{
+			Level:       level.L4,
+			Name:        "security_check",
+			Description: opSecurityCheck.Description,
+			InputSchema: securityCheckSchema,
+			Operations:  []*mcpdomain.Operation{opSecurityCheck},
+		},
+		{
+			Level:       level.L4,
+			Name:        "home_report",
+			Description: opHomeReport.Description,
+			InputSchema: homeReportSchema,
+			Operations:  []*mcpdomain.Operation{opHomeReport},
+		},
 	},
 	level.L3: {
 		{
@@ -347,7 +423,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "get_room_status",
 			Description: "Look up devices and sensors - list them by room or kind, get one device, " +
 				"read sensor values.",
-			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors},
+			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opSecurityCheck, opHomeReport},
 		},
 		{
 			Level: level.L3,
@@ -360,7 +436,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Level:       level.L3,
 			Name:        "manage_automation",
 			Description: "Manage automation rules - list, create or delete them.",
-			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule},
+			Operations:  []*mcpdomain.Operation{opListRules, opCreateRule, opDeleteRule, opReplaceDeviceRules},
 		},
 		{
 			Level:       level.L3,
@@ -375,14 +451,14 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "smart_home_query",
 			Description: "Read anything in the smart home - devices, sensors, events, rules, " +
 				"statistics. Nothing changes.",
-			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats},
+			Operations: []*mcpdomain.Operation{opListDevices, opGetDevice, opReadSensors, opListEvents, opListRules, opSensorStats, opSecurityCheck, opHomeReport},
 		},
 		{
 			Level: level.L2,
 			Name:  "smart_home_control",
 			Description: "Change the smart home - set devices, apply room modes, create or delete " +
 				"automation rules.",
-			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule},
+			Operations: []*mcpdomain.Operation{opSetDevice, opSetRoomMode, opCreateRule, opDeleteRule, opReplaceDeviceRules},
 		},
 	},
 	level.L1: {
@@ -402,6 +478,9 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opCreateRule,
 				opDeleteRule,
 				opSensorStats,
+				opReplaceDeviceRules,
+				opSecurityCheck,
+				opHomeReport,
 			},
 		},
 	},
@@ -429,7 +508,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "smarthome",
 	Title:       "Smart home",
 	Description: description,
-	SpecSHA256:  "07cae5a07163393f4d19ecdce48d54bd47d8bc07a1f9bdb5a79c4b5d9dc744ef",
+	SpecSHA256:  "40a4fdacd61c5ad3430b17d15437910f5142bd0cb64cd8c6d6e6f834129edb37",
 	Entities:    []string{"device", "sensor", "event", "rule"},
 	Operations:  Operations,
 	Tools:       Tools,

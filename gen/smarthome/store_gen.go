@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		devices: s.devices.Clone(),
+		sensors: s.sensors.Clone(),
+		events:  s.events.Clone(),
+		rules:   s.rules.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.devices = c.devices
+	s.sensors = c.sensors
+	s.events = c.events
+	s.rules = c.rules
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,14 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.DeleteRule)
 	case "sensor_stats":
 		return mcpdomain.Bind(args, s.SensorStats)
+	case "replace_device_rules":
+		return mcpdomain.Bind(args, s.ReplaceDeviceRules)
+	case "security_check":
+		return mcpdomain.Bind(args, s.SecurityCheck)
+	case "home_report":
+		return mcpdomain.Bind(args, s.HomeReport)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; smarthome has: list_devices, get_device, set_device, "+
 		"read_sensors, list_events, set_room_mode, list_rules, create_rule, "+
-		"delete_rule, sensor_stats", op)
+		"delete_rule, sensor_stats, replace_device_rules, security_check, home_report", op)
 }

@@ -471,3 +471,142 @@ func (s *Store) AlertStats(a AlertStatsArgs) (mcpdomain.AggregateResult, error) 
 	})
 	return agg.Result(), nil
 }
+
+// ConfigureZoneCamerasArgs are the arguments of configure_zone_cameras.
+type ConfigureZoneCamerasArgs struct {
+	Zone              CameraZone        `json:"zone"`
+	CurrentRecording  *CameraRecording  `json:"current_recording,omitempty"`
+	Recording         *CameraRecording  `json:"recording,omitempty"`
+	NightVision       *bool             `json:"night_vision,omitempty"`
+	Resolution        *CameraResolution `json:"resolution,omitempty"`
+	MotionSensitivity *int              `json:"motion_sensitivity,omitempty"`
+	RetentionDays     *int              `json:"retention_days,omitempty"`
+}
+
+// configureZoneCamerasSteps are the steps of configure_zone_cameras, in order.
+var configureZoneCamerasSteps = []mcpdomain.Step{
+	{Op: opListCameras, With: `{"zone":"$zone","recording":"$current_recording"}`, As: "cams"},
+	{Op: opSetCamera, ForEach: "$cams.items", With: `{"camera_id":"$item.id","recording":"$recording","night_vision":"$night_vision","resolution":"$resolution","motion_sensitivity":"$motion_sensitivity","retention_days":"$retention_days"}`},
+}
+
+// ConfigureZoneCameras runs configure_zone_cameras: Apply the same settings
+// to every camera of one zone at once (offline ones keep them for when they
+// come back), optionally only to those that record in one mode now: recording
+// mode, night vision, resolution, motion sensitivity or retention. Only the
+// given settings change.
+func (s *Store) ConfigureZoneCameras(a ConfigureZoneCamerasArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "configure_zone_cameras", configureZoneCamerasSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// AcknowledgeAndCountArgs are the arguments of acknowledge_and_count.
+type AcknowledgeAndCountArgs struct {
+	Zone     *AlertZone     `json:"zone,omitempty"`
+	Kind     *AlertKind     `json:"kind,omitempty"`
+	Severity *AlertSeverity `json:"severity,omitempty"`
+	CameraID *string        `json:"camera_id,omitempty"`
+	DoorID   *string        `json:"door_id,omitempty"`
+}
+
+// acknowledgeAndCountSteps are the steps of acknowledge_and_count, in order.
+var acknowledgeAndCountSteps = []mcpdomain.Step{
+	{Op: opAcknowledgeAlerts, With: `{"zone":"$zone","kind":"$kind","severity":"$severity","camera_id":"$camera_id","door_id":"$door_id"}`},
+	{Op: opAlertStats, With: `{"acknowledged":false,"group_by":"zone"}`},
+}
+
+// AcknowledgeAndCount runs acknowledge_and_count: Acknowledge every
+// unacknowledged alert that matches the given filters (zone, kind, severity,
+// camera or door; filters combine, none acknowledges every open alert), then
+// count the alerts still unacknowledged in each zone.
+func (s *Store) AcknowledgeAndCount(a AcknowledgeAndCountArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "acknowledge_and_count", acknowledgeAndCountSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SecureZoneDoorsArgs are the arguments of secure_zone_doors.
+type SecureZoneDoorsArgs struct {
+	Zone DoorZone `json:"zone"`
+}
+
+// secureZoneDoorsSteps are the steps of secure_zone_doors, in order.
+var secureZoneDoorsSteps = []mcpdomain.Step{
+	{Op: opListDoors, With: `{"zone":"$zone","locked":false}`, As: "open"},
+	{Op: opSetDoor, ForEach: "$open.items", With: `{"door_id":"$item.id","locked":true,"alarm_armed":true}`},
+}
+
+// SecureZoneDoors runs secure_zone_doors: Lock and arm every door and gate of
+// one zone that is currently unlocked, leaving badge access as it is.
+func (s *Store) SecureZoneDoors(a SecureZoneDoorsArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "secure_zone_doors", secureZoneDoorsSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SecureBlindZonesArgs are the arguments of secure_blind_zones.
+type SecureBlindZonesArgs struct{}
+
+// secureBlindZonesSteps are the steps of secure_blind_zones, in order.
+var secureBlindZonesSteps = []mcpdomain.Step{
+	{Op: opListCameras, With: `{"status":"offline"}`, As: "down"},
+	{Op: opSecureZoneDoors, ForEach: "$down.items", With: `{"zone":"$item.zone"}`},
+}
+
+// SecureBlindZones runs secure_blind_zones: Cover the zones that offline
+// cameras leave unwatched: find every offline camera and lock and arm each
+// unlocked door and gate in its zone, leaving badge access as it is.
+func (s *Store) SecureBlindZones(a SecureBlindZonesArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "secure_blind_zones", secureBlindZonesSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// SecurityOverviewArgs are the arguments of security_overview.
+type SecurityOverviewArgs struct{}
+
+// securityOverviewSteps are the steps of security_overview, in order.
+var securityOverviewSteps = []mcpdomain.Step{
+	{Op: opAlertStats, With: `{"acknowledged":false,"group_by":"zone"}`},
+	{Op: opListDoors, With: `{"locked":false}`},
+	{Op: opListCameras, With: `{"status":"offline"}`},
+}
+
+// SecurityOverview runs security_overview: Security overview of the campus in
+// one call: the number of unacknowledged alerts per zone, every door or gate
+// that is unlocked, and every camera that is offline.
+func (s *Store) SecurityOverview(a SecurityOverviewArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "security_overview", securityOverviewSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

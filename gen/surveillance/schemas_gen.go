@@ -32,3 +32,20 @@ const openIncidentSchema = `{"type":"object","properties":{"title":{"type":"stri
 
 // alertStatsSchema is the JSON Schema of alert_stats's arguments.
 const alertStatsSchema = `{"type":"object","properties":{"group_by":{"type":"string","description":"Give one value per zone or kind or severity or camera_id instead of one overall value.","enum":["zone","kind","severity","camera_id"]},"zone":{"type":"string","description":"Only alerts whose zone is this value. Campus zone the alert comes from.","enum":["office","car_park","warehouse","loading_dock","perimeter"]},"kind":{"type":"string","description":"Only alerts whose kind is this value. What was detected: motion, intrusion (a person crossing a fence or restricted line), loitering, camera tampering (view blocked or moved), camera offline, door forced open, or door held open.","enum":["motion","intrusion","loitering","tamper","camera_offline","door_forced","door_held_open"]},"severity":{"type":"string","description":"Only alerts whose severity is this value. Severity of the alert.","enum":["low","medium","high","critical"]},"acknowledged":{"type":"boolean","description":"Only alerts whose acknowledged is this value. Whether an operator has acknowledged the alert."}},"additionalProperties":false}`
+
+// configureZoneCamerasSchema is the JSON Schema of configure_zone_cameras's
+// arguments.
+const configureZoneCamerasSchema = `{"type":"object","properties":{"zone":{"type":"string","description":"Zone whose cameras to configure.","enum":["office","car_park","warehouse","loading_dock","perimeter"]},"current_recording":{"type":"string","description":"Only cameras that record in this mode now (all cameras of the zone when left out).","enum":["continuous","motion","off"]},"recording":{"type":"string","description":"New recording mode.","enum":["continuous","motion","off"]},"night_vision":{"type":"boolean","description":"Night vision on or off."},"resolution":{"type":"string","description":"New recording resolution.","enum":["720p","1080p","1440p","4k"]},"motion_sensitivity":{"type":"integer","description":"New motion sensitivity in percent. Integer from 0 to 100, in percent.","minimum":0,"maximum":100},"retention_days":{"type":"integer","description":"New footage retention in days. Integer from 1 to 90, in days.","minimum":1,"maximum":90}},"required":["zone"],"additionalProperties":false}`
+
+// acknowledgeAndCountSchema is the JSON Schema of acknowledge_and_count's
+// arguments.
+const acknowledgeAndCountSchema = `{"type":"object","properties":{"zone":{"type":"string","description":"Only alerts of this zone.","enum":["office","car_park","warehouse","loading_dock","perimeter"]},"kind":{"type":"string","description":"Only alerts of this kind.","enum":["motion","intrusion","loitering","tamper","camera_offline","door_forced","door_held_open"]},"severity":{"type":"string","description":"Only alerts of this severity.","enum":["low","medium","high","critical"]},"camera_id":{"type":"string","description":"Only alerts raised by this camera. ID of a camera, like CM001.","pattern":"^CM[0-9]{3,}$"},"door_id":{"type":"string","description":"Only alerts raised by this door. ID of a door, like DR001.","pattern":"^DR[0-9]{3,}$"}},"additionalProperties":false}`
+
+// secureZoneDoorsSchema is the JSON Schema of secure_zone_doors's arguments.
+const secureZoneDoorsSchema = `{"type":"object","properties":{"zone":{"type":"string","description":"Zone whose unlocked doors to lock and arm.","enum":["office","car_park","warehouse","loading_dock","perimeter"]}},"required":["zone"],"additionalProperties":false}`
+
+// secureBlindZonesSchema is the JSON Schema of secure_blind_zones's arguments.
+const secureBlindZonesSchema = `{"type":"object","properties":{},"additionalProperties":false}`
+
+// securityOverviewSchema is the JSON Schema of security_overview's arguments.
+const securityOverviewSchema = `{"type":"object","properties":{},"additionalProperties":false}`

@@ -329,6 +329,116 @@ var (
 		Schema:  alertStatsSchema,
 		Example: `{}`,
 	}
+	opConfigureZoneCameras = &mcpdomain.Operation{
+		Name:     "configure_zone_cameras",
+		Kind:     opkind.Workflow,
+		Category: "configuration",
+		Description: "Apply the same settings to every camera of one zone at once (offline ones " +
+			"keep them for when they come back), optionally only to those that record in " +
+			"one mode now: recording mode, night vision, resolution, motion sensitivity " +
+			"or retention. Only the given settings change.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "zone",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+				Hint:     "one of office, car_park, warehouse, loading_dock, perimeter",
+			},
+			{
+				Name: "current_recording",
+				Type: "string",
+				Enum: []string{"continuous", "motion", "off"},
+				Hint: "one of continuous, motion, off",
+			},
+			{Name: "recording", Type: "string", Enum: []string{"continuous", "motion", "off"}, Hint: "one of continuous, motion, off"},
+			{Name: "night_vision", Type: "boolean", Hint: "boolean"},
+			{Name: "resolution", Type: "string", Enum: []string{"720p", "1080p", "1440p", "4k"}, Hint: "one of 720p, 1080p, 1440p, 4k"},
+			{Name: "motion_sensitivity", Type: "integer", Hint: "integer from 0 to 100, in percent"},
+			{Name: "retention_days", Type: "integer", Hint: "integer from 1 to 90, in days"},
+		},
+		Schema:  configureZoneCamerasSchema,
+		Example: `{"zone":"office"}`,
+	}
+	opAcknowledgeAndCount = &mcpdomain.Operation{
+		Name:     "acknowledge_and_count",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Acknowledge every unacknowledged alert that matches the given filters " +
+			"(zone, kind, severity, camera or door; filters combine, none acknowledges " +
+			"every open alert), then count the alerts still unacknowledged in each zone.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name: "zone",
+				Type: "string",
+				Enum: []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+				Hint: "one of office, car_park, warehouse, loading_dock, perimeter",
+			},
+			{
+				Name: "kind",
+				Type: "string",
+				Enum: []string{"motion", "intrusion", "loitering", "tamper", "camera_offline", "door_forced", "door_held_open"},
+				Hint: "one of motion, intrusion, loitering, tamper, camera_offline, door_forced, " +
+					"door_held_open",
+			},
+			{
+				Name: "severity",
+				Type: "string",
+				Enum: []string{"low", "medium", "high", "critical"},
+				Hint: "one of low, medium, high, critical",
+			},
+			{Name: "camera_id", Type: "string", Entity: "camera", Hint: "camera ID like CM001"},
+			{Name: "door_id", Type: "string", Entity: "door", Hint: "door ID like DR001"},
+		},
+		Schema:  acknowledgeAndCountSchema,
+		Example: `{}`,
+	}
+	opSecureZoneDoors = &mcpdomain.Operation{
+		Name:     "secure_zone_doors",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Lock and arm every door and gate of one zone that is currently unlocked, " +
+			"leaving badge access as it is.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "zone",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"office", "car_park", "warehouse", "loading_dock", "perimeter"},
+				Hint:     "one of office, car_park, warehouse, loading_dock, perimeter",
+			},
+		},
+		Schema:  secureZoneDoorsSchema,
+		Example: `{"zone":"office"}`,
+	}
+	opSecureBlindZones = &mcpdomain.Operation{
+		Name:     "secure_blind_zones",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Cover the zones that offline cameras leave unwatched: find every offline " +
+			"camera and lock and arm each unlocked door and gate in its zone, leaving " +
+			"badge access as it is.",
+		Destructive: true,
+		Args:        []mcpdomain.Arg{},
+		Schema:      secureBlindZonesSchema,
+		Example:     `{}`,
+	}
+	opSecurityOverview = &mcpdomain.Operation{
+		Name:     "security_overview",
+		Kind:     opkind.Workflow,
+		Category: "status_query",
+		Description: "Security overview of the campus in one call: the number of unacknowledged " +
+			"alerts per zone, every door or gate that is unlocked, and every camera that " +
+			"is offline.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args:       []mcpdomain.Arg{},
+		Schema:     securityOverviewSchema,
+		Example:    `{}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -343,6 +453,11 @@ var Operations = []*mcpdomain.Operation{
 	opAcknowledgeAlerts,
 	opOpenIncident,
 	opAlertStats,
+	opConfigureZoneCameras,
+	opAcknowledgeAndCount,
+	opSecureZoneDoors,
+	opSecureBlindZones,
+	opSecurityOverview,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -418,6 +533,41 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: alertStatsSchema,
 			Operations:  []*mcpdomain.Operation{opAlertStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "configure_zone_cameras",
+			Description: opConfigureZoneCameras.Description,
+			InputSchema: configureZoneCamerasSchema,
+			Operations:  []*mcpdomain.Operation{opConfigureZoneCameras},
+		},
+		{
+			Level:       level.L4,
+			Name:        "acknowledge_and_count",
+			Description: opAcknowledgeAndCount.Description,
+			InputSchema: acknowledgeAndCountSchema,
+			Operations:  []*mcpdomain.Operation{opAcknowledgeAndCount},
+		},
+		{
+			Level:       level.L4,
+			Name:        "secure_zone_doors",
+			Description: opSecureZoneDoors.Description,
+			InputSchema: secureZoneDoorsSchema,
+			Operations:  []*mcpdomain.Operation{opSecureZoneDoors},
+		},
+		{
+			Level:       level.L4,
+			Name:        "secure_blind_zones",
+			Description: opSecureBlindZones.Description,
+			InputSchema: secureBlindZonesSchema,
+			Operations:  []*mcpdomain.Operation{opSecureBlindZones},
+		},
+		{
+			Level:       level.L4,
+			Name:        "security_overview",
+			Description: opSecurityOverview.Description,
+			InputSchema: securityOverviewSchema,
+			Operations:  []*mcpdomain.Operation{opSecurityOverview},
+		},
 	},
 	level.L3: {
 		{
@@ -426,7 +576,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up the campus - list cameras (CM###) by zone, status, recording mode " +
 				"or stored footage, get one camera, and list doors and gates (DR###) with " +
 				"their lock, alarm and badge state.",
-			Operations: []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors},
+			Operations: []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opSecurityOverview},
 		},
 		{
 			Level: level.L3,
@@ -434,15 +584,22 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Act on security - lock, unlock, arm or disarm one door, apply a security " +
 				"mode (day, night, lockdown) to a zone or the whole campus, acknowledge " +
 				"alerts, or open a security incident.",
-			Operations: []*mcpdomain.Operation{opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
+			Operations: []*mcpdomain.Operation{
+				opSetDoor,
+				opSetSecurityMode,
+				opAcknowledgeAlerts,
+				opOpenIncident,
+				opAcknowledgeAndCount,
+				opSecureZoneDoors,
+				opSecureBlindZones,
+			},
 		},
 		{
 			Level: level.L3,
 			Name:  "configure_cameras",
 			Description: "Configure one camera (CM###) - recording mode, night vision, resolution, " +
 				"motion sensitivity or footage retention.",
-			InputSchema: setCameraSchema,
-			Operations:  []*mcpdomain.Operation{opSetCamera},
+			Operations: []*mcpdomain.Operation{opSetCamera, opConfigureZoneCameras},
 		},
 		{
 			Level: level.L3,
@@ -459,14 +616,24 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "surveillance_query",
 			Description: "Read anything on the campus - cameras, doors and gates, alerts and alert " +
 				"counts. Nothing changes.",
-			Operations: []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats},
+			Operations: []*mcpdomain.Operation{opListCameras, opGetCamera, opListDoors, opListAlerts, opAlertStats, opSecurityOverview},
 		},
 		{
 			Level: level.L2,
 			Name:  "surveillance_control",
 			Description: "Change the campus - camera settings, door locks and alarms, zone security " +
 				"modes, acknowledging alerts and opening incidents.",
-			Operations: []*mcpdomain.Operation{opSetCamera, opSetDoor, opSetSecurityMode, opAcknowledgeAlerts, opOpenIncident},
+			Operations: []*mcpdomain.Operation{
+				opSetCamera,
+				opSetDoor,
+				opSetSecurityMode,
+				opAcknowledgeAlerts,
+				opOpenIncident,
+				opConfigureZoneCameras,
+				opAcknowledgeAndCount,
+				opSecureZoneDoors,
+				opSecureBlindZones,
+			},
 		},
 	},
 	level.L1: {
@@ -486,6 +653,11 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opAcknowledgeAlerts,
 				opOpenIncident,
 				opAlertStats,
+				opConfigureZoneCameras,
+				opAcknowledgeAndCount,
+				opSecureZoneDoors,
+				opSecureBlindZones,
+				opSecurityOverview,
 			},
 		},
 	},
@@ -513,7 +685,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "surveillance",
 	Title:       "Campus video surveillance and access control",
 	Description: description,
-	SpecSHA256:  "1569368ad31b4342cd20616a708994a0b8ca570097060a09bb04e6fe4905677d",
+	SpecSHA256:  "15c4e1a0d68e020d5c1e46c8d8f40f28617a6cac5352ee8caab034516f7cce45",
 	Entities:    []string{"camera", "door", "alert", "incident"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		cameras:   s.cameras.Clone(),
+		doors:     s.doors.Clone(),
+		alerts:    s.alerts.Clone(),
+		incidents: s.incidents.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.cameras = c.cameras
+	s.doors = c.doors
+	s.alerts = c.alerts
+	s.incidents = c.incidents
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -115,8 +134,20 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.OpenIncident)
 	case "alert_stats":
 		return mcpdomain.Bind(args, s.AlertStats)
+	case "configure_zone_cameras":
+		return mcpdomain.Bind(args, s.ConfigureZoneCameras)
+	case "acknowledge_and_count":
+		return mcpdomain.Bind(args, s.AcknowledgeAndCount)
+	case "secure_zone_doors":
+		return mcpdomain.Bind(args, s.SecureZoneDoors)
+	case "secure_blind_zones":
+		return mcpdomain.Bind(args, s.SecureBlindZones)
+	case "security_overview":
+		return mcpdomain.Bind(args, s.SecurityOverview)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; surveillance has: list_cameras, get_camera, "+
 		"set_camera, list_doors, set_door, set_security_mode, list_alerts, "+
-		"acknowledge_alerts, open_incident, alert_stats", op)
+		"acknowledge_alerts, open_incident, alert_stats, configure_zone_cameras, "+
+		"acknowledge_and_count, secure_zone_doors, secure_blind_zones, "+
+		"security_overview", op)
 }

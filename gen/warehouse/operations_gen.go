@@ -455,3 +455,114 @@ func (s *Store) InventoryStats(a InventoryStatsArgs) (mcpdomain.AggregateResult,
 	})
 	return agg.Result(), nil
 }
+
+// MoveShelfContentsArgs are the arguments of move_shelf_contents.
+type MoveShelfContentsArgs struct {
+	FromShelf string `json:"from_shelf"`
+	ToShelf   string `json:"to_shelf"`
+}
+
+// moveShelfContentsSteps are the steps of move_shelf_contents, in order.
+var moveShelfContentsSteps = []mcpdomain.Step{
+	{Op: opSearchInventory, With: `{"shelf_id":"$from_shelf"}`, As: "stock"},
+	{Op: opAdjustStock, ForEach: "$stock.items", With: `{"item_id":"$item.id","shelf_id":"$to_shelf"}`},
+}
+
+// MoveShelfContents runs move_shelf_contents: Move everything stored on one
+// shelf to another shelf (e.g. off a shelf that is too warm or going into
+// maintenance): every item on the first shelf is relocated to the second,
+// quantities unchanged.
+func (s *Store) MoveShelfContents(a MoveShelfContentsArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "move_shelf_contents", moveShelfContentsSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// PrioritizeItemOrdersArgs are the arguments of prioritize_item_orders.
+type PrioritizeItemOrdersArgs struct {
+	ItemID   string        `json:"item_id"`
+	Priority OrderPriority `json:"priority"`
+}
+
+// prioritizeItemOrdersSteps are the steps of prioritize_item_orders, in order.
+var prioritizeItemOrdersSteps = []mcpdomain.Step{
+	{Op: opListOrders, With: `{"item_id":"$item_id","status":"pending"}`, As: "orders"},
+	{Op: opUpdateOrder, ForEach: "$orders.items", With: `{"order_id":"$item.id","priority":"$priority"}`},
+}
+
+// PrioritizeItemOrders runs prioritize_item_orders: Give every pending order
+// of one item a new priority (e.g. urgent, so the orders for goods that were
+// moved or are running out leave first).
+func (s *Store) PrioritizeItemOrders(a PrioritizeItemOrdersArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "prioritize_item_orders", prioritizeItemOrdersSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// OrderStockCheckArgs are the arguments of order_stock_check.
+type OrderStockCheckArgs struct {
+	Status   OrderStatus `json:"status"`
+	Customer *string     `json:"customer,omitempty"`
+}
+
+// orderStockCheckSteps are the steps of order_stock_check, in order.
+var orderStockCheckSteps = []mcpdomain.Step{
+	{Op: opListOrders, With: `{"status":"$status","customer":"$customer"}`, As: "orders"},
+	{Op: opGetItem, ForEach: "$orders.items", With: `{"item_id":"$item.item_id"}`},
+}
+
+// OrderStockCheck runs order_stock_check: Check orders against stock in one
+// call: list the orders in one status (e.g. every pending order, optionally
+// only one customer's) and look up the current stock of the item each of them
+// orders, to see which orders the stock covers.
+func (s *Store) OrderStockCheck(a OrderStockCheckArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "order_stock_check", orderStockCheckSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}
+
+// CustomerOrderReviewArgs are the arguments of customer_order_review.
+type CustomerOrderReviewArgs struct {
+	Customer string       `json:"customer"`
+	Status   *OrderStatus `json:"status,omitempty"`
+}
+
+// customerOrderReviewSteps are the steps of customer_order_review, in order.
+var customerOrderReviewSteps = []mcpdomain.Step{
+	{Op: opListOrders, With: `{"customer":"$customer","status":"$status"}`},
+	{Op: opSearchInventory, With: `{}`},
+}
+
+// CustomerOrderReview runs customer_order_review: Prepare a customer's new
+// order in one call: the customer's orders in one status (e.g. pending, to
+// see what a new order replaces) and the stock of every item in the
+// warehouse, to see which products the stock covers.
+func (s *Store) CustomerOrderReview(a CustomerOrderReviewArgs) (mcpdomain.WorkflowResult, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c := s.clone()
+	res, err := mcpdomain.RunWorkflow(c, "customer_order_review", customerOrderReviewSteps, a)
+	if err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	s.adopt(c)
+	return res, nil
+}

@@ -34,3 +34,18 @@ const setDockModeSchema = `{"type":"object","properties":{"yard":{"type":"string
 
 // inventoryStatsSchema is the JSON Schema of inventory_stats's arguments.
 const inventoryStatsSchema = `{"type":"object","properties":{"function":{"type":"string","description":"Statistic to compute: sum, avg, min, max, count.","enum":["sum","avg","min","max","count"]},"field":{"type":"string","description":"Field to aggregate: quantity (Units of the item in stock, in units); reorder_point (Stock level at which the item must be reordered; a quantity below it means the item runs low, in units); unit_weight_kg (Weight of one unit in kilograms, in kg).","enum":["quantity","reorder_point","unit_weight_kg"]},"group_by":{"type":"string","description":"Give one value per category or shelf_id instead of one overall value.","enum":["category","shelf_id"]},"category":{"type":"string","description":"Only items whose category is this value. Product category.","enum":["beverages","dairy","produce","frozen_food","dry_goods","household"]},"shelf_id":{"type":"string","description":"Only items whose shelf id is this value. Shelf the item is stored on (shelf ID such as SH005). ID of a shelf, like SH001.","pattern":"^SH[0-9]{3,}$"}},"required":["function","field"],"additionalProperties":false}`
+
+// moveShelfContentsSchema is the JSON Schema of move_shelf_contents's
+// arguments.
+const moveShelfContentsSchema = `{"type":"object","properties":{"from_shelf":{"type":"string","description":"Shelf to empty (shelf ID such as SH006). ID of a shelf, like SH001.","pattern":"^SH[0-9]{3,}$"},"to_shelf":{"type":"string","description":"Shelf the items go to (shelf ID such as SH007). ID of a shelf, like SH001.","pattern":"^SH[0-9]{3,}$"}},"required":["from_shelf","to_shelf"],"additionalProperties":false}`
+
+// prioritizeItemOrdersSchema is the JSON Schema of prioritize_item_orders's
+// arguments.
+const prioritizeItemOrdersSchema = `{"type":"object","properties":{"item_id":{"type":"string","description":"Item whose pending orders to reprioritise (item ID such as SK008). ID of an item, like SK001.","pattern":"^SK[0-9]{3,}$"},"priority":{"type":"string","description":"New priority of those orders.","enum":["low","normal","high","urgent"]}},"required":["item_id","priority"],"additionalProperties":false}`
+
+// orderStockCheckSchema is the JSON Schema of order_stock_check's arguments.
+const orderStockCheckSchema = `{"type":"object","properties":{"status":{"type":"string","description":"Status of the orders to check (e.g. pending).","enum":["pending","picking","packed","shipped","cancelled"]},"customer":{"type":"string","description":"Only this customer's orders."}},"required":["status"],"additionalProperties":false}`
+
+// customerOrderReviewSchema is the JSON Schema of customer_order_review's
+// arguments.
+const customerOrderReviewSchema = `{"type":"object","properties":{"customer":{"type":"string","description":"Customer whose orders to show, e.g. Corner Deli."},"status":{"type":"string","description":"Only the customer's orders in this status (all of them when left out).","enum":["pending","picking","packed","shipped","cancelled"]}},"required":["customer"],"additionalProperties":false}`

@@ -309,6 +309,85 @@ var (
 		Schema:  inventoryStatsSchema,
 		Example: `{"function":"sum","field":"quantity"}`,
 	}
+	opMoveShelfContents = &mcpdomain.Operation{
+		Name:     "move_shelf_contents",
+		Kind:     opkind.Workflow,
+		Category: "configuration",
+		Description: "Move everything stored on one shelf to another shelf (e.g. off a shelf that " +
+			"is too warm or going into maintenance): every item on the first shelf is " +
+			"relocated to the second, quantities unchanged.",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "from_shelf", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
+			{Name: "to_shelf", Type: "string", Required: true, Entity: "shelf", Hint: "shelf ID like SH001"},
+		},
+		Schema:  moveShelfContentsSchema,
+		Example: `{"from_shelf":"SH001","to_shelf":"SH001"}`,
+	}
+	opPrioritizeItemOrders = &mcpdomain.Operation{
+		Name:     "prioritize_item_orders",
+		Kind:     opkind.Workflow,
+		Category: "action_execution",
+		Description: "Give every pending order of one item a new priority (e.g. urgent, so the " +
+			"orders for goods that were moved or are running out leave first).",
+		Destructive: true,
+		Args: []mcpdomain.Arg{
+			{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
+			{
+				Name:     "priority",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"low", "normal", "high", "urgent"},
+				Hint:     "one of low, normal, high, urgent",
+			},
+		},
+		Schema:  prioritizeItemOrdersSchema,
+		Example: `{"item_id":"SK003","priority":"high"}`,
+	}
+	opOrderStockCheck = &mcpdomain.Operation{
+		Name:     "order_stock_check",
+		Kind:     opkind.Workflow,
+		Category: "status_query",
+		Description: "Check orders against stock in one call: list the orders in one status (e.g. " +
+			"every pending order, optionally only one customer's) and look up the " +
+			"current stock of the item each of them orders, to see which orders the " +
+			"stock covers.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{
+				Name:     "status",
+				Type:     "string",
+				Required: true,
+				Enum:     []string{"pending", "picking", "packed", "shipped", "cancelled"},
+				Hint:     "one of pending, picking, packed, shipped, cancelled",
+			},
+			{Name: "customer", Type: "string", Hint: "string"},
+		},
+		Schema:  orderStockCheckSchema,
+		Example: `{"status":"picking"}`,
+	}
+	opCustomerOrderReview = &mcpdomain.Operation{
+		Name:     "customer_order_review",
+		Kind:     opkind.Workflow,
+		Category: "status_query",
+		Description: "Prepare a customer's new order in one call: the customer's orders in one " +
+			"status (e.g. pending, to see what a new order replaces) and the stock of " +
+			"every item in the warehouse, to see which products the stock covers.",
+		ReadOnly:   true,
+		Idempotent: true,
+		Args: []mcpdomain.Arg{
+			{Name: "customer", Type: "string", Required: true, Hint: "string"},
+			{
+				Name: "status",
+				Type: "string",
+				Enum: []string{"pending", "picking", "packed", "shipped", "cancelled"},
+				Hint: "one of pending, picking, packed, shipped, cancelled",
+			},
+		},
+		Schema:  customerOrderReviewSchema,
+		Example: `{"customer":"FreshMart Downtown"}`,
+	}
 )
 
 // Operations lists every operation of the domain, in spec order.
@@ -324,6 +403,10 @@ var Operations = []*mcpdomain.Operation{
 	opSetDock,
 	opSetDockMode,
 	opInventoryStats,
+	opMoveShelfContents,
+	opPrioritizeItemOrders,
+	opOrderStockCheck,
+	opCustomerOrderReview,
 }
 
 // Tools holds each level's tools with the schemas the model sees.
@@ -406,6 +489,34 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			InputSchema: inventoryStatsSchema,
 			Operations:  []*mcpdomain.Operation{opInventoryStats},
 		},
+		{
+			Level:       level.L4,
+			Name:        "move_shelf_contents",
+			Description: opMoveShelfContents.Description,
+			InputSchema: moveShelfContentsSchema,
+			Operations:  []*mcpdomain.Operation{opMoveShelfContents},
+		},
+		{
+			Level:       level.L4,
+			Name:        "prioritize_item_orders",
+			Description: opPrioritizeItemOrders.Description,
+			InputSchema: prioritizeItemOrdersSchema,
+			Operations:  []*mcpdomain.Operation{opPrioritizeItemOrders},
+		},
+		{
+			Level:       level.L4,
+			Name:        "order_stock_check",
+			Description: opOrderStockCheck.Description,
+			InputSchema: orderStockCheckSchema,
+			Operations:  []*mcpdomain.Operation{opOrderStockCheck},
+		},
+		{
+			Level:       level.L4,
+			Name:        "customer_order_review",
+			Description: opCustomerOrderReview.Description,
+			InputSchema: customerOrderReviewSchema,
+			Operations:  []*mcpdomain.Operation{opCustomerOrderReview},
+		},
 	},
 	level.L3: {
 		{
@@ -414,7 +525,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Look up stock and storage - search item stock records (SK###) by category, " +
 				"shelf or quantity range, get one item, and list shelves (SH###) with their " +
 				"zone, temperature and status.",
-			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves},
+			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opOrderStockCheck, opCustomerOrderReview},
 		},
 		{
 			Level: level.L3,
@@ -422,7 +533,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
 				"item or door, create an order, or change an order's status, priority, " +
 				"quantity or dock door (set status cancelled to cancel it).",
-			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
+			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder, opPrioritizeItemOrders},
 		},
 		{
 			Level: level.L3,
@@ -431,7 +542,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				"shelf or change its reorder point, list the dock doors (DK###), change one " +
 				"door (open or close it, its activity or carrier), and put the doors of a " +
 				"yard into a mode (receiving, shipping, cold_chain, closed).",
-			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDock, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opListDocks, opSetDock, opSetDockMode, opMoveShelfContents},
 		},
 		{
 			Level: level.L3,
@@ -448,14 +559,23 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "warehouse_query",
 			Description: "Read anything in the warehouse - item stock, shelves, customer orders, dock " +
 				"doors and stock statistics. Nothing changes.",
-			Operations: []*mcpdomain.Operation{opSearchInventory, opGetItem, opListShelves, opListOrders, opListDocks, opInventoryStats},
+			Operations: []*mcpdomain.Operation{
+				opSearchInventory,
+				opGetItem,
+				opListShelves,
+				opListOrders,
+				opListDocks,
+				opInventoryStats,
+				opOrderStockCheck,
+				opCustomerOrderReview,
+			},
 		},
 		{
 			Level: level.L2,
 			Name:  "warehouse_control",
 			Description: "Change the warehouse - correct or move item stock, create and update " +
 				"customer orders, and change dock doors one by one or a yard's doors by mode.",
-			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDock, opSetDockMode},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDock, opSetDockMode, opMoveShelfContents, opPrioritizeItemOrders},
 		},
 	},
 	level.L1: {
@@ -476,6 +596,10 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSetDock,
 				opSetDockMode,
 				opInventoryStats,
+				opMoveShelfContents,
+				opPrioritizeItemOrders,
+				opOrderStockCheck,
+				opCustomerOrderReview,
 			},
 		},
 	},
@@ -503,7 +627,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "warehouse",
 	Title:       "Distribution warehouse",
 	Description: description,
-	SpecSHA256:  "bdd3a1400ebd16a0308809c7da5e8606d605059843a7b467a959373ea36e0438",
+	SpecSHA256:  "29572507c004aac4b7bba306e102b84acdfa3c0518c62121bf41f6c06b14a006",
 	Entities:    []string{"shelf", "item", "order", "dock"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -53,6 +53,25 @@ func (s *Store) Clone() *Store {
 	}
 }
 
+// clone is Clone for a caller that holds the lock: a workflow runs its steps on it.
+func (s *Store) clone() *Store {
+	return &Store{
+		shelves: s.shelves.Clone(),
+		items:   s.items.Clone(),
+		orders:  s.orders.Clone(),
+		docks:   s.docks.Clone(),
+	}
+}
+
+// adopt takes the tables of c, a clone a workflow ran on to its end; the caller
+// holds the lock.
+func (s *Store) adopt(c *Store) {
+	s.shelves = c.shelves
+	s.items = c.items
+	s.orders = c.orders
+	s.docks = c.docks
+}
+
 // CloneStore is Clone for code that holds a mcpdomain.Store.
 func (s *Store) CloneStore() mcpdomain.Store {
 	return s.Clone()
@@ -117,8 +136,17 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.SetDockMode)
 	case "inventory_stats":
 		return mcpdomain.Bind(args, s.InventoryStats)
+	case "move_shelf_contents":
+		return mcpdomain.Bind(args, s.MoveShelfContents)
+	case "prioritize_item_orders":
+		return mcpdomain.Bind(args, s.PrioritizeItemOrders)
+	case "order_stock_check":
+		return mcpdomain.Bind(args, s.OrderStockCheck)
+	case "customer_order_review":
+		return mcpdomain.Bind(args, s.CustomerOrderReview)
 	}
 	return nil, mcpdomain.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, "+
 		"adjust_stock, list_shelves, list_orders, create_order, update_order, "+
-		"list_docks, set_dock, set_dock_mode, inventory_stats", op)
+		"list_docks, set_dock, set_dock_mode, inventory_stats, move_shelf_contents, "+
+		"prioritize_item_orders, order_stock_check, customer_order_review", op)
 }
