@@ -580,35 +580,6 @@ func (s *Store) SlowOverdueMachines(a SlowOverdueMachinesArgs) (mcpdomain.Workfl
 	return res, nil
 }
 
-// AssignMachineWorkOrdersArgs are the arguments of assign_machine_work_orders.
-type AssignMachineWorkOrdersArgs struct {
-	MachineID string `json:"machine_id"`
-	Assignee  string `json:"assignee"`
-}
-
-// assignMachineWorkOrdersSteps are the steps of assign_machine_work_orders, in order.
-var assignMachineWorkOrdersSteps = []mcpdomain.Step{
-	{Op: opListWorkOrders, With: `{"machine_id":"$machine_id","status":"open"}`, As: "open"},
-	{Op: opUpdateWorkOrder, ForEach: "$open.items", With: `{"work_order_id":"$item.id","assignee":"$assignee","status":"in_progress"}`},
-}
-
-// AssignMachineWorkOrders runs assign_machine_work_orders: Put a technician
-// on one machine's open work orders (machine ID such as MC006): every work
-// order of that machine with status open is assigned to the technician and
-// set in progress. Returns the work orders it changed (none if the machine
-// has no open order).
-func (s *Store) AssignMachineWorkOrders(a AssignMachineWorkOrdersArgs) (mcpdomain.WorkflowResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.clone()
-	res, err := mcpdomain.RunWorkflow(c, "assign_machine_work_orders", assignMachineWorkOrdersSteps, a)
-	if err != nil {
-		return mcpdomain.WorkflowResult{}, err
-	}
-	s.adopt(c)
-	return res, nil
-}
-
 // ReturnMachineToServiceArgs are the arguments of return_machine_to_service.
 type ReturnMachineToServiceArgs struct {
 	MachineID string `json:"machine_id"`

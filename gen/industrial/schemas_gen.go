@@ -40,10 +40,6 @@ const slowHotMachinesSchema = `{"type":"object","properties":{"min_temperature_c
 // arguments.
 const slowOverdueMachinesSchema = `{"type":"object","properties":{"speed_pct":{"type":"integer","description":"Speed set point for the overdue running machines in percent of rated speed (0 to 100, e.g. 60). Integer from 0 to 100, in percent of rated speed.","minimum":0,"maximum":100},"line":{"type":"string","description":"Only machines on this line (every line if left out).","enum":["line_a","line_b","line_c"]}},"required":["speed_pct"],"additionalProperties":false}`
 
-// assignMachineWorkOrdersSchema is the JSON Schema of
-// assign_machine_work_orders's arguments.
-const assignMachineWorkOrdersSchema = `{"type":"object","properties":{"machine_id":{"type":"string","description":"Machine whose open work orders to start (machine ID such as MC006). ID of a machine, like MC001.","pattern":"^MC[0-9]{3,}$"},"assignee":{"type":"string","description":"Name of the technician taking the work orders (e.g. Tomasz)."}},"required":["machine_id","assignee"],"additionalProperties":false}`
-
 // returnMachineToServiceSchema is the JSON Schema of
 // return_machine_to_service's arguments.
 const returnMachineToServiceSchema = `{"type":"object","properties":{"machine_id":{"type":"string","description":"Machine to return to service (machine ID such as MC010). ID of a machine, like MC001.","pattern":"^MC[0-9]{3,}$"},"speed_pct":{"type":"integer","description":"Speed set point to start it at, in percent of rated speed (0 to 100, e.g. 90). Integer from 0 to 100, in percent of rated speed.","minimum":0,"maximum":100}},"required":["machine_id","speed_pct"],"additionalProperties":false}`

@@ -356,22 +356,6 @@ var (
 		Schema:  slowOverdueMachinesSchema,
 		Example: `{"speed_pct":85}`,
 	}
-	opAssignMachineWorkOrders = &mcpdomain.Operation{
-		Name:     "assign_machine_work_orders",
-		Kind:     opkind.Workflow,
-		Category: "action_execution",
-		Description: "Put a technician on one machine's open work orders (machine ID such as " +
-			"MC006): every work order of that machine with status open is assigned to " +
-			"the technician and set in progress. Returns the work orders it changed " +
-			"(none if the machine has no open order).",
-		Destructive: true,
-		Args: []mcpdomain.Arg{
-			{Name: "machine_id", Type: "string", Required: true, Entity: "machine", Hint: "machine ID like MC001"},
-			{Name: "assignee", Type: "string", Required: true, Hint: "string"},
-		},
-		Schema:  assignMachineWorkOrdersSchema,
-		Example: `{"machine_id":"MC002","assignee":"Priya"}`,
-	}
 	opReturnMachineToService = &mcpdomain.Operation{
 		Name:     "return_machine_to_service",
 		Kind:     opkind.Workflow,
@@ -425,7 +409,6 @@ var Operations = []*mcpdomain.Operation{
 	opProductionStats,
 	opSlowHotMachines,
 	opSlowOverdueMachines,
-	opAssignMachineWorkOrders,
 	opReturnMachineToService,
 	opEscalateMachine,
 }
@@ -519,13 +502,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		},
 		{
 			Level:       level.L4,
-			Name:        "assign_machine_work_orders",
-			Description: opAssignMachineWorkOrders.Description,
-			InputSchema: assignMachineWorkOrdersSchema,
-			Operations:  []*mcpdomain.Operation{opAssignMachineWorkOrders},
-		},
-		{
-			Level:       level.L4,
 			Name:        "return_machine_to_service",
 			Description: opReturnMachineToService.Description,
 			InputSchema: returnMachineToServiceSchema,
@@ -561,7 +537,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSetLineMode,
 				opSlowHotMachines,
 				opSlowOverdueMachines,
-				opAssignMachineWorkOrders,
 				opReturnMachineToService,
 				opEscalateMachine,
 			},
@@ -604,7 +579,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opUpdateWorkOrder,
 				opSlowHotMachines,
 				opSlowOverdueMachines,
-				opAssignMachineWorkOrders,
 				opReturnMachineToService,
 				opEscalateMachine,
 			},
@@ -629,7 +603,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opProductionStats,
 				opSlowHotMachines,
 				opSlowOverdueMachines,
-				opAssignMachineWorkOrders,
 				opReturnMachineToService,
 				opEscalateMachine,
 			},
@@ -659,7 +632,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "industrial",
 	Title:       "Plant floor",
 	Description: description,
-	SpecSHA256:  "20fcc1e1725e815d5ce5e8146be95f97880da5aa25b8f491898380e7ea278dfe",
+	SpecSHA256:  "9f353558213db183a711d8c7baa6030a80e05aa507602d7bfee4bb5cae0c02ca",
 	Entities:    []string{"machine", "sensor", "alarm", "work_order"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -138,8 +138,6 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.SlowHotMachines)
 	case "slow_overdue_machines":
 		return mcpdomain.Bind(args, s.SlowOverdueMachines)
-	case "assign_machine_work_orders":
-		return mcpdomain.Bind(args, s.AssignMachineWorkOrders)
 	case "return_machine_to_service":
 		return mcpdomain.Bind(args, s.ReturnMachineToService)
 	case "escalate_machine":
@@ -148,6 +146,6 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	return nil, mcpdomain.Errorf("unknown operation %q; industrial has: list_machines, set_machine, "+
 		"read_sensors, list_alarms, acknowledge_alarms, set_line_mode, "+
 		"list_work_orders, create_work_order, update_work_order, production_stats, "+
-		"slow_hot_machines, slow_overdue_machines, assign_machine_work_orders, "+
-		"return_machine_to_service, escalate_machine", op)
+		"slow_hot_machines, slow_overdue_machines, return_machine_to_service, "+
+		"escalate_machine", op)
 }

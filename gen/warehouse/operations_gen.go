@@ -484,33 +484,6 @@ func (s *Store) MoveShelfContents(a MoveShelfContentsArgs) (mcpdomain.WorkflowRe
 	return res, nil
 }
 
-// PrioritizeItemOrdersArgs are the arguments of prioritize_item_orders.
-type PrioritizeItemOrdersArgs struct {
-	ItemID   string        `json:"item_id"`
-	Priority OrderPriority `json:"priority"`
-}
-
-// prioritizeItemOrdersSteps are the steps of prioritize_item_orders, in order.
-var prioritizeItemOrdersSteps = []mcpdomain.Step{
-	{Op: opListOrders, With: `{"item_id":"$item_id","status":"pending"}`, As: "orders"},
-	{Op: opUpdateOrder, ForEach: "$orders.items", With: `{"order_id":"$item.id","priority":"$priority"}`},
-}
-
-// PrioritizeItemOrders runs prioritize_item_orders: Give every pending order
-// of one item a new priority (e.g. urgent, so the orders for goods that were
-// moved or are running out leave first).
-func (s *Store) PrioritizeItemOrders(a PrioritizeItemOrdersArgs) (mcpdomain.WorkflowResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.clone()
-	res, err := mcpdomain.RunWorkflow(c, "prioritize_item_orders", prioritizeItemOrdersSteps, a)
-	if err != nil {
-		return mcpdomain.WorkflowResult{}, err
-	}
-	s.adopt(c)
-	return res, nil
-}
-
 // OrderStockCheckArgs are the arguments of order_stock_check.
 type OrderStockCheckArgs struct {
 	Status   OrderStatus `json:"status"`

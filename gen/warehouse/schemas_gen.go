@@ -39,10 +39,6 @@ const inventoryStatsSchema = `{"type":"object","properties":{"function":{"type":
 // arguments.
 const moveShelfContentsSchema = `{"type":"object","properties":{"from_shelf":{"type":"string","description":"Shelf to empty (shelf ID such as SH006). ID of a shelf, like SH001.","pattern":"^SH[0-9]{3,}$"},"to_shelf":{"type":"string","description":"Shelf the items go to (shelf ID such as SH007). ID of a shelf, like SH001.","pattern":"^SH[0-9]{3,}$"}},"required":["from_shelf","to_shelf"],"additionalProperties":false}`
 
-// prioritizeItemOrdersSchema is the JSON Schema of prioritize_item_orders's
-// arguments.
-const prioritizeItemOrdersSchema = `{"type":"object","properties":{"item_id":{"type":"string","description":"Item whose pending orders to reprioritise (item ID such as SK008). ID of an item, like SK001.","pattern":"^SK[0-9]{3,}$"},"priority":{"type":"string","description":"New priority of those orders.","enum":["low","normal","high","urgent"]}},"required":["item_id","priority"],"additionalProperties":false}`
-
 // orderStockCheckSchema is the JSON Schema of order_stock_check's arguments.
 const orderStockCheckSchema = `{"type":"object","properties":{"status":{"type":"string","description":"Status of the orders to check (e.g. pending).","enum":["pending","picking","packed","shipped","cancelled"]},"customer":{"type":"string","description":"Only this customer's orders."}},"required":["status"],"additionalProperties":false}`
 

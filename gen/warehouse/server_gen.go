@@ -324,26 +324,6 @@ var (
 		Schema:  moveShelfContentsSchema,
 		Example: `{"from_shelf":"SH001","to_shelf":"SH001"}`,
 	}
-	opPrioritizeItemOrders = &mcpdomain.Operation{
-		Name:     "prioritize_item_orders",
-		Kind:     opkind.Workflow,
-		Category: "action_execution",
-		Description: "Give every pending order of one item a new priority (e.g. urgent, so the " +
-			"orders for goods that were moved or are running out leave first).",
-		Destructive: true,
-		Args: []mcpdomain.Arg{
-			{Name: "item_id", Type: "string", Required: true, Entity: "item", Hint: "item ID like SK001"},
-			{
-				Name:     "priority",
-				Type:     "string",
-				Required: true,
-				Enum:     []string{"low", "normal", "high", "urgent"},
-				Hint:     "one of low, normal, high, urgent",
-			},
-		},
-		Schema:  prioritizeItemOrdersSchema,
-		Example: `{"item_id":"SK003","priority":"high"}`,
-	}
 	opOrderStockCheck = &mcpdomain.Operation{
 		Name:     "order_stock_check",
 		Kind:     opkind.Workflow,
@@ -404,7 +384,6 @@ var Operations = []*mcpdomain.Operation{
 	opSetDockMode,
 	opInventoryStats,
 	opMoveShelfContents,
-	opPrioritizeItemOrders,
 	opOrderStockCheck,
 	opCustomerOrderReview,
 }
@@ -498,13 +477,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 		},
 		{
 			Level:       level.L4,
-			Name:        "prioritize_item_orders",
-			Description: opPrioritizeItemOrders.Description,
-			InputSchema: prioritizeItemOrdersSchema,
-			Operations:  []*mcpdomain.Operation{opPrioritizeItemOrders},
-		},
-		{
-			Level:       level.L4,
 			Name:        "order_stock_check",
 			Description: opOrderStockCheck.Description,
 			InputSchema: orderStockCheckSchema,
@@ -533,7 +505,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Description: "Work on customer orders (OR####) - list them by status, priority, customer, " +
 				"item or door, create an order, or change an order's status, priority, " +
 				"quantity or dock door (set status cancelled to cancel it).",
-			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder, opPrioritizeItemOrders},
+			Operations: []*mcpdomain.Operation{opListOrders, opCreateOrder, opUpdateOrder},
 		},
 		{
 			Level: level.L3,
@@ -575,7 +547,7 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 			Name:  "warehouse_control",
 			Description: "Change the warehouse - correct or move item stock, create and update " +
 				"customer orders, and change dock doors one by one or a yard's doors by mode.",
-			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDock, opSetDockMode, opMoveShelfContents, opPrioritizeItemOrders},
+			Operations: []*mcpdomain.Operation{opAdjustStock, opCreateOrder, opUpdateOrder, opSetDock, opSetDockMode, opMoveShelfContents},
 		},
 	},
 	level.L1: {
@@ -597,7 +569,6 @@ var Tools = map[level.Level][]*mcpdomain.Tool{
 				opSetDockMode,
 				opInventoryStats,
 				opMoveShelfContents,
-				opPrioritizeItemOrders,
 				opOrderStockCheck,
 				opCustomerOrderReview,
 			},
@@ -627,7 +598,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "warehouse",
 	Title:       "Distribution warehouse",
 	Description: description,
-	SpecSHA256:  "29572507c004aac4b7bba306e102b84acdfa3c0518c62121bf41f6c06b14a006",
+	SpecSHA256:  "aafa75ea14f3a326ddcf30864af447e7f15ad19ec2b7b2b18e3c9918b82f7dd8",
 	Entities:    []string{"shelf", "item", "order", "dock"},
 	Operations:  Operations,
 	Tools:       Tools,

@@ -138,8 +138,6 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 		return mcpdomain.Bind(args, s.InventoryStats)
 	case "move_shelf_contents":
 		return mcpdomain.Bind(args, s.MoveShelfContents)
-	case "prioritize_item_orders":
-		return mcpdomain.Bind(args, s.PrioritizeItemOrders)
 	case "order_stock_check":
 		return mcpdomain.Bind(args, s.OrderStockCheck)
 	case "customer_order_review":
@@ -148,5 +146,5 @@ func (s *Store) Call(op string, args []byte) (any, error) {
 	return nil, mcpdomain.Errorf("unknown operation %q; warehouse has: search_inventory, get_item, "+
 		"adjust_stock, list_shelves, list_orders, create_order, update_order, "+
 		"list_docks, set_dock, set_dock_mode, inventory_stats, move_shelf_contents, "+
-		"prioritize_item_orders, order_stock_check, customer_order_review", op)
+		"order_stock_check, customer_order_review", op)
 }

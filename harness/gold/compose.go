@@ -427,15 +427,16 @@ func sameWork(d *speclang.Domain, run, made []*speclang.Call) bool {
 	return true
 }
 
-// covers reports whether read m finds what read c finds: the same
-// operation, filtered by some of c's arguments with c's values (or by
-// none), so that it returns the rows c returns, if more.
+// covers reports whether read m stands for read c in a workflow: the same
+// operation, and no argument both give with different values, so that m
+// reads the rows c is about (those of the same item, room or line), if
+// through other filters besides.
 func covers(m, c *speclang.Call) bool {
 	if m.Op != c.Op {
 		return false
 	}
 	for k, v := range m.Args {
-		if cv, ok := c.Args[k]; !ok || !sameValue(cv, v) {
+		if cv, ok := c.Args[k]; ok && !sameValue(cv, v) {
 			return false
 		}
 	}
