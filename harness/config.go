@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -46,6 +47,9 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 	}
 	doc, errs := speclang.ParseDocument(file, data, sch)
 	if len(errs) > 0 {
+		return nil, errs
+	}
+	if errs := checkInterfaceNames(doc); len(errs) > 0 {
 		return nil, errs
 	}
 	c := &results.Config{}
@@ -179,6 +183,29 @@ func checkInterfaces(doc *speclang.Document, c *results.Config) speclang.ErrorLi
 			continue
 		}
 		same[k] = s.Name
+	}
+	return list
+}
+
+// checkInterfaceNames parses each interface a config gives by name, so
+// that a name surface.Parse refuses is an error at its place rather than
+// a failure to decode the config.
+func checkInterfaceNames(doc *speclang.Document) speclang.ErrorList {
+	var raw struct {
+		Interfaces []json.RawMessage `json:"interfaces"`
+	}
+	if doc.Decode(&raw) != nil {
+		return nil // a family's name: the schema allows only those
+	}
+	var list speclang.ErrorList
+	for i, item := range raw.Interfaces {
+		var name string
+		if json.Unmarshal(item, &name) != nil {
+			continue
+		}
+		if _, err := surface.Parse(name); err != nil {
+			list = append(list, doc.Errorf([]any{"interfaces", i}, "%v", err))
+		}
 	}
 	return list
 }

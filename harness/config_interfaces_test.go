@@ -33,25 +33,38 @@ func TestConfigInterfaces(t *testing.T) {
 	cases := []struct {
 		name, yaml string
 		levels     []level.Level
-		ifaces     []surface.Spec
+		ifaces     surface.Specs
 	}{
 		{"instead of granularities",
 			"name: x\nmodels: [a]\ninterfaces:\n  - {level: L3, descriptions: terse}\n  - {name: mine, level: L2, actions: nested, names: opaque}\n",
 			nil,
-			[]surface.Spec{{Name: "L3-terse", Level: level.L3, Transforms: surface.Transforms{Descriptions: "terse"}},
+			surface.Specs{{Name: "L3-terse", Level: level.L3, Transforms: surface.Transforms{Descriptions: "terse"}},
 				{Name: "mine", Level: level.L2, Transforms: surface.Transforms{Actions: "nested", Names: "opaque"}}}},
 		{"beside granularities",
 			"name: x\nmodels: [a]\ngranularities: [L4, L1]\ninterfaces: [{level: L1, names: camel, constraints: schema}]\n",
 			[]level.Level{level.L4, level.L1},
-			[]surface.Spec{{Name: "L1-schemaonly-camel", Level: level.L1, Transforms: surface.Transforms{Names: "camel", Constraints: "schema"}}}},
+			surface.Specs{{Name: "L1-schemaonly-camel", Level: level.L1, Transforms: surface.Transforms{Names: "camel", Constraints: "schema"}}}},
 		{"a level as written, by its own name",
 			"name: x\nmodels: [a]\ninterfaces: [{name: L2, level: L2}, {level: L4, actions: enum}]\n",
 			nil,
-			[]surface.Spec{{Name: "L2", Level: level.L2}, {Name: "L4", Level: level.L4, Transforms: surface.Transforms{Actions: "enum"}}}},
+			surface.Specs{{Name: "L2", Level: level.L2}, {Name: "L4", Level: level.L4, Transforms: surface.Transforms{Actions: "enum"}}}},
 		{"beside artifacts",
 			"name: x\nmodels: [a]\nartifacts: a.jsonl\ninterfaces: [{level: L2, shape: grouped}]\n",
 			nil,
-			[]surface.Spec{{Name: "L2-grouped", Level: level.L2, Transforms: surface.Transforms{Shape: "grouped"}}}},
+			surface.Specs{{Name: "L2-grouped", Level: level.L2, Transforms: surface.Transforms{Shape: "grouped"}}}},
+		{"by name, beside objects",
+			"name: x\nmodels: [a]\ninterfaces: [L3-terse, {level: L2, shape: grouped}, L4-atomic]\n",
+			nil,
+			surface.Specs{{Name: "L3-terse", Level: level.L3, Transforms: surface.Transforms{Descriptions: "terse"}},
+				{Name: "L2-grouped", Level: level.L2, Transforms: surface.Transforms{Shape: "grouped"}},
+				{Name: "L4-atomic", Level: level.L4, Transforms: surface.Transforms{Composition: "atomic"}}}},
+		{"the paper's family",
+			"name: x\nmodels: [a]\ninterfaces: paper\n",
+			nil,
+			surface.Specs{{Name: "L4-atomic", Level: level.L4, Transforms: surface.Transforms{Composition: "atomic"}},
+				{Name: "L3-composite", Level: level.L3, Transforms: surface.Transforms{Composition: "composite"}},
+				{Name: "L2-composite", Level: level.L2, Transforms: surface.Transforms{Composition: "composite"}},
+				{Name: "L1-composite", Level: level.L1, Transforms: surface.Transforms{Composition: "composite"}}}},
 		{"neither: every level",
 			"name: x\nmodels: [a]\n",
 			level.Levels, nil},
@@ -99,6 +112,10 @@ func TestConfigInterfaceErrors(t *testing.T) {
 	}{
 		{"unknown transform value", "name: x\nmodels: [a]\ninterfaces: [{level: L3, names: kebab}]\n", []string{
 			`x.yaml:3:33: $.interfaces[0].names: found "kebab"; expected one of as-written, camel, verb-first, noun-first, prefixed, opaque`}},
+		{"a name of no interface", "name: x\nmodels: [a]\ninterfaces: [L3-terse, L2-bogus]\n", []string{
+			`x.yaml:3:24: $.interfaces[1]: interface "L2-bogus": unknown transform "bogus"; expected presets among`}},
+		{"no such family", "name: x\nmodels: [a]\ninterfaces: papers\n", []string{
+			`x.yaml:3:13: $.interfaces: found "papers"; expected one of paper`}},
 		{"unknown transform", "name: x\nmodels: [a]\ninterfaces: [{level: L3, colour: red}]\n", []string{
 			`x.yaml:3:26: $.interfaces[0].colour: found unknown key "colour"`}},
 		{"no level", "name: x\nmodels: [a]\ninterfaces: [{descriptions: terse}]\n", []string{

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/specs"
 )
 
@@ -45,6 +46,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	domains := fset.String("domains", "", "only these domains of the config (comma-separated)")
 	artifacts := fset.String("artifacts", "", "play these granite synth artifacts (JSONL) on replay servers instead of the config's scenarios; models, repetitions and options stay the config's")
 	artifactTools := fset.String("artifact-tools", "", "the artifacts' tools/list file (default: the .tools.json beside them, or the generated domain's tools)")
+	interfaces := fset.String("interfaces", "", "play these interfaces instead of the config's granularities and interfaces: names joined by commas (L4,L3-terse,L4-atomic) or a family (paper: L4-atomic,L3-composite,L2-composite,L1-composite)")
 	levels := fset.String("levels", "", "with --artifacts: play each artifact at these levels (e.g. L4,L3,L2,L1), its tools regrouped (see granite regroup)")
 	groups := fset.String("groups", "", "with --levels: a groups file saying which tools share a coarse tool (default: derived)")
 	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers")
@@ -66,6 +68,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *shard != "" {
 		if opts.Shard, err = harness.ParseShard(*shard); err != nil {
 			return badUsage(err)
+		}
+	}
+	if *interfaces != "" {
+		played, err := surface.ParseList(*interfaces)
+		if err != nil {
+			return usagef("--interfaces: %v", err)
+		}
+		cfg.Granularities, cfg.Interfaces = nil, nil
+		for _, s := range played {
+			if s.IsIdentity() {
+				cfg.Granularities = append(cfg.Granularities, s.Level)
+			} else {
+				cfg.Interfaces = append(cfg.Interfaces, s)
+			}
 		}
 	}
 	if *artifacts != "" {

@@ -157,6 +157,26 @@ func (r *Report) compositionModel() *Table {
 		X = append(X, v)
 		y = append(y, x.tc)
 	}
+	// A term no trial has (a composition not played at some level)
+	// would only make the model singular: it is left out.
+	keep := []int{0}
+	for j := 1; j < len(names); j++ {
+		if slices.ContainsFunc(X, func(v []float64) bool { return v[j] != 0 }) {
+			keep = append(keep, j)
+		}
+	}
+	for i := range X {
+		v := make([]float64, len(keep))
+		for k, j := range keep {
+			v[k] = X[i][j]
+		}
+		X[i] = v
+	}
+	kept := make([]string, len(keep))
+	for k, j := range keep {
+		kept[k] = names[j]
+	}
+	names = kept
 	cs, err := Logistic(X, y, names)
 	if err != nil {
 		t.Note = fmt.Sprintf("%v (%d trials, %d terms)", err, len(rows), len(names))

@@ -19,24 +19,24 @@ type Config struct {
 	Granularities []level.Level `json:"granularities,omitempty"`
 	// Interfaces are transformed levels played beside (or instead of) the
 	// granularities, each by its name (see package surface).
-	Interfaces          []surface.Spec `json:"interfaces,omitempty"`
-	Repetitions         int            `json:"repetitions"`
-	MaxAgentTurns       int            `json:"max_agent_turns"`
-	MaxCalls            int            `json:"max_calls,omitempty"`
-	AgentTimeoutSeconds float64        `json:"agent_timeout_seconds"`
-	Temperature         float64        `json:"temperature"`
-	MaxTokens           int            `json:"max_tokens"`
-	NumCtx              int            `json:"num_ctx"`
-	KeepAlive           string         `json:"keep_alive"`
-	Seed                int            `json:"seed"`
-	Stream              *bool          `json:"stream,omitempty"`
-	Ollama              OllamaConfig   `json:"ollama"`
-	Meter               string         `json:"meter"`
-	MeterIntervalMS     int            `json:"meter_interval_ms,omitempty"`
-	GPUs                []int          `json:"gpus,omitempty"`
-	PowercapRoot        string         `json:"powercap_root,omitempty"`
-	SysfsRoot           string         `json:"sysfs_root,omitempty"`
-	Output              string         `json:"output"`
+	Interfaces          surface.Specs `json:"interfaces,omitempty"`
+	Repetitions         int           `json:"repetitions"`
+	MaxAgentTurns       int           `json:"max_agent_turns"`
+	MaxCalls            int           `json:"max_calls,omitempty"`
+	AgentTimeoutSeconds float64       `json:"agent_timeout_seconds"`
+	Temperature         float64       `json:"temperature"`
+	MaxTokens           int           `json:"max_tokens"`
+	NumCtx              int           `json:"num_ctx"`
+	KeepAlive           string        `json:"keep_alive"`
+	Seed                int           `json:"seed"`
+	Stream              *bool         `json:"stream,omitempty"`
+	Ollama              OllamaConfig  `json:"ollama"`
+	Meter               string        `json:"meter"`
+	MeterIntervalMS     int           `json:"meter_interval_ms,omitempty"`
+	GPUs                []int         `json:"gpus,omitempty"`
+	PowercapRoot        string        `json:"powercap_root,omitempty"`
+	SysfsRoot           string        `json:"sysfs_root,omitempty"`
+	Output              string        `json:"output"`
 	// Artifacts makes this an artifact run: models x artifacts x
 	// repetitions, each artifact on a replay server (see harness.LoadArtifacts).
 	Artifacts     string `json:"artifacts,omitempty"`

@@ -14,7 +14,9 @@
 package surface
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -196,4 +198,69 @@ func subtract(t, p Transforms) Transforms {
 		}
 	}
 	return t
+}
+
+// Families are named lists of interfaces a config or a flag names at
+// once. paper is the four the MCP-GRANITE paper compares, as its
+// reference implementation builds them: L4 of atomic tools, and L3, L2
+// and L1 of composite ones (each level's tools with the workflows among
+// them, and gold that calls a workflow where a task's steps are one).
+var Families = map[string][]string{
+	"paper": {"L4-atomic", "L3-composite", "L2-composite", "L1-composite"},
+}
+
+// ParseList reads interfaces as a flag gives them: a family's name
+// (Families), or interface names joined by commas (Parse).
+func ParseList(list string) ([]Spec, error) {
+	names, ok := Families[strings.TrimSpace(list)]
+	if !ok {
+		names = strings.Split(list, ",")
+	}
+	var out []Spec
+	for _, n := range names {
+		s, err := Parse(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Specs are interfaces as a config lists them: each an object ({level,
+// transforms...}) or a name (Parse), or the whole list a family's name.
+type Specs []Spec
+
+// UnmarshalJSON reads a list of interfaces, or a family's name.
+func (s *Specs) UnmarshalJSON(b []byte) error {
+	var family string
+	if json.Unmarshal(b, &family) == nil {
+		list, err := ParseList(family)
+		if err != nil || !slices.Contains(slices.Collect(maps.Keys(Families)), family) {
+			return fmt.Errorf("interfaces: found %q; expected a list of interfaces or a family (%s)", family, strings.Join(slices.Sorted(maps.Keys(Families)), ", "))
+		}
+		*s = list
+		return nil
+	}
+	var list []Spec
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	*s = list
+	return nil
+}
+
+// UnmarshalJSON reads an interface: an object, or its name (Parse).
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	var name string
+	if json.Unmarshal(b, &name) == nil {
+		p, err := Parse(name)
+		if err != nil {
+			return err
+		}
+		*s = p
+		return nil
+	}
+	type plain Spec
+	return json.Unmarshal(b, (*plain)(s))
 }

@@ -20,21 +20,19 @@ func TestTableMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var schema struct {
-		Properties struct {
-			Interfaces struct {
-				Items struct {
-					Properties map[string]struct {
-						Enum    []string `json:"enum"`
-						Default string   `json:"default"`
-					} `json:"properties"`
-				} `json:"items"`
-			} `json:"interfaces"`
-		} `json:"properties"`
+		Defs struct {
+			Interface struct {
+				Properties map[string]struct {
+					Enum    []string `json:"enum"`
+					Default string   `json:"default"`
+				} `json:"properties"`
+			} `json:"interface"`
+		} `json:"$defs"`
 	}
 	if err := json.Unmarshal(data, &schema); err != nil {
 		t.Fatal(err)
 	}
-	props := schema.Properties.Interfaces.Items.Properties
+	props := schema.Defs.Interface.Properties
 	keys := map[string]bool{}
 	for _, c := range Choices {
 		if keys[c.Key] {
