@@ -164,11 +164,13 @@ func lockFor(o *speclang.Operation) []jen.Code {
 }
 
 // refChecks returns checks that every reference argument names a row,
-// all made before anything changes.
+// all made before anything changes: a value's, or a workflow argument's,
+// so that a workflow given a row that does not exist is refused rather
+// than done on no rows.
 func refChecks(o *speclang.Operation, zero jen.Code) []jen.Code {
 	var out []jen.Code
 	for _, a := range o.Args {
-		if a.Role != speclang.RoleValue || a.Field.Type != speclang.TReference {
+		if a.Role != speclang.RoleValue && a.Role != speclang.RoleInput || a.Field.Type != speclang.TReference {
 			continue
 		}
 		check := jen.If(jen.Err().Op(":=").Id("s").Dot(tableField(a.Field.Ref)).Dot("Check").Call(jen.Lit(a.Name), argValue(a)), jen.Err().Op("!=").Nil()).Block(
@@ -477,7 +479,8 @@ func emitWorkflow(f *jen.File, o *speclang.Operation) {
 	f.Var().Id(stepsVar(o)).Op("=").Index().Qual(runtimePkg, "Step").Values(steps...)
 	f.Line()
 	result := jen.Qual(runtimePkg, "WorkflowResult")
-	body := append(lockFor(o),
+	body := append(lockFor(o), refChecks(o, result.Clone().Values())...)
+	body = append(body,
 		jen.Id("c").Op(":=").Id("s").Dot("clone").Call(),
 		jen.List(jen.Id("res"), jen.Err()).Op(":=").Qual(runtimePkg, "RunWorkflow").Call(jen.Id("c"), jen.Lit(o.Name), jen.Id(stepsVar(o)), jen.Id("a")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(result.Clone().Values(), jen.Err())),

@@ -437,6 +437,11 @@ var drySoilCheckSteps = []mcpdomain.Step{
 func (s *Store) DrySoilCheck(a DrySoilCheckArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if a.FieldID != nil {
+		if err := s.fields.Check("field_id", *a.FieldID); err != nil {
+			return mcpdomain.WorkflowResult{}, err
+		}
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "dry_soil_check", drySoilCheckSteps, a)
 	if err != nil {
@@ -465,6 +470,9 @@ var stopFieldWateringSteps = []mcpdomain.Step{
 func (s *Store) StopFieldWatering(a StopFieldWateringArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fields.Check("field_id", a.FieldID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "stop_field_watering", stopFieldWateringSteps, a)
 	if err != nil {
@@ -500,6 +508,9 @@ var replaceTaskSteps = []mcpdomain.Step{
 func (s *Store) ReplaceTask(a ReplaceTaskArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fields.Check("field_id", a.FieldID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "replace_task", replaceTaskSteps, a)
 	if err != nil {

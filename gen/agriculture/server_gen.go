@@ -272,7 +272,7 @@ var (
 			{Name: "field_id", Type: "string", Entity: "field", Hint: "field ID like FD001"},
 		},
 		Schema:  drySoilCheckSchema,
-		Example: `{"max_moisture_pct":24.5}`,
+		Example: `{"max_moisture_pct":24.5,"zone":"north","field_id":"FD001"}`,
 	}
 	opStopFieldWatering = &mcpdomain.Operation{
 		Name:     "stop_field_watering",
@@ -320,7 +320,7 @@ var (
 			{Name: "notes", Type: "string", Hint: "string"},
 		},
 		Schema:  replaceTaskSchema,
-		Example: `{"field_id":"FD001","kind":"spraying","title":"Fungicide spray on flowering wheat","due":"2026-05-03T07:00:00Z"}`,
+		Example: `{"field_id":"FD001","kind":"spraying","title":"Fungicide spray on flowering wheat","due":"2026-05-03T07:00:00Z","status":"planned","assignee":"Marta","notes":"40 kg N per hectare"}`,
 	}
 	opPHSampling = &mcpdomain.Operation{
 		Name:     "ph_sampling",
@@ -345,7 +345,7 @@ var (
 			{Name: "notes", Type: "string", Hint: "string"},
 		},
 		Schema:  pHSamplingSchema,
-		Example: `{"max_ph":6.8,"min_ph":6.8,"title":"Fungicide spray on flowering wheat","kind":"spraying","due":"2026-05-03T07:00:00Z"}`,
+		Example: `{"max_ph":6.8,"min_ph":6.8,"title":"Fungicide spray on flowering wheat","kind":"spraying","due":"2026-05-03T07:00:00Z","assignee":"Marta","notes":"40 kg N per hectare"}`,
 	}
 )
 

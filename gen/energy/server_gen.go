@@ -355,7 +355,7 @@ var (
 			{Name: "setpoint_kw", Type: "number", Hint: "number from 0 to 250, in kW"},
 		},
 		Schema:  setBatteriesModeSchema,
-		Example: `{"mode":"auto"}`,
+		Example: `{"building":"lab","role":"storage","current_mode":"auto","max_soc_pct":72,"min_temperature_c":27.4,"mode":"auto","setpoint_kw":0}`,
 	}
 	opSwitchOffLoads = &mcpdomain.Operation{
 		Name:     "switch_off_loads",
@@ -387,7 +387,7 @@ var (
 			},
 		},
 		Schema:  switchOffLoadsSchema,
-		Example: `{"building":"lab"}`,
+		Example: `{"building":"lab","kind":"hvac","priority":"critical"}`,
 	}
 	opSetArraysCurtailment = &mcpdomain.Operation{
 		Name:     "set_arrays_curtailment",
@@ -411,7 +411,7 @@ var (
 			{Name: "curtailment_pct", Type: "integer", Required: true, Hint: "integer from 0 to 100, in percent"},
 		},
 		Schema:  setArraysCurtailmentSchema,
-		Example: `{"curtailment_pct":0}`,
+		Example: `{"building":"lab","status":"producing","min_curtailment_pct":0,"curtailment_pct":0}`,
 	}
 )
 

@@ -492,6 +492,9 @@ var sendToWorkshopSteps = []mcpdomain.Step{
 func (s *Store) SendToWorkshop(a SendToWorkshopArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.vehicles.Check("vehicle_id", a.VehicleID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "send_to_workshop", sendToWorkshopSteps, a)
 	if err != nil {
@@ -523,6 +526,9 @@ var ticketAndLimitSpeedSteps = []mcpdomain.Step{
 func (s *Store) TicketAndLimitSpeed(a TicketAndLimitSpeedArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.vehicles.Check("vehicle_id", a.VehicleID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "ticket_and_limit_speed", ticketAndLimitSpeedSteps, a)
 	if err != nil {
@@ -551,6 +557,12 @@ var handOverTripsSteps = []mcpdomain.Step{
 func (s *Store) HandOverTrips(a HandOverTripsArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.drivers.Check("driver_id", a.DriverID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	if err := s.drivers.Check("new_driver_id", a.NewDriverID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "hand_over_trips", handOverTripsSteps, a)
 	if err != nil {

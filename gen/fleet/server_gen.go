@@ -329,7 +329,7 @@ var (
 			{Name: "description", Type: "string", Hint: "string"},
 		},
 		Schema:  sendToWorkshopSchema,
-		Example: `{"vehicle_id":"VH004","issue":"brakes","priority":"high"}`,
+		Example: `{"vehicle_id":"VH004","issue":"brakes","priority":"high","description":"Front brake pads and discs worn; parts arrive 23 Sep"}`,
 	}
 	opTicketAndLimitSpeed = &mcpdomain.Operation{
 		Name:     "ticket_and_limit_speed",
@@ -360,7 +360,7 @@ var (
 			{Name: "speed_limit_kmh", Type: "integer", Required: true, Hint: "integer from 30 to 130, in km/h"},
 		},
 		Schema:  ticketAndLimitSpeedSchema,
-		Example: `{"vehicle_id":"VH004","issue":"brakes","priority":"high","speed_limit_kmh":100}`,
+		Example: `{"vehicle_id":"VH004","issue":"brakes","priority":"high","description":"Front brake pads and discs worn; parts arrive 23 Sep","speed_limit_kmh":100}`,
 	}
 	opHandOverTrips = &mcpdomain.Operation{
 		Name:     "hand_over_trips",

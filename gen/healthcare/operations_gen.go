@@ -542,6 +542,9 @@ var watchPatientCloselySteps = []mcpdomain.Step{
 func (s *Store) WatchPatientClosely(a WatchPatientCloselyArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.patients.Check("patient_id", a.PatientID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "watch_patient_closely", watchPatientCloselySteps, a)
 	if err != nil {

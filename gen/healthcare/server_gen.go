@@ -364,7 +364,7 @@ var (
 			},
 		},
 		Schema:  saveBatteryPowerSchema,
-		Example: `{"reading_interval_min":15}`,
+		Example: `{"reading_interval_min":15,"ward":"medical"}`,
 	}
 	opWatchPatientClosely = &mcpdomain.Operation{
 		Name:     "watch_patient_closely",
@@ -390,7 +390,7 @@ var (
 			{Name: "acknowledged_by", Type: "string", Required: true, Hint: "string"},
 		},
 		Schema:  watchPatientCloselySchema,
-		Example: `{"patient_id":"PT001","reading_interval_min":15,"alarm_volume":"medium","acknowledged_by":"Amara"}`,
+		Example: `{"patient_id":"PT001","reading_interval_min":15,"alarm_volume":"medium","alert_kind":"tachycardia","acknowledged_by":"Amara"}`,
 	}
 	opHandOverNurse = &mcpdomain.Operation{
 		Name:     "hand_over_nurse",
@@ -415,7 +415,7 @@ var (
 			{Name: "visit_due", Type: "string", Hint: "RFC 3339 timestamp like 2026-04-17T22:00:00Z"},
 		},
 		Schema:  handOverNurseSchema,
-		Example: `{"from_nurse":"Amara","to_nurse":"Amara","ward":"medical"}`,
+		Example: `{"from_nurse":"Amara","to_nurse":"Amara","ward":"medical","visit_due":"2026-04-17T22:00:00Z"}`,
 	}
 )
 

@@ -600,6 +600,9 @@ var returnMachineToServiceSteps = []mcpdomain.Step{
 func (s *Store) ReturnMachineToService(a ReturnMachineToServiceArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.machines.Check("machine_id", a.MachineID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "return_machine_to_service", returnMachineToServiceSteps, a)
 	if err != nil {
@@ -629,6 +632,9 @@ var escalateMachineSteps = []mcpdomain.Step{
 func (s *Store) EscalateMachine(a EscalateMachineArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.machines.Check("machine_id", a.MachineID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "escalate_machine", escalateMachineSteps, a)
 	if err != nil {

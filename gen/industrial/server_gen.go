@@ -336,7 +336,7 @@ var (
 			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
 		},
 		Schema:  slowHotMachinesSchema,
-		Example: `{"min_temperature_c":62.4,"speed_pct":85}`,
+		Example: `{"min_temperature_c":62.4,"speed_pct":85,"line":"line_a"}`,
 	}
 	opSlowOverdueMachines = &mcpdomain.Operation{
 		Name:     "slow_overdue_machines",
@@ -354,7 +354,7 @@ var (
 			{Name: "line", Type: "string", Enum: []string{"line_a", "line_b", "line_c"}, Hint: "one of line_a, line_b, line_c"},
 		},
 		Schema:  slowOverdueMachinesSchema,
-		Example: `{"speed_pct":85}`,
+		Example: `{"speed_pct":85,"line":"line_a"}`,
 	}
 	opReturnMachineToService = &mcpdomain.Operation{
 		Name:     "return_machine_to_service",

@@ -420,6 +420,9 @@ var cancelRobotMissionsSteps = []mcpdomain.Step{
 func (s *Store) CancelRobotMissions(a CancelRobotMissionsArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.robots.Check("robot_id", a.RobotID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "cancel_robot_missions", cancelRobotMissionsSteps, a)
 	if err != nil {
@@ -451,6 +454,9 @@ var sendRobotToChargeSteps = []mcpdomain.Step{
 func (s *Store) SendRobotToCharge(a SendRobotToChargeArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.robots.Check("robot_id", a.RobotID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "send_robot_to_charge", sendRobotToChargeSteps, a)
 	if err != nil {
@@ -521,6 +527,9 @@ var stopFaultedRobotsForInspectionSteps = []mcpdomain.Step{
 func (s *Store) StopFaultedRobotsForInspection(a StopFaultedRobotsForInspectionArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.robots.Check("inspector_id", a.InspectorID); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "stop_faulted_robots_for_inspection", stopFaultedRobotsForInspectionSteps, a)
 	if err != nil {

@@ -432,7 +432,7 @@ var (
 			},
 		},
 		Schema:  recallLowBatteryRobotsSchema,
-		Example: `{"max_battery_pct":78}`,
+		Example: `{"max_battery_pct":78,"zone":"storage"}`,
 	}
 	opStopFaultedRobotsForInspection = &mcpdomain.Operation{
 		Name:     "stop_faulted_robots_for_inspection",
@@ -486,7 +486,7 @@ var (
 			},
 		},
 		Schema:  stopFaultedRobotsForInspectionSchema,
-		Example: `{"inspector_id":"RB001","from_station":"goods_in","priority":"normal"}`,
+		Example: `{"inspector_id":"RB001","from_station":"goods_in","priority":"normal","zone":"storage"}`,
 	}
 )
 

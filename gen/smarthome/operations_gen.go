@@ -398,6 +398,12 @@ var replaceDeviceRulesSteps = []mcpdomain.Step{
 func (s *Store) ReplaceDeviceRules(a ReplaceDeviceRulesArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.devices.Check("action_device", a.ActionDevice); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	if err := s.sensors.Check("trigger_sensor", a.TriggerSensor); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "replace_device_rules", replaceDeviceRulesSteps, a)
 	if err != nil {

@@ -270,7 +270,7 @@ var (
 			{Name: "days", Type: "array", Hint: "array"},
 		},
 		Schema:  replaceDeviceRulesSchema,
-		Example: `{"action_device":"DV013","name":"Garage motion light","trigger_sensor":"SN010","condition":"above","threshold":0,"action_power":"on"}`,
+		Example: `{"action_device":"DV013","name":"Garage motion light","trigger_sensor":"SN010","condition":"above","threshold":0,"action_power":"on","enabled":true,"days":["mon","tue","wed","thu","fri"]}`,
 	}
 	opSecurityCheck = &mcpdomain.Operation{
 		Name:     "security_check",
@@ -285,7 +285,7 @@ var (
 			{Name: "since", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
 		},
 		Schema:  securityCheckSchema,
-		Example: `{}`,
+		Example: `{"since":"2026-03-13T22:10:00Z"}`,
 	}
 	opHomeReport = &mcpdomain.Operation{
 		Name:     "home_report",
@@ -301,7 +301,7 @@ var (
 			{Name: "since", Type: "string", Hint: "RFC 3339 timestamp like 2026-03-14T08:00:00Z"},
 		},
 		Schema:  homeReportSchema,
-		Example: `{}`,
+		Example: `{"since":"2026-03-13T22:10:00Z"}`,
 	}
 )
 

@@ -528,6 +528,16 @@ var acknowledgeAndCountSteps = []mcpdomain.Step{
 func (s *Store) AcknowledgeAndCount(a AcknowledgeAndCountArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if a.CameraID != nil {
+		if err := s.cameras.Check("camera_id", *a.CameraID); err != nil {
+			return mcpdomain.WorkflowResult{}, err
+		}
+	}
+	if a.DoorID != nil {
+		if err := s.doors.Check("door_id", *a.DoorID); err != nil {
+			return mcpdomain.WorkflowResult{}, err
+		}
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "acknowledge_and_count", acknowledgeAndCountSteps, a)
 	if err != nil {

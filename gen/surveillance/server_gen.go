@@ -359,7 +359,7 @@ var (
 			{Name: "retention_days", Type: "integer", Hint: "integer from 1 to 90, in days"},
 		},
 		Schema:  configureZoneCamerasSchema,
-		Example: `{"zone":"office"}`,
+		Example: `{"zone":"office","current_recording":"continuous","recording":"continuous","night_vision":true,"resolution":"4k","motion_sensitivity":60,"retention_days":30}`,
 	}
 	opAcknowledgeAndCount = &mcpdomain.Operation{
 		Name:     "acknowledge_and_count",
@@ -393,7 +393,7 @@ var (
 			{Name: "door_id", Type: "string", Entity: "door", Hint: "door ID like DR001"},
 		},
 		Schema:  acknowledgeAndCountSchema,
-		Example: `{}`,
+		Example: `{"zone":"car_park","kind":"motion","severity":"low","camera_id":"CM005","door_id":"DR010"}`,
 	}
 	opSecureZoneDoors = &mcpdomain.Operation{
 		Name:     "secure_zone_doors",

@@ -475,6 +475,12 @@ var moveShelfContentsSteps = []mcpdomain.Step{
 func (s *Store) MoveShelfContents(a MoveShelfContentsArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.shelves.Check("from_shelf", a.FromShelf); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
+	if err := s.shelves.Check("to_shelf", a.ToShelf); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "move_shelf_contents", moveShelfContentsSteps, a)
 	if err != nil {

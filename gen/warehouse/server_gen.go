@@ -345,7 +345,7 @@ var (
 			{Name: "customer", Type: "string", Hint: "string"},
 		},
 		Schema:  orderStockCheckSchema,
-		Example: `{"status":"picking"}`,
+		Example: `{"status":"picking","customer":"FreshMart Downtown"}`,
 	}
 	opCustomerOrderReview = &mcpdomain.Operation{
 		Name:     "customer_order_review",
@@ -366,7 +366,7 @@ var (
 			},
 		},
 		Schema:  customerOrderReviewSchema,
-		Example: `{"customer":"FreshMart Downtown"}`,
+		Example: `{"customer":"FreshMart Downtown","status":"picking"}`,
 	}
 )
 

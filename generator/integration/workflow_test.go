@@ -89,9 +89,9 @@ func TestWorkflowAllOrNothing(t *testing.T) {
 	cases := []struct {
 		name, args, want string
 	}{
-		{"a row that does not exist, in the last step",
-			`{"room":"hall","level":30,"lamp":"LP99"}`,
-			`workflow dim_room, step 3 (add_timer): argument "lamp": lamp "LP99" does not exist`},
+		{"a value the last step's schema refuses",
+			`{"room":"hall","level":30,"lamp":"LP02","at":"tomorrow"}`,
+			`workflow dim_room, step 3 (add_timer): argument "at"`},
 		{"a value outside the enum, in the first step",
 			`{"room":"attic","level":30,"lamp":"LP02"}`,
 			`workflow dim_room, step 1 (list_lamps): argument "room": "attic" is not one of hall, den`},
@@ -115,8 +115,17 @@ func TestWorkflowAllOrNothing(t *testing.T) {
 			}
 		})
 	}
+	// A row that does not exist is refused before any step runs.
+	st := tiny.NewStore()
+	before := st.Snapshot()
+	if _, err := st.Call("dim_room", []byte(`{"room":"hall","level":30,"lamp":"LP99"}`)); err == nil || !strings.HasPrefix(err.Error(), `argument "lamp": lamp "LP99" does not exist`) {
+		t.Errorf("a lamp that does not exist: %v; want it refused before any step", err)
+	}
+	if !bytes.Equal(before, st.Snapshot()) {
+		t.Error("a refused workflow changed the store")
+	}
 	s := newSession(t, tiny.Domain, level.L4)
-	before := s.st.Snapshot()
+	before = s.st.Snapshot()
 	text, isErr := s.call(t, "dim_room", []byte(`{"room":"hall","level":30,"lamp":"LP99"}`))
 	if !isErr || !strings.Contains(text, `lamp "LP99" does not exist`) {
 		t.Fatalf("got %s (isError %v)", text, isErr)

@@ -10,6 +10,8 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/mcpdomain"
+	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
@@ -157,10 +159,11 @@ func TestServerField(t *testing.T) {
 // race levels instead.
 func TestCompositionCandidates(t *testing.T) {
 	spec := loadSpec(t)
-	dom, ok := gen.Lookup("smarthome")
-	if !ok {
-		t.Skip("no smarthome domain")
+	i := slices.IndexFunc(gen.Domains, func(d *mcpdomain.Domain) bool { return serve.Composes(d, level.L4, "") })
+	if i < 0 {
+		t.Fatal("no domain offers a composite operation")
 	}
+	dom := gen.Domains[i]
 	cfg := &results.Config{}
 	f, err := DomainField(spec.Domain(dom.Name), dom, "compositions", "", cfg)
 	if err != nil {

@@ -357,14 +357,13 @@ func workflowTraits(o *Operation, done map[*Operation]bool) {
 	}
 }
 
-// workflowExample is a valid call of a workflow: each required argument
-// with the value its field has in the first seed row that has one.
+// workflowExample is a valid call of a workflow: each argument with the
+// value its field has in the first seed row that has one. Optional ones
+// are given too: a workflow whose steps each set what is given (every
+// setting optional) does nothing, and refuses, without them.
 func (b *builder) workflowExample(o *Operation) Object {
 	ex := Object{}
 	for _, a := range o.Args {
-		if !a.Required {
-			continue
-		}
 		if v, ok := b.seedValue(a.Field); ok {
 			ex = append(ex, kv{a.Name, v})
 		}

@@ -69,7 +69,7 @@ func TestWorkflowIR(t *testing.T) {
 	if got := ops["dim_twice"].Steps[1].WithJSON(); got != `{"room":"den","level":10,"lamp":"$lamp"}` {
 		t.Errorf("dim_twice step 2: %s", got)
 	}
-	if got := ops["look"].Example; got != `{}` {
+	if got := ops["look"].Example; got != `{"room":"hall"}` { // its optional argument too
 		t.Errorf("look example: %s", got)
 	}
 	// A workflow is a tool of its own at L4 and an action of its

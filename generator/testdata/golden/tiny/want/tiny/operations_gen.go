@@ -250,6 +250,9 @@ var dimRoomSteps = []mcpdomain.Step{
 func (s *Store) DimRoom(a DimRoomArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.lamps.Check("lamp", a.Lamp); err != nil {
+		return mcpdomain.WorkflowResult{}, err
+	}
 	c := s.clone()
 	res, err := mcpdomain.RunWorkflow(c, "dim_room", dimRoomSteps, a)
 	if err != nil {

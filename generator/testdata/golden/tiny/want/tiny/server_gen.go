@@ -156,7 +156,7 @@ var (
 			{Name: "at", Type: "string", Hint: "RFC 3339 timestamp like 2026-01-01T00:00:00Z"},
 		},
 		Schema:  dimRoomSchema,
-		Example: `{"room":"hall","level":80,"lamp":"LP02"}`,
+		Example: `{"room":"hall","level":80,"lamp":"LP02","at":"2026-01-01T22:00:00Z"}`,
 	}
 )
 
