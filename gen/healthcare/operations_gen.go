@@ -503,8 +503,8 @@ var saveBatteryPowerSteps = []mcpdomain.Step{
 }
 
 // SaveBatteryPower runs save_battery_power: Save power on every low-battery
-// device in the clinic (battery below 20 percent, i.e. 19 or less): set each
-// one to send readings only every given number of minutes (e.g. 60).
+// device in the clinic (battery below 20 percent, that is 19 or less): set
+// each one to send readings only every given number of minutes (60 at most).
 // Optionally only the devices on one ward. Returns the devices it changed.
 func (s *Store) SaveBatteryPower(a SaveBatteryPowerArgs) (mcpdomain.WorkflowResult, error) {
 	s.mu.Lock()

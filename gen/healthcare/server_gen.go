@@ -350,9 +350,9 @@ var (
 		Kind:     opkind.Workflow,
 		Category: "action_execution",
 		Description: "Save power on every low-battery device in the clinic (battery below 20 " +
-			"percent, i.e. 19 or less): set each one to send readings only every given " +
-			"number of minutes (e.g. 60). Optionally only the devices on one ward. " +
-			"Returns the devices it changed.",
+			"percent, that is 19 or less): set each one to send readings only every " +
+			"given number of minutes (60 at most). Optionally only the devices on one " +
+			"ward. Returns the devices it changed.",
 		Destructive: true,
 		Args: []mcpdomain.Arg{
 			{Name: "reading_interval_min", Type: "integer", Required: true, Hint: "integer from 0 to 60, in minutes"},
@@ -647,7 +647,7 @@ var Domain = mcpdomain.NewDomain(mcpdomain.Domain{
 	Name:        "healthcare",
 	Title:       "Rural clinic ward monitoring",
 	Description: description,
-	SpecSHA256:  "b3635623344fcc15aa2ed10cf73ccb29f58adcddc450323e93a09f233a2dfef5",
+	SpecSHA256:  "9608b49e1b14b703cf9b0e7f537e2ba51e3263a667583959debcae73d018c0de",
 	Entities:    []string{"patient", "device", "alert", "care_task"},
 	Operations:  Operations,
 	Tools:       Tools,
