@@ -7,7 +7,6 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/stats"
@@ -114,26 +113,12 @@ func SummariseDomainInterfaces(sd *speclang.Domain, d *mcpdomain.Domain) ([]Inte
 	if err != nil {
 		return nil, err
 	}
-	for _, lv := range level.Levels {
-		for _, c := range []struct {
-			preset string
-			kind   opkind.Kind
-		}{{"atomic", ""}, {"composite", opkind.Workflow}} {
-			if !serve.Composes(d, lv, c.kind) {
-				continue
-			}
-			spec, err := surface.Parse(string(lv) + "-" + c.preset)
-			if err != nil {
-				return nil, err
-			}
-			iface, err := serve.DomainInterface(d, spec)
-			if err != nil {
-				return nil, err
-			}
-			cat = append(cat, iface)
-		}
+	comps, err := serve.Compositions(d)
+	if err != nil {
+		return nil, err
 	}
-	// Each atomic interface comes last among its level's.
+	cat = append(cat, comps...)
+	// Each composition comes last among its level's.
 	slices.SortStableFunc(cat, func(a, b *surface.Interface) int {
 		return slices.Index(level.Levels, a.Spec.Level) - slices.Index(level.Levels, b.Spec.Level)
 	})

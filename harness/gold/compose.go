@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/opkind"
@@ -246,26 +246,8 @@ func holds(row map[string]any, where []speclang.Assign) bool {
 }
 
 // sameValue compares a value decoded from a snapshot with one of the
-// spec's, numbers by value.
-func sameValue(a, b any) bool {
-	if x, ok := number(a); ok {
-		y, ok := number(b)
-		return ok && x == y
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
+// spec's exactly, as the harness compares values (score.SameValue).
+func sameValue(a, b any) bool { return score.SameValue(a, b, true) }
 
 // callList names calls for a message: op {args}, op {args}.
 func callList(calls []*speclang.Call) string {

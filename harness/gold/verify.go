@@ -23,7 +23,6 @@ import (
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
-	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
@@ -186,26 +185,13 @@ func verifyDomain(ctx context.Context, d *speclang.Domain, lookup Lookup) (*Veri
 			ifaces = append(ifaces, i)
 		}
 	}
-	// The compositions the catalogue leaves out: each level atomic where
-	// it offers a composite operation, composite where it offers a
-	// workflow, each played with the gold it derives.
-	for _, lv := range level.Levels {
-		for _, c := range []struct {
-			name string
-			kind opkind.Kind
-		}{{"atomic", ""}, {"composite", opkind.Workflow}} {
-			if !serve.Composes(dom, lv, c.kind) {
-				continue
-			}
-			spec := surface.Spec{Name: string(lv) + "-" + c.name, Level: lv, Transforms: surface.Transforms{Composition: c.name}}
-			iface, err := serve.DomainInterface(dom, spec)
-			if err != nil {
-				r.fail(Failure{Domain: d.Name, Level: lv, Interface: spec.Name, Message: err.Error()})
-				continue
-			}
-			ifaces = append(ifaces, iface)
-		}
+	// The compositions the catalogue leaves out, each played with the
+	// gold it derives.
+	comps, err := serve.Compositions(dom)
+	if err != nil {
+		r.fail(Failure{Domain: d.Name, Message: "compositions: " + err.Error()})
 	}
+	ifaces = append(ifaces, comps...)
 	for _, s := range d.Scenarios {
 		r.Scenarios++
 		if err := r.scenario(ctx, d, dom, s, ifaces); err != nil {

@@ -55,6 +55,29 @@ func Composes(d *mcpdomain.Domain, lv level.Level, kind opkind.Kind) bool {
 	})
 }
 
+// Compositions are the compositions of d's levels the catalogue leaves
+// out, finest level first: each level atomic where it offers a composite
+// operation, composite where it offers a workflow.
+func Compositions(d *mcpdomain.Domain) ([]*surface.Interface, error) {
+	var out []*surface.Interface
+	for _, lv := range level.Levels {
+		for _, c := range []struct {
+			name string
+			kind opkind.Kind
+		}{{"atomic", ""}, {"composite", opkind.Workflow}} {
+			if !Composes(d, lv, c.kind) {
+				continue
+			}
+			iface, err := DomainInterface(d, surface.Spec{Name: string(lv) + "-" + c.name, Level: lv, Transforms: surface.Transforms{Composition: c.name}})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, iface)
+		}
+	}
+	return out, nil
+}
+
 // DomainInterfaces is the standard catalogue of a generated domain's
 // interfaces (surface.Catalogue over its four levels).
 func DomainInterfaces(d *mcpdomain.Domain) ([]*surface.Interface, error) {
