@@ -3,76 +3,88 @@ package harness
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
-	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
-// TestOracleOnAtomicInterfaces: at composition atomic no composite
-// operation is listed, the gold's composite calls are expanded into the
-// atomic calls they perform (a list, then an update per row changed), and
-// the oracle playing that gold completes every scenario with F1 and
-// ArgAcc 1 against it, at every level. A domain whose composites have no
-// atomic form fails the plan saying which operation it lacks.
-func TestOracleOnAtomicInterfaces(t *testing.T) {
+// TestOracleOnEveryComposition: at composition atomic no composite
+// operation is listed and the gold's composite calls are expanded into
+// the atomic calls they perform; at composite the gold calls a workflow
+// wherever a run of its calls is one. The oracle playing either gold
+// completes every scenario of every domain with F1 and ArgAcc 1 against
+// it, at every level, the paper's family (L4-atomic, L3/L2/L1-composite)
+// among them; atomic gold is never shorter than as written, composite
+// never longer, and each is shorter or longer somewhere.
+func TestOracleOnEveryComposition(t *testing.T) {
 	spec := loadSpec(t)
-	var played, expanded int
+	var played, longer, shorter int
 	for _, d := range spec.Domains {
-		cfg := testConfig("atomic-"+d.Name, "http://127.0.0.1:1", agent.Oracle)
+		cfg := testConfig("compositions-"+d.Name, "http://127.0.0.1:1", agent.Oracle)
 		cfg.Domains, cfg.Granularities = []string{d.Name}, nil
 		for _, lv := range level.Levels {
-			s, err := surface.Parse(string(lv) + "-atomic")
-			if err != nil {
-				t.Fatal(err)
+			for _, c := range []string{"atomic", "composite"} {
+				s, err := surface.Parse(string(lv) + "-" + c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Interfaces = append(cfg.Interfaces, s)
 			}
-			cfg.Interfaces = append(cfg.Interfaces, s)
 		}
 		grid, err := Plan(cfg, spec, gen.Lookup)
 		if err != nil {
-			if !strings.Contains(err.Error(), "no update operation of") && !strings.Contains(err.Error(), "no list operation of") {
-				t.Errorf("%s: %v; want a plan, or the operation an atomic form lacks", d.Name, err)
-			}
-			continue
+			t.Fatalf("%s: %v", d.Name, err)
 		}
 		for _, tr := range grid {
 			task := tr.Task.(*scenarioTask)
 			written := task.scenario.Gold[task.level()]
-			if len(task.calls) > len(written) {
-				expanded++
-			}
-			for _, c := range task.calls {
-				if i := slices.IndexFunc(d.Operations, func(o *speclang.Operation) bool { return o.Name == c.Op }); i < 0 || d.Operations[i].Kind == opkind.Preset {
-					t.Errorf("%s: gold calls %s; want atomic calls only", tr.ID, c.Op)
+			switch task.iface.Spec.Get("composition") {
+			case "atomic":
+				if len(task.calls) < len(written) {
+					t.Errorf("%s: %d atomic calls, %d as written; want no fewer", tr.ID, len(task.calls), len(written))
 				}
+				longer += b2i(len(task.calls) > len(written))
+				for _, c := range task.calls {
+					if i := slices.IndexFunc(d.Operations, func(o *speclang.Operation) bool { return o.Name == c.Op }); i < 0 || d.Operations[i].Kind == opkind.Preset || d.Operations[i].Kind == opkind.Workflow {
+						t.Errorf("%s: gold calls %s; want atomic calls only", tr.ID, c.Op)
+					}
+				}
+			case "composite":
+				if len(task.calls) > len(written) {
+					t.Errorf("%s: %d composite calls, %d as written; want no more", tr.ID, len(task.calls), len(written))
+				}
+				shorter += b2i(len(task.calls) < len(written))
 			}
 		}
 		recs, _, _ := runIsolated(t, cfg, spec, "")
 		for _, r := range recs {
 			played++
-			if m := r.Metrics; m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" {
-				t.Errorf("%s: TC %v F1 %v ArgAcc %v %s; want the oracle scored full on the atomic gold", r.TrialID, m.TC, m.F1, m.ArgAcc, r.ErrorClass)
-			}
-			if !strings.HasSuffix(r.Interface, "-atomic") {
-				t.Errorf("%s: interface %q", r.TrialID, r.Interface)
+			if m := r.Metrics; m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" || m.GoldCalls == 0 {
+				t.Errorf("%s: TC %v F1 %v ArgAcc %v gold calls %d %s; want the oracle scored full on the composed gold", r.TrialID, m.TC, m.F1, m.ArgAcc, m.GoldCalls, r.ErrorClass)
 			}
 		}
 	}
-	if played == 0 || expanded == 0 {
-		t.Fatalf("%d trials played, %d with expanded gold; want both", played, expanded)
+	if played == 0 || longer == 0 || shorter == 0 {
+		t.Fatalf("%d trials played, %d with longer atomic gold, %d with shorter composite gold; want all three", played, longer, shorter)
 	}
 }
 
-// BenchmarkAtomicGold expands every scenario's gold at every level into
-// its atomic form (gold.Composed at each L<n>-atomic), proving each
-// expansion on the store; us/scenario is the cost per scenario and level.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkAtomicGold derives every scenario's gold at every level atomic
+// and composite (gold.Composed), proving each on the store; us/scenario is
+// the cost per scenario, level and composition.
 // Target: within 2x of reading the gold as written, per trial a
 // negligible share of its time.
 func BenchmarkAtomicGold(b *testing.B) {
@@ -83,9 +95,12 @@ func BenchmarkAtomicGold(b *testing.B) {
 		for _, d := range spec.Domains {
 			dom, _ := gen.Lookup(d.Name)
 			for _, lv := range level.Levels {
-				s, _ := surface.Parse(string(lv) + "-atomic")
-				for _, sc := range d.Scenarios {
-					if _, err := gold.Composed(d, dom, s, sc); err == nil {
+				for _, c := range []string{"atomic", "composite"} {
+					s, _ := surface.Parse(string(lv) + "-" + c)
+					for _, sc := range d.Scenarios {
+						if _, err := gold.Composed(d, dom, s, sc); err != nil {
+							b.Fatal(err)
+						}
 						n++
 					}
 				}
@@ -95,25 +110,20 @@ func BenchmarkAtomicGold(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(max(n, 1)), "us/scenario")
 }
 
-// BenchmarkOracleAtomic runs the oracle over every scenario of the domains
-// whose composites have an atomic form, at the four atomic interfaces,
-// one repetition each, journaled and scored: beside BenchmarkOracleGrid
-// (the levels as written, three repetitions), trials/s says what the
-// expanded gold costs. Target: within 2x of the levels as written per
-// trial.
-func BenchmarkOracleAtomic(b *testing.B) {
+// BenchmarkOraclePaperFamily runs the oracle over every scenario at the
+// paper's family (L4-atomic, L3/L2/L1-composite), one repetition each,
+// journaled and scored: beside BenchmarkOracleGrid (the levels as written,
+// three repetitions), trials/s says what composed gold costs. Target:
+// within 2x of the levels as written per trial.
+func BenchmarkOraclePaperFamily(b *testing.B) {
 	spec := loadSpec(b)
-	cfg := testConfig("oracle-atomic", "http://127.0.0.1:1", agent.Oracle)
+	cfg := testConfig("oracle-paper", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Granularities = nil
-	for _, lv := range level.Levels {
-		s, _ := surface.Parse(string(lv) + "-atomic")
-		cfg.Interfaces = append(cfg.Interfaces, s)
+	family, err := surface.ParseList("paper")
+	if err != nil {
+		b.Fatal(err)
 	}
-	for _, d := range spec.Domains {
-		if _, err := Plan(&results.Config{Name: "probe", Domains: []string{d.Name}, Interfaces: cfg.Interfaces, Models: cfg.Models, Repetitions: 1}, spec, gen.Lookup); err == nil {
-			cfg.Domains = append(cfg.Domains, d.Name)
-		}
-	}
+	cfg.Interfaces = family
 	var trials int
 	for b.Loop() {
 		sum, err := Run(context.Background(), cfg, spec, Options{Out: b.TempDir(), Lookup: gen.Lookup})
