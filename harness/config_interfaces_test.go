@@ -170,21 +170,19 @@ func TestInterfaceSchemaLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	var schema struct {
-		Properties struct {
-			Interfaces struct {
-				Items struct {
-					Required   []string `json:"required"`
-					Properties map[string]struct {
-						Enum []string `json:"enum"`
-					} `json:"properties"`
-				} `json:"items"`
-			} `json:"interfaces"`
-		} `json:"properties"`
+		Defs struct {
+			Interface struct {
+				Required   []string `json:"required"`
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"interface"`
+		} `json:"$defs"`
 	}
 	if err := json.Unmarshal(data, &schema); err != nil {
 		t.Fatal(err)
 	}
-	items := schema.Properties.Interfaces.Items
+	items := schema.Defs.Interface
 	if !slices.Equal(items.Required, []string{"level"}) {
 		t.Errorf("required %v; want [level]", items.Required)
 	}
