@@ -48,8 +48,12 @@ var complexityTerms = []struct {
 	{"dropped_keywords", func(m *surface.Metrics) float64 { return float64(m.Dropped) }},
 }
 
-// sizeTerm is the model-size predictor's name.
-const sizeTerm = "log10_params"
+// sizeTerm is the model-size predictor's name, goldTerm the gold calls
+// per task's.
+const (
+	sizeTerm = "log10_params"
+	goldTerm = "gold_calls"
+)
 
 // complexityData is the material of a complexity model: the trials whose
 // interface run.json measured, grouped into cells of equal predictors (a
@@ -98,6 +102,21 @@ func (r *Report) complexityData(outcome func(row) float64) (d *complexityData, w
 	for _, c := range complexityTerms {
 		names = append(names, c.name)
 		gets = append(gets, func(x row) float64 { return c.get(x.imet) })
+	}
+	// Gold calls per task are a property of an interface on a domain too
+	// (its composition's): each cell takes the mean over its domain's
+	// trials at its interface.
+	if !slices.ContainsFunc(rows, func(x row) bool { return math.IsNaN(x.gold) }) {
+		type at struct{ domain, iface string }
+		sum, n := map[at]float64{}, map[at]float64{}
+		for _, x := range rows {
+			sum[at{x.domain, x.iface}] += x.gold
+			n[at{x.domain, x.iface}]++
+		}
+		names = append(names, goldTerm)
+		gets = append(gets, func(x row) float64 { k := at{x.domain, x.iface}; return sum[k] / n[k] })
+	} else {
+		d.notes = append(d.notes, "gold calls left out: some records predate gold_calls")
 	}
 	if !slices.ContainsFunc(rows, func(x row) bool { return x.params <= 0 }) {
 		names = append(names, sizeTerm)
