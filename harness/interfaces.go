@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/results"
-	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
@@ -36,17 +36,30 @@ func measureFor(b agent.Backend, iface *surface.Interface) surface.Metrics {
 	})
 }
 
-// domainInterfaces are the interfaces a config plays on a generated
-// domain (results.Config.Played), a level as written as its identity
-// interface.
-func domainInterfaces(cfg *results.Config, dom *mcpdomain.Domain) ([]*surface.Interface, error) {
-	var out []*surface.Interface
+// domainTasks are the tasks a config plays on a domain, in plan order:
+// each interface it plays (results.Config.Played, a level as written as
+// its identity interface), then each scenario it names.
+func domainTasks(cfg *results.Config, d *speclang.Domain, lookup gold.Lookup, golds *goldCache) ([]*scenarioTask, error) {
+	dom, msg := gold.Generated(d, lookup)
+	if msg != "" {
+		return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
+	}
+	var out []*scenarioTask
 	for _, spec := range cfg.Played() {
 		iface, err := serve.DomainInterface(dom, spec)
 		if err != nil {
-			return nil, fmt.Errorf("domain %s: %w", dom.Name, err)
+			return nil, fmt.Errorf("domain %s: %w", d.Name, err)
 		}
-		out = append(out, iface)
+		for _, s := range d.Scenarios {
+			if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
+				continue
+			}
+			task, err := newScenarioTask(d, dom, iface, s, golds)
+			if err != nil {
+				return nil, fmt.Errorf("domain %s: %w", d.Name, err)
+			}
+			out = append(out, task)
+		}
 	}
 	return out, nil
 }

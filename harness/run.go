@@ -34,7 +34,6 @@ import (
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
-	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -113,40 +112,29 @@ func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial
 		}
 		return out, nil
 	}
-	// A domain's interfaces are built once, shared by every model's trials.
-	ifacesOf := map[string][]*surface.Interface{}
+	// A domain's tasks (its interfaces, each scenario's gold as the
+	// interface's composition derives it) are made once, shared by every
+	// model's trials.
+	tasksOf := map[string][]*scenarioTask{}
 	for _, model := range cfg.ModelNames() {
 		for _, d := range spec.Domains {
 			if len(cfg.Domains) > 0 && !slices.Contains(cfg.Domains, d.Name) {
 				continue
 			}
-			dom, msg := gold.Generated(d, lookup)
-			if msg != "" {
-				return nil, fmt.Errorf("domain %s: %s", d.Name, msg)
-			}
-			ifaces, ok := ifacesOf[d.Name]
+			tasks, ok := tasksOf[d.Name]
 			if !ok {
 				var err error
-				if ifaces, err = domainInterfaces(cfg, dom); err != nil {
+				if tasks, err = domainTasks(cfg, d, lookup, golds); err != nil {
 					return nil, err
 				}
-				ifacesOf[d.Name] = ifaces
+				tasksOf[d.Name] = tasks
 			}
-			for _, iface := range ifaces {
-				for _, s := range d.Scenarios {
-					if len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, s.ID) {
-						continue
-					}
-					task, err := newScenarioTask(d, dom, iface, s, golds)
-					if err != nil {
-						return nil, fmt.Errorf("domain %s: %w", d.Name, err)
-					}
-					for rep := 1; rep <= cfg.Repetitions; rep++ {
-						out = append(out, Trial{
-							Index: len(out), ID: results.TrialID(model, s.ID, iface.Spec.Name, rep),
-							Model: model, Repetition: rep, Task: task,
-						})
-					}
+			for _, task := range tasks {
+				for rep := 1; rep <= cfg.Repetitions; rep++ {
+					out = append(out, Trial{
+						Index: len(out), ID: results.TrialID(model, task.scenario.ID, task.iface.Spec.Name, rep),
+						Model: model, Repetition: rep, Task: task,
+					})
 				}
 			}
 		}
