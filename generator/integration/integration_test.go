@@ -32,6 +32,14 @@ import (
 var wantTools = map[level.Level][2]int{level.L4: {8, 10}, level.L3: {4, 4}, level.L2: {2, 2}, level.L1: {1, 1}}
 
 func TestListToolsMatchesDefinition(t *testing.T) {
+	spec, err := speclang.Load(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	for _, w := range spec.Warnings {
+		warnings = append(warnings, w.Error())
+	}
 	for _, d := range gen.Domains {
 		for _, level := range level.Levels {
 			t.Run(d.Name+"/"+string(level), func(t *testing.T) {
@@ -64,11 +72,14 @@ func TestListToolsMatchesDefinition(t *testing.T) {
 						atomic++
 					}
 				}
-				// Past the definition's L4 range the loader warns (fine if
-				// deliberate: warehouse's eleventh, set_dock, gives its dock
-				// modes an atomic form); the coarse levels are exact.
-				if r := wantTools[level]; atomic < r[0] || atomic > r[1] && level != "L4" {
-					t.Errorf("%d tools at %s besides workflows, want %d..%d", atomic, level, r[0], r[1])
+				// Outside the definition only where the loader warned (fine
+				// if deliberate: warehouse's eleventh L4 tool, set_dock,
+				// gives its dock modes an atomic form).
+				said := fmt.Sprintf("%s has %d tools besides its workflows", level, atomic)
+				if r := wantTools[level]; (atomic < r[0] || atomic > r[1]) && !slices.ContainsFunc(warnings, func(w string) bool {
+					return strings.Contains(w, d.Name+"/domain.yaml") && strings.Contains(w, said)
+				}) {
+					t.Errorf("%d tools at %s besides workflows, want %d..%d or the loader's warning", atomic, level, r[0], r[1])
 				}
 			})
 		}
