@@ -232,6 +232,38 @@ type Metrics struct {
 	// Explain holds the verdict's reasons as data, for granite view and
 	// jq (see Explanation).
 	Explain *Explanation `json:"explain,omitempty"`
+	// Paper holds the reference implementation's metrics, by its own
+	// definitions (package harness/paper), beside granite's stronger ones
+	// of the same names. Absent from records written before granite kept
+	// them.
+	Paper *PaperMetrics `json:"paper,omitempty"`
+}
+
+// PaperMetrics are the metric columns of the paper's reference
+// implementation, under its own keys, so that its results.jsonl and
+// granite's records compare column by column. Their definitions are the
+// reference's (see package harness/paper), not granite's: tool F1 over
+// sets of names, argument accuracy by greedy best match, completion by
+// strings in the answer, no state read.
+type PaperMetrics struct {
+	ToolPrecision float64 `json:"tool_selection_precision"`
+	ToolRecall    float64 `json:"tool_selection_recall"`
+	ToolF1        float64 `json:"tool_selection_f1"`
+	ArgAcc        float64 `json:"argument_accuracy"`
+	// EditDistance is 0 for the gold's sequence of tool names, 1 for the
+	// worst; KendallTau 1 for the gold's order, 0 with fewer than two
+	// matched tools.
+	EditDistance float64 `json:"sequence_edit_distance"`
+	KendallTau   float64 `json:"sequence_kendall_tau"`
+	// TaskCompletion is 1 when the answer contains every expected string,
+	// ignoring case.
+	TaskCompletion float64 `json:"task_completion"`
+	// ErrorRecovery is the share of failed calls followed by any call;
+	// nil when no call failed.
+	ErrorRecovery *float64 `json:"error_recovery_rate"`
+	// Tokens are the trial's prompt and completion tokens together.
+	Tokens        int     `json:"token_efficiency"`
+	RedundantRate float64 `json:"redundant_call_rate"`
 }
 
 // ErrorClass names the kind of a failed call or trial; the empty class is
