@@ -95,6 +95,29 @@ type Record struct {
 	// Command is how an agent command's process ended, for agent
 	// "command".
 	Command *CommandRun `json:"command,omitempty"`
+	// Reference is, for a trial imported from the paper's reference
+	// implementation (granite import runs), its condition and metrics as
+	// its results.jsonl wrote them.
+	Reference *ReferenceCondition `json:"reference,omitempty"`
+}
+
+// AgentImported is Record.Agent of a trial imported from the paper's
+// reference implementation.
+const AgentImported = "imported"
+
+// ReferenceCondition is what the reference implementation wrote of one
+// condition that granite does not otherwise keep.
+type ReferenceCondition struct {
+	// Granularity is its level key: primitive, composite_4, composite_2
+	// or composite_1.
+	Granularity string  `json:"granularity"`
+	FaultRate   float64 `json:"fault_rate"`
+	Seed        uint64  `json:"seed"`
+	// Trace is the trace file the calls were read from, in traces/.
+	Trace string `json:"trace,omitempty"`
+	// Recorded are the metrics it wrote; Error its condition's error.
+	Recorded *PaperMetrics `json:"recorded,omitempty"`
+	Error    *string       `json:"error,omitempty"`
 }
 
 // AgentRecorded is Record.Agent of a session of an interactive client

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -68,6 +69,57 @@ type Scenario struct {
 	Derived map[level.Level]bool
 	State   []*StateCheck
 	Answer  []*Fact
+	// Contains are the strings the paper's reference implementation asks
+	// the answer to contain (expect.contains); see AnswerContains.
+	Contains []string
+}
+
+// AnswerContains returns the strings the reference implementation's task
+// completion asks the final answer to contain: the scenario's contains
+// list, else, for each answer fact, the subject its about names (an ID or
+// a group) and its value as the store writes it (21.5, on, SN004), in the
+// order of the facts, each once.
+func (s *Scenario) AnswerContains() []string {
+	if len(s.Contains) > 0 {
+		return s.Contains
+	}
+	var out []string
+	add := func(v string) {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, f := range s.Answer {
+		if f.About != nil {
+			add(f.About.ID)
+			add(f.About.Group)
+		}
+		add(valueText(f.Value))
+	}
+	return out
+}
+
+// valueText writes a fact's value as the store writes it: numbers in
+// their shortest form, strings as they are, true and false.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case bool:
+		return strconv.FormatBool(v)
+	default:
+		return fmt.Sprint(v)
+	}
 }
 
 // Call is one gold tool call.
@@ -358,6 +410,9 @@ func (l *scenarioLoader) scenario(n *node) *Scenario {
 	for _, fn := range exp.get("answer").list() {
 		s.Answer = append(s.Answer, &Fact{Value: fn.get("value").toAny(), Alternatives: fn.get("alternatives").anys(), What: fn.get("what").str(),
 			About: l.about(fn.get("about"), s.Gold[level.L4]), Pos: fn.pos, Path: fn.path})
+	}
+	for _, cn := range exp.get("contains").list() {
+		s.Contains = append(s.Contains, cn.str())
 	}
 	writes := slices.ContainsFunc(s.Gold[level.L4], func(c *Call) bool { return !l.op(c.Op).ReadOnly })
 	switch {

@@ -2,6 +2,8 @@ package speclang
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/internal/level"
@@ -58,3 +60,30 @@ func TestTinyScenariosLoad(t *testing.T) {
 
 // The broken-table cases are folders under testdata/errors/scenarios-*,
 // each with its expected stderr.txt: see TestErrorCases.
+
+// The reference implementation's completion reads strings in the answer:
+// a scenario's own contains list, else each fact's value as the store
+// writes it.
+func TestAnswerContains(t *testing.T) {
+	files := tinyFiles(t)
+	spec, err := LoadAll(specFS(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spec.Domain("tiny").Scenarios[0].AnswerContains(); !slices.Equal(got, []string{"80"}) {
+		t.Errorf("derived from the facts: got %q, want [80]", got)
+	}
+	files["tiny/scenarios.yaml"] = strings.Replace(files["tiny/scenarios.yaml"], "      answer:\n        - {value: 80, what: hall lamp brightness in percent}\n",
+		"      answer:\n        - {value: 80, what: hall lamp brightness in percent}\n      contains: [hall, \"80\"]\n", 1)
+	spec, err = LoadAll(specFS(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spec.Domain("tiny").Scenarios[0].AnswerContains(); !slices.Equal(got, []string{"hall", "80"}) {
+		t.Errorf("written: got %q, want [hall 80]", got)
+	}
+	files["tiny/scenarios.yaml"] = strings.Replace(files["tiny/scenarios.yaml"], `contains: [hall, "80"]`, "contains: [hall, 80]", 1)
+	if _, err := LoadAll(specFS(t, files)); err == nil || !strings.Contains(err.Error(), "contains[1]") {
+		t.Errorf("a number in contains: got %v, want a positioned error naming contains[1]", err)
+	}
+}
