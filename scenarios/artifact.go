@@ -35,9 +35,20 @@ type Artifact struct {
 	// Title, Novelty (why the scenario is a new composition) and
 	// FollowUp (a natural next question) are the scenario stage's, for
 	// people reading artifacts; optional.
-	Title         string         `json:"title,omitempty"`
-	Novelty       string         `json:"novelty,omitempty"`
-	FollowUp      string         `json:"follow_up,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Novelty  string `json:"novelty,omitempty"`
+	FollowUp string `json:"follow_up,omitempty"`
+	// Scenario, Level and Difficulty are set on an artifact that is one
+	// level's form of a scenario of the paper's reference implementation
+	// (granite import scenarios): its id, the granite level of its gold
+	// (primitive is L4 … composite_1 L1) and its easy, medium or hard.
+	// Such an artifact is played at that level on its level's server, and
+	// its trials are the scenario's at the level. Contains are the strings
+	// the reference's completion asks the answer to hold.
+	Scenario      string         `json:"scenario,omitempty"`
+	Level         string         `json:"level,omitempty"`
+	Difficulty    string         `json:"difficulty,omitempty"`
+	Contains      []string       `json:"contains,omitempty"`
 	Turns         []Turn         `json:"turns"`
 	ExpectedCalls []ExpectedCall `json:"expected_calls"`
 	MockOutputs   []MockOutput   `json:"mock_outputs"`
@@ -57,6 +68,9 @@ type ExpectedCall struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
 	Reason    string          `json:"reason"`
+	// Optional is a call the reference's gold marks required: false,
+	// which its metrics leave out.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // MockOutput is the output of an expected call.
