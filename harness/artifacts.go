@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,6 +38,11 @@ type ArtifactSet struct {
 	golds   map[string]*score.Gold
 	// regrouped is set by Regroup, for a run at levels.
 	regrouped *regrouping
+	// levelled is set when the artifacts are levels' forms of reference
+	// scenarios, each played on its own live command: commands holds it
+	// by artifact id.
+	levelled bool
+	commands map[string]string
 }
 
 // system is what the agent's system prompt says of the system it serves.
@@ -77,29 +83,40 @@ func newToolSet(tools []toolsrc.Tool, about system) (*toolSet, error) {
 // LoadArtifacts reads an artifacts file and the tools its artifacts call:
 // from toolsPath, else from the file granite synth wrote beside it
 // (scenarios.ToolsFile), else, for artifacts of a generated domain, from
-// that domain's generated code at the artifact's level. Every expected
+// that domain's generated code at the artifact's level. Artifacts that
+// are one level's form of a reference scenario (scenario and level set)
+// take theirs from the live server cmd expands to for them (see
+// CommandTemplate), each distinct command listed once. Every expected
 // call and assertion must name a tool the set lists.
-func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, error) {
+func LoadArtifacts(ctx context.Context, path, toolsPath, cmd string, lookup gold.Lookup) (*ArtifactSet, error) {
 	arts, err := scenarios.ReadArtifacts(path)
 	if err != nil {
 		return nil, err
 	}
 	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*score.Gold{}}
+	if set.levelled, err = levelledFile(path, arts); err != nil {
+		return nil, err
+	}
+	if set.levelled {
+		if err := set.listLevels(ctx, cmd); err != nil {
+			return nil, err
+		}
+	}
 	var shared []toolsrc.Tool
-	if toolsPath == "" {
+	if toolsPath == "" && !set.levelled {
 		toolsPath = scenarios.ToolsFile(path)
 		if _, err := os.Stat(toolsPath); errors.Is(err, fs.ErrNotExist) {
 			toolsPath = ""
 		}
 	}
-	if toolsPath != "" {
+	if toolsPath != "" && !set.levelled {
 		if shared, err = toolsrc.LoadTools(toolsPath); err != nil {
 			return nil, err
 		}
 		set.ToolsPath = toolsPath
 	}
 	for _, a := range arts {
-		src := a.Source
+		src := set.sourceOf(&a)
 		ts, done := set.sources[src]
 		if !done {
 			tools := shared
@@ -135,6 +152,11 @@ func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, er
 		}
 		var calls []*speclang.Call
 		for _, c := range a.ExpectedCalls {
+			// An optional call of a reference scenario's gold is one its
+			// metrics leave out: granite's leave it out too.
+			if c.Optional {
+				continue
+			}
 			gc := &speclang.Call{Tool: c.Tool}
 			_ = json.Unmarshal(c.Arguments, &gc.Args)
 			calls = append(calls, gc)
@@ -145,6 +167,9 @@ func LoadArtifacts(path, toolsPath string, lookup gold.Lookup) (*ArtifactSet, er
 }
 
 func toolsOrigin(set *ArtifactSet, fallback string) string {
+	if set.levelled {
+		return "the command " + strings.TrimPrefix(fallback, commandSource)
+	}
 	if set.ToolsPath != "" {
 		return set.ToolsPath
 	}
@@ -152,7 +177,18 @@ func toolsOrigin(set *ArtifactSet, fallback string) string {
 }
 
 // Tools returns the tools an artifact is played with.
-func (s *ArtifactSet) Tools(a *scenarios.Artifact) []toolsrc.Tool { return s.sources[a.Source].tools }
+func (s *ArtifactSet) Tools(a *scenarios.Artifact) []toolsrc.Tool {
+	return s.sources[s.sourceOf(a)].tools
+}
+
+// sourceOf names the tool set an artifact is played with: its live
+// command for one level's form of a reference scenario, else its source.
+func (s *ArtifactSet) sourceOf(a *scenarios.Artifact) string {
+	if cmd, ok := s.commands[a.ID]; ok {
+		return commandSource + cmd
+	}
+	return a.Source
+}
 
 // replay plays an artifact's tools. A call whose arguments match an
 // expected call not answered yet (same tool; same arguments by the
@@ -242,7 +278,7 @@ func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []
 	for i, as := range a.Assertions {
 		asserts[i] = score.Assertion{Kind: as.Kind, Tool: as.Tool, Arguments: as.Arguments, Severity: as.Severity}
 	}
-	return score.Assertions(rec, asserts, calls, s.sources[a.Source], gold)
+	return score.Assertions(rec, asserts, calls, s.sources[s.sourceOf(a)], gold)
 }
 
 // Args, Valid and OutputFits are what the scorer asks of the tools

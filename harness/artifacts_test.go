@@ -384,11 +384,11 @@ func TestArtifactInputsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	noTools := writeArtifacts(t, arts, nil)
-	if _, err := LoadArtifacts(noTools, "", lookup); err == nil || !strings.Contains(err.Error(), "no tools for its source tools:x.json; expected them in "+scenarios.ToolsFile(noTools)) {
+	if _, err := LoadArtifacts(context.Background(), noTools, "", "", lookup); err == nil || !strings.Contains(err.Error(), "no tools for its source tools:x.json; expected them in "+scenarios.ToolsFile(noTools)) {
 		t.Errorf("no tools file: %v", err)
 	}
 	fewer := writeArtifacts(t, arts, external[len(external)-1:])
-	if _, err := LoadArtifacts(fewer, "", lookup); err == nil || !strings.Contains(err.Error(), "expected call 0 names tool") || !strings.Contains(err.Error(), "does not list") {
+	if _, err := LoadArtifacts(context.Background(), fewer, "", "", lookup); err == nil || !strings.Contains(err.Error(), "expected call 0 names tool") || !strings.Contains(err.Error(), "does not list") {
 		t.Errorf("tool missing from the tools file: %v", err)
 	}
 	dir := t.TempDir()
@@ -450,7 +450,7 @@ func TestReplayStructuredContent(t *testing.T) {
 func TestLostKeywordsPerToolSet(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	dom, _ := lookup(spec.Domains[0].Name)
-	grid, err := Plan(testConfig("lost", "", agent.Oracle), spec, lookup)
+	grid, err := Plan(context.Background(), testConfig("lost", "", agent.Oracle), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func TestLostKeywordsPerToolSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grid, err = Plan(artifactConfig(writeArtifacts(t, arts, external), "", agent.Oracle), spec, lookup)
+	grid, err = Plan(context.Background(), artifactConfig(writeArtifacts(t, arts, external), "", agent.Oracle), spec, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}

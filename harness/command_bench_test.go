@@ -43,7 +43,7 @@ func benchCommandTrial(b *testing.B, mode sandbox.Mode) {
 	cfg.Models = []results.ModelEntry{e}
 	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []level.Level{level.L4}
 	cfg.Scenarios = []string{spec.Domains[0].Scenarios[0].ID}
-	grid, err := Plan(cfg, spec, gen.Lookup)
+	grid, err := Plan(context.Background(), cfg, spec, gen.Lookup)
 	if err != nil {
 		b.Fatal(err)
 	}

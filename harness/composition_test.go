@@ -37,7 +37,7 @@ func TestOracleOnEveryComposition(t *testing.T) {
 				cfg.Interfaces = append(cfg.Interfaces, s)
 			}
 		}
-		grid, err := Plan(cfg, spec, gen.Lookup)
+		grid, err := Plan(context.Background(), cfg, spec, gen.Lookup)
 		if err != nil {
 			t.Fatalf("%s: %v", d.Name, err)
 		}

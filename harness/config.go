@@ -91,6 +91,11 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 	if c.ArtifactCmd != "" && c.ArtifactURL != "" {
 		list = append(list, doc.Errorf([]any{"artifact_url"}, "found artifact_url beside artifact_cmd; expected one live source"))
 	}
+	if c.ArtifactCmd != "" {
+		if _, err := ParseCommandTemplate(c.ArtifactCmd); err != nil {
+			list = append(list, doc.Errorf([]any{"artifact_cmd"}, "found a command template that does not expand: %v", err))
+		}
+	}
 	if !strings.HasPrefix(file, "embedded:") {
 		// Paths in a config on disk are relative to its folder.
 		for _, p := range []*string{&c.Artifacts, &c.ArtifactTools, &c.Groups} {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ func TestEmbeddedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grid, err := Plan(paper, spec, gen.Lookup)
+	grid, err := Plan(context.Background(), paper, spec, gen.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}

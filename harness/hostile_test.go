@@ -63,7 +63,7 @@ func hostileTrial(tb testing.TB, a agent.Agent, dir string) (*results.Record, []
 	spec, lookup := tinySpec(tb)
 	cfg := testConfig("hostile", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
-	grid, err := Plan(cfg, spec, lookup)
+	grid, err := Plan(context.Background(), cfg, spec, lookup)
 	if err != nil || len(grid) != 1 {
 		tb.Fatalf("plan: %d trials, %v", len(grid), err)
 	}
@@ -165,7 +165,7 @@ func hostileFinal(t *testing.T) []byte {
 	spec, lookup := tinySpec(t)
 	cfg := testConfig("final", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Scenarios, cfg.Granularities = []string{"tiny-002"}, []level.Level{level.L4}
-	grid, err := Plan(cfg, spec, lookup)
+	grid, err := Plan(context.Background(), cfg, spec, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}

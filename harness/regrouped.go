@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
-	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
@@ -138,21 +136,14 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	var up serve.Caller
 	var closers []func()
 	if rg.cmd != "" || rg.url != "" {
-		// A live source, started afresh in a folder of its own: nothing
-		// it keeps (a memory file) reaches the next trial.
-		dir, err := os.MkdirTemp("", "granite-trial-")
+		c, closeUp, err := startLive(ctx, rg.cmd, rg.url)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, _, err := toolsrc.ConnectIn(ctx, rg.cmd, rg.url, dir)
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, nil, fmt.Errorf("live source: %w", err)
-		}
 		up = c
-		closers = append(closers, func() { c.Close(); os.RemoveAll(dir) })
+		closers = append(closers, closeUp)
 	} else {
-		ts := t.set.sources[t.art.Source]
+		ts := t.set.sources[t.set.sourceOf(t.art)]
 		r := &replay{art: t.art, ts: ts, used: make([]bool, len(t.art.ExpectedCalls))}
 		up = serve.CallerFunc(func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tool := ts.byName[req.Params.Name]

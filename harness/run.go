@@ -87,14 +87,24 @@ func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 // happens once.
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
-// instead, with ids <model>/<artifact id>/r<n>.
-func Plan(cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial, error) {
+// instead, with ids <model>/<artifact id>/r<n>; one of reference
+// scenarios' levels, with ids <model>/<scenario>/<level>/r<n> (see
+// planReference). ctx bounds listing a live command's tools.
+func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup gold.Lookup) ([]Trial, error) {
 	var out []Trial
 	golds := &goldCache{}
 	if cfg.Artifacts != "" {
-		set, err := LoadArtifacts(cfg.Artifacts, cfg.ArtifactTools, lookup)
+		set, err := LoadArtifacts(ctx, cfg.Artifacts, cfg.ArtifactTools, cfg.ArtifactCmd, lookup)
 		if err != nil {
 			return nil, err
+		}
+		if set.levelled {
+			return planReference(cfg, set)
+		}
+		if cfg.ArtifactCmd != "" {
+			if tmpl, err := ParseCommandTemplate(cfg.ArtifactCmd); err != nil || !tmpl.Plain() {
+				return nil, fmt.Errorf("%s: the command %q names fields, which only artifacts of reference scenarios (scenario and level set) fill; give a plain command", cfg.Artifacts, cfg.ArtifactCmd)
+			}
 		}
 		if len(cfg.Played()) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
 			return planGrouped(cfg, set)
@@ -187,7 +197,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	grid, err := Plan(cfg, spec, opts.Lookup)
+	grid, err := Plan(ctx, cfg, spec, opts.Lookup)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 // simGold is each planned trial's gold calls, in order, by trial id.
 func simGold(t *testing.T, cfg *results.Config) map[string][]results.MessageCall {
 	t.Helper()
-	trials, err := Plan(cfg, loadSpec(t), gen.Lookup)
+	trials, err := Plan(context.Background(), cfg, loadSpec(t), gen.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,7 +210,7 @@ func (t *artifactTask) turnCalls(n int) [][]int {
 }
 
 func (t *artifactTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
-	ts := t.set.sources[t.art.Source]
+	ts := t.set.sources[t.set.sourceOf(t.art)]
 	valid := map[string]func(json.RawMessage) bool{}
 	for _, tool := range ts.byName {
 		valid[tool.Name] = tool.Valid
@@ -219,7 +219,7 @@ func (t *artifactTask) open(ctx context.Context) (*serve.Session, map[string]fun
 	return s, valid, err
 }
 
-func (t *artifactTask) system() system { return t.set.sources[t.art.Source].about }
+func (t *artifactTask) system() system { return t.set.sources[t.set.sourceOf(t.art)].about }
 
 func (t *artifactTask) toolsKey() string { return t.art.Source }
 
@@ -266,7 +266,7 @@ func goldByTurn(t Task) [][]results.MessageCall {
 // an artifact's output_schema assertions do.
 func keepsResults(t Task) bool {
 	switch t.(type) {
-	case *artifactTask, *groupedTask:
+	case *artifactTask, *groupedTask, *referenceTask:
 		return true
 	}
 	return false

@@ -37,7 +37,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			"<out>/trials.jsonl. --config takes a file or the name of an embedded config (smoke, paper).\n"+
 			"With --artifacts, every model x artifact x repetition instead: each synthesized artifact\n"+
 			"is played on a replay server answering its expected calls with its recorded outputs, and\n"+
-			"scored by its assertions (default output: results/<artifacts file name>).", stderr)
+			"scored by its assertions (default output: results/<artifacts file name>). Artifacts of\n"+
+			"reference scenarios (granite import scenarios) are played at their own levels on a fresh\n"+
+			"process of --mcp-cmd's level server per trial (see docs/artifacts-reference.md).", stderr)
 	config := fset.String("config", "smoke", "experiment config: a YAML file, or smoke / paper (embedded)")
 	out := fset.String("out", "", "output folder (default: the config's output, results/<name>)")
 	resume := fset.Bool("resume", false, "continue a run in --out, skipping trials already recorded")
@@ -49,7 +51,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	interfaces := fset.String("interfaces", "", "play these interfaces instead of the config's granularities and interfaces: names joined by commas (L4,L3-terse,L4-atomic) or a family (paper: L4-atomic,L3-composite,L2-composite,L1-composite)")
 	levels := fset.String("levels", "", "with --artifacts: play each artifact at these levels (e.g. L4,L3,L2,L1), its tools regrouped (see granite regroup)")
 	groups := fset.String("groups", "", "with --levels: a groups file saying which tools share a coarse tool (default: derived)")
-	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers")
+	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers; for artifacts of reference scenarios (granite import scenarios), a template naming each one's level server with {{.Domain}}, {{.Level}} (L4…L1) and {{.Granularity}} (primitive, composite_4, composite_2, composite_1)")
 	artifactURL := fset.String("mcp-url", "", "with --artifacts: play on this live MCP streamable HTTP endpoint instead of replay servers")
 	isolation := fset.String("isolation", agent.IsolationAuto, "how agent commands are contained: auto (namespaces of their own where the kernel allows, else a process group, said at start and in run.json), namespaces (or refuse to start), none")
 	metricsAddr := fset.String("metrics-addr", "", "serve live Prometheus metrics (power, energy, utilisation, progress) at this address, e.g. 127.0.0.1:9400")
@@ -91,6 +93,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Artifacts, cfg.ArtifactTools = *artifacts, *artifactTools
 		cfg.Domains, cfg.Scenarios, cfg.Granularities = nil, nil, nil
 		cfg.Groups, cfg.ArtifactCmd, cfg.ArtifactURL = *groups, *artifactCmd, *artifactURL
+		if *artifactCmd != "" {
+			if _, err := harness.ParseCommandTemplate(*artifactCmd); err != nil {
+				return usagef("--mcp-cmd: %v", err)
+			}
+		}
 		if *levels != "" {
 			for _, l := range strings.Split(*levels, ",") {
 				lv, err := level.Parse(l)

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/harness/report"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// referenceFixture holds smarthome scenarios 001, 002 and 005 in the form
+// granite import scenarios gives the reference's: one artifact per
+// scenario and level (L4, L3, L2, L1 among them), each with its level's
+// gold from specs/smarthome/scenarios.yaml, 005's first read optional, and
+// contains strings the oracle's answer holds (001, 005) or does not (002).
+const referenceFixture = "../../harness/testdata/reference-smarthome.jsonl"
+
+// levelServer is a stand-in for the reference's per-level servers: this
+// test binary run as granite, serving a generated domain at one level
+// over stdio, one store per process, as a FastMCP server keeps its state
+// in memory. env passes the switch, which a live source's allow-listed
+// environment would drop.
+func levelServer(t *testing.T) string {
+	t.Helper()
+	if strings.ContainsAny(os.Args[0], " '\"{}") {
+		t.Skipf("test binary path %q does not fit in a command line", os.Args[0])
+	}
+	return "env " + asGranite + "=1 " + os.Args[0] + " serve --domain {{.Domain}} --level {{.Level}} --transport stdio"
+}
+
+// runReference runs granite run on artifacts with the builtin oracle,
+// twice each, and returns the exit code, stdout and stderr.
+func runReference(t *testing.T, out, artifacts, mcpCmd string, more ...string) (int, string, string) {
+	t.Helper()
+	config := filepath.Join(t.TempDir(), "reference.yaml")
+	must(t, os.WriteFile(config, []byte("name: reference\nmodels: [builtin:oracle]\nrepetitions: 2\nmeter: none\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"run", "--config", config, "--artifacts", artifacts, "--mcp-cmd", mcpCmd, "--out", out}, more...)
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestRunReferenceScenarios plays imported reference scenarios on their
+// levels' servers, each trial on a fresh process: every oracle trial
+// completes, is the scenario's at its level, and the report groups the
+// run by level.
+func TestRunReferenceScenarios(t *testing.T) {
+	arts, err := scenarios.ReadArtifacts(referenceFixture)
+	must(t, err)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runReference(t, out, referenceFixture, levelServer(t))
+	if code != 0 {
+		t.Fatalf("granite run: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+	must(t, err)
+	if len(recs) != 2*len(arts) {
+		t.Fatalf("%d records; want %d (2 repetitions of %d artifacts)", len(recs), 2*len(arts), len(arts))
+	}
+	byID := map[string]*scenarios.Artifact{}
+	for i := range arts {
+		byID[arts[i].Scenario+"@"+arts[i].Level] = &arts[i]
+	}
+	results1 := map[string][]string{} // a trial's call results, by scenario@level/rep
+	for _, rec := range recs {
+		a := byID[rec.Scenario+"@"+string(rec.Level)]
+		if a == nil {
+			t.Fatalf("%s: scenario %s at %q is no artifact's", rec.TrialID, rec.Scenario, rec.Level)
+		}
+		if want := results.TrialID("builtin:oracle", a.Scenario, a.Level, rec.Repetition); rec.TrialID != want {
+			t.Errorf("trial id %s; want %s", rec.TrialID, want)
+		}
+		if rec.Difficulty != a.Difficulty || rec.Artifacts != referenceFixture || rec.Domain != a.Source || rec.Interface != "" {
+			t.Errorf("%s: difficulty %q, artifacts %q, domain %q, interface %q; want %q, %q, %q, none", rec.TrialID, rec.Difficulty, rec.Artifacts, rec.Domain, rec.Interface, a.Difficulty, referenceFixture, a.Source)
+		}
+		m := rec.Metrics
+		if m == nil || m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 {
+			t.Errorf("%s: metrics %+v; want tc, f1 and arg_acc 1 (why: %v)", rec.TrialID, m, m.Why)
+			continue
+		}
+		var got []string
+		for _, c := range rec.Calls {
+			if c.IsError {
+				t.Errorf("%s: call %s failed: %s", rec.TrialID, c.Tool, c.Result)
+			}
+			got = append(got, c.Result)
+		}
+		results1[rec.Scenario+"@"+string(rec.Level)+"/"+string(rune('0'+rec.Repetition))] = got
+	}
+	// A fresh process per trial: the second repetition of 005 deletes the
+	// rule the first deleted, and gets the rule id the first got, which a
+	// server kept between trials would answer with an error and the next
+	// id.
+	for _, lv := range []string{"L4", "L2"} {
+		first, second := results1["smarthome-005@"+lv+"/1"], results1["smarthome-005@"+lv+"/2"]
+		if len(first) == 0 || !slices.Equal(first, second) {
+			t.Errorf("smarthome-005 at %s: repetitions got different results, so a server's state crossed trials:\n%q\n%q", lv, first, second)
+		}
+	}
+
+	res, err := report.Load(out)
+	must(t, err)
+	rep := report.Build(res, 0)
+	if rep.Covered != len(recs) {
+		t.Errorf("report covers %d trials of %d; notes: %q", rep.Covered, len(recs), rep.Notes)
+	}
+	by := rep.Table("by_level")
+	if by == nil {
+		t.Fatal("no by_level table")
+	}
+	var levels []string
+	for _, row := range by.Rows {
+		levels = append(levels, row[0].(string))
+	}
+	if want := []string{"L4", "L3", "L2", "L1"}; !slices.Equal(levels, want) {
+		t.Errorf("by_level rows %q; want %q", levels, want)
+	}
+}
