@@ -142,12 +142,12 @@ func LoadArtifacts(ctx context.Context, path, toolsPath, cmd string, lookup gold
 		}
 		for i, c := range a.ExpectedCalls {
 			if ts.byName[c.Tool] == nil {
-				return nil, fmt.Errorf("%s: artifact %s: expected call %d names tool %q, which %s does not list", path, a.ID, i, c.Tool, toolsOrigin(set, src))
+				return nil, fmt.Errorf("%s: artifact %s: expected call %d names tool %q, which %s does not list%s", path, a.ID, i, c.Tool, toolsOrigin(set, src), levelHint(set, &a))
 			}
 		}
 		for i, as := range a.Assertions {
 			if ts.byName[as.Tool] == nil {
-				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list", path, a.ID, i, as.Tool, toolsOrigin(set, src))
+				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list%s", path, a.ID, i, as.Tool, toolsOrigin(set, src), levelHint(set, &a))
 			}
 		}
 		var calls []*speclang.Call
@@ -174,6 +174,15 @@ func toolsOrigin(set *ArtifactSet, fallback string) string {
 		return set.ToolsPath
 	}
 	return fallback
+}
+
+// levelHint says, for an artifact of a reference scenario, what its
+// command must be.
+func levelHint(set *ArtifactSet, a *scenarios.Artifact) string {
+	if !set.levelled {
+		return ""
+	}
+	return fmt.Sprintf("; expected the server of the artifact's level (%s): name it in --mcp-cmd with {{.Level}} or {{.Granularity}}", a.Level)
 }
 
 // Tools returns the tools an artifact is played with.

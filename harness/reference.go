@@ -150,7 +150,7 @@ func (s *ArtifactSet) listLevels(ctx context.Context, cmd string) error {
 		}
 		tools, err := toolsrc.FromMCP(ctx, expanded, "")
 		if err != nil {
-			return fmt.Errorf("%s: artifact %s: list the tools of %s: %w", s.Path, a.ID, expanded, err)
+			return fmt.Errorf("%s: artifact %s: list the tools of %s: %w; expected an MCP server speaking stdio: run the command by hand to see why it did not answer", s.Path, a.ID, expanded, err)
 		}
 		if s.sources[key], err = newToolSet(tools, system{}); err != nil {
 			return fmt.Errorf("%s: tools of %s: %w", s.Path, expanded, err)
@@ -275,7 +275,7 @@ func startLive(ctx context.Context, cmd, url string) (serve.Caller, func(), erro
 	c, _, err := toolsrc.ConnectIn(ctx, cmd, url, dir)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("live source: %w", err)
+		return nil, nil, fmt.Errorf("live source %s: %w", cmd+url, err)
 	}
 	return c, func() { c.Close(); os.RemoveAll(dir) }, nil
 }

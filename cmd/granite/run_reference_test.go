@@ -104,6 +104,23 @@ func TestRunReferenceScenarios(t *testing.T) {
 		}
 	}
 
+	// A resume finds every trial recorded; a shard plays its part of the
+	// same ids.
+	if code, stdout, stderr := runReference(t, out, referenceFixture, levelServer(t), "--resume"); code != 0 || !strings.Contains(stdout, "0 run now, 10 recorded before") {
+		t.Errorf("resume: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	shard := filepath.Join(t.TempDir(), "shard")
+	if code, stdout, stderr := runReference(t, shard, referenceFixture, levelServer(t), "--shard", "1/2"); code != 0 || !strings.Contains(stdout, "5 trials in shard 1/2") {
+		t.Errorf("shard: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	part, _, err := results.ReadJournal(filepath.Join(shard, results.TrialsFile))
+	must(t, err)
+	for _, rec := range part {
+		if !slices.ContainsFunc(recs, func(r results.Record) bool { return r.TrialID == rec.TrialID && r.Index == rec.Index }) {
+			t.Errorf("shard 1/2 played %s (index %d), which the whole run did not", rec.TrialID, rec.Index)
+		}
+	}
+
 	res, err := report.Load(out)
 	must(t, err)
 	rep := report.Build(res, 0)
@@ -120,5 +137,59 @@ func TestRunReferenceScenarios(t *testing.T) {
 	}
 	if want := []string{"L4", "L3", "L2", "L1"}; !slices.Equal(levels, want) {
 		t.Errorf("by_level rows %q; want %q", levels, want)
+	}
+}
+
+// TestRunReferenceScenariosRefused: a template naming a field granite
+// does not fill is a usage error naming the flag; a command whose tools
+// lack a gold call's, or that dies at load or at a trial's start, fails
+// with the command and what to do.
+func TestRunReferenceScenariosRefused(t *testing.T) {
+	server := levelServer(t)
+	mark := filepath.Join(t.TempDir(), "listed")
+	for _, c := range []struct {
+		name, cmd string
+		code      int
+		want      []string
+	}{
+		{"unknown field", strings.Replace(server, "{{.Level}}", "{{.Nope}}", 1), 2,
+			[]string{"--mcp-cmd:", "can't evaluate field Nope", "{{.Domain}}, {{.Level}} and {{.Granularity}}"}},
+		{"bad template", server + " {{.Level", 2, []string{"--mcp-cmd:", "unclosed action"}},
+		{"tools lack a gold call's", strings.Replace(server, "{{.Level}}", "L1", 1), 1,
+			[]string{`artifact smarthome-001@L4: expected call 0 names tool "get_device", which the command`, "--level L1 --transport stdio does not list; expected the server of the artifact's level (L4)"}},
+		{"dies at load", "sh -c 'exit 3'", 1, []string{"artifact smarthome-001@L4: list the tools of sh -c 'exit 3'", "run the command by hand"}},
+		// Listed once at load, then gone: the first trial cannot start.
+		{"dies at a trial", "sh -c 'test -e " + mark + " && exit 3; touch " + mark + "; exec " + strings.ReplaceAll(server, "{{.Level}}", "L4") + "'", 1,
+			[]string{"granite run: trial builtin:oracle/smarthome-00", ": live source sh -c 'test -e", "initialize:"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			single := referenceFixture
+			if c.name == "dies at a trial" {
+				// One command for every artifact: keep those at L4.
+				single = filepath.Join(t.TempDir(), "l4.jsonl")
+				arts, err := scenarios.ReadArtifacts(referenceFixture)
+				must(t, err)
+				var l4 []scenarios.Artifact
+				for _, a := range arts {
+					if a.Level == "L4" {
+						l4 = append(l4, a)
+					}
+				}
+				f, err := os.Create(single)
+				must(t, err)
+				must(t, scenarios.WriteArtifacts(f, l4))
+				must(t, f.Close())
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := runReference(t, out, single, c.cmd)
+			if code != c.code {
+				t.Errorf("exit %d; want %d\nstderr: %s", code, c.code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/internal/toolsrc"
+	"github.com/mcpgranite/granite/scenarios"
+)
+
+// referenceArtifacts are the reference-scenario fixture's artifacts (see
+// cmd/granite's TestRunReferenceScenarios, which plays them).
+func referenceArtifacts(t *testing.T) []scenarios.Artifact {
+	t.Helper()
+	arts, err := scenarios.ReadArtifacts("testdata/reference-smarthome.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return arts
+}
+
+// TestCommandTemplate: a --mcp-cmd template expands per artifact of a
+// reference scenario to its domain and level, in granite's and the
+// reference's names; a plain command is itself for any artifact; a field
+// granite does not fill, or a source without a domain, is refused.
+func TestCommandTemplate(t *testing.T) {
+	ref := func(source, lv string) *scenarios.Artifact {
+		return &scenarios.Artifact{ID: "s@" + lv, Source: source, Scenario: "s", Level: lv}
+	}
+	const python = "python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server"
+	for _, c := range []struct {
+		name, text string
+		art        *scenarios.Artifact
+		want, err  string
+	}{
+		{"primitive", python, ref("reference:smarthome", "L4"), "python -m mcp_granite.mcp_servers.smarthome.primitive_server", ""},
+		{"composite_4", python, ref("reference:energy", "L3"), "python -m mcp_granite.mcp_servers.energy.composite_4_server", ""},
+		{"composite_2", python, ref("reference:fleet", "L2"), "python -m mcp_granite.mcp_servers.fleet.composite_2_server", ""},
+		{"composite_1", python, ref("reference:fleet", "L1"), "python -m mcp_granite.mcp_servers.fleet.composite_1_server", ""},
+		{"level", "granite serve --domain {{.Domain}} --level {{.Level}} --transport stdio", ref("reference:warehouse", "L2"), "granite serve --domain warehouse --level L2 --transport stdio", ""},
+		{"plain", "node server.js --port 0", &scenarios.Artifact{ID: "a", Source: "tools:x.json"}, "node server.js --port 0", ""},
+		{"unknown field", "server {{.Nope}}", nil, "", "can't evaluate field Nope"},
+		{"unparsable", "server {{.Level", nil, "", "unclosed action"},
+		{"no domain", python, ref("tools:x.json", "L4"), "", `source "tools:x.json": expected reference:<domain>`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmpl, err := ParseCommandTemplate(c.text)
+			if err == nil && c.art != nil {
+				var got string
+				got, err = tmpl.Expand(c.art)
+				if err == nil && got != c.want {
+					t.Errorf("expanded to %q; want %q", got, c.want)
+				}
+			}
+			switch {
+			case c.err == "" && err != nil:
+				t.Errorf("error %v", err)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Errorf("error %v; want one saying %q", err, c.err)
+			}
+		})
+	}
+}
+
+// TestReferenceArtifactsRefused: reference scenarios' levels need their
+// servers' command, come one per scenario and level, and do not share a
+// file with other artifacts; a command with fields needs them; a URL
+// cannot give a fresh server per trial.
+func TestReferenceArtifactsRefused(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	arts := referenceArtifacts(t)
+	external, err := toolsrc.LoadTools("../scenarios/testdata/public_style_tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	synthesized, err := scenarios.Offline("tools:x.json", scenarios.Listed(external), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := append([]scenarios.Artifact{}, arts[0], arts[0])
+	dup[1].ID = "again"
+	for _, c := range []struct {
+		name string
+		path string
+		cmd  string
+		url  string
+		want string
+	}{
+		{"no command", writeArtifacts(t, arts, nil), "", "", "give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'"},
+		{"a URL", writeArtifacts(t, arts, nil), "", "http://127.0.0.1:1/mcp", "give that server's command"},
+		{"twice at a level", writeArtifacts(t, dup, nil), "x", "", "artifacts smarthome-001@L4 and again are both scenario smarthome-001 at L4"},
+		{"mixed", writeArtifacts(t, append(synthesized[:1:1], arts[0]), external), "x", "", "1 of 2 artifacts are levels of reference scenarios"},
+		{"fields for synthesized artifacts", writeArtifacts(t, synthesized, external), "server --level {{.Level}}", "", "names fields, which only artifacts of reference scenarios"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := artifactConfig(c.path, "", agent.Oracle)
+			cfg.ArtifactCmd, cfg.ArtifactURL = c.cmd, c.url
+			_, err := Plan(context.Background(), cfg, spec, lookup)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v; want one saying %q", err, c.want)
+			}
+		})
+	}
+}
