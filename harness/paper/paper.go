@@ -267,11 +267,16 @@ func pyEqual(a, b any) bool {
 	return false
 }
 
-// pyNumber reads a number as Python compares it: booleans are 0 and 1.
+// pyNumber reads a number as Python compares it: booleans are 0 and 1;
+// a spec's integers (int64) equal the same value decoded from JSON.
 func pyNumber(v any) (float64, bool) {
 	switch v := v.(type) {
 	case float64:
 		return v, true
+	case int64:
+		return float64(v), true
+	case int:
+		return float64(v), true
 	case bool:
 		if v {
 			return 1, true

@@ -210,3 +210,11 @@ func TestFromRecord(t *testing.T) {
 		t.Errorf("trial: %+v", tr)
 	}
 }
+
+// A spec's gold holds integers as int64; a call's decoded JSON holds
+// float64: the same number either way.
+func TestSpecIntegersMatchJSONNumbers(t *testing.T) {
+	if !valuesMatch(float64(3), int64(3)) || valuesMatch(float64(3.5), int64(3)) {
+		t.Error("int64 gold values must compare by value with decoded JSON numbers")
+	}
+}

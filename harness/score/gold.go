@@ -1,6 +1,9 @@
 package score
 
 import (
+	"slices"
+
+	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -99,4 +102,22 @@ func (sg *ScenarioGold) Gold(level level.Level, calls []*speclang.Call, dom *mcp
 // an action argument; both are kept, not copied.
 func NewCallGold(calls []*speclang.Call, exact, actions map[string]bool) *Gold {
 	return &Gold{Calls: calls, exact: exact, actions: actions}
+}
+
+// paperGold is the gold as the reference's metrics read it: the calls
+// with the values the gold writes (not the alternatives), optional
+// arguments left out since a right call may omit them, and the strings the
+// reference's completion asks of the answer.
+func (g *Gold) paperGold() *paper.Gold {
+	pg := &paper.Gold{Contains: g.Scenario.AnswerContains()}
+	for _, c := range g.Calls {
+		args := make(map[string]any, len(c.Args))
+		for k, v := range c.Args {
+			if !slices.Contains(c.Optional, k) {
+				args[k] = v
+			}
+		}
+		pg.Calls = append(pg.Calls, paper.GoldCall{Tool: c.Tool, Arguments: args})
+	}
+	return pg
 }
