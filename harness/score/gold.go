@@ -1,8 +1,6 @@
 package score
 
 import (
-	"slices"
-
 	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -105,19 +103,15 @@ func NewCallGold(calls []*speclang.Call, exact, actions map[string]bool) *Gold {
 }
 
 // paperGold is the gold as the reference's metrics read it: the calls
-// with the values the gold writes (not the alternatives), optional
-// arguments left out since a right call may omit them, and the strings the
-// reference's completion asks of the answer.
+// with the arguments the gold writes, optional ones included (the
+// reference has no optional arguments: a call that leaves one out loses
+// its share, and a gold call reduced to no arguments would fail every call
+// that sends one), their first values, and the strings the reference's
+// completion asks of the answer.
 func (g *Gold) paperGold() *paper.Gold {
 	pg := &paper.Gold{Contains: g.Scenario.AnswerContains()}
 	for _, c := range g.Calls {
-		args := make(map[string]any, len(c.Args))
-		for k, v := range c.Args {
-			if !slices.Contains(c.Optional, k) {
-				args[k] = v
-			}
-		}
-		pg.Calls = append(pg.Calls, paper.GoldCall{Tool: c.Tool, Arguments: args})
+		pg.Calls = append(pg.Calls, paper.GoldCall{Tool: c.Tool, Arguments: c.Args})
 	}
 	return pg
 }

@@ -65,8 +65,8 @@ import (
 //   - redundant_rate: repeated identical calls (same tool and arguments) /
 //     calls.
 //   - paper: the reference implementation's metrics by its definitions
-//     (package paper), against the same gold calls, their optional
-//     arguments left out, and the scenario's AnswerContains.
+//     (package paper), against the same gold calls as written and the
+//     scenario's AnswerContains.
 func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error) {
 	s := g.Scenario
 	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls), GoldCalls: len(g.Calls)}
