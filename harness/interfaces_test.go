@@ -58,6 +58,12 @@ func TestOracleOnEveryInterface(t *testing.T) {
 		if m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 || r.ErrorClass != "" {
 			t.Errorf("%s: TC %v F1 %v ArgAcc %v %s; want the oracle scored full on every interface", r.TrialID, m.TC, m.F1, m.ArgAcc, r.ErrorClass)
 		}
+		// By the reference's definitions too: its set F1, its greedy
+		// ArgAcc, its order and its strings in the answer (derived from
+		// the facts where a scenario has none of its own).
+		if p := m.Paper; p == nil || p.ToolF1 != 1 || p.ArgAcc != 1 || p.EditDistance != 0 || p.TaskCompletion != 1 || p.RedundantRate != 0 {
+			t.Errorf("%s: metrics.paper %+v; want the oracle scored full by the reference's definitions", r.TrialID, p)
+		}
 		spec, err := surface.Parse(r.InterfaceName())
 		if err != nil || spec.Level != r.Level {
 			t.Errorf("%s: interface %q at level %s: %v", r.TrialID, r.InterfaceName(), r.Level, err)

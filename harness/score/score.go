@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"slices"
 
+	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
@@ -63,6 +64,9 @@ import (
 //     level.
 //   - redundant_rate: repeated identical calls (same tool and arguments) /
 //     calls.
+//   - paper: the reference implementation's metrics by its definitions
+//     (package paper), against the same gold calls as written and the
+//     scenario's AnswerContains.
 func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error) {
 	s := g.Scenario
 	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls), GoldCalls: len(g.Calls)}
@@ -111,6 +115,7 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 		m.TCStrict = 1
 	}
 	g.ScoreCalls(m, rec.Calls)
+	m.Paper = paper.Score(paper.FromRecord(rec), g.paperGold())
 	return m, nil
 }
 

@@ -28,7 +28,7 @@ var layers = []struct {
 	layer  int
 }{
 	{"internal/", 0}, {"internal/toolsrc", 0}, {"specs", 0}, {"templates", 0}, {"harness/results", 0}, {"harness/recorded", 0},
-	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1},
+	{"generator", 1}, {"gen", 1}, {"internal/serve", 1}, {"internal/testdomain", 1}, {"harness/score", 1}, {"harness/paper", 1},
 	{"harness/gold", 2},
 	{"harness/agent", 3},
 	{"harness", 4}, {"scenarios", 4},
@@ -111,7 +111,7 @@ func TestLayerOf(t *testing.T) {
 // layers (the model clients sit in layer 0 with the small shared
 // packages).
 func TestScorerLinksNoAgent(t *testing.T) {
-	linksNone(t, "harness/score", []string{"harness/score", "harness/results"},
+	linksNone(t, "harness/score", []string{"harness/score", "harness/paper", "harness/results"},
 		[]string{"harness", "internal/models", "internal/serve", "scenarios", "cmd", "gen"},
 		"the scorer must stand on the results and the spec language alone")
 }
