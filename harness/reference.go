@@ -10,6 +10,7 @@ import (
 	"text/template"
 	"text/template/parse"
 
+	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -60,7 +61,7 @@ func ParseCommandTemplate(text string) (*CommandTemplate, error) {
 		return nil, fmt.Errorf("%w; a command may name {{.Domain}}, {{.Level}} and {{.Granularity}}", err)
 	}
 	var b strings.Builder
-	if err := t.Execute(&b, CommandFields{Domain: "d", Level: string(level.L4), Granularity: granularity(level.L4)}); err != nil {
+	if err := t.Execute(&b, CommandFields{Domain: "d", Level: string(level.L4), Granularity: paper.Granularity(level.L4)}); err != nil {
 		return nil, fmt.Errorf("%w; a command may name {{.Domain}}, {{.Level}} and {{.Granularity}}", err)
 	}
 	return &CommandTemplate{text: text, tmpl: t}, nil
@@ -91,15 +92,10 @@ func (c *CommandTemplate) Expand(a *scenarios.Artifact) (string, error) {
 		return "", fmt.Errorf("artifact %s: source %q: expected %s<domain>, which fills the command's fields", a.ID, a.Source, ReferenceSourcePrefix)
 	}
 	var b strings.Builder
-	if err := c.tmpl.Execute(&b, CommandFields{Domain: domain, Level: string(lv), Granularity: granularity(lv)}); err != nil {
+	if err := c.tmpl.Execute(&b, CommandFields{Domain: domain, Level: string(lv), Granularity: paper.Granularity(lv)}); err != nil {
 		return "", fmt.Errorf("artifact %s: %w", a.ID, err)
 	}
 	return strings.TrimSpace(b.String()), nil
-}
-
-// granularity is the reference's key of a level.
-func granularity(lv level.Level) string {
-	return map[level.Level]string{level.L4: "primitive", level.L3: "composite_4", level.L2: "composite_2", level.L1: "composite_1"}[lv]
 }
 
 // levelledFile reports whether a file's artifacts are levels' forms of
@@ -226,7 +222,13 @@ func (t *referenceTask) score(rec *results.Record, sess *serve.Session) (*result
 // artifact's expected calls (optional ones kept, as its gold keeps them)
 // and the strings its answer must contain.
 func paperMetrics(rec *results.Record, a *scenarios.Artifact) *results.PaperMetrics {
-	return nil
+	g := &paper.Gold{Contains: a.Contains}
+	for _, c := range a.ExpectedCalls {
+		gc := paper.GoldCall{Tool: c.Tool, Optional: c.Optional}
+		_ = json.Unmarshal(c.Arguments, &gc.Arguments) // an object: the schema holds it to one
+		g.Calls = append(g.Calls, gc)
+	}
+	return paper.Score(paper.FromRecord(rec), g)
 }
 
 // planReference plans model, artifact, repetition for a file of

@@ -48,8 +48,9 @@ func runReference(t *testing.T, out, artifacts, mcpCmd string, more ...string) (
 
 // TestRunReferenceScenarios plays imported reference scenarios on their
 // levels' servers, each trial on a fresh process: every oracle trial
-// completes, is the scenario's at its level, and the report groups the
-// run by level.
+// completes, is the scenario's at its level, carries the reference's
+// metrics with completion by its contains strings, resumes and shards by
+// those ids, and the report groups the run by level.
 func TestRunReferenceScenarios(t *testing.T) {
 	arts, err := scenarios.ReadArtifacts(referenceFixture)
 	must(t, err)
@@ -83,6 +84,16 @@ func TestRunReferenceScenarios(t *testing.T) {
 		if m == nil || m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 {
 			t.Errorf("%s: metrics %+v; want tc, f1 and arg_acc 1 (why: %v)", rec.TrialID, m, m.Why)
 			continue
+		}
+		// The reference's metrics: the oracle calls every required gold
+		// tool with the gold's arguments; its answer, the tools' results,
+		// holds the strings of 001 and 005, not 002's.
+		wantDone := 1.0
+		if a.Scenario == "smarthome-002" {
+			wantDone = 0
+		}
+		if p := m.Paper; p == nil || p.ToolF1 != 1 || p.ArgAcc != 1 || p.EditDistance != 0 || p.TaskCompletion != wantDone {
+			t.Errorf("%s: metrics.paper %+v; want tool F1 and argument accuracy 1, edit distance 0, task completion %v", rec.TrialID, p, wantDone)
 		}
 		var got []string
 		for _, c := range rec.Calls {
