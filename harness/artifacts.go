@@ -98,7 +98,7 @@ func LoadArtifacts(ctx context.Context, path, toolsPath, cmd string, lookup gold
 		return nil, err
 	}
 	if set.levelled {
-		if err := set.listLevels(ctx, cmd); err != nil {
+		if err := set.listLevels(ctx, cmd, toolsPath); err != nil {
 			return nil, err
 		}
 	}

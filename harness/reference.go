@@ -124,7 +124,10 @@ func levelledFile(path string, arts []scenarios.Artifact) (bool, error) {
 
 // listLevels expands the command for every artifact and lists the tools
 // of each distinct command once.
-func (s *ArtifactSet) listLevels(ctx context.Context, cmd string) error {
+func (s *ArtifactSet) listLevels(ctx context.Context, cmd, toolsPath string) error {
+	if toolsPath != "" {
+		return fmt.Errorf("%s: tools %s: artifacts of reference scenarios take each level's tools from its server (--mcp-cmd); leave the tools file out", s.Path, toolsPath)
+	}
 	if cmd == "" {
 		return fmt.Errorf("%s: artifact %s is scenario %s at %s, played on the reference's server for its level; give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'", s.Path, s.Artifacts[0].ID, s.Artifacts[0].Scenario, s.Artifacts[0].Level)
 	}
@@ -242,6 +245,9 @@ func planReference(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	}
 	if cfg.ArtifactURL != "" {
 		return nil, fmt.Errorf("%s: artifacts of reference scenarios are played on a fresh process of their level's server for every trial; give its command (--mcp-cmd), not a URL", set.Path)
+	}
+	if cfg.Groups != "" {
+		return nil, fmt.Errorf("%s: groups %s: artifacts of reference scenarios are not regrouped, each level's tools are its own server's; leave the groups out", set.Path, cfg.Groups)
 	}
 	var out []Trial
 	for _, model := range cfg.ModelNames() {

@@ -65,9 +65,9 @@ func TestCommandTemplate(t *testing.T) {
 }
 
 // TestReferenceArtifactsRefused: reference scenarios' levels need their
-// servers' command, come one per scenario and level, and do not share a
-// file with other artifacts; a command with fields needs them; a URL
-// cannot give a fresh server per trial.
+// servers' command, and no tools file; they come one per scenario and
+// level, and do not share a file with other artifacts; a command with
+// fields needs them; a URL cannot give a fresh server per trial.
 func TestReferenceArtifactsRefused(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	arts := referenceArtifacts(t)
@@ -82,21 +82,23 @@ func TestReferenceArtifactsRefused(t *testing.T) {
 	dup := append([]scenarios.Artifact{}, arts[0], arts[0])
 	dup[1].ID = "again"
 	for _, c := range []struct {
-		name string
-		path string
-		cmd  string
-		url  string
-		want string
+		name  string
+		path  string
+		cmd   string
+		url   string
+		tools string
+		want  string
 	}{
-		{"no command", writeArtifacts(t, arts, nil), "", "", "give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'"},
-		{"a URL", writeArtifacts(t, arts, nil), "", "http://127.0.0.1:1/mcp", "give that server's command"},
-		{"twice at a level", writeArtifacts(t, dup, nil), "x", "", "artifacts smarthome-001@L4 and again are both scenario smarthome-001 at L4"},
-		{"mixed", writeArtifacts(t, append(synthesized[:1:1], arts[0]), external), "x", "", "1 of 2 artifacts are levels of reference scenarios"},
-		{"fields for synthesized artifacts", writeArtifacts(t, synthesized, external), "server --level {{.Level}}", "", "names fields, which only artifacts of reference scenarios"},
+		{"a tools file", writeArtifacts(t, arts, nil), "x", "", "t.json", "tools t.json: artifacts of reference scenarios take each level's tools from its server"},
+		{"no command", writeArtifacts(t, arts, nil), "", "", "", "give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'"},
+		{"a URL", writeArtifacts(t, arts, nil), "", "http://127.0.0.1:1/mcp", "", "give that server's command"},
+		{"twice at a level", writeArtifacts(t, dup, nil), "x", "", "", "artifacts smarthome-001@L4 and again are both scenario smarthome-001 at L4"},
+		{"mixed", writeArtifacts(t, append(synthesized[:1:1], arts[0]), external), "x", "", "", "1 of 2 artifacts are levels of reference scenarios"},
+		{"fields for synthesized artifacts", writeArtifacts(t, synthesized, external), "server --level {{.Level}}", "", "", "names fields, which only artifacts of reference scenarios"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := artifactConfig(c.path, "", agent.Oracle)
-			cfg.ArtifactCmd, cfg.ArtifactURL = c.cmd, c.url
+			cfg.ArtifactCmd, cfg.ArtifactURL, cfg.ArtifactTools = c.cmd, c.url, c.tools
 			_, err := Plan(context.Background(), cfg, spec, lookup)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v; want one saying %q", err, c.want)

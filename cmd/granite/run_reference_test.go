@@ -132,6 +132,14 @@ func TestRunReferenceScenarios(t *testing.T) {
 		}
 	}
 
+	// Levels keep the artifacts at those levels.
+	some := filepath.Join(t.TempDir(), "some")
+	if code, stdout, stderr := runReference(t, some, referenceFixture, levelServer(t), "--levels", "L4,L1"); code != 0 || !strings.Contains(stdout, "6 trials in shard 0/1") {
+		t.Errorf("--levels L4,L1: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	} else if r, err := report.Load(some); err != nil || report.Build(r, 0).Covered != 6 {
+		t.Errorf("--levels L4,L1: report: %v, %v", err, report.Build(r, 0).Notes)
+	}
+
 	res, err := report.Load(out)
 	must(t, err)
 	rep := report.Build(res, 0)
@@ -154,23 +162,25 @@ func TestRunReferenceScenarios(t *testing.T) {
 // TestRunReferenceScenariosRefused: a template naming a field granite
 // does not fill is a usage error naming the flag; a command whose tools
 // lack a gold call's, or that dies at load or at a trial's start, fails
-// with the command and what to do.
+// with the command and what to do; groups, which regroup, are refused.
 func TestRunReferenceScenariosRefused(t *testing.T) {
 	server := levelServer(t)
 	mark := filepath.Join(t.TempDir(), "listed")
 	for _, c := range []struct {
 		name, cmd string
+		more      []string
 		code      int
 		want      []string
 	}{
-		{"unknown field", strings.Replace(server, "{{.Level}}", "{{.Nope}}", 1), 2,
+		{"unknown field", strings.Replace(server, "{{.Level}}", "{{.Nope}}", 1), nil, 2,
 			[]string{"--mcp-cmd:", "can't evaluate field Nope", "{{.Domain}}, {{.Level}} and {{.Granularity}}"}},
-		{"bad template", server + " {{.Level", 2, []string{"--mcp-cmd:", "unclosed action"}},
-		{"tools lack a gold call's", strings.Replace(server, "{{.Level}}", "L1", 1), 1,
+		{"bad template", server + " {{.Level", nil, 2, []string{"--mcp-cmd:", "unclosed action"}},
+		{"tools lack a gold call's", strings.Replace(server, "{{.Level}}", "L1", 1), nil, 1,
 			[]string{`artifact smarthome-001@L4: expected call 0 names tool "get_device", which the command`, "--level L1 --transport stdio does not list; expected the server of the artifact's level (L4)"}},
-		{"dies at load", "sh -c 'exit 3'", 1, []string{"artifact smarthome-001@L4: list the tools of sh -c 'exit 3'", "run the command by hand"}},
+		{"groups", server, []string{"--groups", "groups.yaml"}, 1, []string{"groups groups.yaml: artifacts of reference scenarios are not regrouped"}},
+		{"dies at load", "sh -c 'exit 3'", nil, 1, []string{"artifact smarthome-001@L4: list the tools of sh -c 'exit 3'", "run the command by hand"}},
 		// Listed once at load, then gone: the first trial cannot start.
-		{"dies at a trial", "sh -c 'test -e " + mark + " && exit 3; touch " + mark + "; exec " + strings.ReplaceAll(server, "{{.Level}}", "L4") + "'", 1,
+		{"dies at a trial", "sh -c 'test -e " + mark + " && exit 3; touch " + mark + "; exec " + strings.ReplaceAll(server, "{{.Level}}", "L4") + "'", nil, 1,
 			[]string{"granite run: trial builtin:oracle/smarthome-00", ": live source sh -c 'test -e", "initialize:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -192,7 +202,7 @@ func TestRunReferenceScenariosRefused(t *testing.T) {
 				must(t, f.Close())
 			}
 			out := filepath.Join(t.TempDir(), "out")
-			code, _, stderr := runReference(t, out, single, c.cmd)
+			code, _, stderr := runReference(t, out, single, c.cmd, c.more...)
 			if code != c.code {
 				t.Errorf("exit %d; want %d\nstderr: %s", code, c.code, stderr)
 			}
