@@ -147,7 +147,7 @@ func (s *ArtifactSet) listLevels(ctx context.Context, cmd, toolsPath string) err
 		if s.sources[key] != nil {
 			continue
 		}
-		tools, err := toolsrc.FromMCP(ctx, expanded, "")
+		tools, err := listIn(ctx, expanded)
 		if err != nil {
 			return fmt.Errorf("%s: artifact %s: list the tools of %s: %w; expected an MCP server speaking stdio: run the command by hand to see why it did not answer", s.Path, a.ID, expanded, err)
 		}
@@ -156,6 +156,27 @@ func (s *ArtifactSet) listLevels(ctx context.Context, cmd, toolsPath string) err
 		}
 	}
 	return nil
+}
+
+// listIn lists a command's tools as a trial will find them: started in
+// an empty folder of its own, so that a server that needs granite's
+// folder (python -m from a checkout) fails here, before any trial.
+func listIn(ctx context.Context, cmd string) ([]toolsrc.Tool, error) {
+	dir, err := os.MkdirTemp("", "granite-list-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	c, _, err := toolsrc.ConnectIn(ctx, cmd, "", dir)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	tools, err := toolsrc.ListTools(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return tools, toolsrc.CheckDuplicates("tools/list of "+cmd, tools)
 }
 
 // referenceTask is one level's form of a reference scenario, played at

@@ -214,3 +214,23 @@ func TestRunReferenceScenariosRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRunReferenceRelativeCommand: a server named by a path relative to
+// where granite runs is found though each trial starts it in a folder of
+// its own.
+func TestRunReferenceRelativeCommand(t *testing.T) {
+	fixture, err := filepath.Abs(referenceFixture)
+	must(t, err)
+	dir := t.TempDir()
+	must(t, os.Symlink(os.Args[0], filepath.Join(dir, "granite")))
+	t.Chdir(dir)
+	// The switch passes as a live source's environment is told to pass
+	// one, so that the program is the command's first word.
+	t.Setenv(asGranite, "1")
+	t.Setenv("GRANITE_SOURCE_ENV", asGranite)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runReference(t, out, fixture, "./granite serve --domain {{.Domain}} --level {{.Level}} --transport stdio", "--levels", "L4")
+	if code != 0 || !strings.Contains(stdout, "mean TC 1.000") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}

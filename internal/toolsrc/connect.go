@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -123,6 +124,13 @@ func ConnectIn(ctx context.Context, cmd, url, dir string, opts ...Option) (*clie
 		f, serr := SplitCommand(cmd)
 		if serr != nil {
 			return nil, nil, serr
+		}
+		// A program named by a relative path is where the user wrote it
+		// from, granite's folder, not the folder the command starts in.
+		if dir != "" && strings.ContainsRune(f[0], filepath.Separator) && !filepath.IsAbs(f[0]) {
+			if abs, err := filepath.Abs(f[0]); err == nil {
+				f[0] = abs
+			}
 		}
 		g := &groupStdio{}
 		inDir := transport.WithCommandFunc(func(ctx context.Context, name string, env, args []string) (*exec.Cmd, error) {
