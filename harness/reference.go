@@ -26,9 +26,9 @@ import (
 // regrouped. The reference's servers keep their state in memory, so the
 // command is started afresh for every trial.
 
-// ReferenceSourcePrefix begins the source of an imported artifact,
+// referenceSourcePrefix begins the source of an imported artifact,
 // reference:<domain>.
-const ReferenceSourcePrefix = "reference:"
+const referenceSourcePrefix = "reference:"
 
 // commandSource begins the key of a tool set listed by a live command.
 const commandSource = "mcp:"
@@ -87,9 +87,9 @@ func (c *CommandTemplate) Expand(a *scenarios.Artifact) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("artifact %s: %w", a.ID, err)
 	}
-	domain, ok := strings.CutPrefix(a.Source, ReferenceSourcePrefix)
+	domain, ok := strings.CutPrefix(a.Source, referenceSourcePrefix)
 	if !ok || domain == "" {
-		return "", fmt.Errorf("artifact %s: source %q: expected %s<domain>, which fills the command's fields", a.ID, a.Source, ReferenceSourcePrefix)
+		return "", fmt.Errorf("artifact %s: source %q: expected %s<domain>, which fills the command's fields", a.ID, a.Source, referenceSourcePrefix)
 	}
 	var b strings.Builder
 	if err := c.tmpl.Execute(&b, CommandFields{Domain: domain, Level: string(lv), Granularity: paper.Granularity(lv)}); err != nil {

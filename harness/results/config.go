@@ -45,7 +45,9 @@ type Config struct {
 	// level, its tools regrouped by Groups (a groups file; empty:
 	// derived). ArtifactCmd or ArtifactURL names a live source to play
 	// on instead of replay servers: a command is started afresh for
-	// every trial.
+	// every trial. For artifacts of reference scenarios, ArtifactCmd is a
+	// template of each one's level server (harness.CommandTemplate), and
+	// granularities keep the artifacts at those levels.
 	Groups      string `json:"groups,omitempty"`
 	ArtifactCmd string `json:"artifact_cmd,omitempty"`
 	ArtifactURL string `json:"artifact_url,omitempty"`
