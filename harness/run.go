@@ -102,7 +102,11 @@ func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup 
 			return planReference(cfg, set)
 		}
 		if cfg.ArtifactCmd != "" {
-			if tmpl, err := ParseCommandTemplate(cfg.ArtifactCmd); err != nil || !tmpl.Plain() {
+			tmpl, err := ParseCommandTemplate(cfg.ArtifactCmd)
+			switch {
+			case err != nil:
+				return nil, fmt.Errorf("command %q: %w", cfg.ArtifactCmd, err)
+			case !tmpl.Plain():
 				return nil, fmt.Errorf("%s: the command %q names fields, which only artifacts of reference scenarios (scenario and level set) fill; give a plain command", cfg.Artifacts, cfg.ArtifactCmd)
 			}
 		}
