@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -197,6 +198,22 @@ func (s *ArtifactSet) sourceOf(a *scenarios.Artifact) string {
 		return commandSource + cmd
 	}
 	return a.Source
+}
+
+// startLive starts a live source afresh in a folder of its own, so that
+// nothing it keeps (a memory file, its process's state) reaches the next
+// trial; the func returned ends it and removes the folder.
+func startLive(ctx context.Context, cmd, url string) (*client.Client, func(), error) {
+	dir, err := os.MkdirTemp("", "granite-trial-")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, _, err := toolsrc.ConnectIn(ctx, cmd, url, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); os.RemoveAll(dir) }, nil
 }
 
 // replay plays an artifact's tools. A call whose arguments match an

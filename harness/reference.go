@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/template"
@@ -162,16 +161,11 @@ func (s *ArtifactSet) listLevels(ctx context.Context, cmd, toolsPath string) err
 // an empty folder of its own, so that a server that needs granite's
 // folder (python -m from a checkout) fails here, before any trial.
 func listIn(ctx context.Context, cmd string) ([]toolsrc.Tool, error) {
-	dir, err := os.MkdirTemp("", "granite-list-")
+	c, closeUp, err := startLive(ctx, cmd, "")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	c, _, err := toolsrc.ConnectIn(ctx, cmd, "", dir)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
+	defer closeUp()
 	tools, err := toolsrc.ListTools(ctx, c)
 	if err != nil {
 		return nil, err
@@ -196,9 +190,10 @@ func (t *referenceTask) identify(rec *results.Record) {
 // proxy listing the tools read at load, each call forwarded unchanged.
 func (t *referenceTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
 	ts := t.set.sources[t.set.sourceOf(t.art)]
-	up, closeUp, err := startLive(ctx, t.set.commands[t.art.ID], "")
+	cmd := t.set.commands[t.art.ID]
+	up, closeUp, err := startLive(ctx, cmd, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("live source %s: %w", cmd, err)
 	}
 	p := &serve.Proxy{Name: "granite-reference"}
 	valid := map[string]func(json.RawMessage) bool{}
@@ -291,20 +286,4 @@ func planReference(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 		return nil, fmt.Errorf("%s: no artifact is at the levels asked for (%v)", set.Path, cfg.Granularities)
 	}
 	return out, nil
-}
-
-// startLive starts a live source afresh in a folder of its own, so that
-// nothing it keeps (a memory file, its process's state) reaches the next
-// trial; the func returned ends it and removes the folder.
-func startLive(ctx context.Context, cmd, url string) (serve.Caller, func(), error) {
-	dir, err := os.MkdirTemp("", "granite-trial-")
-	if err != nil {
-		return nil, nil, err
-	}
-	c, _, err := toolsrc.ConnectIn(ctx, cmd, url, dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("live source %s: %w", cmd+url, err)
-	}
-	return c, func() { c.Close(); os.RemoveAll(dir) }, nil
 }

@@ -138,7 +138,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	if rg.cmd != "" || rg.url != "" {
 		c, closeUp, err := startLive(ctx, rg.cmd, rg.url)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("live source: %w", err)
 		}
 		up = c
 		closers = append(closers, closeUp)
