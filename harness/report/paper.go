@@ -335,7 +335,7 @@ func (r *Report) paperLevels() *Table {
 	var notes []string
 	switch {
 	case len(groups) == 0:
-		notes = append(notes, "no trial that carries the reference's metrics has a level: "+noLevelNote)
+		notes = append(notes, fmt.Sprintf("no trial that carries the reference's metrics has a %s to group it by (artifacts of tools from outside the benchmark have none)", header[0]))
 	case len(base) == 0:
 		notes = append(notes, fmt.Sprintf("no %s trial carries the reference's metrics: the rows cannot be compared with it", ref))
 	}

@@ -371,3 +371,29 @@ func TestPaperTablesWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperLevelsWithoutLevels: artifacts of outside tools carry the
+// reference's metrics but no level; Table I has their models, Table II
+// no rows and a note saying why, among the report's notes.
+func TestPaperLevelsWithoutLevels(t *testing.T) {
+	res, err := Load(trialSet{models: 2, scenarios: 4, reps: 1, wall: 0.1, artifacts: true}.write(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Records {
+		res.Records[i].Metrics.Paper = &results.PaperMetrics{TaskCompletion: 1, ToolF1: 1}
+	}
+	r := Build(res, 0)
+	if n := len(r.Table(PaperModelsTable).Rows); n != 2 {
+		t.Errorf("paper_models has %d rows, want 2", n)
+	}
+	tb := r.Table(PaperLevelsTable)
+	want := "no trial that carries the reference's metrics has a level to group it by"
+	if len(tb.Rows) != 0 || !strings.Contains(tb.Note, want) || !slices.Contains(r.Notes, tb.Title+": "+tb.Note) {
+		t.Errorf("paper_levels: %d rows, note %q, report notes %q; want none and a note saying %q", len(tb.Rows), tb.Note, r.Notes, want)
+	}
+	out := t.TempDir()
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+}
