@@ -21,8 +21,9 @@ import (
 // and the tables say so instead of printing a number that looks like one:
 //
 //   - F1 over sets of tool names is 1 for any call of an interface's one
-//     tool (0 only for a trial that made no call of it), so on an
-//     interface of one tool it repeats the zero-call rate. A trial's
+//     tool (less only for a trial that made no call of it, or also named
+//     a tool the interface lacks), so on an interface of one tool it
+//     repeats the zero-call rate, near enough. A trial's
 //     interface offers one tool when run.json measured it so; unmeasured,
 //     when every gold and every call the server accepted (not an unknown
 //     tool) of its domain at that interface names one and the same tool.
@@ -185,11 +186,6 @@ func meanSD(xs []float64) (float64, float64) {
 	return m, math.Sqrt(ss / float64(len(xs)-1))
 }
 
-// allOf says every row passes f (false for none).
-func allOf(rows []row, f func(row) bool) bool {
-	return len(rows) > 0 && !slices.ContainsFunc(rows, func(x row) bool { return !f(x) })
-}
-
 // PaperModelsTable and PaperLevelsTable name the reference's Table I and
 // Table II in the report.
 const (
@@ -247,7 +243,8 @@ var paperTests = []metricTest{{"tc", paperTC}, {"f1", paperF1}, {"arg_acc", pape
 // paperGrouping is how paper_levels groups trials: by interface, tested
 // against the report's baseline, when the report has interface tables;
 // else by level, tested against L4. It returns the group of a row ("" for
-// none), the reference group and the leading columns of the table.
+// none), the groups in the order of their rows, the reference group and
+// the leading columns of the table.
 func (r *Report) paperGrouping() (key func(row) string, groups []string, ref string, header []string) {
 	if r.Interfaces != nil {
 		return func(x row) string { return x.iface }, r.Interfaces, r.Baseline, []string{"interface", "level"}
@@ -310,11 +307,11 @@ func (r *Report) paperLevels() *Table {
 				}
 				p = fam.adj[g][mi]
 			}
-			var value any = ci.Mean
+			var mean any = ci.Mean
 			if m.name == "f1" && f1None == 1 {
-				value, f1Marked = mark(ci.Mean, markF1), true
+				mean, f1Marked = mark(ci.Mean, markF1), true
 			}
-			line = append(line, value, ci.Lo, ci.Hi, mark(rel, daggers(p)), p)
+			line = append(line, mean, ci.Lo, ci.Hi, mark(rel, daggers(p)), p)
 		}
 		models := 0
 		for _, m := range r.Models {
@@ -361,7 +358,7 @@ func (r *Report) modelMeans(rows []row, get func(row) float64) []float64 {
 func noInfoNotes(f1Marked, tauMarked, f1Shared, tauShared bool) []string {
 	var out []string
 	if f1Marked {
-		out = append(out, markF1+" F1 over tool-name sets is 1 for any call at L1: every trial of the row played an interface of one tool (as run.json measured it, or as its records show it), where F1 only tells a trial that called it from one that did not")
+		out = append(out, markF1+" F1 over tool-name sets is 1 for any call at L1: every trial of the row played an interface of one tool (as run.json measured it, or as its records show it), where F1 only tells a trial that called it from one that did not or named a tool the interface lacks")
 	}
 	if tauMarked {
 		out = append(out, markTau+" τ needs two distinct gold tools: every trial of the row has a gold of fewer, where τ is 0 by definition")
