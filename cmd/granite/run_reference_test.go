@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,6 +157,20 @@ func TestRunReferenceScenarios(t *testing.T) {
 	}
 	if want := []string{"L4", "L3", "L2", "L1"}; !slices.Equal(levels, want) {
 		t.Errorf("by_level rows %q; want %q", levels, want)
+	}
+	// The paper's table reads metrics.paper: completion by contains, 0
+	// where the only scenario at L3 (002) asks for a string the answer
+	// lacks.
+	paperTable := rep.Table(report.PaperLevelsTable)
+	if paperTable == nil {
+		t.Fatal("no paper_levels table")
+	}
+	done := map[string]any{}
+	for _, row := range paperTable.Rows {
+		done[row[0].(string)] = row[1]
+	}
+	if want := map[string]any{"L4": 1.0, "L3": 0.0, "L2": 1.0, "L1": 1.0}; !maps.Equal(done, want) {
+		t.Errorf("paper_levels task completion by level %v; want %v", done, want)
 	}
 }
 
