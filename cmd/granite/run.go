@@ -49,7 +49,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	artifacts := fset.String("artifacts", "", "play these granite synth artifacts (JSONL) on replay servers instead of the config's scenarios; models, repetitions and options stay the config's")
 	artifactTools := fset.String("artifact-tools", "", "the artifacts' tools/list file (default: the .tools.json beside them, or the generated domain's tools)")
 	interfaces := fset.String("interfaces", "", "play these interfaces instead of the config's granularities and interfaces: names joined by commas (L4,L3-terse,L4-atomic) or a family (paper: L4-atomic,L3-composite,L2-composite,L1-composite)")
-	levels := fset.String("levels", "", "with --artifacts: play each artifact at these levels (e.g. L4,L3,L2,L1), its tools regrouped (see granite regroup)")
+	levels := fset.String("levels", "", "with --artifacts: play each artifact at these levels (e.g. L4,L3,L2,L1), its tools regrouped (see granite regroup); artifacts of reference scenarios: only those at these levels")
 	groups := fset.String("groups", "", "with --levels: a groups file saying which tools share a coarse tool (default: derived)")
 	artifactCmd := fset.String("mcp-cmd", "", "with --artifacts: play on this live MCP server command, started afresh for every trial, instead of replay servers; for artifacts of reference scenarios (granite import scenarios), a template naming each one's level server with {{.Domain}}, {{.Level}} (L4…L1) and {{.Granularity}} (primitive, composite_4, composite_2, composite_1)")
 	artifactURL := fset.String("mcp-url", "", "with --artifacts: play on this live MCP streamable HTTP endpoint instead of replay servers")
