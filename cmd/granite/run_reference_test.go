@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -247,5 +248,41 @@ func TestRunReferenceRelativeCommand(t *testing.T) {
 	code, stdout, stderr := runReference(t, out, fixture, "./granite serve --domain {{.Domain}} --level {{.Level}} --transport stdio", "--levels", "L4")
 	if code != 0 || !strings.Contains(stdout, "mean TC 1.000") {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}
+
+// TestRunReferenceServerDiesMidTrial: a level server that stops reading
+// after the load's listing and its trial's first calls (sed passes three
+// lines of its input) fails the calls after, each trial's own, and the
+// run goes on: the record keeps the failed call and its error, and the
+// next trial's fresh server answers again.
+func TestRunReferenceServerDiesMidTrial(t *testing.T) {
+	if err := exec.Command("sed", "-u", "1q").Run(); err != nil {
+		t.Skipf("sed -u: %v", err)
+	}
+	fixture := filepath.Join(t.TempDir(), "005.jsonl")
+	arts, err := scenarios.ReadArtifacts(referenceFixture)
+	must(t, err)
+	arts = slices.DeleteFunc(arts, func(a scenarios.Artifact) bool { return a.ID != "smarthome-005@L4" })
+	f, err := os.Create(fixture)
+	must(t, err)
+	must(t, scenarios.WriteArtifacts(f, arts))
+	must(t, f.Close())
+	out := filepath.Join(t.TempDir(), "out")
+	server := strings.TrimPrefix(levelServer(t), "env ")
+	code, stdout, stderr := runReference(t, out, fixture, "sh -c 'sed -u 3q | env "+server+"'")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+	must(t, err)
+	if len(recs) != 2 {
+		t.Fatalf("%d records; want 2", len(recs))
+	}
+	for _, rec := range recs {
+		failed := slices.IndexFunc(rec.Calls, func(c results.Call) bool { return c.IsError })
+		if failed < 1 || !strings.Contains(rec.Calls[failed].Result, "transport") || rec.ErrorClass == "" {
+			t.Errorf("%s: calls %+v, error class %q; want the first calls answered, then one failing on the closed transport", rec.TrialID, rec.Calls, rec.ErrorClass)
+		}
 	}
 }
