@@ -81,15 +81,18 @@ func newToolSet(tools []toolsrc.Tool, about system) (*toolSet, error) {
 	return ts, nil
 }
 
-// LoadArtifacts reads an artifacts file and the tools its artifacts call:
-// from toolsPath, else from the file granite synth wrote beside it
-// (scenarios.ToolsFile), else, for artifacts of a generated domain, from
-// that domain's generated code at the artifact's level. Artifacts that
-// are one level's form of a reference scenario (scenario and level set)
-// take theirs from the live server cmd expands to for them (see
-// CommandTemplate), each distinct command listed once. Every expected
-// call and assertion must name a tool the set lists.
-func LoadArtifacts(ctx context.Context, path, toolsPath, cmd string, lookup gold.Lookup) (*ArtifactSet, error) {
+// LoadArtifacts reads a config's artifacts file (cfg.Artifacts) and the
+// tools its artifacts call: from cfg.ArtifactTools, else from the file
+// granite synth wrote beside it (scenarios.ToolsFile), else, for
+// artifacts of a generated domain, from that domain's generated code at
+// the artifact's level. Artifacts that are one level's form of a
+// reference scenario (scenario and level set) take theirs from the live
+// server cfg.ArtifactCmd expands to for them (see CommandTemplate), each
+// distinct command listed once; only those at cfg.Granularities, when it
+// names some, are kept. Every expected call and assertion must name a
+// tool the set lists.
+func LoadArtifacts(ctx context.Context, cfg *results.Config, lookup gold.Lookup) (*ArtifactSet, error) {
+	path, toolsPath := cfg.Artifacts, cfg.ArtifactTools
 	arts, err := scenarios.ReadArtifacts(path)
 	if err != nil {
 		return nil, err
@@ -99,9 +102,13 @@ func LoadArtifacts(ctx context.Context, path, toolsPath, cmd string, lookup gold
 		return nil, err
 	}
 	if set.levelled {
-		if err := set.listLevels(ctx, cmd, toolsPath); err != nil {
+		if err := referenceConfig(set, cfg); err != nil {
 			return nil, err
 		}
+		if err := set.listLevels(ctx, cfg.ArtifactCmd, cfg.Granularities); err != nil {
+			return nil, err
+		}
+		arts = set.Artifacts
 	}
 	var shared []toolsrc.Tool
 	if toolsPath == "" && !set.levelled {

@@ -384,11 +384,11 @@ func TestArtifactInputsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	noTools := writeArtifacts(t, arts, nil)
-	if _, err := LoadArtifacts(context.Background(), noTools, "", "", lookup); err == nil || !strings.Contains(err.Error(), "no tools for its source tools:x.json; expected them in "+scenarios.ToolsFile(noTools)) {
+	if _, err := LoadArtifacts(context.Background(), artifactConfig(noTools, ""), lookup); err == nil || !strings.Contains(err.Error(), "no tools for its source tools:x.json; expected them in "+scenarios.ToolsFile(noTools)) {
 		t.Errorf("no tools file: %v", err)
 	}
 	fewer := writeArtifacts(t, arts, external[len(external)-1:])
-	if _, err := LoadArtifacts(context.Background(), fewer, "", "", lookup); err == nil || !strings.Contains(err.Error(), "expected call 0 names tool") || !strings.Contains(err.Error(), "does not list") {
+	if _, err := LoadArtifacts(context.Background(), artifactConfig(fewer, ""), lookup); err == nil || !strings.Contains(err.Error(), "expected call 0 names tool") || !strings.Contains(err.Error(), "does not list") {
 		t.Errorf("tool missing from the tools file: %v", err)
 	}
 	dir := t.TempDir()

@@ -121,18 +121,43 @@ func levelledFile(path string, arts []scenarios.Artifact) (bool, error) {
 	return n > 0, nil
 }
 
-// listLevels expands the command for every artifact and lists the tools
-// of each distinct command once.
-func (s *ArtifactSet) listLevels(ctx context.Context, cmd, toolsPath string) error {
-	if toolsPath != "" {
-		return fmt.Errorf("%s: tools %s: artifacts of reference scenarios take each level's tools from its server (--mcp-cmd); leave the tools file out", s.Path, toolsPath)
+// referenceConfig refuses what a config may say of other artifacts that
+// has no meaning for reference scenarios' levels, before any server
+// starts: each plays on a fresh process of its level's own server,
+// neither regrouped nor transformed.
+func referenceConfig(s *ArtifactSet, cfg *results.Config) error {
+	a := &s.Artifacts[0]
+	switch {
+	case cfg.ArtifactCmd == "":
+		return fmt.Errorf("%s: artifact %s is scenario %s at %s, played on the reference's server for its level; give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'", s.Path, a.ID, a.Scenario, a.Level)
+	case cfg.ArtifactURL != "":
+		return fmt.Errorf("%s: artifacts of reference scenarios are played on a fresh process of their level's server for every trial; give its command (--mcp-cmd), not a URL", s.Path)
+	case cfg.ArtifactTools != "":
+		return fmt.Errorf("%s: tools %s: artifacts of reference scenarios take each level's tools from its server (--mcp-cmd); leave the tools file out", s.Path, cfg.ArtifactTools)
+	case cfg.Groups != "":
+		return fmt.Errorf("%s: groups %s: artifacts of reference scenarios are not regrouped, each level's tools are its own server's; leave the groups out", s.Path, cfg.Groups)
+	case len(cfg.Interfaces) > 0:
+		return fmt.Errorf("%s: interfaces %s: artifacts of reference scenarios are played at their own levels, on each level's server; give levels (--levels L4,L1) to play only some", s.Path, cfg.Interfaces[0].Name)
 	}
-	if cmd == "" {
-		return fmt.Errorf("%s: artifact %s is scenario %s at %s, played on the reference's server for its level; give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'", s.Path, s.Artifacts[0].ID, s.Artifacts[0].Scenario, s.Artifacts[0].Level)
-	}
+	return nil
+}
+
+// listLevels keeps the artifacts at levels (all when empty), expands the
+// command for each and lists the tools of each distinct command once: a
+// level not played needs no server.
+func (s *ArtifactSet) listLevels(ctx context.Context, cmd string, levels []level.Level) error {
 	tmpl, err := ParseCommandTemplate(cmd)
 	if err != nil {
 		return fmt.Errorf("command %q: %w", cmd, err)
+	}
+	if len(levels) > 0 {
+		s.Artifacts = slices.DeleteFunc(s.Artifacts, func(a scenarios.Artifact) bool {
+			lv, err := level.Parse(a.Level)
+			return err == nil && !slices.Contains(levels, lv)
+		})
+		if len(s.Artifacts) == 0 {
+			return fmt.Errorf("%s: no artifact is at the levels asked for (%v)", s.Path, levels)
+		}
 	}
 	s.commands = map[string]string{}
 	for i := range s.Artifacts {
@@ -251,39 +276,27 @@ func paperMetrics(rec *results.Record, a *scenarios.Artifact) *results.PaperMetr
 }
 
 // planReference plans model, artifact, repetition for a file of
-// reference scenarios' levels, with the ids of the scenario's trials at
-// the level, <model>/<scenario>/<level>/r<n>. Levels, when the config
-// names some, keep the artifacts at those levels; an interface other
-// than a level as written has no meaning here.
+// reference scenarios' levels (those at the config's levels, as
+// LoadArtifacts kept them), with the ids of the scenario's trials at the
+// level, <model>/<scenario>/<level>/r<n>.
 func planReference(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
-	if len(cfg.Interfaces) > 0 {
-		return nil, fmt.Errorf("%s: interfaces %s: artifacts of reference scenarios are played at their own levels, on each level's server; give levels (--levels L4,L1) to play only some", set.Path, cfg.Interfaces[0].Name)
-	}
-	if cfg.ArtifactURL != "" {
-		return nil, fmt.Errorf("%s: artifacts of reference scenarios are played on a fresh process of their level's server for every trial; give its command (--mcp-cmd), not a URL", set.Path)
-	}
-	if cfg.Groups != "" {
-		return nil, fmt.Errorf("%s: groups %s: artifacts of reference scenarios are not regrouped, each level's tools are its own server's; leave the groups out", set.Path, cfg.Groups)
+	// One task per artifact, shared by every model's trials.
+	tasks := make([]*referenceTask, len(set.Artifacts))
+	for i := range set.Artifacts {
+		a := &set.Artifacts[i]
+		lv, err := level.Parse(a.Level)
+		if err != nil {
+			return nil, fmt.Errorf("%s: artifact %s: %w", set.Path, a.ID, err)
+		}
+		tasks[i] = &referenceTask{artifactTask: artifactTask{art: a, set: set, level: lv}, lv: lv}
 	}
 	var out []Trial
 	for _, model := range cfg.ModelNames() {
-		for i := range set.Artifacts {
-			a := &set.Artifacts[i]
-			lv, err := level.Parse(a.Level)
-			if err != nil {
-				return nil, fmt.Errorf("%s: artifact %s: %w", set.Path, a.ID, err)
-			}
-			if len(cfg.Granularities) > 0 && !slices.Contains(cfg.Granularities, lv) {
-				continue
-			}
-			task := &referenceTask{artifactTask: artifactTask{art: a, set: set, level: lv}, lv: lv}
+		for _, task := range tasks {
 			for rep := 1; rep <= cfg.Repetitions; rep++ {
-				out = append(out, Trial{Index: len(out), ID: results.TrialID(model, a.Scenario, string(lv), rep), Model: model, Repetition: rep, Task: task})
+				out = append(out, Trial{Index: len(out), ID: results.TrialID(model, task.art.Scenario, string(task.lv), rep), Model: model, Repetition: rep, Task: task})
 			}
 		}
-	}
-	if len(out) == 0 && len(set.Artifacts) > 0 {
-		return nil, fmt.Errorf("%s: no artifact is at the levels asked for (%v)", set.Path, cfg.Granularities)
 	}
 	return out, nil
 }

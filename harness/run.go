@@ -94,7 +94,7 @@ func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup 
 	var out []Trial
 	golds := &goldCache{}
 	if cfg.Artifacts != "" {
-		set, err := LoadArtifacts(ctx, cfg.Artifacts, cfg.ArtifactTools, cfg.ArtifactCmd, lookup)
+		set, err := LoadArtifacts(ctx, cfg, lookup)
 		if err != nil {
 			return nil, err
 		}
