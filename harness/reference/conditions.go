@@ -257,7 +257,8 @@ type Trace struct {
 }
 
 // ReadTrace reads a trace file, bounded; a missing file is an error
-// fs.ErrNotExist matches.
+// fs.ErrNotExist matches, one that is not a trace a speclang.ErrorList
+// positioned in it.
 func ReadTrace(path string) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -273,9 +274,31 @@ func ReadTrace(path string) (*Trace, error) {
 	}
 	t := &Trace{}
 	if err := json.Unmarshal(data, t); err != nil {
-		return nil, fmt.Errorf("%s: not a trace of the reference (%v); expected the JSON object its runner writes", path, err)
+		e := &speclang.Error{Pos: speclang.Pos{File: path, Line: 1, Col: 1}}
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			e.Pos.Line, e.Pos.Col = lineCol(data, syn.Offset)
+			e.Msg = fmt.Sprintf("found no JSON here (%v); expected the trace object the reference's runner writes", syn)
+		case errors.As(err, &typ):
+			e.Pos.Line, e.Pos.Col = lineCol(data, typ.Offset)
+			e.Path, e.Msg = "$."+typ.Field, fmt.Sprintf("found %s; expected %s", typ.Value, jsonType(typ.Type.Kind().String()))
+		default:
+			e.Msg = fmt.Sprintf("found no trace (%v); expected the trace object the reference's runner writes", err)
+		}
+		return nil, speclang.ErrorList{e}
 	}
 	return t, nil
+}
+
+// lineCol is where byte offset off of data is, counting from 1.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
 }
 
 // traceFile is where a condition's trace is in a run folder.

@@ -83,7 +83,7 @@ func ImportRun(runDir string, scens []Scenario, out string, opt Options) (*Summa
 		byID[scens[i].ID] = &scens[i]
 	}
 	experiment := "reference:" + filepath.Base(absPath(runDir))
-	var other []error
+	var list speclang.ErrorList
 	at := func(c *Condition, jpath, format string, a ...any) {
 		errs = append(errs, &speclang.Error{Pos: speclang.Pos{File: resultsPath, Line: c.Line, Col: 1}, Path: jpath, Msg: fmt.Sprintf(format, a...)})
 	}
@@ -114,9 +114,11 @@ func ImportRun(runDir string, scens []Scenario, out string, opt Options) (*Summa
 		case errors.Is(err, fs.ErrNotExist):
 			t = nil
 			sum.Untraced = append(sum.Untraced, c.TrialID())
-		case err != nil:
-			other = append(other, err)
+		case errors.As(err, &list):
+			errs = append(errs, list...)
 			continue
+		case err != nil:
+			return nil, err
 		default:
 			sum.Traced++
 		}
@@ -126,11 +128,8 @@ func ImportRun(runDir string, scens []Scenario, out string, opt Options) (*Summa
 		}
 		recs = append(recs, rec)
 	}
-	if len(errs) > 0 || len(other) > 0 {
-		if err := errs.Err(); err != nil {
-			other = append([]error{err}, other...)
-		}
-		return nil, errors.Join(other...)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	if err := write(out, recs, manifest(experiment, runDir, out, recs, opt)); err != nil {
 		return nil, err
