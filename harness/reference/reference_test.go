@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/harness/view"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/scenarios"
 )
@@ -174,8 +175,16 @@ func TestImportRunReproduces(t *testing.T) {
 		t.Errorf("report models %v", r.Models)
 	}
 	byID := map[string]results.Record{}
+	folder, err := view.OpenFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, rec := range res.Records {
 		byID[rec.TrialID] = rec
+		// granite view finds every trial too.
+		if got, err := folder.Record(rec.TrialID); err != nil || got.TrialID != rec.TrialID {
+			t.Errorf("granite view's index: %s: %v", rec.TrialID, err)
+		}
 	}
 	// The erroring call followed by a retry, an optional call and a string
 	// where the gold has a number.
