@@ -222,6 +222,9 @@ func condition(l *line) (c Condition, why, where string) {
 	if !(lc.FaultRate >= 0 && lc.FaultRate <= 1) {
 		return c, fmt.Sprintf("found fault_rate %v; expected a rate from 0 to 1", lc.FaultRate), "$.condition.fault_rate"
 	}
+	if why, where := checkRecorded(l.Metrics); why != "" {
+		return c, why, where
+	}
 	c = Condition{Model: lc.Model, Domain: lc.Domain, Granularity: gran, Level: lv, Scenario: lc.Scenario, FaultRate: lc.FaultRate,
 		Repetition: *lc.Repetition, Recorded: l.Metrics, Summary: l.TraceSummary, Error: l.Error}
 	if lc.Seed != nil {
@@ -304,4 +307,32 @@ func lineCol(data []byte, off int64) (line, col int) {
 // traceFile is where a condition's trace is in a run folder.
 func traceFile(runDir string, c *Condition) string {
 	return filepath.Join(runDir, TracesDir, c.TraceName())
+}
+
+// checkRecorded refuses recorded metrics no condition can have, which a
+// reader of the imported records would otherwise trust (and granite's
+// journal reader refuses): a share outside 0 to 1, a τ outside -1 to 1,
+// tokens below 0.
+func checkRecorded(m *results.PaperMetrics) (why, where string) {
+	if m == nil {
+		return "", ""
+	}
+	rate := 0.0 // null: no error to recover from
+	if m.ErrorRecovery != nil {
+		rate = *m.ErrorRecovery
+	}
+	for _, v := range []struct {
+		key    string
+		x, low float64
+	}{{"tool_selection_precision", m.ToolPrecision, 0}, {"tool_selection_recall", m.ToolRecall, 0}, {"tool_selection_f1", m.ToolF1, 0},
+		{"argument_accuracy", m.ArgAcc, 0}, {"sequence_edit_distance", m.EditDistance, 0}, {"sequence_kendall_tau", m.KendallTau, -1},
+		{"task_completion", m.TaskCompletion, 0}, {"error_recovery_rate", rate, 0}, {"redundant_call_rate", m.RedundantRate, 0}} {
+		if !(v.x >= v.low && v.x <= 1) {
+			return fmt.Sprintf("found %v; expected a number from %v to 1", v.x, v.low), "$.metrics." + v.key
+		}
+	}
+	if m.Tokens < 0 {
+		return fmt.Sprintf("found %d; expected 0 or more tokens", m.Tokens), "$.metrics.token_efficiency"
+	}
+	return "", ""
 }
