@@ -15,13 +15,13 @@ import (
 )
 
 // runImport is granite import: granite import scenarios or runs.
-func runImport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "scenarios":
 			return inSubcommand("import scenarios", runImportScenarios(args[1:], stdout, stderr))
 		case "runs":
-			return inSubcommand("import runs", runImportRuns(args[1:], stdout, stderr))
+			return inSubcommand("import runs", runImportRuns(ctx, args[1:], stdout, stderr))
 		}
 	}
 	fset := newFlags("import", "scenarios DIR --out FILE.jsonl | runs DIR --scenarios SCENDIR --out OUTDIR",
@@ -98,7 +98,7 @@ func runImportScenarios(args []string, stdout, stderr io.Writer) error {
 }
 
 // runImportRuns is granite import runs.
-func runImportRuns(args []string, stdout, stderr io.Writer) error {
+func runImportRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := newFlags("import runs", "DIR --scenarios SCENDIR --out OUTDIR",
 		"Turns the reference implementation's run folder (DIR/results.jsonl, DIR/traces/) into a\n"+
 			"granite results folder (trials.jsonl, run.json) that granite report and granite view read.\n"+
@@ -124,7 +124,7 @@ func runImportRuns(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	build := harness.BuildInfo()
-	sum, err := reference.ImportRun(dir, scens, *out, reference.Options{Build: &build})
+	sum, err := reference.ImportRun(ctx, dir, scens, *out, reference.Options{Build: &build})
 	if err != nil {
 		return err
 	}
@@ -153,5 +153,5 @@ func printImport(w io.Writer, sum *reference.Summary) {
 	for _, m := range sum.Mismatches {
 		fmt.Fprintf(w, "  does not reproduce: %s\n", oneline.Escape(m.String()))
 	}
-	fmt.Fprintf(w, "granite report --results %s writes its report; granite view %s shows its trials\n", sum.Out, sum.Out)
+	fmt.Fprintf(w, "granite report --results %s writes its report; granite view --results %s shows its trials\n", sum.Out, sum.Out)
 }

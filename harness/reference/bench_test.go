@@ -27,7 +27,7 @@ func BenchmarkImportRun(b *testing.B) {
 	outs := b.TempDir()
 	b.ResetTimer()
 	for i := range b.N {
-		sum, err := ImportRun(runDir, scens, filepath.Join(outs, fmt.Sprint(i)), Options{})
+		sum, err := ImportRun(b.Context(), runDir, scens, filepath.Join(outs, fmt.Sprint(i)), Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

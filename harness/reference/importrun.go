@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -68,8 +69,9 @@ type Options struct {
 // does not hold or holds without gold at its level, a trace that is not
 // JSON, a condition given twice. out must not exist or be an empty
 // folder; the folder is written beside it under a temporary name and
-// renamed into place only when whole.
-func ImportRun(runDir string, scens []Scenario, out string, opt Options) (*Summary, error) {
+// renamed into place only when whole. A cancelled ctx stops it before
+// anything is written.
+func ImportRun(ctx context.Context, runDir string, scens []Scenario, out string, opt Options) (*Summary, error) {
 	if err := checkOut(out); err != nil {
 		return nil, err
 	}
@@ -91,6 +93,9 @@ func ImportRun(runDir string, scens []Scenario, out string, opt Options) (*Summa
 	recs := make([]*results.Record, 0, len(conds))
 	first := map[string]int{} // trial id -> line
 	for i := range conds {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c := &conds[i]
 		s := byID[c.Scenario]
 		switch {

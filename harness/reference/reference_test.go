@@ -152,7 +152,7 @@ func golden(t *testing.T, path, got string) {
 // what was recorded; the folder written is one granite report reads.
 func TestImportRunReproduces(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "imported")
-	sum, err := ImportRun(unpack(t, "testdata/run.txtar"), readFixtureScenarios(t), out, Options{})
+	sum, err := ImportRun(t.Context(), unpack(t, "testdata/run.txtar"), readFixtureScenarios(t), out, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestImportRunErrors(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "imported")
 	dir := unpack(t, "testdata/bad-run.txtar")
-	_, err := ImportRun(dir, readFixtureScenarios(t), out, Options{})
+	_, err := ImportRun(t.Context(), dir, readFixtureScenarios(t), out, Options{})
 	if err == nil {
 		t.Fatal("imported a malformed run without error")
 	}
@@ -291,14 +291,14 @@ func TestImportRunRefusesAFullFolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "keep"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ImportRun(runDir, readFixtureScenarios(t), out, Options{}); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if _, err := ImportRun(t.Context(), runDir, readFixtureScenarios(t), out, Options{}); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("import into a folder with a file: %v; want a refusal", err)
 	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ImportRun(runDir, readFixtureScenarios(t), empty, Options{}); err != nil {
+	if _, err := ImportRun(t.Context(), runDir, readFixtureScenarios(t), empty, Options{}); err != nil {
 		t.Errorf("import into an empty folder: %v", err)
 	}
 }
