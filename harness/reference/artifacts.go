@@ -50,8 +50,8 @@ func artifact(s *Scenario, lv level.Level) (scenarios.Artifact, bool) {
 		Scenario: s.ID, Level: string(lv), Difficulty: s.Difficulty, Contains: s.Contains,
 		Turns:         []scenarios.Turn{{Prompt: s.UserPrompt}},
 		ExpectedCalls: []scenarios.ExpectedCall{},
-		// No outputs were recorded: a live server of the level answers
-		// (granite run --artifacts with artifact_cmd or artifact_url).
+		// No outputs were recorded: a live server of the level answers,
+		// nothing is replayed.
 		MockOutputs: []scenarios.MockOutput{},
 		Provenance:  scenarios.Provenance{Backend: "import", Stage: s.File},
 	}
