@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -300,5 +301,63 @@ func TestImportRunRefusesAFullFolder(t *testing.T) {
 	}
 	if _, err := ImportRun(t.Context(), runDir, readFixtureScenarios(t), empty, Options{}); err != nil {
 		t.Errorf("import into an empty folder: %v", err)
+	}
+}
+
+// TestImportReadScenariosFlat: a folder of .yaml files is read as well,
+// with no folder to hold a file's domain to.
+func TestImportReadScenariosFlat(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"parcel/parcel-001.yaml", "greenhouse/greenhouse-001.yaml"} {
+		data, err := os.ReadFile(filepath.Join(scenarioDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a scenario"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scens, err := ReadScenarios(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scens) != 2 || scens[0].ID != "greenhouse-001" || scens[0].File != "greenhouse-001.yaml" || scens[1].Domain != "parcel" {
+		t.Errorf("flat folder read as %+v", scens)
+	}
+	if _, err := ReadScenarios(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no .yaml scenario files") {
+		t.Errorf("an empty folder: %v; want it said to hold no scenario files", err)
+	}
+}
+
+// TestImportArtifactsSkipLevelsWithoutARequiredCall: a level whose gold
+// calls are all optional has nothing to assert and is left out, said.
+func TestImportArtifactsSkipLevelsWithoutARequiredCall(t *testing.T) {
+	s := Scenario{ID: "x-001", Domain: "x", Difficulty: "hard", UserPrompt: "p", Gold: map[level.Level][]GoldCall{
+		level.L4: {{Tool: "a", Arguments: map[string]any{}, Required: true}},
+		level.L2: {{Tool: "b", Arguments: map[string]any{}}},
+		level.L1: {},
+	}}
+	arts, skipped := Artifacts([]Scenario{s})
+	if len(arts) != 1 || arts[0].ID != "x-001@L4" {
+		t.Errorf("artifacts %+v; want x-001@L4 alone", arts)
+	}
+	if len(skipped) != 2 || !strings.HasPrefix(skipped[0], "x-001 at L2 (composite_2)") || !strings.HasPrefix(skipped[1], "x-001 at L1 (composite_1)") {
+		t.Errorf("skipped %q; want L2 and L1 named", skipped)
+	}
+}
+
+// TestImportRunCancelled: a cancelled import writes nothing.
+func TestImportRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out := filepath.Join(t.TempDir(), "imported")
+	if _, err := ImportRun(ctx, unpack(t, "testdata/run.txtar"), readFixtureScenarios(t), out, Options{}); err == nil {
+		t.Fatal("a cancelled import went on")
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a cancelled import wrote its folder")
 	}
 }
