@@ -141,17 +141,17 @@ func ReadScenarios(dir string) ([]Scenario, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		s, ferrs := readScenario(name, rel, data, sch)
+		s, doc, ferrs := readScenario(name, rel, data, sch)
 		errs = append(errs, ferrs...)
 		if s == nil {
 			continue
 		}
 		if prev, dup := first[s.ID]; dup {
-			errs = append(errs, s.idError(fmt.Sprintf("found id %q again (first in %s); expected ids unique across the folder", s.ID, prev)))
+			errs = append(errs, doc.Errorf([]any{"id"}, "found id %q again (first in %s); expected ids unique across the folder", s.ID, prev))
 			continue
 		}
 		first[s.ID] = name
-		out = append(out, s.Scenario)
+		out = append(out, *s)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -159,16 +159,10 @@ func ReadScenarios(dir string) ([]Scenario, error) {
 	return out, nil
 }
 
-// read is a scenario read from its file, with how to position an error
-// at its id.
-type read struct {
-	Scenario
-	idError func(msg string) *speclang.Error
-}
-
-// readScenario reads one file; rel is its path in the folder read. The
-// scenario is nil when the file has errors.
-func readScenario(name, rel string, data []byte, sch *jsonschema.Schema) (*read, speclang.ErrorList) {
+// readScenario reads one file, and the document later errors about it
+// are positioned in; rel is its path in the folder read. The scenario is
+// nil when the file has errors.
+func readScenario(name, rel string, data []byte, sch *jsonschema.Schema) (*Scenario, *speclang.Document, speclang.ErrorList) {
 	doc, errs := speclang.ParseDocument(name, data, sch)
 	for _, e := range errs {
 		// The schema knows the four level keys; say them.
@@ -177,11 +171,11 @@ func readScenario(name, rel string, data []byte, sch *jsonschema.Schema) (*read,
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
 	var f file
 	if err := doc.Decode(&f); err != nil {
-		return nil, speclang.ErrorList{{Pos: speclang.Pos{File: name, Line: 1, Col: 1}, Msg: err.Error()}}
+		return nil, nil, speclang.ErrorList{{Pos: speclang.Pos{File: name, Line: 1, Col: 1}, Msg: err.Error()}}
 	}
 	s := Scenario{ID: f.ID, Domain: f.Domain, Name: f.Name, Description: f.Description, Difficulty: f.Difficulty,
 		UserPrompt: f.UserPrompt, Context: f.Context, Gold: map[level.Level][]GoldCall{},
@@ -201,9 +195,9 @@ func readScenario(name, rel string, data []byte, sch *jsonschema.Schema) (*read,
 		s.Gold[lv] = calls
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
-	return &read{Scenario: s, idError: func(msg string) *speclang.Error { return doc.Errorf([]any{"id"}, "%s", msg) }}, nil
+	return &s, doc, nil
 }
 
 // scenarioFiles lists the .yaml files of dir and of its folders, as paths
