@@ -225,6 +225,14 @@ func condition(l *line) (c Condition, why, where string) {
 	if why, where := checkRecorded(l.Metrics); why != "" {
 		return c, why, where
 	}
+	for _, f := range []struct {
+		key string
+		at  *string
+	}{{"started_at", l.TraceSummary.StartedAt}, {"ended_at", l.TraceSummary.EndedAt}} {
+		if _, _, ok := isoTime(f.at); !ok && f.at != nil && *f.at != "" {
+			return c, fmt.Sprintf("found %q; expected an ISO 8601 time, or null", *f.at), "$.trace_summary." + f.key
+		}
+	}
 	c = Condition{Model: lc.Model, Domain: lc.Domain, Granularity: gran, Level: lv, Scenario: lc.Scenario, FaultRate: lc.FaultRate,
 		Repetition: *lc.Repetition, Recorded: l.Metrics, Summary: l.TraceSummary, Error: l.Error}
 	if lc.Seed != nil {
@@ -291,6 +299,15 @@ func ReadTrace(path string) (*Trace, error) {
 			e.Msg = fmt.Sprintf("found no trace (%v); expected the trace object the reference's runner writes", err)
 		}
 		return nil, speclang.ErrorList{e}
+	}
+	for _, f := range []struct {
+		key string
+		at  *string
+	}{{"started_at", t.StartedAt}, {"ended_at", t.EndedAt}} {
+		if _, _, ok := isoTime(f.at); !ok && f.at != nil && *f.at != "" {
+			return nil, speclang.ErrorList{{Pos: speclang.Pos{File: path, Line: 1, Col: 1}, Path: "$." + f.key,
+				Msg: fmt.Sprintf("found %q; expected an ISO 8601 time, or null", *f.at)}}
+		}
 	}
 	return t, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/harness/results"
@@ -52,14 +53,18 @@ func record(c *Condition, index int, experiment string, s *Scenario, t *Trace) *
 	}
 	sum := c.Summary
 	if t == nil {
-		rec.StartedAt, rec.EndedAt = text(sum.StartedAt), text(sum.EndedAt)
+		rec.StartedAt, rec.EndedAt = span(sum.StartedAt, sum.EndedAt, sum.WallSeconds)
 		rec.Turns = sum.LLMTurns
 		stop(rec, "", sum.TimedOut, c.Error)
 		rec.Metrics = untracedMetrics(c)
 		return rec
 	}
 	rec.Reference.Trace = c.TraceName()
-	rec.StartedAt, rec.EndedAt = text(t.StartedAt), text(t.EndedAt)
+	started, ended := t.StartedAt, t.EndedAt
+	if started == nil && ended == nil { // an older trace: the line may say
+		started, ended = sum.StartedAt, sum.EndedAt
+	}
+	rec.StartedAt, rec.EndedAt = span(started, ended, t.WallSeconds)
 	rec.Turns = t.LLMTurns
 	rec.PromptTokens, rec.CompletionTokens = t.TokensIn, t.TokensOut
 	trial := &paper.Trial{Answer: text(t.FinalAnswer), Tokens: t.TokensIn + t.TokensOut}
@@ -71,7 +76,9 @@ func record(c *Condition, index int, experiment string, s *Scenario, t *Trace) *
 		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 			args = json.RawMessage(`{}`)
 		}
-		call := results.Call{Tool: tc.Tool, Arguments: args, AtMS: tc.Timestamp * 1000}
+		// The reference records no turn of a call: each counts as its own,
+		// in order.
+		call := results.Call{Turn: i + 1, Tool: tc.Tool, Arguments: args, AtMS: tc.Timestamp * 1000}
 		if i < len(t.ToolResponses) {
 			r := &t.ToolResponses[i]
 			call.Result, call.IsError = responseText(r.Response), r.IsError
@@ -219,4 +226,42 @@ func text(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// span is a trial's start and end as a record keeps them (RFC 3339): the
+// reference's times as written when they have a zone, one without a zone
+// read as UTC, a missing one derived from the other and the wall time;
+// empty when it recorded neither. Times are checked when read (isoTime).
+func span(started, ended *string, wallS float64) (string, string) {
+	s, sText, sok := isoTime(started)
+	e, eText, eok := isoTime(ended)
+	wall := time.Duration(wallS * float64(time.Second))
+	switch {
+	case !sok && !eok:
+		return "", ""
+	case !eok:
+		eText = s.Add(wall).Format(time.RFC3339Nano)
+	case !sok:
+		sText = e.Add(-wall).Format(time.RFC3339Nano)
+	}
+	return sText, eText
+}
+
+// isoTime reads a time as Python's isoformat writes it, and says it as
+// RFC 3339: as written when it has its zone, else read as UTC. False for
+// none, or one that is no time (which the readers of results.jsonl and
+// traces refuse).
+func isoTime(s *string) (time.Time, string, bool) {
+	if s == nil || *s == "" {
+		return time.Time{}, "", false
+	}
+	if t, err := time.Parse(time.RFC3339Nano, *s); err == nil {
+		return t, *s, true
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, *s); err == nil {
+			return t, t.Format(time.RFC3339Nano), true
+		}
+	}
+	return time.Time{}, "", false
 }

@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/view"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/schemacheck"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -359,5 +361,58 @@ func TestImportRunCancelled(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a cancelled import wrote its folder")
+	}
+}
+
+// TestImportRecordsFollowTheContract: every imported record validates
+// against specs/trial.schema.json, the published contract of a record.
+func TestImportRecordsFollowTheContract(t *testing.T) {
+	sch, err := schemacheck.Compile("granite:trial.schema.json", readFile(t, "../../specs/trial.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "imported")
+	if _, err := ImportRun(t.Context(), unpack(t, "testdata/run.txtar"), readFixtureScenarios(t), out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(out, results.TrialsFile))), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d records; want 12", len(lines))
+	}
+	for i, line := range lines {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Errorf("line %d does not follow trial.schema.json: %v\n%s", i+1, err, line)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestImportSpan(t *testing.T) {
+	p := func(s string) *string { return &s }
+	for _, c := range []struct {
+		started, ended *string
+		wall           float64
+		want           [2]string
+	}{
+		{p("2026-03-24T11:11:42.319912+00:00"), p("2026-03-24T11:11:46.481150+00:00"), 4.16, [2]string{"2026-03-24T11:11:42.319912+00:00", "2026-03-24T11:11:46.481150+00:00"}},
+		{p("2026-03-24T11:11:42.5"), nil, 2, [2]string{"2026-03-24T11:11:42.5Z", "2026-03-24T11:11:44.5Z"}},
+		{nil, p("2026-03-24T11:11:46+01:00"), 1.5, [2]string{"2026-03-24T11:11:44.5+01:00", "2026-03-24T11:11:46+01:00"}},
+		{nil, nil, 3, [2]string{"", ""}},
+	} {
+		if s, e := span(c.started, c.ended, c.wall); s != c.want[0] || e != c.want[1] {
+			t.Errorf("span(%v, %v, %v) = %s, %s; want %s, %s", c.started, c.ended, c.wall, s, e, c.want[0], c.want[1])
+		}
 	}
 }
