@@ -110,6 +110,12 @@ func sameParts(r results.Record) results.Record {
 	}
 	m := *r.Metrics
 	m.WallS = 0
+	if m.Paper != nil {
+		// The reference's token count holds the prompt's.
+		p := *m.Paper
+		p.Tokens = 0
+		m.Paper = &p
+	}
 	r.Metrics = &m
 	return r
 }

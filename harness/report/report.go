@@ -45,8 +45,10 @@ func Load(dir string) (*Results, error) {
 type Table struct {
 	Name, Title string
 	Header      []string
-	Rows        [][]any // string, int, float64 (NaN: not available), bool
-	Note        string
+	// Rows hold string, int, float64 (NaN: not available), bool, or a
+	// number with a footnote mark for report.md (see marked).
+	Rows [][]any
+	Note string
 	// loud says the note among the report's notes even when the table has
 	// rows: what it says changes how the rows read.
 	loud bool
@@ -113,6 +115,14 @@ type row struct {
 	gold float64
 	// verdicts are an artifact trial's assertion outcomes.
 	verdicts []results.Verdict
+	// paper is the reference implementation's metrics (nil in records
+	// written before granite kept them); goldTools and tools are what the
+	// paper tables tell an uninformative F1 or τ by (see paper.go), and
+	// oneTool says the interface played offers a single tool.
+	paper     *results.PaperMetrics
+	goldTools int
+	tools     []string
+	oneTool   bool
 	// index is the trial's place in the plan; promptS, genS, loadS and
 	// waitS the model server's time in seconds (Ollama's durations; 0
 	// when the backend reports none).
@@ -181,7 +191,8 @@ func BuildWith(res *Results, opt Options) *Report {
 			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
 			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions,
 			index: rec.Index, promptS: float64(rec.Durations.PromptEvalNS) / 1e9, genS: float64(rec.Durations.EvalNS) / 1e9,
-			loadS: float64(rec.Durations.LoadNS) / 1e9, waitS: float64(rec.Durations.ModelWaitNS) / 1e9})
+			loadS: float64(rec.Durations.LoadNS) / 1e9, waitS: float64(rec.Durations.ModelWaitNS) / 1e9,
+			paper: m.Paper, goldTools: distinctGoldTools(&rec), tools: toolNames(&rec)})
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
 	r.Covered = len(r.rows)
@@ -229,6 +240,7 @@ func BuildWith(res *Results, opt Options) *Report {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s is 0 in every trial while %s is not: records written before granite scored %s carry 0 for it", pair.strict, pair.name, pair.strict))
 		}
 	}
+	r.markOneTool()
 	builders := []func() *Table{r.overall, r.byLevel, r.modelLevel, r.modelDomain, r.byDomain, r.byDifficulty,
 		r.sizeClass, r.bestLevel, r.passK, r.errorClasses, r.modelTime, r.spearman, r.logistic}
 	if r.Artifacts {
@@ -248,6 +260,11 @@ func BuildWith(res *Results, opt Options) *Report {
 	} else if opt.Baseline != "" {
 		r.Notes = append(r.Notes, fmt.Sprintf("baseline %s not used: no trial played a transformed interface and run.json measures none, so there is no by_interface table", opt.Baseline))
 	}
+	// The reference's metrics come last, under their own heading, when
+	// some record carries them.
+	if slices.ContainsFunc(r.rows, hasPaper) {
+		builders = append(builders, r.paperModels, r.paperLevels)
+	}
 	r.Tables = make([]*Table, len(builders))
 	var wg sync.WaitGroup
 	for i, b := range builders {
@@ -262,6 +279,9 @@ func BuildWith(res *Results, opt Options) *Report {
 		if t.Note != "" && (len(t.Rows) == 0 || t.loud) {
 			r.Notes = append(r.Notes, t.Title+": "+t.Note)
 		}
+	}
+	if c := r.paperCoverage(); c != "" {
+		r.Notes = append(r.Notes, c)
 	}
 	return r
 }

@@ -98,6 +98,8 @@ func csvCell(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case bool:
 		return strconv.FormatBool(x)
+	case marked:
+		return csvCell(x.v)
 	default:
 		return oneline.Escape(fmt.Sprint(x))
 	}
@@ -121,6 +123,11 @@ func mdCell(v any) string {
 			return "yes"
 		}
 		return ""
+	case marked:
+		if math.IsNaN(x.v) {
+			return mdCell(x.v)
+		}
+		return mdCell(x.v) + x.mark
 	default:
 		return strings.ReplaceAll(oneline.Escape(fmt.Sprint(x)), "|", `\|`)
 	}
@@ -169,8 +176,17 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(p), ".svg"), filepath.ToSlash(rel))
 		}
 	}
+	intro := false
 	for _, t := range r.Tables {
-		fmt.Fprintf(&b, "## %s\n\n", t.Title)
+		heading := "##"
+		if isPaperTable(t) {
+			if !intro {
+				b.WriteString(r.paperIntro())
+				intro = true
+			}
+			heading = "###"
+		}
+		fmt.Fprintf(&b, "%s %s\n\n", heading, t.Title)
 		if len(t.Rows) == 0 {
 			note := t.Note
 			if note == "" {

@@ -283,6 +283,12 @@ func TestTrialPage(t *testing.T) {
 		want = append(want, "<b>#")
 		want = append(want, c.Tool)
 	}
+	// The reference's metrics, beside granite's.
+	if p := rec.Metrics.Paper; p == nil {
+		t.Error("the fixture's record has no metrics.paper")
+	} else {
+		want = append(want, `id="paper-metrics"`, fmt.Sprintf("<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", p.TaskCompletion, p.ToolPrecision, p.ToolRecall, p.ToolF1, p.ArgAcc))
+	}
 	for _, w := range want {
 		if !strings.Contains(body, w) {
 			t.Errorf("trial page lacks %q", w)
