@@ -37,6 +37,14 @@ func TestOracleIsUnchanged(t *testing.T) {
 	cfg := testConfig("golden", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Interfaces = catalogueSpecs(t, spec)
 	recs, man, _ := runIsolated(t, cfg, spec, "")
+	// The oracle's answers hold what the reference's completion asks, on
+	// every scenario at every level and interface (its other metrics vary
+	// with the gold a composition derives, which the digests hold).
+	for _, r := range recs {
+		if p := r.Metrics.Paper; p == nil || p.TaskCompletion != 1 {
+			t.Errorf("%s: metrics.paper %+v; want the oracle's answer to contain every derived string", r.TrialID, p)
+		}
+	}
 	got := oracleDigests(t, recs, man)
 	if *update {
 		if err := os.WriteFile(goldenFile, []byte(got), 0o644); err != nil {

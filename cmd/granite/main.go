@@ -36,6 +36,7 @@ var commands = []command{
 	{"advise", "race candidate interfaces of a domain or any MCP server for the models given, and say which to publish", runAdvise},
 	{"regroup", "regroup any MCP server's tools into L3, L2 and L1 (show, or --suggest a groups file)", runRegroup},
 	{"score", "score a session granite serve --record recorded, as a trial record", runScore},
+	{"import", "import the paper's reference implementation's scenarios (as artifacts) or runs (as results, re-scored)", runImport},
 	{"view", "serve a local web page over results folders: progress, trials, explained verdicts", runView},
 	{"version", "print the version, commit, platform, build tags, meters and specs hash", runVersion},
 }

@@ -49,7 +49,7 @@ var paperModelsOf = []string{"a:1b", "b:2b", "c:3b"}
 func (w paperWorld) gold(l level.Level, sc int) []string {
 	switch l {
 	case level.L4:
-		return [][]string{{"read_sensor"}, {"read_sensor", "set_device"}, {"list_devices", "set_device", "read_sensor"}, {"set_device", "set_device", "read_sensor"}}[sc]
+		return [][]string{{"read_gauge"}, {"read_gauge", "open_hatch"}, {"list_hatches", "open_hatch", "read_gauge"}, {"open_hatch", "open_hatch", "read_gauge"}}[sc]
 	case level.L3:
 		return [][]string{{"query_status"}, {"query_status", "execute_action"}, {"query_status", "configure"}, {"execute_action", "analyze"}}[sc]
 	case level.L2:
@@ -85,7 +85,7 @@ func (w paperWorld) results(t testing.TB) *Results {
 						align = append(align, results.GoldMatch{Gold: i, Tool: tool, Call: i, ActionCall: i})
 					}
 					if l == level.L1 {
-						calls = append(calls, results.Call{Tool: "set_device", IsError: true, ErrorClass: results.ErrUnknown})
+						calls = append(calls, results.Call{Tool: "open_hatch", IsError: true, ErrorClass: results.ErrUnknown})
 					}
 					distinct := slices.Compact(slices.Sorted(slices.Values(gold)))
 					p := &results.PaperMetrics{ToolF1: f1[l], ArgAcc: float64(mi+1) / 4, EditDistance: 0.1 * float64(sc)}

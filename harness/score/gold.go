@@ -1,7 +1,6 @@
 package score
 
 import (
-	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -100,18 +99,4 @@ func (sg *ScenarioGold) Gold(level level.Level, calls []*speclang.Call, dom *mcp
 // an action argument; both are kept, not copied.
 func NewCallGold(calls []*speclang.Call, exact, actions map[string]bool) *Gold {
 	return &Gold{Calls: calls, exact: exact, actions: actions}
-}
-
-// paperGold is the gold as the reference's metrics read it: the calls
-// with the arguments the gold writes, optional ones included (the
-// reference has no optional arguments: a call that leaves one out loses
-// its share, and a gold call reduced to no arguments would fail every call
-// that sends one), their first values, and the strings the reference's
-// completion asks of the answer.
-func (g *Gold) paperGold() *paper.Gold {
-	pg := &paper.Gold{Contains: g.Scenario.AnswerContains()}
-	for _, c := range g.Calls {
-		pg.Calls = append(pg.Calls, paper.GoldCall{Tool: c.Tool, Arguments: c.Args})
-	}
-	return pg
 }

@@ -66,7 +66,7 @@ import (
 //     calls.
 //   - paper: the reference implementation's metrics by its definitions
 //     (package paper), against the same gold calls as written and the
-//     scenario's AnswerContains.
+//     scenario's contains, or strings derived from its facts (paperGold).
 func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error) {
 	s := g.Scenario
 	m := &results.Metrics{ZeroToolCall: len(rec.Calls) == 0, Timeout: rec.StopReason == results.StopTimeout, ToolCalls: len(rec.Calls), GoldCalls: len(g.Calls)}
@@ -115,7 +115,7 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 		m.TCStrict = 1
 	}
 	g.ScoreCalls(m, rec.Calls)
-	m.Paper = paper.Score(paper.FromRecord(rec), g.paperGold())
+	m.Paper = paper.Score(paper.FromRecord(rec), g.paperGold(facts))
 	return m, nil
 }
 

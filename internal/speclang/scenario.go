@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -70,56 +69,9 @@ type Scenario struct {
 	State   []*StateCheck
 	Answer  []*Fact
 	// Contains are the strings the paper's reference implementation asks
-	// the answer to contain (expect.contains); see AnswerContains.
+	// the answer to contain (expect.contains); without them the scorer
+	// derives them from the answer facts.
 	Contains []string
-}
-
-// AnswerContains returns the strings the reference implementation's task
-// completion asks the final answer to contain: the scenario's contains
-// list, else, for each answer fact, the subject its about names (an ID or
-// a group) and its value as the store writes it (21.5, on, SN004), in the
-// order of the facts, each once.
-func (s *Scenario) AnswerContains() []string {
-	if len(s.Contains) > 0 {
-		return s.Contains
-	}
-	var out []string
-	add := func(v string) {
-		if v != "" && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	for _, f := range s.Answer {
-		if f.About != nil {
-			add(f.About.ID)
-			add(f.About.Group)
-		}
-		add(valueText(f.Value))
-	}
-	return out
-}
-
-// valueText writes a fact's value as the store writes it: numbers in
-// their shortest form, strings as they are, true and false.
-func valueText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case int:
-		return strconv.Itoa(v)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case bool:
-		return strconv.FormatBool(v)
-	default:
-		return fmt.Sprint(v)
-	}
 }
 
 // Call is one gold tool call.

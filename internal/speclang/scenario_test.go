@@ -61,17 +61,17 @@ func TestTinyScenariosLoad(t *testing.T) {
 // The broken-table cases are folders under testdata/errors/scenarios-*,
 // each with its expected stderr.txt: see TestErrorCases.
 
-// The reference implementation's completion reads strings in the answer:
-// a scenario's own contains list, else each fact's value as the store
-// writes it.
-func TestAnswerContains(t *testing.T) {
+// A scenario may list the strings the reference implementation's
+// completion asks the answer to contain; a number among them is refused
+// with its position.
+func TestScenarioContains(t *testing.T) {
 	files := tinyFiles(t)
 	spec, err := LoadAll(specFS(t, files))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := spec.Domain("tiny").Scenarios[0].AnswerContains(); !slices.Equal(got, []string{"80"}) {
-		t.Errorf("derived from the facts: got %q, want [80]", got)
+	if got := spec.Domain("tiny").Scenarios[0].Contains; got != nil {
+		t.Errorf("unwritten: got %q, want none", got)
 	}
 	files["tiny/scenarios.yaml"] = strings.Replace(files["tiny/scenarios.yaml"], "      answer:\n        - {value: 80, what: hall lamp brightness in percent}\n",
 		"      answer:\n        - {value: 80, what: hall lamp brightness in percent}\n      contains: [hall, \"80\"]\n", 1)
@@ -79,7 +79,7 @@ func TestAnswerContains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := spec.Domain("tiny").Scenarios[0].AnswerContains(); !slices.Equal(got, []string{"hall", "80"}) {
+	if got := spec.Domain("tiny").Scenarios[0].Contains; !slices.Equal(got, []string{"hall", "80"}) {
 		t.Errorf("written: got %q, want [hall 80]", got)
 	}
 	files["tiny/scenarios.yaml"] = strings.Replace(files["tiny/scenarios.yaml"], `contains: [hall, "80"]`, "contains: [hall, 80]", 1)
