@@ -205,10 +205,15 @@ type referenceTask struct {
 	lv level.Level
 }
 
-// identify makes the record the scenario's trial at its level.
+// identify makes the record the scenario's trial at its level, of the
+// reference's domain, as granite import runs records the reference's own
+// trials of it.
 func (t *referenceTask) identify(rec *results.Record) {
 	t.artifactTask.identify(rec)
 	rec.Level, rec.Scenario, rec.Difficulty = t.lv, t.art.Scenario, t.art.Difficulty
+	if domain, ok := strings.CutPrefix(t.art.Source, referenceSourcePrefix); ok && domain != "" {
+		rec.Domain = domain
+	}
 }
 
 // open starts the level's server afresh, in a folder of its own, behind a

@@ -38,11 +38,11 @@ func TestCommandTemplate(t *testing.T) {
 		art        *scenarios.Artifact
 		want, err  string
 	}{
-		{"primitive", python, ref("reference:smarthome", "L4"), "python -m mcp_granite.mcp_servers.smarthome.primitive_server", ""},
-		{"composite_4", python, ref("reference:energy", "L3"), "python -m mcp_granite.mcp_servers.energy.composite_4_server", ""},
-		{"composite_2", python, ref("reference:fleet", "L2"), "python -m mcp_granite.mcp_servers.fleet.composite_2_server", ""},
-		{"composite_1", python, ref("reference:fleet", "L1"), "python -m mcp_granite.mcp_servers.fleet.composite_1_server", ""},
-		{"level", "granite serve --domain {{.Domain}} --level {{.Level}} --transport stdio", ref("reference:warehouse", "L2"), "granite serve --domain warehouse --level L2 --transport stdio", ""},
+		{"primitive", python, ref("reference:kitchen", "L4"), "python -m mcp_granite.mcp_servers.kitchen.primitive_server", ""},
+		{"composite_4", python, ref("reference:orchard", "L3"), "python -m mcp_granite.mcp_servers.orchard.composite_4_server", ""},
+		{"composite_2", python, ref("reference:harbour", "L2"), "python -m mcp_granite.mcp_servers.harbour.composite_2_server", ""},
+		{"composite_1", python, ref("reference:harbour", "L1"), "python -m mcp_granite.mcp_servers.harbour.composite_1_server", ""},
+		{"level", "granite serve --domain {{.Domain}} --level {{.Level}} --transport stdio", ref("reference:kitchen", "L2"), "granite serve --domain kitchen --level L2 --transport stdio", ""},
 		{"plain", "node server.js --port 0", &scenarios.Artifact{ID: "a", Source: "tools:x.json"}, "node server.js --port 0", ""},
 		{"unknown field", "server {{.Nope}}", nil, "", "can't evaluate field Nope"},
 		{"unparsable", "server {{.Level", nil, "", "unclosed action"},
@@ -100,7 +100,7 @@ func TestReferenceArtifactsRefused(t *testing.T) {
 		{"groups", writeArtifacts(t, arts, nil), "x", func(cfg *results.Config) { cfg.Groups = "g.yaml" }, "groups g.yaml: artifacts of reference scenarios are not regrouped"},
 		{"an interface", writeArtifacts(t, arts, nil), "x", func(cfg *results.Config) { cfg.Interfaces = []surface.Spec{{Name: "L3-terse", Level: level.L3}} }, "interfaces L3-terse: artifacts of reference scenarios are played at their own levels"},
 		{"no artifact at the levels", writeArtifacts(t, arts[1:2], nil), "x", l4, "no artifact is at the levels asked for ([L4])"},
-		{"twice at a level", writeArtifacts(t, dup, nil), "x", nil, "artifacts smarthome-001@L4 and again are both scenario smarthome-001 at L4"},
+		{"twice at a level", writeArtifacts(t, dup, nil), "x", nil, "artifacts " + arts[0].ID + " and again are both scenario " + arts[0].Scenario + " at L4"},
 		{"mixed", writeArtifacts(t, append(synthesized[:1:1], arts[0]), external), "x", nil, "1 of 2 artifacts are levels of reference scenarios"},
 		{"fields for synthesized artifacts", writeArtifacts(t, synthesized, external), "server --level {{.Level}}", nil, "names fields, which only artifacts of reference scenarios"},
 	} {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -16,11 +17,13 @@ import (
 	"github.com/mcpgranite/granite/scenarios"
 )
 
-// referenceFixture holds smarthome scenarios 001, 002 and 005 in the form
-// granite import scenarios gives the reference's: one artifact per
-// scenario and level (L4, L3, L2, L1 among them), each with its level's
-// gold from specs/smarthome/scenarios.yaml, 005's first read optional, and
-// contains strings the oracle's answer holds (001, 005) or does not (002).
+// referenceFixture holds three scenarios of one of granite's domains in
+// the form granite import scenarios gives the reference's: one artifact
+// per scenario and level (L4, L3, L2, L1 among them), each with its
+// level's gold from the domain's scenarios.yaml. One scenario, at L4 and
+// L2, deletes a rule and creates one, after an optional first read; its
+// L3 artifact alone asks the answer for a string the oracle's answer (the
+// tools' results) does not hold.
 const referenceFixture = "../../harness/testdata/reference-smarthome.jsonl"
 
 // levelServer is a stand-in for the reference's per-level servers: this
@@ -79,8 +82,9 @@ func TestRunReferenceScenarios(t *testing.T) {
 		if want := results.TrialID("builtin:oracle", a.Scenario, a.Level, rec.Repetition); rec.TrialID != want {
 			t.Errorf("trial id %s; want %s", rec.TrialID, want)
 		}
-		if rec.Difficulty != a.Difficulty || rec.Artifacts != referenceFixture || rec.Domain != a.Source || rec.Interface != "" {
-			t.Errorf("%s: difficulty %q, artifacts %q, domain %q, interface %q; want %q, %q, %q, none", rec.TrialID, rec.Difficulty, rec.Artifacts, rec.Domain, rec.Interface, a.Difficulty, referenceFixture, a.Source)
+		domain := strings.TrimPrefix(a.Source, "reference:")
+		if rec.Difficulty != a.Difficulty || rec.Artifacts != referenceFixture || rec.Domain != domain || rec.Interface != "" {
+			t.Errorf("%s: difficulty %q, artifacts %q, domain %q, interface %q; want %q, %q, %q, none", rec.TrialID, rec.Difficulty, rec.Artifacts, rec.Domain, rec.Interface, a.Difficulty, referenceFixture, domain)
 		}
 		m := rec.Metrics
 		if m == nil || m.TC != 1 || m.F1 != 1 || m.ArgAcc != 1 {
@@ -89,9 +93,9 @@ func TestRunReferenceScenarios(t *testing.T) {
 		}
 		// The reference's metrics: the oracle calls every required gold
 		// tool with the gold's arguments; its answer, the tools' results,
-		// holds the strings of 001 and 005, not 002's.
+		// holds the expected strings except at L3.
 		wantDone := 1.0
-		if a.Scenario == "smarthome-002" {
+		if rec.Level == "L3" {
 			wantDone = 0
 		}
 		if p := m.Paper; p == nil || p.ToolF1 != 1 || p.ArgAcc != 1 || p.EditDistance != 0 || p.TaskCompletion != wantDone {
@@ -106,14 +110,14 @@ func TestRunReferenceScenarios(t *testing.T) {
 		}
 		results1[rec.Scenario+"@"+string(rec.Level)+"/"+string(rune('0'+rec.Repetition))] = got
 	}
-	// A fresh process per trial: the second repetition of 005 deletes the
-	// rule the first deleted, and gets the rule id the first got, which a
-	// server kept between trials would answer with an error and the next
-	// id.
-	for _, lv := range []string{"L4", "L2"} {
-		first, second := results1["smarthome-005@"+lv+"/1"], results1["smarthome-005@"+lv+"/2"]
+	// A fresh process per trial: every second repetition gets the first's
+	// results. The rule the first deleted the second deletes again, and
+	// the rule it creates gets the same id, which a server kept between
+	// trials would answer with an error and the next id.
+	for _, a := range arts {
+		first, second := results1[a.Scenario+"@"+a.Level+"/1"], results1[a.Scenario+"@"+a.Level+"/2"]
 		if len(first) == 0 || !slices.Equal(first, second) {
-			t.Errorf("smarthome-005 at %s: repetitions got different results, so a server's state crossed trials:\n%q\n%q", lv, first, second)
+			t.Errorf("%s: repetitions got different results, so a server's state crossed trials:\n%q\n%q", a.ID, first, second)
 		}
 	}
 
@@ -183,6 +187,12 @@ func TestRunReferenceScenarios(t *testing.T) {
 // with the command and what to do; groups, which regroup, are refused.
 func TestRunReferenceScenariosRefused(t *testing.T) {
 	server := levelServer(t)
+	arts, err := scenarios.ReadArtifacts(referenceFixture)
+	must(t, err)
+	first := arts[0] // at L4, which an L1 server's tools lack
+	if first.Level != "L4" {
+		t.Fatalf("the fixture's first artifact is at %s; want L4", first.Level)
+	}
 	mark := filepath.Join(t.TempDir(), "listed")
 	for _, c := range []struct {
 		name, cmd string
@@ -194,20 +204,18 @@ func TestRunReferenceScenariosRefused(t *testing.T) {
 			[]string{"--mcp-cmd:", "can't evaluate field Nope", "{{.Domain}}, {{.Level}} and {{.Granularity}}"}},
 		{"bad template", server + " {{.Level", nil, 2, []string{"--mcp-cmd:", "unclosed action"}},
 		{"tools lack a gold call's", strings.Replace(server, "{{.Level}}", "L1", 1), nil, 1,
-			[]string{`artifact smarthome-001@L4: expected call 0 names tool "get_device", which the command`, "--level L1 --transport stdio does not list; expected the server of the artifact's level (L4)"}},
+			[]string{fmt.Sprintf("artifact %s: expected call 0 names tool %q, which the command", first.ID, first.ExpectedCalls[0].Tool), "--level L1 --transport stdio does not list; expected the server of the artifact's level (L4)"}},
 		{"groups", server, []string{"--groups", "groups.yaml"}, 1, []string{"groups groups.yaml: artifacts of reference scenarios are not regrouped"}},
-		{"dies at load", "sh -c 'exit 3'", nil, 1, []string{"artifact smarthome-001@L4: list the tools of sh -c 'exit 3'", "run the command by hand"}},
+		{"dies at load", "sh -c 'exit 3'", nil, 1, []string{"artifact " + first.ID + ": list the tools of sh -c 'exit 3'", "run the command by hand"}},
 		// Listed once at load, then gone: the first trial cannot start.
 		{"dies at a trial", "sh -c 'test -e " + mark + " && exit 3; touch " + mark + "; exec " + strings.ReplaceAll(server, "{{.Level}}", "L4") + "'", nil, 1,
-			[]string{"granite run: trial builtin:oracle/smarthome-00", ": live source sh -c 'test -e", "initialize:"}},
+			[]string{"granite run: trial builtin:oracle/", ": live source sh -c 'test -e", "initialize:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			single := referenceFixture
 			if c.name == "dies at a trial" {
 				// One command for every artifact: keep those at L4.
 				single = filepath.Join(t.TempDir(), "l4.jsonl")
-				arts, err := scenarios.ReadArtifacts(referenceFixture)
-				must(t, err)
 				var l4 []scenarios.Artifact
 				for _, a := range arts {
 					if a.Level == "L4" {
@@ -265,7 +273,17 @@ func TestRunReferenceServerDiesMidTrial(t *testing.T) {
 	fixture := filepath.Join(t.TempDir(), "005.jsonl")
 	arts, err := scenarios.ReadArtifacts(referenceFixture)
 	must(t, err)
-	arts = slices.DeleteFunc(arts, func(a scenarios.Artifact) bool { return a.ID != "smarthome-005@L4" })
+	// The L4 artifact with the most calls: three or more.
+	var most scenarios.Artifact
+	for _, a := range arts {
+		if a.Level == "L4" && len(a.ExpectedCalls) > len(most.ExpectedCalls) {
+			most = a
+		}
+	}
+	if len(most.ExpectedCalls) < 3 {
+		t.Fatalf("no L4 artifact of the fixture makes three calls")
+	}
+	arts = []scenarios.Artifact{most}
 	f, err := os.Create(fixture)
 	must(t, err)
 	must(t, scenarios.WriteArtifacts(f, arts))
