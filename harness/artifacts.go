@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/reference"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -98,11 +98,11 @@ func LoadArtifacts(ctx context.Context, cfg *results.Config, lookup gold.Lookup)
 		return nil, err
 	}
 	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*score.Gold{}}
-	if set.levelled, err = levelledFile(path, arts); err != nil {
+	if set.levelled, err = reference.LevelsFile(path, arts); err != nil {
 		return nil, err
 	}
 	if set.levelled {
-		if err := referenceConfig(set, cfg); err != nil {
+		if err := reference.CheckConfig(path, &arts[0], cfg); err != nil {
 			return nil, err
 		}
 		if err := set.listLevels(ctx, cfg.ArtifactCmd, cfg.Granularities); err != nil {
@@ -150,12 +150,12 @@ func LoadArtifacts(ctx context.Context, cfg *results.Config, lookup gold.Lookup)
 		}
 		for i, c := range a.ExpectedCalls {
 			if ts.byName[c.Tool] == nil {
-				return nil, fmt.Errorf("%s: artifact %s: expected call %d names tool %q, which %s does not list%s", path, a.ID, i, c.Tool, toolsOrigin(set, src), levelHint(set, &a))
+				return nil, fmt.Errorf("%s: artifact %s: expected call %d names tool %q, which %s does not list%s", path, a.ID, i, c.Tool, toolsOrigin(set, src), reference.LevelHint(&a))
 			}
 		}
 		for i, as := range a.Assertions {
 			if ts.byName[as.Tool] == nil {
-				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list%s", path, a.ID, i, as.Tool, toolsOrigin(set, src), levelHint(set, &a))
+				return nil, fmt.Errorf("%s: artifact %s: assertion %d names tool %q, which %s does not list%s", path, a.ID, i, as.Tool, toolsOrigin(set, src), reference.LevelHint(&a))
 			}
 		}
 		var calls []*speclang.Call
@@ -184,15 +184,6 @@ func toolsOrigin(set *ArtifactSet, fallback string) string {
 	return fallback
 }
 
-// levelHint says, for an artifact of a reference scenario, what its
-// command must be.
-func levelHint(set *ArtifactSet, a *scenarios.Artifact) string {
-	if !set.levelled {
-		return ""
-	}
-	return fmt.Sprintf("; expected the server of the artifact's level (%s): name it in --mcp-cmd with {{.Level}} or {{.Granularity}}", a.Level)
-}
-
 // Tools returns the tools an artifact is played with.
 func (s *ArtifactSet) Tools(a *scenarios.Artifact) []toolsrc.Tool {
 	return s.sources[s.sourceOf(a)].tools
@@ -205,22 +196,6 @@ func (s *ArtifactSet) sourceOf(a *scenarios.Artifact) string {
 		return commandSource + cmd
 	}
 	return a.Source
-}
-
-// startLive starts a live source afresh in a folder of its own, so that
-// nothing it keeps (a memory file, its process's state) reaches the next
-// trial; the func returned ends it and removes the folder.
-func startLive(ctx context.Context, cmd, url string) (*client.Client, func(), error) {
-	dir, err := os.MkdirTemp("", "granite-trial-")
-	if err != nil {
-		return nil, nil, err
-	}
-	c, _, err := toolsrc.ConnectIn(ctx, cmd, url, dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	return c, func() { c.Close(); os.RemoveAll(dir) }, nil
 }
 
 // replay plays an artifact's tools. A call whose arguments match an

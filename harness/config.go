@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/reference"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/schemacheck"
@@ -92,7 +93,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 		list = append(list, doc.Errorf([]any{"artifact_url"}, "found artifact_url beside artifact_cmd; expected one live source"))
 	}
 	if c.ArtifactCmd != "" {
-		if _, err := ParseCommandTemplate(c.ArtifactCmd); err != nil {
+		if _, err := reference.ParseCommandTemplate(c.ArtifactCmd); err != nil {
 			list = append(list, doc.Errorf([]any{"artifact_cmd"}, "found a command template that does not expand: %v", err))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/internal/surface"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 	"github.com/mcpgranite/granite/scenarios/regroup"
 )
 
@@ -136,7 +137,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 	var up serve.Caller
 	var closers []func()
 	if rg.cmd != "" || rg.url != "" {
-		c, closeUp, err := startLive(ctx, rg.cmd, rg.url)
+		c, closeUp, err := toolsrc.ConnectAfresh(ctx, rg.cmd, rg.url)
 		if err != nil {
 			return nil, nil, fmt.Errorf("live source: %w", err)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/live"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/reference"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -102,7 +103,7 @@ func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup 
 			return planReference(cfg, set)
 		}
 		if cfg.ArtifactCmd != "" {
-			tmpl, err := ParseCommandTemplate(cfg.ArtifactCmd)
+			tmpl, err := reference.ParseCommandTemplate(cfg.ArtifactCmd)
 			switch {
 			case err != nil:
 				return nil, fmt.Errorf("command %q: %w", cfg.ArtifactCmd, err)

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/summary"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgranite/granite/specs"
 )
 
-// runList is granite list: the generated domains (harness.DomainSummary)
+// runList is granite list: the generated domains (summary.DomainSummary)
 // or, with --interfaces, the interfaces of each domain or a server.
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("list", "[--interfaces [--mcp-cmd CMD | --mcp-url URL | --tools FILE [--groups F]]] [--domain D] [--json]", "Lists every generated domain with its tool count per level (L4..L1),\nits scenarios per difficulty tier and the mean gold calls per level;\nwith --interfaces, each domain's standard interfaces (every level as\nwritten and each transform preset over it) with what their tools cost a\nmodel to read: schema tokens (cl100k_base), arguments, actions, nesting\ndepth, the share of constraints only the schema states, and the schema\nkeywords the default backend drops; with a server (--mcp-cmd, --mcp-url,\n--tools), its regrouped levels' interfaces instead.", stderr)
@@ -50,9 +50,9 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *ifaces {
 		return listInterfaces(spec, domains, *asJSON, stdout, stderr)
 	}
-	var rows []harness.DomainSummary
+	var rows []summary.DomainSummary
 	for _, d := range domains {
-		rows = append(rows, harness.SummariseDomain(d, spec.Domain(d.Name)))
+		rows = append(rows, summary.SummariseDomain(d, spec.Domain(d.Name)))
 	}
 	converters := agent.Converters()
 	if *asJSON {
@@ -115,16 +115,16 @@ func dropped(byTool map[string][]string) int {
 }
 
 // listInterfaces prints the standard catalogue of each domain and its
-// atomic interfaces (harness.SummariseDomainInterfaces), measured, with
+// atomic interfaces (summary.SummariseDomainInterfaces), measured, with
 // their gold calls, as a table or as JSON.
 func listInterfaces(spec *speclang.Spec, domains []*mcpdomain.Domain, asJSON bool, stdout, stderr io.Writer) error {
-	rows := []harness.InterfaceSummary{}
+	rows := []summary.InterfaceSummary{}
 	for _, d := range domains {
 		sd := spec.Domain(d.Name)
 		if sd == nil {
 			return fmt.Errorf("domain %s: generated, but the specs have no such domain: run go generate ./...", d.Name)
 		}
-		r, err := harness.SummariseDomainInterfaces(sd, d)
+		r, err := summary.SummariseDomainInterfaces(sd, d)
 		if err != nil {
 			return err
 		}
@@ -148,12 +148,12 @@ func listServerInterfaces(ctx context.Context, src *externalSource, asJSON bool,
 	if err != nil {
 		return err
 	}
-	return printInterfaces(harness.SummariseInterfaces(name, cat), "server "+name, asJSON, stdout, stderr)
+	return printInterfaces(summary.SummariseInterfaces(name, cat), "server "+name, asJSON, stdout, stderr)
 }
 
 // printInterfaces prints the rows of interfaces of what, as a table or
 // JSON.
-func printInterfaces(rows []harness.InterfaceSummary, what string, asJSON bool, stdout, stderr io.Writer) error {
+func printInterfaces(rows []summary.InterfaceSummary, what string, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

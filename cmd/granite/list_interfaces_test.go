@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness"
+	"github.com/mcpgranite/granite/harness/summary"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 )
@@ -25,21 +26,21 @@ func TestListInterfaces(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--interfaces", "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rows []harness.InterfaceSummary
+	var rows []summary.InterfaceSummary
 	must(t, json.Unmarshal(out.Bytes(), &rows))
-	var want []harness.InterfaceSummary
+	var want []summary.InterfaceSummary
 	for _, d := range gen.Domains {
 		cat, err := serve.DomainInterfaces(d)
 		must(t, err)
 		for _, iface := range cat {
-			want = append(want, harness.InterfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
+			want = append(want, summary.InterfaceSummary{Domain: d.Name, Interface: iface.Spec.Name, Level: iface.Spec.Level,
 				Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
 		}
 	}
 	// The catalogue, then at each level with a composite operation its
 	// atomic interface (which the catalogue leaves out); every row with
 	// its gold calls per scenario, or why it has none.
-	var catalogue []harness.InterfaceSummary
+	var catalogue []summary.InterfaceSummary
 	for _, r := range rows {
 		if r.GoldCalls == nil && r.NoGold == "" {
 			t.Errorf("%s %s: no gold calls and no reason", r.Domain, r.Interface)
@@ -112,7 +113,7 @@ func TestListInterfacesTable(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--domain", d.Name, "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("list --domain: exit %d: %s", code, errb.String())
 	}
-	var summaries []harness.DomainSummary
+	var summaries []summary.DomainSummary
 	must(t, json.Unmarshal(out.Bytes(), &summaries))
 	if len(summaries) != 1 || summaries[0].Name != d.Name {
 		t.Errorf("list --domain %s: %d rows, first %+v; want that domain alone", d.Name, len(summaries), summaries)
@@ -131,7 +132,7 @@ func TestListServerInterfaces(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--interfaces", "--json", "--tools", "../../harness/testdata/server-memory.tools.json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rows []harness.InterfaceSummary
+	var rows []summary.InterfaceSummary
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcpgranite/granite/gen"
-	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/summary"
 	"github.com/mcpgranite/granite/internal/level"
 )
 
@@ -21,7 +21,7 @@ func TestListDropsPerBackend(t *testing.T) {
 	if code := run(context.Background(), []string{"list", "--json"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	var rows []harness.DomainSummary
+	var rows []summary.DomainSummary
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/live"
+	"github.com/mcpgranite/granite/harness/reference"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/oneline"
@@ -94,7 +95,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Domains, cfg.Scenarios, cfg.Granularities = nil, nil, nil
 		cfg.Groups, cfg.ArtifactCmd, cfg.ArtifactURL = *groups, *artifactCmd, *artifactURL
 		if *artifactCmd != "" {
-			if _, err := harness.ParseCommandTemplate(*artifactCmd); err != nil {
+			if _, err := reference.ParseCommandTemplate(*artifactCmd); err != nil {
 				return usagef("--mcp-cmd: %v", err)
 			}
 		}

@@ -46,7 +46,7 @@ func artifact(s *Scenario, lv level.Level) (scenarios.Artifact, bool) {
 		tier = "simple"
 	}
 	a := scenarios.Artifact{
-		Version: scenarios.ArtifactVersion, ID: ArtifactID(s.ID, lv), Source: "reference:" + s.Domain, Tier: tier, Title: s.Name,
+		Version: scenarios.ArtifactVersion, ID: ArtifactID(s.ID, lv), Source: SourcePrefix + s.Domain, Tier: tier, Title: s.Name,
 		Scenario: s.ID, Level: string(lv), Difficulty: s.Difficulty, Contains: s.Contains,
 		Turns:         []scenarios.Turn{{Prompt: s.UserPrompt}},
 		ExpectedCalls: []scenarios.ExpectedCall{},

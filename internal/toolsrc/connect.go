@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,39 @@ func FromMCP(ctx context.Context, cmd, url string, opts ...Option) ([]Tool, erro
 		return nil, err
 	}
 	return tools, nil
+}
+
+// FromMCPAfresh lists the tools of a command as ConnectAfresh starts it,
+// in an empty folder: a server that works only from granite's folder
+// (python -m from a checkout) fails here, as it would at each start.
+func FromMCPAfresh(ctx context.Context, cmd string) ([]Tool, error) {
+	c, closeUp, err := ConnectAfresh(ctx, cmd, "")
+	if err != nil {
+		return nil, err
+	}
+	defer closeUp()
+	tools, err := ListTools(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return tools, CheckDuplicates("tools/list of "+cmd, tools)
+}
+
+// ConnectAfresh is Connect with a command started in an empty folder of
+// its own, so that nothing it keeps (a memory file, its process's state)
+// reaches its next start, as a trial needs; the func returned ends it and
+// removes the folder.
+func ConnectAfresh(ctx context.Context, cmd, url string) (*client.Client, func(), error) {
+	dir, err := os.MkdirTemp("", "granite-trial-")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, _, err := ConnectIn(ctx, cmd, url, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); os.RemoveAll(dir) }, nil
 }
 
 // InitTimeout bounds how long a server may take to answer initialize, so

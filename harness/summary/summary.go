@@ -1,8 +1,13 @@
-package harness
+// Package summary is what granite list says of a generated domain: its
+// tools per level, its scenarios, what each backend's tool types drop,
+// and the measures of its interfaces. It was the root harness package's,
+// which keeps the runner and tasks alone.
+package summary
 
 import (
 	"slices"
 
+	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/internal/level"
@@ -98,7 +103,7 @@ func SummariseInterfaces(domain string, cat []*surface.Interface) []InterfaceSum
 	var rows []InterfaceSummary
 	for _, iface := range cat {
 		rows = append(rows, InterfaceSummary{Domain: domain, Interface: iface.Spec.Name, Level: iface.Spec.Level,
-			Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: MeasureInterface(iface)})
+			Transforms: append([]string{}, iface.Spec.Changes()...), Metrics: harness.MeasureInterface(iface)})
 	}
 	return rows
 }
