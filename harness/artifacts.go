@@ -98,13 +98,10 @@ func LoadArtifacts(ctx context.Context, cfg *results.Config, lookup gold.Lookup)
 		return nil, err
 	}
 	set := &ArtifactSet{Path: path, Artifacts: arts, sources: map[string]*toolSet{}, golds: map[string]*score.Gold{}}
-	if set.levelled, err = reference.LevelsFile(path, arts); err != nil {
+	if set.levelled, err = reference.CheckConfig(path, arts, cfg); err != nil {
 		return nil, err
 	}
 	if set.levelled {
-		if err := reference.CheckConfig(path, &arts[0], cfg); err != nil {
-			return nil, err
-		}
 		if err := set.listLevels(ctx, cfg.ArtifactCmd, cfg.Granularities); err != nil {
 			return nil, err
 		}

@@ -30,7 +30,6 @@ import (
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/live"
 	"github.com/mcpgranite/granite/harness/meter"
-	"github.com/mcpgranite/granite/harness/reference"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -101,15 +100,6 @@ func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup 
 		}
 		if set.levelled {
 			return planReference(cfg, set)
-		}
-		if cfg.ArtifactCmd != "" {
-			tmpl, err := reference.ParseCommandTemplate(cfg.ArtifactCmd)
-			switch {
-			case err != nil:
-				return nil, fmt.Errorf("command %q: %w", cfg.ArtifactCmd, err)
-			case !tmpl.Plain():
-				return nil, fmt.Errorf("%s: the command %q names fields, which only artifacts of reference scenarios (scenario and level set) fill; give a plain command", cfg.Artifacts, cfg.ArtifactCmd)
-			}
 		}
 		if len(cfg.Played()) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
 			return planGrouped(cfg, set)

@@ -95,11 +95,56 @@ func (c *CommandTemplate) Expand(a *scenarios.Artifact) (string, error) {
 	return strings.TrimSpace(b.String()), nil
 }
 
-// LevelsFile reports whether a file's artifacts are levels' forms of
+// LevelHint ends the error of an artifact of a reference scenario whose
+// expected call names a tool its command does not list: what the command
+// must be. "" for other artifacts.
+func LevelHint(a *scenarios.Artifact) string {
+	if a.Scenario == "" {
+		return ""
+	}
+	return fmt.Sprintf("; expected the server of the artifact's level (%s): name it in --mcp-cmd with {{.Level}} or {{.Granularity}}", a.Level)
+}
+
+// CheckConfig reports whether a file's artifacts are levels' forms of
+// reference scenarios, and refuses, before any server starts, what the
+// config says that has no meaning for them: each plays on a fresh process
+// of its level's own server, neither regrouped nor transformed. For other
+// artifacts, a command that names fields is refused: nothing fills them.
+func CheckConfig(path string, arts []scenarios.Artifact, cfg *results.Config) (bool, error) {
+	levelled, err := levelsFile(path, arts)
+	if err != nil || !levelled {
+		if err == nil && cfg.ArtifactCmd != "" {
+			tmpl, perr := ParseCommandTemplate(cfg.ArtifactCmd)
+			switch {
+			case perr != nil:
+				err = fmt.Errorf("command %q: %w", cfg.ArtifactCmd, perr)
+			case !tmpl.Plain():
+				err = fmt.Errorf("%s: the command %q names fields, which only artifacts of reference scenarios (scenario and level set) fill; give a plain command", path, cfg.ArtifactCmd)
+			}
+		}
+		return false, err
+	}
+	a := &arts[0] // names the kind in messages
+	switch {
+	case cfg.ArtifactCmd == "":
+		err = fmt.Errorf("%s: artifact %s is scenario %s at %s, played on the reference's server for its level; give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'", path, a.ID, a.Scenario, a.Level)
+	case cfg.ArtifactURL != "":
+		err = fmt.Errorf("%s: artifacts of reference scenarios are played on a fresh process of their level's server for every trial; give its command (--mcp-cmd), not a URL", path)
+	case cfg.ArtifactTools != "":
+		err = fmt.Errorf("%s: tools %s: artifacts of reference scenarios take each level's tools from its server (--mcp-cmd); leave the tools file out", path, cfg.ArtifactTools)
+	case cfg.Groups != "":
+		err = fmt.Errorf("%s: groups %s: artifacts of reference scenarios are not regrouped, each level's tools are its own server's; leave the groups out", path, cfg.Groups)
+	case len(cfg.Interfaces) > 0:
+		err = fmt.Errorf("%s: interfaces %s: artifacts of reference scenarios are played at their own levels, on each level's server; give levels (--levels L4,L1) to play only some", path, cfg.Interfaces[0].Name)
+	}
+	return err == nil, err
+}
+
+// levelsFile reports whether a file's artifacts are levels' forms of
 // reference scenarios (scenario and level set); a file mixing them with
 // other artifacts is refused, as the two are played differently. Each
 // scenario appears at most once per level: the pair names its trials.
-func LevelsFile(path string, arts []scenarios.Artifact) (bool, error) {
+func levelsFile(path string, arts []scenarios.Artifact) (bool, error) {
 	n := 0
 	seen := map[string]string{}
 	for _, a := range arts {
@@ -117,36 +162,6 @@ func LevelsFile(path string, arts []scenarios.Artifact) (bool, error) {
 		return false, fmt.Errorf("%s: %d of %d artifacts are levels of reference scenarios (scenario and level set), the others are not; expected one kind per file, as they are played differently", path, n, len(arts))
 	}
 	return n > 0, nil
-}
-
-// LevelHint ends the error of an artifact of a reference scenario whose
-// expected call names a tool its command does not list: what the command
-// must be. "" for other artifacts.
-func LevelHint(a *scenarios.Artifact) string {
-	if a.Scenario == "" {
-		return ""
-	}
-	return fmt.Sprintf("; expected the server of the artifact's level (%s): name it in --mcp-cmd with {{.Level}} or {{.Granularity}}", a.Level)
-}
-
-// CheckConfig refuses what a config may say of other artifacts that has
-// no meaning for reference scenarios' levels (a, the first, names them in
-// the message), before any server starts: each plays on a fresh process
-// of its level's own server, neither regrouped nor transformed.
-func CheckConfig(path string, a *scenarios.Artifact, cfg *results.Config) error {
-	switch {
-	case cfg.ArtifactCmd == "":
-		return fmt.Errorf("%s: artifact %s is scenario %s at %s, played on the reference's server for its level; give that server's command, e.g. --mcp-cmd 'python -m mcp_granite.mcp_servers.{{.Domain}}.{{.Granularity}}_server'", path, a.ID, a.Scenario, a.Level)
-	case cfg.ArtifactURL != "":
-		return fmt.Errorf("%s: artifacts of reference scenarios are played on a fresh process of their level's server for every trial; give its command (--mcp-cmd), not a URL", path)
-	case cfg.ArtifactTools != "":
-		return fmt.Errorf("%s: tools %s: artifacts of reference scenarios take each level's tools from its server (--mcp-cmd); leave the tools file out", path, cfg.ArtifactTools)
-	case cfg.Groups != "":
-		return fmt.Errorf("%s: groups %s: artifacts of reference scenarios are not regrouped, each level's tools are its own server's; leave the groups out", path, cfg.Groups)
-	case len(cfg.Interfaces) > 0:
-		return fmt.Errorf("%s: interfaces %s: artifacts of reference scenarios are played at their own levels, on each level's server; give levels (--levels L4,L1) to play only some", path, cfg.Interfaces[0].Name)
-	}
-	return nil
 }
 
 // PaperMetrics are the reference's metrics of a trial of an imported
