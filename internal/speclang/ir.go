@@ -234,13 +234,13 @@ type Operation struct {
 	Destructive bool
 	Idempotent  bool
 
-	Filters   []*Field
-	Ranges    []*Field
-	Fields    []*Field
-	Merge     bool
+	Filters []*Field
+	Ranges  []*Field
+	Fields  []*Field
+	Merge   bool
 	// Clear are an update's optional fields it may remove, each through
 	// a boolean argument clear_<field>.
-	Clear []*Field
+	Clear     []*Field
 	Where     []Assign
 	Set       []Assign
 	Functions []string
