@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/harness/gold"
+	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/harness/reference"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
@@ -276,14 +277,19 @@ func (s *ArtifactSet) Score(rec *results.Record, a *scenarios.Artifact) (*result
 }
 
 // score is Score with the assertions judged on calls (the record's, or
-// at a coarse level, the record's mapped back to the source's tools) and
-// the call metrics against gold.
+// at a coarse level, the record's mapped back to the source's tools), the
+// call metrics against gold, and the reference's metrics (metrics.paper)
+// of the record's calls against gold.
 func (s *ArtifactSet) score(rec *results.Record, a *scenarios.Artifact, calls []results.Call, gold *score.Gold) (*results.Metrics, []results.Verdict) {
 	asserts := make([]score.Assertion, len(a.Assertions))
 	for i, as := range a.Assertions {
 		asserts[i] = score.Assertion{Kind: as.Kind, Tool: as.Tool, Arguments: as.Arguments, Severity: as.Severity}
 	}
-	return score.Assertions(rec, asserts, calls, s.sources[s.sourceOf(a)], gold)
+	m, verdicts := score.Assertions(rec, asserts, calls, s.sources[s.sourceOf(a)], gold)
+	// By the reference's definitions too: the agent's calls against the
+	// gold of the level it played.
+	m.Paper = paper.Score(paper.FromRecord(rec), paper.GoldOf(gold.Calls, a.Contains))
+	return m, verdicts
 }
 
 // Args, Valid and OutputFits are what the scorer asks of the tools

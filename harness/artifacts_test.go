@@ -108,6 +108,12 @@ func TestBuiltinAgentsPlayArtifacts(t *testing.T) {
 				if r.Metrics.TC != wantTC || r.Model == agent.Oracle && (r.Metrics.WarningsFailed != 0 || r.Metrics.F1 != 1 || r.Metrics.ArgAcc != 1) {
 					t.Errorf("%s: metrics %+v, verdicts %+v; want tc %v", r.TrialID, r.Metrics, r.Assertions, wantTC)
 				}
+				// The reference's metrics of the same calls: full for the
+				// oracle, none of a silent agent's calls when calls were due.
+				if p := r.Metrics.Paper; p == nil || r.Model == agent.Oracle && (p.ToolF1 != 1 || p.ArgAcc != 1 || p.EditDistance != 0) ||
+					r.Model == agent.Silent && len(a.ExpectedCalls) > 0 && (p.ToolF1 != 0 || p.EditDistance != 1) {
+					t.Errorf("%s: metrics.paper %+v", r.TrialID, p)
+				}
 				if r.Model == agent.Oracle {
 					for i, c := range r.Calls {
 						if c.Result != a.MockOutputs[i].Output || c.IsError != a.MockOutputs[i].IsError {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // Call is one tool call of a trial, in the order it was made.
@@ -59,6 +60,19 @@ type Trial struct {
 type Gold struct {
 	Calls    []GoldCall
 	Contains []string
+}
+
+// GoldOf is the gold of granite's calls as the reference reads them: the
+// arguments each call writes, optional ones included (the reference has
+// no optional arguments: a call that leaves one out loses its share, and a
+// gold call reduced to no arguments would fail every call that sends
+// one), their first values; with the strings the answer must contain.
+func GoldOf(calls []*speclang.Call, contains []string) *Gold {
+	g := &Gold{Contains: contains}
+	for _, c := range calls {
+		g.Calls = append(g.Calls, GoldCall{Tool: c.Tool, Arguments: c.Args})
+	}
+	return g
 }
 
 // FromRecord reads a granite trial as the reference's metrics do: its

@@ -6,22 +6,16 @@ import (
 	"github.com/mcpgranite/granite/harness/paper"
 )
 
-// paperGold is the gold as the reference implementation's metrics read it
-// (package paper): the calls with the arguments the gold writes, optional
-// ones included (the reference has no optional arguments: a call that
-// leaves one out loses its share, and a gold call reduced to no arguments
-// would fail every call that sends one), their first values; and the
-// strings its completion asks of the answer, the scenario's contains or,
-// without them, those the facts give (see contains).
+// paperGold is the gold as the reference implementation's metrics read
+// it (paper.GoldOf): the calls as written, and the strings its completion
+// asks of the answer, the scenario's contains or, without them, those the
+// facts give (see contains).
 func (g *Gold) paperGold(facts *factGold) *paper.Gold {
-	pg := &paper.Gold{Contains: g.Scenario.Contains}
-	if len(pg.Contains) == 0 {
-		pg.Contains = facts.contains()
+	contains := g.Scenario.Contains
+	if len(contains) == 0 {
+		contains = facts.contains()
 	}
-	for _, c := range g.Calls {
-		pg.Calls = append(pg.Calls, paper.GoldCall{Tool: c.Tool, Arguments: c.Args})
-	}
-	return pg
+	return paper.GoldOf(g.Calls, contains)
 }
 
 // contains derives the reference's expected strings from the answer
