@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
@@ -29,6 +30,8 @@ type Session struct {
 	// server is the MCP server the client is connected to, which an
 	// agent command is served too, so that both see one state.
 	server *server.MCPServer
+	// faults is the server's fault state, nil when it injects none.
+	faults *injector
 }
 
 // Connect starts an initialised in-process client of a server; name
@@ -97,6 +100,11 @@ type Result struct {
 	// IsError is set for tool errors (bad arguments, unknown IDs): the
 	// model sees them and may retry.
 	IsError bool
+	// Fault is the fault the server injected into the call (package
+	// faults), "" for none. Calls of one session are told apart by
+	// order: read it only where the session's calls are made one at a
+	// time.
+	Fault faults.Kind
 }
 
 // Call sends tools/call with raw JSON arguments. An error means the call
@@ -105,9 +113,14 @@ func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	before := s.faults.injected()
 	res, err := s.client.CallTool(ctx, req)
 	if err != nil {
 		return Result{}, err
+	}
+	var fault faults.Kind
+	if s.faults.injected() > before {
+		fault = s.faults.kind(before)
 	}
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -115,5 +128,5 @@ func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (
 			b.WriteString(t.Text)
 		}
 	}
-	return Result{Text: b.String(), IsError: res.IsError}, nil
+	return Result{Text: b.String(), IsError: res.IsError, Fault: fault}, nil
 }

@@ -155,18 +155,40 @@ type identityKey struct {
 // level's own server; any other is the interface's tools in front of the
 // level tools' own handlers: each call is decoded and handed to the level
 // tool's handler, which validates and runs it as the level's server
-// would.
-func NewServer(d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer, mcpdomain.Store, error) {
+// would. Options add faults (WithFaults).
+func NewServer(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*server.MCPServer, mcpdomain.Store, error) {
+	srv, st, _, err := newServer(d, iface, opts)
+	return srv, st, err
+}
+
+// newServer is NewServer, with the fault state of the server (nil when
+// it injects none).
+func newServer(d *mcpdomain.Domain, iface *surface.Interface, opts []Option) (*server.MCPServer, mcpdomain.Store, *injector, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	tools := d.Tools[iface.Spec.Level]
 	if tools == nil {
-		return nil, nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
+		return nil, nil, nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
 	}
 	st := d.NewStore()
+	inj := newInjector(o)
+	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
+	if inj != nil {
+		call = inj.wrap(call)
+	}
 	if iface.Spec.Plain() {
 		srv, err := d.NewServer(iface.Spec.Level, st)
-		return srv, st, err
+		if err == nil && inj != nil {
+			// The level's own tools again, each handler running its
+			// calls through the injector: the same tools, listed alike.
+			for _, t := range tools {
+				srv.AddTool(t.MCP(), t.Handler(call))
+			}
+		}
+		return srv, st, inj, err
 	}
-	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
 	listed := make([]mcp.Tool, len(tools))
 	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
 	for i, t := range tools {
@@ -180,7 +202,7 @@ func NewServer(d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer
 		}
 		return h(ctx, req)
 	})
-	return InterfaceProxy(iface, serverName(d, iface), listed).NewServer(level), st, nil
+	return InterfaceProxy(iface, serverName(d, iface), listed).NewServer(level), st, inj, nil
 }
 
 // serverName names d's server behind iface: the domain and the level for
@@ -194,9 +216,10 @@ func serverName(d *mcpdomain.Domain, iface *surface.Interface) string {
 
 // Open starts a session on a fresh store of d behind iface (NewServer),
 // through an in-process client. The session's Level is the interface's
-// level.
-func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*Session, error) {
-	srv, st, err := NewServer(d, iface)
+// level. Options add faults (WithFaults), which the session's results
+// name (Result.Fault).
+func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*Session, error) {
+	srv, st, inj, err := newServer(d, iface, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +227,7 @@ func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*
 	if err != nil {
 		return nil, err
 	}
-	s.Domain, s.Level, s.Store = d, iface.Spec.Level, st
+	s.Domain, s.Level, s.Store, s.faults = d, iface.Spec.Level, st, inj
 	return s, nil
 }
 
@@ -253,9 +276,9 @@ func (s *Session) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 
 // DomainFactory makes, for each session, d's server behind iface on a
 // fresh store (NewServer): what NewHandler serves a domain with.
-func DomainFactory(d *mcpdomain.Domain, iface *surface.Interface) Factory {
+func DomainFactory(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) Factory {
 	return func() (*server.MCPServer, func(), error) {
-		srv, _, err := NewServer(d, iface)
+		srv, _, err := NewServer(d, iface, opts...)
 		return srv, func() {}, err
 	}
 }
