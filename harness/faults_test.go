@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
+)
+
+// retryable is a flaky setting of the two kinds that apply nothing, at a
+// rate where most trials meet several.
+var retryable = faults.Setting{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient, faults.RateLimit}}
+
+// TestFaultOracleRetriesOnEveryInterface: under transient errors and rate
+// limits at a rate of one half, the oracle, which retries them, completes
+// every scenario at every level and every interface of the standard
+// catalogue. The setting of no faults beside it plays today's trials
+// under today's ids, records naming no setting; the flaky trials name
+// theirs, and every failed call names its fault and is made again.
+func TestFaultOracleRetriesOnEveryInterface(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole grid at every interface, twice")
+	}
+	spec := loadSpec(t)
+	cfg := testConfig("faults", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Interfaces = catalogueSpecs(t, spec)
+	cfg.Faults = []faults.Setting{{Name: "none"}, retryable}
+	out := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecordSchema(t, filepath.Join(out, results.TrialsFile))
+	type tally struct{ trials, tc, calls, injected int }
+	byLevel := map[string]*tally{}
+	flaky := 0
+	for _, r := range recs {
+		base := results.TrialID(r.Model, r.Scenario, r.InterfaceName(), r.Repetition)
+		if r.Faults == "" {
+			if r.TrialID != base || slices.ContainsFunc(r.Calls, func(c results.Call) bool { return c.Fault != "" }) {
+				t.Errorf("%s: a trial of no faults with id or faults of another", r.TrialID)
+			}
+			continue
+		}
+		flaky++
+		if r.Faults != "flaky" || r.TrialID != fmt.Sprintf("%s/%s/%s/flaky/r%d", r.Model, r.Scenario, r.InterfaceName(), r.Repetition) {
+			t.Errorf("%s: faults %q; want the flaky setting named in the record and the id", r.TrialID, r.Faults)
+		}
+		if r.Metrics.TC != 1 {
+			t.Errorf("%s: TC %v; want 1: the oracle retries what applied nothing (%s)", r.TrialID, r.Metrics.TC, strings.Join(r.Metrics.Why, "; "))
+		}
+		key := string(r.Level)
+		if byLevel[key] == nil {
+			byLevel[key] = &tally{}
+		}
+		lt := byLevel[key]
+		lt.trials++
+		lt.tc += int(r.Metrics.TC)
+		lt.calls += len(r.Calls)
+		for i, c := range r.Calls {
+			if c.Fault == "" {
+				continue
+			}
+			lt.injected++
+			if !c.IsError || !faults.Retryable(c.Result) {
+				t.Errorf("%s: call %d: fault %s, error %v, %q; want a retryable tool error", r.TrialID, i+1, c.Fault, c.IsError, c.Result)
+			}
+			if i+1 == len(r.Calls) || r.Calls[i+1].Tool != c.Tool || string(r.Calls[i+1].Arguments) != string(c.Arguments) {
+				t.Errorf("%s: call %d failed with %s and was not made again", r.TrialID, i+1, c.Fault)
+			}
+		}
+	}
+	if flaky*2 != len(recs) {
+		t.Fatalf("%d flaky trials of %d; want half", flaky, len(recs))
+	}
+	var levels []string
+	for lv := range byLevel {
+		levels = append(levels, lv)
+	}
+	sort.Strings(levels)
+	for _, lv := range levels {
+		x := byLevel[lv]
+		if x.injected == 0 {
+			t.Errorf("%s: no fault injected in %d calls at a rate of one half", lv, x.calls)
+		}
+		t.Logf("%s flaky: %d trials, TC %.3f, %d calls, %d faults injected", lv, x.trials, float64(x.tc)/float64(x.trials), x.calls, x.injected)
+	}
+}
+
+// TestFaultTrialsArePlanned: each fault setting multiplies the grid; a
+// setting of rate 0 keeps today's ids and indexes, whatever its name, and
+// the others name theirs.
+func TestFaultTrialsArePlanned(t *testing.T) {
+	spec := loadSpec(t)
+	cfg := testConfig("plan", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Scenarios = []string{spec.Domains[0].Scenarios[0].ID}
+	cfg.Repetitions = 2
+	plain, err := Plan(cfg, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Faults = []faults.Setting{{Name: "calm"}}
+	calm, err := Plan(cfg, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calm) != len(plain) {
+		t.Fatalf("%d trials under a setting of rate 0; want %d, as without faults", len(calm), len(plain))
+	}
+	for i := range plain {
+		if calm[i].ID != plain[i].ID || calm[i].Index != plain[i].Index {
+			t.Errorf("trial %d: %s; want %s", i, calm[i].ID, plain[i].ID)
+		}
+	}
+	cfg.Faults = []faults.Setting{{Name: "none"}, retryable, {Name: "offline", Rate: 0.1, Kinds: []faults.Kind{faults.Offline}}}
+	grid, err := Plan(cfg, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grid) != 3*len(plain) {
+		t.Fatalf("%d trials under 3 settings; want %d", len(grid), 3*len(plain))
+	}
+	ids := map[string]bool{}
+	for _, tr := range grid {
+		if ids[tr.ID] {
+			t.Errorf("trial id %s twice", tr.ID)
+		}
+		ids[tr.ID] = true
+		if tr.Faults.None() != !strings.Contains(tr.ID, "/"+tr.Faults.Name+"/") {
+			t.Errorf("%s under %s: want the setting named in the id unless it injects nothing", tr.ID, tr.Faults.Name)
+		}
+	}
+	for _, p := range plain {
+		if !ids[p.ID] {
+			t.Errorf("%s: gone from the plan with faults beside no faults", p.ID)
+		}
+	}
+}
+
+// TestFaultConfigErrors: what a config may not say of faults, each at its
+// place.
+func TestFaultConfigErrors(t *testing.T) {
+	spec := loadSpec(t)
+	for _, c := range []struct{ yaml, want string }{
+		{"name: x\nmodels: [a]\nfaults:\n  - {name: none, rate: 0}\n  - {name: flaky, rate: 1.5}\n",
+			`x.yaml:5:25: $.faults[1].rate: found 1.5; expected a number from 0 to 1`},
+		{"name: x\nmodels: [a]\nfaults: [{name: f, rate: -0.1}]\n",
+			`x.yaml:3:26: $.faults[0].rate: found -0.1; expected a number from 0 to 1`},
+		{"name: x\nmodels: [a]\nfaults: [{name: f, rate: 0.2, kinds: [transient, cosmic_ray]}]\n",
+			`x.yaml:3:50: $.faults[0].kinds[1]: found "cosmic_ray"; expected one of transient, rate_limit, timeout, partial, offline`},
+		{"name: x\nmodels: [a]\nfaults: [{name: f, rate: 0.2}, {name: f, rate: 0.3}]\n",
+			`x.yaml:3:39: $.faults[1].name: found fault setting name "f" again`},
+		{"name: x\nmodels: [a]\nfaults: [{name: a, rate: 0}, {name: b, rate: 0}]\n",
+			`x.yaml:3:46: $.faults[1].rate: found a second setting of rate 0 ("b", after "a")`},
+		{"name: x\nmodels: [a]\nfaults: [{name: Flaky/1, rate: 0.2}]\n",
+			`x.yaml:3:17: $.faults[0].name: found "Flaky/1"; expected a string matching`},
+		{"name: x\nmodels: [a]\nartifacts: a.jsonl\nfaults: [{name: f, rate: 0.2}]\n",
+			`x.yaml:4:9: $.faults: found faults beside artifacts`},
+	} {
+		path := filepath.Join(t.TempDir(), "x.yaml")
+		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path, spec)
+		if err == nil {
+			t.Errorf("%q: loaded", c.yaml)
+			continue
+		}
+		if got := strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), ""); !strings.Contains(got, c.want) {
+			t.Errorf("%q:\n got %s\nwant %s", c.yaml, got, c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "x.yaml")
+	yaml := "name: x\nmodels: [builtin:oracle]\nfaults:\n  - {name: none, rate: 0}\n  - {name: flaky, rate: 0.2, kinds: [transient, rate_limit, timeout, partial]}\n  - {name: offline, rate: 0.1, kinds: [offline]}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Faults) != 3 || c.Faults[1].Rate != 0.2 || len(c.Faults[1].Kinds) != 4 || c.Faults[2].Kinds[0] != faults.Offline {
+		t.Errorf("faults %+v; want the three settings as written", c.Faults)
+	}
+}
