@@ -14,6 +14,8 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/faults"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/opkind"
 )
 
 // retryable is a flaky setting of the two kinds that apply nothing, at a
@@ -69,10 +71,12 @@ func TestFaultOracleRetriesOnEveryInterface(t *testing.T) {
 		lt.trials++
 		lt.tc += int(r.Metrics.TC)
 		lt.calls += len(r.Calls)
+		faulted := 0
 		for i, c := range r.Calls {
 			if c.Fault == "" {
 				continue
 			}
+			faulted++
 			lt.injected++
 			if !c.IsError || !faults.Retryable(c.Result) {
 				t.Errorf("%s: call %d: fault %s, error %v, %q; want a retryable tool error", r.TrialID, i+1, c.Fault, c.IsError, c.Result)
@@ -80,6 +84,9 @@ func TestFaultOracleRetriesOnEveryInterface(t *testing.T) {
 			if i+1 == len(r.Calls) || r.Calls[i+1].Tool != c.Tool || string(r.Calls[i+1].Arguments) != string(c.Arguments) {
 				t.Errorf("%s: call %d failed with %s and was not made again", r.TrialID, i+1, c.Fault)
 			}
+		}
+		if m := r.Metrics; m.FaultsInjected != faulted || m.FaultsRecovered != faulted {
+			t.Errorf("%s: %d faults injected, %d recovered; want %d and all of them, each retried", r.TrialID, m.FaultsInjected, m.FaultsRecovered, faulted)
 		}
 	}
 	if flaky*2 != len(recs) {
@@ -193,5 +200,112 @@ func TestFaultConfigErrors(t *testing.T) {
 	}
 	if len(c.Faults) != 3 || c.Faults[1].Rate != 0.2 || len(c.Faults[1].Kinds) != 4 || c.Faults[2].Kinds[0] != faults.Offline {
 		t.Errorf("faults %+v; want the three settings as written", c.Faults)
+	}
+}
+
+// scriptedSubject plays the gold calls and answers with the oracle's
+// answer; retry makes each call that failed once more, as it was, as an
+// agent that does not read back after a timeout would.
+type scriptedSubject struct{ retry bool }
+
+func (s scriptedSubject) Run(ctx context.Context, tr *agent.Trial) {
+	made := 0
+	tr.Ask(0)
+	for _, g := range tr.Gold[0] {
+		made++
+		if c := tr.CallLogged(ctx, made, g.Name, g.Arguments); c.IsError && s.retry {
+			made++
+			tr.CallLogged(ctx, made, g.Name, g.Arguments)
+		}
+	}
+	tr.Answer(tr.OracleAnswer(), made+1)
+}
+
+// scenarioWith finds a scenario whose L4 gold writes, every write
+// idempotent (creates: false) or at least one write not (creates: true).
+func scenarioWith(t *testing.T, creates bool) string {
+	t.Helper()
+	spec := loadSpec(t)
+	for _, d := range spec.Domains {
+		dom, _ := gen.Lookup(d.Name)
+		for _, s := range d.Scenarios {
+			writes, others := 0, 0
+			for _, c := range s.Gold[level.L4] {
+				op := dom.Operation(c.Op)
+				switch {
+				case op == nil || op.Kind == opkind.Workflow || op.Kind == opkind.Preset:
+					others = 1000 // composites run other operations
+				case op.ReadOnly:
+				case op.Idempotent:
+					writes++
+				default:
+					writes++
+					others++
+				}
+			}
+			if writes > 0 && others < 1000 && (others > 0) == creates {
+				return s.ID
+			}
+		}
+	}
+	t.Fatalf("no scenario with creates %v", creates)
+	return ""
+}
+
+// TestFaultTimeoutRetries: every call times out, applied. A subject that
+// does not retry completes the task, and recovers every write; one that
+// makes each call again completes a task of idempotent writes (the retry
+// changes nothing more) and fails one with a create (the retry is a
+// second row, a change the task did not ask for), recovering no create.
+// Reads, answered with an error each time, are never recovered.
+func TestFaultTimeoutRetries(t *testing.T) {
+	spec := loadSpec(t)
+	timeouts := faults.Setting{Name: "timeouts", Rate: 1, Kinds: []faults.Kind{faults.Timeout}}
+	for _, c := range []struct {
+		creates, retry bool
+		tc             float64
+	}{{false, false, 1}, {false, true, 1}, {true, false, 1}, {true, true, 0}} {
+		id := scenarioWith(t, c.creates)
+		cfg := testConfig("timeouts", "http://127.0.0.1:1", agent.Oracle)
+		cfg.Scenarios, cfg.Granularities, cfg.Faults = []string{id}, []level.Level{level.L4}, []faults.Setting{timeouts}
+		grid, err := Plan(cfg, spec, gen.Lookup)
+		if err != nil || len(grid) != 1 {
+			t.Fatalf("plan: %d trials, %v", len(grid), err)
+		}
+		rec, err := (&runner{cfg: cfg}).trial(t.Context(), grid[0], scriptedSubject{retry: c.retry}, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := rec.Metrics
+		if m.TC != c.tc {
+			t.Errorf("%s, retry %v: TC %v (%s); want %v", id, c.retry, m.TC, strings.Join(m.Why, "; "), c.tc)
+		}
+		if c.creates && c.retry && m.ChangesOK {
+			t.Errorf("%s: a create made twice after a timeout passed as no unasked change", id)
+		}
+		writes, reads, creates := 0, 0, 0
+		dom, _ := gen.Lookup(rec.Domain)
+		for _, call := range rec.Calls {
+			if call.Fault != faults.Timeout {
+				t.Errorf("%s: call %s: fault %q; want every call timed out", id, call.Tool, call.Fault)
+			}
+			switch op := dom.Operation(call.Tool); {
+			case op.ReadOnly:
+				reads++
+			case op.Idempotent:
+				writes++
+			default:
+				creates++
+			}
+		}
+		want := writes + creates
+		if c.retry {
+			want = writes // each create applied twice
+		}
+		if m.FaultsInjected != len(rec.Calls) || m.FaultsRecovered != want {
+			t.Errorf("%s, retry %v: %d faults, %d recovered; want %d, %d (%d reads, %d idempotent writes, %d other writes)",
+				id, c.retry, m.FaultsInjected, m.FaultsRecovered, len(rec.Calls), want, reads, writes, creates)
+		}
+		t.Logf("%s, retry %v: TC %v, %d faults injected, %d recovered %v", id, c.retry, m.TC, m.FaultsInjected, m.FaultsRecovered, m.Why)
 	}
 }

@@ -267,6 +267,12 @@ type Metrics struct {
 	ChangesOK  bool `json:"changes_ok"`
 	// Why says, when TC is 0, every reason, in words.
 	Why []string `json:"why,omitempty"`
+	// FaultsInjected counts the calls the trial's fault setting faulted;
+	// FaultsRecovered those of them whose operation's intended effect is
+	// in the final store (docs/faults.md says how each is judged). Both
+	// absent from trials without faults.
+	FaultsInjected  int `json:"faults_injected,omitempty"`
+	FaultsRecovered int `json:"faults_recovered,omitempty"`
 	// BlockersFailed and WarningsFailed count an artifact trial's failed
 	// assertions by severity (see harness.ArtifactSet.Score).
 	BlockersFailed int `json:"blockers_failed,omitempty"`
