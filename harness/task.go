@@ -131,7 +131,7 @@ func (t *scenarioTask) score(rec *results.Record, sess *serve.Session) (*results
 		return nil, fmt.Errorf("score: %w", err)
 	}
 	if rec.Faults != "" {
-		m.FaultsInjected, m.FaultsRecovered = faultMetrics(lr.Calls, t.dom, t.level(), sess.Store)
+		m.FaultsInjected, m.FaultsRecovered = score.Faults(lr.Calls, t.dom, t.level(), sess.Store)
 	}
 	return m, nil
 }
