@@ -309,3 +309,74 @@ func TestFaultTimeoutRetries(t *testing.T) {
 		t.Logf("%s, retry %v: TC %v, %d faults injected, %d recovered %v", id, c.retry, m.TC, m.FaultsInjected, m.FaultsRecovered, m.Why)
 	}
 }
+
+// TestFaultRunsResumeShardAndMerge: a run under fault settings resumes,
+// shards and merges to the records of one uninterrupted run, its faults
+// among them: each run draws the same faults for the same trials.
+func TestFaultRunsResumeShardAndMerge(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("faulted", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Repetitions = 2
+	cfg.Faults = []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.5}}
+	read := func(dir string) map[string]string {
+		t.Helper()
+		recs, _, err := results.ReadJournal(filepath.Join(dir, results.TrialsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, r := range recs {
+			var fs []string
+			for _, c := range r.Calls {
+				fs = append(fs, string(c.Fault))
+			}
+			out[r.TrialID] = comparable(r) + "#" + r.Faults + "#" + strings.Join(fs, ",")
+		}
+		return out
+	}
+	whole := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: whole, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
+	want := read(whole)
+	injected := 0
+	for _, v := range want {
+		injected += strings.Count(v, string(faults.Transient)) + strings.Count(v, string(faults.Partial))
+	}
+	if injected == 0 {
+		t.Fatal("no fault injected at a rate of one half")
+	}
+	same := func(what string, got map[string]string) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s: %d records; want %d", what, len(got), len(want))
+		}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("%s: %s:\n got %s\nwant %s", what, id, got[id], w)
+			}
+		}
+	}
+	// Resumed: half the trials first, then the rest.
+	resumed := t.TempDir()
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: resumed, Lookup: lookup, Only: func(tr Trial) bool { return tr.Index%2 == 0 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: resumed, Lookup: lookup, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	same("resumed", read(resumed))
+	var dirs []string
+	for i := range 2 {
+		d := t.TempDir()
+		if _, err := Run(context.Background(), cfg, spec, Options{Out: d, Shard: Shard{i, 2}, Lookup: lookup}); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	if _, err := results.Merge(merged, dirs); err != nil {
+		t.Fatal(err)
+	}
+	same("merged", read(merged))
+}
