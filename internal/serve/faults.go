@@ -2,11 +2,15 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
@@ -31,15 +35,13 @@ func WithFaults(s *faults.Schedule) Option {
 }
 
 // injector is one server's fault state: how many calls each operation
-// has had, the entities that stopped answering, and the faults injected
-// so far, in order.
+// has had, and the entities that stopped answering.
 type injector struct {
 	sched *faults.Schedule
 	mu    sync.Mutex
 	calls map[string]int
 	// offline holds "entity/id" of each entity taken offline.
 	offline map[string]bool
-	log     []faults.Kind
 }
 
 // newInjector is the fault state of a fresh server, or nil where o asks
@@ -51,27 +53,36 @@ func newInjector(o options) *injector {
 	return &injector{sched: o.faults, calls: map[string]int{}, offline: map[string]bool{}}
 }
 
-// injected is the number of faults injected so far; nil has none.
-func (in *injector) injected() int {
-	if in == nil {
-		return 0
+// faultNoteKey keys the note a call's context carries for the fault
+// injected into it (noting).
+type faultNoteKey struct{}
+
+// noting is ctx carrying a note of the fault the server injects into the
+// call made with it: what a session's result and an observed HTTP call
+// read, each of its own call, however many run at once.
+func noting(ctx context.Context) (context.Context, *faults.Kind) {
+	note := new(faults.Kind)
+	return context.WithValue(ctx, faultNoteKey{}, note), note
+}
+
+// handler is tool t's handler with the schedule's faults injected into
+// the calls it runs, each noted in the call's context where it carries
+// a note.
+func (in *injector) handler(t *mcpdomain.Tool, call mcpdomain.CallFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var kind faults.Kind
+		res, err := t.Handler(in.wrap(call, &kind))(ctx, req)
+		if note, ok := ctx.Value(faultNoteKey{}).(*faults.Kind); ok && kind != "" {
+			*note = kind
+		}
+		return res, err
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return len(in.log)
 }
 
-// kind is the i-th fault injected.
-func (in *injector) kind(i int) faults.Kind {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.log[i]
-}
-
-// wrap is call with the schedule's faults injected. Calls are run one at
-// a time, so that the k-th call to an operation is the k-th to reach the
-// store.
-func (in *injector) wrap(call mcpdomain.CallFunc) mcpdomain.CallFunc {
+// wrap is call with the schedule's faults injected, the fault injected
+// set in *injected. Calls are run one at a time, so that the k-th call to
+// an operation is the k-th to reach the store.
+func (in *injector) wrap(call mcpdomain.CallFunc, injected *faults.Kind) mcpdomain.CallFunc {
 	return func(op *mcpdomain.Operation, args []byte) (any, error) {
 		in.mu.Lock()
 		defer in.mu.Unlock()
@@ -79,17 +90,17 @@ func (in *injector) wrap(call mcpdomain.CallFunc) mcpdomain.CallFunc {
 		named := namedEntities(op, args)
 		for _, e := range named {
 			if in.offline[e.entity+"/"+e.id] {
-				in.log = append(in.log, faults.Offline)
+				*injected = faults.Offline
 				return nil, mcpdomain.Errorf("%s", faults.OfflineText(e.entity, e.id))
 			}
 		}
 		kind := in.sched.Draw(op.Name, in.calls[op.Name])
 		switch kind {
 		case faults.Transient:
-			in.log = append(in.log, kind)
+			*injected = kind
 			return nil, mcpdomain.Errorf("%s", faults.TransientText)
 		case faults.RateLimit:
-			in.log = append(in.log, kind)
+			*injected = kind
 			return nil, mcpdomain.Errorf("%s", faults.RateLimitText)
 		case faults.Offline:
 			if len(named) == 0 {
@@ -97,7 +108,7 @@ func (in *injector) wrap(call mcpdomain.CallFunc) mcpdomain.CallFunc {
 			}
 			e := named[0]
 			in.offline[e.entity+"/"+e.id] = true
-			in.log = append(in.log, kind)
+			*injected = kind
 			return nil, mcpdomain.Errorf("%s", faults.OfflineText(e.entity, e.id))
 		}
 		out, err := call(op, args)
@@ -106,11 +117,11 @@ func (in *injector) wrap(call mcpdomain.CallFunc) mcpdomain.CallFunc {
 		}
 		switch kind {
 		case faults.Timeout:
-			in.log = append(in.log, kind)
+			*injected = kind
 			return nil, mcpdomain.Errorf("%s", faults.TimeoutText)
 		case faults.Partial:
 			if cut, ok := cutReply(out); ok {
-				in.log = append(in.log, kind)
+				*injected = kind
 				return cut, nil
 			}
 		}

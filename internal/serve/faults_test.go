@@ -2,8 +2,11 @@ package serve_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpgranite/granite/internal/faults"
@@ -180,5 +183,39 @@ func TestNoFaultsAtRateZero(t *testing.T) {
 	}
 	if replies[0] != replies[1] {
 		t.Errorf("with a rate-0 setting:\n%s\nwithout:\n%s", replies[1], replies[0])
+	}
+}
+
+// TestFaultsServedOverHTTP: a client over streamable HTTP meets the
+// schedule's faults as an in-process session does, and each observed
+// call names its fault, as a record of an agent command keeps it.
+func TestFaultsServedOverHTTP(t *testing.T) {
+	setting := faults.Setting{Name: "flaky", Rate: 0.3, Kinds: []faults.Kind{faults.Transient, faults.Timeout}}
+	sched := scheduleWith(t, setting, "set_lamp", 3, faults.Transient)
+	var mu sync.Mutex
+	var observed []serve.Observed
+	h, err := serve.NewHandler(serve.DomainFactory(tiny.Domain, servetest.Level(t, tiny.Domain, level.L4), serve.WithFaults(sched)),
+		serve.Options{OnCall: func(o serve.Observed) { mu.Lock(); observed = append(observed, o); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer func() { srv.Close(); h.Close(context.Background()) }()
+	c := session(t, srv.URL, nil)
+	for k := 1; k <= 6; k++ {
+		text, isErr := call(t, c, "set_lamp", `{"lamp_id":"LP01","level":`+string(rune('0'+k))+`}`)
+		if k == 3 && (!isErr || text != faults.TransientText) {
+			t.Errorf("third set_lamp over HTTP: %v %q; want the transient error", isErr, text)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(observed) != 6 {
+		t.Fatalf("%d calls observed; want 6", len(observed))
+	}
+	for k, o := range observed {
+		if want := sched.Draw("set_lamp", k+1); o.Fault != want {
+			t.Errorf("observed call %d: fault %q; want the schedule's %q", k+1, o.Fault, want)
+		}
 	}
 }

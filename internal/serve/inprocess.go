@@ -30,8 +30,6 @@ type Session struct {
 	// server is the MCP server the client is connected to, which an
 	// agent command is served too, so that both see one state.
 	server *server.MCPServer
-	// faults is the server's fault state, nil when it injects none.
-	faults *injector
 }
 
 // Connect starts an initialised in-process client of a server; name
@@ -101,9 +99,7 @@ type Result struct {
 	// model sees them and may retry.
 	IsError bool
 	// Fault is the fault the server injected into the call (package
-	// faults), "" for none. Calls of one session are told apart by
-	// order: read it only where the session's calls are made one at a
-	// time.
+	// faults), "" for none.
 	Fault faults.Kind
 }
 
@@ -113,14 +109,10 @@ func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	before := s.faults.injected()
+	ctx, fault := noting(ctx)
 	res, err := s.client.CallTool(ctx, req)
 	if err != nil {
 		return Result{}, err
-	}
-	var fault faults.Kind
-	if s.faults.injected() > before {
-		fault = s.faults.kind(before)
 	}
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -128,5 +120,5 @@ func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (
 			b.WriteString(t.Text)
 		}
 	}
-	return Result{Text: b.String(), IsError: res.IsError, Fault: fault}, nil
+	return Result{Text: b.String(), IsError: res.IsError, Fault: *fault}, nil
 }

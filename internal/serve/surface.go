@@ -157,26 +157,20 @@ type identityKey struct {
 // tool's handler, which validates and runs it as the level's server
 // would. Options add faults (WithFaults).
 func NewServer(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*server.MCPServer, mcpdomain.Store, error) {
-	srv, st, _, err := newServer(d, iface, opts)
-	return srv, st, err
-}
-
-// newServer is NewServer, with the fault state of the server (nil when
-// it injects none).
-func newServer(d *mcpdomain.Domain, iface *surface.Interface, opts []Option) (*server.MCPServer, mcpdomain.Store, *injector, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
 	tools := d.Tools[iface.Spec.Level]
 	if tools == nil {
-		return nil, nil, nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
+		return nil, nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
 	}
 	st := d.NewStore()
 	inj := newInjector(o)
 	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
+	handler := func(t *mcpdomain.Tool) server.ToolHandlerFunc { return t.Handler(call) }
 	if inj != nil {
-		call = inj.wrap(call)
+		handler = func(t *mcpdomain.Tool) server.ToolHandlerFunc { return inj.handler(t, call) }
 	}
 	if iface.Spec.Plain() {
 		srv, err := d.NewServer(iface.Spec.Level, st)
@@ -184,16 +178,16 @@ func newServer(d *mcpdomain.Domain, iface *surface.Interface, opts []Option) (*s
 			// The level's own tools again, each handler running its
 			// calls through the injector: the same tools, listed alike.
 			for _, t := range tools {
-				srv.AddTool(t.MCP(), t.Handler(call))
+				srv.AddTool(t.MCP(), handler(t))
 			}
 		}
-		return srv, st, inj, err
+		return srv, st, err
 	}
 	listed := make([]mcp.Tool, len(tools))
 	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
 	for i, t := range tools {
 		listed[i] = t.MCP()
-		handlers[t.Name] = t.Handler(call)
+		handlers[t.Name] = handler(t)
 	}
 	level := CallerFunc(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		h := handlers[req.Params.Name]
@@ -202,7 +196,7 @@ func newServer(d *mcpdomain.Domain, iface *surface.Interface, opts []Option) (*s
 		}
 		return h(ctx, req)
 	})
-	return InterfaceProxy(iface, serverName(d, iface), listed).NewServer(level), st, inj, nil
+	return InterfaceProxy(iface, serverName(d, iface), listed).NewServer(level), st, nil
 }
 
 // serverName names d's server behind iface: the domain and the level for
@@ -219,7 +213,7 @@ func serverName(d *mcpdomain.Domain, iface *surface.Interface) string {
 // level. Options add faults (WithFaults), which the session's results
 // name (Result.Fault).
 func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*Session, error) {
-	srv, st, inj, err := newServer(d, iface, opts)
+	srv, st, err := NewServer(d, iface, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +221,7 @@ func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, op
 	if err != nil {
 		return nil, err
 	}
-	s.Domain, s.Level, s.Store, s.faults = d, iface.Spec.Level, st, inj
+	s.Domain, s.Level, s.Store = d, iface.Spec.Level, st
 	return s, nil
 }
 
