@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -124,4 +125,51 @@ func OfflineText(entity, id string) string {
 // and may be made again as it was: a transient failure or a rate limit.
 func Retryable(text string) bool {
 	return strings.HasPrefix(text, "service briefly unavailable:") || strings.HasPrefix(text, "rate limited:")
+}
+
+// ParseSetting reads a setting as a flag writes it: name:rate, or
+// name:rate:kind,kind (flaky:0.2:transient,rate_limit).
+func ParseSetting(s string) (Setting, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 || !validName(parts[0]) {
+		return Setting{}, fmt.Errorf("fault setting %q: expected name:rate or name:rate:kind,kind, a name of lowercase letters, digits, '.', '_' and '-', like flaky:0.2:transient,rate_limit", s)
+	}
+	rate, err := strconv.ParseFloat(parts[1], 64)
+	if err != nil || rate < 0 || rate > 1 {
+		return Setting{}, fmt.Errorf("fault setting %q: found rate %q; expected a number from 0 to 1, the chance that a call faults", s, parts[1])
+	}
+	out := Setting{Name: parts[0], Rate: rate}
+	if len(parts) == 3 {
+		for _, k := range strings.Split(parts[2], ",") {
+			if !Known(Kind(k)) {
+				return Setting{}, fmt.Errorf("fault setting %q: found kind %q; expected one of %s", s, k, kindList())
+			}
+			out.Kinds = append(out.Kinds, Kind(k))
+		}
+	}
+	return out, nil
+}
+
+// validName reports whether a setting's name is one records and trial ids
+// can carry (the experiment schema's pattern).
+func validName(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || i > 0 && (r == '.' || r == '_' || r == '-')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// kindList names Kinds for a message.
+func kindList() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +56,29 @@ func TestRetryable(t *testing.T) {
 	} {
 		if Retryable(text) != want {
 			t.Errorf("Retryable(%q) = %v; want %v", text, !want, want)
+		}
+	}
+}
+
+// TestParseSetting: a flag's setting, and what it may not say.
+func TestParseSetting(t *testing.T) {
+	s, err := ParseSetting("flaky:0.2:transient,rate_limit")
+	if err != nil || s.Name != "flaky" || s.Rate != 0.2 || len(s.Kinds) != 2 || s.Kinds[1] != RateLimit {
+		t.Errorf("%+v, %v", s, err)
+	}
+	if s, err := ParseSetting("calm:0"); err != nil || !s.None() {
+		t.Errorf("%+v, %v", s, err)
+	}
+	for in, want := range map[string]string{
+		"flaky":                 "expected name:rate",
+		"Flaky:0.2":             "expected name:rate",
+		"flaky:1.5":             `found rate "1.5"; expected a number from 0 to 1`,
+		"flaky:x":               `found rate "x"`,
+		"flaky:0.2:cosmic_ray":  `found kind "cosmic_ray"; expected one of transient, rate_limit, timeout, partial, offline`,
+		"flaky:0.2:transient:x": "expected name:rate",
+	} {
+		if _, err := ParseSetting(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSetting(%q): %v; want an error with %q", in, err, want)
 		}
 	}
 }
