@@ -11,32 +11,15 @@ import (
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
-// checkFaults checks what the schema cannot say of the fault settings:
-// rates from 0 to 1, names given once, one setting of no faults at most
-// (two would be the same trials under two names), and a scenario run to
-// inject them into.
+// checkFaults checks what the schema cannot say of the fault settings
+// (faults.Check), and that a scenario run is there to inject them into.
 func checkFaults(doc *speclang.Document, c *results.Config) speclang.ErrorList {
 	var list speclang.ErrorList
 	if len(c.Faults) > 0 && c.Artifacts != "" {
 		list = append(list, doc.Errorf([]any{"faults"}, "found faults beside artifacts; expected them in a scenario run only: faults are injected where a generated domain's server runs a call, which an artifact's replay or live server does not"))
 	}
-	seen := map[string]bool{}
-	none := ""
-	for i, s := range c.Faults {
-		at := func(field string) []any { return []any{"faults", i, field} }
-		if s.Rate < 0 || s.Rate > 1 {
-			list = append(list, doc.Errorf(at("rate"), "found %v; expected a number from 0 to 1, the chance that a call faults", s.Rate))
-		}
-		if seen[s.Name] {
-			list = append(list, doc.Errorf(at("name"), "found fault setting name %q again; expected each name once: trial ids and records tell settings apart by it", s.Name))
-		}
-		seen[s.Name] = true
-		if s.Rate == 0 {
-			if none != "" {
-				list = append(list, doc.Errorf(at("rate"), "found a second setting of rate 0 (%q, after %q); expected one at most: both inject nothing, and would play the same trials under the same ids", s.Name, none))
-			}
-			none = s.Name
-		}
+	for _, p := range faults.Check(c.Faults) {
+		list = append(list, doc.Errorf([]any{"faults", p.Index, p.Field}, "%s", p.Msg))
 	}
 	return list
 }

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,12 +12,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
+	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
+	"github.com/mcpgranite/granite/internal/serve"
+	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
 // retryable is a flaky setting of the two kinds that apply nothing, at a
@@ -379,4 +385,79 @@ func TestFaultRunsResumeShardAndMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("merged", read(merged))
+}
+
+// TestFaultRecordedSessionMeetsTheTrialsFaults: a client recorded by
+// granite serve --scenario --faults, retrying each failed call as the
+// oracle does, meets the faults the oracle's trial of the scenario under
+// the same setting meets, call for call; the recording scores as that
+// trial, named by its setting, with its faults counted.
+func TestFaultRecordedSessionMeetsTheTrialsFaults(t *testing.T) {
+	spec := loadSpec(t)
+	s := writingScenario(t, spec, level.L3)
+	setting := faults.Setting{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient, faults.RateLimit}}
+	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3, &faults.Schedule{Setting: setting, Seed: 42, Repetition: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "session.jsonl")
+	if err := r.RecordTo(file); err != nil {
+		t.Fatal(err)
+	}
+	h, err := r.Handler(serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c, _, err := toolsrc.Connect(t.Context(), "", srv.URL, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, g := range s.Gold[level.L3] {
+		for try := 0; try <= 20; try++ {
+			req := mcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = g.Tool, json.RawMessage(g.JSON())
+			res, err := c.CallTool(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError {
+				break
+			}
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := recorded.Read(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ScoreRecording(t.Context(), spec, gen.Lookup, rc, "person", oracleAnswer(spec, gen.Lookup, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig("recorded", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Scenarios, cfg.Granularities, cfg.Faults = []string{s.ID}, []level.Level{level.L3}, []faults.Setting{setting}
+	trials, err := runTrials(t, cfg, spec, gen.Lookup)
+	if err != nil || len(trials) != 1 {
+		t.Fatalf("%d trials, %v", len(trials), err)
+	}
+	calls := func(cs []results.Call) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Tool+":"+string(c.Fault))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := calls(rec.Calls), calls(trials[0].Calls); got != want || rec.Metrics.FaultsInjected == 0 {
+		t.Errorf("the recorded session met %s;\nthe oracle's trial %s", got, want)
+	}
+	if want := "person/" + s.ID + "/L3/flaky/r1"; rec.TrialID != want || rec.Faults != "flaky" || rec.Metrics.TC != 1 ||
+		rec.Metrics.FaultsInjected != trials[0].Metrics.FaultsInjected || rec.Metrics.FaultsRecovered != rec.Metrics.FaultsInjected {
+		t.Errorf("recording scored %s under %q: TC %v, %d faults, %d recovered; want %s under flaky, TC 1, %d faults, all recovered",
+			rec.TrialID, rec.Faults, rec.Metrics.TC, rec.Metrics.FaultsInjected, rec.Metrics.FaultsRecovered, want, trials[0].Metrics.FaultsInjected)
+	}
 }

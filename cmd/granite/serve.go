@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -49,28 +50,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
 	record := fs.String("record", "", "http, with --scenario: append every call of every session, as it is answered, and the store after it to this file, for granite score")
-	faultsFlag := fs.String("faults", "", "with --domain: inject faults, a setting as name:rate or name:rate:kind,kind (like flaky:0.2:transient,rate_limit; see docs/faults.md), drawn per session as for a trial")
+	faultsFlag := fs.String("faults", "", "with --domain or --scenario: inject faults, a setting as name:rate or name:rate:kind,kind (like flaky:0.2:transient,rate_limit; see docs/faults.md), drawn per session as for a trial")
 	var sched faults.Schedule
 	fs.IntVar(&sched.Seed, "fault-seed", 42, "with --faults: the run seed the schedule is drawn under (an experiment's seed)")
-	fs.StringVar(&sched.Scenario, "fault-scenario", "", "with --faults: the scenario the schedule is drawn for, to meet a trial's faults (default: the domain's name)")
+	fs.StringVar(&sched.Scenario, "fault-scenario", "", "with --faults: the scenario the schedule is drawn for, to meet a trial's faults (default: --scenario, else the domain's name)")
 	fs.IntVar(&sched.Repetition, "fault-repetition", 1, "with --faults: the repetition the schedule is drawn for")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	var opts []serve.Option
+	var scheduled *faults.Schedule // nil: no faults
 	if *faultsFlag != "" {
 		setting, err := faults.ParseSetting(*faultsFlag)
 		if err != nil {
 			return usagef("--faults: %v", err)
 		}
-		if ext.live() || *scenario != "" {
-			return usagef("--faults injects into a generated domain's server: give it with --domain (a recorded scenario and a relay to another server take no faults yet)")
+		if ext.live() {
+			return usagef("--faults injects into a generated domain's server: give it with --domain or --scenario (a relay to another server takes no faults yet)")
 		}
 		sched.Setting = setting
 		if sched.Scenario == "" {
-			sched.Scenario = *domain
+			sched.Scenario = cmp.Or(*scenario, *domain)
 		}
-		opts = append(opts, serve.WithFaults(&sched))
+		scheduled = &sched
+		opts = append(opts, serve.WithFaults(scheduled))
 	}
 	// Zero or negative bounds are mistakes, not requests for the default.
 	switch {
@@ -124,7 +127,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return usagef("--level: %v", err)
 		}
-		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr)
+		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr, scheduled)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {

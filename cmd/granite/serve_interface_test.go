@@ -215,7 +215,7 @@ func TestServeFaults(t *testing.T) {
 	}{
 		{[]string{"--domain", d.Name, "--faults", "flaky:2"}, `--faults: fault setting "flaky:2": found rate "2"; expected a number from 0 to 1`},
 		{[]string{"--domain", d.Name, "--faults", "flaky:0.2:cosmic"}, `found kind "cosmic"`},
-		{[]string{"--scenario", d.Name + "-001", "--faults", "flaky:0.2"}, "--faults injects into a generated domain's server: give it with --domain"},
+		{[]string{"--mcp-cmd", "true", "--faults", "flaky:0.2"}, "--faults injects into a generated domain's server: give it with --domain or --scenario"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), append([]string{"serve"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {

@@ -19,7 +19,8 @@ import (
 // applying it to the final store changes nothing (a destructive one also
 // when that refuses it, its target gone). Any other write (a create) is
 // recovered when it was applied exactly once: never is lost, twice is a
-// duplicate.
+// duplicate. With no final store (a recording keeps only its snapshot),
+// an idempotent write is recovered only by a call that applied it.
 func Faults(calls []results.Call, dom *mcpdomain.Domain, lv level.Level, final mcpdomain.Store) (injected, recovered int) {
 	type prepared struct {
 		op   *mcpdomain.Operation
@@ -62,7 +63,7 @@ func Faults(calls []results.Call, dom *mcpdomain.Domain, lv level.Level, final m
 				ok = same(i, j) && !calls[j].IsError && calls[j].Fault == ""
 			}
 		case p.op.Idempotent:
-			if ok = applied(i) > 0; !ok {
+			if ok = applied(i) > 0; !ok && final != nil {
 				st := final.CloneStore()
 				before := st.Snapshot()
 				_, err := st.Call(p.op.Name, p.args)

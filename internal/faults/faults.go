@@ -81,10 +81,10 @@ func (s Setting) kinds() []Kind {
 // scenario and repetition. It says of each call to an operation whether
 // it faults, and how.
 type Schedule struct {
-	Setting    Setting
-	Seed       int
-	Scenario   string
-	Repetition int
+	Setting    Setting `json:"setting"`
+	Seed       int     `json:"seed"`
+	Scenario   string  `json:"scenario"`
+	Repetition int     `json:"repetition"`
 }
 
 // Draw is the fault of the k-th call (from 1) to operation op in the
@@ -172,4 +172,37 @@ func kindList() string {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
+}
+
+// Problem is what a list of settings may not say, at a setting's index
+// and field.
+type Problem struct {
+	Index int
+	Field string
+	Msg   string
+}
+
+// Check finds what a config's schema cannot say of its settings: rates
+// from 0 to 1, names given once, and one setting of no faults at most
+// (two would be the same trials under the same ids).
+func Check(settings []Setting) []Problem {
+	var out []Problem
+	seen := map[string]bool{}
+	none := ""
+	for i, s := range settings {
+		if s.Rate < 0 || s.Rate > 1 {
+			out = append(out, Problem{i, "rate", fmt.Sprintf("found %v; expected a number from 0 to 1, the chance that a call faults", s.Rate)})
+		}
+		if seen[s.Name] {
+			out = append(out, Problem{i, "name", fmt.Sprintf("found fault setting name %q again; expected each name once: trial ids and records tell settings apart by it", s.Name)})
+		}
+		seen[s.Name] = true
+		if s.Rate == 0 {
+			if none != "" {
+				out = append(out, Problem{i, "rate", fmt.Sprintf("found a second setting of rate 0 (%q, after %q); expected one at most: both inject nothing, and would play the same trials under the same ids", s.Name, none)})
+			}
+			none = s.Name
+		}
+	}
+	return out
 }
