@@ -35,11 +35,11 @@ type Recorder struct {
 	task *scenarioTask
 	// faults is the fault schedule the server injects, nil for none.
 	faults *faults.Schedule
-	store mcpdomain.Store
-	srv   *server.MCPServer
-	calls agent.CallRecorder
-	start time.Time
-	valid map[string]func(json.RawMessage) bool
+	store  mcpdomain.Store
+	srv    *server.MCPServer
+	calls  agent.CallRecorder
+	start  time.Time
+	valid  map[string]func(json.RawMessage) bool
 
 	// mu guards the log, which calls of several sessions append to.
 	mu  sync.Mutex

@@ -143,7 +143,7 @@ func BuildWith(res *Results, opt Options) *Report {
 	seen := map[string]bool{}
 	var repeated, unplanned int
 	var firstUnplanned string
-	faulted := map[string]int{} // trials under each fault setting, left out
+	faulted := map[string]int{}  // trials under each fault setting, left out
 	parallel := map[string]int{} // models that ran trials at once, and how many
 	for _, rec := range res.Records {
 		if rec.Metrics == nil {
