@@ -353,7 +353,7 @@ func TestRecordingScoresLikeCommand(t *testing.T) {
 	}
 	viaCommand := recs[0]
 
-	r, err := NewRecorder(spec, gen.Lookup, s.ID, lv)
+	r, err := NewRecorder(spec, gen.Lookup, s.ID, lv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

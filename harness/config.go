@@ -89,6 +89,7 @@ func LoadConfig(name string, spec *speclang.Spec) (*results.Config, error) {
 		}
 	}
 	list = append(list, checkInterfaces(doc, c)...)
+	list = append(list, checkFaults(doc, c)...)
 	if c.ArtifactCmd != "" && c.ArtifactURL != "" {
 		list = append(list, doc.Errorf([]any{"artifact_url"}, "found artifact_url beside artifact_cmd; expected one live source"))
 	}

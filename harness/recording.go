@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -31,12 +32,14 @@ import (
 // every session shares (a person may reconnect, or a client open several
 // sessions; the task's state is one), and records every call.
 type Recorder struct {
-	task  *scenarioTask
-	store mcpdomain.Store
-	srv   *server.MCPServer
-	calls agent.CallRecorder
-	start time.Time
-	valid map[string]func(json.RawMessage) bool
+	task *scenarioTask
+	// faults is the fault schedule the server injects, nil for none.
+	faults *faults.Schedule
+	store  mcpdomain.Store
+	srv    *server.MCPServer
+	calls  agent.CallRecorder
+	start  time.Time
+	valid  map[string]func(json.RawMessage) bool
 
 	// mu guards the log, which calls of several sessions append to.
 	mu  sync.Mutex
@@ -44,18 +47,25 @@ type Recorder struct {
 }
 
 // NewRecorder prepares the recording of scenario id (which names its
-// domain) at a level.
-func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level level.Level) (*Recorder, error) {
+// domain) at a level, injecting the faults sched draws (nil: none; with
+// no scenario of its own, drawn for id as for its trial).
+func NewRecorder(spec *speclang.Spec, lookup gold.Lookup, id string, level level.Level, sched *faults.Schedule) (*Recorder, error) {
 	t, err := scenarioByID(spec, lookup, id, level)
 	if err != nil {
 		return nil, err
 	}
-	st := t.dom.NewStore()
-	srv, err := t.dom.NewServer(level, st)
+	if sched != nil && sched.Setting.None() {
+		sched = nil
+	}
+	if sched != nil && sched.Scenario == "" {
+		s := *sched
+		s.Scenario, sched = id, &s
+	}
+	srv, st, err := serve.NewServer(t.dom, t.iface, serve.WithFaults(sched))
 	if err != nil {
 		return nil, err
 	}
-	return &Recorder{task: t, store: st, srv: srv, start: time.Now(), valid: t.validators()}, nil
+	return &Recorder{task: t, faults: sched, store: st, srv: srv, start: time.Now(), valid: t.validators()}, nil
 }
 
 // scenarioByID finds a scenario by id, in the domain its id names.
@@ -110,7 +120,7 @@ func (r *Recorder) Recording() *recorded.Session {
 	calls, sessions := agent.ServedCalls(r.calls.Observed(), r.start, r.task.validators())
 	return &recorded.Session{Domain: r.task.domain.Name, Level: r.task.level(), Scenario: r.task.scenario.ID, Prompt: r.Prompt(),
 		StartedAt: r.start.UTC().Format(time.RFC3339Nano), EndedAt: time.Now().UTC().Format(time.RFC3339Nano),
-		Calls: calls, Sessions: sessions, FinalStore: r.store.Snapshot()}
+		Faults: r.faults, Calls: calls, Sessions: sessions, FinalStore: r.store.Snapshot()}
 }
 
 // RecordTo starts the recording file at path (see recorded.Create): a
@@ -119,7 +129,7 @@ func (r *Recorder) Recording() *recorded.Session {
 // call; see BenchmarkRecordedCall.
 func (r *Recorder) RecordTo(path string) error {
 	l, err := recorded.Create(path, recorded.Header{Domain: r.task.domain.Name, Level: r.task.level(), Scenario: r.task.scenario.ID,
-		Prompt: r.Prompt(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Store: r.store.Snapshot()})
+		Prompt: r.Prompt(), StartedAt: r.start.UTC().Format(time.RFC3339Nano), Store: r.store.Snapshot(), Faults: r.faults})
 	if err != nil {
 		return err
 	}
@@ -157,6 +167,11 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	rec := &results.Record{TrialID: results.TrialID(model, rc.Scenario, string(rc.Level), 1), Experiment: recordedExperiment, Model: model,
 		Agent: results.AgentRecorded, Repetition: 1, StartedAt: rc.StartedAt, EndedAt: rc.EndedAt, Calls: []results.Call{}}
 	t.identify(rec)
+	if f := rc.Faults; f != nil && !f.Setting.None() {
+		// Named as the trial whose faults it met.
+		rec.Faults, rec.Repetition = f.Setting.Name, f.Repetition
+		rec.TrialID = results.FaultTrialID(model, rc.Scenario, string(rc.Level), f.Setting, f.Repetition)
+	}
 	agent.FillServed(rec, t.prompts(), append([]results.Call{}, rc.Calls...), agent.ClipAnswer(strings.TrimSpace(answer)))
 	rec.StopReason = results.StopAnswer
 	g, err := t.golds.gold(ctx, t)
@@ -166,6 +181,11 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	m, err := score.Score(rec, g, rc.FinalStore)
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
+	}
+	if rec.Faults != "" {
+		// No store stands behind a recording's final snapshot to apply a
+		// write to: recovery is judged by the calls alone (score.Faults).
+		m.FaultsInjected, m.FaultsRecovered = score.Faults(rec.Calls, t.dom, t.level(), nil)
 	}
 	start, err1 := time.Parse(time.RFC3339Nano, rc.StartedAt)
 	end, err2 := time.Parse(time.RFC3339Nano, rc.EndedAt)

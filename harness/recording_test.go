@@ -28,7 +28,7 @@ func recordedLog(t testing.TB) (*Recorder, string) {
 	t.Helper()
 	spec := loadSpec(t)
 	s := writingScenario(t, spec, level.L3)
-	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3)
+	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func BenchmarkRecordedCall(b *testing.B) {
 			name = "log_synced"
 		}
 		b.Run(name, func(b *testing.B) {
-			r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3)
+			r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -31,6 +31,7 @@ import (
 	"github.com/mcpgranite/granite/harness/live"
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/progress"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -45,6 +46,9 @@ type Trial struct {
 	ID         string
 	Model      string
 	Repetition int
+	// Faults is the fault setting the trial is played under; a setting
+	// of rate 0 (the zero Setting among them) injects nothing.
+	Faults faults.Setting
 	// Task is what the trial plays: a benchmark scenario at a level, or
 	// a synthesized artifact on a replay server.
 	Task
@@ -83,8 +87,9 @@ func (s Shard) String() string {
 func (s Shard) has(index int) bool { return s.N <= 1 || index%s.N == s.I }
 
 // Plan lists the grid in a fixed order (model, domain, interface:
-// the granularities, then the config's interfaces; scenario, repetition), so that each model's trials run together and its load
-// happens once.
+// the granularities, then the config's interfaces; scenario, fault
+// setting, repetition), so that each model's trials run together and its
+// load happens once.
 //
 // An artifact run (cfg.Artifacts) plans model, artifact, repetition
 // instead, with ids <model>/<artifact id>/r<n>; one of reference
@@ -135,11 +140,13 @@ func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup 
 				tasksOf[d.Name] = tasks
 			}
 			for _, task := range tasks {
-				for rep := 1; rep <= cfg.Repetitions; rep++ {
-					out = append(out, Trial{
-						Index: len(out), ID: results.TrialID(model, task.scenario.ID, task.iface.Spec.Name, rep),
-						Model: model, Repetition: rep, Task: task,
-					})
+				for _, setting := range cfg.Settings() {
+					for rep := 1; rep <= cfg.Repetitions; rep++ {
+						out = append(out, Trial{
+							Index: len(out), ID: results.FaultTrialID(model, task.scenario.ID, task.iface.Spec.Name, setting, rep),
+							Model: model, Repetition: rep, Faults: setting, Task: task,
+						})
+					}
 				}
 			}
 		}
@@ -600,6 +607,9 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent.Agent, host string,
 	rec := &results.Record{TrialID: t.ID, Index: t.Index, Experiment: r.cfg.Name, Model: t.Model, Agent: agent.For(entry).Label(),
 		Repetition: t.Repetition, Host: host, Calls: []results.Call{}}
 	t.identify(rec)
+	if !t.Faults.None() {
+		rec.Faults = t.Faults.Name
+	}
 	if entry.Workers() > 1 {
 		rec.Parallel = entry.Workers()
 	}
@@ -611,7 +621,7 @@ func (r *runner) trial(ctx context.Context, t Trial, a agent.Agent, host string,
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sess, valid, err := t.open(tctx)
+	sess, valid, err := t.openUnder(tctx, r.cfg.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", t.ID, err)
 	}

@@ -125,9 +125,13 @@ func (t *scenarioTask) score(rec *results.Record, sess *serve.Session) (*results
 	if err != nil {
 		return nil, fmt.Errorf("gold: %w", err)
 	}
-	m, err := score.Score(levelRecord(t.iface, rec), g, sess.Store.Snapshot())
+	lr := levelRecord(t.iface, rec)
+	m, err := score.Score(lr, g, sess.Store.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)
+	}
+	if rec.Faults != "" {
+		m.FaultsInjected, m.FaultsRecovered = score.Faults(lr.Calls, t.dom, t.level(), sess.Store)
 	}
 	return m, nil
 }

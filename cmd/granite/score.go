@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/recorded"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -99,8 +100,9 @@ func printVerdict(w io.Writer, r *results.Record) {
 
 // serveRecorded serves a scenario's domain at a level on one store every
 // session shares, prints the prompt to give the client, and appends every
-// call of every session to record (when set) as it is answered.
-func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
+// call of every session to record (when set) as it is answered, with the
+// faults sched draws injected (nil: none).
+func serveRecorded(ctx context.Context, scenario, domain, record string, level level.Level, transport string, addr serve.Endpoint, ho serve.Options, stdout, stderr io.Writer, sched *faults.Schedule) error {
 	if transport != "http" {
 		return usagef("--scenario and --record serve over --transport http: give the client the URL printed, with the token")
 	}
@@ -111,7 +113,7 @@ func serveRecorded(ctx context.Context, scenario, domain, record string, level l
 	if err != nil {
 		return err
 	}
-	r, err := harness.NewRecorder(spec, gen.Lookup, scenario, level)
+	r, err := harness.NewRecorder(spec, gen.Lookup, scenario, level, sched)
 	if err != nil {
 		return badUsage(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/serve"
@@ -19,7 +21,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "(--domain D | --scenario ID [--record FILE] | --mcp-cmd CMD | --mcp-url URL [--groups F]) (--level L4|L3|L2|L1 | --interface NAME) [--transport stdio|http] [--addr 127.0.0.1:8765]",
+	fs := newFlags("serve", "(--domain D | --scenario ID [--record FILE] | --mcp-cmd CMD | --mcp-url URL [--groups F]) (--level L4|L3|L2|L1 | --interface NAME) [--faults name:rate[:kinds]] [--transport stdio|http] [--addr 127.0.0.1:8765]",
 		"Serves one domain at one granularity level to any MCP client, on a fresh store, or at\n"+
 			"an interface over a level (--interface L3-terse: the level's tools as transformed,\n"+
 			"each call decoded onto the level's server; see granite list --interfaces); or one\n"+
@@ -48,8 +50,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
 	record := fs.String("record", "", "http, with --scenario: append every call of every session, as it is answered, and the store after it to this file, for granite score")
+	faultsFlag := fs.String("faults", "", "with --domain or --scenario: inject faults, a setting as name:rate or name:rate:kind,kind (like flaky:0.2:transient,rate_limit; see docs/faults.md), drawn per session as for a trial")
+	var sched faults.Schedule
+	fs.IntVar(&sched.Seed, "fault-seed", 42, "with --faults: the run seed the schedule is drawn under (an experiment's seed)")
+	fs.StringVar(&sched.Scenario, "fault-scenario", "", "with --faults: the scenario the schedule is drawn for, to meet a trial's faults (default: --scenario, else the domain's name)")
+	fs.IntVar(&sched.Repetition, "fault-repetition", 1, "with --faults: the repetition the schedule is drawn for")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	var opts []serve.Option
+	var scheduled *faults.Schedule // nil: no faults
+	if *faultsFlag != "" {
+		setting, err := faults.ParseSetting(*faultsFlag)
+		if err != nil {
+			return usagef("--faults: %v", err)
+		}
+		if ext.live() {
+			return usagef("--faults injects into a generated domain's server: give it with --domain or --scenario (a relay to another server takes no faults yet)")
+		}
+		sched.Setting = setting
+		if sched.Scenario == "" {
+			sched.Scenario = cmp.Or(*scenario, *domain)
+		}
+		scheduled = &sched
+		opts = append(opts, serve.WithFaults(scheduled))
 	}
 	// Zero or negative bounds are mistakes, not requests for the default.
 	switch {
@@ -85,7 +109,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case ext.live() || *scenario != "":
 			return usagef("--interface serves a generated domain: give it with --domain, not --scenario, --mcp-cmd or --mcp-url")
 		}
-		return serveInterface(ctx, *domain, *ifaceFlag, *transport, at, ho, stdout, stderr)
+		return serveInterface(ctx, *domain, *ifaceFlag, *transport, at, ho, stdout, stderr, opts...)
 	}
 	if ext.live() {
 		// An external server regrouped at the level, instead of a domain.
@@ -103,7 +127,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return usagef("--level: %v", err)
 		}
-		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr)
+		return serveRecorded(ctx, *scenario, *domain, *record, level, *transport, at, ho, stdout, stderr, scheduled)
 	}
 	d, ok := gen.Lookup(*domain)
 	if !ok {
@@ -117,12 +141,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return serveDomain(ctx, d, iface, *transport, at, ho, stdout, stderr)
+	return serveDomain(ctx, d, iface, *transport, at, ho, stdout, stderr, opts...)
 }
 
 // serveInterface serves domain at the interface named name over
 // transport (serveDomain).
-func serveInterface(ctx context.Context, domain, name, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
+func serveInterface(ctx context.Context, domain, name, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer, opts ...serve.Option) error {
 	d, ok := gen.Lookup(domain)
 	if !ok {
 		return usagef("unknown domain %q: want one of %s", domain, domainNames())
@@ -135,7 +159,7 @@ func serveInterface(ctx context.Context, domain, name, transport string, at serv
 	if err != nil {
 		return err
 	}
-	return serveDomain(ctx, d, iface, transport, at, ho, stdout, stderr)
+	return serveDomain(ctx, d, iface, transport, at, ho, stdout, stderr, opts...)
 }
 
 // serveDomain serves d behind iface (a level is its identity interface)
@@ -143,11 +167,12 @@ func serveInterface(ctx context.Context, domain, name, transport string, at serv
 // per session (or one for all with SharedStore). Behind an interface
 // other than a level's, each session is the level's server on its own
 // store with the interface's proxy in front, so every call is decoded
-// onto the level's call before it runs.
-func serveDomain(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
+// onto the level's call before it runs. opts add faults, drawn afresh for
+// each session.
+func serveDomain(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer, opts ...serve.Option) error {
 	switch transport {
 	case "stdio":
-		srv, _, err := serve.NewServer(d, iface)
+		srv, _, err := serve.NewServer(d, iface, opts...)
 		if err != nil {
 			return err
 		}
@@ -159,7 +184,7 @@ func serveDomain(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interf
 		return nil
 	case "http":
 		// Sessions share the interface: it is only read once built.
-		h, err := serve.NewHandler(serve.DomainFactory(d, iface), ho)
+		h, err := serve.NewHandler(serve.DomainFactory(d, iface, opts...), ho)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/serve/servetest"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -167,4 +168,58 @@ func jsonEqual(t *testing.T, a, b any) bool {
 	jb, err := json.Marshal(b)
 	must(t, err)
 	return bytes.Equal(ja, jb)
+}
+
+// TestServeFaults: granite serve --faults injects a setting's faults into
+// a domain's server over HTTP (at a rate of 1 of transient errors, every
+// call fails and applies nothing), and refuses what it cannot inject.
+func TestServeFaults(t *testing.T) {
+	d := gen.Domains[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	var errb lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--domain", d.Name, "--level", "L1", "--faults", "down:1:transient", "--transport", "http", "--addr", "127.0.0.1:0"}, &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d: %s", code, errb.String())
+		}
+	}()
+	c, err := client.NewStreamableHttpClient(servedURL(t, &errb, d.Name+" at L1"))
+	must(t, err)
+	defer c.Close()
+	must(t, c.Start(ctx))
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	_, err = c.Initialize(ctx, init)
+	must(t, err)
+	op := d.Tools["L1"][0].Operations[0]
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = d.Tools["L1"][0].Name, json.RawMessage(`{"action":"`+op.Name+`",`+strings.TrimPrefix(op.Example, "{"))
+	if op.Example == "{}" {
+		req.Params.Arguments = json.RawMessage(`{"action":"` + op.Name + `"}`)
+	}
+	res, err := c.CallTool(ctx, req)
+	must(t, err)
+	if !res.IsError || resultText(res) != faults.TransientText {
+		t.Errorf("%s at a rate of 1 of transient errors: (error %v) %s; want the transient error", op.Name, res.IsError, resultText(res))
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--domain", d.Name, "--faults", "flaky:2"}, `--faults: fault setting "flaky:2": found rate "2"; expected a number from 0 to 1`},
+		{[]string{"--domain", d.Name, "--faults", "flaky:0.2:cosmic"}, `found kind "cosmic"`},
+		{[]string{"--mcp-cmd", "true", "--faults", "flaky:0.2"}, "--faults injects into a generated domain's server: give it with --domain or --scenario"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append([]string{"serve"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("granite serve %s: exit %d, stderr %s\nwant exit 2, stderr ∋ %q", strings.Join(c.args, " "), code, errb.String(), c.want)
+		}
+	}
 }

@@ -124,6 +124,7 @@ func (tr *Trial) Call(ctx context.Context, turn int, name string, args json.RawM
 	default:
 		c.Result = res.Text
 	}
+	c.Fault = res.Fault
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -75,8 +76,16 @@ func (builtinBackend) Workers(_ context.Context, env *Env, e results.ModelEntry,
 // oracle replays the level's gold calls (an artifact's expected calls,
 // each in the user turn it answers) and answers each turn with what the
 // tools returned. It is a self-test of the benchmark, not a model: every
-// trial it plays must score TC = 1.
+// trial it plays must score TC = 1, and so must every trial under faults
+// that applied nothing and say so (transient, rate_limit), which it
+// retries as a careful agent would (docs/faults.md says what it does
+// under each kind).
 type oracle struct{}
+
+// oracleRetries is how often the oracle makes a call again that failed
+// with a retryable fault: each retry draws its own fault, so at a rate of
+// one half twenty fail in a row once in a million calls.
+const oracleRetries = 20
 
 func (oracle) Run(ctx context.Context, tr *Trial) {
 	made := 0
@@ -84,9 +93,16 @@ func (oracle) Run(ctx context.Context, tr *Trial) {
 	for ti, calls := range tr.Gold {
 		tr.Ask(ti)
 		for _, g := range calls {
-			made++
-			c := tr.CallLogged(ctx, made, g.Name, g.Arguments)
-			replies = append(replies, c.Result)
+			for try := 0; ; try++ {
+				made++
+				c := tr.CallLogged(ctx, made, g.Name, g.Arguments)
+				// The retry-after of a rate limit is not waited: the
+				// store has no clock, and the next call draws afresh.
+				if !c.IsError || !faults.Retryable(c.Result) || try == oracleRetries || ctx.Err() != nil {
+					replies = append(replies, c.Result)
+					break
+				}
+			}
 		}
 		answerTurn(tr, ti, replies, made, true)
 	}

@@ -59,7 +59,8 @@ func ServedCalls(obs []serve.Observed, start time.Time, valid map[string]func(js
 		}
 		c := results.Call{Turn: i + 1, Tool: o.Tool, Arguments: o.Arguments, Result: o.Text, IsError: o.IsError,
 			LatencyMS: float64(o.Duration.Microseconds()) / 1000, Session: sessions[o.Session],
-			AtMS: max(0, float64(o.Start.Sub(start).Microseconds())/1000), ArgumentsBytes: o.ArgumentsBytes, ResultBytes: o.TextBytes}
+			AtMS: max(0, float64(o.Start.Sub(start).Microseconds())/1000), ArgumentsBytes: o.ArgumentsBytes, ResultBytes: o.TextBytes,
+			Fault: o.Fault}
 		c.Tool = results.CutName(c.Tool)
 		if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
 			c.Arguments = json.RawMessage("{}")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 )
 
@@ -36,6 +37,9 @@ type Session struct {
 	Prompt    string      `json:"prompt"`
 	StartedAt string      `json:"started_at"`
 	EndedAt   string      `json:"ended_at"`
+	// Faults is the fault schedule the server injected (granite serve
+	// --faults), absent for none.
+	Faults *faults.Schedule `json:"faults,omitempty"`
 	// Calls are classed as a trial's calls are; Sessions counts the
 	// sessions that called a tool.
 	Calls    []results.Call `json:"calls"`
@@ -76,6 +80,8 @@ type Header struct {
 	Prompt    string          `json:"prompt"`
 	StartedAt string          `json:"started_at"`
 	Store     json.RawMessage `json:"store"`
+	// Faults is the fault schedule the server injects, absent for none.
+	Faults *faults.Schedule `json:"faults,omitempty"`
 }
 
 // Line is every later line of a recording log: a call as it was
@@ -230,7 +236,7 @@ func readWhole(path string, r io.Reader) (*Session, error) {
 // whole-file recording does, and numbers turns and sessions in that order.
 func readLog(path string, br *bufio.Reader, h Header) (*Session, error) {
 	rec := &Session{Domain: h.Domain, Level: h.Level, Scenario: h.Scenario, Prompt: h.Prompt, StartedAt: h.StartedAt,
-		Calls: []results.Call{}, FinalStore: h.Store}
+		Faults: h.Faults, Calls: []results.Call{}, FinalStore: h.Store}
 	for n := 2; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {

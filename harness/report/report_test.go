@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/meter"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/stats"
 )
@@ -500,6 +501,14 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 			}
 			res.Records = keep
 		}, 12, "(the first, m0:1b/d1-001/L4/r1: index 0 is not in shard 1/2)", "covers **12 of 12** planned trials"},
+		{"trials under a fault setting", base, func(res *Results) {
+			res.Manifest.Config.Faults = []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2}}
+			res.Manifest.Trials *= 2
+			for _, rec := range res.Records {
+				rec.Faults, rec.TrialID = "flaky", results.FaultTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), res.Manifest.Config.Faults[1], rec.Repetition)
+				res.Records = append(res.Records, rec)
+			}
+		}, 24, "24 trials are under fault settings (flaky) left out of every table and of the planned count", "covers **24 of 24** planned trials"},
 		{"a repeated trial id", base, func(res *Results) {
 			res.Records = append(res.Records, res.Records[3])
 		}, 24, "1 record repeats a trial id; the first of each counts", "covers **24 of 24**"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/surface"
 )
@@ -19,24 +20,27 @@ type Config struct {
 	Granularities []level.Level `json:"granularities,omitempty"`
 	// Interfaces are transformed levels played beside (or instead of) the
 	// granularities, each by its name (see package surface).
-	Interfaces          surface.Specs `json:"interfaces,omitempty"`
-	Repetitions         int           `json:"repetitions"`
-	MaxAgentTurns       int           `json:"max_agent_turns"`
-	MaxCalls            int           `json:"max_calls,omitempty"`
-	AgentTimeoutSeconds float64       `json:"agent_timeout_seconds"`
-	Temperature         float64       `json:"temperature"`
-	MaxTokens           int           `json:"max_tokens"`
-	NumCtx              int           `json:"num_ctx"`
-	KeepAlive           string        `json:"keep_alive"`
-	Seed                int           `json:"seed"`
-	Stream              *bool         `json:"stream,omitempty"`
-	Ollama              OllamaConfig  `json:"ollama"`
-	Meter               string        `json:"meter"`
-	MeterIntervalMS     int           `json:"meter_interval_ms,omitempty"`
-	GPUs                []int         `json:"gpus,omitempty"`
-	PowercapRoot        string        `json:"powercap_root,omitempty"`
-	SysfsRoot           string        `json:"sysfs_root,omitempty"`
-	Output              string        `json:"output"`
+	Interfaces surface.Specs `json:"interfaces,omitempty"`
+	// Faults are the fault settings every scenario trial is played under
+	// (see Config.Settings); none: no faults.
+	Faults              []faults.Setting `json:"faults,omitempty"`
+	Repetitions         int              `json:"repetitions"`
+	MaxAgentTurns       int              `json:"max_agent_turns"`
+	MaxCalls            int              `json:"max_calls,omitempty"`
+	AgentTimeoutSeconds float64          `json:"agent_timeout_seconds"`
+	Temperature         float64          `json:"temperature"`
+	MaxTokens           int              `json:"max_tokens"`
+	NumCtx              int              `json:"num_ctx"`
+	KeepAlive           string           `json:"keep_alive"`
+	Seed                int              `json:"seed"`
+	Stream              *bool            `json:"stream,omitempty"`
+	Ollama              OllamaConfig     `json:"ollama"`
+	Meter               string           `json:"meter"`
+	MeterIntervalMS     int              `json:"meter_interval_ms,omitempty"`
+	GPUs                []int            `json:"gpus,omitempty"`
+	PowercapRoot        string           `json:"powercap_root,omitempty"`
+	SysfsRoot           string           `json:"sysfs_root,omitempty"`
+	Output              string           `json:"output"`
 	// Artifacts makes this an artifact run: models x artifacts x
 	// repetitions, each artifact on a replay server (see harness.LoadArtifacts).
 	Artifacts     string `json:"artifacts,omitempty"`
@@ -107,4 +111,15 @@ func (c *Config) Played() []surface.Spec {
 		out = append(out, surface.Identity(lv))
 	}
 	return append(out, c.Interfaces...)
+}
+
+// Settings lists the fault settings a scenario run plays each trial
+// under, in plan order: the config's, or one setting of no faults (rate
+// 0) when it names none. A setting of rate 0 is a run without faults:
+// its trials keep today's ids and records (see FaultTrialID).
+func (c *Config) Settings() []faults.Setting {
+	if len(c.Faults) == 0 {
+		return []faults.Setting{{Name: "none"}}
+	}
+	return c.Faults
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 )
 
@@ -13,6 +14,17 @@ import (
 // identity interface, named for the level: <model>/<scenario>/L3/r1.
 func TrialID(model, scenario, iface string, rep int) string {
 	return fmt.Sprintf("%s/%s/%s/r%d", model, scenario, iface, rep)
+}
+
+// FaultTrialID names a trial played under a fault setting: TrialID for a
+// setting of no faults (rate 0, or none at all), so that adding a
+// setting of no faults to a config keeps its trials' ids, and
+// <model>/<scenario>/<interface>/<setting>/r<repetition> otherwise.
+func FaultTrialID(model, scenario, iface string, setting faults.Setting, rep int) string {
+	if setting.None() {
+		return TrialID(model, scenario, iface, rep)
+	}
+	return fmt.Sprintf("%s/%s/%s/%s/r%d", model, scenario, iface, setting.Name, rep)
 }
 
 // InterfaceName is the interface the trial played: Interface, or the level
@@ -51,6 +63,9 @@ type Record struct {
 	// schema shape; see package surface): "L3-terse". Empty is the level as
 	// written; InterfaceName says which.
 	Interface string `json:"interface,omitempty"`
+	// Faults names the fault setting the trial was played under (see
+	// package faults); empty is none, or a setting of rate 0.
+	Faults string `json:"faults,omitempty"`
 	// Scenario is the scenario id, or the artifact id; Difficulty the
 	// tier (easy, medium, hard; an artifact's simple or complex).
 	Scenario   string `json:"scenario"`
@@ -189,7 +204,11 @@ type Call struct {
 	// ErrorClass is unknown_tool, schema_violation or tool_error when
 	// the call failed.
 	ErrorClass ErrorClass `json:"error_class,omitempty"`
-	LatencyMS  float64    `json:"latency_ms"`
+	// Fault is the fault the server injected into the call under the
+	// trial's fault setting (transient, rate_limit, timeout, partial,
+	// offline; see docs/faults.md); empty for none.
+	Fault     faults.Kind `json:"fault,omitempty"`
+	LatencyMS float64     `json:"latency_ms"`
 	// Session numbers the MCP session a recorded call came in (1 for the
 	// first to call a tool), and AtMS is when it came, from the trial's
 	// start: calls of agents granite serves over HTTP.
@@ -248,6 +267,12 @@ type Metrics struct {
 	ChangesOK  bool `json:"changes_ok"`
 	// Why says, when TC is 0, every reason, in words.
 	Why []string `json:"why,omitempty"`
+	// FaultsInjected counts the calls the trial's fault setting faulted;
+	// FaultsRecovered those of them whose operation's intended effect is
+	// in the final store (docs/faults.md says how each is judged). Both
+	// absent from trials without faults.
+	FaultsInjected  int `json:"faults_injected,omitempty"`
+	FaultsRecovered int `json:"faults_recovered,omitempty"`
 	// BlockersFailed and WarningsFailed count an artifact trial's failed
 	// assertions by severity (see harness.ArtifactSet.Score).
 	BlockersFailed int `json:"blockers_failed,omitempty"`

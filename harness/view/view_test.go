@@ -3,6 +3,7 @@ package view_test
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -19,10 +20,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgranite/granite/gen"
+	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/report"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/view"
+	"github.com/mcpgranite/granite/internal/faults"
+	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
 )
 
 func serveView(t testing.TB, o view.Options, dirs ...string) *httptest.Server {
@@ -903,5 +910,36 @@ func TestOverlongLineIsCounted(t *testing.T) {
 	}
 	if _, _, err := results.ReadJournal(filepath.Join(dir, results.TrialsFile)); err == nil || !strings.Contains(err.Error(), "trials.jsonl:4: a line of") {
 		t.Errorf("ReadJournal: %v, want the overlong line refused at line 4", err)
+	}
+}
+
+// TestTrialPageMarksFaults: a trial under a fault setting names it, each
+// faulted call its fault, and the verdict the faults injected and
+// recovered.
+func TestTrialPageMarksFaults(t *testing.T) {
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cfg := config("view-faults", "", agent.Oracle)
+	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []level.Level{level.L4}
+	cfg.Faults = []faults.Setting{{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient}}}
+	if _, err := harness.Run(context.Background(), cfg, spec, harness.Options{Out: out, Lookup: gen.Lookup}); err != nil {
+		t.Fatal(err)
+	}
+	recs := readRecords(t, out)
+	i := slices.IndexFunc(recs, func(r results.Record) bool { return r.Metrics.FaultsInjected > 0 })
+	if i < 0 {
+		t.Fatalf("no fault injected in %d trials at a rate of one half", len(recs))
+	}
+	rec := recs[i]
+	srv := serveView(t, view.Options{}, out)
+	body := html.UnescapeString(mustGet(t, srv, "/trial?run=0&id="+url.QueryEscape(rec.TrialID)))
+	for _, w := range []string{`faults <b id="faults">flaky</b>`, "injected fault transient",
+		fmt.Sprintf("faults injected <b>%d</b> · recovered <b>%d</b>", rec.Metrics.FaultsInjected, rec.Metrics.FaultsRecovered)} {
+		if !strings.Contains(body, w) {
+			t.Errorf("trial page lacks %q", w)
+		}
 	}
 }

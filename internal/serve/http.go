@@ -265,7 +265,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	refuse := w // a refused call is answered here, and observed by no one
-	w, observed := h.observing(w, r, body)
+	w, r, observed := h.observing(w, r, body)
 	capped := false
 	defer func() {
 		if !capped {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 )
@@ -97,6 +98,9 @@ type Result struct {
 	// IsError is set for tool errors (bad arguments, unknown IDs): the
 	// model sees them and may retry.
 	IsError bool
+	// Fault is the fault the server injected into the call (package
+	// faults), "" for none.
+	Fault faults.Kind
 }
 
 // Call sends tools/call with raw JSON arguments. An error means the call
@@ -105,6 +109,7 @@ func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	ctx, fault := noting(ctx)
 	res, err := s.client.CallTool(ctx, req)
 	if err != nil {
 		return Result{}, err
@@ -115,5 +120,5 @@ func (s *Session) Call(ctx context.Context, tool string, args json.RawMessage) (
 			b.WriteString(t.Text)
 		}
 	}
-	return Result{Text: b.String(), IsError: res.IsError}, nil
+	return Result{Text: b.String(), IsError: res.IsError, Fault: *fault}, nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpgranite/granite/internal/faults"
 )
 
 // Observed is one tools/call a Handler answered, as the client sent it
@@ -27,6 +29,9 @@ type Observed struct {
 	// result (an unknown tool, params of the wrong shape), with its code.
 	RPCError string
 	RPCCode  int
+	// Fault is the fault the server injected into the call (see
+	// WithFaults), "" for none.
+	Fault    faults.Kind
 	Start    time.Time
 	Duration time.Duration
 	// ArgumentsBytes and TextBytes are the lengths of what was sent and
@@ -47,16 +52,19 @@ func Existing(srv *server.MCPServer) Factory {
 }
 
 // observing tees the reply of an authorised POST when OnCall is set, and
-// returns the writer to answer through and what to run once answered.
-func (h *Handler) observing(w http.ResponseWriter, r *http.Request, body []byte) (http.ResponseWriter, func()) {
+// returns the writer to answer through, the request to serve (its
+// context notes a fault injected into the call) and what to run once
+// answered.
+func (h *Handler) observing(w http.ResponseWriter, r *http.Request, body []byte) (http.ResponseWriter, *http.Request, func()) {
 	if h.o.OnCall == nil || r.Method != http.MethodPost {
-		return w, func() {}
+		return w, r, func() {}
 	}
 	tw := &teeWriter{ResponseWriter: w}
 	start := time.Now()
-	return tw, func() {
+	ctx, fault := noting(r.Context())
+	return tw, r.WithContext(ctx), func() {
 		if c, ok := observe(body, tw.buf.Bytes(), tw.Header().Get("Content-Type"), tw.status); ok {
-			c.Session, c.Start, c.Duration = r.Header.Get(server.HeaderKeySessionID), start, time.Since(start)
+			c.Session, c.Start, c.Duration, c.Fault = r.Header.Get(server.HeaderKeySessionID), start, time.Since(start), *fault
 			h.o.OnCall(c)
 		}
 	}

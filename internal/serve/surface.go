@@ -155,23 +155,39 @@ type identityKey struct {
 // level's own server; any other is the interface's tools in front of the
 // level tools' own handlers: each call is decoded and handed to the level
 // tool's handler, which validates and runs it as the level's server
-// would.
-func NewServer(d *mcpdomain.Domain, iface *surface.Interface) (*server.MCPServer, mcpdomain.Store, error) {
+// would. Options add faults (WithFaults).
+func NewServer(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*server.MCPServer, mcpdomain.Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	tools := d.Tools[iface.Spec.Level]
 	if tools == nil {
 		return nil, nil, fmt.Errorf("domain %s: unknown level %q: want one of L4, L3, L2, L1", d.Name, iface.Spec.Level)
 	}
 	st := d.NewStore()
+	inj := newInjector(o)
+	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
+	handler := func(t *mcpdomain.Tool) server.ToolHandlerFunc { return t.Handler(call) }
+	if inj != nil {
+		handler = func(t *mcpdomain.Tool) server.ToolHandlerFunc { return inj.handler(t, call) }
+	}
 	if iface.Spec.Plain() {
 		srv, err := d.NewServer(iface.Spec.Level, st)
+		if err == nil && inj != nil {
+			// The level's own tools again, each handler running its
+			// calls through the injector: the same tools, listed alike.
+			for _, t := range tools {
+				srv.AddTool(t.MCP(), handler(t))
+			}
+		}
 		return srv, st, err
 	}
-	call := func(op *mcpdomain.Operation, args []byte) (any, error) { return st.Call(op.Name, args) }
 	listed := make([]mcp.Tool, len(tools))
 	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
 	for i, t := range tools {
 		listed[i] = t.MCP()
-		handlers[t.Name] = t.Handler(call)
+		handlers[t.Name] = handler(t)
 	}
 	level := CallerFunc(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		h := handlers[req.Params.Name]
@@ -194,9 +210,10 @@ func serverName(d *mcpdomain.Domain, iface *surface.Interface) string {
 
 // Open starts a session on a fresh store of d behind iface (NewServer),
 // through an in-process client. The session's Level is the interface's
-// level.
-func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface) (*Session, error) {
-	srv, st, err := NewServer(d, iface)
+// level. Options add faults (WithFaults), which the session's results
+// name (Result.Fault).
+func Open(ctx context.Context, d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*Session, error) {
+	srv, st, err := NewServer(d, iface, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,9 +270,9 @@ func (s *Session) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 
 // DomainFactory makes, for each session, d's server behind iface on a
 // fresh store (NewServer): what NewHandler serves a domain with.
-func DomainFactory(d *mcpdomain.Domain, iface *surface.Interface) Factory {
+func DomainFactory(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) Factory {
 	return func() (*server.MCPServer, func(), error) {
-		srv, _, err := NewServer(d, iface)
+		srv, _, err := NewServer(d, iface, opts...)
 		return srv, func() {}, err
 	}
 }
