@@ -120,12 +120,12 @@ func TestFaultTrialsArePlanned(t *testing.T) {
 	cfg := testConfig("plan", "http://127.0.0.1:1", agent.Oracle)
 	cfg.Scenarios = []string{spec.Domains[0].Scenarios[0].ID}
 	cfg.Repetitions = 2
-	plain, err := Plan(cfg, spec, gen.Lookup)
+	plain, err := Plan(t.Context(), cfg, spec, gen.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Faults = []faults.Setting{{Name: "calm"}}
-	calm, err := Plan(cfg, spec, gen.Lookup)
+	calm, err := Plan(t.Context(), cfg, spec, gen.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestFaultTrialsArePlanned(t *testing.T) {
 		}
 	}
 	cfg.Faults = []faults.Setting{{Name: "none"}, retryable, {Name: "offline", Rate: 0.1, Kinds: []faults.Kind{faults.Offline}}}
-	grid, err := Plan(cfg, spec, gen.Lookup)
+	grid, err := Plan(t.Context(), cfg, spec, gen.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestFaultTimeoutRetries(t *testing.T) {
 		id := scenarioWith(t, c.creates)
 		cfg := testConfig("timeouts", "http://127.0.0.1:1", agent.Oracle)
 		cfg.Scenarios, cfg.Granularities, cfg.Faults = []string{id}, []level.Level{level.L4}, []faults.Setting{timeouts}
-		grid, err := Plan(cfg, spec, gen.Lookup)
+		grid, err := Plan(t.Context(), cfg, spec, gen.Lookup)
 		if err != nil || len(grid) != 1 {
 			t.Fatalf("plan: %d trials, %v", len(grid), err)
 		}
