@@ -5,24 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/serve"
-	"github.com/mcpgranite/granite/internal/speclang"
 )
-
-// checkFaults checks what the schema cannot say of the fault settings
-// (faults.Check), and that a scenario run is there to inject them into.
-func checkFaults(doc *speclang.Document, c *results.Config) speclang.ErrorList {
-	var list speclang.ErrorList
-	if len(c.Faults) > 0 && c.Artifacts != "" {
-		list = append(list, doc.Errorf([]any{"faults"}, "found faults beside artifacts; expected them in a scenario run only: faults are injected where a generated domain's server runs a call, which an artifact's replay or live server does not"))
-	}
-	for _, p := range faults.Check(c.Faults) {
-		list = append(list, doc.Errorf([]any{"faults", p.Index, p.Field}, "%s", p.Msg))
-	}
-	return list
-}
 
 // openUnder opens the trial's server on a fresh store, injecting the
 // faults its setting draws for it (see package faults) under the run's
