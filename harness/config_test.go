@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 func TestEmbeddedConfigs(t *testing.T) {
@@ -159,16 +160,11 @@ func TestConfigErrors(t *testing.T) {
 			`x.yaml:2:10: $.models[0]: found built-in agent builtin:oracle with model settings; expected it as a plain name`}},
 	}
 	for _, c := range cases {
-		path := filepath.Join(t.TempDir(), "x.yaml")
-		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadConfig(path, spec)
-		if err == nil {
+		got, refused := refusal(t, spec, c.yaml)
+		if !refused {
 			t.Errorf("%q: loaded", c.yaml)
 			continue
 		}
-		got := strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), "")
 		for _, w := range c.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%q:\n got %s\nwant %s", c.yaml, got, w)
@@ -211,4 +207,19 @@ func TestKubernetesVLLMConfig(t *testing.T) {
 	if e := c.Models[0]; e.Backend != agent.BackendOpenAI || e.APIKeyEnv != "VLLM_KEY" || e.Workers() != 4 {
 		t.Errorf("entry %+v", e)
 	}
+}
+
+// refusal loads a config file x.yaml of the given text and returns its
+// error, with the file's folder left out so that positions read
+// x.yaml:line:col; false when the config loaded.
+func refusal(t *testing.T, spec *speclang.Spec, text string) (string, bool) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "x.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(path, spec); err != nil {
+		return strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), ""), true
+	}
+	return "", false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,6 @@ import (
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
-	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
@@ -182,16 +180,12 @@ func TestFaultConfigErrors(t *testing.T) {
 		{"name: x\nmodels: [a]\nartifacts: a.jsonl\nfaults: [{name: f, rate: 0.2}]\n",
 			`x.yaml:4:9: $.faults: found faults beside artifacts`},
 	} {
-		path := filepath.Join(t.TempDir(), "x.yaml")
-		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadConfig(path, spec)
-		if err == nil {
+		got, refused := refusal(t, spec, c.yaml)
+		if !refused {
 			t.Errorf("%q: loaded", c.yaml)
 			continue
 		}
-		if got := strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), ""); !strings.Contains(got, c.want) {
+		if !strings.Contains(got, c.want) {
 			t.Errorf("%q:\n got %s\nwant %s", c.yaml, got, c.want)
 		}
 	}
@@ -396,21 +390,8 @@ func TestFaultRecordedSessionMeetsTheTrialsFaults(t *testing.T) {
 	spec := loadSpec(t)
 	s := writingScenario(t, spec, level.L3)
 	setting := faults.Setting{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient, faults.RateLimit}}
-	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3, &faults.Schedule{Setting: setting, Seed: 42, Repetition: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "session.jsonl")
-	if err := r.RecordTo(file); err != nil {
-		t.Fatal(err)
-	}
-	h, err := r.Handler(serve.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, _, err := toolsrc.Connect(t.Context(), "", srv.URL, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	r, file, url := recordingServer(t, spec, s, &faults.Schedule{Setting: setting, Seed: 42, Repetition: 1})
+	c, _, err := toolsrc.Connect(t.Context(), "", url, toolsrc.WithProtocolVersion(mcp.ProtocolVersion20251125))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgranite/granite/gen"
 	"github.com/mcpgranite/granite/harness/recorded"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -28,7 +29,19 @@ func recordedLog(t testing.TB) (*Recorder, string) {
 	t.Helper()
 	spec := loadSpec(t)
 	s := writingScenario(t, spec, level.L3)
-	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3, nil)
+	r, file, url := recordingServer(t, spec, s, nil)
+	for _, g := range s.Gold[level.L3] {
+		recordedCall(t, url, g.Tool, g.JSON())
+	}
+	return r, file
+}
+
+// recordingServer serves a scenario at L3 for a client to record, under
+// the fault schedule sched (nil: none), logging to a file of the test's;
+// it returns the recorder, the log's path and the server's URL.
+func recordingServer(t testing.TB, spec *speclang.Spec, s *speclang.Scenario, sched *faults.Schedule) (*Recorder, string, string) {
+	t.Helper()
+	r, err := NewRecorder(spec, gen.Lookup, s.ID, level.L3, sched)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +55,7 @@ func recordedLog(t testing.TB) (*Recorder, string) {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	for _, g := range s.Gold[level.L3] {
-		recordedCall(t, srv.URL, g.Tool, g.JSON())
-	}
-	return r, file
+	return r, file, srv.URL
 }
 
 // writingScenario is the first scenario whose verdict needs the store and
