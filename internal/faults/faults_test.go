@@ -10,14 +10,14 @@ import (
 // nothing, and over many calls the share that fault is near the rate and
 // every kind of the setting is drawn.
 func TestDraw(t *testing.T) {
-	s := &Schedule{Setting: Setting{Name: "flaky", Rate: 0.2}, Seed: 42, Scenario: "smarthome-001", Repetition: 1}
+	s := &Schedule{Setting: Setting{Name: "flaky", Rate: 0.2}, Seed: 42, Scenario: "garden-001", Repetition: 1}
 	again := *s
 	faulted, seen := 0, map[Kind]bool{}
 	const n = 20000
 	for k := 1; k <= n; k++ {
-		kind := s.Draw("set_device", k)
-		if kind != again.Draw("set_device", k) {
-			t.Fatalf("call %d drew %q, then %q", k, kind, again.Draw("set_device", k))
+		kind := s.Draw("set_pump", k)
+		if kind != again.Draw("set_pump", k) {
+			t.Fatalf("call %d drew %q, then %q", k, kind, again.Draw("set_pump", k))
 		}
 		if kind != "" {
 			faulted++
@@ -38,7 +38,7 @@ func TestDraw(t *testing.T) {
 	var none *Schedule
 	zero := &Schedule{Setting: Setting{Name: "none"}, Seed: 42}
 	for k := 1; k <= 100; k++ {
-		if none.Draw("set_device", k) != "" || zero.Draw("set_device", k) != "" {
+		if none.Draw("set_pump", k) != "" || zero.Draw("set_pump", k) != "" {
 			t.Fatal("a nil or rate-0 schedule drew a fault")
 		}
 	}
