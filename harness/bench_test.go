@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/gold"
 	"github.com/mcpgranite/granite/harness/meter"
+	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/mcpdomain"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
@@ -44,6 +47,53 @@ func BenchmarkOracleGrid(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(trials), "trials/op")
+}
+
+// BenchmarkOracleGridUnderFaults is BenchmarkOracleGrid under a fault
+// setting, to compare with it: "drawn" draws every call's fault and
+// injects none (a rate too small to fire), the cost of injection itself,
+// which issue 44 holds under 5% of the grid; "transient" injects at a
+// rate of 0.2, and the oracle's retries add their calls.
+func BenchmarkOracleGridUnderFaults(b *testing.B) {
+	spec := loadSpec(b)
+	for _, setting := range []faults.Setting{
+		{Name: "drawn", Rate: 1e-12, Kinds: []faults.Kind{faults.Transient}},
+		{Name: "transient", Rate: 0.2, Kinds: []faults.Kind{faults.Transient}},
+	} {
+		b.Run(setting.Name, func(b *testing.B) {
+			cfg := testConfig("oracle-grid-faults", "http://127.0.0.1:1", agent.Oracle)
+			cfg.Repetitions = 3
+			cfg.Faults = []faults.Setting{setting}
+			trials := 0
+			for _, d := range spec.Domains {
+				trials += len(d.Scenarios) * len(cfg.Granularities) * cfg.Repetitions
+			}
+			injected := 0
+			for b.Loop() {
+				out := b.TempDir()
+				sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Lookup: gen.Lookup})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if sum.Ran != trials || sum.TC[agent.Oracle] != 1 {
+					b.Fatalf("%+v", sum)
+				}
+				// Counting the faults is no part of the run.
+				b.StopTimer()
+				recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+				if err != nil {
+					b.Fatal(err)
+				}
+				injected = 0
+				for _, r := range recs {
+					injected += r.Metrics.FaultsInjected
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(trials), "trials/op")
+			b.ReportMetric(float64(injected), "faults/op")
+		})
+	}
 }
 
 // BenchmarkAgentTurn is the harness's cost per model reply, with a model
