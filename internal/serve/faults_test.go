@@ -219,3 +219,34 @@ func TestFaultsServedOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultedServerIsTheLevelsServer: a level as written under faults is
+// served by a server built apart from the generated one (its tools added
+// once, with injected handlers); it announces itself and lists its tools
+// byte for byte as the generated server does, at every level.
+func TestFaultedServerIsTheLevelsServer(t *testing.T) {
+	sched := &faults.Schedule{Setting: faults.Setting{Name: "never", Rate: 1e-12}, Seed: 1, Scenario: "tiny-001", Repetition: 1}
+	requests := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
+	}
+	for _, lv := range level.Levels {
+		var replies [2]string
+		for i, opts := range [][]serve.Option{nil, {serve.WithFaults(sched)}} {
+			srv, _, err := serve.NewServer(tiny.Domain, servetest.Level(t, tiny.Domain, lv), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, req := range requests {
+				b, err := json.Marshal(srv.HandleMessage(t.Context(), json.RawMessage(req)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				replies[i] += string(b) + "\n"
+			}
+		}
+		if replies[0] != replies[1] {
+			t.Errorf("%s: the generated server:\n%s\nunder faults:\n%s", lv, replies[0], replies[1])
+		}
+	}
+}

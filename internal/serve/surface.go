@@ -173,15 +173,21 @@ func NewServer(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*
 		handler = func(t *mcpdomain.Tool) server.ToolHandlerFunc { return inj.handler(t, call) }
 	}
 	if iface.Spec.Plain() {
-		srv, err := d.NewServer(iface.Spec.Level, st)
-		if err == nil && inj != nil {
-			// The level's own tools again, each handler running its
-			// calls through the injector: the same tools, listed alike.
-			for _, t := range tools {
-				srv.AddTool(t.MCP(), handler(t))
-			}
+		if inj == nil {
+			srv, err := d.NewServer(iface.Spec.Level, st)
+			return srv, st, err
 		}
-		return srv, st, err
+		// The level's server as generated code makes it, each handler
+		// running its calls through the injector. mcp-go checks a tool's
+		// schema as it is added, the largest part of opening a session,
+		// so the injected handlers are added once rather than over the
+		// generated server's own (TestFaultedServerIsTheLevelsServer holds
+		// the two alike).
+		srv := levelServer(d)
+		for _, t := range tools {
+			srv.AddTool(t.MCP(), handler(t))
+		}
+		return srv, st, nil
 	}
 	listed := make([]mcp.Tool, len(tools))
 	handlers := map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error){}
@@ -197,6 +203,13 @@ func NewServer(d *mcpdomain.Domain, iface *surface.Interface, opts ...Option) (*
 		return h(ctx, req)
 	})
 	return InterfaceProxy(iface, serverName(d, iface), listed).NewServer(level), st, nil
+}
+
+// levelServer is an empty server announcing itself as the generated
+// server of d's levels does (granite-<domain>, its description as the
+// instructions, recovering from a handler's panic).
+func levelServer(d *mcpdomain.Domain) *server.MCPServer {
+	return server.NewMCPServer("granite-"+d.Name, "1.0.0", server.WithToolCapabilities(false), server.WithRecovery(), server.WithInstructions(d.Description))
 }
 
 // serverName names d's server behind iface: the domain and the level for
