@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/surface"
 )
 
 // faultWorld is a hand-built run under faults whose cells can be worked
@@ -25,8 +26,9 @@ import (
 //     at L1 one in repetition 1 and none in repetition 2.
 //   - Under mild TC is as without faults and no fault was injected.
 //
-// plainOnly leaves the settings out: a run without faults.
-type faultWorld struct{ plainOnly bool }
+// plainOnly leaves the settings out: a run without faults; slim plays L1
+// as an interface of its own, l1-slim.
+type faultWorld struct{ plainOnly, slim bool }
 
 var faultSettingsOf = []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2}, {Name: "mild", Rate: 0.1}}
 
@@ -34,6 +36,11 @@ func (w faultWorld) results(t testing.TB) *Results {
 	t.Helper()
 	cfg := &results.Config{Name: "edge", Repetitions: 2, Granularities: []level.Level{level.L4, level.L1},
 		Models: []results.ModelEntry{{Name: "a:1b"}, {Name: "b:2b"}}}
+	levels := cfg.Granularities
+	if w.slim {
+		cfg.Granularities = cfg.Granularities[:1]
+		cfg.Interfaces = surface.Specs{{Name: "l1-slim", Level: level.L1}}
+	}
 	settings := faultSettingsOf
 	if w.plainOnly {
 		settings = settings[:1]
@@ -44,7 +51,7 @@ func (w faultWorld) results(t testing.TB) *Results {
 	var recs []results.Record
 	for _, s := range settings {
 		for _, m := range cfg.ModelNames() {
-			for _, l := range cfg.Granularities {
+			for _, l := range levels {
 				for sc := 1; sc <= 8; sc++ {
 					scen := fmt.Sprintf("d1-%03d", sc)
 					for rep := 1; rep <= 2; rep++ {
@@ -62,8 +69,12 @@ func (w faultWorld) results(t testing.TB) *Results {
 							met.FaultsInjected = 2
 						}
 						met.TC = tc
-						rec := results.Record{TrialID: results.FaultTrialID(m, scen, string(l), s, rep), Index: len(recs), Model: m, Domain: "d1",
+						rec := results.Record{Index: len(recs), Model: m, Domain: "d1",
 							Level: l, Scenario: scen, Difficulty: "easy", Repetition: rep, StopReason: "answer", Metrics: met}
+						if w.slim && l == level.L1 {
+							rec.Interface = "l1-slim"
+						}
+						rec.TrialID = results.FaultTrialID(m, scen, rec.InterfaceName(), s, rep)
 						if !s.None() {
 							rec.Faults = s.Name
 						}
@@ -181,6 +192,36 @@ func TestFaultTablesByLevel(t *testing.T) {
 		"| mild | L1 | 32 | 1.000 | 1.000 | 1.000 | 0.000 | – | 0.000 | 1.000 |  |", "CSV: `by_faults.csv`", "CSV: `by_faults_model.csv`"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// TestFaultTablesByInterface: with interface tables the rows name the
+// interface and its level, as by_interface does, and each interface is
+// tested against its own trials without faults.
+func TestFaultTablesByInterface(t *testing.T) {
+	r := Build(faultWorld{slim: true}.results(t), 0)
+	tab := r.Table(FaultsTable)
+	if tab == nil || r.Interfaces == nil {
+		t.Fatalf("no %s table or no interface tables: %v", FaultsTable, r.Interfaces)
+	}
+	if want := []string{"faults", "interface", "level", "trials"}; !slices.Equal(tab.Header[:4], want) {
+		t.Fatalf("header %v, want %v first", tab.Header, want)
+	}
+	flaky := faultRow(t, tab, "flaky", "l1-slim")
+	if flaky[2] != "L1" || cellOf(t, tab, flaky, "d_tc").(float64) != -1 || cellOf(t, tab, flaky, "sig") != "**" {
+		t.Errorf("flaky/l1-slim: %v", flaky)
+	}
+	if d := cellOf(t, tab, faultRow(t, tab, "flaky", "L4"), "d_tc").(float64); d != 0 {
+		t.Errorf("flaky/L4: d_tc %v, want 0", d)
+	}
+	ref, bi := faultRow(t, tab, "none", "l1-slim"), r.Table("by_interface")
+	if !slices.ContainsFunc(bi.Rows, func(row []any) bool { return row[0] == "l1-slim" }) {
+		t.Fatalf("by_interface has no l1-slim row: %v", bi.Rows)
+	}
+	for _, row := range bi.Rows {
+		if row[0] == "l1-slim" && (cellOf(t, tab, ref, "tc_lo") != cellOf(t, bi, row, "tc_lo") || cellOf(t, tab, ref, "tc") != cellOf(t, bi, row, "tc")) {
+			t.Errorf("none/l1-slim differs from by_interface's row: %v vs %v", ref, row)
 		}
 	}
 }
