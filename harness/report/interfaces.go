@@ -8,11 +8,11 @@ import (
 	"github.com/mcpgranite/granite/internal/stats"
 )
 
-// interfaceOrder lists the interfaces the trials played: by level, finest
+// interfaceOrder lists the interfaces some rows played: by level, finest
 // first, and within a level in the config's order (its granularities as
 // written, then its interfaces), then in the order trials first show
 // them.
-func (r *Report) interfaceOrder() []string {
+func (r *Report) interfaceOrder(rows []row) []string {
 	var cands []string
 	if cfg := r.Results.Manifest.Config; cfg != nil {
 		for _, s := range cfg.Played() {
@@ -20,7 +20,7 @@ func (r *Report) interfaceOrder() []string {
 		}
 	}
 	lv := map[string]level.Level{}
-	for _, x := range r.rows {
+	for _, x := range rows {
 		if x.iface == "" {
 			continue
 		}

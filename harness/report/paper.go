@@ -231,10 +231,10 @@ func (r *Report) paperModels() *Table {
 // metrics, when some do not: the paper tables leave those out.
 func (r *Report) paperCoverage() string {
 	n := len(r.where(hasPaper))
-	if n == 0 || n == r.Covered {
+	if n == 0 || n == len(r.rows) {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d scored trials carry the reference's metrics (metrics.paper); the paper tables leave out the others, recorded before granite kept them", n, r.Covered)
+	return fmt.Sprintf("%d of %d scored trials carry the reference's metrics (metrics.paper); the paper tables leave out the others, recorded before granite kept them", n, len(r.rows))
 }
 
 // paperTests are the metrics the paper tests each level on against L4.
@@ -382,7 +382,7 @@ func noInfoNotes(f1Marked, tauMarked, f1Shared, tauShared bool) []string {
 
 // paperIntro is what report.md says above the paper tables.
 func (r *Report) paperIntro() string {
-	covered := fmt.Sprintf("All %d scored trials carry them.", r.Covered)
+	covered := fmt.Sprintf("All %d scored trials carry them.", len(r.rows))
 	if c := r.paperCoverage(); c != "" {
 		covered = strings.ToUpper(c[:1]) + c[1:] + "."
 	}

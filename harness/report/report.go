@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/surface"
 )
@@ -57,8 +58,8 @@ type Table struct {
 // Report is everything computed from a results folder.
 type Report struct {
 	Results *Results
-	// Covered is the number of scored trials; Planned what run.json
-	// planned.
+	// Covered is the number of scored trials, under fault settings or
+	// not; Planned what run.json planned, which counts both.
 	Covered, Planned int
 	Models           []string
 	Levels           []level.Level
@@ -74,7 +75,9 @@ type Report struct {
 	Interfaces []string
 	Baseline   string
 	seed       uint64
-	rows       []row
+	// rows are the scored trials without faults, faulted those under a
+	// fault setting (faults.go).
+	rows, faulted []row
 }
 
 // Options are the choices of a report beyond the results.
@@ -128,6 +131,11 @@ type row struct {
 	// when the backend reports none).
 	index                       int
 	promptS, genS, loadS, waitS float64
+	// faults is the fault setting the trial played under ("" for none),
+	// injected and recovered its metrics faults_injected and
+	// faults_recovered.
+	faults              string
+	injected, recovered float64
 }
 
 // Build computes every table. seed 0 takes the default.
@@ -143,7 +151,6 @@ func BuildWith(res *Results, opt Options) *Report {
 	seen := map[string]bool{}
 	var repeated, unplanned int
 	var firstUnplanned string
-	faulted := map[string]int{}  // trials under each fault setting, left out
 	parallel := map[string]int{} // models that ran trials at once, and how many
 	for _, rec := range res.Records {
 		if rec.Metrics == nil {
@@ -156,10 +163,6 @@ func BuildWith(res *Results, opt Options) *Report {
 			continue
 		}
 		seen[rec.TrialID] = true
-		if rec.Faults != "" && faultedTrial(res.Manifest, &rec) {
-			faulted[rec.Faults]++
-			continue
-		}
 		if why := notPlanned(res.Manifest, &rec); why != "" {
 			if unplanned == 0 {
 				firstUnplanned = rec.TrialID + ": " + why
@@ -170,58 +173,21 @@ func BuildWith(res *Results, opt Options) *Report {
 		if rec.Parallel > 1 {
 			parallel[rec.Model] = max(parallel[rec.Model], rec.Parallel)
 		}
-		m := rec.Metrics
-		info := res.Manifest.Models[rec.Model]
-		e, util := math.NaN(), math.NaN()
-		if m.EnergyJ != nil {
-			e = *m.EnergyJ
+		// Trials under a fault setting make the tables under faults
+		// (faults.go); every other table is over the trials without.
+		if rec.Faults != "" {
+			r.faulted = append(r.faulted, newRow(res.Manifest, &rec))
+			continue
 		}
-		if rec.Energy != nil && (rec.Energy.Meter == "nvml" || rec.Energy.Meter == "tegra") && rec.Energy.Telemetry != nil {
-			util = rec.Energy.Telemetry.MeanGPUUtil
-		}
-		var imet *surface.Metrics
-		if info, ok := res.Manifest.Interfaces[results.InterfaceKey(rec.Domain, rec.InterfaceName())]; ok {
-			imet = &info.Metrics
-		}
-		comp, gold := "", math.NaN()
-		if rec.Level != "" {
-			comp = compositionOf(&rec, res.Manifest)
-		}
-		if m.GoldCalls > 0 {
-			gold = float64(m.GoldCalls)
-		}
-		r.rows = append(r.rows, row{iface: rec.InterfaceName(), imet: imet, comp: comp, gold: gold, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
-			level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
-			calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
-			redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
-			energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions,
-			index: rec.Index, promptS: float64(rec.Durations.PromptEvalNS) / 1e9, genS: float64(rec.Durations.EvalNS) / 1e9,
-			loadS: float64(rec.Durations.LoadNS) / 1e9, waitS: float64(rec.Durations.ModelWaitNS) / 1e9,
-			paper: m.Paper, goldTools: distinctGoldTools(&rec), tools: toolNames(&rec)})
+		r.rows = append(r.rows, newRow(res.Manifest, &rec))
 		r.Artifacts = r.Artifacts || rec.Artifacts != ""
 	}
-	r.Covered = len(r.rows)
+	r.Covered = len(r.rows) + len(r.faulted)
 	if unplanned > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d %s of run.json's plan and left out of every table (the first, %s)", unplanned, plural(unplanned, "record is not a trial", "records are not trials"), firstUnplanned))
 	}
-	if len(faulted) > 0 {
-		// The report does not yet split by fault setting: it reports the
-		// trials without faults, and plans only those (each setting is an
-		// equal share of a grid, Plan multiplying it).
-		cfg := res.Manifest.Config
-		injecting := 0
-		for _, f := range cfg.Faults {
-			if !f.None() {
-				injecting++
-			}
-		}
-		r.Planned -= r.Planned * injecting / len(cfg.Faults)
-		n := 0
-		for _, k := range faulted {
-			n += k
-		}
-		r.Notes = append(r.Notes, fmt.Sprintf("%d %s under fault settings (%s) left out of every table and of the planned count: the report does not split by fault setting yet, and covers the trials without faults (see docs/faults.md)",
-			n, plural(n, "trial is", "trials are"), strings.Join(slices.Sorted(maps.Keys(faulted)), ", ")))
+	if len(r.faulted) > 0 && len(r.rows) == 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("every trial played under a fault setting: the tables before %q hold none, and the settings are not tested against trials without faults", faultsHeading))
 	}
 	if repeated > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d %s a trial id; the first of each counts", repeated, plural(repeated, "record repeats", "records repeat")))
@@ -275,7 +241,7 @@ func BuildWith(res *Results, opt Options) *Report {
 	// every interface is a level as written and by_level says it all.
 	if slices.ContainsFunc(res.Records, func(rec results.Record) bool { return rec.Interface != "" }) ||
 		slices.ContainsFunc(r.rows, func(x row) bool { return x.imet != nil }) {
-		r.Interfaces = r.interfaceOrder()
+		r.Interfaces = r.interfaceOrder(r.rows)
 		r.Baseline = r.chooseBaseline(opt.Baseline)
 		builders = append(builders, r.byInterface, r.complexityTC, r.complexityArgAcc, r.interfaceFit)
 		if len(r.compositions()) > 1 {
@@ -283,6 +249,11 @@ func BuildWith(res *Results, opt Options) *Report {
 		}
 	} else if opt.Baseline != "" {
 		r.Notes = append(r.Notes, fmt.Sprintf("baseline %s not used: no trial played a transformed interface and run.json measures none, so there is no by_interface table", opt.Baseline))
+	}
+	// The trials under fault settings have their own tables, under their
+	// own heading.
+	if len(r.faulted) > 0 {
+		builders = append(builders, r.byFaults, r.byFaultsModel)
 	}
 	// The reference's metrics come last, under their own heading, when
 	// some record carries them.
@@ -310,6 +281,39 @@ func BuildWith(res *Results, opt Options) *Report {
 	return r
 }
 
+// newRow flattens a scored record.
+func newRow(man *results.Manifest, rec *results.Record) row {
+	m := rec.Metrics
+	info := man.Models[rec.Model]
+	e, util := math.NaN(), math.NaN()
+	if m.EnergyJ != nil {
+		e = *m.EnergyJ
+	}
+	if rec.Energy != nil && (rec.Energy.Meter == "nvml" || rec.Energy.Meter == "tegra") && rec.Energy.Telemetry != nil {
+		util = rec.Energy.Telemetry.MeanGPUUtil
+	}
+	var imet *surface.Metrics
+	if info, ok := man.Interfaces[results.InterfaceKey(rec.Domain, rec.InterfaceName())]; ok {
+		imet = &info.Metrics
+	}
+	comp, gold := "", math.NaN()
+	if rec.Level != "" {
+		comp = compositionOf(rec, man)
+	}
+	if m.GoldCalls > 0 {
+		gold = float64(m.GoldCalls)
+	}
+	return row{faults: rec.Faults, injected: float64(m.FaultsInjected), recovered: float64(m.FaultsRecovered),
+		iface: rec.InterfaceName(), imet: imet, comp: comp, gold: gold, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
+		level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
+		calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
+		redundant: m.RedundantRate, ptok: float64(rec.PromptTokens), ctok: float64(rec.CompletionTokens),
+		energy: e, util: util, params: info.Parameters, quant: info.Quantization, verdicts: rec.Assertions,
+		index: rec.Index, promptS: float64(rec.Durations.PromptEvalNS) / 1e9, genS: float64(rec.Durations.EvalNS) / 1e9,
+		loadS: float64(rec.Durations.LoadNS) / 1e9, waitS: float64(rec.Durations.ModelWaitNS) / 1e9,
+		paper: m.Paper, goldTools: distinctGoldTools(rec), tools: toolNames(rec)}
+}
+
 // plural picks the words for a count.
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -322,7 +326,8 @@ func plural(n int, one, many string) string {
 // run.json keeps the config but not the benchmark's scenarios, so the
 // plan is checked as far as the config fixes it: the model, level,
 // domain, scenario and repetition, the shard, and that the trial id is
-// the one Plan gives those. Without a config nothing can be checked.
+// the one Plan gives those (under its fault setting, when it names one).
+// Without a config nothing can be checked.
 func notPlanned(man *results.Manifest, rec *results.Record) string {
 	cfg := man.Config
 	if cfg == nil {
@@ -333,6 +338,17 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return fmt.Sprintf("model %s is not in the config", rec.Model)
 	case cfg.Repetitions > 0 && (rec.Repetition < 1 || rec.Repetition > cfg.Repetitions):
 		return fmt.Sprintf("repetition %d, the config has %d", rec.Repetition, cfg.Repetitions)
+	}
+	id := results.TrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition)
+	if rec.Faults != "" {
+		k := slices.IndexFunc(cfg.Faults, func(f faults.Setting) bool { return f.Name == rec.Faults && !f.None() })
+		switch {
+		case k < 0:
+			return fmt.Sprintf("fault setting %s is not in the config", rec.Faults)
+		case rec.Artifacts != "":
+			return "artifacts are not played under faults"
+		}
+		id = results.FaultTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), cfg.Faults[k], rec.Repetition)
 	}
 	var i, n int
 	if _, err := fmt.Sscanf(man.Shard, "%d/%d", &i, &n); err == nil && n > 1 && rec.Index%n != i {
@@ -362,24 +378,12 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		return fmt.Sprintf("domain %s is not in the config", rec.Domain)
 	case len(cfg.Scenarios) > 0 && !slices.Contains(cfg.Scenarios, rec.Scenario):
 		return fmt.Sprintf("scenario %s is not in the config", rec.Scenario)
-	case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition):
+	case rec.TrialID != id && rec.Faults != "":
+		return "its id does not name its model, scenario, interface (or level), fault setting and repetition"
+	case rec.TrialID != id:
 		return "its id does not name its model, scenario, interface (or level) and repetition"
 	}
 	return ""
-}
-
-// faultedTrial reports whether a record names a fault setting of the
-// config that injects faults, under the id Plan gives its trial.
-func faultedTrial(man *results.Manifest, rec *results.Record) bool {
-	if man.Config == nil {
-		return false
-	}
-	for _, f := range man.Config.Faults {
-		if f.Name == rec.Faults && !f.None() {
-			return rec.TrialID == results.FaultTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), f, rec.Repetition)
-		}
-	}
-	return false
 }
 
 // configInterface reports whether the config plays the record's

@@ -508,7 +508,19 @@ func TestReportCountsPlannedTrials(t *testing.T) {
 				rec.Faults, rec.TrialID = "flaky", results.FaultTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), res.Manifest.Config.Faults[1], rec.Repetition)
 				res.Records = append(res.Records, rec)
 			}
-		}, 24, "24 trials are under fault settings (flaky) left out of every table and of the planned count", "covers **24 of 24** planned trials"},
+		}, 48, "", "covers **48 of 48** planned trials (100.0%)"},
+		{"a fault setting the config lacks", base, func(res *Results) {
+			res.Manifest.Config.Faults = []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2}}
+			rec := res.Records[0]
+			rec.Faults, rec.TrialID = "gone", results.FaultTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), faults.Setting{Name: "gone", Rate: 0.5}, rec.Repetition)
+			res.Records = append(res.Records, rec)
+		}, 24, "(the first, m0:1b/d1-001/L4/gone/r1: fault setting gone is not in the config)", "covers **24 of 24** planned trials"},
+		{"a faulted trial under a plain id", base, func(res *Results) {
+			res.Manifest.Config.Faults = []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2}}
+			rec := res.Records[0]
+			rec.Faults = "flaky"
+			res.Records = append(res.Records[1:], rec)
+		}, 23, "its id does not name its model, scenario, interface (or level), fault setting and repetition", ""},
 		{"a repeated trial id", base, func(res *Results) {
 			res.Records = append(res.Records, res.Records[3])
 		}, 24, "1 record repeats a trial id; the first of each counts", "covers **24 of 24**"},

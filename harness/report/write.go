@@ -176,13 +176,20 @@ func (r *Report) markdown(plots, notes []string, out string) string {
 			fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(filepath.Base(p), ".svg"), filepath.ToSlash(rel))
 		}
 	}
-	intro := false
+	intro, faultsIntro := false, false
 	for _, t := range r.Tables {
 		heading := "##"
-		if isPaperTable(t) {
+		switch {
+		case isPaperTable(t):
 			if !intro {
 				b.WriteString(r.paperIntro())
 				intro = true
+			}
+			heading = "###"
+		case isFaultTable(t):
+			if !faultsIntro {
+				b.WriteString(r.faultsIntro())
+				faultsIntro = true
 			}
 			heading = "###"
 		}
