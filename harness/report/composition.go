@@ -72,26 +72,13 @@ func (r *Report) byComposition() *Table {
 		c := byGroup[g]
 		return r.where(func(x row) bool { return string(x.level) == c.level && x.comp == c.comp })
 	}
-	// A trial is paired with the same task at its own level as written:
-	// the level joins the pairing key.
-	inLevel := func(x row) row {
-		x.domain = string(x.level) + "|" + x.domain
-		return x
-	}
+	// A trial is paired with the same task at its own level as written.
 	ref := map[string]row{}
 	for _, x := range r.where(func(x row) bool { return x.comp == writtenComposition }) {
-		x = inLevel(x)
-		ref[pairKey(x)] = x
-	}
-	keyed := func(g string) []row {
-		rows := rowsOf(g)
-		for i := range rows {
-			rows[i] = inLevel(rows[i])
-		}
-		return rows
+		ref[withinLevel(x)] = x
 	}
 	tested := slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return byGroup[g].comp == writtenComposition })
-	fam := r.pairedFamily("paired-composition/", tested, ref, keyed, []metricTest{{"tc", getTC}})
+	fam := r.pairedFamily("paired-composition/", tested, ref, withinLevel, rowsOf, []metricTest{{"tc", getTC}})
 	for _, g := range groups {
 		rows := rowsOf(g)
 		if len(rows) == 0 {

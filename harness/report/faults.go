@@ -59,14 +59,6 @@ func (r *Report) faultSettings() []string {
 	return out
 }
 
-// withInterface pairs a trial only with the same task on its own
-// interface: the interface joins pairKey's domain, as the composition
-// table joins the level.
-func withInterface(x row) row {
-	x.domain = x.iface + "|" + x.domain
-	return x
-}
-
 // faultGrouping is one fault table's grouping of trials: the group of a
 // row, the groups in their order, the leading header after the setting,
 // the leading cells of a group and the label of the interval of its
@@ -147,8 +139,7 @@ func (r *Report) faultTable(name, title string, g faultGrouping) *Table {
 	}
 	ref := map[string]row{}
 	for _, x := range r.rows {
-		x = withInterface(x)
-		ref[pairKey(x)] = x
+		ref[withinInterface(x)] = x
 	}
 	var tested []string
 	for _, s := range settings {
@@ -156,14 +147,9 @@ func (r *Report) faultTable(name, title string, g faultGrouping) *Table {
 			tested = append(tested, s+"/"+grp)
 		}
 	}
-	fam := r.pairedFamily("paired-"+name+"/", tested, ref, func(key string) []row {
+	fam := r.pairedFamily("paired-"+name+"/", tested, ref, withinInterface, func(key string) []row {
 		i := slices.Index(tested, key)
-		s, grp := settings[i/len(g.groups)], g.groups[i%len(g.groups)]
-		rows := rowsOf(s, grp)
-		for j := range rows {
-			rows[j] = withInterface(rows[j])
-		}
-		return rows
+		return rowsOf(settings[i/len(g.groups)], g.groups[i%len(g.groups)])
 	}, faultTests)
 	for _, s := range append([]string{none}, settings...) {
 		for _, grp := range g.groups {

@@ -76,7 +76,7 @@ func (r *Report) byInterface() *Table {
 		base[pairKey(x)] = x
 	}
 	others := slices.DeleteFunc(slices.Clone(r.Interfaces), func(name string) bool { return name == r.Baseline })
-	fam := r.pairedFamily("paired-interface/", others, base, func(g string) []row { return r.where(func(x row) bool { return x.iface == g }) }, interfaceTests)
+	fam := r.pairedFamily("paired-interface/", others, base, pairKey, func(g string) []row { return r.where(func(x row) bool { return x.iface == g }) }, interfaceTests)
 	for _, name := range r.Interfaces {
 		rows := r.where(func(x row) bool { return x.iface == name })
 		ci := r.tcCI("interface/"+name, rows)

@@ -81,7 +81,7 @@ func (r *Report) byLevel() *Table {
 			others = append(others, string(l))
 		}
 	}
-	fam := r.pairedFamily("paired/", others, base, func(g string) []row { return r.where(func(x row) bool { return string(x.level) == g }) }, levelTests)
+	fam := r.pairedFamily("paired/", others, base, pairKey, func(g string) []row { return r.where(func(x row) bool { return string(x.level) == g }) }, levelTests)
 	for _, l := range r.Levels {
 		line := append([]any{string(l)}, r.summary("level/"+string(l), r.where(func(x row) bool { return x.level == l }))...)
 		cells, sig := fam.cells(string(l))

@@ -21,6 +21,12 @@ type metricTest struct {
 // and repetition.
 func pairKey(x row) string { return fmt.Sprintf("%s|%s|%s|%d", x.model, x.domain, x.scenario, x.rep) }
 
+// withinLevel pairs a trial only with the same task at its own level (a
+// composition against the level as written); withinInterface only with
+// the same task on its own interface (a fault setting against none).
+func withinLevel(x row) string     { return string(x.level) + "|" + pairKey(x) }
+func withinInterface(x row) string { return x.iface + "|" + pairKey(x) }
+
 // family is a table's paired tests of groups (levels, interfaces) against
 // a reference, on each metric, Benjamini-Hochberg adjusted together.
 type family struct {
@@ -32,10 +38,10 @@ type family struct {
 }
 
 // pairedFamily tests each group's rows (rowsOf) against the reference
-// rows (by pairKey) on every metric by paired bootstrap, each test seeded
-// from label, group and metric; a test without pairs has no p and is left
-// out of the adjustment.
-func (r *Report) pairedFamily(label string, groups []string, ref map[string]row, rowsOf func(string) []row, metrics []metricTest) *family {
+// rows, keyed by pair (pairKey, or a narrower key), on every metric by
+// paired bootstrap, each test seeded from label, group and metric; a test
+// without pairs has no p and is left out of the adjustment.
+func (r *Report) pairedFamily(label string, groups []string, ref map[string]row, pair func(row) string, rowsOf func(string) []row, metrics []metricTest) *family {
 	f := &family{metrics: len(metrics), byGroup: map[string][]stats.Paired{}, adj: map[string][]float64{}}
 	var ps []float64
 	type at struct {
@@ -48,7 +54,7 @@ func (r *Report) pairedFamily(label string, groups []string, ref map[string]row,
 		for mi, m := range metrics {
 			var diffs []float64
 			for _, x := range rows {
-				if b, ok := ref[pairKey(x)]; ok {
+				if b, ok := ref[pair(x)]; ok {
 					if d := m.get(x) - m.get(b); !math.IsNaN(d) {
 						diffs = append(diffs, d)
 					}

@@ -282,7 +282,7 @@ func (r *Report) paperLevels() *Table {
 		base[pairKey(x)] = x
 	}
 	others := slices.DeleteFunc(slices.Clone(groups), func(g string) bool { return g == ref })
-	fam := r.pairedFamily("paper-paired/", others, base, rowsOf, paperTests)
+	fam := r.pairedFamily("paper-paired/", others, base, pairKey, rowsOf, paperTests)
 	cis := map[string][]stats.CI{}
 	for _, g := range groups {
 		for _, m := range paperTests {
