@@ -417,15 +417,15 @@ func redundantRate(calls []Call) float64 {
 // rate>__rep<repetition>", the fault rate written as Python writes a
 // float.
 func Seed(model, scenario, granularity string, faultRate float64, rep int) uint64 {
-	key := fmt.Sprintf("%s__%s__%s__fr%s__rep%d", model, scenario, granularity, FaultRateText(faultRate), rep)
+	key := fmt.Sprintf("%s__%s__%s__fr%s__rep%d", model, scenario, granularity, FloatText(faultRate), rep)
 	sum := sha256.Sum256([]byte(key))
 	return uint64(binary.BigEndian.Uint32(sum[:4]))
 }
 
-// FaultRateText writes a float as Python's str does: the shortest digits
+// FloatText writes a float as Python's str does: the shortest digits
 // that read back, with ".0" on a whole number, and an exponent of at least
 // two digits outside 1e-4 <= |f| < 1e16 (0.0, 0.2, 1e-05, 1e+16).
-func FaultRateText(f float64) string {
+func FloatText(f float64) string {
 	switch {
 	case math.IsNaN(f):
 		return "nan"

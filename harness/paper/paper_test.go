@@ -179,8 +179,8 @@ func TestSeedIsTheReferences(t *testing.T) {
 		t.Errorf("seed: got %d, want 1836920324", got)
 	}
 	for f, want := range map[float64]string{0: "0.0", 0.2: "0.2", 1e-05: "1e-05", 1e16: "1e+16", 100: "100.0", 0.0001: "0.0001", 1e15: "1000000000000000.0", 1.5e-7: "1.5e-07"} {
-		if got := FaultRateText(f); got != want {
-			t.Errorf("FaultRateText(%v): got %q, want %q", f, got, want)
+		if got := FloatText(f); got != want {
+			t.Errorf("FloatText(%v): got %q, want %q", f, got, want)
 		}
 	}
 }

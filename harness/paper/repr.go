@@ -115,5 +115,5 @@ func numberRepr(n json.Number) string {
 	if err != nil {
 		return s
 	}
-	return FaultRateText(f)
+	return FloatText(f)
 }

@@ -92,7 +92,7 @@ type line struct {
 // repetition, joined by "__".
 func (c *Condition) TraceName() string {
 	return fmt.Sprintf("%s__%s__%s__%s__fr%s__rep%d.json", strings.ReplaceAll(c.Model, "/", "--"), c.Domain, c.Granularity, c.Scenario,
-		paper.FaultRateText(c.FaultRate), c.Repetition)
+		paper.FloatText(c.FaultRate), c.Repetition)
 }
 
 // ReadConditions reads a run folder's results.jsonl. Every broken line is

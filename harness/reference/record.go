@@ -26,7 +26,7 @@ func (c *Condition) Interface() string {
 	if c.FaultRate == 0 {
 		return ""
 	}
-	return string(c.Level) + "-fr" + paper.FaultRateText(c.FaultRate)
+	return string(c.Level) + "-fr" + paper.FloatText(c.FaultRate)
 }
 
 // TrialID is the condition's trial id. Granite counts repetitions from 1,
