@@ -123,17 +123,6 @@ func (t *referenceTask) goldCalls() []results.MessageCall {
 	return out
 }
 
-// score judges the assertions and call metrics as for any artifact, and
-// adds the reference's own metrics.
-func (t *referenceTask) score(rec *results.Record, sess *serve.Session) (*results.Metrics, error) {
-	m, err := t.artifactTask.score(rec, sess)
-	if err != nil {
-		return nil, err
-	}
-	m.Paper = reference.PaperMetrics(rec, t.art)
-	return m, nil
-}
-
 // planReference plans model, artifact, repetition for a file of
 // reference scenarios' levels (those at the config's levels, as
 // LoadArtifacts kept them), with the ids of the scenario's trials at the

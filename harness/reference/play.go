@@ -1,7 +1,6 @@
 package reference
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/template"
@@ -16,8 +15,9 @@ import (
 // This file is what playing imported artifacts needs of the reference's
 // conventions (granite run --artifacts with --mcp-cmd; the runner in
 // package harness starts the servers): which artifacts are a scenario's
-// level, the command of a level's server, what a config may not say of
-// them, and the reference's metrics of their trials.
+// level, the command of a level's server, and what a config may not say
+// of them. Their trials' metrics.paper come from the artifact scoring
+// every artifact trial shares (paper.Score leaves optional calls out).
 
 // SourcePrefix begins the source of an imported artifact:
 // reference:<domain>.
@@ -162,17 +162,4 @@ func levelsFile(path string, arts []scenarios.Artifact) (bool, error) {
 		return false, fmt.Errorf("%s: %d of %d artifacts are levels of reference scenarios (scenario and level set), the others are not; expected one kind per file, as they are played differently", path, n, len(arts))
 	}
 	return n > 0, nil
-}
-
-// PaperMetrics are the reference's metrics of a trial of an imported
-// artifact, against its expected calls (optional ones kept, as its gold
-// keeps them) and the strings its answer must contain.
-func PaperMetrics(rec *results.Record, a *scenarios.Artifact) *results.PaperMetrics {
-	g := &paper.Gold{Contains: a.Contains}
-	for _, c := range a.ExpectedCalls {
-		gc := paper.GoldCall{Tool: c.Tool, Optional: c.Optional}
-		_ = json.Unmarshal(c.Arguments, &gc.Arguments) // an object: the schema holds it to one
-		g.Calls = append(g.Calls, gc)
-	}
-	return paper.Score(paper.FromRecord(rec), g)
 }
