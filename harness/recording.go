@@ -178,6 +178,9 @@ func ScoreRecording(ctx context.Context, spec *speclang.Spec, lookup gold.Lookup
 	if err != nil {
 		return nil, fmt.Errorf("gold: %w", err)
 	}
+	if rec.Faults != "" {
+		g = g.UnderFaults(rec.Calls, t.dom, t.level())
+	}
 	m, err := score.Score(rec, g, rc.FinalStore)
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)

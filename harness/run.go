@@ -594,6 +594,9 @@ func (t Trial) agentTrial(sess *serve.Session, valid map[string]func(json.RawMes
 			if err != nil {
 				return "" // the trial's scoring says why
 			}
+			if rec.Faults != "" {
+				g = g.UnderFaults(levelRecord(st.iface, rec).Calls, st.dom, st.level())
+			}
 			return g.OracleAnswer()
 		}
 	}

@@ -126,6 +126,9 @@ func (t *scenarioTask) score(rec *results.Record, sess *serve.Session) (*results
 		return nil, fmt.Errorf("gold: %w", err)
 	}
 	lr := levelRecord(t.iface, rec)
+	if rec.Faults != "" {
+		g = g.UnderFaults(lr.Calls, t.dom, t.level())
+	}
 	m, err := score.Score(lr, g, sess.Store.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("score: %w", err)

@@ -22,6 +22,13 @@ type Explanation struct {
 	// Collateral are the changes to the store the task did not ask for,
 	// in words (see score.Score).
 	Collateral []string `json:"collateral,omitempty"`
+	// Offline lists the rows a fault took off the network for the rest
+	// of the trial, each with the state conditions and answer facts on it
+	// that the answer saying it was not done replaced (see score.Score).
+	Offline []OfflineRow `json:"offline,omitempty"`
+	// Unheld are what the final answer says is done, or holds, that the
+	// final store does not hold, in words: the false_claims metric.
+	Unheld []string `json:"unheld,omitempty"`
 	// StoreDiff compares the final store with the nearest right final
 	// store, when it equals none of them.
 	StoreDiff *StoreDiff `json:"store_diff,omitempty"`
@@ -29,6 +36,15 @@ type Explanation struct {
 	// argument: the pairing behind arg_acc and the one behind
 	// action_arg_acc.
 	Alignment []GoldMatch `json:"alignment,omitempty"`
+}
+
+// OfflineRow is a row a fault took offline: the conditions and facts on
+// it that TC does not ask for, and whether the answer says what was not
+// done on it, as it must.
+type OfflineRow struct {
+	Row      string   `json:"row"`
+	Replaced []string `json:"replaced"`
+	Named    bool     `json:"named"`
 }
 
 // Fact is an answer fact: the value the answer must state and what it is.

@@ -273,6 +273,10 @@ type Metrics struct {
 	// absent from trials without faults.
 	FaultsInjected  int `json:"faults_injected,omitempty"`
 	FaultsRecovered int `json:"faults_recovered,omitempty"`
+	// FalseClaims counts what the final answer says is done, or holds,
+	// that the final store does not hold (score.Score says how it is
+	// read); Explain.Unheld lists each.
+	FalseClaims int `json:"false_claims,omitempty"`
 	// BlockersFailed and WarningsFailed count an artifact trial's failed
 	// assertions by severity (see harness.ArtifactSet.Score).
 	BlockersFailed int `json:"blockers_failed,omitempty"`

@@ -39,6 +39,11 @@ type claimGold struct {
 	old map[string]map[string]any
 	// fields lists, per entity, the fields the task is about.
 	fields map[string][]claimField
+	// asked holds, per row key and field, the values the right final
+	// stores give it where now holds a store's own instead (over): a
+	// claim of one says done what that store does not hold.
+	asked map[string]map[string][]any
+	d     *speclang.Domain
 }
 
 // claimField is a field whose claims are checked.
@@ -52,7 +57,7 @@ type claimField struct {
 // newClaimGold reads what the task is about from the scenario, the
 // subjects of its facts and the changes of its right stores.
 func newClaimGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold, facts []*factCheck) *claimGold {
-	cg := &claimGold{now: map[string]map[string][]any{}, old: map[string]map[string]any{}, fields: map[string][]claimField{}}
+	cg := &claimGold{now: map[string]map[string][]any{}, old: map[string]map[string]any{}, fields: map[string][]claimField{}, d: d}
 	if d == nil || changes == nil || len(changes.finals) == 0 {
 		return cg
 	}
@@ -107,9 +112,18 @@ func newClaimGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold,
 			cg.fields[e.Name] = append(cg.fields[e.Name], cf)
 		}
 	}
-	seed := keyedRows(d, changes.seed)
-	for _, final := range changes.finals {
-		for key, row := range keyedRows(d, final) {
+	cg.read(keyedRows(d, changes.seed), changes.finals, nil)
+	return cg
+}
+
+// read fills now from the stores and old from the seed, for the rows
+// keep names (nil: every row).
+func (cg *claimGold) read(seed map[string]map[string]any, stores []map[string]map[string]map[string]any, keep map[string]bool) {
+	for _, store := range stores {
+		for key, row := range keyedRows(cg.d, store) {
+			if keep != nil && !keep[key] {
+				continue
+			}
 			if cg.now[key] == nil {
 				cg.now[key] = map[string][]any{}
 			}
@@ -121,6 +135,9 @@ func newClaimGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold,
 		}
 	}
 	for key, row := range seed {
+		if keep != nil && !keep[key] {
+			continue
+		}
 		for f, v := range row {
 			now := cg.now[key][f]
 			if isScalar(v) && len(now) > 0 && !slices.ContainsFunc(now, func(w any) bool { return SameValue(w, v, false) }) {
@@ -131,7 +148,35 @@ func newClaimGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold,
 			}
 		}
 	}
-	return cg
+}
+
+// over is the claim gold with the rows keep names (nil: every row) read
+// from one store instead of the right final stores: a claim about them
+// is true when that store holds it, and one of a value the right stores
+// give them and the store does not (asked) says done what was not.
+func (cg *claimGold) over(seed map[string]map[string]any, store map[string]map[string]map[string]any, keep map[string]bool) *claimGold {
+	out := &claimGold{now: map[string]map[string][]any{}, old: map[string]map[string]any{}, fields: cg.fields,
+		asked: map[string]map[string][]any{}, d: cg.d}
+	for key, fields := range cg.now {
+		if keep == nil || keep[key] {
+			out.asked[key] = fields
+		} else {
+			out.now[key], out.old[key] = fields, cg.old[key]
+		}
+	}
+	out.read(seed, []map[string]map[string]map[string]any{store}, keep)
+	for key, fields := range out.asked {
+		held := map[string][]any{}
+		for f, vs := range fields {
+			for _, v := range vs {
+				if !slices.ContainsFunc(out.now[key][f], func(w any) bool { return SameValue(w, v, false) }) {
+					held[f] = append(held[f], v)
+				}
+			}
+		}
+		out.asked[key] = held
+	}
+	return out
 }
 
 // falseClaims lists, in words, every claim of an answer that is not true.
@@ -180,6 +225,12 @@ func (fg *factGold) numberClaims(sc *unitScan, entity string, f claimField, add 
 			if len(now) == 0 || slices.ContainsFunc(readings, func(r numberTok) bool { return statesAny(r, now) }) {
 				continue
 			}
+			if asked := cg.asked[key][f.name]; len(asked) > 0 && slices.ContainsFunc(readings, func(r numberTok) bool { return statesAny(r, asked) }) {
+				if !sc.negatedAt(n.span) && !sc.saysNotDone(sc.clause(n.span)) {
+					add(fmt.Sprintf("it states %s for %s's %s, as the task asked, but the store holds %s", n.text, fg.labels.say(key), f.name, valuesText(now)))
+				}
+				continue
+			}
 			if old, ok := cg.old[key][f.name]; ok && slices.ContainsFunc(readings, func(r numberTok) bool { return statesAny(r, []any{old}) }) {
 				if !sc.pastMarked(n.span) && !sc.changedLater(n.span, func(o numberTok) bool { return statesAny(o, now) }) {
 					add(fmt.Sprintf("it states %s for %s's %s, its value before the task changed it to %s", n.text, fg.labels.say(key), f.name, valuesText(now)))
@@ -222,10 +273,19 @@ func (fg *factGold) enumClaims(sc *unitScan, entity string, f claimField, add fu
 			for _, key := range sc.claimOwners(o, entity) {
 				now := cg.now[key][f.name]
 				isNow := func(w any) bool { s, ok := w.(string); return ok && words(s) == v }
-				if len(now) == 0 || slices.ContainsFunc(now, isNow) || fg.isOwnWord(key, v) {
+				if len(now) == 0 || slices.ContainsFunc(now, isNow) {
 					continue
 				}
 				said := sc.text[o.start:o.end]
+				if slices.ContainsFunc(cg.asked[key][f.name], isNow) {
+					if !sc.saysNotDone(sc.clause(o)) {
+						add(fmt.Sprintf("it states %s as %q, as the task asked, but the store holds %s", fg.labels.say(key), said, valuesText(now)))
+					}
+					continue
+				}
+				if fg.isOwnWord(key, v) {
+					continue
+				}
 				if old, ok := cg.old[key][f.name].(string); ok && words(old) == v {
 					// "MS0006 (active) is cancelled": a change told.
 					if sc.statesLater(o, now) {

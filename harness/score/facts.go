@@ -255,19 +255,14 @@ type factVerdict struct {
 	why string
 }
 
-// judge reads an answer and says, fact by fact, whether it states it,
-// and lists the claims it makes that are not true (see claims.go).
-func (fg *factGold) judge(answer string) ([]factVerdict, []string) {
-	scans := fg.labels.read(answer)
-	var out []factVerdict
-	for _, fc := range fg.facts {
-		why := fg.judgeOne(fc, scans)
-		if why == "" {
-			why = fg.hedged(fc, scans)
-		}
-		out = append(out, factVerdict{fc, why})
+// verdict says whether an answer, read into its units' scans, states a
+// fact about its subject.
+func (fg *factGold) verdict(fc *factCheck, scans []*unitScan) factVerdict {
+	why := fg.judgeOne(fc, scans)
+	if why == "" {
+		why = fg.hedged(fc, scans)
 	}
-	return out, fg.falseClaims(scans)
+	return factVerdict{fc, why}
 }
 
 func (fg *factGold) judgeOne(fc *factCheck, scans []*unitScan) string {

@@ -24,6 +24,9 @@ type Gold struct {
 	// answer facts are about, for TC.
 	changes *changeGold
 	facts   *factGold
+	// offline holds the keys of the rows a trial's faults took offline
+	// (UnderFaults).
+	offline map[string]bool
 }
 
 // Rights are what right solutions of a scenario leave and read: every

@@ -3,6 +3,8 @@ package score
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -14,8 +16,26 @@ import (
 // accept.
 
 // OracleAnswer is what the oracle answers: the scenario's facts, a lead
-// line per subject with its facts as items.
-func (g *Gold) OracleAnswer() string { return g.facts.render("lead-bullets") }
+// line per subject with its facts as items. Under faults that took rows
+// offline (UnderFaults) it leaves out the facts about them and says, row
+// by row, that what the task asked of it was not done.
+func (g *Gold) OracleAnswer() string {
+	if len(g.offline) == 0 {
+		return g.facts.render("lead-bullets")
+	}
+	fg := *g.facts
+	fg.facts = slices.DeleteFunc(slices.Clone(fg.facts), func(fc *factCheck) bool { return g.offlineFact(fc) != "" })
+	var b strings.Builder
+	if len(fg.facts) == 0 {
+		b.WriteString("Every other change you asked for is made.")
+	} else {
+		b.WriteString(fg.render("lead-bullets"))
+	}
+	for _, key := range slices.Sorted(maps.Keys(g.offline)) {
+		fmt.Fprintf(&b, "\n\n%s: not done, it is not answering (offline).", fg.labels.say(key))
+	}
+	return b.String()
+}
 
 // oracleFact is one fact as the oracle writes it.
 type oracleFact struct {

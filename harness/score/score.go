@@ -22,7 +22,9 @@ package score
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/harness/results"
@@ -78,7 +80,11 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if err != nil {
 		return nil, err
 	}
-	failed := checkRows(rows, s.State)
+	state, checkedRows, replaced := s.State, rows, map[string][]string{}
+	if len(g.offline) > 0 {
+		state, checkedRows, replaced = g.offlineSplit(rows)
+	}
+	failed := checkRows(checkedRows, state)
 	m.StateOK = len(failed) == 0
 	for _, f := range failed {
 		m.Why = append(m.Why, "state condition fails: "+f)
@@ -90,8 +96,32 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if facts == nil {
 		facts = newFactGold(nil, s, nil, nil)
 	}
-	verdicts, falseClaims := facts.judge(rec.FinalAnswer)
-	explainFacts(m, verdicts, falseClaims)
+	scans := facts.labels.read(rec.FinalAnswer)
+	var verdicts []factVerdict
+	offFacts := map[string][]string{}
+	for _, fc := range facts.facts {
+		if key := g.offlineFact(fc); key != "" {
+			offFacts[key] = append(offFacts[key], fmt.Sprintf("the answer states %s (%s)", jsonString(fc.fact.Value), fc.fact.What))
+			continue
+		}
+		verdicts = append(verdicts, facts.verdict(fc, scans))
+	}
+	claims := facts
+	store := indexRows(rows)
+	if len(g.offline) > 0 {
+		c := *facts
+		c.claims = facts.claims.over(keyedRows(facts.claims.d, g.seedRows()), store, g.offline)
+		claims = &c
+	}
+	explainFacts(m, verdicts, claims.falseClaims(scans))
+	unmet := slices.Clone(failed)
+	unmet = append(unmet, judgeOffline(m, facts, scans, replaced, offFacts)...)
+	if answered && strings.TrimSpace(rec.FinalAnswer) != "" {
+		if unheld := g.unheld(facts, scans, store, unmet); len(unheld) > 0 {
+			m.FalseClaims = len(unheld)
+			explain(m).Unheld = unheld
+		}
+	}
 	m.SnapshotOK = slices.ContainsFunc(g.Finals, func(want []byte) bool { return bytes.Equal(want, final) })
 	// A right final store makes only changes the task asks for.
 	var collateral []string

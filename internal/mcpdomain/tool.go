@@ -69,6 +69,26 @@ func (o *Operation) Arg(name string) *Arg {
 	return nil
 }
 
+// Named is a row an argument names by its ID.
+type Named struct{ Entity, ID string }
+
+// Names lists the rows a call's arguments (as Tool.Prepare returns them)
+// name by ID, in the operation's argument order: the rows the call
+// reaches.
+func (o *Operation) Names(args []byte) []Named {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	var out []Named
+	for _, a := range o.Args {
+		if id, ok := m[a.Name].(string); ok && a.Entity != "" {
+			out = append(out, Named{a.Entity, id})
+		}
+	}
+	return out
+}
+
 func (o *Operation) argNames() []string {
 	names := make([]string, len(o.Args))
 	for i, a := range o.Args {

@@ -19,6 +19,13 @@ import (
 // internal/testdomain/tiny.
 func Tiny(t testing.TB) *speclang.Spec {
 	t.Helper()
+	return TinyWith(t, "")
+}
+
+// TinyWith is the tiny domain with scenarios, a scenario file's text,
+// in place of its own ("": its own).
+func TinyWith(t testing.TB, scenarios string) *speclang.Spec {
+	t.Helper()
 	// The files are read from the module's tree, wherever the test runs.
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -32,6 +39,9 @@ func Tiny(t testing.TB) *speclang.Spec {
 		data, err := os.ReadFile(filepath.Join(root, from))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if name == "tiny/scenarios.yaml" && scenarios != "" {
+			data = []byte(scenarios)
 		}
 		fsys[name] = &fstest.MapFile{Data: data}
 	}
