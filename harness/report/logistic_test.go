@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,14 +93,15 @@ func TestLogisticWithoutFaultsIsUnchanged(t *testing.T) {
 // Without faults the log-odds are 1 + 0.3·log10(size/1e9), −0.4 at L1,
 // −0.5 per step of difficulty. Under flaky they fall by 0.3 at L4 and by
 // 2 at L1: the coarse interface recovers worse, an interaction of −1.7.
-// fineOnly plays a setting only at L4 (its interaction has no trial);
-// dead fails every trial at L1 (the interaction separates the outcome).
+// only plays a setting at one level (at L4 its interaction has no trial,
+// at L1 it is the setting's own term); dead fails every trial at L1 under
+// a setting (the interaction separates the outcome).
 // Every trial under a setting meets two faults and recovers both at L4,
 // none at L1.
 type fitWorld struct {
 	settings []faults.Setting
 	slim     bool
-	fineOnly string
+	only     map[string]level.Level
 	dead     string
 }
 
@@ -128,7 +130,7 @@ func (w fitWorld) results(t testing.TB) *Results {
 	for _, s := range settings {
 		for _, m := range models {
 			for _, l := range []level.Level{level.L4, level.L1} {
-				if s.Name == w.fineOnly && l == level.L1 {
+				if at, ok := w.only[s.Name]; ok && at != l {
 					continue
 				}
 				for i := range 24 {
@@ -166,4 +168,108 @@ func (w fitWorld) results(t testing.TB) *Results {
 	}
 	man.Trials = len(recs)
 	return &Results{Dir: t.TempDir(), Manifest: man, Records: recs}
+}
+
+// logisticRows are the logistic table's rows by term, and its terms in
+// order.
+func logisticRows(t *testing.T, r *Report) (map[string][]any, []string) {
+	t.Helper()
+	tab := r.Table("logistic")
+	if len(tab.Rows) == 0 {
+		t.Fatalf("no logistic fit: %s", tab.Note)
+	}
+	rows := map[string][]any{}
+	var terms []string
+	for _, row := range tab.Rows {
+		rows[row[0].(string)] = row
+		terms = append(terms, row[0].(string))
+	}
+	return rows, terms
+}
+
+// TestLogisticFaultTerms: under faults the model takes every trial, a
+// term per setting against the trials without faults and its interaction
+// with each level (or interface) term, last. fitWorld's flaky lowers the
+// log-odds by 0.3 at L4 and by 2 at L1: the interaction is negative and
+// clear, the setting's own term (its effect at L4) small beside it.
+func TestLogisticFaultTerms(t *testing.T) {
+	flaky := []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2, Kinds: []faults.Kind{faults.Transient}}}
+	for _, c := range []struct {
+		name  string
+		world fitWorld
+		place string
+	}{
+		{"levels", fitWorld{settings: flaky}, "level=L1"},
+		{"interfaces", fitWorld{settings: flaky, slim: true}, "interface=l1-slim"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Build(c.world.results(t), 0)
+			rows, terms := logisticRows(t, r)
+			want := []string{"intercept", c.place, "log10_params", "quant_bits", "domain=d2", "difficulty=medium", "difficulty=hard", "faults=flaky", "faults=flaky:" + c.place}
+			if !slices.Equal(terms, want) {
+				t.Fatalf("terms %v, want %v", terms, want)
+			}
+			inter, main := rows["faults=flaky:"+c.place], rows["faults=flaky"]
+			if beta, p := inter[1].(float64), inter[6].(float64); !(beta < -0.8 && beta > -2.6 && p < 0.001) {
+				t.Errorf("interaction β %v p %v; want about -1.7, clear", beta, p)
+			}
+			if or, hi := inter[3].(float64), inter[5].(float64); !(or < 1 && hi < 1) {
+				t.Errorf("interaction odds ratio %v (upper %v); want below 1", or, hi)
+			}
+			if beta := main[1].(float64); !(beta < 0 && beta > inter[1].(float64)) {
+				t.Errorf("faults=flaky β %v; want negative and smaller than the interaction's %v", beta, inter[1])
+			}
+			if note := r.Table("logistic").Note; note != "1152 trials, 576 of them under fault settings" {
+				t.Errorf("note %q", note)
+			}
+			md := r.markdown(nil, nil, t.TempDir())
+			if !strings.Contains(md, "| faults=flaky:"+c.place+" | ") || !strings.Contains(md, "Note: 1152 trials, 576 of them under fault settings.") {
+				t.Errorf("report.md lacks the interaction or the note:\n%s", md)
+			}
+		})
+	}
+}
+
+// TestLogisticFaultTermsLeftOut: a term no trial or the terms before it
+// give is left out and the note says why; a setting played at L4 alone
+// keeps its own term.
+func TestLogisticFaultTermsLeftOut(t *testing.T) {
+	w := fitWorld{settings: []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2}, {Name: "fine", Rate: 0.1}, {Name: "coarse", Rate: 0.1}},
+		only: map[string]level.Level{"fine": level.L4, "coarse": level.L1}}
+	r := Build(w.results(t), 0)
+	_, terms := logisticRows(t, r)
+	if want := []string{"faults=flaky", "faults=fine", "faults=coarse", "faults=flaky:level=L1"}; !slices.Equal(terms[7:], want) {
+		t.Errorf("fault terms %v, want %v", terms[7:], want)
+	}
+	note := r.Table("logistic").Note
+	for _, want := range []string{"left out: faults=fine:level=L1 (no trial with a model size played under it), faults=coarse:level=L1 (the same trials as faults=coarse)", "1728 trials, 1152 of them under fault settings"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+}
+
+// TestLogisticFaultSeparation: a setting that fails every trial at L1
+// separates the outcome; the maximum likelihood has no estimate, so the
+// fit is the ridge's, finite, its interaction far below the others, and
+// the note names the term and the fit.
+func TestLogisticFaultSeparation(t *testing.T) {
+	w := fitWorld{settings: []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2}, {Name: "dark", Rate: 0.1, Kinds: []faults.Kind{faults.Offline}}}, dead: "dark"}
+	r := Build(w.results(t), 0)
+	rows, _ := logisticRows(t, r)
+	for term, row := range rows {
+		for _, v := range row[1:] {
+			if !finite(v.(float64)) {
+				t.Errorf("%s: %v not finite", term, row)
+			}
+		}
+	}
+	dark, flaky := rows["faults=dark:level=L1"][1].(float64), rows["faults=flaky:level=L1"][1].(float64)
+	if !(dark < flaky && flaky < 0) {
+		t.Errorf("interactions dark %v, flaky %v; want dark below flaky below 0", dark, flaky)
+	}
+	note := r.Table("logistic").Note
+	if want := fmt.Sprintf("every trial of faults=dark:level=L1 failed, so the maximum likelihood has no finite estimate: fitted by ridge logistic (λ = %g", RidgeLambda); !strings.HasPrefix(note, want) {
+		t.Errorf("note %q, want it to start %q", note, want)
+	}
 }
