@@ -112,13 +112,7 @@ func writeReport(t *testing.T, dir string) (*Report, string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Build(res, 0)
-	out := t.TempDir()
-	files, err := r.Write(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, out, files
+	return writeReportOf(t, res)
 }
 
 func readCSV(t *testing.T, path string) []map[string]string {
