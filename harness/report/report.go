@@ -173,8 +173,10 @@ func BuildWith(res *Results, opt Options) *Report {
 		if rec.Parallel > 1 {
 			parallel[rec.Model] = max(parallel[rec.Model], rec.Parallel)
 		}
-		// Trials under a fault setting make the tables under faults
-		// (faults.go); every other table is over the trials without.
+		// Trials under a fault setting make the tables and figures under
+		// faults (faults.go), the logistic regression's fault terms and
+		// trials.csv's last rows; every other table is over the trials
+		// without.
 		if rec.Faults != "" {
 			r.faulted = append(r.faulted, newRow(res.Manifest, &rec))
 			continue
