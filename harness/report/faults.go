@@ -192,7 +192,7 @@ func (r *Report) faultTable(name, title string, g faultGrouping) *Table {
 func (r *Report) faultsIntro() string {
 	return "## " + faultsHeading + "\n\n" +
 		"The tables above are over the trials without faults, but for the logistic regression, which adds the trials under faults with a term per setting (against no faults) and its interaction with each level or interface term (how much more the setting lowers the log-odds of TC there than at the reference); " +
-			"these give the trials played under each fault setting of the config (docs/faults.md), " +
+		"these give the trials played under each fault setting of the config (docs/faults.md), " +
 		fmt.Sprintf("with the trials without faults as the reference row `%s`. ", r.noFaults()) +
 		"faults_per_trial is the mean of metrics.faults_injected, recovery_rate the sum of metrics.faults_recovered over the sum of metrics.faults_injected of the row's trials (– when none was injected); " +
 		"d_tc is the mean paired difference of TC against the same interface without faults over trials sharing model, domain, scenario and repetition, " +

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"maps"
 	"math"
@@ -352,7 +351,7 @@ func TestFaultsInTrialsCSVAndPlots(t *testing.T) {
 	if len(rows) != r.Covered || len(rows) != 192 {
 		t.Fatalf("trials.csv has %d rows, want all %d trials", len(rows), r.Covered)
 	}
-	header := csvHeader(t, filepath.Join(out, "trials.csv"))
+	header := csvRecords(t, filepath.Join(out, "trials.csv"))[0]
 	if want := append(slices.Clone(trialHeader), "faults", "faults_injected", "faults_recovered"); !slices.Equal(header, want) {
 		t.Errorf("trials.csv header %v, want %v", header, want)
 	}
@@ -399,7 +398,7 @@ func TestFaultsInTrialsCSVAndPlots(t *testing.T) {
 	}
 
 	_, out, files = writeReportOf(t, faultWorld{plainOnly: true}.results(t))
-	if header := csvHeader(t, filepath.Join(out, "trials.csv")); !slices.Equal(header, trialHeader) {
+	if header := csvRecords(t, filepath.Join(out, "trials.csv"))[0]; !slices.Equal(header, trialHeader) {
 		t.Errorf("trials.csv of a run without faults has header %v", header)
 	}
 	if slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, "faults") }) {
@@ -417,19 +416,4 @@ func writeReportOf(t *testing.T, res *Results) (*Report, string, []string) {
 		t.Fatal(err)
 	}
 	return r, out, files
-}
-
-// csvHeader is a CSV file's first line.
-func csvHeader(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	header, err := csv.NewReader(f).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return header
 }
