@@ -47,7 +47,8 @@ func (r *Report) noFaults() string {
 }
 
 // faultSettings are the settings that inject faults and have trials, in
-// the config's order.
+// the config's order, then (a run.json without its config) in the order
+// their trials came.
 func (r *Report) faultSettings() []string {
 	var out []string
 	if cfg := r.Results.Manifest.Config; cfg != nil {
@@ -55,6 +56,11 @@ func (r *Report) faultSettings() []string {
 			if !f.None() && slices.ContainsFunc(r.faulted, func(x row) bool { return x.faults == f.Name }) {
 				out = append(out, f.Name)
 			}
+		}
+	}
+	for _, x := range r.faulted {
+		if !slices.Contains(out, x.faults) {
+			out = append(out, x.faults)
 		}
 	}
 	return out

@@ -195,15 +195,23 @@ func logisticRows(t *testing.T, r *Report) (map[string][]any, []string) {
 func TestLogisticFaultTerms(t *testing.T) {
 	flaky := []faults.Setting{{Name: "none"}, {Name: "flaky", Rate: 0.2, Kinds: []faults.Kind{faults.Transient}}}
 	for _, c := range []struct {
-		name  string
-		world fitWorld
-		place string
+		name     string
+		world    fitWorld
+		place    string
+		noConfig bool
 	}{
-		{"levels", fitWorld{settings: flaky}, "level=L1"},
-		{"interfaces", fitWorld{settings: flaky, slim: true}, "interface=l1-slim"},
+		{"levels", fitWorld{settings: flaky}, "level=L1", false},
+		{"interfaces", fitWorld{settings: flaky, slim: true}, "interface=l1-slim", false},
+		// A run.json without its config still names the settings, by
+		// the records.
+		{"no config", fitWorld{settings: flaky}, "level=L1", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := Build(c.world.results(t), 0)
+			res := c.world.results(t)
+			if c.noConfig {
+				res.Manifest.Config = nil
+			}
+			r := Build(res, 0)
 			rows, terms := logisticRows(t, r)
 			want := []string{"intercept", c.place, "log10_params", "quant_bits", "domain=d2", "difficulty=medium", "difficulty=hard", "faults=flaky", "faults=flaky:" + c.place}
 			if !slices.Equal(terms, want) {
