@@ -392,6 +392,19 @@ func TestFaultsInTrialsCSVAndPlots(t *testing.T) {
 			t.Errorf("%s.svg's legend is not the settings'", name)
 		}
 	}
+	// A setting has its colour in both figures: flaky is the second
+	// series of TC, the first of recovery.
+	tc, _, err := r.plotTCFaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := r.plotRecoveryFaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := tc.(bars).charts[1].Color, rec.(bars).charts[0].Color; a != b {
+		t.Errorf("flaky is %v in tc_faults, %v in recovery_faults", a, b)
+	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	if !strings.Contains(string(md), "![tc_faults](tc_faults.svg)") || !strings.Contains(string(md), "![recovery_faults](recovery_faults.svg)") {
 		t.Errorf("report.md does not show the fault figures")

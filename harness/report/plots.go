@@ -118,7 +118,14 @@ func noCI(v float64) bar { return bar{v, math.NaN(), math.NaN()} }
 // bars.
 type bars struct {
 	*plot.Plot
-	marks []*barMarks
+	marks  []*barMarks
+	charts []*plotter.BarChart
+}
+
+// colorSeries gives series si colour c, its bars and its marks alike.
+func (b bars) colorSeries(si int, c color.Color) {
+	b.charts[si].Color = c
+	b.marks[si].color = c
 }
 
 // groupedBars draws one bar group per x name with one bar per series,
@@ -152,6 +159,7 @@ func groupedBars(title, ylabel string, xs []string, series []string, value func(
 		p.Add(b, m)
 		p.Legend.Add(s, b)
 		out.marks = append(out.marks, m)
+		out.charts = append(out.charts, b)
 	}
 	p.Legend.Top = true
 	p.NominalX(xs...)
@@ -275,8 +283,10 @@ func (t *Table) column(name string) int { return slices.Index(t.Header, name) }
 
 // faultBars draws a column of the by_faults table as bars grouped by its
 // interface (or level), a bar per setting of settings, with the interval
-// columns lo and hi when given ("": none).
-func (r *Report) faultBars(title, ylabel string, settings []string, value, lo, hi string) (figure, string, error) {
+// columns lo and hi when given ("": none). first is the place of the
+// first setting among them all, the trials without faults first, so that
+// a setting has its colour in every figure.
+func (r *Report) faultBars(title, ylabel string, settings []string, first int, value, lo, hi string) (figure, string, error) {
 	t := r.Table(FaultsTable)
 	var groups []string
 	at := map[[2]string][]any{}
@@ -304,6 +314,9 @@ func (r *Report) faultBars(title, ylabel string, settings []string, value, lo, h
 	if err != nil {
 		return nil, "", err
 	}
+	for si := range settings {
+		p.colorSeries(si, plotutil.Color(first+si))
+	}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.X.Label.Text = t.Header[1]
 	return p, "", nil
@@ -313,7 +326,7 @@ func (r *Report) faultBars(title, ylabel string, settings []string, value, lo, h
 // level) and fault setting, the trials without faults first.
 func (r *Report) plotTCFaults() (figure, string, error) {
 	return r.faultBars("Task completion by fault setting and "+r.Table(FaultsTable).Header[1]+" (95% intervals)", "TC",
-		append([]string{r.noFaults()}, r.faultSettings()...), "tc", "tc_lo", "tc_hi")
+		append([]string{r.noFaults()}, r.faultSettings()...), 0, "tc", "tc_lo", "tc_hi")
 }
 
 // plotRecoveryFaults draws by_faults' recovery rate per interface (or
@@ -324,7 +337,7 @@ func (r *Report) plotRecoveryFaults() (figure, string, error) {
 		return nil, "faults recovered by fault setting: no fault was injected", nil
 	}
 	return r.faultBars("Faults recovered by fault setting and "+r.Table(FaultsTable).Header[1], "recovered / injected",
-		r.faultSettings(), "recovery_rate", "", "")
+		r.faultSettings(), 1, "recovery_rate", "", "")
 }
 
 // pooledNote ends the title of a figure whose bars pool every model's
