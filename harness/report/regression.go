@@ -33,10 +33,7 @@ func (r *Report) sized() (models []string, params []float64, means [][]float64) 
 }
 
 // sizeTrends are the per-model means Spearman relates to model size.
-var sizeTrends = []struct {
-	name string
-	get  func(row) float64
-}{{"tc", getTC}, {"tc_strict", getTCS}, {"arg_acc", getArg}, {"action_arg_acc", getAArg}, {"wall_s", getWall}}
+var sizeTrends = []term{{"tc", getTC}, {"tc_strict", getTCS}, {"arg_acc", getArg}, {"action_arg_acc", getAArg}, {"wall_s", getWall}}
 
 func (r *Report) spearman() *Table {
 	t := &Table{Name: "spearman", Title: "Spearman correlation of model size with per-model means", Header: []string{"metric", "models", "rho", "p"}}
