@@ -134,9 +134,12 @@ func (r *Report) modelDomain() *Table {
 	return t
 }
 
-func (r *Report) domains() []string {
+func (r *Report) domains() []string { return domainsOf(r.rows) }
+
+// domainsOf lists the domains rows played, sorted.
+func domainsOf(rows []row) []string {
 	var out []string
-	for _, x := range r.rows {
+	for _, x := range rows {
 		if !slices.Contains(out, x.domain) {
 			out = append(out, x.domain)
 		}
@@ -168,10 +171,13 @@ var Difficulties = []string{"easy", "medium", "hard", "simple", "complex"}
 
 // difficulties lists the difficulties the trials have, in Difficulties'
 // order.
-func (r *Report) difficulties() []string {
+func (r *Report) difficulties() []string { return difficultiesOf(r.rows) }
+
+// difficultiesOf lists the difficulties rows have, in Difficulties' order.
+func difficultiesOf(rows []row) []string {
 	var out []string
 	for _, d := range Difficulties {
-		if slices.ContainsFunc(r.rows, func(x row) bool { return x.difficulty == d }) {
+		if slices.ContainsFunc(rows, func(x row) bool { return x.difficulty == d }) {
 			out = append(out, d)
 		}
 	}

@@ -247,7 +247,7 @@ func RidgeLogistic(X [][]float64, n, s []float64, lambda float64, start []float6
 		g := mat.NewVecDense(k, grad)
 		var chol mat.Cholesky
 		if !chol.Factorize(H) {
-			return nil, errors.New("the complexity model's curvature is not positive definite")
+			return nil, errors.New("the ridge model's curvature is not positive definite")
 		}
 		if err := chol.SolveVecTo(step, g); err != nil {
 			return nil, err

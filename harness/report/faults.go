@@ -11,7 +11,8 @@ import (
 // This file is the tables under faults (docs/faults.md): each fault
 // setting's trials by interface and by model, with TC, the faults met and
 // recovered, and the paired test of TC against the same interface's
-// trials without faults. Every other table is over the trials without
+// trials without faults. Every other table but the logistic regression
+// (regression.go, which adds fault terms) is over the trials without
 // faults, so that a run without faults reports as before.
 
 // Names of the tables under faults, and the heading report.md puts them
@@ -46,7 +47,8 @@ func (r *Report) noFaults() string {
 }
 
 // faultSettings are the settings that inject faults and have trials, in
-// the config's order.
+// the config's order, then (a run.json without its config) in the order
+// their trials came.
 func (r *Report) faultSettings() []string {
 	var out []string
 	if cfg := r.Results.Manifest.Config; cfg != nil {
@@ -54,6 +56,11 @@ func (r *Report) faultSettings() []string {
 			if !f.None() && slices.ContainsFunc(r.faulted, func(x row) bool { return x.faults == f.Name }) {
 				out = append(out, f.Name)
 			}
+		}
+	}
+	for _, x := range r.faulted {
+		if !slices.Contains(out, x.faults) {
+			out = append(out, x.faults)
 		}
 	}
 	return out
@@ -190,9 +197,10 @@ func (r *Report) faultTable(name, title string, g faultGrouping) *Table {
 // faultsIntro is what report.md says above the tables under faults.
 func (r *Report) faultsIntro() string {
 	return "## " + faultsHeading + "\n\n" +
-		"The tables above are over the trials without faults; these give the trials played under each fault setting of the config (docs/faults.md), " +
+		"The tables above are over the trials without faults, but for the logistic regression, which adds the trials under faults with a term per setting (against no faults) and its interaction with each level or interface term (how much more the setting lowers the log-odds of TC there than at the reference); " +
+		"these give the trials played under each fault setting of the config (docs/faults.md), " +
 		fmt.Sprintf("with the trials without faults as the reference row `%s`. ", r.noFaults()) +
 		"faults_per_trial is the mean of metrics.faults_injected, recovery_rate the sum of metrics.faults_recovered over the sum of metrics.faults_injected of the row's trials (– when none was injected); " +
 		"d_tc is the mean paired difference of TC against the same interface without faults over trials sharing model, domain, scenario and repetition, " +
-		"and p_tc its paired bootstrap p, Benjamini-Hochberg adjusted over the table's tests. trials.csv lists the trials without faults.\n\n"
+		"and p_tc its paired bootstrap p, Benjamini-Hochberg adjusted over the table's tests. trials.csv lists every trial, with its setting, faults injected and recovered in its last columns; tc_faults and recovery_faults draw the by_faults table.\n\n"
 }

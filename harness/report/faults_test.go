@@ -2,7 +2,10 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -335,4 +338,95 @@ func TestFaultsWithoutAReference(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
+}
+
+// TestFaultsInTrialsCSVAndPlots: trials.csv of a run under faults lists
+// every trial, with its setting (the trials without faults under the
+// setting of rate 0) and its fault counts in columns after the usual
+// ones, and the report draws TC and recovery by setting and level; a run
+// without faults keeps trials.csv's columns and draws neither.
+func TestFaultsInTrialsCSVAndPlots(t *testing.T) {
+	r, out, files := writeReportOf(t, faultWorld{}.results(t))
+	rows := readCSV(t, filepath.Join(out, "trials.csv"))
+	if len(rows) != r.Covered || len(rows) != 192 {
+		t.Fatalf("trials.csv has %d rows, want all %d trials", len(rows), r.Covered)
+	}
+	header := csvRecords(t, filepath.Join(out, "trials.csv"))[0]
+	if want := append(slices.Clone(trialHeader), "faults", "faults_injected", "faults_recovered"); !slices.Equal(header, want) {
+		t.Errorf("trials.csv header %v, want %v", header, want)
+	}
+	count := map[string]int{}
+	for _, row := range rows {
+		count[row["faults"]]++
+		setting := row["faults"]
+		if (setting == "none") != !strings.Contains(row["trial_id"], "/"+setting+"/") {
+			t.Errorf("%s: setting %s", row["trial_id"], setting)
+		}
+		want := map[string]string{"none": "0", "mild": "0", "flaky": "2"}[setting]
+		if row["faults_injected"] != want {
+			t.Errorf("%s: faults_injected %s, want %s", row["trial_id"], row["faults_injected"], want)
+		}
+		// faultWorld's flaky recovers both faults at L4, one at L1 in
+		// repetition 1 and none in repetition 2.
+		if setting == "flaky" {
+			rec := map[string]string{"L4": "2", "L1": map[string]string{"1": "1", "2": "0"}[row["repetition"]]}[row["level"]]
+			if row["faults_recovered"] != rec || row["tc"] != map[string]string{"L4": row["tc"], "L1": "0"}[row["level"]] {
+				t.Errorf("%s: recovered %s tc %s", row["trial_id"], row["faults_recovered"], row["tc"])
+			}
+		}
+	}
+	if want := map[string]int{"none": 64, "flaky": 64, "mild": 64}; !maps.Equal(count, want) {
+		t.Errorf("trials by setting %v, want %v", count, want)
+	}
+	for _, name := range []string{"tc_faults", "recovery_faults"} {
+		if !slices.Contains(files, filepath.Join(out, name+".png")) {
+			t.Errorf("no %s.png among %v", name, files)
+		}
+		svg, err := os.ReadFile(filepath.Join(out, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The legend names the settings: none only where TC is drawn
+		// (it injects nothing to recover).
+		if !strings.Contains(string(svg), ">flaky<") || strings.Contains(string(svg), ">none<") != (name == "tc_faults") {
+			t.Errorf("%s.svg's legend is not the settings'", name)
+		}
+	}
+	// A setting has its colour in both figures: flaky is the second
+	// series of TC, the first of recovery.
+	tc, _, err := r.plotTCFaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := r.plotRecoveryFaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := tc.(bars).charts[1].Color, rec.(bars).charts[0].Color; a != b {
+		t.Errorf("flaky is %v in tc_faults, %v in recovery_faults", a, b)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "![tc_faults](tc_faults.svg)") || !strings.Contains(string(md), "![recovery_faults](recovery_faults.svg)") {
+		t.Errorf("report.md does not show the fault figures")
+	}
+
+	_, out, files = writeReportOf(t, faultWorld{plainOnly: true}.results(t))
+	if header := csvRecords(t, filepath.Join(out, "trials.csv"))[0]; !slices.Equal(header, trialHeader) {
+		t.Errorf("trials.csv of a run without faults has header %v", header)
+	}
+	if slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, "faults") }) {
+		t.Errorf("a run without faults drew %v", files)
+	}
+}
+
+// writeReportOf writes the report of results built in memory.
+func writeReportOf(t *testing.T, res *Results) (*Report, string, []string) {
+	t.Helper()
+	r := Build(res, 0)
+	out := t.TempDir()
+	files, err := r.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, out, files
 }

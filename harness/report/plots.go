@@ -48,6 +48,14 @@ func (r *Report) plots(out string) (files, notes []string, err error) {
 		{"tc_model_domain", r.plotHeatmap},
 		{"metrics_by_level", r.plotMetricsByLevel},
 	}
+	// A run under fault settings adds its figures; one without has none
+	// to draw, and no note of them.
+	if r.Table(FaultsTable) != nil {
+		figs = append(figs, []struct {
+			name string
+			draw func() (figure, string, error)
+		}{{"tc_faults", r.plotTCFaults}, {"recovery_faults", r.plotRecoveryFaults}}...)
+	}
 	for _, f := range figs {
 		saved, note, err := drawFigure(out, f.name, f.draw)
 		if err != nil {
@@ -110,7 +118,14 @@ func noCI(v float64) bar { return bar{v, math.NaN(), math.NaN()} }
 // bars.
 type bars struct {
 	*plot.Plot
-	marks []*barMarks
+	marks  []*barMarks
+	charts []*plotter.BarChart
+}
+
+// colorSeries gives series si colour c, its bars and its marks alike.
+func (b bars) colorSeries(si int, c color.Color) {
+	b.charts[si].Color = c
+	b.marks[si].color = c
 }
 
 // groupedBars draws one bar group per x name with one bar per series,
@@ -144,6 +159,7 @@ func groupedBars(title, ylabel string, xs []string, series []string, value func(
 		p.Add(b, m)
 		p.Legend.Add(s, b)
 		out.marks = append(out.marks, m)
+		out.charts = append(out.charts, b)
 	}
 	p.Legend.Top = true
 	p.NominalX(xs...)
@@ -264,6 +280,65 @@ func (r *Report) plotTCModelLevel() (figure, string, error) {
 
 // column is the index of a column of t by its header.
 func (t *Table) column(name string) int { return slices.Index(t.Header, name) }
+
+// faultBars draws a column of the by_faults table as bars grouped by its
+// interface (or level), a bar per setting of settings, with the interval
+// columns lo and hi when given ("": none). first is the place of the
+// first setting among them all, the trials without faults first, so that
+// a setting has its colour in every figure.
+func (r *Report) faultBars(title, ylabel string, settings []string, first int, value, lo, hi string) (figure, string, error) {
+	t := r.Table(FaultsTable)
+	var groups []string
+	at := map[[2]string][]any{}
+	for _, row := range t.Rows {
+		g := row[1].(string)
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+		at[[2]string{row[0].(string), g}] = row
+	}
+	if len(groups) == 0 {
+		return nil, "no trials to plot", nil
+	}
+	v, l, h := t.column(value), t.column(lo), t.column(hi)
+	p, err := groupedBars(title+pooledNote, ylabel, groups, settings, func(x, s int) bar {
+		row, ok := at[[2]string{settings[s], groups[x]}]
+		switch {
+		case !ok:
+			return noCI(math.NaN())
+		case l < 0:
+			return noCI(row[v].(float64))
+		}
+		return bar{row[v].(float64), row[l].(float64), row[h].(float64)}
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	for si := range settings {
+		p.colorSeries(si, plotutil.Color(first+si))
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.X.Label.Text = t.Header[1]
+	return p, "", nil
+}
+
+// plotTCFaults draws by_faults' TC, with its intervals, per interface (or
+// level) and fault setting, the trials without faults first.
+func (r *Report) plotTCFaults() (figure, string, error) {
+	return r.faultBars("Task completion by fault setting and "+r.Table(FaultsTable).Header[1]+" (95% intervals)", "TC",
+		append([]string{r.noFaults()}, r.faultSettings()...), 0, "tc", "tc_lo", "tc_hi")
+}
+
+// plotRecoveryFaults draws by_faults' recovery rate per interface (or
+// level) and setting that injects faults: a ratio of sums, it has no
+// interval.
+func (r *Report) plotRecoveryFaults() (figure, string, error) {
+	if !slices.ContainsFunc(r.faulted, func(x row) bool { return x.injected > 0 }) {
+		return nil, "faults recovered by fault setting: no fault was injected", nil
+	}
+	return r.faultBars("Faults recovered by fault setting and "+r.Table(FaultsTable).Header[1], "recovered / injected",
+		r.faultSettings(), 1, "recovery_rate", "", "")
+}
 
 // pooledNote ends the title of a figure whose bars pool every model's
 // trials: a reader must not take them for one model's.

@@ -173,8 +173,10 @@ func BuildWith(res *Results, opt Options) *Report {
 		if rec.Parallel > 1 {
 			parallel[rec.Model] = max(parallel[rec.Model], rec.Parallel)
 		}
-		// Trials under a fault setting make the tables under faults
-		// (faults.go); every other table is over the trials without.
+		// Trials under a fault setting make the tables and figures under
+		// faults (faults.go), the logistic regression's fault terms and
+		// trials.csv's last rows; every other table is over the trials
+		// without.
 		if rec.Faults != "" {
 			r.faulted = append(r.faulted, newRow(res.Manifest, &rec))
 			continue
@@ -217,11 +219,7 @@ func BuildWith(res *Results, opt Options) *Report {
 			r.Models = append(r.Models, m)
 		}
 	}
-	for _, l := range level.Levels {
-		if slices.ContainsFunc(r.rows, func(x row) bool { return x.level == l }) {
-			r.Levels = append(r.Levels, l)
-		}
-	}
+	r.Levels = levelsOf(r.rows)
 	for _, pair := range []struct {
 		name, strict   string
 		get, getStrict func(row) float64
@@ -312,6 +310,17 @@ func newRow(man *results.Manifest, rec *results.Record) row {
 		index: rec.Index, promptS: float64(rec.Durations.PromptEvalNS) / 1e9, genS: float64(rec.Durations.EvalNS) / 1e9,
 		loadS: float64(rec.Durations.LoadNS) / 1e9, waitS: float64(rec.Durations.ModelWaitNS) / 1e9,
 		paper: m.Paper, goldTools: distinctGoldTools(rec), tools: toolNames(rec)}
+}
+
+// levelsOf lists the levels rows played, finest first.
+func levelsOf(rows []row) []level.Level {
+	var out []level.Level
+	for _, l := range level.Levels {
+		if slices.ContainsFunc(rows, func(x row) bool { return x.level == l }) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // plural picks the words for a count.

@@ -112,16 +112,11 @@ func writeReport(t *testing.T, dir string) (*Report, string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Build(res, 0)
-	out := t.TempDir()
-	files, err := r.Write(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, out, files
+	return writeReportOf(t, res)
 }
 
-func readCSV(t *testing.T, path string) []map[string]string {
+// csvRecords are a CSV file's lines, its header first.
+func csvRecords(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -132,6 +127,12 @@ func readCSV(t *testing.T, path string) []map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	recs := csvRecords(t, path)
 	var out []map[string]string
 	for _, r := range recs[1:] {
 		m := map[string]string{}

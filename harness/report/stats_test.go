@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mcpgranite/granite/internal/stats"
@@ -104,5 +105,47 @@ func TestLogistic(t *testing.T) {
 	}
 	if _, err := Logistic(X, y, []string{"intercept", "x1", "x2"}); err == nil {
 		t.Error("collinear: no error")
+	}
+}
+
+// TestRidgeCoefs: with a vanishing penalty the ridge fit is the maximum
+// likelihood's, coefficient and standard error; with the penalty it stays
+// finite where a term separates the outcome, which the maximum likelihood
+// cannot.
+func TestRidgeCoefs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var X [][]float64
+	var y []float64
+	for i := range 600 {
+		a, b := float64(i%2), float64(i/2%3)
+		X = append(X, []float64{1, a, b})
+		y = append(y, b2f(rng.Float64() < sigmoid(-0.5+a-0.4*b)))
+	}
+	names := []string{"intercept", "a", "b"}
+	ml, err := Logistic(X, y, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := RidgeCoefs(X, y, names, 1e-9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range ml {
+		if !near(rc[j].Beta, ml[j].Beta, 1e-4) || !near(rc[j].SE, ml[j].SE, 1e-4) {
+			t.Errorf("%s: ridge β %v se %v, maximum likelihood β %v se %v", names[j], rc[j].Beta, rc[j].SE, ml[j].Beta, ml[j].SE)
+		}
+	}
+	// Every trial with a = 1 fails: a separates the outcome.
+	for i := range X {
+		if X[i][1] == 1 {
+			y[i] = 0
+		}
+	}
+	rc, err = RidgeCoefs(X, y, names, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rc[1]; !(a.Beta < -2 && finite(a.Beta) && finite(a.SE) && a.ORHi < 1) {
+		t.Errorf("separated term: %+v; want a finite, clearly negative effect", a)
 	}
 }

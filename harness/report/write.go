@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,8 @@ func (r *Report) Write(out string) ([]string, error) {
 		files = append(files, f)
 	}
 	f := filepath.Join(out, "trials.csv")
-	if err := writeCSV(f, trialHeader, r.trialRows()); err != nil {
+	header, rows := r.trialTable()
+	if err := writeCSV(f, header, rows); err != nil {
 		return nil, err
 	}
 	files = append(files, f)
@@ -55,13 +57,37 @@ func (r *Report) Write(out string) ([]string, error) {
 var trialHeader = []string{"trial_id", "model", "level", "domain", "scenario", "difficulty", "repetition", "tc", "tc_strict", "f1", "action_f1", "arg_acc", "action_arg_acc",
 	"wall_s", "tool_calls", "zero_tool_call", "error", "error_class", "timeout", "redundant_rate", "prompt_tokens", "completion_tokens", "energy_j", "params", "quantization"}
 
-func (r *Report) trialRows() [][]any {
-	out := make([][]any, 0, len(r.rows))
-	for _, x := range r.rows {
-		out = append(out, []any{x.id, x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.tcs, x.f1, x.af1, x.arg, x.aarg,
-			x.wall, x.calls, x.zero, x.err, x.errClass, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant})
+// trialFaultHeader are the columns trials.csv adds, after trialHeader's,
+// when the run played fault settings: the setting (the one of rate 0,
+// or none, for the trials without faults) and the trial's
+// metrics.faults_injected and metrics.faults_recovered.
+var trialFaultHeader = []string{"faults", "faults_injected", "faults_recovered"}
+
+// trialTable is trials.csv: every scored trial, those without faults
+// first; a run under fault settings adds its trials under them and the
+// fault columns, so that a run without faults keeps its columns.
+func (r *Report) trialTable() (header []string, rows [][]any) {
+	header = trialHeader
+	all := r.rows
+	if len(r.faulted) > 0 {
+		header = append(slices.Clone(trialHeader), trialFaultHeader...)
+		all = append(slices.Clone(r.rows), r.faulted...)
 	}
-	return out
+	none := r.noFaults()
+	rows = make([][]any, 0, len(all))
+	for _, x := range all {
+		line := []any{x.id, x.model, string(x.level), x.domain, x.scenario, x.difficulty, x.rep, x.tc, x.tcs, x.f1, x.af1, x.arg, x.aarg,
+			x.wall, x.calls, x.zero, x.err, x.errClass, x.timeout, x.redundant, x.ptok, x.ctok, x.energy, x.params, x.quant}
+		if len(r.faulted) > 0 {
+			setting := x.faults
+			if setting == "" {
+				setting = none
+			}
+			line = append(line, setting, int(x.injected), int(x.recovered))
+		}
+		rows = append(rows, line)
+	}
+	return header, rows
 }
 
 func writeCSV(path string, header []string, rows [][]any) error {
