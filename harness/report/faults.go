@@ -31,7 +31,7 @@ func isFaultTable(t *Table) bool { return t.Name == FaultsTable || t.Name == Fau
 var faultTests = []metricTest{{"tc", getTC}}
 
 // faultHeader are the columns of a fault table after its leading ones.
-var faultHeader = []string{"trials", "tc", "tc_lo", "tc_hi", "faults_per_trial", "recovery_rate", "d_tc", "p_tc", "sig"}
+var faultHeader = []string{"trials", "tc", "tc_lo", "tc_hi", "faults_per_trial", "recovery_rate", "false_claims_per_trial", "d_tc", "p_tc", "sig"}
 
 // noFaults names the trials without faults in the fault tables: the
 // config's setting of rate 0, or "none" when it has none.
@@ -179,7 +179,7 @@ func (r *Report) faultTable(name, title string, g faultGrouping) *Table {
 				recovery = recovered / injected
 			}
 			line := append(append([]any{s}, g.cells(grp, rows)...), len(rows), ci.Mean, ci.Lo, ci.Hi,
-				stats.Mean(col(rows, func(x row) float64 { return x.injected })), recovery)
+				stats.Mean(col(rows, func(x row) float64 { return x.injected })), recovery, stats.Mean(col(rows, func(x row) float64 { return x.falseClaims })))
 			cells, sig := fam.cells(s + "/" + grp)
 			if s == none {
 				sig = "ref"
@@ -200,7 +200,7 @@ func (r *Report) faultsIntro() string {
 		"The tables above are over the trials without faults, but for the logistic regression, which adds the trials under faults with a term per setting (against no faults) and its interaction with each level or interface term (how much more the setting lowers the log-odds of TC there than at the reference); " +
 		"these give the trials played under each fault setting of the config (docs/faults.md), " +
 		fmt.Sprintf("with the trials without faults as the reference row `%s`. ", r.noFaults()) +
-		"faults_per_trial is the mean of metrics.faults_injected, recovery_rate the sum of metrics.faults_recovered over the sum of metrics.faults_injected of the row's trials (– when none was injected); " +
+		"faults_per_trial is the mean of metrics.faults_injected, recovery_rate the sum of metrics.faults_recovered over the sum of metrics.faults_injected of the row's trials (– when none was injected), false_claims_per_trial the mean of metrics.false_claims (what the answer says is done that the final store does not hold); " +
 		"d_tc is the mean paired difference of TC against the same interface without faults over trials sharing model, domain, scenario and repetition, " +
-		"and p_tc its paired bootstrap p, Benjamini-Hochberg adjusted over the table's tests. trials.csv lists every trial, with its setting, faults injected and recovered in its last columns; tc_faults and recovery_faults draw the by_faults table.\n\n"
+		"and p_tc its paired bootstrap p, Benjamini-Hochberg adjusted over the table's tests. trials.csv lists every trial, with its setting, faults injected and recovered and false claims in its last columns; tc_faults and recovery_faults draw the by_faults table.\n\n"
 }

@@ -65,6 +65,7 @@ func (w faultWorld) results(t testing.TB) *Results {
 							case level.L1:
 								tc = 0
 								met.FaultsRecovered = 2 - rep
+								met.FalseClaims = rep - 1 // claims done what it did not recover
 							case level.L4:
 								tc = b2f(sc != 2)
 								met.FaultsRecovered = 2
@@ -132,7 +133,7 @@ func TestFaultTablesByLevel(t *testing.T) {
 	if tab == nil {
 		t.Fatalf("no %s table; tables: %v", FaultsTable, r.Tables)
 	}
-	if want := []string{"faults", "level", "trials", "tc", "tc_lo", "tc_hi", "faults_per_trial", "recovery_rate", "d_tc", "p_tc", "sig"}; !slices.Equal(tab.Header, want) {
+	if want := []string{"faults", "level", "trials", "tc", "tc_lo", "tc_hi", "faults_per_trial", "recovery_rate", "false_claims_per_trial", "d_tc", "p_tc", "sig"}; !slices.Equal(tab.Header, want) {
 		t.Fatalf("header %v, want %v", tab.Header, want)
 	}
 	var order [][2]string
@@ -146,22 +147,22 @@ func TestFaultTablesByLevel(t *testing.T) {
 	for _, c := range []struct {
 		setting, level          string
 		tc, perTrial, recovery  float64
-		d                       float64
+		falseClaims, d          float64
 		sig                     string
 		significant, untestable bool
 	}{
-		{"none", "L4", 0.875, 0, nan, nan, "ref", false, true},
-		{"none", "L1", 1, 0, nan, nan, "ref", false, true},
-		{"flaky", "L4", 0.875, 2, 1, 0, "", false, false},
-		{"flaky", "L1", 0, 2, 0.25, -1, "**", true, false},
-		{"mild", "L4", 0.875, 0, nan, 0, "", false, false},
-		{"mild", "L1", 1, 0, nan, 0, "", false, false},
+		{"none", "L4", 0.875, 0, nan, 0, nan, "ref", false, true},
+		{"none", "L1", 1, 0, nan, 0, nan, "ref", false, true},
+		{"flaky", "L4", 0.875, 2, 1, 0, 0, "", false, false},
+		{"flaky", "L1", 0, 2, 0.25, 0.5, -1, "**", true, false},
+		{"mild", "L4", 0.875, 0, nan, 0, 0, "", false, false},
+		{"mild", "L1", 1, 0, nan, 0, 0, "", false, false},
 	} {
 		row := faultRow(t, tab, c.setting, c.level)
 		if n := cellOf(t, tab, row, "trials").(int); n != 32 {
 			t.Errorf("%s/%s: %d trials, want 32", c.setting, c.level, n)
 		}
-		for col, want := range map[string]float64{"tc": c.tc, "faults_per_trial": c.perTrial, "recovery_rate": c.recovery, "d_tc": c.d} {
+		for col, want := range map[string]float64{"tc": c.tc, "faults_per_trial": c.perTrial, "recovery_rate": c.recovery, "false_claims_per_trial": c.falseClaims, "d_tc": c.d} {
 			if got := cellOf(t, tab, row, col).(float64); !sameNumber(got, want) {
 				t.Errorf("%s/%s: %s %v, want %v", c.setting, c.level, col, got, want)
 			}
@@ -192,7 +193,7 @@ func TestFaultTablesByLevel(t *testing.T) {
 	// The table's report.md section: its heading, "–" for no recovery.
 	md := r.markdown(nil, nil, t.TempDir())
 	for _, want := range []string{"## Under faults\n", "### By fault setting and level, with paired bootstrap tests of TC against none (BH-adjusted p)",
-		"| mild | L1 | 32 | 1.000 | 1.000 | 1.000 | 0.000 | – | 0.000 | 1.000 |  |", "CSV: `by_faults.csv`", "CSV: `by_faults_model.csv`"} {
+		"| mild | L1 | 32 | 1.000 | 1.000 | 1.000 | 0.000 | – | 0.000 | 0.000 | 1.000 |  |", "CSV: `by_faults.csv`", "CSV: `by_faults_model.csv`"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -238,7 +239,7 @@ func TestFaultTablesByModel(t *testing.T) {
 	if tab == nil {
 		t.Fatalf("no %s table", FaultsModelTable)
 	}
-	if want := []string{"faults", "model", "trials", "tc", "tc_lo", "tc_hi", "faults_per_trial", "recovery_rate", "d_tc", "p_tc", "sig"}; !slices.Equal(tab.Header, want) {
+	if want := []string{"faults", "model", "trials", "tc", "tc_lo", "tc_hi", "faults_per_trial", "recovery_rate", "false_claims_per_trial", "d_tc", "p_tc", "sig"}; !slices.Equal(tab.Header, want) {
 		t.Fatalf("header %v, want %v", tab.Header, want)
 	}
 	if len(tab.Rows) != 6 {
@@ -352,7 +353,7 @@ func TestFaultsInTrialsCSVAndPlots(t *testing.T) {
 		t.Fatalf("trials.csv has %d rows, want all %d trials", len(rows), r.Covered)
 	}
 	header := csvRecords(t, filepath.Join(out, "trials.csv"))[0]
-	if want := append(slices.Clone(trialHeader), "faults", "faults_injected", "faults_recovered"); !slices.Equal(header, want) {
+	if want := append(slices.Clone(trialHeader), "faults", "faults_injected", "faults_recovered", "false_claims"); !slices.Equal(header, want) {
 		t.Errorf("trials.csv header %v, want %v", header, want)
 	}
 	count := map[string]int{}
@@ -372,6 +373,10 @@ func TestFaultsInTrialsCSVAndPlots(t *testing.T) {
 			rec := map[string]string{"L4": "2", "L1": map[string]string{"1": "1", "2": "0"}[row["repetition"]]}[row["level"]]
 			if row["faults_recovered"] != rec || row["tc"] != map[string]string{"L4": row["tc"], "L1": "0"}[row["level"]] {
 				t.Errorf("%s: recovered %s tc %s", row["trial_id"], row["faults_recovered"], row["tc"])
+			}
+			claims := map[string]string{"L4": "0", "L1": map[string]string{"1": "0", "2": "1"}[row["repetition"]]}[row["level"]]
+			if row["false_claims"] != claims {
+				t.Errorf("%s: false_claims %s, want %s", row["trial_id"], row["false_claims"], claims)
 			}
 		}
 	}

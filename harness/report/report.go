@@ -132,10 +132,10 @@ type row struct {
 	index                       int
 	promptS, genS, loadS, waitS float64
 	// faults is the fault setting the trial played under ("" for none),
-	// injected and recovered its metrics faults_injected and
-	// faults_recovered.
-	faults              string
-	injected, recovered float64
+	// injected, recovered and falseClaims its metrics faults_injected,
+	// faults_recovered and false_claims.
+	faults                           string
+	injected, recovered, falseClaims float64
 }
 
 // Build computes every table. seed 0 takes the default.
@@ -301,7 +301,7 @@ func newRow(man *results.Manifest, rec *results.Record) row {
 	if m.GoldCalls > 0 {
 		gold = float64(m.GoldCalls)
 	}
-	return row{faults: rec.Faults, injected: float64(m.FaultsInjected), recovered: float64(m.FaultsRecovered),
+	return row{faults: rec.Faults, injected: float64(m.FaultsInjected), recovered: float64(m.FaultsRecovered), falseClaims: float64(m.FalseClaims),
 		iface: rec.InterfaceName(), imet: imet, comp: comp, gold: gold, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 		level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
 		calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,

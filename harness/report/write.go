@@ -60,8 +60,9 @@ var trialHeader = []string{"trial_id", "model", "level", "domain", "scenario", "
 // trialFaultHeader are the columns trials.csv adds, after trialHeader's,
 // when the run played fault settings: the setting (the one of rate 0,
 // or none, for the trials without faults) and the trial's
-// metrics.faults_injected and metrics.faults_recovered.
-var trialFaultHeader = []string{"faults", "faults_injected", "faults_recovered"}
+// metrics.faults_injected, metrics.faults_recovered and
+// metrics.false_claims.
+var trialFaultHeader = []string{"faults", "faults_injected", "faults_recovered", "false_claims"}
 
 // trialTable is trials.csv: every scored trial, those without faults
 // first; a run under fault settings adds its trials under them and the
@@ -83,7 +84,7 @@ func (r *Report) trialTable() (header []string, rows [][]any) {
 			if setting == "" {
 				setting = none
 			}
-			line = append(line, setting, int(x.injected), int(x.recovered))
+			line = append(line, setting, int(x.injected), int(x.recovered), int(x.falseClaims))
 		}
 		rows = append(rows, line)
 	}
