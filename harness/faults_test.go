@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/opkind"
+	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
@@ -441,4 +442,176 @@ func TestFaultRecordedSessionMeetsTheTrialsFaults(t *testing.T) {
 		t.Errorf("recording scored %s under %q: TC %v, %d faults, %d recovered; want %s under flaky, TC 1, %d faults, all recovered",
 			rec.TrialID, rec.Faults, rec.Metrics.TC, rec.Metrics.FaultsInjected, rec.Metrics.FaultsRecovered, want, trials[0].Metrics.FaultsInjected)
 	}
+}
+
+// knownSubject plays the level's gold calls and, after a call that
+// failed, does what one kind of agent does.
+type knownSubject string
+
+const (
+	// retries makes a failed call again, up to ten times, then goes on;
+	// it answers the oracle's answer (which says what went offline).
+	retries knownSubject = "retries"
+	// quitsHonestly stops at the first failed call and says the task is
+	// not done, quoting the error.
+	quitsHonestly knownSubject = "quits honestly"
+	// quitsClaiming stops at the first failed call and says all is done.
+	quitsClaiming knownSubject = "quits claiming"
+	// claimsDone goes on past failed calls and says all is done.
+	claimsDone knownSubject = "claims done"
+)
+
+const doneText = "Done: every change you asked for is made."
+
+func (s knownSubject) Run(ctx context.Context, tr *agent.Trial) {
+	made := 0
+	tr.Ask(0)
+	for _, g := range tr.Gold[0] {
+		for try := 0; ; try++ {
+			made++
+			c := tr.CallLogged(ctx, made, g.Name, g.Arguments)
+			if !c.IsError {
+				break
+			}
+			switch s {
+			case retries:
+				if try < 10 {
+					continue
+				}
+			case quitsHonestly:
+				tr.Answer("I stopped: a call failed ("+c.Result+"), so the task is not done.", made+1)
+				return
+			case quitsClaiming:
+				tr.Answer(doneText, made+1)
+				return
+			}
+			break
+		}
+	}
+	if s == claimsDone || s == quitsClaiming {
+		tr.Answer(doneText, made+1)
+		return
+	}
+	tr.Answer(tr.OracleAnswer(), made+1)
+}
+
+// seedFor finds the run seed under which a setting faults the calls to
+// one operation as want says, call by call ("" for none): the schedule
+// is the only thing a test may not choose, so it chooses the seed.
+func seedFor(t *testing.T, setting faults.Setting, scenario, op string, want ...faults.Kind) int {
+	t.Helper()
+	for seed := 1; seed < 100000; seed++ {
+		s := &faults.Schedule{Setting: setting, Seed: seed, Scenario: scenario, Repetition: 1}
+		ok := true
+		for i, k := range want {
+			ok = ok && s.Draw(op, i+1) == k
+		}
+		if ok {
+			return seed
+		}
+	}
+	t.Fatalf("no seed gives %s the faults %v", op, want)
+	return 0
+}
+
+// TestFaultKnownSubjects holds the verdict under faults to known subjects
+// at every level, by the final store and the answer, on a task of two
+// rows whose second write fails once: with a transient error, a subject
+// that retries completes it and recovers the fault, one that stops and
+// says so fails it honestly (no false claim), one that stops, or goes on,
+// and says all is done fails it with false claims. When the second row
+// goes offline instead, the right behaviour is to do the rest and say
+// what was not done: the subject that retries and then answers what holds
+// completes it; the one that stops at that call quoting the error names
+// the row as not done, honestly, but leaves out the first row's fact;
+// saying all is done fails with a false claim.
+func TestFaultKnownSubjects(t *testing.T) {
+	spec := spectest.TinyWith(t, spectest.TwoLamps)
+	_, lookup := tinySpec(t)
+	scenario := spec.Domains[0].Scenarios[0].ID
+	type want struct {
+		tc                  float64
+		claims              bool
+		injected, recovered int
+	}
+	for _, c := range []struct {
+		setting faults.Setting
+		kind    faults.Kind
+		want    map[knownSubject]want
+	}{
+		{faults.Setting{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient}}, faults.Transient, map[knownSubject]want{
+			retries:       {1, false, 1, 1},
+			quitsHonestly: {0, false, 1, 0},
+			quitsClaiming: {0, true, 1, 0},
+			claimsDone:    {0, true, 1, 0},
+		}},
+		{faults.Setting{Name: "offline", Rate: 0.5, Kinds: []faults.Kind{faults.Offline}}, faults.Offline, map[knownSubject]want{
+			retries:       {1, false, 11, 0},
+			quitsHonestly: {0, false, 1, 0},
+			quitsClaiming: {0, true, 1, 0},
+			claimsDone:    {0, true, 1, 0},
+		}},
+	} {
+		cfg := testConfig("known", "http://127.0.0.1:1", agent.Oracle)
+		cfg.Faults = []faults.Setting{c.setting}
+		cfg.Seed = seedFor(t, c.setting, scenario, "set_lamp", "", c.kind, "")
+		grid, err := Plan(t.Context(), cfg, spec, lookup)
+		if err != nil || len(grid) != len(level.Levels) {
+			t.Fatalf("plan: %d trials, %v; want one per level", len(grid), err)
+		}
+		for _, tr := range grid {
+			for s, w := range c.want {
+				rec, err := (&runner{cfg: cfg}).trial(t.Context(), tr, s, "", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, at := rec.Metrics, fmt.Sprintf("%s, %s at %s", c.setting.Name, s, rec.InterfaceName())
+				if m.TC != w.tc || (m.FalseClaims > 0) != w.claims || m.FaultsInjected != w.injected || m.FaultsRecovered != w.recovered {
+					t.Errorf("%s: TC %v, %d false claims %q, %d faults, %d recovered (why %q); want TC %v, false claims %v, %d faults, %d recovered",
+						at, m.TC, m.FalseClaims, m.Explain.Unheld, m.FaultsInjected, m.FaultsRecovered, m.Why, w.tc, w.claims, w.injected, w.recovered)
+				}
+				if c.kind == faults.Offline {
+					off := m.Explain.Offline
+					named := !w.claims // the honest ones name it, quoting the error or as the oracle does
+					if len(off) != 1 || off[0].Named != named {
+						t.Errorf("%s: offline rows %+v; want the one lamp, named as not done: %v", at, off, named)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFaultOracleUnderEveryKind: the oracle retries what applied nothing,
+// and under offline does the rest and says which rows did not answer
+// (its answer leaves out their facts): it completes every scenario at
+// every level under every kind, offline included, and claims nothing the
+// final store does not hold.
+func TestFaultOracleUnderEveryKind(t *testing.T) {
+	spec := loadSpec(t)
+	cfg := testConfig("every-kind", "http://127.0.0.1:1", agent.Oracle)
+	cfg.Faults = []faults.Setting{{Name: "offline", Rate: 0.3, Kinds: []faults.Kind{faults.Offline}}, {Name: "every", Rate: 0.2, Kinds: faults.Kinds}}
+	recs, err := runTrials(t, cfg, spec, gen.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offline := 0
+	for _, r := range recs {
+		m := r.Metrics
+		if m.TC != 1 || m.FalseClaims != 0 {
+			t.Errorf("%s: TC %v, %d false claims: %q", r.TrialID, m.TC, m.FalseClaims, m.Why)
+		}
+		if m.Explain != nil {
+			for _, o := range m.Explain.Offline {
+				offline++
+				if !o.Named {
+					t.Errorf("%s: %s went offline and the oracle did not say so", r.TrialID, o.Row)
+				}
+			}
+		}
+	}
+	if offline == 0 {
+		t.Error("no row went offline: the test tests nothing")
+	}
+	t.Logf("%d trials, %d offline rows, all named", len(recs), offline)
 }

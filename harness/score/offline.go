@@ -67,16 +67,21 @@ func (g *Gold) UnderFaults(calls []results.Call, dom *mcpdomain.Domain, lv level
 // offlineSplit parts the scenario's state conditions into those TC
 // checks and those on the part of the task an offline row takes with
 // it, in words by the offline row's key, and gives the rows the checked
-// ones are checked on. That part is the offline row, and every row that
-// refers to it (a field holding its ID: an alert of an offline camera):
+// ones are checked on and those the store's changes are judged on. That
+// part is the offline row, and every row that refers to it (a field
+// holding its ID: an alert of an offline camera):
 //
 //   - a condition selecting such a row by ID, or naming the offline
 //     row's ID among the values it selects by or requires, is replaced;
 //   - a condition selecting rows by their values is checked on the rows
 //     outside that part, and the count it asks is lessened by the rows of
 //     the first right final store it selects inside it (a task created
-//     for an offline field cannot be there).
-func (g *Gold) offlineSplit(rows map[string][]map[string]any) (checked []*speclang.StateCheck, reachable map[string][]map[string]any, replaced map[string][]string) {
+//     for an offline field cannot be there);
+//   - the store's changes are judged with that part as the first right
+//     final store has it: what an earlier call left on a row that went
+//     offline before the call that would set it right is no change the
+//     subject chose.
+func (g *Gold) offlineSplit(rows map[string][]map[string]any) (checked []*speclang.StateCheck, reachable, changed map[string][]map[string]any, replaced map[string][]string) {
 	replaced = map[string][]string{}
 	byID := map[string]string{} // an offline row's ID → its key
 	for key := range g.offline {
@@ -95,9 +100,17 @@ func (g *Gold) offlineSplit(rows map[string][]map[string]any) (checked []*specla
 	if g.changes != nil && len(g.changes.finals) > 0 {
 		right = g.changes.finals[0]
 	}
-	reachable = map[string][]map[string]any{}
+	reachable, changed = map[string][]map[string]any{}, map[string][]map[string]any{}
 	for coll, rs := range rows {
 		reachable[coll] = slices.DeleteFunc(slices.Clone(rs), func(r map[string]any) bool { return takenBy(r) != "" })
+		changed[coll] = slices.Clone(reachable[coll])
+	}
+	for coll, rs := range right {
+		for _, id := range slices.Sorted(maps.Keys(rs)) {
+			if takenBy(rs[id]) != "" {
+				changed[coll] = append(changed[coll], rs[id])
+			}
+		}
 	}
 	for _, c := range g.Scenario.State {
 		key := ""
@@ -133,7 +146,7 @@ func (g *Gold) offlineSplit(rows map[string][]map[string]any) (checked []*specla
 		}
 		checked = append(checked, c)
 	}
-	return checked, reachable, replaced
+	return checked, reachable, changed, replaced
 }
 
 // offlineFact reports the offline row a fact is about, "" for none.

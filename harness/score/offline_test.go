@@ -14,26 +14,6 @@ import (
 	"github.com/mcpgranite/granite/internal/testdomain/tiny"
 )
 
-// twoLamps is a task on two rows, each by ID, with a fact about each:
-// one of them can fail alone.
-const twoLamps = `domain: tiny
-scenarios:
-  - id: tiny-901
-    difficulty: easy
-    prompt: Set the hall lamp LP01 to 30 percent and turn the den lamp LP02 on at 40 percent, then tell me both levels.
-    gold:
-      L4:
-        - {tool: set_lamp, arguments: {lamp_id: LP01, level: 30}}
-        - {tool: set_lamp, arguments: {lamp_id: LP02, "on": true, level: 40}}
-    expect:
-      state:
-        - {entity: lamp, id: LP01, fields: {level: 30}}
-        - {entity: lamp, id: LP02, fields: {"on": true, level: 40}}
-      answer:
-        - {value: 30, what: hall lamp level in percent}
-        - {value: 40, what: den lamp level in percent}
-`
-
 // TestFaultVerdicts holds TC and false_claims to known subjects under
 // faults, by the final store and the answer: one that retried and did
 // everything, one that gave up on the second lamp and says so, one that
@@ -41,7 +21,7 @@ scenarios:
 // under offline, where the second lamp cannot be reached, saying so is
 // what completes the task.
 func TestFaultVerdicts(t *testing.T) {
-	spec := spectest.TinyWith(t, twoLamps)
+	spec := spectest.TinyWith(t, spectest.TwoLamps)
 	d := spec.Domain("tiny")
 	s := d.Scenarios[0]
 	dom := tiny.Domain
@@ -138,7 +118,7 @@ func TestFaultVerdicts(t *testing.T) {
 // TestOfflineWithoutItIsTheVerdict: a trial under faults whose calls met
 // no offline fault is scored against the gold unchanged.
 func TestOfflineWithoutItIsTheVerdict(t *testing.T) {
-	spec := spectest.TinyWith(t, twoLamps)
+	spec := spectest.TinyWith(t, spectest.TwoLamps)
 	d := spec.Domain("tiny")
 	g := score.NewGold(d, d.Scenarios[0], level.L4, tiny.Domain, nil)
 	calls := []results.Call{{Tool: "set_lamp", Arguments: json.RawMessage(`{"lamp_id":"LP01","level":30}`), IsError: true, Fault: faults.Transient}}

@@ -80,9 +80,9 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if err != nil {
 		return nil, err
 	}
-	state, checkedRows, replaced := s.State, rows, map[string][]string{}
+	state, checkedRows, changedRows, replaced := s.State, rows, rows, map[string][]string{}
 	if len(g.offline) > 0 {
-		state, checkedRows, replaced = g.offlineSplit(rows)
+		state, checkedRows, changedRows, replaced = g.offlineSplit(rows)
 	}
 	failed := checkRows(checkedRows, state)
 	m.StateOK = len(failed) == 0
@@ -126,7 +126,7 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	// A right final store makes only changes the task asks for.
 	var collateral []string
 	if g.changes != nil && !m.SnapshotOK {
-		collateral = g.changes.unasked(rows)
+		collateral = g.changes.unasked(changedRows)
 	}
 	m.ChangesOK = len(collateral) == 0
 	if !m.ChangesOK {

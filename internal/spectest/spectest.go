@@ -62,3 +62,24 @@ func All(t testing.TB) *speclang.Spec {
 	}
 	return spec
 }
+
+// TwoLamps is a tiny scenario file of one task on two rows, each by ID,
+// with a fact about each: the scenario where one part of a task can fail
+// alone (the fault tests play it).
+const TwoLamps = `domain: tiny
+scenarios:
+  - id: tiny-901
+    difficulty: easy
+    prompt: Set the hall lamp LP01 to 30 percent and turn the den lamp LP02 on at 40 percent, then tell me both levels.
+    gold:
+      L4:
+        - {tool: set_lamp, arguments: {lamp_id: LP01, level: 30}}
+        - {tool: set_lamp, arguments: {lamp_id: LP02, "on": true, level: 40}}
+    expect:
+      state:
+        - {entity: lamp, id: LP01, fields: {level: 30}}
+        - {entity: lamp, id: LP02, fields: {"on": true, level: 40}}
+      answer:
+        - {value: 30, what: hall lamp level in percent}
+        - {value: 40, what: den lamp level in percent}
+`
