@@ -915,7 +915,8 @@ func TestOverlongLineIsCounted(t *testing.T) {
 
 // TestTrialPageMarksFaults: a trial under a fault setting names it, each
 // faulted call its fault, and the verdict the faults injected and
-// recovered.
+// recovered, the false claims, and the rows that went offline with what
+// they replaced.
 func TestTrialPageMarksFaults(t *testing.T) {
 	spec, err := speclang.LoadAll(specs.FS)
 	if err != nil {
@@ -924,18 +925,30 @@ func TestTrialPageMarksFaults(t *testing.T) {
 	out := t.TempDir()
 	cfg := config("view-faults", "", agent.Oracle)
 	cfg.Domains, cfg.Granularities = []string{spec.Domains[0].Name}, []level.Level{level.L4}
-	cfg.Faults = []faults.Setting{{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient}}}
+	cfg.Faults = []faults.Setting{{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient}}, {Name: "offline", Rate: 0.5, Kinds: []faults.Kind{faults.Offline}}}
 	if _, err := harness.Run(context.Background(), cfg, spec, harness.Options{Out: out, Lookup: gen.Lookup}); err != nil {
 		t.Fatal(err)
 	}
 	recs := readRecords(t, out)
-	i := slices.IndexFunc(recs, func(r results.Record) bool { return r.Metrics.FaultsInjected > 0 })
+	srv := serveView(t, view.Options{}, out)
+	i := slices.IndexFunc(recs, func(r results.Record) bool { return r.Metrics.Explain != nil && len(r.Metrics.Explain.Offline) > 0 })
+	if i < 0 {
+		t.Fatalf("no row went offline in %d trials at a rate of one half", len(recs))
+	}
+	off := recs[i]
+	body := html.UnescapeString(mustGet(t, srv, "/trial?run=0&id="+url.QueryEscape(off.TrialID)))
+	for _, w := range []string{`<ul id="offline">`, "<b>" + off.Metrics.Explain.Offline[0].Row + "</b>: the answer says what was not done ✓",
+		off.Metrics.Explain.Offline[0].Replaced[0], "false claims <b>0</b>"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("offline trial page lacks %q", w)
+		}
+	}
+	i = slices.IndexFunc(recs, func(r results.Record) bool { return r.Metrics.FaultsInjected > 0 && r.Faults == "flaky" })
 	if i < 0 {
 		t.Fatalf("no fault injected in %d trials at a rate of one half", len(recs))
 	}
 	rec := recs[i]
-	srv := serveView(t, view.Options{}, out)
-	body := html.UnescapeString(mustGet(t, srv, "/trial?run=0&id="+url.QueryEscape(rec.TrialID)))
+	body = html.UnescapeString(mustGet(t, srv, "/trial?run=0&id="+url.QueryEscape(rec.TrialID)))
 	for _, w := range []string{`faults <b id="faults">flaky</b>`, "injected fault transient",
 		fmt.Sprintf("faults injected <b>%d</b> · recovered <b>%d</b>", rec.Metrics.FaultsInjected, rec.Metrics.FaultsRecovered)} {
 		if !strings.Contains(body, w) {
