@@ -172,7 +172,7 @@ func jsonEqual(t *testing.T, a, b any) bool {
 
 // TestServeFaults: granite serve --faults injects a setting's faults into
 // a domain's server over HTTP (at a rate of 1 of transient errors, every
-// call fails and applies nothing), and refuses what it cannot inject.
+// call fails and applies nothing), and refuses a setting it cannot read.
 func TestServeFaults(t *testing.T) {
 	d := gen.Domains[0]
 	ctx, cancel := context.WithCancel(context.Background())
@@ -215,7 +215,7 @@ func TestServeFaults(t *testing.T) {
 	}{
 		{[]string{"--domain", d.Name, "--faults", "flaky:2"}, `--faults: fault setting "flaky:2": found rate "2"; expected a number from 0 to 1`},
 		{[]string{"--domain", d.Name, "--faults", "flaky:0.2:cosmic"}, `found kind "cosmic"`},
-		{[]string{"--mcp-cmd", "true", "--faults", "flaky:0.2"}, "--faults injects into a generated domain's server: give it with --domain or --scenario"},
+		{[]string{"--mcp-url", "http://127.0.0.1:1/mcp", "--faults", "flaky:0.2:cosmic"}, `found kind "cosmic"`},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), append([]string{"serve"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpgranite/granite/internal/faults"
+)
+
+// TestServeRegroupedFaults: granite serve --mcp-url --level L1 --faults
+// injects the setting's faults at the relay to the source, by the source
+// tool a call of the one L1 tool reaches: at a rate of 1 of transient
+// errors, no call reaches the source and each is answered with the
+// transient error; at a rate of 1 of timeouts, each reaches it and is
+// answered with the timeout error.
+func TestServeRegroupedFaults(t *testing.T) {
+	var reached atomic.Int64
+	src := server.NewMCPServer("shelf", "1", server.WithToolCapabilities(false))
+	for _, name := range []string{"put_item", "list_items"} {
+		src.AddTool(mcp.NewTool(name, mcp.WithDescription("invented"), mcp.WithString("item_id")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			reached.Add(1)
+			return mcp.NewToolResultText(`{"ok":true}`), nil
+		})
+	}
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(src))
+	defer hs.Close()
+	for _, c := range []struct {
+		setting string
+		reached int64
+		want    string
+	}{
+		{"down:1:transient", 0, faults.TransientText},
+		{"slow:1:timeout", 1, faults.TimeoutText},
+	} {
+		t.Run(c.setting, func(t *testing.T) {
+			reached.Store(0)
+			ctx, cancel := context.WithCancel(context.Background())
+			var out bytes.Buffer
+			var errb lockedBuffer
+			done := make(chan int, 1)
+			go func() {
+				done <- run(ctx, []string{"serve", "--mcp-url", hs.URL, "--level", "L1", "--faults", c.setting, "--transport", "http", "--addr", "127.0.0.1:0"}, &out, &errb)
+			}()
+			defer func() {
+				cancel()
+				if code := <-done; code != 0 {
+					t.Errorf("exit %d: %s", code, errb.String())
+				}
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(errb.String(), "/mcp") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			fields := strings.Fields(errb.String())
+			if len(fields) == 0 || !strings.HasPrefix(fields[len(fields)-1], "http://") {
+				t.Fatalf("stderr %q; want the URL served", errb.String())
+			}
+			cl, err := client.NewStreamableHttpClient(fields[len(fields)-1])
+			must(t, err)
+			defer cl.Close()
+			must(t, cl.Start(ctx))
+			init := mcp.InitializeRequest{}
+			init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+			init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+			_, err = cl.Initialize(ctx, init)
+			must(t, err)
+			listed, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
+			must(t, err)
+			if len(listed.Tools) != 1 {
+				t.Fatalf("L1 lists %d tools; want one", len(listed.Tools))
+			}
+			req := mcp.CallToolRequest{}
+			req.Params.Name = listed.Tools[0].Name
+			req.Params.Arguments = map[string]any{"action": actionOf(t, listed.Tools[0], "put_item"), "item_id": "I1"}
+			res, err := cl.CallTool(ctx, req)
+			must(t, err)
+			if !res.IsError || resultText(res) != c.want || reached.Load() != c.reached {
+				t.Errorf("put_item through L1: (error %v) %q, the source reached %d times; want %q, reached %d", res.IsError, resultText(res), reached.Load(), c.want, c.reached)
+			}
+		})
+	}
+}
+
+// actionOf is the action of an L1 tool that reaches the source tool
+// named like name.
+func actionOf(t *testing.T, tool mcp.Tool, name string) string {
+	t.Helper()
+	action, _ := tool.InputSchema.Properties["action"].(map[string]any)
+	enum, _ := action["enum"].([]any)
+	for _, a := range enum {
+		if s, _ := a.(string); strings.Contains(s, strings.TrimSuffix(name, "_item")) {
+			return s
+		}
+	}
+	t.Fatalf("tool %s: no action like %s among %v", tool.Name, name, enum)
+	return ""
+}
