@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -43,36 +40,8 @@ func TestServeRegroupedFaults(t *testing.T) {
 	} {
 		t.Run(c.setting, func(t *testing.T) {
 			reached.Store(0)
-			ctx, cancel := context.WithCancel(context.Background())
-			var out bytes.Buffer
-			var errb lockedBuffer
-			done := make(chan int, 1)
-			go func() {
-				done <- run(ctx, []string{"serve", "--mcp-url", hs.URL, "--level", "L1", "--faults", c.setting, "--transport", "http", "--addr", "127.0.0.1:0"}, &out, &errb)
-			}()
-			defer func() {
-				cancel()
-				if code := <-done; code != 0 {
-					t.Errorf("exit %d: %s", code, errb.String())
-				}
-			}()
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(errb.String(), "/mcp") && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			fields := strings.Fields(errb.String())
-			if len(fields) == 0 || !strings.HasPrefix(fields[len(fields)-1], "http://") {
-				t.Fatalf("stderr %q; want the URL served", errb.String())
-			}
-			cl, err := client.NewStreamableHttpClient(fields[len(fields)-1])
-			must(t, err)
-			defer cl.Close()
-			must(t, cl.Start(ctx))
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-			init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-			_, err = cl.Initialize(ctx, init)
-			must(t, err)
+			ctx := t.Context()
+			cl := serveClient(t, []string{"--mcp-url", hs.URL, "--level", "L1", "--faults", c.setting}, "shelf (regrouped) at L1")
 			listed, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
 			must(t, err)
 			if len(listed.Tools) != 1 {

@@ -1,7 +1,6 @@
 package regroup_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,28 +26,14 @@ func serveFaulted(t *testing.T, iface *regroup.Grouping, lv level.Level, sched *
 	}
 	p.Source = serve.Source{Cmd: fakeCmd(t, "tools")}
 	p.Faults, p.SourceTools = sched, iface.Source
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &lines{t: t, in: inW, out: make(chan string, 16), done: make(chan error, 1)}
-	go func() { l.done <- p.ServeStdio(ctx, inR, outW, io.Discard) }()
+	t.Cleanup(cancel)
+	l := startLines(t, func(in io.Reader, out io.Writer) error { return p.ServeStdio(ctx, in, out, io.Discard) })
+	// The input's end ends the loop, and with it the source's process.
 	t.Cleanup(func() {
-		inW.Close()
-		cancel()
+		l.in.Close()
 		<-l.done
 	})
-	go func() {
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			l.out <- sc.Text()
-		}
-	}()
-	l.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if got := l.next(); !strings.Contains(got, `"serverInfo"`) {
-		t.Fatalf("initialize: %s", got)
-	}
-	l.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return l
 }
 
