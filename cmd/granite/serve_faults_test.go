@@ -22,8 +22,8 @@ import (
 func TestServeRegroupedFaults(t *testing.T) {
 	var reached atomic.Int64
 	src := server.NewMCPServer("shelf", "1", server.WithToolCapabilities(false))
-	for _, name := range []string{"put_item", "list_items"} {
-		src.AddTool(mcp.NewTool(name, mcp.WithDescription("invented"), mcp.WithString("item_id")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	for _, name := range []string{"stow_crate", "list_crates"} {
+		src.AddTool(mcp.NewTool(name, mcp.WithDescription("invented"), mcp.WithString("crate_id")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			reached.Add(1)
 			return mcp.NewToolResultText(`{"ok":true}`), nil
 		})
@@ -49,11 +49,11 @@ func TestServeRegroupedFaults(t *testing.T) {
 			}
 			req := mcp.CallToolRequest{}
 			req.Params.Name = listed.Tools[0].Name
-			req.Params.Arguments = map[string]any{"action": actionOf(t, listed.Tools[0], "put_item"), "item_id": "I1"}
+			req.Params.Arguments = map[string]any{"action": actionOf(t, listed.Tools[0], "stow_crate"), "crate_id": "I1"}
 			res, err := cl.CallTool(ctx, req)
 			must(t, err)
 			if !res.IsError || resultText(res) != c.want || reached.Load() != c.reached {
-				t.Errorf("put_item through L1: (error %v) %q, the source reached %d times; want %q, reached %d", res.IsError, resultText(res), reached.Load(), c.want, c.reached)
+				t.Errorf("stow_crate through L1: (error %v) %q, the source reached %d times; want %q, reached %d", res.IsError, resultText(res), reached.Load(), c.want, c.reached)
 			}
 		})
 	}
@@ -66,7 +66,7 @@ func actionOf(t *testing.T, tool mcp.Tool, name string) string {
 	action, _ := tool.InputSchema.Properties["action"].(map[string]any)
 	enum, _ := action["enum"].([]any)
 	for _, a := range enum {
-		if s, _ := a.(string); strings.Contains(s, strings.TrimSuffix(name, "_item")) {
+		if s, _ := a.(string); strings.Contains(s, strings.TrimSuffix(name, "_crate")) {
 			return s
 		}
 	}

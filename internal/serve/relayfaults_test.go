@@ -15,16 +15,16 @@ import (
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
-// shelfTools are an invented external server's tools: put_item names an
-// item by item_id, get_item by id, list_items names none.
+// shelfTools are an invented external server's tools: stow_crate names an
+// crate by crate_id, peek_crate by id, list_crates names none.
 var shelfTools = []toolsrc.Tool{
-	{Name: "put_item", InputSchema: json.RawMessage(`{"type":"object","properties":{"shelf":{"type":"string"},"item_id":{"type":"string"},"binId":{"type":"string"}}}`)},
-	{Name: "get_item", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)},
-	{Name: "list_items", InputSchema: json.RawMessage(`{"type":"object","properties":{"valid":{"type":"boolean"}}}`)},
+	{Name: "stow_crate", InputSchema: json.RawMessage(`{"type":"object","properties":{"shelf":{"type":"string"},"crate_id":{"type":"string"},"binId":{"type":"string"}}}`)},
+	{Name: "peek_crate", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)},
+	{Name: "list_crates", InputSchema: json.RawMessage(`{"type":"object","properties":{"valid":{"type":"boolean"}}}`)},
 }
 
 // shelf is a fake upstream of shelfTools: it counts the calls that reach
-// it, answers list_items with four items, a call of bad: true with a
+// it, answers list_crates with four items, a call of bad: true with a
 // tool error, and anything else with its arguments echoed as JSON, or
 // as plain text where plain is set.
 type shelf struct {
@@ -38,7 +38,7 @@ func (s *shelf) CallTool(_ context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	switch {
 	case strings.Contains(string(args), `"bad":true`):
 		return mcp.NewToolResultError("no such shelf"), nil
-	case req.Params.Name == "list_items":
+	case req.Params.Name == "list_crates":
 		return mcp.NewToolResultText(`["I1","I2","I3","I4"]`), nil
 	case s.plain:
 		return mcp.NewToolResultText("stored"), nil
@@ -73,15 +73,15 @@ func TestFaultCallerKinds(t *testing.T) {
 		isError    bool
 		text       string
 	}{
-		{"transient", faults.Transient, "put_item", `{"item_id":"I1"}`, false, 0, faults.Transient, true, faults.TransientText},
-		{"rate_limit", faults.RateLimit, "put_item", `{"item_id":"I1"}`, false, 0, faults.RateLimit, true, faults.RateLimitText},
-		{"timeout", faults.Timeout, "put_item", `{"item_id":"I1"}`, false, 1, faults.Timeout, true, faults.TimeoutText},
-		{"timeout of a failing call", faults.Timeout, "put_item", `{"item_id":"I1","bad":true}`, false, 1, "", true, "no such shelf"},
-		{"partial list", faults.Partial, "list_items", `{}`, false, 1, faults.Partial, false, `["I1","I2","reply cut short: 2 of 4 items not shown"]`},
-		{"partial object", faults.Partial, "put_item", `{"item_id":"I1","shelf":"S1","binId":"B1"}`, false, 1, faults.Partial, false, `{"_cut":"reply cut short: fields missing","binId":"B1","item_id":"I1"}`},
-		{"partial plain text", faults.Partial, "put_item", `{"item_id":"I1"}`, true, 1, "", false, "stored"},
-		{"offline", faults.Offline, "put_item", `{"shelf":"S1","binId":"B7","item_id":"I1"}`, false, 0, faults.Offline, true, faults.OfflineText("item", "I1")},
-		{"offline naming none", faults.Offline, "list_items", `{}`, false, 1, "", false, `"I4"`},
+		{"transient", faults.Transient, "stow_crate", `{"crate_id":"I1"}`, false, 0, faults.Transient, true, faults.TransientText},
+		{"rate_limit", faults.RateLimit, "stow_crate", `{"crate_id":"I1"}`, false, 0, faults.RateLimit, true, faults.RateLimitText},
+		{"timeout", faults.Timeout, "stow_crate", `{"crate_id":"I1"}`, false, 1, faults.Timeout, true, faults.TimeoutText},
+		{"timeout of a failing call", faults.Timeout, "stow_crate", `{"crate_id":"I1","bad":true}`, false, 1, "", true, "no such shelf"},
+		{"partial list", faults.Partial, "list_crates", `{}`, false, 1, faults.Partial, false, `["I1","I2","reply cut short: 2 of 4 items not shown"]`},
+		{"partial object", faults.Partial, "stow_crate", `{"crate_id":"I1","shelf":"S1","binId":"B1"}`, false, 1, faults.Partial, false, `{"_cut":"reply cut short: fields missing","binId":"B1","crate_id":"I1"}`},
+		{"partial plain text", faults.Partial, "stow_crate", `{"crate_id":"I1"}`, true, 1, "", false, "stored"},
+		{"offline", faults.Offline, "stow_crate", `{"shelf":"S1","binId":"B7","crate_id":"I1"}`, false, 0, faults.Offline, true, faults.OfflineText("crate", "I1")},
+		{"offline naming none", faults.Offline, "list_crates", `{}`, false, 1, "", false, `"I4"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			up := &shelf{plain: c.plain}
@@ -102,14 +102,14 @@ func TestFaultCallerKinds(t *testing.T) {
 			if c.fault != faults.Offline {
 				return
 			}
-			// I1 stays offline under get_item's id too; B7, named after
+			// I1 stays offline under peek_crate's id too; B7, named after
 			// it, was not taken.
-			for _, again := range []struct{ tool, args string }{{"get_item", `{"id":"I1"}`}, {"put_item", `{"item_id":"I2","binId":"B7"}`}} {
+			for _, again := range []struct{ tool, args string }{{"peek_crate", `{"id":"I1"}`}, {"stow_crate", `{"crate_id":"I2","binId":"B7"}`}} {
 				res, _ := sess.Call(t.Context(), again.tool, json.RawMessage(again.args))
 				if again.args == `{"id":"I1"}` && (res.Fault != faults.Offline || res.Text != faults.OfflineText("entity", "I1")) {
-					t.Errorf("I1 by get_item after it went offline: %q %q; want the offline error", res.Fault, res.Text)
+					t.Errorf("I1 by peek_crate after it went offline: %q %q; want the offline error", res.Fault, res.Text)
 				}
-				if again.tool == "put_item" && res.Text == faults.OfflineText("bin", "B7") {
+				if again.tool == "stow_crate" && res.Text == faults.OfflineText("bin", "B7") {
 					t.Errorf("B7 answered offline; only the first entity a call names goes offline")
 				}
 			}
@@ -131,10 +131,10 @@ func TestFaultCallerNoFaults(t *testing.T) {
 	all := &faults.Schedule{Setting: faults.Setting{Name: "all", Rate: 1, Kinds: []faults.Kind{faults.Transient}}, Seed: 1}
 	fc := serve.FaultCaller(up, shelfTools[:1], all)
 	req := mcp.CallToolRequest{}
-	req.Params.Name = "get_item"
+	req.Params.Name = "peek_crate"
 	req.Params.Arguments = json.RawMessage(`{"id":"I1"}`)
 	res, err := fc.CallTool(t.Context(), req)
-	if err != nil || res.IsError || !slices.Equal(up.calls, []string{"get_item"}) {
+	if err != nil || res.IsError || !slices.Equal(up.calls, []string{"peek_crate"}) {
 		t.Errorf("a tool the source does not list: %v %+v, upstream saw %v; want it forwarded unfaulted", err, res, up.calls)
 	}
 }
