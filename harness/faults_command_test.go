@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/scenarios"
 )
 
@@ -95,8 +96,8 @@ func sameFaults(t *testing.T, oracle []results.Record, cmd map[string]results.Re
 // server over HTTP, meets the faults the in-process oracle meets in the
 // same trial, call for call, on a generated domain and on a regrouped
 // external server; on the regrouped server, the faults are the same at
-// L4 and at L1, drawn by the source tool a call reaches, not by the
-// level's tool.
+// L4, at L1 and at a transformed interface of L2, drawn by the source
+// tool a call reaches, not by the tool the call was made through.
 func TestFaultsMeetCommandAgents(t *testing.T) {
 	spec := loadSpec(t)
 	levels := []level.Level{level.L4, level.L1}
@@ -137,33 +138,41 @@ func TestFaultsMeetCommandAgents(t *testing.T) {
 			}
 		}
 		cfg := artifactConfig(writeArtifacts(t, played, tools), "", agent.Oracle)
-		cfg.Granularities, cfg.Faults = levels, []faults.Setting{everyKind}
-		oracle := run(cfg)
-		if len(oracle) != len(played)*len(levels) {
-			t.Fatalf("%d oracle records; want %d", len(oracle), len(played)*len(levels))
+		// A transformed interface of L2 (its own plan file: the agent's
+		// plans are named by level) is served in front of L2's server.
+		transformed, err := surface.Parse("L2-nested-opaque")
+		if err != nil {
+			t.Fatal(err)
 		}
-		// L4 and L1 meet the same faults: the oracle makes the same calls
-		// at both, through the source's tools at L4 and the one tool's
-		// actions at L1.
-		byArtifact := map[string]map[level.Level][]string{}
+		cfg.Granularities, cfg.Interfaces, cfg.Faults = levels, surface.Specs{transformed}, []faults.Setting{everyKind}
+		oracle := run(cfg)
+		if len(oracle) != len(played)*len(cfg.Played()) {
+			t.Fatalf("%d oracle records; want %d", len(oracle), len(played)*len(cfg.Played()))
+		}
+		// Every interface meets L4's faults: the oracle makes the same
+		// calls at each, through the source's tools at L4, the one tool's
+		// actions at L1 and L2's tools as transformed.
+		byArtifact := map[string]map[string][]string{}
 		for _, r := range oracle {
-			if r.TrialID != results.FaultTrialID(r.Model, r.Scenario, string(r.Level), everyKind, 1) {
+			if r.TrialID != results.FaultTrialID(r.Model, r.Scenario, r.InterfaceName(), everyKind, 1) {
 				t.Errorf("trial id %s; want the setting named in it", r.TrialID)
 			}
 			if byArtifact[r.Scenario] == nil {
-				byArtifact[r.Scenario] = map[level.Level][]string{}
+				byArtifact[r.Scenario] = map[string][]string{}
 			}
-			byArtifact[r.Scenario][r.Level] = faultsOf(r)
+			byArtifact[r.Scenario][r.InterfaceName()] = faultsOf(r)
 		}
 		for id, at := range byArtifact {
-			if !slices.Equal(at[level.L4], at[level.L1]) {
-				t.Errorf("%s: faults %v at L4, %v at L1; want the same", id, at[level.L4], at[level.L1])
+			for _, spec := range cfg.Played()[1:] {
+				if !slices.Equal(at["L4"], at[spec.Name]) {
+					t.Errorf("%s: faults %v at L4, %v at %s; want the same", id, at["L4"], at[spec.Name], spec.Name)
+				}
 			}
 		}
 		n := sameFaults(t, oracle, replayAsCommand(t, cfg, oracle, run))
 		if n == 0 {
 			t.Error("no fault injected in any trial: the test compares nothing")
 		}
-		t.Logf("%d trials, %d faults, each met alike at L4 and L1 and by the command agent", len(oracle), n)
+		t.Logf("%d trials, %d faults, each met alike at every interface and by the command agent", len(oracle), n)
 	})
 }
