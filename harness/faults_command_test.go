@@ -176,3 +176,17 @@ func TestFaultsMeetCommandAgents(t *testing.T) {
 		t.Logf("%d trials, %d faults, each met alike at every interface and by the command agent", len(oracle), n)
 	})
 }
+
+// TestFaultsRefusedBesideArtifactsAsPublished: a config made in code,
+// which no loader checked, that asks for faults on artifacts played on
+// their replay servers as published is refused when planned, rather than
+// played without them.
+func TestFaultsRefusedBesideArtifactsAsPublished(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	tools, arts := memoryArtifacts(t)
+	cfg := artifactConfig(writeArtifacts(t, arts[:1], tools), "", agent.Oracle)
+	cfg.Faults = []faults.Setting{everyKind}
+	if _, err := Plan(t.Context(), cfg, spec, lookup); err == nil || !strings.Contains(err.Error(), "faults beside artifacts played as published") {
+		t.Errorf("plan: %v; want faults beside artifacts as published refused", err)
+	}
+}
