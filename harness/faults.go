@@ -12,8 +12,8 @@ import (
 // openUnder opens the trial's server on a fresh store, injecting the
 // faults its setting draws for it (see package faults) under the run's
 // seed: where a generated domain's server runs a call, or at a regrouped
-// server's relay to its source (serve.FaultCaller). A setting of no faults opens the task as a run without faults
-// does.
+// server's relay to its source (serve.FaultCaller). A setting of no
+// faults opens the task as a run without faults does.
 func (t Trial) openUnder(ctx context.Context, seed int) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
 	if t.Faults.None() {
 		return t.open(ctx)

@@ -219,8 +219,8 @@ func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Met
 
 // planGrouped plans model, artifact, level, fault setting, repetition,
 // with ids <model>/<artifact id>/<level>/r<n> (a setting that injects
-// faults adds its name before the repetition); a live source without levels plays
-// at L4, the server as published.
+// faults adds its name before the repetition); a live source without
+// levels plays at L4, the server as published.
 func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	// A source without levels asked for plays at L4, as published.
 	played := cfg.Played()
