@@ -179,7 +179,7 @@ func TestFaultConfigErrors(t *testing.T) {
 		{"name: x\nmodels: [a]\nfaults: [{name: Flaky/1, rate: 0.2}]\n",
 			`x.yaml:3:17: $.faults[0].name: found "Flaky/1"; expected a string matching`},
 		{"name: x\nmodels: [a]\nartifacts: a.jsonl\nfaults: [{name: f, rate: 0.2}]\n",
-			`x.yaml:4:9: $.faults: found faults beside artifacts`},
+			`x.yaml:4:9: $.faults: found faults beside artifacts played as published; expected granularities, interfaces, artifact_cmd or artifact_url beside them`},
 	} {
 		got, refused := refusal(t, spec, c.yaml)
 		if !refused {
@@ -188,6 +188,13 @@ func TestFaultConfigErrors(t *testing.T) {
 		}
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%q:\n got %s\nwant %s", c.yaml, got, c.want)
+		}
+	}
+	// Artifacts played on a regrouped server take faults at its relay.
+	for _, beside := range []string{"granularities: [L4, L1]", "interfaces: [L2-terse]", "artifact_cmd: srv --stdio", "artifact_url: http://127.0.0.1:1/mcp"} {
+		yaml := "name: x\nmodels: [a]\nartifacts: a.jsonl\n" + beside + "\nfaults: [{name: f, rate: 0.2}]\n"
+		if got, refused := refusal(t, spec, yaml); refused {
+			t.Errorf("faults beside artifacts with %s: %s; want them loaded", beside, got)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "x.yaml")

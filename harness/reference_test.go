@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/surface"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -56,6 +57,7 @@ func TestReferenceArtifactsRefused(t *testing.T) {
 		{"a tools file", writeArtifacts(t, arts, nil), "x", func(cfg *results.Config) { cfg.ArtifactTools = "t.json" }, "tools t.json: artifacts of reference scenarios take each level's tools from its server"},
 		{"groups", writeArtifacts(t, arts, nil), "x", func(cfg *results.Config) { cfg.Groups = "g.yaml" }, "groups g.yaml: artifacts of reference scenarios are not regrouped"},
 		{"an interface", writeArtifacts(t, arts, nil), "x", func(cfg *results.Config) { cfg.Interfaces = []surface.Spec{{Name: "L3-terse", Level: level.L3}} }, "interfaces L3-terse: artifacts of reference scenarios are played at their own levels"},
+		{"faults", writeArtifacts(t, arts, nil), "x", func(cfg *results.Config) { cfg.Faults = []faults.Setting{{Name: "flaky", Rate: 0.2}} }, "faults flaky: artifacts of reference scenarios are played on their level's own server"},
 		{"no artifact at the levels", writeArtifacts(t, arts[1:2], nil), "x", l4, "no artifact is at the levels asked for ([L4])"},
 		{"twice at a level", writeArtifacts(t, dup, nil), "x", nil, "artifacts " + arts[0].ID + " and again are both scenario " + arts[0].Scenario + " at L4"},
 		{"mixed", writeArtifacts(t, append(synthesized[:1:1], arts[0]), external), "x", nil, "1 of 2 artifacts are levels of reference scenarios"},

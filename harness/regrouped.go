@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/serve"
 	"github.com/mcpgranite/granite/internal/speclang"
@@ -131,6 +132,12 @@ func (t *groupedTask) identify(rec *results.Record) {
 }
 
 func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
+	return t.openWith(ctx, nil)
+}
+
+// openWith opens the trial's regrouped server with the faults sched
+// draws (nil: none) injected into the calls that reach the source.
+func (t *groupedTask) openWith(ctx context.Context, sched *faults.Schedule) (*serve.Session, map[string]func(json.RawMessage) bool, error) {
 	rgi := t.regrouped()
 	valid := validators(t.iface, func(name string, args json.RawMessage) bool { return rgi.Valid(t.at(), name, args) })
 	rg := t.set.regrouped
@@ -154,7 +161,7 @@ func (t *groupedTask) open(ctx context.Context) (*serve.Session, map[string]func
 			return r.answer(tool, req), nil
 		})
 	}
-	srv, err := rgi.NewServer("granite-regrouped", t.at(), up)
+	srv, err := rgi.NewServer("granite-regrouped", t.at(), serve.FaultCaller(up, rgi.Source, sched))
 	if err == nil {
 		var s *serve.Session
 		if s, err = serve.Connect(ctx, srv, "regrouped "+t.art.ID+" "+string(t.at())); err == nil {
@@ -198,12 +205,22 @@ func (t *groupedTask) score(rec *results.Record, _ *serve.Session) (*results.Met
 	}
 	m, verdicts := t.set.score(rec, t.art, source, t.set.regrouped.golds[t.art.ID+"/"+string(t.at())])
 	rec.Assertions = verdicts
+	if rec.Faults != "" {
+		// Recovery is not judged: no store says an external tool's
+		// intended effect holds (docs/faults.md).
+		for _, c := range rec.Calls {
+			if c.Fault != "" {
+				m.FaultsInjected++
+			}
+		}
+	}
 	return m, nil
 }
 
-// planGrouped plans model, artifact, level, repetition, with ids
-// <model>/<artifact id>/<level>/r<n>; a live source without levels plays
-// at L4, the server as published.
+// planGrouped plans model, artifact, level, fault setting, repetition,
+// with ids <model>/<artifact id>/<level>/r<n> (a setting that injects
+// faults adds its name before the repetition); a live source without
+// levels plays at L4, the server as published.
 func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 	// A source without levels asked for plays at L4, as published.
 	played := cfg.Played()
@@ -236,8 +253,10 @@ func planGrouped(cfg *results.Config, set *ArtifactSet) ([]Trial, error) {
 			a := &set.Artifacts[i]
 			for _, si := range surfaces[a.Source] {
 				task := &groupedTask{artifactTask: artifactTask{art: a, set: set}, iface: si}
-				for rep := 1; rep <= cfg.Repetitions; rep++ {
-					out = append(out, Trial{Index: len(out), ID: results.TrialID(model, a.ID, si.Spec.Name, rep), Model: model, Repetition: rep, Task: task})
+				for _, setting := range cfg.Settings() {
+					for rep := 1; rep <= cfg.Repetitions; rep++ {
+						out = append(out, Trial{Index: len(out), ID: results.FaultTrialID(model, a.ID, si.Spec.Name, setting, rep), Model: model, Repetition: rep, Faults: setting, Task: task})
+					}
 				}
 			}
 		}

@@ -109,6 +109,9 @@ func Plan(ctx context.Context, cfg *results.Config, spec *speclang.Spec, lookup 
 		if len(cfg.Played()) > 0 || cfg.ArtifactCmd != "" || cfg.ArtifactURL != "" {
 			return planGrouped(cfg, set)
 		}
+		if len(cfg.Faults) > 0 {
+			return nil, fmt.Errorf("%s: faults beside artifacts played as published: give levels or interfaces, or a live source, for a regrouped server whose relay injects them", cfg.Artifacts)
+		}
 		for _, model := range cfg.ModelNames() {
 			for i := range set.Artifacts {
 				a := &set.Artifacts[i]

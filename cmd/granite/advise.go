@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgranite/granite/harness/advise"
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/oneline"
 	"github.com/mcpgranite/granite/internal/speclang"
 	"github.com/mcpgranite/granite/specs"
@@ -20,7 +21,7 @@ import (
 // runAdvise is granite advise: a race of candidate interfaces (the
 // advise package's) for the models given, or with --plan its estimate.
 func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := newFlags("advise", "(--domain D | --mcp-cmd CMD | --mcp-url URL | --tools FILE) [--models a,b | --config FILE] [--candidates standard|levels|compositions|A,B] [--plan] [--out DIR] [--resume]",
+	fset := newFlags("advise", "(--domain D | --mcp-cmd CMD | --mcp-url URL | --tools FILE) [--models a,b | --config FILE] [--candidates standard|levels|compositions|A,B] [--faults name:rate[:kinds]] [--plan] [--out DIR] [--resume]",
 		"Answers which interface to publish for the models given: races the candidate interfaces\n"+
 			"(default: the standard catalogue, every level and each transform preset over it) on the\n"+
 			"domain's scenarios, or on artifacts synthesized offline from the server's tools, a round\n"+
@@ -46,6 +47,7 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fset.String("out", "", "results folder (default: results/advise-<source>)")
 	resume := fset.Bool("resume", false, "continue a race in --out from its journal")
 	seed := fset.Uint64("seed", 42, "seed of the plan's simulations and the pick's intervals")
+	faultsFlag := fset.String("faults", "", "play every trial under this fault setting, name:rate or name:rate:kind,kind as granite serve --faults takes it (flaky:0.2:transient,timeout), so that the candidates meet the same faults; drawn under the config's seed")
 	if err := parse(fset, args); err != nil {
 		return err
 	}
@@ -56,6 +58,13 @@ func runAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cfg, err := advise.Config(spec, *config, *models)
 	if err != nil {
 		return badUsage(err)
+	}
+	if *faultsFlag != "" {
+		setting, err := faults.ParseSetting(*faultsFlag)
+		if err != nil {
+			return usagef("--faults: %v", err)
+		}
+		cfg.Faults = []faults.Setting{setting}
 	}
 	race := advise.Race{Procedure: *procedure, Alpha: *alpha, Delta: *delta, MinRounds: *minRounds, MaxRounds: *maxRounds}
 	if err := race.Check(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,5 +194,76 @@ func TestAdviseBudget(t *testing.T) {
 	m := adv.Models[0]
 	if len(m.Rounds) != 1 || !strings.Contains(m.Stopped, "trial budget (10)") || m.Trials >= m.GridTrials {
 		t.Errorf("%d rounds, %d of %d trials, stopped: %q; want one round and the budget named", len(m.Rounds), m.Trials, m.GridTrials, m.Stopped)
+	}
+}
+
+// TestAdviseUnderFaults: granite advise --faults plays every trial of the
+// race under the setting, as a run's config would: trials and records
+// name it, the page and advise.json say it, the oracle (which retries
+// transient errors and rate limits) still completes every task, and each
+// candidate meets the same faults on the same task and round. A setting
+// the flag cannot read is a usage error naming the flag.
+func TestAdviseUnderFaults(t *testing.T) {
+	out := t.TempDir()
+	adv := runAdviseCLI(t, out, "--tools", "../../harness/testdata/server-memory.tools.json", "--models", "builtin:oracle",
+		"--candidates", "L4,L1", "--procedure", "sign", "--max-rounds", "2", "--faults", "retry:0.5:transient,rate_limit")
+	if len(adv.Models) != 1 || adv.Models[0].Pick.TC != 1 {
+		t.Fatalf("advice: %+v; want the oracle at TC 1 under retryable faults", adv)
+	}
+	data, err := os.ReadFile(filepath.Join(out, advise.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var withFaults struct {
+		Faults *struct {
+			Name string  `json:"name"`
+			Rate float64 `json:"rate"`
+		} `json:"faults"`
+	}
+	if err := json.Unmarshal(data, &withFaults); err != nil || withFaults.Faults == nil || withFaults.Faults.Name != "retry" || withFaults.Faults.Rate != 0.5 {
+		t.Errorf("advise.json faults: %+v, %v; want the setting retry at 0.5", withFaults.Faults, err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, advise.PageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "under the fault setting `retry` (a call faults with probability 0.5, as transient, rate_limit)") {
+		t.Errorf("the page does not name the fault setting:\n%s", page)
+	}
+	recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each task and round meets the same faults at L4 and L1.
+	met := map[string]map[string][]string{}
+	injected := 0
+	for _, r := range recs {
+		if r.Faults != "retry" || !strings.Contains(r.TrialID, "/retry/") {
+			t.Errorf("%s: setting %q; want retry, named in the id", r.TrialID, r.Faults)
+		}
+		key := fmt.Sprintf("%s/r%d", r.Scenario, r.Repetition)
+		if met[key] == nil {
+			met[key] = map[string][]string{}
+		}
+		for i, c := range r.Calls {
+			if c.Fault != "" {
+				met[key][r.InterfaceName()] = append(met[key][r.InterfaceName()], fmt.Sprintf("%d:%s", i, c.Fault))
+			}
+		}
+		injected += r.Metrics.FaultsInjected
+	}
+	for key, by := range met {
+		if !slices.Equal(by["L4"], by["L1"]) {
+			t.Errorf("%s: faults %v at L4, %v at L1; want the same", key, by["L4"], by["L1"])
+		}
+	}
+	if injected == 0 {
+		t.Error("no fault injected in the race")
+	}
+	t.Logf("%d trials, %d faults injected", len(recs), injected)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"advise", "--out", t.TempDir(), "--tools", "../../harness/testdata/server-memory.tools.json", "--models", "builtin:oracle", "--faults", "retry:2"}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), `--faults: fault setting "retry:2": found rate "2"; expected a number from 0 to 1`) {
+		t.Errorf("--faults retry:2: exit %d, %s; want a usage error naming the rate", code, stderr.String())
 	}
 }

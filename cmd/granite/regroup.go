@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/models/ollama"
 	"github.com/mcpgranite/granite/internal/oneline"
@@ -94,7 +95,7 @@ func runRegroup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // source connection for the process) or HTTP (a fresh source connection
 // per session: for a command, a fresh process), with serve's safety
 // defaults.
-func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer) error {
+func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, transport string, at serve.Endpoint, ho serve.Options, stdout, stderr io.Writer, sched *faults.Schedule) error {
 	tools, name, c, err := src.load(ctx)
 	if err != nil {
 		return err
@@ -116,6 +117,12 @@ func serveRegrouped(ctx context.Context, src *externalSource, lv level.Level, tr
 	}
 	opts, _ := src.options() // load checked them
 	p.Source = serve.Source{Cmd: *src.mcpCmd, URL: *src.mcpURL, Options: opts}
+	if sched != nil {
+		if sched.Scenario == "" {
+			sched.Scenario = name
+		}
+		p.Faults, p.SourceTools = sched, tools
+	}
 	switch transport {
 	case "stdio":
 		in, restore := serve.Pollable(os.Stdin)

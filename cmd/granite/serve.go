@@ -50,10 +50,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ext := addExternalSource(fs, false)
 	scenario := fs.String("scenario", "", "http: serve this scenario's domain on one store all sessions share, and print its prompt to give the client")
 	record := fs.String("record", "", "http, with --scenario: append every call of every session, as it is answered, and the store after it to this file, for granite score")
-	faultsFlag := fs.String("faults", "", "with --domain or --scenario: inject faults, a setting as name:rate or name:rate:kind,kind (like flaky:0.2:transient,rate_limit; see docs/faults.md), drawn per session as for a trial")
+	faultsFlag := fs.String("faults", "", "inject faults, a setting as name:rate or name:rate:kind,kind (like flaky:0.2:transient,rate_limit; see docs/faults.md), drawn per session as for a trial: where a domain's server runs a call, or, with --mcp-cmd or --mcp-url, where the relay reaches the source's tool")
 	var sched faults.Schedule
 	fs.IntVar(&sched.Seed, "fault-seed", 42, "with --faults: the run seed the schedule is drawn under (an experiment's seed)")
-	fs.StringVar(&sched.Scenario, "fault-scenario", "", "with --faults: the scenario the schedule is drawn for, to meet a trial's faults (default: --scenario, else the domain's name)")
+	fs.StringVar(&sched.Scenario, "fault-scenario", "", "with --faults: the scenario (or artifact) the schedule is drawn for, to meet a trial's faults (default: --scenario, else the domain's or the source server's name)")
 	fs.IntVar(&sched.Repetition, "fault-repetition", 1, "with --faults: the repetition the schedule is drawn for")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -64,9 +64,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		setting, err := faults.ParseSetting(*faultsFlag)
 		if err != nil {
 			return usagef("--faults: %v", err)
-		}
-		if ext.live() {
-			return usagef("--faults injects into a generated domain's server: give it with --domain or --scenario (a relay to another server takes no faults yet)")
 		}
 		sched.Setting = setting
 		if sched.Scenario == "" {
@@ -117,7 +114,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil || *domain != "" || *scenario != "" {
 			return usagef("--mcp-cmd/--mcp-url take a --level and no --domain or --scenario")
 		}
-		return serveRegrouped(ctx, ext, level, *transport, at, ho, stdout, stderr)
+		return serveRegrouped(ctx, ext, level, *transport, at, ho, stdout, stderr, scheduled)
 	}
 	if *record != "" && *scenario == "" {
 		return usagef("--record needs --scenario: the recording is scored against it")

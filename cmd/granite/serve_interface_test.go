@@ -37,30 +37,8 @@ func TestServeInterface(t *testing.T) {
 			must(t, err)
 			iface, err := serve.DomainInterface(d, sp)
 			must(t, err)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var out bytes.Buffer
-			var errb lockedBuffer
-			done := make(chan int, 1)
-			go func() {
-				done <- run(ctx, []string{"serve", "--domain", d.Name, "--interface", name, "--transport", "http", "--addr", "127.0.0.1:0"}, &out, &errb)
-			}()
-			defer func() {
-				cancel()
-				if code := <-done; code != 0 {
-					t.Errorf("exit %d: %s", code, errb.String())
-				}
-			}()
-			url := servedURL(t, &errb, d.Name+" at interface "+name)
-			c, err := client.NewStreamableHttpClient(url)
-			must(t, err)
-			defer c.Close()
-			must(t, c.Start(ctx))
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-			init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-			_, err = c.Initialize(ctx, init)
-			must(t, err)
+			ctx := t.Context()
+			c := serveClient(t, []string{"--domain", d.Name, "--interface", name}, d.Name+" at interface "+name)
 			listed, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 			must(t, err)
 			var got, want []string
@@ -133,6 +111,36 @@ func TestServeInterfaceFlags(t *testing.T) {
 	}
 }
 
+// serveClient runs granite serve with args over HTTP on a free loopback
+// port until the test ends (when it must exit 0), and returns a client
+// initialised on the URL it says it serves what at.
+func serveClient(t *testing.T, args []string, what string) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	var errb lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append(append([]string{"serve"}, args...), "--transport", "http", "--addr", "127.0.0.1:0"), &out, &errb)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d: %s", code, errb.String())
+		}
+	})
+	c, err := client.NewStreamableHttpClient(servedURL(t, &errb, what))
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	must(t, c.Start(ctx))
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	_, err = c.Initialize(ctx, init)
+	must(t, err)
+	return c
+}
+
 // servedURL waits for serve to say where it serves what, and returns the
 // URL.
 func servedURL(t *testing.T, errb *lockedBuffer, what string) string {
@@ -172,32 +180,11 @@ func jsonEqual(t *testing.T, a, b any) bool {
 
 // TestServeFaults: granite serve --faults injects a setting's faults into
 // a domain's server over HTTP (at a rate of 1 of transient errors, every
-// call fails and applies nothing), and refuses what it cannot inject.
+// call fails and applies nothing), and refuses a setting it cannot read.
 func TestServeFaults(t *testing.T) {
 	d := gen.Domains[0]
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out bytes.Buffer
-	var errb lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--domain", d.Name, "--level", "L1", "--faults", "down:1:transient", "--transport", "http", "--addr", "127.0.0.1:0"}, &out, &errb)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d: %s", code, errb.String())
-		}
-	}()
-	c, err := client.NewStreamableHttpClient(servedURL(t, &errb, d.Name+" at L1"))
-	must(t, err)
-	defer c.Close()
-	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-	_, err = c.Initialize(ctx, init)
-	must(t, err)
+	ctx := t.Context()
+	c := serveClient(t, []string{"--domain", d.Name, "--level", "L1", "--faults", "down:1:transient"}, d.Name+" at L1")
 	op := d.Tools["L1"][0].Operations[0]
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = d.Tools["L1"][0].Name, json.RawMessage(`{"action":"`+op.Name+`",`+strings.TrimPrefix(op.Example, "{"))
@@ -215,7 +202,7 @@ func TestServeFaults(t *testing.T) {
 	}{
 		{[]string{"--domain", d.Name, "--faults", "flaky:2"}, `--faults: fault setting "flaky:2": found rate "2"; expected a number from 0 to 1`},
 		{[]string{"--domain", d.Name, "--faults", "flaky:0.2:cosmic"}, `found kind "cosmic"`},
-		{[]string{"--mcp-cmd", "true", "--faults", "flaky:0.2"}, "--faults injects into a generated domain's server: give it with --domain or --scenario"},
+		{[]string{"--mcp-url", "http://127.0.0.1:1/mcp", "--faults", "flaky:0.2:cosmic"}, `found kind "cosmic"`},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), append([]string{"serve"}, c.args...), &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
@@ -39,6 +40,9 @@ type Advice struct {
 	Models     []ModelAdvice
 	// Race is the race's settings, defaults filled.
 	Race Race
+	// Faults is the fault setting every trial was played under (nil for
+	// none): the candidates are compared under the same faults.
+	Faults *faults.Setting
 }
 
 // ModelAdvice is one model's race and its pick.
@@ -92,6 +96,14 @@ func Run(ctx context.Context, spec *speclang.Spec, s Setup, opts harness.Options
 		out = cfg.Output
 	}
 	adv := &Advice{Out: out, Candidates: cands, Race: s.Race}
+	switch {
+	case len(cfg.Faults) > 1:
+		// A race pairs each candidate's trial of a task and round with
+		// the others': two settings would be two trials to pair.
+		return nil, fmt.Errorf("advise: %d fault settings; a race plays under one at most", len(cfg.Faults))
+	case len(cfg.Faults) == 1 && !cfg.Faults[0].None():
+		adv.Faults = &cfg.Faults[0]
+	}
 	alive := map[string][]string{}
 	var racing []string
 	for _, m := range cfg.ModelNames() {

@@ -29,7 +29,9 @@ import (
 // Config is the grid's config before its tasks and candidates: the
 // models of the experiment config named by config (its domains, levels,
 // interfaces and artifacts dropped), the comma-separated models, or the
-// config's entries of those models in the order named.
+// config's entries of those models in the order named. The config's
+// fault settings are dropped too: a race plays under the one its caller
+// sets (granite advise --faults).
 func Config(spec *speclang.Spec, config, models string) (*results.Config, error) {
 	cfg := &results.Config{Name: "advise"}
 	if config != "" {
@@ -40,6 +42,8 @@ func Config(spec *speclang.Spec, config, models string) (*results.Config, error)
 		cfg = c
 		cfg.Domains, cfg.Scenarios, cfg.Granularities, cfg.Interfaces = nil, nil, nil, nil
 		cfg.Artifacts, cfg.ArtifactTools, cfg.ArtifactCmd, cfg.ArtifactURL, cfg.Groups = "", "", "", "", ""
+		// A race plays under one fault setting, the one --faults gives.
+		cfg.Faults = nil
 	}
 	if models != "" {
 		var names []string

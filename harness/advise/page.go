@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/surface"
 )
 
@@ -37,6 +39,9 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 	fmt.Fprintf(&b, "%d candidates raced for %d model(s); the full grid would play %d trials per model. "+
 		"A candidate is dropped once the trials show it worse than another (%s); the pick is the best survivor.\n\n",
 		len(adv.Candidates), len(adv.Models), adv.GridTrials, ProcedureWords(adv.Race))
+	if f := adv.Faults; f != nil {
+		fmt.Fprintf(&b, "Every trial was played under the fault setting `%s` (%s), each candidate meeting the same faults on the same calls to the same operation (see granite's docs/faults.md).\n\n", f.Name, faultWords(*f))
+	}
 	type roundJSON struct {
 		Round     int      `json:"round"`
 		Survivors []string `json:"survivors"`
@@ -142,15 +147,29 @@ func Write(adv *Advice, specs map[string]surface.Spec, groups func(surface.Spec)
 		return err
 	}
 	data, err := json.MarshalIndent(struct {
-		Source     string      `json:"source"`
-		Race       Race        `json:"race"`
-		Candidates []Candidate `json:"candidates"`
-		Models     []modelJSON `json:"models"`
-	}{source, adv.Race, adv.Candidates, out}, "", "  ")
+		Source     string          `json:"source"`
+		Race       Race            `json:"race"`
+		Faults     *faults.Setting `json:"faults,omitempty"`
+		Candidates []Candidate     `json:"candidates"`
+		Models     []modelJSON     `json:"models"`
+	}{source, adv.Race, adv.Faults, adv.Candidates, out}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return results.WriteFile(adv.Out, JSONFile, append(data, '\n'))
+}
+
+// faultWords says what a fault setting injects: its rate and kinds.
+func faultWords(f faults.Setting) string {
+	kinds := f.Kinds
+	if len(kinds) == 0 {
+		kinds = faults.DefaultKinds
+	}
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return fmt.Sprintf("a call faults with probability %s, as %s", strconv.FormatFloat(f.Rate, 'g', -1, 64), strings.Join(names, ", "))
 }
 
 // specYAML is an interface as a config's interfaces entry.

@@ -130,11 +130,14 @@ func describe(lv level.Level, t surface.Transforms) string {
 }
 
 // Faults checks what the schema cannot say of the fault settings
-// (faults.Check), and that a scenario run is there to inject them into.
+// (faults.Check), and that there is a server to inject them into: a
+// scenario run's generated domain, or the regrouped server artifacts are
+// played on at levels or interfaces, or on a live source.
 func Faults(doc *speclang.Document, c *results.Config) speclang.ErrorList {
 	var list speclang.ErrorList
-	if len(c.Faults) > 0 && c.Artifacts != "" {
-		list = append(list, doc.Errorf([]any{"faults"}, "found faults beside artifacts; expected them in a scenario run only: faults are injected where a generated domain's server runs a call, which an artifact's replay or live server does not"))
+	regrouped := len(c.Granularities) > 0 || len(c.Interfaces) > 0 || c.ArtifactCmd != "" || c.ArtifactURL != ""
+	if len(c.Faults) > 0 && c.Artifacts != "" && !regrouped {
+		list = append(list, doc.Errorf([]any{"faults"}, "found faults beside artifacts played as published; expected granularities, interfaces, artifact_cmd or artifact_url beside them: faults are injected where a generated domain's server runs a call or at a regrouped server's relay to its source, and an artifact's replay server as published has neither"))
 	}
 	for _, p := range faults.Check(c.Faults) {
 		list = append(list, doc.Errorf([]any{"faults", p.Index, p.Field}, "%s", p.Msg))

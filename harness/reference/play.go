@@ -134,6 +134,8 @@ func CheckConfig(path string, arts []scenarios.Artifact, cfg *results.Config) (b
 		err = fmt.Errorf("%s: tools %s: artifacts of reference scenarios take each level's tools from its server (--mcp-cmd); leave the tools file out", path, cfg.ArtifactTools)
 	case cfg.Groups != "":
 		err = fmt.Errorf("%s: groups %s: artifacts of reference scenarios are not regrouped, each level's tools are its own server's; leave the groups out", path, cfg.Groups)
+	case len(cfg.Faults) > 0:
+		err = fmt.Errorf("%s: faults %s: artifacts of reference scenarios are played on their level's own server, which granite does not stand in front of to inject faults; leave the faults out, or play the scenarios as granite's own (a scenario run)", path, cfg.Faults[0].Name)
 	case len(cfg.Interfaces) > 0:
 		err = fmt.Errorf("%s: interfaces %s: artifacts of reference scenarios are played at their own levels, on each level's server; give levels (--levels L4,L1) to play only some", path, cfg.Interfaces[0].Name)
 	}

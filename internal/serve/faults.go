@@ -40,7 +40,7 @@ type injector struct {
 	sched *faults.Schedule
 	mu    sync.Mutex
 	calls map[string]int
-	// offline holds "entity/id" of each entity taken offline.
+	// offline holds the key of each entity taken offline (namedEntity).
 	offline map[string]bool
 }
 
@@ -80,57 +80,75 @@ func (in *injector) handler(t *mcpdomain.Tool, call mcpdomain.CallFunc) server.T
 }
 
 // wrap is call with the schedule's faults injected, the fault injected
-// set in *injected. Calls are run one at a time, so that the k-th call to
-// an operation is the k-th to reach the store.
+// set in *injected.
 func (in *injector) wrap(call mcpdomain.CallFunc, injected *faults.Kind) mcpdomain.CallFunc {
 	return func(op *mcpdomain.Operation, args []byte) (any, error) {
-		in.mu.Lock()
-		defer in.mu.Unlock()
-		in.calls[op.Name]++
-		named := namedEntities(op, args)
-		for _, e := range named {
-			if in.offline[e.entity+"/"+e.id] {
-				*injected = faults.Offline
-				return nil, mcpdomain.Errorf("%s", faults.OfflineText(e.entity, e.id))
-			}
+		var err error
+		out, kind, failed := inject(in, op.Name, namedEntities(op, args), func() (any, bool) {
+			var out any
+			out, err = call(op, args)
+			return out, err != nil
+		}, cutReply)
+		*injected = kind
+		if failed != "" {
+			return nil, mcpdomain.Errorf("%s", failed)
 		}
-		kind := in.sched.Draw(op.Name, in.calls[op.Name])
-		switch kind {
-		case faults.Transient:
-			*injected = kind
-			return nil, mcpdomain.Errorf("%s", faults.TransientText)
-		case faults.RateLimit:
-			*injected = kind
-			return nil, mcpdomain.Errorf("%s", faults.RateLimitText)
-		case faults.Offline:
-			if len(named) == 0 {
-				break // a call that names no entity has none to lose
-			}
-			e := named[0]
-			in.offline[e.entity+"/"+e.id] = true
-			*injected = kind
-			return nil, mcpdomain.Errorf("%s", faults.OfflineText(e.entity, e.id))
-		}
-		out, err := call(op, args)
-		if err != nil || kind == "" {
-			return out, err // a call that fails on its own is not faulted after
-		}
-		switch kind {
-		case faults.Timeout:
-			*injected = kind
-			return nil, mcpdomain.Errorf("%s", faults.TimeoutText)
-		case faults.Partial:
-			if cut, ok := cutReply(out); ok {
-				*injected = kind
-				return cut, nil
-			}
-		}
-		return out, nil
+		return out, err
 	}
 }
 
-// namedEntity is an entity a call names by ID.
-type namedEntity struct{ entity, id string }
+// inject runs a call to operation op, naming the entities named, under
+// the fault the schedule draws for it: the one place a generated
+// domain's server and a relay to an external server (FaultCaller) decide
+// and apply a fault, so that both inject alike. run makes the call and
+// reports whether it failed on its own (an error, a tool error); cut
+// cuts its reply (ok false where nothing can be cut). It returns the
+// reply, the fault injected ("" for none) and, for a fault that fails
+// the call, the error text the agent reads instead of the reply. Calls
+// are run one at a time, so that the k-th call to an operation is the
+// k-th to reach the store.
+func inject[R any](in *injector, op string, named []namedEntity, run func() (R, bool), cut func(R) (R, bool)) (reply R, kind faults.Kind, failed string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.calls[op]++
+	for _, e := range named {
+		if in.offline[e.key] {
+			return reply, faults.Offline, faults.OfflineText(e.entity, e.id)
+		}
+	}
+	kind = in.sched.Draw(op, in.calls[op])
+	switch kind {
+	case faults.Transient:
+		return reply, kind, faults.TransientText
+	case faults.RateLimit:
+		return reply, kind, faults.RateLimitText
+	case faults.Offline:
+		if len(named) > 0 {
+			e := named[0]
+			in.offline[e.key] = true
+			return reply, kind, faults.OfflineText(e.entity, e.id)
+		}
+		// A call that names no entity has none to lose.
+		kind = ""
+	}
+	reply, failedAlone := run()
+	if failedAlone || kind == "" {
+		return reply, "", "" // a call that fails on its own is not faulted after
+	}
+	switch kind {
+	case faults.Timeout:
+		return reply, kind, faults.TimeoutText
+	case faults.Partial:
+		if short, ok := cut(reply); ok {
+			return short, kind, ""
+		}
+	}
+	return reply, "", ""
+}
+
+// namedEntity is an entity a call names by ID; key tells it from the
+// server's other entities (what offline holds).
+type namedEntity struct{ entity, id, key string }
 
 // namedEntities are the entities a call's arguments name by ID, in the
 // operation's argument order.
@@ -142,7 +160,7 @@ func namedEntities(op *mcpdomain.Operation, args []byte) []namedEntity {
 	var out []namedEntity
 	for _, a := range op.Args {
 		if id, ok := m[a.Name].(string); ok && a.Entity != "" {
-			out = append(out, namedEntity{a.Entity, id})
+			out = append(out, namedEntity{a.Entity, id, a.Entity + "/" + id})
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/toolsrc"
 )
 
@@ -45,7 +46,15 @@ type Proxy struct {
 	Routes map[string]Route
 	// Source is the live server ServeStdio and Handler connect to.
 	Source Source
+	// Faults, when it injects any, are drawn afresh for each connection
+	// to the source and injected into the calls that reach it
+	// (FaultCaller), whose tools SourceTools lists.
+	Faults      *faults.Schedule
+	SourceTools []toolsrc.Tool
 }
+
+// faulted reports whether the proxy injects faults.
+func (p *Proxy) faulted() bool { return p.Faults != nil && !p.Faults.Setting.None() }
 
 // NewServer is the proxy's MCP server forwarding to up.
 func (p *Proxy) NewServer(up Caller) *server.MCPServer {
@@ -86,13 +95,19 @@ func handler(route Route, up Caller) server.ToolHandlerFunc {
 
 // ServeStdio serves the proxy over stdio (see Stdio) on one
 // connection to the source for the process; a command's calls cross
-// through a Relay, without mcp-go in the way.
+// through a Relay, without mcp-go in the way, unless the proxy injects
+// faults.
 func (p *Proxy) ServeStdio(ctx context.Context, in io.Reader, out, stderr io.Writer) error {
 	up, fwd, closeUp, err := p.Source.open(ctx, p.Routes, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeUp()
+	if p.faulted() {
+		// Every call goes through the proxy's server, where the faults
+		// are injected, rather than past it through the relay.
+		return Stdio(ctx, p.NewServer(FaultCaller(up, p.SourceTools, p.Faults)), in, out, nil)
+	}
 	return Stdio(ctx, p.NewServer(up), in, out, fwd)
 }
 
@@ -105,7 +120,7 @@ func (p *Proxy) Handler(o Options, stderr io.Writer) (*Handler, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return p.NewServer(up), closeUp, nil
+		return p.NewServer(FaultCaller(up, p.SourceTools, p.Faults)), closeUp, nil
 	}, o)
 }
 

@@ -178,10 +178,19 @@ func serveRelayTo(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startLines(t, func(in io.Reader, out io.Writer) error {
+		return serve.Stdio(context.Background(), srv, in, out, relay)
+	}), relay
+}
+
+// startLines runs a stdio server loop (serveLoop) on pipes and returns
+// its raw client, initialised.
+func startLines(t *testing.T, serveLoop func(in io.Reader, out io.Writer) error) *lines {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	l := &lines{t: t, in: inW, out: make(chan string, 16), done: make(chan error, 1)}
-	go func() { l.done <- serve.Stdio(context.Background(), srv, inR, outW, relay) }()
+	go func() { l.done <- serveLoop(inR, outW) }()
 	go func() {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 1<<20)
@@ -194,7 +203,7 @@ func serveRelayTo(t *testing.T, iface *regroup.Grouping, lv level.Level, cmd str
 		t.Fatalf("initialize: %s", got)
 	}
 	l.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return l, relay
+	return l
 }
 
 func (l *lines) send(line string) {
