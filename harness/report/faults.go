@@ -171,8 +171,10 @@ func (r *Report) faultTable(name, title string, g faultGrouping) *Table {
 			ci := r.tcCI(label, rows)
 			injected, recovered := 0.0, 0.0
 			for _, x := range rows {
-				injected += x.injected
-				recovered += x.recovered
+				if !math.IsNaN(x.recovered) { // recovery judged
+					injected += x.injected
+					recovered += x.recovered
+				}
 			}
 			recovery := math.NaN()
 			if injected > 0 {

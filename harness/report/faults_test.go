@@ -435,3 +435,36 @@ func writeReportOf(t *testing.T, res *Results) (*Report, string, []string) {
 	}
 	return r, out, files
 }
+
+// TestFaultRecoveryOfArtifactsIsNotJudged: an artifact trial's
+// faults_recovered is absent (no store holds an external tool's effect),
+// so its faults count in faults_per_trial but not in recovery_rate, and
+// trials.csv leaves its faults_recovered empty rather than 0.
+func TestFaultRecoveryOfArtifactsIsNotJudged(t *testing.T) {
+	res := faultWorld{}.results(t)
+	for i, rec := range res.Records {
+		// The flaky L4 trials of model a become artifact trials, whose
+		// recovery is not judged; b's keep recovering both faults.
+		if rec.Faults == "flaky" && rec.Level == level.L4 && rec.Model == "a:1b" {
+			res.Records[i].Artifacts = "played.jsonl"
+			res.Records[i].Metrics.FaultsRecovered = 0
+		}
+	}
+	r, out, _ := writeReportOf(t, res)
+	row := faultRow(t, r.Table(FaultsTable), "flaky", "L4")
+	if got := cellOf(t, r.Table(FaultsTable), row, "recovery_rate").(float64); got != 1 {
+		t.Errorf("flaky L4 recovery_rate %v; want 1, over the judged trials alone", got)
+	}
+	if got := cellOf(t, r.Table(FaultsTable), row, "faults_per_trial").(float64); got != 2 {
+		t.Errorf("flaky L4 faults_per_trial %v; want 2, every trial's faults", got)
+	}
+	empty := 0
+	for _, line := range readCSV(t, filepath.Join(out, "trials.csv")) {
+		if line["faults_recovered"] == "" {
+			empty++
+		}
+	}
+	if empty != 16 {
+		t.Errorf("%d trials.csv rows with faults_recovered empty; want the 16 artifact trials", empty)
+	}
+}

@@ -133,7 +133,8 @@ type row struct {
 	promptS, genS, loadS, waitS float64
 	// faults is the fault setting the trial played under ("" for none),
 	// injected, recovered and falseClaims its metrics faults_injected,
-	// faults_recovered and false_claims.
+	// faults_recovered and false_claims; recovered is NaN where it is not
+	// judged (an artifact trial's).
 	faults                           string
 	injected, recovered, falseClaims float64
 }
@@ -301,7 +302,11 @@ func newRow(man *results.Manifest, rec *results.Record) row {
 	if m.GoldCalls > 0 {
 		gold = float64(m.GoldCalls)
 	}
-	return row{faults: rec.Faults, injected: float64(m.FaultsInjected), recovered: float64(m.FaultsRecovered), falseClaims: float64(m.FalseClaims),
+	recovered := float64(m.FaultsRecovered)
+	if rec.Artifacts != "" {
+		recovered = math.NaN() // an external tool's effect is in no store granite reads
+	}
+	return row{faults: rec.Faults, injected: float64(m.FaultsInjected), recovered: recovered, falseClaims: float64(m.FalseClaims),
 		iface: rec.InterfaceName(), imet: imet, comp: comp, gold: gold, id: rec.TrialID, model: rec.Model, domain: rec.Domain, scenario: rec.Scenario, difficulty: rec.Difficulty,
 		level: rec.Level, rep: rec.Repetition, tc: m.TC, tcs: m.TCStrict, f1: m.F1, af1: m.ActionF1, arg: m.ArgAcc, aarg: m.ActionArgAcc, wall: m.WallS,
 		calls: float64(m.ToolCalls), zero: m.ZeroToolCall, err: rec.ErrorClass != "", errClass: string(rec.ErrorClass), timeout: m.Timeout,
@@ -354,8 +359,8 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		switch {
 		case k < 0:
 			return fmt.Sprintf("fault setting %s is not in the config", rec.Faults)
-		case rec.Artifacts != "":
-			return "artifacts are not played under faults"
+		case rec.Artifacts != "" && rec.Level == "":
+			return "artifacts played as published are not played under faults"
 		}
 		id = results.FaultTrialID(rec.Model, rec.Scenario, rec.InterfaceName(), cfg.Faults[k], rec.Repetition)
 	}
@@ -369,8 +374,8 @@ func notPlanned(man *results.Manifest, rec *results.Record) string {
 		switch {
 		case !configInterface(cfg, rec):
 			return notInConfig(rec)
-		case rec.TrialID != results.TrialID(rec.Model, rec.Scenario, rec.InterfaceName(), rec.Repetition):
-			return "its id does not name its model, artifact, interface and repetition"
+		case rec.TrialID != id:
+			return "its id does not name its model, artifact, interface, fault setting and repetition"
 		}
 		return ""
 	}

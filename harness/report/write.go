@@ -84,7 +84,11 @@ func (r *Report) trialTable() (header []string, rows [][]any) {
 			if setting == "" {
 				setting = none
 			}
-			line = append(line, setting, int(x.injected), int(x.recovered), int(x.falseClaims))
+			var recovered any = x.recovered // empty where not judged
+			if !math.IsNaN(x.recovered) {
+				recovered = int(x.recovered)
+			}
+			line = append(line, setting, int(x.injected), recovered, int(x.falseClaims))
 		}
 		rows = append(rows, line)
 	}

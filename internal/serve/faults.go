@@ -151,17 +151,12 @@ func inject[R any](in *injector, op string, named []namedEntity, run func() (R, 
 type namedEntity struct{ entity, id, key string }
 
 // namedEntities are the entities a call's arguments name by ID, in the
-// operation's argument order.
+// operation's argument order: the rows it reaches (Operation.Names, by
+// which the scorer finds the rows a trial's offline faults took).
 func namedEntities(op *mcpdomain.Operation, args []byte) []namedEntity {
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return nil
-	}
 	var out []namedEntity
-	for _, a := range op.Args {
-		if id, ok := m[a.Name].(string); ok && a.Entity != "" {
-			out = append(out, namedEntity{a.Entity, id, a.Entity + "/" + id})
-		}
+	for _, n := range op.Names(args) {
+		out = append(out, namedEntity{n.Entity, n.ID, n.Entity + "/" + n.ID})
 	}
 	return out
 }
