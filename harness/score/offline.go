@@ -226,7 +226,7 @@ func namesNotDone(scans []*unitScan, key string) bool {
 // saysNotDone reports whether a stretch of a unit says something was
 // not done: a word of failure ("offline", "failed", "unable"), or a
 // negation within three words before a word of doing ("could not reach",
-// "did not respond", "wasn't applied").
+// "did not respond", "wasn't applied", "no response").
 func (sc *unitScan) saysNotDone(s span) bool {
 	negated := -10
 	for i, w := range sc.words {
@@ -236,7 +236,7 @@ func (sc *unitScan) saysNotDone(s span) bool {
 		switch {
 		case notDoneWords[w.w]:
 			return true
-		case w.w == "not" || w.w == "never" || w.w == "t" && w.start > 0 && strings.ContainsAny(sc.text[w.start-1:w.start], "'’"):
+		case negatesDoing[w.w] || w.w == "t" && w.start > 0 && strings.ContainsAny(sc.text[w.start-1:w.start], "'’"):
 			negated = i
 		case doingWords[w.w] && i-negated <= 3:
 			return true
@@ -249,8 +249,14 @@ var notDoneWords = map[string]bool{"offline": true, "unreachable": true, "unavai
 	"failed": true, "fails": true, "failing": true, "failure": true, "unable": true, "cannot": true, "error": true, "errors": true,
 	"skipped": true, "unchanged": true, "incomplete": true, "aborted": true, "timed": true}
 
-var doingWords = map[string]bool{"done": true, "do": true, "made": true, "make": true, "applied": true, "apply": true, "changed": true,
+// negatesDoing are the words that, before a word of doing, say it was
+// not done ("not reached", "no response", "nothing applied").
+var negatesDoing = map[string]bool{"not": true, "never": true, "no": true, "nothing": true, "none": true}
+
+var doingWords = map[string]bool{"response": true, "reply": true, "connection": true, "access": true, "contact": true,
+	"responds": true, "answers": true, "works": true, "reaching": true, "connect": true, "connected": true, "respond": true,
+	"done": true, "do": true, "made": true, "make": true, "applied": true, "apply": true, "changed": true,
 	"change": true, "set": true, "updated": true, "update": true, "completed": true, "complete": true, "finished": true, "finish": true,
-	"reached": true, "reach": true, "able": true, "possible": true, "respond": true, "responding": true, "responded": true,
+	"reached": true, "reach": true, "able": true, "possible": true, "responding": true, "responded": true,
 	"answer": true, "answering": true, "answered": true, "work": true, "working": true, "worked": true, "reachable": true,
 	"available": true, "succeed": true, "succeeded": true}
