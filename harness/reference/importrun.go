@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
@@ -198,9 +200,10 @@ func rateText(r *float64) string {
 }
 
 // manifest is run.json of an imported run: a config naming the models,
-// domains and scenarios the conditions have and as many repetitions as
-// the most repeated, so that granite report reads every record as
-// planned; one trial a condition.
+// domains and scenarios the conditions have, as many repetitions as the
+// most repeated and a fault setting per fault rate (none for rate 0), so
+// that granite report reads every record as planned; one trial a
+// condition.
 func manifest(experiment, runDir, out string, recs []*results.Record, opt Options) *results.Manifest {
 	cfg := &results.Config{Name: experiment, Output: out,
 		Description: fmt.Sprintf("conditions of the reference implementation's run folder %s, imported by granite import runs", filepath.Base(absPath(runDir)))}
@@ -213,6 +216,13 @@ func manifest(experiment, runDir, out string, recs []*results.Record, opt Option
 		domains = appendNew(domains, r.Domain)
 		scens = appendNew(scens, r.Scenario)
 		cfg.Repetitions = max(cfg.Repetitions, r.Repetition)
+		setting := faults.Setting{Name: "none"}
+		if r.Reference != nil && r.Reference.FaultRate > 0 {
+			setting = faults.Setting{Name: r.Faults, Rate: r.Reference.FaultRate}
+		}
+		if !slices.ContainsFunc(cfg.Faults, func(f faults.Setting) bool { return f.Name == setting.Name }) {
+			cfg.Faults = append(cfg.Faults, setting)
+		}
 		if r.StartedAt != "" && (started == "" || r.StartedAt < started) {
 			started = r.StartedAt
 		}
@@ -220,6 +230,10 @@ func manifest(experiment, runDir, out string, recs []*results.Record, opt Option
 	slices.Sort(domains)
 	slices.Sort(scens)
 	cfg.Domains, cfg.Scenarios = domains, scens
+	if len(cfg.Faults) == 1 && cfg.Faults[0].None() {
+		cfg.Faults = nil // a run without faults, as granite writes one
+	}
+	slices.SortFunc(cfg.Faults, func(a, b faults.Setting) int { return cmp.Compare(a.Rate, b.Rate) })
 	b, _ := json.Marshal(cfg)
 	h := sha256.Sum256(b)
 	return &results.Manifest{Experiment: experiment, ConfigHash: hex.EncodeToString(h[:]), Config: cfg, Shard: "0/1",

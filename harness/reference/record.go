@@ -11,32 +11,31 @@ import (
 	"github.com/mcpgranite/granite/harness/paper"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/harness/score"
+	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/speclang"
 )
 
 // This file turns one condition, its scenario and its trace into a trial
 // record, re-scored.
 
-// Interface is the interface a condition's trial is recorded under: its
-// level as written when no fault was injected, else the level with its
-// fault rate (L4-fr0.2), so that the same scenario, level and repetition
-// at two fault rates are two trials, and a report compares them as it
-// compares interfaces.
-func (c *Condition) Interface() string {
+// Faults is the fault setting a condition's trial is recorded under:
+// none (the zero setting) when the reference injected no fault, else a
+// setting named for its rate (fr0.2), so that the same scenario, level
+// and repetition at two fault rates are two trials, and a report compares
+// the rates as it compares any fault settings (docs/faults.md). The
+// faults are the reference's injector's, which granite does not draw: the
+// setting names its rate, not its kinds.
+func (c *Condition) Faults() faults.Setting {
 	if c.FaultRate == 0 {
-		return ""
+		return faults.Setting{}
 	}
-	return string(c.Level) + "-fr" + paper.FloatText(c.FaultRate)
+	return faults.Setting{Name: "fr" + paper.FloatText(c.FaultRate), Rate: c.FaultRate}
 }
 
 // TrialID is the condition's trial id. Granite counts repetitions from 1,
 // the reference from 0: repetition 0 is r1.
 func (c *Condition) TrialID() string {
-	iface := c.Interface()
-	if iface == "" {
-		iface = string(c.Level)
-	}
-	return results.TrialID(c.Model, c.Scenario, iface, c.Repetition+1)
+	return results.FaultTrialID(c.Model, c.Scenario, string(c.Level), c.Faults(), c.Repetition+1)
 }
 
 // record is a condition's trial record. t is its trace, nil when the run
@@ -45,7 +44,7 @@ func (c *Condition) TrialID() string {
 func record(c *Condition, index int, experiment string, s *Scenario, t *Trace) *results.Record {
 	rec := &results.Record{
 		TrialID: c.TrialID(), Index: index, Experiment: experiment, Model: c.Model, Agent: results.AgentImported,
-		Domain: c.Domain, Level: c.Level, Interface: c.Interface(), Scenario: c.Scenario, Difficulty: s.Difficulty,
+		Domain: c.Domain, Level: c.Level, Faults: c.Faults().Name, Scenario: c.Scenario, Difficulty: s.Difficulty,
 		Repetition: c.Repetition + 1,
 		Messages:   []results.Message{{Role: "user", Content: s.UserPrompt}},
 		Calls:      []results.Call{},

@@ -177,6 +177,13 @@ func TestImportRunReproduces(t *testing.T) {
 	if !slices.Equal(r.Models, []string{"finch:7b", "acme/lark:2b-q4"}) {
 		t.Errorf("report models %v", r.Models)
 	}
+	// A fault rate is a fault setting, compared against rate 0 as any.
+	if fs := res.Manifest.Config.Faults; len(fs) != 2 || fs[0].Name != "none" || fs[1].Name != "fr0.2" || fs[1].Rate != 0.2 {
+		t.Errorf("imported config's faults %+v; want none and fr0.2", fs)
+	}
+	if tab := r.Table(report.FaultsTable); tab == nil || !slices.ContainsFunc(tab.Rows, func(row []any) bool { return row[0] == "fr0.2" }) {
+		t.Errorf("the report has no %s row for fr0.2: %+v", report.FaultsTable, tab)
+	}
 	byID := map[string]results.Record{}
 	folder, err := view.OpenFolder(out)
 	if err != nil {
@@ -233,9 +240,9 @@ func TestImportRunReproduces(t *testing.T) {
 	if failed := byID["acme/lark:2b-q4/greenhouse-001/L4/r1"]; failed.StopReason != results.StopError || failed.Error != "model server refused the request: 503" || failed.ErrorClass != results.ErrAgent {
 		t.Errorf("failed: stop %s, error %q, class %s", failed.StopReason, failed.Error, failed.ErrorClass)
 	}
-	fr := byID["acme/lark:2b-q4/parcel-001/L1-fr0.2/r1"]
-	if fr.Interface != "L1-fr0.2" || fr.Level != level.L1 || fr.Reference.FaultRate != 0.2 || fr.Metrics.Paper.ErrorRecovery == nil || *fr.Metrics.Paper.ErrorRecovery != 0 {
-		t.Errorf("fault rate 0.2: interface %q, level %s, reference %+v", fr.Interface, fr.Level, fr.Reference)
+	fr := byID["acme/lark:2b-q4/parcel-001/L1/fr0.2/r1"]
+	if fr.Faults != "fr0.2" || fr.Interface != "" || fr.Level != level.L1 || fr.Reference.FaultRate != 0.2 || fr.Metrics.Paper.ErrorRecovery == nil || *fr.Metrics.Paper.ErrorRecovery != 0 {
+		t.Errorf("fault rate 0.2: faults %q, interface %q, level %s, reference %+v", fr.Faults, fr.Interface, fr.Level, fr.Reference)
 	}
 	// interface_level read as granularity.
 	if il := byID["finch:7b/parcel-001/L3/r1"]; il.Reference.Granularity != "composite_4" {
