@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpgranite/granite/harness"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/speclang"
+	"github.com/mcpgranite/granite/specs"
 )
 
 // TestShardAuto reads the shard from each scheduler's variables, and
@@ -160,5 +166,73 @@ func TestEndpointsLeaveTheConfigAsWritten(t *testing.T) {
 	}
 	if (results.Endpoints{}).Apply(cfg) != cfg {
 		t.Error("no endpoints copied the config")
+	}
+}
+
+// TestRunShardAuto runs granite run --shard auto as a Slurm array task
+// would, and checks the one-line refusals outside a scheduler, of a pool
+// too small for the shards and of a merge with an unfinished shard.
+func TestRunShardAuto(t *testing.T) {
+	for _, k := range []string{slurmTaskID, slurmCount, slurmMin, slurmMax, slurmStep, slurmJobID, k8sIndex} {
+		t.Setenv(k, "")
+	}
+	spec, err := speclang.LoadAll(specs.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := spec.Domains[0].Name
+	dir := t.TempDir()
+	pool := filepath.Join(dir, "pool.yaml")
+	if err := os.WriteFile(pool, []byte("name: pool\nmodels: [fakemodel:1b]\nollama:\n  hosts: [http://127.0.0.1:1, http://127.0.0.1:2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	expect := func(code int, stderr string, args ...string) string {
+		t.Helper()
+		got, out, errb := call(args...)
+		if got != code || !strings.Contains(errb, stderr) {
+			t.Errorf("granite %s: exit %d, want %d\nstdout: %s\nstderr: %s\nwant stderr ∋ %q", strings.Join(args, " "), got, code, out, errb, stderr)
+		}
+		return out
+	}
+	expect(2, "granite run: --shard auto: found neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); run it as an array task or an indexed pod, or give --shard i/n\n",
+		"run", "--shard", "auto", "--domains", first, "--out", filepath.Join(dir, "none"))
+	if _, err := os.Stat(filepath.Join(dir, "none")); err == nil {
+		t.Error("a refused --shard auto made its --out folder")
+	}
+	expect(2, `--ollama: found "127.0.0.1:11434"; expected a URL like http://127.0.0.1:11434`,
+		"run", "--ollama", "127.0.0.1:11434", "--domains", first, "--out", filepath.Join(dir, "none"))
+	expect(2, "ollama.hosts lists 2 hosts for 3 shards: two shards would share a host",
+		"run", "--config", pool, "--shard", "2/3", "--out", filepath.Join(dir, "none"))
+
+	t.Setenv(slurmTaskID, "2")
+	t.Setenv(slurmMin, "1")
+	t.Setenv(slurmMax, "2")
+	shard := filepath.Join(dir, "shard-2")
+	out := expect(0, "shard 1/2 from SLURM_ARRAY_TASK_ID=2 of SLURM_ARRAY_TASK_MIN=1 to SLURM_ARRAY_TASK_MAX=2\n",
+		"run", "--shard", "auto", "--resume", "--domains", first, "--out", shard)
+	if !strings.Contains(out, " trials in shard 1/2: ") {
+		t.Errorf("run as task 2 of 1-2: %s", out)
+	}
+	// Cut the shard's journal to one record: the merge names it.
+	journal := filepath.Join(shard, results.TrialsFile)
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	if err := os.WriteFile(journal, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(1, "granite merge: "+shard+" (shard 1/2) did not finish: it holds 1 of its ",
+		"merge", "--out", filepath.Join(dir, "merged"), shard)
+	expect(0, "", "run", "--shard", "auto", "--resume", "--domains", first, "--out", shard)
+	out = expect(0, "", "merge", "--out", filepath.Join(dir, "merged"), shard)
+	if !strings.Contains(out, "merged shards 1/2: ") || !strings.Contains(out, "trials of the grid are in no shard") {
+		t.Errorf("merge of shard 1/2 alone: %s", out)
 	}
 }
