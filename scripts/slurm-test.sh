@@ -13,20 +13,20 @@ start=$SECONDS
 
 say() { echo "slurm-test: $*" >&2; }
 
-# Debian's packages, when missing. The versions are printed so that a CI
-# log says which Slurm the docs' scripts ran on.
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-	say "installing slurm-wlm and munge (apt-get)"
-	if [ "$(id -u)" != 0 ]; then
-		say "needs root to install slurm-wlm and munge (or install them first: apt-get install slurm-wlm munge)"
-		exit 1
-	fi
-	timeout 600 apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
-fi
+# Debian's packages, when missing (jq compares the records). The versions
+# are printed so that a CI log says which Slurm the docs' scripts ran on.
 if [ "$(id -u)" != 0 ]; then
-	say "slurmd must run as root to start jobs; run make slurm-test as root (CI does)"
-	exit 1
+  say "slurmd must run as root to start jobs; run make slurm-test as root (CI does)"
+  exit 1
+fi
+need=()
+command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || need+=(munge)
+command -v jq >/dev/null 2>&1 || need+=(jq)
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]} (apt-get)"
+  timeout 600 apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 say "$(slurmctld -V), $(munged --version | head -1)"
 
@@ -37,24 +37,29 @@ work=$(mktemp -d /tmp/granite-slurm.XXXXXX)
 chmod 711 "$work" # munged wants its socket reachable
 pids=()
 cleanup() {
-	local rc=$?
-	if [ $rc != 0 ] && [ -d "$work/log" ]; then
-		timeout 10 scontrol show job 2>/dev/null | grep -oE 'JobId=[^ ]+|JobState=[A-Z_]+|Restarts=[0-9]+|BeginTime=[^ ]+' | paste - - - - >&2 || true
-		for f in "$work"/log/*.log "$work"/jobs/*.out; do
-			[ -f "$f" ] || continue
-			echo "--- $f (last 30 lines)" >&2
-			tail -n 30 "$f" >&2
-		done
-	fi
-	# Stop the daemons by their own ids, slurmd first (it kills its jobs'
-	# processes), then the controller, then munge.
-	local i
-	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-		kill "${pids[i]}" 2>/dev/null || true
-		timeout 20 tail --pid="${pids[i]}" -f /dev/null 2>/dev/null || kill -9 "${pids[i]}" 2>/dev/null || true
-	done
-	rm -rf "$work"
-	exit $rc
+  local rc=$?
+  if [ $rc != 0 ] && [ -d "$work/log" ]; then
+    timeout 10 scontrol show job 2>/dev/null | grep -oE 'JobId=[^ ]+|JobState=[A-Z_]+|Restarts=[0-9]+|BeginTime=[^ ]+' | paste - - - - >&2 || true
+    for f in "$work"/log/*.log "$work"/jobs/*.out; do
+      [ -f "$f" ] || continue
+      echo "--- $f (last 30 lines)" >&2
+      tail -n 30 "$f" >&2
+    done
+  fi
+  # Jobs still running end through Slurm; the unsharded run and the
+  # daemons by their own ids, slurmd first, then the controller, then munge.
+  if [ -n "${SLURM_CONF:-}" ]; then
+    timeout 15 scancel --full --quiet --user=root 2>/dev/null || true
+    timeout 30 bash -c 'while [ -n "$(squeue -h 2>/dev/null)" ]; do sleep 0.5; done' || true
+  fi
+  [ -z "${whole:-}" ] || kill "$whole" 2>/dev/null || true
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill "${pids[i]}" 2>/dev/null || true
+    timeout 20 tail --pid="${pids[i]}" -f /dev/null 2>/dev/null || kill -9 "${pids[i]}" 2>/dev/null || true
+  done
+  rm -rf "$work"
+  exit $rc
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -64,16 +69,16 @@ trap 'exit 130' INT TERM
 # calls are bounded themselves (sq), so a wedged daemon cannot hold a
 # check past the deadline.
 wait_for() {
-	local limit=$1 what=$2
-	shift 2
-	local deadline=$((SECONDS + limit))
-	until "$@"; do
-		if ((SECONDS >= deadline)); then
-			say "timed out after ${limit}s waiting for $what"
-			return 1
-		fi
-		sleep 0.5
-	done
+  local limit=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@"; do
+    if ((SECONDS >= deadline)); then
+      say "timed out after ${limit}s waiting for $what"
+      return 1
+    fi
+    sleep 0.5
+  done
 }
 
 # sq CLIENT ARGS...: a Slurm client call that gives up after 15 s.
@@ -87,11 +92,11 @@ slurmd_port=$((ctld_port + 1))
 
 # munge: a key and a socket of the test's own.
 mungekey --create --keyfile="$work/munge/munge.key" >/dev/null 2>&1 ||
-	dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 status=none
+  dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 status=none
 chmod 400 "$work/munge/munge.key"
 munged --foreground --force --key-file="$work/munge/munge.key" --socket="$work/munge/munge.sock" \
-	--pid-file="$work/munge/munged.pid" --seed-file="$work/munge/seed" \
-	--log-file="$work/log/munged.log" >>"$work/log/munged.log" 2>&1 &
+  --pid-file="$work/munge/munged.pid" --seed-file="$work/munge/seed" \
+  --log-file="$work/log/munged.log" >>"$work/log/munged.log" 2>&1 &
 pids+=($!)
 wait_for 20 "munged's socket" test -S "$work/munge/munge.sock"
 
@@ -151,16 +156,16 @@ say "cluster up in $((SECONDS - start))s"
 # The scripts as docs/slurm.md prints them: the fenced block after each
 # <!-- file: NAME --> marker.
 for name in granite-array.sbatch granite-merge.sbatch; do
-	awk -v marker="<!-- file: $name -->" '
-		$0 == marker { found = 1; next }
-		found == 1 && /^```/ { found = 2; next }
-		found == 2 && /^```/ { exit }
-		found == 2 { print }
-	' docs/slurm.md >"$work/jobs/$name"
-	if [ ! -s "$work/jobs/$name" ]; then
-		say "docs/slurm.md has no block after <!-- file: $name -->"
-		exit 1
-	fi
+  awk -v marker="<!-- file: $name -->" '
+    $0 == marker { found = 1; next }
+    found == 1 && /^```/ { found = 2; next }
+    found == 2 && /^```/ { exit }
+    found == 2 { print }
+  ' docs/slurm.md >"$work/jobs/$name"
+  if [ ! -s "$work/jobs/$name" ]; then
+    say "docs/slurm.md has no block after <!-- file: $name -->"
+    exit 1
+  fi
 done
 
 # The smoke config, with enough repetitions that a task runs for seconds
@@ -196,32 +201,32 @@ merge=${merge%%;*}
 say "merge job $merge submitted, after the array"
 
 job_done() {
-	local state
-	state=$(sq scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort -u)
-	[ -n "$state" ] && ! grep -qE 'PENDING|RUNNING|REQUEUED|CONFIGURING|COMPLETING|SUSPENDED' <<<"$state"
+  local state
+  state=$(sq scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | sort -u)
+  [ -n "$state" ] && ! grep -qE 'PENDING|RUNNING|REQUEUED|CONFIGURING|COMPLETING|SUSPENDED' <<<"$state"
 }
 wait_for 240 "array job $array to end" job_done "$array"
 wait_for 120 "merge job $merge to end" job_done "$merge"
 whole_done() { ! kill -0 "$whole" 2>/dev/null; }
 wait_for 180 "the unsharded run" whole_done
 wait "$whole" || {
-	say "the unsharded run failed"
-	exit 1
+  say "the unsharded run failed"
+  exit 1
 }
 
 fail=0
 states=$(sq scontrol show job "$array" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c | tr -s ' ')
 if [ "$(sq scontrol show job "$array" | grep -c 'JobState=COMPLETED')" != 4 ]; then
-	say "the array's tasks ended as:$states; expected 4 COMPLETED"
-	fail=1
+  say "the array's tasks ended as:$states; expected 4 COMPLETED"
+  fail=1
 fi
 if ! sq scontrol show job "$merge" | grep -q 'JobState=COMPLETED'; then
-	say "the merge job ended as $(sq scontrol show job "$merge" | grep -o 'JobState=[A-Z_]*'); expected COMPLETED"
-	fail=1
+  say "the merge job ended as $(sq scontrol show job "$merge" | grep -o 'JobState=[A-Z_]*'); expected COMPLETED"
+  fail=1
 fi
 if [ "$(sq scontrol show job "${array}_2" | grep -o 'Restarts=[0-9]*')" != Restarts=1 ]; then
-	say "task ${array}_2: $(sq scontrol show job "${array}_2" | grep -o 'Restarts=[0-9]*'); expected Restarts=1 after the requeue"
-	fail=1
+  say "task ${array}_2: $(sq scontrol show job "${array}_2" | grep -o 'Restarts=[0-9]*'); expected Restarts=1 after the requeue"
+  fail=1
 fi
 
 # The requeued task's log holds both runs: the first cut off before its
@@ -230,27 +235,27 @@ fi
 log=$work/jobs/granite-${array}_2.out
 summary=$(grep -E '^[0-9]+ trials in shard 2/4: ' "$log" || true)
 if [ "$(grep -c . <<<"$summary")" != 2 ] || ! grep -q 'interrupted; finished trials are recorded' "$log" ||
-	! tail -n 1 <<<"$summary" | grep -qE ': [1-9][0-9]* run now, [1-9][0-9]* recorded before'; then
-	say "task ${array}_2 was not cut off and then resumed; its summary lines:"
-	echo "${summary:-none}" >&2
-	fail=1
+  ! tail -n 1 <<<"$summary" | grep -qE ': [1-9][0-9]* run now, [1-9][0-9]* recorded before'; then
+  say "task ${array}_2 was not cut off and then resumed; its summary lines:"
+  echo "${summary:-none}" >&2
+  fail=1
 fi
 
 # Same trials, same verdicts.
 verdicts() {
-	jq -c '[.trial_id, .stop_reason, .error_class, (.metrics | del(.wall_s, .energy_j))]' "$1" | sort
+  jq -c '[.trial_id, .stop_reason, .error_class, (.metrics | del(.wall_s, .energy_j))]' "$1" | sort
 }
 if [ ! -f "$RESULTS/merged/trials.jsonl" ]; then
-	say "the merge wrote no $RESULTS/merged/trials.jsonl"
-	fail=1
+  say "the merge wrote no $RESULTS/merged/trials.jsonl"
+  fail=1
 elif ! diff <(verdicts "$work/whole/trials.jsonl") <(verdicts "$RESULTS/merged/trials.jsonl") >"$work/log/verdicts.diff"; then
-	say "merged trials differ from the unsharded run's: $(grep -c '^[<>]' "$work/log/verdicts.diff") lines of diff, e.g."
-	head -n 4 "$work/log/verdicts.diff" | cut -c1-300 >&2
-	fail=1
+  say "merged trials differ from the unsharded run's: $(grep -c '^[<>]' "$work/log/verdicts.diff") lines of diff, e.g."
+  head -n 4 "$work/log/verdicts.diff" | cut -c1-300 >&2
+  fail=1
 fi
 if [ ! -s "$RESULTS/merged/report/report.md" ]; then
-	say "the merge job wrote no report ($RESULTS/merged/report/report.md)"
-	fail=1
+  say "the merge job wrote no report ($RESULTS/merged/report/report.md)"
+  fail=1
 fi
 [ $fail = 0 ] || exit 1
 n=$(wc -l <"$RESULTS/merged/trials.jsonl")
