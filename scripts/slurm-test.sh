@@ -39,7 +39,7 @@ pids=()
 cleanup() {
   local rc=$?
   if [ $rc != 0 ] && [ -d "$work/log" ]; then
-    timeout 10 scontrol show job 2>/dev/null | grep -oE 'JobId=[^ ]+|JobState=[A-Z_]+|Restarts=[0-9]+|BeginTime=[^ ]+' | paste - - - - >&2 || true
+    timeout 10 scontrol show job 2>/dev/null | grep -oE 'JobId=[^ ]+|JobState=[A-Z_]+|Restarts=[0-9]+|EligibleTime=[^ ]+' | paste - - - - >&2 || true
     for f in "$work"/log/*.log "$work"/jobs/*.out; do
       [ -f "$f" ] || continue
       echo "--- $f (last 30 lines)" >&2
@@ -194,6 +194,7 @@ say "task ${array}_2 requeued after $(wc -l <"$journal") records"
 # then waits for the next scheduling pass; the test starts it at once.
 requeued() { sq scontrol show job "${array}_2" | grep -q 'JobState=PENDING'; }
 wait_for 60 "task ${array}_2 to be back in the queue" requeued
+say "task ${array}_2 pending, $(sq scontrol show job "${array}_2" | grep -oE '(EligibleTime|StartTime)=[^ ]*' | paste -sd ' ') (now $(date +%T)); starting it now"
 wait_for 30 "task ${array}_2 to take StartTime=now" sq scontrol update JobId="${array}_2" StartTime=now
 
 merge=$(sq sbatch --parsable --dependency="afterok:$array" granite-merge.sbatch)
