@@ -59,51 +59,41 @@ func parseShard(arg string, getenv func(string) string) (harness.Shard, string, 
 // list (--array=1,5,9) has a count its span disagrees with, and is
 // refused rather than sharded with holes.
 func slurmShard(arg string, given int, getenv func(string) string) (harness.Shard, string, error) {
-	num := func(name string, least int) (int, bool, error) {
-		v := getenv(name)
-		if v == "" {
-			return 0, false, nil
+	v := map[string]int{}
+	for _, c := range []struct {
+		name  string
+		least int
+	}{{slurmTaskID, 0}, {slurmCount, 1}, {slurmMin, 0}, {slurmMax, 0}, {slurmStep, 1}} {
+		s := getenv(c.name)
+		if s == "" {
+			continue
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < least {
-			return 0, false, fmt.Errorf("--shard %s: found %s=%q; expected a whole number of at least %d", arg, name, v, least)
+		n, err := strconv.Atoi(s)
+		if err != nil || n < c.least {
+			return harness.Shard{}, "", fmt.Errorf("--shard %s: found %s=%q; expected a whole number of at least %d", arg, c.name, s, c.least)
 		}
-		return n, true, nil
+		v[c.name] = n
 	}
-	var vals [5]int
-	var have [5]bool
-	for i, name := range []string{slurmTaskID, slurmCount, slurmMin, slurmMax, slurmStep} {
-		least := 0
-		if name == slurmCount || name == slurmStep {
-			least = 1
-		}
-		var err error
-		if vals[i], have[i], err = num(name, least); err != nil {
-			return harness.Shard{}, "", err
-		}
-	}
-	id, count, lo, hi, step := vals[0], vals[1], vals[2], vals[3], vals[4]
-	if !have[4] {
-		step = 1
-	}
+	has := func(name string) bool { _, ok := v[name]; return ok }
+	// Without a min the ids are taken to start at 0, sbatch's default.
+	id, count, lo, step := v[slurmTaskID], v[slurmCount], v[slurmMin], max(v[slurmStep], 1)
 	found := fmt.Sprintf("%s=%d", slurmTaskID, id)
-	if have[2] && have[3] {
+	switch hi := v[slurmMax]; {
+	case has(slurmMin) && has(slurmMax):
 		if hi < lo {
 			return harness.Shard{}, "", fmt.Errorf("--shard %s: found %s=%d below %s=%d", arg, slurmMax, hi, slurmMin, lo)
 		}
 		span := (hi-lo)/step + 1
-		if have[1] && count != span {
+		if has(slurmCount) && count != span {
 			return harness.Shard{}, "", fmt.Errorf("--shard %s: found %s=%d but %s=%d to %s=%d (step %d) spans %d tasks; submit the array as a range (--array=0-%d)", arg, slurmCount, count, slurmMin, lo, slurmMax, hi, step, span, count-1)
 		}
 		count = span
 		found += fmt.Sprintf(" of %s=%d to %s=%d", slurmMin, lo, slurmMax, hi)
-	} else if have[1] {
-		// Without a min the ids are taken to start at 0, sbatch's default.
-		lo = vals[2]
+	case has(slurmCount):
 		found += fmt.Sprintf(" of %s=%d", slurmCount, count)
-	} else if given > 0 {
-		count, lo = given, vals[2]
-	} else {
+	case given > 0:
+		count = given
+	default:
 		return harness.Shard{}, "", fmt.Errorf("--shard %s: found %s=%d but neither %s nor %s and %s; give the count as --shard auto/N", arg, slurmTaskID, id, slurmCount, slurmMin, slurmMax)
 	}
 	if given > 0 && given != count {
