@@ -142,7 +142,11 @@ func shardEndpoints(cfg *results.Config, s harness.Shard, ollamaURL, baseURL str
 		return e, nil
 	}
 	if len(pool) < s.N {
-		return e, fmt.Errorf("ollama.hosts lists %d hosts for %d shards: two shards would share a host; list at least %d, run at most %d shards, or start a server beside each shard and give it with --ollama (docs/slurm.md)", len(pool), s.N, s.N, len(pool))
+		hosts := fmt.Sprintf("%d hosts", len(pool))
+		if len(pool) == 1 {
+			hosts = "1 host"
+		}
+		return e, fmt.Errorf("ollama.hosts lists %s for %d shards: two shards would share a host; list at least %d, or start a server beside each shard and give it with --ollama (docs/slurm.md)", hosts, s.N, s.N)
 	}
 	for j, h := range pool {
 		if j%s.N == s.I {

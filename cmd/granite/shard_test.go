@@ -108,9 +108,11 @@ func TestShardEndpoints(t *testing.T) {
 		{"shard 1 of 2", withPool, harness.Shard{I: 1, N: 2}, "", []string{"http://h1:1", "http://h3:1"}, ""},
 		{"shard 4 of 5", withPool, harness.Shard{I: 4, N: 5}, "", []string{"http://h4:1"}, ""},
 		{"own server wins", withPool, harness.Shard{I: 1, N: 8}, "http://127.0.0.1:4321", []string{"http://127.0.0.1:4321"}, ""},
+		{"one host for two shards", &results.Config{Models: withPool.Models, Ollama: results.OllamaConfig{Hosts: pool[:1]}}, harness.Shard{I: 0, N: 2}, "", nil,
+			"ollama.hosts lists 1 host for 2 shards: two shards would share a host; list at least 2, or start a server beside each shard and give it with --ollama (docs/slurm.md)"},
 		{"no Ollama model", builtins, harness.Shard{I: 6, N: 8}, "", nil, ""},
 		{"fewer hosts than shards", withPool, harness.Shard{I: 6, N: 8}, "", nil,
-			"ollama.hosts lists 5 hosts for 8 shards: two shards would share a host; list at least 8, run at most 5 shards, or start a server beside each shard and give it with --ollama (docs/slurm.md)"},
+			"ollama.hosts lists 5 hosts for 8 shards: two shards would share a host; list at least 8, or start a server beside each shard and give it with --ollama (docs/slurm.md)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, err := shardEndpoints(c.cfg, c.shard, c.ollama, "")
