@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
 // TestShardsMergeToTheWholeRun runs a grid as three shards and merges
@@ -191,5 +192,45 @@ func TestMergeKeepsEveryShardsModels(t *testing.T) {
 	}
 	if a, b := man.Models["fake:a"], man.Models["fake:b"]; a.Parameters != 1 || b.Parameters != 2 {
 		t.Errorf("merged run.json models: %+v", man.Models)
+	}
+}
+
+// TestShardsServedApartMerge runs two shards of an Ollama model, each
+// served by a server of its own (Options.Endpoints, as granite run
+// --ollama sets them on a Slurm node): every trial goes to its shard's
+// server, never the config's host, and the shards keep the config's hash
+// and host in run.json, so that they merge.
+func TestShardsServedApartMerge(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("apart", "http://127.0.0.1:1", "fakemodel:1b")
+	var dirs []string
+	for i := range 2 {
+		srv := ollamatest.NewServer(t, []string{"fakemodel:1b"}, func(ollamatest.Request, int) ollamatest.Step {
+			return ollamatest.Step{Content: "done"}
+		})
+		d := t.TempDir()
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: d, Shard: Shard{i, 2}, Lookup: lookup,
+			Endpoints: results.Endpoints{OllamaHosts: []string{srv.URL}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, _, _ := results.ReadJournal(filepath.Join(d, results.TrialsFile))
+		if len(recs) != sum.Planned || srv.Chats() < len(recs) {
+			t.Errorf("shard %d/2: %d records of %d planned, %d chats at its server", i, len(recs), sum.Planned, srv.Chats())
+		}
+		for _, r := range recs {
+			if r.Host != srv.URL {
+				t.Fatalf("shard %d/2: trial %s ran on %q, want its own server %s", i, r.TrialID, r.Host, srv.URL)
+			}
+		}
+		m, err := results.ReadManifest(d)
+		if err != nil || m.ConfigHash != ConfigHash(cfg) || m.Config.Ollama.Host != "http://127.0.0.1:1" {
+			t.Errorf("shard %d/2 run.json: hash %s (want %s), config host %q (%v)", i, m.ConfigHash, ConfigHash(cfg), m.Config.Ollama.Host, err)
+		}
+		dirs = append(dirs, d)
+	}
+	sum, err := results.Merge(filepath.Join(t.TempDir(), "merged"), dirs)
+	if err != nil || sum.Missing != 0 {
+		t.Fatalf("merge of shards served apart: %+v, %v", sum, err)
 	}
 }
