@@ -13,6 +13,11 @@ start=$SECONDS
 
 say() { echo "slurm-test: $*" >&2; }
 
+# Every Slurm client here talks to the test's cluster only: nothing of a
+# cluster the lane itself may run in (SLURM_CONF, a job's SLURM_* and
+# SBATCH_* options) leaks into it.
+while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SQUEUE|SINFO|SCONTROL)_' || true)
+
 # Debian's packages, when missing (jq compares the records). The versions
 # are printed so that a CI log says which Slurm the docs' scripts ran on.
 if [ "$(id -u)" != 0 ]; then
@@ -39,7 +44,7 @@ pids=()
 cleanup() {
   local rc=$?
   if [ $rc != 0 ] && [ -d "$work/log" ]; then
-    timeout 10 scontrol show job 2>/dev/null | grep -oE 'JobId=[^ ]+|JobState=[A-Z_]+|Restarts=[0-9]+|EligibleTime=[^ ]+' | paste - - - - >&2 || true
+    SLURM_CONF=$work/slurm.conf timeout 10 scontrol show job 2>/dev/null | grep -oE 'JobId=[^ ]+|JobState=[A-Z_]+|Restarts=[0-9]+|EligibleTime=[^ ]+' | paste - - - - >&2 || true
     for f in "$work"/log/*.log "$work"/jobs/*.out; do
       [ -f "$f" ] || continue
       echo "--- $f (last 30 lines)" >&2
@@ -48,7 +53,8 @@ cleanup() {
   fi
   # Jobs still running end through Slurm; the unsharded run and the
   # daemons by their own ids, slurmd first, then the controller, then munge.
-  if [ -n "${SLURM_CONF:-}" ]; then
+  if [ -f "$work/slurm.conf" ]; then
+    export SLURM_CONF=$work/slurm.conf
     timeout 15 scancel --full --quiet --user=root 2>/dev/null || true
     timeout 30 bash -c 'while [ -n "$(squeue -h 2>/dev/null)" ]; do sleep 0.5; done' || true
   fi
@@ -117,7 +123,7 @@ SlurmdPidFile=$work/spool/slurmd.pid
 SlurmctldLogFile=$work/log/slurmctld.log
 SlurmdLogFile=$work/log/slurmd.log
 SlurmctldDebug=info
-SlurmdDebug=debug
+SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
