@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release edge-test test check-generate vet browser unit verify ollama-test fuzz bench bench-doc run clean
+.PHONY: all generate build release edge-test slurm-test test check-generate vet browser unit verify ollama-test fuzz bench bench-doc run clean
 
 all: build
 
@@ -30,6 +30,12 @@ release:
 ## verify and the smoke experiment, compared with the native build); CI runs it
 edge-test:
 	scripts/edge-test.sh
+
+## slurm-test: docs/slurm.md's scripts on a one-node Slurm started for the test
+## (installs slurm-wlm and munge when missing; needs root): a 4-task array with
+## a task requeued mid-run, then the merge, equal to an unsharded run; CI runs it
+slurm-test:
+	scripts/slurm-test.sh
 
 ## test: generated code up to date, vet, every test, and every scenario's gold
 test: check-generate vet browser unit verify

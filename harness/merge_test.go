@@ -11,11 +11,13 @@ import (
 
 	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
 
 // TestShardsMergeToTheWholeRun runs a grid as three shards and merges
 // them: the records equal an unsharded run's, and merge refuses a shard
-// given twice, folders of another config and an output among the inputs.
+// given twice, a shard that did not finish, folders of another config and
+// an output among the inputs.
 func TestShardsMergeToTheWholeRun(t *testing.T) {
 	spec, lookup := tinySpec(t)
 	cfg := testConfig("shards", "http://127.0.0.1:1", agent.Oracle, agent.Silent)
@@ -46,7 +48,8 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	if m, err := results.ReadManifest(merged); err != nil || m.Trials != len(want) {
 		t.Errorf("merged run.json plans %v trials (%v), want %d", m.Trials, err, len(want))
 	}
-	// A shard killed halfway: merged, its missing trials stay planned.
+	// A shard killed halfway is refused, by name, until a resume
+	// finishes it; then it merges.
 	unfinished := t.TempDir()
 	if _, err := Run(context.Background(), cfg, spec, Options{Out: unfinished, Shard: Shard{0, 3}, Lookup: lookup}); err != nil {
 		t.Fatal(err)
@@ -54,18 +57,29 @@ func TestShardsMergeToTheWholeRun(t *testing.T) {
 	journal := filepath.Join(unfinished, results.TrialsFile)
 	data, _ := os.ReadFile(journal)
 	lines := strings.SplitAfter(string(data), "\n")
-	if err := os.WriteFile(journal, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+	kept := len(lines) / 2
+	if err := os.WriteFile(journal, []byte(strings.Join(lines[:kept], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shard0, _ := results.ReadManifest(dirs[0])
 	partial := filepath.Join(t.TempDir(), "partial")
+	wantErr := fmt.Sprintf("merge: %s (shard 0/3) did not finish: it holds %d of its %d trials; run it again with --resume on that folder, then merge", unfinished, kept, shard0.Trials)
+	if _, err := results.Merge(partial, []string{dirs[1], unfinished}); err == nil || err.Error() != wantErr {
+		t.Errorf("merge of an unfinished shard: %v\nwant %s", err, wantErr)
+	}
+	if _, err := os.Stat(filepath.Join(partial, results.TrialsFile)); err == nil {
+		t.Errorf("a refused merge wrote %s", results.TrialsFile)
+	}
+	if _, err := Run(context.Background(), cfg, spec, Options{Out: unfinished, Resume: true, Shard: Shard{0, 3}, Lookup: lookup}); err != nil {
+		t.Fatal(err)
+	}
 	psum, err := results.Merge(partial, []string{unfinished, dirs[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shard0, _ := results.ReadManifest(dirs[0])
 	shard1, _ := results.ReadManifest(dirs[1])
-	if m, err := results.ReadManifest(partial); err != nil || m.Trials != shard0.Trials+shard1.Trials || psum.Records >= m.Trials {
-		t.Errorf("an unfinished and a finished shard merged: %d records, run.json plans %v (%v); want %d planned", psum.Records, m.Trials, err, shard0.Trials+shard1.Trials)
+	if m, err := results.ReadManifest(partial); err != nil || m.Trials != shard0.Trials+shard1.Trials || psum.Records != m.Trials || psum.Missing != len(want)-m.Trials {
+		t.Errorf("a resumed and a finished shard merged: %+v, run.json plans %v (%v); want %d planned, the rest missing", psum, m.Trials, err, shard0.Trials+shard1.Trials)
 	}
 	got, _, _ := results.ReadJournal(filepath.Join(merged, results.TrialsFile))
 	if sum.Records != len(want) || sum.Missing != 0 || len(got) != len(want) {
@@ -178,5 +192,45 @@ func TestMergeKeepsEveryShardsModels(t *testing.T) {
 	}
 	if a, b := man.Models["fake:a"], man.Models["fake:b"]; a.Parameters != 1 || b.Parameters != 2 {
 		t.Errorf("merged run.json models: %+v", man.Models)
+	}
+}
+
+// TestShardsServedApartMerge runs two shards of an Ollama model, each
+// served by a server of its own (Options.Endpoints, as granite run
+// --ollama sets them on a Slurm node): every trial goes to its shard's
+// server, never the config's host, and the shards keep the config's hash
+// and host in run.json, so that they merge.
+func TestShardsServedApartMerge(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("apart", "http://127.0.0.1:1", "fakemodel:1b")
+	var dirs []string
+	for i := range 2 {
+		srv := ollamatest.NewServer(t, []string{"fakemodel:1b"}, func(ollamatest.Request, int) ollamatest.Step {
+			return ollamatest.Step{Content: "done"}
+		})
+		d := t.TempDir()
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: d, Shard: Shard{i, 2}, Lookup: lookup,
+			Endpoints: results.Endpoints{OllamaHosts: []string{srv.URL}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, _, _ := results.ReadJournal(filepath.Join(d, results.TrialsFile))
+		if len(recs) != sum.Planned || srv.Chats() < len(recs) {
+			t.Errorf("shard %d/2: %d records of %d planned, %d chats at its server", i, len(recs), sum.Planned, srv.Chats())
+		}
+		for _, r := range recs {
+			if r.Host != srv.URL {
+				t.Fatalf("shard %d/2: trial %s ran on %q, want its own server %s", i, r.TrialID, r.Host, srv.URL)
+			}
+		}
+		m, err := results.ReadManifest(d)
+		if err != nil || m.ConfigHash != ConfigHash(cfg) || m.Config.Ollama.Host != "http://127.0.0.1:1" {
+			t.Errorf("shard %d/2 run.json: hash %s (want %s), config host %q (%v)", i, m.ConfigHash, ConfigHash(cfg), m.Config.Ollama.Host, err)
+		}
+		dirs = append(dirs, d)
+	}
+	sum, err := results.Merge(filepath.Join(t.TempDir(), "merged"), dirs)
+	if err != nil || sum.Missing != 0 {
+		t.Fatalf("merge of shards served apart: %+v, %v", sum, err)
 	}
 }

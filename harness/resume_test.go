@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgranite/granite/harness/agent"
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
 )
@@ -245,6 +246,28 @@ func TestRunJSONNamesEachModelOnceChecked(t *testing.T) {
 	for _, m := range cfg.ModelNames() {
 		if info := man.Models[m]; info.Quantization != "Q4_K_M" {
 			t.Errorf("run.json after the resume: model %s: %+v", m, info)
+		}
+	}
+}
+
+// TestResumeStartsAMissingOrEmptyFolder: a job script that always passes
+// --resume (a requeued Slurm task runs the same script) is right on its
+// first run too, whether the folder is not there yet or made empty by the
+// script.
+func TestResumeStartsAMissingOrEmptyFolder(t *testing.T) {
+	spec, lookup := tinySpec(t)
+	cfg := testConfig("fresh", "http://127.0.0.1:1", agent.Oracle)
+	for name, out := range map[string]string{"missing": filepath.Join(t.TempDir(), "a", "b"), "empty": t.TempDir()} {
+		sum, err := Run(context.Background(), cfg, spec, Options{Out: out, Resume: true, Shard: Shard{1, 2}, Lookup: lookup})
+		if err != nil {
+			t.Fatalf("%s folder: %v", name, err)
+		}
+		recs, _, err := results.ReadJournal(filepath.Join(out, results.TrialsFile))
+		if err != nil || sum.Resumed != 0 || sum.Ran != sum.Planned || len(recs) != sum.Planned || sum.Planned == 0 {
+			t.Errorf("%s folder: %+v, %d records (%v)", name, sum, len(recs), err)
+		}
+		if m, err := results.ReadManifest(out); err != nil || m.Shard != "1/2" || m.Trials != sum.Planned {
+			t.Errorf("%s folder: run.json %+v (%v)", name, m, err)
 		}
 	}
 }

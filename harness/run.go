@@ -162,6 +162,9 @@ type Options struct {
 	Out    string
 	Resume bool
 	Shard  Shard
+	// Endpoints serve this run's models in place of the config's, which
+	// run.json and the config hash keep as written.
+	Endpoints results.Endpoints
 	// Progress receives the progress bar (Terminal) or log lines.
 	Progress io.Writer
 	Terminal bool
@@ -219,6 +222,7 @@ func Run(ctx context.Context, cfg *results.Config, spec *speclang.Spec, opts Opt
 	build := BuildInfo()
 	man := &results.Manifest{Experiment: cfg.Name, ConfigHash: ConfigHash(cfg), Config: cfg, Shard: opts.Shard.String(), Build: &build,
 		Trials: len(trials), Grid: len(grid), StartedAt: time.Now().UTC().Format(time.RFC3339), Meter: meter.None}
+	cfg = opts.Endpoints.Apply(cfg)
 	// Check the hosts, endpoints and agent commands before anything is
 	// written, so that a run that cannot start leaves no folder to --resume.
 	env := &agent.Env{Config: cfg, HTTP: opts.HTTP, Progress: opts.Progress, Isolation: opts.Isolation, ToolSets: toolSets(trials)}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,7 @@ import (
 const maxMetricsConns = 16
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n] [--models a,b] [--domains a,b | --artifacts FILE.jsonl]",
+	fset := newFlags("run", "[--config FILE] [--out DIR] [--resume] [--shard i/n | auto] [--ollama URL] [--models a,b] [--domains a,b | --artifacts FILE.jsonl]",
 		"Runs an experiment: every model x domain x level x scenario x repetition of the config,\n"+
 			"each trial on a fresh store behind a fresh MCP server, appending each finished trial to\n"+
 			"<out>/trials.jsonl. --config takes a file or the name of an embedded config (smoke, paper).\n"+
@@ -44,7 +45,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	config := fset.String("config", "smoke", "experiment config: a YAML file, or smoke / paper (embedded)")
 	out := fset.String("out", "", "output folder (default: the config's output, results/<name>)")
 	resume := fset.Bool("resume", false, "continue a run in --out, skipping trials already recorded")
-	shard := fset.String("shard", "", "run only shard i of n (i/n, 0-based), e.g. a Kubernetes completion index")
+	shard := fset.String("shard", "", "run only shard i of n (i/n, 0-based); auto: the Slurm array task's (SLURM_ARRAY_TASK_ID), or auto/N: the Kubernetes Indexed Job pod's (JOB_COMPLETION_INDEX) of N (see docs/slurm.md)")
+	ollamaURL := fset.String("ollama", "", "serve this run's Ollama models from this server instead of ollama.host / ollama.hosts, e.g. one started beside the shard; where models are served is not part of the config hash, so shards served apart still merge")
+	baseURL := fset.String("base-url", "", "serve this run's OpenAI-compatible models from this endpoint (…/v1) instead of their base_url, e.g. a vllm serve beside the shard")
 	models := fset.String("models", "", "only these models of the config (comma-separated)")
 	domains := fset.String("domains", "", "only these domains of the config (comma-separated)")
 	artifacts := fset.String("artifacts", "", "play these granite synth artifacts (JSONL) on replay servers instead of the config's scenarios; models, repetitions and options stay the config's")
@@ -69,8 +72,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	opts := harness.Options{Out: *out, Resume: *resume, Progress: stderr, Lookup: gen.Lookup, Terminal: isTerminal(stderr), Isolation: *isolation}
 	if *shard != "" {
-		if opts.Shard, err = harness.ParseShard(*shard); err != nil {
+		var from string
+		if opts.Shard, from, err = parseShard(*shard, os.Getenv); err != nil {
 			return badUsage(err)
+		}
+		if from != "" {
+			fmt.Fprintf(stderr, "shard %s from %s\n", opts.Shard, from)
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"ollama", *ollamaURL}, {"base-url", *baseURL}} {
+		if u, err := url.Parse(f.v); f.v != "" && (err != nil || u.Scheme == "" || u.Host == "") {
+			return usagef("--%s: found %q; expected a URL like http://127.0.0.1:11434", f.name, f.v)
 		}
 	}
 	if *interfaces != "" {
@@ -132,6 +144,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Domains, err = narrow("domains", domainsOf(cfg, spec), *domains)
 	}
 	if err != nil {
+		return badUsage(err)
+	}
+	if opts.Endpoints, err = shardEndpoints(cfg, opts.Shard, *ollamaURL, *baseURL); err != nil {
 		return badUsage(err)
 	}
 	if *metricsAddr != "" {

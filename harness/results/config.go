@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpgranite/granite/internal/faults"
@@ -122,4 +123,38 @@ func (c *Config) Settings() []faults.Setting {
 		return []faults.Setting{{Name: "none"}}
 	}
 	return c.Faults
+}
+
+// Endpoints say where one run's models are served when that is not where
+// the config says: a shard's own server on its node, or its share of a
+// pool of hosts. They are the run's, not the config's: shards on
+// different nodes are one run, with one config hash, whatever ports
+// their servers listen on.
+type Endpoints struct {
+	// OllamaHosts replace ollama.host and ollama.hosts.
+	OllamaHosts []string
+	// BaseURL replaces the base_url of every entry that has one (the
+	// OpenAI-compatible ones; the config refuses it on the others).
+	BaseURL string
+}
+
+// Apply returns c served at e: c itself when e changes nothing, else a
+// copy, so that the config a run hashes and records stays as written.
+func (e Endpoints) Apply(c *Config) *Config {
+	if len(e.OllamaHosts) == 0 && e.BaseURL == "" {
+		return c
+	}
+	served := *c
+	if len(e.OllamaHosts) > 0 {
+		served.Ollama = OllamaConfig{Hosts: e.OllamaHosts}
+	}
+	if e.BaseURL != "" {
+		served.Models = slices.Clone(c.Models)
+		for i := range served.Models {
+			if served.Models[i].BaseURL != "" {
+				served.Models[i].BaseURL = e.BaseURL
+			}
+		}
+	}
+	return &served
 }

@@ -14,14 +14,15 @@ type MergeSummary struct {
 	Shards  []string
 	Records int
 	Grid    int
-	// Missing counts grid trials no shard recorded (shards not run or not
-	// finished).
+	// Missing counts grid trials no shard recorded: the shards not
+	// given.
 	Missing int
 }
 
 // Merge combines the output folders of shards of one run into out. It
 // refuses folders of different configs or benchmarks, a shard given
-// twice, and a trial recorded by two folders.
+// twice, a shard that did not finish, and a trial recorded by two
+// folders. Shards not given at all are counted in Missing.
 func Merge(out string, dirs []string) (*MergeSummary, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("merge: no shard folders given")
@@ -49,6 +50,12 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 		recs, _, err := ReadJournal(filepath.Join(d, TrialsFile))
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
+		}
+		// A shard finished when its journal holds every trial its run.json
+		// plans: a run writes both, and a resume rewrites the plan, so the
+		// pair needs no marker of its own that a kill could leave stale.
+		if len(recs) < m.Trials {
+			return nil, fmt.Errorf("merge: %s (shard %s) did not finish: it holds %d of its %d trials; run it again with --resume on that folder, then merge", d, m.Shard, len(recs), m.Trials)
 		}
 		for _, r := range recs {
 			if prev, ok := owner[r.TrialID]; ok {
@@ -96,7 +103,7 @@ func Merge(out string, dirs []string) (*MergeSummary, error) {
 	m := *first
 	m.Shard = "merged " + strings.Join(names, ",")
 	// The merged run plans what its shards planned: a merge of some of
-	// the shards, or of unfinished ones, must not read as a finished run.
+	// the shards must not read as the whole grid.
 	m.Trials = planned
 	m.WarmUps, m.Models = nil, map[string]ModelInfo{}
 	for _, d := range dirs {
