@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -366,49 +365,6 @@ func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string
 		out = append(out, k+"="+set[k])
 	}
 	return out, nil
-}
-
-// answerFrom takes the final answer from stdout: all of it, or a JSON
-// field of the last JSON value printed that has it.
-func answerFrom(stdout []byte, spec *results.AnswerSpec) (string, error) {
-	if spec == nil || spec.JSON == "" {
-		return ClipAnswer(strings.TrimSpace(string(stdout))), nil
-	}
-	path := strings.Split(spec.JSON, ".")
-	dec := json.NewDecoder(bytes.NewReader(stdout))
-	found, answer := false, ""
-	for {
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			break // the end, or text that is not JSON: what came before counts
-		}
-		if s, ok := field(v, path); ok {
-			found, answer = true, s
-		}
-	}
-	if !found {
-		return "", fmt.Errorf("stdout holds no JSON value with field %s", spec.JSON)
-	}
-	return ClipAnswer(answer), nil
-}
-
-// field reads a dotted path of a JSON value: a string as it is, anything
-// else as JSON.
-func field(v any, path []string) (string, bool) {
-	for _, k := range path {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return "", false
-		}
-		if v, ok = obj[k]; !ok {
-			return "", false
-		}
-	}
-	if s, ok := v.(string); ok {
-		return s, true
-	}
-	b, _ := json.Marshal(v)
-	return string(b), true
 }
 
 // ClipAnswer bounds an answer at MaxAnswer bytes, on a rune boundary.
