@@ -440,7 +440,7 @@ func TestCommandConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cfg.Models[0]
-	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.EmptyHome || e.Workers() != 2 ||
+	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.HomeIsEmpty() || e.Workers() != 2 ||
 		e.Limits == nil || e.Limits.MemoryMiB != 512 || e.Limits.Tasks != 64 || e.Limits.DiskMiB != 0 {
 		t.Errorf("entry %+v; want what the file says", e)
 	}

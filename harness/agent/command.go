@@ -125,7 +125,7 @@ func commandOnly(m results.ModelEntry) []string {
 		key string
 		set bool
 	}{{"command", len(m.Command) > 0}, {"mcp_config", m.MCPConfig != ""}, {"answer", m.Answer != nil},
-		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome},
+		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome != nil},
 		{"limits", m.Limits != nil}} {
 		if f.set {
 			out = append(out, f.key)
@@ -340,11 +340,11 @@ func passes(e results.ModelEntry, k string) bool {
 
 // commandEnv is the agent command's environment: the passed part of
 // granite's (sandbox.Passes and the entry's pass_env), HOME when
-// empty_home asks, GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
+// the home is empty (the default), GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
 // GRANITE_MCP_CONFIG, then the entry's env.
 func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {
 	set := map[string]string{"GRANITE_MCP_URL": data.MCPURL, "GRANITE_MCP_TOKEN": token, "GRANITE_MCP_CONFIG": data.MCPConfig}
-	if e.EmptyHome {
+	if e.HomeIsEmpty() {
 		set["HOME"] = data.Home
 	}
 	for k, v := range e.Env {
@@ -461,7 +461,7 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 // start writes the client configuration, expands the command and runs it
 // to the end.
 func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData, hide, format string) (*process, error) {
-	if a.entry.EmptyHome {
+	if a.entry.HomeIsEmpty() {
 		data.Home = filepath.Join(data.Dir, "home")
 		if err := os.Mkdir(data.Home, 0o700); err != nil {
 			return nil, err
