@@ -239,12 +239,12 @@ type served struct {
 // is on, so the store scored is the store the agent changed) on a
 // loopback port of its own, behind a token of its own, admitting at most
 // limit tool calls: the call after them calls over.
-func serveTrial(tr *Trial, rec func(serve.Observed), limit int, over func()) (*served, error) {
+func serveTrial(tr *Trial, rec func(serve.Observed), seen func(serve.Seen), limit int, over func()) (*served, error) {
 	tok, err := newToken()
 	if err != nil {
 		return nil, err
 	}
-	h, err := serve.NewHandler(serve.Existing(tr.Session.Server()), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over, SharedStore: true})
+	h, err := serve.NewHandler(serve.Existing(tr.Session.Server()), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over, OnRequest: seen, SharedStore: true})
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +399,8 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 	if limit <= 0 {
 		limit = results.DefaultMaxCalls
 	}
-	srv, err := serveTrial(tr, cr.Add, limit, func() { capped.Store(true); stop() })
+	watch := &connWatch{}
+	srv, err := serveTrial(tr, cr.Add, watch.see, limit, func() { capped.Store(true); stop() })
 	if err != nil {
 		fail(err)
 		return
@@ -428,8 +429,10 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 	rec.Command.OverLimit = p.run.OverLimit
 	rec.Command.StdoutBytes, rec.Command.StdoutTruncated, rec.Command.StderrTail = p.run.StdoutBytes, p.run.StdoutTruncated, p.run.StderrTail
 	rec.Command.Sessions = sessions
+	rec.Command.Connection = watch.connection()
 	answer, aerr := answerFrom(p.stdout, e.Answer)
 	FillServed(rec, tr.Prompts, calls, answer)
+	class, why := notConnected(rec.Command.Connection, len(calls))
 	switch {
 	case capped.Load():
 		rec.StopReason, rec.Error = results.StopCallLimit, results.CallLimitError(limit)
@@ -440,6 +443,17 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 		rec.StopReason = results.StopError
 		rec.Error = "the agent command went over a limit of its trial (" + p.run.OverLimit + "); it and everything it started were ended"
 		rec.Classify(results.ErrAgent)
+	case class != "":
+		// Whatever else went wrong, an agent that never saw its tools
+		// failed first there; its exit says what it made of that.
+		rec.StopReason, rec.Error = results.StopError, why
+		switch {
+		case p.run.Signal != "":
+			rec.Error += " (it was ended by signal " + p.run.Signal + ")"
+		case p.run.ExitCode != 0:
+			rec.Error += fmt.Sprintf(" (it exited with status %d)", p.run.ExitCode)
+		}
+		rec.Classify(class)
 	case p.err != nil:
 		rec.StopReason, rec.Error = results.StopError, "agent command: "+p.err.Error()
 		rec.Classify(results.ErrAgent)
