@@ -26,7 +26,7 @@ import (
 
 // clis are the lane's agent CLIs, each by the name of its entry in
 // testdata/entries (and in docs/agents.md).
-var clis = []string{"qwen-code"}
+var clis = []string{"qwen-code", "claude-code", "codex"}
 
 // dropped are the schema keywords a CLI leaves out of every tool's input
 // schema before it sends it to the model, as this lane found them: the
@@ -35,6 +35,10 @@ var clis = []string{"qwen-code"}
 var dropped = map[string][]string{
 	// qwen-code 0.24.4 sends parameters without additionalProperties.
 	"qwen-code": {"additionalProperties"},
+	// Codex CLI 0.171.0 keeps a JSON Schema subset: no pattern, format,
+	// bounds or default (which granite also states in each description,
+	// for clients like it).
+	"codex": {"pattern", "format", "maximum", "minimum", "maxLength", "default"},
 }
 
 // TestRealAgents runs every CLI, with its documented entry, on a read
@@ -60,14 +64,16 @@ func TestRealAgents(t *testing.T) {
 			scripts = append(scripts, sc)
 		}
 	}
-	model := scriptedmodel.New(scripts)
+	// Codex's --oss provider checks that its model is there (Ollama's
+	// /api/tags) before it starts.
+	model := scriptedmodel.New(scripts, "gpt-oss:20b")
 	hs := httptest.NewServer(model)
 	defer hs.Close()
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for k, v := range map[string]string{
 		"OPENAI_BASE_URL": hs.URL + "/v1", "OPENAI_API_KEY": "sk-scripted", "OPENAI_MODEL": "scripted",
 		"ANTHROPIC_BASE_URL": hs.URL, "ANTHROPIC_API_KEY": "sk-ant-scripted", "ANTHROPIC_MODEL": "scripted",
-		"CODEX_API_KEY": "sk-scripted", "GEMINI_API_KEY": "scripted", "GOOGLE_GEMINI_BASE_URL": hs.URL,
+		"CODEX_API_KEY": "sk-scripted", "CODEX_OSS_BASE_URL": hs.URL + "/v1", "GEMINI_API_KEY": "scripted", "GOOGLE_GEMINI_BASE_URL": hs.URL,
 	} {
 		t.Setenv(k, v)
 	}
@@ -203,7 +209,7 @@ func runCLI(t *testing.T, spec *speclang.Spec, d *speclang.Domain, picked []*spe
 	for _, s := range picked {
 		ids = append(ids, s.ID)
 	}
-	cfgText := fmt.Sprintf("name: agents-%s\ndomains: [%s]\nscenarios: [%s]\ngranularities: [%s]\nmeter: none\nmodels:\n%s",
+	cfgText := fmt.Sprintf("name: agents-%s\ndomains: [%s]\nscenarios: [%s]\ngranularities: [%s]\nmeter: none\nagent_timeout_seconds: 120\nmodels:\n%s",
 		cli, d.Name, strings.Join(ids, ", "), strings.Join(levels(), ", "), entry(t, cli))
 	path := filepath.Join(t.TempDir(), "agents.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
@@ -261,7 +267,7 @@ func checkSchemas(t *testing.T, d *speclang.Domain, drops []string, reqs []scrip
 		}
 	}
 	for _, k := range drops {
-		if played > 0 && !lost[k] {
+		if wasLost, ok := lost[k]; ok && !wasLost {
 			t.Errorf("the CLI now keeps %s in the schemas it sends: take it off its dropped list", k)
 		}
 	}
@@ -284,8 +290,8 @@ func firstLine(s string) string {
 
 // missing is the first path of want that got does not hold ("" when it
 // holds all of it): every key of an object, every item of an array,
-// every value, the same. A key of drops got may leave out, which lost
-// then notes.
+// every value, the same. A key of drops got may leave out: lost notes
+// each such key want has, true once got left it out.
 func missing(want, got any, at string, drops []string, lost map[string]bool) string {
 	switch w := want.(type) {
 	case map[string]any:
@@ -303,9 +309,11 @@ func missing(want, got any, at string, drops []string, lost map[string]bool) str
 			if k == "$schema" {
 				continue // a dialect tag, which clients drop
 			}
-			if _, kept := g[k]; !kept && slices.Contains(drops, k) {
-				lost[k] = true
-				continue
+			if _, kept := g[k]; slices.Contains(drops, k) {
+				lost[k] = lost[k] || !kept // false: seen, and kept
+				if !kept {
+					continue
+				}
 			}
 			if m := missing(w[k], g[k], at+"."+k, drops, lost); m != "" {
 				return m

@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// nsSep joins a namespace and a tool of it in the name the server gives
+// the tool: Codex offers an MCP server's tools in a namespace
+// (mcp__SERVER), and a call names the namespace and the tool apart.
+const nsSep = "__"
+
 // responses answers an OpenAI Responses request (Codex CLI), as one
 // response or, when it asks to stream, as the Responses event stream.
 func (s *Server) responses(w http.ResponseWriter, body json.RawMessage) error {
@@ -55,7 +60,7 @@ func (s *Server) responses(w http.ResponseWriter, body json.RawMessage) error {
 			t.tools = append(t.tools, Tool{Name: tool.Name, Description: tool.Description, Schema: tool.Parameters})
 		}
 		for _, sub := range tool.Tools {
-			t.tools = append(t.tools, Tool{Name: sub.Name, Description: sub.Description, Schema: sub.Parameters})
+			t.tools = append(t.tools, Tool{Name: tool.Name + nsSep + sub.Name, Description: sub.Description, Schema: sub.Parameters})
 		}
 	}
 	r := s.next(t)
@@ -64,6 +69,9 @@ func (s *Server) responses(w http.ResponseWriter, body json.RawMessage) error {
 	if r.Tool != "" {
 		item = map[string]any{"type": "function_call", "id": "fc_" + r.ID, "call_id": r.ID, "name": r.Tool,
 			"arguments": string(args(r.Arguments)), "status": "completed"}
+		if i := strings.LastIndex(r.Tool, nsSep); i > 0 {
+			item["namespace"], item["name"] = r.Tool[:i], r.Tool[i+len(nsSep):]
+		}
 	}
 	usage := map[string]any{"input_tokens": 100, "output_tokens": 10, "total_tokens": 110,
 		"input_tokens_details": map[string]int{"cached_tokens": 0}, "output_tokens_details": map[string]int{"reasoning_tokens": 0}}

@@ -70,12 +70,18 @@ type Request struct {
 // Server serves scripts; its zero value is not usable: use New.
 type Server struct {
 	scripts []Script
-	mu      sync.Mutex
-	log     []Request
+	// models are the names an Ollama model list gives (/api/tags), for
+	// a CLI that checks its model is there before it starts (Codex's
+	// --oss provider pulls one that is not).
+	models []string
+	mu     sync.Mutex
+	log    []Request
 }
 
-// New returns a server of the scripts.
-func New(scripts []Script) *Server { return &Server{scripts: scripts} }
+// New returns a server of the scripts, listing models as Ollama would.
+func New(scripts []Script, models ...string) *Server {
+	return &Server{scripts: scripts, models: models}
+}
 
 // Requests returns what every request so far offered and got.
 func (s *Server) Requests() []Request {
@@ -153,9 +159,26 @@ func resolve(calls []Call, tools []Tool) ([]string, bool) {
 // :streamGenerateContent (Gemini).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		// Some CLIs probe the server (a model list) before they start.
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"object":"list","data":[],"models":[]}`))
+		switch r.URL.Path {
+		case "/api/version":
+			writeJSON(w, map[string]string{"version": "0.13.4"})
+			return
+		case "/api/tags":
+			var list []any
+			for _, m := range s.models {
+				list = append(list, map[string]any{"name": m, "model": m, "size": 1, "digest": "scripted"})
+			}
+			writeJSON(w, map[string]any{"models": list})
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			// Some CLIs list the models before they start.
+			writeJSON(w, map[string]any{"object": "list", "data": []any{}, "models": []any{}})
+			return
+		}
+		// Codex tries the Responses API over a WebSocket first; a
+		// server without one says so, and it posts instead.
+		http.Error(w, "scriptedmodel: POST only", http.StatusMethodNotAllowed)
 		return
 	}
 	var body json.RawMessage
