@@ -26,7 +26,7 @@ import (
 
 // clis are the lane's agent CLIs, each by the name of its entry in
 // testdata/entries (and in docs/agents.md).
-var clis = []string{"qwen-code", "claude-code", "codex"}
+var clis = []string{"qwen-code", "claude-code", "codex", "gemini-cli"}
 
 // dropped are the schema keywords a CLI leaves out of every tool's input
 // schema before it sends it to the model, as this lane found them: the
@@ -243,9 +243,7 @@ func checkSchemas(t *testing.T, d *speclang.Domain, drops []string, reqs []scrip
 		played++
 		lv := level.Levels[r.Script%len(level.Levels)]
 		for _, tool := range dom.Tools[lv] {
-			i := slices.IndexFunc(r.Tools, func(x scriptedmodel.Tool) bool {
-				return x.Name == tool.Name || strings.HasSuffix(x.Name, "__"+tool.Name)
-			})
+			i := scriptedmodel.Offered(tool.Name, r.Tools)
 			if i < 0 {
 				t.Errorf("a %s request at %s does not offer %s (offered %d tools)", r.API, lv, tool.Name, len(r.Tools))
 				continue

@@ -133,25 +133,42 @@ func (s *Server) next(t turn) reply {
 	return r
 }
 
-// resolve names each call's tool as the request offered it: the same
-// name, or the name under a prefix the CLI added (mcp__granite__NAME,
-// granite__NAME), the shortest such when several are.
+// resolve names each call's tool as the request offered it (see
+// Offered).
 func resolve(calls []Call, tools []Tool) ([]string, bool) {
 	out := make([]string, len(calls))
 	for i, c := range calls {
-		for _, t := range tools {
-			if t.Name == c.Tool || strings.HasSuffix(t.Name, "__"+c.Tool) && (out[i] == "" || len(t.Name) < len(out[i])) {
-				out[i] = t.Name
-				if t.Name == c.Tool {
-					break
-				}
-			}
-		}
-		if out[i] == "" {
+		k := Offered(c.Tool, tools)
+		if k < 0 {
 			return nil, false
 		}
+		out[i] = tools[k].Name
 	}
 	return out, true
+}
+
+// Offered is the index among tools of the server's tool name as a CLI
+// offered it, -1 for none: the same name, else the name under a prefix
+// the CLI added, joined by "__" (Claude Code's mcp__granite__NAME) or by
+// "_" (Gemini CLI's mcp_granite_NAME), the shortest such when several
+// are.
+func Offered(name string, tools []Tool) int {
+	best, rank := -1, 0
+	for i, t := range tools {
+		r := 0
+		switch {
+		case t.Name == name:
+			r = 3
+		case strings.HasSuffix(t.Name, "__"+name):
+			r = 2
+		case strings.HasSuffix(t.Name, "_"+name):
+			r = 1
+		}
+		if r > rank || r == rank && r > 0 && len(t.Name) < len(tools[best].Name) {
+			best, rank = i, r
+		}
+	}
+	return best
 }
 
 // ServeHTTP routes by path: …/messages (Anthropic), …/responses (OpenAI
