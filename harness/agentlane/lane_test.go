@@ -36,9 +36,10 @@ var dropped = map[string][]string{
 	// qwen-code 0.24.4 sends parameters without additionalProperties.
 	"qwen-code": {"additionalProperties"},
 	// Codex CLI 0.171.0 keeps a JSON Schema subset: no pattern, format,
-	// bounds or default (which granite also states in each description,
-	// for clients like it).
-	"codex": {"pattern", "format", "maximum", "minimum", "maxLength", "default"},
+	// bounds or default (which granite also states in each tool's
+	// description, for clients like it), and no description of a
+	// property (at L3-L1 that is where each action is explained).
+	"codex": {"pattern", "format", "maximum", "minimum", "maxLength", "default", "description"},
 }
 
 // TestRealAgents runs every CLI, with its documented entry, on a read
@@ -102,6 +103,32 @@ func TestRealAgents(t *testing.T) {
 			}
 			checkSchemas(t, d, dropped[cli], model.Requests()[before:])
 		})
+	}
+	if only == "" || slices.Contains(strings.Split(only, ","), "misconfigured") {
+		t.Run("misconfigured", func(t *testing.T) { misconfigured(t, spec, d, picked) })
+	}
+}
+
+// misconfigured runs Gemini CLI as its own hint suggests for an untrusted
+// folder (--skip-trust, instead of trusting the workspace): it runs, but
+// leaves granite's server disabled and answers without it. The record
+// must say the agent never connected, not that it chose to call nothing.
+func misconfigured(t *testing.T, spec *speclang.Spec, d *speclang.Domain, picked []*speclang.Scenario) {
+	t.Helper()
+	text := strings.NewReplacer("name: gemini-cli", "name: gemini-cli-skip-trust",
+		"exec gemini -m", "exec gemini --skip-trust -m",
+		`    env: {GEMINI_CLI_TRUST_WORKSPACE: "true"}`+"\n", "").Replace(entry(t, "gemini-cli"))
+	if !strings.Contains(text, "--skip-trust") || strings.Contains(text, "GEMINI_CLI_TRUST_WORKSPACE") {
+		t.Fatalf("could not derive the misconfigured entry from:\n%s", text)
+	}
+	recs := runEntry(t, spec, d, picked[:1], "gemini-cli-skip-trust", text, []string{"L4"})
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	r := recs[0]
+	t.Logf("%s: %s (%s), connection %+v", r.TrialID, r.ErrorClass, r.Error, connOf(r))
+	if r.ErrorClass != results.ErrNotConnected || r.StopReason != results.StopError || len(r.Calls) != 0 || tcOf(r) != 0.0 {
+		t.Errorf("class %q, stop %s, %d calls, TC %v, error %q, connection %+v, stderr %q; want agent_not_connected", r.ErrorClass, r.StopReason, len(r.Calls), tcOf(r), r.Error, connOf(r), stderrOf(r))
 	}
 }
 
@@ -205,12 +232,19 @@ func entry(t *testing.T, cli string) string {
 // returns the records.
 func runCLI(t *testing.T, spec *speclang.Spec, d *speclang.Domain, picked []*speclang.Scenario, cli string) []results.Record {
 	t.Helper()
+	return runEntry(t, spec, d, picked, cli, entry(t, cli), levels())
+}
+
+// runEntry runs an entry's text on the picked scenarios at the levels and
+// returns the records.
+func runEntry(t *testing.T, spec *speclang.Spec, d *speclang.Domain, picked []*speclang.Scenario, cli, text string, lvs []string) []results.Record {
+	t.Helper()
 	var ids []string
 	for _, s := range picked {
 		ids = append(ids, s.ID)
 	}
 	cfgText := fmt.Sprintf("name: agents-%s\ndomains: [%s]\nscenarios: [%s]\ngranularities: [%s]\nmeter: none\nagent_timeout_seconds: 120\nmodels:\n%s",
-		cli, d.Name, strings.Join(ids, ", "), strings.Join(levels(), ", "), entry(t, cli))
+		cli, d.Name, strings.Join(ids, ", "), strings.Join(lvs, ", "), text)
 	path := filepath.Join(t.TempDir(), "agents.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -257,7 +291,7 @@ func checkSchemas(t *testing.T, d *speclang.Domain, drops []string, reqs []scrip
 				continue
 			}
 			if miss := missing(want, got, "$", drops, lost); miss != "" {
-				t.Errorf("a %s request at %s: %s's input schema lacks %s of the server's", r.API, lv, tool.Name, miss)
+				t.Errorf("a %s request at %s: %s's input schema lacks %s of the server's; it sent %.600s", r.API, lv, tool.Name, miss, r.Tools[i].Schema)
 			}
 			if !strings.Contains(r.Tools[i].Description, firstLine(tool.Description)) {
 				t.Errorf("a %s request at %s: %s's description %q lacks the server's %q", r.API, lv, tool.Name, r.Tools[i].Description, firstLine(tool.Description))
