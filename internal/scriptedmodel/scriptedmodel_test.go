@@ -99,13 +99,13 @@ func post(t *testing.T, url, body string) string {
 // under a "__" prefix, then under a "_" prefix, never a longer name that
 // merely ends the same way.
 func TestOfferedPrefersTheClosestName(t *testing.T) {
-	tools := []Tool{{Name: "mcp_srv_list_tasks"}, {Name: "mcp_srv_tasks"}, {Name: "mcp__srv__tasks"}}
-	for name, want := range map[string]int{"tasks": 2, "list_tasks": 0, "nope": -1} {
+	tools := []Tool{{Name: "mcp_srv_count_widgets"}, {Name: "mcp_srv_widgets"}, {Name: "mcp__srv__widgets"}}
+	for name, want := range map[string]int{"widgets": 2, "count_widgets": 0, "nope": -1} {
 		if got := Offered(name, tools); got != want {
 			t.Errorf("Offered(%q) = %d, want %d", name, got, want)
 		}
 	}
-	if got := Offered("tasks", tools[:2]); got != 1 {
+	if got := Offered("widgets", tools[:2]); got != 1 {
 		t.Errorf("without the __ name: %d, want the shortest _ name (1)", got)
 	}
 }
