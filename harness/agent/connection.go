@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/serve"
 )
@@ -21,9 +23,9 @@ func (c *connWatch) see(s serve.Seen) {
 		c.noToken.Add(1)
 	case s.Refused:
 		c.badToken.Add(1)
-	case s.Method == "initialize":
+	case s.Method == string(mcp.MethodInitialize):
 		c.initialize.Add(1)
-	case s.Method == "tools/list":
+	case s.Method == string(mcp.MethodToolsList):
 		c.toolsList.Add(1)
 	}
 }

@@ -4,8 +4,8 @@
 // request with the next tool call that solves the task, under the name the
 // CLI gave that tool, then with the task's answer. It speaks each CLI's
 // own wire format, streamed as the CLI asks: Anthropic Messages, OpenAI
-// Responses and Chat Completions, and the Gemini API (api.go and the file
-// of each). It keeps what every request offered the model (the tools, each
+// Responses and Chat Completions, and the Gemini API (a file each). It
+// keeps what every request offered the model (the tools, each
 // with its description and input schema), for a test to check that the
 // CLI passed granite's tools on whole.
 //
