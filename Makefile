@@ -8,7 +8,7 @@ export CGO_CFLAGS ?= -Wno-deprecated-declarations
 
 BIN := bin/granite
 
-.PHONY: all generate build release edge-test slurm-test test check-generate vet browser unit verify ollama-test fuzz bench bench-doc run clean
+.PHONY: all generate build release edge-test slurm-test test check-generate vet browser unit verify ollama-test agents-test fuzz bench bench-doc run clean
 
 all: build
 
@@ -72,6 +72,13 @@ ollama-test:
 # The packages with a RealOllama test: only their test binaries are built,
 # so the lane prints a line per package that has one, not one per package.
 REAL_OLLAMA_PKGS = $(shell grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=node_modules 'func Test[A-Za-z0-9_]*RealOllama' . | xargs -n1 dirname | sort -u)
+
+## agents-test: install the pinned agent CLIs (Claude Code, Codex CLI, Gemini CLI, qwen-code)
+## from npm into harness/agentlane/testdata/npm (once, then kept while its lockfile stands) and
+## run each, with its docs/agents.md entry, on a read and a write scenario at L4-L1 against
+## granite's scripted model server; CI runs it
+agents-test:
+	@GRANITE_AGENTS=1 bash -o pipefail -c '$(GO) test -count=1 -timeout 15m -run RealAgents -json ./harness/agentlane | $(GO) run ./internal/testsum'
 
 ## fuzz: fuzz every generated tool for 30 s
 fuzz:

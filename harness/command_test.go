@@ -209,6 +209,9 @@ func TestCommandAgentSolves(t *testing.T) {
 					t.Errorf("%s: answer %q, want the oracle's %q", name, got.FinalAnswer, oracle.FinalAnswer)
 				}
 				c := got.Command
+				if c != nil && (c.Connection == nil || c.Connection.Initialize != 1 || c.Connection.ToolsList != 1 || c.Connection.BadToken != 0) {
+					t.Errorf("%s: connection %+v; want one session that listed the tools, no bad token", name, c.Connection)
+				}
 				wantSessions := min(1, len(got.Calls))
 				if got.Agent != agent.BackendCommand || c == nil || c.ExitCode != 0 || c.MCPConfig != f || c.Sessions != wantSessions || c.OverheadMS <= 0 {
 					t.Errorf("%s: agent %q, command %+v; want a command that exited 0 with %s and %d session(s)", name, got.Agent, c, f, wantSessions)
@@ -247,6 +250,12 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 		{"no-tools", agentPlan{Calls: []agentCall{}, Answer: "Done."}, 0, func(t *testing.T, r results.Record) {
 			if !r.Metrics.ZeroToolCall || r.Metrics.TC != 0 || r.StopReason != results.StopAnswer || r.FinalAnswer != "Done." || r.Command.ExitCode != 0 {
 				t.Errorf("metrics %+v, stop %s, answer %q, command %+v; want an answer without calls, TC 0", r.Metrics, r.StopReason, r.FinalAnswer, r.Command)
+			}
+			// It listed the tools and chose none: a choice, not a failure.
+			// (mcp-go's client ends its session with a DELETE without
+			// the token.)
+			if c := r.Command.Connection; r.ErrorClass != "" || c == nil || *c != (results.Connection{Initialize: 1, ToolsList: 1, NoToken: 1}) {
+				t.Errorf("class %q, connection %+v; want no class, one session that listed the tools", r.ErrorClass, c)
 			}
 		}},
 		{"unknown-tool", agentPlan{Calls: []agentCall{{"no_such_tool", json.RawMessage(`{"x":1}`)}}}, 0, func(t *testing.T, r results.Record) {
@@ -305,6 +314,19 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 			if len(r.Calls) != 0 || r.Command.ExitCode != 2 || !strings.Contains(r.Command.StderrTail, "authorization required") || r.Metrics.TC != 0 {
 				t.Errorf("calls %d, command %+v, TC %v; want the connection refused for want of the token and nothing called", len(r.Calls), r.Command, r.Metrics.TC)
 			}
+			wantUnconnected(t, r, results.ErrBadToken, "0 request(s) came with a wrong bearer token and 1 without one", results.Connection{NoToken: 1})
+		}},
+		{"wrong-token", agentPlan{Mode: "wrong-token", Calls: gold.Calls}, 0, func(t *testing.T, r results.Record) {
+			wantUnconnected(t, r, results.ErrBadToken, "1 request(s) came with a wrong bearer token and 0 without one; its client must send the Authorization header the configuration granite wrote holds (or Bearer $GRANITE_MCP_TOKEN) (it exited with status 2)", results.Connection{BadToken: 1})
+		}},
+		{"never-connects", agentPlan{Mode: "env"}, 0, func(t *testing.T, r results.Record) {
+			wantUnconnected(t, r, results.ErrNotConnected, "no request reached it", results.Connection{})
+			if r.Command.ExitCode != 0 || r.FinalAnswer == "" {
+				t.Errorf("command %+v, answer %q; want the answer it printed kept", r.Command, r.FinalAnswer)
+			}
+		}},
+		{"init-only", agentPlan{Mode: "init-only"}, 0, func(t *testing.T, r results.Record) {
+			wantUnconnected(t, r, results.ErrNotConnected, "opened 1 session(s) but never listed the tools", results.Connection{Initialize: 1, NoToken: 1})
 		}},
 	}
 	cfg := testConfig("misbehave", "http://127.0.0.1:1")
@@ -331,6 +353,19 @@ func TestCommandAgentMisbehaves(t *testing.T) {
 			}
 			c.check(t, r)
 		})
+	}
+}
+
+// wantUnconnected checks the record of an agent that never listed its
+// tools: stopped on an error of the class, whose message says why, with
+// the connection counted as it came and nothing called.
+func wantUnconnected(t *testing.T, r results.Record, class results.ErrorClass, why string, conn results.Connection) {
+	t.Helper()
+	if r.ErrorClass != class || r.StopReason != results.StopError || !strings.Contains(r.Error, why) {
+		t.Errorf("class %q, stop %s, error %q; want %s saying %q", r.ErrorClass, r.StopReason, r.Error, class, why)
+	}
+	if c := r.Command.Connection; c == nil || *c != conn || len(r.Calls) != 0 || r.Metrics.TC != 0 {
+		t.Errorf("connection %+v, %d calls, TC %v; want %+v, no call, TC 0", c, len(r.Calls), r.Metrics.TC, conn)
 	}
 }
 
@@ -440,7 +475,7 @@ func TestCommandConfigErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cfg.Models[0]
-	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.EmptyHome || e.Workers() != 2 ||
+	if e.Backend != agent.BackendCommand || e.Answer == nil || e.Answer.JSON != "result" || e.Env["CODEX_HOME"] != "{{.Dir}}" || !e.HomeIsEmpty() || e.Workers() != 2 ||
 		e.Limits == nil || e.Limits.MemoryMiB != 512 || e.Limits.Tasks != 64 || e.Limits.DiskMiB != 0 {
 		t.Errorf("entry %+v; want what the file says", e)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -126,7 +125,7 @@ func commandOnly(m results.ModelEntry) []string {
 		key string
 		set bool
 	}{{"command", len(m.Command) > 0}, {"mcp_config", m.MCPConfig != ""}, {"answer", m.Answer != nil},
-		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome},
+		{"timeout_seconds", m.TimeoutSeconds > 0}, {"env", len(m.Env) > 0}, {"pass_env", len(m.PassEnv) > 0}, {"empty_home", m.EmptyHome != nil},
 		{"limits", m.Limits != nil}} {
 		if f.set {
 			out = append(out, f.key)
@@ -240,12 +239,12 @@ type served struct {
 // is on, so the store scored is the store the agent changed) on a
 // loopback port of its own, behind a token of its own, admitting at most
 // limit tool calls: the call after them calls over.
-func serveTrial(tr *Trial, rec func(serve.Observed), limit int, over func()) (*served, error) {
+func serveTrial(tr *Trial, rec func(serve.Observed), seen func(serve.Seen), limit int, over func()) (*served, error) {
 	tok, err := newToken()
 	if err != nil {
 		return nil, err
 	}
-	h, err := serve.NewHandler(serve.Existing(tr.Session.Server()), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over, SharedStore: true})
+	h, err := serve.NewHandler(serve.Existing(tr.Session.Server()), serve.Options{Token: tok, OnCall: rec, MaxBody: maxRequestBody, MaxCalls: limit, OnCallLimit: over, OnRequest: seen, SharedStore: true})
 	if err != nil {
 		return nil, err
 	}
@@ -341,11 +340,11 @@ func passes(e results.ModelEntry, k string) bool {
 
 // commandEnv is the agent command's environment: the passed part of
 // granite's (sandbox.Passes and the entry's pass_env), HOME when
-// empty_home asks, GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
+// the home is empty (the default), GRANITE_MCP_URL, GRANITE_MCP_TOKEN and
 // GRANITE_MCP_CONFIG, then the entry's env.
 func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string, error) {
 	set := map[string]string{"GRANITE_MCP_URL": data.MCPURL, "GRANITE_MCP_TOKEN": token, "GRANITE_MCP_CONFIG": data.MCPConfig}
-	if e.EmptyHome {
+	if e.HomeIsEmpty() {
 		set["HOME"] = data.Home
 	}
 	for k, v := range e.Env {
@@ -366,49 +365,6 @@ func commandEnv(e results.ModelEntry, data *CommandData, token string) ([]string
 		out = append(out, k+"="+set[k])
 	}
 	return out, nil
-}
-
-// answerFrom takes the final answer from stdout: all of it, or a JSON
-// field of the last JSON value printed that has it.
-func answerFrom(stdout []byte, spec *results.AnswerSpec) (string, error) {
-	if spec == nil || spec.JSON == "" {
-		return ClipAnswer(strings.TrimSpace(string(stdout))), nil
-	}
-	path := strings.Split(spec.JSON, ".")
-	dec := json.NewDecoder(bytes.NewReader(stdout))
-	found, answer := false, ""
-	for {
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			break // the end, or text that is not JSON: what came before counts
-		}
-		if s, ok := field(v, path); ok {
-			found, answer = true, s
-		}
-	}
-	if !found {
-		return "", fmt.Errorf("stdout holds no JSON value with field %s", spec.JSON)
-	}
-	return ClipAnswer(answer), nil
-}
-
-// field reads a dotted path of a JSON value: a string as it is, anything
-// else as JSON.
-func field(v any, path []string) (string, bool) {
-	for _, k := range path {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return "", false
-		}
-		if v, ok = obj[k]; !ok {
-			return "", false
-		}
-	}
-	if s, ok := v.(string); ok {
-		return s, true
-	}
-	b, _ := json.Marshal(v)
-	return string(b), true
 }
 
 // ClipAnswer bounds an answer at MaxAnswer bytes, on a rune boundary.
@@ -443,7 +399,8 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 	if limit <= 0 {
 		limit = results.DefaultMaxCalls
 	}
-	srv, err := serveTrial(tr, cr.Add, limit, func() { capped.Store(true); stop() })
+	watch := &connWatch{}
+	srv, err := serveTrial(tr, cr.Add, watch.see, limit, func() { capped.Store(true); stop() })
 	if err != nil {
 		fail(err)
 		return
@@ -472,8 +429,10 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 	rec.Command.OverLimit = p.run.OverLimit
 	rec.Command.StdoutBytes, rec.Command.StdoutTruncated, rec.Command.StderrTail = p.run.StdoutBytes, p.run.StdoutTruncated, p.run.StderrTail
 	rec.Command.Sessions = sessions
+	rec.Command.Connection = watch.connection()
 	answer, aerr := answerFrom(p.stdout, e.Answer)
 	FillServed(rec, tr.Prompts, calls, answer)
+	class, why := notConnected(rec.Command.Connection, len(calls))
 	switch {
 	case capped.Load():
 		rec.StopReason, rec.Error = results.StopCallLimit, results.CallLimitError(limit)
@@ -484,6 +443,17 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 		rec.StopReason = results.StopError
 		rec.Error = "the agent command went over a limit of its trial (" + p.run.OverLimit + "); it and everything it started were ended"
 		rec.Classify(results.ErrAgent)
+	case class != "":
+		// Whatever else went wrong, an agent that never saw its tools
+		// failed first there; its exit says what it made of that.
+		rec.StopReason, rec.Error = results.StopError, why
+		switch {
+		case p.run.Signal != "":
+			rec.Error += " (it was ended by signal " + p.run.Signal + ")"
+		case p.run.ExitCode != 0:
+			rec.Error += fmt.Sprintf(" (it exited with status %d)", p.run.ExitCode)
+		}
+		rec.Classify(class)
 	case p.err != nil:
 		rec.StopReason, rec.Error = results.StopError, "agent command: "+p.err.Error()
 		rec.Classify(results.ErrAgent)
@@ -505,7 +475,7 @@ func (a *commandAgent) Run(ctx context.Context, tr *Trial) {
 // start writes the client configuration, expands the command and runs it
 // to the end.
 func (a *commandAgent) start(ctx context.Context, srv *served, data *CommandData, hide, format string) (*process, error) {
-	if a.entry.EmptyHome {
+	if a.entry.HomeIsEmpty() {
 		data.Home = filepath.Join(data.Dir, "home")
 		if err := os.Mkdir(data.Home, 0o700); err != nil {
 			return nil, err

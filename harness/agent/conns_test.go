@@ -73,7 +73,7 @@ func TestTrialConnCap(t *testing.T) {
 		t.Skipf("the open-file limit leaves room for %d connections; want at least %d", n, 4*MaxTrialConns)
 	}
 	start := func(id string) *served {
-		s, err := serveTrial(simTrial(t, id), func(serve.Observed) {}, results.DefaultMaxCalls, func() {})
+		s, err := serveTrial(simTrial(t, id), func(serve.Observed) {}, nil, results.DefaultMaxCalls, func() {})
 		if err != nil {
 			t.Fatal(err)
 		}

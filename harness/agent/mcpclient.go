@@ -21,8 +21,11 @@ const mcpServerName = "granite"
 //   - claude: {"mcpServers": {NAME: {"type": "http", "url", "headers"}}},
 //     what Claude Code's --mcp-config reads and Claude Desktop's
 //     claude_desktop_config.json holds;
-//   - codex: Codex CLI's config.toml, [mcp_servers.NAME] with url and
-//     bearer_token_env_var (Codex takes no inline token), read from
+//   - codex: Codex CLI's config.toml, [mcp_servers.NAME] with url,
+//     bearer_token_env_var (Codex takes no inline token) and
+//     default_tools_approval_mode "approve" (codex exec runs with approval
+//     policy never, which refuses every MCP tool not marked read-only
+//     unless the server's tools are approved beforehand), read from
 //     CODEX_HOME (set env CODEX_HOME: "{{.Dir}}");
 //   - gemini: Gemini CLI's settings.json, mcpServers NAME with httpUrl,
 //     headers and trust (no confirmation per call), at .gemini/ in the
@@ -50,8 +53,8 @@ func writeMCPConfig(dir, format, url, token string) (string, error) {
 	case results.MCPConfigCodex:
 		path = filepath.Join(dir, "config.toml")
 		// TOML basic strings escape like JSON's for what a URL holds.
-		data = fmt.Appendf(nil, "[mcp_servers.%s]\nurl = %s\nbearer_token_env_var = %s\n",
-			mcpServerName, strconv.Quote(url), strconv.Quote("GRANITE_MCP_TOKEN"))
+		data = fmt.Appendf(nil, "[mcp_servers.%s]\nurl = %s\nbearer_token_env_var = %s\ndefault_tools_approval_mode = %s\n",
+			mcpServerName, strconv.Quote(url), strconv.Quote("GRANITE_MCP_TOKEN"), strconv.Quote("approve"))
 	default:
 		return "", fmt.Errorf("unknown mcp_config %q: want env, claude, codex or gemini", format)
 	}

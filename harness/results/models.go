@@ -62,8 +62,9 @@ type ModelEntry struct {
 	// agent itself needs, say. Nothing else of granite's passes.
 	PassEnv []string `json:"pass_env,omitempty"`
 	// EmptyHome runs the command with HOME set to an empty folder of the
-	// trial's own, so that no user configuration leaks in.
-	EmptyHome bool `json:"empty_home,omitempty"`
+	// trial's own, so that no user configuration leaks in and no trial
+	// reads what an earlier one wrote there (nil: yes; see HomeIsEmpty).
+	EmptyHome *bool `json:"empty_home,omitempty"`
 	// Limits bound one trial of the command where it runs in namespaces
 	// (nil: the sandbox's defaults).
 	Limits *CommandLimits `json:"limits,omitempty"`
@@ -80,6 +81,12 @@ type CommandLimits struct {
 	// /var/tmp, /dev/shm and its writes under HOME.
 	DiskMiB int `json:"disk_mib,omitempty"`
 }
+
+// HomeIsEmpty reports whether the command runs with an empty HOME of its
+// trial's own: unless the entry says empty_home: false, since an agent
+// CLI's home holds a login, memory files and transcripts that would carry
+// from trial to trial and from the user into the benchmark.
+func (e ModelEntry) HomeIsEmpty() bool { return e.EmptyHome == nil || *e.EmptyHome }
 
 // AnswerSpec says where a command's final answer is: all of stdout
 // (written "stdout"), or a field of the JSON it prints ({json: result}).

@@ -156,6 +156,9 @@ type CommandRun struct {
 	StderrTail string `json:"stderr_tail,omitempty"`
 	// Sessions counts the MCP sessions that called tools.
 	Sessions int `json:"sessions"`
+	// Connection says how the agent reached its server (nil in records
+	// made before it was kept).
+	Connection *Connection `json:"connection,omitempty"`
 	// MCPConfig is the client configuration format it was given.
 	MCPConfig string `json:"mcp_config"`
 	// Isolation is how its process was contained: "namespaces" (PID,
@@ -168,6 +171,22 @@ type CommandRun struct {
 	// trial, writing its configuration, starting the process, and the
 	// teardown after it exited.
 	OverheadMS float64 `json:"overhead_ms"`
+}
+
+// Connection counts the requests an agent command sent its trial's
+// server that show whether it connected at all: a client that never did
+// (a wrong configuration, a disabled server, a wrong token) otherwise
+// looks like an agent that chose to call nothing.
+type Connection struct {
+	// Initialize counts initialize requests: the sessions it opened.
+	Initialize int `json:"initialize"`
+	// ToolsList counts tools/list requests: how often it read the tools.
+	ToolsList int `json:"tools_list"`
+	// BadToken counts requests refused for a wrong token, NoToken those
+	// refused for coming without one (mcp-go's client, for one, ends a
+	// session with a DELETE that carries no header it was given).
+	BadToken int `json:"bad_token"`
+	NoToken  int `json:"no_token"`
 }
 
 // Classify records a failure's class unless an earlier failure was
@@ -336,6 +355,14 @@ const (
 	// ErrAgent is an agent command that failed of itself: it exited with
 	// an error or a signal, or printed no answer where it was told to.
 	ErrAgent ErrorClass = "agent_error"
+	// ErrNotConnected is an agent command that never listed its trial's
+	// tools nor called one: its client was not configured to reach the
+	// server, or left it disabled.
+	ErrNotConnected ErrorClass = "agent_not_connected"
+	// ErrBadToken is an agent command that never listed its trial's tools
+	// nor called one, and whose requests came without the trial's token or
+	// with a wrong one.
+	ErrBadToken ErrorClass = "agent_bad_token"
 	// ErrMalformedReply is a model reply the client cut off at its bound
 	// in bytes (from max_tokens): an endpoint that streams without end.
 	ErrMalformedReply ErrorClass = "malformed_reply"

@@ -163,7 +163,7 @@ func TestServingLinksNoRegrouper(t *testing.T) {
 func TestCommandsLinkNoTestSupport(t *testing.T) {
 	for _, cmd := range []string{"cmd/granite", "cmd/granite-gen"} {
 		linksNone(t, cmd, nil, []string{"internal/models/chattest", "internal/models/ollama/ollamatest", "internal/models/openai/openaitest",
-			"internal/models/ollama/ollamaserver", "internal/models/ollama/tinymodel", "internal/gguf", "internal/testdomain", "internal/spectest", "internal/serve/servetest", "internal/npmtest"},
+			"internal/models/ollama/ollamaserver", "internal/models/ollama/tinymodel", "internal/gguf", "internal/testdomain", "internal/spectest", "internal/serve/servetest", "internal/npmtest", "internal/scriptedmodel"},
 			"test-support packages are for _test.go files alone")
 	}
 }

@@ -57,6 +57,23 @@ type Options struct {
 	// count: a client without the token cannot spend them.
 	MaxCalls    int
 	OnCallLimit func()
+	// OnRequest, when set, sees every request that passed the Host check,
+	// before it is served: one without the token, or one whose JSON-RPC
+	// method is known (see Seen). A caller learns from it how a client
+	// connected, which a client that never did shows only by absence.
+	OnRequest func(Seen)
+}
+
+// Seen is one request as OnRequest sees it.
+type Seen struct {
+	// Refused is a request refused with 401 for want of the token, which
+	// it came without (NoToken: no Authorization header at all) or with
+	// a wrong one; nothing else of it is read. Some clients end a session
+	// with a DELETE that carries none of their headers (mcp-go's does).
+	Refused, NoToken bool
+	// Method is an authorised POST's JSON-RPC method (initialize,
+	// tools/list, tools/call...), once the message is vetted.
+	Method string
 }
 
 func (o *Options) defaults() {
@@ -240,6 +257,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 		got = strings.TrimSpace(got)
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.Token)) != 1 {
+			if h.o.OnRequest != nil {
+				h.o.OnRequest(Seen{Refused: true, NoToken: r.Header.Get("Authorization") == ""})
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="granite"`)
 			httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
@@ -277,6 +297,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var ok bool
 		if p, ok = h.vet(w, r, body); !ok {
 			return
+		}
+		if h.o.OnRequest != nil {
+			h.o.OnRequest(Seen{Method: p.method})
 		}
 		if h.o.MaxCalls > 0 && p.method == string(mcp.MethodToolsCall) && h.calls.Add(1) > int64(h.o.MaxCalls) {
 			if h.o.OnCallLimit != nil {

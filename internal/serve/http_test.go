@@ -524,3 +524,48 @@ func TestCallCap(t *testing.T) {
 		t.Errorf("over %d, observed %d, refusal %s; want over once, 3 calls observed, a JSON-RPC error for id 7", over, observed, body)
 	}
 }
+
+// TestOnRequestSeesHowAClientConnected: a client without the token, then
+// one that initializes, lists the tools and calls one, are each seen
+// as they came, so that a caller can tell a client that never connected
+// from one that chose to call nothing.
+func TestOnRequestSeesHowAClientConnected(t *testing.T) {
+	var mu sync.Mutex
+	var seen []serve.Seen
+	srv, _ := httpServer(t, serve.Options{Token: "s3cret", OnRequest: func(s serve.Seen) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, s)
+	}})
+	if status, _ := post(t, srv.URL, map[string]string{"Authorization": "Bearer wrong"}, initialize); status != http.StatusUnauthorized {
+		t.Fatalf("a wrong token got %d, want 401", status)
+	}
+	if status, _ := post(t, srv.URL, nil, initialize); status != http.StatusUnauthorized {
+		t.Fatalf("no token got %d, want 401", status)
+	}
+	c := session(t, srv.URL, map[string]string{"Authorization": "Bearer s3cret"})
+	defer c.Close()
+	if _, err := c.ListTools(context.Background(), mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, c, "get_lamp", `{"lamp_id":"LP02"}`)
+	mu.Lock()
+	defer mu.Unlock()
+	count := map[string]int{}
+	for _, s := range seen {
+		switch {
+		case s.Refused && s.Method != "":
+			t.Errorf("a refused request's method %q was read", s.Method)
+		case s.Refused && s.NoToken:
+			count["no token"]++
+		case s.Refused:
+			count["wrong token"]++
+		default:
+			count[s.Method]++
+		}
+	}
+	want := map[string]int{"no token": 1, "wrong token": 1, "initialize": 1, "notifications/initialized": 1, "tools/list": 1, "tools/call": 1}
+	if fmt.Sprint(count) != fmt.Sprint(want) {
+		t.Errorf("seen %+v: %v; want %v", seen, count, want)
+	}
+}

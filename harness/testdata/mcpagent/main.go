@@ -31,8 +31,10 @@ type plan struct {
 	// (start a child in a session of its own, then answer), env (answer
 	// with the names of its environment's variables), steal (look for
 	// another trial's server in /proc and beside its own folder, make
-	// Calls there, then create Signal) or victim (wait for Signal, then
-	// answer).
+	// Calls there, then create Signal), victim (wait for Signal, then
+	// answer), wrong-token (connect with a token not its trial's) or
+	// init-only (initialize a session, then answer without listing the
+	// tools).
 	Mode string `json:"mode"`
 	// Marker is on the command line of a child hang or escape starts,
 	// for a test to find it by.
@@ -132,6 +134,16 @@ func run(format, config, prompt, planFile string) error {
 		fmt.Fprintln(os.Stderr, "stole", url)
 	case "no-token":
 		token = ""
+	case "wrong-token":
+		token = "not-" + token
+	case "init-only":
+		c, err := initialized(ctx, url, token)
+		if err != nil {
+			return err
+		}
+		c.Close()
+		fmt.Println("I looked and saw nothing to do.")
+		return nil
 	}
 	first, err := connect(ctx, url, token)
 	if err != nil {
@@ -224,6 +236,19 @@ func neighbour(ownURL, ownToken string) (string, string) {
 // connect opens an initialised session, listing the tools as a client
 // does before it calls one.
 func connect(ctx context.Context, url, token string) (*client.Client, error) {
+	c, err := initialized(ctx, url, token)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.ListTools(ctx, mcp.ListToolsRequest{}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// initialized opens an initialised session.
+func initialized(ctx context.Context, url, token string) (*client.Client, error) {
 	headers := map[string]string{}
 	if token != "" {
 		headers["Authorization"] = "Bearer " + token
@@ -241,10 +266,6 @@ func connect(ctx context.Context, url, token string) (*client.Client, error) {
 	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
 	init.Params.ClientInfo = mcp.Implementation{Name: "mcpagent", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if _, err := c.ListTools(ctx, mcp.ListToolsRequest{}); err != nil {
 		c.Close()
 		return nil, err
 	}
