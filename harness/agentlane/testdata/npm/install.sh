@@ -14,5 +14,10 @@ stamp=node_modules/.granite-lock
 if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp"; then
 	exit 0
 fi
-npm ci --no-audit --no-fund --loglevel=error
+# npm install with the lockfile, not npm ci: the lock holds what the
+# registry it was made from serves, and one CLI's optional packages for
+# other platforms (macOS, Windows clipboards) are not all there, which npm
+# ci refuses as a lock out of sync while npm install installs the locked
+# tree (--no-save: it leaves package-lock.json as it is).
+npm install --no-save --no-audit --no-fund --loglevel=error
 cp package-lock.json "$stamp"
