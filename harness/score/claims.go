@@ -44,6 +44,8 @@ type claimGold struct {
 	// claim of one says done what that store does not hold.
 	asked map[string]map[string][]any
 	d     *speclang.Domain
+	// seed is the seed's rows by key, for over.
+	seed map[string]map[string]any
 }
 
 // claimField is a field whose claims are checked.
@@ -112,16 +114,17 @@ func newClaimGold(d *speclang.Domain, s *speclang.Scenario, changes *changeGold,
 			cg.fields[e.Name] = append(cg.fields[e.Name], cf)
 		}
 	}
-	cg.read(keyedRows(d, changes.seed), changes.finals, nil)
+	cg.seed = keyedRows(d, changes.seed)
+	cg.read(changes.finals, nil)
 	return cg
 }
 
 // read fills now from the stores and old from the seed, for the rows
-// keep names (nil: every row).
-func (cg *claimGold) read(seed map[string]map[string]any, stores []map[string]map[string]map[string]any, keep map[string]bool) {
+// keep takes (nil: every row).
+func (cg *claimGold) read(stores []map[string]map[string]map[string]any, keep func(key string) bool) {
 	for _, store := range stores {
 		for key, row := range keyedRows(cg.d, store) {
-			if keep != nil && !keep[key] {
+			if keep != nil && !keep(key) {
 				continue
 			}
 			if cg.now[key] == nil {
@@ -134,8 +137,8 @@ func (cg *claimGold) read(seed map[string]map[string]any, stores []map[string]ma
 			}
 		}
 	}
-	for key, row := range seed {
-		if keep != nil && !keep[key] {
+	for key, row := range cg.seed {
+		if keep != nil && !keep(key) {
 			continue
 		}
 		for f, v := range row {
@@ -153,18 +156,21 @@ func (cg *claimGold) read(seed map[string]map[string]any, stores []map[string]ma
 // over is the claim gold with the rows keep names (nil: every row) read
 // from one store instead of the right final stores: a claim about them
 // is true when that store holds it, and one of a value the right stores
-// give them and the store does not (asked) says done what was not.
-func (cg *claimGold) over(seed map[string]map[string]any, store map[string]map[string]map[string]any, keep map[string]bool) *claimGold {
+// give them and the store does not (asked) says done what was not. Only
+// the rows of entities with claim fields are read again: no claim is of
+// another's.
+func (cg *claimGold) over(store map[string]map[string]map[string]any, keep map[string]bool) *claimGold {
 	out := &claimGold{now: map[string]map[string][]any{}, old: map[string]map[string]any{}, fields: cg.fields,
-		asked: map[string]map[string][]any{}, d: cg.d}
+		asked: map[string]map[string][]any{}, d: cg.d, seed: cg.seed}
+	taken := func(key string) bool { return cg.fields[classOf(key)] != nil && (keep == nil || keep[key]) }
 	for key, fields := range cg.now {
-		if keep == nil || keep[key] {
+		if taken(key) {
 			out.asked[key] = fields
 		} else {
 			out.now[key], out.old[key] = fields, cg.old[key]
 		}
 	}
-	out.read(seed, []map[string]map[string]map[string]any{store}, keep)
+	out.read([]map[string]map[string]map[string]any{store}, taken)
 	for key, fields := range out.asked {
 		held := map[string][]any{}
 		for f, vs := range fields {

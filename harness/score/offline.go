@@ -198,7 +198,7 @@ func (g *Gold) seedRows() map[string]map[string]map[string]any {
 // something was not done, each state condition the store does not meet.
 func (g *Gold) unheld(facts *factGold, scans []*unitScan, store map[string]map[string]map[string]any, unmet []string) []string {
 	fg := *facts
-	fg.claims = fg.claims.over(keyedRows(fg.claims.d, g.seedRows()), store, nil)
+	fg.claims = fg.claims.over(store, nil)
 	out := fg.falseClaims(scans)
 	if len(out) == 0 && !slices.ContainsFunc(scans, func(sc *unitScan) bool { return sc.saysNotDone(span{0, len(sc.text)}) }) {
 		for _, c := range unmet {

@@ -110,7 +110,7 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	store := indexRows(rows)
 	if len(g.offline) > 0 {
 		c := *facts
-		c.claims = facts.claims.over(keyedRows(facts.claims.d, g.seedRows()), store, g.offline)
+		c.claims = facts.claims.over(store, g.offline)
 		claims = &c
 	}
 	explainFacts(m, verdicts, claims.falseClaims(scans))
