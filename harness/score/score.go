@@ -66,6 +66,11 @@ import (
 //     level.
 //   - redundant_rate: repeated identical calls (same tool and arguments) /
 //     calls.
+//   - under faults that took rows offline (Gold.UnderFaults), tc asks the
+//     answer to say what was not done on them instead of the conditions,
+//     facts and changes on them (offline.go);
+//   - false_claims: what the answer says is done, or holds, that the
+//     final store does not hold (offline.go), on every trial.
 //   - paper: the reference implementation's metrics by its definitions
 //     (package paper), against the same gold calls as written and the
 //     scenario's contains, or strings derived from its facts (paperGold).
