@@ -18,6 +18,8 @@ import (
 	"github.com/mcpgranite/granite/harness/results"
 	"github.com/mcpgranite/granite/internal/faults"
 	"github.com/mcpgranite/granite/internal/level"
+	"github.com/mcpgranite/granite/internal/models/ollama/ollamatest"
+	"github.com/mcpgranite/granite/internal/models/openai/openaitest"
 	"github.com/mcpgranite/granite/internal/opkind"
 	"github.com/mcpgranite/granite/internal/spectest"
 	"github.com/mcpgranite/granite/internal/toolsrc"
@@ -621,4 +623,68 @@ func TestFaultOracleUnderEveryKind(t *testing.T) {
 		t.Error("no row went offline: the test tests nothing")
 	}
 	t.Logf("%d trials, %d offline rows, all named", len(recs), offline)
+}
+
+// TestFaultsMeetModels: a model, through the Ollama and the
+// OpenAI-compatible doubles, meets the same faults on the same calls as
+// a built-in subject does on the same trial, and is scored alike: a
+// scripted model that makes a call again after it failed with nothing
+// applied recovers the transient fault, completes the task and claims
+// nothing the store does not hold.
+func TestFaultsMeetModels(t *testing.T) {
+	spec := spectest.TinyWith(t, spectest.TwoLamps)
+	_, lookup := tinySpec(t)
+	s := spec.Domains[0].Scenarios[0]
+	setting := faults.Setting{Name: "flaky", Rate: 0.5, Kinds: []faults.Kind{faults.Transient}}
+	var calls []ollamatest.Call
+	for _, c := range s.Gold[level.L4] {
+		args, _ := json.Marshal(c.Args)
+		calls = append(calls, ollamatest.Call{Name: c.Tool, Args: string(args)})
+	}
+	answer := "LP01 is at level 30 and LP02 is on at level 40."
+	// The script makes the next gold call that has not been answered
+	// whole, again after a fault that applied nothing, then answers.
+	play := func(st turnState) reply {
+		done := 0
+		for _, r := range st.results {
+			if !strings.Contains(r, "nothing was applied") {
+				done++
+			}
+		}
+		if done < len(calls) {
+			return reply{calls: calls[done : done+1]}
+		}
+		return reply{content: answer}
+	}
+	faultsOf := func(r results.Record) []string {
+		var out []string
+		for _, c := range r.Calls {
+			out = append(out, c.Tool+":"+string(c.Fault))
+		}
+		return out
+	}
+	ol := ollamatest.NewServer(t, []string{"m"}, viaOllama(play))
+	oa := openaitest.NewServer(t, []string{"m"}, viaOpenAI(play))
+	seed := seedFor(t, setting, s.ID, "set_lamp", "", faults.Transient, "")
+	var want []string
+	for _, cfg := range []*results.Config{testConfig("oracle", "http://127.0.0.1:1", agent.Oracle), testConfig("ollama", ol.URL, "m"), openaiConfig("openai", oa.URL, "m")} {
+		cfg.Faults, cfg.Seed, cfg.Granularities = []faults.Setting{setting}, seed, []level.Level{level.L4}
+		cfg.MaxAgentTurns = 2*len(calls) + 2
+		recs, err := runTrials(t, cfg, spec, lookup)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("%s: %d records, %v", cfg.Name, len(recs), err)
+		}
+		r := recs[0]
+		got := faultsOf(r)
+		if want == nil {
+			want = got // the oracle's, which retries the same way
+		}
+		if !slices.Equal(got, want) || !slices.Contains(got, "set_lamp:transient") {
+			t.Errorf("%s: calls and faults %v; want the oracle's %v, a transient among them", cfg.Name, got, want)
+		}
+		t.Logf("%s (%s): %v", cfg.Name, r.Agent, got)
+		if m := r.Metrics; m.TC != 1 || m.FaultsInjected != 1 || m.FaultsRecovered != 1 || m.FalseClaims != 0 || r.Faults != setting.Name {
+			t.Errorf("%s: TC %v, %d faults, %d recovered, %d false claims, setting %q (why %q)", cfg.Name, m.TC, m.FaultsInjected, m.FaultsRecovered, m.FalseClaims, r.Faults, m.Why)
+		}
+	}
 }
