@@ -264,11 +264,11 @@ const maxMatchings = 100_000
 // unasked returns the changes of a final store (decoded) that no right
 // store makes, each said in words; none means the agent changed nothing
 // the task did not ask for.
-func (g *changeGold) unasked(final map[string][]map[string]any) []string {
+func (g *changeGold) unasked(final map[string]map[string]map[string]any) []string {
 	if g.err != nil {
 		return []string{"the right final stores cannot be read: " + g.err.Error()}
 	}
-	ch := diffStores(g.seed, indexRows(final))
+	ch := diffStores(g.seed, final)
 	var why []string
 	for _, k := range sortedKeys(ch.deleted) {
 		if !g.deletes[k] {

@@ -26,12 +26,11 @@ func missingFact(f *speclang.Fact) results.Fact {
 	return results.Fact{Value: f.Value, What: f.What}
 }
 
-// nearestDiff compares a final store (decoded) with each right final
+// nearestDiff compares a final store (indexed) with each right final
 // store and returns the difference from the nearest: the one with the
 // fewest missing or extra rows and changed fields (the first on a tie).
 // The right stores come indexed, decoded once per scenario (changeGold).
-func nearestDiff(final map[string][]map[string]any, finals []map[string]map[string]map[string]any) *results.StoreDiff {
-	got := indexRows(final)
+func nearestDiff(got map[string]map[string]map[string]any, finals []map[string]map[string]map[string]any) *results.StoreDiff {
 	var best *results.StoreDiff
 	bestN := 0
 	for i, right := range finals {

@@ -22,18 +22,7 @@ import (
 // duplicate. With no final store (a recording keeps only its snapshot),
 // an idempotent write is recovered only by a call that applied it.
 func Faults(calls []results.Call, dom *mcpdomain.Domain, lv level.Level, final mcpdomain.Store) (injected, recovered int) {
-	type prepared struct {
-		op   *mcpdomain.Operation
-		args []byte
-	}
-	resolved := make([]prepared, len(calls))
-	for i, c := range calls {
-		if tool := dom.Tool(lv, c.Tool); tool != nil {
-			if op, args, err := tool.Prepare(c.Arguments); err == nil {
-				resolved[i] = prepared{op, args}
-			}
-		}
-	}
+	resolved := prepareCalls(calls, dom, lv)
 	same := func(i, j int) bool {
 		return resolved[j].op == resolved[i].op && bytes.Equal(resolved[j].args, resolved[i].args)
 	}
@@ -77,4 +66,26 @@ func Faults(calls []results.Call, dom *mcpdomain.Domain, lv level.Level, final m
 		}
 	}
 	return injected, recovered
+}
+
+// prepared is a call resolved to the operation it runs, with its
+// arguments as the operation takes them (op nil where the level's tools
+// refuse it).
+type prepared struct {
+	op   *mcpdomain.Operation
+	args []byte
+}
+
+// prepareCalls resolves a trial's calls, decoded into the level's, as
+// the server did before it drew their faults.
+func prepareCalls(calls []results.Call, dom *mcpdomain.Domain, lv level.Level) []prepared {
+	out := make([]prepared, len(calls))
+	for i, c := range calls {
+		if tool := dom.Tool(lv, c.Tool); tool != nil {
+			if op, args, err := tool.Prepare(c.Arguments); err == nil {
+				out[i] = prepared{op, args}
+			}
+		}
+	}
+	return out
 }

@@ -39,20 +39,15 @@ import (
 // call names, unless it names one already offline). It is g itself when
 // no row went offline.
 func (g *Gold) UnderFaults(calls []results.Call, dom *mcpdomain.Domain, lv level.Level) *Gold {
+	if !slices.ContainsFunc(calls, func(c results.Call) bool { return c.Fault == faults.Offline }) {
+		return g
+	}
 	offline := map[string]bool{}
-	for _, c := range calls {
-		if c.Fault != faults.Offline {
+	for i, p := range prepareCalls(calls, dom, lv) {
+		if calls[i].Fault != faults.Offline || p.op == nil {
 			continue
 		}
-		tool := dom.Tool(lv, c.Tool)
-		if tool == nil {
-			continue
-		}
-		op, args, err := tool.Prepare(c.Arguments)
-		if err != nil {
-			continue
-		}
-		named := op.Names(args)
+		named := p.op.Names(p.args)
 		if len(named) == 0 || slices.ContainsFunc(named, func(n mcpdomain.Named) bool { return offline[rowKeyOf(n.Entity, n.ID)] }) {
 			continue
 		}

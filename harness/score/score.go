@@ -85,9 +85,14 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	if err != nil {
 		return nil, err
 	}
-	state, checkedRows, changedRows, replaced := s.State, rows, rows, map[string][]string{}
+	// The final store is indexed once, for the claims, the changes and
+	// the explanation.
+	store := indexRows(rows)
+	state, checkedRows, changed, replaced := s.State, rows, store, map[string][]string{}
 	if len(g.offline) > 0 {
+		var changedRows map[string][]map[string]any
 		state, checkedRows, changedRows, replaced = g.offlineSplit(rows)
+		changed = indexRows(changedRows)
 	}
 	failed := checkRows(checkedRows, state)
 	m.StateOK = len(failed) == 0
@@ -112,7 +117,6 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 		verdicts = append(verdicts, facts.verdict(fc, scans))
 	}
 	claims := facts
-	store := indexRows(rows)
 	if len(g.offline) > 0 {
 		c := *facts
 		c.claims = facts.claims.over(store, g.offline)
@@ -131,14 +135,14 @@ func Score(rec *results.Record, g *Gold, final []byte) (*results.Metrics, error)
 	// A right final store makes only changes the task asks for.
 	var collateral []string
 	if g.changes != nil && !m.SnapshotOK {
-		collateral = g.changes.unasked(changedRows)
+		collateral = g.changes.unasked(changed)
 	}
 	m.ChangesOK = len(collateral) == 0
 	if !m.ChangesOK {
 		explain(m).Collateral = collateral
 	}
 	if g.changes != nil && !m.SnapshotOK {
-		explain(m).StoreDiff = nearestDiff(rows, g.changes.finals)
+		explain(m).StoreDiff = nearestDiff(store, g.changes.finals)
 	}
 	for _, c := range collateral {
 		m.Why = append(m.Why, "a change the task did not ask for: "+c)
